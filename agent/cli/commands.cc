@@ -1,0 +1,270 @@
+#include "cli/commands.h"
+
+#include <fmt/format.h>
+
+#include <csignal>
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#include "export/collector.h"
+#include "export/metrics_server.h"
+#include "export/once_render.h"
+#include "loader/bpf_loader.h"
+#include "loader/kernel_features.h"
+#include "model/pipeline.h"
+#include "sources/bpf_source.h"
+#include "sources/capture.h"
+#include "sources/replay_source.h"
+
+namespace gpuq {
+namespace {
+
+constexpr const char* kNoPrivileges =
+    "gpuq-agent needs root (or CAP_BPF with CAP_PERFMON, or CAP_SYS_ADMIN) to "
+    "load its kernel probes; run it as root, or read a capture with --replay "
+    "FILE";
+
+void Warn(const std::string& message) {
+  std::cerr << "gpuq-agent: " << message << "\n";
+}
+
+/// The event source and what keeps it alive.
+struct SourceSetup {
+  std::unique_ptr<BpfLoader> loader;  // must outlive the source
+  std::unique_ptr<EventSource> source;
+  std::vector<ProbeStatus> probes;
+  bool replay = false;
+  std::string error;  ///< set when no source could be made
+};
+
+SourceSetup MakeSource(const Options& options) {
+  SourceSetup setup;
+  if (!options.replay.empty()) {
+    setup.replay = true;
+    Capture capture;
+    std::string error;
+    const CaptureError result = ReadCapture(options.replay, &capture, &error);
+    if (result != CaptureError::kNone &&
+        !(result == CaptureError::kTruncated && options.allow_truncated)) {
+      setup.error = error;
+      return setup;
+    }
+    if (result == CaptureError::kTruncated) Warn(error);
+    setup.source = std::make_unique<ReplayEventSource>(std::move(capture));
+    return setup;
+  }
+  if (!HasBpfPrivileges()) {
+    setup.error = kNoPrivileges;
+    return setup;
+  }
+  BpfLoader::Options load_options{options.paths, options.allow_fentry};
+  setup.loader = BpfLoader::Load(load_options, &setup.probes, &setup.error);
+  if (setup.loader == nullptr) return setup;
+  auto source = std::make_unique<BpfEventSource>(setup.loader->EventsFd(),
+                                                 setup.loader->DropsFd());
+  if (!source->Ok()) {
+    setup.error = source->Error();
+    return setup;
+  }
+  setup.source = std::move(source);
+  return setup;
+}
+
+PipelineOptions PipelineOptionsFor(const Options& options, bool replay) {
+  PipelineOptions p;
+  p.paths = options.paths;
+  p.use_sysfs = !replay;
+  p.reconcile_interval = options.reconcile_interval;
+  return p;
+}
+
+void PrintWarnings(const std::vector<std::string>& warnings) {
+  for (const auto& w : warnings) Warn(w);
+}
+
+extern "C" void OnSignal(int /*signo*/) { StopRequested().store(true); }
+
+}  // namespace
+
+std::atomic<bool>& StopRequested() {
+  static std::atomic<bool> stop{false};
+  return stop;
+}
+
+void InstallSignalHandlers() {
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+int RunOnce(const Options& options) {
+  SourceSetup setup = MakeSource(options);
+  if (setup.source == nullptr) {
+    Warn(setup.error);
+    if (!setup.replay) {
+      Warn("to see what the output looks like without amdkfd: gpuq-agent "
+           "--once --replay examples/default.gpuqcap");
+    }
+    return 1;
+  }
+  Pipeline pipeline(PipelineOptionsFor(options, setup.replay),
+                    std::move(setup.source));
+  pipeline.SetProbes(setup.probes);
+  PrintWarnings(pipeline.Start());
+  std::atomic<bool>& stop = StopRequested();
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  if (!setup.replay) deadline = std::chrono::steady_clock::now() + options.interval;
+  if (pipeline.Run(stop, deadline) == Pipeline::RunResult::kError) {
+    Warn(pipeline.Error());
+    return 1;
+  }
+  if (!setup.replay) pipeline.ReconcileNow();
+  std::cout << RenderOnce(PipelineCollectable(&pipeline).Collect(),
+                          options.output);
+  return 0;
+}
+
+int RunDaemon(const Options& options) {
+  SourceSetup setup = MakeSource(options);
+  if (setup.source == nullptr) {
+    if (setup.replay) {
+      Warn(setup.error);
+      return 1;
+    }
+    // Degrade, never crash-loop: serve the sysfs inventory and self-metrics.
+    Warn(setup.error + "; serving the KFD sysfs inventory and self-metrics "
+                       "only");
+  }
+  Pipeline pipeline(PipelineOptionsFor(options, setup.replay),
+                    std::move(setup.source));
+  pipeline.SetProbes(setup.probes);
+  PrintWarnings(pipeline.Start());
+
+  std::string error;
+  auto server = MetricsServer::Start(
+      options.listen_address, std::make_shared<PipelineCollectable>(&pipeline),
+      &error);
+  if (server == nullptr) {
+    Warn(error);
+    return 1;
+  }
+  std::cerr << fmt::format("gpuq-agent: serving /metrics on port {} ({})\n",
+                           server->Port(), options.listen_address);
+  std::atomic<bool>& stop = StopRequested();
+  const auto result = pipeline.Run(stop, std::nullopt);
+  if (result == Pipeline::RunResult::kError) {
+    Warn(pipeline.Error());
+    return 1;
+  }
+  // A finished replay keeps serving its final state until stopped.
+  while (!stop.load()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return 0;
+}
+
+int RunCheck(const Options& options) {
+  std::vector<std::string> functions;
+  for (const HookSpec& spec : Hooks()) functions.emplace_back(spec.function);
+  const KernelFeatures f = ProbeKernel(options.paths, functions);
+  std::cout << fmt::format(
+      "kernel: vmlinux BTF {}, amdgpu loaded {}, amdgpu BTF {}, kprobes {}, "
+      "KFD sysfs {}\n",
+      f.vmlinux_btf ? "yes" : "no", f.amdgpu_loaded ? "yes" : "no",
+      f.amdgpu_btf ? "yes" : "no", f.kprobes ? "yes" : "no",
+      f.kfd_sysfs ? "yes" : "no");
+
+  std::vector<ProbeStatus> status;
+  std::string error;
+  std::unique_ptr<BpfLoader> loader;
+  const bool privileged = HasBpfPrivileges();
+  if (privileged) {
+    loader = BpfLoader::Load({options.paths, options.allow_fentry}, &status,
+                             &error);
+  } else {
+    for (const HookPlan& plan : PlanHooks(f, options.allow_fentry)) {
+      status.push_back({plan.spec->probe, plan.spec->function,
+                        HookModeName(plan.mode), false,
+                        "not tried: " + std::string(kNoPrivileges)});
+    }
+  }
+  std::cout << fmt::format("{:<14} {:<30} {:<7} {:<9} {}\n", "PROBE",
+                           "FUNCTION", "MODE", "ATTACHED", "DETAIL");
+  for (const ProbeStatus& s : status) {
+    std::cout << fmt::format("{:<14} {:<30} {:<7} {:<9} {}\n", s.probe,
+                             s.function, s.mode, s.attached ? "yes" : "no",
+                             s.detail);
+  }
+  if (options.verify) {
+    for (HookMode mode : {HookMode::kFentry, HookMode::kKprobe}) {
+      const std::string err = BpfLoader::VerifyPrograms(mode);
+      std::cout << fmt::format("verifier, {} programs: {}\n",
+                               HookModeName(mode),
+                               err.empty() ? "all accepted" : "refused: " + err);
+    }
+  }
+  if (loader == nullptr) {
+    Warn(privileged ? error : kNoPrivileges);
+    return 1;
+  }
+  return 0;
+}
+
+int RunRecord(const Options& options) {
+  SourceSetup setup = MakeSource(options);
+  if (setup.source == nullptr) {
+    Warn(setup.error);
+    return 1;
+  }
+  std::string error;
+  auto writer = CaptureWriter::Create(options.record_path, &error);
+  if (writer == nullptr) {
+    Warn(error);
+    return 1;
+  }
+  Pipeline pipeline(PipelineOptionsFor(options, setup.replay),
+                    std::move(setup.source));
+  pipeline.RecordTo(writer.get());
+  pipeline.SetProbes(setup.probes);
+  PrintWarnings(pipeline.Start());
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  if (options.duration) {
+    deadline = std::chrono::steady_clock::now() + *options.duration;
+  }
+  const auto result = pipeline.Run(StopRequested(), deadline);
+  const uint64_t records = writer->Records();
+  if (!writer->Close(&error)) {
+    Warn(error);
+    return 1;
+  }
+  if (result == Pipeline::RunResult::kError) {
+    Warn(pipeline.Error());
+    return 1;
+  }
+  std::cerr << fmt::format("gpuq-agent: wrote {} records to {}\n", records,
+                           options.record_path);
+  return 0;
+}
+
+int Main(int argc, char** argv) {
+  Options options;
+  if (auto exit_code = ParseOptions(argc, argv, &options)) return *exit_code;
+  InstallSignalHandlers();
+  switch (options.command) {
+    case Command::kOnce:
+      return RunOnce(options);
+    case Command::kCheck:
+      return RunCheck(options);
+    case Command::kRecord:
+      return RunRecord(options);
+    case Command::kDaemon:
+    case Command::kVersion:
+      return RunDaemon(options);
+  }
+  return 2;
+}
+
+}  // namespace gpuq

@@ -1,0 +1,175 @@
+#include "cli/options.h"
+
+#include <CLI/CLI.hpp>
+#include <gpuq/abi.h>
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <iostream>
+
+namespace gpuq {
+namespace {
+
+// CLI11 validator wrapper for durations.
+CLI::Validator DurationValidator() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        if (!ParseDuration(value)) {
+          return fmt::format(
+              "'{}' is not a duration (examples: 1s, 500ms, 2m, 10)", value);
+        }
+        return "";
+      },
+      "DURATION");
+}
+
+// "host:port" or ":port"; port 0..65535.
+CLI::Validator ListenAddressValidator() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        const auto colon = value.rfind(':');
+        const std::string port =
+            colon == std::string::npos ? "" : value.substr(colon + 1);
+        char* end = nullptr;
+        const long n = std::strtol(port.c_str(), &end, 10);
+        if (port.empty() || *end != '\0' || n < 0 || n > 65535) {
+          return fmt::format("'{}' is not HOST:PORT (example: 0.0.0.0:9464)",
+                             value);
+        }
+        return "";
+      },
+      "HOST:PORT");
+}
+
+}  // namespace
+
+std::optional<std::chrono::milliseconds> ParseDuration(
+    const std::string& text) {
+  size_t pos = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &pos);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  const std::string unit = text.substr(pos);
+  double ms = 0;
+  if (unit.empty() || unit == "s") {
+    ms = value * 1000;
+  } else if (unit == "ms") {
+    ms = value;
+  } else if (unit == "m") {
+    ms = value * 60000;
+  } else {
+    return std::nullopt;
+  }
+  if (!std::isfinite(ms) || ms < 0 || ms > 1e12) return std::nullopt;
+  return std::chrono::milliseconds(static_cast<int64_t>(ms));
+}
+
+std::optional<int> ParseOptions(int argc, char** argv, Options* out) {
+  CLI::App app{
+      "gpuq-agent: live per-container visibility of AMD GPU hardware queues "
+      "(amdkfd) with eBPF.\n"
+      "Without a subcommand it serves Prometheus metrics; --once prints a "
+      "snapshot and exits."};
+  app.set_version_flag("--version",
+                       fmt::format("gpuq-agent {} ({}), event ABI {}",
+                                   GPUQ_VERSION, GPUQ_GIT_COMMIT,
+                                   GPUQ_ABI_VERSION));
+  app.require_subcommand(0, 1);
+
+  std::string host_root, sysfs_root, procfs_root, output = "table";
+  std::string interval = "1s", reconcile = "10s", duration;
+  bool once = false, no_fentry = false;
+
+  app.add_flag("--once", once,
+               "Print a snapshot (queues per container and GPU) and exit. "
+               "Live: measured over --interval; with --replay: the whole "
+               "capture.");
+  app.add_option("--interval", interval,
+                 "Measurement window of --once on a live kernel.")
+      ->check(DurationValidator())
+      ->capture_default_str();
+  app.add_option("--output,-o", output, "--once format.")
+      ->check(CLI::IsMember({"table", "json", "prometheus"}))
+      ->capture_default_str();
+  app.add_option("--replay", out->replay,
+                 "Read events from a capture file (gpuq-agent record) instead "
+                 "of the kernel. Needs no privileges.")
+      ->check(CLI::ExistingFile);
+  app.add_flag("--allow-truncated", out->allow_truncated,
+               "Replay the complete records of a truncated capture.");
+  app.add_option("--web.listen-address", out->listen_address,
+                 "Where /metrics is served.")
+      ->check(ListenAddressValidator())
+      ->capture_default_str();
+  app.add_option("--host-root", host_root,
+                 "Read the host's /sys and /proc under this directory (a "
+                 "container with the host's trees mounted at /host).");
+  app.add_option("--sysfs-root", sysfs_root, "Root of sysfs (default /sys).");
+  app.add_option("--procfs-root", procfs_root,
+                 "Root of procfs (default /proc).");
+  app.add_option("--reconcile-interval", reconcile,
+                 "How often the model is checked against KFD sysfs.")
+      ->check(DurationValidator())
+      ->capture_default_str();
+  app.add_flag("--no-fentry", no_fentry,
+               "Use kprobes even where fentry would work.");
+
+  CLI::App* check = app.add_subcommand(
+      "check",
+      "Report, per kernel hook, whether it can attach here and in which "
+      "mode; exit non-zero if none can.");
+  check->add_flag("--verify", out->verify,
+                  "Also load every program of each mode through the verifier.");
+  CLI::App* record = app.add_subcommand(
+      "record", "Write the live event stream to a capture file.");
+  record->add_option("-o,--output-file", out->record_path, "Capture to write.")
+      ->required();
+  record->add_option("--duration", duration, "Stop after this long.")
+      ->check(DurationValidator());
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "gpuq-agent: " << e.what() << "\nRun with --help for usage.\n";
+    return 2;
+  }
+
+  if (!host_root.empty()) out->paths = HostPaths::FromHostRoot(host_root);
+  if (!sysfs_root.empty()) out->paths.sysfs = sysfs_root;
+  if (!procfs_root.empty()) out->paths.procfs = procfs_root;
+  out->interval = *ParseDuration(interval);
+  out->reconcile_interval = *ParseDuration(reconcile);
+  if (out->reconcile_interval.count() == 0) {
+    std::cerr << "gpuq-agent: --reconcile-interval must be above 0\n";
+    return 2;
+  }
+  out->output = *ParseOnceFormat(output);
+  out->allow_fentry = !no_fentry;
+  if (!duration.empty()) out->duration = *ParseDuration(duration);
+
+  if (check->parsed()) {
+    out->command = Command::kCheck;
+  } else if (record->parsed()) {
+    out->command = Command::kRecord;
+  } else if (once) {
+    out->command = Command::kOnce;
+  }
+  if (out->command != Command::kOnce && out->command != Command::kRecord &&
+      out->command != Command::kDaemon) {
+    if (!out->replay.empty()) {
+      std::cerr << "gpuq-agent: --replay does not apply to `check`\n";
+      return 2;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace gpuq

@@ -1,0 +1,37 @@
+// Command-line interface: what the user asked for, parsed and validated.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "common/host_paths.h"
+#include "export/once_render.h"
+
+namespace gpuq {
+
+enum class Command { kDaemon, kOnce, kCheck, kRecord, kVersion };
+
+struct Options {
+  Command command = Command::kDaemon;
+  HostPaths paths;
+  std::string replay;  ///< capture to read instead of the kernel
+  bool allow_truncated = false;
+  std::string listen_address = "0.0.0.0:9464";
+  std::chrono::milliseconds interval{1000};  ///< --once measurement window
+  std::chrono::milliseconds reconcile_interval{10000};
+  OnceFormat output = OnceFormat::kTable;
+  bool allow_fentry = true;
+  bool verify = false;                           ///< check --verify
+  std::string record_path;                       ///< record -o
+  std::optional<std::chrono::milliseconds> duration;  ///< record --duration
+};
+
+/// Parses a duration: "1.5s", "500ms", "2m" or plain seconds ("10").
+std::optional<std::chrono::milliseconds> ParseDuration(const std::string& text);
+
+/// Parses argv. Returns the exit code to use when the program should stop
+/// now (--help: 0, bad usage: 2, with the message printed), or nullopt.
+std::optional<int> ParseOptions(int argc, char** argv, Options* out);
+
+}  // namespace gpuq

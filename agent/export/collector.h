@@ -1,0 +1,42 @@
+// Snapshot -> Prometheus metric families: the metric contract in one place.
+// /metrics (MetricsServer) and --once (once_render.h) both render what
+// Collect() returns, so the two cannot disagree.
+#pragma once
+
+#include <prometheus/collectable.h>
+#include <prometheus/metric_family.h>
+
+#include <string>
+#include <vector>
+
+#include "model/pipeline.h"
+
+namespace gpuq {
+
+/// Every metric name starts with this.
+inline constexpr const char* kMetricPrefix = "gpuq_";
+
+/// Label value of a queue type ("compute", "sdma", ..., "type_<n>").
+std::string QueueTypeLabel(uint32_t queue_type);
+/// Label value of a destroy reason ("ioctl", "process_exit", "unknown").
+std::string DestroyReasonLabel(uint32_t reason);
+/// "gfx942" from a KFD gfx_target_version (90402).
+std::string GfxName(uint32_t gfx_target_version);
+
+/// Builds every gpuq metric family from a snapshot, families and series in
+/// a stable order. Series whose labels coincide (two cgroups of one
+/// container) are summed.
+std::vector<prometheus::MetricFamily> BuildFamilies(const Snapshot& snapshot);
+
+/// The prometheus-cpp seam: a scrape takes a fresh snapshot of the pipeline.
+/// Thread-safety: Collect() may run on any thread (Pipeline locks).
+class PipelineCollectable : public prometheus::Collectable {
+ public:
+  explicit PipelineCollectable(Pipeline* pipeline) : pipeline_(pipeline) {}
+  std::vector<prometheus::MetricFamily> Collect() const override;
+
+ private:
+  Pipeline* pipeline_;
+};
+
+}  // namespace gpuq

@@ -1,0 +1,238 @@
+#include "export/once_render.h"
+
+#include <fmt/format.h>
+#include <prometheus/text_serializer.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <tuple>
+
+namespace gpuq {
+namespace {
+
+using prometheus::ClientMetric;
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+using Json = nlohmann::ordered_json;
+
+std::string Label(const ClientMetric& m, const std::string& name) {
+  for (const auto& l : m.label) {
+    if (l.name == name) return l.value;
+  }
+  return "";
+}
+
+double Value(const MetricFamily& f, const ClientMetric& m) {
+  return f.type == MetricType::Counter ? m.counter.value : m.gauge.value;
+}
+
+const MetricFamily* Find(const std::vector<MetricFamily>& families,
+                         const std::string& name) {
+  for (const auto& f : families) {
+    if (f.name == "gpuq_" + name) return &f;
+  }
+  return nullptr;
+}
+
+// One row of the queue table: a container on a GPU.
+struct RowKey {
+  std::string container, pod, ns, gpu_id;
+  bool operator<(const RowKey& o) const {
+    return std::tie(container, pod, ns, gpu_id) <
+           std::tie(o.container, o.pod, o.ns, o.gpu_id);
+  }
+};
+struct Row {
+  std::map<std::string, double> queues;  // by queue type
+  double processes = 0, creates = 0;
+  std::map<std::string, double> destroys;  // by reason
+};
+
+RowKey KeyOf(const ClientMetric& m) {
+  return {Label(m, "container"), Label(m, "pod"), Label(m, "namespace"),
+          Label(m, "gpu_id")};
+}
+
+std::map<RowKey, Row> QueueRows(const std::vector<MetricFamily>& families) {
+  std::map<RowKey, Row> rows;
+  if (const auto* f = Find(families, "queues")) {
+    for (const auto& m : f->metric) {
+      rows[KeyOf(m)].queues[Label(m, "queue_type")] += m.gauge.value;
+    }
+  }
+  if (const auto* f = Find(families, "queue_creates_total")) {
+    for (const auto& m : f->metric) rows[KeyOf(m)].creates += m.counter.value;
+  }
+  if (const auto* f = Find(families, "queue_destroys_total")) {
+    for (const auto& m : f->metric) {
+      rows[KeyOf(m)].destroys[Label(m, "reason")] += m.counter.value;
+    }
+  }
+  if (const auto* f = Find(families, "processes")) {
+    for (const auto& m : f->metric) rows[KeyOf(m)].processes += m.gauge.value;
+  }
+  return rows;
+}
+
+std::string Num(double v) { return fmt::format("{}", v); }
+
+/// Left-aligned text table.
+class Table {
+ public:
+  explicit Table(std::vector<std::string> header) { rows_.push_back(header); }
+  void Add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  std::string Render() const {
+    std::vector<size_t> width;
+    for (const auto& row : rows_) {
+      width.resize(std::max(width.size(), row.size()));
+      for (size_t i = 0; i < row.size(); ++i) {
+        width[i] = std::max(width[i], row[i].size());
+      }
+    }
+    std::string out;
+    for (const auto& row : rows_) {
+      std::string line;
+      for (size_t i = 0; i < row.size(); ++i) {
+        line += i + 1 < row.size() ? fmt::format("{:<{}}  ", row[i], width[i])
+                                   : row[i];
+      }
+      out += line + "\n";
+    }
+    return out;
+  }
+
+ private:
+  std::vector<std::vector<std::string>> rows_;
+};
+
+std::string RenderTable(const std::vector<MetricFamily>& families) {
+  std::string out;
+  std::string source = "?";
+  if (const auto* f = Find(families, "source_info")) {
+    if (!f->metric.empty()) source = Label(f->metric[0], "source");
+  }
+  double events = 0;
+  if (const auto* f = Find(families, "events_total")) {
+    for (const auto& m : f->metric) events += m.counter.value;
+  }
+  out += fmt::format("gpuq-agent snapshot: source {}, {} events\n\n", source,
+                     events);
+
+  Table queues({"CONTAINER", "POD", "NAMESPACE", "GPU_ID", "COMPUTE", "SDMA",
+                "OTHER", "PROCS", "CREATED", "DESTROYED(ioctl/exit)"});
+  double total_live = 0;
+  for (const auto& [key, row] : QueueRows(families)) {
+    double other = 0;
+    for (const auto& [type, n] : row.queues) {
+      if (type != "compute" && type != "sdma") other += n;
+      total_live += n;
+    }
+    auto get = [](const std::map<std::string, double>& m, const char* k) {
+      auto it = m.find(k);
+      return it == m.end() ? 0.0 : it->second;
+    };
+    queues.Add({key.container.empty() ? "(host)" : key.container,
+                key.pod.empty() ? "-" : key.pod,
+                key.ns.empty() ? "-" : key.ns, key.gpu_id,
+                Num(get(row.queues, "compute")), Num(get(row.queues, "sdma")),
+                Num(other), Num(row.processes), Num(row.creates),
+                fmt::format("{}/{}", get(row.destroys, "ioctl"),
+                            get(row.destroys, "process_exit"))});
+  }
+  out += "HARDWARE QUEUES\n" + queues.Render();
+  out += fmt::format("live queues: {}\n\n", total_live);
+
+  if (const auto* f = Find(families, "gpu_info")) {
+    Table gpus({"GPU_ID", "NODE", "GFX", "PCI", "UNIQUE_ID", "RENDER_MINOR"});
+    for (const auto& m : f->metric) {
+      gpus.Add({Label(m, "gpu_id"), Label(m, "node"), Label(m, "gfx"),
+                Label(m, "pci"), Label(m, "unique_id"),
+                Label(m, "drm_render_minor")});
+    }
+    out += "GPUS\n" + (f->metric.empty() ? "(none known)\n" : gpus.Render());
+    out += "\n";
+  }
+  if (const auto* f = Find(families, "probe_attached")) {
+    if (!f->metric.empty()) {
+      Table probes({"PROBE", "MODE", "ATTACHED"});
+      for (const auto& m : f->metric) {
+        probes.Add({Label(m, "probe"), Label(m, "mode"),
+                    m.gauge.value > 0 ? "yes" : "no"});
+      }
+      out += "PROBES\n" + probes.Render() + "\n";
+    }
+  }
+  std::string drops;
+  if (const auto* f = Find(families, "events_dropped_total")) {
+    for (const auto& m : f->metric) {
+      if (m.counter.value > 0) {
+        drops += fmt::format(" {}={}", Label(m, "reason"), m.counter.value);
+      }
+    }
+  }
+  out += "dropped events:" + (drops.empty() ? std::string(" none") : drops) +
+         "\n";
+  return out;
+}
+
+Json FamilyJson(const MetricFamily& f) {
+  Json samples = Json::array();
+  for (const auto& m : f.metric) {
+    Json labels = Json::object();
+    for (const auto& l : m.label) labels[l.name] = l.value;
+    samples.push_back({{"labels", labels}, {"value", Value(f, m)}});
+  }
+  return {{"name", f.name},
+          {"type", f.type == MetricType::Counter ? "counter" : "gauge"},
+          {"help", f.help},
+          {"samples", samples}};
+}
+
+std::string RenderJson(const std::vector<MetricFamily>& families) {
+  Json containers = Json::array();
+  std::map<std::tuple<std::string, std::string, std::string>, Json> by_c;
+  for (const auto& [key, row] : QueueRows(families)) {
+    Json& c = by_c[{key.container, key.pod, key.ns}];
+    if (c.is_null()) {
+      c = {{"container", key.container},
+           {"pod", key.pod},
+           {"namespace", key.ns},
+           {"gpus", Json::array()}};
+    }
+    c["gpus"].push_back({{"gpu_id", key.gpu_id},
+                         {"queues", row.queues},
+                         {"processes", row.processes},
+                         {"creates", row.creates},
+                         {"destroys", row.destroys}});
+  }
+  for (auto& [key, c] : by_c) containers.push_back(std::move(c));
+  Json metrics = Json::array();
+  for (const auto& f : families) metrics.push_back(FamilyJson(f));
+  Json doc = {{"containers", containers}, {"metrics", metrics}};
+  return doc.dump(2) + "\n";
+}
+
+}  // namespace
+
+std::optional<OnceFormat> ParseOnceFormat(const std::string& name) {
+  if (name == "table") return OnceFormat::kTable;
+  if (name == "json") return OnceFormat::kJson;
+  if (name == "prometheus") return OnceFormat::kPrometheus;
+  return std::nullopt;
+}
+
+std::string RenderOnce(const std::vector<MetricFamily>& families,
+                       OnceFormat format) {
+  switch (format) {
+    case OnceFormat::kTable:
+      return RenderTable(families);
+    case OnceFormat::kJson:
+      return RenderJson(families);
+    case OnceFormat::kPrometheus:
+      return prometheus::TextSerializer().Serialize(families);
+  }
+  return "";
+}
+
+}  // namespace gpuq

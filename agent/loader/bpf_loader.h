@@ -1,0 +1,56 @@
+// The libbpf lifecycle of the kernel side, shared by the agent and the host
+// BPF tests: open -> choose one program per hook mode -> load (falling back
+// from fentry to kprobe when the kernel refuses tracing programs) -> attach
+// each hook, checked one by one.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "loader/hooks.h"
+#include "loader/probe_status.h"
+
+struct gpuq_bpf;
+struct bpf_link;
+
+namespace gpuq {
+
+/// Owns the skeleton and its links. Thread-safety: not thread-safe; the maps'
+/// fds may be used from any thread while it lives.
+class BpfLoader {
+ public:
+  struct Options {
+    HostPaths paths;
+    bool allow_fentry = true;
+  };
+
+  /// Plans, loads and attaches. Returns nullptr when nothing could be
+  /// loaded or attached; *error then says why in one line. `status` gets one
+  /// entry per hook either way.
+  static std::unique_ptr<BpfLoader> Load(const Options& options,
+                                         std::vector<ProbeStatus>* status,
+                                         std::string* error);
+
+  /// Loads (without attaching) every program of `mode` through the verifier.
+  /// Returns the load error, "" on success. For the host BPF tier and
+  /// `check --verify`.
+  static std::string VerifyPrograms(HookMode mode);
+
+  ~BpfLoader();
+  BpfLoader(const BpfLoader&) = delete;
+  BpfLoader& operator=(const BpfLoader&) = delete;
+
+  int EventsFd() const;
+  int DropsFd() const;
+
+ private:
+  BpfLoader() = default;
+  gpuq_bpf* skel_ = nullptr;
+  std::vector<bpf_link*> links_;
+};
+
+/// The last lines libbpf logged (its warnings are kept, not printed).
+std::string LibbpfLogTail();
+
+}  // namespace gpuq

@@ -1,0 +1,167 @@
+// The state the agent exports: processes and their hardware queues, keyed by
+// kernel identity, with lifecycle counters per owner cgroup, GPU and queue
+// type. Attribution to containers happens at export time from the cgroup id
+// (resolver/attributor.h), so the model holds no label strings.
+#pragma once
+
+#include <gpuq/abi.h>
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "resolver/gpu_topology.h"
+#include "sources/event.h"
+#include "sources/kfd_sysfs.h"
+
+namespace gpuq {
+
+/// A live queue. Keyed by (process key, KFD queue id).
+struct QueueState {
+  uint64_t process_key = 0;  ///< kfd_process pointer, or the tgid if seeded
+  uint32_t queue_id = 0;
+  uint32_t tgid = 0;
+  uint64_t cgroup_id = 0;
+  uint32_t gpu_id = 0;
+  uint32_t queue_type = 0;
+  uint32_t queue_format = 0;
+  uint64_t ring_address = 0;
+  uint64_t ring_size = 0;
+  uint64_t read_ptr = 0;
+  uint64_t write_ptr = 0;
+  uint32_t priority = 0;
+  uint32_t percentage = 0;
+  uint64_t created_ns = 0;
+  bool seeded = false;  ///< found in sysfs, not seen being created
+};
+
+/// A process holding at least one live queue.
+struct ProcessState {
+  uint64_t process_key = 0;
+  uint32_t tgid = 0;
+  uint64_t cgroup_id = 0;
+  std::string comm;
+  bool exited = false;               ///< its mm is gone; teardown pending
+  std::map<uint32_t, uint32_t> queues_per_gpu;  ///< gpu_id -> live queues
+  std::set<uint32_t> queue_ids;
+};
+
+/// Counter/gauge cell for one (cgroup, gpu, queue type).
+struct QueueSeriesKey {
+  uint64_t cgroup_id;
+  uint32_t gpu_id;
+  uint32_t queue_type;
+  bool operator<(const QueueSeriesKey& o) const {
+    return std::tie(cgroup_id, gpu_id, queue_type) <
+           std::tie(o.cgroup_id, o.gpu_id, o.queue_type);
+  }
+};
+struct QueueSeries {
+  uint64_t live = 0;
+  uint64_t creates = 0;
+  std::array<uint64_t, GPUQ_DESTROY__MAX> destroys{};  ///< by reason
+};
+
+/// Create failures for one (cgroup, gpu, errno).
+struct FailureKey {
+  uint64_t cgroup_id;
+  uint32_t gpu_id;
+  int32_t error;  ///< negative errno
+  bool operator<(const FailureKey& o) const {
+    return std::tie(cgroup_id, gpu_id, error) <
+           std::tie(o.cgroup_id, o.gpu_id, o.error);
+  }
+};
+
+/// Losses and anomalies the model itself sees, monotonic.
+struct ModelDrops {
+  uint64_t unknown_queue = 0;     ///< destroy of a queue never seen created
+  uint64_t duplicate_create = 0;  ///< create of a queue already live
+};
+
+/// Result of comparing the model with KFD sysfs.
+struct ReconcileDiff {
+  std::vector<SysfsQueue> missing_in_model;  ///< in sysfs, not in the model
+  std::vector<QueueState> missing_in_sysfs;  ///< in the model, not in sysfs
+  std::map<uint32_t, int64_t> drift_per_gpu;  ///< model minus sysfs, per gpu
+};
+
+/// Thread-safety: not thread-safe; the pipeline serialises all access.
+class Model {
+ public:
+  /// Applies one event. GPU_INFO records update the GPU table; CGROUP_PATH
+  /// records are the attributor's business and are only counted here.
+  void Apply(const Event& event);
+
+  /// Compares live queues with the sysfs inventory (matched by tgid and
+  /// queue id; seeded queues are keyed by tgid).
+  ReconcileDiff Diff(const std::vector<SysfsQueue>& sysfs) const;
+  /// Drops a live queue without counting a destroy (reconciliation).
+  void Forget(uint64_t process_key, uint32_t queue_id);
+
+  const std::map<QueueSeriesKey, QueueSeries>& queue_series() const {
+    return queue_series_;
+  }
+  const std::map<FailureKey, uint64_t>& create_failures() const {
+    return create_failures_;
+  }
+  /// Process exits by cgroup id.
+  const std::map<uint64_t, uint64_t>& process_exits() const {
+    return process_exits_;
+  }
+  const std::unordered_map<uint64_t, ProcessState>& processes() const {
+    return processes_;
+  }
+  size_t live_queues() const { return queues_.size(); }
+  const std::map<uint32_t, GpuNode>& gpus() const { return gpus_; }
+  const std::array<uint64_t, GPUQ_EV__MAX>& events_by_type() const {
+    return events_by_type_;
+  }
+  const ModelDrops& drops() const { return drops_; }
+
+ private:
+  struct Key {
+    uint64_t process_key;
+    uint32_t queue_id;
+    bool operator==(const Key& o) const {
+      return process_key == o.process_key && queue_id == o.queue_id;
+    }
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      return std::hash<uint64_t>()(k.process_key * 31 + k.queue_id);
+    }
+  };
+
+  void OnCreate(const gpuq_queue_create_event& e);
+  void OnDestroy(const gpuq_queue_destroy_event& e);
+  void OnProcessExit(const gpuq_process_exit_event& e);
+  void OnCreateFailed(const gpuq_queue_create_failed_event& e);
+  /// Removes a live queue and updates gauges; false if it was not live.
+  bool Remove(const Key& key, QueueState* removed);
+  /// Moves the queues of a seeded process (keyed by tgid) under its real
+  /// kernel key once an event names that key.
+  void AdoptSeeded(uint64_t process_key, uint32_t tgid);
+  ProcessState& ProcessFor(uint64_t process_key, uint32_t tgid,
+                           uint64_t cgroup_id);
+
+  std::unordered_map<Key, QueueState, KeyHash> queues_;
+  std::unordered_map<uint64_t, ProcessState> processes_;
+  std::map<QueueSeriesKey, QueueSeries> queue_series_;
+  std::map<FailureKey, uint64_t> create_failures_;
+  std::map<uint64_t, uint64_t> process_exits_;
+  std::map<uint32_t, GpuNode> gpus_;
+  std::array<uint64_t, GPUQ_EV__MAX> events_by_type_{};
+  ModelDrops drops_;
+};
+
+/// The process key the model uses for a seeded queue of `tgid`: kernel
+/// pointers are canonical upper-half addresses, so a pid never collides.
+inline uint64_t SeededProcessKey(uint32_t tgid) { return tgid; }
+
+}  // namespace gpuq

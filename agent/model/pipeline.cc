@@ -1,0 +1,212 @@
+#include "model/pipeline.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <thread>
+#include <type_traits>
+
+#include "resolver/gpu_topology.h"
+#include "resolver/proc_cgroup.h"
+#include "sources/kfd_sysfs.h"
+
+namespace gpuq {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+uint64_t MonotonicNowNs() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(
+          Clock::now().time_since_epoch())
+          .count());
+}
+
+}  // namespace
+
+Pipeline::Pipeline(PipelineOptions options, std::unique_ptr<EventSource> source)
+    : options_(std::move(options)),
+      source_(std::move(source)),
+      // A capture's cgroup ids mean nothing on this host: replay resolves
+      // only the paths the capture itself carries.
+      resolver_(options_.use_sysfs ? options_.paths.CgroupMount() : ""),
+      attributor_(&resolver_) {}
+
+void Pipeline::SetProbes(std::vector<ProbeStatus> probes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  probes_ = std::move(probes);
+}
+
+std::vector<std::string> Pipeline::Start() {
+  std::vector<std::string> warnings;
+  if (!options_.use_sysfs) return warnings;
+  const std::string kfd = options_.paths.Kfd();
+  if (!KfdPresent(kfd)) {
+    warnings.push_back(fmt::format(
+        "no amdkfd sysfs at {}: no GPU topology and no queues to seed", kfd));
+    return warnings;
+  }
+  std::vector<GpuNode> nodes;
+  std::string error;
+  if (!ReadGpuTopology(kfd, &nodes, &error)) {
+    warnings.push_back("GPU topology unavailable: " + error);
+  }
+  for (const GpuNode& node : nodes) Handle(ToRecord(node));
+
+  std::vector<SysfsQueue> queues;
+  if (!ReadKfdQueues(kfd, &queues, &error)) {
+    warnings.push_back("cannot seed queues from sysfs: " + error);
+    return warnings;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const SysfsQueue& q : queues) HandleLocked(SeedEventLocked(q));
+  return warnings;
+}
+
+gpuq_queue_create_event Pipeline::SeedEventLocked(const SysfsQueue& q) {
+  gpuq_queue_create_event e{};
+  e.hdr.type = GPUQ_EV_QUEUE_CREATE;
+  e.hdr.size = sizeof(e);
+  e.hdr.tgid = q.pid;
+  e.hdr.ts_ns = MonotonicNowNs();
+  // sysfs knows the pid, not the cgroup: find it through /proc.
+  const auto path = CgroupPathOfPid(options_.paths.procfs, q.pid);
+  if (path) {
+    const auto id = CgroupIdOfPath(resolver_.V2Root(), *path);
+    if (id) {
+      e.hdr.cgroup_id = *id;
+      attributor_.Learn(*id, *path);
+    }
+  }
+  e.gpu_id = q.gpu_id;
+  e.queue_id = q.queue_id;
+  e.queue_type = q.type;
+  e.ring_size = q.size;
+  e.flags = GPUQ_CREATE_F_SEEDED;
+  const std::string comm = CommOfPid(options_.paths.procfs, q.pid);
+  std::strncpy(e.comm, comm.c_str(), sizeof(e.comm) - 1);
+  return e;
+}
+
+void Pipeline::Handle(const Event& event) {
+  std::lock_guard<std::mutex> lock(mu_);
+  HandleLocked(event);
+}
+
+void Pipeline::RecordCgroupLocked(uint64_t cgroup_id) {
+  if (recorder_ == nullptr || cgroup_id == 0) return;
+  if (!recorded_cgroups_.insert(cgroup_id).second) return;
+  const Attribution& attr = attributor_.Attribute(cgroup_id);
+  if (!attr.resolved) return;
+  gpuq_event_header hdr{};
+  hdr.type = GPUQ_EV_CGROUP_PATH;
+  hdr.cgroup_id = cgroup_id;
+  hdr.ts_ns = MonotonicNowNs();
+  recorder_->Write(CgroupPathRecord{hdr, attr.cgroup_path});
+}
+
+void Pipeline::HandleLocked(const Event& event) {
+  if (const auto* rec = std::get_if<CgroupPathRecord>(&event)) {
+    attributor_.Learn(rec->hdr.cgroup_id, rec->path);
+    recorded_cgroups_.insert(rec->hdr.cgroup_id);
+  } else if (!std::holds_alternative<gpuq_gpu_info_record>(event)) {
+    const uint64_t cgroup_id = Header(event).cgroup_id;
+    // Resolve now, while the cgroup surely exists; the answer is pinned.
+    attributor_.Attribute(cgroup_id);
+    RecordCgroupLocked(cgroup_id);
+  }
+  if (recorder_ != nullptr) recorder_->Write(event);
+  model_.Apply(event);
+}
+
+void Pipeline::ReconcileNow() {
+  std::vector<SysfsQueue> sysfs;
+  std::string error;
+  if (!ReadKfdQueues(options_.paths.Kfd(), &sysfs, &error)) {
+    std::lock_guard<std::mutex> lock(mu_);
+    reconciler_.CountError();
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  const Reconciler::Actions actions = reconciler_.Next(model_.Diff(sysfs));
+  for (const SysfsQueue& q : actions.add) HandleLocked(SeedEventLocked(q));
+  for (const QueueState& q : actions.remove) {
+    model_.Forget(q.process_key, q.queue_id);
+  }
+  reconciler_.SetDrift(model_.Diff(sysfs).drift_per_gpu);
+}
+
+Pipeline::RunResult Pipeline::Run(const std::atomic<bool>& stop,
+                                  std::optional<Clock::time_point> deadline) {
+  constexpr auto kPollSlice = std::chrono::milliseconds(100);
+  auto next_reconcile = Clock::now() + options_.reconcile_interval;
+  while (!stop.load()) {
+    const auto now = Clock::now();
+    if (deadline && now >= *deadline) return RunResult::kDeadline;
+    auto until = std::min(now + kPollSlice, next_reconcile);
+    if (deadline) until = std::min(until, *deadline);
+    const auto timeout = std::max(
+        std::chrono::milliseconds(0),
+        std::chrono::duration_cast<std::chrono::milliseconds>(until - now));
+    if (source_ == nullptr) {
+      std::this_thread::sleep_for(timeout);
+    } else {
+      Event event;
+      switch (source_->Next(&event, timeout)) {
+        case NextStatus::kOk:
+          Handle(event);
+          break;
+        case NextStatus::kTimeout:
+          break;
+        case NextStatus::kEof:
+          return RunResult::kEof;
+        case NextStatus::kError:
+          error_ = source_->Error();
+          return RunResult::kError;
+      }
+    }
+    if (options_.use_sysfs && Clock::now() >= next_reconcile) {
+      ReconcileNow();
+      next_reconcile = Clock::now() + options_.reconcile_interval;
+    }
+  }
+  return RunResult::kStopped;
+}
+
+Snapshot Pipeline::TakeSnapshot() {
+  Snapshot s;
+  SourceDrops source_drops;
+  if (source_ != nullptr) source_drops = source_->Drops();
+  std::lock_guard<std::mutex> lock(mu_);
+  s.source = source_ != nullptr ? source_->Name() : "sysfs";
+  s.probes = probes_;
+  s.queue_series = model_.queue_series();
+  s.create_failures = model_.create_failures();
+  s.process_exits = model_.process_exits();
+  for (const auto& [key, p] : model_.processes()) {
+    for (const auto& [gpu, n] : p.queues_per_gpu) {
+      if (n > 0) ++s.processes[{p.cgroup_id, gpu}];
+    }
+  }
+  s.gpus = model_.gpus();
+  s.events_by_type = model_.events_by_type();
+  s.source_drops = source_drops;
+  s.model_drops = model_.drops();
+  s.reconcile_enabled = options_.use_sysfs;
+  s.reconcile = reconciler_.stats();
+
+  auto attribute = [&](uint64_t cgroup_id) {
+    if (s.attributions.count(cgroup_id) == 0) {
+      s.attributions.emplace(cgroup_id, attributor_.Attribute(cgroup_id));
+    }
+  };
+  for (const auto& [key, v] : s.queue_series) attribute(key.cgroup_id);
+  for (const auto& [key, v] : s.create_failures) attribute(key.cgroup_id);
+  for (const auto& [cgroup, v] : s.process_exits) attribute(cgroup);
+  for (const auto& [key, v] : s.processes) attribute(key.first);
+  s.cgroups_unresolved = attributor_.UnresolvedTotal();
+  return s;
+}
+
+}  // namespace gpuq

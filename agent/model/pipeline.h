@@ -1,0 +1,106 @@
+// The event loop: source -> attribution -> model (-> capture), plus seeding
+// and reconciliation against KFD sysfs. Snapshot() is the one read path that
+// /metrics and --once share.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "common/host_paths.h"
+#include "loader/probe_status.h"
+#include "model/model.h"
+#include "model/reconciler.h"
+#include "resolver/attributor.h"
+#include "sources/capture.h"
+#include "sources/event_source.h"
+
+namespace gpuq {
+
+/// Everything an export needs, copied out under the pipeline's lock.
+struct Snapshot {
+  std::string source;  ///< "bpf", "replay", "fake", "sysfs"
+  std::vector<ProbeStatus> probes;
+  std::map<QueueSeriesKey, QueueSeries> queue_series;
+  std::map<FailureKey, uint64_t> create_failures;
+  std::map<uint64_t, uint64_t> process_exits;  ///< by cgroup id
+  /// Processes holding queues, by (cgroup id, gpu id).
+  std::map<std::pair<uint64_t, uint32_t>, uint64_t> processes;
+  /// Attribution of every cgroup id referenced above.
+  std::unordered_map<uint64_t, Attribution> attributions;
+  std::map<uint32_t, GpuNode> gpus;
+  std::array<uint64_t, GPUQ_EV__MAX> events_by_type{};
+  SourceDrops source_drops;
+  ModelDrops model_drops;
+  bool reconcile_enabled = false;
+  ReconcileStats reconcile;
+  uint64_t cgroups_unresolved = 0;
+};
+
+struct PipelineOptions {
+  HostPaths paths;
+  /// Live mode: read topology and seed queues from KFD sysfs at start, and
+  /// reconcile every `reconcile_interval`. Replay mode: neither (the capture
+  /// carries its own topology and seeded queues).
+  bool use_sysfs = true;
+  std::chrono::milliseconds reconcile_interval{std::chrono::seconds(10)};
+};
+
+/// Thread-safety: Run() on one thread; Snapshot() from any thread.
+class Pipeline {
+ public:
+  /// `source` may be null: then only sysfs feeds the model.
+  Pipeline(PipelineOptions options, std::unique_ptr<EventSource> source);
+
+  /// Reads the GPU topology and seeds the model from sysfs (use_sysfs).
+  /// Problems are warnings (returned), never fatal: KFD may be absent.
+  std::vector<std::string> Start();
+
+  /// Records every event (and the cgroup paths and topology it needs) to
+  /// `writer`, which must outlive the pipeline. Call before Start().
+  void RecordTo(CaptureWriter* writer) { recorder_ = writer; }
+  void SetProbes(std::vector<ProbeStatus> probes);
+
+  enum class RunResult { kEof, kStopped, kDeadline, kError };
+  /// Processes events until the source ends, `stop` is set, or `deadline`.
+  RunResult Run(const std::atomic<bool>& stop,
+                std::optional<std::chrono::steady_clock::time_point> deadline);
+  /// Why Run() returned kError.
+  std::string Error() const { return error_; }
+
+  /// Applies one event as if it came from the source (tests, seeding).
+  void Handle(const Event& event);
+  /// One reconciliation pass against sysfs now.
+  void ReconcileNow();
+
+  Snapshot TakeSnapshot();
+
+ private:
+  void HandleLocked(const Event& event);
+  void RecordCgroupLocked(uint64_t cgroup_id);
+  gpuq_queue_create_event SeedEventLocked(const SysfsQueue& q);
+
+  PipelineOptions options_;
+  std::unique_ptr<EventSource> source_;
+  CaptureWriter* recorder_ = nullptr;
+
+  std::mutex mu_;
+  CgroupResolver resolver_;
+  Attributor attributor_;
+  Model model_;
+  Reconciler reconciler_;
+  std::vector<ProbeStatus> probes_;
+  std::set<uint64_t> recorded_cgroups_;
+  std::string error_;
+};
+
+}  // namespace gpuq

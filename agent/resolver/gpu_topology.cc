@@ -1,0 +1,331 @@
+// Reads amdkfd's topology from sysfs.
+//
+// Formats, checked against drivers/gpu/drm/amd/amdkfd/kfd_topology.c
+// (mainline, kfd_build_sysfs_node_entry(), node_show() and
+// kfd_topology_add_device()):
+//  - topology/nodes/<N>/ is created with kobject_init_and_add(.., "%d", id),
+//    numbered 0..n-1 in topology_device_list order. Each holds the files
+//    `gpu_id`, `name` and `properties` plus the subdirectories mem_banks,
+//    caches, io_links, p2p_links and perf, which we do not read.
+//  - gpu_id: sysfs_show_32bit_val, "%u\n". CPU nodes keep 0: only
+//    kfd_topology_add_device() assigns one (kfd_generate_gpu_id()).
+//  - name: sysfs_show_str_val, "%s\n" of node_props.name, the lower-cased
+//    amdgpu_asic_name[] entry: "" on CPU nodes, and "ip discovery" (with a
+//    space) on every ASIC enumerated by IP discovery, MI300 included.
+//  - properties: one "%s %u\n" (sysfs_show_32bit_prop) or "%s %llu\n"
+//    (sysfs_show_64bit_prop) line per key; unique_id and num_xcc only on GPU
+//    nodes.
+//  - location_id = pci_dev_id(pdev), i.e. bus << 8 | devfn; domain =
+//    pci_domain_nr(). On a partitioned GPU (kfd->num_nodes > 1) the
+//    partition's node_id is OR-ed in as well: into the low bits (the devfn
+//    byte) in the mainline source checked, at bit 28 in a later amd-gfx patch
+//    ("On multi-partition nodes, node id = location_id[31:28]").
+#include "resolver/gpu_topology.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <limits>
+#include <string_view>
+#include <utility>
+
+namespace gpuq {
+namespace {
+
+static_assert(sizeof(gpuq_gpu_info_record) % 8 == 0,
+              "ABI records are a multiple of 8 bytes");
+static_assert(
+    sizeof(gpuq_gpu_info_record) <=
+        std::numeric_limits<decltype(gpuq_event_header{}.size)>::max(),
+    "hdr.size must hold the record size");
+
+// Reads a whole small file into *out. Returns 0 or an errno value. Uses
+// read(2) rather than iostreams so callers can tell "gone" from "broken".
+int ReadWholeFile(const std::string& path, std::string* out) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  out->clear();
+  char buf[4096];
+  int err = 0;
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof(buf));
+    if (n > 0) {
+      out->append(buf, static_cast<size_t>(n));
+    } else if (n == 0) {
+      break;
+    } else if (errno != EINTR) {
+      err = errno;
+      break;
+    }
+  }
+  close(fd);
+  return err;
+}
+
+// A node that vanished under us (GPU hot-unplug or driver unload):
+// open() gives ENOENT, and a read of an already-open sysfs file whose
+// kernfs node was removed gives ENODEV (fs/kernfs/file.c,
+// kernfs_seq_start()).
+bool IsVanished(int err) { return err == ENOENT || err == ENODEV; }
+
+bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+std::string_view TrimTrailingSpace(std::string_view text) {
+  while (!text.empty() && IsSpace(text.back())) text.remove_suffix(1);
+  return text;
+}
+
+// Strict unsigned decimal: digits only, no sign, no overflow.
+bool ParseDecimal(std::string_view text, uint64_t* value) {
+  if (text.empty()) return false;
+  uint64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    uint64_t digit = static_cast<uint64_t>(c - '0');
+    if (v > (std::numeric_limits<uint64_t>::max() - digit) / 10) return false;
+    v = v * 10 + digit;
+  }
+  *value = v;
+  return true;
+}
+
+bool ParseU32(std::string_view text, uint32_t* value) {
+  uint64_t v = 0;
+  if (!ParseDecimal(text, &v) || v > std::numeric_limits<uint32_t>::max()) {
+    return false;
+  }
+  *value = static_cast<uint32_t>(v);
+  return true;
+}
+
+// The `properties` keys we keep that kfd_topology.c prints as 32-bit.
+struct U32Property {
+  std::string_view key;
+  uint32_t GpuNode::*field;
+};
+
+constexpr U32Property kU32Properties[] = {
+    {"vendor_id", &GpuNode::vendor_id},
+    {"device_id", &GpuNode::device_id},
+    {"location_id", &GpuNode::location_id},
+    {"domain", &GpuNode::domain},
+    {"drm_render_minor", &GpuNode::drm_render_minor},
+    {"gfx_target_version", &GpuNode::gfx_target_version},
+    {"simd_count", &GpuNode::simd_count},
+    {"num_xcc", &GpuNode::num_xcc},
+};
+
+// Stores one parsed "key value" pair in *node. Keys we do not keep are
+// accepted (the kernel adds keys over time); a 32-bit key whose value does
+// not fit is rejected, since the kernel prints those with %u.
+bool StoreProperty(std::string_view key, uint64_t value, GpuNode* node) {
+  if (key == "unique_id") {
+    node->unique_id = value;
+    return true;
+  }
+  for (const U32Property& p : kU32Properties) {
+    if (key != p.key) continue;
+    if (value > std::numeric_limits<uint32_t>::max()) return false;
+    node->*p.field = static_cast<uint32_t>(value);
+    return true;
+  }
+  return true;
+}
+
+// Parses one properties line, already stripped of its newline.
+bool ParsePropertyLine(std::string_view line, GpuNode* node) {
+  size_t space = line.find_first_of(" \t");
+  if (space == 0 || space == std::string_view::npos) return false;
+  std::string_view key = line.substr(0, space);
+  std::string_view rest = line.substr(space);
+  while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) {
+    rest.remove_prefix(1);
+  }
+  uint64_t value = 0;
+  return ParseDecimal(TrimTrailingSpace(rest), &value) &&
+         StoreProperty(key, value, node);
+}
+
+// Parses the whole `properties` file text; blank lines are allowed (the
+// file ends in "\n").
+bool ParseProperties(const std::string& path, std::string_view text,
+                     GpuNode* node, std::string* error) {
+  size_t line_no = 0;
+  while (!text.empty()) {
+    size_t eol = text.find('\n');
+    std::string_view line = text.substr(0, eol);
+    text.remove_prefix(eol == std::string_view::npos ? text.size() : eol + 1);
+    ++line_no;
+    if (TrimTrailingSpace(line).empty()) continue;
+    if (!ParsePropertyLine(TrimTrailingSpace(line), node)) {
+      *error = fmt::format("{}:{}: expected \"<key> <decimal>\", got \"{}\"",
+                           path, line_no, line);
+      return false;
+    }
+  }
+  return true;
+}
+
+enum class NodeResult { kGpu, kSkip, kError };
+
+// Reads one required file of a node directory.
+NodeResult ReadNodeFile(const std::string& path, std::string* text,
+                        std::string* error) {
+  int err = ReadWholeFile(path, text);
+  if (err == 0) return NodeResult::kGpu;
+  if (IsVanished(err)) return NodeResult::kSkip;
+  *error = fmt::format("{}: {}", path, std::strerror(err));
+  return NodeResult::kError;
+}
+
+// Reads `name`; an absent file leaves the name empty, as the header says.
+NodeResult ReadNodeName(const std::string& path, std::string* name,
+                        std::string* error) {
+  std::string text;
+  int err = ReadWholeFile(path, &text);
+  if (IsVanished(err)) {
+    name->clear();
+    return NodeResult::kGpu;
+  }
+  if (err != 0) {
+    *error = fmt::format("{}: {}", path, std::strerror(err));
+    return NodeResult::kError;
+  }
+  // Only the "\n" the kernel appends goes: names may contain spaces.
+  if (!text.empty() && text.back() == '\n') text.pop_back();
+  *name = std::move(text);
+  return NodeResult::kGpu;
+}
+
+// Reads nodes/<node>/ into *out. kSkip for CPU nodes and vanished nodes.
+NodeResult ReadNode(const std::string& dir, uint32_t node, GpuNode* out,
+                    std::string* error) {
+  std::string text;
+  NodeResult r = ReadNodeFile(dir + "/gpu_id", &text, error);
+  if (r != NodeResult::kGpu) return r;
+  uint32_t gpu_id = 0;
+  if (!ParseU32(TrimTrailingSpace(text), &gpu_id)) {
+    *error = fmt::format("{}/gpu_id: expected a decimal, got \"{}\"", dir,
+                         TrimTrailingSpace(text));
+    return NodeResult::kError;
+  }
+  if (gpu_id == 0) return NodeResult::kSkip;  // a CPU node
+
+  GpuNode parsed;
+  parsed.node = node;
+  parsed.gpu_id = gpu_id;
+  r = ReadNodeName(dir + "/name", &parsed.name, error);
+  if (r != NodeResult::kGpu) return r;
+  const std::string props_path = dir + "/properties";
+  r = ReadNodeFile(props_path, &text, error);
+  if (r != NodeResult::kGpu) return r;
+  if (!ParseProperties(props_path, text, &parsed, error)) {
+    return NodeResult::kError;
+  }
+  *out = std::move(parsed);
+  return NodeResult::kGpu;
+}
+
+// Lists the numeric entries of `dir`. Returns 0 or an errno value.
+int ListNumericEntries(const std::string& dir, std::vector<uint32_t>* out) {
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return errno;
+  out->clear();
+  int err = 0;
+  for (;;) {
+    errno = 0;  // readdir(3) signals errors only through errno
+    const dirent* entry = readdir(d);
+    if (entry == nullptr) {
+      err = errno;
+      break;
+    }
+    uint32_t n = 0;
+    if (ParseU32(entry->d_name, &n)) out->push_back(n);
+  }
+  closedir(d);
+  std::sort(out->begin(), out->end());
+  return err;
+}
+
+}  // namespace
+
+std::string GpuNode::PciAddress() const {
+  // Only the low 16 bits are bus/devfn. A partition id at bit 28 (see the
+  // top of this file) is dropped; one OR-ed into the devfn byte shows as the
+  // function number, which at least keeps partitions distinct.
+  const uint32_t bus = (location_id >> 8) & 0xff;
+  const uint32_t devfn = location_id & 0xff;
+  return fmt::format("{:04x}:{:02x}:{:02x}.{:x}", domain, bus, devfn >> 3,
+                     devfn & 7);
+}
+
+bool ReadGpuTopology(const std::string& kfd_dir, std::vector<GpuNode>* out,
+                     std::string* error) {
+  const std::string nodes_dir = kfd_dir + "/topology/nodes";
+  std::vector<uint32_t> ids;
+  if (int err = ListNumericEntries(nodes_dir, &ids); err != 0) {
+    *error = fmt::format("{}: {}", nodes_dir, std::strerror(err));
+    return false;
+  }
+  std::vector<GpuNode> nodes;
+  for (uint32_t id : ids) {
+    GpuNode node;
+    switch (ReadNode(fmt::format("{}/{}", nodes_dir, id), id, &node, error)) {
+      case NodeResult::kGpu:
+        nodes.push_back(std::move(node));
+        break;
+      case NodeResult::kSkip:
+        break;
+      case NodeResult::kError:
+        return false;
+    }
+  }
+  *out = std::move(nodes);  // already sorted: ids were
+  return true;
+}
+
+gpuq_gpu_info_record ToRecord(const GpuNode& node) {
+  gpuq_gpu_info_record r;
+  std::memset(&r, 0, sizeof(r));  // padding and unused header fields too
+  r.hdr.type = GPUQ_EV_GPU_INFO;
+  r.hdr.size = sizeof(r);
+  r.gpu_id = node.gpu_id;
+  r.node = node.node;
+  r.vendor_id = node.vendor_id;
+  r.device_id = node.device_id;
+  r.location_id = node.location_id;
+  r.domain = node.domain;
+  r.drm_render_minor = node.drm_render_minor;
+  r.gfx_target_version = node.gfx_target_version;
+  r.unique_id = node.unique_id;
+  r.simd_count = node.simd_count;
+  r.num_xcc = node.num_xcc;
+  const size_t len = std::min(node.name.size(), sizeof(r.name) - 1);
+  std::memcpy(r.name, node.name.data(), len);  // r.name[len] is already 0
+  return r;
+}
+
+GpuNode FromRecord(const gpuq_gpu_info_record& record) {
+  GpuNode n;
+  n.node = record.node;
+  n.gpu_id = record.gpu_id;
+  // A record from a capture file may lack the NUL: never read past the array.
+  n.name.assign(record.name, strnlen(record.name, sizeof(record.name)));
+  n.vendor_id = record.vendor_id;
+  n.device_id = record.device_id;
+  n.location_id = record.location_id;
+  n.domain = record.domain;
+  n.drm_render_minor = record.drm_render_minor;
+  n.gfx_target_version = record.gfx_target_version;
+  n.unique_id = record.unique_id;
+  n.simd_count = record.simd_count;
+  n.num_xcc = record.num_xcc;
+  return n;
+}
+
+}  // namespace gpuq

@@ -1,0 +1,40 @@
+// KFD topology: gpu_id -> node and the identifiers other GPU exporters use.
+#pragma once
+
+#include <gpuq/abi.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gpuq {
+
+/// One GPU node of /sys/class/kfd/kfd/topology/nodes/<node>/.
+struct GpuNode {
+  uint32_t node = 0;
+  uint32_t gpu_id = 0;
+  std::string name;  ///< the node's `name` file, e.g. "gfx942" ("" if absent)
+  uint32_t vendor_id = 0;
+  uint32_t device_id = 0;
+  uint32_t location_id = 0;  ///< PCI bus << 8 | devfn
+  uint32_t domain = 0;
+  uint32_t drm_render_minor = 0;
+  uint32_t gfx_target_version = 0;
+  uint64_t unique_id = 0;
+  uint32_t simd_count = 0;
+  uint32_t num_xcc = 0;
+
+  /// "dddd:bb:dd.f" from domain and location_id.
+  std::string PciAddress() const;
+};
+
+/// Reads every GPU node under `<kfd>/topology/nodes` (CPU nodes, gpu_id 0,
+/// are skipped), sorted by node. Returns false and sets *error when the
+/// topology directory is missing or a node's properties cannot be parsed.
+bool ReadGpuTopology(const std::string& kfd_dir, std::vector<GpuNode>* out,
+                     std::string* error);
+
+gpuq_gpu_info_record ToRecord(const GpuNode& node);
+GpuNode FromRecord(const gpuq_gpu_info_record& record);
+
+}  // namespace gpuq

@@ -1,0 +1,71 @@
+#include "sources/bpf_source.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+namespace gpuq {
+
+BpfEventSource::BpfEventSource(int events_fd, int drops_fd)
+    : drops_fd_(drops_fd) {
+  rb_ = ring_buffer__new(events_fd, &BpfEventSource::OnRecord, this, nullptr);
+  if (rb_ == nullptr) {
+    error_ = fmt::format("cannot open the events ring buffer: {}",
+                         std::strerror(errno));
+  }
+}
+
+BpfEventSource::~BpfEventSource() {
+  if (rb_ != nullptr) ring_buffer__free(rb_);
+}
+
+int BpfEventSource::OnRecord(void* ctx, void* data, size_t size) {
+  auto* self = static_cast<BpfEventSource*>(ctx);
+  Event event;
+  size_t consumed = 0;
+  if (Decode(data, size, &event, &consumed) == DecodeStatus::kOk) {
+    self->pending_.push_back(std::move(event));
+  } else {
+    self->decode_errors_.fetch_add(1);
+  }
+  return 0;
+}
+
+NextStatus BpfEventSource::Next(Event* out, std::chrono::milliseconds timeout) {
+  if (rb_ == nullptr) return NextStatus::kError;
+  if (pending_.empty()) {
+    const int n = ring_buffer__poll(rb_, static_cast<int>(timeout.count()));
+    if (n < 0 && n != -EINTR) {
+      error_ = fmt::format("polling the events ring buffer failed: {}",
+                           std::strerror(-n));
+      return NextStatus::kError;
+    }
+  }
+  if (pending_.empty()) return NextStatus::kTimeout;
+  *out = std::move(pending_.front());
+  pending_.pop_front();
+  return NextStatus::kOk;
+}
+
+SourceDrops BpfEventSource::Drops() const {
+  SourceDrops drops;
+  drops.decode_error = decode_errors_.load();
+  const int ncpus = libbpf_num_possible_cpus();
+  if (ncpus <= 0) return drops;
+  std::vector<uint64_t> values(static_cast<size_t>(ncpus));
+  auto sum = [&](uint32_t reason) -> uint64_t {
+    if (bpf_map_lookup_elem(drops_fd_, &reason, values.data()) != 0) return 0;
+    uint64_t total = 0;
+    for (uint64_t v : values) total += v;
+    return total;
+  };
+  drops.ringbuf_full = sum(GPUQ_DROP_RINGBUF_FULL);
+  drops.map_full = sum(GPUQ_DROP_MAP_FULL);
+  return drops;
+}
+
+}  // namespace gpuq

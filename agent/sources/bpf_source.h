@@ -1,0 +1,41 @@
+// Live events from the kernel side's `events` ring buffer.
+#pragma once
+
+#include <atomic>
+#include <deque>
+#include <string>
+
+#include "sources/event_source.h"
+
+struct ring_buffer;
+
+namespace gpuq {
+
+/// Thread-safety: Next() from one thread; Drops() from any thread.
+class BpfEventSource : public EventSource {
+ public:
+  /// `events_fd`: the ring buffer map; `drops_fd`: the per-CPU drop counters
+  /// (indexed by enum gpuq_drop_reason). The maps must outlive the source.
+  BpfEventSource(int events_fd, int drops_fd);
+  ~BpfEventSource() override;
+  BpfEventSource(const BpfEventSource&) = delete;
+  BpfEventSource& operator=(const BpfEventSource&) = delete;
+
+  /// False (with Error()) if the ring buffer could not be set up.
+  bool Ok() const { return rb_ != nullptr; }
+  NextStatus Next(Event* out, std::chrono::milliseconds timeout) override;
+  std::string Error() const override { return error_; }
+  std::string Name() const override { return "bpf"; }
+  SourceDrops Drops() const override;
+
+ private:
+  static int OnRecord(void* ctx, void* data, size_t size);
+
+  ring_buffer* rb_ = nullptr;
+  int drops_fd_;
+  std::deque<Event> pending_;
+  std::atomic<uint64_t> decode_errors_{0};
+  std::string error_;
+};
+
+}  // namespace gpuq

@@ -1,0 +1,150 @@
+#include "sources/capture.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <iterator>
+
+namespace gpuq {
+namespace {
+
+uint64_t NowNs(clockid_t clock) {
+  timespec ts{};
+  clock_gettime(clock, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull +
+         static_cast<uint64_t>(ts.tv_nsec);
+}
+
+}  // namespace
+
+CaptureWriter::CaptureWriter(std::FILE* file, std::string path)
+    : file_(file), path_(std::move(path)) {}
+
+CaptureWriter::~CaptureWriter() {
+  if (file_ != nullptr) std::fclose(file_);
+}
+
+std::unique_ptr<CaptureWriter> CaptureWriter::Create(const std::string& path,
+                                                     std::string* error,
+                                                     uint64_t fixed_start_ns) {
+  std::FILE* file = std::fopen(path.c_str(), "wb");
+  if (file == nullptr) {
+    *error = fmt::format("cannot create capture file {}: {}", path,
+                         std::strerror(errno));
+    return nullptr;
+  }
+  gpuq_capture_header header{};
+  std::memcpy(header.magic, GPUQ_CAPTURE_MAGIC, sizeof(header.magic));
+  header.abi_version = GPUQ_ABI_VERSION;
+  header.header_size = sizeof(header);
+  header.start_realtime_ns =
+      fixed_start_ns != 0 ? fixed_start_ns : NowNs(CLOCK_REALTIME);
+  header.start_monotonic_ns =
+      fixed_start_ns != 0 ? fixed_start_ns : NowNs(CLOCK_MONOTONIC);
+  if (std::fwrite(&header, sizeof(header), 1, file) != 1) {
+    *error = fmt::format("cannot write capture file {}: {}", path,
+                         std::strerror(errno));
+    std::fclose(file);
+    return nullptr;
+  }
+  return std::unique_ptr<CaptureWriter>(new CaptureWriter(file, path));
+}
+
+bool CaptureWriter::Write(const Event& event) {
+  const std::string bytes = Encode(event);
+  if (std::fwrite(bytes.data(), bytes.size(), 1, file_) != 1) {
+    failed_ = true;
+    return false;
+  }
+  ++records_;
+  return true;
+}
+
+bool CaptureWriter::Flush() {
+  if (std::fflush(file_) != 0) failed_ = true;
+  return !failed_;
+}
+
+bool CaptureWriter::Close(std::string* error) {
+  const bool flushed = Flush();
+  const bool closed = std::fclose(file_) == 0;
+  file_ = nullptr;
+  if (!flushed || !closed) {
+    *error = fmt::format("writing capture file {} failed: {}", path_,
+                         std::strerror(errno));
+    return false;
+  }
+  return true;
+}
+
+CaptureError ReadCapture(const std::string& path, Capture* out,
+                         std::string* error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    *error = fmt::format("cannot open capture {}: {}", path,
+                         std::strerror(errno));
+    return CaptureError::kOpen;
+  }
+  const std::string data((std::istreambuf_iterator<char>(in)),
+                         std::istreambuf_iterator<char>());
+  if (in.bad()) {
+    *error = fmt::format("cannot read capture {}", path);
+    return CaptureError::kOpen;
+  }
+  gpuq_capture_header header{};
+  if (data.size() < sizeof(header.magic) ||
+      std::memcmp(data.data(), GPUQ_CAPTURE_MAGIC, sizeof(header.magic)) != 0) {
+    *error = fmt::format(
+        "{} is not a gpuq capture (bad magic); captures are written by "
+        "`gpuq-agent record -o FILE`",
+        path);
+    return CaptureError::kNotCapture;
+  }
+  if (data.size() < sizeof(header)) {
+    *error = fmt::format("capture {} is truncated inside its header", path);
+    return CaptureError::kTruncated;
+  }
+  std::memcpy(&header, data.data(), sizeof(header));
+  if (header.abi_version != GPUQ_ABI_VERSION) {
+    *error = fmt::format(
+        "capture {} has ABI version {}, this gpuq-agent reads version {}: "
+        "replay it with a matching gpuq-agent release",
+        path, header.abi_version, GPUQ_ABI_VERSION);
+    return CaptureError::kAbiVersion;
+  }
+  if (header.header_size < sizeof(header) || header.header_size > data.size()) {
+    *error = fmt::format("capture {} has a bad header size {}", path,
+                         header.header_size);
+    return CaptureError::kCorrupt;
+  }
+  out->header = header;
+  out->events.clear();
+  size_t offset = header.header_size;
+  while (offset < data.size()) {
+    Event event;
+    size_t consumed = 0;
+    const DecodeStatus status = Decode(data.data() + offset,
+                                       data.size() - offset, &event, &consumed);
+    if (status == DecodeStatus::kTruncated) {
+      *error = fmt::format(
+          "capture {} is truncated at byte {} after {} complete records "
+          "(was the recorder killed?); --allow-truncated replays those",
+          path, offset, out->events.size());
+      return CaptureError::kTruncated;
+    }
+    if (status != DecodeStatus::kOk) {
+      *error = fmt::format("capture {} is corrupt at byte {} (record {}): {}",
+                           path, offset, out->events.size() + 1,
+                           DecodeStatusName(status));
+      return CaptureError::kCorrupt;
+    }
+    out->events.push_back(std::move(event));
+    offset += consumed;
+  }
+  return CaptureError::kNone;
+}
+
+}  // namespace gpuq

@@ -1,0 +1,67 @@
+// Capture files: a gpuq_capture_header, then ABI records back to back
+// (include/gpuq/abi.h). Written by `gpuq-agent record`, read by --replay.
+#pragma once
+
+#include <gpuq/abi.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sources/event.h"
+
+namespace gpuq {
+
+/// Appends records to a capture file. Thread-safety: not thread-safe.
+class CaptureWriter {
+ public:
+  /// Creates (truncates) `path` and writes the header. On failure returns
+  /// nullptr and sets *error. `fixed_start_ns`, when non-zero, replaces both
+  /// start clocks (generated captures are then reproducible byte for byte).
+  static std::unique_ptr<CaptureWriter> Create(const std::string& path,
+                                               std::string* error,
+                                               uint64_t fixed_start_ns = 0);
+  ~CaptureWriter();
+  CaptureWriter(const CaptureWriter&) = delete;
+  CaptureWriter& operator=(const CaptureWriter&) = delete;
+
+  bool Write(const Event& event);
+  /// Flushes buffered records to the file; false on an I/O error.
+  bool Flush();
+  /// Flushes and closes; false (with *error) if anything failed on the way.
+  bool Close(std::string* error);
+  uint64_t Records() const { return records_; }
+
+ private:
+  CaptureWriter(std::FILE* file, std::string path);
+  std::FILE* file_;
+  std::string path_;
+  uint64_t records_ = 0;
+  bool failed_ = false;
+};
+
+/// A whole capture read into memory and validated up front, so replay never
+/// stops half way on bad input.
+struct Capture {
+  gpuq_capture_header header{};
+  std::vector<Event> events;
+};
+
+enum class CaptureError {
+  kNone,
+  kOpen,        ///< cannot open or read the file
+  kNotCapture,  ///< bad magic: not a gpuq capture
+  kAbiVersion,  ///< written by an incompatible ABI version
+  kTruncated,   ///< ends inside a record (complete records kept)
+  kCorrupt,     ///< a record fails validation
+};
+
+/// Reads `path`. On error returns the kind and sets *error to one line that
+/// names the file, the byte offset and what to do. With kTruncated,
+/// `out->events` holds every complete record before the cut.
+CaptureError ReadCapture(const std::string& path, Capture* out,
+                         std::string* error);
+
+}  // namespace gpuq

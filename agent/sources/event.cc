@@ -1,0 +1,144 @@
+#include "sources/event.h"
+
+#include <cstring>
+#include <type_traits>
+
+namespace gpuq {
+namespace {
+
+// Minimum record size of each type: its ABI struct.
+size_t MinSize(uint16_t type) {
+  switch (type) {
+    case GPUQ_EV_QUEUE_CREATE:
+      return sizeof(gpuq_queue_create_event);
+    case GPUQ_EV_QUEUE_DESTROY:
+      return sizeof(gpuq_queue_destroy_event);
+    case GPUQ_EV_PROCESS_EXIT:
+      return sizeof(gpuq_process_exit_event);
+    case GPUQ_EV_QUEUE_CREATE_FAILED:
+      return sizeof(gpuq_queue_create_failed_event);
+    case GPUQ_EV_GPU_INFO:
+      return sizeof(gpuq_gpu_info_record);
+    case GPUQ_EV_CGROUP_PATH:
+      return sizeof(gpuq_cgroup_path_record);
+    default:
+      return 0;
+  }
+}
+
+template <typename T>
+Event CopyOut(const void* data) {
+  T value;
+  std::memcpy(&value, data, sizeof(T));
+  return value;
+}
+
+size_t AlignUp8(size_t n) { return (n + 7) & ~size_t{7}; }
+
+}  // namespace
+
+const gpuq_event_header& Header(const Event& event) {
+  return std::visit(
+      [](const auto& e) -> const gpuq_event_header& { return e.hdr; }, event);
+}
+
+const char* EventTypeName(uint16_t type) {
+  switch (type) {
+    case GPUQ_EV_QUEUE_CREATE:
+      return "queue_create";
+    case GPUQ_EV_QUEUE_DESTROY:
+      return "queue_destroy";
+    case GPUQ_EV_PROCESS_EXIT:
+      return "process_exit";
+    case GPUQ_EV_QUEUE_CREATE_FAILED:
+      return "queue_create_failed";
+    case GPUQ_EV_GPU_INFO:
+      return "gpu_info";
+    case GPUQ_EV_CGROUP_PATH:
+      return "cgroup_path";
+    default:
+      return "invalid";
+  }
+}
+
+const char* DecodeStatusName(DecodeStatus status) {
+  switch (status) {
+    case DecodeStatus::kOk:
+      return "ok";
+    case DecodeStatus::kTruncated:
+      return "truncated record";
+    case DecodeStatus::kBadSize:
+      return "record size does not fit its type";
+    case DecodeStatus::kUnknownType:
+      return "unknown record type";
+  }
+  return "unknown";
+}
+
+DecodeStatus Decode(const void* data, size_t len, Event* out,
+                    size_t* consumed) {
+  gpuq_event_header hdr;
+  if (len < sizeof(hdr)) return DecodeStatus::kTruncated;
+  std::memcpy(&hdr, data, sizeof(hdr));
+  const size_t min = MinSize(hdr.type);
+  if (min == 0) return DecodeStatus::kUnknownType;
+  if (hdr.size < min || hdr.size % 8 != 0) return DecodeStatus::kBadSize;
+  if (len < hdr.size) return DecodeStatus::kTruncated;
+
+  switch (hdr.type) {
+    case GPUQ_EV_QUEUE_CREATE:
+      *out = CopyOut<gpuq_queue_create_event>(data);
+      break;
+    case GPUQ_EV_QUEUE_DESTROY:
+      *out = CopyOut<gpuq_queue_destroy_event>(data);
+      break;
+    case GPUQ_EV_PROCESS_EXIT:
+      *out = CopyOut<gpuq_process_exit_event>(data);
+      break;
+    case GPUQ_EV_QUEUE_CREATE_FAILED:
+      *out = CopyOut<gpuq_queue_create_failed_event>(data);
+      break;
+    case GPUQ_EV_GPU_INFO:
+      *out = CopyOut<gpuq_gpu_info_record>(data);
+      break;
+    case GPUQ_EV_CGROUP_PATH: {
+      gpuq_cgroup_path_record rec;
+      std::memcpy(&rec, data, sizeof(rec));
+      if (rec.path_len > GPUQ_CGROUP_PATH_MAX ||
+          sizeof(rec) + rec.path_len > hdr.size) {
+        return DecodeStatus::kBadSize;
+      }
+      const char* path = static_cast<const char*>(data) + sizeof(rec);
+      *out = CgroupPathRecord{rec.hdr, std::string(path, rec.path_len)};
+      break;
+    }
+  }
+  *consumed = hdr.size;
+  return DecodeStatus::kOk;
+}
+
+std::string Encode(const Event& event) {
+  return std::visit(
+      [](const auto& e) -> std::string {
+        using T = std::decay_t<decltype(e)>;
+        if constexpr (std::is_same_v<T, CgroupPathRecord>) {
+          gpuq_cgroup_path_record rec{};
+          rec.hdr = e.hdr;
+          rec.hdr.type = GPUQ_EV_CGROUP_PATH;
+          rec.path_len = static_cast<uint32_t>(e.path.size());
+          const size_t size = AlignUp8(sizeof(rec) + e.path.size());
+          rec.hdr.size = static_cast<uint16_t>(size);
+          std::string out(size, '\0');
+          std::memcpy(out.data(), &rec, sizeof(rec));
+          std::memcpy(out.data() + sizeof(rec), e.path.data(), e.path.size());
+          return out;
+        } else {
+          T copy = e;
+          copy.hdr.size = sizeof(T);
+          return std::string(reinterpret_cast<const char*>(&copy), sizeof(T));
+        }
+      },
+      event);
+}
+
+}  // namespace gpuq

@@ -1,0 +1,41 @@
+// The seam between where events come from and the model that consumes them.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "sources/event.h"
+
+namespace gpuq {
+
+enum class NextStatus {
+  kOk,       ///< *out holds an event
+  kTimeout,  ///< nothing arrived within the timeout (live sources only)
+  kEof,      ///< the source is exhausted (replay, fake)
+  kError,    ///< unrecoverable; Error() says why
+};
+
+/// Losses the source itself observed, by reason, monotonic.
+struct SourceDrops {
+  uint64_t ringbuf_full = 0;  ///< kernel could not reserve ring space
+  uint64_t map_full = 0;      ///< kernel live-queue map was full
+  uint64_t decode_error = 0;  ///< records the agent could not decode
+};
+
+/// Where events come from: the live ring buffer, a capture file, or a test
+/// vector. One consumer thread calls Next(); Drops() may be called from
+/// another thread.
+class EventSource {
+ public:
+  virtual ~EventSource() = default;
+  /// Waits up to `timeout` for the next event.
+  virtual NextStatus Next(Event* out, std::chrono::milliseconds timeout) = 0;
+  /// Why the last Next() returned kError.
+  virtual std::string Error() const = 0;
+  /// "bpf", "replay" or "fake": the `source` label of gpuq_agent_info.
+  virtual std::string Name() const = 0;
+  virtual SourceDrops Drops() const { return {}; }
+};
+
+}  // namespace gpuq

@@ -1,0 +1,191 @@
+// Reads the queue inventory amdkfd publishes under /sys/class/kfd/kfd/proc.
+//
+// Layout, checked against drivers/gpu/drm/amd/amdkfd/kfd_process.c
+// (mainline):
+//  - proc/ itself is created at module init (kfd_procfs_init()), so it exists
+//    whenever amdkfd is loaded, even with no GPU process.
+//  - proc/<pid>/: kfd_create_process(), kobject_init_and_add(.., "%d",
+//    lead_thread->pid), i.e. the thread-group leader's pid in the init pid
+//    namespace. Besides queues/ it holds `pasid` (gone from 6.14),
+//    vram_<gpuid>, sdma_<gpuid>, stats_<gpuid>/ and counters_<gpuid>/, none of
+//    which we read.
+//  - proc/<pid>/queues/<qid>/: kfd_procfs_add_queue(),
+//    kobject_init_and_add(.., "%u", q->properties.queue_id).
+//  - queues/<qid>/{size,type,gpuid}: kfd_procfs_queue_show() prints "%llu"
+//    (queue_size, bytes), "%d" (the internal enum kfd_queue_type) and "%u"
+//    (q->device->id, the topology gpu_id), all WITHOUT a trailing newline.
+//    We accept either, so hand-written fixtures with a newline parse too.
+//
+// Everything here races with processes creating and destroying queues and
+// exiting (kfd_procfs_del_queue(), kfd_process_wq teardown), so anything that
+// cannot be read is skipped: the next reconciliation sees it again.
+#include "sources/kfd_sysfs.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <limits>
+#include <string_view>
+#include <utility>
+
+namespace gpuq {
+namespace {
+
+// Reads a whole small file into *out. Returns 0 or an errno value.
+int ReadWholeFile(const std::string& path, std::string* out) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  out->clear();
+  char buf[256];  // the files hold one number
+  int err = 0;
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof(buf));
+    if (n > 0) {
+      out->append(buf, static_cast<size_t>(n));
+    } else if (n == 0) {
+      break;
+    } else if (errno != EINTR) {
+      err = errno;
+      break;
+    }
+  }
+  close(fd);
+  return err;
+}
+
+// Strict unsigned decimal: digits only, no sign, no whitespace, no overflow.
+bool ParseDecimal(std::string_view text, uint64_t* value) {
+  if (text.empty()) return false;
+  uint64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    uint64_t digit = static_cast<uint64_t>(c - '0');
+    if (v > (std::numeric_limits<uint64_t>::max() - digit) / 10) return false;
+    v = v * 10 + digit;
+  }
+  *value = v;
+  return true;
+}
+
+bool ParseU32(std::string_view text, uint32_t* value) {
+  uint64_t v = 0;
+  if (!ParseDecimal(text, &v) || v > std::numeric_limits<uint32_t>::max()) {
+    return false;
+  }
+  *value = static_cast<uint32_t>(v);
+  return true;
+}
+
+// A pid or queue id directory name: exactly what "%d" / "%u" print.
+bool ParseName(const char* name, uint32_t* value) {
+  return ParseU32(name, value);
+}
+
+// The content of a queue attribute. The kernel prints no newline, but one
+// (and other trailing whitespace) is tolerated.
+std::string_view AttrValue(std::string_view text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ' ||
+                           text.back() == '\t' || text.back() == '\r')) {
+    text.remove_suffix(1);
+  }
+  return text;
+}
+
+// Lists the decimal-named entries of `dir`, ascending. Returns 0 or an errno
+// value. Sorting here is what makes ReadKfdQueues' result sorted.
+int ListNumericEntries(const std::string& dir, std::vector<uint32_t>* out) {
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return errno;
+  out->clear();
+  int err = 0;
+  for (;;) {
+    errno = 0;  // readdir(3) signals errors only through errno
+    const dirent* entry = readdir(d);
+    if (entry == nullptr) {
+      err = errno;
+      break;
+    }
+    uint32_t n = 0;
+    if (ParseName(entry->d_name, &n)) out->push_back(n);
+  }
+  closedir(d);
+  std::sort(out->begin(), out->end());
+  return err;
+}
+
+// Reads one decimal attribute of a queue directory. False if the file is
+// gone (ENOENT at open, ENODEV when the kernfs node is removed after open:
+// fs/kernfs/file.c, kernfs_seq_start()), unreadable (e.g. EPERM from
+// kfd_devcgroup_check_permission() in kernels that have it) or empty (the
+// show() hit "Invalid attribute" and returned 0).
+bool ReadU64Attr(const std::string& path, uint64_t* value) {
+  std::string text;
+  return ReadWholeFile(path, &text) == 0 &&
+         ParseDecimal(AttrValue(text), value);
+}
+
+bool ReadU32Attr(const std::string& path, uint32_t* value) {
+  std::string text;
+  return ReadWholeFile(path, &text) == 0 && ParseU32(AttrValue(text), value);
+}
+
+// Reads proc/<pid>/queues/<qid>/. False if any of its files cannot be read.
+bool ReadQueue(const std::string& dir, uint32_t pid, uint32_t qid,
+               SysfsQueue* out) {
+  SysfsQueue q;
+  q.pid = pid;
+  q.queue_id = qid;
+  if (!ReadU32Attr(dir + "/gpuid", &q.gpu_id) ||
+      !ReadU32Attr(dir + "/type", &q.type) ||
+      !ReadU64Attr(dir + "/size", &q.size)) {
+    return false;
+  }
+  *out = q;
+  return true;
+}
+
+// Appends the queues of one process. A process that exited (or whose
+// queues/ kobject the kernel failed to create) contributes nothing.
+void ReadProcessQueues(const std::string& pid_dir, uint32_t pid,
+                       std::vector<SysfsQueue>* out) {
+  const std::string queues_dir = pid_dir + "/queues";
+  std::vector<uint32_t> qids;
+  if (ListNumericEntries(queues_dir, &qids) != 0) return;
+  for (uint32_t qid : qids) {
+    SysfsQueue q;
+    if (ReadQueue(fmt::format("{}/{}", queues_dir, qid), pid, qid, &q)) {
+      out->push_back(q);
+    }
+  }
+}
+
+}  // namespace
+
+bool KfdPresent(const std::string& kfd_dir) {
+  struct stat st;
+  return stat(kfd_dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool ReadKfdQueues(const std::string& kfd_dir, std::vector<SysfsQueue>* out,
+                   std::string* error) {
+  const std::string proc_dir = kfd_dir + "/proc";
+  std::vector<uint32_t> pids;
+  if (int err = ListNumericEntries(proc_dir, &pids); err != 0) {
+    *error = fmt::format("{}: {}", proc_dir, std::strerror(err));
+    return false;
+  }
+  std::vector<SysfsQueue> queues;
+  for (uint32_t pid : pids) {
+    ReadProcessQueues(fmt::format("{}/{}", proc_dir, pid), pid, &queues);
+  }
+  *out = std::move(queues);  // sorted by (pid, queue_id): both lists were
+  return true;
+}
+
+}  // namespace gpuq

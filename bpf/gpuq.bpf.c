@@ -1,0 +1,457 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * gpuq kernel side: amdkfd hardware-queue lifecycle.
+ *
+ * Each hook has an fentry/fexit and a kprobe/kretprobe twin sharing one body;
+ * the agent enables exactly one twin per hook before load
+ * (agent/loader/hooks.cc). Lifecycle events go through the `events` ring
+ * buffer; losses are counted per reason in `drops`.
+ *
+ *   queue_create   kfd_procfs_add_queue(q): every successful user queue
+ *                  creation, in the creating task's context.
+ *   create_ioctl   kfd_ioctl_create_queue(filep, p, data), entry and exit:
+ *                  failed creates, and the create path itself when
+ *                  queue_create cannot be hooked (uapi args only, no amdgpu
+ *                  BTF needed).
+ *   queue_destroy  uninit_queue(q): a queue struct is freed, by explicit
+ *                  destroy or by exit teardown in a kworker.
+ *   process_exit   kfd_process_notifier_release(mn, mm): the owner's mm is
+ *                  gone; its queues are torn down later.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include <gpuq/abi.h>
+#include "kfd_compat.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Read by the agent after open to refuse a skeleton of another ABI. */
+const volatile __u32 gpuq_abi_version = GPUQ_ABI_VERSION;
+/* Set by the agent when kfd_procfs_add_queue cannot be hooked. */
+const volatile bool create_via_ioctl = false;
+
+/* Identity of a live user queue: KFD queue ids are unique per process. */
+struct live_key {
+	__u64 process_key; /* struct kfd_process * */
+	__u32 queue_id;
+	__u32 pad;
+};
+
+/* What uninit_queue needs, cached at create: it may run in a kworker. */
+struct live_val {
+	__u64 cgroup_id;
+	__u32 tgid;
+	__u32 gpu_id;
+	__u32 queue_type;
+	__u32 pad;
+};
+
+/* Arguments of an in-flight create ioctl, from entry to exit. */
+struct create_call {
+	__u64 process_key;
+	__u64 args; /* kernel copy of struct kfd_ioctl_create_queue_args */
+};
+
+/*
+ * uapi struct kfd_ioctl_create_queue_args (include/uapi/linux/kfd_ioctl.h),
+ * the leading fields, which are stable ABI. Defined here because vmlinux.h
+ * and uapi headers cannot be mixed.
+ */
+struct gpuq_kfd_create_queue_args {
+	__u64 ring_base_address;
+	__u64 write_pointer_address;
+	__u64 read_pointer_address;
+	__u64 doorbell_offset;
+	__u32 ring_size;
+	__u32 gpu_id;
+	__u32 queue_type;
+	__u32 queue_percentage;
+	__u32 queue_priority;
+	__u32 queue_id;
+};
+
+/* uapi KFD_IOC_QUEUE_TYPE_* values (they differ from kfd_queue_type) */
+#define KFD_IOC_QUEUE_TYPE_COMPUTE 0x0
+#define KFD_IOC_QUEUE_TYPE_SDMA 0x1
+#define KFD_IOC_QUEUE_TYPE_COMPUTE_AQL 0x2
+#define KFD_IOC_QUEUE_TYPE_SDMA_XGMI 0x3
+#define KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID 0x4
+
+/* @brief lifecycle events for the agent (struct gpuq_*_event) */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 2 * 1024 * 1024);
+} events SEC(".maps");
+
+/* @brief user queues created while the agent ran: live_key -> live_val */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct live_key);
+	__type(value, struct live_val);
+} live_queues SEC(".maps");
+
+/* @brief kfd_process pointers whose mm is gone: their destroys are exit teardown */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u64);
+	__type(value, __u8);
+} exiting SEC(".maps");
+
+/* @brief create ioctls in flight, by thread id */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct create_call);
+} create_calls SEC(".maps");
+
+/* @brief events lost in the kernel, indexed by enum gpuq_drop_reason */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, GPUQ_DROP__MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} drops SEC(".maps");
+
+static __always_inline void count_drop(__u32 reason)
+{
+	__u64 *n = bpf_map_lookup_elem(&drops, &reason);
+
+	if (n)
+		*n += 1; /* per-CPU slot: no atomics needed */
+}
+
+static __always_inline void *reserve_event(__u64 size, __u16 type)
+{
+	struct gpuq_event_header *hdr = bpf_ringbuf_reserve(&events, size, 0);
+
+	if (!hdr) {
+		count_drop(GPUQ_DROP_RINGBUF_FULL);
+		return NULL;
+	}
+	/* ring memory is not zeroed; every byte of a record is defined */
+	__builtin_memset(hdr, 0, size);
+	hdr->type = type;
+	hdr->size = size;
+	hdr->ts_ns = bpf_ktime_get_ns();
+	return hdr;
+}
+
+static __always_inline __u32 current_tgid(void)
+{
+	return bpf_get_current_pid_tgid() >> 32;
+}
+
+static __always_inline __u32 queue_type_from_uapi(__u32 uapi_type)
+{
+	switch (uapi_type) {
+	case KFD_IOC_QUEUE_TYPE_SDMA:
+		return GPUQ_QUEUE_SDMA;
+	case KFD_IOC_QUEUE_TYPE_SDMA_XGMI:
+		return GPUQ_QUEUE_SDMA_XGMI;
+	case KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID:
+		return GPUQ_QUEUE_SDMA_BY_ENG_ID;
+	default: /* COMPUTE and COMPUTE_AQL */
+		return GPUQ_QUEUE_COMPUTE;
+	}
+}
+
+static __always_inline void track_queue(struct live_key *key, struct live_val *val)
+{
+	if (bpf_map_update_elem(&live_queues, key, val, BPF_ANY))
+		count_drop(GPUQ_DROP_MAP_FULL);
+}
+
+/* ---- queue_create ------------------------------------------------------ */
+
+static __always_inline int handle_queue_create(struct queue *q)
+{
+	struct gpuq_queue_create_event *e;
+	struct live_key key = {};
+	struct live_val val = {};
+	struct kfd_process *p;
+
+	if (!kfd__types_present())
+		return 0;
+
+	p = BPF_CORE_READ(q, process);
+	key.process_key = (__u64)p;
+	key.queue_id = BPF_CORE_READ(q, properties.queue_id);
+	/* ioctl context: current is the owner (kfd_ioctl checks the group leader) */
+	val.cgroup_id = bpf_get_current_cgroup_id();
+	val.tgid = BPF_CORE_READ(p, lead_thread, tgid);
+	val.gpu_id = kfd__queue_gpu_id(q);
+	val.queue_type = BPF_CORE_READ(q, properties.type);
+	track_queue(&key, &val);
+
+	e = reserve_event(sizeof(*e), GPUQ_EV_QUEUE_CREATE);
+	if (!e)
+		return 0;
+	e->hdr.tgid = val.tgid;
+	e->hdr.cgroup_id = val.cgroup_id;
+	e->hdr.process_key = key.process_key;
+	e->gpu_id = val.gpu_id;
+	e->queue_id = key.queue_id;
+	e->queue_type = val.queue_type;
+	e->queue_format = BPF_CORE_READ(q, properties.format);
+	e->ring_address = BPF_CORE_READ(q, properties.queue_address);
+	e->ring_size = BPF_CORE_READ(q, properties.queue_size);
+	e->read_ptr = (__u64)BPF_CORE_READ(q, properties.read_ptr);
+	e->write_ptr = (__u64)BPF_CORE_READ(q, properties.write_ptr);
+	e->priority = BPF_CORE_READ(q, properties.priority);
+	e->percentage = BPF_CORE_READ(q, properties.queue_percent);
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("fentry/kfd_procfs_add_queue")
+int BPF_PROG(fentry_kfd_procfs_add_queue, struct queue *q)
+{
+	return handle_queue_create(q);
+}
+
+SEC("kprobe/kfd_procfs_add_queue")
+int BPF_KPROBE(kprobe_kfd_procfs_add_queue, struct queue *q)
+{
+	return handle_queue_create(q);
+}
+
+/* ---- create_ioctl ------------------------------------------------------ */
+
+static __always_inline int handle_create_ioctl_entry(void *p, void *data)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct create_call call = {
+		.process_key = (__u64)p,
+		.args = (__u64)data,
+	};
+
+	bpf_map_update_elem(&create_calls, &tid, &call, BPF_ANY);
+	return 0;
+}
+
+static __always_inline void emit_ioctl_create(struct create_call *call,
+					      struct gpuq_kfd_create_queue_args *a)
+{
+	struct gpuq_queue_create_event *e;
+	struct live_key key = {};
+	struct live_val val = {};
+
+	key.process_key = call->process_key;
+	key.queue_id = a->queue_id;
+	val.cgroup_id = bpf_get_current_cgroup_id();
+	val.tgid = current_tgid();
+	val.gpu_id = a->gpu_id;
+	val.queue_type = queue_type_from_uapi(a->queue_type);
+	track_queue(&key, &val);
+
+	e = reserve_event(sizeof(*e), GPUQ_EV_QUEUE_CREATE);
+	if (!e)
+		return;
+	e->hdr.tgid = val.tgid;
+	e->hdr.cgroup_id = val.cgroup_id;
+	e->hdr.process_key = key.process_key;
+	e->gpu_id = val.gpu_id;
+	e->queue_id = key.queue_id;
+	e->queue_type = val.queue_type;
+	e->queue_format = a->queue_type == KFD_IOC_QUEUE_TYPE_COMPUTE_AQL ? GPUQ_QUEUE_FORMAT_AQL
+									  : GPUQ_QUEUE_FORMAT_PM4;
+	e->ring_address = a->ring_base_address;
+	e->ring_size = a->ring_size;
+	e->read_ptr = a->read_pointer_address;
+	e->write_ptr = a->write_pointer_address;
+	e->priority = a->queue_priority;
+	e->percentage = a->queue_percentage;
+	e->flags = GPUQ_CREATE_F_VIA_IOCTL;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	bpf_ringbuf_submit(e, 0);
+}
+
+static __always_inline void emit_create_failed(struct create_call *call,
+					       struct gpuq_kfd_create_queue_args *a, long ret)
+{
+	struct gpuq_queue_create_failed_event *e;
+
+	e = reserve_event(sizeof(*e), GPUQ_EV_QUEUE_CREATE_FAILED);
+	if (!e)
+		return;
+	e->hdr.tgid = current_tgid();
+	e->hdr.cgroup_id = bpf_get_current_cgroup_id();
+	e->hdr.process_key = call->process_key;
+	e->gpu_id = a->gpu_id;
+	e->queue_type = queue_type_from_uapi(a->queue_type);
+	e->error = ret;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	bpf_ringbuf_submit(e, 0);
+}
+
+static __always_inline int handle_create_ioctl_exit(long ret)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct gpuq_kfd_create_queue_args a = {};
+	struct create_call *call;
+
+	call = bpf_map_lookup_elem(&create_calls, &tid);
+	if (!call)
+		return 0;
+	bpf_probe_read_kernel(&a, sizeof(a), (void *)call->args);
+	if (ret)
+		emit_create_failed(call, &a, ret);
+	else if (create_via_ioctl)
+		emit_ioctl_create(call, &a);
+	bpf_map_delete_elem(&create_calls, &tid);
+	return 0;
+}
+
+SEC("fentry/kfd_ioctl_create_queue")
+int BPF_PROG(fentry_kfd_ioctl_create_queue, void *filep, void *p, void *data)
+{
+	return handle_create_ioctl_entry(p, data);
+}
+
+SEC("fexit/kfd_ioctl_create_queue")
+int BPF_PROG(fexit_kfd_ioctl_create_queue, void *filep, void *p, void *data, int ret)
+{
+	return handle_create_ioctl_exit(ret);
+}
+
+SEC("kprobe/kfd_ioctl_create_queue")
+int BPF_KPROBE(kprobe_kfd_ioctl_create_queue, void *filep, void *p, void *data)
+{
+	return handle_create_ioctl_entry(p, data);
+}
+
+SEC("kretprobe/kfd_ioctl_create_queue")
+int BPF_KRETPROBE(kretprobe_kfd_ioctl_create_queue, int ret)
+{
+	return handle_create_ioctl_exit(ret);
+}
+
+/* ---- queue_destroy ----------------------------------------------------- */
+
+/*
+ * Why the queue goes: exit teardown when the owner's mm is gone (marked by
+ * process_exit) or when the free runs outside the owner (kfd_process_wq
+ * kworker); otherwise the owner destroyed it through the ioctl.
+ */
+static __always_inline __u32 destroy_reason(__u64 process_key, __u32 owner_tgid)
+{
+	if (bpf_map_lookup_elem(&exiting, &process_key))
+		return GPUQ_DESTROY_PROCESS_EXIT;
+	if (current_tgid() != owner_tgid)
+		return GPUQ_DESTROY_PROCESS_EXIT;
+	return GPUQ_DESTROY_IOCTL;
+}
+
+static __always_inline int handle_queue_destroy(struct queue *q)
+{
+	struct gpuq_queue_destroy_event *e;
+	struct live_key key = {};
+	struct live_val val = {};
+	struct live_val *cached;
+	struct kfd_process *p;
+	__u32 tid, flags = 0;
+
+	if (!kfd__types_present())
+		return 0;
+
+	p = BPF_CORE_READ(q, process);
+	key.process_key = (__u64)p;
+	key.queue_id = BPF_CORE_READ(q, properties.queue_id);
+	cached = bpf_map_lookup_elem(&live_queues, &key);
+	if (cached) {
+		val = *cached;
+		bpf_map_delete_elem(&live_queues, &key);
+	} else {
+		/*
+		 * Not created while we ran. Skip kernel queues (HIQ/DIQ have no
+		 * process) and the cleanup of a create that failed in this
+		 * thread; report the rest as untracked so the agent can retire
+		 * queues it seeded from sysfs.
+		 */
+		if (!p)
+			return 0;
+		tid = (__u32)bpf_get_current_pid_tgid();
+		if (bpf_map_lookup_elem(&create_calls, &tid))
+			return 0;
+		val.queue_type = BPF_CORE_READ(q, properties.type);
+		if (val.queue_type == GPUQ_QUEUE_HIQ || val.queue_type == GPUQ_QUEUE_DIQ)
+			return 0;
+		val.tgid = BPF_CORE_READ(p, lead_thread, tgid);
+		val.cgroup_id = kfd__task_cgroup_id(BPF_CORE_READ(p, lead_thread));
+		val.gpu_id = kfd__queue_gpu_id(q);
+		flags = GPUQ_DESTROY_F_UNTRACKED;
+	}
+
+	e = reserve_event(sizeof(*e), GPUQ_EV_QUEUE_DESTROY);
+	if (!e)
+		return 0;
+	e->hdr.tgid = val.tgid;
+	e->hdr.cgroup_id = val.cgroup_id;
+	e->hdr.process_key = key.process_key;
+	e->gpu_id = val.gpu_id;
+	e->queue_id = key.queue_id;
+	e->queue_type = val.queue_type;
+	e->reason = destroy_reason(key.process_key, val.tgid);
+	e->flags = flags;
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("fentry/uninit_queue")
+int BPF_PROG(fentry_uninit_queue, struct queue *q)
+{
+	return handle_queue_destroy(q);
+}
+
+SEC("kprobe/uninit_queue")
+int BPF_KPROBE(kprobe_uninit_queue, struct queue *q)
+{
+	return handle_queue_destroy(q);
+}
+
+/* ---- process_exit ------------------------------------------------------ */
+
+static __always_inline int handle_process_exit(struct mmu_notifier *mn)
+{
+	struct gpuq_process_exit_event *e;
+	struct task_struct *lead;
+	struct kfd_process *p;
+	__u8 one = 1;
+	__u64 key;
+
+	if (!kfd__types_present())
+		return 0;
+
+	p = kfd__process_of_notifier(mn);
+	key = (__u64)p;
+	bpf_map_update_elem(&exiting, &key, &one, BPF_ANY);
+
+	e = reserve_event(sizeof(*e), GPUQ_EV_PROCESS_EXIT);
+	if (!e)
+		return 0;
+	lead = BPF_CORE_READ(p, lead_thread);
+	e->hdr.tgid = BPF_CORE_READ(lead, tgid);
+	e->hdr.cgroup_id = kfd__task_cgroup_id(lead);
+	e->hdr.process_key = key;
+	BPF_CORE_READ_STR_INTO(&e->comm, lead, comm);
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("fentry/kfd_process_notifier_release")
+int BPF_PROG(fentry_kfd_process_notifier_release, struct mmu_notifier *mn, struct mm_struct *mm)
+{
+	return handle_process_exit(mn);
+}
+
+SEC("kprobe/kfd_process_notifier_release")
+int BPF_KPROBE(kprobe_kfd_process_notifier_release, struct mmu_notifier *mn, struct mm_struct *mm)
+{
+	return handle_process_exit(mn);
+}
