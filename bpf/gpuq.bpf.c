@@ -23,6 +23,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include <gpuq/abi.h>
+#include "events.bpf.h"
 #include "kfd_compat.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -79,12 +80,6 @@ struct gpuq_kfd_create_queue_args {
 #define KFD_IOC_QUEUE_TYPE_SDMA_XGMI 0x3
 #define KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID 0x4
 
-/* @brief lifecycle events for the agent (struct gpuq_*_event) */
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 2 * 1024 * 1024);
-} events SEC(".maps");
-
 /* @brief user queues created while the agent ran: live_key -> live_val */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -108,43 +103,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct create_call);
 } create_calls SEC(".maps");
-
-/* @brief events lost in the kernel, indexed by enum gpuq_drop_reason */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, GPUQ_DROP__MAX);
-	__type(key, __u32);
-	__type(value, __u64);
-} drops SEC(".maps");
-
-static __always_inline void count_drop(__u32 reason)
-{
-	__u64 *n = bpf_map_lookup_elem(&drops, &reason);
-
-	if (n)
-		*n += 1; /* per-CPU slot: no atomics needed */
-}
-
-static __always_inline void *reserve_event(__u64 size, __u16 type)
-{
-	struct gpuq_event_header *hdr = bpf_ringbuf_reserve(&events, size, 0);
-
-	if (!hdr) {
-		count_drop(GPUQ_DROP_RINGBUF_FULL);
-		return NULL;
-	}
-	/* ring memory is not zeroed; every byte of a record is defined */
-	__builtin_memset(hdr, 0, size);
-	hdr->type = type;
-	hdr->size = size;
-	hdr->ts_ns = bpf_ktime_get_ns();
-	return hdr;
-}
-
-static __always_inline __u32 current_tgid(void)
-{
-	return bpf_get_current_pid_tgid() >> 32;
-}
 
 static __always_inline __u32 queue_type_from_uapi(__u32 uapi_type)
 {

@@ -15,6 +15,7 @@
 #include "model/pipeline.h"
 #include "sources/bpf_source.h"
 #include "sources/capture.h"
+#include "sources/kfd_sysfs.h"
 #include "sources/replay_source.h"
 
 namespace gpuq {
@@ -26,6 +27,7 @@ constexpr const char* kNoPrivileges =
     "FILE";
 
 void Warn(const std::string& message) {
+  std::cout.flush();  // keep stdout and stderr in order on a terminal
   std::cerr << "gpuq-agent: " << message << "\n";
 }
 
@@ -103,12 +105,17 @@ void InstallSignalHandlers() {
 int RunOnce(const Options& options) {
   SourceSetup setup = MakeSource(options);
   if (setup.source == nullptr) {
-    Warn(setup.error);
-    if (!setup.replay) {
-      Warn("to see what the output looks like without amdkfd: gpuq-agent "
-           "--once --replay examples/default.gpuqcap");
+    if (setup.replay || !KfdPresent(options.paths.Kfd())) {
+      Warn(setup.error);
+      if (!setup.replay) {
+        Warn("to see what the output looks like without amdkfd: gpuq-agent "
+             "--once --replay examples/default.gpuqcap");
+      }
+      return 1;
     }
-    return 1;
+    // amdkfd is here but no hook is: its sysfs inventory still answers
+    // "which queues exist where", without lifecycle counters.
+    Warn(setup.error + "; showing the KFD sysfs inventory only");
   }
   Pipeline pipeline(PipelineOptionsFor(options, setup.replay),
                     std::move(setup.source));

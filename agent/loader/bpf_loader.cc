@@ -23,11 +23,11 @@ std::deque<std::string> log_lines;
 int KeepLibbpfLog(enum libbpf_print_level level, const char* format,
                   va_list args) {
   if (level == LIBBPF_DEBUG) return 0;
-  char buf[512];
+  char buf[8192];
   std::vsnprintf(buf, sizeof(buf), format, args);
   std::lock_guard<std::mutex> lock(log_mu);
   log_lines.emplace_back(buf);
-  if (log_lines.size() > 20) log_lines.pop_front();
+  if (log_lines.size() > 60) log_lines.pop_front();
   return 0;
 }
 
@@ -41,8 +41,11 @@ bpf_program* Program(gpuq_bpf* skel, const std::string& name) {
 }
 
 // Opens the skeleton with exactly the programs of `plans` set to load.
-gpuq_bpf* OpenFor(const std::vector<HookPlan>& plans, std::string* error) {
-  gpuq_bpf* skel = gpuq_bpf__open();
+gpuq_bpf* OpenFor(const std::vector<HookPlan>& plans, std::string* error,
+                  const std::string& btf_custom_path = "") {
+  LIBBPF_OPTS(bpf_object_open_opts, opts);
+  if (!btf_custom_path.empty()) opts.btf_custom_path = btf_custom_path.c_str();
+  gpuq_bpf* skel = gpuq_bpf__open_opts(&opts);
   if (skel == nullptr) {
     *error = fmt::format("cannot open the BPF object: {}", std::strerror(errno));
     return nullptr;
@@ -186,12 +189,13 @@ std::unique_ptr<BpfLoader> BpfLoader::Load(const Options& options,
   return loader;
 }
 
-std::string BpfLoader::VerifyPrograms(HookMode mode) {
+std::string BpfLoader::VerifyPrograms(HookMode mode,
+                                      const std::string& btf_custom_path) {
   InstallLogger();
   std::vector<HookPlan> plans;
   for (const HookSpec& spec : Hooks()) plans.push_back({&spec, mode, ""});
   std::string error;
-  gpuq_bpf* skel = OpenFor(plans, &error);
+  gpuq_bpf* skel = OpenFor(plans, &error, btf_custom_path);
   if (skel == nullptr) return error;
   const int err = gpuq_bpf__load(skel);
   gpuq_bpf__destroy(skel);

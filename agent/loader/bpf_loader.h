@@ -34,8 +34,11 @@ class BpfLoader {
 
   /// Loads (without attaching) every program of `mode` through the verifier.
   /// Returns the load error, "" on success. For the host BPF tier and
-  /// `check --verify`.
-  static std::string VerifyPrograms(HookMode mode);
+  /// `check --verify`. `btf_custom_path`, if set, replaces the kernel's BTF
+  /// for CO-RE relocation (tests use it to relocate against amdkfd layouts
+  /// on a host without amdgpu).
+  static std::string VerifyPrograms(HookMode mode,
+                                    const std::string& btf_custom_path = "");
 
   ~BpfLoader();
   BpfLoader(const BpfLoader&) = delete;

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * amdkfd as Debian's 6.1.192 amdgpu.ko describes it in BTF: only the structs
+ * and fields gpuq's CO-RE reads touch, at their real offsets
+ * (shared/design/kfd-probe-points.md, Appendix A). Compiled with -g into an
+ * object whose .BTF the host tests pass as btf_custom_path, so the verifier
+ * checks the full hook bodies on a host without amdgpu. Stands for the real
+ * module BTF; tests/kernel (QEMU, Debian kernels) covers the real one.
+ *
+ * 6.1 shape: queue->device is a struct kfd_dev (no struct kfd_node yet), the
+ * wptr/rptr fields are uint32_t pointers, is_active at +70.
+ */
+#include "vmlinux.h"
+
+enum kfd_queue_type {
+	KFD_QUEUE_TYPE_COMPUTE,
+	KFD_QUEUE_TYPE_SDMA,
+	KFD_QUEUE_TYPE_HIQ,
+	KFD_QUEUE_TYPE_DIQ,
+	KFD_QUEUE_TYPE_SDMA_XGMI,
+};
+enum kfd_queue_format { KFD_QUEUE_FORMAT_PM4, KFD_QUEUE_FORMAT_AQL };
+
+struct queue_properties {
+	enum kfd_queue_type type;
+	enum kfd_queue_format format;
+	unsigned int queue_id;
+	__u64 queue_address;
+	__u64 queue_size;
+	__u32 priority;
+	__u32 queue_percent;
+	__u32 *read_ptr;
+	__u32 *write_ptr;
+	void *doorbell_ptr;
+	__u32 doorbell_off;
+	bool is_interop;
+	bool is_evicted;
+	bool is_active;
+	bool is_gws;
+	char rest[64];
+};
+
+struct kfd_dev {
+	char head[96];
+	unsigned int id;
+};
+
+struct kfd_process {
+	char head[96];
+	struct task_struct *lead_thread;
+	struct mmu_notifier mmu_notifier;
+};
+
+struct queue {
+	char head[40];
+	struct queue_properties properties;
+	char mid[24];
+	struct kfd_process *process;
+	struct kfd_dev *device;
+};
+
+_Static_assert(__builtin_offsetof(struct queue_properties, write_ptr) == 48, "6.1 layout");
+_Static_assert(__builtin_offsetof(struct queue_properties, is_active) == 70, "6.1 layout");
+_Static_assert(__builtin_offsetof(struct queue, properties) == 40, "6.1 layout");
+_Static_assert(__builtin_offsetof(struct queue, process) == 200, "6.1 layout");
+_Static_assert(__builtin_offsetof(struct queue, device) == 208, "6.1 layout");
+_Static_assert(__builtin_offsetof(struct kfd_dev, id) == 96, "6.1 layout");
+_Static_assert(__builtin_offsetof(struct kfd_process, mmu_notifier) == 104, "6.1 layout");
+
+/* Globals make clang emit BTF for these types and all they reference. */
+struct queue gpuq_layout_queue;
+struct kfd_process gpuq_layout_process;
+struct kfd_dev gpuq_layout_dev;
+struct css_set gpuq_layout_css_set;
+struct kernfs_node gpuq_layout_kernfs_node;
+/* vmlinux types the hooks walk, emitted in full (a pointee alone is a FWD) */
+struct pt_regs gpuq_layout_pt_regs;
+struct task_struct gpuq_layout_task;
+struct cgroup gpuq_layout_cgroup;

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * amdkfd as Debian's 6.12.117 amdgpu.ko describes it in BTF (see
+ * kfd_layout_6_1.bpf.c for why this exists). 6.12 shape: queue->device is a
+ * struct kfd_node (6.5, multi-partition), struct kfd_dev still exists with
+ * an unrelated layout, wptr/rptr are void pointers, is_suspended and
+ * is_being_destroyed push is_active to +72, SDMA_BY_ENG_ID exists.
+ */
+#include "vmlinux.h"
+
+enum kfd_queue_type {
+	KFD_QUEUE_TYPE_COMPUTE,
+	KFD_QUEUE_TYPE_SDMA,
+	KFD_QUEUE_TYPE_HIQ,
+	KFD_QUEUE_TYPE_DIQ,
+	KFD_QUEUE_TYPE_SDMA_XGMI,
+	KFD_QUEUE_TYPE_SDMA_BY_ENG_ID,
+};
+enum kfd_queue_format { KFD_QUEUE_FORMAT_PM4, KFD_QUEUE_FORMAT_AQL };
+
+struct queue_properties {
+	enum kfd_queue_type type;
+	enum kfd_queue_format format;
+	unsigned int queue_id;
+	__u64 queue_address;
+	__u64 queue_size;
+	__u32 priority;
+	__u32 queue_percent;
+	void *read_ptr;
+	void *write_ptr;
+	void *doorbell_ptr;
+	__u32 doorbell_off;
+	bool is_interop;
+	bool is_evicted;
+	bool is_suspended;
+	bool is_being_destroyed;
+	bool is_active;
+	bool is_gws;
+	char rest[126];
+};
+
+struct kfd_dev {
+	char head[36];
+	unsigned int num_nodes; /* not the gpu_id: kfd_node has it now */
+};
+
+struct kfd_node {
+	char head[36];
+	unsigned int id;
+	char mid[176];
+	struct kfd_dev *kfd;
+};
+
+struct kfd_process {
+	char head[96];
+	struct task_struct *lead_thread;
+	struct mmu_notifier mmu_notifier;
+};
+
+struct queue {
+	char head[40];
+	struct queue_properties properties;
+	char mid[24];
+	struct kfd_process *process;
+	struct kfd_node *device;
+};
+
+_Static_assert(__builtin_offsetof(struct queue_properties, write_ptr) == 48, "6.12 layout");
+_Static_assert(__builtin_offsetof(struct queue_properties, is_active) == 72, "6.12 layout");
+_Static_assert(__builtin_offsetof(struct queue, properties) == 40, "6.12 layout");
+_Static_assert(__builtin_offsetof(struct queue, process) == 264, "6.12 layout");
+_Static_assert(__builtin_offsetof(struct queue, device) == 272, "6.12 layout");
+_Static_assert(__builtin_offsetof(struct kfd_node, id) == 36, "6.12 layout");
+_Static_assert(__builtin_offsetof(struct kfd_node, kfd) == 216, "6.12 layout");
+_Static_assert(__builtin_offsetof(struct kfd_process, mmu_notifier) == 104, "6.12 layout");
+
+struct queue gpuq_layout_queue;
+struct kfd_process gpuq_layout_process;
+struct kfd_node gpuq_layout_node;
+struct kfd_dev gpuq_layout_dev;
+struct css_set gpuq_layout_css_set;
+struct kernfs_node gpuq_layout_kernfs_node;
+/* vmlinux types the hooks walk, emitted in full (a pointee alone is a FWD) */
+struct pt_regs gpuq_layout_pt_regs;
+struct task_struct gpuq_layout_task;
+struct cgroup gpuq_layout_cgroup;

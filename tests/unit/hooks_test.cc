@@ -1,0 +1,104 @@
+// Per-hook mode selection (loader/hooks.cc): fentry where BTF has the
+// function, kprobe where kallsyms has it, none with a reason otherwise.
+#include "loader/hooks.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+namespace gpuq {
+namespace {
+
+std::map<std::string, HookPlan> ByProbe(const std::vector<HookPlan>& plans) {
+  std::map<std::string, HookPlan> out;
+  for (const HookPlan& p : plans) out.emplace(p.spec->probe, p);
+  return out;
+}
+
+KernelFeatures AmdgpuKernel() {
+  KernelFeatures f;
+  f.vmlinux_btf = f.amdgpu_btf = f.kfd_types = f.kprobes = true;
+  f.amdgpu_loaded = f.kfd_sysfs = true;
+  for (const HookSpec& spec : Hooks()) {
+    f.kallsyms.insert(spec.function);
+    f.btf_funcs.insert(spec.function);
+  }
+  return f;
+}
+
+TEST(HooksTest, EveryHookHasBothTwins) {
+  for (const HookSpec& spec : Hooks()) {
+    EXPECT_FALSE(ProgramsOf(spec, HookMode::kFentry).empty()) << spec.probe;
+    EXPECT_EQ(ProgramsOf(spec, HookMode::kFentry).size(),
+              ProgramsOf(spec, HookMode::kKprobe).size())
+        << spec.probe << ": fentry and kprobe paths must cover the same";
+    EXPECT_TRUE(ProgramsOf(spec, HookMode::kNone).empty());
+  }
+}
+
+TEST(HooksTest, FentryWhereBtfHasTheFunction) {
+  for (const HookPlan& p : PlanHooks(AmdgpuKernel(), true)) {
+    EXPECT_EQ(p.mode, HookMode::kFentry) << p.spec->probe;
+  }
+}
+
+TEST(HooksTest, NoFentryFlagForcesKprobes) {
+  for (const HookPlan& p : PlanHooks(AmdgpuKernel(), false)) {
+    EXPECT_EQ(p.mode, HookMode::kKprobe) << p.spec->probe;
+  }
+}
+
+TEST(HooksTest, KprobeWhenFunctionHasNoBtf) {
+  KernelFeatures f = AmdgpuKernel();
+  f.btf_funcs.erase("uninit_queue");
+  const auto plans = ByProbe(PlanHooks(f, true));
+  EXPECT_EQ(plans.at("queue_destroy").mode, HookMode::kKprobe);
+  EXPECT_EQ(plans.at("queue_create").mode, HookMode::kFentry);
+}
+
+TEST(HooksTest, MissingFunctionIsReportedNotFatal) {
+  KernelFeatures f = AmdgpuKernel();
+  f.btf_funcs.erase("kfd_procfs_add_queue");
+  f.kallsyms.erase("kfd_procfs_add_queue");
+  const auto plans = ByProbe(PlanHooks(f, true));
+  EXPECT_EQ(plans.at("queue_create").mode, HookMode::kNone);
+  EXPECT_EQ(plans.at("queue_create").reason, "function not in this kernel");
+  // The others are unaffected; create_ioctl then carries creates.
+  EXPECT_EQ(plans.at("create_ioctl").mode, HookMode::kFentry);
+  EXPECT_EQ(plans.at("queue_destroy").mode, HookMode::kFentry);
+}
+
+TEST(HooksTest, WithoutAmdgpuBtfOnlyTheUapiHookRemains) {
+  KernelFeatures f = AmdgpuKernel();
+  f.amdgpu_btf = f.kfd_types = false;
+  f.btf_funcs.clear();  // module BTF gone: no FUNC records either
+  const auto plans = ByProbe(PlanHooks(f, true));
+  EXPECT_EQ(plans.at("create_ioctl").mode, HookMode::kKprobe);
+  for (const char* probe : {"queue_create", "queue_destroy", "process_exit"}) {
+    EXPECT_EQ(plans.at(probe).mode, HookMode::kNone) << probe;
+    EXPECT_NE(plans.at(probe).reason.find("no BTF for amdgpu"),
+              std::string::npos)
+        << plans.at(probe).reason;
+  }
+}
+
+TEST(HooksTest, NoAmdgpuAtAll) {
+  KernelFeatures f;  // this CI host: BTF, no kprobes, no amdgpu
+  f.vmlinux_btf = true;
+  for (const HookPlan& p : PlanHooks(f, true)) {
+    EXPECT_EQ(p.mode, HookMode::kNone) << p.spec->probe;
+    EXPECT_EQ(p.reason, "amdgpu is not loaded") << p.spec->probe;
+  }
+}
+
+TEST(HooksTest, KallsymsWithoutKprobeSupport) {
+  KernelFeatures f = AmdgpuKernel();
+  f.kprobes = false;
+  for (const HookPlan& p : PlanHooks(f, false)) {
+    EXPECT_EQ(p.mode, HookMode::kNone) << p.spec->probe;
+  }
+}
+
+}  // namespace
+}  // namespace gpuq
