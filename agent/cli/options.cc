@@ -79,6 +79,8 @@ std::optional<int> ParseOptions(int argc, char** argv, Options* out) {
                                    GPUQ_VERSION, GPUQ_GIT_COMMIT,
                                    GPUQ_ABI_VERSION));
   app.require_subcommand(0, 1);
+  // Global options (--replay, --host-root, ...) may follow a subcommand.
+  app.fallthrough();
 
   std::string host_root, sysfs_root, procfs_root, output = "table";
   std::string interval = "1s", reconcile = "10s", duration;

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Bad input gets one clear line and a non-zero exit, never a crash or a hang:
+# flags, captures, privileges, a kernel without amdkfd, a port in use.
+set -u
+AGENT=$1 SRC=$2
+. "$SRC/tests/lib/assert.sh"
+CAP=$SRC/examples/default.gpuqcap
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"; [ -n "${BG:-}" ] && kill "$BG" 2>/dev/null' EXIT
+
+# --- flags ---------------------------------------------------------------
+run "$AGENT" --bogus
+expect_rc "unknown flag" 2
+expect_err "unknown flag is named" "bogus"
+run "$AGENT" --once --interval soon
+expect_rc "bad duration" 2
+expect_err "bad duration is explained" "not a duration"
+run "$AGENT" --web.listen-address nowhere
+expect_rc "bad listen address" 2
+expect_err "bad listen address is explained" "HOST:PORT"
+run "$AGENT" --once --output yaml --replay "$CAP"
+expect_rc "unknown output format" 2
+run "$AGENT" --once --replay "$tmp/missing.gpuqcap"
+expect_rc "missing capture" 2
+expect_err "missing capture is named" "missing.gpuqcap"
+run "$AGENT" --reconcile-interval 0
+expect_rc "zero reconcile interval" 2
+run "$AGENT" --help
+expect_rc "--help" 0
+expect_out "--help lists --once" "--once"
+run "$AGENT" --version
+expect_rc "--version" 0
+expect_out "--version names the ABI" "event ABI [0-9]+"
+
+# --- captures --------------------------------------------------------------
+head -c 4096 /dev/urandom > "$tmp/garbage"
+run "$AGENT" --once --replay "$tmp/garbage"
+expect_rc "garbage capture" 1
+expect_err "garbage capture is explained" "not a gpuq capture"
+: > "$tmp/empty"
+run "$AGENT" --once --replay "$tmp/empty"
+expect_rc "empty capture" 1
+expect_err "empty capture is explained" "not a gpuq capture"
+# ABI version is the u32 at byte 8 of the header.
+cp "$CAP" "$tmp/abi99"
+printf '\x63\x00\x00\x00' | dd of="$tmp/abi99" bs=1 seek=8 conv=notrunc status=none
+run "$AGENT" --once --replay "$tmp/abi99"
+expect_rc "wrong ABI version" 1
+expect_err "wrong ABI version names both versions" "ABI version 99.*version 1"
+size=$(stat -c %s "$CAP")
+head -c $((size - 50)) "$CAP" > "$tmp/truncated"
+run "$AGENT" --once --replay "$tmp/truncated"
+expect_rc "truncated capture" 1
+expect_err "truncated capture says where and what to do" "truncated at byte [0-9]+.*--allow-truncated"
+run "$AGENT" --once --replay "$tmp/truncated" --allow-truncated --output prometheus
+expect_rc "--allow-truncated replays the complete records" 0
+expect_out "--allow-truncated output has queues" "^gpuq_queues\{"
+# Corrupt the size field of the first record (u16 at header_size + 2).
+cp "$CAP" "$tmp/corrupt"
+printf '\x03\x00' | dd of="$tmp/corrupt" bs=1 seek=$((40 + 2)) conv=notrunc status=none
+run "$AGENT" --once --replay "$tmp/corrupt"
+expect_rc "corrupt record" 1
+expect_err "corrupt record is located" "corrupt at byte 40"
+
+# --- kernel and privileges -------------------------------------------------
+if [ -e /sys/class/kfd/kfd ]; then
+  skip "no-amdkfd checks: this machine has amdkfd"
+else
+  run "$AGENT" --once
+  expect_rc "--once without amdkfd" 1
+  expect_err "--once without amdkfd says so" "amdkfd is not present"
+  expect_err "--once without amdkfd points to the bundled capture" "--replay examples/default.gpuqcap"
+  run "$AGENT" check
+  expect_rc "check without amdkfd" 1
+  expect_out "check lists every hook" "process_exit +kfd_process_notifier_release +none"
+fi
+if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null; then
+  nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all)
+  cp "$AGENT" "$tmp/agent" && chmod 755 "$tmp" "$tmp/agent"
+  run "${nobody[@]}" "$tmp/agent" check
+  expect_rc "check as an unprivileged user" 1
+  expect_err "unprivileged check says what is needed" "needs root"
+  run "${nobody[@]}" "$tmp/agent" --once --host-root "$SRC/tests/fixtures/root"
+  expect_rc "unprivileged --once on a host with amdkfd degrades to sysfs" 0
+  expect_err "unprivileged --once explains the degradation" "needs root.*sysfs inventory only"
+  cp "$CAP" "$tmp/cap" && chmod 644 "$tmp/cap"
+  run "${nobody[@]}" "$tmp/agent" --once --replay "$tmp/cap"
+  expect_rc "replay needs no privileges" 0
+else
+  skip "unprivileged checks: needs root and setpriv to drop privileges"
+fi
+
+# --- sysfs-only inventory on a fixture host (seeding with attribution) ------
+run "$AGENT" --once --host-root "$SRC/tests/fixtures/root" --output prometheus
+expect_rc "--once on the fixture host" 0
+expect_out "fixture queues attributed to the docker container" \
+  '^gpuq_queues\{container="3f6a9e2b1c8d",pod="",namespace="",gpu_id="[0-9]+",queue_type="compute"\} [1-9]'
+expect_out "fixture host process has an empty container label" '^gpuq_queues\{container="",'
+expect_out "fixture topology becomes gpu_info" '^gpuq_gpu_info\{gpu_id="45412"'
+expect_out "seeded queues are not counted as creates" '^gpuq_queue_creates_total\{container="3f6a9e2b1c8d".* 0$'
+expect_out "reconciliation found no drift" '^gpuq_reconcile_drift_queues\{gpu_id="45412"\} 0$'
+
+# --- port in use -------------------------------------------------------------
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$AGENT" --replay "$CAP" --web.listen-address "127.0.0.1:$port" > /dev/null 2>&1 &
+BG=$!
+for _ in $(seq 50); do curl -sf "http://127.0.0.1:$port/metrics" > /dev/null && break; sleep 0.1; done
+run "$AGENT" --replay "$CAP" --web.listen-address "127.0.0.1:$port"
+expect_rc "port in use" 1
+expect_err "port in use is explained" "cannot listen on 127.0.0.1:$port.*--web.listen-address"
+kill "$BG"; wait "$BG" 2>/dev/null; rc=$?
+if [ "$rc" = 0 ]; then pass "daemon exits 0 on SIGTERM"; else fail "daemon exit $rc on SIGTERM"; fi
+BG=
+summary
