@@ -124,6 +124,29 @@ static __always_inline void track_queue(struct live_key *key, struct live_val *v
 		count_drop(GPUQ_DROP_MAP_FULL);
 }
 
+/*
+ * Tracks a new queue and reserves its create record with the owner and
+ * identity fields filled; the caller adds what its hook knows, and submits.
+ */
+static __always_inline struct gpuq_queue_create_event *begin_create(struct live_key *key,
+								    struct live_val *val)
+{
+	struct gpuq_queue_create_event *e;
+
+	track_queue(key, val);
+	e = reserve_event(sizeof(*e), GPUQ_EV_QUEUE_CREATE);
+	if (!e)
+		return NULL;
+	e->hdr.tgid = val->tgid;
+	e->hdr.cgroup_id = val->cgroup_id;
+	e->hdr.process_key = key->process_key;
+	e->gpu_id = val->gpu_id;
+	e->queue_id = key->queue_id;
+	e->queue_type = val->queue_type;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	return e;
+}
+
 /* ---- queue_create ------------------------------------------------------ */
 
 static __always_inline int handle_queue_create(struct queue *q)
@@ -144,17 +167,10 @@ static __always_inline int handle_queue_create(struct queue *q)
 	val.tgid = BPF_CORE_READ(p, lead_thread, tgid);
 	val.gpu_id = kfd__queue_gpu_id(q);
 	val.queue_type = BPF_CORE_READ(q, properties.type);
-	track_queue(&key, &val);
 
-	e = reserve_event(sizeof(*e), GPUQ_EV_QUEUE_CREATE);
+	e = begin_create(&key, &val);
 	if (!e)
 		return 0;
-	e->hdr.tgid = val.tgid;
-	e->hdr.cgroup_id = val.cgroup_id;
-	e->hdr.process_key = key.process_key;
-	e->gpu_id = val.gpu_id;
-	e->queue_id = key.queue_id;
-	e->queue_type = val.queue_type;
 	e->queue_format = BPF_CORE_READ(q, properties.format);
 	e->ring_address = BPF_CORE_READ(q, properties.queue_address);
 	e->ring_size = BPF_CORE_READ(q, properties.queue_size);
@@ -162,7 +178,6 @@ static __always_inline int handle_queue_create(struct queue *q)
 	e->write_ptr = (__u64)BPF_CORE_READ(q, properties.write_ptr);
 	e->priority = BPF_CORE_READ(q, properties.priority);
 	e->percentage = BPF_CORE_READ(q, properties.queue_percent);
-	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	bpf_ringbuf_submit(e, 0);
 	return 0;
 }
@@ -206,17 +221,10 @@ static __always_inline void emit_ioctl_create(struct create_call *call,
 	val.tgid = current_tgid();
 	val.gpu_id = a->gpu_id;
 	val.queue_type = queue_type_from_uapi(a->queue_type);
-	track_queue(&key, &val);
 
-	e = reserve_event(sizeof(*e), GPUQ_EV_QUEUE_CREATE);
+	e = begin_create(&key, &val);
 	if (!e)
 		return;
-	e->hdr.tgid = val.tgid;
-	e->hdr.cgroup_id = val.cgroup_id;
-	e->hdr.process_key = key.process_key;
-	e->gpu_id = val.gpu_id;
-	e->queue_id = key.queue_id;
-	e->queue_type = val.queue_type;
 	e->queue_format = a->queue_type == KFD_IOC_QUEUE_TYPE_COMPUTE_AQL ? GPUQ_QUEUE_FORMAT_AQL
 									  : GPUQ_QUEUE_FORMAT_PM4;
 	e->ring_address = a->ring_base_address;
@@ -226,7 +234,6 @@ static __always_inline void emit_ioctl_create(struct create_call *call,
 	e->priority = a->queue_priority;
 	e->percentage = a->queue_percentage;
 	e->flags = GPUQ_CREATE_F_VIA_IOCTL;
-	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	bpf_ringbuf_submit(e, 0);
 }
 

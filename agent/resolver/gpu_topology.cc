@@ -22,10 +22,7 @@
 //    ("On multi-partition nodes, node id = location_id[31:28]").
 #include "resolver/gpu_topology.h"
 
-#include <dirent.h>
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -33,6 +30,8 @@
 #include <limits>
 #include <string_view>
 #include <utility>
+
+#include "common/sysfs_read.h"
 
 namespace gpuq {
 namespace {
@@ -43,65 +42,6 @@ static_assert(
     sizeof(gpuq_gpu_info_record) <=
         std::numeric_limits<decltype(gpuq_event_header{}.size)>::max(),
     "hdr.size must hold the record size");
-
-// Reads a whole small file into *out. Returns 0 or an errno value. Uses
-// read(2) rather than iostreams so callers can tell "gone" from "broken".
-int ReadWholeFile(const std::string& path, std::string* out) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return errno;
-  out->clear();
-  char buf[4096];
-  int err = 0;
-  for (;;) {
-    ssize_t n = read(fd, buf, sizeof(buf));
-    if (n > 0) {
-      out->append(buf, static_cast<size_t>(n));
-    } else if (n == 0) {
-      break;
-    } else if (errno != EINTR) {
-      err = errno;
-      break;
-    }
-  }
-  close(fd);
-  return err;
-}
-
-// A node that vanished under us (GPU hot-unplug or driver unload):
-// open() gives ENOENT, and a read of an already-open sysfs file whose
-// kernfs node was removed gives ENODEV (fs/kernfs/file.c,
-// kernfs_seq_start()).
-bool IsVanished(int err) { return err == ENOENT || err == ENODEV; }
-
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-std::string_view TrimTrailingSpace(std::string_view text) {
-  while (!text.empty() && IsSpace(text.back())) text.remove_suffix(1);
-  return text;
-}
-
-// Strict unsigned decimal: digits only, no sign, no overflow.
-bool ParseDecimal(std::string_view text, uint64_t* value) {
-  if (text.empty()) return false;
-  uint64_t v = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return false;
-    uint64_t digit = static_cast<uint64_t>(c - '0');
-    if (v > (std::numeric_limits<uint64_t>::max() - digit) / 10) return false;
-    v = v * 10 + digit;
-  }
-  *value = v;
-  return true;
-}
-
-bool ParseU32(std::string_view text, uint32_t* value) {
-  uint64_t v = 0;
-  if (!ParseDecimal(text, &v) || v > std::numeric_limits<uint32_t>::max()) {
-    return false;
-  }
-  *value = static_cast<uint32_t>(v);
-  return true;
-}
 
 // The `properties` keys we keep that kfd_topology.c prints as 32-bit.
 struct U32Property {
@@ -229,27 +169,6 @@ NodeResult ReadNode(const std::string& dir, uint32_t node, GpuNode* out,
   }
   *out = std::move(parsed);
   return NodeResult::kGpu;
-}
-
-// Lists the numeric entries of `dir`. Returns 0 or an errno value.
-int ListNumericEntries(const std::string& dir, std::vector<uint32_t>* out) {
-  DIR* d = opendir(dir.c_str());
-  if (d == nullptr) return errno;
-  out->clear();
-  int err = 0;
-  for (;;) {
-    errno = 0;  // readdir(3) signals errors only through errno
-    const dirent* entry = readdir(d);
-    if (entry == nullptr) {
-      err = errno;
-      break;
-    }
-    uint32_t n = 0;
-    if (ParseU32(entry->d_name, &n)) out->push_back(n);
-  }
-  closedir(d);
-  std::sort(out->begin(), out->end());
-  return err;
 }
 
 }  // namespace

@@ -21,11 +21,8 @@
 // cannot be read is skipped: the next reconciliation sees it again.
 #include "sources/kfd_sysfs.h"
 
-#include <dirent.h>
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -34,90 +31,10 @@
 #include <string_view>
 #include <utility>
 
+#include "common/sysfs_read.h"
+
 namespace gpuq {
 namespace {
-
-// Reads a whole small file into *out. Returns 0 or an errno value.
-int ReadWholeFile(const std::string& path, std::string* out) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return errno;
-  out->clear();
-  char buf[256];  // the files hold one number
-  int err = 0;
-  for (;;) {
-    ssize_t n = read(fd, buf, sizeof(buf));
-    if (n > 0) {
-      out->append(buf, static_cast<size_t>(n));
-    } else if (n == 0) {
-      break;
-    } else if (errno != EINTR) {
-      err = errno;
-      break;
-    }
-  }
-  close(fd);
-  return err;
-}
-
-// Strict unsigned decimal: digits only, no sign, no whitespace, no overflow.
-bool ParseDecimal(std::string_view text, uint64_t* value) {
-  if (text.empty()) return false;
-  uint64_t v = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return false;
-    uint64_t digit = static_cast<uint64_t>(c - '0');
-    if (v > (std::numeric_limits<uint64_t>::max() - digit) / 10) return false;
-    v = v * 10 + digit;
-  }
-  *value = v;
-  return true;
-}
-
-bool ParseU32(std::string_view text, uint32_t* value) {
-  uint64_t v = 0;
-  if (!ParseDecimal(text, &v) || v > std::numeric_limits<uint32_t>::max()) {
-    return false;
-  }
-  *value = static_cast<uint32_t>(v);
-  return true;
-}
-
-// A pid or queue id directory name: exactly what "%d" / "%u" print.
-bool ParseName(const char* name, uint32_t* value) {
-  return ParseU32(name, value);
-}
-
-// The content of a queue attribute. The kernel prints no newline, but one
-// (and other trailing whitespace) is tolerated.
-std::string_view AttrValue(std::string_view text) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ' ||
-                           text.back() == '\t' || text.back() == '\r')) {
-    text.remove_suffix(1);
-  }
-  return text;
-}
-
-// Lists the decimal-named entries of `dir`, ascending. Returns 0 or an errno
-// value. Sorting here is what makes ReadKfdQueues' result sorted.
-int ListNumericEntries(const std::string& dir, std::vector<uint32_t>* out) {
-  DIR* d = opendir(dir.c_str());
-  if (d == nullptr) return errno;
-  out->clear();
-  int err = 0;
-  for (;;) {
-    errno = 0;  // readdir(3) signals errors only through errno
-    const dirent* entry = readdir(d);
-    if (entry == nullptr) {
-      err = errno;
-      break;
-    }
-    uint32_t n = 0;
-    if (ParseName(entry->d_name, &n)) out->push_back(n);
-  }
-  closedir(d);
-  std::sort(out->begin(), out->end());
-  return err;
-}
 
 // Reads one decimal attribute of a queue directory. False if the file is
 // gone (ENOENT at open, ENODEV when the kernfs node is removed after open:
@@ -127,12 +44,13 @@ int ListNumericEntries(const std::string& dir, std::vector<uint32_t>* out) {
 bool ReadU64Attr(const std::string& path, uint64_t* value) {
   std::string text;
   return ReadWholeFile(path, &text) == 0 &&
-         ParseDecimal(AttrValue(text), value);
+         ParseDecimal(TrimTrailingSpace(text), value);
 }
 
 bool ReadU32Attr(const std::string& path, uint32_t* value) {
   std::string text;
-  return ReadWholeFile(path, &text) == 0 && ParseU32(AttrValue(text), value);
+  return ReadWholeFile(path, &text) == 0 &&
+         ParseU32(TrimTrailingSpace(text), value);
 }
 
 // Reads proc/<pid>/queues/<qid>/. False if any of its files cannot be read.

@@ -5,6 +5,12 @@
  * struct kfd_node (6.5, multi-partition), struct kfd_dev still exists with
  * an unrelated layout, wptr/rptr are void pointers, is_suspended and
  * is_being_destroyed push is_active to +72, SDMA_BY_ENG_ID exists.
+ *
+ * Built a second time with -DGPUQ_LAYOUT_BADTYPE as a NEGATIVE CONTROL:
+ * queue_properties.type declared as __u32 instead of the kernel's enum.
+ * libbpf must refuse to relocate that read, so loading against it must fail:
+ * proof that the layout tests relocate and verify the amdkfd reads rather
+ * than a dead branch.
  */
 #include "vmlinux.h"
 
@@ -19,7 +25,11 @@ enum kfd_queue_type {
 enum kfd_queue_format { KFD_QUEUE_FORMAT_PM4, KFD_QUEUE_FORMAT_AQL };
 
 struct queue_properties {
+#ifdef GPUQ_LAYOUT_BADTYPE
+	__u32 type;
+#else
 	enum kfd_queue_type type;
+#endif
 	enum kfd_queue_format format;
 	unsigned int queue_id;
 	__u64 queue_address;

@@ -1,0 +1,86 @@
+#include "common/sysfs_read.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <limits>
+
+namespace gpuq {
+
+int ReadWholeFile(const std::string& path, std::string* out) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  out->clear();
+  char buf[4096];
+  int err = 0;
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof(buf));
+    if (n > 0) {
+      out->append(buf, static_cast<size_t>(n));
+    } else if (n == 0) {
+      break;
+    } else if (errno != EINTR) {
+      err = errno;
+      break;
+    }
+  }
+  close(fd);
+  return err;
+}
+
+bool IsVanished(int err) { return err == ENOENT || err == ENODEV; }
+
+std::string_view TrimTrailingSpace(std::string_view text) {
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' ||
+                           text.back() == '\n' || text.back() == '\r')) {
+    text.remove_suffix(1);
+  }
+  return text;
+}
+
+bool ParseDecimal(std::string_view text, uint64_t* value) {
+  if (text.empty()) return false;
+  uint64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    const uint64_t digit = static_cast<uint64_t>(c - '0');
+    if (v > (std::numeric_limits<uint64_t>::max() - digit) / 10) return false;
+    v = v * 10 + digit;
+  }
+  *value = v;
+  return true;
+}
+
+bool ParseU32(std::string_view text, uint32_t* value) {
+  uint64_t v = 0;
+  if (!ParseDecimal(text, &v) || v > std::numeric_limits<uint32_t>::max()) {
+    return false;
+  }
+  *value = static_cast<uint32_t>(v);
+  return true;
+}
+
+int ListNumericEntries(const std::string& dir, std::vector<uint32_t>* out) {
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return errno;
+  out->clear();
+  int err = 0;
+  for (;;) {
+    errno = 0;  // readdir(3) signals errors only through errno
+    const dirent* entry = readdir(d);
+    if (entry == nullptr) {
+      err = errno;
+      break;
+    }
+    uint32_t n = 0;
+    if (ParseU32(entry->d_name, &n)) out->push_back(n);
+  }
+  closedir(d);
+  std::sort(out->begin(), out->end());
+  return err;
+}
+
+}  // namespace gpuq

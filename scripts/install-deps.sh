@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages gpuq-agent needs. `--test` adds what the
+# test tiers use. Idempotent; needs root (apt-get).
+set -euo pipefail
+BUILD=(build-essential cmake pkg-config git clang llvm bpftool libbpf-dev
+  libelf-dev zlib1g-dev prometheus-cpp-dev libcli11-dev libfmt-dev
+  nlohmann-json3-dev libcurl4-openssl-dev)
+TEST=(googletest libgtest-dev prometheus prometheus-node-exporter curl
+  python3 util-linux)
+want=("${BUILD[@]}")
+[ "${1:-}" = "--test" ] && want+=("${TEST[@]}")
+
+missing=()
+for p in "${want[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2> /dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#want[@]} packages present"
+  exit 0
+fi
+if [ "$(id -u)" != 0 ]; then
+  echo "install-deps: missing ${missing[*]}; run as root to install them" >&2
+  exit 1
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" > /dev/null

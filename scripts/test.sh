@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Every test tier: install, build, then ctest by tier. Tiers that need what
+# this machine lacks skip those checks with a message naming it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh --test
+scripts/build.sh
+cd "${GPUQ_BUILD_DIR:-build}"
+# unit (1), replay goldens and CLI (2), host BPF (3), /metrics e2e (6).
+ctest --output-on-failure --timeout 600 -L 'unit|replay|bpf|e2e'
