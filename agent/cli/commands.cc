@@ -108,8 +108,9 @@ int RunOnce(const Options& options) {
     if (setup.replay || !KfdPresent(options.paths.Kfd())) {
       Warn(setup.error);
       if (!setup.replay) {
-        Warn("to see what the output looks like without amdkfd: gpuq-agent "
-             "--once --replay examples/default.gpuqcap");
+        Warn(
+            "to see what the output looks like without amdkfd: gpuq-agent "
+            "--once --replay examples/default.gpuqcap");
       }
       return 1;
     }
@@ -123,7 +124,8 @@ int RunOnce(const Options& options) {
   PrintWarnings(pipeline.Start());
   std::atomic<bool>& stop = StopRequested();
   std::optional<std::chrono::steady_clock::time_point> deadline;
-  if (!setup.replay) deadline = std::chrono::steady_clock::now() + options.interval;
+  if (!setup.replay)
+    deadline = std::chrono::steady_clock::now() + options.interval;
   if (pipeline.Run(stop, deadline) == Pipeline::RunResult::kError) {
     Warn(pipeline.Error());
     return 1;
@@ -142,8 +144,9 @@ int RunDaemon(const Options& options) {
       return 1;
     }
     // Degrade, never crash-loop: serve the sysfs inventory and self-metrics.
-    Warn(setup.error + "; serving the KFD sysfs inventory and self-metrics "
-                       "only");
+    Warn(setup.error +
+         "; serving the KFD sysfs inventory and self-metrics "
+         "only");
   }
   Pipeline pipeline(PipelineOptionsFor(options, setup.replay),
                     std::move(setup.source));
@@ -189,8 +192,8 @@ int RunCheck(const Options& options) {
   std::unique_ptr<BpfLoader> loader;
   const bool privileged = HasBpfPrivileges();
   if (privileged) {
-    loader = BpfLoader::Load({options.paths, options.allow_fentry}, &status,
-                             &error);
+    loader =
+        BpfLoader::Load({options.paths, options.allow_fentry}, &status, &error);
   } else {
     for (const HookPlan& plan : PlanHooks(f, options.allow_fentry)) {
       status.push_back({plan.spec->probe, plan.spec->function,
@@ -208,9 +211,9 @@ int RunCheck(const Options& options) {
   if (options.verify) {
     for (HookMode mode : {HookMode::kFentry, HookMode::kKprobe}) {
       const std::string err = BpfLoader::VerifyPrograms(mode);
-      std::cout << fmt::format("verifier, {} programs: {}\n",
-                               HookModeName(mode),
-                               err.empty() ? "all accepted" : "refused: " + err);
+      std::cout << fmt::format(
+          "verifier, {} programs: {}\n", HookModeName(mode),
+          err.empty() ? "all accepted" : "refused: " + err);
     }
   }
   if (loader == nullptr) {

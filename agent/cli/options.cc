@@ -1,9 +1,9 @@
 #include "cli/options.h"
 
-#include <CLI/CLI.hpp>
-#include <gpuq/abi.h>
 #include <fmt/format.h>
+#include <gpuq/abi.h>
 
+#include <CLI/CLI.hpp>
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
@@ -74,10 +74,9 @@ std::optional<int> ParseOptions(int argc, char** argv, Options* out) {
       "(amdkfd) with eBPF.\n"
       "Without a subcommand it serves Prometheus metrics; --once prints a "
       "snapshot and exits."};
-  app.set_version_flag("--version",
-                       fmt::format("gpuq-agent {} ({}), event ABI {}",
-                                   GPUQ_VERSION, GPUQ_GIT_COMMIT,
-                                   GPUQ_ABI_VERSION));
+  app.set_version_flag(
+      "--version", fmt::format("gpuq-agent {} ({}), event ABI {}", GPUQ_VERSION,
+                               GPUQ_GIT_COMMIT, GPUQ_ABI_VERSION));
   app.require_subcommand(0, 1);
   // Global options (--replay, --host-root, ...) may follow a subcommand.
   app.fallthrough();

@@ -22,8 +22,8 @@ struct Options {
   std::chrono::milliseconds reconcile_interval{10000};
   OnceFormat output = OnceFormat::kTable;
   bool allow_fentry = true;
-  bool verify = false;                           ///< check --verify
-  std::string record_path;                       ///< record -o
+  bool verify = false;                                ///< check --verify
+  std::string record_path;                            ///< record -o
   std::optional<std::chrono::milliseconds> duration;  ///< record --duration
 };
 

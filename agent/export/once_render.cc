@@ -133,10 +133,10 @@ std::string RenderTable(const std::vector<MetricFamily>& families) {
       return it == m.end() ? 0.0 : it->second;
     };
     queues.Add({key.container.empty() ? "(host)" : key.container,
-                key.pod.empty() ? "-" : key.pod,
-                key.ns.empty() ? "-" : key.ns, key.gpu_id,
-                Num(get(row.queues, "compute")), Num(get(row.queues, "sdma")),
-                Num(other), Num(row.processes), Num(row.creates),
+                key.pod.empty() ? "-" : key.pod, key.ns.empty() ? "-" : key.ns,
+                key.gpu_id, Num(get(row.queues, "compute")),
+                Num(get(row.queues, "sdma")), Num(other), Num(row.processes),
+                Num(row.creates),
                 fmt::format("{}/{}", get(row.destroys, "ioctl"),
                             get(row.destroys, "process_exit"))});
   }
@@ -171,8 +171,8 @@ std::string RenderTable(const std::vector<MetricFamily>& families) {
       }
     }
   }
-  out += "dropped events:" + (drops.empty() ? std::string(" none") : drops) +
-         "\n";
+  out +=
+      "dropped events:" + (drops.empty() ? std::string(" none") : drops) + "\n";
   return out;
 }
 

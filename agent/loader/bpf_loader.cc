@@ -47,7 +47,8 @@ gpuq_bpf* OpenFor(const std::vector<HookPlan>& plans, std::string* error,
   if (!btf_custom_path.empty()) opts.btf_custom_path = btf_custom_path.c_str();
   gpuq_bpf* skel = gpuq_bpf__open_opts(&opts);
   if (skel == nullptr) {
-    *error = fmt::format("cannot open the BPF object: {}", std::strerror(errno));
+    *error =
+        fmt::format("cannot open the BPF object: {}", std::strerror(errno));
     return nullptr;
   }
   if (skel->rodata->gpuq_abi_version != GPUQ_ABI_VERSION) {
@@ -118,7 +119,8 @@ std::unique_ptr<BpfLoader> BpfLoader::Load(const Options& options,
   std::vector<bool> attached(plans.size(), false);
   std::vector<std::string> details(plans.size());
 
-  if (!AnyMode(plans, HookMode::kFentry) && !AnyMode(plans, HookMode::kKprobe)) {
+  if (!AnyMode(plans, HookMode::kFentry) &&
+      !AnyMode(plans, HookMode::kKprobe)) {
     report(attached, details);
     *error = !features.kfd_sysfs && !features.amdgpu_loaded
                  ? "amdkfd is not present on this kernel (no /sys/class/kfd, "
@@ -134,15 +136,15 @@ std::unique_ptr<BpfLoader> BpfLoader::Load(const Options& options,
   if (err != 0 && AnyMode(plans, HookMode::kFentry)) {
     // The kernel refused tracing programs (BTF present, trampolines not
     // allowed: lockdown, LSM, or too many args). Retry with kprobes.
-    const std::string why = fmt::format(
-        "fentry refused by this kernel ({}): kprobe fallback",
-        std::strerror(-err));
+    const std::string why =
+        fmt::format("fentry refused by this kernel ({}): kprobe fallback",
+                    std::strerror(-err));
     gpuq_bpf__destroy(loader->skel_);
     loader->skel_ = nullptr;
     for (size_t i = 0; i < plans.size(); ++i) {
       if (plans[i].mode != HookMode::kFentry) continue;
-      const bool kprobe_ok = features.kprobes &&
-                             features.kallsyms.count(plans[i].spec->function);
+      const bool kprobe_ok =
+          features.kprobes && features.kallsyms.count(plans[i].spec->function);
       plans[i].mode = kprobe_ok ? HookMode::kKprobe : HookMode::kNone;
       details[i] = why;
     }
@@ -165,8 +167,8 @@ std::unique_ptr<BpfLoader> BpfLoader::Load(const Options& options,
     for (const std::string& name : ProgramsOf(*plans[i].spec, plans[i].mode)) {
       bpf_link* link = bpf_program__attach(Program(loader->skel_, name));
       if (link == nullptr) {
-        failure = fmt::format("attaching {} failed: {}", name,
-                              std::strerror(errno));
+        failure =
+            fmt::format("attaching {} failed: {}", name, std::strerror(errno));
         break;
       }
       links.push_back(link);

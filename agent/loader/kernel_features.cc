@@ -13,8 +13,7 @@ namespace {
 bool Exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
 
 void ScanKallsyms(const std::string& path,
-                  const std::vector<std::string>& wanted,
-                  KernelFeatures* out) {
+                  const std::vector<std::string>& wanted, KernelFeatures* out) {
   const std::set<std::string> want(wanted.begin(), wanted.end());
   std::ifstream in(path);
   std::string line;
@@ -30,8 +29,8 @@ void ScanKallsyms(const std::string& path,
   }
 }
 
-void ScanBtf(const std::string& btf_dir,
-             const std::vector<std::string>& wanted, KernelFeatures* out) {
+void ScanBtf(const std::string& btf_dir, const std::vector<std::string>& wanted,
+             KernelFeatures* out) {
   btf* vmlinux = btf__parse((btf_dir + "/vmlinux").c_str(), nullptr);
   if (libbpf_get_error(vmlinux) != 0) return;
   out->vmlinux_btf = true;

@@ -17,10 +17,10 @@ struct KernelFeatures {
   /// amdkfd's structs are described by some BTF (module, or vmlinux when
   /// amdgpu is built in): CO-RE reads of queue/kfd_process can relocate.
   bool kfd_types = false;
-  bool kprobes = false;        ///< the kernel can create kprobes
-  bool amdgpu_loaded = false;  ///< amdgpu symbols in kallsyms
-  bool kfd_sysfs = false;      ///< <sysfs>/class/kfd/kfd
-  std::set<std::string> kallsyms;  ///< asked-for functions present in kallsyms
+  bool kprobes = false;             ///< the kernel can create kprobes
+  bool amdgpu_loaded = false;       ///< amdgpu symbols in kallsyms
+  bool kfd_sysfs = false;           ///< <sysfs>/class/kfd/kfd
+  std::set<std::string> kallsyms;   ///< asked-for functions present in kallsyms
   std::set<std::string> btf_funcs;  ///< asked-for functions with a BTF FUNC
 };
 

@@ -72,8 +72,8 @@ void Model::AdoptSeeded(uint64_t process_key, uint32_t tgid) {
 }
 
 void Model::OnCreate(const gpuq_queue_create_event& e) {
-  const bool seeded = (e.flags & GPUQ_CREATE_F_SEEDED) != 0 ||
-                      !IsKernelKey(e.hdr.process_key);
+  const bool seeded =
+      (e.flags & GPUQ_CREATE_F_SEEDED) != 0 || !IsKernelKey(e.hdr.process_key);
   uint64_t process_key = e.hdr.process_key;
   if (seeded) {
     // Join the process if it is already known by its kernel key (a queue

@@ -46,7 +46,7 @@ struct ProcessState {
   uint32_t tgid = 0;
   uint64_t cgroup_id = 0;
   std::string comm;
-  bool exited = false;               ///< its mm is gone; teardown pending
+  bool exited = false;  ///< its mm is gone; teardown pending
   std::map<uint32_t, uint32_t> queues_per_gpu;  ///< gpu_id -> live queues
   std::set<uint32_t> queue_ids;
 };
@@ -86,8 +86,8 @@ struct ModelDrops {
 
 /// Result of comparing the model with KFD sysfs.
 struct ReconcileDiff {
-  std::vector<SysfsQueue> missing_in_model;  ///< in sysfs, not in the model
-  std::vector<QueueState> missing_in_sysfs;  ///< in the model, not in sysfs
+  std::vector<SysfsQueue> missing_in_model;   ///< in sysfs, not in the model
+  std::vector<QueueState> missing_in_sysfs;   ///< in the model, not in sysfs
   std::map<uint32_t, int64_t> drift_per_gpu;  ///< model minus sysfs, per gpu
 };
 

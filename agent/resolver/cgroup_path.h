@@ -10,8 +10,9 @@ namespace gpuq {
 /// What a cgroup path says about the container a process runs in.
 struct ContainerIdentity {
   std::string container_id;  ///< full id as the runtime names it; "" = host
-  std::string runtime;       ///< "docker", "containerd", "cri-o", "podman"; "" = host
-  std::string pod_uid;       ///< Kubernetes pod UID (dashed form), "" if none
+  std::string
+      runtime;  ///< "docker", "containerd", "cri-o", "podman"; "" = host
+  std::string pod_uid;  ///< Kubernetes pod UID (dashed form), "" if none
 
   bool InContainer() const { return !container_id.empty(); }
   /// The `container` label value for now: the first 12 characters of the id.

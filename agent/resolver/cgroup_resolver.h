@@ -21,7 +21,8 @@ class CgroupResolver {
  public:
   using Clock = std::function<std::chrono::steady_clock::time_point()>;
 
-  /// `cgroup_mount` is where hierarchies are mounted (HostPaths::CgroupMount()).
+  /// `cgroup_mount` is where hierarchies are mounted
+  /// (HostPaths::CgroupMount()).
   explicit CgroupResolver(
       std::string cgroup_mount,
       std::chrono::milliseconds min_rescan_interval = std::chrono::seconds(1),

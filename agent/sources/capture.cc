@@ -84,8 +84,8 @@ CaptureError ReadCapture(const std::string& path, Capture* out,
                          std::string* error) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    *error = fmt::format("cannot open capture {}: {}", path,
-                         std::strerror(errno));
+    *error =
+        fmt::format("cannot open capture {}: {}", path, std::strerror(errno));
     return CaptureError::kOpen;
   }
   const std::string data((std::istreambuf_iterator<char>(in)),
@@ -126,8 +126,8 @@ CaptureError ReadCapture(const std::string& path, Capture* out,
   while (offset < data.size()) {
     Event event;
     size_t consumed = 0;
-    const DecodeStatus status = Decode(data.data() + offset,
-                                       data.size() - offset, &event, &consumed);
+    const DecodeStatus status =
+        Decode(data.data() + offset, data.size() - offset, &event, &consumed);
     if (status == DecodeStatus::kTruncated) {
       *error = fmt::format(
           "capture {} is truncated at byte {} after {} complete records "
@@ -136,9 +136,9 @@ CaptureError ReadCapture(const std::string& path, Capture* out,
       return CaptureError::kTruncated;
     }
     if (status != DecodeStatus::kOk) {
-      *error = fmt::format("capture {} is corrupt at byte {} (record {}): {}",
-                           path, offset, out->events.size() + 1,
-                           DecodeStatusName(status));
+      *error =
+          fmt::format("capture {} is corrupt at byte {} (record {}): {}", path,
+                      offset, out->events.size() + 1, DecodeStatusName(status));
       return CaptureError::kCorrupt;
     }
     out->events.push_back(std::move(event));

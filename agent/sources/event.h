@@ -40,8 +40,7 @@ enum class DecodeStatus {
 
 /// Decodes one record at `data` (len bytes available). On kOk, `*consumed`
 /// is the record's size. Never reads past `len`.
-DecodeStatus Decode(const void* data, size_t len, Event* out,
-                    size_t* consumed);
+DecodeStatus Decode(const void* data, size_t len, Event* out, size_t* consumed);
 
 /// Serializes an event back to its ABI bytes (for capture files).
 std::string Encode(const Event& event);

@@ -13,8 +13,8 @@ struct SysfsQueue {
   uint32_t pid = 0;       ///< lead_thread pid in the init pid namespace
   uint32_t queue_id = 0;  ///< KFD queue id
   uint32_t gpu_id = 0;
-  uint32_t type = 0;      ///< kfd_queue_type (0 compute, 1 sdma, ...)
-  uint64_t size = 0;      ///< ring size in bytes
+  uint32_t type = 0;  ///< kfd_queue_type (0 compute, 1 sdma, ...)
+  uint64_t size = 0;  ///< ring size in bytes
 };
 
 /// True if `<kfd>` exists (amdkfd is loaded).

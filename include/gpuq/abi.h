@@ -60,14 +60,14 @@ enum gpuq_queue_format {
 
 enum gpuq_destroy_reason {
 	GPUQ_DESTROY_UNKNOWN = 0,
-	GPUQ_DESTROY_IOCTL = 1,        /* the owner destroyed it (AMDKFD_IOC_DESTROY_QUEUE) */
+	GPUQ_DESTROY_IOCTL = 1,	       /* the owner destroyed it (AMDKFD_IOC_DESTROY_QUEUE) */
 	GPUQ_DESTROY_PROCESS_EXIT = 2, /* torn down with its process (kworker) */
 	GPUQ_DESTROY__MAX,
 };
 
 /* Which kernel path produced a create record. */
 #define GPUQ_CREATE_F_VIA_IOCTL (1u << 0) /* fallback: exit of kfd_ioctl_create_queue */
-#define GPUQ_CREATE_F_SEEDED (1u << 1)    /* agent: queue found in KFD sysfs at start */
+#define GPUQ_CREATE_F_SEEDED (1u << 1)	  /* agent: queue found in KFD sysfs at start */
 
 /* The queue was not in the live-queue map: created before the agent started. */
 #define GPUQ_DESTROY_F_UNTRACKED (1u << 0)
@@ -80,27 +80,27 @@ enum gpuq_drop_reason {
 };
 
 struct gpuq_event_header {
-	__u16 type;        /* enum gpuq_event_type */
-	__u16 size;        /* whole record, header included, multiple of 8 */
-	__u32 tgid;        /* owner process, init pid namespace */
-	__u64 ts_ns;       /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
+	__u16 type;	   /* enum gpuq_event_type */
+	__u16 size;	   /* whole record, header included, multiple of 8 */
+	__u32 tgid;	   /* owner process, init pid namespace */
+	__u64 ts_ns;	   /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
 	__u64 cgroup_id;   /* owner's cgroup v2 id, cached at create */
 	__u64 process_key; /* struct kfd_process *: stable identity of the owner */
 };
 
 struct gpuq_queue_create_event {
 	struct gpuq_event_header hdr;
-	__u32 gpu_id;       /* KFD gpu_id (topology node's gpu_id) */
-	__u32 queue_id;     /* KFD queue id, unique within the owner process */
+	__u32 gpu_id;	    /* KFD gpu_id (topology node's gpu_id) */
+	__u32 queue_id;	    /* KFD queue id, unique within the owner process */
 	__u32 queue_type;   /* enum gpuq_queue_type */
 	__u32 queue_format; /* enum gpuq_queue_format */
 	__u64 ring_address; /* user VA of the ring */
 	__u64 ring_size;    /* bytes */
-	__u64 read_ptr;     /* user VA of the read index (ROCr: amd_queue_t+128) */
+	__u64 read_ptr;	    /* user VA of the read index (ROCr: amd_queue_t+128) */
 	__u64 write_ptr;    /* user VA of the write index (ROCr: amd_queue_t+56) */
-	__u32 priority;     /* 0..15 */
+	__u32 priority;	    /* 0..15 */
 	__u32 percentage;   /* 0..100; 0 means inactive */
-	__u32 flags;        /* GPUQ_CREATE_F_* */
+	__u32 flags;	    /* GPUQ_CREATE_F_* */
 	__u32 pad;
 	char comm[GPUQ_COMM_LEN];
 };
@@ -122,9 +122,9 @@ struct gpuq_process_exit_event {
 
 struct gpuq_queue_create_failed_event {
 	struct gpuq_event_header hdr;
-	__u32 gpu_id;     /* as requested by user space */
+	__u32 gpu_id;	  /* as requested by user space */
 	__u32 queue_type; /* enum gpuq_queue_type, converted from the uapi type */
-	__s32 error;      /* negative errno returned by the ioctl */
+	__s32 error;	  /* negative errno returned by the ioctl */
 	__u32 pad;
 	char comm[GPUQ_COMM_LEN];
 };
@@ -137,7 +137,7 @@ struct gpuq_gpu_info_record {
 	__u32 vendor_id;
 	__u32 device_id;
 	__u32 location_id; /* PCI bus << 8 | devfn */
-	__u32 domain;      /* PCI domain */
+	__u32 domain;	   /* PCI domain */
 	__u32 drm_render_minor;
 	__u32 gfx_target_version;
 	__u64 unique_id;
@@ -156,9 +156,9 @@ struct gpuq_cgroup_path_record {
 /* Capture file: this header, then records back to back. */
 #define GPUQ_CAPTURE_MAGIC "GPUQCAP1"
 struct gpuq_capture_header {
-	char magic[8];      /* GPUQ_CAPTURE_MAGIC, no NUL */
-	__u32 abi_version;  /* GPUQ_ABI_VERSION of the writer */
-	__u32 header_size;  /* sizeof(struct gpuq_capture_header) */
+	char magic[8];	   /* GPUQ_CAPTURE_MAGIC, no NUL */
+	__u32 abi_version; /* GPUQ_ABI_VERSION of the writer */
+	__u32 header_size; /* sizeof(struct gpuq_capture_header) */
 	__u64 start_realtime_ns;
 	__u64 start_monotonic_ns;
 	__u32 flags;
