@@ -195,6 +195,7 @@ int RunChild(const gpuq::ScaleParams& params, int node_port, int iterations) {
         return true;
       },
       &summary);
+  r["rss_state_mib"] = StatusMiB("self", "VmRSS");
   auto collectable = std::make_shared<gpuq::PipelineCollectable>(&pipeline);
   const prometheus::TextSerializer serializer;
   const std::string text = serializer.Serialize(collectable->Collect());
@@ -203,17 +204,6 @@ int RunChild(const gpuq::ScaleParams& params, int node_port, int iterations) {
   r["bytes"] = static_cast<double>(text.size());
   r["rss_mib"] = StatusMiB("self", "VmRSS");
   r["hwm_mib"] = StatusMiB("self", "VmHWM");
-
-  std::vector<double> collect_s, render_s;
-  for (int i = 0; i < iterations; ++i) {
-    const auto start = Clock::now();
-    const auto families = collectable->Collect();
-    collect_s.push_back(SecondsSince(start));
-    const std::string out = serializer.Serialize(families);
-    render_s.push_back(SecondsSince(start));
-  }
-  r["collect_ms"] = Median(collect_s) * 1e3;
-  r["render_ms"] = Median(render_s) * 1e3;
 
   std::string error;
   const auto server =
@@ -228,8 +218,14 @@ int RunChild(const gpuq::ScaleParams& params, int node_port, int iterations) {
     std::fprintf(stderr, "warm-up scrape failed\n");
     return 1;
   }
-  std::vector<double> gpuq_s, node_s;
-  for (int i = 0; i < iterations; ++i) {  // interleaved: A B A B ...
+  // Interleaved: render, gpuq GET, node_exporter GET, render, ...
+  std::vector<double> collect_s, render_s, gpuq_s, node_s;
+  for (int i = 0; i < iterations; ++i) {
+    const auto start = Clock::now();
+    const auto families = collectable->Collect();
+    collect_s.push_back(SecondsSince(start));
+    const std::string out = serializer.Serialize(families);
+    render_s.push_back(SecondsSince(start));
     gpuq_s.push_back(gpuq.Get());
     node_s.push_back(node.Get());
   }
@@ -238,6 +234,8 @@ int RunChild(const gpuq::ScaleParams& params, int node_port, int iterations) {
     std::fprintf(stderr, "a scrape failed\n");
     return 1;
   }
+  r["collect_ms"] = Median(collect_s) * 1e3;
+  r["render_ms"] = Median(render_s) * 1e3;
   r["http_series"] = static_cast<double>(CountSeries(gpuq.body()));
   r["http_bytes"] = static_cast<double>(gpuq.body().size());
   r["http_ms"] = Median(gpuq_s) * 1e3;
@@ -326,10 +324,8 @@ int main(int argc, char** argv) {
 
   // node_exporter with its default collectors, as it is usually deployed.
   const int port = FreeLoopbackPort();
-  const pid_t node =
-      Spawn({kNodeExporter, fmt::format("--web.listen-address=127.0.0."
-                                        "1:{}",
-                                        port)});
+  const std::string listen = fmt::format("127.0.0.1:{}", port);
+  const pid_t node = Spawn({kNodeExporter, "--web.listen-address=" + listen});
   {
     Scraper probe(port);
     if (!WaitServing(node, &probe)) {
@@ -346,7 +342,7 @@ int main(int argc, char** argv) {
   for (const auto& [containers, queues] : sizes) {
     params.containers = containers;
     params.queues_per_container = queues;
-    Results r;
+    Results r = {{"containers", containers}};
     if (!MeasureInChild(params, port, iterations, &r) ||
         !MeasureAgent(params, &r)) {
       std::fprintf(stderr, "measuring %u x %u failed\n", containers, queues);
@@ -358,15 +354,15 @@ int main(int argc, char** argv) {
   Stop(node);
 
   fmt::print(
-      "medians of {} iterations; HTTP scrapes interleaved gpuq, "
-      "node_exporter, gpuq, ...\n",
+      "medians of {} iterations, interleaved: render, gpuq GET, "
+      "node_exporter GET, render, ...\n",
       iterations);
   for (const Results& r : results) {
     const double per_series_us = r.at("render_ms") * 1e3 / r.at("series");
     const double http_us = r.at("http_ms") * 1e3 / r.at("http_series");
     const double node_us = r.at("node_ms") * 1e3 / r.at("node_series");
-    fmt::print("\n{:.0f} queues over {} containers\n", r.at("live_queues"),
-               r.at("live_queues") / 10);
+    fmt::print("\n{:.0f} queues over {:.0f} containers\n", r.at("live_queues"),
+               r.at("containers"));
     fmt::print(
         "  render (Collect+Serialize): {:.0f} series, {:.0f} KiB, "
         "{:.2f} ms (Collect {:.2f} ms), {:.2f} us/series\n",
@@ -387,9 +383,10 @@ int main(int argc, char** argv) {
         "[{}: no worse than node_exporter]\n",
         http_us / node_us, Verdict(http_us <= node_us));
     fmt::print(
-        "  RSS bench child: {:.1f} MiB at start, {:.1f} MiB after "
-        "state + one render (VmHWM {:.1f})\n",
-        r.at("rss_start_mib"), r.at("rss_mib"), r.at("hwm_mib"));
+        "  RSS bench child: {:.1f} MiB at start, {:.1f} with the state, "
+        "{:.1f} after one render (VmHWM {:.1f})\n",
+        r.at("rss_start_mib"), r.at("rss_state_mib"), r.at("rss_mib"),
+        r.at("hwm_mib"));
     fmt::print(
         "  RSS gpuq-agent --replay: {:.1f} MiB (VmHWM {:.1f}), "
         "{:.0f} series served\n",

@@ -1,0 +1,22 @@
+#!/bin/sh
+# Builds the benchmarks if needed and runs both. Prints to stdout only: copy
+# the numbers into bench/README.md by hand, with the machine and the date.
+# BUILD_DIR overrides the build directory (default: build/ at the top).
+set -eu
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD_DIR:-$root/build}
+
+if [ ! -f "$build/CMakeCache.txt" ]; then
+  cmake -S "$root" -B "$build" -DGPUQ_BUILD_TESTS=ON
+fi
+cmake --build "$build" -j"$(nproc)" \
+  --target gpuq-bench-pipeline gpuq-bench-scale >/dev/null
+
+echo "== $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores," \
+  "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)," \
+  "kernel $(uname -r), commit $(git -C "$root" rev-parse --short=12 HEAD)"
+echo "== gpuq-bench-pipeline"
+"$build/bench/gpuq-bench-pipeline"
+echo
+echo "== gpuq-bench-scale"
+"$build/bench/gpuq-bench-scale"
