@@ -6,5 +6,6 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh --test
 scripts/build.sh
 cd "${GPUQ_BUILD_DIR:-build}"
-# unit (1), replay goldens and CLI (2), host BPF (3), /metrics e2e (6).
-ctest --output-on-failure --timeout 600 -L 'unit|replay|bpf|e2e'
+# unit (1), replay goldens and CLI (2), host BPF (3), /metrics e2e (6),
+# and lint (clang-format).
+ctest --output-on-failure --timeout 600 -L 'unit|replay|bpf|e2e|lint'

@@ -22,8 +22,8 @@ class FamilyBuilder {
         type_(type) {}
 
   void Add(const Labels& labels, double value) { series_[labels] += value; }
-  /// Creates the series at 0 if absent, so counters exist before they move.
-  void Touch(const Labels& labels) { series_[labels] += 0; }
+  /// Sets the series, for info metrics: 1 however many cgroups share it.
+  void Set(const Labels& labels, double value) { series_[labels] = value; }
 
   MetricFamily Build() const {
     MetricFamily family{name_, help_, type_, {}};
@@ -50,8 +50,8 @@ class FamilyBuilder {
 };
 
 const Attribution& AttributionOf(const Snapshot& s, uint64_t cgroup_id) {
-  static const Attribution kUnknown{kUnresolvedContainer, "", "", {}, "",
-                                    false};
+  static const Attribution kUnknown{
+      kUnresolvedContainer, "", "", {}, "", false};
   auto it = s.attributions.find(cgroup_id);
   return it != s.attributions.end() ? it->second : kUnknown;
 }
@@ -139,7 +139,7 @@ void AddInfoFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
       MetricType::Gauge);
   for (const auto& [cgroup, a] : s.attributions) {
     if (!a.identity.InContainer()) continue;
-    containers.Add(With(With(With(ContainerLabels(a), "container_id",
+    containers.Set(With(With(With(ContainerLabels(a), "container_id",
                                   a.identity.container_id),
                              "runtime", a.identity.runtime),
                         "pod_uid", a.identity.pod_uid),

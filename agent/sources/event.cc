@@ -35,6 +35,26 @@ Event CopyOut(const void* data) {
 
 size_t AlignUp8(size_t n) { return (n + 7) & ~size_t{7}; }
 
+// The record type of each alternative: Encode() writes it, so a header the
+// caller left inconsistent cannot produce a record that reads back as
+// another type.
+template <typename T>
+constexpr uint16_t TypeOf() {
+  if constexpr (std::is_same_v<T, gpuq_queue_create_event>) {
+    return GPUQ_EV_QUEUE_CREATE;
+  } else if constexpr (std::is_same_v<T, gpuq_queue_destroy_event>) {
+    return GPUQ_EV_QUEUE_DESTROY;
+  } else if constexpr (std::is_same_v<T, gpuq_process_exit_event>) {
+    return GPUQ_EV_PROCESS_EXIT;
+  } else if constexpr (std::is_same_v<T, gpuq_queue_create_failed_event>) {
+    return GPUQ_EV_QUEUE_CREATE_FAILED;
+  } else if constexpr (std::is_same_v<T, gpuq_gpu_info_record>) {
+    return GPUQ_EV_GPU_INFO;
+  } else {
+    return GPUQ_EV_CGROUP_PATH;
+  }
+}
+
 }  // namespace
 
 const gpuq_event_header& Header(const Event& event) {
@@ -124,7 +144,7 @@ std::string Encode(const Event& event) {
         if constexpr (std::is_same_v<T, CgroupPathRecord>) {
           gpuq_cgroup_path_record rec{};
           rec.hdr = e.hdr;
-          rec.hdr.type = GPUQ_EV_CGROUP_PATH;
+          rec.hdr.type = TypeOf<T>();
           rec.path_len = static_cast<uint32_t>(e.path.size());
           const size_t size = AlignUp8(sizeof(rec) + e.path.size());
           rec.hdr.size = static_cast<uint16_t>(size);
@@ -134,6 +154,7 @@ std::string Encode(const Event& event) {
           return out;
         } else {
           T copy = e;
+          copy.hdr.type = TypeOf<T>();
           copy.hdr.size = sizeof(T);
           return std::string(reinterpret_cast<const char*>(&copy), sizeof(T));
         }

@@ -146,7 +146,8 @@ TEST(AbiTest, CaptureHeaderLayout) {
   EXPECT_EQ(offsetof(gpuq_capture_header, reserved), 36u);
   EXPECT_EQ(sizeof(gpuq_capture_header), kCaptureHeaderSize);
   // The magic fills its field exactly, without a NUL.
-  EXPECT_EQ(std::strlen(GPUQ_CAPTURE_MAGIC), sizeof(gpuq_capture_header{}.magic));
+  EXPECT_EQ(std::strlen(GPUQ_CAPTURE_MAGIC),
+            sizeof(gpuq_capture_header{}.magic));
 }
 
 // Enum values are part of the ABI: the kernel side writes the numbers.
@@ -307,9 +308,7 @@ TEST(AbiTest, RoundTripQueueDestroy) {
   EXPECT_EQ(d.flags, GPUQ_DESTROY_F_UNTRACKED);
 }
 
-TEST(AbiTest, RoundTripProcessExit) {
-  ExpectRoundTrip(MakeExit(), kExitSize);
-}
+TEST(AbiTest, RoundTripProcessExit) { ExpectRoundTrip(MakeExit(), kExitSize); }
 
 TEST(AbiTest, RoundTripQueueCreateFailed) {
   ExpectRoundTrip(MakeCreateFailed(), kCreateFailedSize);
@@ -374,12 +373,12 @@ TEST(AbiTest, RoundTripCgroupPathEmpty) {
 
 // Header() gives the common header of every alternative.
 TEST(AbiTest, HeaderOfEveryAlternative) {
-  const std::vector<Event> events = {MakeCreate(),       MakeDestroy(),
-                                     MakeExit(),         MakeCreateFailed(),
-                                     MakeGpuInfo(),      MakeCgroupPath("/")};
-  const uint16_t types[] = {GPUQ_EV_QUEUE_CREATE,        GPUQ_EV_QUEUE_DESTROY,
-                            GPUQ_EV_PROCESS_EXIT,        GPUQ_EV_QUEUE_CREATE_FAILED,
-                            GPUQ_EV_GPU_INFO,            GPUQ_EV_CGROUP_PATH};
+  const std::vector<Event> events = {MakeCreate(),  MakeDestroy(),
+                                     MakeExit(),    MakeCreateFailed(),
+                                     MakeGpuInfo(), MakeCgroupPath("/")};
+  const uint16_t types[] = {GPUQ_EV_QUEUE_CREATE, GPUQ_EV_QUEUE_DESTROY,
+                            GPUQ_EV_PROCESS_EXIT, GPUQ_EV_QUEUE_CREATE_FAILED,
+                            GPUQ_EV_GPU_INFO,     GPUQ_EV_CGROUP_PATH};
   for (size_t i = 0; i < events.size(); ++i) {
     EXPECT_EQ(Header(events[i]).type, types[i]) << i;
     EXPECT_EQ(Header(events[i]).tgid, 4242u) << i;
@@ -395,9 +394,9 @@ TEST(AbiTest, DecodeConsumesOneRecord) {
             DecodeStatus::kOk);
   EXPECT_EQ(consumed, kDestroySize);
   EXPECT_TRUE(std::holds_alternative<gpuq_queue_destroy_event>(out));
-  ASSERT_EQ(Decode(bytes.data() + consumed, bytes.size() - consumed, &out,
-                   &consumed),
-            DecodeStatus::kOk);
+  ASSERT_EQ(
+      Decode(bytes.data() + consumed, bytes.size() - consumed, &out, &consumed),
+      DecodeStatus::kOk);
   EXPECT_EQ(consumed, kCreateSize);
   EXPECT_TRUE(std::holds_alternative<gpuq_queue_create_event>(out));
 }
@@ -468,14 +467,14 @@ TEST(AbiTest, DecodeSizeNotMultipleOfEightIsBadSize) {
 
 TEST(AbiTest, DecodeCgroupPathLongerThanRecordIsBadSize) {
   std::string bytes = Encode(MakeCgroupPath("/user.slice"));  // 56 bytes
-  const uint32_t path_len = 17;  // 40 + 17 > 56
+  const uint32_t path_len = 17;                               // 40 + 17 > 56
   std::memcpy(bytes.data() + offsetof(gpuq_cgroup_path_record, path_len),
               &path_len, sizeof(path_len));
   EXPECT_EQ(DecodeBytes(bytes, bytes.size()), DecodeStatus::kBadSize);
   // A huge length must not wrap the bounds check.
   const uint32_t huge = 0xfffffff8u;
-  std::memcpy(bytes.data() + offsetof(gpuq_cgroup_path_record, path_len),
-              &huge, sizeof(huge));
+  std::memcpy(bytes.data() + offsetof(gpuq_cgroup_path_record, path_len), &huge,
+              sizeof(huge));
   EXPECT_EQ(DecodeBytes(bytes, bytes.size()), DecodeStatus::kBadSize);
 }
 
@@ -523,9 +522,9 @@ TEST(AbiTest, LargerRecordDecodesForForwardCompatibility) {
 
   // Followed by another record: the next decode starts after the extension.
   bytes += Encode(MakeExit());
-  ASSERT_EQ(Decode(bytes.data() + consumed, bytes.size() - consumed, &out,
-                   &consumed),
-            DecodeStatus::kOk);
+  ASSERT_EQ(
+      Decode(bytes.data() + consumed, bytes.size() - consumed, &out, &consumed),
+      DecodeStatus::kOk);
   EXPECT_TRUE(std::holds_alternative<gpuq_process_exit_event>(out));
 }
 
@@ -563,6 +562,28 @@ TEST(AbiTest, DecodeStatusNamesAreDistinct) {
   EXPECT_NE(truncated, bad_size);
   EXPECT_NE(bad_size, unknown);
   EXPECT_NE(unknown, ok);
+}
+
+}  // namespace
+}  // namespace gpuq
+
+namespace gpuq {
+namespace {
+
+// Encode() writes the type of the alternative, whatever the header says.
+TEST(AbiTest, EncodeWritesTheTypeOfTheAlternative) {
+  gpuq_queue_destroy_event destroy{};
+  destroy.hdr.type = GPUQ_EV_QUEUE_CREATE;  // inconsistent on purpose
+  destroy.queue_id = 7;
+  const std::string bytes = Encode(destroy);
+  Event decoded;
+  size_t consumed = 0;
+  ASSERT_EQ(Decode(bytes.data(), bytes.size(), &decoded, &consumed),
+            DecodeStatus::kOk);
+  const auto* back = std::get_if<gpuq_queue_destroy_event>(&decoded);
+  ASSERT_NE(back, nullptr);
+  EXPECT_EQ(back->hdr.type, GPUQ_EV_QUEUE_DESTROY);
+  EXPECT_EQ(back->queue_id, 7u);
 }
 
 }  // namespace

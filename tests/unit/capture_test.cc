@@ -72,7 +72,8 @@ void WriteBytes(const std::string& path, const std::string& bytes) {
 // longer one), after removing `strip` (the file name, whose random part may
 // contain digits).
 bool MentionsNumber(std::string text, const std::string& strip, uint64_t n) {
-  for (size_t at; !strip.empty() && (at = text.find(strip)) != std::string::npos;) {
+  for (size_t at;
+       !strip.empty() && (at = text.find(strip)) != std::string::npos;) {
     text.erase(at, strip.size());
   }
   const std::string digits = std::to_string(n);
@@ -82,7 +83,8 @@ bool MentionsNumber(std::string text, const std::string& strip, uint64_t n) {
         at > 0 && std::isdigit(static_cast<unsigned char>(text[at - 1]));
     const size_t end = at + digits.size();
     const bool digit_after =
-        end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]));
+        end < text.size() &&
+        std::isdigit(static_cast<unsigned char>(text[end]));
     if (!digit_before && !digit_after) return true;
   }
   return false;
@@ -270,8 +272,7 @@ TEST(CaptureTest, OtherAbiVersionIsRejectedNamingBothVersions) {
 TEST(CaptureTest, TruncatedMidRecordKeepsCompleteRecords) {
   TempDir dir;
   const std::string path = dir.File("cut.gpuqcap");
-  const std::vector<Event> events = {Create(0, 1), Destroy(0, 2),
-                                     Create(1, 3)};
+  const std::vector<Event> events = {Create(0, 1), Destroy(0, 2), Create(1, 3)};
   WriteCapture(path, events);
   // Cut the third record in half, as a killed recorder would leave it.
   const size_t third_at =
@@ -403,8 +404,7 @@ TEST(CaptureTest, BundledCaptureTimelineLandmarks) {
   EXPECT_EQ(host_path->path, "/user.slice/user-1000.slice/session-3.scope");
 
   // Record 10: the seeded host queue.
-  const auto* seeded =
-      std::get_if<gpuq_queue_create_event>(&capture.events[9]);
+  const auto* seeded = std::get_if<gpuq_queue_create_event>(&capture.events[9]);
   ASSERT_NE(seeded, nullptr);
   EXPECT_EQ(seeded->flags & GPUQ_CREATE_F_SEEDED, GPUQ_CREATE_F_SEEDED);
   EXPECT_EQ(seeded->hdr.process_key, 0u);
@@ -419,8 +419,7 @@ TEST(CaptureTest, BundledCaptureTimelineLandmarks) {
   EXPECT_EQ(failed->error, -12);
 
   // Record 78: the host destroys the seeded queue, untracked, by ioctl.
-  const auto* last =
-      std::get_if<gpuq_queue_destroy_event>(&capture.events[77]);
+  const auto* last = std::get_if<gpuq_queue_destroy_event>(&capture.events[77]);
   ASSERT_NE(last, nullptr);
   EXPECT_EQ(last->hdr.tgid, 2817u);
   EXPECT_EQ(last->hdr.process_key, 0xffff888110e1b800ull);

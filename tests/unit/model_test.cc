@@ -1,0 +1,598 @@
+// Model (model/model.h): queue lifecycle counters and gauges, process
+// tracking, seeded queues from sysfs meeting their kernel identity later,
+// drops, and the sysfs diff. Events are built by hand, one behaviour each.
+#include "model/model.h"
+
+#include <gpuq/abi.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sources/event.h"
+#include "sources/kfd_sysfs.h"
+
+namespace gpuq {
+namespace {
+
+// Fake struct kfd_process pointers: canonical upper-half addresses.
+constexpr uint64_t kKeyA = 0xffff88811d208000ull;
+constexpr uint64_t kKeyB = 0xffff88811d20a800ull;
+constexpr uint64_t kKeyHost = 0xffff888110e1b800ull;
+
+constexpr uint64_t kCgroupVllm = 5861;
+constexpr uint64_t kCgroupHost = 4127;
+constexpr uint32_t kGpu1 = 11437;
+constexpr uint32_t kGpu2 = 23710;
+
+constexpr uint32_t kCompute = GPUQ_QUEUE_COMPUTE;
+constexpr uint32_t kSdma = GPUQ_QUEUE_SDMA;
+
+gpuq_event_header Hdr(uint16_t type, uint64_t pkey, uint32_t tgid,
+                      uint64_t cgroup) {
+  gpuq_event_header h{};
+  h.type = type;
+  h.tgid = tgid;
+  h.cgroup_id = cgroup;
+  h.process_key = pkey;
+  return h;
+}
+
+gpuq_queue_create_event Create(uint64_t pkey, uint32_t tgid, uint64_t cgroup,
+                               uint32_t gpu, uint32_t qid, uint32_t type) {
+  gpuq_queue_create_event e{};
+  e.hdr = Hdr(GPUQ_EV_QUEUE_CREATE, pkey, tgid, cgroup);
+  e.hdr.size = sizeof(e);
+  e.gpu_id = gpu;
+  e.queue_id = qid;
+  e.queue_type = type;
+  e.ring_size = 4096;
+  std::strncpy(e.comm, "pt_main_thread", sizeof(e.comm) - 1);
+  return e;
+}
+
+// A queue found in KFD sysfs at start: no kernel identity yet.
+gpuq_queue_create_event Seeded(uint32_t tgid, uint64_t cgroup, uint32_t gpu,
+                               uint32_t qid, uint32_t type) {
+  gpuq_queue_create_event e = Create(0, tgid, cgroup, gpu, qid, type);
+  e.flags = GPUQ_CREATE_F_SEEDED;
+  std::strncpy(e.comm, "hipcc_bench", sizeof(e.comm) - 1);
+  return e;
+}
+
+gpuq_queue_destroy_event Destroy(uint64_t pkey, uint32_t tgid, uint64_t cgroup,
+                                 uint32_t gpu, uint32_t qid, uint32_t type,
+                                 uint32_t reason = GPUQ_DESTROY_IOCTL,
+                                 uint32_t flags = 0) {
+  gpuq_queue_destroy_event e{};
+  e.hdr = Hdr(GPUQ_EV_QUEUE_DESTROY, pkey, tgid, cgroup);
+  e.hdr.size = sizeof(e);
+  e.gpu_id = gpu;
+  e.queue_id = qid;
+  e.queue_type = type;
+  e.reason = reason;
+  e.flags = flags;
+  return e;
+}
+
+gpuq_process_exit_event Exit(uint64_t pkey, uint32_t tgid, uint64_t cgroup) {
+  gpuq_process_exit_event e{};
+  e.hdr = Hdr(GPUQ_EV_PROCESS_EXIT, pkey, tgid, cgroup);
+  e.hdr.size = sizeof(e);
+  return e;
+}
+
+gpuq_queue_create_failed_event CreateFailed(uint32_t tgid, uint64_t cgroup,
+                                            uint32_t gpu, int32_t error) {
+  gpuq_queue_create_failed_event e{};
+  e.hdr = Hdr(GPUQ_EV_QUEUE_CREATE_FAILED, kKeyA, tgid, cgroup);
+  e.hdr.size = sizeof(e);
+  e.gpu_id = gpu;
+  e.queue_type = kCompute;
+  e.error = error;
+  return e;
+}
+
+gpuq_gpu_info_record GpuInfo(uint32_t gpu_id, uint32_t node) {
+  gpuq_gpu_info_record r{};
+  r.hdr.type = GPUQ_EV_GPU_INFO;
+  r.hdr.size = sizeof(r);
+  r.gpu_id = gpu_id;
+  r.node = node;
+  r.vendor_id = 0x1002;
+  r.device_id = 0x74a1;
+  r.location_id = 0x0500;
+  r.drm_render_minor = 128;
+  r.gfx_target_version = 90402;
+  r.unique_id = 0xcf39ab978c9c839aull;
+  r.simd_count = 1216;
+  r.num_xcc = 8;
+  std::strncpy(r.name, "gfx942", sizeof(r.name) - 1);
+  return r;
+}
+
+// The series cell, or an all-zero one if it does not exist.
+QueueSeries SeriesOf(const Model& m, uint64_t cgroup, uint32_t gpu,
+                     uint32_t type) {
+  auto it = m.queue_series().find({cgroup, gpu, type});
+  return it == m.queue_series().end() ? QueueSeries{} : it->second;
+}
+
+SysfsQueue Sysfs(uint32_t pid, uint32_t qid, uint32_t gpu) {
+  SysfsQueue q;
+  q.pid = pid;
+  q.queue_id = qid;
+  q.gpu_id = gpu;
+  q.type = kCompute;
+  q.size = 4096;
+  return q;
+}
+
+TEST(ModelTest, CreateCountsLiveAndCreatesPerSeries) {
+  Model m;
+  m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
+  m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, 1, kCompute));
+  m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, 2, kSdma));
+  m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu2, 3, kCompute));
+
+  EXPECT_EQ(m.live_queues(), 4u);
+  // Each (cgroup, gpu, type) is its own cell.
+  EXPECT_EQ(m.queue_series().size(), 3u);
+  const QueueSeries c1 = SeriesOf(m, kCgroupVllm, kGpu1, kCompute);
+  EXPECT_EQ(c1.live, 2u);
+  EXPECT_EQ(c1.creates, 2u);
+  const QueueSeries s1 = SeriesOf(m, kCgroupVllm, kGpu1, kSdma);
+  EXPECT_EQ(s1.live, 1u);
+  EXPECT_EQ(s1.creates, 1u);
+  const QueueSeries c2 = SeriesOf(m, kCgroupVllm, kGpu2, kCompute);
+  EXPECT_EQ(c2.live, 1u);
+  EXPECT_EQ(c2.creates, 1u);
+  for (uint64_t d : c1.destroys) EXPECT_EQ(d, 0u);
+}
+
+TEST(ModelTest, DestroyCountsByReasonUnderCreateLabels) {
+  Model m;
+  m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
+  m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, 1, kCompute));
+  m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, 2, kCompute));
+  m.Apply(
+      Destroy(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute, GPUQ_DESTROY_IOCTL));
+  m.Apply(Destroy(kKeyA, 100, kCgroupVllm, kGpu1, 1, kCompute,
+                  GPUQ_DESTROY_PROCESS_EXIT));
+  // An out-of-range reason from a newer kernel side is counted, as unknown.
+  m.Apply(Destroy(kKeyA, 100, kCgroupVllm, kGpu1, 2, kCompute, 99));
+
+  const QueueSeries s = SeriesOf(m, kCgroupVllm, kGpu1, kCompute);
+  EXPECT_EQ(s.live, 0u);
+  EXPECT_EQ(s.creates, 3u);
+  EXPECT_EQ(s.destroys[GPUQ_DESTROY_IOCTL], 1u);
+  EXPECT_EQ(s.destroys[GPUQ_DESTROY_PROCESS_EXIT], 1u);
+  EXPECT_EQ(s.destroys[GPUQ_DESTROY_UNKNOWN], 1u);
+  EXPECT_EQ(m.live_queues(), 0u);
+  EXPECT_EQ(m.drops().unknown_queue, 0u);
+}
+
+TEST(ModelTest, DestroyIsCountedWhereTheQueueWasCreated) {
+  // The destroy header carries other (stale) labels: the counter must land in
+  // the queue's own cell, or its gauge and counters would disagree.
+  Model m;
+  m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
+  m.Apply(Destroy(kKeyA, 100, /*cgroup=*/9999, /*gpu=*/kGpu2, 0, kSdma));
+  const QueueSeries s = SeriesOf(m, kCgroupVllm, kGpu1, kCompute);
+  EXPECT_EQ(s.live, 0u);
+  EXPECT_EQ(s.destroys[GPUQ_DESTROY_IOCTL], 1u);
+  EXPECT_EQ(m.queue_series().count({9999, kGpu2, kSdma}), 0u);
+}
+
+TEST(ModelTest, ProcessesTrackPerGpuQueuesUntilTheLastGoes) {
+  Model m;
+  m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
+  m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, 1, kSdma));
+  m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu2, 2, kCompute));
+
+  ASSERT_EQ(m.processes().size(), 1u);
+  const ProcessState& p = m.processes().at(kKeyA);
+  EXPECT_EQ(p.tgid, 100u);
+  EXPECT_EQ(p.cgroup_id, kCgroupVllm);
+  EXPECT_EQ(p.comm, "pt_main_thread");
+  EXPECT_FALSE(p.exited);
+  EXPECT_EQ(p.queues_per_gpu.at(kGpu1), 2u);
+  EXPECT_EQ(p.queues_per_gpu.at(kGpu2), 1u);
+  EXPECT_EQ(p.queue_ids, (std::set<uint32_t>{0, 1, 2}));
+
+  // Leaving a GPU drops that GPU from the process.
+  m.Apply(Destroy(kKeyA, 100, kCgroupVllm, kGpu2, 2, kCompute));
+  ASSERT_EQ(m.processes().size(), 1u);
+  EXPECT_EQ(m.processes().at(kKeyA).queues_per_gpu.count(kGpu2), 0u);
+  EXPECT_EQ(m.processes().at(kKeyA).queues_per_gpu.at(kGpu1), 2u);
+
+  m.Apply(Destroy(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
+  EXPECT_EQ(m.processes().size(), 1u);
+  m.Apply(Destroy(kKeyA, 100, kCgroupVllm, kGpu1, 1, kSdma));
+  EXPECT_TRUE(m.processes().empty()) << "no queues left: not a process";
+}
+
+TEST(ModelTest, TwoProcessesInOneCgroupOnOneGpu) {
+  // The processes gauge counts processes, not queues or cgroups.
+  Model m;
+  m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
+  m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, 1, kCompute));
+  m.Apply(Create(kKeyB, 101, kCgroupVllm, kGpu1, 0, kCompute));
+  ASSERT_EQ(m.processes().size(), 2u);
+  EXPECT_EQ(m.processes().at(kKeyA).queues_per_gpu.at(kGpu1), 2u);
+  EXPECT_EQ(m.processes().at(kKeyB).queues_per_gpu.at(kGpu1), 1u);
+  // Same queue id 0 in two processes: two queues, not a duplicate.
+  EXPECT_EQ(m.live_queues(), 3u);
+  EXPECT_EQ(m.drops().duplicate_create, 0u);
+  EXPECT_EQ(SeriesOf(m, kCgroupVllm, kGpu1, kCompute).live, 3u);
+}
+
+TEST(ModelTest, DestroyOfUnknownQueueCountsDrop) {
+  Model m;
+  m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
+  m.Apply(Destroy(kKeyA, 100, kCgroupVllm, kGpu1, 7, kCompute));
+  m.Apply(Destroy(kKeyB, 101, kCgroupVllm, kGpu1, 0, kCompute));
+  EXPECT_EQ(m.drops().unknown_queue, 2u);
+  // Nothing else moved: no destroy counted, the real queue still live.
+  const QueueSeries s = SeriesOf(m, kCgroupVllm, kGpu1, kCompute);
+  EXPECT_EQ(s.live, 1u);
+  EXPECT_EQ(s.destroys[GPUQ_DESTROY_IOCTL], 0u);
+  EXPECT_EQ(m.live_queues(), 1u);
+}
+
+TEST(ModelTest, DuplicateCreateCountsDropAndKeepsOneLive) {
+  // A second create of a live (process, qid) means a destroy was lost.
+  Model m;
+  m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
+  m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
+  EXPECT_EQ(m.drops().duplicate_create, 1u);
+  EXPECT_EQ(m.live_queues(), 1u);
+  EXPECT_EQ(SeriesOf(m, kCgroupVllm, kGpu1, kCompute).live, 1u);
+  ASSERT_EQ(m.processes().size(), 1u);
+  EXPECT_EQ(m.processes().at(kKeyA).queues_per_gpu.at(kGpu1), 1u);
+}
+
+TEST(ModelTest, DuplicateCreateOnOtherGpuMovesTheGauge) {
+  // The stale entry's gauge must go down where it was counted.
+  Model m;
+  m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
+  m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu2, 0, kSdma));
+  EXPECT_EQ(m.drops().duplicate_create, 1u);
+  EXPECT_EQ(SeriesOf(m, kCgroupVllm, kGpu1, kCompute).live, 0u);
+  EXPECT_EQ(SeriesOf(m, kCgroupVllm, kGpu2, kSdma).live, 1u);
+  EXPECT_EQ(m.live_queues(), 1u);
+}
+
+TEST(ModelTest, SeededQueueIsLiveButNotACreate) {
+  Model m;
+  m.Apply(Seeded(2817, kCgroupHost, kGpu2, 0, kCompute));
+  const QueueSeries s = SeriesOf(m, kCgroupHost, kGpu2, kCompute);
+  EXPECT_EQ(s.live, 1u);
+  EXPECT_EQ(s.creates, 0u) << "seeded queues are excluded from creates";
+  EXPECT_EQ(m.live_queues(), 1u);
+  ASSERT_EQ(m.processes().size(), 1u);
+  const ProcessState& p = m.processes().begin()->second;
+  EXPECT_EQ(p.tgid, 2817u);
+  EXPECT_EQ(p.comm, "hipcc_bench");
+  EXPECT_EQ(p.queues_per_gpu.at(kGpu2), 1u);
+}
+
+TEST(ModelTest, DestroyOfSeededQueueMatchesByTgid) {
+  // The queue existed before the agent: the kernel side did not have it in
+  // its map (UNTRACKED) but knows the real process key. The model must match
+  // it to the seeded queue by tgid + queue id, and count a destroy.
+  Model m;
+  m.Apply(Seeded(2817, kCgroupHost, kGpu2, 0, kCompute));
+  m.Apply(Destroy(kKeyHost, 2817, kCgroupHost, kGpu2, 0, kCompute,
+                  GPUQ_DESTROY_IOCTL, GPUQ_DESTROY_F_UNTRACKED));
+  const QueueSeries s = SeriesOf(m, kCgroupHost, kGpu2, kCompute);
+  EXPECT_EQ(s.live, 0u);
+  EXPECT_EQ(s.destroys[GPUQ_DESTROY_IOCTL], 1u);
+  EXPECT_EQ(m.drops().unknown_queue, 0u);
+  EXPECT_EQ(m.live_queues(), 0u);
+  EXPECT_TRUE(m.processes().empty());
+}
+
+TEST(ModelTest, DestroyOfSeededQueueRekeysItsProcess) {
+  // The destroy names the real key: the process's other seeded queues move
+  // under it, so later events by that key (exit, destroys) find them.
+  Model m;
+  m.Apply(Seeded(2817, kCgroupHost, kGpu2, 0, kCompute));
+  m.Apply(Seeded(2817, kCgroupHost, kGpu2, 1, kCompute));
+  m.Apply(Destroy(kKeyHost, 2817, kCgroupHost, kGpu2, 0, kCompute,
+                  GPUQ_DESTROY_IOCTL, GPUQ_DESTROY_F_UNTRACKED));
+  ASSERT_EQ(m.processes().size(), 1u);
+  ASSERT_EQ(m.processes().count(kKeyHost), 1u);
+  EXPECT_EQ(m.processes().at(kKeyHost).queue_ids, (std::set<uint32_t>{1}));
+  EXPECT_EQ(SeriesOf(m, kCgroupHost, kGpu2, kCompute).live, 1u);
+}
+
+TEST(ModelTest, DestroyWithoutKernelKeyMatchesSeededByTgid) {
+  // A destroy whose owner key is not a kernel pointer still reaches the
+  // seeded queue through its tgid.
+  Model m;
+  m.Apply(Seeded(2817, kCgroupHost, kGpu2, 0, kCompute));
+  m.Apply(Destroy(0, 2817, kCgroupHost, kGpu2, 0, kCompute, GPUQ_DESTROY_IOCTL,
+                  GPUQ_DESTROY_F_UNTRACKED));
+  EXPECT_EQ(m.drops().unknown_queue, 0u);
+  EXPECT_EQ(m.live_queues(), 0u);
+  EXPECT_EQ(
+      SeriesOf(m, kCgroupHost, kGpu2, kCompute).destroys[GPUQ_DESTROY_IOCTL],
+      1u);
+}
+
+TEST(ModelTest, DestroyOfSeededQueueDoesNotMatchOtherTgid) {
+  Model m;
+  m.Apply(Seeded(2817, kCgroupHost, kGpu2, 0, kCompute));
+  m.Apply(Destroy(kKeyHost, 2818, kCgroupHost, kGpu2, 0, kCompute,
+                  GPUQ_DESTROY_IOCTL, GPUQ_DESTROY_F_UNTRACKED));
+  EXPECT_EQ(m.drops().unknown_queue, 1u);
+  EXPECT_EQ(m.live_queues(), 1u);
+}
+
+TEST(ModelTest, LaterCreateAdoptsSeededProcess) {
+  // The bundled capture's host process: one seeded queue, then a real create
+  // with the kernel key. It is one process, not two.
+  Model m;
+  m.Apply(Seeded(2817, kCgroupHost, kGpu2, 0, kCompute));
+  m.Apply(Create(kKeyHost, 2817, kCgroupHost, kGpu2, 1, kCompute));
+  ASSERT_EQ(m.processes().size(), 1u);
+  ASSERT_EQ(m.processes().count(kKeyHost), 1u);
+  const ProcessState& p = m.processes().at(kKeyHost);
+  EXPECT_EQ(p.tgid, 2817u);
+  EXPECT_EQ(p.queues_per_gpu.at(kGpu2), 2u);
+  EXPECT_EQ(p.queue_ids, (std::set<uint32_t>{0, 1}));
+  const QueueSeries s = SeriesOf(m, kCgroupHost, kGpu2, kCompute);
+  EXPECT_EQ(s.live, 2u);
+  EXPECT_EQ(s.creates, 1u);
+
+  // Then the seeded queue goes, by its real key: README's end state for the
+  // host row (live 1, creates 1, destroys ioctl 1).
+  m.Apply(Destroy(kKeyHost, 2817, kCgroupHost, kGpu2, 0, kCompute,
+                  GPUQ_DESTROY_IOCTL, GPUQ_DESTROY_F_UNTRACKED));
+  const QueueSeries after = SeriesOf(m, kCgroupHost, kGpu2, kCompute);
+  EXPECT_EQ(after.live, 1u);
+  EXPECT_EQ(after.creates, 1u);
+  EXPECT_EQ(after.destroys[GPUQ_DESTROY_IOCTL], 1u);
+  EXPECT_EQ(m.drops().unknown_queue, 0u);
+  ASSERT_EQ(m.processes().size(), 1u);
+  EXPECT_EQ(m.processes().at(kKeyHost).queue_ids, (std::set<uint32_t>{1}));
+}
+
+TEST(ModelTest, SeededQueueJoinsProcessKnownByKernelKey) {
+  // Reconciliation seeds a queue of a process the model already knows by its
+  // kernel key (say a create was lost): it must join that process.
+  Model m;
+  m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
+  m.Apply(Seeded(100, kCgroupVllm, kGpu1, 1, kSdma));
+  ASSERT_EQ(m.processes().size(), 1u);
+  const ProcessState& p = m.processes().at(kKeyA);
+  EXPECT_EQ(p.queues_per_gpu.at(kGpu1), 2u);
+  EXPECT_EQ(p.queue_ids, (std::set<uint32_t>{0, 1}));
+  EXPECT_EQ(SeriesOf(m, kCgroupVllm, kGpu1, kSdma).live, 1u);
+  EXPECT_EQ(SeriesOf(m, kCgroupVllm, kGpu1, kSdma).creates, 0u);
+
+  // Its destroy, by kernel key, finds it.
+  m.Apply(Destroy(kKeyA, 100, kCgroupVllm, kGpu1, 1, kSdma));
+  EXPECT_EQ(m.drops().unknown_queue, 0u);
+  EXPECT_EQ(SeriesOf(m, kCgroupVllm, kGpu1, kSdma).live, 0u);
+}
+
+TEST(ModelTest, ProcessExitMarksExitedAndCountsPerCgroup) {
+  Model m;
+  m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
+  m.Apply(Create(kKeyB, 101, kCgroupVllm, kGpu1, 0, kCompute));
+  m.Apply(Exit(kKeyA, 100, kCgroupVllm));
+
+  EXPECT_EQ(m.process_exits().at(kCgroupVllm), 1u);
+  EXPECT_EQ(m.process_exits().count(kCgroupHost), 0u);
+  // The exit marker comes before the kworker frees the queues: the process
+  // stays, marked, with its queues live.
+  ASSERT_EQ(m.processes().count(kKeyA), 1u);
+  EXPECT_TRUE(m.processes().at(kKeyA).exited);
+  EXPECT_FALSE(m.processes().at(kKeyB).exited);
+  EXPECT_EQ(m.live_queues(), 2u);
+
+  // An exit of a process without queues still counts (KFD process went).
+  m.Apply(Exit(0xffff888100000000ull, 555, kCgroupHost));
+  EXPECT_EQ(m.process_exits().at(kCgroupHost), 1u);
+  EXPECT_EQ(m.process_exits().at(kCgroupVllm), 1u);
+}
+
+TEST(ModelTest, ExitThenProcessExitDestroysTearDown) {
+  // README trainer: exit, then the kworker destroys every queue.
+  Model m;
+  m.Apply(Create(kKeyA, 48211, 6342, kGpu1, 0, kCompute));
+  m.Apply(Create(kKeyA, 48211, 6342, kGpu1, 1, kCompute));
+  m.Apply(Create(kKeyA, 48211, 6342, kGpu1, 2, kSdma));
+  m.Apply(Exit(kKeyA, 48211, 6342));
+  m.Apply(Destroy(kKeyA, 48211, 6342, kGpu1, 0, kCompute,
+                  GPUQ_DESTROY_PROCESS_EXIT));
+  m.Apply(Destroy(kKeyA, 48211, 6342, kGpu1, 1, kCompute,
+                  GPUQ_DESTROY_PROCESS_EXIT));
+  EXPECT_EQ(m.processes().size(), 1u) << "one queue left";
+  m.Apply(
+      Destroy(kKeyA, 48211, 6342, kGpu1, 2, kSdma, GPUQ_DESTROY_PROCESS_EXIT));
+
+  EXPECT_TRUE(m.processes().empty());
+  EXPECT_EQ(m.live_queues(), 0u);
+  const QueueSeries c = SeriesOf(m, 6342, kGpu1, kCompute);
+  EXPECT_EQ(c.live, 0u);
+  EXPECT_EQ(c.creates, 2u);
+  EXPECT_EQ(c.destroys[GPUQ_DESTROY_PROCESS_EXIT], 2u);
+  EXPECT_EQ(c.destroys[GPUQ_DESTROY_IOCTL], 0u);
+  const QueueSeries s = SeriesOf(m, 6342, kGpu1, kSdma);
+  EXPECT_EQ(s.destroys[GPUQ_DESTROY_PROCESS_EXIT], 1u);
+  EXPECT_EQ(m.process_exits().at(6342), 1u);
+}
+
+TEST(ModelTest, ExitByKernelKeyReachesSeededProcess) {
+  Model m;
+  m.Apply(Seeded(2817, kCgroupHost, kGpu2, 0, kCompute));
+  m.Apply(Exit(kKeyHost, 2817, kCgroupHost));
+  ASSERT_EQ(m.processes().size(), 1u);
+  EXPECT_TRUE(m.processes().begin()->second.exited);
+  // And the teardown destroy finds the queue.
+  m.Apply(Destroy(kKeyHost, 2817, kCgroupHost, kGpu2, 0, kCompute,
+                  GPUQ_DESTROY_PROCESS_EXIT, GPUQ_DESTROY_F_UNTRACKED));
+  EXPECT_EQ(m.drops().unknown_queue, 0u);
+  EXPECT_EQ(SeriesOf(m, kCgroupHost, kGpu2, kCompute)
+                .destroys[GPUQ_DESTROY_PROCESS_EXIT],
+            1u);
+}
+
+TEST(ModelTest, CreateFailuresKeyedByCgroupGpuAndErrno) {
+  Model m;
+  m.Apply(CreateFailed(2817, kCgroupHost, kGpu2, -12));
+  m.Apply(CreateFailed(2817, kCgroupHost, kGpu2, -12));
+  m.Apply(CreateFailed(2817, kCgroupHost, kGpu2, -22));
+  m.Apply(CreateFailed(2817, kCgroupHost, kGpu1, -12));
+  m.Apply(CreateFailed(100, kCgroupVllm, kGpu2, -12));
+
+  const auto& f = m.create_failures();
+  EXPECT_EQ(f.size(), 4u);
+  EXPECT_EQ(f.at({kCgroupHost, kGpu2, -12}), 2u);
+  EXPECT_EQ(f.at({kCgroupHost, kGpu2, -22}), 1u);
+  EXPECT_EQ(f.at({kCgroupHost, kGpu1, -12}), 1u);
+  EXPECT_EQ(f.at({kCgroupVllm, kGpu2, -12}), 1u);
+  // A failure is not a queue.
+  EXPECT_EQ(m.live_queues(), 0u);
+  EXPECT_TRUE(m.queue_series().empty());
+}
+
+TEST(ModelTest, GpuInfoFillsGpuTable) {
+  Model m;
+  m.Apply(GpuInfo(kGpu1, 1));
+  m.Apply(GpuInfo(kGpu2, 2));
+  ASSERT_EQ(m.gpus().size(), 2u);
+  const GpuNode& n = m.gpus().at(kGpu1);
+  EXPECT_EQ(n.gpu_id, kGpu1);
+  EXPECT_EQ(n.node, 1u);
+  EXPECT_EQ(n.name, "gfx942");
+  EXPECT_EQ(n.vendor_id, 0x1002u);
+  EXPECT_EQ(n.device_id, 0x74a1u);
+  EXPECT_EQ(n.gfx_target_version, 90402u);
+  EXPECT_EQ(n.unique_id, 0xcf39ab978c9c839aull);
+  EXPECT_EQ(n.drm_render_minor, 128u);
+  EXPECT_EQ(n.PciAddress(), "0000:05:00.0");
+  EXPECT_EQ(m.gpus().at(kGpu2).node, 2u);
+  // A second record for the same gpu replaces the first.
+  m.Apply(GpuInfo(kGpu1, 9));
+  EXPECT_EQ(m.gpus().size(), 2u);
+  EXPECT_EQ(m.gpus().at(kGpu1).node, 9u);
+}
+
+TEST(ModelTest, EventsByTypeCountsEveryType) {
+  Model m;
+  gpuq_event_header path_hdr{};
+  path_hdr.type = GPUQ_EV_CGROUP_PATH;
+  path_hdr.cgroup_id = kCgroupHost;
+  m.Apply(GpuInfo(kGpu1, 1));
+  m.Apply(CgroupPathRecord{path_hdr, "/user.slice"});
+  m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
+  m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, 1, kCompute));
+  m.Apply(CreateFailed(100, kCgroupVllm, kGpu1, -12));
+  m.Apply(Destroy(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
+  // Unknown-queue destroys are still events processed.
+  m.Apply(Destroy(kKeyA, 100, kCgroupVllm, kGpu1, 42, kCompute));
+  m.Apply(Exit(kKeyA, 100, kCgroupVllm));
+
+  const auto& n = m.events_by_type();
+  EXPECT_EQ(n[GPUQ_EV_INVALID], 0u);
+  EXPECT_EQ(n[GPUQ_EV_QUEUE_CREATE], 2u);
+  EXPECT_EQ(n[GPUQ_EV_QUEUE_DESTROY], 2u);
+  EXPECT_EQ(n[GPUQ_EV_PROCESS_EXIT], 1u);
+  EXPECT_EQ(n[GPUQ_EV_QUEUE_CREATE_FAILED], 1u);
+  EXPECT_EQ(n[GPUQ_EV_GPU_INFO], 1u);
+  EXPECT_EQ(n[GPUQ_EV_CGROUP_PATH], 1u);
+  // A cgroup path is only counted: no queue, no process.
+  EXPECT_EQ(m.live_queues(), 1u);
+}
+
+TEST(ModelTest, DiffFindsMissingBothWaysAndSignedDrift) {
+  Model m;
+  m.Apply(Create(kKeyA, 10, kCgroupVllm, 1, 0, kCompute));
+  m.Apply(Create(kKeyA, 10, kCgroupVllm, 1, 1, kCompute));
+  m.Apply(Create(kKeyB, 20, kCgroupVllm, 2, 0, kCompute));
+  // sysfs: shares (10, 0); lacks (10, 1) and (20, 0); has (30, 5), (30, 6).
+  const std::vector<SysfsQueue> sysfs = {Sysfs(10, 0, 1), Sysfs(30, 5, 2),
+                                         Sysfs(30, 6, 3)};
+  const ReconcileDiff d = m.Diff(sysfs);
+
+  ASSERT_EQ(d.missing_in_model.size(), 2u);
+  std::vector<std::pair<uint32_t, uint32_t>> in_sysfs_only;
+  for (const SysfsQueue& q : d.missing_in_model) {
+    in_sysfs_only.emplace_back(q.pid, q.queue_id);
+  }
+  std::sort(in_sysfs_only.begin(), in_sysfs_only.end());
+  EXPECT_EQ(in_sysfs_only,
+            (std::vector<std::pair<uint32_t, uint32_t>>{{30, 5}, {30, 6}}));
+
+  ASSERT_EQ(d.missing_in_sysfs.size(), 2u);
+  std::vector<std::pair<uint32_t, uint32_t>> in_model_only;
+  for (const QueueState& q : d.missing_in_sysfs) {
+    in_model_only.emplace_back(q.tgid, q.queue_id);
+  }
+  std::sort(in_model_only.begin(), in_model_only.end());
+  EXPECT_EQ(in_model_only,
+            (std::vector<std::pair<uint32_t, uint32_t>>{{10, 1}, {20, 0}}));
+
+  // Model minus sysfs: gpu 1 has 2 vs 1, gpu 2 has 1 vs 1, gpu 3 has 0 vs 1.
+  auto drift = [&](uint32_t gpu) -> int64_t {
+    auto it = d.drift_per_gpu.find(gpu);
+    return it == d.drift_per_gpu.end() ? 0 : it->second;
+  };
+  EXPECT_EQ(drift(1), 1);
+  EXPECT_EQ(drift(2), 0);
+  EXPECT_EQ(drift(3), -1);
+}
+
+TEST(ModelTest, DiffMatchesSeededQueuesByTgid) {
+  Model m;
+  m.Apply(Seeded(2817, kCgroupHost, kGpu2, 0, kCompute));
+  m.Apply(Create(kKeyHost, 2817, kCgroupHost, kGpu2, 1, kCompute));
+  const ReconcileDiff d =
+      m.Diff({Sysfs(2817, 0, kGpu2), Sysfs(2817, 1, kGpu2)});
+  EXPECT_TRUE(d.missing_in_model.empty());
+  EXPECT_TRUE(d.missing_in_sysfs.empty());
+  for (const auto& [gpu, n] : d.drift_per_gpu) EXPECT_EQ(n, 0) << gpu;
+}
+
+TEST(ModelTest, DiffOfAgreeingEmptyStatesIsEmpty) {
+  Model m;
+  const ReconcileDiff d = m.Diff({});
+  EXPECT_TRUE(d.missing_in_model.empty());
+  EXPECT_TRUE(d.missing_in_sysfs.empty());
+  EXPECT_TRUE(d.drift_per_gpu.empty());
+}
+
+TEST(ModelTest, ForgetRemovesWithoutCountingADestroy) {
+  Model m;
+  m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
+  m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, 1, kCompute));
+  m.Forget(kKeyA, 0);
+
+  EXPECT_EQ(m.live_queues(), 1u);
+  const QueueSeries s = SeriesOf(m, kCgroupVllm, kGpu1, kCompute);
+  EXPECT_EQ(s.live, 1u);
+  EXPECT_EQ(s.creates, 2u);
+  for (uint64_t d : s.destroys) EXPECT_EQ(d, 0u);
+  EXPECT_EQ(m.drops().unknown_queue, 0u);
+  EXPECT_EQ(m.events_by_type()[GPUQ_EV_QUEUE_DESTROY], 0u);
+  EXPECT_EQ(m.processes().at(kKeyA).queue_ids, (std::set<uint32_t>{1}));
+
+  m.Forget(kKeyA, 1);
+  EXPECT_TRUE(m.processes().empty());
+  // Forgetting something absent is harmless.
+  m.Forget(kKeyA, 1);
+  EXPECT_EQ(m.live_queues(), 0u);
+  EXPECT_EQ(m.drops().unknown_queue, 0u);
+}
+
+}  // namespace
+}  // namespace gpuq

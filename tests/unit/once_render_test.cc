@@ -1,0 +1,238 @@
+// --once rendering (export/once_render.h) of a small, hand-built snapshot:
+// the table people read, the JSON scripts parse, and the exposition text
+// that must match /metrics exactly.
+#include "export/once_render.h"
+
+#include <gpuq/abi.h>
+#include <gtest/gtest.h>
+#include <prometheus/text_serializer.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "export/collector.h"
+#include "model/pipeline.h"
+
+namespace gpuq {
+namespace {
+
+using prometheus::MetricFamily;
+
+constexpr uint64_t kCgVllm = 1;
+constexpr uint64_t kCgHost = 2;
+
+Attribution Attr(const std::string& container, const std::string& path) {
+  Attribution a;
+  a.container = container;
+  a.cgroup_path = path;
+  a.resolved = true;
+  return a;
+}
+
+// vllm container on GPU 11437: 3 compute + 2 SDMA live, 6 creates, 1 ioctl
+// destroy, 1 process. Host on GPU 23710: 1 compute + 1 HIQ live, 2 creates,
+// 1 ioctl destroy, 2 processes. 10 events, 2 unknown-queue drops.
+Snapshot SmallSnapshot() {
+  Snapshot s;
+  s.source = "replay";
+  s.attributions[kCgVllm] = Attr("0124dd351391", "/system.slice/docker.scope");
+  s.attributions[kCgHost] = Attr("", "/user.slice");
+
+  QueueSeries compute;
+  compute.live = 3;
+  compute.creates = 4;
+  compute.destroys[GPUQ_DESTROY_IOCTL] = 1;
+  s.queue_series[{kCgVllm, 11437, GPUQ_QUEUE_COMPUTE}] = compute;
+  QueueSeries sdma;
+  sdma.live = 2;
+  sdma.creates = 2;
+  s.queue_series[{kCgVllm, 11437, GPUQ_QUEUE_SDMA}] = sdma;
+
+  QueueSeries host_compute;
+  host_compute.live = 1;
+  host_compute.creates = 1;
+  host_compute.destroys[GPUQ_DESTROY_IOCTL] = 1;
+  s.queue_series[{kCgHost, 23710, GPUQ_QUEUE_COMPUTE}] = host_compute;
+  QueueSeries host_hiq;
+  host_hiq.live = 1;
+  host_hiq.creates = 1;
+  s.queue_series[{kCgHost, 23710, GPUQ_QUEUE_HIQ}] = host_hiq;
+
+  s.processes[{kCgVllm, 11437}] = 1;
+  s.processes[{kCgHost, 23710}] = 2;
+
+  GpuNode gpu;
+  gpu.node = 1;
+  gpu.gpu_id = 11437;
+  gpu.name = "gfx942";
+  gpu.gfx_target_version = 90402;
+  gpu.location_id = 0x0500;
+  gpu.drm_render_minor = 128;
+  gpu.unique_id = 77;
+  s.gpus[11437] = gpu;
+
+  s.events_by_type[GPUQ_EV_QUEUE_CREATE] = 8;
+  s.events_by_type[GPUQ_EV_QUEUE_DESTROY] = 2;
+  s.model_drops.unknown_queue = 2;
+  return s;
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::vector<std::string> Fields(const std::string& line) {
+  std::vector<std::string> fields;
+  std::istringstream in(line);
+  for (std::string f; in >> f;) fields.push_back(f);
+  return fields;
+}
+
+// The first line whose first field is `first`, split into fields.
+std::vector<std::string> RowStartingWith(const std::string& text,
+                                         const std::string& first) {
+  for (const std::string& line : Lines(text)) {
+    const auto fields = Fields(line);
+    if (!fields.empty() && fields[0] == first) return fields;
+  }
+  return {};
+}
+
+bool HasLine(const std::string& text, const std::string& wanted) {
+  for (const std::string& line : Lines(text)) {
+    if (line == wanted) return true;
+  }
+  return false;
+}
+
+TEST(OnceRenderTest, ParseOnceFormat) {
+  EXPECT_EQ(ParseOnceFormat("table"), OnceFormat::kTable);
+  EXPECT_EQ(ParseOnceFormat("json"), OnceFormat::kJson);
+  EXPECT_EQ(ParseOnceFormat("prometheus"), OnceFormat::kPrometheus);
+  EXPECT_EQ(ParseOnceFormat(""), std::nullopt);
+  EXPECT_EQ(ParseOnceFormat("yaml"), std::nullopt);
+  EXPECT_EQ(ParseOnceFormat("json "), std::nullopt);
+}
+
+TEST(OnceRenderTest, TableHasHeaderHostRowAndRightNumbers) {
+  const std::string out =
+      RenderOnce(BuildFamilies(SmallSnapshot()), OnceFormat::kTable);
+  ASSERT_FALSE(out.empty());
+  EXPECT_EQ(Lines(out)[0], "gpuq-agent snapshot: source replay, 10 events")
+      << out;
+
+  EXPECT_EQ(RowStartingWith(out, "CONTAINER"),
+            (std::vector<std::string>{"CONTAINER", "POD", "NAMESPACE", "GPU_ID",
+                                      "COMPUTE", "SDMA", "OTHER", "PROCS",
+                                      "CREATED", "DESTROYED(ioctl/exit)"}))
+      << out;
+  // An empty container label is the host, shown as "(host)"; empty pod and
+  // namespace as "-". HIQ counts under OTHER.
+  EXPECT_EQ(RowStartingWith(out, "(host)"),
+            (std::vector<std::string>{"(host)", "-", "-", "23710", "1", "0",
+                                      "1", "2", "2", "1/0"}))
+      << out;
+  EXPECT_EQ(RowStartingWith(out, "0124dd351391"),
+            (std::vector<std::string>{"0124dd351391", "-", "-", "11437", "3",
+                                      "2", "0", "1", "6", "1/0"}))
+      << out;
+  EXPECT_TRUE(HasLine(out, "live queues: 7")) << out;
+
+  // The GPU table and the drop summary.
+  const auto gpu_row = RowStartingWith(out, "11437");
+  ASSERT_GE(gpu_row.size(), 4u) << out;
+  EXPECT_EQ(gpu_row[1], "1");
+  EXPECT_EQ(gpu_row[2], "gfx942");
+  EXPECT_EQ(gpu_row[3], "0000:05:00.0");
+  EXPECT_TRUE(HasLine(out, "dropped events: unknown_queue=2")) << out;
+}
+
+TEST(OnceRenderTest, TableOfEmptySnapshot) {
+  const std::string out =
+      RenderOnce(BuildFamilies(Snapshot{}), OnceFormat::kTable);
+  EXPECT_TRUE(HasLine(out, "live queues: 0")) << out;
+  EXPECT_TRUE(HasLine(out, "dropped events: none")) << out;
+  EXPECT_TRUE(HasLine(out, "(none known)")) << out;
+  EXPECT_TRUE(RowStartingWith(out, "(host)").empty()) << out;
+}
+
+TEST(OnceRenderTest, JsonHasContainersAndMetrics) {
+  const auto families = BuildFamilies(SmallSnapshot());
+  const std::string out = RenderOnce(families, OnceFormat::kJson);
+  nlohmann::json doc;
+  ASSERT_NO_THROW(doc = nlohmann::json::parse(out)) << out;
+
+  ASSERT_TRUE(doc["containers"].is_array());
+  ASSERT_EQ(doc["containers"].size(), 2u) << out;
+  const nlohmann::json* vllm = nullptr;
+  const nlohmann::json* host = nullptr;
+  for (const auto& c : doc["containers"]) {
+    if (c["container"] == "0124dd351391") vllm = &c;
+    if (c["container"] == "") host = &c;
+  }
+  ASSERT_NE(vllm, nullptr) << out;
+  ASSERT_NE(host, nullptr) << out;
+  EXPECT_EQ((*vllm)["pod"], "");
+  EXPECT_EQ((*vllm)["namespace"], "");
+
+  ASSERT_EQ((*vllm)["gpus"].size(), 1u);
+  const auto& g = (*vllm)["gpus"][0];
+  EXPECT_EQ(g["gpu_id"], "11437");
+  EXPECT_EQ(g["queues"]["compute"], 3);
+  EXPECT_EQ(g["queues"]["sdma"], 2);
+  EXPECT_EQ(g["processes"], 1);
+  EXPECT_EQ(g["creates"], 6);
+  EXPECT_EQ(g["destroys"]["ioctl"], 1);
+  EXPECT_EQ(g["destroys"]["process_exit"], 0);
+
+  ASSERT_EQ((*host)["gpus"].size(), 1u);
+  const auto& h = (*host)["gpus"][0];
+  EXPECT_EQ(h["gpu_id"], "23710");
+  EXPECT_EQ(h["queues"]["compute"], 1);
+  EXPECT_EQ(h["queues"]["hiq"], 1);
+  EXPECT_EQ(h["processes"], 2);
+
+  // metrics[]: every family, with its samples.
+  ASSERT_TRUE(doc["metrics"].is_array());
+  EXPECT_EQ(doc["metrics"].size(), families.size());
+  bool found = false;
+  for (const auto& m : doc["metrics"]) {
+    if (m["name"] != "gpuq_queues") continue;
+    found = true;
+    EXPECT_EQ(m["type"], "gauge");
+    ASSERT_TRUE(m["samples"].is_array());
+    EXPECT_EQ(m["samples"].size(), 4u);
+    double total = 0;
+    for (const auto& sample : m["samples"]) {
+      EXPECT_TRUE(sample["labels"].contains("queue_type"));
+      total += sample["value"].get<double>();
+    }
+    EXPECT_EQ(total, 7);
+  }
+  EXPECT_TRUE(found) << out;
+  for (const auto& m : doc["metrics"]) {
+    if (m["name"] == "gpuq_queue_creates_total") {
+      EXPECT_EQ(m["type"], "counter");
+    }
+  }
+}
+
+TEST(OnceRenderTest, PrometheusIsTheExpositionText) {
+  // --once --format prometheus must be exactly what /metrics serves.
+  const auto families = BuildFamilies(SmallSnapshot());
+  const std::string out = RenderOnce(families, OnceFormat::kPrometheus);
+  EXPECT_EQ(out, prometheus::TextSerializer().Serialize(families));
+  EXPECT_NE(out.find("gpuq_queues{"), std::string::npos) << out;
+  EXPECT_NE(out.find("# TYPE gpuq_queue_creates_total counter"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("_total_total"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace gpuq

@@ -1,0 +1,382 @@
+// Pipeline (model/pipeline.h) in replay mode: the bundled example capture
+// replayed to its end must give the end state examples/README.md works out
+// by hand. Plus what only the pipeline does: snapshot aggregation of
+// processes and recording.
+#include "model/pipeline.h"
+
+#include <gpuq/abi.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "export/collector.h"
+#include "sources/capture.h"
+#include "sources/fake_source.h"
+#include "sources/replay_source.h"
+
+#ifndef GPUQ_SOURCE_DIR
+#error "GPUQ_SOURCE_DIR must name the repository root"
+#endif
+
+namespace gpuq {
+namespace {
+
+namespace fs = std::filesystem;
+using prometheus::ClientMetric;
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+using LabelMap = std::map<std::string, std::string>;
+
+const std::string kBundled =
+    std::string(GPUQ_SOURCE_DIR) + "/examples/default.gpuqcap";
+
+// examples/README.md
+constexpr uint64_t kCgHost = 4127;
+constexpr uint64_t kCgVllm = 5861;
+constexpr uint64_t kCgTrainer = 6342;
+constexpr uint32_t kGpuIds[] = {11437, 23710, 30584, 39261,
+                                48090, 52417, 60833, 64512};
+constexpr uint32_t kHostGpu = 23710;
+constexpr uint32_t kTrainerGpu = 11437;
+const char* const kVllm = "0124dd351391";
+const char* const kTrainer = "f14ff07ef228";
+
+class TempDir {
+ public:
+  TempDir() {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern =
+        std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
+        "/gpuq_pipeline_XXXXXX";
+    if (::mkdtemp(pattern.data()) != nullptr) path_ = pattern;
+  }
+  ~TempDir() {
+    if (path_.empty()) return;
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+PipelineOptions Offline() {
+  PipelineOptions options;
+  options.use_sysfs = false;  // replay: no topology, seeding or reconcile
+  return options;
+}
+
+// Replays `capture` through a fresh pipeline to the end.
+std::unique_ptr<Pipeline> Replay(Capture capture,
+                                 CaptureWriter* recorder = nullptr) {
+  auto pipeline = std::make_unique<Pipeline>(
+      Offline(), std::make_unique<ReplayEventSource>(std::move(capture)));
+  if (recorder != nullptr) pipeline->RecordTo(recorder);
+  EXPECT_TRUE(pipeline->Start().empty());
+  std::atomic<bool> stop{false};
+  EXPECT_EQ(pipeline->Run(stop, std::nullopt), Pipeline::RunResult::kEof);
+  return pipeline;
+}
+
+Capture ReadBundled() {
+  Capture capture;
+  std::string error;
+  EXPECT_EQ(ReadCapture(kBundled, &capture, &error), CaptureError::kNone)
+      << error;
+  return capture;
+}
+
+const MetricFamily* Find(const std::vector<MetricFamily>& families,
+                         const std::string& name) {
+  for (const MetricFamily& f : families) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+// Sum of the series of `name` whose labels include all of `match`.
+double Sum(const std::vector<MetricFamily>& families, const std::string& name,
+           const LabelMap& match = {}) {
+  const MetricFamily* f = Find(families, name);
+  if (f == nullptr) {
+    ADD_FAILURE() << "no family " << name;
+    return -1;
+  }
+  double total = 0;
+  for (const ClientMetric& m : f->metric) {
+    std::map<std::string, std::string> labels;
+    for (const auto& l : m.label) labels[l.name] = l.value;
+    bool all = true;
+    for (const auto& [k, v] : match) {
+      auto it = labels.find(k);
+      if (it == labels.end() || it->second != v) all = false;
+    }
+    if (all) {
+      total += f->type == MetricType::Counter ? m.counter.value : m.gauge.value;
+    }
+  }
+  return total;
+}
+
+class PipelineReplayTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto pipeline = Replay(ReadBundled());
+    snapshot_ = new Snapshot(pipeline->TakeSnapshot());
+    families_ = new std::vector<MetricFamily>(BuildFamilies(*snapshot_));
+  }
+  static void TearDownTestSuite() {
+    delete snapshot_;
+    delete families_;
+    snapshot_ = nullptr;
+    families_ = nullptr;
+  }
+  static Snapshot* snapshot_;
+  static std::vector<MetricFamily>* families_;
+};
+Snapshot* PipelineReplayTest::snapshot_ = nullptr;
+std::vector<MetricFamily>* PipelineReplayTest::families_ = nullptr;
+
+TEST_F(PipelineReplayTest, LiveQueues) {
+  const auto& f = *families_;
+  EXPECT_EQ(Sum(f, "gpuq_queues"), 41);
+  EXPECT_EQ(Sum(f, "gpuq_queues", {{"queue_type", "compute"}}), 25);
+  EXPECT_EQ(Sum(f, "gpuq_queues", {{"queue_type", "sdma"}}), 16);
+  // Per container.
+  EXPECT_EQ(Sum(f, "gpuq_queues", {{"container", kVllm}}), 40);
+  EXPECT_EQ(Sum(f, "gpuq_queues", {{"container", kTrainer}}), 0);
+  EXPECT_EQ(Sum(f, "gpuq_queues", {{"container", ""}}), 1);
+  EXPECT_EQ(Sum(f, "gpuq_queues", {{"container", "unresolved"}}), 0);
+  // Per GPU: node 2 has the host's queue on top of vllm's five.
+  for (uint32_t gpu : kGpuIds) {
+    const std::string id = std::to_string(gpu);
+    const double compute = gpu == kHostGpu ? 4 : 3;
+    EXPECT_EQ(Sum(f, "gpuq_queues", {{"gpu_id", id}}), compute + 2) << gpu;
+    EXPECT_EQ(
+        Sum(f, "gpuq_queues", {{"gpu_id", id}, {"queue_type", "compute"}}),
+        compute)
+        << gpu;
+    EXPECT_EQ(Sum(f, "gpuq_queues", {{"gpu_id", id}, {"queue_type", "sdma"}}),
+              2)
+        << gpu;
+  }
+}
+
+TEST_F(PipelineReplayTest, LifecycleCounters) {
+  const auto& f = *families_;
+  EXPECT_EQ(Sum(f, "gpuq_queue_creates_total"), 52);
+  EXPECT_EQ(Sum(f, "gpuq_queue_creates_total", {{"container", kVllm}}), 48);
+  EXPECT_EQ(Sum(f, "gpuq_queue_creates_total",
+                {{"container", kVllm}, {"queue_type", "compute"}}),
+            32);
+  EXPECT_EQ(Sum(f, "gpuq_queue_creates_total",
+                {{"container", kVllm}, {"queue_type", "sdma"}}),
+            16);
+  EXPECT_EQ(Sum(f, "gpuq_queue_creates_total", {{"container", kTrainer}}), 3);
+  EXPECT_EQ(Sum(f, "gpuq_queue_creates_total", {{"container", ""}}), 1);
+
+  EXPECT_EQ(Sum(f, "gpuq_queue_destroys_total", {{"reason", "ioctl"}}), 9);
+  EXPECT_EQ(Sum(f, "gpuq_queue_destroys_total",
+                {{"reason", "ioctl"}, {"container", kVllm}}),
+            8);
+  EXPECT_EQ(Sum(f, "gpuq_queue_destroys_total",
+                {{"reason", "ioctl"}, {"container", ""}}),
+            1);
+  EXPECT_EQ(Sum(f, "gpuq_queue_destroys_total", {{"reason", "process_exit"}}),
+            3);
+  EXPECT_EQ(Sum(f, "gpuq_queue_destroys_total",
+                {{"reason", "process_exit"}, {"container", kTrainer}}),
+            3);
+  EXPECT_EQ(Sum(f, "gpuq_queue_destroys_total", {{"reason", "unknown"}}), 0);
+  EXPECT_EQ(Sum(f, "gpuq_queue_destroys_total"), 12);
+
+  // Check from the README: 52 creates + 1 seeded - 12 destroys = 41 live.
+  EXPECT_EQ(Sum(f, "gpuq_queue_creates_total") + 1 -
+                Sum(f, "gpuq_queue_destroys_total"),
+            Sum(f, "gpuq_queues"));
+
+  EXPECT_EQ(Sum(f, "gpuq_queue_create_failures_total"), 1);
+  EXPECT_EQ(Sum(f, "gpuq_queue_create_failures_total",
+                {{"container", ""},
+                 {"gpu_id", std::to_string(kHostGpu)},
+                 {"error", "ENOMEM"}}),
+            1);
+  EXPECT_EQ(Sum(f, "gpuq_process_exits_total"), 1);
+  EXPECT_EQ(Sum(f, "gpuq_process_exits_total", {{"container", kTrainer}}), 1);
+}
+
+TEST_F(PipelineReplayTest, PerSeriesTable) {
+  // README "Per (cgroup, GPU, type) series", straight from the model.
+  const auto& series = snapshot_->queue_series;
+  for (uint32_t gpu : kGpuIds) {
+    const auto c = series.find({kCgVllm, gpu, GPUQ_QUEUE_COMPUTE});
+    ASSERT_NE(c, series.end()) << gpu;
+    EXPECT_EQ(c->second.live, 3u) << gpu;
+    EXPECT_EQ(c->second.creates, 4u) << gpu;
+    EXPECT_EQ(c->second.destroys[GPUQ_DESTROY_IOCTL], 1u) << gpu;
+    EXPECT_EQ(c->second.destroys[GPUQ_DESTROY_PROCESS_EXIT], 0u) << gpu;
+    const auto s = series.find({kCgVllm, gpu, GPUQ_QUEUE_SDMA});
+    ASSERT_NE(s, series.end()) << gpu;
+    EXPECT_EQ(s->second.live, 2u) << gpu;
+    EXPECT_EQ(s->second.creates, 2u) << gpu;
+    EXPECT_EQ(s->second.destroys[GPUQ_DESTROY_IOCTL], 0u) << gpu;
+  }
+  const auto tc = series.find({kCgTrainer, kTrainerGpu, GPUQ_QUEUE_COMPUTE});
+  ASSERT_NE(tc, series.end());
+  EXPECT_EQ(tc->second.live, 0u);
+  EXPECT_EQ(tc->second.creates, 2u);
+  EXPECT_EQ(tc->second.destroys[GPUQ_DESTROY_PROCESS_EXIT], 2u);
+  const auto ts = series.find({kCgTrainer, kTrainerGpu, GPUQ_QUEUE_SDMA});
+  ASSERT_NE(ts, series.end());
+  EXPECT_EQ(ts->second.live, 0u);
+  EXPECT_EQ(ts->second.creates, 1u);
+  EXPECT_EQ(ts->second.destroys[GPUQ_DESTROY_PROCESS_EXIT], 1u);
+  // Host: creates 1, destroys 1 and still 1 live (the seeded one went).
+  const auto hc = series.find({kCgHost, kHostGpu, GPUQ_QUEUE_COMPUTE});
+  ASSERT_NE(hc, series.end());
+  EXPECT_EQ(hc->second.live, 1u);
+  EXPECT_EQ(hc->second.creates, 1u);
+  EXPECT_EQ(hc->second.destroys[GPUQ_DESTROY_IOCTL], 1u);
+  EXPECT_EQ(hc->second.destroys[GPUQ_DESTROY_PROCESS_EXIT], 0u);
+  // 8 GPUs x 2 vllm series + 2 trainer + 1 host.
+  EXPECT_EQ(series.size(), 19u);
+}
+
+TEST_F(PipelineReplayTest, ProcessesHoldingQueues) {
+  // 8 vllm workers (one per GPU) and the host process: 9. The trainer is gone.
+  const auto& f = *families_;
+  EXPECT_EQ(Sum(f, "gpuq_processes"), 9);
+  EXPECT_EQ(Sum(f, "gpuq_processes", {{"container", kVllm}}), 8);
+  EXPECT_EQ(Sum(f, "gpuq_processes",
+                {{"container", ""}, {"gpu_id", std::to_string(kHostGpu)}}),
+            1);
+  EXPECT_EQ(Sum(f, "gpuq_processes", {{"container", kTrainer}}), 0);
+  for (uint32_t gpu : kGpuIds) {
+    EXPECT_EQ(Sum(f, "gpuq_processes",
+                  {{"container", kVllm}, {"gpu_id", std::to_string(gpu)}}),
+              1)
+        << gpu;
+  }
+}
+
+TEST_F(PipelineReplayTest, EventsDropsAndSelfMetrics) {
+  const auto& f = *families_;
+  EXPECT_EQ(Sum(f, "gpuq_events_total"), 78);
+  EXPECT_EQ(Sum(f, "gpuq_events_total", {{"type", "gpu_info"}}), 8);
+  EXPECT_EQ(Sum(f, "gpuq_events_total", {{"type", "cgroup_path"}}), 3);
+  EXPECT_EQ(Sum(f, "gpuq_events_total", {{"type", "queue_create"}}), 53);
+  EXPECT_EQ(Sum(f, "gpuq_events_total", {{"type", "queue_destroy"}}), 12);
+  EXPECT_EQ(Sum(f, "gpuq_events_total", {{"type", "process_exit"}}), 1);
+  EXPECT_EQ(Sum(f, "gpuq_events_total", {{"type", "queue_create_failed"}}), 1);
+  // A consistent capture loses nothing and resolves every cgroup.
+  EXPECT_EQ(Sum(f, "gpuq_events_dropped_total"), 0);
+  EXPECT_EQ(Sum(f, "gpuq_cgroups_unresolved_total"), 0);
+  EXPECT_EQ(Sum(f, "gpuq_source_info", {{"source", "replay"}}), 1);
+  for (const MetricFamily& family : f) {
+    EXPECT_NE(family.name.rfind("gpuq_reconcile_", 0), 0u)
+        << "replay does not reconcile: " << family.name;
+  }
+}
+
+TEST_F(PipelineReplayTest, GpusAndContainers) {
+  const auto& f = *families_;
+  EXPECT_EQ(Sum(f, "gpuq_gpu_info"), 8);
+  EXPECT_EQ(Sum(f, "gpuq_gpu_info", {{"gfx", "gfx942"}}), 8);
+  EXPECT_EQ(Sum(f, "gpuq_gpu_info",
+                {{"gpu_id", "60833"},
+                 {"node", "7"},
+                 {"pci", "0000:e5:00.0"},
+                 {"drm_render_minor", "134"}}),
+            1);
+  EXPECT_EQ(Sum(f, "gpuq_container_info",
+                {{"container", kVllm}, {"runtime", "docker"}}),
+            1);
+  EXPECT_EQ(Sum(f, "gpuq_container_info",
+                {{"container", kTrainer},
+                 {"runtime", "containerd"},
+                 {"pod_uid", "db3c3553-1e98-4725-809e-8f0d53d633e3"}}),
+            1);
+  EXPECT_EQ(Sum(f, "gpuq_container_info"), 2);
+}
+
+TEST(PipelineTest, ReplayUnderRecordingReproducesTheCapture) {
+  // The capture is self-contained (its own cgroup paths and topology), so
+  // recording its replay must write the same records and nothing more.
+  TempDir dir;
+  const std::string path = dir.path() + "/again.gpuqcap";
+  std::string error;
+  auto writer = CaptureWriter::Create(path, &error, 1700000000000000000ull);
+  ASSERT_NE(writer, nullptr) << error;
+  Replay(ReadBundled(), writer.get());
+  ASSERT_TRUE(writer->Close(&error)) << error;
+
+  Capture again;
+  ASSERT_EQ(ReadCapture(path, &again, &error), CaptureError::kNone) << error;
+  const Capture original = ReadBundled();
+  ASSERT_EQ(again.events.size(), original.events.size());
+  for (size_t i = 0; i < original.events.size(); ++i) {
+    EXPECT_EQ(Encode(again.events[i]), Encode(original.events[i]))
+        << "record " << i + 1;
+  }
+}
+
+gpuq_queue_create_event Create(uint64_t pkey, uint32_t tgid, uint64_t cgroup,
+                               uint32_t gpu, uint32_t qid) {
+  gpuq_queue_create_event e{};
+  e.hdr.type = GPUQ_EV_QUEUE_CREATE;
+  e.hdr.size = sizeof(e);
+  e.hdr.tgid = tgid;
+  e.hdr.cgroup_id = cgroup;
+  e.hdr.process_key = pkey;
+  e.gpu_id = gpu;
+  e.queue_id = qid;
+  e.queue_type = GPUQ_QUEUE_COMPUTE;
+  return e;
+}
+
+TEST(PipelineTest, TwoProcessesInOneCgroupOnOneGpu) {
+  // The processes gauge counts processes per (cgroup, GPU), not queues.
+  Pipeline pipeline(Offline(), nullptr);
+  pipeline.Handle(Create(0xffff888100001000ull, 100, kCgVllm, 11437, 0));
+  pipeline.Handle(Create(0xffff888100001000ull, 100, kCgVllm, 11437, 1));
+  pipeline.Handle(Create(0xffff888100002000ull, 101, kCgVllm, 11437, 0));
+  pipeline.Handle(Create(0xffff888100002000ull, 101, kCgVllm, 23710, 1));
+  const Snapshot s = pipeline.TakeSnapshot();
+  EXPECT_EQ(s.processes.at({kCgVllm, 11437}), 2u);
+  EXPECT_EQ(s.processes.at({kCgVllm, 23710}), 1u);
+  EXPECT_EQ(s.processes.size(), 2u);
+}
+
+TEST(PipelineTest, RunOfFakeSourceEndsAtEof) {
+  std::vector<Event> events = {Create(0xffff888100001000ull, 100, 1, 1, 0)};
+  Pipeline pipeline(Offline(), std::make_unique<FakeEventSource>(events));
+  std::atomic<bool> stop{false};
+  EXPECT_EQ(pipeline.Run(stop, std::nullopt), Pipeline::RunResult::kEof);
+  const Snapshot s = pipeline.TakeSnapshot();
+  EXPECT_EQ(s.source, "fake");
+  EXPECT_EQ(s.events_by_type[GPUQ_EV_QUEUE_CREATE], 1u);
+  EXPECT_FALSE(s.reconcile_enabled);
+}
+
+TEST(PipelineTest, RunStopsWhenAskedBeforeReading) {
+  std::vector<Event> events = {Create(0xffff888100001000ull, 100, 1, 1, 0)};
+  Pipeline pipeline(Offline(), std::make_unique<FakeEventSource>(events));
+  std::atomic<bool> stop{true};
+  EXPECT_EQ(pipeline.Run(stop, std::nullopt), Pipeline::RunResult::kStopped);
+  EXPECT_EQ(pipeline.TakeSnapshot().events_by_type[GPUQ_EV_QUEUE_CREATE], 0u);
+}
+
+}  // namespace
+}  // namespace gpuq
