@@ -76,11 +76,14 @@ else
 fi
 if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null; then
   nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all)
-  cp "$AGENT" "$tmp/agent" && chmod 755 "$tmp" "$tmp/agent"
+  # Copies the unprivileged user can read wherever the checkout lives (CI
+  # clones into a mode-700 temp dir).
+  cp "$AGENT" "$tmp/agent" && cp -r "$SRC/tests/fixtures/root" "$tmp/root"
+  chmod 755 "$tmp" "$tmp/agent" && chmod -R a+rX "$tmp/root"
   run "${nobody[@]}" "$tmp/agent" check
   expect_rc "check as an unprivileged user" 1
   expect_err "unprivileged check says what is needed" "needs root"
-  run "${nobody[@]}" "$tmp/agent" --once --host-root "$SRC/tests/fixtures/root"
+  run "${nobody[@]}" "$tmp/agent" --once --host-root "$tmp/root"
   expect_rc "unprivileged --once on a host with amdkfd degrades to sysfs" 0
   expect_err "unprivileged --once explains the degradation" "needs root.*sysfs inventory only"
   cp "$CAP" "$tmp/cap" && chmod 644 "$tmp/cap"
