@@ -133,6 +133,12 @@ static __always_inline struct gpuq_queue_create_event *begin_create(struct live_
 {
 	struct gpuq_queue_create_event *e;
 
+	/*
+	 * A process creating queues is alive. Its kfd_process may sit at the
+	 * address of one that exited earlier (slab reuse): forget that mark, or
+	 * its explicit destroys would count as exit teardown.
+	 */
+	bpf_map_delete_elem(&exiting, &key->process_key);
 	track_queue(key, val);
 	e = reserve_event(sizeof(*e), GPUQ_EV_QUEUE_CREATE);
 	if (!e)
