@@ -56,8 +56,36 @@ const Attribution& AttributionOf(const Snapshot& s, uint64_t cgroup_id) {
   return it != s.attributions.end() ? it->second : kUnknown;
 }
 
-Labels ContainerLabels(const Attribution& a) {
-  return {{"container", a.container}, {"pod", a.pod}, {"namespace", a.ns}};
+/// container, pod, namespace and the allowlisted runtime labels of a cgroup.
+Labels ContainerLabels(const Snapshot& s, uint64_t cgroup_id) {
+  auto it = s.labels.find(cgroup_id);
+  if (it == s.labels.end()) {
+    // A snapshot built without labels: the attribution's own.
+    const Attribution& a = AttributionOf(s, cgroup_id);
+    Labels labels{
+        {"container", a.container}, {"pod", a.pod}, {"namespace", a.ns}};
+    for (const auto& name : s.extra_label_names) labels.emplace_back(name, "");
+    return labels;
+  }
+  const SeriesLabels& l = it->second;
+  Labels labels{
+      {"container", l.container}, {"pod", l.pod}, {"namespace", l.ns}};
+  for (size_t i = 0; i < s.extra_label_names.size(); ++i) {
+    labels.emplace_back(s.extra_label_names[i],
+                        i < l.extra.size() ? l.extra[i] : "");
+  }
+  return labels;
+}
+
+/// The per-process labels, with --labels.pid-comm.
+Labels WithOwner(const Snapshot& s, Labels labels, uint64_t cgroup_id,
+                 uint32_t tgid) {
+  if (!s.pid_comm_labels) return labels;
+  auto owner = s.owners.find({cgroup_id, tgid});
+  labels.emplace_back("pid", tgid == 0 ? "" : std::to_string(tgid));
+  labels.emplace_back("comm",
+                      owner != s.owners.end() ? owner->second.comm : "");
+  return labels;
 }
 
 Labels With(Labels labels, std::string name, std::string value) {
@@ -81,9 +109,11 @@ void AddQueueFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
                          MetricType::Counter);
   for (const auto& [key, series] : s.queue_series) {
     const Labels labels =
-        With(With(ContainerLabels(AttributionOf(s, key.cgroup_id)), "gpu_id",
-                  std::to_string(key.gpu_id)),
-             "queue_type", QueueTypeLabel(key.queue_type));
+        WithOwner(s,
+                  With(With(ContainerLabels(s, key.cgroup_id), "gpu_id",
+                            std::to_string(key.gpu_id)),
+                       "queue_type", QueueTypeLabel(key.queue_type)),
+                  key.cgroup_id, key.tgid);
     queues.Add(labels, static_cast<double>(series.live));
     creates.Add(labels, static_cast<double>(series.creates));
     for (uint32_t reason = 0; reason < GPUQ_DESTROY__MAX; ++reason) {
@@ -102,7 +132,7 @@ void AddQueueFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
                           "Processes holding hardware queues on a GPU.",
                           MetricType::Gauge);
   for (const auto& [key, n] : s.processes) {
-    processes.Add(With(ContainerLabels(AttributionOf(s, key.first)), "gpu_id",
+    processes.Add(With(ContainerLabels(s, key.first), "gpu_id",
                        std::to_string(key.second)),
                   static_cast<double>(n));
   }
@@ -112,8 +142,7 @@ void AddQueueFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
                       "KFD processes whose address space went away.",
                       MetricType::Counter);
   for (const auto& [cgroup, n] : s.process_exits) {
-    exits.Add(ContainerLabels(AttributionOf(s, cgroup)),
-              static_cast<double>(n));
+    exits.Add(ContainerLabels(s, cgroup), static_cast<double>(n));
   }
   out->push_back(exits.Build());
 
@@ -124,8 +153,7 @@ void AddQueueFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
     // User space passes any gpu_id; only known ones become label values.
     const std::string gpu =
         s.gpus.count(key.gpu_id) != 0 ? std::to_string(key.gpu_id) : "unknown";
-    failures.Add(With(With(ContainerLabels(AttributionOf(s, key.cgroup_id)),
-                           "gpu_id", gpu),
+    failures.Add(With(With(ContainerLabels(s, key.cgroup_id), "gpu_id", gpu),
                       "error", ErrnoLabel(key.error)),
                  static_cast<double>(n));
   }
@@ -137,13 +165,32 @@ void AddInfoFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
       "container_info",
       "Containers holding hardware queues: ids behind the container label.",
       MetricType::Gauge);
-  for (const auto& [cgroup, a] : s.attributions) {
-    if (!a.identity.InContainer()) continue;
-    containers.Set(With(With(With(ContainerLabels(a), "container_id",
-                                  a.identity.container_id),
-                             "runtime", a.identity.runtime),
-                        "pod_uid", a.identity.pod_uid),
-                   1);
+  auto info = [&](const Labels& labels, const std::string& id,
+                  const std::string& name, const std::string& runtime,
+                  const std::string& pod_uid) {
+    containers.Set(
+        With(With(With(With(labels, "container_id", id), "name", name),
+                  "runtime", runtime),
+             "pod_uid", pod_uid),
+        1);
+  };
+  if (!s.containers.empty() || !s.labels.empty()) {
+    for (const ContainerRow& c : s.containers) {
+      Labels labels{{"container", c.labels.container},
+                    {"pod", c.labels.pod},
+                    {"namespace", c.labels.ns}};
+      for (size_t i = 0; i < s.extra_label_names.size(); ++i) {
+        labels.emplace_back(s.extra_label_names[i],
+                            i < c.labels.extra.size() ? c.labels.extra[i] : "");
+      }
+      info(labels, c.container_id, c.name, c.runtime, c.pod_uid);
+    }
+  } else {
+    for (const auto& [cgroup, a] : s.attributions) {
+      if (!a.identity.InContainer()) continue;
+      info(ContainerLabels(s, cgroup), a.identity.container_id, "",
+           a.identity.runtime, a.identity.pod_uid);
+    }
   }
   out->push_back(containers.Build());
 
@@ -196,6 +243,22 @@ void AddSelfFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
     dropped.Add({{"reason", reason}}, static_cast<double>(n));
   }
   out->push_back(dropped.Build());
+
+  FamilyBuilder folded("containers_folded",
+                       "Containers whose series are folded into container=\"" +
+                           std::string(kFoldedContainer) +
+                           "\" by the per-container series cap.",
+                       MetricType::Gauge);
+  folded.Add({}, static_cast<double>(s.containers_folded));
+  out->push_back(folded.Build());
+
+  FamilyBuilder lookup_errors("runtime_lookup_errors_total",
+                              "Failed container runtime lookups, by client.",
+                              MetricType::Counter);
+  for (const auto& [runtime, n] : s.runtime_errors) {
+    lookup_errors.Add({{"runtime", runtime}}, static_cast<double>(n));
+  }
+  out->push_back(lookup_errors.Build());
 
   FamilyBuilder unresolved("cgroups_unresolved_total",
                            "cgroup ids that could not be resolved to a path.",
@@ -291,6 +354,16 @@ std::vector<MetricFamily> BuildFamilies(const Snapshot& snapshot) {
   AddInfoFamilies(snapshot, &families);
   AddSelfFamilies(snapshot, &families);
   return families;
+}
+
+std::vector<OnceProcess> OnceProcesses(const Snapshot& s) {
+  std::vector<OnceProcess> out;
+  for (const ProcessRow& p : s.process_rows) {
+    const Labels labels = ContainerLabels(s, p.cgroup_id);
+    out.push_back({labels[0].second, labels[1].second, labels[2].second, p.pid,
+                   p.comm, p.exited, p.queues_per_gpu});
+  }
+  return out;
 }
 
 std::vector<MetricFamily> PipelineCollectable::Collect() const {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "export/once_render.h"
 #include "model/pipeline.h"
 
 namespace gpuq {
@@ -27,6 +28,9 @@ std::string GfxName(uint32_t gfx_target_version);
 /// a stable order. Series whose labels coincide (two cgroups of one
 /// container) are summed.
 std::vector<prometheus::MetricFamily> BuildFamilies(const Snapshot& snapshot);
+
+/// The processes of a snapshot with their container labels, for --once.
+std::vector<OnceProcess> OnceProcesses(const Snapshot& snapshot);
 
 /// The prometheus-cpp seam: a scrape takes a fresh snapshot of the pipeline.
 /// Thread-safety: Collect() may run on any thread (Pipeline locks).

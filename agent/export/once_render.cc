@@ -77,6 +77,21 @@ std::map<RowKey, Row> QueueRows(const std::vector<MetricFamily>& families) {
 
 std::string Num(double v) { return fmt::format("{}", v); }
 
+// gpuq_container_info by (container, pod, namespace): the ids behind a row.
+std::map<std::tuple<std::string, std::string, std::string>, const ClientMetric*>
+ContainerInfo(const std::vector<MetricFamily>& families) {
+  std::map<std::tuple<std::string, std::string, std::string>,
+           const ClientMetric*>
+      info;
+  if (const auto* f = Find(families, "container_info")) {
+    for (const auto& m : f->metric) {
+      info[{Label(m, "container"), Label(m, "pod"), Label(m, "namespace")}] =
+          &m;
+    }
+  }
+  return info;
+}
+
 /// Left-aligned text table.
 class Table {
  public:
@@ -106,7 +121,16 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
-std::string RenderTable(const std::vector<MetricFamily>& families) {
+std::string GpuList(const std::map<uint32_t, uint32_t>& queues_per_gpu) {
+  std::string out;
+  for (const auto& [gpu, n] : queues_per_gpu) {
+    out += fmt::format("{}{}:{}", out.empty() ? "" : ",", gpu, n);
+  }
+  return out;
+}
+
+std::string RenderTable(const std::vector<MetricFamily>& families,
+                        const std::vector<OnceProcess>& processes) {
   std::string out;
   std::string source = "?";
   if (const auto* f = Find(families, "source_info")) {
@@ -119,8 +143,9 @@ std::string RenderTable(const std::vector<MetricFamily>& families) {
   out += fmt::format("gpuq-agent snapshot: source {}, {} events\n\n", source,
                      events);
 
-  Table queues({"CONTAINER", "POD", "NAMESPACE", "GPU_ID", "COMPUTE", "SDMA",
-                "OTHER", "PROCS", "CREATED", "DESTROYED(ioctl/exit)"});
+  Table queues({"CONTAINER", "ID", "POD", "NAMESPACE", "GPU_ID", "COMPUTE",
+                "SDMA", "OTHER", "PROCS", "CREATED", "DESTROYED(ioctl/exit)"});
+  const auto info = ContainerInfo(families);
   double total_live = 0;
   for (const auto& [key, row] : QueueRows(families)) {
     double other = 0;
@@ -132,7 +157,11 @@ std::string RenderTable(const std::vector<MetricFamily>& families) {
       auto it = m.find(k);
       return it == m.end() ? 0.0 : it->second;
     };
-    queues.Add({key.container.empty() ? "(host)" : key.container,
+    auto ci = info.find({key.container, key.pod, key.ns});
+    const std::string id =
+        ci == info.end() ? "-"
+                         : Label(*ci->second, "container_id").substr(0, 12);
+    queues.Add({key.container.empty() ? "(host)" : key.container, id,
                 key.pod.empty() ? "-" : key.pod, key.ns.empty() ? "-" : key.ns,
                 key.gpu_id, Num(get(row.queues, "compute")),
                 Num(get(row.queues, "sdma")), Num(other), Num(row.processes),
@@ -142,6 +171,18 @@ std::string RenderTable(const std::vector<MetricFamily>& families) {
   }
   out += "HARDWARE QUEUES\n" + queues.Render();
   out += fmt::format("live queues: {}\n\n", total_live);
+
+  if (!processes.empty()) {
+    Table procs({"PID", "COMM", "CONTAINER", "POD", "NAMESPACE",
+                 "QUEUES(gpu:n)", "STATE"});
+    for (const OnceProcess& p : processes) {
+      procs.Add({std::to_string(p.pid), p.comm.empty() ? "-" : p.comm,
+                 p.container.empty() ? "(host)" : p.container,
+                 p.pod.empty() ? "-" : p.pod, p.ns.empty() ? "-" : p.ns,
+                 GpuList(p.queues_per_gpu), p.exited ? "exited" : "running"});
+    }
+    out += "PROCESSES\n" + procs.Render() + "\n";
+  }
 
   if (const auto* f = Find(families, "gpu_info")) {
     Table gpus({"GPU_ID", "NODE", "GFX", "PCI", "UNIQUE_ID", "RENDER_MINOR"});
@@ -189,7 +230,9 @@ Json FamilyJson(const MetricFamily& f) {
           {"samples", samples}};
 }
 
-std::string RenderJson(const std::vector<MetricFamily>& families) {
+std::string RenderJson(const std::vector<MetricFamily>& families,
+                       const std::vector<OnceProcess>& processes) {
+  const auto info = ContainerInfo(families);
   Json containers = Json::array();
   std::map<std::tuple<std::string, std::string, std::string>, Json> by_c;
   for (const auto& [key, row] : QueueRows(families)) {
@@ -198,7 +241,18 @@ std::string RenderJson(const std::vector<MetricFamily>& families) {
       c = {{"container", key.container},
            {"pod", key.pod},
            {"namespace", key.ns},
+           {"container_id", ""},
+           {"name", ""},
+           {"runtime", ""},
+           {"pod_uid", ""},
+           {"pids", Json::array()},
            {"gpus", Json::array()}};
+      auto ci = info.find({key.container, key.pod, key.ns});
+      if (ci != info.end()) {
+        for (const char* k : {"container_id", "name", "runtime", "pod_uid"}) {
+          c[k] = Label(*ci->second, k);
+        }
+      }
     }
     c["gpus"].push_back({{"gpu_id", key.gpu_id},
                          {"queues", row.queues},
@@ -206,10 +260,26 @@ std::string RenderJson(const std::vector<MetricFamily>& families) {
                          {"creates", row.creates},
                          {"destroys", row.destroys}});
   }
+  Json procs = Json::array();
+  for (const OnceProcess& p : processes) {
+    Json& c = by_c[{p.container, p.pod, p.ns}];
+    if (!c.is_null()) c["pids"].push_back(p.pid);
+    Json queues = Json::object();
+    for (const auto& [gpu, n] : p.queues_per_gpu)
+      queues[std::to_string(gpu)] = n;
+    procs.push_back({{"pid", p.pid},
+                     {"comm", p.comm},
+                     {"container", p.container},
+                     {"pod", p.pod},
+                     {"namespace", p.ns},
+                     {"exited", p.exited},
+                     {"queues_per_gpu", queues}});
+  }
   for (auto& [key, c] : by_c) containers.push_back(std::move(c));
   Json metrics = Json::array();
   for (const auto& f : families) metrics.push_back(FamilyJson(f));
-  Json doc = {{"containers", containers}, {"metrics", metrics}};
+  Json doc = {
+      {"containers", containers}, {"processes", procs}, {"metrics", metrics}};
   return doc.dump(2) + "\n";
 }
 
@@ -223,12 +293,13 @@ std::optional<OnceFormat> ParseOnceFormat(const std::string& name) {
 }
 
 std::string RenderOnce(const std::vector<MetricFamily>& families,
-                       OnceFormat format) {
+                       OnceFormat format,
+                       const std::vector<OnceProcess>& processes) {
   switch (format) {
     case OnceFormat::kTable:
-      return RenderTable(families);
+      return RenderTable(families, processes);
     case OnceFormat::kJson:
-      return RenderJson(families);
+      return RenderJson(families, processes);
     case OnceFormat::kPrometheus:
       return prometheus::TextSerializer().Serialize(families);
   }

@@ -4,6 +4,8 @@
 
 #include <prometheus/metric_family.h>
 
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,11 +14,23 @@ namespace gpuq {
 
 enum class OnceFormat { kTable, kJson, kPrometheus };
 
+/// A process holding queues, as --once lists it (not a metric: pids are not
+/// labels unless asked for).
+struct OnceProcess {
+  std::string container, pod, ns;
+  uint32_t pid = 0;
+  std::string comm;
+  bool exited = false;
+  std::map<uint32_t, uint32_t> queues_per_gpu;
+};
+
 /// Parses "table", "json" or "prometheus".
 std::optional<OnceFormat> ParseOnceFormat(const std::string& name);
 
-/// Renders `families` (from BuildFamilies) in `format`.
+/// Renders `families` (from BuildFamilies) in `format`; table and JSON also
+/// list `processes`.
 std::string RenderOnce(const std::vector<prometheus::MetricFamily>& families,
-                       OnceFormat format);
+                       OnceFormat format,
+                       const std::vector<OnceProcess>& processes = {});
 
 }  // namespace gpuq

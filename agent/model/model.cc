@@ -1,5 +1,7 @@
 #include "model/model.h"
 
+#include <algorithm>
+#include <iterator>
 #include <type_traits>
 #include <utility>
 
@@ -116,9 +118,20 @@ void Model::OnCreate(const gpuq_queue_create_event& e) {
   p.queue_ids.insert(e.queue_id);
   if (p.comm.empty()) p.comm = CommOf(e.comm);
 
-  QueueSeries& s = queue_series_[{e.hdr.cgroup_id, e.gpu_id, e.queue_type}];
+  QueueSeries& s =
+      queue_series_[{e.hdr.cgroup_id, e.hdr.tgid, e.gpu_id, e.queue_type}];
   ++s.live;
   if (!seeded) ++s.creates;
+  Touch(e.hdr.cgroup_id, e.hdr.tgid, +1, p.comm);
+}
+
+void Model::Touch(uint64_t cgroup_id, uint32_t tgid, int live_delta,
+                  const std::string& comm) {
+  OwnerActivity& a = owners_[{cgroup_id, tgid}];
+  a.last_change_ns = now_ns_;
+  if (live_delta > 0) ++a.live;
+  if (live_delta < 0 && a.live > 0) --a.live;
+  if (a.comm.empty()) a.comm = comm;
 }
 
 bool Model::Remove(const Key& key, QueueState* removed) {
@@ -138,8 +151,9 @@ bool Model::Remove(const Key& key, QueueState* removed) {
     // before the kworker frees them, so it stays until the last one goes.
     if (p->second.queue_ids.empty()) processes_.erase(p);
   }
-  QueueSeries& s = queue_series_[{q.cgroup_id, q.gpu_id, q.queue_type}];
+  QueueSeries& s = queue_series_[{q.cgroup_id, q.tgid, q.gpu_id, q.queue_type}];
   if (s.live > 0) --s.live;
+  Touch(q.cgroup_id, q.tgid, -1, "");
   if (removed != nullptr) *removed = q;
   return true;
 }
@@ -158,11 +172,13 @@ void Model::OnDestroy(const gpuq_queue_destroy_event& e) {
   }
   const uint32_t reason = e.reason < GPUQ_DESTROY__MAX ? e.reason : 0;
   // Count under the labels the queue was created with, like its gauge.
-  ++queue_series_[{q.cgroup_id, q.gpu_id, q.queue_type}].destroys[reason];
+  ++queue_series_[{q.cgroup_id, q.tgid, q.gpu_id, q.queue_type}]
+        .destroys[reason];
 }
 
 void Model::OnProcessExit(const gpuq_process_exit_event& e) {
   ++process_exits_[e.hdr.cgroup_id];
+  Touch(e.hdr.cgroup_id, e.hdr.tgid, 0, CommOf(e.comm));
   AdoptSeeded(e.hdr.process_key, e.hdr.tgid);
   auto p = processes_.find(e.hdr.process_key);
   if (p != processes_.end()) p->second.exited = true;
@@ -170,6 +186,67 @@ void Model::OnProcessExit(const gpuq_process_exit_event& e) {
 
 void Model::OnCreateFailed(const gpuq_queue_create_failed_event& e) {
   ++create_failures_[{e.hdr.cgroup_id, e.gpu_id, e.error}];
+  Touch(e.hdr.cgroup_id, e.hdr.tgid, 0, CommOf(e.comm));
+}
+
+size_t Model::RetireIdleOwners(uint64_t grace_ns) {
+  size_t folded = 0;
+  for (auto it = owners_.begin(); it != owners_.end();) {
+    const auto [cgroup, tgid] = it->first;
+    const OwnerActivity& a = it->second;
+    if (tgid == 0 || a.live > 0 || now_ns_ - a.last_change_ns < grace_ns) {
+      ++it;
+      continue;
+    }
+    // Move the owner's counters into the cgroup's remainder (tgid 0).
+    auto s = queue_series_.lower_bound({cgroup, tgid, 0, 0});
+    while (s != queue_series_.end() && s->first.cgroup_id == cgroup &&
+           s->first.tgid == tgid) {
+      QueueSeries& rest =
+          queue_series_[{cgroup, 0, s->first.gpu_id, s->first.queue_type}];
+      rest.creates += s->second.creates;
+      for (size_t r = 0; r < rest.destroys.size(); ++r) {
+        rest.destroys[r] += s->second.destroys[r];
+      }
+      s = queue_series_.erase(s);
+    }
+    OwnerActivity& remainder = owners_[{cgroup, 0}];
+    remainder.last_change_ns =
+        std::max(remainder.last_change_ns, a.last_change_ns);
+    it = owners_.erase(it);
+    ++folded;
+  }
+  return folded;
+}
+
+std::map<uint64_t, uint64_t> Model::IdleCgroups(uint64_t grace_ns) const {
+  std::map<uint64_t, uint64_t> last;  // cgroup -> last change
+  std::set<uint64_t> busy;
+  for (const auto& [key, a] : owners_) {
+    uint64_t& l = last[key.first];
+    l = std::max(l, a.last_change_ns);
+    if (a.live > 0) busy.insert(key.first);
+  }
+  std::map<uint64_t, uint64_t> idle;
+  for (const auto& [cgroup, l] : last) {
+    if (busy.count(cgroup) == 0 && now_ns_ - l >= grace_ns) idle[cgroup] = l;
+  }
+  return idle;
+}
+
+void Model::EraseCgroup(uint64_t cgroup_id) {
+  for (auto it = queue_series_.begin(); it != queue_series_.end();) {
+    it = it->first.cgroup_id == cgroup_id ? queue_series_.erase(it)
+                                          : std::next(it);
+  }
+  for (auto it = create_failures_.begin(); it != create_failures_.end();) {
+    it = it->first.cgroup_id == cgroup_id ? create_failures_.erase(it)
+                                          : std::next(it);
+  }
+  process_exits_.erase(cgroup_id);
+  for (auto it = owners_.begin(); it != owners_.end();) {
+    it = it->first.first == cgroup_id ? owners_.erase(it) : std::next(it);
+  }
 }
 
 ReconcileDiff Model::Diff(const std::vector<SysfsQueue>& sysfs) const {

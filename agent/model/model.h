@@ -51,15 +51,24 @@ struct ProcessState {
   std::set<uint32_t> queue_ids;
 };
 
-/// Counter/gauge cell for one (cgroup, gpu, queue type).
+/// Counter/gauge cell for one (cgroup, owner process, gpu, queue type).
+/// tgid 0 holds what processes retired from the model had counted.
 struct QueueSeriesKey {
   uint64_t cgroup_id;
+  uint32_t tgid;
   uint32_t gpu_id;
   uint32_t queue_type;
   bool operator<(const QueueSeriesKey& o) const {
-    return std::tie(cgroup_id, gpu_id, queue_type) <
-           std::tie(o.cgroup_id, o.gpu_id, o.queue_type);
+    return std::tie(cgroup_id, tgid, gpu_id, queue_type) <
+           std::tie(o.cgroup_id, o.tgid, o.gpu_id, o.queue_type);
   }
+};
+
+/// When an owner (cgroup, tgid) last changed, and what it holds now.
+struct OwnerActivity {
+  uint64_t last_change_ns = 0;  ///< the agent's steady clock
+  uint64_t live = 0;            ///< live queues of this owner
+  std::string comm;
 };
 struct QueueSeries {
   uint64_t live = 0;
@@ -103,6 +112,23 @@ class Model {
   ReconcileDiff Diff(const std::vector<SysfsQueue>& sysfs) const;
   /// Drops a live queue without counting a destroy (reconciliation).
   void Forget(uint64_t process_key, uint32_t queue_id);
+
+  /// The agent's steady clock (ns) used to stamp activity; set before
+  /// Apply() by the pipeline.
+  void SetNow(uint64_t now_ns) { now_ns_ = now_ns; }
+  /// Folds the series of owners that hold no queue and have been idle for
+  /// `grace_ns` into their cgroup's tgid-0 series (container totals stay
+  /// monotonic; per-process series go away). Returns how many were folded.
+  size_t RetireIdleOwners(uint64_t grace_ns);
+  /// cgroups holding no queue, idle for `grace_ns`, with their last change.
+  std::map<uint64_t, uint64_t> IdleCgroups(uint64_t grace_ns) const;
+  /// Erases every series, failure and exit count of `cgroup_id` (its
+  /// container is gone).
+  void EraseCgroup(uint64_t cgroup_id);
+  /// Activity by (cgroup, tgid).
+  const std::map<std::pair<uint64_t, uint32_t>, OwnerActivity>& owners() const {
+    return owners_;
+  }
 
   const std::map<QueueSeriesKey, QueueSeries>& queue_series() const {
     return queue_series_;
@@ -149,6 +175,9 @@ class Model {
   void AdoptSeeded(uint64_t process_key, uint32_t tgid);
   ProcessState& ProcessFor(uint64_t process_key, uint32_t tgid,
                            uint64_t cgroup_id);
+  /// Stamps activity of an owner; `live_delta` is +1/-1/0.
+  void Touch(uint64_t cgroup_id, uint32_t tgid, int live_delta,
+             const std::string& comm);
 
   std::unordered_map<Key, QueueState, KeyHash> queues_;
   std::unordered_map<uint64_t, ProcessState> processes_;
@@ -158,6 +187,8 @@ class Model {
   std::map<uint32_t, GpuNode> gpus_;
   std::array<uint64_t, GPUQ_EV__MAX> events_by_type_{};
   ModelDrops drops_;
+  std::map<std::pair<uint64_t, uint32_t>, OwnerActivity> owners_;
+  uint64_t now_ns_ = 0;
 };
 
 /// The process key the model uses for a seeded queue of `tgid`: kernel

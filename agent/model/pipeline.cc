@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cstring>
 #include <thread>
+#include <tuple>
 #include <type_traits>
 
+#include "resolver/container_metadata_json.h"
 #include "resolver/gpu_topology.h"
 #include "resolver/proc_cgroup.h"
 #include "sources/kfd_sysfs.h"
@@ -21,6 +23,18 @@ uint64_t MonotonicNowNs() {
       std::chrono::duration_cast<std::chrono::nanoseconds>(
           Clock::now().time_since_epoch())
           .count());
+}
+
+// "label_" + the runtime label with every character Prometheus does not allow
+// in a label name replaced by '_' (as kube-state-metrics does).
+std::string ExtraLabelName(const std::string& runtime_label) {
+  std::string name = "label_";
+  for (char c : runtime_label) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                    (c >= '0' && c <= '9') || c == '_';
+    name += ok ? c : '_';
+  }
+  return name;
 }
 
 }  // namespace
@@ -110,14 +124,114 @@ void Pipeline::HandleLocked(const Event& event) {
   if (const auto* rec = std::get_if<CgroupPathRecord>(&event)) {
     attributor_.Learn(rec->hdr.cgroup_id, rec->path);
     recorded_cgroups_.insert(rec->hdr.cgroup_id);
+  } else if (const auto* meta = std::get_if<ContainerMetaRecord>(&event)) {
+    const Attribution& a = attributor_.Attribute(meta->hdr.cgroup_id);
+    const auto parsed = MetadataFromJson(meta->json);
+    if (parsed && a.identity.InContainer()) {
+      carried_metadata_[a.identity.container_id] = *parsed;
+      recorded_metadata_.insert(a.identity.container_id);
+    }
   } else if (!std::holds_alternative<gpuq_gpu_info_record>(event)) {
     const uint64_t cgroup_id = Header(event).cgroup_id;
     // Resolve now, while the cgroup surely exists; the answer is pinned.
-    attributor_.Attribute(cgroup_id);
+    const Attribution& a = attributor_.Attribute(cgroup_id);
+    AdmitLocked(a);
     RecordCgroupLocked(cgroup_id);
+    RecordMetadataLocked(cgroup_id, a);
   }
   if (recorder_ != nullptr) recorder_->Write(event);
+  model_.SetNow(MonotonicNowNs());
   model_.Apply(event);
+}
+
+void Pipeline::AdmitLocked(const Attribution& a) {
+  if (!a.identity.InContainer()) return;
+  auto [it, inserted] = admitted_.try_emplace(a.identity.container_id, false);
+  if (!inserted) return;
+  if (admitted_count_ < options_.max_containers) {
+    it->second = true;
+    ++admitted_count_;
+  }
+}
+
+std::optional<ContainerMetadata> Pipeline::MetadataLocked(
+    const ContainerIdentity& id) {
+  auto carried = carried_metadata_.find(id.container_id);
+  if (carried != carried_metadata_.end()) return carried->second;
+  if (options_.metadata == nullptr) return std::nullopt;
+  return options_.metadata->Get(id);  // never blocks
+}
+
+void Pipeline::RecordMetadataLocked(uint64_t cgroup_id, const Attribution& a) {
+  if (recorder_ == nullptr || !a.identity.InContainer()) return;
+  if (recorded_metadata_.count(a.identity.container_id) != 0) return;
+  const auto metadata = MetadataLocked(a.identity);
+  if (!metadata) return;  // not known yet: a later event records it
+  recorded_metadata_.insert(a.identity.container_id);
+  gpuq_event_header hdr{};
+  hdr.type = GPUQ_EV_CONTAINER_META;
+  hdr.cgroup_id = cgroup_id;
+  hdr.ts_ns = MonotonicNowNs();
+  recorder_->Write(ContainerMetaRecord{hdr, MetadataToJson(*metadata)});
+}
+
+SeriesLabels Pipeline::LabelsLocked(const Attribution& a) {
+  SeriesLabels l{a.container, a.pod, a.ns, {}};
+  l.extra.resize(options_.label_allowlist.size());
+  if (!a.identity.InContainer()) return l;
+  auto admitted = admitted_.find(a.identity.container_id);
+  if (admitted != admitted_.end() && !admitted->second) {
+    l.container = kFoldedContainer;
+    return l;
+  }
+  const auto metadata = MetadataLocked(a.identity);
+  if (!metadata) return l;  // the short id until the runtime answers
+  if (!metadata->pod.empty()) {
+    // Kubernetes: the container name is only unique within its pod.
+    l.pod = metadata->pod;
+    l.ns = metadata->ns;
+    if (!metadata->k8s_container.empty()) l.container = metadata->k8s_container;
+  } else if (!metadata->name.empty()) {
+    l.container = metadata->name;
+  }
+  for (size_t i = 0; i < options_.label_allowlist.size(); ++i) {
+    auto it = metadata->labels.find(options_.label_allowlist[i]);
+    if (it != metadata->labels.end()) l.extra[i] = it->second;
+  }
+  return l;
+}
+
+void Pipeline::RetireNow() {
+  std::lock_guard<std::mutex> lock(mu_);
+  model_.SetNow(MonotonicNowNs());
+  const auto grace = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(
+          options_.container_grace)
+          .count());
+  model_.RetireIdleOwners(grace);
+  // A container goes when every cgroup attributed to it is idle; host and
+  // unresolved series only fold (their totals must stay monotonic).
+  std::map<std::string, std::vector<uint64_t>> by_container;
+  std::set<std::string> busy;
+  const auto idle = model_.IdleCgroups(grace);
+  for (const auto& [key, owner] : model_.owners()) {
+    const Attribution& a = attributor_.Attribute(key.first);
+    if (!a.identity.InContainer()) continue;
+    auto& cgroups = by_container[a.identity.container_id];
+    if (cgroups.empty() || cgroups.back() != key.first) {
+      cgroups.push_back(key.first);
+    }
+    if (idle.count(key.first) == 0) busy.insert(a.identity.container_id);
+  }
+  for (const auto& [container_id, cgroups] : by_container) {
+    if (busy.count(container_id) != 0) continue;
+    for (uint64_t cgroup : cgroups) model_.EraseCgroup(cgroup);
+    auto admitted = admitted_.find(container_id);
+    if (admitted != admitted_.end()) {
+      if (admitted->second) --admitted_count_;
+      admitted_.erase(admitted);
+    }
+  }
 }
 
 void Pipeline::ReconcileNow() {
@@ -166,8 +280,9 @@ Pipeline::RunResult Pipeline::Run(const std::atomic<bool>& stop,
           return RunResult::kError;
       }
     }
-    if (options_.use_sysfs && Clock::now() >= next_reconcile) {
-      ReconcileNow();
+    if (Clock::now() >= next_reconcile) {
+      if (options_.use_sysfs) ReconcileNow();
+      RetireNow();
       next_reconcile = Clock::now() + options_.reconcile_interval;
     }
   }
@@ -206,6 +321,38 @@ Snapshot Pipeline::TakeSnapshot() {
   for (const auto& [cgroup, v] : s.process_exits) attribute(cgroup);
   for (const auto& [key, v] : s.processes) attribute(key.first);
   s.cgroups_unresolved = attributor_.UnresolvedTotal();
+
+  for (const std::string& label : options_.label_allowlist) {
+    s.extra_label_names.push_back(ExtraLabelName(label));
+  }
+  std::set<std::string> listed;
+  for (const auto& [cgroup, a] : s.attributions) {
+    const SeriesLabels labels = LabelsLocked(a);
+    s.labels.emplace(cgroup, labels);
+    if (!a.identity.InContainer() || labels.container == kFoldedContainer ||
+        !listed.insert(a.identity.container_id).second) {
+      continue;
+    }
+    const auto metadata = MetadataLocked(a.identity);
+    s.containers.push_back({labels, a.identity.container_id,
+                            metadata ? metadata->name : "", a.identity.runtime,
+                            a.identity.pod_uid});
+  }
+  for (const auto& [id, own] : admitted_) s.containers_folded += own ? 0 : 1;
+  s.pid_comm_labels = options_.pid_comm_labels;
+  s.owners = model_.owners();
+  for (const auto& [key, p] : model_.processes()) {
+    s.process_rows.push_back(
+        {p.tgid, p.comm, p.cgroup_id, p.exited, p.queues_per_gpu});
+  }
+  std::sort(s.process_rows.begin(), s.process_rows.end(),
+            [](const ProcessRow& a, const ProcessRow& b) {
+              return std::tie(a.cgroup_id, a.pid) <
+                     std::tie(b.cgroup_id, b.pid);
+            });
+  if (options_.metadata != nullptr) {
+    s.runtime_errors = options_.metadata->Errors();
+  }
   return s;
 }
 

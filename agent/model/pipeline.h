@@ -21,10 +21,41 @@
 #include "model/model.h"
 #include "model/reconciler.h"
 #include "resolver/attributor.h"
+#include "resolver/container_metadata.h"
 #include "sources/capture.h"
 #include "sources/event_source.h"
 
 namespace gpuq {
+
+/// The per-container labels of one cgroup's series.
+struct SeriesLabels {
+  std::string container;  ///< name, Kubernetes container name, short id, "",
+                          ///< "unresolved" or kFoldedContainer
+  std::string pod;
+  std::string ns;
+  std::vector<std::string> extra;  ///< values of Snapshot::extra_label_names
+};
+
+/// One container with series of its own: the ids behind its labels.
+struct ContainerRow {
+  SeriesLabels labels;
+  std::string container_id;
+  std::string name;  ///< runtime name, "" if unknown
+  std::string runtime;
+  std::string pod_uid;
+};
+
+/// A process holding queues, for --once.
+struct ProcessRow {
+  uint32_t pid = 0;
+  std::string comm;
+  uint64_t cgroup_id = 0;
+  bool exited = false;
+  std::map<uint32_t, uint32_t> queues_per_gpu;
+};
+
+/// `container` label of series folded by the per-container cap.
+inline constexpr const char* kFoldedContainer = "_other";
 
 /// Everything an export needs, copied out under the pipeline's lock.
 struct Snapshot {
@@ -37,6 +68,18 @@ struct Snapshot {
   std::map<std::pair<uint64_t, uint32_t>, uint64_t> processes;
   /// Attribution of every cgroup id referenced above.
   std::unordered_map<uint64_t, Attribution> attributions;
+  /// Labels of every cgroup id referenced above (when empty, exports derive
+  /// them from `attributions`).
+  std::unordered_map<uint64_t, SeriesLabels> labels;
+  /// Label names of allowlisted runtime labels ("label_<sanitized>").
+  std::vector<std::string> extra_label_names;
+  std::vector<ContainerRow> containers;
+  uint64_t containers_folded = 0;
+  bool pid_comm_labels = false;
+  /// (cgroup, tgid) -> activity; comm for the pid/comm labels.
+  std::map<std::pair<uint64_t, uint32_t>, OwnerActivity> owners;
+  std::vector<ProcessRow> process_rows;
+  std::map<std::string, uint64_t> runtime_errors;  ///< by runtime client
   std::map<uint32_t, GpuNode> gpus;
   std::array<uint64_t, GPUQ_EV__MAX> events_by_type{};
   SourceDrops source_drops;
@@ -53,6 +96,19 @@ struct PipelineOptions {
   /// carries its own topology and seeded queues).
   bool use_sysfs = true;
   std::chrono::milliseconds reconcile_interval{std::chrono::seconds(10)};
+  /// Series of a container holding no queue for this long are removed;
+  /// idle processes' series fold into their container's.
+  std::chrono::milliseconds container_grace{std::chrono::minutes(5)};
+  /// Containers with series of their own; later ones fold into
+  /// kFoldedContainer until a slot frees up.
+  size_t max_containers = 500;
+  /// Adds `pid` and `comm` to the queue series (cardinality: per process).
+  bool pid_comm_labels = false;
+  /// Runtime labels copied onto per-container series as label_<name>.
+  std::vector<std::string> label_allowlist;
+  /// Names from the container runtime; null: ids only (and what a capture
+  /// carries). Must outlive the pipeline.
+  MetadataResolver* metadata = nullptr;
 };
 
 /// Thread-safety: Run() on one thread; Snapshot() from any thread.
@@ -81,12 +137,19 @@ class Pipeline {
   void Handle(const Event& event);
   /// One reconciliation pass against sysfs now.
   void ReconcileNow();
+  /// Folds idle processes and removes containers gone for the grace period.
+  void RetireNow();
 
   Snapshot TakeSnapshot();
 
  private:
   void HandleLocked(const Event& event);
   void RecordCgroupLocked(uint64_t cgroup_id);
+  /// Admits a container to its own series or folds it (pinned).
+  void AdmitLocked(const Attribution& attribution);
+  std::optional<ContainerMetadata> MetadataLocked(const ContainerIdentity& id);
+  void RecordMetadataLocked(uint64_t cgroup_id, const Attribution& a);
+  SeriesLabels LabelsLocked(const Attribution& a);
   gpuq_queue_create_event SeedEventLocked(const SysfsQueue& q);
 
   PipelineOptions options_;
@@ -100,6 +163,12 @@ class Pipeline {
   Reconciler reconciler_;
   std::vector<ProbeStatus> probes_;
   std::set<uint64_t> recorded_cgroups_;
+  std::set<std::string> recorded_metadata_;  // container ids
+  /// Container id -> true (own series) or false (folded), pinned.
+  std::map<std::string, bool> admitted_;
+  size_t admitted_count_ = 0;
+  /// Metadata carried by a capture, by container id.
+  std::unordered_map<std::string, ContainerMetadata> carried_metadata_;
   std::string error_;
 };
 

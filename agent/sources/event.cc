@@ -21,6 +21,8 @@ size_t MinSize(uint16_t type) {
       return sizeof(gpuq_gpu_info_record);
     case GPUQ_EV_CGROUP_PATH:
       return sizeof(gpuq_cgroup_path_record);
+    case GPUQ_EV_CONTAINER_META:
+      return sizeof(gpuq_container_meta_record);
     default:
       return 0;
   }
@@ -50,9 +52,24 @@ constexpr uint16_t TypeOf() {
     return GPUQ_EV_QUEUE_CREATE_FAILED;
   } else if constexpr (std::is_same_v<T, gpuq_gpu_info_record>) {
     return GPUQ_EV_GPU_INFO;
+  } else if constexpr (std::is_same_v<T, ContainerMetaRecord>) {
+    return GPUQ_EV_CONTAINER_META;
   } else {
     return GPUQ_EV_CGROUP_PATH;
   }
+}
+
+// A fixed record followed by a variable payload, padded to 8 bytes.
+template <typename Record>
+std::string EncodeWithPayload(Record rec, uint16_t type,
+                              const std::string& payload) {
+  const size_t size = AlignUp8(sizeof(rec) + payload.size());
+  rec.hdr.type = type;
+  rec.hdr.size = static_cast<uint16_t>(size);
+  std::string out(size, '\0');
+  std::memcpy(out.data(), &rec, sizeof(rec));
+  std::memcpy(out.data() + sizeof(rec), payload.data(), payload.size());
+  return out;
 }
 
 }  // namespace
@@ -76,6 +93,8 @@ const char* EventTypeName(uint16_t type) {
       return "gpu_info";
     case GPUQ_EV_CGROUP_PATH:
       return "cgroup_path";
+    case GPUQ_EV_CONTAINER_META:
+      return "container_meta";
     default:
       return "invalid";
   }
@@ -132,6 +151,17 @@ DecodeStatus Decode(const void* data, size_t len, Event* out,
       *out = CgroupPathRecord{rec.hdr, std::string(path, rec.path_len)};
       break;
     }
+    case GPUQ_EV_CONTAINER_META: {
+      gpuq_container_meta_record rec;
+      std::memcpy(&rec, data, sizeof(rec));
+      if (rec.payload_len > GPUQ_CONTAINER_META_MAX ||
+          sizeof(rec) + rec.payload_len > hdr.size) {
+        return DecodeStatus::kBadSize;
+      }
+      const char* json = static_cast<const char*>(data) + sizeof(rec);
+      *out = ContainerMetaRecord{rec.hdr, std::string(json, rec.payload_len)};
+      break;
+    }
   }
   *consumed = hdr.size;
   return DecodeStatus::kOk;
@@ -144,14 +174,13 @@ std::string Encode(const Event& event) {
         if constexpr (std::is_same_v<T, CgroupPathRecord>) {
           gpuq_cgroup_path_record rec{};
           rec.hdr = e.hdr;
-          rec.hdr.type = TypeOf<T>();
           rec.path_len = static_cast<uint32_t>(e.path.size());
-          const size_t size = AlignUp8(sizeof(rec) + e.path.size());
-          rec.hdr.size = static_cast<uint16_t>(size);
-          std::string out(size, '\0');
-          std::memcpy(out.data(), &rec, sizeof(rec));
-          std::memcpy(out.data() + sizeof(rec), e.path.data(), e.path.size());
-          return out;
+          return EncodeWithPayload(rec, TypeOf<T>(), e.path);
+        } else if constexpr (std::is_same_v<T, ContainerMetaRecord>) {
+          gpuq_container_meta_record rec{};
+          rec.hdr = e.hdr;
+          rec.payload_len = static_cast<uint32_t>(e.json.size());
+          return EncodeWithPayload(rec, TypeOf<T>(), e.json);
         } else {
           T copy = e;
           copy.hdr.type = TypeOf<T>();

@@ -17,12 +17,18 @@ struct CgroupPathRecord {
   std::string path;
 };
 
+/// A container metadata record with its JSON payload.
+struct ContainerMetaRecord {
+  gpuq_event_header hdr;
+  std::string json;
+};
+
 /// One decoded event. The header is inside each alternative, as in the ABI.
 /// Thread-safety: a plain value.
 using Event =
     std::variant<gpuq_queue_create_event, gpuq_queue_destroy_event,
                  gpuq_process_exit_event, gpuq_queue_create_failed_event,
-                 gpuq_gpu_info_record, CgroupPathRecord>;
+                 gpuq_gpu_info_record, CgroupPathRecord, ContainerMetaRecord>;
 
 /// The header of any decoded event.
 const gpuq_event_header& Header(const Event& event);

@@ -9,6 +9,8 @@
 #include <unordered_set>
 #include <utility>
 
+#include "resolver/container_metadata_json.h"
+
 namespace gpuq {
 namespace {
 
@@ -139,6 +141,12 @@ class Emitter {
 
   void DeclareCgroup(uint64_t cgroup_id, std::string path) {
     cgroup_paths_.emplace(cgroup_id, std::move(path));
+  }
+
+  // What the container runtime reported, written right after the cgroup's
+  // path, as the recording agent does once its lookup has answered.
+  void DeclareMetadata(uint64_t cgroup_id, const ContainerMetadata& metadata) {
+    cgroup_metadata_.emplace(cgroup_id, MetadataToJson(metadata));
   }
 
   size_t AddProcess(uint32_t pid, uint64_t cgroup_id, uint64_t key,
@@ -295,6 +303,14 @@ class Emitter {
     r.path = it != cgroup_paths_.end() ? it->second : std::string();
     Emit(r);
     ++summary_.cgroup_paths;
+    auto meta = cgroup_metadata_.find(cgroup_id);
+    if (meta != cgroup_metadata_.end()) {
+      ContainerMetaRecord m;
+      m.hdr = r.hdr;
+      m.hdr.type = GPUQ_EV_CONTAINER_META;
+      m.json = meta->second;
+      Emit(m);
+    }
   }
 
   void Emit(const Event& event) {
@@ -314,6 +330,7 @@ class Emitter {
   uint64_t live_ = 0;
   std::vector<Process> processes_;
   std::unordered_map<uint64_t, std::string> cgroup_paths_;
+  std::unordered_map<uint64_t, std::string> cgroup_metadata_;
   std::unordered_set<uint64_t> cgroups_written_;
   ScenarioSummary summary_;
 };
@@ -365,6 +382,22 @@ bool BuildDefaultScenario(const EventSink& sink, ScenarioSummary* summary) {
       "cri-containerd-"
       "f14ff07ef228422ea4392da6401a03c5237022c79a0a5549425e76d43599b9a9."
       "scope");
+
+  ContainerMetadata vllm;
+  vllm.name = "vllm";
+  vllm.labels = {{"com.example.team", "inference"},
+                 {"org.opencontainers.image.title", "vllm-rocm"}};
+  vllm.source = "docker-api";
+  em.DeclareMetadata(kVllmCgroup, vllm);
+  ContainerMetadata trainer_meta;
+  trainer_meta.pod = "trainer-0";
+  trainer_meta.ns = "ml-train";
+  trainer_meta.k8s_container = "trainer";
+  trainer_meta.labels = {{"io.kubernetes.pod.name", "trainer-0"},
+                         {"io.kubernetes.pod.namespace", "ml-train"},
+                         {"io.kubernetes.container.name", "trainer"}};
+  trainer_meta.source = "containerd-bundle";
+  em.DeclareMetadata(kTrainerCgroup, trainer_meta);
 
   // Agent start: topology, then the queue it finds in sysfs.
   em.GpuInfos();

@@ -34,6 +34,7 @@ enum gpuq_event_type {
 	/* written by the agent into capture files, so a replay is self-contained */
 	GPUQ_EV_GPU_INFO = 5,
 	GPUQ_EV_CGROUP_PATH = 6,
+	GPUQ_EV_CONTAINER_META = 7,
 	GPUQ_EV__MAX,
 };
 
@@ -150,6 +151,18 @@ struct gpuq_gpu_info_record {
 struct gpuq_cgroup_path_record {
 	struct gpuq_event_header hdr;
 	__u32 path_len; /* bytes of path that follow, no NUL */
+	__u32 pad;
+};
+
+/*
+ * Agent-written: what the container runtime said about the container
+ * hdr.cgroup_id belongs to, as payload_len bytes of JSON that follow:
+ * {"name","pod","namespace","container","labels":{...}}.
+ */
+#define GPUQ_CONTAINER_META_MAX 32768
+struct gpuq_container_meta_record {
+	struct gpuq_event_header hdr;
+	__u32 payload_len;
 	__u32 pad;
 };
 

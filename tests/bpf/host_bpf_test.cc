@@ -114,7 +114,8 @@ TEST_F(RingBufferTest, DeliversEveryEventWithItsFields) {
     ASSERT_NE(e, nullptr);
     EXPECT_EQ(e->hdr.size, sizeof(gpuq_queue_create_event));
     EXPECT_EQ(e->hdr.tgid, static_cast<uint32_t>(getpid()));
-    EXPECT_EQ(e->hdr.process_key, 0xffff888100000000ull);
+    EXPECT_EQ(e->hdr.process_key,
+              0xffff888100000000ull | static_cast<uint32_t>(getpid()));
     EXPECT_EQ(e->gpu_id, 0x1234u);
     EXPECT_EQ(e->queue_id, i);  // ring order is submission order
     EXPECT_EQ(e->queue_type, static_cast<uint32_t>(GPUQ_QUEUE_SDMA));

@@ -44,11 +44,29 @@ check_sum 'gpuq_processes\{' 9
 check_sum 'gpuq_process_exits_total\{' 1
 check_sum 'gpuq_queue_create_failures_total\{.*error="ENOMEM"' 1
 check_sum 'gpuq_gpu_info\{' 8
-check_sum 'gpuq_events_total\{' 78
+check_sum 'gpuq_events_total\{' 80
 check_sum 'gpuq_events_dropped_total\{' 0
 check_sum 'gpuq_queues\{container="",' 1
-check_sum 'gpuq_queues\{container="0124dd351391",' 40
-check_sum 'gpuq_queues\{container="f14ff07ef228",' 0
+check_sum 'gpuq_queues\{container="vllm",' 40
+check_sum 'gpuq_queues\{container="trainer",pod="trainer-0",namespace="ml-train",' 0
+check_sum 'gpuq_queue_destroys_total\{container="trainer",pod="trainer-0",namespace="ml-train",.*reason="process_exit"' 3
+check_sum 'gpuq_container_info\{container="vllm",pod="",namespace="",container_id="0124dd351391[0-9a-f]{52}",name="vllm",runtime="docker",pod_uid=""\}' 1
+check_sum 'gpuq_container_info\{container="trainer",pod="trainer-0",namespace="ml-train",container_id="f14ff07ef228[0-9a-f]{52}",name="",runtime="containerd",pod_uid="db3c3553-1e98-4725-809e-8f0d53d633e3"\}' 1
+
+# An allowlisted runtime label becomes label_<name> on per-container series.
+run "$AGENT" --once --replay "$SRC/examples/default.gpuqcap" --output prometheus --labels.runtime-allowlist com.example.team
+check_sum 'gpuq_queues\{container="vllm",pod="",namespace="",label_com_example_team="inference",' 40
+check_sum 'gpuq_queues\{container="",pod="",namespace="",label_com_example_team="",' 1
+# --labels.pid-comm splits series per process, keeping the totals.
+run "$AGENT" --once --replay "$SRC/examples/default.gpuqcap" --output prometheus --labels.pid-comm
+check_sum 'gpuq_queues\{container="vllm",.*pid="31200",comm="pt_main_thread"\}' 5
+check_sum 'gpuq_queues\{' 41
+# The per-container cap: one container keeps its series, the other folds.
+run "$AGENT" --once --replay "$SRC/examples/default.gpuqcap" --output prometheus --max-containers 1
+check_sum 'gpuq_queues\{container="vllm",' 40
+check_sum 'gpuq_queues\{container="_other",' 0
+check_sum 'gpuq_queue_creates_total\{container="_other",' 3
+check_sum 'gpuq_containers_folded' 1
 
 # Record then replay: a capture written by `record --replay` replays to the
 # same snapshot (the writer and reader agree, metadata records included).

@@ -3,7 +3,6 @@
 #include "resolver/attributor.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 #include <sys/stat.h>
 
 #include <chrono>
@@ -14,6 +13,7 @@
 #include <vector>
 
 #include "resolver/cgroup_resolver.h"
+#include "test_support.h"
 
 #ifndef GPUQ_SOURCE_DIR
 #error "GPUQ_SOURCE_DIR must name the repository root"
@@ -46,29 +46,6 @@ const std::string kPodmanScope =
 
 constexpr uint64_t kBogusId = 0xdeadbeefcafeULL;
 
-class TempDir {
- public:
-  TempDir() {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern =
-        std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
-        "/gpuq_attr_XXXXXX";
-    if (::mkdtemp(pattern.data()) != nullptr) path_ = pattern;
-  }
-  ~TempDir() {
-    if (path_.empty()) return;
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
 // Creates every directory listed in `dirs_file` below `root`.
 void BuildTree(const std::string& dirs_file, const std::string& root) {
   std::ifstream in(dirs_file);
@@ -95,7 +72,7 @@ std::string MakeUnifiedMount(const TempDir& tmp) {
   const std::string mount = tmp.path() + "/fs/cgroup";
   if (tmp.path().empty()) return mount;
   BuildTree(kFixtureDir + "/unified_systemd.dirs", mount);
-  std::ofstream(mount + "/cgroup.controllers") << "cpu memory pids\n";
+  WriteFile(mount + "/cgroup.controllers", "cpu memory pids\n");
   return mount;
 }
 
@@ -286,7 +263,7 @@ TEST(AttributorHybridTest, CgroupfsRuntimesOnHybridHost) {
   }
   const std::string unified = mount + "/unified";
   BuildTree(kFixtureDir + "/hybrid_cgroupfs.dirs", unified);
-  std::ofstream(unified + "/cgroup.controllers") << "\n";
+  WriteFile(unified + "/cgroup.controllers", "\n");
   auto now = std::chrono::steady_clock::time_point(std::chrono::seconds(1));
   CgroupResolver resolver(mount, milliseconds(1000), [&now] { return now; });
   ASSERT_EQ(resolver.V2Root(), unified);

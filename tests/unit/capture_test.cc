@@ -5,20 +5,19 @@
 
 #include <gpuq/abi.h>
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <array>
 #include <cctype>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <variant>
 #include <vector>
 
+#include "event_builders.h"
 #include "sources/event.h"
+#include "test_support.h"
 
 #ifndef GPUQ_SOURCE_DIR
 #error "GPUQ_SOURCE_DIR must name the repository root"
@@ -32,41 +31,6 @@ namespace fs = std::filesystem;
 // examples/README.md: both start clocks are fixed at this value.
 constexpr uint64_t kScenarioStartNs = 1700000000000000000ull;
 constexpr size_t kCaptureHeaderSize = 40;  // by hand, see abi_test.cc
-
-class TempDir {
- public:
-  TempDir() {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern =
-        std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
-        "/gpuq_capture_XXXXXX";
-    if (::mkdtemp(pattern.data()) != nullptr) path_ = pattern;
-  }
-  ~TempDir() {
-    if (path_.empty()) return;
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const std::string& path() const { return path_; }
-  std::string File(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
-
-std::string ReadBytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)),
-                     std::istreambuf_iterator<char>());
-}
-
-void WriteBytes(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
 
 // True if `text` contains `n` as a whole decimal number (not part of a
 // longer one), after removing `strip` (the file name, whose random part may
@@ -90,14 +54,9 @@ bool MentionsNumber(std::string text, const std::string& strip, uint64_t n) {
   return false;
 }
 
+// Every sample record comes from one process of cgroup 5861.
 gpuq_event_header Hdr(uint16_t type, uint64_t ts) {
-  gpuq_event_header h{};
-  h.type = type;
-  h.tgid = 31200;
-  h.ts_ns = ts;
-  h.cgroup_id = 5861;
-  h.process_key = 0xffff88811d208000ull;
-  return h;
+  return gpuq::Hdr(type, 0xffff88811d208000ull, 31200, 5861, ts);
 }
 
 gpuq_queue_create_event Create(uint32_t qid, uint64_t ts) {
@@ -201,7 +160,7 @@ TEST(CaptureTest, FixedStartMakesCapturesByteIdentical) {
   TempDir dir;
   WriteCapture(dir.File("a.gpuqcap"), SampleEvents());
   WriteCapture(dir.File("b.gpuqcap"), SampleEvents());
-  EXPECT_EQ(ReadBytes(dir.File("a.gpuqcap")), ReadBytes(dir.File("b.gpuqcap")));
+  EXPECT_EQ(ReadFile(dir.File("a.gpuqcap")), ReadFile(dir.File("b.gpuqcap")));
 }
 
 TEST(CaptureTest, WithoutFixedStartUsesTheClocks) {
@@ -240,16 +199,16 @@ TEST(CaptureTest, MissingFileIsOpenError) {
 TEST(CaptureTest, GarbageIsNotACapture) {
   TempDir dir;
   const std::string path = dir.File("garbage");
-  WriteBytes(path, "this is a text file, certainly not a capture\n");
+  WriteFile(path, "this is a text file, certainly not a capture\n");
   Capture capture;
   std::string error;
   EXPECT_EQ(ReadCapture(path, &capture, &error), CaptureError::kNotCapture);
   EXPECT_NE(error.find(path), std::string::npos) << error;
 
   // Shorter than the magic, and empty.
-  WriteBytes(path, "GPUQ");
+  WriteFile(path, "GPUQ");
   EXPECT_EQ(ReadCapture(path, &capture, &error), CaptureError::kNotCapture);
-  WriteBytes(path, "");
+  WriteFile(path, "");
   EXPECT_EQ(ReadCapture(path, &capture, &error), CaptureError::kNotCapture);
 }
 
@@ -257,10 +216,10 @@ TEST(CaptureTest, OtherAbiVersionIsRejectedNamingBothVersions) {
   TempDir dir;
   const std::string path = dir.File("abi.gpuqcap");
   WriteCapture(path, SampleEvents());
-  std::string bytes = ReadBytes(path);
+  std::string bytes = ReadFile(path);
   const uint32_t other = 77;
   std::memcpy(bytes.data() + 8, &other, sizeof(other));  // abi_version
-  WriteBytes(path, bytes);
+  WriteFile(path, bytes);
 
   Capture capture;
   std::string error;
@@ -309,11 +268,11 @@ TEST(CaptureTest, RecordWithImpossibleSizeIsCorrupt) {
   const std::string path = dir.File("corrupt.gpuqcap");
   const std::vector<Event> events = {Create(0, 1), Destroy(0, 2)};
   WriteCapture(path, events);
-  std::string bytes = ReadBytes(path);
+  std::string bytes = ReadFile(path);
   const size_t second_at = kCaptureHeaderSize + Encode(events[0]).size();
   const uint16_t size = 3;
   std::memcpy(bytes.data() + second_at + 2, &size, sizeof(size));
-  WriteBytes(path, bytes);
+  WriteFile(path, bytes);
 
   Capture capture;
   std::string error;
@@ -325,10 +284,10 @@ TEST(CaptureTest, RecordOfUnknownTypeIsCorrupt) {
   TempDir dir;
   const std::string path = dir.File("type.gpuqcap");
   WriteCapture(path, {Create(0, 1)});
-  std::string bytes = ReadBytes(path);
+  std::string bytes = ReadFile(path);
   const uint16_t type = GPUQ_EV__MAX;
   std::memcpy(bytes.data() + kCaptureHeaderSize, &type, sizeof(type));
-  WriteBytes(path, bytes);
+  WriteFile(path, bytes);
 
   Capture capture;
   std::string error;
@@ -361,12 +320,12 @@ TEST(CaptureTest, BundledCaptureReadsWithReadmeCounts) {
   std::string error;
   ASSERT_EQ(ReadCapture(kBundled, &capture, &error), CaptureError::kNone)
       << error;
-  EXPECT_EQ(fs::file_size(kBundled), 8112u);
+  EXPECT_EQ(fs::file_size(kBundled), 8600u);
   EXPECT_EQ(capture.header.abi_version, 1u);
   EXPECT_EQ(capture.header.start_realtime_ns, kScenarioStartNs);
   EXPECT_EQ(capture.header.start_monotonic_ns, kScenarioStartNs);
 
-  ASSERT_EQ(capture.events.size(), 78u);
+  ASSERT_EQ(capture.events.size(), 80u);
   std::array<size_t, GPUQ_EV__MAX> by_type{};
   uint64_t last_ts = 0;
   for (const Event& e : capture.events) {
@@ -378,6 +337,7 @@ TEST(CaptureTest, BundledCaptureReadsWithReadmeCounts) {
   }
   EXPECT_EQ(by_type[GPUQ_EV_GPU_INFO], 8u);
   EXPECT_EQ(by_type[GPUQ_EV_CGROUP_PATH], 3u);
+  EXPECT_EQ(by_type[GPUQ_EV_CONTAINER_META], 2u);
   EXPECT_EQ(by_type[GPUQ_EV_QUEUE_CREATE], 53u);
   EXPECT_EQ(by_type[GPUQ_EV_QUEUE_DESTROY], 12u);
   EXPECT_EQ(by_type[GPUQ_EV_PROCESS_EXIT], 1u);
@@ -390,7 +350,7 @@ TEST(CaptureTest, BundledCaptureTimelineLandmarks) {
   std::string error;
   ASSERT_EQ(ReadCapture(kBundled, &capture, &error), CaptureError::kNone)
       << error;
-  ASSERT_EQ(capture.events.size(), 78u);
+  ASSERT_EQ(capture.events.size(), 80u);
 
   for (size_t i = 0; i < 8; ++i) {
     const auto* gpu = std::get_if<gpuq_gpu_info_record>(&capture.events[i]);
@@ -418,8 +378,19 @@ TEST(CaptureTest, BundledCaptureTimelineLandmarks) {
   ASSERT_NE(failed, nullptr);
   EXPECT_EQ(failed->error, -12);
 
-  // Record 78: the host destroys the seeded queue, untracked, by ioctl.
-  const auto* last = std::get_if<gpuq_queue_destroy_event>(&capture.events[77]);
+  // Records 14 and 64: what the runtimes said, right after each container's
+  // cgroup path.
+  const auto* vllm = std::get_if<ContainerMetaRecord>(&capture.events[13]);
+  ASSERT_NE(vllm, nullptr);
+  EXPECT_EQ(vllm->hdr.cgroup_id, 5861u);
+  EXPECT_NE(vllm->json.find("\"name\":\"vllm\""), std::string::npos);
+  const auto* trainer = std::get_if<ContainerMetaRecord>(&capture.events[63]);
+  ASSERT_NE(trainer, nullptr);
+  EXPECT_EQ(trainer->hdr.cgroup_id, 6342u);
+  EXPECT_NE(trainer->json.find("\"pod\":\"trainer-0\""), std::string::npos);
+
+  // Record 80: the host destroys the seeded queue, untracked, by ioctl.
+  const auto* last = std::get_if<gpuq_queue_destroy_event>(&capture.events[79]);
   ASSERT_NE(last, nullptr);
   EXPECT_EQ(last->hdr.tgid, 2817u);
   EXPECT_EQ(last->hdr.process_key, 0xffff888110e1b800ull);

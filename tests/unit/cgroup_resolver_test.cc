@@ -3,7 +3,6 @@
 #include "resolver/cgroup_resolver.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,6 +14,7 @@
 #include <string>
 
 #include "common/host_paths.h"
+#include "test_support.h"
 
 namespace gpuq {
 namespace {
@@ -25,30 +25,6 @@ using std::chrono::milliseconds;
 const std::string kDockerScope =
     "/system.slice/docker-"
     "a0cb2eed86e5dff4c412f57691b8e384d409f005189b6fd377a69e775fa19b69.scope";
-
-// A directory under $TMPDIR removed with everything in it at scope exit.
-class TempDir {
- public:
-  TempDir() {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern =
-        std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
-        "/gpuq_cgroup_XXXXXX";
-    if (::mkdtemp(pattern.data()) != nullptr) path_ = pattern;
-  }
-  ~TempDir() {
-    if (path_.empty()) return;
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 struct FakeClock {
   std::chrono::steady_clock::time_point now{std::chrono::seconds(1000)};
@@ -63,17 +39,15 @@ uint64_t InodeOf(const std::string& path) {
   return st.st_ino;
 }
 
-void Touch(const std::string& path) { std::ofstream(path).put('\n'); }
-
 // A cgroup2 root at `root`: the marker file plus a few interface files and a
 // systemd-like layout below it.
 void MakeV2Tree(const std::string& root) {
   fs::create_directories(root + "/init.scope");
   fs::create_directories(root + "/system.slice/sshd.service");
   fs::create_directories(root + kDockerScope + "/init.scope");
-  Touch(root + "/cgroup.controllers");
-  Touch(root + "/cgroup.procs");
-  Touch(root + "/system.slice/cgroup.procs");
+  WriteFile(root + "/cgroup.controllers", "\n");
+  WriteFile(root + "/cgroup.procs", "\n");
+  WriteFile(root + "/system.slice/cgroup.procs", "\n");
 }
 
 class CgroupResolverTest : public ::testing::Test {
@@ -265,7 +239,7 @@ TEST(CgroupResolverNoV2Test, LegacyV1OnlyHasNoRoot) {
   const std::string mount = tmp.path() + "/cgroup";
   for (const char* v1 : {"cpu,cpuacct", "memory", "systemd"}) {
     fs::create_directories(mount + "/" + v1 + "/docker");
-    Touch(mount + "/" + v1 + "/cgroup.procs");
+    WriteFile(mount + "/" + v1 + "/cgroup.procs", "\n");
   }
   FakeClock clock;
   CgroupResolver resolver(mount, milliseconds(1000), clock.AsClock());

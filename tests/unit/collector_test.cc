@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <map>
 #include <memory>
 #include <set>
@@ -18,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "event_builders.h"
 #include "model/pipeline.h"
 #include "sources/event.h"
 #include "sources/fake_source.h"
@@ -54,86 +54,6 @@ constexpr uint64_t kKeyA = 0xffff88811d208000ull;
 constexpr uint64_t kKeyB = 0xffff88811d20a800ull;
 constexpr uint64_t kKeyC = 0xffff88812e071000ull;
 constexpr uint64_t kKeyD = 0xffff888110e1b800ull;
-
-// ---------------------------------------------------------------------------
-// Event builders.
-// ---------------------------------------------------------------------------
-
-gpuq_event_header Hdr(uint16_t type, uint64_t pkey, uint32_t tgid,
-                      uint64_t cgroup) {
-  gpuq_event_header h{};
-  h.type = type;
-  h.tgid = tgid;
-  h.cgroup_id = cgroup;
-  h.process_key = pkey;
-  return h;
-}
-
-gpuq_queue_create_event Create(uint64_t pkey, uint32_t tgid, uint64_t cgroup,
-                               uint32_t gpu, uint32_t qid, uint32_t type) {
-  gpuq_queue_create_event e{};
-  e.hdr = Hdr(GPUQ_EV_QUEUE_CREATE, pkey, tgid, cgroup);
-  e.hdr.size = sizeof(e);
-  e.gpu_id = gpu;
-  e.queue_id = qid;
-  e.queue_type = type;
-  return e;
-}
-
-gpuq_queue_destroy_event Destroy(uint64_t pkey, uint32_t tgid, uint64_t cgroup,
-                                 uint32_t gpu, uint32_t qid, uint32_t type,
-                                 uint32_t reason) {
-  gpuq_queue_destroy_event e{};
-  e.hdr = Hdr(GPUQ_EV_QUEUE_DESTROY, pkey, tgid, cgroup);
-  e.hdr.size = sizeof(e);
-  e.gpu_id = gpu;
-  e.queue_id = qid;
-  e.queue_type = type;
-  e.reason = reason;
-  return e;
-}
-
-gpuq_process_exit_event Exit(uint64_t pkey, uint32_t tgid, uint64_t cgroup) {
-  gpuq_process_exit_event e{};
-  e.hdr = Hdr(GPUQ_EV_PROCESS_EXIT, pkey, tgid, cgroup);
-  e.hdr.size = sizeof(e);
-  return e;
-}
-
-gpuq_queue_create_failed_event Failed(uint64_t cgroup, uint32_t gpu,
-                                      int32_t error) {
-  gpuq_queue_create_failed_event e{};
-  e.hdr = Hdr(GPUQ_EV_QUEUE_CREATE_FAILED, kKeyD, 2817, cgroup);
-  e.hdr.size = sizeof(e);
-  e.gpu_id = gpu;
-  e.error = error;
-  return e;
-}
-
-gpuq_gpu_info_record GpuInfo(uint32_t gpu_id, uint32_t node, uint32_t gfx,
-                             uint32_t location_id) {
-  gpuq_gpu_info_record r{};
-  r.hdr.type = GPUQ_EV_GPU_INFO;
-  r.hdr.size = sizeof(r);
-  r.gpu_id = gpu_id;
-  r.node = node;
-  r.vendor_id = 0x1002;
-  r.device_id = 0x74a1;
-  r.location_id = location_id;
-  r.domain = 0;
-  r.drm_render_minor = 127 + node;
-  r.gfx_target_version = gfx;
-  r.unique_id = 0xcf39ab978c9c839aull;
-  std::strncpy(r.name, "gfx942", sizeof(r.name) - 1);
-  return r;
-}
-
-CgroupPathRecord PathRecord(uint64_t cgroup, const std::string& path) {
-  gpuq_event_header h{};
-  h.type = GPUQ_EV_CGROUP_PATH;
-  h.cgroup_id = cgroup;
-  return CgroupPathRecord{h, path};
-}
 
 std::unique_ptr<Pipeline> OfflinePipeline(
     std::unique_ptr<EventSource> source = nullptr) {
@@ -248,8 +168,8 @@ std::vector<Event> Scenario() {
       Destroy(kKeyC, 300, kCgK8s, kGpu1, 0, GPUQ_QUEUE_COMPUTE,
               GPUQ_DESTROY_PROCESS_EXIT),
       Create(kKeyD, 400, kCgHost, kGpu2, 0, GPUQ_QUEUE_COMPUTE),
-      Failed(kCgHost, kGpu2, -12),
-      Failed(kCgHost, 4242, -22),
+      CreateFailed(kKeyD, 2817, kCgHost, kGpu2, -12),
+      CreateFailed(kKeyD, 2817, kCgHost, 4242, -22),
       Create(kKeyB, 200, kCgUnknown, kGpu2, 0, GPUQ_QUEUE_SDMA),
   };
 }
@@ -511,7 +431,8 @@ TEST(CollectorTest, EventsTotalHasEveryTypeInitialised) {
   EXPECT_EQ(f->type, MetricType::Counter);
   const std::map<std::string, double> expected = {
       {"queue_create", 2},        {"queue_destroy", 0}, {"process_exit", 0},
-      {"queue_create_failed", 0}, {"gpu_info", 0},      {"cgroup_path", 1}};
+      {"queue_create_failed", 0}, {"gpu_info", 0},      {"cgroup_path", 1},
+      {"container_meta", 0}};
   std::map<std::string, double> got;
   for (const ClientMetric& m : f->metric) {
     got[LabelsOf(m).at("type")] = m.counter.value;

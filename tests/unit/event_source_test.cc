@@ -6,48 +6,24 @@
 
 #include <gpuq/abi.h>
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <chrono>
 #include <cstring>
-#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "event_builders.h"
 #include "sources/capture.h"
 #include "sources/event.h"
 #include "sources/fake_source.h"
 #include "sources/replay_source.h"
+#include "test_support.h"
 
 namespace gpuq {
 namespace {
 
-namespace fs = std::filesystem;
 using std::chrono::milliseconds;
-
-class TempDir {
- public:
-  TempDir() {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern =
-        std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
-        "/gpuq_source_XXXXXX";
-    if (::mkdtemp(pattern.data()) != nullptr) path_ = pattern;
-  }
-  ~TempDir() {
-    if (path_.empty()) return;
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 struct FakeFactory {
   static constexpr const char* kName = "fake";
@@ -75,14 +51,9 @@ struct ReplayFactory {
   }
 };
 
+// Every record comes from one process of cgroup 5861.
 gpuq_event_header Hdr(uint16_t type, uint64_t ts) {
-  gpuq_event_header h{};
-  h.type = type;
-  h.tgid = 100;
-  h.ts_ns = ts;
-  h.cgroup_id = 5861;
-  h.process_key = 0xffff88811d208000ull;
-  return h;
+  return gpuq::Hdr(type, 0xffff88811d208000ull, 100, 5861, ts);
 }
 
 std::vector<Event> Events() {

@@ -3,16 +3,13 @@
 #include "resolver/gpu_topology.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
-#include <cerrno>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "common/host_paths.h"
+#include "test_support.h"
 
 #ifndef GPUQ_FIXTURE_ROOT
 #error "GPUQ_FIXTURE_ROOT must be the absolute path of tests/fixtures/root"
@@ -20,41 +17,6 @@
 
 namespace gpuq {
 namespace {
-
-namespace fs = std::filesystem;
-
-// A fresh directory under $TMPDIR, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "gpuq_topo_XXXXXX");
-    if (mkdtemp(tmpl.data()) == nullptr) {
-      ADD_FAILURE() << "mkdtemp: " << std::strerror(errno);
-    }
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const std::string& path() const { return path_; }
-
-  // Writes `content` to path()/rel, creating parent directories.
-  void Write(const std::string& rel, const std::string& content) const {
-    fs::path p = fs::path(path_) / rel;
-    fs::create_directories(p.parent_path());
-    std::ofstream(p, std::ios::binary) << content;
-  }
-  void MakeDir(const std::string& rel) const {
-    fs::create_directories(fs::path(path_) / rel);
-  }
-
- private:
-  std::string path_;
-};
 
 std::string FixtureKfd() {
   return HostPaths::FromHostRoot(GPUQ_FIXTURE_ROOT).Kfd();

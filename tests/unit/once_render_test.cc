@@ -44,21 +44,21 @@ Snapshot SmallSnapshot() {
   compute.live = 3;
   compute.creates = 4;
   compute.destroys[GPUQ_DESTROY_IOCTL] = 1;
-  s.queue_series[{kCgVllm, 11437, GPUQ_QUEUE_COMPUTE}] = compute;
+  s.queue_series[{kCgVllm, 0, 11437, GPUQ_QUEUE_COMPUTE}] = compute;
   QueueSeries sdma;
   sdma.live = 2;
   sdma.creates = 2;
-  s.queue_series[{kCgVllm, 11437, GPUQ_QUEUE_SDMA}] = sdma;
+  s.queue_series[{kCgVllm, 0, 11437, GPUQ_QUEUE_SDMA}] = sdma;
 
   QueueSeries host_compute;
   host_compute.live = 1;
   host_compute.creates = 1;
   host_compute.destroys[GPUQ_DESTROY_IOCTL] = 1;
-  s.queue_series[{kCgHost, 23710, GPUQ_QUEUE_COMPUTE}] = host_compute;
+  s.queue_series[{kCgHost, 0, 23710, GPUQ_QUEUE_COMPUTE}] = host_compute;
   QueueSeries host_hiq;
   host_hiq.live = 1;
   host_hiq.creates = 1;
-  s.queue_series[{kCgHost, 23710, GPUQ_QUEUE_HIQ}] = host_hiq;
+  s.queue_series[{kCgHost, 0, 23710, GPUQ_QUEUE_HIQ}] = host_hiq;
 
   s.processes[{kCgVllm, 11437}] = 1;
   s.processes[{kCgHost, 23710}] = 2;
@@ -127,19 +127,20 @@ TEST(OnceRenderTest, TableHasHeaderHostRowAndRightNumbers) {
       << out;
 
   EXPECT_EQ(RowStartingWith(out, "CONTAINER"),
-            (std::vector<std::string>{"CONTAINER", "POD", "NAMESPACE", "GPU_ID",
-                                      "COMPUTE", "SDMA", "OTHER", "PROCS",
-                                      "CREATED", "DESTROYED(ioctl/exit)"}))
+            (std::vector<std::string>{
+                "CONTAINER", "ID", "POD", "NAMESPACE", "GPU_ID", "COMPUTE",
+                "SDMA", "OTHER", "PROCS", "CREATED", "DESTROYED(ioctl/exit)"}))
       << out;
   // An empty container label is the host, shown as "(host)"; empty pod and
-  // namespace as "-". HIQ counts under OTHER.
+  // namespace as "-". HIQ counts under OTHER. ID comes from
+  // gpuq_container_info, which these families lack: "-".
   EXPECT_EQ(RowStartingWith(out, "(host)"),
-            (std::vector<std::string>{"(host)", "-", "-", "23710", "1", "0",
-                                      "1", "2", "2", "1/0"}))
+            (std::vector<std::string>{"(host)", "-", "-", "-", "23710", "1",
+                                      "0", "1", "2", "2", "1/0"}))
       << out;
   EXPECT_EQ(RowStartingWith(out, "0124dd351391"),
-            (std::vector<std::string>{"0124dd351391", "-", "-", "11437", "3",
-                                      "2", "0", "1", "6", "1/0"}))
+            (std::vector<std::string>{"0124dd351391", "-", "-", "-", "11437",
+                                      "3", "2", "0", "1", "6", "1/0"}))
       << out;
   EXPECT_TRUE(HasLine(out, "live queues: 7")) << out;
 

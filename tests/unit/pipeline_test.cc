@@ -6,21 +6,22 @@
 
 #include <gpuq/abi.h>
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <atomic>
 #include <cstdint>
-#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "event_builders.h"
 #include "export/collector.h"
 #include "sources/capture.h"
 #include "sources/fake_source.h"
 #include "sources/replay_source.h"
+#include "test_support.h"
 
 #ifndef GPUQ_SOURCE_DIR
 #error "GPUQ_SOURCE_DIR must name the repository root"
@@ -29,7 +30,6 @@
 namespace gpuq {
 namespace {
 
-namespace fs = std::filesystem;
 using prometheus::ClientMetric;
 using prometheus::MetricFamily;
 using prometheus::MetricType;
@@ -46,31 +46,10 @@ constexpr uint32_t kGpuIds[] = {11437, 23710, 30584, 39261,
                                 48090, 52417, 60833, 64512};
 constexpr uint32_t kHostGpu = 23710;
 constexpr uint32_t kTrainerGpu = 11437;
-const char* const kVllm = "0124dd351391";
-const char* const kTrainer = "f14ff07ef228";
-
-class TempDir {
- public:
-  TempDir() {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern =
-        std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
-        "/gpuq_pipeline_XXXXXX";
-    if (::mkdtemp(pattern.data()) != nullptr) path_ = pattern;
-  }
-  ~TempDir() {
-    if (path_.empty()) return;
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+// The capture carries the runtimes' answers (container_meta records): the
+// `container` label is the Docker name, and the Kubernetes container name.
+const char* const kVllm = "vllm";
+const char* const kTrainer = "trainer";
 
 PipelineOptions Offline() {
   PipelineOptions options;
@@ -218,8 +197,15 @@ TEST_F(PipelineReplayTest, LifecycleCounters) {
 }
 
 TEST_F(PipelineReplayTest, PerSeriesTable) {
-  // README "Per (cgroup, GPU, type) series", straight from the model.
-  const auto& series = snapshot_->queue_series;
+  // README "Per (cgroup, GPU, type) series", straight from the model. Series
+  // are kept per owner process; in this capture each (cgroup, GPU, type) has
+  // exactly one owner, so a cell is one series.
+  std::map<std::tuple<uint64_t, uint32_t, uint32_t>, QueueSeries> series;
+  for (const auto& [key, cell] : snapshot_->queue_series) {
+    const auto [it, inserted] = series.emplace(
+        std::make_tuple(key.cgroup_id, key.gpu_id, key.queue_type), cell);
+    EXPECT_TRUE(inserted) << "two owners in one cell";
+  }
   for (uint32_t gpu : kGpuIds) {
     const auto c = series.find({kCgVllm, gpu, GPUQ_QUEUE_COMPUTE});
     ASSERT_NE(c, series.end()) << gpu;
@@ -273,9 +259,10 @@ TEST_F(PipelineReplayTest, ProcessesHoldingQueues) {
 
 TEST_F(PipelineReplayTest, EventsDropsAndSelfMetrics) {
   const auto& f = *families_;
-  EXPECT_EQ(Sum(f, "gpuq_events_total"), 78);
+  EXPECT_EQ(Sum(f, "gpuq_events_total"), 80);
   EXPECT_EQ(Sum(f, "gpuq_events_total", {{"type", "gpu_info"}}), 8);
   EXPECT_EQ(Sum(f, "gpuq_events_total", {{"type", "cgroup_path"}}), 3);
+  EXPECT_EQ(Sum(f, "gpuq_events_total", {{"type", "container_meta"}}), 2);
   EXPECT_EQ(Sum(f, "gpuq_events_total", {{"type", "queue_create"}}), 53);
   EXPECT_EQ(Sum(f, "gpuq_events_total", {{"type", "queue_destroy"}}), 12);
   EXPECT_EQ(Sum(f, "gpuq_events_total", {{"type", "process_exit"}}), 1);
@@ -330,20 +317,6 @@ TEST(PipelineTest, ReplayUnderRecordingReproducesTheCapture) {
     EXPECT_EQ(Encode(again.events[i]), Encode(original.events[i]))
         << "record " << i + 1;
   }
-}
-
-gpuq_queue_create_event Create(uint64_t pkey, uint32_t tgid, uint64_t cgroup,
-                               uint32_t gpu, uint32_t qid) {
-  gpuq_queue_create_event e{};
-  e.hdr.type = GPUQ_EV_QUEUE_CREATE;
-  e.hdr.size = sizeof(e);
-  e.hdr.tgid = tgid;
-  e.hdr.cgroup_id = cgroup;
-  e.hdr.process_key = pkey;
-  e.gpu_id = gpu;
-  e.queue_id = qid;
-  e.queue_type = GPUQ_QUEUE_COMPUTE;
-  return e;
 }
 
 TEST(PipelineTest, TwoProcessesInOneCgroupOnOneGpu) {

@@ -1,0 +1,104 @@
+// Container names and labels from the runtime that runs them: the Docker
+// Engine API over its unix socket (Docker and podman both serve it) and the
+// OCI bundle config.json that containerd and CRI-O keep on the host.
+// Lookups run on a worker thread with timeouts: a runtime that is absent,
+// slow or broken never stalls the event path or /metrics.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "resolver/cgroup_path.h"
+
+namespace gpuq {
+
+/// What a runtime says about one container.
+struct ContainerMetadata {
+  std::string name;           ///< runtime name ("vllm"), "" if unknown
+  std::string pod;            ///< Kubernetes pod name
+  std::string ns;             ///< Kubernetes namespace
+  std::string k8s_container;  ///< Kubernetes container name
+  std::map<std::string, std::string> labels;  ///< runtime labels/annotations
+  std::string source;  ///< "docker-api", "containerd-bundle", ...
+};
+
+/// One way to ask a runtime. Implementations must return within their
+/// timeout. Thread-safety: Lookup() is called from one worker thread.
+class RuntimeClient {
+ public:
+  virtual ~RuntimeClient() = default;
+  /// Metadata of `id`, or nullopt. Sets *error (one line) on a failure that
+  /// is not simply "this runtime does not know the container".
+  virtual std::optional<ContainerMetadata> Lookup(const ContainerIdentity& id,
+                                                  std::string* error) = 0;
+  /// Stable name for the `runtime` label of gpuq_runtime_lookup_errors_total.
+  virtual std::string Name() const = 0;
+};
+
+/// Docker Engine API client (GET /containers/<id>/json) over a unix socket.
+/// Works against dockerd and `podman system service`.
+std::unique_ptr<RuntimeClient> MakeDockerApiClient(
+    std::string socket_path, std::chrono::milliseconds timeout);
+
+/// Reads OCI bundle annotations: containerd keeps
+/// <run>/containerd/io.containerd.runtime.v2.task/<ns>/<id>/config.json,
+/// CRI-O <run>/containers/storage/overlay-containers/<id>/userdata/
+/// config.json. `run_dir` is the host's /run. (podman keeps its spec under
+/// /var/lib/containers and without names in it: ask its API instead.)
+std::unique_ptr<RuntimeClient> MakeOciBundleClient(std::string run_dir);
+
+/// Asynchronous, cached metadata. Get() never blocks on a runtime.
+/// Thread-safety: all public methods are thread-safe.
+class MetadataResolver {
+ public:
+  struct Options {
+    /// Failed or empty lookups are retried after this long.
+    std::chrono::milliseconds retry_after{std::chrono::seconds(30)};
+  };
+  /// Clients are asked in order; the first answer wins.
+  MetadataResolver(std::vector<std::unique_ptr<RuntimeClient>> clients,
+                   Options options);
+  ~MetadataResolver();
+  MetadataResolver(const MetadataResolver&) = delete;
+  MetadataResolver& operator=(const MetadataResolver&) = delete;
+
+  /// The metadata known for `id` now; schedules a lookup if none was made
+  /// (or the last one failed and retry_after passed). nullopt until known.
+  std::optional<ContainerMetadata> Get(const ContainerIdentity& id);
+  /// Lookup errors so far, by client Name().
+  std::map<std::string, uint64_t> Errors() const;
+  /// Blocks until no lookup is queued or running (tests).
+  void WaitIdle();
+
+ private:
+  void Work();
+
+  struct Entry {
+    std::optional<ContainerMetadata> metadata;
+    std::chrono::steady_clock::time_point next_try{};
+    bool queued = false;
+  };
+  std::vector<std::unique_ptr<RuntimeClient>> clients_;
+  Options options_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::condition_variable idle_cv_;
+  std::unordered_map<std::string, Entry> cache_;  // by container id
+  std::deque<ContainerIdentity> queue_;
+  std::map<std::string, uint64_t> errors_;
+  bool busy_ = false;
+  bool stop_ = false;
+  std::thread worker_;
+};
+
+}  // namespace gpuq

@@ -1,0 +1,758 @@
+// Runtime metadata clients against recorded and hand-built runtime state: the
+// Docker API client against a unix-socket HTTP server in the test process
+// (serving recorded podman responses, 404s, garbage, or nothing at all), the
+// OCI bundle reader against bundle trees laid out as containerd and CRI-O lay
+// them out, and MetadataResolver with scripted clients. No root, no runtime.
+#include "resolver/container_metadata.h"
+
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "test_support.h"
+
+namespace gpuq {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+const std::string kFixtures =
+    std::string(GPUQ_SOURCE_DIR) + "/tests/fixtures/runtime";
+
+// Client timeout in these tests, and what a loaded CI machine may add to it.
+constexpr milliseconds kTimeout{200};
+constexpr milliseconds kSlack{300};
+
+// Ids of the recorded and hand-built fixtures (tests/fixtures/runtime/).
+const std::string kPodmanId =
+    "1f5410ae1a19a2bede6137323ca9ca8c9e22f1160b2f293a3c51bfec91e9c078";
+const std::string kCriDockerdId =
+    "32e61375748e9fc732a7a30ab641f7f7eb34c1fdbf7e2d0ece9812da4ac70678";
+const std::string kContainerdCriId =
+    "f7c0895683016cf44c5ebbc8e956316d01e3a7544c81bc4c4d2dd75ffcf9a669";
+const std::string kNerdctlId =
+    "96e586724031ce09cd82b53a10117f244dc4103cb9e1528e09ba0028805b980c";
+const std::string kMobyId =
+    "a020e8fdbc0c26993357030c7b3fc4b3d2ade671cbd51862452a613b649bcf97";
+const std::string kCrioId =
+    "b1e6954514af415b071a01fe4422709bebb2e8aebcd0faf5d34b67dfb4a5b890";
+const std::string kUnknownId =
+    "0000000000000000000000000000000000000000000000000000000000000000";
+
+ContainerIdentity Container(const std::string& id,
+                            const std::string& runtime = "docker") {
+  ContainerIdentity identity;
+  identity.container_id = id;
+  identity.runtime = runtime;
+  return identity;
+}
+
+milliseconds Since(Clock::time_point start) {
+  return std::chrono::duration_cast<milliseconds>(Clock::now() - start);
+}
+
+// ---------------------------------------------------------------------------
+// A dockerd stand-in: one thread accepting on a unix socket, answering every
+// request the same way. The socket is listening when the constructor returns.
+class FakeDockerd {
+ public:
+  enum class Mode {
+    kServe,        // 200 with `body`
+    kNotFound,     // 404 with `body`
+    kServerError,  // 500 with a Docker error document
+    kNotJson,      // 200 whose body is not JSON
+    kNotHttp,      // bytes that are not an HTTP response, then close
+    kHang,         // read the request, never answer, keep the connection
+  };
+
+  FakeDockerd(std::string socket_path, Mode mode, std::string body = "")
+      : path_(std::move(socket_path)), mode_(mode), body_(std::move(body)) {
+    listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, path_.c_str(), sizeof(addr.sun_path) - 1);
+    if (listen_fd_ < 0 ||
+        ::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) !=
+            0 ||
+        ::listen(listen_fd_, 16) != 0) {
+      ADD_FAILURE() << "listen on " << path_ << ": " << std::strerror(errno);
+      return;
+    }
+    thread_ = std::thread([this] { Loop(); });
+  }
+
+  ~FakeDockerd() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+    for (int fd : held_) ::close(fd);
+    if (listen_fd_ >= 0) ::close(listen_fd_);
+    ::unlink(path_.c_str());
+  }
+
+  FakeDockerd(const FakeDockerd&) = delete;
+  FakeDockerd& operator=(const FakeDockerd&) = delete;
+
+  /// Request lines received so far ("GET /v1.41/... HTTP/1.1").
+  std::vector<std::string> Requests() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return requests_;
+  }
+
+ private:
+  void Loop() {
+    while (!stop_) {
+      pollfd p{listen_fd_, POLLIN, 0};
+      if (::poll(&p, 1, 20) <= 0) continue;
+      const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd >= 0) Handle(fd);
+    }
+  }
+
+  void Handle(int fd) {
+    const std::string request = ReadRequest(fd);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      requests_.push_back(request.substr(0, request.find("\r\n")));
+    }
+    if (mode_ == Mode::kHang) {
+      held_.push_back(fd);  // closed by the destructor, after the test
+      return;
+    }
+    SendAll(fd, Response());
+    ::shutdown(fd, SHUT_WR);
+    ::close(fd);
+  }
+
+  std::string Response() const {
+    switch (mode_) {
+      case Mode::kServe:
+        return Http("200 OK", body_);
+      case Mode::kNotFound:
+        return Http("404 Not Found", body_);
+      case Mode::kServerError:
+        return Http("500 Internal Server Error",
+                    "{\"message\":\"container store is locked\"}");
+      case Mode::kNotJson:
+        return Http("200 OK", "<html><body>It works!</body></html>\n");
+      case Mode::kNotHttp:
+        return "\x16\x03\x01 garbage\r\n\r\n";
+      case Mode::kHang:
+        break;
+    }
+    return "";
+  }
+
+  // Headers as podman 4.3 sends them, with a length instead of chunks.
+  static std::string Http(const std::string& status, const std::string& body) {
+    return "HTTP/1.1 " + status +
+           "\r\nApi-Version: 1.41\r\nContent-Type: application/json\r\n"
+           "Server: Libpod/4.3.1 (linux)\r\nContent-Length: " +
+           std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+  }
+
+  // Up to the end of the headers (a GET has no body), or 1 s of silence.
+  static std::string ReadRequest(int fd) {
+    std::string request;
+    char buf[4096];
+    while (request.find("\r\n\r\n") == std::string::npos &&
+           request.size() < 65536) {
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, 1000) <= 0) break;
+      const ssize_t n = ::read(fd, buf, sizeof(buf));
+      if (n <= 0) break;
+      request.append(buf, static_cast<size_t>(n));
+    }
+    return request;
+  }
+
+  static void SendAll(int fd, const std::string& data) {
+    size_t sent = 0;
+    while (sent < data.size()) {
+      const ssize_t n =
+          ::send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
+      if (n <= 0) return;
+      sent += static_cast<size_t>(n);
+    }
+  }
+
+  std::string path_;
+  Mode mode_;
+  std::string body_;
+  int listen_fd_ = -1;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+  std::vector<int> held_;  // only touched by thread_ until it is joined
+  mutable std::mutex mu_;
+  std::vector<std::string> requests_;
+};
+
+class DockerApiClientTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_FALSE(tmp_.path().empty()); }
+
+  std::string Socket() const { return tmp_.File("docker.sock"); }
+
+  std::unique_ptr<RuntimeClient> Client() const {
+    return MakeDockerApiClient(Socket(), kTimeout);
+  }
+
+  TempDir tmp_;
+};
+
+void ExpectOneLine(const std::string& error) {
+  EXPECT_FALSE(error.empty());
+  EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+}
+
+TEST_F(DockerApiClientTest, ReadsRecordedPodmanInspect) {
+  FakeDockerd server(
+      Socket(), FakeDockerd::Mode::kServe,
+      ReadFile(kFixtures + "/docker-api/podman-4.3-container.json"));
+  std::string error;
+  const auto meta = Client()->Lookup(Container(kPodmanId, "podman"), &error);
+
+  ASSERT_TRUE(meta.has_value()) << error;
+  EXPECT_EQ(error, "");
+  EXPECT_EQ(meta->name, "meta-test");  // "/meta-test" in the API
+  EXPECT_EQ(meta->labels, (std::map<std::string, std::string>{{"team", "ml"}}));
+  EXPECT_EQ(meta->pod, "");
+  EXPECT_EQ(meta->ns, "");
+  EXPECT_EQ(meta->k8s_container, "");
+  EXPECT_EQ(meta->source, "docker-api");
+  EXPECT_EQ(server.Requests(),
+            std::vector<std::string>{"GET /v1.41/containers/" + kPodmanId +
+                                     "/json HTTP/1.1"});
+}
+
+TEST_F(DockerApiClientTest, KubernetesNamesFromCriDockerdLabels) {
+  FakeDockerd server(
+      Socket(), FakeDockerd::Mode::kServe,
+      ReadFile(kFixtures + "/docker-api/podman-4.3-cri-dockerd-labels.json"));
+  std::string error;
+  const auto meta = Client()->Lookup(Container(kCriDockerdId), &error);
+
+  ASSERT_TRUE(meta.has_value()) << error;
+  EXPECT_EQ(meta->name,
+            "k8s_vllm_vllm-0_ml_3f0a6c2e-8b1d-4c55-9e7a-2d4b6f1c9a80_0");
+  EXPECT_EQ(meta->pod, "vllm-0");
+  EXPECT_EQ(meta->ns, "ml");
+  EXPECT_EQ(meta->k8s_container, "vllm");
+  EXPECT_EQ(meta->labels.at("io.kubernetes.pod.uid"),
+            "3f0a6c2e-8b1d-4c55-9e7a-2d4b6f1c9a80");
+  EXPECT_EQ(meta->labels.at("annotation.io.kubernetes.container.hash"),
+            "9f3c2a1b");
+}
+
+TEST_F(DockerApiClientTest, NotFoundIsNoAnswerAndNoError) {
+  FakeDockerd server(
+      Socket(), FakeDockerd::Mode::kNotFound,
+      ReadFile(kFixtures + "/docker-api/podman-4.3-not-found.json"));
+  std::string error;
+  EXPECT_FALSE(Client()->Lookup(Container(kUnknownId), &error).has_value());
+  EXPECT_EQ(error, "");
+  EXPECT_EQ(server.Requests().size(), 1u);
+}
+
+TEST_F(DockerApiClientTest, ServerErrorIsAnError) {
+  FakeDockerd server(Socket(), FakeDockerd::Mode::kServerError);
+  std::string error;
+  EXPECT_FALSE(Client()->Lookup(Container(kPodmanId), &error).has_value());
+  ExpectOneLine(error);
+  EXPECT_NE(error.find("HTTP 500: container store is locked"),
+            std::string::npos)
+      << error;
+}
+
+TEST_F(DockerApiClientTest, NonJsonBodyIsAnError) {
+  FakeDockerd server(Socket(), FakeDockerd::Mode::kNotJson);
+  std::string error;
+  EXPECT_FALSE(Client()->Lookup(Container(kPodmanId), &error).has_value());
+  ExpectOneLine(error);
+  EXPECT_NE(error.find("not a JSON object"), std::string::npos) << error;
+}
+
+TEST_F(DockerApiClientTest, NonHttpReplyIsAnError) {
+  FakeDockerd server(Socket(), FakeDockerd::Mode::kNotHttp);
+  std::string error;
+  EXPECT_FALSE(Client()->Lookup(Container(kPodmanId), &error).has_value());
+  ExpectOneLine(error);
+}
+
+TEST_F(DockerApiClientTest, SilentServerTimesOutWithAnError) {
+  FakeDockerd server(Socket(), FakeDockerd::Mode::kHang);
+  std::string error;
+  const auto start = Clock::now();
+  EXPECT_FALSE(Client()->Lookup(Container(kPodmanId), &error).has_value());
+  const milliseconds took = Since(start);
+
+  EXPECT_GE(took, kTimeout - milliseconds(20));  // it did wait for an answer
+  EXPECT_LT(took, kTimeout + kSlack);
+  ExpectOneLine(error);
+  EXPECT_NE(error.find("no answer within 200 ms"), std::string::npos) << error;
+}
+
+TEST_F(DockerApiClientTest, MissingSocketIsAnErrorEveryTime) {
+  const auto client = Client();
+  for (int i = 0; i < 2; ++i) {
+    std::string error;
+    const auto start = Clock::now();
+    EXPECT_FALSE(client->Lookup(Container(kPodmanId), &error).has_value());
+    EXPECT_LT(Since(start), kTimeout);  // fails fast, no waiting
+    ExpectOneLine(error);
+    EXPECT_NE(error.find(Socket()), std::string::npos) << error;
+    EXPECT_NE(error.find("No such file or directory"), std::string::npos)
+        << error;
+  }
+}
+
+TEST_F(DockerApiClientTest, SocketWithoutListenerIsRefused) {
+  // A socket file left behind by a daemon that died: bound, never listening.
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, Socket().c_str(), sizeof(addr.sun_path) - 1);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ::close(fd);
+
+  std::string error;
+  EXPECT_FALSE(Client()->Lookup(Container(kPodmanId), &error).has_value());
+  ExpectOneLine(error);
+  EXPECT_NE(error.find("connection refused"), std::string::npos) << error;
+}
+
+TEST_F(DockerApiClientTest, RejectsIdsThatAreNotIds) {
+  FakeDockerd server(Socket(), FakeDockerd::Mode::kNotFound, "{}");
+  for (const std::string id : {"../../info?x=", "a/b", "..", "id with space"}) {
+    std::string error;
+    EXPECT_FALSE(Client()->Lookup(Container(id), &error).has_value()) << id;
+    ExpectOneLine(error);
+  }
+  EXPECT_TRUE(server.Requests().empty());
+}
+
+TEST_F(DockerApiClientTest, NameIsStable) {
+  EXPECT_EQ(Client()->Name(), "docker-api");
+}
+
+// ---------------------------------------------------------------------------
+// OCI bundles.
+
+class OciBundleClientTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_FALSE(tmp_.path().empty()); }
+
+  static std::optional<ContainerMetadata> LookupIn(const std::string& run_dir,
+                                                   const std::string& id,
+                                                   std::string* error) {
+    return MakeOciBundleClient(run_dir)->Lookup(Container(id, "containerd"),
+                                                error);
+  }
+
+  static std::string Task(const std::string& ns, const std::string& id) {
+    return "containerd/io.containerd.runtime.v2.task/" + ns + "/" + id +
+           "/config.json";
+  }
+
+  const std::string run_ = kFixtures + "/run";
+  TempDir tmp_;
+};
+
+TEST_F(OciBundleClientTest, ContainerdCriAnnotations) {
+  std::string error;
+  const auto meta = LookupIn(run_, kContainerdCriId, &error);
+
+  ASSERT_TRUE(meta.has_value()) << error;
+  EXPECT_EQ(error, "");
+  EXPECT_EQ(meta->pod, "vllm-7d9f8c6b5-x2k4q");
+  EXPECT_EQ(meta->ns, "inference");
+  EXPECT_EQ(meta->k8s_container, "vllm");
+  EXPECT_EQ(meta->name, "");  // containerd CRI has no runtime name
+  EXPECT_EQ(meta->source, "containerd-bundle");
+  EXPECT_EQ(meta->labels.at("io.kubernetes.cri.sandbox-uid"),
+            "b3c6fc26-f440-49df-b0cd-47f9f529477c");
+}
+
+TEST_F(OciBundleClientTest, NerdctlNameAndLabels) {
+  std::string error;
+  const auto meta = LookupIn(run_, kNerdctlId, &error);
+
+  ASSERT_TRUE(meta.has_value()) << error;
+  EXPECT_EQ(meta->name, "trainer");
+  EXPECT_EQ(meta->labels.at("team"), "ml");
+  EXPECT_EQ(meta->pod, "");
+  EXPECT_EQ(meta->k8s_container, "");
+  EXPECT_EQ(meta->source, "containerd-bundle");
+}
+
+TEST_F(OciBundleClientTest, CrioAnnotations) {
+  std::string error;
+  const auto meta = LookupIn(run_, kCrioId, &error);
+
+  ASSERT_TRUE(meta.has_value()) << error;
+  EXPECT_EQ(meta->pod, "gpu-probe");
+  EXPECT_EQ(meta->ns, "monitoring");
+  EXPECT_EQ(meta->k8s_container, "rocm-smi");
+  EXPECT_EQ(meta->name,
+            "k8s_rocm-smi_gpu-probe_monitoring_5e0f4d2c-9a1b-4c3d-8e7f-"
+            "6a5b4c3d2e1f_0");
+  EXPECT_EQ(meta->source, "containers-storage-bundle");
+}
+
+TEST_F(OciBundleClientTest, DockerdBundleWithoutNamesIsNoAnswer) {
+  ASSERT_TRUE(fs::exists(run_ + "/" + Task("moby", kMobyId)));
+  std::string error;
+  EXPECT_FALSE(LookupIn(run_, kMobyId, &error).has_value());
+  EXPECT_EQ(error, "");
+}
+
+TEST_F(OciBundleClientTest, RecordedPodmanSpecIsNoAnswer) {
+  tmp_.Write("containers/storage/overlay-containers/" + kPodmanId +
+                 "/userdata/config.json",
+             ReadFile(kFixtures + "/oci/podman-4.3-config.json"));
+  std::string error;
+  EXPECT_FALSE(LookupIn(tmp_.path(), kPodmanId, &error).has_value());
+  EXPECT_EQ(error, "");
+}
+
+TEST_F(OciBundleClientTest, MissingBundleIsNoAnswerAndNoError) {
+  std::string error;
+  EXPECT_FALSE(LookupIn(run_, kUnknownId, &error).has_value());
+  EXPECT_EQ(error, "");
+  // Neither runtime ever ran here.
+  EXPECT_FALSE(LookupIn(tmp_.File("empty"), kCrioId, &error).has_value());
+  EXPECT_EQ(error, "");
+}
+
+TEST_F(OciBundleClientTest, GarbageJsonIsAnError) {
+  tmp_.Write(Task("k8s.io", kContainerdCriId), "{\"ociVersion\": \"1.1.");
+  std::string error;
+  EXPECT_FALSE(LookupIn(tmp_.path(), kContainerdCriId, &error).has_value());
+  ExpectOneLine(error);
+  EXPECT_NE(error.find(Task("k8s.io", kContainerdCriId)), std::string::npos)
+      << error;
+}
+
+TEST_F(OciBundleClientTest, UnreadableConfigIsAnError) {
+  // A directory where the file should be fails to read even for root.
+  tmp_.MakeDir(Task("k8s.io", kContainerdCriId));
+  std::string error;
+  EXPECT_FALSE(LookupIn(tmp_.path(), kContainerdCriId, &error).has_value());
+  ExpectOneLine(error);
+  EXPECT_NE(error.find("Is a directory"), std::string::npos) << error;
+}
+
+TEST_F(OciBundleClientTest, PermissionDeniedIsAnError) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root reads mode-000 files";
+  tmp_.Write(Task("k8s.io", kContainerdCriId), "{}");
+  ASSERT_EQ(::chmod(tmp_.File(Task("k8s.io", kContainerdCriId)).c_str(), 0), 0);
+  std::string error;
+  EXPECT_FALSE(LookupIn(tmp_.path(), kContainerdCriId, &error).has_value());
+  EXPECT_NE(error.find("Permission denied"), std::string::npos) << error;
+}
+
+TEST_F(OciBundleClientTest, SkipsNonStringAndHugeAnnotations) {
+  tmp_.Write(Task("k8s.io", kContainerdCriId),
+             "{\"annotations\": {\"io.kubernetes.cri.sandbox-name\": \"p\", "
+             "\"count\": 3, \"nested\": {\"a\": \"b\"}, \"doc\": \"" +
+                 std::string(4096, 'x') + "\"}}");
+  std::string error;
+  const auto meta = LookupIn(tmp_.path(), kContainerdCriId, &error);
+  ASSERT_TRUE(meta.has_value()) << error;
+  EXPECT_EQ(meta->pod, "p");
+  EXPECT_EQ(meta->labels, (std::map<std::string, std::string>{
+                              {"io.kubernetes.cri.sandbox-name", "p"}}));
+}
+
+TEST_F(OciBundleClientTest, RejectsIdsThatAreNotIds) {
+  std::string error;
+  EXPECT_FALSE(LookupIn(run_, "../../../etc", &error).has_value());
+  ExpectOneLine(error);
+}
+
+// ---------------------------------------------------------------------------
+// MetadataResolver.
+
+// A scripted client; the test keeps a handle on its state to change the
+// script and count calls while the resolver owns the client.
+struct Script {
+  std::mutex mu;
+  int calls = 0;
+  std::optional<ContainerMetadata> answer;
+  std::string error;
+  milliseconds delay{0};
+  bool throws = false;
+
+  int Calls() {
+    std::lock_guard<std::mutex> lock(mu);
+    return calls;
+  }
+  void Answer(std::optional<ContainerMetadata> a, std::string e = "") {
+    std::lock_guard<std::mutex> lock(mu);
+    answer = std::move(a);
+    error = std::move(e);
+  }
+};
+
+class ScriptedClient : public RuntimeClient {
+ public:
+  ScriptedClient(std::string name, std::shared_ptr<Script> script)
+      : name_(std::move(name)), script_(std::move(script)) {}
+
+  std::optional<ContainerMetadata> Lookup(const ContainerIdentity&,
+                                          std::string* error) override {
+    std::optional<ContainerMetadata> answer;
+    milliseconds delay;
+    bool throws;
+    {
+      std::lock_guard<std::mutex> lock(script_->mu);
+      ++script_->calls;
+      answer = script_->answer;
+      *error = script_->error;
+      delay = script_->delay;
+      throws = script_->throws;
+    }
+    std::this_thread::sleep_for(delay);
+    if (throws) throw std::runtime_error("scripted failure");
+    return answer;
+  }
+
+  std::string Name() const override { return name_; }
+
+ private:
+  std::string name_;
+  std::shared_ptr<Script> script_;
+};
+
+ContainerMetadata Named(const std::string& name) {
+  ContainerMetadata meta;
+  meta.name = name;
+  meta.source = "scripted";
+  return meta;
+}
+
+class MetadataResolverTest : public ::testing::Test {
+ protected:
+  std::shared_ptr<Script> AddClient(const std::string& name) {
+    auto script = std::make_shared<Script>();
+    clients_.push_back(std::make_unique<ScriptedClient>(name, script));
+    return script;
+  }
+
+  std::unique_ptr<MetadataResolver> Make(
+      milliseconds retry_after = std::chrono::seconds(30)) {
+    MetadataResolver::Options options;
+    options.retry_after = retry_after;
+    return std::make_unique<MetadataResolver>(std::move(clients_), options);
+  }
+
+  std::vector<std::unique_ptr<RuntimeClient>> clients_;
+  const ContainerIdentity id_ = Container(kPodmanId);
+};
+
+TEST_F(MetadataResolverTest, UnknownUntilLookedUpThenCached) {
+  auto a = AddClient("a");
+  a->Answer(Named("vllm"));
+  auto resolver = Make();
+
+  EXPECT_FALSE(resolver->Get(id_).has_value());  // never waits for a lookup
+  resolver->WaitIdle();
+  const auto meta = resolver->Get(id_);
+  ASSERT_TRUE(meta.has_value());
+  EXPECT_EQ(meta->name, "vllm");
+  EXPECT_EQ(a->Calls(), 1);
+  EXPECT_TRUE(resolver->Errors().empty());
+}
+
+TEST_F(MetadataResolverTest, HostProcessesAreNeverLookedUp) {
+  auto a = AddClient("a");
+  a->Answer(Named("x"));
+  auto resolver = Make();
+  EXPECT_FALSE(resolver->Get(ContainerIdentity{}).has_value());
+  resolver->WaitIdle();
+  EXPECT_EQ(a->Calls(), 0);
+}
+
+TEST_F(MetadataResolverTest, FirstAnswerWins) {
+  auto a = AddClient("a");  // no answer, no error: not its container
+  auto b = AddClient("b");
+  auto c = AddClient("c");
+  b->Answer(Named("from-b"));
+  c->Answer(Named("from-c"));
+  auto resolver = Make();
+
+  resolver->Get(id_);
+  resolver->WaitIdle();
+  ASSERT_TRUE(resolver->Get(id_).has_value());
+  EXPECT_EQ(resolver->Get(id_)->name, "from-b");
+  EXPECT_EQ(a->Calls(), 1);
+  EXPECT_EQ(c->Calls(), 0);
+}
+
+TEST_F(MetadataResolverTest, ErrorsCountedByClientName) {
+  auto a = AddClient("docker-api");
+  auto b = AddClient("oci-bundle");
+  a->Answer(std::nullopt, "docker-api GET ...: connection refused");
+  b->Answer(Named("from-bundle"));
+  auto resolver = Make();
+
+  resolver->Get(id_);
+  resolver->WaitIdle();
+  EXPECT_EQ(resolver->Get(id_)->name, "from-bundle");
+  EXPECT_EQ(resolver->Errors(),
+            (std::map<std::string, uint64_t>{{"docker-api", 1}}));
+}
+
+TEST_F(MetadataResolverTest, FailedLookupRetriedOnlyAfterRetryAfter) {
+  auto a = AddClient("a");
+  a->Answer(std::nullopt, "boom");
+  auto resolver = Make(milliseconds(150));
+
+  resolver->Get(id_);
+  resolver->WaitIdle();
+  resolver->Get(id_);  // too early: no new lookup
+  resolver->WaitIdle();
+  EXPECT_EQ(a->Calls(), 1);
+
+  std::this_thread::sleep_for(milliseconds(200));
+  a->Answer(Named("late"));
+  EXPECT_FALSE(resolver->Get(id_).has_value());  // schedules the retry
+  resolver->WaitIdle();
+  EXPECT_EQ(a->Calls(), 2);
+  EXPECT_EQ(resolver->Get(id_)->name, "late");
+  EXPECT_EQ(resolver->Errors().at("a"), 1u);
+}
+
+TEST_F(MetadataResolverTest, EmptyLookupIsRetriedToo) {
+  auto a = AddClient("a");  // nobody knows the container yet
+  auto resolver = Make(milliseconds(50));
+  resolver->Get(id_);
+  resolver->WaitIdle();
+  std::this_thread::sleep_for(milliseconds(80));
+  resolver->Get(id_);
+  resolver->WaitIdle();
+  EXPECT_EQ(a->Calls(), 2);
+  EXPECT_TRUE(resolver->Errors().empty());
+}
+
+TEST_F(MetadataResolverTest, SuccessIsPinned) {
+  auto a = AddClient("a");
+  a->Answer(Named("vllm"));
+  auto resolver = Make(milliseconds(20));
+  resolver->Get(id_);
+  resolver->WaitIdle();
+
+  a->Answer(std::nullopt, "runtime went away");
+  std::this_thread::sleep_for(milliseconds(60));
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(resolver->Get(id_).has_value());
+    EXPECT_EQ(resolver->Get(id_)->name, "vllm");
+    resolver->WaitIdle();
+  }
+  EXPECT_EQ(a->Calls(), 1);
+  EXPECT_TRUE(resolver->Errors().empty());
+}
+
+TEST_F(MetadataResolverTest, ClientExceptionIsCountedAndNextClientAsked) {
+  auto a = AddClient("a");
+  auto b = AddClient("b");
+  a->throws = true;
+  b->Answer(Named("from-b"));
+  auto resolver = Make();
+  resolver->Get(id_);
+  resolver->WaitIdle();
+  EXPECT_EQ(resolver->Get(id_)->name, "from-b");
+  EXPECT_EQ(resolver->Errors().at("a"), 1u);
+}
+
+TEST_F(MetadataResolverTest, ConcurrentGetsLookUpEachContainerOnce) {
+  auto a = AddClient("a");
+  a->Answer(Named("x"));
+  a->delay = milliseconds(5);
+  auto resolver = Make();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&resolver] {
+      for (int i = 0; i < 200; ++i) {
+        resolver->Get(Container(std::string(63, 'a') + "0123456789"[i % 10]));
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  resolver->WaitIdle();
+  EXPECT_EQ(a->Calls(), 10);
+}
+
+// The resolver in front of a runtime that accepts and never answers.
+class HangingRuntimeTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_FALSE(tmp_.path().empty()); }
+  std::string Socket() const { return tmp_.File("docker.sock"); }
+
+  TempDir tmp_;
+};
+
+TEST_F(HangingRuntimeTest, GetNeverWaitsForTheRuntime) {
+  FakeDockerd server(Socket(), FakeDockerd::Mode::kHang);
+  std::vector<std::unique_ptr<RuntimeClient>> clients;
+  clients.push_back(MakeDockerApiClient(Socket(), kTimeout));
+  MetadataResolver resolver(std::move(clients), {});
+
+  // Ask repeatedly while the lookup is stuck in the client.
+  milliseconds slowest{0};
+  const auto start = Clock::now();
+  while (Since(start) < kTimeout / 2) {
+    const auto before = Clock::now();
+    EXPECT_FALSE(resolver.Get(Container(kPodmanId)).has_value());
+    slowest = std::max(slowest, Since(before));
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  EXPECT_LT(slowest, milliseconds(50));
+  EXPECT_EQ(server.Requests().size(), 1u);  // one lookup, not one per Get
+
+  resolver.WaitIdle();
+  EXPECT_EQ(resolver.Errors(),
+            (std::map<std::string, uint64_t>{{"docker-api", 1}}));
+}
+
+TEST_F(HangingRuntimeTest, DestructorWaitsForAtMostOneTimeout) {
+  FakeDockerd server(Socket(), FakeDockerd::Mode::kHang);
+  std::vector<std::unique_ptr<RuntimeClient>> clients;
+  // Two hanging clients: a destructor that let the lookup run to its end
+  // would wait twice the timeout.
+  clients.push_back(MakeDockerApiClient(Socket(), kTimeout));
+  clients.push_back(MakeDockerApiClient(Socket(), kTimeout));
+  auto resolver = std::make_unique<MetadataResolver>(
+      std::move(clients), MetadataResolver::Options{});
+  resolver->Get(Container(kPodmanId));
+  const auto asked = Clock::now();
+  while (server.Requests().empty() && Since(asked) < kTimeout) {
+    std::this_thread::sleep_for(milliseconds(2));
+  }
+  ASSERT_EQ(server.Requests().size(), 1u) << "lookup never started";
+
+  const auto start = Clock::now();
+  resolver.reset();
+  EXPECT_LT(Since(start), kTimeout + kSlack);
+  EXPECT_EQ(server.Requests().size(), 1u);  // the second client was not asked
+}
+
+}  // namespace
+}  // namespace gpuq
