@@ -132,6 +132,19 @@ void Pipeline::HandleLocked(const Event& event) {
       recorded_metadata_.insert(a.identity.container_id);
     }
   } else if (!std::holds_alternative<gpuq_gpu_info_record>(event)) {
+    Event v1_event = event;
+    if (V1AttributeLocked(&v1_event)) {
+      HandleAttributedLocked(v1_event);
+      return;
+    }
+  }
+  HandleAttributedLocked(event);
+}
+
+void Pipeline::HandleAttributedLocked(const Event& event) {
+  if (!std::holds_alternative<CgroupPathRecord>(event) &&
+      !std::holds_alternative<ContainerMetaRecord>(event) &&
+      !std::holds_alternative<gpuq_gpu_info_record>(event)) {
     const uint64_t cgroup_id = Header(event).cgroup_id;
     // Resolve now, while the cgroup surely exists; the answer is pinned.
     const Attribution& a = attributor_.Attribute(cgroup_id);
@@ -142,6 +155,28 @@ void Pipeline::HandleLocked(const Event& event) {
   if (recorder_ != nullptr) recorder_->Write(event);
   model_.SetNow(MonotonicNowNs());
   model_.Apply(event);
+}
+
+bool Pipeline::V1AttributeLocked(Event* event) {
+  if (!options_.use_sysfs) return false;  // a capture is already attributed
+  gpuq_event_header& hdr =
+      std::visit([](auto& e) -> gpuq_event_header& { return e.hdr; }, *event);
+  auto known = v1_cgroup_of_tgid_.find(hdr.tgid);
+  if (known != v1_cgroup_of_tgid_.end()) {
+    hdr.cgroup_id = known->second;
+    return true;
+  }
+  const Attribution& a = attributor_.Attribute(hdr.cgroup_id);
+  const bool v2_root = a.resolved && a.cgroup_path == "/";
+  if ((!v2_root && a.resolved) || hdr.tgid == 0) return false;
+  const auto path = V1CgroupPathOfPid(options_.paths.procfs, hdr.tgid);
+  if (!path || !ParseCgroupPath(*path).InContainer()) return false;
+  // Bit 63 keeps synthetic ids apart from kernfs ids (inode numbers).
+  const uint64_t id = (std::hash<std::string>()(*path) >> 1) | (1ull << 63);
+  attributor_.Learn(id, *path);
+  v1_cgroup_of_tgid_[hdr.tgid] = id;
+  hdr.cgroup_id = id;
+  return true;
 }
 
 void Pipeline::AdmitLocked(const Attribution& a) {

@@ -144,7 +144,13 @@ class Pipeline {
 
  private:
   void HandleLocked(const Event& event);
+  /// HandleLocked once the event's cgroup id is final.
+  void HandleAttributedLocked(const Event& event);
   void RecordCgroupLocked(uint64_t cgroup_id);
+  /// On cgroup v1 hosts: the event with its cgroup id replaced by a stable
+  /// synthetic id of the owner's v1 container cgroup, when the v2 id names
+  /// no container. Returns false when there is nothing to replace.
+  bool V1AttributeLocked(Event* event);
   /// Admits a container to its own series or folds it (pinned).
   void AdmitLocked(const Attribution& attribution);
   std::optional<ContainerMetadata> MetadataLocked(const ContainerIdentity& id);
@@ -164,6 +170,9 @@ class Pipeline {
   std::vector<ProbeStatus> probes_;
   std::set<uint64_t> recorded_cgroups_;
   std::set<std::string> recorded_metadata_;  // container ids
+  /// tgid -> synthetic cgroup id on v1 hosts: later events of the process
+  /// (teardown in a kworker, after the pid is gone) keep its attribution.
+  std::unordered_map<uint32_t, uint64_t> v1_cgroup_of_tgid_;
   /// Container id -> true (own series) or false (folded), pinned.
   std::map<std::string, bool> admitted_;
   size_t admitted_count_ = 0;

@@ -18,6 +18,22 @@ std::optional<std::string> CgroupPathOfPid(const std::string& procfs,
   return std::nullopt;
 }
 
+std::optional<std::string> V1CgroupPathOfPid(const std::string& procfs,
+                                             uint32_t pid) {
+  std::ifstream in(procfs + "/" + std::to_string(pid) + "/cgroup");
+  std::string line;
+  while (std::getline(in, line)) {
+    // "4:memory:/docker/<id>": hierarchy id, controllers, path.
+    const auto first = line.find(':');
+    const auto second = line.find(':', first + 1);
+    if (first == std::string::npos || second == std::string::npos) continue;
+    if (line.compare(0, first, "0") == 0) continue;  // the v2 line
+    const std::string path = line.substr(second + 1);
+    if (!path.empty() && path != "/") return path;
+  }
+  return std::nullopt;
+}
+
 std::optional<uint64_t> CgroupIdOfPath(const std::string& v2_root,
                                        const std::string& path) {
   if (v2_root.empty()) return std::nullopt;

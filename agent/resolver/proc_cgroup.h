@@ -17,6 +17,12 @@ std::optional<std::string> CgroupPathOfPid(const std::string& procfs,
 std::optional<uint64_t> CgroupIdOfPath(const std::string& v2_root,
                                        const std::string& path);
 
+/// On a cgroup v1 host every task sits in the v2 root, so the v2 id names no
+/// container: the first v1 hierarchy path of `pid` (any controller, in file
+/// order) that is not the root, or nullopt.
+std::optional<std::string> V1CgroupPathOfPid(const std::string& procfs,
+                                             uint32_t pid);
+
 /// <procfs>/<pid>/comm without the newline; "" if unreadable.
 std::string CommOfPid(const std::string& procfs, uint32_t pid);
 

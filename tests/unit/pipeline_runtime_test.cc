@@ -1,0 +1,82 @@
+// A container runtime that hangs or answers garbage must not stall events or
+// /metrics: the label falls back to the container id and an error counter
+// rises. The runtime is a test double (a RuntimeClient that blocks, then
+// fails, as a wedged docker.sock or a garbage reply does through the real
+// client); tests/unit/container_metadata_test.cc drives the real Docker API
+// client against such sockets, and the podman test the real runtime.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "event_builders.h"
+#include "export/collector.h"
+#include "model/pipeline.h"
+
+namespace gpuq {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+const std::string kId =
+    "0124dd351391c6c45121cf43714d956032a91aee4fa3fa9ed0cf6b58d62b9307";
+
+/// Blocks for `delay`, then reports an error, like a runtime that never
+/// answers within the client's timeout.
+class StuckRuntime : public RuntimeClient {
+ public:
+  explicit StuckRuntime(std::chrono::milliseconds delay) : delay_(delay) {}
+  std::optional<ContainerMetadata> Lookup(const ContainerIdentity&,
+                                          std::string* error) override {
+    std::this_thread::sleep_for(delay_);
+    *error = "no answer";
+    calls_.fetch_add(1);
+    return std::nullopt;
+  }
+  std::string Name() const override { return "stuck"; }
+  std::atomic<int> calls_{0};
+
+ private:
+  std::chrono::milliseconds delay_;
+};
+
+TEST(PipelineRuntimeTest, StuckRuntimeNeitherStallsNorHidesTheContainer) {
+  auto client = std::make_unique<StuckRuntime>(std::chrono::milliseconds(300));
+  StuckRuntime* stuck = client.get();
+  std::vector<std::unique_ptr<RuntimeClient>> clients;
+  clients.push_back(std::move(client));
+  MetadataResolver metadata(std::move(clients), {});
+  PipelineOptions options;
+  options.use_sysfs = false;
+  options.metadata = &metadata;
+  Pipeline pipeline(options, nullptr);
+  gpuq_event_header hdr{};
+  hdr.cgroup_id = 42;
+  pipeline.Handle(
+      CgroupPathRecord{hdr, "/system.slice/docker-" + kId + ".scope"});
+
+  // Events and snapshots go on while the lookup hangs.
+  const auto start = Clock::now();
+  for (uint32_t q = 0; q < 100; ++q) {
+    pipeline.Handle(Create(0xffff888100000001, 10, 42, 1, q));
+  }
+  const Snapshot during = pipeline.TakeSnapshot();
+  EXPECT_LT(Clock::now() - start, std::chrono::milliseconds(150));
+  EXPECT_EQ(during.labels.at(42).container, kId.substr(0, 12));
+
+  metadata.WaitIdle();
+  const Snapshot after = pipeline.TakeSnapshot();
+  EXPECT_GE(stuck->calls_.load(), 1);
+  EXPECT_EQ(after.labels.at(42).container, kId.substr(0, 12));
+  EXPECT_GE(after.runtime_errors.at("stuck"), 1u);
+  bool counter_exported = false;
+  for (const auto& f : BuildFamilies(after)) {
+    if (f.name != "gpuq_runtime_lookup_errors_total") continue;
+    for (const auto& m : f.metric) counter_exported |= m.counter.value >= 1;
+  }
+  EXPECT_TRUE(counter_exported);
+}
+
+}  // namespace
+}  // namespace gpuq
