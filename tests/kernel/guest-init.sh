@@ -1,0 +1,378 @@
+#!/bin/busybox sh
+# /init of the QEMU kernel tier's guest (tests/kernel/run_qemu_tier.sh builds
+# the initramfs and boots it). Loads the real amdgpu.ko (no GPU: /dev/kfd and a
+# CPU-only topology), then runs the real gpuq-agent:
+#   1. `gpuq-agent check` and `gpuq-agent check --no-fentry`: every hook must
+#      be ATTACHED yes in fentry resp. kprobe mode;
+#   2. `gpuq-agent record` around one /bin/kfdtest run (opens /dev/kfd, fails
+#      one CREATE_QUEUE with a bad gpu_id: EINVAL, fails one DESTROY_QUEUE,
+#      exits): the records must carry kfdtest's pid, comm and kfd_process;
+#      and bpftool shows which kfd_node/kfd_dev flavor CO-RE kept;
+#   3. the daemon in each mode around one kfdtest run: /metrics must show the
+#      hooks attached as `check` said, one EINVAL failure, one process exit,
+#      no queue, no drop.
+# Every result is one console line the host parses:
+#   GPUQ-KTEST <kernel> <check> PASS|FAIL <detail>
+# Agent output goes to the log as "GPUQ-LOG <kernel> <group>| <line>", dmesg as
+# "GPUQ-DMESG <kernel>| <line>", timings as "GPUQ-KTIME <kernel> <step> <uptime>".
+# <kernel> comes from GPUQ_KERNEL on the kernel command line (init's env).
+# shellcheck shell=dash
+/bin/busybox --install -s /bin
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+K=${GPUQ_KERNEL:-$(uname -r)}
+PORT=9464
+URL=http://127.0.0.1:$PORT/metrics
+PROBES="queue_create:kfd_procfs_add_queue create_ioctl:kfd_ioctl_create_queue queue_destroy:uninit_queue process_exit:kfd_process_notifier_release"
+
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mount -t tmpfs tmp /tmp
+mount -t tracefs nodev /sys/kernel/tracing 2> /dev/null
+mount -t debugfs nodev /sys/kernel/debug 2> /dev/null
+mount -t cgroup2 none /sys/fs/cgroup
+ip link set lo up
+
+up() { cut -d' ' -f1 /proc/uptime; }
+ktime() { echo "GPUQ-KTIME $K $1 $(up)"; }
+result() { echo "GPUQ-KTEST $K $1 $2 $3"; }
+pass() { result "$1" PASS "${2:-}"; }
+fail() { result "$1" FAIL "${2:-}"; }
+# dump GROUP FILE...: the files into the log, prefixed.
+dump() {
+  local group="$1" f
+  shift
+  for f in "$@"; do
+    [ -s "$f" ] && sed "s/^/GPUQ-LOG $K $group| /" "$f"
+  done
+}
+finish() {
+  ktime finished
+  dmesg > /tmp/dmesg.txt
+  if grep -qE 'WARNING:|BUG:|Oops|Call Trace|general protection' /tmp/dmesg.txt; then
+    fail kernel-clean "dmesg has a kernel warning or oops (see GPUQ-DMESG lines)"
+  else
+    pass kernel-clean "no WARNING/BUG/Oops in dmesg"
+  fi
+  sed "s/^/GPUQ-DMESG $K| /" /tmp/dmesg.txt
+  echo "GPUQ-KTEST-DONE $K"
+  sync
+  poweroff -f
+}
+
+echo # the firmware's last line has no newline
+ktime userspace-up
+echo "GPUQ-INFO $K uname $(uname -r)"
+
+# ---- amdgpu without a GPU ---------------------------------------------------
+modprobe amdgpu > /tmp/modprobe.txt 2>&1
+rc=$?
+ktime modprobe-done
+nodes=$(ls /sys/class/kfd/kfd/topology/nodes 2> /dev/null | tr '\n' ' ')
+if [ $rc = 0 ] && [ -c /dev/kfd ] && [ -n "$nodes" ] && [ -e /sys/kernel/btf/amdgpu ]; then
+  pass modprobe-amdgpu "rc=0 /dev/kfd present, topology nodes: $nodes, /sys/kernel/btf/amdgpu present"
+else
+  fail modprobe-amdgpu "rc=$rc kfd=$(ls -l /dev/kfd 2>&1) nodes='$nodes' btf=$(ls /sys/kernel/btf/amdgpu 2>&1)"
+  dump modprobe /tmp/modprobe.txt
+  finish
+fi
+
+# ---- the agent binary runs at all (its ldd closure is complete) -------------
+if v=$(/bin/gpuq-agent --version 2>&1); then pass agent-version "$v"; else fail agent-version "$v"; fi
+
+# ---- 1. gpuq-agent check, per mode -----------------------------------------
+# check_mode MODE FLAGS...: runs check, one result per hook plus its exit code.
+# Leaves MODE_<probe>=<mode reported> for the daemon's comparison.
+check_mode() {
+  m=$1
+  shift
+  g=check-$m
+  t0=$(up)
+  timeout 240 /bin/gpuq-agent check "$@" > "/tmp/$g.out" 2> "/tmp/$g.err"
+  rc=$?
+  echo "GPUQ-INFO $K $g took $(awk -v a="$t0" -v b="$(up)" 'BEGIN{printf "%.1f", b-a}')s rc=$rc"
+  dump "$g" "/tmp/$g.out" "/tmp/$g.err"
+  for pf in $PROBES; do
+    p=${pf%%:*}
+    fn=${pf#*:}
+    line=$(awk -v p="$p" '$1 == p' "/tmp/$g.out")
+    got_fn=$(echo "$line" | awk '{print $2}')
+    got_mode=$(echo "$line" | awk '{print $3}')
+    got_att=$(echo "$line" | awk '{print $4}')
+    detail=$(echo "$line" | awk '{for (i = 5; i <= NF; i++) printf "%s%s", $i, (i < NF ? " " : "")}')
+    eval "MODE_${m}_$p=\$got_mode"
+    if [ "$got_fn" = "$fn" ] && [ "$got_mode" = "$m" ] && [ "$got_att" = yes ]; then
+      pass "$g:$p" "$fn mode=$got_mode attached=$got_att ($detail)"
+    else
+      fail "$g:$p" "want $fn mode=$m attached=yes, got function=${got_fn:-?} mode=${got_mode:-?} attached=${got_att:-?} detail: ${detail:-none}; stderr: $(tr '\n' ' ' < "/tmp/$g.err")"
+    fi
+  done
+  if [ $rc = 0 ]; then
+    pass "$g:exit-code" "exit 0"
+  else
+    fail "$g:exit-code" "exit $rc: $(tr '\n' ' ' < "/tmp/$g.err")"
+  fi
+}
+
+ktime check-start
+check_mode fentry
+check_mode kprobe --no-fentry
+ktime check-done
+
+# ---- 3. the daemon + kfdtest, per mode --------------------------------------
+# Not `wget -T`: Debian's busybox-static 1.35 wget segfaults with it.
+scrape() { timeout 10 wget -q -O "$1" "$URL" 2> /dev/null; }
+
+# stop_daemon PID: SIGTERM, then STOP_RESULT = "exit N" or "hung" (killed).
+stop_daemon() {
+  kill -TERM "$1" 2> /dev/null
+  i=0
+  while kill -0 "$1" 2> /dev/null && [ $i -lt 100 ]; do
+    sleep 0.1
+    i=$((i + 1))
+  done
+  if kill -0 "$1" 2> /dev/null; then
+    STOP_RESULT=hung
+    kill -KILL "$1"
+    wait "$1"
+  else
+    wait "$1"
+    STOP_RESULT="exit $?"
+  fi
+}
+
+# sum_of FILE METRIC [FILTER-REGEX]: sum of a family's values (0 when absent).
+sum_of() {
+  awk -v name="$2" -v re="${3:-}" '
+    index($0, name "{") == 1 || index($0, name " ") == 1 {
+      if (re == "" || $0 ~ re) s += $NF
+    }
+    END { printf "%g", s + 0 }' "$1"
+}
+# series FILE METRIC: the family's sample lines.
+series() { grep -E "^$2(\{| )" "$1"; }
+
+daemon_mode() {
+  m=$1
+  shift
+  g=daemon-$m
+  M="/tmp/$g.metrics"
+  rm -f "$M"
+  /bin/gpuq-agent --web.listen-address 127.0.0.1:$PORT "$@" > "/tmp/$g.out" 2> "/tmp/$g.err" &
+  pid=$!
+  t0=$(up)
+  served=0
+  while awk -v a="$t0" -v b="$(up)" 'BEGIN { exit !(b - a < 180) }'; do
+    if scrape "$M"; then served=1; break; fi
+    kill -0 $pid 2> /dev/null || break
+    sleep 0.2
+  done
+  if [ $served = 1 ]; then
+    pass "$g:serves" "/metrics answered after $(awk -v a="$t0" -v b="$(up)" 'BEGIN{printf "%.1f", b-a}')s"
+  else
+    fail "$g:serves" "no /metrics (agent alive: $(kill -0 $pid 2> /dev/null && echo yes || echo no)); stderr: $(tr '\n' ' ' < "/tmp/$g.err")"
+    stop_daemon $pid
+    dump "$g" "/tmp/$g.out" "/tmp/$g.err"
+    return
+  fi
+
+  /bin/kfdtest > "/tmp/$g.kfdtest" 2>&1
+  rc=$?
+  dump "$g" "/tmp/$g.kfdtest"
+  if [ $rc = 0 ]; then
+    pass "$g:kfdtest" "$(grep -E 'create_queue|destroy_queue|get_version' "/tmp/$g.kfdtest" | tr '\n' ';')"
+  else
+    fail "$g:kfdtest" "kfdtest exit $rc: $(tr '\n' ';' < "/tmp/$g.kfdtest")"
+  fi
+
+  # Events go through the ring buffer: wait until both the failure and the
+  # exit are in, then once more so a late duplicate would show.
+  i=0
+  while [ $i -lt 100 ]; do
+    scrape "$M"
+    if [ "$(sum_of "$M" gpuq_process_exits_total)" != 0 ] &&
+      [ "$(sum_of "$M" gpuq_queue_create_failures_total)" != 0 ]; then
+      break
+    fi
+    sleep 0.2
+    i=$((i + 1))
+  done
+  sleep 1
+  scrape "$M"
+  dump "$g-metrics" "$M"
+
+  for pf in $PROBES; do
+    p=${pf%%:*}
+    want=""
+    eval "want=\$MODE_${m}_$p"
+    lines=$(series "$M" gpuq_probe_attached | grep "probe=\"$p\"")
+    n=$(echo "$lines" | grep -c .)
+    if [ "$n" = 1 ] && echo "$lines" | grep -q "mode=\"$m\"" &&
+      [ "$(echo "$lines" | awk '{print $NF}')" = 1 ] && [ "$want" = "$m" ]; then
+      pass "$g:attached:$p" "$lines (check said mode=$want)"
+    else
+      fail "$g:attached:$p" "want one series mode=\"$m\" value 1 agreeing with check (mode=${want:-?}), got: $(echo "$lines" | tr '\n' ';')"
+    fi
+  done
+
+  lines=$(series "$M" gpuq_queue_create_failures_total)
+  n=$(echo "$lines" | grep -c .)
+  if [ "$n" = 1 ] && echo "$lines" | grep -q 'gpu_id="unknown"' &&
+    echo "$lines" | grep -q 'error="EINVAL"' && [ "$(echo "$lines" | awk '{print $NF}')" = 1 ]; then
+    pass "$g:create-failure" "$lines"
+  else
+    fail "$g:create-failure" "want one series gpu_id=\"unknown\",error=\"EINVAL\" 1, got: $(echo "$lines" | tr '\n' ';')"
+  fi
+
+  s=$(sum_of "$M" gpuq_process_exits_total)
+  if [ "$s" = 1 ]; then
+    pass "$g:process-exit" "$(series "$M" gpuq_process_exits_total | tr '\n' ';')"
+  else
+    fail "$g:process-exit" "sum $s, want 1: $(series "$M" gpuq_process_exits_total | tr '\n' ';')"
+  fi
+
+  q=$(sum_of "$M" gpuq_queues)
+  c=$(awk 'index($0, "gpuq_queue_creates_total{") == 1 && $NF > 0' "$M" | tr '\n' ';')
+  d=$(awk 'index($0, "gpuq_queue_destroys_total{") == 1 && $NF > 0' "$M" | tr '\n' ';')
+  if [ "$q" = 0 ] && [ -z "$c" ] && [ -z "$d" ]; then
+    pass "$g:no-queues" "sum(gpuq_queues)=0, no creates or destroys above 0"
+  else
+    fail "$g:no-queues" "sum(gpuq_queues)=$q creates>0: ${c:-none} destroys>0: ${d:-none}"
+  fi
+
+  s=$(sum_of "$M" gpuq_events_dropped_total)
+  if [ "$s" = 0 ]; then
+    pass "$g:no-drops" "sum(gpuq_events_dropped_total)=0"
+  else
+    fail "$g:no-drops" "$(awk 'index($0, "gpuq_events_dropped_total{") == 1 && $NF > 0' "$M" | tr '\n' ';')"
+  fi
+
+  # The test process runs in the root cgroup (cgroup2 mounted): host, container="".
+  a=$(series "$M" gpuq_queue_create_failures_total; series "$M" gpuq_process_exits_total)
+  if [ -n "$a" ] && ! echo "$a" | grep -qv 'container=""'; then
+    pass "$g:attribution" "failure and exit series carry container=\"\" (host)"
+  else
+    fail "$g:attribution" "want container=\"\" on every failure/exit series, got: $(echo "$a" | tr '\n' ';')"
+  fi
+
+  stop_daemon $pid
+  case $STOP_RESULT in
+    "exit 0") pass "$g:stops" "exit 0 after SIGTERM" ;;
+    hung) fail "$g:stops" "still running 10s after SIGTERM (killed)" ;;
+    *) fail "$g:stops" "$STOP_RESULT after SIGTERM" ;;
+  esac
+  dump "$g" "/tmp/$g.out" "/tmp/$g.err"
+}
+
+# ---- 2. what the kernel side reads: a capture of the same scenario ---------
+# decode_capture FILE: one line per record (abi.h layouts):
+#   HDR <magic> <abi> | FAILED tgid cgroup key gpu_id queue_type error comm |
+#   EXIT tgid cgroup key comm | REC type tgid cgroup key
+decode_capture() {
+  od -An -v -tu1 "$1" | awk '
+    { for (i = 1; i <= NF; i++) b[n++] = $i + 0 }
+    function u16(o) { return b[o] + 256 * b[o + 1] }
+    function u32(o) { return u16(o) + 65536 * u16(o + 2) }
+    function s32(o, v) { v = u32(o); return v >= 2147483648 ? v - 4294967296 : v }
+    function hex64(o, s, i) { s = ""; for (i = 7; i >= 0; i--) s = s sprintf("%02x", b[o + i]); return s }
+    function str(o, len, s, i) { s = ""; for (i = 0; i < len && b[o + i] != 0; i++) s = s sprintf("%c", b[o + i]); return s }
+    END {
+      print "HDR", str(0, 8), u32(8)
+      o = u32(12)
+      while (o + 32 <= n) {
+        type = u16(o); size = u16(o + 2)
+        if (size < 32) { print "BAD size", size, "at", o; break }
+        tgid = u32(o + 4); cg = hex64(o + 16); key = hex64(o + 24)
+        if (type == 4) print "FAILED", tgid, cg, key, u32(o + 32), u32(o + 36), s32(o + 40), str(o + 48, 16)
+        else if (type == 3) print "EXIT", tgid, cg, key, str(o + 32, 16)
+        else print "REC", type, tgid, cg, key
+        o += size
+      }
+    }'
+}
+
+# record_run: `gpuq-agent record` (fentry mode) around one kfdtest; checks the
+# records field by field, and which kfd_node/kfd_dev flavor CO-RE chose.
+record_run() {
+  g=record
+  C=/tmp/run.gpuqcap
+  /bin/gpuq-agent record -o "$C" > "/tmp/$g.out" 2> "/tmp/$g.err" &
+  pid=$!
+  t0=$(up)
+  # Attached = 5 BPF links (create_ioctl has entry and exit programs).
+  links=0
+  while awk -v a="$t0" -v b="$(up)" 'BEGIN { exit !(b - a < 180) }'; do
+    links=$(grep -l '^link_type' /proc/$pid/fdinfo/* 2> /dev/null | wc -l)
+    [ "$links" -ge 5 ] && break
+    kill -0 $pid 2> /dev/null || break
+    sleep 0.5
+  done
+  /bin/kfdtest > "/tmp/$g.kfdtest" 2>&1
+  kpid=$(awk '/^KFDTEST pid/ { print $3 }' "/tmp/$g.kfdtest")
+  sleep 2
+
+  # Which flavor of kfd__queue_gpu_id survived in the loaded program: the
+  # offset it adds to queue->device must be the `id` of kfd_node when the
+  # kernel's BTF has kfd_node (6.5+), else of kfd_dev.
+  bpftool btf dump file /sys/kernel/btf/amdgpu format raw > /tmp/amdgpu.btf 2> /dev/null
+  if grep -q "STRUCT 'kfd_node' " /tmp/amdgpu.btf; then flavor=kfd_node; else flavor=kfd_dev; fi
+  want_off=$(awk -v s="STRUCT '$flavor' " '
+    index($0, s) { f = 1; next }
+    f && /^\[/ { exit }
+    f && $1 == "'"'"'id'"'"'" { sub("bits_offset=", "", $3); print $3 / 8; exit }' /tmp/amdgpu.btf)
+  bpftool prog dump xlated name fentry_kfd_procfs_add_queue > "/tmp/$g.xlated" 2>&1
+  consts=$(sed -n '/BPF_CORE_READ(q, device)/,/val.gpu_id = kfd__queue_gpu_id/p' "/tmp/$g.xlated" |
+    awk '$2 == "(b7)" { printf "%s ", $NF }')
+  if [ -n "$want_off" ] && echo " $consts" | grep -q " $want_off "; then
+    pass core-flavor "BTF has $flavor, $flavor.id at +$want_off; the loaded fentry_kfd_procfs_add_queue reads queue->device +$want_off (immediates after the device read: $consts)"
+  else
+    fail core-flavor "BTF has $flavor, $flavor.id at +${want_off:-?}; immediates after the device read in fentry_kfd_procfs_add_queue: ${consts:-none found} (see GPUQ-LOG record-xlated)"
+    dump record-xlated "/tmp/$g.xlated"
+  fi
+
+  stop_daemon $pid
+  dump "$g" "/tmp/$g.out" "/tmp/$g.err" "/tmp/$g.kfdtest"
+  if [ "$links" -ge 5 ] && [ "$STOP_RESULT" = "exit 0" ] && [ -s "$C" ]; then
+    pass "$g:runs" "attached ($links BPF links), $STOP_RESULT after SIGTERM, $(tr '\n' ' ' < "/tmp/$g.err")"
+  else
+    fail "$g:runs" "links=$links, $STOP_RESULT after SIGTERM, capture $(wc -c < "$C" 2> /dev/null) bytes; stderr: $(tr '\n' ' ' < "/tmp/$g.err")"
+  fi
+  decode_capture "$C" > "/tmp/$g.decoded"
+  dump record-decoded "/tmp/$g.decoded"
+
+  f=$(grep '^FAILED ' "/tmp/$g.decoded")
+  # shellcheck disable=SC2086 # split the record into its fields
+  set -- $f
+  f_cg=${3:-} f_key=${4:-}
+  if [ "$(echo "$f" | grep -c .)" = 1 ] && [ "$2" = "$kpid" ] && [ "$5" = 48879 ] &&
+    [ "$6" = 0 ] && [ "$7" = -22 ] && [ "$8" = kfdtest ]; then
+    pass "$g:create-failed" "one record: tgid=$2 (kfdtest pid $kpid) gpu_id=0xbeef queue_type=compute error=-22 comm=$8 kfd_process=0x$4"
+  else
+    fail "$g:create-failed" "want one FAILED tgid=$kpid gpu_id=48879 queue_type=0 error=-22 comm=kfdtest, got: $(echo "$f" | tr '\n' ';')"
+  fi
+
+  e=$(grep '^EXIT ' "/tmp/$g.decoded")
+  # shellcheck disable=SC2086
+  set -- $e
+  if [ "$(echo "$e" | grep -c .)" = 1 ] && [ "$2" = "$kpid" ] && [ "$5" = kfdtest ] &&
+    [ "$4" = "$f_key" ] && [ "$4" != 0000000000000000 ] && [ "$3" = "$f_cg" ]; then
+    pass "$g:process-exit" "one record: tgid=$2 comm=$5 kfd_process=0x$4 (= the create ioctl's, so the mmu_notifier offset relocated) cgroup=0x$3 (= current's at the ioctl)"
+  else
+    fail "$g:process-exit" "want one EXIT tgid=$kpid comm=kfdtest kfd_process=0x$f_key cgroup=0x$f_cg, got: $(echo "$e" | tr '\n' ';')"
+  fi
+
+  o=$(grep -E '^(REC 1|REC 2|BAD) ' "/tmp/$g.decoded")
+  h=$(grep '^HDR ' "/tmp/$g.decoded")
+  if [ -z "$o" ] && [ "$h" = "HDR GPUQCAP1 1" ]; then
+    pass "$g:no-queue-records" "$h, no queue create/destroy records"
+  else
+    fail "$g:no-queue-records" "header '$h', unexpected: $(echo "$o" | tr '\n' ';')"
+  fi
+}
+
+ktime record-start
+record_run
+ktime daemon-start
+daemon_mode fentry
+daemon_mode kprobe --no-fentry
+finish
