@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "event_builders.h"
+#include "metric_matchers.h"
 #include "model/pipeline.h"
 #include "sources/event.h"
 #include "sources/fake_source.h"
@@ -28,7 +29,6 @@ namespace {
 using prometheus::ClientMetric;
 using prometheus::MetricFamily;
 using prometheus::MetricType;
-using LabelMap = std::map<std::string, std::string>;
 
 const std::string kDockerId =
     "0124dd351391c6c45121cf43714d956032a91aee4fa3fa9ed0cf6b58d62b9307";
@@ -60,87 +60,6 @@ std::unique_ptr<Pipeline> OfflinePipeline(
   PipelineOptions options;
   options.use_sysfs = false;
   return std::make_unique<Pipeline>(options, std::move(source));
-}
-
-// ---------------------------------------------------------------------------
-// Family / series lookup.
-// ---------------------------------------------------------------------------
-
-const MetricFamily* Find(const std::vector<MetricFamily>& families,
-                         const std::string& name) {
-  for (const MetricFamily& f : families) {
-    if (f.name == name) return &f;
-  }
-  return nullptr;
-}
-
-LabelMap LabelsOf(const ClientMetric& m) {
-  LabelMap labels;
-  for (const auto& l : m.label) labels[l.name] = l.value;
-  return labels;
-}
-
-std::vector<std::string> LabelNames(const ClientMetric& m) {
-  std::vector<std::string> names;
-  for (const auto& l : m.label) names.push_back(l.name);
-  return names;
-}
-
-double ValueOf(const MetricFamily& f, const ClientMetric& m) {
-  return f.type == MetricType::Counter ? m.counter.value : m.gauge.value;
-}
-
-// Series of `family` whose labels include every pair of `match`.
-std::vector<const ClientMetric*> Matching(const MetricFamily& f,
-                                          const LabelMap& match) {
-  std::vector<const ClientMetric*> out;
-  for (const ClientMetric& m : f.metric) {
-    const LabelMap labels = LabelsOf(m);
-    bool all = true;
-    for (const auto& [k, v] : match) {
-      auto it = labels.find(k);
-      if (it == labels.end() || it->second != v) all = false;
-    }
-    if (all) out.push_back(&m);
-  }
-  return out;
-}
-
-// The value of the one series of `name` matching `match`; fails the test if
-// there is not exactly one.
-double One(const std::vector<MetricFamily>& families, const std::string& name,
-           const LabelMap& match) {
-  const MetricFamily* f = Find(families, name);
-  if (f == nullptr) {
-    ADD_FAILURE() << "no family " << name;
-    return -1;
-  }
-  const auto series = Matching(*f, match);
-  if (series.size() != 1) {
-    ADD_FAILURE() << name << ": " << series.size()
-                  << " series match, expected 1";
-    return -1;
-  }
-  return ValueOf(*f, *series[0]);
-}
-
-// Sum over every series of `name` matching `match`.
-double Sum(const std::vector<MetricFamily>& families, const std::string& name,
-           const LabelMap& match = {}) {
-  const MetricFamily* f = Find(families, name);
-  if (f == nullptr) {
-    ADD_FAILURE() << "no family " << name;
-    return -1;
-  }
-  double total = 0;
-  for (const ClientMetric* m : Matching(*f, match)) total += ValueOf(*f, *m);
-  return total;
-}
-
-size_t Count(const std::vector<MetricFamily>& families, const std::string& name,
-             const LabelMap& match = {}) {
-  const MetricFamily* f = Find(families, name);
-  return f == nullptr ? 0 : Matching(*f, match).size();
 }
 
 // A small but complete state: docker, k8s, host and an unresolvable cgroup.

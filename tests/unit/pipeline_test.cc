@@ -18,6 +18,7 @@
 
 #include "event_builders.h"
 #include "export/collector.h"
+#include "metric_matchers.h"
 #include "sources/capture.h"
 #include "sources/fake_source.h"
 #include "sources/replay_source.h"
@@ -33,7 +34,6 @@ namespace {
 using prometheus::ClientMetric;
 using prometheus::MetricFamily;
 using prometheus::MetricType;
-using LabelMap = std::map<std::string, std::string>;
 
 const std::string kBundled =
     std::string(GPUQ_SOURCE_DIR) + "/examples/default.gpuqcap";
@@ -75,38 +75,6 @@ Capture ReadBundled() {
   EXPECT_EQ(ReadCapture(kBundled, &capture, &error), CaptureError::kNone)
       << error;
   return capture;
-}
-
-const MetricFamily* Find(const std::vector<MetricFamily>& families,
-                         const std::string& name) {
-  for (const MetricFamily& f : families) {
-    if (f.name == name) return &f;
-  }
-  return nullptr;
-}
-
-// Sum of the series of `name` whose labels include all of `match`.
-double Sum(const std::vector<MetricFamily>& families, const std::string& name,
-           const LabelMap& match = {}) {
-  const MetricFamily* f = Find(families, name);
-  if (f == nullptr) {
-    ADD_FAILURE() << "no family " << name;
-    return -1;
-  }
-  double total = 0;
-  for (const ClientMetric& m : f->metric) {
-    std::map<std::string, std::string> labels;
-    for (const auto& l : m.label) labels[l.name] = l.value;
-    bool all = true;
-    for (const auto& [k, v] : match) {
-      auto it = labels.find(k);
-      if (it == labels.end() || it->second != v) all = false;
-    }
-    if (all) {
-      total += f->type == MetricType::Counter ? m.counter.value : m.gauge.value;
-    }
-  }
-  return total;
 }
 
 class PipelineReplayTest : public ::testing::Test {

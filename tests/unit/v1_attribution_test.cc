@@ -10,6 +10,7 @@
 
 #include "event_builders.h"
 #include "export/collector.h"
+#include "metric_matchers.h"
 #include "model/pipeline.h"
 #include "test_support.h"
 
@@ -21,16 +22,7 @@ const std::string kContainerId =
 
 double QueuesOf(const std::vector<prometheus::MetricFamily>& families,
                 const std::string& container) {
-  double sum = 0;
-  for (const auto& f : families) {
-    if (f.name != "gpuq_queues") continue;
-    for (const auto& m : f.metric) {
-      for (const auto& l : m.label) {
-        if (l.name == "container" && l.value == container) sum += m.gauge.value;
-      }
-    }
-  }
-  return sum;
+  return Sum(families, "gpuq_queues", {{"container", container}});
 }
 
 class V1AttributionTest : public ::testing::Test {
@@ -73,19 +65,9 @@ TEST_F(V1AttributionTest, TeardownAfterThePidIsGoneKeepsTheContainer) {
   const Snapshot s = pipeline.TakeSnapshot();
   const auto families = BuildFamilies(s);
   EXPECT_EQ(QueuesOf(families, kContainerId.substr(0, 12)), 0);
-  double exit_destroys = 0;
-  for (const auto& f : families) {
-    if (f.name != "gpuq_queue_destroys_total") continue;
-    for (const auto& m : f.metric) {
-      bool container = false, exit = false;
-      for (const auto& l : m.label) {
-        container |=
-            l.name == "container" && l.value == kContainerId.substr(0, 12);
-        exit |= l.name == "reason" && l.value == "process_exit";
-      }
-      if (container && exit) exit_destroys += m.counter.value;
-    }
-  }
+  const double exit_destroys = Sum(
+      families, "gpuq_queue_destroys_total",
+      {{"container", kContainerId.substr(0, 12)}, {"reason", "process_exit"}});
   EXPECT_EQ(exit_destroys, 1);
 }
 
