@@ -1,13 +1,209 @@
 #include "export/metrics_server.h"
 
+#include <crypt.h>
+#include <dlfcn.h>
 #include <fmt/format.h>
 
+#include <cctype>
 #include <exception>
+#include <fstream>
+#include <optional>
+#include <regex>
 
 namespace gpuq {
+namespace {
+
+// bcrypt comes from libxcrypt's crypt_rn (libcrypt.so.1: priority
+// "required" in Debian, so on every host and in the runtime image). It is
+// opened at run time, so the agent links nothing new for an optional feature.
+using CryptRnFn = char* (*)(const char*, const char*, void*, int);
+
+CryptRnFn CryptRn() {
+  static const CryptRnFn fn = []() -> CryptRnFn {
+    void* lib = dlopen("libcrypt.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (lib == nullptr) return nullptr;
+    return reinterpret_cast<CryptRnFn>(dlsym(lib, "crypt_rn"));
+  }();
+  return fn;
+}
+
+/// crypt(3) of `password` with the salt and cost of `hash`; nullopt when
+/// libcrypt is missing or refuses the hash.
+std::optional<std::string> Crypt(const std::string& password,
+                                 const std::string& hash) {
+  const CryptRnFn crypt_rn_fn = CryptRn();
+  if (crypt_rn_fn == nullptr) return std::nullopt;
+  // 32 KiB of scratch: on the heap, not on a civetweb worker's stack.
+  auto data = std::make_unique<crypt_data>();
+  const char* out = crypt_rn_fn(password.c_str(), hash.c_str(), data.get(),
+                                static_cast<int>(sizeof(crypt_data)));
+  if (out == nullptr || out[0] == '*') return std::nullopt;
+  return std::string(out);
+}
+
+bool ConstantTimeEquals(const std::string& a, const std::string& b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  const std::string& s = a.size() == b.size() ? b : a;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff |= static_cast<unsigned char>(a[i] ^ s[i]);
+  }
+  return diff == 0;
+}
+
+/// Strips YAML quotes from a scalar ('it''s', "plain"); false with *problem
+/// set for what this subset does not read.
+bool Unquote(std::string* s, std::string* problem) {
+  if (s->empty() || (s->front() != '\'' && s->front() != '"')) return true;
+  const char q = s->front();
+  if (s->size() < 2 || s->back() != q) {
+    *problem = "unterminated quoted scalar";
+    return false;
+  }
+  *s = s->substr(1, s->size() - 2);
+  if (q == '"' && s->find('\\') != std::string::npos) {
+    *problem = "escape sequences in double-quoted scalars are not supported";
+    return false;
+  }
+  if (q == '\'') *s = std::regex_replace(*s, std::regex("''"), "'");
+  return true;
+}
+
+/// One line of the block-YAML subset: `<indent>key: value`.
+struct YamlLine {
+  size_t indent = 0;
+  std::string key;
+  std::string value;  ///< unquoted; empty when a block follows
+};
+
+/// Parses `raw` into *out; false with *problem set, or with an empty key for
+/// a blank or comment-only line.
+bool ParseYamlLine(const std::string& raw, YamlLine* out,
+                   std::string* problem) {
+  *out = YamlLine{};
+  size_t indent = 0;
+  while (indent < raw.size() && (raw[indent] == ' ' || raw[indent] == '\t')) {
+    if (raw[indent] == '\t') {
+      *problem = "tabs cannot indent YAML";
+      return false;
+    }
+    ++indent;
+  }
+  // Drop a comment: '#' at the start or after a blank, outside quotes.
+  std::string text;
+  char quote = 0;
+  for (size_t i = indent; i < raw.size(); ++i) {
+    const char c = raw[i];
+    if (quote == 0 && c == '#' && (i == indent || raw[i - 1] == ' ')) break;
+    if (quote == 0 && (c == '\'' || c == '"')) {
+      quote = c;
+    } else if (c == quote) {
+      quote = 0;
+    }
+    text += c;
+  }
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
+    text.pop_back();
+  if (text.empty() || text == "---") return true;
+  const size_t colon = text.find(": ");
+  const bool trailing = text.back() == ':';
+  if (colon == std::string::npos && !trailing) {
+    *problem = fmt::format("'{}' is not 'key: value'", text);
+    return false;
+  }
+  out->indent = indent;
+  out->key = colon != std::string::npos ? text.substr(0, colon)
+                                        : text.substr(0, text.size() - 1);
+  std::string value =
+      colon != std::string::npos ? text.substr(colon + 2) : std::string();
+  while (!value.empty() && value.front() == ' ') value.erase(0, 1);
+  if (value == "~" || value == "null" || value == "{}") value.clear();
+  if (!Unquote(&value, problem) || !Unquote(&out->key, problem)) return false;
+  out->value = value;
+  if (out->key.empty()) {
+    *problem = "empty key";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool LoadWebConfig(const std::string& path, WebConfig* config,
+                   std::string* error) {
+  *config = WebConfig{};
+  std::ifstream in(path);
+  if (!in) {
+    *error = fmt::format("--web.config.file {}: cannot open it", path);
+    return false;
+  }
+  // Hashes as htpasswd -B, Go's x/crypto/bcrypt and Python's crypt write.
+  static const std::regex kBcrypt(R"(\$2[aby]\$[0-9]{2}\$[./A-Za-z0-9]{53})");
+  std::string section, line, problem;
+  size_t user_indent = 0;
+  for (int number = 1; std::getline(in, line); ++number) {
+    auto fail = [&](const std::string& what) {
+      *error = fmt::format("--web.config.file {}:{}: {}", path, number, what);
+      return false;
+    };
+    YamlLine y;
+    if (!ParseYamlLine(line, &y, &problem)) return fail(problem);
+    if (y.key.empty()) continue;
+    if (y.indent == 0) {
+      section = y.key;
+      if (section == "tls_server_config") {
+        return fail(
+            "tls_server_config: TLS is not supported: Debian 12's civetweb "
+            "1.15, which serves /metrics, is built for OpenSSL 1.1 and "
+            "crashes on the first TLS connection with OpenSSL 3. Terminate "
+            "TLS in front of the agent (deploy/README.md, \"TLS\")");
+      }
+      if (section == "http_server_config") {
+        return fail("http_server_config is not supported");
+      }
+      if (section != "basic_auth_users") {
+        return fail(fmt::format(
+            "unknown key '{}' (supported: basic_auth_users)", section));
+      }
+      if (!y.value.empty()) {
+        return fail("basic_auth_users must be a block of 'name: hash' lines");
+      }
+      user_indent = 0;
+      continue;
+    }
+    if (section.empty()) return fail("indented line outside any key");
+    if (user_indent == 0) user_indent = y.indent;
+    if (y.indent != user_indent) {
+      return fail(
+          "basic_auth_users entries must be 'name: hash' at one "
+          "indentation");
+    }
+    if (!std::regex_match(y.value, kBcrypt)) {
+      return fail(fmt::format(
+          "the hash of user '{}' is not bcrypt (make one with: htpasswd "
+          "-nBC 10 {} | cut -d: -f2)",
+          y.key, y.key));
+    }
+    if (!Crypt("", y.value)) {
+      return fail(fmt::format(
+          "cannot check bcrypt hashes: libcrypt.so.1 (libxcrypt) is missing "
+          "or refused the hash of user '{}'",
+          y.key));
+    }
+    if (!config->basic_auth_users.emplace(y.key, y.value).second) {
+      return fail(fmt::format("user '{}' appears twice", y.key));
+    }
+  }
+  return true;
+}
 
 std::unique_ptr<MetricsServer> MetricsServer::Start(
     const std::string& listen_address,
+    std::shared_ptr<prometheus::Collectable> collectable, std::string* error) {
+  return Start(listen_address, WebConfig{}, std::move(collectable), error);
+}
+
+std::unique_ptr<MetricsServer> MetricsServer::Start(
+    const std::string& listen_address, const WebConfig& web,
     std::shared_ptr<prometheus::Collectable> collectable, std::string* error) {
   std::unique_ptr<MetricsServer> server(new MetricsServer());
   try {
@@ -20,9 +216,46 @@ std::unique_ptr<MetricsServer> MetricsServer::Start(
         listen_address, e.what());
     return nullptr;
   }
+  if (!web.basic_auth_users.empty()) {
+    // Before the collectable: gpuq series are never served without auth.
+    server->web_ = web;
+    MetricsServer* self = server.get();  // the exposer dies before *self
+    server->exposer_->RegisterAuth(
+        [self](const std::string& user, const std::string& password) {
+          return self->CheckPassword(user, password);
+        },
+        "gpuq-agent", "/metrics");
+  }
   server->collectable_ = std::move(collectable);
   server->exposer_->RegisterCollectable(server->collectable_);
   return server;
+}
+
+bool MetricsServer::CheckPassword(const std::string& user,
+                                  const std::string& password) {
+  // Unknown users cost a bcrypt too: response times do not reveal names.
+  static const std::string kDummy =
+      "$2b$10$gpuqagentdummysaltxxx.uNRYnAFiXAIdAKYICkJ5clIa5DLQJv2";
+  if (password.find('\0') != std::string::npos) return false;
+  const auto it = web_.basic_auth_users.find(user);
+  const std::string& hash =
+      it != web_.basic_auth_users.end() ? it->second : kDummy;
+  {
+    std::lock_guard<std::mutex> lock(auth_mutex_);
+    const auto seen = verified_.find(user);
+    if (it != web_.basic_auth_users.end() && seen != verified_.end() &&
+        ConstantTimeEquals(seen->second, password)) {
+      return true;
+    }
+  }
+  const auto crypted = Crypt(password, hash);
+  const bool ok = it != web_.basic_auth_users.end() && crypted &&
+                  ConstantTimeEquals(*crypted, hash);
+  if (ok) {
+    std::lock_guard<std::mutex> lock(auth_mutex_);
+    verified_[user] = password;
+  }
+  return ok;
 }
 
 int MetricsServer::Port() const {

@@ -3,12 +3,30 @@
 
 #include <prometheus/exposer.h>
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "export/collector.h"
 
 namespace gpuq {
+
+/// What --web.config.file asks for: the subset of the Prometheus
+/// exporter-toolkit web configuration gpuq-agent supports. Only
+/// basic_auth_users: tls_server_config is refused (see LoadWebConfig).
+struct WebConfig {
+  /// user name -> bcrypt hash ($2a$, $2b$ or $2y$, as htpasswd -B writes).
+  std::map<std::string, std::string> basic_auth_users;
+};
+
+/// Reads a web config file: YAML with the exporter-toolkit keys
+/// (`basic_auth_users:` then one `name: hash` line per user, indented).
+/// Refuses tls_server_config and http_server_config, unknown keys, hashes
+/// that are not bcrypt, and YAML beyond that block subset. Returns false with
+/// *error set to one line naming the file and line.
+bool LoadWebConfig(const std::string& path, WebConfig* config,
+                   std::string* error);
 
 /// Thread-safety: construct and destroy on one thread; civetweb threads call
 /// the collectable.
@@ -20,12 +38,24 @@ class MetricsServer {
   static std::unique_ptr<MetricsServer> Start(
       const std::string& listen_address,
       std::shared_ptr<prometheus::Collectable> collectable, std::string* error);
+  /// The same, with HTTP basic auth on /metrics when `web` has users: a
+  /// request without valid credentials gets 401.
+  static std::unique_ptr<MetricsServer> Start(
+      const std::string& listen_address, const WebConfig& web,
+      std::shared_ptr<prometheus::Collectable> collectable, std::string* error);
 
   /// The port actually bound.
   int Port() const;
 
  private:
   MetricsServer() = default;
+  bool CheckPassword(const std::string& user, const std::string& password);
+
+  WebConfig web_;
+  std::mutex auth_mutex_;  ///< guards verified_
+  /// user -> the last password that matched its hash: bcrypt is slow on
+  /// purpose, and a scraper sends the same credentials every time.
+  std::map<std::string, std::string> verified_;
   std::unique_ptr<prometheus::Exposer> exposer_;
   std::shared_ptr<prometheus::Collectable> collectable_;
 };

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Podman on a CI-class host (test-environments.md, section 3): podman, runc
-# and debootstrap from Debian, the two containers.conf lines this host needs
-# (no CAP_SYS_RESOURCE: lower rlimits; crun refuses hybrid cgroups: runc),
-# and a local base image localhost/debian:bookworm-slim made by debootstrap
-# (no image registry is reachable). `podman_env.sh setup` is idempotent and
+# and debootstrap from Debian, the containers.conf this host needs (no
+# CAP_SYS_RESOURCE: lower rlimits; crun refuses hybrid cgroups: runc), given
+# through CONTAINERS_CONF so /etc is untouched, and a local base image
+# localhost/debian:bookworm-slim made by debootstrap (no image registry is
+# reachable). Callers that run podman themselves export the same
+# CONTAINERS_CONF (tests/lib/containers.conf). `podman_env.sh setup` is idempotent and
 # exits 0 when podman can run containers here, non-zero with one line naming
 # what is missing otherwise.
 set -u
 IMAGE=localhost/debian:bookworm-slim
+export CONTAINERS_CONF=${CONTAINERS_CONF:-$(cd "$(dirname "$0")" && pwd)/containers.conf}
 
 setup() {
   if [ "$(id -u)" != 0 ]; then echo "podman setup needs root"; return 1; fi
@@ -18,10 +21,6 @@ setup() {
   if [ ${#missing[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" > /dev/null 2>&1 ||
       { echo "cannot install ${missing[*]} with apt-get"; return 1; }
-  fi
-  mkdir -p /etc/containers
-  if ! grep -q 'runtime = "runc"' /etc/containers/containers.conf 2> /dev/null; then
-    printf '[containers]\ndefault_ulimits = ["nofile=20000:20000", "nproc=32768:32768"]\n[engine]\nruntime = "runc"\ncgroup_manager = "cgroupfs"\n' > /etc/containers/containers.conf
   fi
   if ! podman image exists "$IMAGE" 2> /dev/null; then
     local mirror rootfs
