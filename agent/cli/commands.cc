@@ -1,6 +1,7 @@
 #include "cli/commands.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <csignal>
 #include <iostream>
@@ -13,6 +14,7 @@
 #include "loader/bpf_loader.h"
 #include "loader/kernel_features.h"
 #include "model/pipeline.h"
+#include "resolver/container_metadata.h"
 #include "sources/bpf_source.h"
 #include "sources/capture.h"
 #include "sources/kfd_sysfs.h"
@@ -73,11 +75,40 @@ SourceSetup MakeSource(const Options& options) {
   return setup;
 }
 
-PipelineOptions PipelineOptionsFor(const Options& options, bool replay) {
+/// The container runtimes to ask for names: Docker Engine API sockets
+/// (dockerd, podman), then OCI bundles (containerd, CRI-O). None in replay:
+/// a capture carries the names it was recorded with.
+std::unique_ptr<MetadataResolver> MakeMetadataResolver(const Options& options,
+                                                       bool replay) {
+  if (replay || !options.runtime_lookup) return nullptr;
+  std::vector<std::string> sockets = options.docker_sockets;
+  if (sockets.empty()) {
+    sockets = {options.host_root + "/var/run/docker.sock",
+               options.host_root + "/run/podman/podman.sock"};
+  }
+  std::vector<std::unique_ptr<RuntimeClient>> clients;
+  for (const std::string& socket : sockets) {
+    // A runtime this host does not run is not an error worth counting.
+    if (access(socket.c_str(), F_OK) != 0) continue;
+    clients.push_back(MakeDockerApiClient(socket, options.runtime_timeout));
+  }
+  clients.push_back(MakeOciBundleClient(
+      options.run_dir.empty() ? options.host_root + "/run" : options.run_dir));
+  return std::make_unique<MetadataResolver>(std::move(clients),
+                                            MetadataResolver::Options{});
+}
+
+PipelineOptions PipelineOptionsFor(const Options& options, bool replay,
+                                   MetadataResolver* metadata) {
   PipelineOptions p;
   p.paths = options.paths;
   p.use_sysfs = !replay;
   p.reconcile_interval = options.reconcile_interval;
+  p.container_grace = options.container_grace;
+  p.max_containers = options.max_containers;
+  p.pid_comm_labels = options.pid_comm_labels;
+  p.label_allowlist = options.label_allowlist;
+  p.metadata = metadata;
   return p;
 }
 
@@ -118,7 +149,8 @@ int RunOnce(const Options& options) {
     // "which queues exist where", without lifecycle counters.
     Warn(setup.error + "; showing the KFD sysfs inventory only");
   }
-  Pipeline pipeline(PipelineOptionsFor(options, setup.replay),
+  const auto metadata = MakeMetadataResolver(options, setup.replay);
+  Pipeline pipeline(PipelineOptionsFor(options, setup.replay, metadata.get()),
                     std::move(setup.source));
   pipeline.SetProbes(setup.probes);
   PrintWarnings(pipeline.Start());
@@ -131,12 +163,27 @@ int RunOnce(const Options& options) {
     return 1;
   }
   if (!setup.replay) pipeline.ReconcileNow();
-  std::cout << RenderOnce(PipelineCollectable(&pipeline).Collect(),
-                          options.output);
+  // The same snapshot -> families path as /metrics, plus the process list.
+  const Snapshot snapshot = pipeline.TakeSnapshot();
+  std::cout << RenderOnce(BuildFamilies(snapshot), options.output,
+                          OnceProcesses(snapshot));
   return 0;
 }
 
 int RunDaemon(const Options& options) {
+  // A bad web config stops the agent before anything is loaded.
+  WebConfig web;
+  if (!options.web_config_file.empty()) {
+    std::string web_error;
+    if (!LoadWebConfig(options.web_config_file, &web, &web_error)) {
+      Warn(web_error);
+      return 1;
+    }
+    if (web.basic_auth_users.empty()) {
+      Warn("--web.config.file " + options.web_config_file +
+           " has no basic_auth_users: /metrics is not protected");
+    }
+  }
   SourceSetup setup = MakeSource(options);
   if (setup.source == nullptr) {
     if (setup.replay) {
@@ -148,15 +195,16 @@ int RunDaemon(const Options& options) {
          "; serving the KFD sysfs inventory and self-metrics "
          "only");
   }
-  Pipeline pipeline(PipelineOptionsFor(options, setup.replay),
+  const auto metadata = MakeMetadataResolver(options, setup.replay);
+  Pipeline pipeline(PipelineOptionsFor(options, setup.replay, metadata.get()),
                     std::move(setup.source));
   pipeline.SetProbes(setup.probes);
   PrintWarnings(pipeline.Start());
 
   std::string error;
   auto server = MetricsServer::Start(
-      options.listen_address, std::make_shared<PipelineCollectable>(&pipeline),
-      &error);
+      options.listen_address, web,
+      std::make_shared<PipelineCollectable>(&pipeline), &error);
   if (server == nullptr) {
     Warn(error);
     return 1;
@@ -235,7 +283,8 @@ int RunRecord(const Options& options) {
     Warn(error);
     return 1;
   }
-  Pipeline pipeline(PipelineOptionsFor(options, setup.replay),
+  const auto metadata = MakeMetadataResolver(options, setup.replay);
+  Pipeline pipeline(PipelineOptionsFor(options, setup.replay, metadata.get()),
                     std::move(setup.source));
   pipeline.RecordTo(writer.get());
   pipeline.SetProbes(setup.probes);

@@ -106,6 +106,11 @@ std::optional<int> ParseOptions(int argc, char** argv, Options* out) {
                  "Where /metrics is served.")
       ->check(ListenAddressValidator())
       ->capture_default_str();
+  app.add_option("--web.config.file", out->web_config_file,
+                 "Web config (YAML, the Prometheus exporter-toolkit format): "
+                 "basic_auth_users with bcrypt hashes protect /metrics. TLS "
+                 "is not supported (deploy/README.md).")
+      ->check(CLI::ExistingFile);
   app.add_option("--host-root", host_root,
                  "Read the host's /sys and /proc under this directory (a "
                  "container with the host's trees mounted at /host).");
@@ -118,6 +123,41 @@ std::optional<int> ParseOptions(int argc, char** argv, Options* out) {
       ->capture_default_str();
   app.add_flag("--no-fentry", no_fentry,
                "Use kprobes even where fentry would work.");
+
+  std::string grace = "5m", runtime_timeout = "2s";
+  bool no_runtime_lookup = false;
+  app.add_flag("--labels.pid-comm", out->pid_comm_labels,
+               "Add pid and comm labels to the queue series (one series per "
+               "process: more cardinality).");
+  app.add_option("--labels.runtime-allowlist", out->label_allowlist,
+                 "Container runtime labels to copy onto per-container series "
+                 "as label_<name> (comma separated).")
+      ->delimiter(',');
+  app.add_option("--max-containers", out->max_containers,
+                 "Containers with series of their own; later ones are folded "
+                 "into container=\"_other\" (counted by "
+                 "gpuq_containers_folded).")
+      ->check(CLI::Range(size_t{1}, size_t{1000000}))
+      ->capture_default_str();
+  app.add_option("--container-grace", grace,
+                 "Series of a container holding no queue are removed after "
+                 "this long; idle processes fold into their container.")
+      ->check(DurationValidator())
+      ->capture_default_str();
+  app.add_flag("--no-runtime-lookup", no_runtime_lookup,
+               "Do not ask container runtimes for names (labels keep ids).");
+  app.add_option("--runtime.docker-socket", out->docker_sockets,
+                 "Docker Engine API sockets to ask for names, in order "
+                 "(default: /var/run/docker.sock, /run/podman/podman.sock "
+                 "under --host-root). Repeatable.");
+  app.add_option("--runtime.run-dir", out->run_dir,
+                 "Where containerd and CRI-O keep OCI bundles (default: /run "
+                 "under --host-root).");
+  app.add_option("--runtime.timeout", runtime_timeout,
+                 "Timeout of one runtime lookup (lookups never block events "
+                 "or /metrics).")
+      ->check(DurationValidator())
+      ->capture_default_str();
 
   CLI::App* check = app.add_subcommand(
       "check",
@@ -143,6 +183,10 @@ std::optional<int> ParseOptions(int argc, char** argv, Options* out) {
     return 2;
   }
 
+  out->container_grace = *ParseDuration(grace);
+  out->runtime_timeout = *ParseDuration(runtime_timeout);
+  out->runtime_lookup = !no_runtime_lookup;
+  out->host_root = host_root;
   if (!host_root.empty()) out->paths = HostPaths::FromHostRoot(host_root);
   if (!sysfs_root.empty()) out->paths.sysfs = sysfs_root;
   if (!procfs_root.empty()) out->paths.procfs = procfs_root;

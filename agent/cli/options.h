@@ -4,6 +4,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/host_paths.h"
 #include "export/once_render.h"
@@ -18,6 +19,7 @@ struct Options {
   std::string replay;  ///< capture to read instead of the kernel
   bool allow_truncated = false;
   std::string listen_address = "0.0.0.0:9464";
+  std::string web_config_file;  ///< --web.config.file: basic auth users
   std::chrono::milliseconds interval{1000};  ///< --once measurement window
   std::chrono::milliseconds reconcile_interval{10000};
   OnceFormat output = OnceFormat::kTable;
@@ -25,6 +27,16 @@ struct Options {
   bool verify = false;                                ///< check --verify
   std::string record_path;                            ///< record -o
   std::optional<std::chrono::milliseconds> duration;  ///< record --duration
+  // Attribution and labels.
+  bool pid_comm_labels = false;
+  std::vector<std::string> label_allowlist;
+  size_t max_containers = 500;
+  std::chrono::milliseconds container_grace{std::chrono::minutes(5)};
+  bool runtime_lookup = true;
+  std::vector<std::string> docker_sockets;  ///< empty: the defaults
+  std::string run_dir;                      ///< empty: <host root>/run
+  std::chrono::milliseconds runtime_timeout{2000};
+  std::string host_root;  ///< --host-root as given ("" = /)
 };
 
 /// Parses a duration: "1.5s", "500ms", "2m" or plain seconds ("10").
