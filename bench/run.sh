@@ -10,7 +10,7 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
   cmake -S "$root" -B "$build" -DGPUQ_BUILD_TESTS=ON
 fi
 cmake --build "$build" -j"$(nproc)" \
-  --target gpuq-bench-pipeline gpuq-bench-scale >/dev/null
+  --target gpuq-bench-pipeline gpuq-bench-scale gpuq-bench-doorbell >/dev/null
 
 echo "== $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores," \
   "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)," \
@@ -20,3 +20,6 @@ echo "== gpuq-bench-pipeline"
 echo
 echo "== gpuq-bench-scale"
 "$build/bench/gpuq-bench-scale"
+echo
+echo "== gpuq-bench-doorbell (root: uprobes)"
+"$build/bench/gpuq-bench-doorbell"

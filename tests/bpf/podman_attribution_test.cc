@@ -87,8 +87,8 @@ class PodmanAttributionTest : public ::testing::Test {
     for (const std::string& name : kNames) {
       Shell("podman rm -f " + name + " >/dev/null 2>&1");
       // dash calls getppid() at start-up: every `sh -c :` is one event.
-      Shell("podman run -d --name " + name + " --label com.example.team=" +
-            name + " " + kImage +
+      Shell("podman run -d --name " + name +
+            " --label com.example.team=" + name + " " + kImage +
             " sh -c 'while :; do sh -c :; sleep 0.05; done' >/dev/null");
     }
     struct stat st {};
@@ -145,9 +145,9 @@ TEST_F(PodmanAttributionTest, NamedContainersShowUpUnderTheirNames) {
   }
   ASSERT_EQ(ringbuf_probe__attach(skel), 0);
 
-  Pipeline pipeline(options, std::make_unique<BpfEventSource>(
-                                 bpf_map__fd(skel->maps.events),
-                                 bpf_map__fd(skel->maps.drops)));
+  Pipeline pipeline(
+      options, std::make_unique<BpfEventSource>(bpf_map__fd(skel->maps.events),
+                                                bpf_map__fd(skel->maps.drops)));
   pipeline.Start();
   std::string error;
   auto server = MetricsServer::Start(
@@ -160,7 +160,8 @@ TEST_F(PodmanAttributionTest, NamedContainersShowUpUnderTheirNames) {
   const std::string url =
       "http://127.0.0.1:" + std::to_string(server->Port()) + "/metrics";
   std::string body;
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  const auto give_up =
+      std::chrono::steady_clock::now() + std::chrono::seconds(20);
   auto shows_both = [&body] {
     return body.find("gpuq_queues{container=\"gpuq-it-alpha\"") !=
                std::string::npos &&
@@ -194,9 +195,8 @@ TEST_F(PodmanAttributionTest, NamedContainersShowUpUnderTheirNames) {
   EXPECT_NE(body.find("gpuq_cgroups_unresolved_total 0"), std::string::npos);
 
   // --once renders the same snapshot: both names, their ids and pids.
-  const std::string table =
-      RenderOnce(BuildFamilies(snapshot), OnceFormat::kTable,
-                 OnceProcesses(snapshot));
+  const std::string table = RenderOnce(
+      BuildFamilies(snapshot), OnceFormat::kTable, OnceProcesses(snapshot));
   for (const std::string& name : kNames) {
     const std::string id = Shell("podman inspect -f '{{.Id}}' " + name);
     EXPECT_NE(table.find(name), std::string::npos) << table;

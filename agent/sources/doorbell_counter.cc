@@ -1,0 +1,350 @@
+#include "sources/doorbell_counter.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <dirent.h>
+#include <elf.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <tuple>
+
+#include "doorbell.skel.h"
+
+namespace gpuq {
+namespace {
+
+// Mirrors of bpf/doorbell.bpf.c's map key and value; Open() checks the sizes
+// against the object's BTF-described maps.
+struct DoorbellKey {
+  uint64_t handle;
+  uint32_t tgid;
+  uint32_t pad;
+};
+struct DoorbellValue {
+  uint64_t doorbells;
+  uint64_t by_type[4];  // dispatch, barrier, other, unreadable
+  uint64_t cgroup_id;
+};
+
+constexpr const char* kScrelease = "hsa_signal_store_screlease";
+constexpr const char* kRelaxed = "hsa_signal_store_relaxed";
+constexpr const char* kRelease = "hsa_signal_store_release";  // deprecated
+constexpr const char* kLibraryPrefix = "libhsa-runtime64.so";
+
+bool ReadFile(const std::string& path, std::string* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  *out = buf.str();
+  return !in.bad();
+}
+
+bool IsLibraryName(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string base =
+      slash == std::string::npos ? path : path.substr(slash + 1);
+  return base.rfind(kLibraryPrefix, 0) == 0;
+}
+
+}  // namespace
+
+bool ReadElfFunctions(const std::string& path,
+                      const std::vector<std::string>& names,
+                      std::vector<ElfFunction>* out, std::string* error) {
+  out->clear();
+  std::string data;
+  if (!ReadFile(path, &data)) {
+    *error = fmt::format("cannot read {}: {}", path, std::strerror(errno));
+    return false;
+  }
+  auto fail = [&](const char* what) {
+    *error = fmt::format("{}: {}", path, what);
+    return false;
+  };
+  if (data.size() < sizeof(Elf64_Ehdr)) return fail("not an ELF file");
+  Elf64_Ehdr eh;
+  std::memcpy(&eh, data.data(), sizeof(eh));
+  if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0)
+    return fail("not an ELF file");
+  if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB)
+    return fail("not a 64-bit little-endian ELF file");
+  if (eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shoff == 0 ||
+      eh.e_shoff > data.size() ||
+      (data.size() - eh.e_shoff) / sizeof(Elf64_Shdr) < eh.e_shnum)
+    return fail("bad section header table");
+  std::vector<Elf64_Shdr> sh(eh.e_shnum);
+  std::memcpy(sh.data(), data.data() + eh.e_shoff,
+              sizeof(Elf64_Shdr) * eh.e_shnum);
+  auto in_file = [&](const Elf64_Shdr& s) {
+    return s.sh_type != SHT_NOBITS && s.sh_offset <= data.size() &&
+           s.sh_size <= data.size() - s.sh_offset;
+  };
+  for (const Elf64_Shdr& dynsym : sh) {
+    if (dynsym.sh_type != SHT_DYNSYM) continue;
+    if (!in_file(dynsym) || dynsym.sh_link >= sh.size() ||
+        !in_file(sh[dynsym.sh_link]) || dynsym.sh_entsize != sizeof(Elf64_Sym))
+      return fail("bad .dynsym");
+    const Elf64_Shdr& strtab = sh[dynsym.sh_link];
+    const char* strs = data.data() + strtab.sh_offset;
+    const size_t count = dynsym.sh_size / sizeof(Elf64_Sym);
+    for (size_t i = 0; i < count; ++i) {
+      Elf64_Sym sym;
+      std::memcpy(&sym, data.data() + dynsym.sh_offset + i * sizeof(sym),
+                  sizeof(sym));
+      if (ELF64_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF ||
+          sym.st_shndx >= sh.size() || sym.st_name >= strtab.sh_size)
+        continue;
+      const char* name = strs + sym.st_name;
+      const size_t max = strtab.sh_size - sym.st_name;
+      const std::string sname(name, strnlen(name, max));
+      if (std::find(names.begin(), names.end(), sname) == names.end()) continue;
+      const Elf64_Shdr& sec = sh[sym.st_shndx];
+      if (sym.st_value < sec.sh_addr) continue;
+      // A uprobe takes a file offset, not the symbol's virtual address.
+      out->push_back({sname, sym.st_value - sec.sh_addr + sec.sh_offset});
+    }
+    return true;
+  }
+  return fail("no .dynsym");
+}
+
+std::vector<std::string> FindHsaRuntimes(const std::string& procfs) {
+  std::map<std::pair<dev_t, ino_t>, std::string> found;
+  DIR* dir = opendir(procfs.c_str());
+  if (dir == nullptr) return {};
+  while (dirent* entry = readdir(dir)) {
+    const std::string pid = entry->d_name;
+    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos)
+      continue;
+    std::ifstream maps(procfs + "/" + pid + "/maps");
+    std::string line;
+    while (std::getline(maps, line)) {
+      // address perms offset dev inode path; the path may hold spaces
+      std::istringstream fields(line);
+      std::string skip;
+      for (int i = 0; i < 5; ++i) fields >> skip;
+      std::string path;
+      std::getline(fields >> std::ws, path);
+      if (path.empty() || path[0] != '/' || !IsLibraryName(path)) continue;
+      if (path.size() > 10 &&
+          path.compare(path.size() - 10, 10, " (deleted)") == 0)
+        continue;
+      struct stat st;
+      std::string usable = procfs + "/" + pid + "/root" + path;
+      if (stat(usable.c_str(), &st) != 0) {
+        usable = path;
+        if (stat(usable.c_str(), &st) != 0) continue;
+      }
+      found.emplace(std::make_pair(st.st_dev, st.st_ino), usable);
+    }
+  }
+  closedir(dir);
+  std::vector<std::string> paths;
+  for (const auto& [id, path] : found) paths.push_back(path);
+  std::sort(paths.begin(), paths.end());
+  return paths;
+}
+
+std::unique_ptr<DoorbellCounter> DoorbellCounter::Open(const Options& options,
+                                                       std::string* error) {
+  std::unique_ptr<DoorbellCounter> counter(new DoorbellCounter());
+  counter->paths_ = options.paths;
+  counter->scan_ = options.scan_processes;
+  counter->skel_ = doorbell_bpf__open();
+  if (counter->skel_ == nullptr) {
+    *error = fmt::format("cannot open the doorbell BPF object: {}",
+                         std::strerror(errno));
+    return nullptr;
+  }
+  if (bpf_map__key_size(counter->skel_->maps.doorbell_counts) !=
+          sizeof(DoorbellKey) ||
+      bpf_map__value_size(counter->skel_->maps.doorbell_counts) !=
+          sizeof(DoorbellValue) ||
+      bpf_map__key_size(counter->skel_->maps.known_doorbells) !=
+          sizeof(DoorbellKey)) {
+    *error =
+        "doorbell BPF object and agent disagree on the map layout: rebuild";
+    return nullptr;
+  }
+  const int err = doorbell_bpf__load(counter->skel_);
+  if (err != 0) {
+    *error = fmt::format("loading the doorbell BPF programs failed: {}",
+                         std::strerror(-err));
+    return nullptr;
+  }
+  for (const std::string& path : options.libraries) {
+    std::string why;
+    if (!counter->AttachLibrary(path, &why)) {
+      *error = why;
+      return nullptr;
+    }
+  }
+  if (counter->scan_) counter->Rescan();
+  return counter;
+}
+
+DoorbellCounter::~DoorbellCounter() {
+  for (bpf_link* link : links_) bpf_link__destroy(link);
+  if (skel_ != nullptr) doorbell_bpf__destroy(skel_);
+}
+
+bool DoorbellCounter::AttachLibrary(const std::string& path,
+                                    std::string* error) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) {
+    *error = fmt::format("{}: {}", path, std::strerror(errno));
+    return false;
+  }
+  // The same file under this or another path: what happened the first time.
+  const auto seen = files_.find({st.st_dev, st.st_ino});
+  if (seen != files_.end()) {
+    const DoorbellLibrary& lib = libraries_[seen->second];
+    if (!lib.attached) *error = lib.details.back();
+    return lib.attached;
+  }
+  files_.emplace(std::make_pair(st.st_dev, st.st_ino), libraries_.size());
+  DoorbellLibrary lib;
+  lib.path = path;
+  std::vector<ElfFunction> functions;
+  if (!ReadElfFunctions(path, {kScrelease, kRelaxed, kRelease}, &functions,
+                        error)) {
+    lib.details.push_back(*error);
+    libraries_.push_back(lib);
+    return false;
+  }
+  // Attach once per address: aliases (Debian's hsa_signal_store_release is
+  // hsa_signal_store_screlease) would count every doorbell twice.
+  // screlease and relaxed first, so an alias reports what it aliases.
+  std::stable_sort(functions.begin(), functions.end(),
+                   [](const ElfFunction& a, const ElfFunction& b) {
+                     return (a.name == kRelease) < (b.name == kRelease);
+                   });
+  std::map<uint64_t, std::string> by_offset;
+  std::vector<bpf_link*> links;
+  bool has_screlease = false;
+  bool has_relaxed = false;
+  std::string failure;
+  for (const ElfFunction& f : functions) {
+    auto [it, fresh] = by_offset.emplace(f.file_offset, f.name);
+    if (!fresh) {
+      lib.details.push_back(
+          fmt::format("{}: alias of {}, not attached", f.name, it->second));
+      continue;
+    }
+    bpf_program* prog = f.name == kRelaxed
+                            ? skel_->progs.doorbell_store_relaxed
+                            : skel_->progs.doorbell_store_screlease;
+    LIBBPF_OPTS(bpf_uprobe_opts, opts);
+    bpf_link* link = bpf_program__attach_uprobe_opts(prog, -1, path.c_str(),
+                                                     f.file_offset, &opts);
+    if (link == nullptr) {
+      failure = fmt::format("attaching {}@0x{:x} of {} failed: {}", f.name,
+                            f.file_offset, path, std::strerror(errno));
+      break;
+    }
+    links.push_back(link);
+    lib.details.push_back(fmt::format("{}@0x{:x}", f.name, f.file_offset));
+    has_screlease |= f.name == kScrelease;
+    has_relaxed |= f.name == kRelaxed;
+  }
+  if (failure.empty() && !(has_screlease && has_relaxed))
+    failure =
+        fmt::format("{} does not export {} and {}", path, kScrelease, kRelaxed);
+  if (!failure.empty()) {
+    // All or nothing: a library half-probed would undercount silently.
+    for (bpf_link* link : links) bpf_link__destroy(link);
+    lib.details.push_back(failure);
+    libraries_.push_back(lib);
+    *error = failure;
+    return false;
+  }
+  links_.insert(links_.end(), links.begin(), links.end());
+  lib.attached = true;
+  libraries_.push_back(lib);
+  return true;
+}
+
+int DoorbellCounter::Rescan() {
+  int attached = 0;
+  for (const std::string& path : FindHsaRuntimes(paths_.procfs)) {
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0 || files_.count({st.st_dev, st.st_ino}))
+      continue;
+    std::string error;
+    if (AttachLibrary(path, &error)) ++attached;
+  }
+  return attached;
+}
+
+std::vector<DoorbellCount> DoorbellCounter::Read() const {
+  std::vector<DoorbellCount> out;
+  const int fd = bpf_map__fd(skel_->maps.doorbell_counts);
+  DoorbellKey key{};
+  DoorbellKey next{};
+  const void* prev = nullptr;
+  while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+    key = next;
+    prev = &key;
+    DoorbellValue v{};
+    if (bpf_map_lookup_elem(fd, &key, &v) != 0) continue;  // deleted since
+    out.push_back({key.tgid, key.handle, v.cgroup_id, v.doorbells, v.by_type[0],
+                   v.by_type[1], v.by_type[2], v.by_type[3]});
+  }
+  std::sort(out.begin(), out.end(),
+            [](const DoorbellCount& a, const DoorbellCount& b) {
+              return std::tie(a.tgid, a.handle) < std::tie(b.tgid, b.handle);
+            });
+  return out;
+}
+
+uint64_t DoorbellCounter::Drops() const {
+  const int ncpu = libbpf_num_possible_cpus();
+  if (ncpu <= 0) return 0;
+  std::vector<uint64_t> per_cpu(static_cast<size_t>(ncpu));
+  const uint32_t reason = 0;  // GPUQ_DB_DROP_MAP_FULL
+  if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.doorbell_drops), &reason,
+                          per_cpu.data()) != 0)
+    return 0;
+  uint64_t total = 0;
+  for (uint64_t n : per_cpu) total += n;
+  return total;
+}
+
+std::vector<int> DoorbellCounter::ProgramFds() const {
+  return {bpf_program__fd(skel_->progs.doorbell_store_screlease),
+          bpf_program__fd(skel_->progs.doorbell_store_relaxed)};
+}
+
+bool DoorbellCounter::AddKnownDoorbell(uint32_t tgid, uint64_t handle) {
+  const DoorbellKey key{handle, tgid, 0};
+  const uint8_t one = 1;
+  return bpf_map_update_elem(bpf_map__fd(skel_->maps.known_doorbells), &key,
+                             &one, BPF_ANY) == 0;
+}
+
+void DoorbellCounter::ForgetProcess(uint32_t tgid) {
+  for (bpf_map* map :
+       {skel_->maps.doorbell_counts, skel_->maps.known_doorbells}) {
+    const int fd = bpf_map__fd(map);
+    std::vector<DoorbellKey> doomed;
+    DoorbellKey key{};
+    DoorbellKey next{};
+    const void* prev = nullptr;
+    while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+      key = next;
+      prev = &key;
+      if (key.tgid == tgid) doomed.push_back(key);
+    }
+    for (const DoorbellKey& k : doomed) bpf_map_delete_elem(fd, &k);
+  }
+}
+
+}  // namespace gpuq

@@ -1,0 +1,128 @@
+// Doorbell uprobes (opt-in, --doorbells=uprobe): bpf/doorbell.bpf.c attached
+// to libhsa-runtime64's hsa_signal_store_screlease / hsa_signal_store_relaxed
+// (and hsa_signal_store_release where it is not an alias), counted in the
+// kernel per (process, doorbell signal). This class owns the skeleton and its
+// links, finds the runtime libraries, and reads the counts. It does not feed
+// the model or the metrics: that wiring is the caller's.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/host_paths.h"
+
+struct doorbell_bpf;
+struct bpf_link;
+
+namespace gpuq {
+
+/// Counts of one doorbell signal of one process, as the kernel keeps them.
+struct DoorbellCount {
+  uint32_t tgid = 0;
+  uint64_t handle = 0;     ///< hsa_signal_t.handle (amd_signal_t address)
+  uint64_t cgroup_id = 0;  ///< cgroup v2 id of the ringer at its 1st doorbell
+  uint64_t doorbells = 0;
+  /// By the AQL packet type at the rung slot; they sum to `doorbells`.
+  uint64_t dispatch = 0;    ///< KERNEL_DISPATCH
+  uint64_t barrier = 0;     ///< BARRIER_AND, BARRIER_OR
+  uint64_t other = 0;       ///< VENDOR_SPECIFIC, AGENT_DISPATCH, INVALID
+  uint64_t unreadable = 0;  ///< no queue_ptr, bad ring, or the read faulted
+};
+
+/// A defined function of an ELF file's .dynsym, at its file offset (what a
+/// uprobe attaches to).
+struct ElfFunction {
+  std::string name;
+  uint64_t file_offset = 0;
+};
+
+/// Reads the .dynsym of the 64-bit little-endian ELF file `path` and returns
+/// every defined function named in `names` (versioned names such as
+/// `f@@ROCR_1` match `f`: .dynsym holds the bare name). Returns false and
+/// sets *error if the file cannot be read or is not such an ELF file.
+bool ReadElfFunctions(const std::string& path,
+                      const std::vector<std::string>& names,
+                      std::vector<ElfFunction>* out, std::string* error);
+
+/// libhsa-runtime64 files mapped by the processes under `procfs`, as paths
+/// this process can open: `<procfs>/<pid>/root<path>` (the process's mount
+/// namespace, so containers work), else `<path>` itself. One path per file
+/// (device, inode), sorted.
+std::vector<std::string> FindHsaRuntimes(const std::string& procfs);
+
+/// What became of one libhsa-runtime64 file.
+struct DoorbellLibrary {
+  std::string path;
+  bool attached = false;
+  /// One line per symbol: "name@0xoffset", "name: alias of other", or why
+  /// attaching failed.
+  std::vector<std::string> details;
+};
+
+/// Owns the doorbell skeleton and its uprobe links. Not copyable or movable
+/// (hold it by unique_ptr). Thread-safety: not thread-safe.
+class DoorbellCounter {
+ public:
+  struct Options {
+    HostPaths paths;
+    /// Explicit library paths (--hsa-runtime), attached at Open.
+    std::vector<std::string> libraries;
+    /// Also attach to every libhsa-runtime64 mapped under paths.procfs.
+    bool scan_processes = true;
+  };
+
+  /// Loads the programs and attaches to the libraries of `options`. Returns
+  /// nullptr with *error if the BPF object cannot be loaded; finding no
+  /// library is not an error (Rescan later).
+  static std::unique_ptr<DoorbellCounter> Open(const Options& options,
+                                               std::string* error);
+
+  ~DoorbellCounter();
+  DoorbellCounter(const DoorbellCounter&) = delete;
+  DoorbellCounter& operator=(const DoorbellCounter&) = delete;
+
+  /// Attaches to one more library file (all processes). Returns true if it
+  /// is attached now or already was; false with *error otherwise.
+  bool AttachLibrary(const std::string& path, std::string* error);
+
+  /// Scans procfs again and attaches to library files not seen before.
+  /// Returns how many new files were attached.
+  int Rescan();
+
+  /// Every counted doorbell signal, sorted by (tgid, handle).
+  std::vector<DoorbellCount> Read() const;
+
+  /// Doorbells the kernel could not count (the count map was full).
+  uint64_t Drops() const;
+
+  /// Marks (tgid, handle) as a doorbell whatever its amd_signal_t.kind says
+  /// (ROCr's InterceptQueue rings a doorbell of kind USER).
+  bool AddKnownDoorbell(uint32_t tgid, uint64_t handle);
+
+  /// Drops the counts and known doorbells of a process that exited.
+  void ForgetProcess(uint32_t tgid);
+
+  const std::vector<DoorbellLibrary>& Libraries() const { return libraries_; }
+
+  /// The fds of the uprobe programs (for run-time statistics, e.g. the
+  /// doorbell benchmark's BPF_ENABLE_STATS figures).
+  std::vector<int> ProgramFds() const;
+
+ private:
+  DoorbellCounter() = default;
+  HostPaths paths_;
+  bool scan_ = true;
+  doorbell_bpf* skel_ = nullptr;
+  std::vector<bpf_link*> links_;
+  // library files tried -> index in libraries_
+  std::map<std::pair<dev_t, ino_t>, size_t> files_;
+  std::vector<DoorbellLibrary> libraries_;
+};
+
+}  // namespace gpuq

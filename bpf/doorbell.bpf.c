@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * gpuq doorbell counter (opt-in, --doorbells=uprobe): uprobes on
+ * libhsa-runtime64's exported hsa_signal_store_screlease and
+ * hsa_signal_store_relaxed (@ROCR_1), counted here per doorbell signal. No
+ * ring-buffer traffic: one map update per rung doorbell.
+ *
+ *   rdi = hsa_signal_t.handle = address of the amd_signal_t
+ *   rsi = value, for a doorbell the AQL write index of the packet just written
+ *
+ * A store is a doorbell if amd_signal_t.kind < 0 (DOORBELL -1,
+ * LEGACY_DOORBELL -2), or if (tgid, handle) is in `known_doorbells` (the
+ * InterceptQueue case, whose doorbell has kind USER). Completion and user
+ * signals (kind 1) are ignored.
+ *
+ * The packet type comes from the AQL header of the rung slot:
+ * amd_signal_t.queue_ptr -> amd_queue_t.base_address[value & (size - 1)].
+ *
+ * Layouts (x86-64 HSA_LARGE_MODEL, see docs kfd-probe-points.md section 3):
+ *   amd_signal_t (64 B): kind s64 @0, value @8, ..., queue_ptr @48
+ *   amd_queue_t:  base_address @8, doorbell_signal @16, size u32 @24 (packets)
+ *   AQL packet: 64 B slots, header u16 @0, type = bits 0-7
+ *
+ * The user-space side (agent/sources/doorbell_counter.cc) mirrors struct
+ * gpuq_doorbell_key/gpuq_doorbell_count and checks their sizes at load.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Indexes of gpuq_doorbell_count.by_type */
+enum gpuq_doorbell_packet {
+	GPUQ_DB_PKT_DISPATCH = 0,   /* HSA_PACKET_TYPE_KERNEL_DISPATCH (2) */
+	GPUQ_DB_PKT_BARRIER = 1,    /* BARRIER_AND (3), BARRIER_OR (5) */
+	GPUQ_DB_PKT_OTHER = 2,	    /* VENDOR_SPECIFIC (0), AGENT_DISPATCH, INVALID */
+	GPUQ_DB_PKT_UNREADABLE = 3, /* no queue, bad ring, or the read faulted */
+	GPUQ_DB_PKT__MAX,
+};
+
+/* Reasons a doorbell was not counted; indexes of `doorbell_drops`. */
+enum gpuq_doorbell_drop {
+	GPUQ_DB_DROP_MAP_FULL = 0,
+	GPUQ_DB_DROP__MAX,
+};
+
+/* Handles are addresses in one process: two processes may share a value. */
+struct gpuq_doorbell_key {
+	__u64 handle; /* hsa_signal_t.handle: the amd_signal_t address */
+	__u32 tgid;
+	__u32 pad;
+};
+
+struct gpuq_doorbell_count {
+	__u64 doorbells;
+	__u64 by_type[GPUQ_DB_PKT__MAX];
+	__u64 cgroup_id; /* cgroup v2 id of the ringing task at the first doorbell */
+};
+
+/* The leading 56 bytes of amd_signal_t, read at once. */
+struct amd_signal_head {
+	__s64 kind;
+	__u64 value;
+	__u64 event_mailbox_ptr;
+	__u32 event_id;
+	__u32 reserved1;
+	__u64 start_ts;
+	__u64 end_ts;
+	__u64 queue_ptr;
+};
+
+/* amd_queue_t (hsa_queue_t) from offset 8 to 28. */
+struct amd_queue_ring {
+	__u64 base_address;
+	__u64 doorbell_signal;
+	__u32 size;
+};
+
+/* @brief doorbells rung: (tgid, handle) -> counts */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct gpuq_doorbell_key);
+	__type(value, struct gpuq_doorbell_count);
+} doorbell_counts SEC(".maps");
+
+/* @brief doorbell handles learned outside this probe (queue creation) */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct gpuq_doorbell_key);
+	__type(value, __u8);
+} known_doorbells SEC(".maps");
+
+/* @brief doorbells not counted, indexed by enum gpuq_doorbell_drop */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, GPUQ_DB_DROP__MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} doorbell_drops SEC(".maps");
+
+static __always_inline __u32 packet_type(const struct amd_signal_head *sig, __u64 index)
+{
+	struct amd_queue_ring ring;
+	__u16 header;
+	__u8 type;
+
+	if (!sig->queue_ptr ||
+	    bpf_probe_read_user(&ring, sizeof(ring), (void *)(sig->queue_ptr + 8)))
+		return GPUQ_DB_PKT_UNREADABLE;
+	if (!ring.base_address || !ring.size || (ring.size & (ring.size - 1)))
+		return GPUQ_DB_PKT_UNREADABLE;
+	if (bpf_probe_read_user(&header, sizeof(header),
+				(void *)(ring.base_address + (index & (ring.size - 1)) * 64)))
+		return GPUQ_DB_PKT_UNREADABLE;
+	type = header & 0xff;
+	if (type == 2)
+		return GPUQ_DB_PKT_DISPATCH;
+	if (type == 3 || type == 5)
+		return GPUQ_DB_PKT_BARRIER;
+	return GPUQ_DB_PKT_OTHER;
+}
+
+static __always_inline int count_doorbell(__u64 handle, __u64 value)
+{
+	struct gpuq_doorbell_key key = { .handle = handle };
+	struct gpuq_doorbell_count *count;
+	struct amd_signal_head sig;
+	__u32 type;
+
+	key.tgid = bpf_get_current_pid_tgid() >> 32;
+	if (bpf_probe_read_user(&sig, sizeof(sig), (void *)handle))
+		sig.kind = 0;
+	if (sig.kind >= 0) {
+		if (!bpf_map_lookup_elem(&known_doorbells, &key))
+			return 0;
+		/* learned doorbells of unknown layout: count, do not classify */
+		sig.queue_ptr = 0;
+	}
+	type = packet_type(&sig, value);
+
+	count = bpf_map_lookup_elem(&doorbell_counts, &key);
+	if (!count) {
+		struct gpuq_doorbell_count init = { .cgroup_id = bpf_get_current_cgroup_id() };
+		__u32 reason = GPUQ_DB_DROP_MAP_FULL;
+		__u64 *n;
+
+		/* EEXIST: another CPU inserted it first, which is fine */
+		bpf_map_update_elem(&doorbell_counts, &key, &init, BPF_NOEXIST);
+		count = bpf_map_lookup_elem(&doorbell_counts, &key);
+		if (!count) {
+			n = bpf_map_lookup_elem(&doorbell_drops, &reason);
+			if (n)
+				*n += 1; /* per-CPU slot */
+			return 0;
+		}
+	}
+	__sync_fetch_and_add(&count->doorbells, 1);
+	if (type < GPUQ_DB_PKT__MAX)
+		__sync_fetch_and_add(&count->by_type[type], 1);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(doorbell_store_screlease, __u64 handle, __s64 value)
+{
+	return count_doorbell(handle, value);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(doorbell_store_relaxed, __u64 handle, __s64 value)
+{
+	return count_doorbell(handle, value);
+}

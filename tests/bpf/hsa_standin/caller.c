@@ -1,0 +1,153 @@
+/* A stand-in ROCr client: lays out doorbell signals and queues as an AqlQueue
+ * does (amd_signal_t kind DOORBELL, queue_ptr -> amd_queue_t, a ring of
+ * 64-byte AQL slots), writes packet headers and rings one doorbell per packet
+ * through the stand-in libhsa-runtime64.so.1, plus completion-signal stores
+ * (kind USER) that a doorbell counter must ignore. Prints what it did.
+ *
+ * usage: hsa_standin_caller [dispatch=N] [barrier=N] [vendor=N]
+ *          [completions=N] [queues=N] [via=screlease|relaxed|release|mix]
+ *          [kind=-1|-2|1] [wait_stdin=1]
+ * barrier packets alternate BARRIER_AND / BARRIER_OR; packets are interleaved
+ * (dispatch, barrier, vendor, ...) over the queues round-robin; the ring has
+ * 64 slots, so more than 64 packets per queue wraps it. kind=1 lays out a
+ * doorbell with kind USER, as ROCr's InterceptQueue does. wait_stdin=1 reads
+ * one byte from stdin before ringing (so a test can attach first). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "amd_hsa_layout.h"
+
+#define RING_PACKETS 64
+#define MAX_QUEUES 8
+
+struct queue {
+  amd_queue_t amd;
+  amd_signal_t doorbell;
+  uint64_t hw_doorbell;
+  uint8_t ring[RING_PACKETS * AQL_PACKET_BYTES] __attribute__((aligned(64)));
+};
+
+static long arg(int argc, char** argv, const char* key, long def) {
+  size_t n = strlen(key);
+  for (int i = 1; i < argc; ++i) {
+    if (strncmp(argv[i], key, n) == 0 && argv[i][n] == '=')
+      return strtol(argv[i] + n + 1, NULL, 0);
+  }
+  return def;
+}
+
+static const char* sarg(int argc, char** argv, const char* key,
+                        const char* def) {
+  size_t n = strlen(key);
+  for (int i = 1; i < argc; ++i) {
+    if (strncmp(argv[i], key, n) == 0 && argv[i][n] == '=')
+      return argv[i] + n + 1;
+  }
+  return def;
+}
+
+static void ring(struct queue* q, uint16_t type, const char* via, long n) {
+  uint64_t index =
+      __atomic_fetch_add(&q->amd.write_dispatch_id, 1, __ATOMIC_RELEASE);
+  uint8_t* slot = q->ring + (index & (RING_PACKETS - 1)) * AQL_PACKET_BYTES;
+  memset(slot + 2, 0, AQL_PACKET_BYTES - 2);
+  uint16_t header = type | (1u << HSA_PACKET_HEADER_BARRIER);
+  __atomic_store_n((uint16_t*)slot, header, __ATOMIC_RELEASE);
+  hsa_signal_t s = {(uint64_t)(uintptr_t)&q->doorbell};
+  if (strcmp(via, "mix") == 0)
+    via = n % 3 == 0 ? "screlease" : n % 3 == 1 ? "relaxed" : "release";
+  if (strcmp(via, "relaxed") == 0)
+    hsa_signal_store_relaxed(s, (hsa_signal_value_t)index);
+  else if (strcmp(via, "release") == 0)
+    hsa_signal_store_release(s, (hsa_signal_value_t)index);
+  else
+    hsa_signal_store_screlease(s, (hsa_signal_value_t)index);
+}
+
+int main(int argc, char** argv) {
+  long dispatch = arg(argc, argv, "dispatch", 0);
+  long barrier = arg(argc, argv, "barrier", 0);
+  long vendor = arg(argc, argv, "vendor", 0);
+  long completions = arg(argc, argv, "completions", 0);
+  long nqueues = arg(argc, argv, "queues", 1);
+  long kind = arg(argc, argv, "kind", AMD_SIGNAL_KIND_DOORBELL);
+  const char* via = sarg(argc, argv, "via", "screlease");
+  if (nqueues < 1 || nqueues > MAX_QUEUES) {
+    fprintf(stderr, "queues must be 1..%d\n", MAX_QUEUES);
+    return 2;
+  }
+
+  struct queue* queues = aligned_alloc(64, sizeof(struct queue) * nqueues);
+  memset(queues, 0, sizeof(struct queue) * nqueues);
+  for (long i = 0; i < nqueues; ++i) {
+    struct queue* q = &queues[i];
+    q->doorbell.kind = kind;
+    q->doorbell.hardware_doorbell_ptr = &q->hw_doorbell;
+    q->doorbell.queue_ptr = &q->amd;
+    q->amd.hsa_queue.base_address = q->ring;
+    q->amd.hsa_queue.doorbell_signal.handle = (uint64_t)(uintptr_t)&q->doorbell;
+    q->amd.hsa_queue.size = RING_PACKETS;
+    q->amd.hsa_queue.id = (uint64_t)i;
+    for (int s = 0; s < RING_PACKETS; ++s) /* ROCr inits slots INVALID */
+      *(uint16_t*)(q->ring + s * AQL_PACKET_BYTES) = HSA_PACKET_TYPE_INVALID;
+  }
+  amd_signal_t* completion = aligned_alloc(64, sizeof(amd_signal_t));
+  memset(completion, 0, sizeof(*completion));
+  completion->kind = AMD_SIGNAL_KIND_USER;
+  completion->value = 1;
+
+  for (long i = 0; i < nqueues; ++i)
+    printf("queue=%ld handle=0x%lx\n", i,
+           (unsigned long)(uintptr_t)&queues[i].doorbell);
+  if (arg(argc, argv, "wait_stdin", 0)) {
+    printf("ready pid=%d\n", (int)getpid());
+    fflush(stdout);
+    char c;
+    if (read(0, &c, 1) < 0) return 3;
+  }
+
+  long left[3] = {dispatch, barrier, vendor};
+  long n = 0, done = 0, barriers = 0;
+  long rung[MAX_QUEUES] = {0};
+  while (left[0] + left[1] + left[2] > 0) {
+    for (int t = 0; t < 3; ++t) {
+      if (left[t] == 0) continue;
+      --left[t];
+      uint16_t type = t == 0                ? HSA_PACKET_TYPE_KERNEL_DISPATCH
+                      : t == 2              ? HSA_PACKET_TYPE_VENDOR_SPECIFIC
+                      : barriers++ % 2 == 0 ? HSA_PACKET_TYPE_BARRIER_AND
+                                            : HSA_PACKET_TYPE_BARRIER_OR;
+      long qi = n % nqueues;
+      ring(&queues[qi], type, via, n);
+      ++rung[qi];
+      ++n;
+      /* a completion store after some packets, as the CP's signal would be
+       * waited on and reset by the host */
+      if (done < completions) {
+        hsa_signal_t c = {(uint64_t)(uintptr_t)completion};
+        if (done % 2 == 0)
+          hsa_signal_store_screlease(c, 1);
+        else
+          hsa_signal_store_relaxed(c, 1);
+        ++done;
+      }
+    }
+  }
+  for (; done < completions; ++done) {
+    hsa_signal_t c = {(uint64_t)(uintptr_t)completion};
+    hsa_signal_store_relaxed(c, 1);
+  }
+
+  printf(
+      "pid=%d doorbells=%ld dispatch=%ld barrier=%ld vendor=%ld "
+      "completions=%ld completion_handle=0x%lx\n",
+      (int)getpid(), n, dispatch, barrier, vendor, done,
+      (unsigned long)(uintptr_t)completion);
+  for (long i = 0; i < nqueues; ++i)
+    printf("rung queue=%ld handle=0x%lx doorbells=%ld\n", i,
+           (unsigned long)(uintptr_t)&queues[i].doorbell, rung[i]);
+  fflush(stdout);
+  return 0;
+}
