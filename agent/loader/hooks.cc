@@ -58,7 +58,12 @@ std::vector<HookPlan> PlanHooks(const KernelFeatures& f, bool allow_fentry) {
     HookPlan plan{&spec, HookMode::kNone, ""};
     const bool in_btf = f.btf_funcs.count(spec.function) != 0;
     const bool in_kallsyms = f.kallsyms.count(spec.function) != 0;
-    if (spec.needs_kfd_types && !f.kfd_types) {
+    if (spec.needs_kfd_types && f.kfd_types && f.amdgpu_btf &&
+        !f.cap_sys_admin) {
+      plan.reason =
+          "reading amdgpu's module BTF needs CAP_SYS_ADMIN (libbpf finds "
+          "module BTF by id; without it CO-RE would silently read nothing)";
+    } else if (spec.needs_kfd_types && !f.kfd_types) {
       plan.reason = f.amdgpu_loaded
                         ? "no BTF for amdgpu (/sys/kernel/btf/amdgpu missing: "
                           "kernel built without CONFIG_DEBUG_INFO_BTF_MODULES?)"

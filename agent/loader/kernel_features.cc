@@ -65,22 +65,38 @@ KernelFeatures ProbeKernel(const HostPaths& paths,
   f.kprobes = Exists(paths.sysfs + "/bus/event_source/devices/kprobe/type") ||
               Exists(paths.sysfs + "/kernel/tracing/kprobe_events") ||
               Exists(paths.sysfs + "/kernel/debug/tracing/kprobe_events");
+  f.cap_sys_admin = HasCapSysAdmin();
   ScanKallsyms(paths.procfs + "/kallsyms", functions, &f);
   ScanBtf(paths.KernelBtf(), functions, &f);
   return f;
 }
 
-bool HasBpfPrivileges() {
+namespace {
+
+constexpr int kCapSysAdmin = 21, kCapPerfmon = 38, kCapBpf = 39;
+
+// Effective capabilities of this process (/proc/self/status CapEff).
+unsigned long long EffectiveCaps() {
   std::ifstream in("/proc/self/status");
   std::string line;
   while (std::getline(in, line)) {
-    if (line.rfind("CapEff:", 0) != 0) continue;
-    const unsigned long long caps = std::stoull(line.substr(7), nullptr, 16);
-    auto has = [caps](int cap) { return (caps >> cap) & 1ull; };
-    constexpr int kCapSysAdmin = 21, kCapPerfmon = 38, kCapBpf = 39;
-    return has(kCapSysAdmin) || (has(kCapBpf) && has(kCapPerfmon));
+    if (line.rfind("CapEff:", 0) == 0) {
+      return std::stoull(line.substr(7), nullptr, 16);
+    }
   }
-  return false;
+  return 0;
 }
+
+bool Has(unsigned long long caps, int cap) { return (caps >> cap) & 1ull; }
+
+}  // namespace
+
+bool HasBpfPrivileges() {
+  const unsigned long long caps = EffectiveCaps();
+  return Has(caps, kCapSysAdmin) ||
+         (Has(caps, kCapBpf) && Has(caps, kCapPerfmon));
+}
+
+bool HasCapSysAdmin() { return Has(EffectiveCaps(), kCapSysAdmin); }
 
 }  // namespace gpuq

@@ -17,7 +17,11 @@ struct KernelFeatures {
   /// amdkfd's structs are described by some BTF (module, or vmlinux when
   /// amdgpu is built in): CO-RE reads of queue/kfd_process can relocate.
   bool kfd_types = false;
-  bool kprobes = false;             ///< the kernel can create kprobes
+  bool kprobes = false;  ///< the kernel can create kprobes
+  /// This process has CAP_SYS_ADMIN: libbpf finds module BTF by id
+  /// (bpf_btf_get_next_id), which needs it, and silently skips module BTF
+  /// without it, so CO-RE against amdgpu's types would quietly fail.
+  bool cap_sys_admin = false;
   bool amdgpu_loaded = false;       ///< amdgpu symbols in kallsyms
   bool kfd_sysfs = false;           ///< <sysfs>/class/kfd/kfd
   std::set<std::string> kallsyms;   ///< asked-for functions present in kallsyms
@@ -32,5 +36,7 @@ KernelFeatures ProbeKernel(const HostPaths& paths,
 /// True if this process may load and attach BPF programs (root, or
 /// CAP_BPF + CAP_PERFMON, or CAP_SYS_ADMIN), from /proc/self/status.
 bool HasBpfPrivileges();
+/// True if this process has CAP_SYS_ADMIN.
+bool HasCapSysAdmin();
 
 }  // namespace gpuq

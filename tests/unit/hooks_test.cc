@@ -19,7 +19,7 @@ std::map<std::string, HookPlan> ByProbe(const std::vector<HookPlan>& plans) {
 KernelFeatures AmdgpuKernel() {
   KernelFeatures f;
   f.vmlinux_btf = f.amdgpu_btf = f.kfd_types = f.kprobes = true;
-  f.amdgpu_loaded = f.kfd_sysfs = true;
+  f.amdgpu_loaded = f.kfd_sysfs = f.cap_sys_admin = true;
   for (const HookSpec& spec : Hooks()) {
     f.kallsyms.insert(spec.function);
     f.btf_funcs.insert(spec.function);
@@ -80,6 +80,27 @@ TEST(HooksTest, WithoutAmdgpuBtfOnlyTheUapiHookRemains) {
     EXPECT_NE(plans.at(probe).reason.find("no BTF for amdgpu"),
               std::string::npos)
         << plans.at(probe).reason;
+  }
+}
+
+TEST(HooksTest, ModuleBtfWithoutCapSysAdminIsReportedNotSilent) {
+  KernelFeatures f = AmdgpuKernel();
+  f.cap_sys_admin = false;  // CAP_BPF + CAP_PERFMON only
+  const auto plans = ByProbe(PlanHooks(f, true));
+  for (const char* probe : {"queue_create", "queue_destroy", "process_exit"}) {
+    EXPECT_EQ(plans.at(probe).mode, HookMode::kNone) << probe;
+    EXPECT_NE(plans.at(probe).reason.find("CAP_SYS_ADMIN"), std::string::npos);
+  }
+  // The uapi-only hook needs no amdgpu BTF: it still carries creates.
+  EXPECT_EQ(plans.at("create_ioctl").mode, HookMode::kFentry);
+}
+
+TEST(HooksTest, BuiltInAmdgpuNeedsNoCapSysAdmin) {
+  KernelFeatures f = AmdgpuKernel();
+  f.cap_sys_admin = false;
+  f.amdgpu_btf = false;  // CONFIG_DRM_AMDGPU=y: the types are in vmlinux
+  for (const HookPlan& p : PlanHooks(f, true)) {
+    EXPECT_EQ(p.mode, HookMode::kFentry) << p.spec->probe;
   }
 }
 
