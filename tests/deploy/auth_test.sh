@@ -7,15 +7,7 @@ set -u
 AGENT=$1 SRC=$2
 . "$SRC/tests/lib/assert.sh"
 . "$SRC/tests/deploy/lib.sh"
-PIDS=()
-TMP=$(mktemp -d)
-cleanup() {
-  local pid
-  for pid in "${PIDS[@]}"; do kill "$pid" 2> /dev/null; done
-  wait 2> /dev/null
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
+use_background_cleanup
 CAP=$SRC/examples/default.gpuqcap
 
 # bcrypt PASSWORD: a $2b$ hash (cost 10) from Debian's python3 crypt module

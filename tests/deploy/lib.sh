@@ -1,21 +1,10 @@
 # shellcheck shell=bash
 # Helpers shared by tests/deploy/*.sh (sourced after tests/lib/assert.sh).
+# free_port, wait_http and the PIDS/TMP cleanup come from tests/lib/net.sh.
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/net.sh"
 
 # Debian's python3 (python3-yaml lives there), not whatever PATH finds first.
 PY=/usr/bin/python3
-
-free_port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-
-# wait_http URL [TRIES] [CURL ARGS...]: polls every 0.1 s until curl -f succeeds.
-wait_http() {
-  local url=$1 tries=${2:-100}
-  shift 2 || shift $#
-  for _ in $(seq "$tries"); do
-    curl -sf -o /dev/null "$@" "$url" && return 0
-    sleep 0.1
-  done
-  return 1
-}
 
 # py_checks NAME-PREFIX ARGS...: runs deploy_checks.py, one pass/fail per line.
 py_checks() {

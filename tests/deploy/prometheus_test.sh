@@ -13,15 +13,7 @@ set -u
 AGENT=$1 SRC=$2
 . "$SRC/tests/lib/assert.sh"
 . "$SRC/tests/deploy/lib.sh"
-PIDS=()
-TMP=$(mktemp -d)
-cleanup() {
-  local pid
-  for pid in "${PIDS[@]}"; do kill "$pid" 2> /dev/null; done
-  wait 2> /dev/null
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
+use_background_cleanup
 
 missing=$(missing_of prometheus curl)
 have_pyyaml || missing="$missing python3-yaml"

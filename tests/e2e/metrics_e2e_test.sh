@@ -5,16 +5,15 @@
 set -u
 AGENT=$1 SRC=$2
 . "$SRC/tests/lib/assert.sh"
+. "$SRC/tests/lib/net.sh"
+use_background_cleanup
 CAP=$SRC/examples/default.gpuqcap
-PIDS=()
-trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done' EXIT
 
 if ! command -v promtool > /dev/null; then
   echo "promtool missing: install Debian's prometheus package"
   exit 1
 fi
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 # start_daemon PORT ARGS...: starts the agent, waits for /metrics.
 start_daemon() {

@@ -4,6 +4,7 @@
 set -u
 AGENT=$1 SRC=$2
 . "$SRC/tests/lib/assert.sh"
+. "$SRC/tests/lib/net.sh"
 CAP=$SRC/examples/default.gpuqcap
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"; [ -n "${BG:-}" ] && kill "$BG" 2>/dev/null' EXIT
@@ -104,10 +105,10 @@ expect_out "seeded queues are not counted as creates" '^gpuq_queue_creates_total
 expect_out "reconciliation found no drift" '^gpuq_reconcile_drift_queues\{gpu_id="45412"\} 0$'
 
 # --- port in use -------------------------------------------------------------
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 "$AGENT" --replay "$CAP" --web.listen-address "127.0.0.1:$port" > /dev/null 2>&1 &
 BG=$!
-for _ in $(seq 50); do curl -sf "http://127.0.0.1:$port/metrics" > /dev/null && break; sleep 0.1; done
+wait_http "http://127.0.0.1:$port/metrics" 50
 run "$AGENT" --replay "$CAP" --web.listen-address "127.0.0.1:$port"
 expect_rc "port in use" 1
 expect_err "port in use is explained" "cannot listen on 127.0.0.1:$port.*--web.listen-address"

@@ -1,0 +1,30 @@
+# shellcheck shell=bash
+# Loopback helpers for the shell tiers (source after assert.sh).
+
+# free_port: a TCP port on 127.0.0.1 that nothing listens on right now.
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# wait_http URL [TRIES] [CURL ARGS...]: polls every 0.1 s until curl -f succeeds.
+wait_http() {
+  local url=$1 tries=${2:-100}
+  shift 2 || shift $#
+  for _ in $(seq "$tries"); do
+    curl -sf -o /dev/null "$@" "$url" && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# use_background_cleanup: PIDS (background processes the test starts) are
+# killed and TMP (a fresh temp dir) removed when the script exits.
+use_background_cleanup() {
+  PIDS=()
+  TMP=$(mktemp -d)
+  trap cleanup_background EXIT
+}
+cleanup_background() {
+  local pid
+  for pid in "${PIDS[@]}"; do kill "$pid" 2> /dev/null; done
+  wait 2> /dev/null
+  rm -rf "$TMP"
+}
