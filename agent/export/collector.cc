@@ -56,18 +56,8 @@ const Attribution& AttributionOf(const Snapshot& s, uint64_t cgroup_id) {
   return it != s.attributions.end() ? it->second : kUnknown;
 }
 
-/// container, pod, namespace and the allowlisted runtime labels of a cgroup.
-Labels ContainerLabels(const Snapshot& s, uint64_t cgroup_id) {
-  auto it = s.labels.find(cgroup_id);
-  if (it == s.labels.end()) {
-    // A snapshot built without labels: the attribution's own.
-    const Attribution& a = AttributionOf(s, cgroup_id);
-    Labels labels{
-        {"container", a.container}, {"pod", a.pod}, {"namespace", a.ns}};
-    for (const auto& name : s.extra_label_names) labels.emplace_back(name, "");
-    return labels;
-  }
-  const SeriesLabels& l = it->second;
+/// container, pod, namespace and the allowlisted runtime labels.
+Labels LabelsOf(const Snapshot& s, const SeriesLabels& l) {
   Labels labels{
       {"container", l.container}, {"pod", l.pod}, {"namespace", l.ns}};
   for (size_t i = 0; i < s.extra_label_names.size(); ++i) {
@@ -75,6 +65,15 @@ Labels ContainerLabels(const Snapshot& s, uint64_t cgroup_id) {
                         i < l.extra.size() ? l.extra[i] : "");
   }
   return labels;
+}
+
+/// The per-container labels of a cgroup; a snapshot built without labels
+/// falls back to the attribution's own.
+Labels ContainerLabels(const Snapshot& s, uint64_t cgroup_id) {
+  auto it = s.labels.find(cgroup_id);
+  if (it != s.labels.end()) return LabelsOf(s, it->second);
+  const Attribution& a = AttributionOf(s, cgroup_id);
+  return LabelsOf(s, SeriesLabels{a.container, a.pod, a.ns, {}});
 }
 
 /// The per-process labels, with --labels.pid-comm.
@@ -176,14 +175,7 @@ void AddInfoFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
   };
   if (!s.containers.empty() || !s.labels.empty()) {
     for (const ContainerRow& c : s.containers) {
-      Labels labels{{"container", c.labels.container},
-                    {"pod", c.labels.pod},
-                    {"namespace", c.labels.ns}};
-      for (size_t i = 0; i < s.extra_label_names.size(); ++i) {
-        labels.emplace_back(s.extra_label_names[i],
-                            i < c.labels.extra.size() ? c.labels.extra[i] : "");
-      }
-      info(labels, c.container_id, c.name, c.runtime, c.pod_uid);
+      info(LabelsOf(s, c.labels), c.container_id, c.name, c.runtime, c.pod_uid);
     }
   } else {
     for (const auto& [cgroup, a] : s.attributions) {

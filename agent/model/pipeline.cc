@@ -132,51 +132,48 @@ void Pipeline::HandleLocked(const Event& event) {
       recorded_metadata_.insert(a.identity.container_id);
     }
   } else if (!std::holds_alternative<gpuq_gpu_info_record>(event)) {
-    Event v1_event = event;
-    if (V1AttributeLocked(&v1_event)) {
-      HandleAttributedLocked(v1_event);
+    // A kernel event: settle its cgroup id (v1 hosts), then attribute.
+    if (const auto v1_id = V1CgroupIdLocked(Header(event))) {
+      Event rewritten = event;  // copied only on v1 hosts
+      std::visit([&](auto& e) { e.hdr.cgroup_id = *v1_id; }, rewritten);
+      AttributeLocked(*v1_id);
+      ApplyLocked(rewritten);
       return;
     }
+    AttributeLocked(Header(event).cgroup_id);
   }
-  HandleAttributedLocked(event);
+  ApplyLocked(event);
 }
 
-void Pipeline::HandleAttributedLocked(const Event& event) {
-  if (!std::holds_alternative<CgroupPathRecord>(event) &&
-      !std::holds_alternative<ContainerMetaRecord>(event) &&
-      !std::holds_alternative<gpuq_gpu_info_record>(event)) {
-    const uint64_t cgroup_id = Header(event).cgroup_id;
-    // Resolve now, while the cgroup surely exists; the answer is pinned.
-    const Attribution& a = attributor_.Attribute(cgroup_id);
-    AdmitLocked(a);
-    RecordCgroupLocked(cgroup_id);
-    RecordMetadataLocked(cgroup_id, a);
-  }
+void Pipeline::AttributeLocked(uint64_t cgroup_id) {
+  // Resolve now, while the cgroup surely exists; the answer is pinned.
+  const Attribution& a = attributor_.Attribute(cgroup_id);
+  AdmitLocked(a);
+  RecordCgroupLocked(cgroup_id);
+  RecordMetadataLocked(cgroup_id, a);
+}
+
+void Pipeline::ApplyLocked(const Event& event) {
   if (recorder_ != nullptr) recorder_->Write(event);
   model_.SetNow(MonotonicNowNs());
   model_.Apply(event);
 }
 
-bool Pipeline::V1AttributeLocked(Event* event) {
-  if (!options_.use_sysfs) return false;  // a capture is already attributed
-  gpuq_event_header& hdr =
-      std::visit([](auto& e) -> gpuq_event_header& { return e.hdr; }, *event);
+std::optional<uint64_t> Pipeline::V1CgroupIdLocked(
+    const gpuq_event_header& hdr) {
+  if (!options_.use_sysfs) return std::nullopt;  // a capture is attributed
   auto known = v1_cgroup_of_tgid_.find(hdr.tgid);
-  if (known != v1_cgroup_of_tgid_.end()) {
-    hdr.cgroup_id = known->second;
-    return true;
-  }
+  if (known != v1_cgroup_of_tgid_.end()) return known->second;
   const Attribution& a = attributor_.Attribute(hdr.cgroup_id);
   const bool v2_root = a.resolved && a.cgroup_path == "/";
-  if ((!v2_root && a.resolved) || hdr.tgid == 0) return false;
+  if ((!v2_root && a.resolved) || hdr.tgid == 0) return std::nullopt;
   const auto path = V1CgroupPathOfPid(options_.paths.procfs, hdr.tgid);
-  if (!path || !ParseCgroupPath(*path).InContainer()) return false;
+  if (!path || !ParseCgroupPath(*path).InContainer()) return std::nullopt;
   // Bit 63 keeps synthetic ids apart from kernfs ids (inode numbers).
   const uint64_t id = (std::hash<std::string>()(*path) >> 1) | (1ull << 63);
   attributor_.Learn(id, *path);
   v1_cgroup_of_tgid_[hdr.tgid] = id;
-  hdr.cgroup_id = id;
-  return true;
+  return id;
 }
 
 void Pipeline::AdmitLocked(const Attribution& a) {
@@ -210,7 +207,8 @@ void Pipeline::RecordMetadataLocked(uint64_t cgroup_id, const Attribution& a) {
   recorder_->Write(ContainerMetaRecord{hdr, MetadataToJson(*metadata)});
 }
 
-SeriesLabels Pipeline::LabelsLocked(const Attribution& a) {
+SeriesLabels Pipeline::LabelsLocked(
+    const Attribution& a, const std::optional<ContainerMetadata>& metadata) {
   SeriesLabels l{a.container, a.pod, a.ns, {}};
   l.extra.resize(options_.label_allowlist.size());
   if (!a.identity.InContainer()) return l;
@@ -219,7 +217,6 @@ SeriesLabels Pipeline::LabelsLocked(const Attribution& a) {
     l.container = kFoldedContainer;
     return l;
   }
-  const auto metadata = MetadataLocked(a.identity);
   if (!metadata) return l;  // the short id until the runtime answers
   if (!metadata->pod.empty()) {
     // Kubernetes: the container name is only unique within its pod.
@@ -362,20 +359,21 @@ Snapshot Pipeline::TakeSnapshot() {
   }
   std::set<std::string> listed;
   for (const auto& [cgroup, a] : s.attributions) {
-    const SeriesLabels labels = LabelsLocked(a);
+    const std::optional<ContainerMetadata> metadata =
+        a.identity.InContainer() ? MetadataLocked(a.identity) : std::nullopt;
+    const SeriesLabels labels = LabelsLocked(a, metadata);
     s.labels.emplace(cgroup, labels);
     if (!a.identity.InContainer() || labels.container == kFoldedContainer ||
         !listed.insert(a.identity.container_id).second) {
       continue;
     }
-    const auto metadata = MetadataLocked(a.identity);
     s.containers.push_back({labels, a.identity.container_id,
                             metadata ? metadata->name : "", a.identity.runtime,
                             a.identity.pod_uid});
   }
   for (const auto& [id, own] : admitted_) s.containers_folded += own ? 0 : 1;
   s.pid_comm_labels = options_.pid_comm_labels;
-  s.owners = model_.owners();
+  if (s.pid_comm_labels) s.owners = model_.owners();  // only comm needs it
   for (const auto& [key, p] : model_.processes()) {
     s.process_rows.push_back(
         {p.tgid, p.comm, p.cgroup_id, p.exited, p.queues_per_gpu});

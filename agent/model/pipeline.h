@@ -76,7 +76,8 @@ struct Snapshot {
   std::vector<ContainerRow> containers;
   uint64_t containers_folded = 0;
   bool pid_comm_labels = false;
-  /// (cgroup, tgid) -> activity; comm for the pid/comm labels.
+  /// (cgroup, tgid) -> activity; comm for the pid/comm labels (filled only
+  /// with pid_comm_labels).
   std::map<std::pair<uint64_t, uint32_t>, OwnerActivity> owners;
   std::vector<ProcessRow> process_rows;
   std::map<std::string, uint64_t> runtime_errors;  ///< by runtime client
@@ -144,18 +145,22 @@ class Pipeline {
 
  private:
   void HandleLocked(const Event& event);
-  /// HandleLocked once the event's cgroup id is final.
-  void HandleAttributedLocked(const Event& event);
+  /// Attributes a kernel event's (final) cgroup id: pins it, admits its
+  /// container under the cap, and records its path and metadata.
+  void AttributeLocked(uint64_t cgroup_id);
+  /// Records the event (when recording) and applies it to the model.
+  void ApplyLocked(const Event& event);
   void RecordCgroupLocked(uint64_t cgroup_id);
-  /// On cgroup v1 hosts: the event with its cgroup id replaced by a stable
-  /// synthetic id of the owner's v1 container cgroup, when the v2 id names
-  /// no container. Returns false when there is nothing to replace.
-  bool V1AttributeLocked(Event* event);
+  /// On cgroup v1 hosts, where the v2 id names no container: a stable
+  /// synthetic id for the owner's v1 container cgroup, or nullopt when the
+  /// event's own id stands.
+  std::optional<uint64_t> V1CgroupIdLocked(const gpuq_event_header& hdr);
   /// Admits a container to its own series or folds it (pinned).
   void AdmitLocked(const Attribution& attribution);
   std::optional<ContainerMetadata> MetadataLocked(const ContainerIdentity& id);
   void RecordMetadataLocked(uint64_t cgroup_id, const Attribution& a);
-  SeriesLabels LabelsLocked(const Attribution& a);
+  SeriesLabels LabelsLocked(const Attribution& a,
+                            const std::optional<ContainerMetadata>& metadata);
   gpuq_queue_create_event SeedEventLocked(const SysfsQueue& q);
 
   PipelineOptions options_;
