@@ -1,5 +1,7 @@
 #include "sources/event.h"
 
+#include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <type_traits>
 
@@ -10,7 +12,9 @@ namespace {
 size_t MinSize(uint16_t type) {
   switch (type) {
     case GPUQ_EV_QUEUE_CREATE:
-      return sizeof(gpuq_queue_create_event);
+      // Records written before doorbell_handle was appended are valid: the
+      // appended fields read as 0 ("unknown").
+      return offsetof(gpuq_queue_create_event, doorbell_handle);
     case GPUQ_EV_QUEUE_DESTROY:
       return sizeof(gpuq_queue_destroy_event);
     case GPUQ_EV_PROCESS_EXIT:
@@ -23,15 +27,25 @@ size_t MinSize(uint16_t type) {
       return sizeof(gpuq_cgroup_path_record);
     case GPUQ_EV_CONTAINER_META:
       return sizeof(gpuq_container_meta_record);
+    case GPUQ_EV_RUNLIST:
+      return sizeof(gpuq_runlist_event);
+    case GPUQ_EV_EVICTION:
+      return sizeof(gpuq_eviction_event);
+    case GPUQ_EV_QUEUE_SAMPLE:
+      return sizeof(gpuq_queue_sample_record);
+    case GPUQ_EV_DOORBELL_COUNT:
+      return sizeof(gpuq_doorbell_count_record);
     default:
       return 0;
   }
 }
 
+// Copies a record of `size` bytes (at least MinSize); fields appended after
+// the writer's version stay zero.
 template <typename T>
-Event CopyOut(const void* data) {
-  T value;
-  std::memcpy(&value, data, sizeof(T));
+Event CopyOut(const void* data, size_t size) {
+  T value{};
+  std::memcpy(&value, data, std::min(size, sizeof(T)));
   return value;
 }
 
@@ -54,6 +68,14 @@ constexpr uint16_t TypeOf() {
     return GPUQ_EV_GPU_INFO;
   } else if constexpr (std::is_same_v<T, ContainerMetaRecord>) {
     return GPUQ_EV_CONTAINER_META;
+  } else if constexpr (std::is_same_v<T, gpuq_runlist_event>) {
+    return GPUQ_EV_RUNLIST;
+  } else if constexpr (std::is_same_v<T, gpuq_eviction_event>) {
+    return GPUQ_EV_EVICTION;
+  } else if constexpr (std::is_same_v<T, gpuq_queue_sample_record>) {
+    return GPUQ_EV_QUEUE_SAMPLE;
+  } else if constexpr (std::is_same_v<T, gpuq_doorbell_count_record>) {
+    return GPUQ_EV_DOORBELL_COUNT;
   } else {
     return GPUQ_EV_CGROUP_PATH;
   }
@@ -95,6 +117,14 @@ const char* EventTypeName(uint16_t type) {
       return "cgroup_path";
     case GPUQ_EV_CONTAINER_META:
       return "container_meta";
+    case GPUQ_EV_RUNLIST:
+      return "runlist";
+    case GPUQ_EV_EVICTION:
+      return "eviction";
+    case GPUQ_EV_QUEUE_SAMPLE:
+      return "queue_sample";
+    case GPUQ_EV_DOORBELL_COUNT:
+      return "doorbell_count";
     default:
       return "invalid";
   }
@@ -126,19 +156,19 @@ DecodeStatus Decode(const void* data, size_t len, Event* out,
 
   switch (hdr.type) {
     case GPUQ_EV_QUEUE_CREATE:
-      *out = CopyOut<gpuq_queue_create_event>(data);
+      *out = CopyOut<gpuq_queue_create_event>(data, hdr.size);
       break;
     case GPUQ_EV_QUEUE_DESTROY:
-      *out = CopyOut<gpuq_queue_destroy_event>(data);
+      *out = CopyOut<gpuq_queue_destroy_event>(data, hdr.size);
       break;
     case GPUQ_EV_PROCESS_EXIT:
-      *out = CopyOut<gpuq_process_exit_event>(data);
+      *out = CopyOut<gpuq_process_exit_event>(data, hdr.size);
       break;
     case GPUQ_EV_QUEUE_CREATE_FAILED:
-      *out = CopyOut<gpuq_queue_create_failed_event>(data);
+      *out = CopyOut<gpuq_queue_create_failed_event>(data, hdr.size);
       break;
     case GPUQ_EV_GPU_INFO:
-      *out = CopyOut<gpuq_gpu_info_record>(data);
+      *out = CopyOut<gpuq_gpu_info_record>(data, hdr.size);
       break;
     case GPUQ_EV_CGROUP_PATH: {
       gpuq_cgroup_path_record rec;
@@ -162,6 +192,18 @@ DecodeStatus Decode(const void* data, size_t len, Event* out,
       *out = ContainerMetaRecord{rec.hdr, std::string(json, rec.payload_len)};
       break;
     }
+    case GPUQ_EV_RUNLIST:
+      *out = CopyOut<gpuq_runlist_event>(data, hdr.size);
+      break;
+    case GPUQ_EV_EVICTION:
+      *out = CopyOut<gpuq_eviction_event>(data, hdr.size);
+      break;
+    case GPUQ_EV_QUEUE_SAMPLE:
+      *out = CopyOut<gpuq_queue_sample_record>(data, hdr.size);
+      break;
+    case GPUQ_EV_DOORBELL_COUNT:
+      *out = CopyOut<gpuq_doorbell_count_record>(data, hdr.size);
+      break;
   }
   *consumed = hdr.size;
   return DecodeStatus::kOk;

@@ -28,7 +28,9 @@ struct ContainerMetaRecord {
 using Event =
     std::variant<gpuq_queue_create_event, gpuq_queue_destroy_event,
                  gpuq_process_exit_event, gpuq_queue_create_failed_event,
-                 gpuq_gpu_info_record, CgroupPathRecord, ContainerMetaRecord>;
+                 gpuq_gpu_info_record, CgroupPathRecord, ContainerMetaRecord,
+                 gpuq_runlist_event, gpuq_eviction_event,
+                 gpuq_queue_sample_record, gpuq_doorbell_count_record>;
 
 /// The header of any decoded event.
 const gpuq_event_header& Header(const Event& event);

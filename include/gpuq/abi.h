@@ -35,6 +35,12 @@ enum gpuq_event_type {
 	GPUQ_EV_GPU_INFO = 5,
 	GPUQ_EV_CGROUP_PATH = 6,
 	GPUQ_EV_CONTAINER_META = 7,
+	/* written by the kernel side (issue 3: preemption and eviction) */
+	GPUQ_EV_RUNLIST = 8,
+	GPUQ_EV_EVICTION = 9,
+	/* written by the agent: what it sampled or read from BPF maps */
+	GPUQ_EV_QUEUE_SAMPLE = 10,
+	GPUQ_EV_DOORBELL_COUNT = 11,
 	GPUQ_EV__MAX,
 };
 
@@ -69,6 +75,13 @@ enum gpuq_destroy_reason {
 /* Which kernel path produced a create record. */
 #define GPUQ_CREATE_F_VIA_IOCTL (1u << 0) /* fallback: exit of kfd_ioctl_create_queue */
 #define GPUQ_CREATE_F_SEEDED (1u << 1)	  /* agent: queue found in KFD sysfs at start */
+/*
+ * write_ptr - 56 is a ROCr amd_queue_t: its base_address equals ring_address
+ * and size * 64 equals ring_size (kfd-probe-points.md section 3). Then the
+ * indexes count AQL packets and doorbell_handle is the queue's doorbell
+ * signal. Without it (SDMA, non-ROCr clients) the queue is opaque.
+ */
+#define GPUQ_CREATE_F_ROCR_LAYOUT (1u << 2)
 
 /* The queue was not in the live-queue map: created before the agent started. */
 #define GPUQ_DESTROY_F_UNTRACKED (1u << 0)
@@ -104,6 +117,9 @@ struct gpuq_queue_create_event {
 	__u32 flags;	    /* GPUQ_CREATE_F_* */
 	__u32 pad;
 	char comm[GPUQ_COMM_LEN];
+	/* appended in ABI 1 (issue 3); 0 in older captures = unknown */
+	__u64 doorbell_handle;	   /* hsa_signal_t.handle (GPUQ_CREATE_F_ROCR_LAYOUT) */
+	__u64 write_index_at_create; /* amd_queue_t.write_dispatch_id when created */
 };
 
 struct gpuq_queue_destroy_event {
@@ -128,6 +144,122 @@ struct gpuq_queue_create_failed_event {
 	__s32 error;	  /* negative errno returned by the ioctl */
 	__u32 pad;
 	char comm[GPUQ_COMM_LEN];
+};
+
+/* Runlist / MES operations (GPUQ_EV_RUNLIST.op). */
+enum gpuq_runlist_op {
+	GPUQ_RUNLIST_UNMAP = 0,	     /* HWS: unmap_queues_cpsch (preempts the runlist) */
+	GPUQ_RUNLIST_MAP = 1,	     /* HWS: map_queues_cpsch (submits the runlist) */
+	GPUQ_RUNLIST_MES_ADD = 2,    /* MES: add_queue_mes (one queue) */
+	GPUQ_RUNLIST_MES_REMOVE = 3, /* MES: mes_v1x_0_remove_hw_queue (one queue) */
+	GPUQ_RUNLIST_OP__MAX,
+};
+
+/* The process-level operation a runlist operation ran inside (per-tid slot). */
+enum gpuq_runlist_cause {
+	GPUQ_CAUSE_UNKNOWN = 0,
+	GPUQ_CAUSE_CREATE = 1,	  /* create_queue_cpsch */
+	GPUQ_CAUSE_DESTROY = 2,	  /* destroy_queue_cpsch */
+	GPUQ_CAUSE_EVICT = 3,	  /* evict_process_queues_* */
+	GPUQ_CAUSE_RESTORE = 4,	  /* restore_process_queues_* */
+	GPUQ_CAUSE_TERMINATE = 5, /* process_termination_* */
+	GPUQ_CAUSE_UPDATE = 6,	  /* kfd_ioctl_update_queue */
+	GPUQ_CAUSE__MAX,
+};
+
+/*
+ * One runlist operation, written at its return. The header names the
+ * process whose operation caused it (tgid/process_key/cgroup_id 0 when the
+ * cause is unknown); ts_ns is the return time.
+ */
+struct gpuq_runlist_event {
+	struct gpuq_event_header hdr;
+	__u32 gpu_id;
+	__u32 op;	      /* enum gpuq_runlist_op */
+	__u32 cause;	      /* enum gpuq_runlist_cause */
+	__u32 filter;	      /* UNMAP: kfd_unmap_queues_filter (1 all, 2 dynamic, 3 pasid); else 0 */
+	__s32 ret;	      /* 0 or -errno; -ETIME (-62) on UNMAP: the scheduler hung */
+	__u32 queue_id;	      /* MES ops: the queue (0 if unknown); HWS: 0 */
+	__u64 duration_ns;    /* entry to return */
+	__u32 active_queues;  /* dqm->active_queue_count at entry (HWS), else 0 */
+	__u32 pad;
+};
+
+/* GPUQ_EV_EVICTION.kind */
+enum gpuq_eviction_kind {
+	GPUQ_EVICTION_EVICT = 0,   /* qpd->evicted went 0 -> 1: queues taken off the GPU */
+	GPUQ_EVICTION_RESTORE = 1, /* qpd->evicted went 1 -> 0: queues back */
+	GPUQ_EVICTION_KIND__MAX,
+};
+
+/* kfd_process_evict_queues() trigger (KFD_QUEUE_EVICTION_TRIGGER_*), plus unknown. */
+enum gpuq_eviction_trigger {
+	GPUQ_TRIGGER_SVM = 0,
+	GPUQ_TRIGGER_USERPTR = 1,
+	GPUQ_TRIGGER_TTM = 2,
+	GPUQ_TRIGGER_SUSPEND = 3,
+	GPUQ_TRIGGER_CRIU_CHECKPOINT = 4,
+	GPUQ_TRIGGER_CRIU_RESTORE = 5,
+	GPUQ_TRIGGER__KNOWN,
+	GPUQ_TRIGGER_UNKNOWN = 255, /* not via kfd_process_evict_queues (VM fault, ...) */
+};
+
+/*
+ * A real eviction state change of one process on one GPU. Only transitions
+ * are written (nested evictions only bump qpd->evicted). The header is the
+ * owner (qpd->pqm->process), never current: evictions run in kworkers and
+ * other tasks.
+ */
+struct gpuq_eviction_event {
+	struct gpuq_event_header hdr;
+	__u32 gpu_id;
+	__u32 kind;    /* enum gpuq_eviction_kind */
+	__u32 trigger; /* enum gpuq_eviction_trigger; RESTORE: UNKNOWN */
+	__s32 ret;     /* return of the evict/restore function */
+	__u64 duration_ns; /* time inside the evict/restore function */
+	__u32 queues;	   /* qpd->queue_count */
+	__u32 pad;
+};
+
+/* The sample could not be read (the process is gone, or the page is not mapped). */
+#define GPUQ_SAMPLE_F_UNREADABLE (1u << 0)
+
+/*
+ * Agent-written: the write and read indexes of one queue as the sampler read
+ * them from the owner's memory at hdr.ts_ns. Replays apply the same deltas.
+ */
+struct gpuq_queue_sample_record {
+	struct gpuq_event_header hdr; /* the queue's owner */
+	__u32 gpu_id;
+	__u32 queue_id;
+	__u64 write_index; /* amd_queue_t.write_dispatch_id: AQL packets reserved */
+	__u64 read_index;  /* amd_queue_t.read_dispatch_id: packets the CP consumed */
+	__u32 flags;	   /* GPUQ_SAMPLE_F_* */
+	__u32 pad;
+};
+
+/* Packet classes of doorbell counts, by the AQL header of the rung slot. */
+enum gpuq_packet_class {
+	GPUQ_PACKET_DISPATCH = 0,   /* KERNEL_DISPATCH */
+	GPUQ_PACKET_BARRIER = 1,    /* BARRIER_AND, BARRIER_OR */
+	GPUQ_PACKET_OTHER = 2,	    /* VENDOR_SPECIFIC, AGENT_DISPATCH, INVALID */
+	GPUQ_PACKET_UNREADABLE = 3, /* header not readable */
+	GPUQ_PACKET__MAX,
+};
+
+/*
+ * Agent-written (--doorbells=uprobe): cumulative doorbell counts of one
+ * doorbell signal of one process, as the kernel map held them at hdr.ts_ns.
+ * hdr.cgroup_id is the ringer's; gpu_id/queue_id come from the queue whose
+ * doorbell_handle matched (0/0 when none did).
+ */
+struct gpuq_doorbell_count_record {
+	struct gpuq_event_header hdr;
+	__u64 doorbell_handle;
+	__u32 gpu_id;
+	__u32 queue_id;
+	__u64 doorbells;
+	__u64 by_packet[GPUQ_PACKET__MAX]; /* enum gpuq_packet_class */
 };
 
 /* Agent-written: one KFD topology node, from /sys/class/kfd/kfd/topology. */

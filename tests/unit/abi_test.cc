@@ -30,13 +30,19 @@ namespace {
 // ---------------------------------------------------------------------------
 
 constexpr size_t kHeaderSize = 32;
-constexpr size_t kCreateSize = 112;
+constexpr size_t kCreateSize = 128;
+// Size of create records before doorbell_handle was appended (still valid).
+constexpr size_t kCreateSizeV1Original = 112;
 constexpr size_t kDestroySize = 56;
 constexpr size_t kExitSize = 48;
 constexpr size_t kCreateFailedSize = 64;
 constexpr size_t kGpuInfoSize = 112;
 constexpr size_t kCgroupPathSize = 40;
 constexpr size_t kCaptureHeaderSize = 40;
+constexpr size_t kRunlistSize = 72;
+constexpr size_t kEvictionSize = 64;
+constexpr size_t kQueueSampleSize = 64;
+constexpr size_t kDoorbellCountSize = 88;
 
 static_assert(sizeof(gpuq_event_header) == kHeaderSize);
 static_assert(sizeof(gpuq_queue_create_event) == kCreateSize);
@@ -46,6 +52,12 @@ static_assert(sizeof(gpuq_queue_create_failed_event) == kCreateFailedSize);
 static_assert(sizeof(gpuq_gpu_info_record) == kGpuInfoSize);
 static_assert(sizeof(gpuq_cgroup_path_record) == kCgroupPathSize);
 static_assert(sizeof(gpuq_capture_header) == kCaptureHeaderSize);
+static_assert(sizeof(gpuq_runlist_event) == kRunlistSize);
+static_assert(sizeof(gpuq_eviction_event) == kEvictionSize);
+static_assert(sizeof(gpuq_queue_sample_record) == kQueueSampleSize);
+static_assert(sizeof(gpuq_doorbell_count_record) == kDoorbellCountSize);
+static_assert(kRunlistSize % 8 == 0 && kEvictionSize % 8 == 0);
+static_assert(kQueueSampleSize % 8 == 0 && kDoorbellCountSize % 8 == 0);
 
 // Every record keeps the ring buffer and capture 8-byte aligned.
 static_assert(kHeaderSize % 8 == 0);
@@ -82,7 +94,66 @@ TEST(AbiTest, QueueCreateLayout) {
   EXPECT_EQ(offsetof(gpuq_queue_create_event, flags), 88u);
   EXPECT_EQ(offsetof(gpuq_queue_create_event, pad), 92u);
   EXPECT_EQ(offsetof(gpuq_queue_create_event, comm), 96u);
+  // Appended without a version bump: everything before stays put.
+  EXPECT_EQ(offsetof(gpuq_queue_create_event, doorbell_handle),
+            kCreateSizeV1Original);
+  EXPECT_EQ(offsetof(gpuq_queue_create_event, write_index_at_create), 120u);
   EXPECT_EQ(sizeof(gpuq_queue_create_event), kCreateSize);
+}
+
+TEST(AbiTest, RunlistLayout) {
+  EXPECT_EQ(offsetof(gpuq_runlist_event, gpu_id), 32u);
+  EXPECT_EQ(offsetof(gpuq_runlist_event, op), 36u);
+  EXPECT_EQ(offsetof(gpuq_runlist_event, cause), 40u);
+  EXPECT_EQ(offsetof(gpuq_runlist_event, filter), 44u);
+  EXPECT_EQ(offsetof(gpuq_runlist_event, ret), 48u);
+  EXPECT_EQ(offsetof(gpuq_runlist_event, queue_id), 52u);
+  EXPECT_EQ(offsetof(gpuq_runlist_event, duration_ns), 56u);
+  EXPECT_EQ(offsetof(gpuq_runlist_event, active_queues), 64u);
+}
+
+TEST(AbiTest, EvictionLayout) {
+  EXPECT_EQ(offsetof(gpuq_eviction_event, gpu_id), 32u);
+  EXPECT_EQ(offsetof(gpuq_eviction_event, kind), 36u);
+  EXPECT_EQ(offsetof(gpuq_eviction_event, trigger), 40u);
+  EXPECT_EQ(offsetof(gpuq_eviction_event, ret), 44u);
+  EXPECT_EQ(offsetof(gpuq_eviction_event, duration_ns), 48u);
+  EXPECT_EQ(offsetof(gpuq_eviction_event, queues), 56u);
+}
+
+TEST(AbiTest, QueueSampleLayout) {
+  EXPECT_EQ(offsetof(gpuq_queue_sample_record, gpu_id), 32u);
+  EXPECT_EQ(offsetof(gpuq_queue_sample_record, queue_id), 36u);
+  EXPECT_EQ(offsetof(gpuq_queue_sample_record, write_index), 40u);
+  EXPECT_EQ(offsetof(gpuq_queue_sample_record, read_index), 48u);
+  EXPECT_EQ(offsetof(gpuq_queue_sample_record, flags), 56u);
+}
+
+TEST(AbiTest, DoorbellCountLayout) {
+  EXPECT_EQ(offsetof(gpuq_doorbell_count_record, doorbell_handle), 32u);
+  EXPECT_EQ(offsetof(gpuq_doorbell_count_record, gpu_id), 40u);
+  EXPECT_EQ(offsetof(gpuq_doorbell_count_record, queue_id), 44u);
+  EXPECT_EQ(offsetof(gpuq_doorbell_count_record, doorbells), 48u);
+  EXPECT_EQ(offsetof(gpuq_doorbell_count_record, by_packet), 56u);
+}
+
+// A create record written before the fields were appended decodes, with
+// the appended fields zero ("unknown").
+TEST(AbiTest, DecodeOriginalSizeCreateRecord) {
+  gpuq_queue_create_event e{};
+  e.hdr.type = GPUQ_EV_QUEUE_CREATE;
+  e.hdr.size = kCreateSizeV1Original;
+  e.queue_id = 7;
+  e.doorbell_handle = 0xdead;  // beyond the old size: must not be read
+  Event out;
+  size_t consumed = 0;
+  ASSERT_EQ(Decode(&e, kCreateSizeV1Original, &out, &consumed),
+            DecodeStatus::kOk);
+  EXPECT_EQ(consumed, kCreateSizeV1Original);
+  const auto& got = std::get<gpuq_queue_create_event>(out);
+  EXPECT_EQ(got.queue_id, 7u);
+  EXPECT_EQ(got.doorbell_handle, 0u);
+  EXPECT_EQ(got.write_index_at_create, 0u);
 }
 
 TEST(AbiTest, QueueDestroyLayout) {
@@ -160,7 +231,17 @@ TEST(AbiTest, EnumValuesAndSentinels) {
   EXPECT_EQ(GPUQ_EV_GPU_INFO, 5);
   EXPECT_EQ(GPUQ_EV_CGROUP_PATH, 6);
   EXPECT_EQ(GPUQ_EV_CONTAINER_META, 7);
-  EXPECT_EQ(GPUQ_EV__MAX, 8);
+  EXPECT_EQ(GPUQ_EV_RUNLIST, 8);
+  EXPECT_EQ(GPUQ_EV_EVICTION, 9);
+  EXPECT_EQ(GPUQ_EV_QUEUE_SAMPLE, 10);
+  EXPECT_EQ(GPUQ_EV_DOORBELL_COUNT, 11);
+  EXPECT_EQ(GPUQ_EV__MAX, 12);
+  EXPECT_EQ(GPUQ_RUNLIST_OP__MAX, 4);
+  EXPECT_EQ(GPUQ_CAUSE__MAX, 7);
+  EXPECT_EQ(GPUQ_EVICTION_KIND__MAX, 2);
+  EXPECT_EQ(GPUQ_TRIGGER_CRIU_RESTORE, 5);
+  EXPECT_EQ(GPUQ_TRIGGER_UNKNOWN, 255);
+  EXPECT_EQ(GPUQ_PACKET__MAX, 4);
   EXPECT_EQ(GPUQ_QUEUE__MAX, 6);
   EXPECT_EQ(GPUQ_DESTROY__MAX, 3);
   EXPECT_EQ(GPUQ_DROP__MAX, 2);
@@ -446,7 +527,7 @@ TEST(AbiTest, DecodeHeaderAnnouncingMoreThanAvailableIsTruncated) {
 
 TEST(AbiTest, DecodeSizeSmallerThanStructIsBadSize) {
   std::string bytes = Encode(MakeCreate());
-  SetSize(&bytes, kCreateSize - 8);  // a multiple of 8, but too small
+  SetSize(&bytes, kCreateSizeV1Original - 8);  // multiple of 8, too small
   EXPECT_EQ(DecodeBytes(bytes, bytes.size()), DecodeStatus::kBadSize);
   SetSize(&bytes, 0);
   EXPECT_EQ(DecodeBytes(bytes, bytes.size()), DecodeStatus::kBadSize);
