@@ -1,0 +1,94 @@
+// The doorbell path of --doorbells=uprobe, as the agent drives it: a
+// DoorbellCounter (bpf/doorbell.bpf.c on libhsa-runtime64's doorbell stores)
+// plus what turns its kernel map into GPUQ_EV_DOORBELL_COUNT records: the
+// known-doorbell set mirrored from the model, change detection between polls,
+// and clean-up of exited processes so the count map does not fill.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/host_paths.h"
+#include "loader/probe_status.h"
+#include "sampler/sample_target.h"
+#include "sources/doorbell_counter.h"
+#include "sources/event.h"
+
+namespace gpuq {
+
+/// Owns the doorbell uprobes and reads them. Thread-safety: every method
+/// takes an internal lock, so Probes() may be called from another thread
+/// than the one polling.
+class DoorbellPoller {
+ public:
+  struct Options {
+    HostPaths paths;
+    /// --hsa-runtime: library files attached at Open (a bad path is an error).
+    std::vector<std::string> libraries;
+    /// Also attach to the libhsa-runtime64 files processes have mapped (at
+    /// Open and at every Rescan).
+    bool scan_processes = true;
+  };
+
+  /// nullptr + *error on failure (no uprobe support, bad --hsa-runtime path,
+  /// no privileges). Finding no library at all is not a failure: Rescan
+  /// picks up processes that load one later.
+  static std::unique_ptr<DoorbellPoller> Open(const Options& options,
+                                              std::string* error);
+
+  ~DoorbellPoller();
+  DoorbellPoller(const DoorbellPoller&) = delete;
+  DoorbellPoller& operator=(const DoorbellPoller&) = delete;
+
+  /// Attaches to libhsa-runtime64 files newly mapped by processes (once per
+  /// file: device and inode). No-op without scan_processes.
+  void Rescan();
+
+  /// Mirrors `known` (the (tgid, handle) pairs learned at queue creation,
+  /// Pipeline::KnownDoorbells) into the kernel's known_doorbells map: adds
+  /// the new ones, deletes those no longer listed. Doorbells whose signal
+  /// does not say DOORBELL (ROCr's InterceptQueue) count only while known.
+  void SyncKnown(const std::vector<std::pair<uint32_t, uint64_t>>& known);
+
+  /// Emits one GPUQ_EV_DOORBELL_COUNT per (tgid, handle) whose counts
+  /// changed since the last Poll (cumulative counts; header: tgid, the
+  /// ringer's cgroup id, process_key from `find`, CLOCK_MONOTONIC ts), with
+  /// gpu_id/queue_id from `find` when it knows the handle. Entries of
+  /// processes that have exited are deleted from the kernel map after their
+  /// final counts are emitted.
+  void Poll(const std::function<std::optional<DoorbellOwner>(uint32_t,
+                                                             uint64_t)>& find,
+            const std::function<void(const Event&)>& sink);
+
+  /// One status per probed symbol ("doorbell_store_screlease",
+  /// "doorbell_store_relaxed"), mode "uprobe": attached if attached in at
+  /// least one library; detail names the libraries and any failure.
+  std::vector<ProbeStatus> Probes() const;
+
+  /// Doorbells the kernel could not count because its count map was full
+  /// (cumulative), plus known doorbells SyncKnown could not insert.
+  uint64_t MapFullDrops() const;
+
+ private:
+  using Key = std::pair<uint32_t, uint64_t>;  // (tgid, handle)
+  DoorbellPoller() = default;
+  bool ProcessAlive(uint32_t tgid) const;
+
+  mutable std::mutex mu_;
+  HostPaths paths_;
+  bool scan_ = true;
+  std::unique_ptr<DoorbellCounter> counter_;
+  std::map<Key, DoorbellCount> last_;  // what the last Poll emitted
+  std::set<Key> known_;                // what known_doorbells holds
+  uint64_t known_full_ = 0;            // known doorbells not inserted
+};
+
+}  // namespace gpuq
