@@ -179,7 +179,7 @@ int RunDaemon(const Options& options) {
       Warn(web_error);
       return 1;
     }
-    if (web.basic_auth_users.empty()) {
+    if (web.basic_auth_users.empty() && !web.tls) {
       Warn("--web.config.file " + options.web_config_file +
            " has no basic_auth_users: /metrics is not protected");
     }
@@ -209,8 +209,9 @@ int RunDaemon(const Options& options) {
     Warn(error);
     return 1;
   }
-  std::cerr << fmt::format("gpuq-agent: serving /metrics on port {} ({})\n",
-                           server->Port(), options.listen_address);
+  std::cerr << fmt::format("gpuq-agent: serving /metrics on port {} ({}{})\n",
+                           server->Port(), web.tls ? "https, " : "",
+                           options.listen_address);
   std::atomic<bool>& stop = StopRequested();
   const auto result = pipeline.Run(stop, std::nullopt);
   if (result == Pipeline::RunResult::kError) {
