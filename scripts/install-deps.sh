@@ -7,7 +7,7 @@ BUILD=(build-essential cmake pkg-config git clang clang-format llvm bpftool libb
   nlohmann-json3-dev libcurl4-openssl-dev)
 TEST=(googletest libgtest-dev prometheus prometheus-node-exporter curl podman runc
   debootstrap docker-compose aardvark-dns python3-yaml systemd
-  python3 util-linux)
+  python3 util-linux bpftrace)
 want=("${BUILD[@]}")
 [ "${1:-}" = "--test" ] && want+=("${TEST[@]}")
 
