@@ -1,0 +1,665 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KFD simulator: the simulated GPUs and their device queue managers.
+ *
+ * Mirrors kfd_device_queue_manager.c: the cpsch ops (HWS runlist through
+ * unmap_queues_cpsch + map_queues_cpsch, or MES through add_queue_mes /
+ * remove_queue_mes) and the nocpsch ops, with amdkfd's bookkeeping of
+ * active_queue_count, qpd->queue_count and qpd->evicted. No hardware: an
+ * unmap "waits for its fence" for unmap_delay_us and can be told to time out
+ * (-ETIME), the HWS hang that amdkfd answers with a GPU reset.
+ */
+#include <linux/bitmap.h>
+#include <linux/delay.h>
+#include <linux/jiffies.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+
+#include "kfd_sim.h"
+
+/* Never inlined, cloned or re-signatured: gpuq attaches by name and BTF. */
+#define SIM_HOOK noinline __attribute__((__noipa__))
+
+#ifdef SIM_KFD_NODE
+#define USE_DEFAULT_GRACE_PERIOD 0xffffffff
+#define UNMAP(dqm, f, p) unmap_queues_cpsch(dqm, f, p, USE_DEFAULT_GRACE_PERIOD, false)
+#else
+#define UNMAP(dqm, f, p) unmap_queues_cpsch(dqm, f, p, false)
+#endif
+
+struct sim_gpu sim_gpus[KFD_SIM_MAX_GPUS];
+unsigned int sim_num_gpus;
+
+static struct sim_gpu *gpu_of(struct device_queue_manager *dqm)
+{
+	return container_of(dqm, struct sim_gpu, dqm);
+}
+
+struct sim_gpu *sim_gpu_by_id(uint32_t gpu_id)
+{
+	unsigned int i;
+
+	for (i = 0; i < sim_num_gpus; i++)
+		if (sim_gpus[i].dev.id == gpu_id)
+			return &sim_gpus[i];
+	return NULL;
+}
+
+static void dqm_lock(struct device_queue_manager *dqm)
+{
+	mutex_lock(&dqm->lock_hidden);
+}
+
+static void dqm_unlock(struct device_queue_manager *dqm)
+{
+	mutex_unlock(&dqm->lock_hidden);
+}
+
+static void sim_wait_us(unsigned int us)
+{
+	if (us >= 20000)
+		msleep(us / 1000);
+	else if (us)
+		usleep_range(us, us + us / 8 + 1);
+}
+
+static u64 qpd_cgroup(struct qcm_process_device *qpd)
+{
+	return sim_process_cgroup(qpd->pqm->process);
+}
+
+static void increment_queue_count(struct device_queue_manager *dqm, struct queue *q)
+{
+	dqm->active_queue_count++;
+	if (q->properties.type == KFD_QUEUE_TYPE_COMPUTE)
+		dqm->active_cp_queue_count++;
+}
+
+static void decrement_queue_count(struct device_queue_manager *dqm, struct queue *q)
+{
+	dqm->active_queue_count--;
+	if (q->properties.type == KFD_QUEUE_TYPE_COMPUTE)
+		dqm->active_cp_queue_count--;
+}
+
+/* ---- HWS: the runlist ---------------------------------------------------- */
+
+/*
+ * Preempts every queue of the runlist (PM4 UNMAP_QUEUES, then a fence wait of
+ * up to queue_preemption_timeout_ms). Called for every call site, early
+ * returns included; the ground truth counts calls, by return value.
+ */
+#ifdef SIM_KFD_NODE
+SIM_HOOK int unmap_queues_cpsch(struct device_queue_manager *dqm,
+				enum kfd_unmap_queues_filter filter, uint32_t filter_param,
+				uint32_t grace_period, bool reset)
+#else
+SIM_HOOK int unmap_queues_cpsch(struct device_queue_manager *dqm,
+				enum kfd_unmap_queues_filter filter, uint32_t filter_param,
+				bool reset)
+#endif
+{
+	struct sim_gpu *g = gpu_of(dqm);
+	int retval = 0;
+
+	if (!dqm->sched_running)
+		goto out;
+	if (!dqm->active_runlist)
+		goto out;
+	sim_wait_us(g->unmap_delay_us);
+	if (g->fail_unmaps) {
+		/*
+		 * amdkfd: "The cp might be in an unrecoverable state due to an
+		 * unsuccessful queues preemption", kfd_hws_hang() and a GPU
+		 * reset. The simulator's reset is instant: the runlist is gone
+		 * and the next map uploads it again.
+		 */
+		g->fail_unmaps--;
+		retval = -ETIME;
+	}
+	dqm->active_runlist = false;
+out:
+	sim_truth_count("unmap", dqm->dev->id, filter, -retval, 0, 1);
+	return retval;
+}
+
+/* Uploads the runlist of every active queue (pm_send_runlist). */
+SIM_HOOK int map_queues_cpsch(struct device_queue_manager *dqm)
+{
+	struct sim_gpu *g = gpu_of(dqm);
+	int retval = 0;
+
+	if (!dqm->sched_running || dqm->active_queue_count <= 0 || dqm->processes_count <= 0 ||
+	    dqm->active_runlist)
+		goto out;
+	sim_wait_us(g->map_delay_us);
+	dqm->active_runlist = true;
+out:
+	sim_truth_count("map", dqm->dev->id, 0, -retval, 0, 1);
+	return retval;
+}
+
+/* Inlined into its callers on Debian 6.1, a .constprop clone on 6.12. */
+static int execute_queues_cpsch(struct device_queue_manager *dqm,
+				enum kfd_unmap_queues_filter filter, uint32_t filter_param)
+{
+	int retval;
+
+	if (dqm->is_hws_hang)
+		return -EIO;
+	retval = UNMAP(dqm, filter, filter_param);
+	if (retval)
+		return retval;
+	return map_queues_cpsch(dqm);
+}
+
+/* ---- MES ------------------------------------------------------------------ */
+
+SIM_HOOK int mes_v11_0_add_hw_queue(struct amdgpu_mes *mes, struct mes_add_queue_input *input)
+{
+	barrier();
+	return 0;
+}
+
+SIM_HOOK int mes_v11_0_remove_hw_queue(struct amdgpu_mes *mes,
+				       struct mes_remove_queue_input *input)
+{
+	barrier();
+	return 0;
+}
+
+#ifdef SIM_KFD_NODE
+SIM_HOOK int mes_v12_0_add_hw_queue(struct amdgpu_mes *mes, struct mes_add_queue_input *input)
+{
+	barrier();
+	return 0;
+}
+
+SIM_HOOK int mes_v12_0_remove_hw_queue(struct amdgpu_mes *mes,
+				       struct mes_remove_queue_input *input)
+{
+	barrier();
+	return 0;
+}
+#endif
+
+SIM_HOOK int add_queue_mes(struct device_queue_manager *dqm, struct queue *q,
+			   struct qcm_process_device *qpd)
+{
+	struct sim_gpu *g = gpu_of(dqm);
+	struct mes_add_queue_input in = {
+		.process_id = q->process->pasid,
+		.doorbell_offset = q->properties.doorbell_off,
+		.wptr_addr = (uint64_t)q->properties.write_ptr,
+		.queue_type = q->properties.type,
+		.is_kfd_process = 1,
+		.is_aql_queue = q->properties.format == KFD_QUEUE_FORMAT_AQL,
+		.queue_size = q->properties.queue_size >> 2,
+	};
+	int r = g->mes.sim_add_hw_queue(&g->mes, &in);
+
+	sim_truth_count("mes_add", dqm->dev->id, 0, -r, qpd_cgroup(qpd), 1);
+	return r;
+}
+
+/* remove_queue_mes is only remove_queue_mes.constprop.0 in both Debian builds */
+static __always_inline int remove_queue_mes(struct device_queue_manager *dqm, struct queue *q,
+					    struct qcm_process_device *qpd)
+{
+	struct sim_gpu *g = gpu_of(dqm);
+	struct mes_remove_queue_input in = {
+		.doorbell_offset = q->properties.doorbell_off,
+		.gang_context_addr = q->gang_ctx_gpu_addr,
+	};
+	int r = g->mes.sim_remove_hw_queue(&g->mes, &in);
+
+	sim_truth_count("mes_remove", dqm->dev->id, 0, -r, qpd_cgroup(qpd), 1);
+	return r;
+}
+
+/* ---- cpsch ops -------------------------------------------------------------- */
+
+static int allocate_doorbell(struct sim_gpu *g, struct queue *q)
+{
+	unsigned int id = find_first_zero_bit(g->doorbell_bitmap, KFD_SIM_MAX_QUEUES_PER_PROCESS);
+
+	if (id >= KFD_SIM_MAX_QUEUES_PER_PROCESS)
+		return -EBUSY;
+	set_bit(id, g->doorbell_bitmap);
+	q->doorbell_id = id;
+	/* 64-bit doorbells: the offset counts dwords */
+	q->properties.doorbell_off = 0x1000 + id * 2;
+	return 0;
+}
+
+static void deallocate_doorbell(struct sim_gpu *g, struct queue *q)
+{
+	clear_bit(q->doorbell_id, g->doorbell_bitmap);
+}
+
+static SIM_HOOK int create_queue_cpsch(struct device_queue_manager *dqm, struct queue *q,
+			      struct qcm_process_device *qpd,
+			      const struct kfd_criu_queue_priv_data *qd, const void *restore_mqd,
+			      const void *restore_ctl_stack)
+{
+	struct sim_gpu *g = gpu_of(dqm);
+	int retval;
+
+	dqm_lock(dqm);
+	retval = allocate_doorbell(g, q);
+	if (retval)
+		goto out;
+	q->gang_ctx_gpu_addr = 0x800000000ull + (u64)q->doorbell_id * 4096;
+	q->properties.is_evicted = !!qpd->evicted;
+	q->properties.is_active = SIM_QUEUE_IS_ACTIVE(q->properties);
+	list_add(&q->list, &qpd->queues_list);
+	qpd->queue_count++;
+	if (q->properties.is_active) {
+		increment_queue_count(dqm, q);
+		if (!SIM_ENABLE_MES(dqm->dev))
+			retval = execute_queues_cpsch(dqm, KFD_UNMAP_QUEUES_FILTER_DYNAMIC_QUEUES, 0);
+		else
+			retval = add_queue_mes(dqm, q, qpd);
+		if (retval)
+			goto cleanup_queue;
+	}
+	dqm->total_queue_count++;
+	dqm_unlock(dqm);
+	return 0;
+
+cleanup_queue:
+	qpd->queue_count--;
+	list_del(&q->list);
+	if (q->properties.is_active)
+		decrement_queue_count(dqm, q);
+	deallocate_doorbell(g, q);
+out:
+	dqm_unlock(dqm);
+	return retval;
+}
+
+static SIM_HOOK int destroy_queue_cpsch(struct device_queue_manager *dqm, struct qcm_process_device *qpd,
+			       struct queue *q)
+{
+	int retval = 0;
+
+	dqm_lock(dqm);
+	deallocate_doorbell(gpu_of(dqm), q);
+	list_del(&q->list);
+	qpd->queue_count--;
+	if (q->properties.is_active) {
+		decrement_queue_count(dqm, q);
+		if (!SIM_ENABLE_MES(dqm->dev))
+			retval = execute_queues_cpsch(dqm, KFD_UNMAP_QUEUES_FILTER_DYNAMIC_QUEUES, 0);
+		else
+			retval = remove_queue_mes(dqm, q, qpd);
+	}
+	dqm->total_queue_count--;
+	dqm_unlock(dqm);
+	/* amdkfd returns an unmap failure here, but the queue is gone anyway */
+	return retval == -ETIME ? 0 : retval;
+}
+
+/* mqd_manager->update_mqd: recompute is_active (the name clashes with ipc/sem.c) */
+static int update_queue(struct device_queue_manager *dqm, struct queue *q,
+			struct mqd_update_info *minfo)
+{
+	struct kfd_process_device *pdd = sim_pdd_by_gpu(q->process, dqm->dev->id);
+	bool prev_active;
+	int retval = 0;
+
+	dqm_lock(dqm);
+	prev_active = q->properties.is_active;
+	if (dqm->sched_policy != KFD_SCHED_POLICY_NO_HWS) {
+		if (!SIM_ENABLE_MES(dqm->dev))
+			retval = UNMAP(dqm, KFD_UNMAP_QUEUES_FILTER_DYNAMIC_QUEUES, 0);
+		else if (prev_active)
+			retval = remove_queue_mes(dqm, q, &pdd->qpd);
+		if (retval)
+			goto out_unlock; /* "unmap queue failed" */
+	}
+	q->properties.is_active = SIM_QUEUE_IS_ACTIVE(q->properties);
+	if (q->properties.is_active && !prev_active)
+		increment_queue_count(dqm, q);
+	else if (!q->properties.is_active && prev_active)
+		decrement_queue_count(dqm, q);
+	if (dqm->sched_policy != KFD_SCHED_POLICY_NO_HWS) {
+		if (!SIM_ENABLE_MES(dqm->dev))
+			retval = map_queues_cpsch(dqm);
+		else if (q->properties.is_active)
+			retval = add_queue_mes(dqm, q, &pdd->qpd);
+	}
+out_unlock:
+	dqm_unlock(dqm);
+	return retval;
+}
+
+static int register_process(struct device_queue_manager *dqm, struct qcm_process_device *qpd)
+{
+	dqm_lock(dqm);
+	dqm->processes_count++;
+	dqm_unlock(dqm);
+	return 0;
+}
+
+static int unregister_process(struct device_queue_manager *dqm, struct qcm_process_device *qpd)
+{
+	dqm_lock(dqm);
+	dqm->processes_count--;
+	dqm_unlock(dqm);
+	return 0;
+}
+
+static void count_transition(struct device_queue_manager *dqm, struct qcm_process_device *qpd,
+			     const char *what, uint32_t trigger)
+{
+	sim_truth_count(what, dqm->dev->id, trigger, 0, qpd_cgroup(qpd), 1);
+}
+
+/* The trigger of the eviction in progress (kfd_process_evict_queues) */
+static uint32_t sim_current_trigger = 255;
+
+static SIM_HOOK int evict_process_queues_cpsch(struct device_queue_manager *dqm,
+				      struct qcm_process_device *qpd)
+{
+	struct kfd_process_device *pdd = container_of(qpd, struct kfd_process_device, qpd);
+	struct queue *q;
+	int retval = 0;
+
+	dqm_lock(dqm);
+	if (qpd->evicted++ > 0) /* already evicted, do nothing */
+		goto out;
+	count_transition(dqm, qpd, "evict", sim_current_trigger);
+	pdd->last_evict_timestamp = get_jiffies_64();
+	list_for_each_entry(q, &qpd->queues_list, list) {
+		q->properties.is_evicted = true;
+		if (!q->properties.is_active)
+			continue;
+		q->properties.is_active = false;
+		decrement_queue_count(dqm, q);
+		if (SIM_ENABLE_MES(dqm->dev)) {
+			retval = remove_queue_mes(dqm, q, qpd);
+			if (retval)
+				goto out;
+		}
+	}
+	if (!SIM_ENABLE_MES(dqm->dev))
+		retval = execute_queues_cpsch(dqm,
+					      qpd->is_debug ? KFD_UNMAP_QUEUES_FILTER_ALL_QUEUES :
+							      KFD_UNMAP_QUEUES_FILTER_DYNAMIC_QUEUES,
+					      0);
+out:
+	dqm_unlock(dqm);
+	return retval;
+}
+
+static SIM_HOOK int restore_process_queues_cpsch(struct device_queue_manager *dqm,
+					struct qcm_process_device *qpd)
+{
+	struct queue *q;
+	int retval = 0;
+
+	dqm_lock(dqm);
+	if (!qpd->evicted) /* amdkfd WARNs here; the simulator is never asked to */
+		goto out;
+	if (qpd->evicted > 1) { /* ref count still > 0 */
+		qpd->evicted--;
+		goto out;
+	}
+	count_transition(dqm, qpd, "restore", 255);
+	list_for_each_entry(q, &qpd->queues_list, list) {
+		q->properties.is_evicted = false;
+		if (!SIM_QUEUE_IS_ACTIVE(q->properties))
+			continue;
+		q->properties.is_active = true;
+		increment_queue_count(dqm, q);
+		if (SIM_ENABLE_MES(dqm->dev)) {
+			retval = add_queue_mes(dqm, q, qpd);
+			if (retval)
+				goto out;
+		}
+	}
+	if (!SIM_ENABLE_MES(dqm->dev))
+		retval = execute_queues_cpsch(dqm, KFD_UNMAP_QUEUES_FILTER_DYNAMIC_QUEUES, 0);
+	qpd->evicted = 0;
+out:
+	dqm_unlock(dqm);
+	return retval;
+}
+
+/*
+ * Exit teardown of one process on one GPU, in the kfd_process_wq kworker:
+ * the queues leave the hardware here; pqm_uninit() frees them afterwards.
+ */
+static SIM_HOOK int process_termination_cpsch(struct device_queue_manager *dqm,
+				      struct qcm_process_device *qpd)
+{
+	struct kfd_process_device *pdd = container_of(qpd, struct kfd_process_device, qpd);
+	struct queue *q, *next;
+	int retval = 0;
+
+	dqm_lock(dqm);
+	list_for_each_entry_safe(q, next, &qpd->queues_list, list) {
+		if (q->properties.is_active) {
+			decrement_queue_count(dqm, q);
+			if (SIM_ENABLE_MES(dqm->dev))
+				remove_queue_mes(dqm, q, qpd);
+		}
+		deallocate_doorbell(gpu_of(dqm), q);
+		dqm->total_queue_count--;
+		list_del(&q->list);
+		qpd->queue_count--;
+	}
+	if (pdd->sim_registered) {
+		dqm->processes_count--;
+		pdd->sim_registered = false;
+	}
+	if (!SIM_ENABLE_MES(dqm->dev))
+		retval = execute_queues_cpsch(dqm, KFD_UNMAP_QUEUES_FILTER_DYNAMIC_QUEUES, 0);
+	dqm_unlock(dqm);
+	return retval == -ETIME ? 0 : retval;
+}
+
+/* ---- nocpsch ops: queues loaded straight into HQDs, no runlist ---------------- */
+
+static SIM_HOOK int create_queue_nocpsch(struct device_queue_manager *dqm, struct queue *q,
+				struct qcm_process_device *qpd,
+				const struct kfd_criu_queue_priv_data *qd, const void *restore_mqd,
+				const void *restore_ctl_stack)
+{
+	int retval;
+
+	dqm_lock(dqm);
+	retval = allocate_doorbell(gpu_of(dqm), q);
+	if (!retval) {
+		q->properties.is_evicted = !!qpd->evicted;
+		q->properties.is_active = SIM_QUEUE_IS_ACTIVE(q->properties);
+		list_add(&q->list, &qpd->queues_list);
+		qpd->queue_count++;
+		if (q->properties.is_active)
+			increment_queue_count(dqm, q);
+		dqm->total_queue_count++;
+	}
+	dqm_unlock(dqm);
+	return retval;
+}
+
+static SIM_HOOK int destroy_queue_nocpsch(struct device_queue_manager *dqm,
+				 struct qcm_process_device *qpd, struct queue *q)
+{
+	dqm_lock(dqm);
+	deallocate_doorbell(gpu_of(dqm), q);
+	list_del(&q->list);
+	qpd->queue_count--;
+	if (q->properties.is_active)
+		decrement_queue_count(dqm, q);
+	dqm->total_queue_count--;
+	dqm_unlock(dqm);
+	return 0;
+}
+
+static SIM_HOOK int evict_process_queues_nocpsch(struct device_queue_manager *dqm,
+					struct qcm_process_device *qpd)
+{
+	struct queue *q;
+
+	dqm_lock(dqm);
+	if (qpd->evicted++ > 0)
+		goto out;
+	count_transition(dqm, qpd, "evict", sim_current_trigger);
+	list_for_each_entry(q, &qpd->queues_list, list) {
+		q->properties.is_evicted = true;
+		if (!q->properties.is_active)
+			continue;
+		q->properties.is_active = false; /* destroy_mqd(WAVEFRONT_SAVE) */
+		decrement_queue_count(dqm, q);
+	}
+out:
+	dqm_unlock(dqm);
+	return 0;
+}
+
+static SIM_HOOK int restore_process_queues_nocpsch(struct device_queue_manager *dqm,
+					  struct qcm_process_device *qpd)
+{
+	struct queue *q;
+
+	dqm_lock(dqm);
+	if (!qpd->evicted)
+		goto out;
+	if (qpd->evicted > 1) {
+		qpd->evicted--;
+		goto out;
+	}
+	count_transition(dqm, qpd, "restore", 255);
+	list_for_each_entry(q, &qpd->queues_list, list) {
+		q->properties.is_evicted = false;
+		if (!SIM_QUEUE_IS_ACTIVE(q->properties))
+			continue;
+		q->properties.is_active = true; /* load_mqd */
+		increment_queue_count(dqm, q);
+	}
+	qpd->evicted = 0;
+out:
+	dqm_unlock(dqm);
+	return 0;
+}
+
+static SIM_HOOK int process_termination_nocpsch(struct device_queue_manager *dqm,
+				       struct qcm_process_device *qpd)
+{
+	struct kfd_process_device *pdd = container_of(qpd, struct kfd_process_device, qpd);
+	struct queue *q, *next;
+
+	dqm_lock(dqm);
+	list_for_each_entry_safe(q, next, &qpd->queues_list, list) {
+		if (q->properties.is_active)
+			decrement_queue_count(dqm, q);
+		deallocate_doorbell(gpu_of(dqm), q);
+		dqm->total_queue_count--;
+		list_del(&q->list);
+		qpd->queue_count--;
+	}
+	if (pdd->sim_registered) {
+		dqm->processes_count--;
+		pdd->sim_registered = false;
+	}
+	dqm_unlock(dqm);
+	return 0;
+}
+
+/* The trigger is an argument of kfd_process_evict_queues only; pass it down. */
+void sim_set_current_trigger(uint32_t trigger)
+{
+	sim_current_trigger = trigger;
+}
+
+/* ---- the GPUs ----------------------------------------------------------------- */
+
+struct sim_gpu_spec {
+	uint32_t gpu_id;
+	enum sim_sched sched;
+	const char *name;
+	uint32_t gfx_target_version;
+	uint32_t device_id;
+	bool mes_v12;
+};
+
+/*
+ * gpu_ids are amdkfd-style hashes (kfd_generate_gpu_id). One GPU per
+ * scheduling path: MI210-like HWS, RDNA3 MES v11, a NO_HWS one, and on 6.12
+ * an RDNA4 MES v12.
+ */
+static const struct sim_gpu_spec sim_specs[] = {
+	{ 0xa9c3, SIM_SCHED_HWS, "ip discovery", 90010, 0x740f, false },
+	{ 0x5c1e, SIM_SCHED_MES, "ip discovery", 110000, 0x744c, false },
+	{ 0x3d07, SIM_SCHED_NO_HWS, "vega10", 90000, 0x6860, false },
+#ifdef SIM_KFD_NODE
+	{ 0x7e52, SIM_SCHED_MES, "ip discovery", 120001, 0x7550, true },
+#endif
+};
+
+void sim_gpus_init(void)
+{
+	unsigned int i;
+
+	sim_num_gpus = ARRAY_SIZE(sim_specs);
+	for (i = 0; i < sim_num_gpus; i++) {
+		const struct sim_gpu_spec *s = &sim_specs[i];
+		struct sim_gpu *g = &sim_gpus[i];
+		struct device_queue_manager *dqm = &g->dqm;
+
+		g->sched = s->sched;
+		g->name = s->name;
+		g->gfx_target_version = s->gfx_target_version;
+		g->device_id = s->device_id;
+		g->location_id = (0x03 + i) << 8; /* bus 3+i, devfn 0 */
+		g->unique_id = 0x1a2b3c4d00000000ull | s->gpu_id;
+		g->node = i + 1; /* node 0 is the CPU */
+		g->dev.id = s->gpu_id;
+		g->dev.dqm = dqm;
+#ifdef SIM_KFD_NODE
+		g->dev.node_id = 0;
+		g->dev.kfd = &g->kfd;
+		g->kfd.nodes[0] = &g->dev;
+		g->kfd.num_nodes = 1;
+		g->kfd.shared_resources.enable_mes = s->sched == SIM_SCHED_MES;
+		g->kfd.shared_resources.drm_render_minor = 128 + i;
+#else
+		g->dev.shared_resources.enable_mes = s->sched == SIM_SCHED_MES;
+		g->dev.shared_resources.drm_render_minor = 128 + i;
+		g->dev.init_complete = true;
+#endif
+		dqm->dev = &g->dev;
+		dqm->packet_mgr.dqm = dqm;
+		mutex_init(&dqm->lock_hidden);
+		INIT_LIST_HEAD(&dqm->queues);
+		dqm->sched_running = true;
+#ifdef SIM_KFD_NODE
+		g->mes.sim_add_hw_queue = s->mes_v12 ? mes_v12_0_add_hw_queue : mes_v11_0_add_hw_queue;
+		g->mes.sim_remove_hw_queue =
+			s->mes_v12 ? mes_v12_0_remove_hw_queue : mes_v11_0_remove_hw_queue;
+#else
+		g->mes.sim_add_hw_queue = mes_v11_0_add_hw_queue;
+		g->mes.sim_remove_hw_queue = mes_v11_0_remove_hw_queue;
+#endif
+		dqm->ops.update_queue = update_queue;
+		dqm->ops.register_process = register_process;
+		dqm->ops.unregister_process = unregister_process;
+		if (s->sched == SIM_SCHED_NO_HWS) {
+			dqm->sched_policy = KFD_SCHED_POLICY_NO_HWS;
+			dqm->ops.create_queue = create_queue_nocpsch;
+			dqm->ops.destroy_queue = destroy_queue_nocpsch;
+			dqm->ops.process_termination = process_termination_nocpsch;
+			dqm->ops.evict_process_queues = evict_process_queues_nocpsch;
+			dqm->ops.restore_process_queues = restore_process_queues_nocpsch;
+		} else {
+			dqm->sched_policy = KFD_SCHED_POLICY_HWS;
+			dqm->ops.create_queue = create_queue_cpsch;
+			dqm->ops.destroy_queue = destroy_queue_cpsch;
+			dqm->ops.process_termination = process_termination_cpsch;
+			dqm->ops.evict_process_queues = evict_process_queues_cpsch;
+			dqm->ops.restore_process_queues = restore_process_queues_cpsch;
+		}
+	}
+}

@@ -1,0 +1,608 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KFD simulator: processes, their queues, exit teardown and eviction.
+ *
+ * Mirrors kfd_process.c and kfd_process_queue_manager.c:
+ *  - opening /dev/kfd creates (or finds, by mm) the kfd_process, with one
+ *    kfd_process_device per GPU, and registers an mmu notifier on the mm;
+ *  - the create/destroy ioctls go kfd_ioctl_create_queue -> pqm_create_queue
+ *    -> dqm->ops.create_queue -> kfd_procfs_add_queue, and
+ *    kfd_ioctl_destroy_queue -> pqm_destroy_queue -> kfd_procfs_del_queue
+ *    (6.1: before the dqm destroy; 6.12: after) -> uninit_queue;
+ *  - exit: exit_mmap -> kfd_process_notifier_release (the task's context)
+ *    -> mmu_notifier_put; the SRCU free callback and the fd's release drop
+ *    the last references, and kfd_process_wq_release (a kworker) runs
+ *    process_termination per GPU, then pqm_uninit -> uninit_queue;
+ *  - kfd_process_evict_queues(p, trigger) / kfd_process_restore_queues(p).
+ */
+#include <linux/bitmap.h>
+#include <linux/cgroup.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+#include <uapi/linux/kfd_ioctl.h>
+
+#include "kfd_sim.h"
+
+#define SIM_HOOK noinline __attribute__((__noipa__))
+
+/* kfd_priv.h: mmap offsets of the doorbell page returned by create_queue */
+#define KFD_MMAP_TYPE_SHIFT 62
+#define KFD_MMAP_TYPE_DOORBELL (0x3ULL << KFD_MMAP_TYPE_SHIFT)
+#define KFD_MMAP_GPU_ID_SHIFT 46
+#define KFD_MMAP_GPU_ID(gpu_id) ((((uint64_t)gpu_id) << KFD_MMAP_GPU_ID_SHIFT) & (((1ULL << 16) - 1) << KFD_MMAP_GPU_ID_SHIFT))
+
+static DEFINE_MUTEX(kfd_processes_mutex);
+static LIST_HEAD(kfd_processes); /* amdkfd: a hash table by mm */
+static struct workqueue_struct *kfd_process_wq;
+static u32 next_pasid = 0x8001;
+
+/* What the simulator keeps about a process beside amdkfd's struct. */
+struct sim_process {
+	struct kfd_process p;
+	struct list_head node;
+	u64 cgroup; /* owner's cgroup v2 id, at creation */
+};
+
+static struct sim_process *sim_of(struct kfd_process *p)
+{
+	return container_of(p, struct sim_process, p);
+}
+
+u64 sim_process_cgroup(struct kfd_process *p)
+{
+	return sim_of(p)->cgroup;
+}
+
+static u64 current_cgroup_id(void)
+{
+	u64 id;
+
+	rcu_read_lock();
+	id = cgroup_id(task_dfl_cgroup(current));
+	rcu_read_unlock();
+	return id;
+}
+
+struct kfd_process_device *sim_pdd_by_gpu(struct kfd_process *p, uint32_t gpu_id)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->n_pdds; i++)
+		if (p->pdds[i]->dev->id == gpu_id)
+			return p->pdds[i];
+	return NULL;
+}
+
+/*
+ * The live gauges: queues by (gpu, type, cgroup) and processes holding at
+ * least one queue on a GPU by (gpu, cgroup).
+ */
+static void sim_count_live(struct kfd_process_device *pdd, struct queue *q, int delta)
+{
+	u64 cg = sim_process_cgroup(q->process);
+
+	sim_truth_count("queues", q->device->id, q->properties.type, 0, cg, delta);
+	if (delta > 0 && pdd->sim_queues++ == 0)
+		sim_truth_count("processes", q->device->id, 0, 0, cg, 1);
+	else if (delta < 0 && --pdd->sim_queues == 0)
+		sim_truth_count("processes", q->device->id, 0, 0, cg, -1);
+}
+
+/* ---- queues -------------------------------------------------------------------- */
+
+SIM_HOOK void uninit_queue(struct queue *q)
+{
+	kfree(q);
+}
+
+struct process_queue_node *sim_get_queue_by_qid(struct process_queue_manager *pqm,
+						unsigned int qid)
+{
+	struct process_queue_node *pqn;
+
+	list_for_each_entry(pqn, &pqm->queues, process_queue_list)
+		if (pqn->q && pqn->q->properties.queue_id == qid)
+			return pqn;
+	return NULL;
+}
+
+static int pqm_create_queue(struct process_queue_manager *pqm, struct kfd_process_device *pdd,
+			    struct queue_properties *properties, unsigned int *qid)
+{
+	struct device_queue_manager *dqm = pdd->dev->dqm;
+	struct process_queue_node *pqn;
+	struct queue *q;
+	unsigned int slot;
+	int retval;
+
+	slot = find_first_zero_bit(pqm->queue_slot_bitmap, KFD_SIM_MAX_QUEUES_PER_PROCESS);
+	if (slot >= KFD_SIM_MAX_QUEUES_PER_PROCESS)
+		return -ENOMEM; /* "Cannot open more queues for process" */
+	pqn = kzalloc(sizeof(*pqn), GFP_KERNEL);
+	q = kzalloc(sizeof(*q), GFP_KERNEL);
+	if (!pqn || !q) {
+		kfree(pqn);
+		kfree(q);
+		return -ENOMEM;
+	}
+	set_bit(slot, pqm->queue_slot_bitmap);
+	if (!pdd->sim_registered) {
+		dqm->ops.register_process(dqm, &pdd->qpd);
+		pdd->sim_registered = true;
+	}
+	/* init_queue() */
+	q->properties = *properties;
+	q->properties.queue_id = slot;
+	q->device = pdd->dev;
+	q->process = pqm->process;
+	pqn->q = q;
+	retval = dqm->ops.create_queue(dqm, q, &pdd->qpd, NULL, NULL, NULL);
+	if (retval) {
+		/* the failed create frees its queue in the creating thread */
+		uninit_queue(q);
+		kfree(pqn);
+		clear_bit(slot, pqm->queue_slot_bitmap);
+		return retval;
+	}
+	list_add(&pqn->process_queue_list, &pqm->queues);
+	kfd_procfs_add_queue(q);
+	sim_count_live(pdd, q, 1);
+	*qid = slot;
+	return 0;
+}
+
+static int set_queue_properties_from_user(struct queue_properties *qp,
+					  struct kfd_ioctl_create_queue_args *args)
+{
+	if ((args->queue_percentage & 0xFF) > KFD_MAX_QUEUE_PERCENTAGE)
+		return -EINVAL;
+	if (args->queue_priority > KFD_MAX_QUEUE_PRIORITY)
+		return -EINVAL;
+	if (args->ring_base_address && !access_ok((const void __user *)args->ring_base_address,
+						  sizeof(uint64_t)))
+		return -EFAULT;
+	if (args->ring_size && !is_power_of_2(args->ring_size))
+		return -EINVAL;
+	if (!access_ok((const void __user *)args->read_pointer_address, sizeof(uint32_t)) ||
+	    !access_ok((const void __user *)args->write_pointer_address, sizeof(uint32_t)))
+		return -EFAULT;
+	qp->is_interop = false;
+	qp->queue_percent = args->queue_percentage & 0xFF;
+	qp->priority = args->queue_priority;
+	qp->queue_address = args->ring_base_address;
+	qp->queue_size = args->ring_size;
+	qp->read_ptr = (void __user *)args->read_pointer_address;
+	qp->write_ptr = (void __user *)args->write_pointer_address;
+	switch (args->queue_type) {
+	case KFD_IOC_QUEUE_TYPE_COMPUTE:
+		qp->type = KFD_QUEUE_TYPE_COMPUTE;
+		qp->format = KFD_QUEUE_FORMAT_PM4;
+		break;
+	case KFD_IOC_QUEUE_TYPE_COMPUTE_AQL:
+		qp->type = KFD_QUEUE_TYPE_COMPUTE;
+		qp->format = KFD_QUEUE_FORMAT_AQL;
+		break;
+	case KFD_IOC_QUEUE_TYPE_SDMA:
+		qp->type = KFD_QUEUE_TYPE_SDMA;
+		break;
+	case KFD_IOC_QUEUE_TYPE_SDMA_XGMI:
+		qp->type = KFD_QUEUE_TYPE_SDMA_XGMI;
+		break;
+	default:
+		return -ENOTSUPP;
+	}
+	return 0;
+}
+
+/* Only the requested gpu_id and uapi type are known to a failed create. */
+static void count_create_failure(struct kfd_process *p, struct kfd_ioctl_create_queue_args *a,
+				 int err)
+{
+	sim_truth_count("create_fail", a->gpu_id, a->queue_type, -err, sim_process_cgroup(p), 1);
+}
+
+SIM_HOOK int kfd_ioctl_create_queue(struct file *filep, struct kfd_process *p, void *data)
+{
+	struct kfd_ioctl_create_queue_args *args = data;
+	struct kfd_process_device *pdd;
+	struct queue_properties q_properties = {};
+	unsigned int queue_id;
+	int err;
+
+	err = set_queue_properties_from_user(&q_properties, args);
+	if (err)
+		goto out;
+	mutex_lock(&p->mutex);
+	pdd = sim_pdd_by_gpu(p, args->gpu_id);
+	if (!pdd) {
+		err = -EINVAL; /* "Could not find gpu id" */
+		goto err_unlock;
+	}
+	err = pqm_create_queue(&p->pqm, pdd, &q_properties, &queue_id);
+	if (err)
+		goto err_unlock;
+	args->queue_id = queue_id;
+	args->doorbell_offset = KFD_MMAP_TYPE_DOORBELL | KFD_MMAP_GPU_ID(args->gpu_id);
+	sim_truth_count("create", args->gpu_id, q_properties.type, 0, sim_process_cgroup(p), 1);
+	mutex_unlock(&p->mutex);
+	return 0;
+err_unlock:
+	mutex_unlock(&p->mutex);
+out:
+	count_create_failure(p, args, err);
+	return err;
+}
+
+SIM_HOOK int pqm_destroy_queue(struct process_queue_manager *pqm, unsigned int qid)
+{
+	struct process_queue_node *pqn = sim_get_queue_by_qid(pqm, qid);
+	struct kfd_process_device *pdd;
+	struct device_queue_manager *dqm;
+	struct queue *q;
+	int retval;
+
+	if (!pqn)
+		return -EINVAL; /* "Queue id does not match any known queue" */
+	q = pqn->q;
+	pdd = sim_pdd_by_gpu(pqm->process, q->device->id);
+	dqm = q->device->dqm;
+#ifndef SIM_KFD_NODE
+	kfd_procfs_del_queue(q); /* 6.1: before the dqm destroy, which can fail */
+#endif
+	retval = dqm->ops.destroy_queue(dqm, &pdd->qpd, q);
+	if (retval)
+		return retval;
+#ifdef SIM_KFD_NODE
+	kfd_procfs_del_queue(q);
+#endif
+	sim_truth_count("destroy", q->device->id, q->properties.type, 1,
+			sim_process_cgroup(pqm->process), 1);
+	sim_count_live(pdd, q, -1);
+	uninit_queue(q);
+	list_del(&pqn->process_queue_list);
+	kfree(pqn);
+	clear_bit(qid, pqm->queue_slot_bitmap);
+	if (list_empty(&pdd->qpd.queues_list) && pdd->sim_registered) {
+		dqm->ops.unregister_process(dqm, &pdd->qpd);
+		pdd->sim_registered = false;
+	}
+	return 0;
+}
+
+SIM_HOOK int kfd_ioctl_destroy_queue(struct file *filp, struct kfd_process *p, void *data)
+{
+	struct kfd_ioctl_destroy_queue_args *args = data;
+	int retval;
+
+	mutex_lock(&p->mutex);
+	retval = pqm_destroy_queue(&p->pqm, args->queue_id);
+	mutex_unlock(&p->mutex);
+	return retval;
+}
+
+SIM_HOOK int kfd_ioctl_update_queue(struct file *filp, struct kfd_process *p, void *data)
+{
+	struct kfd_ioctl_update_queue_args *args = data;
+	struct process_queue_node *pqn;
+	struct queue *q;
+	int retval;
+
+	if ((args->queue_percentage & 0xFF) > KFD_MAX_QUEUE_PERCENTAGE ||
+	    args->queue_priority > KFD_MAX_QUEUE_PRIORITY)
+		return -EINVAL;
+	if (args->ring_size && !is_power_of_2(args->ring_size))
+		return -EINVAL;
+	mutex_lock(&p->mutex);
+	pqn = sim_get_queue_by_qid(&p->pqm, args->queue_id);
+	if (!pqn) {
+		retval = -EINVAL;
+		goto out;
+	}
+	/* pqm_update_queue_properties() */
+	q = pqn->q;
+	q->properties.queue_address = args->ring_base_address;
+	q->properties.queue_size = args->ring_size;
+	q->properties.queue_percent = args->queue_percentage & 0xFF;
+	q->properties.priority = args->queue_priority;
+	retval = q->device->dqm->ops.update_queue(q->device->dqm, q, NULL);
+out:
+	mutex_unlock(&p->mutex);
+	return retval;
+}
+
+/* ---- exit teardown ------------------------------------------------------------------ */
+
+SIM_HOOK void pqm_uninit(struct process_queue_manager *pqm)
+{
+	struct process_queue_node *pqn, *next;
+
+	list_for_each_entry_safe(pqn, next, &pqm->queues, process_queue_list) {
+		if (pqn->q) {
+			struct queue *q = pqn->q;
+
+			sim_truth_count("destroy", q->device->id, q->properties.type, 2,
+					sim_process_cgroup(pqm->process), 1);
+			sim_count_live(sim_pdd_by_gpu(pqm->process, q->device->id), q, -1);
+		}
+		kfd_procfs_del_queue(pqn->q);
+		uninit_queue(pqn->q);
+		list_del(&pqn->process_queue_list);
+		kfree(pqn);
+	}
+	bitmap_free(pqm->queue_slot_bitmap);
+	pqm->queue_slot_bitmap = NULL;
+}
+
+SIM_HOOK void kfd_process_dequeue_from_all_devices(struct kfd_process *p)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->n_pdds; i++) {
+		struct kfd_process_device *pdd = p->pdds[i];
+		struct device_queue_manager *dqm = pdd->dev->dqm;
+
+		if (pdd->already_dequeued)
+			continue;
+		dqm->ops.process_termination(dqm, &pdd->qpd);
+		pdd->already_dequeued = true;
+	}
+}
+
+/* The last reference is gone: the kfd_process_wq kworker tears it down. */
+static void kfd_process_wq_release(struct work_struct *work)
+{
+	struct kfd_process *p = container_of(work, struct kfd_process, release_work);
+	uint32_t i;
+
+	kfd_process_dequeue_from_all_devices(p);
+	pqm_uninit(&p->pqm);
+	kfd_process_remove_sysfs(p);
+	for (i = 0; i < p->n_pdds; i++)
+		kfree(p->pdds[i]);
+	mutex_destroy(&p->mutex);
+	put_task_struct(p->lead_thread);
+	kfree(sim_of(p));
+	module_put(THIS_MODULE);
+}
+
+static void kfd_process_ref_release(struct kref *ref)
+{
+	struct kfd_process *p = container_of(ref, struct kfd_process, ref);
+
+	INIT_WORK(&p->release_work, kfd_process_wq_release);
+	queue_work(kfd_process_wq, &p->release_work);
+}
+
+void kfd_unref_process(struct kfd_process *p)
+{
+	kref_put(&p->ref, kfd_process_ref_release);
+}
+
+/* exit_mmap (or the last mmput) in whatever task drops the mm */
+static void kfd_process_notifier_release(struct mmu_notifier *mn, struct mm_struct *mm)
+{
+	struct kfd_process *p = container_of(mn, struct kfd_process, mmu_notifier);
+
+	if (WARN_ON(p->mm != mm))
+		return;
+	mutex_lock(&kfd_processes_mutex);
+	list_del_init(&sim_of(p)->node);
+	mutex_unlock(&kfd_processes_mutex);
+	sim_truth_count("exit", 0, 0, 0, sim_process_cgroup(p), 1);
+	p->mm = NULL;
+	mmu_notifier_put(&p->mmu_notifier);
+}
+
+/* SRCU callback after mmu_notifier_put: drops the notifier's reference */
+static void kfd_process_free_notifier(struct mmu_notifier *mn)
+{
+	kfd_unref_process(container_of(mn, struct kfd_process, mmu_notifier));
+}
+
+static const struct mmu_notifier_ops kfd_process_mmu_notifier_ops = {
+	.release = kfd_process_notifier_release,
+	.free_notifier = kfd_process_free_notifier,
+};
+
+/* ---- creation ---------------------------------------------------------------------- */
+
+static struct kfd_process *find_process_by_mm(struct mm_struct *mm)
+{
+	struct sim_process *sp;
+
+	list_for_each_entry(sp, &kfd_processes, node)
+		if (sp->p.mm == mm)
+			return &sp->p;
+	return NULL;
+}
+
+static struct kfd_process *create_process(struct task_struct *thread)
+{
+	struct sim_process *sp;
+	struct kfd_process *p;
+	unsigned int i;
+	int err = -ENOMEM;
+
+	sp = kzalloc(sizeof(*sp), GFP_KERNEL);
+	if (!sp)
+		return ERR_PTR(-ENOMEM);
+	p = &sp->p;
+	INIT_LIST_HEAD(&sp->node);
+	sp->cgroup = current_cgroup_id();
+	kref_init(&p->ref); /* the fd's reference */
+	mutex_init(&p->mutex);
+	p->mm = thread->mm;
+	p->lead_thread = thread->group_leader;
+	get_task_struct(p->lead_thread);
+	p->pasid = next_pasid++;
+	p->pqm.process = p;
+	INIT_LIST_HEAD(&p->pqm.queues);
+	p->pqm.queue_slot_bitmap = bitmap_zalloc(KFD_SIM_MAX_QUEUES_PER_PROCESS, GFP_KERNEL);
+	if (!p->pqm.queue_slot_bitmap)
+		goto err;
+	/* kfd_init_apertures(): one pdd per GPU */
+	for (i = 0; i < sim_num_gpus; i++) {
+		struct kfd_process_device *pdd = kzalloc(sizeof(*pdd), GFP_KERNEL);
+
+		if (!pdd)
+			goto err;
+		pdd->dev = &sim_gpus[i].dev;
+		pdd->process = p;
+		pdd->user_gpu_id = sim_gpus[i].dev.id;
+		pdd->qpd.dqm = sim_gpus[i].dev.dqm;
+		pdd->qpd.pqm = &p->pqm;
+		pdd->qpd.vmid = 8 + i;
+		INIT_LIST_HEAD(&pdd->qpd.queues_list);
+		INIT_LIST_HEAD(&pdd->qpd.priv_queue_list);
+		p->pdds[p->n_pdds++] = pdd;
+	}
+	err = kfd_process_create_sysfs(p);
+	if (err)
+		goto err;
+	/* the notifier's reference, dropped by kfd_process_free_notifier */
+	kref_get(&p->ref);
+	p->mmu_notifier.ops = &kfd_process_mmu_notifier_ops;
+	err = mmu_notifier_register(&p->mmu_notifier, thread->mm);
+	if (err) {
+		kfd_process_remove_sysfs(p);
+		goto err; /* nobody else holds p yet */
+	}
+	return p;
+err:
+	for (i = 0; i < p->n_pdds; i++)
+		kfree(p->pdds[i]);
+	bitmap_free(p->pqm.queue_slot_bitmap);
+	put_task_struct(p->lead_thread);
+	kfree(sp);
+	return ERR_PTR(err);
+}
+
+/* kfd_open(): the caller's kfd_process, created on first open of its mm */
+struct kfd_process *kfd_create_process(struct task_struct *thread)
+{
+	struct kfd_process *p;
+
+	if (!thread->mm)
+		return ERR_PTR(-EINVAL);
+	mutex_lock(&kfd_processes_mutex);
+	p = find_process_by_mm(thread->mm);
+	if (p) {
+		kref_get(&p->ref);
+	} else if (!try_module_get(THIS_MODULE)) {
+		p = ERR_PTR(-ENODEV);
+	} else {
+		p = create_process(thread);
+		if (IS_ERR(p))
+			module_put(THIS_MODULE);
+		else
+			list_add(&sim_of(p)->node, &kfd_processes);
+	}
+	mutex_unlock(&kfd_processes_mutex);
+	return p;
+}
+
+/* A live process by tgid, with a reference (control ioctls). */
+struct kfd_process *sim_find_process_by_pid(pid_t pid)
+{
+	struct sim_process *sp;
+	struct kfd_process *p = NULL;
+
+	mutex_lock(&kfd_processes_mutex);
+	list_for_each_entry(sp, &kfd_processes, node) {
+		if (sp->p.lead_thread->tgid == pid) {
+			p = &sp->p;
+			kref_get(&p->ref);
+			break;
+		}
+	}
+	mutex_unlock(&kfd_processes_mutex);
+	return p;
+}
+
+/* ---- eviction ---------------------------------------------------------------------- */
+
+SIM_HOOK void kfd_smi_event_queue_eviction(SIM_DEV *dev, pid_t pid, uint32_t trigger)
+{
+	barrier();
+}
+
+SIM_HOOK void kfd_smi_event_queue_restore(SIM_DEV *dev, pid_t pid)
+{
+	barrier();
+}
+
+/*
+ * Evicts every queue of p on every GPU. A failure rolls back the GPUs
+ * already evicted, as amdkfd does.
+ */
+SIM_HOOK int kfd_process_evict_queues(struct kfd_process *p, uint32_t trigger)
+{
+	unsigned int n_evicted = 0;
+	uint32_t i;
+	int r = 0;
+
+	sim_set_current_trigger(trigger);
+	for (i = 0; i < p->n_pdds; i++) {
+		struct kfd_process_device *pdd = p->pdds[i];
+
+		kfd_smi_event_queue_eviction(pdd->dev, p->lead_thread->pid, trigger);
+		r = pdd->dev->dqm->ops.evict_process_queues(pdd->dev->dqm, &pdd->qpd);
+		if (r) {
+			pr_err("Failed to evict process queues\n");
+			goto fail;
+		}
+		n_evicted++;
+	}
+	sim_set_current_trigger(255);
+	return r;
+fail:
+	for (i = 0; i < p->n_pdds && n_evicted; i++, n_evicted--) {
+		struct kfd_process_device *pdd = p->pdds[i];
+
+		kfd_smi_event_queue_restore(pdd->dev, p->lead_thread->pid);
+		pdd->dev->dqm->ops.restore_process_queues(pdd->dev->dqm, &pdd->qpd);
+	}
+	sim_set_current_trigger(255);
+	return r;
+}
+
+SIM_HOOK int kfd_process_restore_queues(struct kfd_process *p)
+{
+	int ret = 0;
+	uint32_t i;
+
+	for (i = 0; i < p->n_pdds; i++) {
+		struct kfd_process_device *pdd = p->pdds[i];
+		int r;
+
+		kfd_smi_event_queue_restore(pdd->dev, p->lead_thread->pid);
+		r = pdd->dev->dqm->ops.restore_process_queues(pdd->dev->dqm, &pdd->qpd);
+		if (r) {
+			pr_err("Failed to restore process queues\n");
+			if (!ret)
+				ret = r;
+		}
+	}
+	return ret;
+}
+
+/* ---- module lifetime -------------------------------------------------------------- */
+
+int sim_process_init(void)
+{
+	kfd_process_wq = alloc_workqueue("kfd_process_wq", 0, 0);
+	return kfd_process_wq ? 0 : -ENOMEM;
+}
+
+/*
+ * Only reached with no open fd and no live process (each holds a module
+ * reference); waits for the last teardown and the SRCU notifier callbacks.
+ */
+void sim_process_exit(void)
+{
+	destroy_workqueue(kfd_process_wq);
+	mmu_notifier_synchronize();
+}

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * KFD simulator control ioctls, on the simulator's /dev/kfd next to the real
+ * AMDKFD_IOC_{GET_VERSION,CREATE_QUEUE,DESTROY_QUEUE,UPDATE_QUEUE} (which use
+ * linux/kfd_ioctl.h unchanged). They stand for what a real GPU, TTM or the
+ * HWS firmware does on its own; numbers 0x80+ are far above amdkfd's.
+ */
+#ifndef KFD_SIM_UAPI_H
+#define KFD_SIM_UAPI_H
+
+#ifdef __KERNEL__
+#include <linux/ioctl.h>
+#include <linux/types.h>
+#else
+#include <linux/types.h>
+#include <sys/ioctl.h>
+#endif
+
+/*
+ * Evict (kfd_process_evict_queues(p, trigger)) or restore
+ * (kfd_process_restore_queues(p)) the queues of process `pid` (0: the
+ * caller), from a kworker as TTM / the restore worker do; returns when done.
+ */
+struct kfd_sim_evict_args {
+	__u32 pid;     /* in */
+	__u32 trigger; /* in: KFD_QUEUE_EVICTION_TRIGGER_* (evict only) */
+	__s32 ret;     /* out: what the kernel function returned */
+	__u32 pad;
+};
+
+/* Runlist behaviour of one simulated HWS GPU from now on. */
+struct kfd_sim_runlist_args {
+	__u32 gpu_id;	      /* in */
+	__u32 unmap_delay_us; /* in: time each unmap_queues_cpsch spends (fence wait) */
+	__u32 map_delay_us;   /* in: time each map_queues_cpsch spends */
+	__u32 fail_unmaps;    /* in: the next N unmaps time out with -ETIME */
+};
+
+#define KFD_SIM_IOC_EVICT _IOWR('K', 0x80, struct kfd_sim_evict_args)
+#define KFD_SIM_IOC_RESTORE _IOWR('K', 0x81, struct kfd_sim_evict_args)
+#define KFD_SIM_IOC_RUNLIST _IOW('K', 0x82, struct kfd_sim_runlist_args)
+
+#endif /* KFD_SIM_UAPI_H */
