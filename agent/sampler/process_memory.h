@@ -1,0 +1,67 @@
+// Reads 64-bit words out of another process's memory: the write and read
+// indexes of its queues (kfd-probe-points.md section 3). Batched: one
+// process_vm_readv per process for up to kMaxIovecs words.
+#pragma once
+
+#include <sys/uio.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "common/host_paths.h"
+
+namespace gpuq {
+
+enum class MemoryAccess {
+  /// process_vm_readv when procfs is /proc, else <procfs>/<pid>/mem: pids
+  /// are init-namespace pids, which only a host procfs mounted elsewhere
+  /// (--host-root) resolves when the agent has its own pid namespace.
+  kAuto,
+  kProcessVmReadv,
+  kProcMem,  ///< pread of <procfs>/<pid>/mem, one call per word
+};
+
+/// What one or more reads cost and found (benchmarks and tests).
+struct MemoryReadStats {
+  uint64_t syscalls = 0;  ///< process_vm_readv, open, pread calls
+  uint64_t words = 0;
+  uint64_t unreadable = 0;
+};
+
+/// Thread-safety: not thread-safe (one per sampler thread).
+class ProcessMemoryReader {
+ public:
+  /// Linux's UIO_MAXIOV: most remote iovecs one process_vm_readv takes.
+  static constexpr size_t kMaxIovecs = 1024;
+
+  ProcessMemoryReader(HostPaths paths, MemoryAccess access);
+
+  /// Reads the u64 at each addrs[i] of process `pid` into values[i], and
+  /// sets ok[i] to 1 when it could be read, 0 when not (the process is gone,
+  /// the page is not mapped, no ptrace access). Never fails as a whole.
+  /// values and ok are resized to addrs.size().
+  void Read(uint32_t pid, const std::vector<uint64_t>& addrs,
+            std::vector<uint64_t>* values, std::vector<uint8_t>* ok);
+
+  /// The access in use (kAuto resolved; kProcMem after the kernel refused
+  /// process_vm_readv with ENOSYS).
+  MemoryAccess access() const { return access_; }
+  const MemoryReadStats& stats() const { return stats_; }
+
+ private:
+  /// Returns false when process_vm_readv is refused as a whole (EPERM from
+  /// a seccomp filter or missing ptrace access, ENOSYS), so the caller tries
+  /// <procfs>/<pid>/mem.
+  bool ReadVm(uint32_t pid, const std::vector<uint64_t>& addrs,
+              std::vector<uint64_t>* values, std::vector<uint8_t>* ok);
+  void ReadProcMem(uint32_t pid, const std::vector<uint64_t>& addrs,
+                   std::vector<uint64_t>* values, std::vector<uint8_t>* ok);
+
+  HostPaths paths_;
+  MemoryAccess access_;
+  MemoryReadStats stats_;
+  std::vector<iovec> remote_;  // reused across calls
+};
+
+}  // namespace gpuq

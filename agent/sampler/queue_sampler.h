@@ -1,0 +1,63 @@
+// Submissions by sampling (issue 3): reads every live ROCr queue's
+// write_dispatch_id and read_dispatch_id out of its owner's memory and turns
+// them into GPUQ_EV_QUEUE_SAMPLE records. The model counts the deltas
+// (packets submitted, packets consumed) and write - read (pending packets).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "common/host_paths.h"
+#include "sampler/process_memory.h"
+#include "sampler/sample_target.h"
+#include "sources/event.h"
+
+namespace gpuq {
+
+/// What one Sample() round did.
+struct SampleRoundStats {
+  size_t queues = 0;
+  size_t processes = 0;
+  size_t unreadable = 0;  ///< samples flagged GPUQ_SAMPLE_F_UNREADABLE
+};
+
+/// Thread-safety: not thread-safe; one sampler thread calls Sample().
+class QueueSampler {
+ public:
+  struct Options {
+    HostPaths paths;
+    MemoryAccess access = MemoryAccess::kAuto;
+    /// CLOCK_MONOTONIC in ns (what the kernel side stamps); tests inject one.
+    std::function<uint64_t()> clock;
+  };
+  using Sink = std::function<void(const Event&)>;
+
+  explicit QueueSampler(Options options);
+
+  /// Reads every target (one batched read per owner process) and passes one
+  /// GPUQ_EV_QUEUE_SAMPLE per target to `sink`: the owner's header, stamped
+  /// when its process was read. A target that cannot be read (the process
+  /// exited, the page is unmapped, no ptrace access) gets
+  /// GPUQ_SAMPLE_F_UNREADABLE and zero indexes; that is never an error.
+  SampleRoundStats Sample(const std::vector<SampleTarget>& targets,
+                          const Sink& sink);
+
+  const MemoryReadStats& read_stats() const { return reader_.stats(); }
+  MemoryAccess access() const { return reader_.access(); }
+
+ private:
+  std::function<uint64_t()> clock_;
+  ProcessMemoryReader reader_;
+  // Reused across rounds: no allocation per round once warm.
+  std::vector<size_t> order_;
+  std::vector<uint64_t> addrs_;
+  std::vector<uint64_t> values_;
+  std::vector<uint8_t> ok_;
+};
+
+/// CLOCK_MONOTONIC now, in ns.
+uint64_t MonotonicNowNs();
+
+}  // namespace gpuq

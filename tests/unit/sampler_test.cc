@@ -1,0 +1,325 @@
+// QueueSampler and ProcessMemoryReader against a real process
+// (tests/sampler/queue_writer): exact indexes, batching, unreadable
+// addresses, and processes that exit between rounds.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <vector>
+
+#include "sampler/periodic_thread.h"
+#include "sampler/process_memory.h"
+#include "sampler/queue_sampler.h"
+#include "sampler_queue_writer.h"
+#include "test_support.h"
+
+namespace gpuq {
+namespace {
+
+/// Targets for the queues at `addrs` of process `pid`: queue ids from
+/// `first_qid`, process_key and cgroup derived from the pid.
+std::vector<SampleTarget> Targets(uint32_t pid,
+                                  const std::vector<uint64_t>& addrs,
+                                  uint32_t first_qid = 0) {
+  std::vector<SampleTarget> targets;
+  for (size_t i = 0; i < addrs.size(); ++i) {
+    SampleTarget t;
+    t.owner.type = GPUQ_EV_QUEUE_CREATE;  // the sampler must overwrite it
+    t.owner.size = sizeof(gpuq_queue_create_event);
+    t.owner.tgid = pid;
+    t.owner.ts_ns = 1;
+    t.owner.cgroup_id = 7000 + pid;
+    t.owner.process_key = 0xffff888000000000ull + pid;
+    t.gpu_id = 11437;
+    t.queue_id = first_qid + static_cast<uint32_t>(i);
+    t.write_ptr = addrs[i] + kWriteDispatchIdOffset;
+    t.read_ptr = addrs[i] + kReadDispatchIdOffset;
+    targets.push_back(t);
+  }
+  return targets;
+}
+
+/// Runs one round and returns its records.
+std::vector<gpuq_queue_sample_record> Round(
+    QueueSampler& sampler, const std::vector<SampleTarget>& targets,
+    SampleRoundStats* stats = nullptr) {
+  std::vector<gpuq_queue_sample_record> out;
+  const SampleRoundStats s = sampler.Sample(targets, [&](const Event& e) {
+    ASSERT_TRUE(std::holds_alternative<gpuq_queue_sample_record>(e));
+    out.push_back(std::get<gpuq_queue_sample_record>(e));
+  });
+  if (stats != nullptr) *stats = s;
+  return out;
+}
+
+/// The record of (tgid, queue id), or a failure.
+const gpuq_queue_sample_record* Find(
+    const std::vector<gpuq_queue_sample_record>& records, uint32_t tgid,
+    uint32_t qid) {
+  for (const auto& r : records) {
+    if (r.hdr.tgid == tgid && r.queue_id == qid) return &r;
+  }
+  ADD_FAILURE() << "no sample of tgid " << tgid << " queue " << qid;
+  return nullptr;
+}
+
+class SamplerTest : public ::testing::TestWithParam<MemoryAccess> {
+ protected:
+  void SetUp() override {
+    // Yama's ptrace_scope 2 and 3 keep even a parent out of its child's
+    // memory unless it has CAP_SYS_PTRACE.
+    const std::string scope =
+        ReadFile("/proc/sys/kernel/yama/ptrace_scope").substr(0, 1);
+    if (geteuid() != 0 && (scope == "2" || scope == "3")) {
+      GTEST_SKIP() << "kernel.yama.ptrace_scope=" << scope
+                   << " forbids reading a child's memory without root";
+    }
+  }
+  QueueSampler MakeSampler() {
+    QueueSampler::Options options;
+    options.access = GetParam();
+    options.clock = [this] { return now_ns_; };
+    return QueueSampler(options);
+  }
+  uint64_t now_ns_ = 1000;
+};
+
+TEST_P(SamplerTest, ReadsExactIndexesAndStampsTheOwnersHeader) {
+  QueueWriterProcess writer(GPUQ_QUEUE_WRITER);
+  ASSERT_TRUE(writer.ok());
+  const auto addrs = writer.NewQueues(3, 100, 90);
+  ASSERT_EQ(addrs.size(), 3u);
+  for (uint64_t a : addrs) EXPECT_EQ(a % 64, 0u) << "amd_queue_t is aligned";
+  const auto targets = Targets(writer.pid(), addrs);
+  QueueSampler sampler = MakeSampler();
+
+  SampleRoundStats stats;
+  auto records = Round(sampler, targets, &stats);
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_EQ(stats.queues, 3u);
+  EXPECT_EQ(stats.processes, 1u);
+  EXPECT_EQ(stats.unreadable, 0u);
+  for (uint32_t q = 0; q < 3; ++q) {
+    const auto* r = Find(records, writer.pid(), q);
+    ASSERT_NE(r, nullptr);
+    EXPECT_EQ(r->hdr.type, GPUQ_EV_QUEUE_SAMPLE);
+    EXPECT_EQ(r->hdr.size, sizeof(gpuq_queue_sample_record));
+    EXPECT_EQ(r->hdr.ts_ns, 1000u);
+    EXPECT_EQ(r->hdr.cgroup_id, 7000u + writer.pid());
+    EXPECT_EQ(r->hdr.process_key, 0xffff888000000000ull + writer.pid());
+    EXPECT_EQ(r->gpu_id, 11437u);
+    EXPECT_EQ(r->write_index, 100u);
+    EXPECT_EQ(r->read_index, 90u);
+    EXPECT_EQ(r->flags, 0u);
+  }
+
+  // Move each queue by a different amount: every sample follows its own.
+  ASSERT_EQ(writer.Advance(0, 5, 1), "ok 105 91");
+  ASSERT_EQ(writer.Advance(2, 1000, 1000), "ok 1100 1090");
+  now_ns_ = 2000;
+  records = Round(sampler, targets);
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_EQ(Find(records, writer.pid(), 0)->write_index, 105u);
+  EXPECT_EQ(Find(records, writer.pid(), 0)->read_index, 91u);
+  EXPECT_EQ(Find(records, writer.pid(), 1)->write_index, 100u);
+  EXPECT_EQ(Find(records, writer.pid(), 1)->read_index, 90u);
+  EXPECT_EQ(Find(records, writer.pid(), 2)->write_index, 1100u);
+  EXPECT_EQ(Find(records, writer.pid(), 2)->read_index, 1090u);
+  EXPECT_EQ(Find(records, writer.pid(), 2)->hdr.ts_ns, 2000u);
+}
+
+TEST_P(SamplerTest, FullWidthIndexes) {
+  // Indexes are u64 packet counters: no truncation to 32 bits.
+  QueueWriterProcess writer(GPUQ_QUEUE_WRITER);
+  ASSERT_TRUE(writer.ok());
+  const auto addrs =
+      writer.NewQueues(1, 0xfffffffffffffff0ull, 0x123456789aull);
+  ASSERT_EQ(addrs.size(), 1u);
+  QueueSampler sampler = MakeSampler();
+  const auto records = Round(sampler, Targets(writer.pid(), addrs));
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].write_index, 0xfffffffffffffff0ull);
+  EXPECT_EQ(records[0].read_index, 0x123456789aull);
+}
+
+TEST_P(SamplerTest, UnreadableAddressFlagsOnlyThatQueue) {
+  QueueWriterProcess writer(GPUQ_QUEUE_WRITER);
+  ASSERT_TRUE(writer.ok());
+  const auto addrs = writer.NewQueues(4, 10, 5);
+  ASSERT_EQ(addrs.size(), 4u);
+  auto targets = Targets(writer.pid(), addrs);
+  const uint64_t hole = writer.Hole();
+  ASSERT_NE(hole, 0u);
+  targets[1].write_ptr = hole;  // not mapped
+  targets[2].read_ptr = 8;      // the zero page is never mapped
+  targets[3].write_ptr = 0xffffffff81000000ull;  // kernel address
+  QueueSampler sampler = MakeSampler();
+
+  SampleRoundStats stats;
+  const auto records = Round(sampler, targets, &stats);
+  ASSERT_EQ(records.size(), 4u);
+  EXPECT_EQ(stats.unreadable, 3u);
+  const auto* good = Find(records, writer.pid(), 0);
+  EXPECT_EQ(good->flags, 0u);
+  EXPECT_EQ(good->write_index, 10u);
+  EXPECT_EQ(good->read_index, 5u);
+  for (uint32_t q = 1; q < 4; ++q) {
+    const auto* r = Find(records, writer.pid(), q);
+    EXPECT_EQ(r->flags, GPUQ_SAMPLE_F_UNREADABLE) << "queue " << q;
+    EXPECT_EQ(r->write_index, 0u);
+    EXPECT_EQ(r->read_index, 0u);
+  }
+}
+
+TEST_P(SamplerTest, ProcessThatExitedIsFlaggedNotAnError) {
+  QueueWriterProcess stays(GPUQ_QUEUE_WRITER), reaped(GPUQ_QUEUE_WRITER),
+      zombie(GPUQ_QUEUE_WRITER);
+  ASSERT_TRUE(stays.ok() && reaped.ok() && zombie.ok());
+  std::vector<SampleTarget> targets;
+  for (QueueWriterProcess* p : {&stays, &reaped, &zombie}) {
+    const auto t = Targets(p->pid(), p->NewQueues(2, 40, 30));
+    ASSERT_EQ(t.size(), 2u);
+    targets.insert(targets.end(), t.begin(), t.end());
+  }
+  QueueSampler sampler = MakeSampler();
+  ASSERT_EQ(Round(sampler, targets).size(), 6u);
+
+  // Between two rounds: one process is gone, one is a zombie (no mm).
+  reaped.Exit(/*reap=*/true);
+  zombie.Exit(/*reap=*/false);
+  ASSERT_EQ(stays.AdvanceAll(1, 1), "ok");
+  SampleRoundStats stats;
+  const auto records = Round(sampler, targets, &stats);
+  ASSERT_EQ(records.size(), 6u);
+  EXPECT_EQ(stats.processes, 3u);
+  EXPECT_EQ(stats.unreadable, 4u);
+  for (uint32_t q = 0; q < 2; ++q) {
+    EXPECT_EQ(Find(records, stays.pid(), q)->flags, 0u);
+    EXPECT_EQ(Find(records, stays.pid(), q)->write_index, 41u);
+    EXPECT_EQ(Find(records, reaped.pid(), q)->flags, GPUQ_SAMPLE_F_UNREADABLE);
+    EXPECT_EQ(Find(records, zombie.pid(), q)->flags, GPUQ_SAMPLE_F_UNREADABLE);
+  }
+}
+
+TEST(SamplerRootTest, RootIsInjectableForProcMem) {
+  // A procfs root without the process: every read is unreadable, none
+  // reaches the real /proc.
+  TempDir root;
+  QueueWriterProcess writer(GPUQ_QUEUE_WRITER);
+  ASSERT_TRUE(writer.ok());
+  const auto targets = Targets(writer.pid(), writer.NewQueues(2, 1, 1));
+  QueueSampler::Options options;
+  options.paths.procfs = root.path();
+  options.access = MemoryAccess::kAuto;  // a procfs elsewhere: /proc/<pid>/mem
+  QueueSampler sampler(options);
+  EXPECT_EQ(sampler.access(), MemoryAccess::kProcMem);
+  SampleRoundStats stats;
+  const auto records = Round(sampler, targets, &stats);
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(stats.unreadable, 2u);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Access, SamplerTest,
+    ::testing::Values(MemoryAccess::kProcessVmReadv, MemoryAccess::kProcMem),
+    [](const ::testing::TestParamInfo<MemoryAccess>& param) {
+      return param.param == MemoryAccess::kProcMem ? "ProcMem"
+                                                   : "ProcessVmReadv";
+    });
+
+TEST(SamplerBatchTest, OneSyscallPerProcessUpToIovMax) {
+  QueueWriterProcess a(GPUQ_QUEUE_WRITER), b(GPUQ_QUEUE_WRITER);
+  ASSERT_TRUE(a.ok() && b.ok());
+  // 500 queues = 1000 words: one call. 2000 queues = 4000 words: four.
+  auto targets = Targets(a.pid(), a.NewQueues(500, 7, 3));
+  const auto more = Targets(b.pid(), b.NewQueues(2000, 9, 2));
+  ASSERT_EQ(targets.size(), 500u);
+  ASSERT_EQ(more.size(), 2000u);
+  // Interleave the two processes: the sampler groups them itself.
+  std::vector<SampleTarget> mixed;
+  for (size_t i = 0; i < 2000; ++i) {
+    if (i < 500) mixed.push_back(targets[i]);
+    mixed.push_back(more[i]);
+  }
+  QueueSampler::Options options;
+  options.access = MemoryAccess::kProcessVmReadv;
+  QueueSampler sampler(options);
+
+  SampleRoundStats stats;
+  auto records = Round(sampler, mixed, &stats);
+  ASSERT_EQ(records.size(), 2500u);
+  EXPECT_EQ(stats.processes, 2u);
+  EXPECT_EQ(stats.unreadable, 0u);
+  EXPECT_EQ(sampler.read_stats().syscalls, 1u + 4u);
+  EXPECT_EQ(sampler.read_stats().words, 5000u);
+  for (const auto& r : records) {
+    ASSERT_EQ(r.flags, 0u);
+    ASSERT_EQ(r.write_index, r.hdr.tgid == a.pid() ? 7u : 9u);
+    ASSERT_EQ(r.read_index, r.hdr.tgid == a.pid() ? 3u : 2u);
+  }
+  // Every queue once: (tgid, qid) pairs are unique.
+  std::vector<std::pair<uint32_t, uint32_t>> keys;
+  for (const auto& r : records) keys.emplace_back(r.hdr.tgid, r.queue_id);
+  std::sort(keys.begin(), keys.end());
+  EXPECT_EQ(std::adjacent_find(keys.begin(), keys.end()), keys.end());
+
+  // The last queue of the big process moved; the round sees exactly it.
+  ASSERT_EQ(b.Advance(1999, 3, 1), "ok 12 3");
+  records = Round(sampler, mixed);
+  EXPECT_EQ(Find(records, b.pid(), 1999)->write_index, 12u);
+  EXPECT_EQ(Find(records, b.pid(), 1998)->write_index, 9u);
+}
+
+TEST(SamplerBatchTest, AFaultMidBatchCostsOneMoreCall) {
+  QueueWriterProcess writer(GPUQ_QUEUE_WRITER);
+  ASSERT_TRUE(writer.ok());
+  auto targets = Targets(writer.pid(), writer.NewQueues(10, 4, 4));
+  targets[5].read_ptr = writer.Hole();
+  QueueSampler::Options options;
+  options.access = MemoryAccess::kProcessVmReadv;
+  QueueSampler sampler(options);
+  SampleRoundStats stats;
+  const auto records = Round(sampler, targets, &stats);
+  EXPECT_EQ(stats.unreadable, 1u);
+  // Words 0..10 read, word 11 faults, 12..19 in a second call.
+  EXPECT_EQ(sampler.read_stats().syscalls, 2u);
+  EXPECT_EQ(Find(records, writer.pid(), 5)->flags, GPUQ_SAMPLE_F_UNREADABLE);
+  EXPECT_EQ(Find(records, writer.pid(), 6)->write_index, 4u);
+}
+
+TEST(SamplerBatchTest, NoTargetsNoCalls) {
+  QueueSampler sampler(QueueSampler::Options{});
+  SampleRoundStats stats;
+  EXPECT_TRUE(Round(sampler, {}, &stats).empty());
+  EXPECT_EQ(stats.processes, 0u);
+  EXPECT_EQ(sampler.read_stats().syscalls, 0u);
+}
+
+TEST(PeriodicThreadTest, TicksUntilStopped) {
+  std::mutex mu;
+  std::condition_variable cv;
+  int ticks = 0;
+  PeriodicThread thread(std::chrono::milliseconds(1), [&] {
+    std::lock_guard<std::mutex> lock(mu);
+    ++ticks;
+    cv.notify_all();
+  });
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return ticks >= 3; });
+  }
+  thread.Stop();
+  int after_stop;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    after_stop = ticks;
+  }
+  thread.Stop();  // idempotent
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_EQ(ticks, after_stop) << "no tick after Stop() returned";
+}
+
+}  // namespace
+}  // namespace gpuq
