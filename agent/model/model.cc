@@ -11,6 +11,15 @@ namespace {
 // Kernel pointers live in the canonical upper half; a pid never does.
 bool IsKernelKey(uint64_t process_key) { return process_key > 0xffffffffull; }
 
+template <typename Map, typename Pred>
+void EraseIf(Map* map, Pred pred) {
+  for (auto it = map->begin(); it != map->end();) {
+    it = pred(*it) ? map->erase(it) : std::next(it);
+  }
+}
+
+double Seconds(uint64_t ns) { return static_cast<double>(ns) / 1e9; }
+
 std::string CommOf(const char (&comm)[GPUQ_COMM_LEN]) {
   size_t n = 0;
   while (n < GPUQ_COMM_LEN && comm[n] != '\0') ++n;
@@ -36,6 +45,14 @@ void Model::Apply(const Event& event) {
           OnCreateFailed(e);
         } else if constexpr (std::is_same_v<T, gpuq_gpu_info_record>) {
           gpus_[e.gpu_id] = FromRecord(e);
+        } else if constexpr (std::is_same_v<T, gpuq_queue_sample_record>) {
+          OnQueueSample(e);
+        } else if constexpr (std::is_same_v<T, gpuq_doorbell_count_record>) {
+          OnDoorbellCount(e);
+        } else if constexpr (std::is_same_v<T, gpuq_runlist_event>) {
+          OnRunlist(e);
+        } else if constexpr (std::is_same_v<T, gpuq_eviction_event>) {
+          OnEviction(e);
         }
       },
       event);
@@ -111,7 +128,12 @@ void Model::OnCreate(const gpuq_queue_create_event& e) {
   q.percentage = e.percentage;
   q.created_ns = e.hdr.ts_ns;
   q.seeded = seeded;
+  q.flags = e.flags;
+  q.doorbell_handle = e.doorbell_handle;
+  q.write_index_at_create = e.write_index_at_create;
   queues_.emplace(key, q);
+  if (e.doorbell_handle != 0)
+    doorbell_owner_[{e.hdr.tgid, e.doorbell_handle}] = key;
 
   ProcessState& p = ProcessFor(process_key, e.hdr.tgid, e.hdr.cgroup_id);
   ++p.queues_per_gpu[e.gpu_id];
@@ -139,6 +161,9 @@ bool Model::Remove(const Key& key, QueueState* removed) {
   if (it == queues_.end()) return false;
   const QueueState q = it->second;
   queues_.erase(it);
+  auto db = doorbell_owner_.find({q.tgid, q.doorbell_handle});
+  if (db != doorbell_owner_.end() && db->second == key)
+    doorbell_owner_.erase(db);
 
   auto p = processes_.find(q.process_key);
   if (p != processes_.end()) {
@@ -182,6 +207,13 @@ void Model::OnProcessExit(const gpuq_process_exit_event& e) {
   AdoptSeeded(e.hdr.process_key, e.hdr.tgid);
   auto p = processes_.find(e.hdr.process_key);
   if (p != processes_.end()) p->second.exited = true;
+  // An exited process is never restored: its evictions stop counting as
+  // current (no duration is observed).
+  auto pending = pending_evictions_.lower_bound({e.hdr.process_key, 0});
+  while (pending != pending_evictions_.end() &&
+         pending->first.first == e.hdr.process_key) {
+    pending = pending_evictions_.erase(pending);
+  }
 }
 
 void Model::OnCreateFailed(const gpuq_queue_create_failed_event& e) {
@@ -205,6 +237,7 @@ size_t Model::RetireIdleOwners(uint64_t grace_ns) {
       QueueSeries& rest =
           queue_series_[{cgroup, 0, s->first.gpu_id, s->first.queue_type}];
       rest.creates += s->second.creates;
+      rest.submissions += s->second.submissions;
       for (size_t r = 0; r < rest.destroys.size(); ++r) {
         rest.destroys[r] += s->second.destroys[r];
       }
@@ -244,6 +277,18 @@ void Model::EraseCgroup(uint64_t cgroup_id) {
                                           : std::next(it);
   }
   process_exits_.erase(cgroup_id);
+  EraseIf(&doorbell_series_,
+          [&](const auto& kv) { return kv.first.cgroup_id == cgroup_id; });
+  EraseIf(&doorbell_last_,
+          [&](const auto& kv) { return kv.second.cgroup_id == cgroup_id; });
+  EraseIf(&runlist_causes_,
+          [&](const auto& kv) { return kv.first.cgroup_id == cgroup_id; });
+  EraseIf(&evictions_,
+          [&](const auto& kv) { return kv.first.cgroup_id == cgroup_id; });
+  EraseIf(&restores_,
+          [&](const auto& kv) { return kv.first.first == cgroup_id; });
+  EraseIf(&pending_evictions_,
+          [&](const auto& kv) { return kv.second.cgroup_id == cgroup_id; });
   for (auto it = owners_.begin(); it != owners_.end();) {
     it = it->first.first == cgroup_id ? owners_.erase(it) : std::next(it);
   }
@@ -274,6 +319,231 @@ ReconcileDiff Model::Diff(const std::vector<SysfsQueue>& sysfs) const {
 
 void Model::Forget(uint64_t process_key, uint32_t queue_id) {
   Remove(Key{process_key, queue_id}, nullptr);
+}
+
+QueueState* Model::FindQueue(uint64_t process_key, uint32_t tgid,
+                             uint32_t queue_id) {
+  auto it = queues_.find(Key{process_key, queue_id});
+  if (it == queues_.end())
+    it = queues_.find(Key{SeededProcessKey(tgid), queue_id});
+  return it == queues_.end() ? nullptr : &it->second;
+}
+
+void Model::OnQueueSample(const gpuq_queue_sample_record& e) {
+  QueueState* q = FindQueue(e.hdr.process_key, e.hdr.tgid, e.queue_id);
+  if (q == nullptr) {
+    // Destroyed between the sampler's read and this record: normal.
+    ++sample_stats_.unknown_queue;
+    return;
+  }
+  if ((e.flags & GPUQ_SAMPLE_F_UNREADABLE) != 0) {
+    ++sample_stats_.unreadable;
+    q->readable = false;
+    return;
+  }
+  uint64_t delta = 0;
+  if (!q->sampled) {
+    // A ROCr queue's index counted from write_index_at_create; any other
+    // queue (older captures, seeded queues) starts at its first sample.
+    const bool rocr = (q->flags & GPUQ_CREATE_F_ROCR_LAYOUT) != 0;
+    const uint64_t baseline = rocr ? q->write_index_at_create : e.write_index;
+    if (e.write_index >= baseline) {
+      delta = e.write_index - baseline;
+      ++sample_stats_.ok;
+    } else {
+      ++sample_stats_.reset;
+    }
+    q->rate_ns = 0;
+  } else if (e.write_index >= q->write_index) {
+    delta = e.write_index - q->write_index;
+    ++sample_stats_.ok;
+    q->rate_packets = delta;
+    q->rate_ns = e.hdr.ts_ns > q->sample_ns ? e.hdr.ts_ns - q->sample_ns : 0;
+  } else {
+    // The write index only grows while the queue lives; going backwards
+    // means the memory now holds something else (a missed destroy and a
+    // new queue). Start over from here rather than count garbage.
+    ++sample_stats_.reset;
+    q->rate_ns = 0;
+  }
+  q->sampled = true;
+  q->readable = true;
+  q->write_index = e.write_index;
+  q->read_index = e.read_index;
+  q->sample_ns = e.hdr.ts_ns;
+  queue_series_[{q->cgroup_id, q->tgid, q->gpu_id, q->queue_type}]
+      .submissions += delta;
+}
+
+void Model::OnDoorbellCount(const gpuq_doorbell_count_record& e) {
+  uint32_t gpu_id = e.gpu_id;
+  uint64_t cgroup_id = e.hdr.cgroup_id;
+  auto owner = doorbell_owner_.find({e.hdr.tgid, e.doorbell_handle});
+  if (owner != doorbell_owner_.end()) {
+    const QueueState& q = queues_.at(owner->second);
+    if (gpu_id == 0) gpu_id = q.gpu_id;
+    if (cgroup_id == 0) cgroup_id = q.cgroup_id;
+  }
+  if (cgroup_id == 0) {
+    ++drops_.no_owner;
+    return;
+  }
+  DoorbellLast& last = doorbell_last_[{e.hdr.tgid, e.doorbell_handle}];
+  bool reset = e.doorbells < last.counts.doorbells;
+  for (size_t c = 0; c < GPUQ_PACKET__MAX; ++c) {
+    reset = reset || e.by_packet[c] < last.counts.by_packet[c];
+  }
+  // Cumulative counts of an in-kernel map: going backwards means the entry
+  // was recreated and counts from zero again.
+  if (reset) last.counts = DoorbellSeries{};
+  DoorbellSeries& s = doorbell_series_[{cgroup_id, gpu_id}];
+  s.doorbells += e.doorbells - last.counts.doorbells;
+  for (size_t c = 0; c < GPUQ_PACKET__MAX; ++c) {
+    s.by_packet[c] += e.by_packet[c] - last.counts.by_packet[c];
+  }
+  last.cgroup_id = cgroup_id;
+  last.counts.doorbells = e.doorbells;
+  for (size_t c = 0; c < GPUQ_PACKET__MAX; ++c) {
+    last.counts.by_packet[c] = e.by_packet[c];
+  }
+  Touch(cgroup_id, e.hdr.tgid, 0, "");
+}
+
+void Model::OnRunlist(const gpuq_runlist_event& e) {
+  if (e.op >= GPUQ_RUNLIST_OP__MAX) return;  // counted in events_total only
+  const Scheduler sched =
+      e.op == GPUQ_RUNLIST_MES_ADD || e.op == GPUQ_RUNLIST_MES_REMOVE
+          ? Scheduler::kMes
+          : Scheduler::kHws;
+  const bool unmap =
+      e.op == GPUQ_RUNLIST_UNMAP || e.op == GPUQ_RUNLIST_MES_REMOVE;
+  RunlistSeries& s = runlist_[{e.gpu_id, sched}];
+  // A failed operation is observed too: an -ETIME unmap is the 9 s tail.
+  if (unmap) {
+    ++s.unmaps_by_filter[sched == Scheduler::kMes ? 0 : e.filter];
+    s.unmap.Observe(RunlistBuckets(), Seconds(e.duration_ns));
+  } else {
+    s.map.Observe(RunlistBuckets(), Seconds(e.duration_ns));
+  }
+  if (e.ret != 0) ++runlist_failures_[{e.gpu_id, sched, unmap, e.ret}];
+  // Operations of unknown cause (reset, suspend) belong to no container.
+  if (e.hdr.cgroup_id == 0) return;
+  const uint32_t cause = e.cause < GPUQ_CAUSE__MAX ? e.cause : 0;
+  ++runlist_causes_[{e.hdr.cgroup_id, e.gpu_id, sched, unmap, cause}];
+  Touch(e.hdr.cgroup_id, e.hdr.tgid, 0, "");
+}
+
+void Model::OnEviction(const gpuq_eviction_event& e) {
+  if (e.hdr.cgroup_id == 0) {
+    ++drops_.no_owner;
+    return;
+  }
+  const std::pair<uint64_t, uint32_t> key{e.hdr.process_key, e.gpu_id};
+  if (e.kind == GPUQ_EVICTION_EVICT) {
+    const uint32_t trigger = e.trigger < GPUQ_TRIGGER__KNOWN
+                                 ? e.trigger
+                                 : uint32_t{GPUQ_TRIGGER_UNKNOWN};
+    ++evictions_[{e.hdr.cgroup_id, e.gpu_id, trigger}].evictions;
+    // Only transitions are recorded; keep the first if one was missed.
+    pending_evictions_.try_emplace(
+        key, PendingEviction{e.hdr.cgroup_id, trigger, e.hdr.ts_ns});
+  } else if (e.kind == GPUQ_EVICTION_RESTORE) {
+    ++restores_[{e.hdr.cgroup_id, e.gpu_id}];
+    auto pending = pending_evictions_.find(key);
+    if (pending != pending_evictions_.end()) {
+      const PendingEviction& p = pending->second;
+      const uint64_t ns =
+          e.hdr.ts_ns > p.evict_ns ? e.hdr.ts_ns - p.evict_ns : 0;
+      evictions_[{p.cgroup_id, e.gpu_id, p.trigger}].duration.Observe(
+          EvictionBuckets(), Seconds(ns));
+      pending_evictions_.erase(pending);
+    }
+  }
+  Touch(e.hdr.cgroup_id, e.hdr.tgid, 0, "");
+}
+
+std::vector<SampleTarget> Model::SampleTargets() const {
+  std::vector<SampleTarget> out;
+  for (const auto& [key, q] : queues_) {
+    if ((q.flags & GPUQ_CREATE_F_ROCR_LAYOUT) == 0 || q.write_ptr == 0 ||
+        q.read_ptr == 0) {
+      continue;
+    }
+    SampleTarget t;
+    t.owner.tgid = q.tgid;
+    t.owner.cgroup_id = q.cgroup_id;
+    t.owner.process_key = q.process_key;
+    t.gpu_id = q.gpu_id;
+    t.queue_id = q.queue_id;
+    t.write_ptr = q.write_ptr;
+    t.read_ptr = q.read_ptr;
+    out.push_back(t);
+  }
+  std::sort(out.begin(), out.end(),
+            [](const SampleTarget& a, const SampleTarget& b) {
+              return std::tie(a.owner.tgid, a.queue_id) <
+                     std::tie(b.owner.tgid, b.queue_id);
+            });
+  return out;
+}
+
+std::optional<DoorbellOwner> Model::FindDoorbell(uint32_t tgid,
+                                                 uint64_t handle) const {
+  auto it = doorbell_owner_.find({tgid, handle});
+  if (it == doorbell_owner_.end()) return std::nullopt;
+  const QueueState& q = queues_.at(it->second);
+  DoorbellOwner o;
+  o.owner.tgid = q.tgid;
+  o.owner.cgroup_id = q.cgroup_id;
+  o.owner.process_key = q.process_key;
+  o.gpu_id = q.gpu_id;
+  o.queue_id = q.queue_id;
+  return o;
+}
+
+std::vector<std::pair<uint32_t, uint64_t>> Model::KnownDoorbells() const {
+  std::vector<std::pair<uint32_t, uint64_t>> out;
+  out.reserve(doorbell_owner_.size());
+  for (const auto& [key, queue] : doorbell_owner_) out.push_back(key);
+  return out;
+}
+
+std::map<std::pair<uint64_t, uint32_t>, uint64_t> Model::PendingPackets()
+    const {
+  std::map<std::pair<uint64_t, uint32_t>, uint64_t> out;
+  for (const auto& [key, q] : queues_) {
+    if (!q.readable) continue;
+    // read > write happens when a read lands between the CP's update of
+    // read_dispatch_id and ours of write: nothing is pending then.
+    out[{q.cgroup_id, q.gpu_id}] +=
+        q.write_index > q.read_index ? q.write_index - q.read_index : 0;
+  }
+  return out;
+}
+
+size_t Model::SampledQueues() const {
+  size_t n = 0;
+  for (const auto& [key, q] : queues_) n += q.readable ? 1 : 0;
+  return n;
+}
+
+std::map<uint64_t, std::map<uint32_t, double>> Model::SubmissionRates() const {
+  std::map<uint64_t, std::map<uint32_t, double>> out;
+  for (const auto& [key, q] : queues_) {
+    if (q.rate_ns == 0 || !q.readable) continue;
+    out[q.process_key][q.gpu_id] +=
+        static_cast<double>(q.rate_packets) / Seconds(q.rate_ns);
+  }
+  return out;
+}
+
+std::map<std::pair<uint64_t, uint32_t>, uint64_t> Model::EvictedProcesses()
+    const {
+  std::map<std::pair<uint64_t, uint32_t>, uint64_t> out;
+  for (const auto& [key, p] : pending_evictions_) {
+    ++out[{p.cgroup_id, key.second}];
+  }
+  return out;
 }
 
 }  // namespace gpuq

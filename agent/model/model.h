@@ -9,13 +9,16 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
 
+#include "model/histogram.h"
 #include "resolver/gpu_topology.h"
+#include "sampler/sample_target.h"
 #include "sources/event.h"
 #include "sources/kfd_sysfs.h"
 
@@ -37,7 +40,21 @@ struct QueueState {
   uint32_t priority = 0;
   uint32_t percentage = 0;
   uint64_t created_ns = 0;
-  bool seeded = false;  ///< found in sysfs, not seen being created
+  bool seeded = false;           ///< found in sysfs, not seen being created
+  uint32_t flags = 0;            ///< GPUQ_CREATE_F_* of its create record
+  uint64_t doorbell_handle = 0;  ///< 0: unknown
+  uint64_t write_index_at_create = 0;  ///< baseline with ROCR_LAYOUT
+
+  // What the sampler last read (GPUQ_EV_QUEUE_SAMPLE).
+  bool sampled = false;   ///< has a baseline: deltas count from here
+  bool readable = false;  ///< the last sample could be read
+  uint64_t write_index = 0;
+  uint64_t read_index = 0;
+  uint64_t sample_ns = 0;  ///< ts_ns of the last readable sample
+  /// Packets and time between the last two readable samples (rate_ns 0:
+  /// fewer than two since the baseline).
+  uint64_t rate_packets = 0;
+  uint64_t rate_ns = 0;
 };
 
 /// A process holding at least one live queue.
@@ -74,6 +91,88 @@ struct QueueSeries {
   uint64_t live = 0;
   uint64_t creates = 0;
   std::array<uint64_t, GPUQ_DESTROY__MAX> destroys{};  ///< by reason
+  uint64_t submissions = 0;  ///< AQL packets written (write index deltas)
+};
+
+/// Outcome of each GPUQ_EV_QUEUE_SAMPLE, monotonic; every sample counts once.
+struct SampleStats {
+  uint64_t ok = 0;
+  uint64_t reset = 0;  ///< write index went backwards: new baseline
+  uint64_t unreadable = 0;
+  uint64_t unknown_queue = 0;  ///< no live queue of that key
+};
+
+/// Doorbell rings of one (ringer's cgroup, gpu); gpu 0 = handle not known.
+struct DoorbellSeriesKey {
+  uint64_t cgroup_id;
+  uint32_t gpu_id;
+  bool operator<(const DoorbellSeriesKey& o) const {
+    return std::tie(cgroup_id, gpu_id) < std::tie(o.cgroup_id, o.gpu_id);
+  }
+};
+struct DoorbellSeries {
+  uint64_t doorbells = 0;
+  std::array<uint64_t, GPUQ_PACKET__MAX> by_packet{};  ///< gpuq_packet_class
+};
+
+/// Runlist operations are unmaps (HWS unmap, MES remove) or maps (HWS map,
+/// MES add), under one of two schedulers.
+enum class Scheduler : uint32_t { kHws = 0, kMes = 1 };
+struct RunlistKey {
+  uint32_t gpu_id;
+  Scheduler scheduler;
+  bool operator<(const RunlistKey& o) const {
+    return std::tie(gpu_id, scheduler) < std::tie(o.gpu_id, o.scheduler);
+  }
+};
+struct RunlistSeries {
+  std::map<uint32_t, uint64_t> unmaps_by_filter;  ///< filter 0: MES remove
+  DurationHistogram unmap;
+  DurationHistogram map;
+};
+/// Failed runlist operations of one GPU by op and errno.
+struct RunlistFailureKey {
+  uint32_t gpu_id;
+  Scheduler scheduler;
+  bool unmap;
+  int32_t error;  ///< negative errno
+  bool operator<(const RunlistFailureKey& o) const {
+    return std::tie(gpu_id, scheduler, unmap, error) <
+           std::tie(o.gpu_id, o.scheduler, o.unmap, o.error);
+  }
+};
+/// Runlist operations a known process caused (gpuq_runlist_cause).
+struct RunlistCauseKey {
+  uint64_t cgroup_id;
+  uint32_t gpu_id;
+  Scheduler scheduler;
+  bool unmap;
+  uint32_t cause;
+  bool operator<(const RunlistCauseKey& o) const {
+    return std::tie(cgroup_id, gpu_id, scheduler, unmap, cause) <
+           std::tie(o.cgroup_id, o.gpu_id, o.scheduler, o.unmap, o.cause);
+  }
+};
+
+/// Evictions of one (cgroup, gpu, trigger) and their evict-to-restore time.
+struct EvictionKey {
+  uint64_t cgroup_id;
+  uint32_t gpu_id;
+  uint32_t trigger;  ///< gpuq_eviction_trigger; GPUQ_TRIGGER_UNKNOWN if odd
+  bool operator<(const EvictionKey& o) const {
+    return std::tie(cgroup_id, gpu_id, trigger) <
+           std::tie(o.cgroup_id, o.gpu_id, o.trigger);
+  }
+};
+struct EvictionSeries {
+  uint64_t evictions = 0;
+  DurationHistogram duration;  ///< observed at the matching restore
+};
+/// A process evicted on a GPU and not restored yet.
+struct PendingEviction {
+  uint64_t cgroup_id = 0;
+  uint32_t trigger = 0;
+  uint64_t evict_ns = 0;
 };
 
 /// Create failures for one (cgroup, gpu, errno).
@@ -91,6 +190,9 @@ struct FailureKey {
 struct ModelDrops {
   uint64_t unknown_queue = 0;     ///< destroy of a queue never seen created
   uint64_t duplicate_create = 0;  ///< create of a queue already live
+  /// Eviction or doorbell records without an owner cgroup: not counted
+  /// per container (runlist operations of unknown cause are per GPU only).
+  uint64_t no_owner = 0;
 };
 
 /// Result of comparing the model with KFD sysfs.
@@ -144,6 +246,47 @@ class Model {
     return processes_;
   }
   size_t live_queues() const { return queues_.size(); }
+
+  // Issue 3: submissions, doorbells, runlist and evictions.
+  /// Live queues with a ROCr amd_queue_t (GPUQ_CREATE_F_ROCR_LAYOUT) and
+  /// index addresses: what the sampler reads.
+  std::vector<SampleTarget> SampleTargets() const;
+  /// The live queue whose create named doorbell `handle` in process `tgid`.
+  std::optional<DoorbellOwner> FindDoorbell(uint32_t tgid,
+                                            uint64_t handle) const;
+  /// (tgid, handle) of every live queue whose create named its doorbell.
+  std::vector<std::pair<uint32_t, uint64_t>> KnownDoorbells() const;
+  /// Written minus consumed packets of live queues whose last sample was
+  /// readable, by (cgroup, gpu).
+  std::map<std::pair<uint64_t, uint32_t>, uint64_t> PendingPackets() const;
+  /// Live queues whose last sample was readable.
+  size_t SampledQueues() const;
+  /// Packets per second between the last two samples of each live queue,
+  /// summed by (process key, gpu); queues with fewer samples are left out.
+  std::map<uint64_t, std::map<uint32_t, double>> SubmissionRates() const;
+  /// Processes evicted and not restored, by (cgroup, gpu).
+  std::map<std::pair<uint64_t, uint32_t>, uint64_t> EvictedProcesses() const;
+
+  const SampleStats& sample_stats() const { return sample_stats_; }
+  const std::map<DoorbellSeriesKey, DoorbellSeries>& doorbell_series() const {
+    return doorbell_series_;
+  }
+  const std::map<RunlistKey, RunlistSeries>& runlist() const {
+    return runlist_;
+  }
+  const std::map<RunlistFailureKey, uint64_t>& runlist_failures() const {
+    return runlist_failures_;
+  }
+  const std::map<RunlistCauseKey, uint64_t>& runlist_causes() const {
+    return runlist_causes_;
+  }
+  const std::map<EvictionKey, EvictionSeries>& evictions() const {
+    return evictions_;
+  }
+  /// Restores by (cgroup, gpu).
+  const std::map<std::pair<uint64_t, uint32_t>, uint64_t>& restores() const {
+    return restores_;
+  }
   const std::map<uint32_t, GpuNode>& gpus() const { return gpus_; }
   const std::array<uint64_t, GPUQ_EV__MAX>& events_by_type() const {
     return events_by_type_;
@@ -168,6 +311,13 @@ class Model {
   void OnDestroy(const gpuq_queue_destroy_event& e);
   void OnProcessExit(const gpuq_process_exit_event& e);
   void OnCreateFailed(const gpuq_queue_create_failed_event& e);
+  void OnQueueSample(const gpuq_queue_sample_record& e);
+  void OnDoorbellCount(const gpuq_doorbell_count_record& e);
+  void OnRunlist(const gpuq_runlist_event& e);
+  void OnEviction(const gpuq_eviction_event& e);
+  /// The live queue of (process key, queue id), or of the tgid's seeded
+  /// process; null if none.
+  QueueState* FindQueue(uint64_t process_key, uint32_t tgid, uint32_t queue_id);
   /// Removes a live queue and updates gauges; false if it was not live.
   bool Remove(const Key& key, QueueState* removed);
   /// Moves the queues of a seeded process (keyed by tgid) under its real
@@ -189,6 +339,24 @@ class Model {
   ModelDrops drops_;
   std::map<std::pair<uint64_t, uint32_t>, OwnerActivity> owners_;
   uint64_t now_ns_ = 0;
+
+  SampleStats sample_stats_;
+  /// (tgid, doorbell handle) -> the live queue that named it at create.
+  std::map<std::pair<uint32_t, uint64_t>, Key> doorbell_owner_;
+  /// Last cumulative DOORBELL_COUNT per (tgid, handle), with its cgroup.
+  struct DoorbellLast {
+    uint64_t cgroup_id = 0;
+    DoorbellSeries counts;
+  };
+  std::map<std::pair<uint32_t, uint64_t>, DoorbellLast> doorbell_last_;
+  std::map<DoorbellSeriesKey, DoorbellSeries> doorbell_series_;
+  std::map<RunlistKey, RunlistSeries> runlist_;
+  std::map<RunlistFailureKey, uint64_t> runlist_failures_;
+  std::map<RunlistCauseKey, uint64_t> runlist_causes_;
+  std::map<EvictionKey, EvictionSeries> evictions_;
+  std::map<std::pair<uint64_t, uint32_t>, uint64_t> restores_;
+  /// (process key, gpu) -> eviction waiting for its restore.
+  std::map<std::pair<uint64_t, uint32_t>, PendingEviction> pending_evictions_;
 };
 
 /// The process key the model uses for a seeded queue of `tgid`: kernel

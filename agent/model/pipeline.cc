@@ -108,6 +108,22 @@ void Pipeline::Handle(const Event& event) {
   HandleLocked(event);
 }
 
+std::vector<SampleTarget> Pipeline::SampleTargets() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return model_.SampleTargets();
+}
+
+std::optional<DoorbellOwner> Pipeline::FindDoorbell(uint32_t tgid,
+                                                    uint64_t handle) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return model_.FindDoorbell(tgid, handle);
+}
+
+std::vector<std::pair<uint32_t, uint64_t>> Pipeline::KnownDoorbells() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return model_.KnownDoorbells();
+}
+
 void Pipeline::RecordCgroupLocked(uint64_t cgroup_id) {
   if (recorder_ == nullptr || cgroup_id == 0) return;
   if (!recorded_cgroups_.insert(cgroup_id).second) return;
@@ -131,7 +147,10 @@ void Pipeline::HandleLocked(const Event& event) {
       carried_metadata_[a.identity.container_id] = *parsed;
       recorded_metadata_.insert(a.identity.container_id);
     }
-  } else if (!std::holds_alternative<gpuq_gpu_info_record>(event)) {
+  } else if (!std::holds_alternative<gpuq_gpu_info_record>(event) &&
+             Header(event).cgroup_id != 0) {
+    // cgroup 0 names no owner (a runlist operation of unknown cause): it
+    // gets no container series, so there is nothing to attribute.
     // A kernel event: settle its cgroup id (v1 hosts), then attribute.
     if (const auto v1_id = V1CgroupIdLocked(Header(event))) {
       Event rewritten = event;  // copied only on v1 hosts
@@ -331,6 +350,16 @@ Snapshot Pipeline::TakeSnapshot() {
   s.queue_series = model_.queue_series();
   s.create_failures = model_.create_failures();
   s.process_exits = model_.process_exits();
+  s.pending_packets = model_.PendingPackets();
+  s.sampled_queues = model_.SampledQueues();
+  s.sample_stats = model_.sample_stats();
+  s.doorbells = model_.doorbell_series();
+  s.runlist = model_.runlist();
+  s.runlist_failures = model_.runlist_failures();
+  s.runlist_causes = model_.runlist_causes();
+  s.evictions = model_.evictions();
+  s.restores = model_.restores();
+  s.evicted = model_.EvictedProcesses();
   for (const auto& [key, p] : model_.processes()) {
     for (const auto& [gpu, n] : p.queues_per_gpu) {
       if (n > 0) ++s.processes[{p.cgroup_id, gpu}];
@@ -352,6 +381,12 @@ Snapshot Pipeline::TakeSnapshot() {
   for (const auto& [key, v] : s.create_failures) attribute(key.cgroup_id);
   for (const auto& [cgroup, v] : s.process_exits) attribute(cgroup);
   for (const auto& [key, v] : s.processes) attribute(key.first);
+  for (const auto& [key, v] : s.pending_packets) attribute(key.first);
+  for (const auto& [key, v] : s.doorbells) attribute(key.cgroup_id);
+  for (const auto& [key, v] : s.runlist_causes) attribute(key.cgroup_id);
+  for (const auto& [key, v] : s.evictions) attribute(key.cgroup_id);
+  for (const auto& [key, v] : s.restores) attribute(key.first);
+  for (const auto& [key, v] : s.evicted) attribute(key.first);
   s.cgroups_unresolved = attributor_.UnresolvedTotal();
 
   for (const std::string& label : options_.label_allowlist) {
@@ -374,9 +409,12 @@ Snapshot Pipeline::TakeSnapshot() {
   for (const auto& [id, own] : admitted_) s.containers_folded += own ? 0 : 1;
   s.pid_comm_labels = options_.pid_comm_labels;
   if (s.pid_comm_labels) s.owners = model_.owners();  // only comm needs it
+  const auto rates = model_.SubmissionRates();
   for (const auto& [key, p] : model_.processes()) {
+    auto rate = rates.find(key);
     s.process_rows.push_back(
-        {p.tgid, p.comm, p.cgroup_id, p.exited, p.queues_per_gpu});
+        {p.tgid, p.comm, p.cgroup_id, p.exited, p.queues_per_gpu,
+         rate != rates.end() ? rate->second : std::map<uint32_t, double>{}});
   }
   std::sort(s.process_rows.begin(), s.process_rows.end(),
             [](const ProcessRow& a, const ProcessRow& b) {

@@ -52,6 +52,9 @@ struct ProcessRow {
   uint64_t cgroup_id = 0;
   bool exited = false;
   std::map<uint32_t, uint32_t> queues_per_gpu;
+  /// AQL packets per second between the last two samples of its queues, by
+  /// gpu (gpus without two samples are absent).
+  std::map<uint32_t, double> submission_rate_per_gpu;
 };
 
 /// `container` label of series folded by the per-container cap.
@@ -64,6 +67,18 @@ struct Snapshot {
   std::map<QueueSeriesKey, QueueSeries> queue_series;
   std::map<FailureKey, uint64_t> create_failures;
   std::map<uint64_t, uint64_t> process_exits;  ///< by cgroup id
+  /// Written minus consumed packets of sampled live queues, by (cgroup, gpu).
+  std::map<std::pair<uint64_t, uint32_t>, uint64_t> pending_packets;
+  uint64_t sampled_queues = 0;
+  SampleStats sample_stats;
+  std::map<DoorbellSeriesKey, DoorbellSeries> doorbells;
+  std::map<RunlistKey, RunlistSeries> runlist;
+  std::map<RunlistFailureKey, uint64_t> runlist_failures;
+  std::map<RunlistCauseKey, uint64_t> runlist_causes;
+  std::map<EvictionKey, EvictionSeries> evictions;
+  std::map<std::pair<uint64_t, uint32_t>, uint64_t>
+      restores;                                               ///< (cgroup, gpu)
+  std::map<std::pair<uint64_t, uint32_t>, uint64_t> evicted;  ///< (cgroup, gpu)
   /// Processes holding queues, by (cgroup id, gpu id).
   std::map<std::pair<uint64_t, uint32_t>, uint64_t> processes;
   /// Attribution of every cgroup id referenced above.
@@ -112,7 +127,9 @@ struct PipelineOptions {
   MetadataResolver* metadata = nullptr;
 };
 
-/// Thread-safety: Run() on one thread; Snapshot() from any thread.
+/// Thread-safety: Run() on one thread; Handle(), TakeSnapshot(),
+/// SampleTargets(), FindDoorbell() and KnownDoorbells() from any thread (each
+/// takes the pipeline's lock).
 class Pipeline {
  public:
   /// `source` may be null: then only sysfs feeds the model.
@@ -134,8 +151,17 @@ class Pipeline {
   /// Why Run() returned kError.
   std::string Error() const { return error_; }
 
-  /// Applies one event as if it came from the source (tests, seeding).
+  /// Applies one event as if it came from the source (tests, seeding, and
+  /// the sampler and doorbell poller threads' records). Recorded when
+  /// recording, so a replay reproduces it.
   void Handle(const Event& event);
+
+  /// Live queues with GPUQ_CREATE_F_ROCR_LAYOUT: what the sampler reads.
+  std::vector<SampleTarget> SampleTargets();
+  /// The queue whose create named doorbell `handle` of process `tgid`.
+  std::optional<DoorbellOwner> FindDoorbell(uint32_t tgid, uint64_t handle);
+  /// (tgid, handle) learned from queue creates, for the doorbell poller.
+  std::vector<std::pair<uint32_t, uint64_t>> KnownDoorbells();
   /// One reconciliation pass against sysfs now.
   void ReconcileNow();
   /// Folds idle processes and removes containers gone for the grace period.
