@@ -8,6 +8,7 @@
 #include <memory>
 #include <thread>
 
+#include "cli/submissions.h"
 #include "export/collector.h"
 #include "export/metrics_server.h"
 #include "export/once_render.h"
@@ -15,6 +16,7 @@
 #include "loader/kernel_features.h"
 #include "model/pipeline.h"
 #include "resolver/container_metadata.h"
+#include "sampler/periodic_thread.h"
 #include "sources/bpf_source.h"
 #include "sources/capture.h"
 #include "sources/kfd_sysfs.h"
@@ -116,6 +118,29 @@ void PrintWarnings(const std::vector<std::string>& warnings) {
   for (const auto& w : warnings) Warn(w);
 }
 
+/// The submission readers of a live pipeline, after one first round (the
+/// baseline of every queue seen without a create event). None in replay: a
+/// capture carries the samples and counts it recorded.
+std::unique_ptr<SubmissionReaders> StartSubmissionReaders(
+    const Options& options, bool replay, Pipeline* pipeline,
+    const std::vector<ProbeStatus>& kernel_probes) {
+  if (replay) return nullptr;
+  std::vector<std::string> warnings;
+  auto readers = std::make_unique<SubmissionReaders>(
+      options, PipelineSinks(pipeline, kernel_probes), &warnings);
+  PrintWarnings(warnings);
+  if (!readers->Active()) return nullptr;
+  readers->Round();
+  return readers;
+}
+
+/// Runs `readers` every period on a thread of its own (null: nothing).
+std::unique_ptr<PeriodicThread> TickEveryPeriod(SubmissionReaders* readers) {
+  if (readers == nullptr) return nullptr;
+  return std::make_unique<PeriodicThread>(readers->Period(),
+                                          [readers] { readers->Round(); });
+}
+
 extern "C" void OnSignal(int /*signo*/) { StopRequested().store(true); }
 
 }  // namespace
@@ -154,6 +179,9 @@ int RunOnce(const Options& options) {
                     std::move(setup.source));
   pipeline.SetProbes(setup.probes);
   PrintWarnings(pipeline.Start());
+  // Submissions over the window: a round at its start and one at its end.
+  const auto readers =
+      StartSubmissionReaders(options, setup.replay, &pipeline, setup.probes);
   std::atomic<bool>& stop = StopRequested();
   std::optional<std::chrono::steady_clock::time_point> deadline;
   if (!setup.replay)
@@ -162,6 +190,7 @@ int RunOnce(const Options& options) {
     Warn(pipeline.Error());
     return 1;
   }
+  if (readers != nullptr) readers->Round();
   if (!setup.replay) pipeline.ReconcileNow();
   // The same snapshot -> families path as /metrics, plus the process list.
   const Snapshot snapshot = pipeline.TakeSnapshot();
@@ -200,6 +229,10 @@ int RunDaemon(const Options& options) {
                     std::move(setup.source));
   pipeline.SetProbes(setup.probes);
   PrintWarnings(pipeline.Start());
+  const auto readers =
+      StartSubmissionReaders(options, setup.replay, &pipeline, setup.probes);
+  // Declared after the pipeline and the readers: stops first.
+  const auto ticker = TickEveryPeriod(readers.get());
 
   std::string error;
   auto server = MetricsServer::Start(
@@ -290,11 +323,20 @@ int RunRecord(const Options& options) {
   pipeline.RecordTo(writer.get());
   pipeline.SetProbes(setup.probes);
   PrintWarnings(pipeline.Start());
+  // Samples and doorbell counts go into the capture like kernel events.
+  const auto readers =
+      StartSubmissionReaders(options, setup.replay, &pipeline, setup.probes);
+  auto ticker = TickEveryPeriod(readers.get());
   std::optional<std::chrono::steady_clock::time_point> deadline;
   if (options.duration) {
     deadline = std::chrono::steady_clock::now() + *options.duration;
   }
   const auto result = pipeline.Run(StopRequested(), deadline);
+  if (ticker != nullptr) {
+    // A last round, so the capture ends with the state at its end.
+    ticker->Stop();
+    readers->Round();
+  }
   const uint64_t records = writer->Records();
   if (!writer->Close(&error)) {
     Warn(error);

@@ -159,6 +159,26 @@ std::optional<int> ParseOptions(int argc, char** argv, Options* out) {
       ->check(DurationValidator())
       ->capture_default_str();
 
+  std::string sample_interval = "1s", doorbells = "off";
+  app.add_option("--sample-interval", sample_interval,
+                 "How often the write and read indexes of every ROCr queue are "
+                 "read from its process's memory (gpuq_submissions_total, "
+                 "gpuq_queue_pending_packets); 0 turns sampling off. Needs "
+                 "ptrace access to the processes (root, or CAP_SYS_PTRACE).")
+      ->check(DurationValidator())
+      ->capture_default_str();
+  app.add_option("--doorbells", doorbells,
+                 "Count doorbell rings with uprobes on libhsa-runtime64 "
+                 "(gpuq_doorbells_total): off or uprobe. Costs one uprobe hit "
+                 "per doorbell in the submitting process.")
+      ->check(CLI::IsMember({"off", "uprobe"}))
+      ->capture_default_str();
+  app.add_option("--hsa-runtime", out->hsa_runtimes,
+                 "A libhsa-runtime64.so file to attach the doorbell uprobes "
+                 "to, besides those found mapped by processes. Repeatable; "
+                 "needs --doorbells=uprobe.")
+      ->check(CLI::ExistingFile);
+
   CLI::App* check = app.add_subcommand(
       "check",
       "Report, per kernel hook, whether it can attach here and in which "
@@ -194,6 +214,25 @@ std::optional<int> ParseOptions(int argc, char** argv, Options* out) {
   out->reconcile_interval = *ParseDuration(reconcile);
   if (out->reconcile_interval.count() == 0) {
     std::cerr << "gpuq-agent: --reconcile-interval must be above 0\n";
+    return 2;
+  }
+  out->sample_interval = *ParseDuration(sample_interval);
+  if (out->sample_interval.count() > 0 &&
+      out->sample_interval < std::chrono::milliseconds(10)) {
+    std::cerr << "gpuq-agent: --sample-interval must be 0 (off) or at least "
+                 "10ms\n";
+    return 2;
+  }
+  out->doorbells =
+      doorbells == "uprobe" ? DoorbellMode::kUprobe : DoorbellMode::kOff;
+  if (!out->hsa_runtimes.empty() && out->doorbells != DoorbellMode::kUprobe) {
+    std::cerr << "gpuq-agent: --hsa-runtime needs --doorbells=uprobe\n";
+    return 2;
+  }
+  if (!out->replay.empty() && out->doorbells == DoorbellMode::kUprobe) {
+    std::cerr << "gpuq-agent: --doorbells=uprobe counts live processes; it "
+                 "does not apply to --replay (a capture replays the doorbell "
+                 "counts it recorded)\n";
     return 2;
   }
   out->output = *ParseOnceFormat(output);

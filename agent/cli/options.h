@@ -13,6 +13,9 @@ namespace gpuq {
 
 enum class Command { kDaemon, kOnce, kCheck, kRecord, kVersion };
 
+/// --doorbells: how doorbell rings are counted.
+enum class DoorbellMode { kOff, kUprobe };
+
 struct Options {
   Command command = Command::kDaemon;
   HostPaths paths;
@@ -37,6 +40,10 @@ struct Options {
   std::string run_dir;                      ///< empty: <host root>/run
   std::chrono::milliseconds runtime_timeout{2000};
   std::string host_root;  ///< --host-root as given ("" = /)
+  // Submissions (issue 3).
+  std::chrono::milliseconds sample_interval{1000};  ///< 0: no sampling
+  DoorbellMode doorbells = DoorbellMode::kOff;
+  std::vector<std::string> hsa_runtimes;  ///< --hsa-runtime, repeatable
 };
 
 /// Parses a duration: "1.5s", "500ms", "2m" or plain seconds ("10").

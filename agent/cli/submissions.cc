@@ -1,0 +1,73 @@
+#include "cli/submissions.h"
+
+#include "model/pipeline.h"
+#include "sources/doorbell_poller.h"
+
+namespace gpuq {
+
+SubmissionSinks PipelineSinks(Pipeline* pipeline,
+                              std::vector<ProbeStatus> kernel_probes) {
+  SubmissionSinks s;
+  s.targets = [pipeline] { return pipeline->SampleTargets(); };
+  s.find_doorbell = [pipeline](uint32_t tgid, uint64_t handle) {
+    return pipeline->FindDoorbell(tgid, handle);
+  };
+  s.known_doorbells = [pipeline] { return pipeline->KnownDoorbells(); };
+  s.handle = [pipeline](const Event& e) { pipeline->Handle(e); };
+  s.doorbell_probes = [pipeline, kernel = std::move(kernel_probes)](
+                          const std::vector<ProbeStatus>& doorbell) {
+    std::vector<ProbeStatus> all = kernel;
+    all.insert(all.end(), doorbell.begin(), doorbell.end());
+    pipeline->SetProbes(std::move(all));
+  };
+  return s;
+}
+
+SubmissionReaders::SubmissionReaders(const Options& options,
+                                     SubmissionSinks sinks,
+                                     std::vector<std::string>* warnings)
+    : sinks_(std::move(sinks)),
+      period_(options.sample_interval.count() > 0 ? options.sample_interval
+                                                  : std::chrono::seconds(1)) {
+  if (options.sample_interval.count() > 0) {
+    QueueSampler::Options s;
+    s.paths = options.paths;
+    sampler_ = std::make_unique<QueueSampler>(std::move(s));
+  }
+  if (options.doorbells != DoorbellMode::kUprobe) return;
+  doorbells_asked_ = true;
+  DoorbellPoller::Options d;
+  d.paths = options.paths;
+  d.libraries = options.hsa_runtimes;
+  std::string error;
+  poller_ = DoorbellPoller::Open(d, &error);
+  if (poller_ == nullptr) {
+    warnings->push_back(error + "; doorbells are not counted");
+    // The same rows an attached poller reports, as not attached.
+    std::vector<ProbeStatus> rows;
+    for (const auto& [probe, function] :
+         {std::pair<const char*, const char*>{"doorbell_store_screlease",
+                                              "hsa_signal_store_screlease"},
+          {"doorbell_store_relaxed", "hsa_signal_store_relaxed"}}) {
+      rows.push_back({probe, function, "none", false, error});
+    }
+    sinks_.doorbell_probes(rows);
+    return;
+  }
+  sinks_.doorbell_probes(poller_->Probes());
+}
+
+SubmissionReaders::~SubmissionReaders() = default;
+
+void SubmissionReaders::Round() {
+  if (sampler_ != nullptr) sampler_->Sample(sinks_.targets(), sinks_.handle);
+  if (poller_ == nullptr) return;
+  if (++rounds_ % kRescanEvery == 0) {
+    poller_->Rescan();
+    sinks_.doorbell_probes(poller_->Probes());
+  }
+  poller_->SyncKnown(sinks_.known_doorbells());
+  poller_->Poll(sinks_.find_doorbell, sinks_.handle);
+}
+
+}  // namespace gpuq
