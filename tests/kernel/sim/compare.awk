@@ -1,0 +1,126 @@
+# Compares the agent's metrics with the simulator's ground truth (busybox awk).
+#
+#   awk -v fams="gpuq_queues gpuq_queue_creates_total" -f compare.awk INPUT
+#
+# INPUT holds tagged lines:
+#   GPU <gpu_id>                      a gpu_id of the topology
+#   CG <cgroup id> <container label>  (label "-" = host, container="")
+#   BASE <truth line>                 truth when the agent started (counters)
+#   NOW <truth line>                  truth now
+#   MET <exposition line>             the agent's /metrics (or --once -o prometheus)
+# Truth lines are "<what> <gpu_id> <a> <b> <cgroup> <value>" (kfd_sim_truth.c).
+# Gauges are compared with NOW, counters with NOW - BASE; each family is
+# projected on the labels the truth knows, and zero series may be absent on
+# either side. Prints one "DIFF <series> want <n> got <n>" per mismatch and
+# a last line "RESULT <ok|diff> <series compared> <diffs>".
+function container(id) {
+	if (!(id in cg))
+		return "cgroup-" id
+	return cg[id] == "-" ? "" : cg[id]
+}
+function qtype(t) {
+	if (t == 0) return "compute"
+	if (t == 1) return "sdma"
+	if (t == 4) return "sdma_xgmi"
+	if (t == 5) return "sdma_by_eng_id"
+	return "type_" t
+}
+function errname(e) {
+	if (e == 22) return "EINVAL"
+	if (e == 12) return "ENOMEM"
+	if (e == 14) return "EFAULT"
+	if (e == 62) return "ETIME"
+	if (e == 16) return "EBUSY"
+	if (e == 524) return "ENOTSUPP"
+	return "E" e
+}
+function gpu(g) { return (g in gpus) ? g : "unknown" }
+function add(key, v) { want[key] += v }
+# One truth series, sign +1 (NOW) or -1 (BASE).
+function truth(sign, what, g, a, b, c, v) {
+	if (what == "queues" && sign > 0)
+		add("gpuq_queues{container=\"" container(c) "\",gpu_id=\"" g "\",queue_type=\"" qtype(a) "\"}", v)
+	else if (what == "processes" && sign > 0)
+		add("gpuq_processes{container=\"" container(c) "\",gpu_id=\"" g "\"}", v)
+	else if (what == "create")
+		add("gpuq_queue_creates_total{container=\"" container(c) "\",gpu_id=\"" g "\",queue_type=\"" qtype(a) "\"}", sign * v)
+	else if (what == "destroy")
+		add("gpuq_queue_destroys_total{container=\"" container(c) "\",gpu_id=\"" g "\",queue_type=\"" qtype(a) "\",reason=\"" (b == 1 ? "ioctl" : "process_exit") "\"}", sign * v)
+	else if (what == "exit")
+		add("gpuq_process_exits_total{container=\"" container(c) "\"}", sign * v)
+	else if (what == "create_fail")
+		add("gpuq_queue_create_failures_total{container=\"" container(c) "\",gpu_id=\"" gpu(g) "\",error=\"" errname(b) "\"}", sign * v)
+}
+# Labels each family is compared on, in this order.
+BEGIN {
+	keep["gpuq_queues"] = "container gpu_id queue_type"
+	keep["gpuq_processes"] = "container gpu_id"
+	keep["gpuq_queue_creates_total"] = "container gpu_id queue_type"
+	keep["gpuq_queue_destroys_total"] = "container gpu_id queue_type reason"
+	keep["gpuq_process_exits_total"] = "container"
+	keep["gpuq_queue_create_failures_total"] = "container gpu_id error"
+	n = split(fams, f, " ")
+	for (i = 1; i <= n; i++)
+		check[f[i]] = 1
+}
+$1 == "GPU" { gpus[$2] = 1; next }
+$1 == "CG" { cg[$2] = $3; next }
+$1 == "BASE" || $1 == "NOW" {
+	truth($1 == "NOW" ? 1 : -1, $2, $3, $4, $5, $6, $7)
+	next
+}
+$1 == "MET" {
+	line = substr($0, 5)
+	if (line ~ /^#/)
+		next
+	name = line
+	sub(/[{ ].*/, "", name)
+	if (!(name in check) || !(name in keep))
+		next
+	value = line
+	sub(/.* /, "", value)
+	labels = ""
+	if (index(line, "{")) {
+		labels = line
+		sub(/^[^{]*\{/, "", labels)
+		sub(/\}[^}]*$/, "", labels)
+	}
+	delete lv
+	m = split(labels, parts, ",")
+	for (i = 1; i <= m; i++) {
+		eq = index(parts[i], "=")
+		v = substr(parts[i], eq + 1)
+		gsub(/"/, "", v)
+		lv[substr(parts[i], 1, eq - 1)] = v
+	}
+	key = name "{"
+	k = split(keep[name], ln, " ")
+	for (i = 1; i <= k; i++)
+		key = key (i > 1 ? "," : "") ln[i] "=\"" lv[ln[i]] "\""
+	key = key "}"
+	got[key] += value
+	next
+}
+END {
+	for (key in want) {
+		name = key
+		sub(/\{.*/, "", name)
+		if (name in check)
+			all[key] = 1
+	}
+	for (key in got)
+		all[key] = 1
+	compared = diffs = 0
+	for (key in all) {
+		w = want[key] + 0
+		g = got[key] + 0
+		if (w == 0 && g == 0)
+			continue
+		compared++
+		if (w != g) {
+			diffs++
+			print "DIFF " key " want " w " got " g
+		}
+	}
+	print "RESULT " (diffs ? "diff" : "ok") " " compared " " diffs
+}

@@ -1,0 +1,388 @@
+#!/bin/busybox sh
+# /init of the KFD simulator tier's guest (tests/kernel/run_sim_tier.sh
+# builds the initramfs and boots it). Loads the simulator (a module named
+# amdgpu: tests/kernel/sim), then, per hook mode (fentry, kprobe), runs the
+# real gpuq-agent daemon against driver processes in three cgroups (two
+# docker-style containers and the host) and compares every metric family it
+# exports with the simulator's ground truth (/sys/kernel/debug/kfd_sim/truth,
+# through compare.awk): lifecycle, an agent killed and restarted mid-run
+# (seeded from sysfs), `--once`, a burst of creates/destroys, and the
+# runlist / eviction / submission families when the agent exports them.
+#
+# Every result is one console line the host parses:
+#   GPUQ-KTEST <kernel> <check> PASS|FAIL|SKIP <detail>
+# Logs: "GPUQ-LOG <kernel> <group>| <line>", dmesg "GPUQ-DMESG <kernel>| ...",
+# timings "GPUQ-KTIME <kernel> <step> <uptime>".
+# shellcheck shell=dash
+/bin/busybox --install -s /bin
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+K=${GPUQ_KERNEL:-$(uname -r)}
+SIM=/lib/kfd-sim
+PORT=9464
+URL=http://127.0.0.1:$PORT/metrics
+TRUTH=/sys/kernel/debug/kfd_sim/truth
+KFD=/sys/class/kfd/kfd
+LIFECYCLE="gpuq_queues gpuq_processes gpuq_queue_creates_total gpuq_queue_destroys_total gpuq_process_exits_total gpuq_queue_create_failures_total"
+LIFECYCLE_PROBES="queue_create create_ioctl queue_destroy process_exit"
+
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mount -t tmpfs tmp /tmp
+mount -t debugfs nodev /sys/kernel/debug 2> /dev/null
+mount -t tracefs nodev /sys/kernel/tracing 2> /dev/null
+mount -t cgroup2 none /sys/fs/cgroup
+ip link set lo up
+
+up() { cut -d' ' -f1 /proc/uptime; }
+ktime() { echo "GPUQ-KTIME $K $1 $(up)"; }
+result() { echo "GPUQ-KTEST $K $1 $2 $3"; }
+pass() { result "$1" PASS "${2:-}"; }
+fail() { result "$1" FAIL "${2:-}"; }
+skip() { result "$1" SKIP "${2:-}"; }
+dump() {
+  local group="$1" f
+  shift
+  for f in "$@"; do
+    [ -s "$f" ] && sed "s/^/GPUQ-LOG $K $group| /" "$f"
+  done
+}
+elapsed() { awk -v a="$1" -v b="$(up)" 'BEGIN { printf "%.1f", b - a }'; }
+# within SECONDS T0: true while less than SECONDS have passed since T0.
+within() { awk -v s="$1" -v a="$2" -v b="$(up)" 'BEGIN { exit !(b - a < s) }'; }
+
+finish() {
+  ktime finished
+  dmesg > /tmp/dmesg.txt
+  if grep -qE 'WARNING:|BUG:|Oops|Call Trace|general protection' /tmp/dmesg.txt; then
+    fail kernel-clean "dmesg has a kernel warning or oops (see GPUQ-DMESG lines)"
+  else
+    pass kernel-clean "no WARNING/BUG/Oops in dmesg"
+  fi
+  sed "s/^/GPUQ-DMESG $K| /" /tmp/dmesg.txt
+  echo "GPUQ-KTEST-DONE $K"
+  sync
+  poweroff -f
+}
+
+echo # the firmware's last line has no newline
+ktime userspace-up
+echo "GPUQ-INFO $K uname $(uname -r)"
+
+# ---- the simulator ----------------------------------------------------------
+FLAVOR=$(cat $SIM/flavor)
+insmod $SIM/amdgpu.ko > /tmp/insmod.txt 2>&1
+rc=$?
+ktime insmod-done
+nodes=$(ls $KFD/topology/nodes 2> /dev/null | tr '\n' ' ')
+if [ $rc = 0 ] && [ -c /dev/kfd ] && [ -d $KFD/proc ] && [ -e /sys/kernel/btf/amdgpu ] &&
+  grep -q "kfd_procfs_add_queue	\[amdgpu\]" /proc/kallsyms; then
+  pass insmod "rc=0, /dev/kfd, $KFD/proc, topology nodes: $nodes, /sys/kernel/btf/amdgpu, kallsyms [amdgpu]"
+else
+  fail insmod "rc=$rc kfd=$(ls -l /dev/kfd 2>&1) nodes='$nodes' btf=$(ls /sys/kernel/btf/amdgpu 2>&1)"
+  dump insmod /tmp/insmod.txt
+  finish
+fi
+# The BTF names the struct of the flavor built: kfd_node only in that one.
+if grep -q kfd_node /sys/kernel/btf/amdgpu; then got=kfd_node; else got=kfd_dev; fi
+if [ "$got" = "$FLAVOR" ]; then
+  pass btf-flavor "module BTF is the $FLAVOR shape ($(wc -c < /sys/kernel/btf/amdgpu) bytes)"
+else
+  fail btf-flavor "built as $FLAVOR, BTF looks like $got"
+fi
+
+# GPUs by topology node: 1 HWS, 2 MES (v11), 3 NO_HWS, 4 MES v12 (6.12 only).
+gpu_of_node() { cat $KFD/topology/nodes/$1/gpu_id 2> /dev/null; }
+G_HWS=$(gpu_of_node 1)
+G_MES=$(gpu_of_node 2)
+G_NOHWS=$(gpu_of_node 3)
+G_MES12=$(gpu_of_node 4)
+[ -n "$G_MES12" ] || G_MES12=$G_MES
+echo "GPUQ-INFO $K gpus hws=$G_HWS mes=$G_MES nohws=$G_NOHWS mes12=$G_MES12"
+
+if v=$(/bin/gpuq-agent --version 2>&1); then pass agent-version "$v"; else fail agent-version "$v"; fi
+
+# ---- cgroups: two docker containers and the host ----------------------------
+ID_A=3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899
+ID_B=a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90
+CG_A=/sys/fs/cgroup/system.slice/docker-$ID_A.scope
+CG_B=/sys/fs/cgroup/system.slice/docker-$ID_B.scope
+CG_HOST=/sys/fs/cgroup
+mkdir -p $CG_A $CG_B
+# cgroup v2 id = the kernfs inode number of the cgroup's directory
+{
+  echo "CG $(stat -c %i $CG_HOST) -"
+  echo "CG $(stat -c %i $CG_A) $(echo $ID_A | cut -c1-12)"
+  echo "CG $(stat -c %i $CG_B) $(echo $ID_B | cut -c1-12)"
+  for n in $KFD/topology/nodes/*; do
+    g=$(cat $n/gpu_id)
+    [ "$g" != 0 ] && echo "GPU $g"
+  done
+} > /tmp/static.in
+
+# ---- driver processes ---------------------------------------------------------
+# start_driver NAME CGROUP FD: kfd_sim_driver in CGROUP, commands on fd FD.
+start_driver() {
+  rm -f /tmp/$1.in /tmp/$1.out
+  mkfifo /tmp/$1.in
+  sh -c "echo \$\$ > $2/cgroup.procs && exec /bin/kfd_sim_driver" < /tmp/$1.in > /tmp/$1.out 2>&1 &
+  eval "exec $3> /tmp/$1.in"
+  eval "FD_$1=$3"
+  i=0
+  while ! grep -q READY /tmp/$1.out 2> /dev/null && [ $i -lt 200 ]; do
+    sleep 0.05
+    i=$((i + 1))
+  done
+  eval "PID_$1=$(awk '/READY/ { print $2; exit }' /tmp/$1.out)"
+}
+SEQ=0
+# drv NAME COMMAND...: one command, then waits until the driver did it.
+drv() {
+  local name=$1 fd pid
+  shift
+  eval "fd=\$FD_$name"
+  SEQ=$((SEQ + 1))
+  echo "$*" >&"$fd"
+  echo "sync $SEQ" >&"$fd"
+  t0=$(up)
+  while ! grep -q "SYNC $SEQ\$" /tmp/$name.out && within 120 "$t0"; do
+    sleep 0.05
+  done
+}
+# exit_driver NAME: exits with its queues alive; returns once KFD tore the
+# process down (its kworker removes proc/<pid> last).
+exit_driver() {
+  local name=$1 fd pid
+  eval "fd=\$FD_$name"
+  eval "pid=\$PID_$name"
+  echo exit >&"$fd"
+  eval "exec $fd>&-"
+  t0=$(up)
+  while { kill -0 "$pid" 2> /dev/null || [ -d $KFD/proc/$pid ]; } && within 60 "$t0"; do
+    sleep 0.05
+  done
+  dump "driver-$name" /tmp/$name.out
+  cat /tmp/$name.out >> /tmp/drivers.out
+}
+
+# ---- the agent ---------------------------------------------------------------
+scrape() { timeout 10 wget -q -O "$1" "$URL" 2> /dev/null; }
+
+# start_agent MODE FLAGS...: the daemon; BASE = the truth it starts from.
+# Nothing runs in the simulator until every lifecycle probe is attached.
+start_agent() {
+  AG_MODE=$1
+  shift
+  cp $TRUTH /tmp/base.truth
+  /bin/gpuq-agent --web.listen-address 127.0.0.1:$PORT --no-runtime-lookup \
+    --reconcile-interval 2s "$@" >> "/tmp/agent-$AG_MODE.out" 2>&1 &
+  AG_PID=$!
+  t0=$(up)
+  AG_UP=""
+  while within 180 "$t0"; do
+    if scrape /tmp/m.prom && [ "$(grep -c '^gpuq_probe_attached{.*} 1$' /tmp/m.prom)" -ge 4 ]; then
+      AG_UP=$(elapsed "$t0")
+      break
+    fi
+    kill -0 $AG_PID 2> /dev/null || break
+    sleep 0.2
+  done
+}
+
+stop_agent() {
+  kill -TERM "$AG_PID" 2> /dev/null
+  i=0
+  while kill -0 "$AG_PID" 2> /dev/null && [ $i -lt 100 ]; do
+    sleep 0.1
+    i=$((i + 1))
+  done
+  if kill -0 "$AG_PID" 2> /dev/null; then
+    STOP_RESULT=hung
+    kill -KILL "$AG_PID"
+    wait "$AG_PID"
+  else
+    wait "$AG_PID"
+    STOP_RESULT="exit $?"
+  fi
+}
+
+# compare_once FAMILIES METRICS-FILE: compare.awk's output in /tmp/cmp.out.
+compare_once() {
+  {
+    cat /tmp/static.in
+    sed 's/^/BASE /' /tmp/base.truth
+    sed 's/^/NOW /' $TRUTH
+    sed 's/^/MET /' "$2"
+  } > /tmp/cmp.in
+  awk -v fams="$1" -f $SIM/compare.awk /tmp/cmp.in > /tmp/cmp.out
+  grep -q '^RESULT ok' /tmp/cmp.out
+}
+
+# converge FAMILIES: scrapes until the families equal the truth (events are
+# in flight through the ring buffer) or 30 s pass; leaves /tmp/cmp.out.
+converge() {
+  t0=$(up)
+  while :; do
+    scrape /tmp/m.prom
+    compare_once "$1" /tmp/m.prom && return 0
+    within 30 "$t0" || return 1
+    sleep 0.3
+  done
+}
+
+# expect_truth CHECK FAMILIES: one result for the families against the truth.
+expect_truth() {
+  if converge "$2"; then
+    pass "$1" "$(tail -n 1 /tmp/cmp.out | awk '{ print $3 }') series equal the simulator's truth ($2)"
+  else
+    fail "$1" "$(grep '^DIFF' /tmp/cmp.out | head -n 8 | tr '\n' ';')"
+    sed 's/^/truth: /' $TRUTH > /tmp/truth.txt
+    dump "$1" /tmp/cmp.out /tmp/truth.txt /tmp/m.prom
+  fi
+}
+
+sum_of() {
+  awk -v name="$2" 'index($0, name "{") == 1 || index($0, name " ") == 1 { s += $NF }
+    END { printf "%g", s + 0 }' "$1"
+}
+
+# sysfs_inventory CHECK: the simulator's own sysfs agrees with its truth.
+sysfs_inventory() {
+  n_sysfs=$(ls -d $KFD/proc/*/queues/* 2> /dev/null | wc -l)
+  n_truth=$(awk '$1 == "queues" { s += $6 } END { print s + 0 }' $TRUTH)
+  if [ "$n_sysfs" = "$n_truth" ]; then
+    pass "$1" "$n_sysfs queue directories under $KFD/proc = live queues in the truth"
+  else
+    fail "$1" "$n_sysfs queue directories, truth says $n_truth"
+  fi
+}
+
+# ---- one hook mode -------------------------------------------------------------
+run_mode() {
+  m=$1
+  shift
+  FLAGS="$*"
+  ktime "$m-start"
+  # shellcheck disable=SC2086
+  start_agent "$m" $FLAGS
+  if [ -z "$AG_UP" ]; then
+    fail "$m:serves" "no /metrics with the lifecycle probes attached (alive: $(kill -0 $AG_PID 2> /dev/null && echo yes || echo no))"
+    dump "$m" "/tmp/agent-$m.out" /tmp/m.prom
+    stop_agent
+    return
+  fi
+  pass "$m:serves" "/metrics with probes attached after ${AG_UP}s"
+  bad=""
+  for p in $LIFECYCLE_PROBES; do
+    grep -q "^gpuq_probe_attached{.*probe=\"$p\".*mode=\"$m\".*} 1\$\|^gpuq_probe_attached{.*mode=\"$m\".*probe=\"$p\".*} 1\$" /tmp/m.prom || bad="$bad $p"
+  done
+  others=$(grep '^gpuq_probe_attached{' /tmp/m.prom | sed 's/^gpuq_probe_attached//' | tr '\n' ' ')
+  if [ -z "$bad" ]; then
+    pass "$m:attached" "lifecycle probes attached as $m; all: $others"
+  else
+    fail "$m:attached" "not attached as $m:$bad; all: $others"
+  fi
+
+  # -- lifecycle: three processes in three cgroups, one exits with its queues
+  start_driver d1 $CG_A 3
+  start_driver d2 $CG_B 4
+  start_driver d3 $CG_HOST 5
+  drv d1 create a1 "$G_HWS" aql
+  drv d1 create a2 "$G_HWS" sdma
+  drv d1 create a3 "$G_MES" aql
+  drv d1 create a4 "$G_NOHWS" pm4
+  drv d1 createfail 4660
+  drv d2 create b1 "$G_HWS" aql
+  drv d2 create b2 "$G_MES" sdma
+  drv d2 create b3 "$G_MES12" aql
+  drv d2 create b4 "$G_NOHWS" sdma_xgmi
+  drv d3 create c1 "$G_NOHWS" aql
+  drv d3 create c2 "$G_HWS" sdma
+  drv d1 destroy a2
+  exit_driver d2
+  ktime "$m-lifecycle"
+  sysfs_inventory "$m:sysfs-inventory"
+  expect_truth "$m:queues" gpuq_queues
+  expect_truth "$m:processes" gpuq_processes
+  expect_truth "$m:creates" gpuq_queue_creates_total
+  expect_truth "$m:destroys" gpuq_queue_destroys_total
+  expect_truth "$m:exits" gpuq_process_exits_total
+  expect_truth "$m:create-failures" gpuq_queue_create_failures_total
+
+  # -- the agent is killed; the simulator goes on; --once and a new daemon
+  #    must seed what they missed from sysfs
+  kill -KILL "$AG_PID"
+  wait "$AG_PID" 2> /dev/null
+  drv d1 create a5 "$G_MES" sdma
+  drv d1 destroy a1
+  drv d3 create c3 "$G_HWS" aql
+  ktime "$m-once-start"
+  cp $TRUTH /tmp/base.truth
+  # shellcheck disable=SC2086
+  timeout 180 /bin/gpuq-agent --once -o prometheus --interval 1s --no-runtime-lookup $FLAGS \
+    > /tmp/once.prom 2> /tmp/once.err
+  rc=$?
+  if [ $rc = 0 ] && compare_once "gpuq_queues gpuq_processes" /tmp/once.prom; then
+    pass "$m:once" "--once -o prometheus: $(tail -n 1 /tmp/cmp.out | awk '{ print $3 }') queue/process series equal the truth"
+  else
+    fail "$m:once" "exit $rc; $(grep '^DIFF' /tmp/cmp.out | head -n 8 | tr '\n' ';')"
+    dump "$m-once" /tmp/once.err /tmp/cmp.out /tmp/once.prom
+  fi
+  ktime "$m-restart"
+  # shellcheck disable=SC2086
+  start_agent "$m" $FLAGS
+  if [ -z "$AG_UP" ]; then
+    fail "$m:restart-seeded" "the restarted agent never served /metrics"
+  else
+    expect_truth "$m:restart-seeded" "$LIFECYCLE"
+  fi
+  # seeded queues leave by ioctl and by exit teardown; new ones arrive
+  drv d1 destroy a3
+  drv d1 create a6 "$G_HWS" aql
+  exit_driver d3
+  expect_truth "$m:after-restart" "$LIFECYCLE"
+
+  # -- a burst of creates/destroys: exact, or every loss counted and the
+  #    gauges reconciled
+  start_driver d4 $CG_B 6
+  ktime "$m-burst-start"
+  drv d4 burst "$G_NOHWS" 2000
+  drv d4 burst "$G_MES" 1000
+  drv d4 burst "$G_HWS" 1000
+  ktime "$m-burst-done"
+  exit_driver d4
+  if converge "$LIFECYCLE"; then
+    pass "$m:burst" "4000 creates + 4000 destroys: $(tail -n 1 /tmp/cmp.out | awk '{ print $3 }') series equal the truth, $(sum_of /tmp/m.prom gpuq_events_dropped_total) drops"
+  else
+    drops=$(sum_of /tmp/m.prom gpuq_events_dropped_total)
+    if [ "$drops" != 0 ] && converge "gpuq_queues gpuq_processes"; then
+      pass "$m:burst" "$drops events dropped (counted), gauges reconciled to the truth"
+    else
+      fail "$m:burst" "drops=$drops; $(grep '^DIFF' /tmp/cmp.out | head -n 8 | tr '\n' ';')"
+      dump "$m-burst" /tmp/cmp.out /tmp/m.prom
+    fi
+  fi
+
+  # -- the last process exits: nothing left, every family still equal
+  exit_driver d1
+  expect_truth "$m:final" "$LIFECYCLE"
+  dump "$m-metrics" /tmp/m.prom
+  stop_agent
+  case $STOP_RESULT in
+    "exit 0") pass "$m:stops" "exit 0 after SIGTERM" ;;
+    *) fail "$m:stops" "$STOP_RESULT after SIGTERM" ;;
+  esac
+  dump "$m" "/tmp/agent-$m.out"
+}
+
+run_mode fentry
+run_mode kprobe --no-fentry
+dump drivers /tmp/drivers.out
+if grep -q ' BAD ' /tmp/drivers.out; then
+  fail drivers "a driver saw an unexpected result: $(grep ' BAD ' /tmp/drivers.out | head -n 3 | tr '\n' ';')"
+else
+  pass drivers "every driver command behaved as expected ($(grep -c '^DRV ' /tmp/drivers.out) lines)"
+fi
+sed 's/^/truth: /' $TRUTH > /tmp/truth.txt
+dump truth /tmp/truth.txt
+finish

@@ -1,0 +1,360 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kfd_sim_driver: a user-space "GPU application" for the KFD simulator.
+ *
+ * Reads one command per line on stdin and answers on stdout, so the guest
+ * test can hold it at any point (queues live while the agent restarts) and
+ * let it exit without destroying its queues. Queues are created through the
+ * real AMDKFD_IOC_CREATE_QUEUE; AQL queues get an amd_queue_t in this
+ * process's memory laid out as ROCr's (hsa_queue_t.base_address @8,
+ * doorbell_signal @16, size @24, write_dispatch_id @56, read_dispatch_id
+ * @128), and write_pointer/read_pointer point at its two dispatch ids, as
+ * ROCr's AqlQueue does. "submit"/"complete" advance them as a HIP program's
+ * dispatches and the CP's progress would.
+ *
+ * Commands (NAME names a queue; GPU is a gpu_id in decimal):
+ *   create NAME GPU aql|pm4|sdma|sdma_xgmi [PERCENT [START_INDEX]]
+ *   createfail GPU            a create that must fail (no such gpu_id)
+ *   submit NAME N | complete NAME N
+ *   update NAME PERCENT       AMDKFD_IOC_UPDATE_QUEUE (0 deactivates)
+ *   destroy NAME
+ *   burst GPU N               N x (create aql + destroy)
+ *   evict PID TRIGGER | restore PID     (0: this process)
+ *   runlist GPU UNMAP_US MAP_US FAIL_UNMAPS
+ *   truth                     one QUEUE line per live queue
+ *   sync TOKEN                prints "SYNC TOKEN" (all before it is done)
+ *   exit                      exits with its queues still alive
+ * Output lines start with "DRV <pid> ". Exit 1 on an unexpected result.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <linux/kfd_ioctl.h>
+
+#include "kfd_sim_uapi.h"
+
+#define MAX_QUEUES 256
+#define AQL_PACKETS 1024 /* ring of 64 KiB */
+
+struct amd_queue {
+	uint32_t type;		     /* hsa_queue_t @0 */
+	uint32_t features;	     /* @4 */
+	uint64_t base_address;	     /* @8 */
+	uint64_t doorbell_signal;    /* @16, hsa_signal_t.handle */
+	uint32_t size;		     /* @24, packets */
+	uint32_t reserved1;	     /* @28 */
+	uint64_t id;		     /* @32 */
+	uint32_t caps;		     /* @40 */
+	uint32_t reserved2[3];	     /* @44 */
+	uint64_t write_dispatch_id;  /* @56 */
+	uint32_t group_segment_size; /* @64 */
+	uint32_t reserved3[15];
+	uint64_t read_dispatch_id; /* @128 */
+	uint32_t reserved4[30];
+} __attribute__((aligned(64)));
+
+_Static_assert(__builtin_offsetof(struct amd_queue, write_dispatch_id) == 56, "ROCr layout");
+_Static_assert(__builtin_offsetof(struct amd_queue, read_dispatch_id) == 128, "ROCr layout");
+
+/* amd_signal_t: kind @0 (AMD_SIGNAL_KIND_DOORBELL = -1), hardware_doorbell_ptr @8 */
+struct amd_signal {
+	int64_t kind;
+	uint64_t hardware_doorbell_ptr;
+	uint64_t pad[6];
+};
+
+struct sim_queue {
+	char name[32];
+	int used;
+	uint32_t gpu_id, queue_id, kfd_type;
+	void *ring;
+	struct amd_queue *amdq;	   /* AQL */
+	struct amd_signal *signal; /* AQL */
+	uint64_t *rptr, *wptr;	   /* PM4/SDMA: opaque indexes */
+	uint64_t write_at_create;
+};
+
+static struct sim_queue queues[MAX_QUEUES];
+static int kfd = -1;
+static int bad;
+static int pid;
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("DRV %d ", pid);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+}
+
+static struct sim_queue *find(const char *name)
+{
+	for (int i = 0; i < MAX_QUEUES; i++)
+		if (queues[i].used && strcmp(queues[i].name, name) == 0)
+			return &queues[i];
+	return NULL;
+}
+
+static void *zalloc_aligned(size_t align, size_t size)
+{
+	void *p = aligned_alloc(align, size);
+
+	if (!p) {
+		perror("aligned_alloc");
+		exit(1);
+	}
+	memset(p, 0, size);
+	return p;
+}
+
+/* kfd_queue_type of the kernel, as sysfs and the agent report it */
+static int parse_type(const char *s, uint32_t *uapi, uint32_t *kfd_type)
+{
+	if (strcmp(s, "aql") == 0)
+		*uapi = KFD_IOC_QUEUE_TYPE_COMPUTE_AQL, *kfd_type = 0;
+	else if (strcmp(s, "pm4") == 0)
+		*uapi = KFD_IOC_QUEUE_TYPE_COMPUTE, *kfd_type = 0;
+	else if (strcmp(s, "sdma") == 0)
+		*uapi = KFD_IOC_QUEUE_TYPE_SDMA, *kfd_type = 1;
+	else if (strcmp(s, "sdma_xgmi") == 0)
+		*uapi = KFD_IOC_QUEUE_TYPE_SDMA_XGMI, *kfd_type = 4;
+	else
+		return -1;
+	return 0;
+}
+
+/* Creates a queue; returns 0 or -errno. */
+static int create(struct sim_queue *q, uint32_t gpu, const char *type, uint32_t percent,
+		  uint64_t start)
+{
+	struct kfd_ioctl_create_queue_args a = { 0 };
+	size_t ring_size = AQL_PACKETS * 64;
+	uint32_t uapi;
+
+	if (parse_type(type, &uapi, &q->kfd_type))
+		return -EINVAL;
+	q->ring = zalloc_aligned(4096, ring_size);
+	if (uapi == KFD_IOC_QUEUE_TYPE_COMPUTE_AQL) {
+		q->amdq = zalloc_aligned(4096, sizeof(*q->amdq));
+		q->signal = zalloc_aligned(64, sizeof(*q->signal));
+		q->signal->kind = -1;
+		q->amdq->type = 0; /* HSA_QUEUE_TYPE_MULTI */
+		q->amdq->base_address = (uintptr_t)q->ring;
+		q->amdq->size = AQL_PACKETS;
+		q->amdq->doorbell_signal = (uintptr_t)q->signal;
+		q->amdq->write_dispatch_id = start;
+		q->amdq->read_dispatch_id = start;
+		a.write_pointer_address = (uintptr_t)&q->amdq->write_dispatch_id;
+		a.read_pointer_address = (uintptr_t)&q->amdq->read_dispatch_id;
+	} else {
+		q->rptr = zalloc_aligned(64, 64);
+		q->wptr = zalloc_aligned(64, 64);
+		*q->wptr = *q->rptr = start;
+		a.write_pointer_address = (uintptr_t)q->wptr;
+		a.read_pointer_address = (uintptr_t)q->rptr;
+	}
+	q->write_at_create = start;
+	a.ring_base_address = (uintptr_t)q->ring;
+	a.ring_size = ring_size;
+	a.gpu_id = gpu;
+	a.queue_type = uapi;
+	a.queue_percentage = percent;
+	a.queue_priority = 7;
+	if (ioctl(kfd, AMDKFD_IOC_CREATE_QUEUE, &a) != 0)
+		return -errno;
+	q->gpu_id = gpu;
+	q->queue_id = a.queue_id;
+	q->used = 1;
+	return 0;
+}
+
+static void release(struct sim_queue *q)
+{
+	free(q->ring);
+	free(q->amdq);
+	free(q->signal);
+	free(q->rptr);
+	free(q->wptr);
+	memset(q, 0, sizeof(*q));
+}
+
+static int destroy(struct sim_queue *q)
+{
+	struct kfd_ioctl_destroy_queue_args a = { .queue_id = q->queue_id };
+
+	if (ioctl(kfd, AMDKFD_IOC_DESTROY_QUEUE, &a) != 0)
+		return -errno;
+	release(q);
+	return 0;
+}
+
+static struct sim_queue *free_slot(void)
+{
+	for (int i = 0; i < MAX_QUEUES; i++)
+		if (!queues[i].used)
+			return &queues[i];
+	return NULL;
+}
+
+static uint64_t *write_index(struct sim_queue *q)
+{
+	return q->amdq ? (uint64_t *)&q->amdq->write_dispatch_id : q->wptr;
+}
+
+static uint64_t *read_index(struct sim_queue *q)
+{
+	return q->amdq ? (uint64_t *)&q->amdq->read_dispatch_id : q->rptr;
+}
+
+static void expect(int ok, const char *what)
+{
+	if (!ok) {
+		bad = 1;
+		say("BAD %s", what);
+	}
+}
+
+static void command(char *line)
+{
+	char *argv[8] = { 0 };
+	int argc = 0;
+	struct sim_queue *q;
+	int r;
+
+	for (char *t = strtok(line, " \t\n"); t && argc < 8; t = strtok(NULL, " \t\n"))
+		argv[argc++] = t;
+	if (argc == 0)
+		return;
+#define ARG(i) (argc > (i) ? argv[i] : "0")
+#define NUM(i) strtoull(ARG(i), NULL, 0)
+	if (strcmp(argv[0], "create") == 0 && argc >= 4) {
+		q = free_slot();
+		if (!q || find(argv[1])) {
+			expect(0, "create: no slot or duplicate name");
+			return;
+		}
+		r = create(q, NUM(2), argv[3], argc > 4 ? NUM(4) : 100, NUM(5));
+		if (r == 0)
+			snprintf(q->name, sizeof(q->name), "%s", argv[1]);
+		say("CREATE %s gpu=%s type=%s qid=%u rc=%d", argv[1], argv[2], argv[3],
+		    r ? 0 : q->queue_id, r);
+		if (r)
+			release(q);
+		expect(r == 0, "create failed");
+	} else if (strcmp(argv[0], "createfail") == 0) {
+		struct sim_queue tmp = { 0 };
+
+		r = create(&tmp, NUM(1), "aql", 100, 0);
+		say("CREATEFAIL gpu=%s rc=%d", ARG(1), r);
+		expect(r == -EINVAL, "createfail: want -EINVAL");
+		if (r == 0)
+			destroy(&tmp);
+		else
+			release(&tmp);
+	} else if ((strcmp(argv[0], "submit") == 0 || strcmp(argv[0], "complete") == 0) &&
+		   (q = find(ARG(1)))) {
+		uint64_t n = NUM(2);
+
+		if (argv[0][0] == 's')
+			__atomic_fetch_add(write_index(q), n, __ATOMIC_RELEASE);
+		else
+			__atomic_fetch_add(read_index(q), n, __ATOMIC_RELEASE);
+		expect(*read_index(q) <= *write_index(q), "read index past write index");
+		say("%s %s n=%llu write=%llu read=%llu", argv[0], argv[1], (unsigned long long)n,
+		    (unsigned long long)*write_index(q), (unsigned long long)*read_index(q));
+	} else if (strcmp(argv[0], "update") == 0 && (q = find(ARG(1)))) {
+		struct kfd_ioctl_update_queue_args a = {
+			.ring_base_address = (uintptr_t)q->ring,
+			.queue_id = q->queue_id,
+			.ring_size = AQL_PACKETS * 64,
+			.queue_percentage = NUM(2),
+			.queue_priority = 7,
+		};
+
+		r = ioctl(kfd, AMDKFD_IOC_UPDATE_QUEUE, &a) ? -errno : 0;
+		say("UPDATE %s percent=%s rc=%d", argv[1], ARG(2), r);
+	} else if (strcmp(argv[0], "destroy") == 0 && (q = find(ARG(1)))) {
+		r = destroy(q);
+		say("DESTROY %s rc=%d", argv[1], r);
+		expect(r == 0, "destroy failed");
+	} else if (strcmp(argv[0], "burst") == 0) {
+		unsigned long n = NUM(2), ok = 0;
+
+		for (unsigned long i = 0; i < n; i++) {
+			struct sim_queue tmp = { 0 };
+
+			if (create(&tmp, NUM(1), "aql", 100, 0) == 0 && destroy(&tmp) == 0)
+				ok++;
+			else
+				release(&tmp);
+		}
+		say("BURST gpu=%s n=%lu ok=%lu", ARG(1), n, ok);
+		expect(ok == n, "burst: some create/destroy failed");
+	} else if (strcmp(argv[0], "evict") == 0 || strcmp(argv[0], "restore") == 0) {
+		struct kfd_sim_evict_args a = { .pid = NUM(1), .trigger = NUM(2) };
+		unsigned long cmd = argv[0][0] == 'e' ? KFD_SIM_IOC_EVICT : KFD_SIM_IOC_RESTORE;
+
+		r = ioctl(kfd, cmd, &a) ? -errno : 0;
+		say("%s pid=%s trigger=%s rc=%d ret=%d", argv[0], ARG(1), ARG(2), r, a.ret);
+		expect(r == 0, "evict/restore ioctl failed");
+	} else if (strcmp(argv[0], "runlist") == 0) {
+		struct kfd_sim_runlist_args a = {
+			.gpu_id = NUM(1),
+			.unmap_delay_us = NUM(2),
+			.map_delay_us = NUM(3),
+			.fail_unmaps = NUM(4),
+		};
+
+		r = ioctl(kfd, KFD_SIM_IOC_RUNLIST, &a) ? -errno : 0;
+		say("RUNLIST gpu=%s unmap_us=%s map_us=%s fail=%s rc=%d", ARG(1), ARG(2), ARG(3),
+		    ARG(4), r);
+		expect(r == 0, "runlist ioctl failed");
+	} else if (strcmp(argv[0], "truth") == 0) {
+		for (int i = 0; i < MAX_QUEUES; i++) {
+			q = &queues[i];
+			if (!q->used)
+				continue;
+			say("QUEUE %s gpu=%u qid=%u type=%u rocr=%d submitted=%llu pending=%llu",
+			    q->name, q->gpu_id, q->queue_id, q->kfd_type, q->amdq != NULL,
+			    (unsigned long long)(*write_index(q) - q->write_at_create),
+			    (unsigned long long)(*write_index(q) - *read_index(q)));
+		}
+	} else if (strcmp(argv[0], "sync") == 0) {
+		say("SYNC %s", ARG(1));
+	} else if (strcmp(argv[0], "exit") == 0) {
+		say("EXIT bad=%d", bad);
+		exit(bad);
+	} else {
+		say("BAD command '%s' (or unknown queue)", argv[0]);
+		bad = 1;
+	}
+}
+
+int main(void)
+{
+	char line[256];
+
+	pid = getpid();
+	kfd = open("/dev/kfd", O_RDWR | O_CLOEXEC);
+	if (kfd < 0) {
+		printf("DRV %d BAD open /dev/kfd: %s\n", pid, strerror(errno));
+		return 1;
+	}
+	say("READY");
+	while (fgets(line, sizeof(line), stdin))
+		command(line);
+	say("EOF bad=%d", bad);
+	return bad;
+}
