@@ -49,6 +49,45 @@ class FamilyBuilder {
   std::map<Labels, double> series_;
 };
 
+/// Accumulates one histogram family's series by label set.
+class HistogramBuilder {
+ public:
+  HistogramBuilder(std::string name, std::string help,
+                   const std::vector<double>& bounds)
+      : name_(kMetricPrefix + std::move(name)),
+        help_(std::move(help)),
+        bounds_(bounds) {}
+
+  void Add(const Labels& labels, const DurationHistogram& h) {
+    series_[labels].Merge(h);
+  }
+
+  MetricFamily Build() const {
+    MetricFamily family{name_, help_, MetricType::Histogram, {}};
+    for (const auto& [labels, h] : series_) {
+      ClientMetric metric;
+      for (const auto& [name, label_value] : labels) {
+        metric.label.push_back({name, label_value});
+      }
+      metric.histogram.sample_count = h.count;
+      metric.histogram.sample_sum = h.sum_seconds;
+      uint64_t cumulative = 0;
+      for (size_t i = 0; i < bounds_.size(); ++i) {
+        cumulative += i < h.counts.size() ? h.counts[i] : 0;
+        metric.histogram.bucket.push_back({cumulative, bounds_[i]});
+      }
+      family.metric.push_back(std::move(metric));
+    }
+    return family;
+  }
+
+ private:
+  std::string name_;
+  std::string help_;
+  const std::vector<double>& bounds_;
+  std::map<Labels, DurationHistogram> series_;
+};
+
 const Attribution& AttributionOf(const Snapshot& s, uint64_t cgroup_id) {
   static const Attribution kUnknown{
       kUnresolvedContainer, "", "", {}, "", false};
@@ -159,6 +198,173 @@ void AddQueueFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
   out->push_back(failures.Build());
 }
 
+Labels GpuLabels(const Snapshot& s, uint64_t cgroup_id, uint32_t gpu_id) {
+  return With(ContainerLabels(s, cgroup_id), "gpu_id", std::to_string(gpu_id));
+}
+
+void AddSubmissionFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
+  FamilyBuilder submissions(
+      "submissions_total",
+      "AQL packets written to hardware queues (write index deltas of "
+      "sampled queues).",
+      MetricType::Counter);
+  for (const auto& [key, series] : s.queue_series) {
+    // Only AQL (compute) queues are sampled; other types appear if counted.
+    if (key.queue_type != GPUQ_QUEUE_COMPUTE && series.submissions == 0) {
+      continue;
+    }
+    submissions.Add(With(GpuLabels(s, key.cgroup_id, key.gpu_id), "queue_type",
+                         QueueTypeLabel(key.queue_type)),
+                    static_cast<double>(series.submissions));
+  }
+  out->push_back(submissions.Build());
+
+  FamilyBuilder pending("queue_pending_packets",
+                        "Packets written but not yet consumed by the GPU, "
+                        "summed over sampled queues.",
+                        MetricType::Gauge);
+  for (const auto& [key, n] : s.pending_packets) {
+    pending.Add(GpuLabels(s, key.first, key.second), static_cast<double>(n));
+  }
+  out->push_back(pending.Build());
+
+  FamilyBuilder sampled("sampled_queues",
+                        "Live queues whose last index sample was readable.",
+                        MetricType::Gauge);
+  sampled.Add({}, static_cast<double>(s.sampled_queues));
+  out->push_back(sampled.Build());
+
+  FamilyBuilder samples("queue_samples_total",
+                        "Queue index samples by result: ok, reset (write "
+                        "index went backwards: new baseline), unreadable, "
+                        "unknown_queue.",
+                        MetricType::Counter);
+  const std::pair<const char*, uint64_t> results[] = {
+      {"ok", s.sample_stats.ok},
+      {"reset", s.sample_stats.reset},
+      {"unreadable", s.sample_stats.unreadable},
+      {"unknown_queue", s.sample_stats.unknown_queue},
+  };
+  for (const auto& [result, n] : results) {
+    samples.Add({{"result", result}}, static_cast<double>(n));
+  }
+  out->push_back(samples.Build());
+
+  FamilyBuilder doorbells(
+      "doorbells_total",
+      "Doorbell rings (--doorbells=uprobe); gpu_id=\"unknown\" for doorbells "
+      "of queues created before the agent started.",
+      MetricType::Counter);
+  FamilyBuilder packets("doorbell_packets_total",
+                        "Doorbell rings by the AQL packet type of the slot "
+                        "rung (--doorbells=uprobe).",
+                        MetricType::Counter);
+  for (const auto& [key, series] : s.doorbells) {
+    const Labels labels =
+        With(ContainerLabels(s, key.cgroup_id), "gpu_id",
+             key.gpu_id == 0 ? "unknown" : std::to_string(key.gpu_id));
+    doorbells.Add(labels, static_cast<double>(series.doorbells));
+    for (uint32_t c = 0; c < GPUQ_PACKET__MAX; ++c) {
+      packets.Add(With(labels, "packet_type", PacketClassLabel(c)),
+                  static_cast<double>(series.by_packet[c]));
+    }
+  }
+  out->push_back(doorbells.Build());
+  out->push_back(packets.Build());
+}
+
+void AddRunlistFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
+  FamilyBuilder unmaps("runlist_unmaps_total",
+                       "Runlist preemptions (HWS unmap_queues_cpsch, MES "
+                       "queue removal), by unmap filter.",
+                       MetricType::Counter);
+  HistogramBuilder unmap_duration(
+      "runlist_unmap_duration_seconds",
+      "Time to preempt (unmap) the runlist or remove an MES queue.",
+      RunlistBuckets());
+  HistogramBuilder map_duration(
+      "runlist_map_duration_seconds",
+      "Time to (re)map the runlist or add an MES queue.", RunlistBuckets());
+  for (const auto& [key, series] : s.runlist) {
+    const Labels gpu{{"gpu_id", std::to_string(key.gpu_id)},
+                     {"scheduler", SchedulerLabel(key.scheduler)}};
+    for (const auto& [filter, n] : series.unmaps_by_filter) {
+      unmaps.Add(With(gpu, "filter", UnmapFilterLabel(filter)),
+                 static_cast<double>(n));
+    }
+    if (series.unmap.count > 0) unmap_duration.Add(gpu, series.unmap);
+    if (series.map.count > 0) map_duration.Add(gpu, series.map);
+  }
+  out->push_back(unmaps.Build());
+  out->push_back(unmap_duration.Build());
+  out->push_back(map_duration.Build());
+
+  FamilyBuilder failures("runlist_failures_total",
+                         "Failed runlist operations by errno; ETIME on unmap: "
+                         "the scheduler hung (preemption timeout).",
+                         MetricType::Counter);
+  for (const auto& [key, n] : s.runlist_failures) {
+    failures.Add({{"gpu_id", std::to_string(key.gpu_id)},
+                  {"scheduler", SchedulerLabel(key.scheduler)},
+                  {"op", key.unmap ? "unmap" : "map"},
+                  {"error", ErrnoLabel(key.error)}},
+                 static_cast<double>(n));
+  }
+  out->push_back(failures.Build());
+
+  FamilyBuilder causes("runlist_operations_total",
+                       "Runlist operations attributed to the process whose "
+                       "queue create, destroy, eviction, restore, exit or "
+                       "update caused them.",
+                       MetricType::Counter);
+  for (const auto& [key, n] : s.runlist_causes) {
+    Labels labels = GpuLabels(s, key.cgroup_id, key.gpu_id);
+    labels.emplace_back("scheduler", SchedulerLabel(key.scheduler));
+    labels.emplace_back("op", key.unmap ? "unmap" : "map");
+    labels.emplace_back("cause", RunlistCauseLabel(key.cause));
+    causes.Add(labels, static_cast<double>(n));
+  }
+  out->push_back(causes.Build());
+}
+
+void AddEvictionFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
+  FamilyBuilder evictions("evictions_total",
+                          "Process queue evictions (queues taken off the GPU), "
+                          "by trigger.",
+                          MetricType::Counter);
+  HistogramBuilder duration("eviction_duration_seconds",
+                            "Time from a process's eviction on a GPU to its "
+                            "restore.",
+                            EvictionBuckets());
+  for (const auto& [key, series] : s.evictions) {
+    const Labels labels = With(GpuLabels(s, key.cgroup_id, key.gpu_id),
+                               "trigger", EvictionTriggerLabel(key.trigger));
+    evictions.Add(labels, static_cast<double>(series.evictions));
+    if (series.duration.count > 0) duration.Add(labels, series.duration);
+  }
+  out->push_back(evictions.Build());
+  out->push_back(duration.Build());
+
+  FamilyBuilder restores("eviction_restores_total",
+                         "Process queue restores after an eviction.",
+                         MetricType::Counter);
+  FamilyBuilder evicted("evicted_processes",
+                        "Processes evicted on a GPU and not restored yet.",
+                        MetricType::Gauge);
+  for (const auto& [key, series] : s.evictions) {
+    evicted.Add(GpuLabels(s, key.cgroup_id, key.gpu_id), 0);
+  }
+  for (const auto& [key, n] : s.restores) {
+    restores.Add(GpuLabels(s, key.first, key.second), static_cast<double>(n));
+    evicted.Add(GpuLabels(s, key.first, key.second), 0);
+  }
+  for (const auto& [key, n] : s.evicted) {
+    evicted.Add(GpuLabels(s, key.first, key.second), static_cast<double>(n));
+  }
+  out->push_back(restores.Build());
+  out->push_back(evicted.Build());
+}
+
 void AddInfoFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
   FamilyBuilder containers(
       "container_info",
@@ -230,6 +436,7 @@ void AddSelfFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
       {"decode_error", s.source_drops.decode_error},
       {"unknown_queue", s.model_drops.unknown_queue},
       {"duplicate_create", s.model_drops.duplicate_create},
+      {"no_owner", s.model_drops.no_owner},
   };
   for (const auto& [reason, n] : drops) {
     dropped.Add({{"reason", reason}}, static_cast<double>(n));
@@ -333,6 +540,77 @@ std::string DestroyReasonLabel(uint32_t reason) {
   }
 }
 
+std::string SchedulerLabel(Scheduler scheduler) {
+  return scheduler == Scheduler::kMes ? "mes" : "hws";
+}
+
+std::string UnmapFilterLabel(uint32_t filter) {
+  // enum kfd_unmap_queues_filter (kfd_priv.h); 0 is ours: one MES queue.
+  switch (filter) {
+    case 0:
+      return "queue";
+    case 1:
+      return "all_queues";
+    case 2:
+      return "dynamic_queues";
+    case 3:
+      return "by_pasid";
+    default:
+      return fmt::format("filter_{}", filter);
+  }
+}
+
+std::string RunlistCauseLabel(uint32_t cause) {
+  switch (cause) {
+    case GPUQ_CAUSE_CREATE:
+      return "create";
+    case GPUQ_CAUSE_DESTROY:
+      return "destroy";
+    case GPUQ_CAUSE_EVICT:
+      return "evict";
+    case GPUQ_CAUSE_RESTORE:
+      return "restore";
+    case GPUQ_CAUSE_TERMINATE:
+      return "terminate";
+    case GPUQ_CAUSE_UPDATE:
+      return "update";
+    default:
+      return "unknown";
+  }
+}
+
+std::string EvictionTriggerLabel(uint32_t trigger) {
+  switch (trigger) {
+    case GPUQ_TRIGGER_SVM:
+      return "svm";
+    case GPUQ_TRIGGER_USERPTR:
+      return "userptr";
+    case GPUQ_TRIGGER_TTM:
+      return "ttm";
+    case GPUQ_TRIGGER_SUSPEND:
+      return "suspend";
+    case GPUQ_TRIGGER_CRIU_CHECKPOINT:
+      return "criu_checkpoint";
+    case GPUQ_TRIGGER_CRIU_RESTORE:
+      return "criu_restore";
+    default:
+      return "unknown";
+  }
+}
+
+std::string PacketClassLabel(uint32_t packet_class) {
+  switch (packet_class) {
+    case GPUQ_PACKET_DISPATCH:
+      return "kernel_dispatch";
+    case GPUQ_PACKET_BARRIER:
+      return "barrier";
+    case GPUQ_PACKET_OTHER:
+      return "other";
+    default:
+      return "unreadable";
+  }
+}
+
 std::string GfxName(uint32_t v) {
   if (v == 0) return "";
   // KFD encodes gfx<major><minor><stepping> as major*10000 + minor*100 +
@@ -343,6 +621,9 @@ std::string GfxName(uint32_t v) {
 std::vector<MetricFamily> BuildFamilies(const Snapshot& snapshot) {
   std::vector<MetricFamily> families;
   AddQueueFamilies(snapshot, &families);
+  AddSubmissionFamilies(snapshot, &families);
+  AddRunlistFamilies(snapshot, &families);
+  AddEvictionFamilies(snapshot, &families);
   AddInfoFamilies(snapshot, &families);
   AddSelfFamilies(snapshot, &families);
   return families;
@@ -353,7 +634,8 @@ std::vector<OnceProcess> OnceProcesses(const Snapshot& s) {
   for (const ProcessRow& p : s.process_rows) {
     const Labels labels = ContainerLabels(s, p.cgroup_id);
     out.push_back({labels[0].second, labels[1].second, labels[2].second, p.pid,
-                   p.comm, p.exited, p.queues_per_gpu});
+                   p.comm, p.exited, p.queues_per_gpu,
+                   p.submission_rate_per_gpu});
   }
   return out;
 }

@@ -21,6 +21,17 @@ inline constexpr const char* kMetricPrefix = "gpuq_";
 std::string QueueTypeLabel(uint32_t queue_type);
 /// Label value of a destroy reason ("ioctl", "process_exit", "unknown").
 std::string DestroyReasonLabel(uint32_t reason);
+/// "hws" or "mes".
+std::string SchedulerLabel(Scheduler scheduler);
+/// kfd_unmap_queues_filter as a label ("all_queues", "dynamic_queues",
+/// "by_pasid"; "queue" for an MES removal).
+std::string UnmapFilterLabel(uint32_t filter);
+/// gpuq_runlist_cause as a label ("create", ..., "unknown").
+std::string RunlistCauseLabel(uint32_t cause);
+/// gpuq_eviction_trigger as a label ("svm", "userptr", "ttm", ...).
+std::string EvictionTriggerLabel(uint32_t trigger);
+/// gpuq_packet_class as a label ("kernel_dispatch", "barrier", ...).
+std::string PacketClassLabel(uint32_t packet_class);
 /// "gfx942" from a KFD gfx_target_version (90402).
 std::string GfxName(uint32_t gfx_target_version);
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <prometheus/text_serializer.h>
 
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -47,6 +48,11 @@ struct Row {
   std::map<std::string, double> queues;  // by queue type
   double processes = 0, creates = 0;
   std::map<std::string, double> destroys;  // by reason
+  double submissions = 0, pending = 0;
+  double rate = 0;  // packets/s, from the processes' last two samples
+  bool has_rate = false;
+  double unmaps = 0;  // runlist unmaps this container caused
+  double evictions = 0;
 };
 
 RowKey KeyOf(const ClientMetric& m) {
@@ -54,7 +60,8 @@ RowKey KeyOf(const ClientMetric& m) {
           Label(m, "gpu_id")};
 }
 
-std::map<RowKey, Row> QueueRows(const std::vector<MetricFamily>& families) {
+std::map<RowKey, Row> QueueRows(const std::vector<MetricFamily>& families,
+                                const std::vector<OnceProcess>& processes) {
   std::map<RowKey, Row> rows;
   if (const auto* f = Find(families, "queues")) {
     for (const auto& m : f->metric) {
@@ -72,10 +79,85 @@ std::map<RowKey, Row> QueueRows(const std::vector<MetricFamily>& families) {
   if (const auto* f = Find(families, "processes")) {
     for (const auto& m : f->metric) rows[KeyOf(m)].processes += m.gauge.value;
   }
+  if (const auto* f = Find(families, "submissions_total")) {
+    for (const auto& m : f->metric) {
+      rows[KeyOf(m)].submissions += m.counter.value;
+    }
+  }
+  if (const auto* f = Find(families, "queue_pending_packets")) {
+    for (const auto& m : f->metric) rows[KeyOf(m)].pending += m.gauge.value;
+  }
+  if (const auto* f = Find(families, "runlist_operations_total")) {
+    for (const auto& m : f->metric) {
+      if (Label(m, "op") == "unmap") rows[KeyOf(m)].unmaps += m.counter.value;
+    }
+  }
+  if (const auto* f = Find(families, "evictions_total")) {
+    for (const auto& m : f->metric) {
+      rows[KeyOf(m)].evictions += m.counter.value;
+    }
+  }
+  for (const OnceProcess& p : processes) {
+    for (const auto& [gpu, rate] : p.submission_rate_per_gpu) {
+      Row& row = rows[{p.container, p.pod, p.ns, std::to_string(gpu)}];
+      row.rate += rate;
+      row.has_rate = true;
+    }
+  }
   return rows;
 }
 
 std::string Num(double v) { return fmt::format("{}", v); }
+std::string Rate(const Row& row) {
+  return row.has_rate ? fmt::format("{:.1f}", row.rate) : "-";
+}
+
+// One runlist row per (gpu, scheduler): what the GPU's scheduler did.
+struct RunlistRow {
+  double unmaps = 0, maps = 0, failures = 0;
+  double unmap_sum = 0, unmap_count = 0;
+  double unmap_slowest = 0;  // upper bound of the highest non-empty bucket
+  std::string failed;        // "unmap:ETIME=1 ..."
+};
+
+std::map<std::pair<std::string, std::string>, RunlistRow> RunlistRows(
+    const std::vector<MetricFamily>& families) {
+  std::map<std::pair<std::string, std::string>, RunlistRow> rows;
+  auto key = [](const ClientMetric& m) {
+    return std::make_pair(Label(m, "gpu_id"), Label(m, "scheduler"));
+  };
+  if (const auto* f = Find(families, "runlist_unmap_duration_seconds")) {
+    for (const auto& m : f->metric) {
+      RunlistRow& r = rows[key(m)];
+      r.unmaps += static_cast<double>(m.histogram.sample_count);
+      r.unmap_count += static_cast<double>(m.histogram.sample_count);
+      r.unmap_sum += m.histogram.sample_sum;
+      uint64_t below = 0;
+      for (const auto& b : m.histogram.bucket) {
+        if (b.cumulative_count > below) r.unmap_slowest = b.upper_bound;
+        below = b.cumulative_count;
+      }
+      if (below < m.histogram.sample_count) {
+        r.unmap_slowest = std::numeric_limits<double>::infinity();
+      }
+    }
+  }
+  if (const auto* f = Find(families, "runlist_map_duration_seconds")) {
+    for (const auto& m : f->metric) {
+      rows[key(m)].maps += static_cast<double>(m.histogram.sample_count);
+    }
+  }
+  if (const auto* f = Find(families, "runlist_failures_total")) {
+    for (const auto& m : f->metric) {
+      RunlistRow& r = rows[key(m)];
+      r.failures += m.counter.value;
+      r.failed +=
+          fmt::format("{}{}:{}={}", r.failed.empty() ? "" : " ", Label(m, "op"),
+                      Label(m, "error"), m.counter.value);
+    }
+  }
+  return rows;
+}
 
 // gpuq_container_info by (container, pod, namespace): the ids behind a row.
 std::map<std::tuple<std::string, std::string, std::string>, const ClientMetric*>
@@ -144,10 +226,11 @@ std::string RenderTable(const std::vector<MetricFamily>& families,
                      events);
 
   Table queues({"CONTAINER", "ID", "POD", "NAMESPACE", "GPU_ID", "COMPUTE",
-                "SDMA", "OTHER", "PROCS", "CREATED", "DESTROYED(ioctl/exit)"});
+                "SDMA", "OTHER", "PROCS", "CREATED", "DESTROYED(ioctl/exit)",
+                "SUBMITTED", "SUBMIT/S", "PENDING", "UNMAPS", "EVICTIONS"});
   const auto info = ContainerInfo(families);
   double total_live = 0;
-  for (const auto& [key, row] : QueueRows(families)) {
+  for (const auto& [key, row] : QueueRows(families, processes)) {
     double other = 0;
     for (const auto& [type, n] : row.queues) {
       if (type != "compute" && type != "sdma") other += n;
@@ -167,10 +250,30 @@ std::string RenderTable(const std::vector<MetricFamily>& families,
                 Num(get(row.queues, "sdma")), Num(other), Num(row.processes),
                 Num(row.creates),
                 fmt::format("{}/{}", get(row.destroys, "ioctl"),
-                            get(row.destroys, "process_exit"))});
+                            get(row.destroys, "process_exit")),
+                Num(row.submissions), Rate(row), Num(row.pending),
+                Num(row.unmaps), Num(row.evictions)});
   }
   out += "HARDWARE QUEUES\n" + queues.Render();
-  out += fmt::format("live queues: {}\n\n", total_live);
+  out += fmt::format("live queues: {}\n", total_live);
+  out +=
+      "SUBMIT/S: AQL packets per second between the last two samples; "
+      "UNMAPS: runlist preemptions the container's operations caused\n\n";
+
+  const auto runlist = RunlistRows(families);
+  if (!runlist.empty()) {
+    Table rl({"GPU_ID", "SCHEDULER", "UNMAPS", "MAPS", "UNMAP_AVG_MS",
+              "UNMAP_SLOWEST", "FAILED"});
+    for (const auto& [key, r] : runlist) {
+      rl.Add({key.first, key.second, Num(r.unmaps), Num(r.maps),
+              r.unmap_count > 0
+                  ? fmt::format("{:.3f}", r.unmap_sum / r.unmap_count * 1e3)
+                  : "-",
+              r.unmap_count > 0 ? fmt::format("<={}s", r.unmap_slowest) : "-",
+              r.failed.empty() ? "-" : r.failed});
+    }
+    out += "RUNLIST (preemption)\n" + rl.Render() + "\n";
+  }
 
   if (!processes.empty()) {
     Table procs({"PID", "COMM", "CONTAINER", "POD", "NAMESPACE",
@@ -217,15 +320,39 @@ std::string RenderTable(const std::vector<MetricFamily>& families,
   return out;
 }
 
+const char* TypeName(MetricType type) {
+  switch (type) {
+    case MetricType::Counter:
+      return "counter";
+    case MetricType::Histogram:
+      return "histogram";
+    default:
+      return "gauge";
+  }
+}
+
 Json FamilyJson(const MetricFamily& f) {
   Json samples = Json::array();
   for (const auto& m : f.metric) {
     Json labels = Json::object();
     for (const auto& l : m.label) labels[l.name] = l.value;
-    samples.push_back({{"labels", labels}, {"value", Value(f, m)}});
+    if (f.type != MetricType::Histogram) {
+      samples.push_back({{"labels", labels}, {"value", Value(f, m)}});
+      continue;
+    }
+    // Cumulative bucket counts keyed by upper bound, as in the exposition.
+    Json buckets = Json::object();
+    for (const auto& b : m.histogram.bucket) {
+      buckets[fmt::format("{}", b.upper_bound)] = b.cumulative_count;
+    }
+    buckets["+Inf"] = m.histogram.sample_count;
+    samples.push_back({{"labels", labels},
+                       {"count", m.histogram.sample_count},
+                       {"sum", m.histogram.sample_sum},
+                       {"buckets", buckets}});
   }
   return {{"name", f.name},
-          {"type", f.type == MetricType::Counter ? "counter" : "gauge"},
+          {"type", TypeName(f.type)},
           {"help", f.help},
           {"samples", samples}};
 }
@@ -235,7 +362,7 @@ std::string RenderJson(const std::vector<MetricFamily>& families,
   const auto info = ContainerInfo(families);
   Json containers = Json::array();
   std::map<std::tuple<std::string, std::string, std::string>, Json> by_c;
-  for (const auto& [key, row] : QueueRows(families)) {
+  for (const auto& [key, row] : QueueRows(families, processes)) {
     Json& c = by_c[{key.container, key.pod, key.ns}];
     if (c.is_null()) {
       c = {{"container", key.container},
@@ -258,7 +385,13 @@ std::string RenderJson(const std::vector<MetricFamily>& families,
                          {"queues", row.queues},
                          {"processes", row.processes},
                          {"creates", row.creates},
-                         {"destroys", row.destroys}});
+                         {"destroys", row.destroys},
+                         {"submissions", row.submissions},
+                         {"submissions_per_second",
+                          row.has_rate ? Json(row.rate) : Json(nullptr)},
+                         {"pending_packets", row.pending},
+                         {"runlist_unmaps_caused", row.unmaps},
+                         {"evictions", row.evictions}});
   }
   Json procs = Json::array();
   for (const OnceProcess& p : processes) {
@@ -267,13 +400,18 @@ std::string RenderJson(const std::vector<MetricFamily>& families,
     Json queues = Json::object();
     for (const auto& [gpu, n] : p.queues_per_gpu)
       queues[std::to_string(gpu)] = n;
+    Json rates = Json::object();
+    for (const auto& [gpu, r] : p.submission_rate_per_gpu) {
+      rates[std::to_string(gpu)] = r;
+    }
     procs.push_back({{"pid", p.pid},
                      {"comm", p.comm},
                      {"container", p.container},
                      {"pod", p.pod},
                      {"namespace", p.ns},
                      {"exited", p.exited},
-                     {"queues_per_gpu", queues}});
+                     {"queues_per_gpu", queues},
+                     {"submissions_per_second", rates}});
   }
   for (auto& [key, c] : by_c) containers.push_back(std::move(c));
   Json metrics = Json::array();

@@ -22,6 +22,8 @@ struct OnceProcess {
   std::string comm;
   bool exited = false;
   std::map<uint32_t, uint32_t> queues_per_gpu;
+  /// AQL packets per second between the last two samples, by gpu.
+  std::map<uint32_t, double> submission_rate_per_gpu;
 };
 
 /// Parses "table", "json" or "prometheus".
