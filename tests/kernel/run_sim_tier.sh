@@ -45,7 +45,8 @@ expected_checks() {
   local m c
   for m in fentry kprobe; do
     for c in serves attached sysfs-inventory queues processes creates destroys exits \
-      create-failures once restart-seeded after-restart burst final stops; do
+      create-failures once restart-seeded after-restart burst runlist evictions submissions \
+      final stops; do
       echo "$m:$c"
     done
   done

@@ -316,6 +316,9 @@ struct sim_gpu {
 	unsigned int unmap_delay_us;
 	unsigned int map_delay_us;
 	unsigned int fail_unmaps;
+	/* the dqm op in progress (GPUQ_CAUSE_* numbering) and its owner's cgroup */
+	uint32_t sim_cause;
+	u64 sim_cause_cgroup;
 	/* doorbell slots handed out (64-bit doorbells, 2 dwords each) */
 	unsigned long doorbell_bitmap[KFD_SIM_MAX_QUEUES_PER_PROCESS / BITS_PER_LONG];
 };

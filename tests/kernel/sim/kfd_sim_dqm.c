@@ -82,6 +82,37 @@ static void decrement_queue_count(struct device_queue_manager *dqm, struct queue
 		dqm->active_cp_queue_count--;
 }
 
+/*
+ * The process-level operation a runlist operation runs inside, and whose
+ * process it is (what gpuq attributes runlist operations to). Set and read
+ * under the dqm lock.
+ */
+enum sim_cause { CAUSE_NONE, CAUSE_CREATE, CAUSE_DESTROY, CAUSE_EVICT, CAUSE_RESTORE,
+		 CAUSE_TERMINATE, CAUSE_UPDATE };
+
+static void cause_begin(struct device_queue_manager *dqm, enum sim_cause cause,
+			struct qcm_process_device *qpd)
+{
+	gpu_of(dqm)->sim_cause = cause;
+	gpu_of(dqm)->sim_cause_cgroup = qpd_cgroup(qpd);
+}
+
+static void cause_end(struct device_queue_manager *dqm)
+{
+	gpu_of(dqm)->sim_cause = CAUSE_NONE;
+}
+
+/* op: 0 unmap, 1 map; + 2 on MES (remove, add) */
+static void count_op(struct device_queue_manager *dqm, const char *what, uint32_t a, int ret,
+		     uint32_t op)
+{
+	struct sim_gpu *g = gpu_of(dqm);
+
+	sim_truth_count(what, dqm->dev->id, a, -ret, 0, 1);
+	if (g->sim_cause != CAUSE_NONE)
+		sim_truth_count("rl_cause", dqm->dev->id, op, g->sim_cause, g->sim_cause_cgroup, 1);
+}
+
 /* ---- HWS: the runlist ---------------------------------------------------- */
 
 /*
@@ -119,7 +150,7 @@ SIM_HOOK int unmap_queues_cpsch(struct device_queue_manager *dqm,
 	}
 	dqm->active_runlist = false;
 out:
-	sim_truth_count("unmap", dqm->dev->id, filter, -retval, 0, 1);
+	count_op(dqm, "unmap", filter, retval, 0);
 	return retval;
 }
 
@@ -135,7 +166,7 @@ SIM_HOOK int map_queues_cpsch(struct device_queue_manager *dqm)
 	sim_wait_us(g->map_delay_us);
 	dqm->active_runlist = true;
 out:
-	sim_truth_count("map", dqm->dev->id, 0, -retval, 0, 1);
+	count_op(dqm, "map", 0, retval, 1);
 	return retval;
 }
 
@@ -198,7 +229,7 @@ SIM_HOOK int add_queue_mes(struct device_queue_manager *dqm, struct queue *q,
 	};
 	int r = g->mes.sim_add_hw_queue(&g->mes, &in);
 
-	sim_truth_count("mes_add", dqm->dev->id, 0, -r, qpd_cgroup(qpd), 1);
+	count_op(dqm, "mes_add", 0, r, 3);
 	return r;
 }
 
@@ -213,7 +244,7 @@ static __always_inline int remove_queue_mes(struct device_queue_manager *dqm, st
 	};
 	int r = g->mes.sim_remove_hw_queue(&g->mes, &in);
 
-	sim_truth_count("mes_remove", dqm->dev->id, 0, -r, qpd_cgroup(qpd), 1);
+	count_op(dqm, "mes_remove", 0, r, 2);
 	return r;
 }
 
@@ -246,6 +277,7 @@ static SIM_HOOK int create_queue_cpsch(struct device_queue_manager *dqm, struct 
 	int retval;
 
 	dqm_lock(dqm);
+	cause_begin(dqm, CAUSE_CREATE, qpd);
 	retval = allocate_doorbell(g, q);
 	if (retval)
 		goto out;
@@ -264,6 +296,7 @@ static SIM_HOOK int create_queue_cpsch(struct device_queue_manager *dqm, struct 
 			goto cleanup_queue;
 	}
 	dqm->total_queue_count++;
+	cause_end(dqm);
 	dqm_unlock(dqm);
 	return 0;
 
@@ -274,6 +307,7 @@ cleanup_queue:
 		decrement_queue_count(dqm, q);
 	deallocate_doorbell(g, q);
 out:
+	cause_end(dqm);
 	dqm_unlock(dqm);
 	return retval;
 }
@@ -284,6 +318,7 @@ static SIM_HOOK int destroy_queue_cpsch(struct device_queue_manager *dqm, struct
 	int retval = 0;
 
 	dqm_lock(dqm);
+	cause_begin(dqm, CAUSE_DESTROY, qpd);
 	deallocate_doorbell(gpu_of(dqm), q);
 	list_del(&q->list);
 	qpd->queue_count--;
@@ -295,6 +330,7 @@ static SIM_HOOK int destroy_queue_cpsch(struct device_queue_manager *dqm, struct
 			retval = remove_queue_mes(dqm, q, qpd);
 	}
 	dqm->total_queue_count--;
+	cause_end(dqm);
 	dqm_unlock(dqm);
 	/* amdkfd returns an unmap failure here, but the queue is gone anyway */
 	return retval == -ETIME ? 0 : retval;
@@ -309,6 +345,7 @@ static int update_queue(struct device_queue_manager *dqm, struct queue *q,
 	int retval = 0;
 
 	dqm_lock(dqm);
+	cause_begin(dqm, CAUSE_UPDATE, &pdd->qpd);
 	prev_active = q->properties.is_active;
 	if (dqm->sched_policy != KFD_SCHED_POLICY_NO_HWS) {
 		if (!SIM_ENABLE_MES(dqm->dev))
@@ -330,6 +367,7 @@ static int update_queue(struct device_queue_manager *dqm, struct queue *q,
 			retval = add_queue_mes(dqm, q, &pdd->qpd);
 	}
 out_unlock:
+	cause_end(dqm);
 	dqm_unlock(dqm);
 	return retval;
 }
@@ -356,6 +394,13 @@ static void count_transition(struct device_queue_manager *dqm, struct qcm_proces
 	sim_truth_count(what, dqm->dev->id, trigger, 0, qpd_cgroup(qpd), 1);
 }
 
+/* Processes evicted on a GPU and not restored (yet) */
+static void count_transition_gauge(struct device_queue_manager *dqm,
+				   struct qcm_process_device *qpd, int delta)
+{
+	sim_truth_count("evicted", dqm->dev->id, 0, 0, qpd_cgroup(qpd), delta);
+}
+
 /* The trigger of the eviction in progress (kfd_process_evict_queues) */
 static uint32_t sim_current_trigger = 255;
 
@@ -367,9 +412,11 @@ static SIM_HOOK int evict_process_queues_cpsch(struct device_queue_manager *dqm,
 	int retval = 0;
 
 	dqm_lock(dqm);
+	cause_begin(dqm, CAUSE_EVICT, qpd);
 	if (qpd->evicted++ > 0) /* already evicted, do nothing */
 		goto out;
 	count_transition(dqm, qpd, "evict", sim_current_trigger);
+	count_transition_gauge(dqm, qpd, 1);
 	pdd->last_evict_timestamp = get_jiffies_64();
 	list_for_each_entry(q, &qpd->queues_list, list) {
 		q->properties.is_evicted = true;
@@ -389,6 +436,7 @@ static SIM_HOOK int evict_process_queues_cpsch(struct device_queue_manager *dqm,
 							      KFD_UNMAP_QUEUES_FILTER_DYNAMIC_QUEUES,
 					      0);
 out:
+	cause_end(dqm);
 	dqm_unlock(dqm);
 	return retval;
 }
@@ -400,6 +448,7 @@ static SIM_HOOK int restore_process_queues_cpsch(struct device_queue_manager *dq
 	int retval = 0;
 
 	dqm_lock(dqm);
+	cause_begin(dqm, CAUSE_RESTORE, qpd);
 	if (!qpd->evicted) /* amdkfd WARNs here; the simulator is never asked to */
 		goto out;
 	if (qpd->evicted > 1) { /* ref count still > 0 */
@@ -407,6 +456,7 @@ static SIM_HOOK int restore_process_queues_cpsch(struct device_queue_manager *dq
 		goto out;
 	}
 	count_transition(dqm, qpd, "restore", 255);
+	count_transition_gauge(dqm, qpd, -1);
 	list_for_each_entry(q, &qpd->queues_list, list) {
 		q->properties.is_evicted = false;
 		if (!SIM_QUEUE_IS_ACTIVE(q->properties))
@@ -423,6 +473,7 @@ static SIM_HOOK int restore_process_queues_cpsch(struct device_queue_manager *dq
 		retval = execute_queues_cpsch(dqm, KFD_UNMAP_QUEUES_FILTER_DYNAMIC_QUEUES, 0);
 	qpd->evicted = 0;
 out:
+	cause_end(dqm);
 	dqm_unlock(dqm);
 	return retval;
 }
@@ -439,6 +490,7 @@ static SIM_HOOK int process_termination_cpsch(struct device_queue_manager *dqm,
 	int retval = 0;
 
 	dqm_lock(dqm);
+	cause_begin(dqm, CAUSE_TERMINATE, qpd);
 	list_for_each_entry_safe(q, next, &qpd->queues_list, list) {
 		if (q->properties.is_active) {
 			decrement_queue_count(dqm, q);
@@ -450,12 +502,15 @@ static SIM_HOOK int process_termination_cpsch(struct device_queue_manager *dqm,
 		list_del(&q->list);
 		qpd->queue_count--;
 	}
+	if (qpd->evicted)
+		count_transition_gauge(dqm, qpd, -1);
 	if (pdd->sim_registered) {
 		dqm->processes_count--;
 		pdd->sim_registered = false;
 	}
 	if (!SIM_ENABLE_MES(dqm->dev))
 		retval = execute_queues_cpsch(dqm, KFD_UNMAP_QUEUES_FILTER_DYNAMIC_QUEUES, 0);
+	cause_end(dqm);
 	dqm_unlock(dqm);
 	return retval == -ETIME ? 0 : retval;
 }
@@ -507,6 +562,7 @@ static SIM_HOOK int evict_process_queues_nocpsch(struct device_queue_manager *dq
 	if (qpd->evicted++ > 0)
 		goto out;
 	count_transition(dqm, qpd, "evict", sim_current_trigger);
+	count_transition_gauge(dqm, qpd, 1);
 	list_for_each_entry(q, &qpd->queues_list, list) {
 		q->properties.is_evicted = true;
 		if (!q->properties.is_active)
@@ -532,6 +588,7 @@ static SIM_HOOK int restore_process_queues_nocpsch(struct device_queue_manager *
 		goto out;
 	}
 	count_transition(dqm, qpd, "restore", 255);
+	count_transition_gauge(dqm, qpd, -1);
 	list_for_each_entry(q, &qpd->queues_list, list) {
 		q->properties.is_evicted = false;
 		if (!SIM_QUEUE_IS_ACTIVE(q->properties))
@@ -560,6 +617,8 @@ static SIM_HOOK int process_termination_nocpsch(struct device_queue_manager *dqm
 		list_del(&q->list);
 		qpd->queue_count--;
 	}
+	if (qpd->evicted)
+		count_transition_gauge(dqm, qpd, -1);
 	if (pdd->sim_registered) {
 		dqm->processes_count--;
 		pdd->sim_registered = false;
