@@ -1,5 +1,6 @@
 #include "export/metrics_server.h"
 
+#include <CivetServer.h>
 #include <crypt.h>
 #include <dlfcn.h>
 #include <fmt/format.h>
@@ -9,6 +10,7 @@
 #include <fstream>
 #include <optional>
 #include <regex>
+#include <vector>
 
 namespace gpuq {
 namespace {
@@ -126,6 +128,52 @@ bool ParseYamlLine(const std::string& raw, YamlLine* out,
   return true;
 }
 
+/// One `key: value` line of tls_server_config into *tls.
+bool ReadTlsKey(const YamlLine& y, const std::string& base_dir, TlsConfig* tls,
+                std::string* problem) {
+  auto file = [&](std::string* out) {
+    if (y.value.empty()) {
+      *problem = y.key + " is empty";
+      return false;
+    }
+    *out = y.value.front() == '/' ? y.value : base_dir + "/" + y.value;
+    return true;
+  };
+  if (y.key == "cert_file") return file(&tls->cert_file);
+  if (y.key == "key_file") return file(&tls->key_file);
+  if (y.key == "client_ca_file") return file(&tls->client_ca_file);
+  if (y.key == "client_auth_type") {
+    tls->client_auth_type = y.value;
+    return true;
+  }
+  if (y.key == "min_version") {
+    tls->min_version = y.value;
+    return true;
+  }
+  if (y.key == "cert" || y.key == "key") {
+    *problem = fmt::format(
+        "inline '{}' is not supported: use cert_file and key_file", y.key);
+    return false;
+  }
+  *problem = fmt::format(
+      "'{}' is not supported (supported: cert_file, key_file, "
+      "client_auth_type, client_ca_file, min_version)",
+      y.key);
+  return false;
+}
+
+// civetweb calls init_ssl with its own user data (the CivetServer), so the
+// TLS settings of the one server that uses them live here.
+std::mutex g_tls_mu;
+std::optional<TlsConfig> g_tls;
+
+int InitSsl(void* ssl_ctx, void* /*user_data*/) {
+  std::lock_guard<std::mutex> lock(g_tls_mu);
+  std::string error;
+  if (!g_tls || !ConfigureTlsContext(ssl_ctx, *g_tls, &error)) return -1;
+  return 1;  // configured: civetweb must not look for ssl_certificate
+}
+
 }  // namespace
 
 bool LoadWebConfig(const std::string& path, WebConfig* config,
@@ -138,8 +186,12 @@ bool LoadWebConfig(const std::string& path, WebConfig* config,
   }
   // Hashes as htpasswd -B, Go's x/crypto/bcrypt and Python's crypt write.
   static const std::regex kBcrypt(R"(\$2[aby]\$[0-9]{2}\$[./A-Za-z0-9]{53})");
+  const size_t slash = path.rfind('/');
+  const std::string base_dir =
+      slash == std::string::npos ? std::string(".") : path.substr(0, slash);
   std::string section, line, problem;
   size_t user_indent = 0;
+  int tls_line = 0;
   for (int number = 1; std::getline(in, line); ++number) {
     auto fail = [&](const std::string& what) {
       *error = fmt::format("--web.config.file {}:{}: {}", path, number, what);
@@ -150,22 +202,22 @@ bool LoadWebConfig(const std::string& path, WebConfig* config,
     if (y.key.empty()) continue;
     if (y.indent == 0) {
       section = y.key;
-      if (section == "tls_server_config") {
-        return fail(
-            "tls_server_config: TLS is not supported: Debian 12's civetweb "
-            "1.15, which serves /metrics, is built for OpenSSL 1.1 and "
-            "crashes on the first TLS connection with OpenSSL 3. Terminate "
-            "TLS in front of the agent (deploy/README.md, \"TLS\")");
-      }
       if (section == "http_server_config") {
         return fail("http_server_config is not supported");
       }
-      if (section != "basic_auth_users") {
-        return fail(fmt::format(
-            "unknown key '{}' (supported: basic_auth_users)", section));
+      if (section != "basic_auth_users" && section != "tls_server_config") {
+        return fail(
+            fmt::format("unknown key '{}' (supported: basic_auth_users, "
+                        "tls_server_config)",
+                        section));
       }
       if (!y.value.empty()) {
-        return fail("basic_auth_users must be a block of 'name: hash' lines");
+        return fail(section + " must be a block of 'key: value' lines");
+      }
+      if (section == "tls_server_config") {
+        if (config->tls) return fail("tls_server_config appears twice");
+        config->tls.emplace();
+        tls_line = number;
       }
       user_indent = 0;
       continue;
@@ -173,9 +225,14 @@ bool LoadWebConfig(const std::string& path, WebConfig* config,
     if (section.empty()) return fail("indented line outside any key");
     if (user_indent == 0) user_indent = y.indent;
     if (y.indent != user_indent) {
-      return fail(
-          "basic_auth_users entries must be 'name: hash' at one "
-          "indentation");
+      return fail(section +
+                  " entries must be 'key: value' lines at one indentation");
+    }
+    if (section == "tls_server_config") {
+      if (!ReadTlsKey(y, base_dir, &*config->tls, &problem)) {
+        return fail("tls_server_config: " + problem);
+      }
+      continue;
     }
     if (!std::regex_match(y.value, kBcrypt)) {
       return fail(fmt::format(
@@ -193,6 +250,22 @@ bool LoadWebConfig(const std::string& path, WebConfig* config,
       return fail(fmt::format("user '{}' appears twice", y.key));
     }
   }
+  if (config->tls) {
+    const TlsConfig& tls = *config->tls;
+    if (tls.cert_file.empty() || tls.key_file.empty()) {
+      *error = fmt::format(
+          "--web.config.file {}:{}: tls_server_config needs cert_file and "
+          "key_file",
+          path, tls_line);
+      return false;
+    }
+    std::string tls_error;
+    if (!CheckTlsConfig(tls, &tls_error)) {
+      *error =
+          fmt::format("--web.config.file {}:{}: {}", path, tls_line, tls_error);
+      return false;
+    }
+  }
   return true;
 }
 
@@ -206,9 +279,29 @@ std::unique_ptr<MetricsServer> MetricsServer::Start(
     const std::string& listen_address, const WebConfig& web,
     std::shared_ptr<prometheus::Collectable> collectable, std::string* error) {
   std::unique_ptr<MetricsServer> server(new MetricsServer());
+  if (web.tls) {
+    std::string tls_error;
+    if (!LoadCivetwebTlsShims(&tls_error)) {
+      *error = tls_error;
+      return nullptr;
+    }
+    std::lock_guard<std::mutex> lock(g_tls_mu);
+    g_tls = web.tls;
+  }
   try {
     // One worker thread: scrapes are rare and Collect() is cheap.
-    server->exposer_ = std::make_unique<prometheus::Exposer>(listen_address, 1);
+    if (web.tls) {
+      // civetweb copies the callbacks at start.
+      CivetCallbacks callbacks;
+      callbacks.init_ssl = InitSsl;
+      server->exposer_ = std::make_unique<prometheus::Exposer>(
+          std::vector<std::string>{"listening_ports", listen_address + "s",
+                                   "num_threads", "1"},
+          &callbacks);
+    } else {
+      server->exposer_ =
+          std::make_unique<prometheus::Exposer>(listen_address, 1);
+    }
   } catch (const std::exception& e) {
     *error = fmt::format(
         "cannot listen on {} ({}): is another process using the port? Pick "

@@ -6,25 +6,32 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "export/collector.h"
+#include "export/tls/civetweb_tls.h"
 
 namespace gpuq {
 
 /// What --web.config.file asks for: the subset of the Prometheus
-/// exporter-toolkit web configuration gpuq-agent supports. Only
-/// basic_auth_users: tls_server_config is refused (see LoadWebConfig).
+/// exporter-toolkit web configuration gpuq-agent supports.
 struct WebConfig {
   /// user name -> bcrypt hash ($2a$, $2b$ or $2y$, as htpasswd -B writes).
   std::map<std::string, std::string> basic_auth_users;
+  /// Serve HTTPS only (no plain-HTTP listener) when set.
+  std::optional<TlsConfig> tls;
 };
 
 /// Reads a web config file: YAML with the exporter-toolkit keys
-/// (`basic_auth_users:` then one `name: hash` line per user, indented).
-/// Refuses tls_server_config and http_server_config, unknown keys, hashes
-/// that are not bcrypt, and YAML beyond that block subset. Returns false with
-/// *error set to one line naming the file and line.
+/// `basic_auth_users:` (one `name: hash` line per user, indented) and
+/// `tls_server_config:` (cert_file, key_file, client_auth_type,
+/// client_ca_file, min_version; relative paths are relative to the config
+/// file, as exporter-toolkit reads them). Refuses http_server_config, the
+/// TLS keys civetweb cannot honour (cipher_suites, ...), unknown keys,
+/// hashes that are not bcrypt, TLS files OpenSSL rejects, and YAML beyond
+/// that block subset. Returns false with *error set to one line naming the
+/// file and line.
 bool LoadWebConfig(const std::string& path, WebConfig* config,
                    std::string* error);
 
@@ -38,8 +45,9 @@ class MetricsServer {
   static std::unique_ptr<MetricsServer> Start(
       const std::string& listen_address,
       std::shared_ptr<prometheus::Collectable> collectable, std::string* error);
-  /// The same, with HTTP basic auth on /metrics when `web` has users: a
-  /// request without valid credentials gets 401.
+  /// The same, with HTTP basic auth on /metrics when `web` has users (a
+  /// request without valid credentials gets 401), and HTTPS instead of HTTP
+  /// when `web.tls` is set.
   static std::unique_ptr<MetricsServer> Start(
       const std::string& listen_address, const WebConfig& web,
       std::shared_ptr<prometheus::Collectable> collectable, std::string* error);

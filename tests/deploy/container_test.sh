@@ -32,7 +32,7 @@ cleanup() {
     kill "$SVC_PID" 2> /dev/null
     wait "$SVC_PID" 2> /dev/null
   fi
-  for c in "$NAME-replay" "$NAME-leastpriv" "$NAME-privileged"; do
+  for c in "$NAME-replay" "$NAME-tls" "$NAME-leastpriv" "$NAME-privileged"; do
     podman rm -f "$c" > /dev/null 2>&1
   done
   rm -rf "$TMP"
@@ -122,6 +122,30 @@ else
   fail "container and host differ on the capture" "$(head -10 "$TMP/diff.txt")"
 fi
 podman rm -f "$NAME-replay" > /dev/null 2>&1
+
+# TLS from the image: the civetweb shims ship in /usr/lib/gpuq-agent.
+if command -v openssl > /dev/null; then
+  mkdir -p "$TMP/tls"
+  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 \
+    -addext subjectAltName=IP:127.0.0.1 -keyout "$TMP/tls/key.pem" -out "$TMP/tls/cert.pem" 2> /dev/null
+  chmod 644 "$TMP/tls/key.pem"
+  printf 'tls_server_config:\n  cert_file: cert.pem\n  key_file: key.pem\n' > "$TMP/tls/web.yml"
+  port=$(free_port)
+  podman run -d --name "$NAME-tls" -p "127.0.0.1:$port:9464" -v "$TMP/tls:/etc/gpuq:ro" "$IMAGE" \
+    --replay /examples/default.gpuqcap --web.config.file /etc/gpuq/web.yml > /dev/null 2> "$TMP/run.err"
+  for _ in $(seq 100); do
+    curl -s -o /dev/null --cacert "$TMP/tls/cert.pem" "https://127.0.0.1:$port/metrics" && break
+    sleep 0.1
+  done
+  if curl -s --cacert "$TMP/tls/cert.pem" "https://127.0.0.1:$port/metrics" | grep -q '^gpuq_queues{'; then
+    pass "containerised agent serves /metrics over HTTPS (web config mounted read-only)"
+  else
+    fail "containerised agent over HTTPS" "$(cat "$TMP/run.err"; podman logs "$NAME-tls" 2>&1)"
+  fi
+  podman rm -f "$NAME-tls" > /dev/null 2>&1
+else
+  skip "containerised agent over HTTPS: missing openssl (Debian: openssl)"
+fi
 
 # The least-privilege command of deploy/README.md, with the fixture host tree
 # in place of /sys/class/kfd, /sys/fs/cgroup and /proc (no amdkfd here).
