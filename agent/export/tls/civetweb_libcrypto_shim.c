@@ -4,4 +4,5 @@
  * name civetweb looks up is in libcrypto.so.3; this only spares the runtime
  * image the libssl-dev symlink civetweb's dlopen("libcrypto.so") needs.
  */
-__attribute__((visibility("default"))) const char gpuq_civetweb_crypto_shim[] = "libcrypto.so.3";
+__attribute__((visibility("default"))) const char gpuq_civetweb_crypto_shim[] =
+    "libcrypto.so.3";

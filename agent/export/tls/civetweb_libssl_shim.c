@@ -19,9 +19,8 @@
  * caller frees with X509_free (civetweb does), exactly what
  * SSL_get1_peer_certificate returns.
  */
-__attribute__((visibility("default"))) X509 *gpuq_shim_SSL_get_peer_certificate(const SSL *s)
-	__asm__("SSL_get_peer_certificate");
-X509 *gpuq_shim_SSL_get_peer_certificate(const SSL *s)
-{
-	return SSL_get1_peer_certificate(s);
+__attribute__((visibility("default"))) X509* gpuq_shim_SSL_get_peer_certificate(
+    const SSL* s) __asm__("SSL_get_peer_certificate");
+X509* gpuq_shim_SSL_get_peer_certificate(const SSL* s) {
+  return SSL_get1_peer_certificate(s);
 }
