@@ -7,7 +7,8 @@ BUILD=(build-essential cmake pkg-config git clang clang-format llvm bpftool libb
   nlohmann-json3-dev libcurl4-openssl-dev libssl-dev)
 TEST=(googletest libgtest-dev prometheus prometheus-node-exporter curl podman runc
   debootstrap docker-compose aardvark-dns python3-yaml systemd
-  python3 util-linux bpftrace openssl)
+  python3 util-linux bpftrace openssl
+  qemu-system-x86 cpio kmod xz-utils zstd dwarves)
 want=("${BUILD[@]}")
 [ "${1:-}" = "--test" ] && want+=("${TEST[@]}")
 
