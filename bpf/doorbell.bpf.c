@@ -22,22 +22,16 @@
  *   AQL packet: 64 B slots, header u16 @0, type = bits 0-7
  *
  * The user-space side (agent/sources/doorbell_counter.cc) mirrors struct
- * gpuq_doorbell_key/gpuq_doorbell_count and checks their sizes at load.
+ * gpuq_doorbell_key/gpuq_doorbell_count and checks their sizes at load. The
+ * packet classes are the ABI's (enum gpuq_packet_class), so by_type is
+ * copied into gpuq_doorbell_count_record.by_packet as it is.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <gpuq/abi.h>
 
 char LICENSE[] SEC("license") = "GPL";
-
-/* Indexes of gpuq_doorbell_count.by_type */
-enum gpuq_doorbell_packet {
-	GPUQ_DB_PKT_DISPATCH = 0,   /* HSA_PACKET_TYPE_KERNEL_DISPATCH (2) */
-	GPUQ_DB_PKT_BARRIER = 1,    /* BARRIER_AND (3), BARRIER_OR (5) */
-	GPUQ_DB_PKT_OTHER = 2,	    /* VENDOR_SPECIFIC (0), AGENT_DISPATCH, INVALID */
-	GPUQ_DB_PKT_UNREADABLE = 3, /* no queue, bad ring, or the read faulted */
-	GPUQ_DB_PKT__MAX,
-};
 
 /* Reasons a doorbell was not counted; indexes of `doorbell_drops`. */
 enum gpuq_doorbell_drop {
@@ -54,7 +48,7 @@ struct gpuq_doorbell_key {
 
 struct gpuq_doorbell_count {
 	__u64 doorbells;
-	__u64 by_type[GPUQ_DB_PKT__MAX];
+	__u64 by_type[GPUQ_PACKET__MAX]; /* enum gpuq_packet_class */
 	__u64 cgroup_id; /* cgroup v2 id of the ringing task at the first doorbell */
 };
 
@@ -109,18 +103,18 @@ static __always_inline __u32 packet_type(const struct amd_signal_head *sig, __u6
 
 	if (!sig->queue_ptr ||
 	    bpf_probe_read_user(&ring, sizeof(ring), (void *)(sig->queue_ptr + 8)))
-		return GPUQ_DB_PKT_UNREADABLE;
+		return GPUQ_PACKET_UNREADABLE;
 	if (!ring.base_address || !ring.size || (ring.size & (ring.size - 1)))
-		return GPUQ_DB_PKT_UNREADABLE;
+		return GPUQ_PACKET_UNREADABLE;
 	if (bpf_probe_read_user(&header, sizeof(header),
 				(void *)(ring.base_address + (index & (ring.size - 1)) * 64)))
-		return GPUQ_DB_PKT_UNREADABLE;
-	type = header & 0xff;
-	if (type == 2)
-		return GPUQ_DB_PKT_DISPATCH;
-	if (type == 3 || type == 5)
-		return GPUQ_DB_PKT_BARRIER;
-	return GPUQ_DB_PKT_OTHER;
+		return GPUQ_PACKET_UNREADABLE;
+	type = header & 0xff; /* hsa_packet_type_t */
+	if (type == 2)	      /* KERNEL_DISPATCH */
+		return GPUQ_PACKET_DISPATCH;
+	if (type == 3 || type == 5) /* BARRIER_AND, BARRIER_OR */
+		return GPUQ_PACKET_BARRIER;
+	return GPUQ_PACKET_OTHER; /* VENDOR_SPECIFIC, INVALID, AGENT_DISPATCH */
 }
 
 static __always_inline int count_doorbell(__u64 handle, __u64 value)
@@ -158,7 +152,7 @@ static __always_inline int count_doorbell(__u64 handle, __u64 value)
 		}
 	}
 	__sync_fetch_and_add(&count->doorbells, 1);
-	if (type < GPUQ_DB_PKT__MAX)
+	if (type < GPUQ_PACKET__MAX)
 		__sync_fetch_and_add(&count->by_type[type], 1);
 	return 0;
 }

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <elf.h>
 #include <fmt/format.h>
+#include <gpuq/abi.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -21,7 +22,8 @@ namespace gpuq {
 namespace {
 
 // Mirrors of bpf/doorbell.bpf.c's map key and value; Open() checks the sizes
-// against the object's BTF-described maps.
+// against the object's BTF-described maps. by_type is indexed by the ABI's
+// enum gpuq_packet_class, as in the kernel.
 struct DoorbellKey {
   uint64_t handle;
   uint32_t tgid;
@@ -29,9 +31,13 @@ struct DoorbellKey {
 };
 struct DoorbellValue {
   uint64_t doorbells;
-  uint64_t by_type[4];  // dispatch, barrier, other, unreadable
+  uint64_t by_type[GPUQ_PACKET__MAX];
   uint64_t cgroup_id;
 };
+static_assert(GPUQ_PACKET_DISPATCH == 0 && GPUQ_PACKET_BARRIER == 1 &&
+                  GPUQ_PACKET_OTHER == 2 && GPUQ_PACKET_UNREADABLE == 3 &&
+                  GPUQ_PACKET__MAX == 4,
+              "DoorbellCount's fields follow enum gpuq_packet_class");
 
 constexpr const char* kScrelease = "hsa_signal_store_screlease";
 constexpr const char* kRelaxed = "hsa_signal_store_relaxed";
@@ -174,6 +180,12 @@ std::unique_ptr<DoorbellCounter> DoorbellCounter::Open(const Options& options,
         "doorbell BPF object and agent disagree on the map layout: rebuild";
     return nullptr;
   }
+  if (options.max_doorbells != 0 &&
+      bpf_map__set_max_entries(counter->skel_->maps.doorbell_counts,
+                               options.max_doorbells) != 0) {
+    *error = "cannot size the doorbell count map";
+    return nullptr;
+  }
   const int err = doorbell_bpf__load(counter->skel_);
   if (err != 0) {
     *error = fmt::format("loading the doorbell BPF programs failed: {}",
@@ -295,8 +307,10 @@ std::vector<DoorbellCount> DoorbellCounter::Read() const {
     prev = &key;
     DoorbellValue v{};
     if (bpf_map_lookup_elem(fd, &key, &v) != 0) continue;  // deleted since
-    out.push_back({key.tgid, key.handle, v.cgroup_id, v.doorbells, v.by_type[0],
-                   v.by_type[1], v.by_type[2], v.by_type[3]});
+    out.push_back({key.tgid, key.handle, v.cgroup_id, v.doorbells,
+                   v.by_type[GPUQ_PACKET_DISPATCH],
+                   v.by_type[GPUQ_PACKET_BARRIER], v.by_type[GPUQ_PACKET_OTHER],
+                   v.by_type[GPUQ_PACKET_UNREADABLE]});
   }
   std::sort(out.begin(), out.end(),
             [](const DoorbellCount& a, const DoorbellCount& b) {
@@ -328,6 +342,18 @@ bool DoorbellCounter::AddKnownDoorbell(uint32_t tgid, uint64_t handle) {
   const uint8_t one = 1;
   return bpf_map_update_elem(bpf_map__fd(skel_->maps.known_doorbells), &key,
                              &one, BPF_ANY) == 0;
+}
+
+bool DoorbellCounter::RemoveKnownDoorbell(uint32_t tgid, uint64_t handle) {
+  const DoorbellKey key{handle, tgid, 0};
+  return bpf_map_delete_elem(bpf_map__fd(skel_->maps.known_doorbells), &key) ==
+         0;
+}
+
+bool DoorbellCounter::DeleteCount(uint32_t tgid, uint64_t handle) {
+  const DoorbellKey key{handle, tgid, 0};
+  return bpf_map_delete_elem(bpf_map__fd(skel_->maps.doorbell_counts), &key) ==
+         0;
 }
 
 void DoorbellCounter::ForgetProcess(uint32_t tgid) {

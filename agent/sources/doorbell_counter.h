@@ -2,8 +2,8 @@
 // to libhsa-runtime64's hsa_signal_store_screlease / hsa_signal_store_relaxed
 // (and hsa_signal_store_release where it is not an alias), counted in the
 // kernel per (process, doorbell signal). This class owns the skeleton and its
-// links, finds the runtime libraries, and reads the counts. It does not feed
-// the model or the metrics: that wiring is the caller's.
+// links, finds the runtime libraries, and reads the counts. DoorbellPoller
+// (doorbell_poller.h) turns them into records for the model.
 #pragma once
 
 #include <sys/types.h>
@@ -28,7 +28,8 @@ struct DoorbellCount {
   uint64_t handle = 0;     ///< hsa_signal_t.handle (amd_signal_t address)
   uint64_t cgroup_id = 0;  ///< cgroup v2 id of the ringer at its 1st doorbell
   uint64_t doorbells = 0;
-  /// By the AQL packet type at the rung slot; they sum to `doorbells`.
+  /// By the AQL packet type at the rung slot (enum gpuq_packet_class); they
+  /// sum to `doorbells`.
   uint64_t dispatch = 0;    ///< KERNEL_DISPATCH
   uint64_t barrier = 0;     ///< BARRIER_AND, BARRIER_OR
   uint64_t other = 0;       ///< VENDOR_SPECIFIC, AGENT_DISPATCH, INVALID
@@ -75,6 +76,9 @@ class DoorbellCounter {
     std::vector<std::string> libraries;
     /// Also attach to every libhsa-runtime64 mapped under paths.procfs.
     bool scan_processes = true;
+    /// Size of the count map, (process, doorbell) entries; 0 keeps the
+    /// object's 16384. Tests make it small to see map-full drops.
+    uint32_t max_doorbells = 0;
   };
 
   /// Loads the programs and attaches to the libraries of `options`. Returns
@@ -104,6 +108,13 @@ class DoorbellCounter {
   /// Marks (tgid, handle) as a doorbell whatever its amd_signal_t.kind says
   /// (ROCr's InterceptQueue rings a doorbell of kind USER).
   bool AddKnownDoorbell(uint32_t tgid, uint64_t handle);
+
+  /// Undoes AddKnownDoorbell. False if it was not known.
+  bool RemoveKnownDoorbell(uint32_t tgid, uint64_t handle);
+
+  /// Deletes the counts of one doorbell signal (its process exited and the
+  /// final counts were read). False if there were none.
+  bool DeleteCount(uint32_t tgid, uint64_t handle);
 
   /// Drops the counts and known doorbells of a process that exited.
   void ForgetProcess(uint32_t tgid);
