@@ -1,23 +1,233 @@
 #include "sources/doorbell_poller.h"
 
-namespace gpuq {
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <time.h>
 
-// Placeholder so the agent links while the poller is written; Open refuses.
-std::unique_ptr<DoorbellPoller> DoorbellPoller::Open(const Options&,
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "loader/kernel_features.h"
+
+namespace gpuq {
+namespace {
+
+/// The probed symbols, in the order Probes() lists them. hsa_signal_store_
+/// release (an alias of screlease in Debian's build, a function of its own
+/// elsewhere) runs the screlease program, so it is reported under it.
+struct ProbedSymbol {
+  const char* probe;
+  const char* function;
+};
+constexpr ProbedSymbol kSymbols[] = {
+    {"doorbell_store_screlease", "hsa_signal_store_screlease"},
+    {"doorbell_store_relaxed", "hsa_signal_store_relaxed"},
+};
+
+uint64_t MonotonicNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull +
+         static_cast<uint64_t>(ts.tv_nsec);
+}
+
+bool SameCounts(const DoorbellCount& a, const DoorbellCount& b) {
+  return a.doorbells == b.doorbells && a.dispatch == b.dispatch &&
+         a.barrier == b.barrier && a.other == b.other &&
+         a.unreadable == b.unreadable && a.cgroup_id == b.cgroup_id;
+}
+
+/// The detail line of an attached `lib` that names `function` ("f@0x...").
+std::string AttachedAt(const DoorbellLibrary& lib,
+                       const std::string& function) {
+  for (const std::string& d : lib.details) {
+    if (d.rfind(function + "@", 0) == 0) return d;
+  }
+  return function;
+}
+
+std::string Join(const std::vector<std::string>& parts, const char* sep) {
+  std::string out;
+  for (const std::string& p : parts) {
+    if (!out.empty()) out += sep;
+    out += p;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::unique_ptr<DoorbellPoller> DoorbellPoller::Open(const Options& options,
                                                      std::string* error) {
-  *error = "--doorbells=uprobe is not implemented yet";
-  return nullptr;
+  if (!HasBpfPrivileges()) {
+    *error =
+        "--doorbells=uprobe needs root (or CAP_BPF + CAP_PERFMON) to load "
+        "BPF programs and attach uprobes";
+    return nullptr;
+  }
+  // libbpf attaches uprobes through the uprobe PMU (perf_event_open), or
+  // tracefs uprobe_events on kernels before 4.17; without either
+  // (CONFIG_UPROBE_EVENTS=n) every attach would fail later, one by one.
+  struct stat st;
+  const std::string pmu =
+      options.paths.sysfs + "/bus/event_source/devices/uprobe";
+  if (stat(pmu.c_str(), &st) != 0 &&
+      stat("/sys/kernel/tracing/uprobe_events", &st) != 0 &&
+      stat("/sys/kernel/debug/tracing/uprobe_events", &st) != 0) {
+    *error = fmt::format(
+        "this kernel has no uprobe support ({} missing: "
+        "CONFIG_UPROBE_EVENTS): --doorbells=uprobe cannot work",
+        pmu);
+    return nullptr;
+  }
+  DoorbellCounter::Options counter_options;
+  counter_options.paths = options.paths;
+  counter_options.libraries = options.libraries;
+  counter_options.scan_processes = options.scan_processes;
+  std::string why;
+  std::unique_ptr<DoorbellCounter> counter =
+      DoorbellCounter::Open(counter_options, &why);
+  if (counter == nullptr) {
+    *error = fmt::format("--doorbells=uprobe: {}", why);
+    return nullptr;
+  }
+  std::unique_ptr<DoorbellPoller> poller(new DoorbellPoller());
+  poller->paths_ = options.paths;
+  poller->scan_ = options.scan_processes;
+  poller->counter_ = std::move(counter);
+  return poller;
 }
 
 DoorbellPoller::~DoorbellPoller() = default;
-void DoorbellPoller::Rescan() {}
+
+void DoorbellPoller::Rescan() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (scan_) counter_->Rescan();
+}
+
 void DoorbellPoller::SyncKnown(
-    const std::vector<std::pair<uint32_t, uint64_t>>&) {}
+    const std::vector<std::pair<uint32_t, uint64_t>>& known) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::set<Key> want(known.begin(), known.end());
+  for (auto it = known_.begin(); it != known_.end();) {
+    if (want.count(*it) == 0) {
+      counter_->RemoveKnownDoorbell(it->first, it->second);
+      it = known_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (const Key& key : want) {
+    if (known_.count(key) != 0) continue;
+    // E2BIG: the map is full. Not remembered, so the next sync retries.
+    if (counter_->AddKnownDoorbell(key.first, key.second)) {
+      known_.insert(key);
+    } else {
+      ++known_full_;
+    }
+  }
+}
+
+bool DoorbellPoller::ProcessAlive(uint32_t tgid) const {
+  // tgid is in the init pid namespace (bpf_get_current_pid_tgid), so procfs
+  // must be the host's (as for the sampler's /proc/<pid>/mem reads).
+  struct stat st;
+  return stat(fmt::format("{}/{}", paths_.procfs, tgid).c_str(), &st) == 0;
+}
+
 void DoorbellPoller::Poll(
-    const std::function<std::optional<DoorbellOwner>(uint32_t, uint64_t)>&,
-    const std::function<void(const Event&)>&) {}
-std::vector<ProbeStatus> DoorbellPoller::Probes() const { return {}; }
-uint64_t DoorbellPoller::MapFullDrops() const { return 0; }
-bool DoorbellPoller::ProcessAlive(uint32_t) const { return false; }
+    const std::function<std::optional<DoorbellOwner>(uint32_t, uint64_t)>& find,
+    const std::function<void(const Event&)>& sink) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::vector<DoorbellCount> counts = counter_->Read();
+  const uint64_t now = MonotonicNs();
+  std::map<Key, DoorbellCount> seen;
+  // Alive is checked before the counts are emitted, and an exited process
+  // cannot ring again, so what was read for it is final.
+  std::map<uint32_t, bool> alive;
+  for (const DoorbellCount& c : counts) {
+    const Key key{c.tgid, c.handle};
+    auto [a, fresh] = alive.emplace(c.tgid, false);
+    if (fresh) a->second = ProcessAlive(c.tgid);
+    const auto last = last_.find(key);
+    if (last == last_.end() || !SameCounts(last->second, c)) {
+      gpuq_doorbell_count_record r{};
+      r.hdr.type = GPUQ_EV_DOORBELL_COUNT;
+      r.hdr.size = sizeof(r);
+      r.hdr.tgid = c.tgid;
+      r.hdr.ts_ns = now;
+      r.hdr.cgroup_id = c.cgroup_id;  // the ringer's
+      r.doorbell_handle = c.handle;
+      if (const std::optional<DoorbellOwner> owner = find(c.tgid, c.handle)) {
+        r.hdr.process_key = owner->owner.process_key;
+        r.gpu_id = owner->gpu_id;
+        r.queue_id = owner->queue_id;
+      }
+      r.doorbells = c.doorbells;
+      r.by_packet[GPUQ_PACKET_DISPATCH] = c.dispatch;
+      r.by_packet[GPUQ_PACKET_BARRIER] = c.barrier;
+      r.by_packet[GPUQ_PACKET_OTHER] = c.other;
+      r.by_packet[GPUQ_PACKET_UNREADABLE] = c.unreadable;
+      sink(Event(r));
+    }
+    if (a->second) {
+      seen.emplace(key, c);
+    } else {
+      // Final counts emitted: free the slot. A later process with the same
+      // tgid and handle starts again from zero.
+      counter_->DeleteCount(c.tgid, c.handle);
+    }
+  }
+  last_ = std::move(seen);
+}
+
+std::vector<ProbeStatus> DoorbellPoller::Probes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<ProbeStatus> out;
+  const std::vector<DoorbellLibrary>& libs = counter_->Libraries();
+  for (const ProbedSymbol& sym : kSymbols) {
+    ProbeStatus p;
+    p.probe = sym.probe;
+    p.function = sym.function;
+    p.mode = "uprobe";
+    std::vector<std::string> on;
+    std::vector<std::string> failed;
+    for (const DoorbellLibrary& lib : libs) {
+      if (lib.attached) {
+        on.push_back(
+            fmt::format("{} ({})", lib.path, AttachedAt(lib, sym.function)));
+      } else {
+        // The last detail line says why (see DoorbellCounter::AttachLibrary).
+        failed.push_back(lib.details.empty() ? lib.path : lib.details.back());
+      }
+    }
+    p.attached = !on.empty();
+    if (on.empty() && failed.empty()) {
+      p.detail =
+          scan_ ? "no libhsa-runtime64 mapped by any process yet (rescanned "
+                  "periodically; or pass --hsa-runtime PATH)"
+                : "no --hsa-runtime library given";
+    } else {
+      if (!on.empty()) p.detail = "attached in " + Join(on, ", ");
+      if (!failed.empty()) {
+        if (!p.detail.empty()) p.detail += "; ";
+        p.detail += "not attached: " + Join(failed, "; ");
+      }
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+uint64_t DoorbellPoller::MapFullDrops() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return counter_->Drops() + known_full_;
+}
+
+std::vector<DoorbellCount> DoorbellPoller::Read() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return counter_->Read();
+}
 
 }  // namespace gpuq

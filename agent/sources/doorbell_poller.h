@@ -77,6 +77,10 @@ class DoorbellPoller {
   /// (cumulative), plus known doorbells SyncKnown could not insert.
   uint64_t MapFullDrops() const;
 
+  /// What the kernel's count map holds now, sorted by (tgid, handle): for
+  /// tests and debugging; Poll is the way to consume counts.
+  std::vector<DoorbellCount> Read() const;
+
  private:
   using Key = std::pair<uint32_t, uint64_t>;  // (tgid, handle)
   DoorbellPoller() = default;
