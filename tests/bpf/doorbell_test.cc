@@ -10,20 +10,24 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "loader/kernel_features.h"
 #include "sources/doorbell_counter.h"
+#include "sources/doorbell_poller.h"
 
 namespace gpuq {
 namespace {
@@ -56,10 +60,11 @@ uint64_t Num(const Fields& f, const std::string& key) {
 /// A running hsa_standin_caller, its stdout and stdin as pipes.
 class Caller {
  public:
-  /// Starts the caller with `args`; if `cgroup_dir` is set the child moves
-  /// itself into it before exec.
+  /// Starts the caller `exe` with `args`; if `cgroup_dir` is set the child
+  /// moves itself into it before exec.
   explicit Caller(const std::vector<std::string>& args,
-                  const std::string& cgroup_dir = "") {
+                  const std::string& cgroup_dir = "",
+                  const std::string& exe = GPUQ_HSA_CALLER) {
     int out[2];
     int in[2];
     if (pipe(out) != 0 || pipe(in) != 0) return;
@@ -75,12 +80,12 @@ class Caller {
         if (!procs) _exit(90);
       }
       std::vector<char*> argv;
-      std::string exe = GPUQ_HSA_CALLER;
-      argv.push_back(exe.data());
+      std::string exe_copy = exe;
+      argv.push_back(exe_copy.data());
       std::vector<std::string> copy = args;
       for (std::string& a : copy) argv.push_back(a.data());
       argv.push_back(nullptr);
-      execv(exe.c_str(), argv.data());
+      execv(exe_copy.c_str(), argv.data());
       _exit(91);
     }
     close(out[1]);
@@ -138,13 +143,10 @@ struct CallerRun {
   uint64_t completion_handle = 0;
 };
 
-CallerRun RunCaller(const std::vector<std::string>& args,
-                    const std::string& cgroup_dir = "") {
-  Caller caller(args, cgroup_dir);
-  std::vector<Fields> lines;
-  EXPECT_EQ(caller.Finish(&lines), 0);
+/// Parses a caller's output lines.
+CallerRun ParseRun(uint32_t pid, const std::vector<Fields>& lines) {
   CallerRun run;
-  run.pid = static_cast<uint32_t>(caller.pid());
+  run.pid = pid;
   for (const Fields& f : lines) {
     if (f.count("pid") && f.count("doorbells")) {
       run.summary = f;
@@ -155,6 +157,14 @@ CallerRun RunCaller(const std::vector<std::string>& args,
   }
   EXPECT_EQ(Num(run.summary, "pid"), run.pid);
   return run;
+}
+
+CallerRun RunCaller(const std::vector<std::string>& args,
+                    const std::string& cgroup_dir = "") {
+  Caller caller(args, cgroup_dir);
+  std::vector<Fields> lines;
+  EXPECT_EQ(caller.Finish(&lines), 0);
+  return ParseRun(static_cast<uint32_t>(caller.pid()), lines);
 }
 
 std::vector<DoorbellCount> CountsOf(const DoorbellCounter& counter,
@@ -192,7 +202,7 @@ void ExpectCountsMatch(const DoorbellCounter& counter, const CallerRun& run) {
   }
   EXPECT_EQ(dispatch, Num(run.summary, "dispatch"));
   EXPECT_EQ(barrier, Num(run.summary, "barrier"));
-  EXPECT_EQ(other, Num(run.summary, "vendor"));
+  EXPECT_EQ(other, Num(run.summary, "other"));
   EXPECT_EQ(unreadable, 0u);
 }
 
@@ -455,6 +465,401 @@ TEST(DoorbellTest, CountsCarryTheRingersCgroup) {
   EXPECT_EQ(out_counts[0].cgroup_id, Inode(own));
   EXPECT_NE(in_counts[0].cgroup_id, out_counts[0].cgroup_id);
   EXPECT_EQ(rmdir(child.c_str()), 0) << std::strerror(errno);
+}
+
+// ---- DoorbellPoller: records for the model -------------------------------
+
+/// A temporary directory, removed with what it holds.
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/gpuq-doorbell-XXXXXX";
+    if (mkdtemp(tmpl) != nullptr) path_ = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+/// A private copy of the stand-in (its own inode): no other process maps
+/// it, so everything its probes see comes from the test's own callers.
+std::string CopyStandIn(const TempDir& dir) {
+  const std::string copy = dir.path() + "/libhsa-runtime64.so.1";
+  std::filesystem::copy_file(GPUQ_HSA_STANDIN, copy);
+  return copy;
+}
+
+uint64_t NowNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull +
+         static_cast<uint64_t>(ts.tv_nsec);
+}
+
+using Records = std::vector<gpuq_doorbell_count_record>;
+using FindFn = std::function<std::optional<DoorbellOwner>(uint32_t, uint64_t)>;
+
+std::optional<DoorbellOwner> FindNothing(uint32_t, uint64_t) {
+  return std::nullopt;
+}
+
+/// One Poll; the records of process `tgid` (other tests' callers may ring
+/// the same library concurrently), keyed by handle. Every record is checked
+/// for the fields that do not depend on the scenario.
+std::map<uint64_t, gpuq_doorbell_count_record> PollFor(
+    DoorbellPoller& poller, uint32_t tgid, const FindFn& find = FindNothing) {
+  std::map<uint64_t, gpuq_doorbell_count_record> out;
+  const uint64_t before = NowNs();
+  poller.Poll(find, [&](const Event& event) {
+    const auto* r = std::get_if<gpuq_doorbell_count_record>(&event);
+    ASSERT_NE(r, nullptr) << "Poll emitted another event type";
+    EXPECT_EQ(r->hdr.type, GPUQ_EV_DOORBELL_COUNT);
+    EXPECT_EQ(r->hdr.size, sizeof(*r));
+    if (r->hdr.tgid != tgid) return;
+    EXPECT_GE(r->hdr.ts_ns, before);
+    EXPECT_LE(r->hdr.ts_ns, NowNs());
+    uint64_t sum = 0;
+    for (uint64_t n : r->by_packet) sum += n;
+    EXPECT_EQ(sum, r->doorbells);
+    EXPECT_TRUE(out.emplace(r->doorbell_handle, *r).second)
+        << "two records for one doorbell in one Poll";
+  });
+  return out;
+}
+
+std::unique_ptr<DoorbellPoller> OpenPoller(
+    const std::vector<std::string>& libraries, bool scan, std::string* error) {
+  DoorbellPoller::Options options;
+  options.libraries = libraries;
+  options.scan_processes = scan;
+  return DoorbellPoller::Open(options, error);
+}
+
+/// Handles a caller printed before ringing ("queue=N handle=0x...").
+std::vector<uint64_t> Handles(const std::vector<Fields>& lines) {
+  std::vector<uint64_t> handles;
+  for (const Fields& f : lines) {
+    if (f.count("queue") && !f.count("doorbells"))
+      handles.push_back(Num(f, "handle"));
+  }
+  return handles;
+}
+
+/// A child cgroup v2 directory for one test, removed at the end.
+class TestCgroup {
+ public:
+  explicit TestCgroup(const std::string& name) {
+    std::string root;
+    if (OwnCgroupV2Dir(&root).empty()) {
+      why_ = "no cgroup v2 hierarchy mounted";
+      return;
+    }
+    const std::string dir =
+        root + "/gpuq-doorbell-" + name + "-" + std::to_string(getpid());
+    if (mkdir(dir.c_str(), 0755) != 0) {
+      why_ = "cannot create the cgroup " + dir + ": " + std::strerror(errno);
+      return;
+    }
+    path_ = dir;
+  }
+  ~TestCgroup() {
+    if (!path_.empty()) rmdir(path_.c_str());
+  }
+  const std::string& path() const { return path_; }
+  const std::string& why() const { return why_; }
+
+ private:
+  std::string path_;
+  std::string why_;
+};
+
+TEST(DoorbellPollerTest, EmitsExactCumulativeCountsPerProcessAndCgroup) {
+  REQUIRE_BPF_PRIVILEGES();
+  TestCgroup cg_a("a");
+  TestCgroup cg_b("b");
+  if (cg_a.path().empty()) GTEST_SKIP() << cg_a.why();
+  if (cg_b.path().empty()) GTEST_SKIP() << cg_b.why();
+  std::string error;
+  auto poller = OpenPoller({GPUQ_HSA_STANDIN}, false, &error);
+  ASSERT_NE(poller, nullptr) << error;
+
+  // A: two rounds on two queues, alive between them; all five packet
+  // types, the three entry points, completion stores in between.
+  Caller a(
+      {"dispatch=70", "barrier=20", "vendor=5", "agent=2", "invalid=3",
+       "completions=40", "queues=2", "via=mix", "rounds=2", "wait_stdin=1"},
+      cg_a.path());
+  std::vector<Fields> a_lines = a.ReadUntil("ready");
+  const std::vector<uint64_t> a_handles = Handles(a_lines);
+  ASSERT_EQ(a_handles.size(), 2u);
+  const uint32_t a_pid = static_cast<uint32_t>(a.pid());
+  // The model knows A's first queue (learned at its creation), not the 2nd.
+  DoorbellOwner owner;
+  owner.owner.tgid = a_pid;
+  owner.owner.process_key = 0xfeedf00d;
+  owner.owner.cgroup_id = 1;  // the owner's: the record carries the ringer's
+  owner.gpu_id = 0x1234;
+  owner.queue_id = 7;
+  int finds = 0;
+  const FindFn find = [&](uint32_t tgid,
+                          uint64_t handle) -> std::optional<DoorbellOwner> {
+    if (tgid != a_pid) return std::nullopt;
+    ++finds;
+    if (handle == a_handles[0]) return owner;
+    return std::nullopt;
+  };
+
+  EXPECT_TRUE(PollFor(*poller, a_pid, find).empty());  // nothing rung yet
+  a.Go();
+  std::vector<Fields> more = a.ReadUntil("ready");  // round 0 rung
+  a_lines.insert(a_lines.end(), more.begin(), more.end());
+  auto first = PollFor(*poller, a_pid, find);
+  ASSERT_EQ(first.size(), 2u);
+  // 100 packets round-robin on 2 queues: 50 each, exact per type below.
+  EXPECT_EQ(first[a_handles[0]].doorbells, 50u);
+  EXPECT_EQ(first[a_handles[1]].doorbells, 50u);
+  EXPECT_EQ(first[a_handles[0]].by_packet[GPUQ_PACKET_DISPATCH] +
+                first[a_handles[1]].by_packet[GPUQ_PACKET_DISPATCH],
+            70u);
+  // Unchanged counts are not emitted again; the live process keeps its
+  // entries.
+  EXPECT_TRUE(PollFor(*poller, a_pid, find).empty());
+  uint64_t a_entries = 0;
+  for (const DoorbellCount& c : poller->Read()) a_entries += c.tgid == a_pid;
+  EXPECT_EQ(a_entries, 2u);
+
+  a.Go();
+  std::vector<Fields> rest;
+  ASSERT_EQ(a.Finish(&rest), 0);  // exited and reaped
+  a_lines.insert(a_lines.end(), rest.begin(), rest.end());
+  const CallerRun a_run = ParseRun(a_pid, a_lines);
+  finds = 0;
+  auto final_a = PollFor(*poller, a_pid, find);
+  EXPECT_EQ(finds, 2);
+  ASSERT_EQ(final_a.size(), 2u);
+  uint64_t dispatch = 0, barrier = 0, other = 0;
+  for (const auto& [handle, r] : final_a) {
+    ASSERT_TRUE(a_run.rung.count(handle)) << std::hex << handle;
+    EXPECT_NE(handle, a_run.completion_handle);
+    EXPECT_EQ(r.doorbells, a_run.rung.at(handle));  // cumulative: both rounds
+    EXPECT_EQ(r.by_packet[GPUQ_PACKET_UNREADABLE], 0u);
+    EXPECT_EQ(r.hdr.cgroup_id, Inode(cg_a.path()));  // the ringer's cgroup
+    dispatch += r.by_packet[GPUQ_PACKET_DISPATCH];
+    barrier += r.by_packet[GPUQ_PACKET_BARRIER];
+    other += r.by_packet[GPUQ_PACKET_OTHER];
+  }
+  EXPECT_EQ(dispatch, 140u);
+  EXPECT_EQ(barrier, 40u);
+  EXPECT_EQ(other, 20u);  // vendor + agent + invalid
+  EXPECT_EQ(Num(a_run.summary, "completions"), 40u);
+  // gpu_id/queue_id/process_key from `find` where it knew the handle.
+  EXPECT_EQ(final_a[a_handles[0]].gpu_id, 0x1234u);
+  EXPECT_EQ(final_a[a_handles[0]].queue_id, 7u);
+  EXPECT_EQ(final_a[a_handles[0]].hdr.process_key, 0xfeedf00du);
+  EXPECT_EQ(final_a[a_handles[1]].gpu_id, 0u);
+  EXPECT_EQ(final_a[a_handles[1]].queue_id, 0u);
+  EXPECT_EQ(final_a[a_handles[1]].hdr.process_key, 0u);
+  // The exited process's entries are gone from the kernel map after their
+  // final counts were emitted, and nothing more is emitted for it.
+  for (const DoorbellCount& c : poller->Read()) EXPECT_NE(c.tgid, a_pid);
+  EXPECT_TRUE(PollFor(*poller, a_pid, find).empty());
+
+  // B, in another cgroup: its own counts and cgroup.
+  const CallerRun b =
+      RunCaller({"dispatch=7", "barrier=3", "completions=11", "via=relaxed"},
+                cg_b.path());
+  auto b_records = PollFor(*poller, b.pid);
+  ASSERT_EQ(b_records.size(), 1u);
+  const gpuq_doorbell_count_record& rb = b_records.begin()->second;
+  EXPECT_EQ(rb.doorbell_handle, b.rung.begin()->first);
+  EXPECT_EQ(rb.doorbells, 10u);
+  EXPECT_EQ(rb.by_packet[GPUQ_PACKET_DISPATCH], 7u);
+  EXPECT_EQ(rb.by_packet[GPUQ_PACKET_BARRIER], 3u);
+  EXPECT_EQ(rb.hdr.cgroup_id, Inode(cg_b.path()));
+  EXPECT_NE(rb.hdr.cgroup_id, Inode(cg_a.path()));
+  for (const DoorbellCount& c : poller->Read()) EXPECT_NE(c.tgid, b.pid);
+  EXPECT_EQ(poller->MapFullDrops(), 0u);
+}
+
+TEST(DoorbellPollerTest, ClassifiesEveryPacketTypeExactly) {
+  REQUIRE_BPF_PRIVILEGES();
+  std::string error;
+  auto poller = OpenPoller({GPUQ_HSA_STANDIN}, false, &error);
+  ASSERT_NE(poller, nullptr) << error;
+  struct Case {
+    std::vector<std::string> args;
+    uint64_t dispatch, barrier, other, unreadable;
+  };
+  const Case cases[] = {
+      // BARRIER_AND and BARRIER_OR alternate; VENDOR_SPECIFIC,
+      // AGENT_DISPATCH and INVALID are "other"; a ring that wraps 3 times.
+      {{"dispatch=50", "barrier=61", "vendor=40", "agent=30", "invalid=20"},
+       50,
+       61,
+       90,
+       0},
+      // gfx7/8 LEGACY_DOORBELL signals classify the same way.
+      {{"dispatch=5", "barrier=4", "vendor=1", "kind=-2", "via=relaxed"},
+       5,
+       4,
+       1,
+       0},
+      // A doorbell signal without queue_ptr: counted, type unreadable.
+      {{"dispatch=6", "barrier=2", "noqueue=1"}, 0, 0, 0, 8},
+  };
+  for (const Case& c : cases) {
+    const CallerRun run = RunCaller(c.args);
+    auto records = PollFor(*poller, run.pid);
+    ASSERT_EQ(records.size(), 1u) << c.args[0];
+    const gpuq_doorbell_count_record& r = records.begin()->second;
+    EXPECT_EQ(r.by_packet[GPUQ_PACKET_DISPATCH], c.dispatch) << c.args[0];
+    EXPECT_EQ(r.by_packet[GPUQ_PACKET_BARRIER], c.barrier) << c.args[0];
+    EXPECT_EQ(r.by_packet[GPUQ_PACKET_OTHER], c.other) << c.args[0];
+    EXPECT_EQ(r.by_packet[GPUQ_PACKET_UNREADABLE], c.unreadable) << c.args[0];
+    EXPECT_EQ(r.doorbells, Num(run.summary, "doorbells"));
+  }
+}
+
+TEST(DoorbellPollerTest, InterceptStyleDoorbellsCountOnlyWhileKnown) {
+  REQUIRE_BPF_PRIVILEGES();
+  std::string error;
+  auto poller = OpenPoller({GPUQ_HSA_STANDIN}, false, &error);
+  ASSERT_NE(poller, nullptr) << error;
+  // kind USER doorbells on 2 queues, 3 rounds of 6 packets: 3 per queue a
+  // round. Round 0: nothing known; round 1: queue 0 known; round 2: queue 1
+  // known instead.
+  Caller caller({"dispatch=4", "barrier=2", "queues=2", "kind=1",
+                 "completions=5", "rounds=3", "wait_stdin=1"});
+  const std::vector<uint64_t> h = Handles(caller.ReadUntil("ready"));
+  ASSERT_EQ(h.size(), 2u);
+  const uint32_t pid = static_cast<uint32_t>(caller.pid());
+
+  caller.Go();
+  caller.ReadUntil("ready");
+  EXPECT_TRUE(PollFor(*poller, pid).empty());
+
+  poller->SyncKnown({{pid, h[0]}});
+  caller.Go();
+  caller.ReadUntil("ready");
+  auto round1 = PollFor(*poller, pid);
+  ASSERT_EQ(round1.size(), 1u);
+  ASSERT_TRUE(round1.count(h[0]));
+  EXPECT_EQ(round1[h[0]].doorbells, 3u);
+  // A USER-kind signal has no queue_ptr to trust: counted, not classified.
+  EXPECT_EQ(round1[h[0]].by_packet[GPUQ_PACKET_UNREADABLE], 3u);
+
+  poller->SyncKnown({{pid, h[1]}});  // h[0] deleted, h[1] added
+  caller.Go();
+  ASSERT_EQ(caller.Finish(nullptr), 0);
+  auto round2 = PollFor(*poller, pid);
+  ASSERT_EQ(round2.size(), 1u);  // h[0] unchanged: not emitted
+  ASSERT_TRUE(round2.count(h[1]));
+  EXPECT_EQ(round2[h[1]].doorbells, 3u);
+  for (const DoorbellCount& c : poller->Read()) EXPECT_NE(c.tgid, pid);
+  poller->SyncKnown({});
+}
+
+TEST(DoorbellPollerTest, RescanAttachesToALibraryDlopenedAfterOpen) {
+  REQUIRE_BPF_PRIVILEGES();
+  TempDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  const std::string copy = CopyStandIn(dir);
+  std::string error;
+  auto poller = OpenPoller({}, true, &error);  // scan only
+  ASSERT_NE(poller, nullptr) << error;
+  auto mentions_copy = [&] {
+    bool attached = false;
+    for (const ProbeStatus& p : poller->Probes())
+      attached |= p.attached && p.detail.find(copy) != std::string::npos;
+    return attached;
+  };
+  Caller caller({"lib=" + copy, "dispatch=20", "barrier=5", "completions=4",
+                 "wait_stdin=1"},
+                "", GPUQ_HSA_DLOPEN_CALLER);
+  caller.ReadUntil("ready");  // started, library not loaded
+  poller->Rescan();
+  EXPECT_FALSE(mentions_copy());
+  caller.Go();
+  std::vector<Fields> lines = caller.ReadUntil("ready");  // loaded
+  ASSERT_FALSE(lines.empty());
+  EXPECT_TRUE(lines.front().count("loaded")) << "dlopen failed";
+  poller->Rescan();
+  ASSERT_TRUE(mentions_copy());
+  caller.Go();
+  ASSERT_EQ(caller.Finish(nullptr), 0);
+  auto records = PollFor(*poller, static_cast<uint32_t>(caller.pid()));
+  ASSERT_EQ(records.size(), 1u);
+  const gpuq_doorbell_count_record& r = records.begin()->second;
+  EXPECT_EQ(r.doorbells, 25u);
+  EXPECT_EQ(r.by_packet[GPUQ_PACKET_DISPATCH], 20u);
+  EXPECT_EQ(r.by_packet[GPUQ_PACKET_BARRIER], 5u);
+}
+
+TEST(DoorbellPollerTest, ProbesNameEachSymbolInUprobeMode) {
+  REQUIRE_BPF_PRIVILEGES();
+  std::string error;
+  auto poller = OpenPoller({GPUQ_HSA_STANDIN}, false, &error);
+  ASSERT_NE(poller, nullptr) << error;
+  const std::vector<ProbeStatus> probes = poller->Probes();
+  ASSERT_EQ(probes.size(), 2u);
+  EXPECT_EQ(probes[0].probe, "doorbell_store_screlease");
+  EXPECT_EQ(probes[0].function, "hsa_signal_store_screlease");
+  EXPECT_EQ(probes[1].probe, "doorbell_store_relaxed");
+  EXPECT_EQ(probes[1].function, "hsa_signal_store_relaxed");
+  for (const ProbeStatus& p : probes) {
+    EXPECT_EQ(p.mode, "uprobe");
+    EXPECT_TRUE(p.attached) << p.detail;
+    EXPECT_NE(p.detail.find(GPUQ_HSA_STANDIN), std::string::npos) << p.detail;
+  }
+
+  auto idle = OpenPoller({}, false, &error);
+  ASSERT_NE(idle, nullptr) << error;
+  for (const ProbeStatus& p : idle->Probes()) {
+    EXPECT_FALSE(p.attached);
+    EXPECT_FALSE(p.detail.empty());
+  }
+}
+
+TEST(DoorbellPollerTest, OpenRefusesABadHsaRuntimePath) {
+  REQUIRE_BPF_PRIVILEGES();
+  std::string error;
+  EXPECT_EQ(OpenPoller({"/nonexistent/libhsa-runtime64.so.1"}, false, &error),
+            nullptr);
+  EXPECT_NE(error.find("/nonexistent/libhsa-runtime64.so.1"), std::string::npos)
+      << error;
+  TempDir dir;
+  const std::string junk = dir.path() + "/libhsa-runtime64.so.1";
+  std::ofstream(junk) << "not a library\n";
+  error.clear();
+  EXPECT_EQ(OpenPoller({junk}, false, &error), nullptr);
+  EXPECT_NE(error.find("not an ELF"), std::string::npos) << error;
+}
+
+TEST(DoorbellTest, AFullCountMapDropsAndCountsTheDrops) {
+  REQUIRE_BPF_PRIVILEGES();
+  TempDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  DoorbellCounter::Options options;
+  options.libraries = {CopyStandIn(dir)};
+  options.scan_processes = false;
+  options.max_doorbells = 2;
+  std::string error;
+  auto counter = DoorbellCounter::Open(options, &error);
+  ASSERT_NE(counter, nullptr) << error;
+  // 4 queues, 3 doorbells each, round-robin: queues 0 and 1 take the two
+  // slots, the 6 doorbells of queues 2 and 3 are dropped.
+  Caller caller({"lib=" + options.libraries[0], "dispatch=12", "queues=4"}, "",
+                GPUQ_HSA_DLOPEN_CALLER);
+  ASSERT_EQ(caller.Finish(nullptr), 0);
+  const auto counts = CountsOf(*counter, static_cast<uint32_t>(caller.pid()));
+  ASSERT_EQ(counts.size(), 2u);
+  EXPECT_EQ(counts[0].doorbells + counts[1].doorbells, 6u);
+  EXPECT_EQ(counter->Drops(), 6u);
 }
 
 }  // namespace

@@ -4,20 +4,38 @@
  * through the stand-in libhsa-runtime64.so.1, plus completion-signal stores
  * (kind USER) that a doorbell counter must ignore. Prints what it did.
  *
- * usage: hsa_standin_caller [dispatch=N] [barrier=N] [vendor=N]
- *          [completions=N] [queues=N] [via=screlease|relaxed|release|mix]
- *          [kind=-1|-2|1] [wait_stdin=1]
+ * usage: hsa_standin_caller [dispatch=N] [barrier=N] [vendor=N] [agent=N]
+ *          [invalid=N] [completions=N] [queues=N]
+ *          [via=screlease|relaxed|release|mix] [kind=-1|-2|1] [noqueue=1]
+ *          [rounds=N] [wait_stdin=1]
+ *        hsa_standin_dlopen_caller lib=PATH [same options]
  * barrier packets alternate BARRIER_AND / BARRIER_OR; packets are interleaved
- * (dispatch, barrier, vendor, ...) over the queues round-robin; the ring has
- * 64 slots, so more than 64 packets per queue wraps it. kind=1 lays out a
- * doorbell with kind USER, as ROCr's InterceptQueue does. wait_stdin=1 reads
- * one byte from stdin before ringing (so a test can attach first). */
+ * (dispatch, barrier, vendor, agent, invalid, ...) over the queues
+ * round-robin; the ring has 64 slots, so more than 64 packets per queue wraps
+ * it. kind=1 lays out a doorbell with kind USER, as ROCr's InterceptQueue
+ * does; noqueue=1 leaves queue_ptr NULL (packet type unreadable). Each of the
+ * `rounds` rings the packets given (the summary gives totals).
+ * wait_stdin=1 prints "ready" and reads one byte from stdin before each round
+ * (so a test can attach or poll in between).
+ *
+ * The dlopen variant (GPUQ_CALLER_DLOPEN) does not link the library: it
+ * dlopen()s lib=PATH after the first "ready" (printing "loaded"), so a test
+ * sees a process map the runtime after the probes were set up. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "amd_hsa_layout.h"
+
+#ifdef GPUQ_CALLER_DLOPEN
+#include <dlfcn.h>
+#endif
+
+typedef void (*store_fn)(hsa_signal_t, hsa_signal_value_t);
+static store_fn store_screlease;
+static store_fn store_relaxed;
+static store_fn store_release;
 
 #define RING_PACKETS 64
 #define MAX_QUEUES 8
@@ -59,23 +77,64 @@ static void ring(struct queue* q, uint16_t type, const char* via, long n) {
   if (strcmp(via, "mix") == 0)
     via = n % 3 == 0 ? "screlease" : n % 3 == 1 ? "relaxed" : "release";
   if (strcmp(via, "relaxed") == 0)
-    hsa_signal_store_relaxed(s, (hsa_signal_value_t)index);
+    store_relaxed(s, (hsa_signal_value_t)index);
   else if (strcmp(via, "release") == 0)
-    hsa_signal_store_release(s, (hsa_signal_value_t)index);
+    store_release(s, (hsa_signal_value_t)index);
   else
-    hsa_signal_store_screlease(s, (hsa_signal_value_t)index);
+    store_screlease(s, (hsa_signal_value_t)index);
+}
+
+/* The entry points: linked, or dlopen()ed from lib=PATH by their @ROCR_1
+ * versions, as a HIP program's libamdhip64 resolves them. */
+static int load(const char* lib) {
+#ifdef GPUQ_CALLER_DLOPEN
+  if (lib == NULL) {
+    fprintf(stderr, "lib=PATH is required\n");
+    return -1;
+  }
+  void* h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+  if (h == NULL) {
+    fprintf(stderr, "dlopen %s: %s\n", lib, dlerror());
+    return -1;
+  }
+  store_screlease = (store_fn)dlvsym(h, "hsa_signal_store_screlease", "ROCR_1");
+  store_relaxed = (store_fn)dlvsym(h, "hsa_signal_store_relaxed", "ROCR_1");
+  store_release = (store_fn)dlvsym(h, "hsa_signal_store_release", "ROCR_1");
+  if (!store_screlease || !store_relaxed || !store_release) {
+    fprintf(stderr, "%s lacks the @ROCR_1 signal stores\n", lib);
+    return -1;
+  }
+#else
+  (void)lib;
+  store_screlease = hsa_signal_store_screlease;
+  store_relaxed = hsa_signal_store_relaxed;
+  store_release = hsa_signal_store_release;
+#endif
+  return 0;
+}
+
+static int wait_go(int wait, const char* what, long round) {
+  if (!wait) return 0;
+  printf("ready pid=%d %s=%ld\n", (int)getpid(), what, round);
+  fflush(stdout);
+  char c;
+  return read(0, &c, 1) == 1 ? 0 : -1;
 }
 
 int main(int argc, char** argv) {
-  long dispatch = arg(argc, argv, "dispatch", 0);
-  long barrier = arg(argc, argv, "barrier", 0);
-  long vendor = arg(argc, argv, "vendor", 0);
+  const long per_round[5] = {
+      arg(argc, argv, "dispatch", 0), arg(argc, argv, "barrier", 0),
+      arg(argc, argv, "vendor", 0),   arg(argc, argv, "agent", 0),
+      arg(argc, argv, "invalid", 0),
+  };
   long completions = arg(argc, argv, "completions", 0);
   long nqueues = arg(argc, argv, "queues", 1);
   long kind = arg(argc, argv, "kind", AMD_SIGNAL_KIND_DOORBELL);
+  long rounds = arg(argc, argv, "rounds", 1);
+  int wait = arg(argc, argv, "wait_stdin", 0) != 0;
   const char* via = sarg(argc, argv, "via", "screlease");
-  if (nqueues < 1 || nqueues > MAX_QUEUES) {
-    fprintf(stderr, "queues must be 1..%d\n", MAX_QUEUES);
+  if (nqueues < 1 || nqueues > MAX_QUEUES || rounds < 1) {
+    fprintf(stderr, "queues must be 1..%d, rounds >= 1\n", MAX_QUEUES);
     return 2;
   }
 
@@ -85,7 +144,7 @@ int main(int argc, char** argv) {
     struct queue* q = &queues[i];
     q->doorbell.kind = kind;
     q->doorbell.hardware_doorbell_ptr = &q->hw_doorbell;
-    q->doorbell.queue_ptr = &q->amd;
+    q->doorbell.queue_ptr = arg(argc, argv, "noqueue", 0) ? NULL : &q->amd;
     q->amd.hsa_queue.base_address = q->ring;
     q->amd.hsa_queue.doorbell_signal.handle = (uint64_t)(uintptr_t)&q->doorbell;
     q->amd.hsa_queue.size = RING_PACKETS;
@@ -101,49 +160,62 @@ int main(int argc, char** argv) {
   for (long i = 0; i < nqueues; ++i)
     printf("queue=%ld handle=0x%lx\n", i,
            (unsigned long)(uintptr_t)&queues[i].doorbell);
-  if (arg(argc, argv, "wait_stdin", 0)) {
-    printf("ready pid=%d\n", (int)getpid());
-    fflush(stdout);
-    char c;
-    if (read(0, &c, 1) < 0) return 3;
-  }
+#ifdef GPUQ_CALLER_DLOPEN
+  if (wait_go(wait, "load", 0) != 0) return 3;
+#endif
+  if (load(sarg(argc, argv, "lib", NULL)) != 0) return 4;
+#ifdef GPUQ_CALLER_DLOPEN
+  printf("loaded=1 pid=%d\n", (int)getpid());
+#endif
 
-  long left[3] = {dispatch, barrier, vendor};
+  static const uint16_t types[5] = {
+      HSA_PACKET_TYPE_KERNEL_DISPATCH, HSA_PACKET_TYPE_BARRIER_AND,
+      HSA_PACKET_TYPE_VENDOR_SPECIFIC, HSA_PACKET_TYPE_AGENT_DISPATCH,
+      HSA_PACKET_TYPE_INVALID};
   long n = 0, done = 0, barriers = 0;
   long rung[MAX_QUEUES] = {0};
-  while (left[0] + left[1] + left[2] > 0) {
-    for (int t = 0; t < 3; ++t) {
-      if (left[t] == 0) continue;
-      --left[t];
-      uint16_t type = t == 0                ? HSA_PACKET_TYPE_KERNEL_DISPATCH
-                      : t == 2              ? HSA_PACKET_TYPE_VENDOR_SPECIFIC
-                      : barriers++ % 2 == 0 ? HSA_PACKET_TYPE_BARRIER_AND
-                                            : HSA_PACKET_TYPE_BARRIER_OR;
-      long qi = n % nqueues;
-      ring(&queues[qi], type, via, n);
-      ++rung[qi];
-      ++n;
-      /* a completion store after some packets, as the CP's signal would be
-       * waited on and reset by the host */
-      if (done < completions) {
-        hsa_signal_t c = {(uint64_t)(uintptr_t)completion};
-        if (done % 2 == 0)
-          hsa_signal_store_screlease(c, 1);
-        else
-          hsa_signal_store_relaxed(c, 1);
-        ++done;
+  for (long r = 0; r < rounds; ++r) {
+    if (wait_go(wait, "round", r) != 0) return 3;
+    long left[5];
+    memcpy(left, per_round, sizeof(left));
+    long round_n = 0;
+    while (left[0] + left[1] + left[2] + left[3] + left[4] > 0) {
+      for (int t = 0; t < 5; ++t) {
+        if (left[t] == 0) continue;
+        --left[t];
+        uint16_t type = types[t];
+        if (t == 1 && barriers++ % 2 == 1) type = HSA_PACKET_TYPE_BARRIER_OR;
+        long qi = n % nqueues;
+        ring(&queues[qi], type, via, n);
+        ++rung[qi];
+        ++n;
+        ++round_n;
+        /* a completion store after some packets, as the CP's signal would be
+         * waited on and reset by the host */
+        if (done < completions) {
+          hsa_signal_t c = {(uint64_t)(uintptr_t)completion};
+          if (done % 2 == 0)
+            store_screlease(c, 1);
+          else
+            store_relaxed(c, 1);
+          ++done;
+        }
       }
     }
+    printf("round=%ld doorbells=%ld\n", r, round_n);
+    fflush(stdout);
   }
   for (; done < completions; ++done) {
     hsa_signal_t c = {(uint64_t)(uintptr_t)completion};
-    hsa_signal_store_relaxed(c, 1);
+    store_relaxed(c, 1);
   }
 
   printf(
-      "pid=%d doorbells=%ld dispatch=%ld barrier=%ld vendor=%ld "
-      "completions=%ld completion_handle=0x%lx\n",
-      (int)getpid(), n, dispatch, barrier, vendor, done,
+      "pid=%d doorbells=%ld dispatch=%ld barrier=%ld vendor=%ld agent=%ld "
+      "invalid=%ld other=%ld completions=%ld completion_handle=0x%lx\n",
+      (int)getpid(), n, per_round[0] * rounds, per_round[1] * rounds,
+      per_round[2] * rounds, per_round[3] * rounds, per_round[4] * rounds,
+      (per_round[2] + per_round[3] + per_round[4]) * rounds, done,
       (unsigned long)(uintptr_t)completion);
   for (long i = 0; i < nqueues; ++i)
     printf("rung queue=%ld handle=0x%lx doorbells=%ld\n", i,
