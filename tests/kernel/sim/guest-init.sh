@@ -239,7 +239,7 @@ converge() {
 # expect_truth CHECK FAMILIES: one result for the families against the truth.
 expect_truth() {
   if converge "$2"; then
-    pass "$1" "$(tail -n 1 /tmp/cmp.out | cut -d' ' -f3,5-) series equal the simulator's truth ($2); drops: $(dropped)"
+    pass "$1" "$(tail -n 1 /tmp/cmp.out | awk '{ r = $3; for (i = 5; i <= NF; i++) r = r " " $i; print r }') series equal the simulator's truth ($2); drops: $(dropped)"
   else
     fail "$1" "$(grep '^DIFF' /tmp/cmp.out | head -n 8 | tr '\n' ';')"
     sed 's/^/truth: /' $TRUTH > /tmp/truth.txt
