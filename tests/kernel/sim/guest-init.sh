@@ -412,7 +412,13 @@ run_mode() {
   drv d1 runlist "$G_HWS" 0 0 0
   drv d1 update a6 100
   drv d1 update a5 50
-  expect_exported "$m:runlist" "$RUNLIST" "KERNEL runlist hooks, MODEL export"
+  # a create whose runlist update hangs fails with ETIME; its queue is freed
+  # in the creating thread, which is not a destroy
+  drv d1 runlist "$G_HWS" 0 0 1
+  drv d1 createfail "$G_HWS" 62
+  drv d1 runlist "$G_HWS" 0 0 0
+  expect_exported "$m:runlist" "$RUNLIST gpuq_queue_create_failures_total gpuq_queue_destroys_total" \
+    "KERNEL runlist hooks, MODEL export"
 
   # -- evictions: nested TTM + userptr then two restores (one transition
   #    each way per GPU); then an SVM eviction from another process, left

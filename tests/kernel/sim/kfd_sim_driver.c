@@ -14,7 +14,8 @@
  *
  * Commands (NAME names a queue; GPU is a gpu_id in decimal):
  *   create NAME GPU aql|pm4|sdma|sdma_xgmi [PERCENT [START_INDEX]]
- *   createfail GPU            a create that must fail (no such gpu_id)
+ *   createfail GPU [ERRNO]    a create that must fail with ERRNO (default
+ *                             EINVAL: no such gpu_id)
  *   submit NAME N | complete NAME N
  *   update NAME PERCENT       AMDKFD_IOC_UPDATE_QUEUE (0 deactivates)
  *   destroy NAME
@@ -255,10 +256,11 @@ static void command(char *line)
 		expect(r == 0, "create failed");
 	} else if (strcmp(argv[0], "createfail") == 0) {
 		struct sim_queue tmp = { 0 };
+		int want = argc > 2 ? -(int)NUM(2) : -EINVAL;
 
 		r = create(&tmp, NUM(1), "aql", 100, 0);
-		say("CREATEFAIL gpu=%s rc=%d", ARG(1), r);
-		expect(r == -EINVAL, "createfail: want -EINVAL");
+		say("CREATEFAIL gpu=%s rc=%d want=%d", ARG(1), r, want);
+		expect(r == want, "createfail: unexpected result");
 		if (r == 0)
 			destroy(&tmp);
 		else
