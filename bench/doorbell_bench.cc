@@ -4,7 +4,8 @@
 //   none      no probe,
 //   empty     a uprobe whose BPF program returns 0 (the trap alone),
 //   gpuq      gpuq's doorbell probes (DoorbellCounter on the stand-in),
-//   bpftrace  `uprobe:<lib>:hsa_signal_store_screlease { @[pid] = count(); }`
+//   bpftrace  `uprobe:<lib>:hsa_signal_store_screlease
+//              { @[pid, arg0] = count(); }` (per process and doorbell, as gpuq)
 // interleaved rep by rep (none, empty, gpuq, bpftrace, none, ...) so they
 // share the machine's noise; medians and ratios are printed. Target (issue
 // 3): gpuq costs no more than 1.1x the empty uprobe. Needs root.
@@ -15,8 +16,10 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -73,6 +76,21 @@ std::pair<uint64_t, uint64_t> ProgramStats(const std::vector<int>& fds) {
   return {ns, runs};
 }
 
+/// True if `name` is an executable file in a $PATH directory.
+bool OnPath(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    const std::string file = dirs.substr(start, end - start) + "/" + name;
+    if (access(file.c_str(), X_OK) == 0) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
@@ -88,7 +106,7 @@ class Bpftrace {
     if (pipe(out) != 0) return;
     const std::string program =
         "BEGIN { printf(\"gpuq-ready\\n\"); } uprobe:" + library +
-        ":hsa_signal_store_screlease { @[pid] = count(); }";
+        ":hsa_signal_store_screlease { @[pid, arg0] = count(); }";
     pid_ = fork();
     if (pid_ == 0) {
       dup2(out[1], 1);
@@ -119,12 +137,14 @@ class Bpftrace {
     if (out_ != nullptr) std::fclose(out_);
   }
   bool ready() const { return ready_; }
-  /// Stops it (SIGINT prints the map) and returns the count for `pid`.
-  long StopAndCount(pid_t pid) {
+  /// Stops it (SIGINT prints the map) and returns the count for (`pid`,
+  /// `handle`): a line "@[pid, handle]: count".
+  long StopAndCount(pid_t pid, uint64_t handle) {
     kill(pid_, SIGINT);
     char line[1024];
     long count = -1;
-    const std::string key = "@[" + std::to_string(pid) + "]:";
+    const std::string key =
+        "@[" + std::to_string(pid) + ", " + std::to_string(handle) + "]:";
     while (std::fgets(line, sizeof(line), out_) != nullptr) {
       if (std::strncmp(line, key.c_str(), key.size()) == 0)
         count = std::atol(line + key.size());
@@ -189,6 +209,10 @@ int main(int argc, char** argv) {
   const int stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
   std::map<std::string, std::pair<uint64_t, uint64_t>> body;
   std::string bpftrace_status = no_bpftrace ? "skipped (--no-bpftrace)" : "";
+  if (bpftrace_status.empty() && !OnPath("bpftrace"))
+    bpftrace_status =
+        "row skipped: bpftrace is not installed (Debian package bpftrace; "
+        "scripts/install-deps.sh --test installs it)";
   bool counts_ok = true;
   RingLoop(q.get(), calls / 10);  // warm up
   for (int rep = 0; rep < reps; ++rep) {
@@ -252,7 +276,8 @@ int main(int argc, char** argv) {
         bpftrace_status = "could not attach: " + error;
       } else {
         secs["bpftrace"].push_back(RingLoop(q.get(), calls));
-        const long n = bt.StopAndCount(getpid());
+        const long n =
+            bt.StopAndCount(getpid(), reinterpret_cast<uint64_t>(&q->doorbell));
         if (n != calls) {
           std::printf("bpftrace counted %ld, rang %ld\n", n, calls);
           counts_ok = false;
@@ -280,6 +305,18 @@ int main(int argc, char** argv) {
             "  %-9s BPF program body %.0f ns/run (kernel stats, %lu runs)\n",
             mode, static_cast<double>(b.first) / b.second,
             static_cast<unsigned long>(b.second));
+    }
+    const auto& be = body["empty"];
+    const auto& bg = body["gpuq"];
+    if (be.second != 0 && bg.second != 0) {
+      // What gpuq's body adds, against the whole cost of an empty uprobe
+      // call: the part of the ratio that does not depend on the trap's cost.
+      const double extra = static_cast<double>(bg.first) / bg.second -
+                           static_cast<double>(be.first) / be.second;
+      std::printf(
+          "  gpuq body - empty body: %.0f ns/call = %.1f%% of an empty "
+          "uprobe call here\n",
+          extra, 100.0 * extra * calls / (Median(secs["empty"]) * 1e9));
     }
     close(stats_fd);
   } else {
