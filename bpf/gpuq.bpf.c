@@ -17,14 +17,22 @@
  *                  destroy or by exit teardown in a kworker.
  *   process_exit   kfd_process_notifier_release(mn, mm): the owner's mm is
  *                  gone; its queues are torn down later.
+ *
+ * queue_create also learns, in the creator's context, ROCr's amd_queue_t
+ * behind the queue (rocr_queue.bpf.h), the queue's doorbell for MES and the
+ * owner's cgroup for hooks that run elsewhere (attribution.bpf.h). Runlist,
+ * MES and eviction hooks (issue 3, all optional): runlist.bpf.h and
+ * eviction.bpf.h.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
 #include <gpuq/abi.h>
+#include "attribution.bpf.h"
 #include "events.bpf.h"
 #include "kfd_compat.bpf.h"
+#include "rocr_queue.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -139,6 +147,7 @@ static __always_inline struct gpuq_queue_create_event *begin_create(struct live_
 	 * its explicit destroys would count as exit teardown.
 	 */
 	bpf_map_delete_elem(&exiting, &key->process_key);
+	remember_owner(key->process_key, val->tgid, val->cgroup_id);
 	track_queue(key, val);
 	e = reserve_event(sizeof(*e), GPUQ_EV_QUEUE_CREATE);
 	if (!e)
@@ -173,6 +182,8 @@ static __always_inline int handle_queue_create(struct queue *q)
 	val.tgid = BPF_CORE_READ(p, lead_thread, tgid);
 	val.gpu_id = kfd__queue_gpu_id(q);
 	val.queue_type = BPF_CORE_READ(q, properties.type);
+	learn_doorbell(val.gpu_id, BPF_CORE_READ(q, properties.doorbell_off), key.process_key,
+		       key.queue_id);
 
 	e = begin_create(&key, &val);
 	if (!e)
@@ -184,6 +195,7 @@ static __always_inline int handle_queue_create(struct queue *q)
 	e->write_ptr = (__u64)BPF_CORE_READ(q, properties.write_ptr);
 	e->priority = BPF_CORE_READ(q, properties.priority);
 	e->percentage = BPF_CORE_READ(q, properties.queue_percent);
+	rocr_queue_learn(e);
 	bpf_ringbuf_submit(e, 0);
 	return 0;
 }
@@ -240,6 +252,7 @@ static __always_inline void emit_ioctl_create(struct create_call *call,
 	e->priority = a->queue_priority;
 	e->percentage = a->queue_percentage;
 	e->flags = GPUQ_CREATE_F_VIA_IOCTL;
+	rocr_queue_learn(e);
 	bpf_ringbuf_submit(e, 0);
 }
 
@@ -359,6 +372,9 @@ static __always_inline int handle_queue_destroy(struct queue *q)
 		flags = GPUQ_DESTROY_F_UNTRACKED;
 	}
 
+	forget_doorbell(val.gpu_id, BPF_CORE_READ(q, properties.doorbell_off), key.process_key,
+			key.queue_id);
+
 	e = reserve_event(sizeof(*e), GPUQ_EV_QUEUE_DESTROY);
 	if (!e)
 		return 0;
@@ -426,3 +442,11 @@ int BPF_KPROBE(kprobe_kfd_process_notifier_release, struct mmu_notifier *mn, str
 {
 	return handle_process_exit(mn);
 }
+
+/*
+ * Issue 3: runlist/MES operations and evictions. Included last so libbpf
+ * loads the lifecycle programs first: the loader reads the first program the
+ * kernel refuses to tell a global fentry refusal from one optional hook's.
+ */
+#include "runlist.bpf.h"
+#include "eviction.bpf.h"

@@ -41,6 +41,8 @@ struct queue_properties {
 	 */
 	void *read_ptr;
 	void *write_ptr;
+	/* dword index of the queue's doorbell in the BAR (MES names queues by it) */
+	__u32 doorbell_off;
 };
 
 struct kfd_process {
@@ -53,6 +55,29 @@ struct queue {
 	struct kfd_process *process;
 	/* struct kfd_dev * before 6.5, struct kfd_node * since: see below */
 	void *device;
+};
+
+/* The per-GPU queue scheduler; `dev` has the same kfd_dev/kfd_node split. */
+struct device_queue_manager {
+	void *dev; /* struct kfd_dev * before 6.5, struct kfd_node * since */
+	unsigned int active_queue_count;
+};
+
+struct process_queue_manager {
+	struct kfd_process *process;
+};
+
+/* One process's state on one GPU (kfd_process_device.qpd). */
+struct qcm_process_device {
+	struct device_queue_manager *dqm;
+	struct process_queue_manager *pqm;
+	unsigned int queue_count;
+	unsigned int evicted; /* eviction nesting count: 0 = queues on the GPU */
+};
+
+/* amdgpu_mes.h: what remove_queue_mes() hands mes_v1x_0_remove_hw_queue() */
+struct mes_remove_queue_input {
+	__u32 doorbell_offset; /* = queue_properties.doorbell_off */
 };
 
 /*
@@ -77,16 +102,37 @@ static __always_inline bool kfd__types_present(void)
 	return bpf_core_type_exists(struct queue) && bpf_core_type_exists(struct kfd_process);
 }
 
-/* gpu_id of the device a queue lives on (0 when neither layout matches). */
-static __always_inline __u32 kfd__queue_gpu_id(struct queue *q)
+/*
+ * True when the BTF also describes the queue scheduler structs the runlist,
+ * MES and eviction hooks read (all of amdgpu's since 4.x).
+ */
+static __always_inline bool kfd__sched_types_present(void)
 {
-	void *dev = BPF_CORE_READ(q, device);
+	return kfd__types_present() && bpf_core_type_exists(struct device_queue_manager) &&
+	       bpf_core_type_exists(struct qcm_process_device) &&
+	       bpf_core_type_exists(struct process_queue_manager);
+}
 
+/* gpu_id of a queue->device or dqm->dev (0 when neither layout matches). */
+static __always_inline __u32 kfd__dev_gpu_id(void *dev)
+{
 	if (bpf_core_type_exists(struct kfd_node___v6_5))
 		return BPF_CORE_READ((struct kfd_node___v6_5 *)dev, id);
 	if (bpf_core_type_exists(struct kfd_dev___v6_1))
 		return BPF_CORE_READ((struct kfd_dev___v6_1 *)dev, id);
 	return 0;
+}
+
+/* gpu_id of the device a queue lives on. */
+static __always_inline __u32 kfd__queue_gpu_id(struct queue *q)
+{
+	return kfd__dev_gpu_id(BPF_CORE_READ(q, device));
+}
+
+/* gpu_id of the device a queue scheduler runs. */
+static __always_inline __u32 kfd__dqm_gpu_id(struct device_queue_manager *dqm)
+{
+	return kfd__dev_gpu_id(BPF_CORE_READ(dqm, dev));
 }
 
 /* The kfd_process that embeds an mmu_notifier (container_of by CO-RE offset). */

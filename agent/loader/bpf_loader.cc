@@ -23,10 +23,20 @@ std::deque<std::string> log_lines;
 int KeepLibbpfLog(enum libbpf_print_level level, const char* format,
                   va_list args) {
   if (level == LIBBPF_DEBUG) return 0;
-  char buf[8192];
-  std::vsnprintf(buf, sizeof(buf), format, args);
+  va_list copy;
+  va_copy(copy, args);
+  const int n = std::vsnprintf(nullptr, 0, format, copy);
+  va_end(copy);
+  std::string line(n > 0 ? static_cast<size_t>(n) : 0, '\0');
+  if (n > 0) std::vsnprintf(line.data(), line.size() + 1, format, args);
+  // A verifier log is one message of any length; its verdict is at the end.
+  constexpr size_t kHead = 1024, kTail = 6144;
+  if (line.size() > kHead + kTail) {
+    line =
+        line.substr(0, kHead) + "\n[...]\n" + line.substr(line.size() - kTail);
+  }
   std::lock_guard<std::mutex> lock(log_mu);
-  log_lines.emplace_back(buf);
+  log_lines.push_back(std::move(line));
   if (log_lines.size() > 60) log_lines.pop_front();
   return 0;
 }
@@ -65,7 +75,14 @@ gpuq_bpf* OpenFor(const std::vector<HookPlan>& plans, std::string* error,
   bool ioctl_hooked = false;
   for (const HookPlan& plan : plans) {
     for (const std::string& name : ProgramsOf(*plan.spec, plan.mode)) {
-      bpf_program__set_autoload(Program(skel, name), true);
+      bpf_program* program = Program(skel, name);
+      if (program == nullptr) {  // hooks.cc and bpf/ disagree: a build bug
+        *error = fmt::format("the BPF object has no program {} (hook {})", name,
+                             plan.spec->probe);
+        gpuq_bpf__destroy(skel);
+        return nullptr;
+      }
+      bpf_program__set_autoload(program, true);
     }
     const std::string probe = plan.spec->probe;
     if (plan.mode != HookMode::kNone) {
@@ -99,6 +116,31 @@ std::string LibbpfLogTail() {
   return out;
 }
 
+namespace {
+
+void ClearLibbpfLog() {
+  std::lock_guard<std::mutex> lock(log_mu);
+  log_lines.clear();
+}
+
+// The program libbpf names in its last "prog '<name>': ..." warning (load,
+// relocation and attach-target errors all say so), and that line.
+std::string FailedProgram(std::string* line) {
+  std::lock_guard<std::mutex> lock(log_mu);
+  for (auto it = log_lines.rbegin(); it != log_lines.rend(); ++it) {
+    const std::string::size_type start = it->find("prog '");
+    if (start == std::string::npos) continue;
+    const std::string::size_type end = it->find('\'', start + 6);
+    if (end == std::string::npos) continue;
+    *line = *it;
+    while (!line->empty() && line->back() == '\n') line->pop_back();
+    return it->substr(start + 6, end - start - 6);
+  }
+  return "";
+}
+
+}  // namespace
+
 std::unique_ptr<BpfLoader> BpfLoader::Load(const Options& options,
                                            std::vector<ProbeStatus>* status,
                                            std::string* error) {
@@ -113,7 +155,8 @@ std::unique_ptr<BpfLoader> BpfLoader::Load(const Options& options,
     for (size_t i = 0; i < plans.size(); ++i) {
       status->push_back({plans[i].spec->probe, plans[i].spec->function,
                          HookModeName(plans[i].mode), attached[i],
-                         details[i].empty() ? plans[i].reason : details[i]});
+                         details[i].empty() ? plans[i].reason : details[i],
+                         plans[i].spec->group});
     }
   };
   std::vector<bool> attached(plans.size(), false);
@@ -129,28 +172,56 @@ std::unique_ptr<BpfLoader> BpfLoader::Load(const Options& options,
     return nullptr;
   }
 
+  auto kprobe_or_none = [&](const HookPlan& plan) {
+    return features.kprobes && features.kallsyms.count(plan.spec->function)
+               ? HookMode::kKprobe
+               : HookMode::kNone;
+  };
   std::unique_ptr<BpfLoader> loader(new BpfLoader());
-  loader->skel_ = OpenFor(plans, error);
-  if (loader->skel_ == nullptr) return nullptr;
-  int err = gpuq_bpf__load(loader->skel_);
-  if (err != 0 && AnyMode(plans, HookMode::kFentry)) {
-    // The kernel refused tracing programs (BTF present, trampolines not
-    // allowed: lockdown, LSM, or too many args). Retry with kprobes.
-    const std::string why =
-        fmt::format("fentry refused by this kernel ({}): kprobe fallback",
-                    std::strerror(-err));
-    gpuq_bpf__destroy(loader->skel_);
-    loader->skel_ = nullptr;
-    for (size_t i = 0; i < plans.size(); ++i) {
-      if (plans[i].mode != HookMode::kFentry) continue;
-      const bool kprobe_ok =
-          features.kprobes && features.kallsyms.count(plans[i].spec->function);
-      plans[i].mode = kprobe_ok ? HookMode::kKprobe : HookMode::kNone;
-      details[i] = why;
-    }
+  int err = 0;
+  bool global_fallback_done = false;
+  // Each round either loads, or takes one hook (optional: alone; else all
+  // fentry hooks) down a mode, so it ends within 2 * plans.size() rounds.
+  for (size_t round = 0; round <= 2 * plans.size(); ++round) {
+    if (loader->skel_ != nullptr) gpuq_bpf__destroy(loader->skel_);
     loader->skel_ = OpenFor(plans, error);
     if (loader->skel_ == nullptr) return nullptr;
+    ClearLibbpfLog();
     err = gpuq_bpf__load(loader->skel_);
+    if (err == 0) break;
+    std::string line;
+    const HookSpec* failed = HookOfProgram(FailedProgram(&line));
+    size_t i = 0;
+    while (failed != nullptr && i < plans.size() && plans[i].spec != failed) {
+      ++i;
+    }
+    if (failed != nullptr && i < plans.size() && failed->optional &&
+        plans[i].mode != HookMode::kNone) {
+      // One optional hook refused: it alone steps down (fentry -> kprobe
+      // -> none); the lifecycle hooks never depend on it.
+      const HookMode from = plans[i].mode;
+      plans[i].mode = from == HookMode::kFentry ? kprobe_or_none(plans[i])
+                                                : HookMode::kNone;
+      details[i] = fmt::format(
+          "{} refused by this kernel ({}){}", HookModeName(from), line,
+          plans[i].mode == HookMode::kKprobe ? ": kprobe fallback" : "");
+      continue;
+    }
+    if (!global_fallback_done && AnyMode(plans, HookMode::kFentry)) {
+      // The kernel refused tracing programs (BTF present, trampolines not
+      // allowed: lockdown, LSM, or too many args). Retry with kprobes.
+      global_fallback_done = true;
+      const std::string why =
+          fmt::format("fentry refused by this kernel ({}): kprobe fallback",
+                      std::strerror(-err));
+      for (size_t j = 0; j < plans.size(); ++j) {
+        if (plans[j].mode != HookMode::kFentry) continue;
+        plans[j].mode = kprobe_or_none(plans[j]);
+        details[j] = why;
+      }
+      continue;
+    }
+    break;  // a lifecycle hook's kprobe refused: nothing left to try
   }
   if (err != 0) {
     report(attached, details);

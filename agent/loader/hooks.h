@@ -23,10 +23,18 @@ struct HookSpec {
   const char* kprobe_exit;
   /// Reads amdkfd structs through CO-RE: useless without their BTF.
   bool needs_kfd_types;
+  /// What the hook serves, for grouped output: "lifecycle", "runlist",
+  /// "mes", "eviction" or "attribution".
+  const char* group = "lifecycle";
+  /// Never fails the load: if the kernel refuses its programs, the hook is
+  /// reported (mode none, with the reason) and the others load without it.
+  bool optional = false;
 };
 
-/// Every hook, in a stable order.
+/// Every hook, in a stable order, grouped (hooks of a group are adjacent).
 const std::vector<HookSpec>& Hooks();
+/// The hook one of whose programs is `program`, or nullptr.
+const HookSpec* HookOfProgram(const std::string& program);
 /// The program names of `spec` in `mode` (entry, then exit if any).
 std::vector<std::string> ProgramsOf(const HookSpec& spec, HookMode mode);
 

@@ -11,7 +11,8 @@ struct ProbeStatus {
   std::string function;  ///< kernel function it targets
   std::string mode;      ///< "fentry", "kprobe" or "none"
   bool attached = false;
-  std::string detail;  ///< why not attached, or the fallback in use
+  std::string detail;   ///< why not attached, or the fallback in use
+  std::string group{};  ///< HookSpec::group ("lifecycle", "runlist", ...)
 };
 
 }  // namespace gpuq

@@ -53,6 +53,25 @@ TEST(VerifierTest, EnumFieldReadAsIntegerIsRefused) {
   EXPECT_NE(error.find("queue.properties.type"), std::string::npos) << error;
 }
 
+TEST(VerifierTest, EvictionFieldOfWrongTypeIsRefused) {
+  REQUIRE_BPF_PRIVILEGES();
+  // The same control for the issue 3 hooks: the eviction programs must reach
+  // the verifier with qcm_process_device.evicted relocated, not dead code.
+  const std::string error =
+      BpfLoader::VerifyPrograms(HookMode::kKprobe, Layout("badsched"));
+  EXPECT_NE(error.find("qcm_process_device.evicted"), std::string::npos)
+      << error;
+}
+
+TEST(VerifierTest, EveryHookHasItsProgramsInTheObject) {
+  REQUIRE_BPF_PRIVILEGES();
+  // VerifyPrograms refuses a hook table naming a program bpf/ lacks; an
+  // empty answer for both layouts above covers every hook's kprobe twin.
+  // Here: the fentry twins exist too (they may not load on this kernel).
+  const std::string error = BpfLoader::VerifyPrograms(HookMode::kFentry);
+  EXPECT_EQ(error.find("has no program"), std::string::npos) << error;
+}
+
 TEST(VerifierTest, FentryPrograms) {
   REQUIRE_BPF_PRIVILEGES();
   const std::string error = BpfLoader::VerifyPrograms(HookMode::kFentry);

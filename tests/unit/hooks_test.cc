@@ -113,6 +113,82 @@ TEST(HooksTest, NoAmdgpuAtAll) {
   }
 }
 
+TEST(HooksTest, LifecycleHooksAreRequiredIssue3HooksOptional) {
+  for (const HookSpec& spec : Hooks()) {
+    const std::string group = spec.group;
+    EXPECT_EQ(spec.optional, group != "lifecycle") << spec.probe;
+    // Each optional hook has an exit: its events are written at return.
+    if (spec.optional) {
+      EXPECT_EQ(ProgramsOf(spec, HookMode::kFentry).size(), 2u) << spec.probe;
+    }
+  }
+}
+
+TEST(HooksTest, GroupsAreContiguousForGroupedOutput) {
+  std::vector<std::string> seen;
+  for (const HookSpec& spec : Hooks()) {
+    if (seen.empty() || seen.back() != spec.group) {
+      for (const std::string& g : seen) EXPECT_NE(g, spec.group) << spec.probe;
+      seen.emplace_back(spec.group);
+    }
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{"lifecycle", "runlist", "mes",
+                                            "eviction", "attribution"}));
+}
+
+TEST(HooksTest, ProgramNamesFollowTheFunctionAndMapBack) {
+  const auto plans = ByProbe(PlanHooks(AmdgpuKernel(), true));
+  const HookSpec& unmap = *plans.at("runlist_unmap").spec;
+  EXPECT_STREQ(unmap.function, "unmap_queues_cpsch");
+  EXPECT_EQ(ProgramsOf(unmap, HookMode::kFentry),
+            (std::vector<std::string>{"fentry_unmap_queues_cpsch",
+                                      "fexit_unmap_queues_cpsch"}));
+  EXPECT_EQ(ProgramsOf(unmap, HookMode::kKprobe),
+            (std::vector<std::string>{"kprobe_unmap_queues_cpsch",
+                                      "kretprobe_unmap_queues_cpsch"}));
+  EXPECT_EQ(HookOfProgram("kretprobe_unmap_queues_cpsch"), &unmap);
+  EXPECT_EQ(HookOfProgram("fentry_kfd_procfs_add_queue"),
+            plans.at("queue_create").spec);
+  EXPECT_EQ(HookOfProgram("no_such_program"), nullptr);
+}
+
+TEST(HooksTest, NeverTheTrapFunctions) {
+  // kfd-probe-points.md 5: inlined/cloned (no BTF) or a vmlinux name clash.
+  for (const HookSpec& spec : Hooks()) {
+    for (const char* trap :
+         {"execute_queues_cpsch", "remove_queue_mes", "update_queue",
+          "kfd_process_notifier_release_internal"}) {
+      EXPECT_STRNE(spec.function, trap) << spec.probe;
+    }
+  }
+}
+
+TEST(HooksTest, Debian61LacksMesV12OnlyThatHookIsMissing) {
+  // amdgpu 6.1.192: no mes_v12_0_remove_hw_queue (nm and BTF, docs 1a).
+  KernelFeatures f = AmdgpuKernel();
+  f.btf_funcs.erase("mes_v12_0_remove_hw_queue");
+  f.kallsyms.erase("mes_v12_0_remove_hw_queue");
+  const auto plans = ByProbe(PlanHooks(f, true));
+  EXPECT_EQ(plans.at("mes_remove_v12").mode, HookMode::kNone);
+  EXPECT_EQ(plans.at("mes_remove_v12").reason, "function not in this kernel");
+  for (const auto& [probe, plan] : plans) {
+    if (probe != "mes_remove_v12") {
+      EXPECT_EQ(plan.mode, HookMode::kFentry) << probe;
+    }
+  }
+}
+
+TEST(HooksTest, Issue3HooksNeedAmdgpuBtf) {
+  KernelFeatures f = AmdgpuKernel();
+  f.amdgpu_btf = f.kfd_types = false;
+  f.btf_funcs.clear();
+  for (const HookPlan& p : PlanHooks(f, true)) {
+    if (p.spec->optional) {
+      EXPECT_EQ(p.mode, HookMode::kNone) << p.spec->probe;
+    }
+  }
+}
+
 TEST(HooksTest, KallsymsWithoutKprobeSupport) {
   KernelFeatures f = AmdgpuKernel();
   f.kprobes = false;

@@ -59,6 +59,32 @@ struct queue {
 	struct kfd_dev *device;
 };
 
+struct device_queue_manager {
+	char head[304];
+	struct kfd_dev *dev;
+	char mid[56];
+	unsigned int active_queue_count;
+};
+
+struct process_queue_manager {
+	struct kfd_process *process;
+};
+
+struct qcm_process_device {
+	struct device_queue_manager *dqm;
+	struct process_queue_manager *pqm;
+	char lists[32];
+	unsigned int queue_count;
+	unsigned int vmid;
+	bool is_debug;
+	unsigned int evicted;
+};
+
+struct mes_remove_queue_input {
+	__u32 doorbell_offset;
+	__u64 gang_context_addr;
+};
+
 _Static_assert(__builtin_offsetof(struct queue_properties, write_ptr) == 48, "6.1 layout");
 _Static_assert(__builtin_offsetof(struct queue_properties, is_active) == 70, "6.1 layout");
 _Static_assert(__builtin_offsetof(struct queue, properties) == 40, "6.1 layout");
@@ -67,10 +93,24 @@ _Static_assert(__builtin_offsetof(struct queue, device) == 208, "6.1 layout");
 _Static_assert(__builtin_offsetof(struct kfd_dev, id) == 96, "6.1 layout");
 _Static_assert(__builtin_offsetof(struct kfd_process, mmu_notifier) == 104, "6.1 layout");
 
+_Static_assert(__builtin_offsetof(struct queue_properties, doorbell_off) == 64, "6.1 layout");
+_Static_assert(__builtin_offsetof(struct device_queue_manager, dev) == 304, "6.1 layout");
+_Static_assert(__builtin_offsetof(struct device_queue_manager, active_queue_count) == 368,
+	       "6.1 layout");
+_Static_assert(__builtin_offsetof(struct qcm_process_device, pqm) == 8, "6.1 layout");
+_Static_assert(__builtin_offsetof(struct qcm_process_device, queue_count) == 48, "6.1 layout");
+_Static_assert(__builtin_offsetof(struct qcm_process_device, evicted) == 60, "6.1 layout");
+_Static_assert(__builtin_offsetof(struct process_queue_manager, process) == 0, "6.1 layout");
+_Static_assert(__builtin_offsetof(struct mes_remove_queue_input, doorbell_offset) == 0,
+	       "6.1 layout");
 /* Globals make clang emit BTF for these types and all they reference. */
 struct queue gpuq_layout_queue;
 struct kfd_process gpuq_layout_process;
 struct kfd_dev gpuq_layout_dev;
+struct device_queue_manager gpuq_layout_dqm;
+struct process_queue_manager gpuq_layout_pqm;
+struct qcm_process_device gpuq_layout_qpd;
+struct mes_remove_queue_input gpuq_layout_mes_remove;
 struct css_set gpuq_layout_css_set;
 struct kernfs_node gpuq_layout_kernfs_node;
 /* vmlinux types the hooks walk, emitted in full (a pointee alone is a FWD) */

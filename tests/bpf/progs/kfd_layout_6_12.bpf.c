@@ -10,7 +10,8 @@
  * queue_properties.type declared as __u32 instead of the kernel's enum.
  * libbpf must refuse to relocate that read, so loading against it must fail:
  * proof that the layout tests relocate and verify the amdkfd reads rather
- * than a dead branch.
+ * than a dead branch. A third time with -DGPUQ_LAYOUT_BADSCHED, the same for
+ * the eviction hooks: qcm_process_device.evicted as a struct.
  */
 #include "vmlinux.h"
 
@@ -75,6 +76,38 @@ struct queue {
 	struct kfd_node *device;
 };
 
+struct device_queue_manager {
+	char head[312];
+	struct kfd_node *dev;
+	char mid[56];
+	unsigned int active_queue_count;
+};
+
+struct process_queue_manager {
+	struct kfd_process *process;
+};
+
+struct qcm_process_device {
+	struct device_queue_manager *dqm;
+	struct process_queue_manager *pqm;
+	char lists[32];
+	unsigned int queue_count;
+	unsigned int vmid;
+	bool is_debug;
+#ifdef GPUQ_LAYOUT_BADSCHED
+	struct gpuq_layout_bad {
+		unsigned int n;
+	} evicted; /* not the kernel's count */
+#else
+	unsigned int evicted;
+#endif
+};
+
+struct mes_remove_queue_input {
+	__u32 doorbell_offset;
+	__u64 gang_context_addr;
+};
+
 _Static_assert(__builtin_offsetof(struct queue_properties, write_ptr) == 48, "6.12 layout");
 _Static_assert(__builtin_offsetof(struct queue_properties, is_active) == 72, "6.12 layout");
 _Static_assert(__builtin_offsetof(struct queue, properties) == 40, "6.12 layout");
@@ -84,10 +117,24 @@ _Static_assert(__builtin_offsetof(struct kfd_node, id) == 36, "6.12 layout");
 _Static_assert(__builtin_offsetof(struct kfd_node, kfd) == 216, "6.12 layout");
 _Static_assert(__builtin_offsetof(struct kfd_process, mmu_notifier) == 104, "6.12 layout");
 
+_Static_assert(__builtin_offsetof(struct queue_properties, doorbell_off) == 64, "6.12 layout");
+_Static_assert(__builtin_offsetof(struct device_queue_manager, dev) == 312, "6.12 layout");
+_Static_assert(__builtin_offsetof(struct device_queue_manager, active_queue_count) == 376,
+	       "6.12 layout");
+_Static_assert(__builtin_offsetof(struct qcm_process_device, pqm) == 8, "6.12 layout");
+_Static_assert(__builtin_offsetof(struct qcm_process_device, queue_count) == 48, "6.12 layout");
+_Static_assert(__builtin_offsetof(struct qcm_process_device, evicted) == 60, "6.12 layout");
+_Static_assert(__builtin_offsetof(struct process_queue_manager, process) == 0, "6.12 layout");
+_Static_assert(__builtin_offsetof(struct mes_remove_queue_input, doorbell_offset) == 0,
+	       "6.12 layout");
 struct queue gpuq_layout_queue;
 struct kfd_process gpuq_layout_process;
 struct kfd_node gpuq_layout_node;
 struct kfd_dev gpuq_layout_dev;
+struct device_queue_manager gpuq_layout_dqm;
+struct process_queue_manager gpuq_layout_pqm;
+struct qcm_process_device gpuq_layout_qpd;
+struct mes_remove_queue_input gpuq_layout_mes_remove;
 struct css_set gpuq_layout_css_set;
 struct kernfs_node gpuq_layout_kernfs_node;
 /* vmlinux types the hooks walk, emitted in full (a pointee alone is a FWD) */

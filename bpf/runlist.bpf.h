@@ -1,0 +1,369 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Runlist and MES operations (GPUQ_EV_RUNLIST), one record at each return,
+ * and the dqm operations whose per-thread slot attributes them
+ * (attribution.bpf.h). Included by gpuq.bpf.c after its lifecycle hooks.
+ *
+ *   runlist_unmap     unmap_queues_cpsch(dqm, filter, filter_param, ...): HWS
+ *                     preemption of the runlist. Only args 0-2: 6.12 inserts
+ *                     grace_period before `reset`.
+ *   runlist_map       map_queues_cpsch(dqm): HWS runlist submission.
+ *   mes_add           add_queue_mes(dqm, q, qpd): MES maps one queue.
+ *   mes_remove_v11/12 mes_v1x_0_remove_hw_queue(mes, input): MES unmaps one
+ *                     queue. remove_queue_mes itself is a .constprop clone
+ *                     without BTF (kfd-probe-points.md 5.2). amdgpu's own
+ *                     users of MES run outside any dqm operation: ignored.
+ *   op_*              create/destroy_queue_cpsch, process_termination_*,
+ *                     kfd_ioctl_update_queue: set the per-thread slot only.
+ *                     Not dqm update_queue: the name is also an ipc/sem.c
+ *                     FUNC in vmlinux BTF, which libbpf would pick (5.4).
+ * execute_queues_cpsch is inlined (6.1) or a clone (6.12): not hookable; its
+ * unmap+map pair is what runlist_unmap/map see.
+ */
+#ifndef GPUQ_RUNLIST_BPF_H
+#define GPUQ_RUNLIST_BPF_H
+
+#include "attribution.bpf.h"
+
+struct runlist_key {
+	__u32 tid;
+	__u32 op; /* enum gpuq_runlist_op: map and unmap of one thread never nest */
+};
+
+/* A runlist operation from entry to return. */
+struct runlist_call {
+	__u64 start_ns;
+	struct gpuq_owner owner;
+	__u32 gpu_id;
+	__u32 cause;
+	__u32 filter;
+	__u32 queue_id;
+	__u32 active_queues;
+	__u32 pad;
+};
+
+/* @brief runlist operations in flight, by (thread, op) */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct runlist_key);
+	__type(value, struct runlist_call);
+} runlist_calls SEC(".maps");
+
+/* Copies the enclosing dqm operation's cause and owner; false if none. */
+static __always_inline bool from_op_slot(struct runlist_call *c)
+{
+	__u32 tid = current_tid();
+	struct op_slot *s = bpf_map_lookup_elem(&op_slots, &tid);
+
+	if (!s)
+		return false;
+	c->owner = s->owner;
+	c->cause = s->cause;
+	return true;
+}
+
+static __always_inline void runlist_begin(__u32 op, struct runlist_call *c)
+{
+	struct runlist_key k = { .tid = current_tid(), .op = op };
+
+	c->start_ns = bpf_ktime_get_ns();
+	if (bpf_map_update_elem(&runlist_calls, &k, c, BPF_ANY))
+		count_drop(GPUQ_DROP_MAP_FULL);
+}
+
+static __always_inline int runlist_end(__u32 op, int ret)
+{
+	struct runlist_key k = { .tid = current_tid(), .op = op };
+	struct gpuq_runlist_event *e;
+	struct runlist_call *c;
+
+	c = bpf_map_lookup_elem(&runlist_calls, &k);
+	if (!c)
+		return 0;
+	e = reserve_event(sizeof(*e), GPUQ_EV_RUNLIST);
+	if (e) {
+		e->hdr.tgid = c->owner.tgid;
+		e->hdr.cgroup_id = c->owner.cgroup_id;
+		e->hdr.process_key = c->owner.process_key;
+		e->gpu_id = c->gpu_id;
+		e->op = op;
+		e->cause = c->cause;
+		e->filter = c->filter;
+		e->ret = ret;
+		e->queue_id = c->queue_id;
+		e->duration_ns = e->hdr.ts_ns - c->start_ns;
+		e->active_queues = c->active_queues;
+		bpf_ringbuf_submit(e, 0);
+	}
+	bpf_map_delete_elem(&runlist_calls, &k);
+	return 0;
+}
+
+/* ---- runlist_unmap / runlist_map (HWS) --------------------------------- */
+
+static __always_inline int handle_hws_entry(__u32 op, struct device_queue_manager *dqm,
+					    __u32 filter)
+{
+	struct runlist_call c = {};
+
+	if (!kfd__sched_types_present())
+		return 0;
+	from_op_slot(&c);
+	c.gpu_id = kfd__dqm_gpu_id(dqm);
+	c.filter = filter;
+	c.active_queues = BPF_CORE_READ(dqm, active_queue_count);
+	runlist_begin(op, &c);
+	return 0;
+}
+
+static __always_inline int handle_unmap_exit(int ret)
+{
+	return runlist_end(GPUQ_RUNLIST_UNMAP, ret);
+}
+
+static __always_inline int handle_map_exit(int ret)
+{
+	return runlist_end(GPUQ_RUNLIST_MAP, ret);
+}
+
+SEC("fentry/unmap_queues_cpsch")
+int BPF_PROG(fentry_unmap_queues_cpsch, struct device_queue_manager *dqm, __u32 filter)
+{
+	return handle_hws_entry(GPUQ_RUNLIST_UNMAP, dqm, filter);
+}
+
+SEC("kprobe/unmap_queues_cpsch")
+int BPF_KPROBE(kprobe_unmap_queues_cpsch, struct device_queue_manager *dqm, __u32 filter)
+{
+	return handle_hws_entry(GPUQ_RUNLIST_UNMAP, dqm, filter);
+}
+
+GPUQ_EXIT_PROGRAMS(unmap_queues_cpsch, handle_unmap_exit)
+
+SEC("fentry/map_queues_cpsch")
+int BPF_PROG(fentry_map_queues_cpsch, struct device_queue_manager *dqm)
+{
+	return handle_hws_entry(GPUQ_RUNLIST_MAP, dqm, 0);
+}
+
+SEC("kprobe/map_queues_cpsch")
+int BPF_KPROBE(kprobe_map_queues_cpsch, struct device_queue_manager *dqm)
+{
+	return handle_hws_entry(GPUQ_RUNLIST_MAP, dqm, 0);
+}
+
+GPUQ_EXIT_PROGRAMS(map_queues_cpsch, handle_map_exit)
+
+/* ---- mes_add ----------------------------------------------------------- */
+
+static __always_inline int handle_mes_add_entry(struct device_queue_manager *dqm, struct queue *q)
+{
+	struct runlist_call c = {};
+
+	if (!kfd__sched_types_present())
+		return 0;
+	from_op_slot(&c);
+	/* the queue names its owner: no slot needed */
+	owner_of(BPF_CORE_READ(q, process), &c.owner);
+	c.gpu_id = kfd__dqm_gpu_id(dqm);
+	c.queue_id = BPF_CORE_READ(q, properties.queue_id);
+	/* restore re-adds queues created before the agent started: learn them */
+	learn_doorbell(c.gpu_id, BPF_CORE_READ(q, properties.doorbell_off), c.owner.process_key,
+		       c.queue_id);
+	runlist_begin(GPUQ_RUNLIST_MES_ADD, &c);
+	return 0;
+}
+
+static __always_inline int handle_mes_add_exit(int ret)
+{
+	return runlist_end(GPUQ_RUNLIST_MES_ADD, ret);
+}
+
+SEC("fentry/add_queue_mes")
+int BPF_PROG(fentry_add_queue_mes, struct device_queue_manager *dqm, struct queue *q)
+{
+	return handle_mes_add_entry(dqm, q);
+}
+
+SEC("kprobe/add_queue_mes")
+int BPF_KPROBE(kprobe_add_queue_mes, struct device_queue_manager *dqm, struct queue *q)
+{
+	return handle_mes_add_entry(dqm, q);
+}
+
+GPUQ_EXIT_PROGRAMS(add_queue_mes, handle_mes_add_exit)
+
+/* ---- mes_remove_v11 / mes_remove_v12 ----------------------------------- */
+
+static __always_inline int handle_mes_remove_entry(struct mes_remove_queue_input *input)
+{
+	struct doorbell_key k = {};
+	struct runlist_call c = {};
+	struct doorbell_val *db;
+	__u32 tid = current_tid();
+	struct op_slot *s;
+
+	if (!kfd__sched_types_present() || !bpf_core_type_exists(struct mes_remove_queue_input))
+		return 0;
+	s = bpf_map_lookup_elem(&op_slots, &tid);
+	if (!s)
+		return 0; /* not under a KFD dqm operation */
+	c.owner = s->owner;
+	c.cause = s->cause;
+	c.gpu_id = s->gpu_id;
+	c.queue_id = s->queue_id;
+	k.gpu_id = s->gpu_id;
+	k.doorbell_off = BPF_CORE_READ(input, doorbell_offset);
+	db = bpf_map_lookup_elem(&doorbells, &k);
+	if (db)
+		c.queue_id = db->queue_id;
+	runlist_begin(GPUQ_RUNLIST_MES_REMOVE, &c);
+	return 0;
+}
+
+static __always_inline int handle_mes_remove_exit(int ret)
+{
+	return runlist_end(GPUQ_RUNLIST_MES_REMOVE, ret);
+}
+
+SEC("fentry/mes_v11_0_remove_hw_queue")
+int BPF_PROG(fentry_mes_v11_0_remove_hw_queue, void *mes, struct mes_remove_queue_input *input)
+{
+	return handle_mes_remove_entry(input);
+}
+
+SEC("kprobe/mes_v11_0_remove_hw_queue")
+int BPF_KPROBE(kprobe_mes_v11_0_remove_hw_queue, void *mes, struct mes_remove_queue_input *input)
+{
+	return handle_mes_remove_entry(input);
+}
+
+GPUQ_EXIT_PROGRAMS(mes_v11_0_remove_hw_queue, handle_mes_remove_exit)
+
+SEC("fentry/mes_v12_0_remove_hw_queue")
+int BPF_PROG(fentry_mes_v12_0_remove_hw_queue, void *mes, struct mes_remove_queue_input *input)
+{
+	return handle_mes_remove_entry(input);
+}
+
+SEC("kprobe/mes_v12_0_remove_hw_queue")
+int BPF_KPROBE(kprobe_mes_v12_0_remove_hw_queue, void *mes, struct mes_remove_queue_input *input)
+{
+	return handle_mes_remove_entry(input);
+}
+
+GPUQ_EXIT_PROGRAMS(mes_v12_0_remove_hw_queue, handle_mes_remove_exit)
+
+/* ---- op_*: the dqm operations that cause runlist operations ------------- */
+
+SEC("fentry/create_queue_cpsch")
+int BPF_PROG(fentry_create_queue_cpsch, struct device_queue_manager *dqm, struct queue *q,
+	     struct qcm_process_device *qpd)
+{
+	return op_enter(GPUQ_CAUSE_CREATE, dqm, qpd);
+}
+
+SEC("kprobe/create_queue_cpsch")
+int BPF_KPROBE(kprobe_create_queue_cpsch, struct device_queue_manager *dqm, struct queue *q,
+	       struct qcm_process_device *qpd)
+{
+	return op_enter(GPUQ_CAUSE_CREATE, dqm, qpd);
+}
+
+GPUQ_EXIT_PROGRAMS(create_queue_cpsch, op_exit)
+
+SEC("fentry/destroy_queue_cpsch")
+int BPF_PROG(fentry_destroy_queue_cpsch, struct device_queue_manager *dqm,
+	     struct qcm_process_device *qpd)
+{
+	return op_enter(GPUQ_CAUSE_DESTROY, dqm, qpd);
+}
+
+SEC("kprobe/destroy_queue_cpsch")
+int BPF_KPROBE(kprobe_destroy_queue_cpsch, struct device_queue_manager *dqm,
+	       struct qcm_process_device *qpd)
+{
+	return op_enter(GPUQ_CAUSE_DESTROY, dqm, qpd);
+}
+
+GPUQ_EXIT_PROGRAMS(destroy_queue_cpsch, op_exit)
+
+SEC("fentry/process_termination_cpsch")
+int BPF_PROG(fentry_process_termination_cpsch, struct device_queue_manager *dqm,
+	     struct qcm_process_device *qpd)
+{
+	return op_enter(GPUQ_CAUSE_TERMINATE, dqm, qpd);
+}
+
+SEC("kprobe/process_termination_cpsch")
+int BPF_KPROBE(kprobe_process_termination_cpsch, struct device_queue_manager *dqm,
+	       struct qcm_process_device *qpd)
+{
+	return op_enter(GPUQ_CAUSE_TERMINATE, dqm, qpd);
+}
+
+GPUQ_EXIT_PROGRAMS(process_termination_cpsch, op_exit)
+
+SEC("fentry/process_termination_nocpsch")
+int BPF_PROG(fentry_process_termination_nocpsch, struct device_queue_manager *dqm,
+	     struct qcm_process_device *qpd)
+{
+	return op_enter(GPUQ_CAUSE_TERMINATE, dqm, qpd);
+}
+
+SEC("kprobe/process_termination_nocpsch")
+int BPF_KPROBE(kprobe_process_termination_nocpsch, struct device_queue_manager *dqm,
+	       struct qcm_process_device *qpd)
+{
+	return op_enter(GPUQ_CAUSE_TERMINATE, dqm, qpd);
+}
+
+GPUQ_EXIT_PROGRAMS(process_termination_nocpsch, op_exit)
+
+/*
+ * The update ioctl (percentage, priority, ring): current is the owner and p
+ * its kfd_process. `data` is the kernel copy of the uapi args; its queue is
+ * looked up in the live-queue map for the GPU (0 if created before we ran).
+ */
+struct gpuq_kfd_update_queue_args {
+	__u64 ring_base_address;
+	__u32 queue_id;
+	__u32 ring_size;
+	__u32 queue_percentage;
+	__u32 queue_priority;
+};
+
+static __always_inline int handle_update_entry(struct kfd_process *p, void *data)
+{
+	struct gpuq_kfd_update_queue_args a = {};
+	struct gpuq_owner owner = {};
+	struct live_key key = {};
+	struct live_val *live;
+
+	bpf_probe_read_kernel(&a, sizeof(a), data);
+	key.process_key = (__u64)p;
+	key.queue_id = a.queue_id;
+	live = bpf_map_lookup_elem(&live_queues, &key);
+	owner.process_key = (__u64)p;
+	owner.tgid = current_tgid();
+	owner.cgroup_id = bpf_get_current_cgroup_id();
+	op_set(GPUQ_CAUSE_UPDATE, live ? live->gpu_id : 0, a.queue_id, &owner);
+	return 0;
+}
+
+SEC("fentry/kfd_ioctl_update_queue")
+int BPF_PROG(fentry_kfd_ioctl_update_queue, void *filep, struct kfd_process *p, void *data)
+{
+	return handle_update_entry(p, data);
+}
+
+SEC("kprobe/kfd_ioctl_update_queue")
+int BPF_KPROBE(kprobe_kfd_ioctl_update_queue, void *filep, struct kfd_process *p, void *data)
+{
+	return handle_update_entry(p, data);
+}
+
+GPUQ_EXIT_PROGRAMS(kfd_ioctl_update_queue, op_exit)
+
+#endif /* GPUQ_RUNLIST_BPF_H */
