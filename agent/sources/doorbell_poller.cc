@@ -139,47 +139,58 @@ bool DoorbellPoller::ProcessAlive(uint32_t tgid) const {
 void DoorbellPoller::Poll(
     const std::function<std::optional<DoorbellOwner>(uint32_t, uint64_t)>& find,
     const std::function<void(const Event&)>& sink) {
-  std::lock_guard<std::mutex> lock(mu_);
-  const std::vector<DoorbellCount> counts = counter_->Read();
-  const uint64_t now = MonotonicNs();
-  std::map<Key, DoorbellCount> seen;
-  // Alive is checked before the counts are emitted, and an exited process
-  // cannot ring again, so what was read for it is final.
-  std::map<uint32_t, bool> alive;
-  for (const DoorbellCount& c : counts) {
-    const Key key{c.tgid, c.handle};
-    auto [a, fresh] = alive.emplace(c.tgid, false);
-    if (fresh) a->second = ProcessAlive(c.tgid);
-    const auto last = last_.find(key);
-    if (last == last_.end() || !SameCounts(last->second, c)) {
-      gpuq_doorbell_count_record r{};
-      r.hdr.type = GPUQ_EV_DOORBELL_COUNT;
-      r.hdr.size = sizeof(r);
-      r.hdr.tgid = c.tgid;
-      r.hdr.ts_ns = now;
-      r.hdr.cgroup_id = c.cgroup_id;  // the ringer's
-      r.doorbell_handle = c.handle;
-      if (const std::optional<DoorbellOwner> owner = find(c.tgid, c.handle)) {
-        r.hdr.process_key = owner->owner.process_key;
-        r.gpu_id = owner->gpu_id;
-        r.queue_id = owner->queue_id;
+  std::vector<DoorbellCount> changed;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // Which ringers have exited, decided before the counts are read: a
+    // process that exits after this check is kept until the next Poll, so
+    // the counts emitted for a process deemed gone are final (it cannot
+    // ring again) and its entries can be deleted without losing a doorbell.
+    std::map<uint32_t, bool> alive;
+    for (const DoorbellCount& c : counter_->Read()) {
+      auto [a, fresh] = alive.emplace(c.tgid, false);
+      if (fresh) a->second = ProcessAlive(c.tgid);
+    }
+    std::map<Key, DoorbellCount> seen;
+    for (const DoorbellCount& c : counter_->Read()) {
+      const Key key{c.tgid, c.handle};
+      const auto last = last_.find(key);
+      if (last == last_.end() || !SameCounts(last->second, c))
+        changed.push_back(c);
+      const auto a = alive.find(c.tgid);
+      if (a == alive.end() || a->second) {
+        seen.emplace(key, c);
+      } else {
+        // Final counts read: free the slot. A later process with the same
+        // tgid and handle starts again from zero.
+        counter_->DeleteCount(c.tgid, c.handle);
       }
-      r.doorbells = c.doorbells;
-      r.by_packet[GPUQ_PACKET_DISPATCH] = c.dispatch;
-      r.by_packet[GPUQ_PACKET_BARRIER] = c.barrier;
-      r.by_packet[GPUQ_PACKET_OTHER] = c.other;
-      r.by_packet[GPUQ_PACKET_UNREADABLE] = c.unreadable;
-      sink(Event(r));
     }
-    if (a->second) {
-      seen.emplace(key, c);
-    } else {
-      // Final counts emitted: free the slot. A later process with the same
-      // tgid and handle starts again from zero.
-      counter_->DeleteCount(c.tgid, c.handle);
-    }
+    last_ = std::move(seen);
   }
-  last_ = std::move(seen);
+  // find and sink take the pipeline's lock: called without ours, so a
+  // thread holding that lock may call Probes() or MapFullDrops().
+  const uint64_t now = MonotonicNs();
+  for (const DoorbellCount& c : changed) {
+    gpuq_doorbell_count_record r{};
+    r.hdr.type = GPUQ_EV_DOORBELL_COUNT;
+    r.hdr.size = sizeof(r);
+    r.hdr.tgid = c.tgid;
+    r.hdr.ts_ns = now;
+    r.hdr.cgroup_id = c.cgroup_id;  // the ringer's
+    r.doorbell_handle = c.handle;
+    if (const std::optional<DoorbellOwner> owner = find(c.tgid, c.handle)) {
+      r.hdr.process_key = owner->owner.process_key;
+      r.gpu_id = owner->gpu_id;
+      r.queue_id = owner->queue_id;
+    }
+    r.doorbells = c.doorbells;
+    r.by_packet[GPUQ_PACKET_DISPATCH] = c.dispatch;
+    r.by_packet[GPUQ_PACKET_BARRIER] = c.barrier;
+    r.by_packet[GPUQ_PACKET_OTHER] = c.other;
+    r.by_packet[GPUQ_PACKET_UNREADABLE] = c.unreadable;
+    sink(Event(r));
+  }
 }
 
 std::vector<ProbeStatus> DoorbellPoller::Probes() const {

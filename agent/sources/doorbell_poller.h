@@ -26,7 +26,9 @@ namespace gpuq {
 
 /// Owns the doorbell uprobes and reads them. Thread-safety: every method
 /// takes an internal lock, so Probes() may be called from another thread
-/// than the one polling.
+/// than the one polling; Poll calls `find` and `sink` without holding it.
+/// Poll itself is meant for one thread (records of two concurrent Polls may
+/// interleave out of order).
 class DoorbellPoller {
  public:
   struct Options {
