@@ -14,7 +14,16 @@
 namespace gpuq {
 namespace {
 
-constexpr uint64_t kMs = 1000000;
+constexpr uint64_t kUs = 1000;
+constexpr uint64_t kMs = 1000 * kUs;
+
+// enum kfd_unmap_queues_filter (kfd_priv.h).
+constexpr uint32_t kFilterAll = 1;
+constexpr uint32_t kFilterDynamic = 2;
+
+// The doorbell signal of the host's pre-existing queue (its create was
+// never seen, so the agent cannot map the handle to a GPU).
+constexpr uint64_t kHostSeededDoorbell = 0x7f3a5c601000ull;
 
 // Kernel events start a little after the agent's start records, as the
 // agent writes topology, cgroup paths and seeded queues before it attaches.
@@ -37,6 +46,9 @@ constexpr uint64_t kAmdQueueReadPtrOffset = 128;
 // its control page (amd_queue_t or SDMA rptr/wptr) 2 MiB in.
 constexpr uint64_t kQueueSlot = 4 * 1024 * 1024;
 constexpr uint64_t kQueueCtlOffset = 2 * 1024 * 1024;
+// The queue's doorbell signal (an amd_signal_t ROCr allocates) sits one page
+// after its amd_queue_t; its address is the hsa_signal_t handle.
+constexpr uint64_t kDoorbellSignalOffset = 0x1000;
 
 // libhsakmt maps HSA_QUEUE_PRIORITY_NORMAL (0) to KFD priority 7 (of 0..15).
 constexpr uint32_t kPriorityNormal = 7;
@@ -106,6 +118,29 @@ gpuq_gpu_info_record Mi300xRecord(uint32_t index, uint64_t ts_ns) {
   return r;
 }
 
+// A Radeon PRO W7900 (Navi 31, gfx1100) in a PCIe slot of the same host:
+// RDNA3 schedules with MES, so its queue operations are MES add/remove.
+constexpr uint32_t kW7900GpuId = 47101;
+
+gpuq_gpu_info_record W7900Record() {
+  gpuq_gpu_info_record r;
+  std::memset(&r, 0, sizeof(r));
+  r.hdr.type = GPUQ_EV_GPU_INFO;
+  r.gpu_id = kW7900GpuId;
+  r.node = kNumGpus + 1;
+  r.vendor_id = 0x1002;
+  r.device_id = 0x7448;
+  r.location_id = 0xc3 << 8;
+  r.domain = 0;
+  r.drm_render_minor = 128 + kNumGpus;
+  r.gfx_target_version = 110000;
+  r.unique_id = 0x61b2e07f4c93d5a8ull;
+  r.simd_count = 96 * 2;  // 96 CUs, 2 SIMDs each on RDNA3
+  r.num_xcc = 1;
+  CopyName(r.name, "gfx1100");
+  return r;
+}
+
 struct Process {
   uint32_t pid;
   uint64_t cgroup_id;
@@ -119,6 +154,12 @@ struct Queue {
   uint32_t queue_id;
   uint32_t gpu_id;
   uint32_t type;
+};
+
+// A queue's index values as the sampler would read them.
+struct Indexes {
+  uint64_t write;
+  uint64_t read;
 };
 
 // Turns scenario steps into records, keeping the invariants the real agent's
@@ -137,6 +178,104 @@ class Emitter {
       Emit(Mi300xRecord(i, start_ns_));
       ++summary_.gpu_infos;
     }
+  }
+
+  void GpuInfo(gpuq_gpu_info_record r) {
+    r.hdr.ts_ns = start_ns_;
+    Emit(r);
+    ++summary_.gpu_infos;
+  }
+
+  // Moves the clock to `ts_ns` (never backwards): phases at fixed times.
+  uint64_t AdvanceTo(uint64_t ts_ns) {
+    now_ns_ = std::max(now_ns_, ts_ns);
+    return now_ns_;
+  }
+  uint64_t now() const { return now_ns_; }
+
+  // The doorbell signal handle a ROCr queue's create record carries.
+  uint64_t DoorbellHandle(const Queue& q) const {
+    return QueueSlot(processes_[q.process], q) + kQueueCtlOffset +
+           kDoorbellSignalOffset;
+  }
+
+  // One sampler read of a queue's indexes (GPUQ_EV_QUEUE_SAMPLE), at ts_ns.
+  void Sample(const Queue& q, uint64_t ts_ns, Indexes idx, bool readable) {
+    const Process& p = processes_[q.process];
+    gpuq_queue_sample_record r;
+    std::memset(&r, 0, sizeof(r));
+    r.hdr = OwnerHeader(GPUQ_EV_QUEUE_SAMPLE, p, AdvanceTo(ts_ns));
+    r.gpu_id = q.gpu_id;
+    r.queue_id = q.queue_id;
+    if (readable) {
+      r.write_index = idx.write;
+      r.read_index = idx.read;
+    } else {
+      r.flags = GPUQ_SAMPLE_F_UNREADABLE;
+    }
+    Emit(r);
+  }
+
+  // The doorbell poller's cumulative counts of one (process, handle).
+  // `q` is the queue the handle belongs to, or null when unknown.
+  void DoorbellCount(size_t process, uint64_t handle, const Queue* q,
+                     uint64_t ts_ns, uint64_t dispatch, uint64_t barrier,
+                     uint64_t other, uint64_t unreadable) {
+    const Process& p = processes_[process];
+    gpuq_doorbell_count_record r;
+    std::memset(&r, 0, sizeof(r));
+    r.hdr = OwnerHeader(GPUQ_EV_DOORBELL_COUNT, p, AdvanceTo(ts_ns));
+    r.doorbell_handle = handle;
+    if (q != nullptr) {
+      r.gpu_id = q->gpu_id;
+      r.queue_id = q->queue_id;
+    }
+    r.by_packet[GPUQ_PACKET_DISPATCH] = dispatch;
+    r.by_packet[GPUQ_PACKET_BARRIER] = barrier;
+    r.by_packet[GPUQ_PACKET_OTHER] = other;
+    r.by_packet[GPUQ_PACKET_UNREADABLE] = unreadable;
+    r.doorbells = dispatch + barrier + other + unreadable;
+    Emit(r);
+  }
+
+  // A runlist operation returning at the next tick (or at ts_ns if later);
+  // `cause_process` is null when no process operation caused it.
+  void Runlist(const size_t* cause_process, uint32_t gpu_id, uint32_t op,
+               uint32_t cause, uint32_t filter, int32_t ret, uint32_t queue_id,
+               uint64_t duration_ns, uint64_t ts_ns = 0) {
+    gpuq_runlist_event e;
+    std::memset(&e, 0, sizeof(e));
+    const uint64_t ts = ts_ns != 0 ? AdvanceTo(ts_ns) : Tick();
+    if (cause_process != nullptr) {
+      e.hdr = OwnerHeader(GPUQ_EV_RUNLIST, processes_[*cause_process], ts);
+    } else {
+      e.hdr.type = GPUQ_EV_RUNLIST;
+      e.hdr.ts_ns = ts;
+    }
+    e.gpu_id = gpu_id;
+    e.op = op;
+    e.cause = cause;
+    e.filter = filter;
+    e.ret = ret;
+    e.queue_id = queue_id;
+    e.duration_ns = duration_ns;
+    Emit(e);
+  }
+
+  // An eviction state change of `process` on `gpu_id` at ts_ns.
+  void Eviction(size_t process, uint32_t gpu_id, uint32_t kind,
+                uint32_t trigger, uint64_t duration_ns, uint32_t queues,
+                uint64_t ts_ns) {
+    gpuq_eviction_event e;
+    std::memset(&e, 0, sizeof(e));
+    e.hdr =
+        OwnerHeader(GPUQ_EV_EVICTION, processes_[process], AdvanceTo(ts_ns));
+    e.gpu_id = gpu_id;
+    e.kind = kind;
+    e.trigger = trigger;
+    e.duration_ns = duration_ns;
+    e.queues = queues;
+    Emit(e);
   }
 
   void DeclareCgroup(uint64_t cgroup_id, std::string path) {
@@ -169,6 +308,7 @@ class Emitter {
     e.priority = 0;
     e.percentage = 0;
     e.flags = GPUQ_CREATE_F_SEEDED;
+    e.doorbell_handle = 0;
     Emit(e);
     ++summary_.creates;
     ++summary_.seeded_creates;
@@ -267,6 +407,11 @@ class Emitter {
     return h;
   }
 
+  // A freed id's slot is reused, as the allocator reuses freed memory.
+  static uint64_t QueueSlot(const Process& p, const Queue& q) {
+    return ProcessVaBase(p.pid) + q.queue_id * kQueueSlot;
+  }
+
   gpuq_queue_create_event CreateRecord(const Process& p, const Queue& q,
                                        uint64_t ts_ns) {
     gpuq_queue_create_event e;
@@ -277,8 +422,7 @@ class Emitter {
     e.queue_type = q.type;
     const bool compute = q.type == GPUQ_QUEUE_COMPUTE;
     e.queue_format = compute ? GPUQ_QUEUE_FORMAT_AQL : GPUQ_QUEUE_FORMAT_PM4;
-    // A freed id's slot is reused, as the allocator reuses freed memory.
-    const uint64_t slot = ProcessVaBase(p.pid) + q.queue_id * kQueueSlot;
+    const uint64_t slot = QueueSlot(p, q);
     const uint64_t ctl = slot + kQueueCtlOffset;
     e.ring_address = slot;
     e.ring_size = compute ? kComputeRingSize : kSdmaRingSize;
@@ -286,6 +430,12 @@ class Emitter {
     e.read_ptr = compute ? ctl + kAmdQueueReadPtrOffset : ctl;
     e.priority = kPriorityNormal;
     e.percentage = kPercentageFull;
+    if (compute) {
+      // ROCr's amd_queue_t: indexes count AQL packets from 0 at creation.
+      e.flags = GPUQ_CREATE_F_ROCR_LAYOUT;
+      e.doorbell_handle = ctl + kDoorbellSignalOffset;
+      e.write_index_at_create = 0;
+    }
     CopyName(e.comm, p.comm);
     return e;
   }
@@ -401,13 +551,19 @@ bool BuildDefaultScenario(const EventSink& sink, ScenarioSummary* summary) {
 
   // Agent start: topology, then the queue it finds in sysfs.
   em.GpuInfos();
+  em.GpuInfo(W7900Record());
   const size_t host =
       em.AddProcess(2817, kHostCgroup, ProcessKey(0x21c37), "hipcc_bench");
   const Queue seeded = em.Seed(host, kMi300xNode[1].gpu_id, GPUQ_QUEUE_COMPUTE);
 
-  // The host process opens one more stream, then fails a second one.
-  em.Create(host, kMi300xNode[1].gpu_id, GPUQ_QUEUE_COMPUTE);
+  // The host process opens one more stream, fails a second one, then opens
+  // one on the W7900: add_queue_mes returns before the queue is published.
+  const Queue host_q1 =
+      em.Create(host, kMi300xNode[1].gpu_id, GPUQ_QUEUE_COMPUTE);
   em.CreateFailed(host, kMi300xNode[1].gpu_id, GPUQ_QUEUE_COMPUTE, -12);
+  em.Runlist(&host, kW7900GpuId, GPUQ_RUNLIST_MES_ADD, GPUQ_CAUSE_CREATE, 0, 0,
+             2, 180 * kUs);
+  const Queue host_q2 = em.Create(host, kW7900GpuId, GPUQ_QUEUE_COMPUTE);
 
   // vLLM tensor-parallel workers start together: their creates interleave.
   // Each opens 4 compute streams, then 2 SDMA engines (ids 0-3, then 4-5).
@@ -417,12 +573,12 @@ bool BuildDefaultScenario(const EventSink& sink, ScenarioSummary* summary) {
                                     ProcessKey(0x3a410 + i * 5),
                                     "pt_main_thread"));
   }
-  std::vector<Queue> last_compute(kNumGpus);
+  std::vector<std::vector<Queue>> compute(kNumGpus);
   for (int step = 0; step < 6; ++step) {
     const uint32_t type = step < 4 ? GPUQ_QUEUE_COMPUTE : GPUQ_QUEUE_SDMA;
     for (uint32_t i = 0; i < kNumGpus; ++i) {
       const Queue q = em.Create(workers[i], kMi300xNode[i].gpu_id, type);
-      if (step == 3) last_compute[i] = q;
+      if (step < 4) compute[i].push_back(q);
     }
   }
 
@@ -437,17 +593,144 @@ bool BuildDefaultScenario(const EventSink& sink, ScenarioSummary* summary) {
   trainer_queues.push_back(
       em.Create(trainer, kMi300xNode[0].gpu_id, GPUQ_QUEUE_SDMA));
 
-  // Each worker destroys its last compute stream (queue id 3).
+  // Sampler rounds: every ROCr (compute) queue, one read 10 us after the
+  // other, in the same order each round. vLLM queue q of any worker has
+  // written 1000, 4000, 7000 x (q+1) packets at rounds 0, 1, 2 and has q
+  // of them pending.
+  auto vllm_at = [](uint64_t round, uint32_t q) {
+    const uint64_t write = uint64_t{1000 + 3000 * round} * (q + 1);
+    return Indexes{write, write - q};
+  };
+  struct Sampled {
+    Queue queue;
+    Indexes idx;
+    bool readable;
+  };
+  auto round = [&em](uint64_t at_ns, const std::vector<Sampled>& samples) {
+    uint64_t ts = at_ns;
+    for (const Sampled& s : samples) {
+      em.Sample(s.queue, ts, s.idx, s.readable);
+      ts += 10 * kUs;
+    }
+  };
+  std::vector<Sampled> round0 = {{host_q1, {100, 95}, true},
+                                 {host_q2, {50, 50}, true}};
   for (uint32_t i = 0; i < kNumGpus; ++i) {
-    em.Destroy(last_compute[i], GPUQ_DESTROY_IOCTL);
+    for (uint32_t q = 0; q < 4; ++q) {
+      round0.push_back({compute[i][q], vllm_at(0, q), true});
+    }
+  }
+  round0.push_back({trainer_queues[0], {500, 500}, true});
+  round0.push_back({trainer_queues[1], {800, 800}, true});
+  round(kScenarioStartNs + 1000 * kMs, round0);
+
+  // Each worker destroys its last compute stream (queue id 3). On GPU 8 the
+  // scheduler hangs: the preempting unmap times out after amdkfd's 9 s
+  // (-ETIME) and execute_queues_cpsch skips the map.
+  for (uint32_t i = 0; i < kNumGpus; ++i) {
+    if (i == kNumGpus - 1) {
+      const uint64_t hang = 9000412345ull;
+      em.Runlist(&workers[i], kMi300xNode[i].gpu_id, GPUQ_RUNLIST_UNMAP,
+                 GPUQ_CAUSE_DESTROY, kFilterDynamic, -62, 0, hang,
+                 em.now() + hang);
+    }
+    em.Destroy(compute[i][3], GPUQ_DESTROY_IOCTL);
   }
 
-  // The trainer exits holding its queues: notifier_release first, then the
-  // kfd_process_wq kworker frees them one by one.
+  // TTM evicts the trainer on GPU 0 (vLLM needs the VRAM): the runlist is
+  // preempted and remapped without its queues; 150 ms later they are back.
+  const uint32_t gpu0 = kMi300xNode[0].gpu_id;
+  em.Runlist(&trainer, gpu0, GPUQ_RUNLIST_UNMAP, GPUQ_CAUSE_EVICT,
+             kFilterDynamic, 0, 0, 310 * kUs);
+  em.Runlist(&trainer, gpu0, GPUQ_RUNLIST_MAP, GPUQ_CAUSE_EVICT, 0, 0, 0,
+             95 * kUs);
+  const uint64_t ttm_evict = em.now() + kMs;
+  em.Eviction(trainer, gpu0, GPUQ_EVICTION_EVICT, GPUQ_TRIGGER_TTM, 420 * kUs,
+              3, ttm_evict);
+  em.Runlist(&trainer, gpu0, GPUQ_RUNLIST_UNMAP, GPUQ_CAUSE_RESTORE,
+             kFilterDynamic, 0, 0, 120 * kUs,
+             ttm_evict + 150 * kMs - 200 * kUs);
+  em.Runlist(&trainer, gpu0, GPUQ_RUNLIST_MAP, GPUQ_CAUSE_RESTORE, 0, 0, 0,
+             90 * kUs, ttm_evict + 150 * kMs - 100 * kUs);
+  em.Eviction(trainer, gpu0, GPUQ_EVICTION_RESTORE, GPUQ_TRIGGER_UNKNOWN,
+              260 * kUs, 3, ttm_evict + 150 * kMs);
+
+  // The trainer exits holding its queues: notifier_release first.
   em.Exit(trainer);
+
+  // Round 1: the trainer's memory is gone (unreadable); vLLM's queue 3s are.
+  std::vector<Sampled> round1 = {{host_q1, {200, 195}, true},
+                                 {host_q2, {60, 60}, true}};
+  for (uint32_t i = 0; i < kNumGpus; ++i) {
+    for (uint32_t q = 0; q < 3; ++q) {
+      round1.push_back({compute[i][q], vllm_at(1, q), true});
+    }
+  }
+  round1.push_back({trainer_queues[0], {0, 0}, false});
+  round1.push_back({trainer_queues[1], {0, 0}, false});
+  round(kScenarioStartNs + 11000 * kMs, round1);
+
+  // The kfd_process_wq kworker: process_termination_cpsch preempts once,
+  // then the queues are freed one by one.
+  em.Runlist(&trainer, gpu0, GPUQ_RUNLIST_UNMAP, GPUQ_CAUSE_TERMINATE,
+             kFilterDynamic, 0, 0, 140 * kUs);
+  em.Runlist(&trainer, gpu0, GPUQ_RUNLIST_MAP, GPUQ_CAUSE_TERMINATE, 0, 0, 0,
+             85 * kUs);
   for (const Queue& q : trainer_queues) {
     em.Destroy(q, GPUQ_DESTROY_PROCESS_EXIT);
   }
+
+  // Doorbell poll 1 (--doorbells=uprobe): worker 0's queue 0.
+  const Queue& w0q0 = compute[0][0];
+  const Queue& w0q1 = compute[0][1];
+  em.DoorbellCount(workers[0], em.DoorbellHandle(w0q0), &w0q0,
+                   kScenarioStartNs + 11500 * kMs, 880, 20, 0, 0);
+
+  // GPU 8 is reset after the hang: its processes are evicted (suspend), the
+  // whole runlist is unmapped and mapped again by the reset path (no process
+  // caused it), and worker 7 is restored 2.3 s after its eviction.
+  const uint32_t gpu7 = kMi300xNode[kNumGpus - 1].gpu_id;
+  const uint64_t suspend = kScenarioStartNs + 11600 * kMs;
+  em.Eviction(workers[kNumGpus - 1], gpu7, GPUQ_EVICTION_EVICT,
+              GPUQ_TRIGGER_SUSPEND, 35 * kUs, 5, suspend);
+  em.Runlist(nullptr, gpu7, GPUQ_RUNLIST_UNMAP, GPUQ_CAUSE_UNKNOWN, kFilterAll,
+             0, 0, 2100 * kUs);
+  em.Runlist(nullptr, gpu7, GPUQ_RUNLIST_MAP, GPUQ_CAUSE_UNKNOWN, 0, 0, 0,
+             400 * kUs, suspend + 2200 * kMs);
+  em.Eviction(workers[kNumGpus - 1], gpu7, GPUQ_EVICTION_RESTORE,
+              GPUQ_TRIGGER_UNKNOWN, 610 * kUs, 5, suspend + 2300 * kMs);
+
+  // A userptr invalidation evicts the host process on the W7900: MES
+  // removes its queue and adds it back 40 ms later.
+  const uint64_t userptr = kScenarioStartNs + 14000 * kMs;
+  em.Runlist(&host, kW7900GpuId, GPUQ_RUNLIST_MES_REMOVE, GPUQ_CAUSE_EVICT, 0,
+             0, 2, 60 * kUs, userptr - 100 * kUs);
+  em.Eviction(host, kW7900GpuId, GPUQ_EVICTION_EVICT, GPUQ_TRIGGER_USERPTR,
+              90 * kUs, 1, userptr);
+  em.Runlist(&host, kW7900GpuId, GPUQ_RUNLIST_MES_ADD, GPUQ_CAUSE_RESTORE, 0, 0,
+             2, 150 * kUs, userptr + 40 * kMs - 100 * kUs);
+  em.Eviction(host, kW7900GpuId, GPUQ_EVICTION_RESTORE, GPUQ_TRIGGER_UNKNOWN,
+              190 * kUs, 1, userptr + 40 * kMs);
+
+  // Round 2, 4 s after round 1: the rates --once shows come from these two.
+  std::vector<Sampled> round2 = {{host_q1, {300, 295}, true},
+                                 {host_q2, {90, 90}, true}};
+  for (uint32_t i = 0; i < kNumGpus; ++i) {
+    for (uint32_t q = 0; q < 3; ++q) {
+      round2.push_back({compute[i][q], vllm_at(2, q), true});
+    }
+  }
+  round(kScenarioStartNs + 15000 * kMs, round2);
+
+  // Doorbell poll 2: worker 0's queues 0 and 1, and a doorbell of the host's
+  // seeded queue, whose handle the agent never learned (gpu 0: unknown).
+  const uint64_t poll2 = kScenarioStartNs + 15500 * kMs;
+  em.DoorbellCount(workers[0], em.DoorbellHandle(w0q0), &w0q0, poll2, 2050, 48,
+                   0, 2);
+  em.DoorbellCount(workers[0], em.DoorbellHandle(w0q1), &w0q1, poll2 + 10 * kUs,
+                   400, 0, 0, 0);
+  em.DoorbellCount(host, kHostSeededDoorbell, nullptr, poll2 + 20 * kUs, 60, 0,
+                   10, 0);
 
   // The host process releases the queue the agent only knew from sysfs.
   em.Destroy(seeded, GPUQ_DESTROY_IOCTL, GPUQ_DESTROY_F_UNTRACKED);

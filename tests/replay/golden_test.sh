@@ -34,33 +34,66 @@ check_sum() {
   got=$(sum "$1")
   if [ "$got" = "$2" ]; then pass "sum of $1 = $2"; else fail "sum of $1 = $got, want $2"; fi
 }
-check_sum 'gpuq_queues\{' 41
-check_sum 'gpuq_queues\{.*queue_type="compute"' 25
+check_sum 'gpuq_queues\{' 42
+check_sum 'gpuq_queues\{.*queue_type="compute"' 26
 check_sum 'gpuq_queues\{.*queue_type="sdma"' 16
-check_sum 'gpuq_queue_creates_total\{' 52
+check_sum 'gpuq_queue_creates_total\{' 53
 check_sum 'gpuq_queue_destroys_total\{.*reason="ioctl"' 9
 check_sum 'gpuq_queue_destroys_total\{.*reason="process_exit"' 3
-check_sum 'gpuq_processes\{' 9
+check_sum 'gpuq_processes\{' 10
 check_sum 'gpuq_process_exits_total\{' 1
 check_sum 'gpuq_queue_create_failures_total\{.*error="ENOMEM"' 1
-check_sum 'gpuq_gpu_info\{' 8
-check_sum 'gpuq_events_total\{' 80
+check_sum 'gpuq_gpu_info\{' 9
+check_sum 'gpuq_events_total\{' 194
 check_sum 'gpuq_events_dropped_total\{' 0
-check_sum 'gpuq_queues\{container="",' 1
+check_sum 'gpuq_queues\{container="",' 2
 check_sum 'gpuq_queues\{container="vllm",' 40
 check_sum 'gpuq_queues\{container="trainer",pod="trainer-0",namespace="ml-train",' 0
 check_sum 'gpuq_queue_destroys_total\{container="trainer",pod="trainer-0",namespace="ml-train",.*reason="process_exit"' 3
 check_sum 'gpuq_container_info\{container="vllm",pod="",namespace="",container_id="0124dd351391[0-9a-f]{52}",name="vllm",runtime="docker",pod_uid=""\}' 1
 check_sum 'gpuq_container_info\{container="trainer",pod="trainer-0",namespace="ml-train",container_id="f14ff07ef228[0-9a-f]{52}",name="",runtime="containerd",pod_uid="db3c3553-1e98-4725-809e-8f0d53d633e3"\}' 1
+# Issue 3 (examples/README.md "Submissions, doorbells, preemption and
+# evictions"): sampled write indexes, doorbell counts, runlist operations and
+# evictions of the bundled capture.
+check_sum 'gpuq_submissions_total\{' 369690
+check_sum 'gpuq_submissions_total\{container="vllm",' 368000
+check_sum 'gpuq_submissions_total\{container="vllm",pod="",namespace="",gpu_id="64512",' 46000
+check_sum 'gpuq_submissions_total\{container="trainer",' 1300
+check_sum 'gpuq_submissions_total\{container="",' 390
+check_sum 'gpuq_queue_pending_packets\{' 29
+check_sum 'gpuq_queue_pending_packets\{container="vllm",' 24
+check_sum 'gpuq_sampled_queues ' 26
+check_sum 'gpuq_queue_samples_total\{result="ok"\}' 88
+check_sum 'gpuq_queue_samples_total\{result="unreadable"\}' 2
+check_sum 'gpuq_doorbells_total\{' 2570
+check_sum 'gpuq_doorbells_total\{container="",pod="",namespace="",gpu_id="unknown"\}' 70
+check_sum 'gpuq_doorbell_packets_total\{.*packet_type="kernel_dispatch"' 2510
+check_sum 'gpuq_doorbell_packets_total\{.*packet_type="barrier"' 48
+check_sum 'gpuq_runlist_unmaps_total\{' 6
+check_sum 'gpuq_runlist_unmaps_total\{gpu_id="47101",scheduler="mes",filter="queue"\}' 1
+check_sum 'gpuq_runlist_unmap_duration_seconds_count\{' 6
+check_sum 'gpuq_runlist_map_duration_seconds_count\{' 6
+check_sum 'gpuq_runlist_unmap_duration_seconds_bucket\{gpu_id="64512",scheduler="hws",le="9"\}' 1
+check_sum 'gpuq_runlist_unmap_duration_seconds_bucket\{gpu_id="64512",scheduler="hws",le="10"\}' 2
+check_sum 'gpuq_runlist_failures_total\{gpu_id="64512",scheduler="hws",op="unmap",error="ETIME"\}' 1
+check_sum 'gpuq_runlist_operations_total\{' 10
+check_sum 'gpuq_runlist_operations_total\{container="trainer",' 6
+check_sum 'gpuq_runlist_operations_total\{.*cause="unknown"' 0
+check_sum 'gpuq_evictions_total\{' 3
+check_sum 'gpuq_evictions_total\{container="trainer",.*trigger="ttm"\}' 1
+check_sum 'gpuq_eviction_restores_total\{' 3
+check_sum 'gpuq_eviction_duration_seconds_sum\{' 2.49
+check_sum 'gpuq_evicted_processes\{' 0
+check_sum 'gpuq_cgroups_unresolved_total' 0
 
 # An allowlisted runtime label becomes label_<name> on per-container series.
 run "$AGENT" --once --replay "$SRC/examples/default.gpuqcap" --output prometheus --labels.runtime-allowlist com.example.team
 check_sum 'gpuq_queues\{container="vllm",pod="",namespace="",label_com_example_team="inference",' 40
-check_sum 'gpuq_queues\{container="",pod="",namespace="",label_com_example_team="",' 1
+check_sum 'gpuq_queues\{container="",pod="",namespace="",label_com_example_team="",' 2
 # --labels.pid-comm splits series per process, keeping the totals.
 run "$AGENT" --once --replay "$SRC/examples/default.gpuqcap" --output prometheus --labels.pid-comm
 check_sum 'gpuq_queues\{container="vllm",.*pid="31200",comm="pt_main_thread"\}' 5
-check_sum 'gpuq_queues\{' 41
+check_sum 'gpuq_queues\{' 42
 # The per-container cap: one container keeps its series, the other folds.
 run "$AGENT" --once --replay "$SRC/examples/default.gpuqcap" --output prometheus --max-containers 1
 check_sum 'gpuq_queues\{container="vllm",' 40

@@ -320,12 +320,12 @@ TEST(CaptureTest, BundledCaptureReadsWithReadmeCounts) {
   std::string error;
   ASSERT_EQ(ReadCapture(kBundled, &capture, &error), CaptureError::kNone)
       << error;
-  EXPECT_EQ(fs::file_size(kBundled), 8600u);
+  EXPECT_EQ(fs::file_size(kBundled), 17048u);
   EXPECT_EQ(capture.header.abi_version, 1u);
   EXPECT_EQ(capture.header.start_realtime_ns, kScenarioStartNs);
   EXPECT_EQ(capture.header.start_monotonic_ns, kScenarioStartNs);
 
-  ASSERT_EQ(capture.events.size(), 80u);
+  ASSERT_EQ(capture.events.size(), 194u);
   std::array<size_t, GPUQ_EV__MAX> by_type{};
   uint64_t last_ts = 0;
   for (const Event& e : capture.events) {
@@ -335,13 +335,17 @@ TEST(CaptureTest, BundledCaptureReadsWithReadmeCounts) {
     EXPECT_GE(h.ts_ns, last_ts) << "ts_ns never decreases";
     last_ts = h.ts_ns;
   }
-  EXPECT_EQ(by_type[GPUQ_EV_GPU_INFO], 8u);
+  EXPECT_EQ(by_type[GPUQ_EV_GPU_INFO], 9u);
   EXPECT_EQ(by_type[GPUQ_EV_CGROUP_PATH], 3u);
   EXPECT_EQ(by_type[GPUQ_EV_CONTAINER_META], 2u);
-  EXPECT_EQ(by_type[GPUQ_EV_QUEUE_CREATE], 53u);
+  EXPECT_EQ(by_type[GPUQ_EV_QUEUE_CREATE], 54u);
   EXPECT_EQ(by_type[GPUQ_EV_QUEUE_DESTROY], 12u);
   EXPECT_EQ(by_type[GPUQ_EV_PROCESS_EXIT], 1u);
   EXPECT_EQ(by_type[GPUQ_EV_QUEUE_CREATE_FAILED], 1u);
+  EXPECT_EQ(by_type[GPUQ_EV_RUNLIST], 12u);
+  EXPECT_EQ(by_type[GPUQ_EV_EVICTION], 6u);
+  EXPECT_EQ(by_type[GPUQ_EV_QUEUE_SAMPLE], 90u);
+  EXPECT_EQ(by_type[GPUQ_EV_DOORBELL_COUNT], 4u);
 }
 
 TEST(CaptureTest, BundledCaptureTimelineLandmarks) {
@@ -350,7 +354,7 @@ TEST(CaptureTest, BundledCaptureTimelineLandmarks) {
   std::string error;
   ASSERT_EQ(ReadCapture(kBundled, &capture, &error), CaptureError::kNone)
       << error;
-  ASSERT_EQ(capture.events.size(), 80u);
+  ASSERT_EQ(capture.events.size(), 194u);
 
   for (size_t i = 0; i < 8; ++i) {
     const auto* gpu = std::get_if<gpuq_gpu_info_record>(&capture.events[i]);
@@ -358,13 +362,18 @@ TEST(CaptureTest, BundledCaptureTimelineLandmarks) {
     EXPECT_EQ(gpu->node, i + 1);
     EXPECT_EQ(gpu->gfx_target_version, 90402u);
   }
-  const auto* host_path = std::get_if<CgroupPathRecord>(&capture.events[8]);
+  // Record 9: the W7900 (MES).
+  const auto* w7900 = std::get_if<gpuq_gpu_info_record>(&capture.events[8]);
+  ASSERT_NE(w7900, nullptr);
+  EXPECT_EQ(w7900->gfx_target_version, 110000u);
+  const auto* host_path = std::get_if<CgroupPathRecord>(&capture.events[9]);
   ASSERT_NE(host_path, nullptr);
   EXPECT_EQ(host_path->hdr.cgroup_id, 4127u);
   EXPECT_EQ(host_path->path, "/user.slice/user-1000.slice/session-3.scope");
 
-  // Record 10: the seeded host queue.
-  const auto* seeded = std::get_if<gpuq_queue_create_event>(&capture.events[9]);
+  // Record 11: the seeded host queue.
+  const auto* seeded =
+      std::get_if<gpuq_queue_create_event>(&capture.events[10]);
   ASSERT_NE(seeded, nullptr);
   EXPECT_EQ(seeded->flags & GPUQ_CREATE_F_SEEDED, GPUQ_CREATE_F_SEEDED);
   EXPECT_EQ(seeded->hdr.process_key, 0u);
@@ -372,25 +381,32 @@ TEST(CaptureTest, BundledCaptureTimelineLandmarks) {
   EXPECT_EQ(seeded->gpu_id, 23710u);
   EXPECT_EQ(seeded->queue_id, 0u);
 
-  // Record 12: the failed create, -12.
+  // Record 13: the failed create, -12.
   const auto* failed =
-      std::get_if<gpuq_queue_create_failed_event>(&capture.events[11]);
+      std::get_if<gpuq_queue_create_failed_event>(&capture.events[12]);
   ASSERT_NE(failed, nullptr);
   EXPECT_EQ(failed->error, -12);
 
-  // Records 14 and 64: what the runtimes said, right after each container's
+  // Records 17 and 67: what the runtimes said, right after each container's
   // cgroup path.
-  const auto* vllm = std::get_if<ContainerMetaRecord>(&capture.events[13]);
+  const auto* vllm = std::get_if<ContainerMetaRecord>(&capture.events[16]);
   ASSERT_NE(vllm, nullptr);
   EXPECT_EQ(vllm->hdr.cgroup_id, 5861u);
   EXPECT_NE(vllm->json.find("\"name\":\"vllm\""), std::string::npos);
-  const auto* trainer = std::get_if<ContainerMetaRecord>(&capture.events[63]);
+  const auto* trainer = std::get_if<ContainerMetaRecord>(&capture.events[66]);
   ASSERT_NE(trainer, nullptr);
   EXPECT_EQ(trainer->hdr.cgroup_id, 6342u);
   EXPECT_NE(trainer->json.find("\"pod\":\"trainer-0\""), std::string::npos);
 
-  // Record 80: the host destroys the seeded queue, untracked, by ioctl.
-  const auto* last = std::get_if<gpuq_queue_destroy_event>(&capture.events[79]);
+  // Record 114: the unmap that timed out (-ETIME) on GPU 8.
+  const auto* hang = std::get_if<gpuq_runlist_event>(&capture.events[113]);
+  ASSERT_NE(hang, nullptr);
+  EXPECT_EQ(hang->ret, -62);
+  EXPECT_EQ(hang->gpu_id, 64512u);
+
+  // Record 194: the host destroys the seeded queue, untracked, by ioctl.
+  const auto* last =
+      std::get_if<gpuq_queue_destroy_event>(&capture.events[193]);
   ASSERT_NE(last, nullptr);
   EXPECT_EQ(last->hdr.tgid, 2817u);
   EXPECT_EQ(last->hdr.process_key, 0xffff888110e1b800ull);

@@ -119,6 +119,9 @@ TEST(CollectorTest, FamilyNamesFollowPrometheusConventions) {
                        f.name.compare(f.name.size() - 6, 6, "_total") == 0;
     if (f.type == MetricType::Counter) {
       EXPECT_TRUE(total) << "counter without _total: " << f.name;
+    } else if (f.type == MetricType::Histogram) {
+      // Durations, in the base unit.
+      EXPECT_EQ(f.name.compare(f.name.size() - 8, 8, "_seconds"), 0) << f.name;
     } else {
       EXPECT_EQ(f.type, MetricType::Gauge) << f.name;
       EXPECT_FALSE(total) << "gauge named like a counter: " << f.name;
@@ -378,18 +381,16 @@ TEST(CollectorTest, EventsDroppedTotalHasEveryReason) {
   for (const ClientMetric& m : f->metric) {
     got[LabelsOf(m).at("reason")] = m.counter.value;
   }
-  const std::map<std::string, double> expected = {{"ringbuf_full", 5},
-                                                  {"map_full", 4},
-                                                  {"decode_error", 3},
-                                                  {"unknown_queue", 1},
-                                                  {"duplicate_create", 1}};
+  const std::map<std::string, double> expected = {
+      {"ringbuf_full", 5},  {"map_full", 4},         {"decode_error", 3},
+      {"unknown_queue", 1}, {"duplicate_create", 1}, {"no_owner", 0}};
   EXPECT_EQ(got, expected);
 
   // A quiet agent still exports every reason, at 0.
   const auto quiet = BuildFamilies(OfflinePipeline()->TakeSnapshot());
   const MetricFamily* q = Find(quiet, "gpuq_events_dropped_total");
   ASSERT_NE(q, nullptr);
-  EXPECT_EQ(q->metric.size(), 5u);
+  EXPECT_EQ(q->metric.size(), 6u);
   for (const ClientMetric& m : q->metric) EXPECT_EQ(m.counter.value, 0);
 }
 

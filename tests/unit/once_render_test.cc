@@ -129,18 +129,21 @@ TEST(OnceRenderTest, TableHasHeaderHostRowAndRightNumbers) {
   EXPECT_EQ(RowStartingWith(out, "CONTAINER"),
             (std::vector<std::string>{
                 "CONTAINER", "ID", "POD", "NAMESPACE", "GPU_ID", "COMPUTE",
-                "SDMA", "OTHER", "PROCS", "CREATED", "DESTROYED(ioctl/exit)"}))
+                "SDMA", "OTHER", "PROCS", "CREATED", "DESTROYED(ioctl/exit)",
+                "SUBMITTED", "SUBMIT/S", "PENDING", "UNMAPS", "EVICTIONS"}))
       << out;
   // An empty container label is the host, shown as "(host)"; empty pod and
   // namespace as "-". HIQ counts under OTHER. ID comes from
   // gpuq_container_info, which these families lack: "-".
-  EXPECT_EQ(RowStartingWith(out, "(host)"),
-            (std::vector<std::string>{"(host)", "-", "-", "-", "23710", "1",
-                                      "0", "1", "2", "2", "1/0"}))
+  EXPECT_EQ(
+      RowStartingWith(out, "(host)"),
+      (std::vector<std::string>{"(host)", "-", "-", "-", "23710", "1", "0", "1",
+                                "2", "2", "1/0", "0", "-", "0", "0", "0"}))
       << out;
   EXPECT_EQ(RowStartingWith(out, "0124dd351391"),
             (std::vector<std::string>{"0124dd351391", "-", "-", "-", "11437",
-                                      "3", "2", "0", "1", "6", "1/0"}))
+                                      "3", "2", "0", "1", "6", "1/0", "0", "-",
+                                      "0", "0", "0"}))
       << out;
   EXPECT_TRUE(HasLine(out, "live queues: 7")) << out;
 

@@ -45,6 +45,7 @@ constexpr uint64_t kCgTrainer = 6342;
 constexpr uint32_t kGpuIds[] = {11437, 23710, 30584, 39261,
                                 48090, 52417, 60833, 64512};
 constexpr uint32_t kHostGpu = 23710;
+constexpr uint32_t kW7900 = 47101;  // the MES GPU, host process only
 constexpr uint32_t kTrainerGpu = 11437;
 // The capture carries the runtimes' answers (container_meta records): the
 // `container` label is the Docker name, and the Kubernetes container name.
@@ -98,14 +99,15 @@ std::vector<MetricFamily>* PipelineReplayTest::families_ = nullptr;
 
 TEST_F(PipelineReplayTest, LiveQueues) {
   const auto& f = *families_;
-  EXPECT_EQ(Sum(f, "gpuq_queues"), 41);
-  EXPECT_EQ(Sum(f, "gpuq_queues", {{"queue_type", "compute"}}), 25);
+  EXPECT_EQ(Sum(f, "gpuq_queues"), 42);
+  EXPECT_EQ(Sum(f, "gpuq_queues", {{"queue_type", "compute"}}), 26);
   EXPECT_EQ(Sum(f, "gpuq_queues", {{"queue_type", "sdma"}}), 16);
   // Per container.
   EXPECT_EQ(Sum(f, "gpuq_queues", {{"container", kVllm}}), 40);
   EXPECT_EQ(Sum(f, "gpuq_queues", {{"container", kTrainer}}), 0);
-  EXPECT_EQ(Sum(f, "gpuq_queues", {{"container", ""}}), 1);
+  EXPECT_EQ(Sum(f, "gpuq_queues", {{"container", ""}}), 2);
   EXPECT_EQ(Sum(f, "gpuq_queues", {{"container", "unresolved"}}), 0);
+  EXPECT_EQ(Sum(f, "gpuq_queues", {{"gpu_id", std::to_string(kW7900)}}), 1);
   // Per GPU: node 2 has the host's queue on top of vllm's five.
   for (uint32_t gpu : kGpuIds) {
     const std::string id = std::to_string(gpu);
@@ -123,7 +125,7 @@ TEST_F(PipelineReplayTest, LiveQueues) {
 
 TEST_F(PipelineReplayTest, LifecycleCounters) {
   const auto& f = *families_;
-  EXPECT_EQ(Sum(f, "gpuq_queue_creates_total"), 52);
+  EXPECT_EQ(Sum(f, "gpuq_queue_creates_total"), 53);
   EXPECT_EQ(Sum(f, "gpuq_queue_creates_total", {{"container", kVllm}}), 48);
   EXPECT_EQ(Sum(f, "gpuq_queue_creates_total",
                 {{"container", kVllm}, {"queue_type", "compute"}}),
@@ -132,7 +134,7 @@ TEST_F(PipelineReplayTest, LifecycleCounters) {
                 {{"container", kVllm}, {"queue_type", "sdma"}}),
             16);
   EXPECT_EQ(Sum(f, "gpuq_queue_creates_total", {{"container", kTrainer}}), 3);
-  EXPECT_EQ(Sum(f, "gpuq_queue_creates_total", {{"container", ""}}), 1);
+  EXPECT_EQ(Sum(f, "gpuq_queue_creates_total", {{"container", ""}}), 2);
 
   EXPECT_EQ(Sum(f, "gpuq_queue_destroys_total", {{"reason", "ioctl"}}), 9);
   EXPECT_EQ(Sum(f, "gpuq_queue_destroys_total",
@@ -149,7 +151,7 @@ TEST_F(PipelineReplayTest, LifecycleCounters) {
   EXPECT_EQ(Sum(f, "gpuq_queue_destroys_total", {{"reason", "unknown"}}), 0);
   EXPECT_EQ(Sum(f, "gpuq_queue_destroys_total"), 12);
 
-  // Check from the README: 52 creates + 1 seeded - 12 destroys = 41 live.
+  // Check from the README: 53 creates + 1 seeded - 12 destroys = 42 live.
   EXPECT_EQ(Sum(f, "gpuq_queue_creates_total") + 1 -
                 Sum(f, "gpuq_queue_destroys_total"),
             Sum(f, "gpuq_queues"));
@@ -204,14 +206,15 @@ TEST_F(PipelineReplayTest, PerSeriesTable) {
   EXPECT_EQ(hc->second.creates, 1u);
   EXPECT_EQ(hc->second.destroys[GPUQ_DESTROY_IOCTL], 1u);
   EXPECT_EQ(hc->second.destroys[GPUQ_DESTROY_PROCESS_EXIT], 0u);
-  // 8 GPUs x 2 vllm series + 2 trainer + 1 host.
-  EXPECT_EQ(series.size(), 19u);
+  // 8 GPUs x 2 vllm series + 2 trainer + 2 host (GPU 2 and the W7900).
+  EXPECT_EQ(series.size(), 20u);
 }
 
 TEST_F(PipelineReplayTest, ProcessesHoldingQueues) {
-  // 8 vllm workers (one per GPU) and the host process: 9. The trainer is gone.
+  // 8 vllm workers (one per GPU) and the host process on two GPUs: 10. The
+  // trainer is gone.
   const auto& f = *families_;
-  EXPECT_EQ(Sum(f, "gpuq_processes"), 9);
+  EXPECT_EQ(Sum(f, "gpuq_processes"), 10);
   EXPECT_EQ(Sum(f, "gpuq_processes", {{"container", kVllm}}), 8);
   EXPECT_EQ(Sum(f, "gpuq_processes",
                 {{"container", ""}, {"gpu_id", std::to_string(kHostGpu)}}),
@@ -227,11 +230,15 @@ TEST_F(PipelineReplayTest, ProcessesHoldingQueues) {
 
 TEST_F(PipelineReplayTest, EventsDropsAndSelfMetrics) {
   const auto& f = *families_;
-  EXPECT_EQ(Sum(f, "gpuq_events_total"), 80);
-  EXPECT_EQ(Sum(f, "gpuq_events_total", {{"type", "gpu_info"}}), 8);
+  EXPECT_EQ(Sum(f, "gpuq_events_total"), 194);
+  EXPECT_EQ(Sum(f, "gpuq_events_total", {{"type", "gpu_info"}}), 9);
   EXPECT_EQ(Sum(f, "gpuq_events_total", {{"type", "cgroup_path"}}), 3);
   EXPECT_EQ(Sum(f, "gpuq_events_total", {{"type", "container_meta"}}), 2);
-  EXPECT_EQ(Sum(f, "gpuq_events_total", {{"type", "queue_create"}}), 53);
+  EXPECT_EQ(Sum(f, "gpuq_events_total", {{"type", "queue_create"}}), 54);
+  EXPECT_EQ(Sum(f, "gpuq_events_total", {{"type", "runlist"}}), 12);
+  EXPECT_EQ(Sum(f, "gpuq_events_total", {{"type", "eviction"}}), 6);
+  EXPECT_EQ(Sum(f, "gpuq_events_total", {{"type", "queue_sample"}}), 90);
+  EXPECT_EQ(Sum(f, "gpuq_events_total", {{"type", "doorbell_count"}}), 4);
   EXPECT_EQ(Sum(f, "gpuq_events_total", {{"type", "queue_destroy"}}), 12);
   EXPECT_EQ(Sum(f, "gpuq_events_total", {{"type", "process_exit"}}), 1);
   EXPECT_EQ(Sum(f, "gpuq_events_total", {{"type", "queue_create_failed"}}), 1);
@@ -247,7 +254,8 @@ TEST_F(PipelineReplayTest, EventsDropsAndSelfMetrics) {
 
 TEST_F(PipelineReplayTest, GpusAndContainers) {
   const auto& f = *families_;
-  EXPECT_EQ(Sum(f, "gpuq_gpu_info"), 8);
+  EXPECT_EQ(Sum(f, "gpuq_gpu_info"), 9);
+  EXPECT_EQ(Sum(f, "gpuq_gpu_info", {{"gfx", "gfx1100"}}), 1);
   EXPECT_EQ(Sum(f, "gpuq_gpu_info", {{"gfx", "gfx942"}}), 8);
   EXPECT_EQ(Sum(f, "gpuq_gpu_info",
                 {{"gpu_id", "60833"},
@@ -264,6 +272,121 @@ TEST_F(PipelineReplayTest, GpusAndContainers) {
                  {"pod_uid", "db3c3553-1e98-4725-809e-8f0d53d633e3"}}),
             1);
   EXPECT_EQ(Sum(f, "gpuq_container_info"), 2);
+}
+
+// examples/README.md "Submissions, doorbells, preemption and evictions".
+TEST_F(PipelineReplayTest, Submissions) {
+  const auto& f = *families_;
+  EXPECT_EQ(Sum(f, "gpuq_submissions_total"), 369690);
+  for (uint32_t gpu : kGpuIds) {
+    EXPECT_EQ(Sum(f, "gpuq_submissions_total",
+                  {{"container", kVllm}, {"gpu_id", std::to_string(gpu)}}),
+              46000)
+        << gpu;
+    EXPECT_EQ(Sum(f, "gpuq_queue_pending_packets",
+                  {{"container", kVllm}, {"gpu_id", std::to_string(gpu)}}),
+              3)
+        << gpu;
+  }
+  EXPECT_EQ(Sum(f, "gpuq_submissions_total", {{"container", kTrainer}}), 1300);
+  EXPECT_EQ(Sum(f, "gpuq_submissions_total",
+                {{"container", ""}, {"gpu_id", std::to_string(kHostGpu)}}),
+            300);
+  EXPECT_EQ(Sum(f, "gpuq_submissions_total",
+                {{"container", ""}, {"gpu_id", std::to_string(kW7900)}}),
+            90);
+  EXPECT_EQ(Sum(f, "gpuq_queue_pending_packets"), 29);
+  EXPECT_EQ(Sum(f, "gpuq_sampled_queues"), 26);
+  EXPECT_EQ(Sum(f, "gpuq_queue_samples_total", {{"result", "ok"}}), 88);
+  EXPECT_EQ(Sum(f, "gpuq_queue_samples_total", {{"result", "unreadable"}}), 2);
+  EXPECT_EQ(Sum(f, "gpuq_queue_samples_total"), 90);
+  // --once rates: rounds 1 and 2 are 4 s apart.
+  for (const ProcessRow& p : snapshot_->process_rows) {
+    if (p.pid == 2817) {
+      EXPECT_DOUBLE_EQ(p.submission_rate_per_gpu.at(kHostGpu), 25.0);
+      EXPECT_DOUBLE_EQ(p.submission_rate_per_gpu.at(kW7900), 7.5);
+    } else {
+      ASSERT_EQ(p.submission_rate_per_gpu.size(), 1u) << p.pid;
+      EXPECT_DOUBLE_EQ(p.submission_rate_per_gpu.begin()->second, 4500.0)
+          << p.pid;
+    }
+  }
+}
+
+TEST_F(PipelineReplayTest, Doorbells) {
+  const auto& f = *families_;
+  EXPECT_EQ(Sum(f, "gpuq_doorbells_total"), 2570);
+  EXPECT_EQ(One(f, "gpuq_doorbells_total",
+                {{"container", kVllm}, {"gpu_id", "11437"}}),
+            2500);
+  EXPECT_EQ(One(f, "gpuq_doorbells_total",
+                {{"container", ""}, {"gpu_id", "unknown"}}),
+            70);
+  EXPECT_EQ(Sum(f, "gpuq_doorbell_packets_total",
+                {{"packet_type", "kernel_dispatch"}}),
+            2510);
+  EXPECT_EQ(Sum(f, "gpuq_doorbell_packets_total", {{"packet_type", "barrier"}}),
+            48);
+  EXPECT_EQ(Sum(f, "gpuq_doorbell_packets_total", {{"packet_type", "other"}}),
+            10);
+  EXPECT_EQ(
+      Sum(f, "gpuq_doorbell_packets_total", {{"packet_type", "unreadable"}}),
+      2);
+}
+
+TEST_F(PipelineReplayTest, RunlistAndEvictions) {
+  const auto& f = *families_;
+  EXPECT_EQ(Sum(f, "gpuq_runlist_unmaps_total"), 6);
+  EXPECT_EQ(Sum(f, "gpuq_runlist_unmaps_total",
+                {{"gpu_id", "64512"}, {"filter", "all_queues"}}),
+            1);
+  EXPECT_EQ(Sum(f, "gpuq_runlist_unmaps_total", {{"scheduler", "mes"}}), 1);
+  EXPECT_EQ(One(f, "gpuq_runlist_failures_total",
+                {{"gpu_id", "64512"}, {"op", "unmap"}, {"error", "ETIME"}}),
+            1);
+  EXPECT_EQ(Sum(f, "gpuq_runlist_failures_total"), 1);
+  // Ten operations had a known cause; the reset's two are per GPU only.
+  EXPECT_EQ(Sum(f, "gpuq_runlist_operations_total"), 10);
+  EXPECT_EQ(Sum(f, "gpuq_runlist_operations_total", {{"container", kTrainer}}),
+            6);
+  EXPECT_EQ(Sum(f, "gpuq_runlist_operations_total",
+                {{"container", kVllm}, {"cause", "destroy"}}),
+            1);
+  EXPECT_EQ(Count(f, "gpuq_runlist_operations_total", {{"cause", "unknown"}}),
+            0u);
+  EXPECT_EQ(Sum(f, "gpuq_cgroups_unresolved_total"), 0);
+
+  const MetricFamily* unmap = Find(f, "gpuq_runlist_unmap_duration_seconds");
+  ASSERT_NE(unmap, nullptr);
+  const auto hung = Matching(*unmap, {{"gpu_id", "64512"}});
+  ASSERT_EQ(hung.size(), 1u);
+  EXPECT_EQ(hung[0]->histogram.sample_count, 2u);
+  EXPECT_NEAR(hung[0]->histogram.sample_sum, 9.000412345 + 0.0021, 1e-9);
+  for (const auto& b : hung[0]->histogram.bucket) {
+    // The reset's 2.1 ms unmap below 9 s, the -ETIME one only from 10 s.
+    const uint64_t want = b.upper_bound < 2.1e-3 ? 0
+                          : b.upper_bound < 10   ? 1
+                                                 : 2;
+    EXPECT_EQ(b.cumulative_count, want) << b.upper_bound;
+  }
+
+  EXPECT_EQ(Sum(f, "gpuq_evictions_total"), 3);
+  EXPECT_EQ(One(f, "gpuq_evictions_total",
+                {{"container", kTrainer}, {"trigger", "ttm"}}),
+            1);
+  EXPECT_EQ(One(f, "gpuq_evictions_total",
+                {{"container", kVllm}, {"trigger", "suspend"}}),
+            1);
+  EXPECT_EQ(One(f, "gpuq_evictions_total",
+                {{"container", ""}, {"trigger", "userptr"}}),
+            1);
+  EXPECT_EQ(Sum(f, "gpuq_eviction_restores_total"), 3);
+  EXPECT_EQ(Sum(f, "gpuq_evicted_processes"), 0);
+  const MetricFamily* d = Find(f, "gpuq_eviction_duration_seconds");
+  ASSERT_NE(d, nullptr);
+  double sum = 0;
+  for (const auto& m : d->metric) sum += m.histogram.sample_sum;
+  EXPECT_NEAR(sum, 0.15 + 2.3 + 0.04, 1e-9);
 }
 
 TEST(PipelineTest, ReplayUnderRecordingReproducesTheCapture) {
