@@ -45,7 +45,7 @@ expected_checks() {
   local m c
   for m in fentry kprobe; do
     for c in serves attached sysfs-inventory queues processes creates destroys exits \
-      create-failures once restart-seeded after-restart burst runlist evictions submissions \
+      create-failures once restart-seeded after-restart burst runlist runlist-durations evictions submissions \
       final stops; do
       echo "$m:$c"
     done

@@ -268,6 +268,36 @@ expect_exported() {
   fi
 }
 
+# runlist_durations CHECK: the HWS GPU's unmap and map duration histograms
+# hold at least the time the simulator spent waiting in them (a lower bound:
+# an operation cannot take less than its wait).
+runlist_durations() {
+  miss=$(missing "gpuq_runlist_unmap_duration_seconds_count gpuq_runlist_map_duration_seconds_count")
+  if [ -n "$miss" ]; then
+    skip "$1" "not exported by this agent yet: $miss (pending: KERNEL runlist hooks, MODEL export)"
+    return
+  fi
+  detail=""
+  ok=1
+  for op in unmap map; do
+    want=$(awk -v w="${op}_wait_us" -v g="$G_HWS" '$1 == w && $2 == g { s += $6 } END { print s + 0 }' $TRUTH)
+    base=$(awk -v w="${op}_wait_us" -v g="$G_HWS" '$1 == w && $2 == g { s += $6 } END { print s + 0 }' /tmp/base.truth)
+    got=$(awk -v n="gpuq_runlist_${op}_duration_seconds_sum{" -v g="gpu_id=\"$G_HWS\"" \
+      'index($0, n) == 1 && index($0, g) && index($0, "scheduler=\"hws\"") { s += $NF } END { printf "%.6f", s + 0 }' /tmp/m.prom)
+    waited=$((want - base))
+    [ "$waited" -gt 0 ] || ok=0
+    awk -v got="$got" -v want="$waited" 'BEGIN { exit !(got * 1000000 >= want) }' || ok=0
+    detail="$detail $op: sum ${got}s >= waited ${waited}us;"
+  done
+  if [ $ok = 1 ]; then
+    pass "$1" "$detail"
+  else
+    fail "$1" "$detail (GPUQ-LOG $1)"
+    grep 'duration_seconds' /tmp/m.prom > /tmp/durations.txt
+    dump "$1" /tmp/durations.txt
+  fi
+}
+
 # driver_truth NAME CGROUP QUEUES: submit/pending truth lines of the named
 # queues (created while the agent ran) from the driver's own indexes.
 driver_truth() {
@@ -419,6 +449,7 @@ run_mode() {
   drv d1 runlist "$G_HWS" 0 0 0
   expect_exported "$m:runlist" "$RUNLIST gpuq_queue_create_failures_total gpuq_queue_destroys_total" \
     "KERNEL runlist hooks, MODEL export"
+  runlist_durations "$m:runlist-durations"
 
   # -- evictions: nested TTM + userptr then two restores (one transition
   #    each way per GPU); then an SVM eviction from another process, left

@@ -138,6 +138,8 @@ SIM_HOOK int unmap_queues_cpsch(struct device_queue_manager *dqm,
 	if (!dqm->active_runlist)
 		goto out;
 	sim_wait_us(g->unmap_delay_us);
+	if (g->unmap_delay_us)
+		sim_truth_count("unmap_wait_us", dqm->dev->id, 0, 0, 0, g->unmap_delay_us);
 	if (g->fail_unmaps) {
 		/*
 		 * amdkfd: "The cp might be in an unrecoverable state due to an
@@ -164,6 +166,8 @@ SIM_HOOK int map_queues_cpsch(struct device_queue_manager *dqm)
 	    dqm->active_runlist)
 		goto out;
 	sim_wait_us(g->map_delay_us);
+	if (g->map_delay_us)
+		sim_truth_count("map_wait_us", dqm->dev->id, 0, 0, 0, g->map_delay_us);
 	dqm->active_runlist = true;
 out:
 	count_op(dqm, "map", 0, retval, 1);

@@ -15,6 +15,7 @@
  * processes   0                  0            processes with a queue on the GPU (gauge)
  * unmap       filter             errno        unmap_queues_cpsch calls (cgroup 0)
  * map         0                  errno        map_queues_cpsch calls (cgroup 0)
+ * unmap_wait_us, map_wait_us  0  0            microseconds those calls waited (fence wait)
  * mes_add     0                  errno        add_queue_mes calls
  * mes_remove  0                  errno        remove_queue_mes calls
  * evict       trigger            0            qpd->evicted 0 -> 1 transitions
