@@ -840,6 +840,17 @@ TEST(DoorbellPollerTest, OpenRefusesABadHsaRuntimePath) {
   EXPECT_NE(error.find("not an ELF"), std::string::npos) << error;
 }
 
+TEST(DoorbellPollerUnprivilegedTest, OpenSaysWhatIsMissing) {
+  // Run without privileges by the doorbell_poller_unprivileged ctest entry
+  // (setpriv to nobody); as root there is nothing to check here.
+  if (HasBpfPrivileges())
+    GTEST_SKIP() << "has BPF privileges: run unprivileged "
+                    "(ctest -R doorbell_poller_unprivileged)";
+  std::string error;
+  EXPECT_EQ(OpenPoller({GPUQ_HSA_STANDIN}, false, &error), nullptr);
+  EXPECT_NE(error.find("needs root"), std::string::npos) << error;
+}
+
 TEST(DoorbellTest, AFullCountMapDropsAndCountsTheDrops) {
   REQUIRE_BPF_PRIVILEGES();
   TempDir dir;
