@@ -72,6 +72,7 @@ check_sum 'gpuq_doorbell_packets_total\{.*packet_type="barrier"' 48
 check_sum 'gpuq_runlist_unmaps_total\{' 6
 check_sum 'gpuq_runlist_unmaps_total\{gpu_id="47101",scheduler="mes",filter="queue"\}' 1
 check_sum 'gpuq_runlist_unmap_duration_seconds_count\{' 6
+check_sum 'gpuq_runlist_unmap_duration_seconds_sum\{' 9.00314
 check_sum 'gpuq_runlist_map_duration_seconds_count\{' 6
 check_sum 'gpuq_runlist_unmap_duration_seconds_bucket\{gpu_id="64512",scheduler="hws",le="9"\}' 1
 check_sum 'gpuq_runlist_unmap_duration_seconds_bucket\{gpu_id="64512",scheduler="hws",le="10"\}' 2
