@@ -36,20 +36,33 @@ mkdir -p "$WORK" "$CACHE"
 T_START=$(date +%s)
 . "$HERE/qemu_lib.sh"
 
+# The hooks the guest checks: the probe names of guest-init.sh's PROBES and
+# PROBES3 ("probe:function" pairs), read from it so the lists cannot drift.
+guest_probes() {
+  awk '/^PROBES3?="/ { on = 1 }
+    on { print; q += gsub(/"/, "\""); if (q % 2 == 0) { on = 0; q = 0 } }' "$HERE/guest-init.sh" |
+    grep -oE '[a-z][a-z0-9_]*:[a-z][a-z0-9_]*' | cut -d: -f1
+}
+# guest_has CHECK: the guest script reports CHECK (checks added with hooks).
+guest_has() { grep -q "pass $1 " "$HERE/guest-init.sh"; }
+
 # The checks each guest reports (tests/kernel/guest-init.sh); one missing is
 # a failure.
 expected_checks() {
   echo modprobe-amdgpu agent-version
-  local m c
+  guest_has hook-presence && echo hook-presence
+  local m c probes
+  probes=$(guest_probes)
   for m in fentry kprobe; do
-    for c in queue_create create_ioctl queue_destroy process_exit exit-code; do
+    for c in $probes exit-code; do
       echo "check-$m:$c"
     done
   done
-  echo core-flavor record:runs record:create-failed record:process-exit record:no-queue-records
+  echo core-flavor
+  guest_has core-sched && echo core-sched
+  echo record:runs record:create-failed record:process-exit record:no-queue-records
   for m in fentry kprobe; do
-    for c in serves kfdtest attached:queue_create attached:create_ioctl \
-      attached:queue_destroy attached:process_exit create-failure \
+    for c in serves kfdtest $(for p in $probes; do echo "attached:$p"; done) create-failure \
       process-exit no-queues no-drops attribution stops; do
       echo "daemon-$m:$c"
     done
