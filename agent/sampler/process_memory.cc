@@ -17,42 +17,48 @@ ProcessMemoryReader::ProcessMemoryReader(HostPaths paths, MemoryAccess access)
   }
 }
 
-void ProcessMemoryReader::Read(uint32_t pid, const std::vector<uint64_t>& addrs,
-                               std::vector<uint64_t>* values,
+void ProcessMemoryReader::Read(uint32_t pid,
+                               const std::vector<MemoryRange>& ranges,
+                               std::vector<uint8_t>* data,
                                std::vector<uint8_t>* ok) {
-  values->assign(addrs.size(), 0);
-  ok->assign(addrs.size(), 0);
-  if (addrs.empty()) return;
+  size_t bytes = 0;
+  for (const MemoryRange& r : ranges) bytes += r.len;
+  data->assign(bytes, 0);
+  ok->assign(ranges.size(), 0);
+  if (ranges.empty()) return;
   if (access_ != MemoryAccess::kProcessVmReadv ||
-      !ReadVm(pid, addrs, values, ok)) {
-    ReadProcMem(pid, addrs, values, ok);
+      !ReadVm(pid, ranges, data, ok)) {
+    ReadProcMem(pid, ranges, data, ok);
   }
-  stats_.words += addrs.size();
+  stats_.ranges += ranges.size();
   stats_.unreadable +=
       static_cast<uint64_t>(std::count(ok->begin(), ok->end(), 0));
 }
 
 bool ProcessMemoryReader::ReadVm(uint32_t pid,
-                                 const std::vector<uint64_t>& addrs,
-                                 std::vector<uint64_t>* values,
+                                 const std::vector<MemoryRange>& ranges,
+                                 std::vector<uint8_t>* data,
                                  std::vector<uint8_t>* ok) {
-  const size_t n = addrs.size();
-  size_t i = 0;
+  const size_t n = ranges.size();
+  size_t i = 0, offset = 0;  // first range of the batch, its offset in data
   while (i < n) {
     const size_t batch = std::min(n - i, kMaxIovecs);
     remote_.resize(batch);
+    size_t bytes = 0;
     for (size_t j = 0; j < batch; ++j) {
-      remote_[j].iov_base = reinterpret_cast<void*>(addrs[i + j]);
-      remote_[j].iov_len = sizeof(uint64_t);
+      remote_[j].iov_base = reinterpret_cast<void*>(ranges[i + j].addr);
+      remote_[j].iov_len = ranges[i + j].len;
+      bytes += ranges[i + j].len;
     }
-    // The words land back to back in `values`: one local iovec.
-    iovec local{&(*values)[i], batch * sizeof(uint64_t)};
+    // The ranges land back to back in `data`: one local iovec.
+    iovec local{data->data() + offset, bytes};
     ++stats_.syscalls;
     const ssize_t got = process_vm_readv(static_cast<pid_t>(pid), &local, 1,
                                          remote_.data(), batch, 0);
     if (got < 0) {
       const int err = errno;
-      if (err == EFAULT) {  // the first word of the batch is not mapped
+      if (err == EFAULT) {  // the first range of the batch is not mapped
+        offset += ranges[i].len;
         ++i;
         continue;
       }
@@ -69,35 +75,50 @@ bool ProcessMemoryReader::ReadVm(uint32_t pid,
       // the rest of this process is unreadable this round.
       return true;
     }
-    // Transfers stop at the first remote iovec that faults; the words before
-    // it are whole (8-byte aligned words never straddle a page).
-    const size_t whole = static_cast<size_t>(got) / sizeof(uint64_t);
-    std::fill(ok->begin() + static_cast<ptrdiff_t>(i),
-              ok->begin() + static_cast<ptrdiff_t>(i + whole), 1);
-    i += whole;
-    if (whole < batch) ++i;  // skip the word that faulted
+    // Transfers stop at the first remote iovec that faults: the ranges
+    // before it are whole, the one it stopped in is unreadable.
+    size_t done = 0, j = 0;
+    for (; j < batch && done + ranges[i + j].len <= static_cast<size_t>(got);
+         ++j) {
+      (*ok)[i + j] = 1;
+      done += ranges[i + j].len;
+    }
+    if (j < batch) {
+      std::fill(data->begin() + static_cast<ptrdiff_t>(offset + done),
+                data->begin() +
+                    static_cast<ptrdiff_t>(offset + done + ranges[i + j].len),
+                0);
+      done += ranges[i + j].len;  // skip the range that faulted
+      ++j;
+    }
+    i += j;
+    offset += done;
   }
   return true;
 }
 
 void ProcessMemoryReader::ReadProcMem(uint32_t pid,
-                                      const std::vector<uint64_t>& addrs,
-                                      std::vector<uint64_t>* values,
+                                      const std::vector<MemoryRange>& ranges,
+                                      std::vector<uint8_t>* data,
                                       std::vector<uint8_t>* ok) {
   const std::string path = paths_.procfs + "/" + std::to_string(pid) + "/mem";
   ++stats_.syscalls;
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return;  // gone (ENOENT) or no ptrace access (EACCES)
-  for (size_t i = 0; i < addrs.size(); ++i) {
-    ++stats_.syscalls;
+  size_t offset = 0;
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    const MemoryRange& r = ranges[i];
+    uint8_t* out = data->data() + offset;
+    offset += r.len;
     // Offsets of /proc/<pid>/mem are user VAs; those above 2^63 do not fit
     // off_t, and no user mapping lives there.
-    if (addrs[i] > static_cast<uint64_t>(INT64_MAX)) continue;
-    uint64_t word = 0;
-    if (pread(fd, &word, sizeof(word), static_cast<off_t>(addrs[i])) ==
-        static_cast<ssize_t>(sizeof(word))) {
-      (*values)[i] = word;
+    if (r.addr > static_cast<uint64_t>(INT64_MAX)) continue;
+    ++stats_.syscalls;
+    if (pread(fd, out, r.len, static_cast<off_t>(r.addr)) ==
+        static_cast<ssize_t>(r.len)) {
       (*ok)[i] = 1;
+    } else {
+      std::fill(out, out + r.len, 0);
     }
   }
   close(fd);

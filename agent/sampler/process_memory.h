@@ -1,6 +1,6 @@
-// Reads 64-bit words out of another process's memory: the write and read
+// Reads small ranges out of another process's memory: the write and read
 // indexes of its queues (kfd-probe-points.md section 3). Batched: one
-// process_vm_readv per process for up to kMaxIovecs words.
+// process_vm_readv per process for up to kMaxIovecs ranges.
 #pragma once
 
 #include <sys/uio.h>
@@ -19,14 +19,20 @@ enum class MemoryAccess {
   /// (--host-root) resolves when the agent has its own pid namespace.
   kAuto,
   kProcessVmReadv,
-  kProcMem,  ///< pread of <procfs>/<pid>/mem, one call per word
+  kProcMem,  ///< pread of <procfs>/<pid>/mem, one call per range
+};
+
+/// `len` bytes at user VA `addr`.
+struct MemoryRange {
+  uint64_t addr = 0;
+  uint32_t len = 0;
 };
 
 /// What one or more reads cost and found (benchmarks and tests).
 struct MemoryReadStats {
   uint64_t syscalls = 0;  ///< process_vm_readv, open, pread calls
-  uint64_t words = 0;
-  uint64_t unreadable = 0;
+  uint64_t ranges = 0;
+  uint64_t unreadable = 0;  ///< ranges
 };
 
 /// Thread-safety: not thread-safe (one per sampler thread).
@@ -37,12 +43,13 @@ class ProcessMemoryReader {
 
   ProcessMemoryReader(HostPaths paths, MemoryAccess access);
 
-  /// Reads the u64 at each addrs[i] of process `pid` into values[i], and
-  /// sets ok[i] to 1 when it could be read, 0 when not (the process is gone,
-  /// the page is not mapped, no ptrace access). Never fails as a whole.
-  /// values and ok are resized to addrs.size().
-  void Read(uint32_t pid, const std::vector<uint64_t>& addrs,
-            std::vector<uint64_t>* values, std::vector<uint8_t>* ok);
+  /// Reads each ranges[i] of process `pid` into `data`, back to back in
+  /// order, and sets ok[i] to 1 when the whole range could be read, 0 when
+  /// not (the process is gone, a page is not mapped, no ptrace access).
+  /// Never fails as a whole. data is resized to the sum of the lengths
+  /// (zeros where unreadable), ok to ranges.size().
+  void Read(uint32_t pid, const std::vector<MemoryRange>& ranges,
+            std::vector<uint8_t>* data, std::vector<uint8_t>* ok);
 
   /// The access in use (kAuto resolved; kProcMem after the kernel refused
   /// process_vm_readv with ENOSYS).
@@ -53,10 +60,10 @@ class ProcessMemoryReader {
   /// Returns false when process_vm_readv is refused as a whole (EPERM from
   /// a seccomp filter or missing ptrace access, ENOSYS), so the caller tries
   /// <procfs>/<pid>/mem.
-  bool ReadVm(uint32_t pid, const std::vector<uint64_t>& addrs,
-              std::vector<uint64_t>* values, std::vector<uint8_t>* ok);
-  void ReadProcMem(uint32_t pid, const std::vector<uint64_t>& addrs,
-                   std::vector<uint64_t>* values, std::vector<uint8_t>* ok);
+  bool ReadVm(uint32_t pid, const std::vector<MemoryRange>& ranges,
+              std::vector<uint8_t>* data, std::vector<uint8_t>* ok);
+  void ReadProcMem(uint32_t pid, const std::vector<MemoryRange>& ranges,
+                   std::vector<uint8_t>* data, std::vector<uint8_t>* ok);
 
   HostPaths paths_;
   MemoryAccess access_;

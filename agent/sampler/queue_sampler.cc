@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cstring>
 
 namespace gpuq {
 
@@ -32,19 +33,38 @@ SampleRoundStats QueueSampler::Sample(const std::vector<SampleTarget>& targets,
   while (begin < order_.size()) {
     const uint32_t tgid = targets[order_[begin]].owner.tgid;
     size_t end = begin;
-    addrs_.clear();
+    ranges_.clear();
+    slots_.clear();
+    size_t bytes = 0;
+    auto add = [&](uint64_t addr, uint32_t len) {
+      ranges_.push_back({addr, len});
+      bytes += len;
+    };
     while (end < order_.size() && targets[order_[end]].owner.tgid == tgid) {
       const SampleTarget& t = targets[order_[end]];
-      addrs_.push_back(t.write_ptr);
-      addrs_.push_back(t.read_ptr);
+      Slot slot{};
+      slot.write_range = ranges_.size();
+      slot.write_offset = bytes;
+      if (t.read_ptr > t.write_ptr && t.read_ptr - t.write_ptr <= kMaxSpan) {
+        const uint64_t gap = t.read_ptr - t.write_ptr;
+        slot.read_range = slot.write_range;
+        slot.read_offset = bytes + gap;
+        add(t.write_ptr, static_cast<uint32_t>(gap + sizeof(uint64_t)));
+      } else {
+        add(t.write_ptr, sizeof(uint64_t));
+        slot.read_range = ranges_.size();
+        slot.read_offset = bytes;
+        add(t.read_ptr, sizeof(uint64_t));
+      }
+      slots_.push_back(slot);
       ++end;
     }
-    reader_.Read(tgid, addrs_, &values_, &ok_);
+    reader_.Read(tgid, ranges_, &data_, &ok_);
     const uint64_t now = clock_();
     ++stats.processes;
     for (size_t k = begin; k < end; ++k) {
       const SampleTarget& t = targets[order_[k]];
-      const size_t w = 2 * (k - begin);
+      const Slot& slot = slots_[k - begin];
       gpuq_queue_sample_record r{};
       r.hdr = t.owner;
       r.hdr.type = GPUQ_EV_QUEUE_SAMPLE;
@@ -52,9 +72,11 @@ SampleRoundStats QueueSampler::Sample(const std::vector<SampleTarget>& targets,
       r.hdr.ts_ns = now;
       r.gpu_id = t.gpu_id;
       r.queue_id = t.queue_id;
-      if (ok_[w] && ok_[w + 1]) {
-        r.write_index = values_[w];
-        r.read_index = values_[w + 1];
+      if (ok_[slot.write_range] && ok_[slot.read_range]) {
+        std::memcpy(&r.write_index, data_.data() + slot.write_offset,
+                    sizeof(uint64_t));
+        std::memcpy(&r.read_index, data_.data() + slot.read_offset,
+                    sizeof(uint64_t));
       } else {
         r.flags = GPUQ_SAMPLE_F_UNREADABLE;
         ++stats.unreadable;

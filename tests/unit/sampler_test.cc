@@ -232,9 +232,12 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(SamplerBatchTest, OneSyscallPerProcessUpToIovMax) {
   QueueWriterProcess a(GPUQ_QUEUE_WRITER), b(GPUQ_QUEUE_WRITER);
   ASSERT_TRUE(a.ok() && b.ok());
-  // 500 queues = 1000 words: one call. 2000 queues = 4000 words: four.
+  // 500 queues = 500 ranges (one per amd_queue_t): one call. 2000 queues
+  // whose read index lies before the write index in memory (not ROCr's
+  // layout: two ranges each) = 4000 ranges: four calls.
   auto targets = Targets(a.pid(), a.NewQueues(500, 7, 3));
-  const auto more = Targets(b.pid(), b.NewQueues(2000, 9, 2));
+  auto more = Targets(b.pid(), b.NewQueues(2000, 9, 2));
+  for (SampleTarget& t : more) std::swap(t.write_ptr, t.read_ptr);
   ASSERT_EQ(targets.size(), 500u);
   ASSERT_EQ(more.size(), 2000u);
   // Interleave the two processes: the sampler groups them itself.
@@ -253,11 +256,12 @@ TEST(SamplerBatchTest, OneSyscallPerProcessUpToIovMax) {
   EXPECT_EQ(stats.processes, 2u);
   EXPECT_EQ(stats.unreadable, 0u);
   EXPECT_EQ(sampler.read_stats().syscalls, 1u + 4u);
-  EXPECT_EQ(sampler.read_stats().words, 5000u);
+  EXPECT_EQ(sampler.read_stats().ranges, 4500u);
   for (const auto& r : records) {
     ASSERT_EQ(r.flags, 0u);
-    ASSERT_EQ(r.write_index, r.hdr.tgid == a.pid() ? 7u : 9u);
-    ASSERT_EQ(r.read_index, r.hdr.tgid == a.pid() ? 3u : 2u);
+    // b's pointers are swapped: its "write" index is the read field.
+    ASSERT_EQ(r.write_index, r.hdr.tgid == a.pid() ? 7u : 2u);
+    ASSERT_EQ(r.read_index, r.hdr.tgid == a.pid() ? 3u : 9u);
   }
   // Every queue once: (tgid, qid) pairs are unique.
   std::vector<std::pair<uint32_t, uint32_t>> keys;
@@ -267,9 +271,13 @@ TEST(SamplerBatchTest, OneSyscallPerProcessUpToIovMax) {
 
   // The last queue of the big process moved; the round sees exactly it.
   ASSERT_EQ(b.Advance(1999, 3, 1), "ok 12 3");
+  ASSERT_EQ(a.Advance(499, 1, 1), "ok 8 4");
   records = Round(sampler, mixed);
-  EXPECT_EQ(Find(records, b.pid(), 1999)->write_index, 12u);
-  EXPECT_EQ(Find(records, b.pid(), 1998)->write_index, 9u);
+  EXPECT_EQ(Find(records, b.pid(), 1999)->read_index, 12u);
+  EXPECT_EQ(Find(records, b.pid(), 1998)->read_index, 9u);
+  EXPECT_EQ(Find(records, a.pid(), 499)->write_index, 8u);
+  EXPECT_EQ(Find(records, a.pid(), 499)->read_index, 4u);
+  EXPECT_EQ(Find(records, a.pid(), 498)->write_index, 7u);
 }
 
 TEST(SamplerBatchTest, AFaultMidBatchCostsOneMoreCall) {
@@ -283,7 +291,9 @@ TEST(SamplerBatchTest, AFaultMidBatchCostsOneMoreCall) {
   SampleRoundStats stats;
   const auto records = Round(sampler, targets, &stats);
   EXPECT_EQ(stats.unreadable, 1u);
-  // Words 0..10 read, word 11 faults, 12..19 in a second call.
+  // Ranges: queues 0-4 one each, queue 5 two (its read index is elsewhere),
+  // 6-9 one each. The call stops at range 6 (the hole); a second call reads
+  // the four after it.
   EXPECT_EQ(sampler.read_stats().syscalls, 2u);
   EXPECT_EQ(Find(records, writer.pid(), 5)->flags, GPUQ_SAMPLE_F_UNREADABLE);
   EXPECT_EQ(Find(records, writer.pid(), 6)->write_index, 4u);
