@@ -1,5 +1,5 @@
 #!/bin/sh
-# Builds the benchmarks if needed and runs both. Prints to stdout only: copy
+# Builds the benchmarks if needed and runs them. Prints to stdout only: copy
 # the numbers into bench/README.md by hand, with the machine and the date.
 # BUILD_DIR overrides the build directory (default: build/ at the top).
 set -eu
@@ -10,7 +10,8 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
   cmake -S "$root" -B "$build" -DGPUQ_BUILD_TESTS=ON
 fi
 cmake --build "$build" -j"$(nproc)" \
-  --target gpuq-bench-pipeline gpuq-bench-scale gpuq-bench-doorbell >/dev/null
+  --target gpuq-bench-pipeline gpuq-bench-scale gpuq-bench-doorbell \
+  gpuq-bench-sampler >/dev/null
 
 echo "== $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores," \
   "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)," \
@@ -23,3 +24,6 @@ echo "== gpuq-bench-scale"
 echo
 echo "== gpuq-bench-doorbell (root: uprobes)"
 "$build/bench/gpuq-bench-doorbell"
+echo
+echo "== gpuq-bench-sampler (reads its children's memory: root, or ptrace_scope <= 1)"
+"$build/bench/gpuq-bench-sampler"
