@@ -31,7 +31,7 @@
 #define SIM_TRUTH_MAX 1024
 
 struct sim_truth {
-	char what[12];
+	char what[16];
 	uint32_t gpu_id, a, b;
 	u64 cgroup;
 	s64 value;
