@@ -3,9 +3,12 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <utility>
 
 #include "loader/kernel_features.h"
@@ -24,6 +27,34 @@ constexpr ProbedSymbol kSymbols[] = {
     {"doorbell_store_screlease", "hsa_signal_store_screlease"},
     {"doorbell_store_relaxed", "hsa_signal_store_relaxed"},
 };
+
+/// True if pids under `procfs` are those of the initial pid namespace (what
+/// bpf_get_current_pid_tgid reports). `self` exists only in a procfs whose
+/// namespace holds this process; its status lists this process's pid in
+/// that namespace and every one below it (NStgid, Linux 4.1+). More than one
+/// entry: the procfs is an ancestor's (the host's /proc mounted in a
+/// container). One: it is this process's own namespace, the initial one if
+/// its inode is PROC_PID_INIT_INO (0xEFFFFFFC, include/linux/proc_ns.h,
+/// fixed since 3.8). /proc/1/ns is not used: reading it needs ptrace access
+/// to pid 1, which sandboxes refuse.
+bool InitPidNamespace(const std::string& procfs) {
+  std::ifstream status(procfs + "/self/status");
+  if (!status) return false;
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("NStgid:", 0) != 0) continue;
+    std::istringstream pids(line.substr(7));
+    int n = 0;
+    std::string pid;
+    while (pids >> pid) ++n;
+    if (n > 1) return true;
+  }
+  char buf[64];
+  const std::string link = procfs + "/self/ns/pid";
+  const ssize_t n = readlink(link.c_str(), buf, sizeof(buf) - 1);
+  if (n <= 0) return false;
+  return std::string(buf, static_cast<size_t>(n)) == "pid:[4026531836]";
+}
 
 uint64_t MonotonicNs() {
   timespec ts{};
@@ -95,6 +126,7 @@ std::unique_ptr<DoorbellPoller> DoorbellPoller::Open(const Options& options,
   std::unique_ptr<DoorbellPoller> poller(new DoorbellPoller());
   poller->paths_ = options.paths;
   poller->scan_ = options.scan_processes;
+  poller->exits_visible_ = InitPidNamespace(options.paths.procfs);
   poller->counter_ = std::move(counter);
   return poller;
 }
@@ -147,9 +179,11 @@ void DoorbellPoller::Poll(
     // the counts emitted for a process deemed gone are final (it cannot
     // ring again) and its entries can be deleted without losing a doorbell.
     std::map<uint32_t, bool> alive;
-    for (const DoorbellCount& c : counter_->Read()) {
-      auto [a, fresh] = alive.emplace(c.tgid, false);
-      if (fresh) a->second = ProcessAlive(c.tgid);
+    if (exits_visible_) {
+      for (const DoorbellCount& c : counter_->Read()) {
+        auto [a, fresh] = alive.emplace(c.tgid, false);
+        if (fresh) a->second = ProcessAlive(c.tgid);
+      }
     }
     std::map<Key, DoorbellCount> seen;
     for (const DoorbellCount& c : counter_->Read()) {
@@ -158,7 +192,7 @@ void DoorbellPoller::Poll(
       if (last == last_.end() || !SameCounts(last->second, c))
         changed.push_back(c);
       const auto a = alive.find(c.tgid);
-      if (a == alive.end() || a->second) {
+      if (!exits_visible_ || a == alive.end() || a->second) {
         seen.emplace(key, c);
       } else {
         // Final counts read: free the slot. A later process with the same
@@ -225,6 +259,12 @@ std::vector<ProbeStatus> DoorbellPoller::Probes() const {
         if (!p.detail.empty()) p.detail += "; ";
         p.detail += "not attached: " + Join(failed, "; ");
       }
+    }
+    if (!exits_visible_) {
+      p.detail += fmt::format(
+          "; {} is not the host pid namespace's: counts of exited processes "
+          "are not freed (the map may fill)",
+          paths_.procfs);
     }
     out.push_back(std::move(p));
   }

@@ -65,7 +65,8 @@ class DoorbellPoller {
   /// ringer's cgroup id, process_key from `find`, CLOCK_MONOTONIC ts), with
   /// gpu_id/queue_id from `find` when it knows the handle. Entries of
   /// processes that have exited are deleted from the kernel map after their
-  /// final counts are emitted.
+  /// final counts are emitted (only if paths.procfs is the host pid
+  /// namespace's, where an absent <procfs>/<tgid> means exited).
   void Poll(const std::function<std::optional<DoorbellOwner>(uint32_t,
                                                              uint64_t)>& find,
             const std::function<void(const Event&)>& sink);
@@ -91,6 +92,9 @@ class DoorbellPoller {
   mutable std::mutex mu_;
   HostPaths paths_;
   bool scan_ = true;
+  /// paths.procfs is the init pid namespace's, where the kernel's tgids
+  /// live: only then can an absent <procfs>/<tgid> mean the process exited.
+  bool exits_visible_ = false;
   std::unique_ptr<DoorbellCounter> counter_;
   std::map<Key, DoorbellCount> last_;  // what the last Poll emitted
   std::set<Key> known_;                // what known_doorbells holds

@@ -686,6 +686,37 @@ TEST(DoorbellPollerTest, EmitsExactCumulativeCountsPerProcessAndCgroup) {
   EXPECT_EQ(poller->MapFullDrops(), 0u);
 }
 
+TEST(DoorbellPollerTest, KeepsCountsWhenProcfsIsNotTheHostPidNamespace) {
+  REQUIRE_BPF_PRIVILEGES();
+  // A procfs of a pid namespace other than the host's (an agent container
+  // without the host's /proc): an absent <procfs>/<tgid> says nothing about
+  // the kernel's tgid, so nothing may be deleted as exited.
+  TempDir fake;
+  ASSERT_EQ(mkdir((fake.path() + "/self").c_str(), 0755), 0);
+  ASSERT_EQ(mkdir((fake.path() + "/self/ns").c_str(), 0755), 0);
+  ASSERT_EQ(symlink("pid:[4026532999]", (fake.path() + "/self/ns/pid").c_str()),
+            0);
+  std::ofstream(fake.path() + "/self/status") << "Name:\tgpuq\nNStgid:\t7\n";
+  DoorbellPoller::Options options;
+  options.paths.procfs = fake.path();
+  options.libraries = {GPUQ_HSA_STANDIN};
+  options.scan_processes = false;
+  std::string error;
+  auto poller = DoorbellPoller::Open(options, &error);
+  ASSERT_NE(poller, nullptr) << error;
+  const CallerRun run = RunCaller({"dispatch=9"});
+  auto records = PollFor(*poller, run.pid);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records.begin()->second.doorbells, 9u);
+  uint64_t kept = 0;
+  for (const DoorbellCount& c : poller->Read()) kept += c.tgid == run.pid;
+  EXPECT_EQ(kept, 1u);
+  EXPECT_TRUE(PollFor(*poller, run.pid).empty());  // unchanged: not emitted
+  EXPECT_NE(poller->Probes()[0].detail.find("not the host pid namespace"),
+            std::string::npos)
+      << poller->Probes()[0].detail;
+}
+
 TEST(DoorbellPollerTest, ClassifiesEveryPacketTypeExactly) {
   REQUIRE_BPF_PRIVILEGES();
   std::string error;
