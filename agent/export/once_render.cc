@@ -277,12 +277,17 @@ std::string RenderTable(const std::vector<MetricFamily>& families,
 
   if (!processes.empty()) {
     Table procs({"PID", "COMM", "CONTAINER", "POD", "NAMESPACE",
-                 "QUEUES(gpu:n)", "STATE"});
+                 "QUEUES(gpu:n)", "SUBMIT/S(gpu:n)", "STATE"});
     for (const OnceProcess& p : processes) {
+      std::string rates;
+      for (const auto& [gpu, r] : p.submission_rate_per_gpu) {
+        rates += fmt::format("{}{}:{:.1f}", rates.empty() ? "" : ",", gpu, r);
+      }
       procs.Add({std::to_string(p.pid), p.comm.empty() ? "-" : p.comm,
                  p.container.empty() ? "(host)" : p.container,
                  p.pod.empty() ? "-" : p.pod, p.ns.empty() ? "-" : p.ns,
-                 GpuList(p.queues_per_gpu), p.exited ? "exited" : "running"});
+                 GpuList(p.queues_per_gpu), rates.empty() ? "-" : rates,
+                 p.exited ? "exited" : "running"});
     }
     out += "PROCESSES\n" + procs.Render() + "\n";
   }

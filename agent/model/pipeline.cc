@@ -147,6 +147,9 @@ void Pipeline::HandleLocked(const Event& event) {
       carried_metadata_[a.identity.container_id] = *parsed;
       recorded_metadata_.insert(a.identity.container_id);
     }
+  } else if (std::holds_alternative<gpuq_queue_sample_record>(event)) {
+    // Counted under the sampled queue's own (settled, attributed) cgroup:
+    // nothing to resolve, once per queue and --sample-interval.
   } else if (!std::holds_alternative<gpuq_gpu_info_record>(event) &&
              Header(event).cgroup_id != 0) {
     // cgroup 0 names no owner (a runlist operation of unknown cause): it
