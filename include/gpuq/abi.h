@@ -118,7 +118,7 @@ struct gpuq_queue_create_event {
 	__u32 pad;
 	char comm[GPUQ_COMM_LEN];
 	/* appended in ABI 1 (issue 3); 0 in older captures = unknown */
-	__u64 doorbell_handle;	   /* hsa_signal_t.handle (GPUQ_CREATE_F_ROCR_LAYOUT) */
+	__u64 doorbell_handle;	     /* hsa_signal_t.handle (GPUQ_CREATE_F_ROCR_LAYOUT) */
 	__u64 write_index_at_create; /* amd_queue_t.write_dispatch_id when created */
 };
 
@@ -175,13 +175,13 @@ enum gpuq_runlist_cause {
 struct gpuq_runlist_event {
 	struct gpuq_event_header hdr;
 	__u32 gpu_id;
-	__u32 op;	      /* enum gpuq_runlist_op */
-	__u32 cause;	      /* enum gpuq_runlist_cause */
-	__u32 filter;	      /* UNMAP: kfd_unmap_queues_filter (1 all, 2 dynamic, 3 pasid); else 0 */
-	__s32 ret;	      /* 0 or -errno; -ETIME (-62) on UNMAP: the scheduler hung */
-	__u32 queue_id;	      /* MES ops: the queue (0 if unknown); HWS: 0 */
-	__u64 duration_ns;    /* entry to return */
-	__u32 active_queues;  /* dqm->active_queue_count at entry (HWS), else 0 */
+	__u32 op;	   /* enum gpuq_runlist_op */
+	__u32 cause;	   /* enum gpuq_runlist_cause */
+	__u32 filter;	   /* UNMAP: kfd_unmap_queues_filter (1 all, 2 dynamic, 3 pasid); else 0 */
+	__s32 ret;	   /* 0 or -errno; -ETIME (-62) on UNMAP: the scheduler hung */
+	__u32 queue_id;	   /* MES ops: the queue (0 if unknown); HWS: 0 */
+	__u64 duration_ns; /* entry to return */
+	__u32 active_queues; /* dqm->active_queue_count at entry (HWS), else 0 */
 	__u32 pad;
 };
 
@@ -213,9 +213,9 @@ enum gpuq_eviction_trigger {
 struct gpuq_eviction_event {
 	struct gpuq_event_header hdr;
 	__u32 gpu_id;
-	__u32 kind;    /* enum gpuq_eviction_kind */
-	__u32 trigger; /* enum gpuq_eviction_trigger; RESTORE: UNKNOWN */
-	__s32 ret;     /* return of the evict/restore function */
+	__u32 kind;	   /* enum gpuq_eviction_kind */
+	__u32 trigger;	   /* enum gpuq_eviction_trigger; RESTORE: UNKNOWN */
+	__s32 ret;	   /* return of the evict/restore function */
 	__u64 duration_ns; /* time inside the evict/restore function */
 	__u32 queues;	   /* qpd->queue_count */
 	__u32 pad;
