@@ -1,0 +1,199 @@
+// Tier 3, host BPF: the runlist and eviction records as the kernel side
+// writes them (bpf/runlist_events.bpf.h, bpf/eviction_events.bpf.h), driven
+// on this kernel by tests/bpf/progs/sched_probe.bpf.c and decoded by
+// BpfEventSource. Needs root.
+#include <gtest/gtest.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <vector>
+
+#include "loader/kernel_features.h"
+#include "sched_probe.skel.h"
+#include "sources/bpf_source.h"
+
+namespace gpuq {
+namespace {
+
+constexpr uint64_t kProcess = 0xffff888112345600ull;
+constexpr uint64_t kCgroup = 4242;
+constexpr uint32_t kTgid = 777;
+constexpr uint32_t kGpu = 0x1f2e;
+
+class SchedEventsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!HasBpfPrivileges()) {
+      GTEST_SKIP() << "needs root (CAP_BPF+CAP_PERFMON or CAP_SYS_ADMIN) to "
+                      "load BPF programs";
+    }
+    skel_ = sched_probe__open();
+    ASSERT_NE(skel_, nullptr);
+    skel_->rodata->target_tgid = static_cast<uint32_t>(getpid());
+    ASSERT_EQ(sched_probe__load(skel_), 0);
+    ASSERT_EQ(sched_probe__attach(skel_), 0);
+    source_ = std::make_unique<BpfEventSource>(bpf_map__fd(skel_->maps.events),
+                                               bpf_map__fd(skel_->maps.drops));
+    ASSERT_TRUE(source_->Ok()) << source_->Error();
+    bss().owner_key = kProcess;
+    bss().owner_cgroup = kCgroup;
+    bss().owner_tgid = kTgid;
+    bss().gpu_id = kGpu;
+  }
+  void TearDown() override {
+    source_.reset();
+    if (skel_ != nullptr) sched_probe__destroy(skel_);
+  }
+  sched_probe::sched_probe__bss& bss() { return *skel_->bss; }
+  /// One getppid(2): the probe runs the configured action once.
+  std::vector<Event> Run() {
+    syscall(SYS_getppid);
+    std::vector<Event> events;
+    Event e;
+    while (source_->Next(&e, std::chrono::milliseconds(100)) ==
+           NextStatus::kOk) {
+      events.push_back(e);
+    }
+    return events;
+  }
+  void Evict(uint32_t kind, uint32_t before, uint32_t after) {
+    bss().action = 3;
+    bss().kind = kind;
+    bss().evicted_before = before;
+    bss().evicted_after = after;
+  }
+  static void ExpectOwner(const gpuq_event_header& h) {
+    EXPECT_EQ(h.process_key, kProcess);
+    EXPECT_EQ(h.cgroup_id, kCgroup);
+    EXPECT_EQ(h.tgid, kTgid);
+  }
+
+  sched_probe* skel_ = nullptr;
+  std::unique_ptr<BpfEventSource> source_;
+};
+
+TEST_F(SchedEventsTest, RunlistOpTakesCauseAndOwnerFromTheOpSlot) {
+  bss().action = 1;
+  bss().with_slot = 1;
+  bss().slot_cause = GPUQ_CAUSE_TERMINATE;
+  bss().op = GPUQ_RUNLIST_UNMAP;
+  bss().filter = 2;  // KFD_UNMAP_QUEUES_FILTER_DYNAMIC_QUEUES
+  bss().active_queues = 5;
+  bss().ret = -62;  // -ETIME: the HWS hung
+  const std::vector<Event> events = Run();
+  ASSERT_EQ(events.size(), 1u);
+  const auto* e = std::get_if<gpuq_runlist_event>(&events[0]);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->hdr.size, sizeof(gpuq_runlist_event));
+  ExpectOwner(e->hdr);
+  EXPECT_EQ(e->gpu_id, kGpu);
+  EXPECT_EQ(e->op, static_cast<uint32_t>(GPUQ_RUNLIST_UNMAP));
+  EXPECT_EQ(e->cause, static_cast<uint32_t>(GPUQ_CAUSE_TERMINATE));
+  EXPECT_EQ(e->filter, 2u);
+  EXPECT_EQ(e->ret, -62);
+  EXPECT_EQ(e->active_queues, 5u);
+  EXPECT_EQ(e->queue_id, 0u);
+  EXPECT_LT(e->duration_ns, e->hdr.ts_ns);  // end minus a real start
+}
+
+TEST_F(SchedEventsTest, RunlistOpOutsideAnyOperationHasNoOwner) {
+  bss().action = 1;
+  bss().op = GPUQ_RUNLIST_MES_ADD;
+  bss().queue_id = 3;
+  const std::vector<Event> events = Run();
+  ASSERT_EQ(events.size(), 1u);
+  const auto* e = std::get_if<gpuq_runlist_event>(&events[0]);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->cause, static_cast<uint32_t>(GPUQ_CAUSE_UNKNOWN));
+  EXPECT_EQ(e->hdr.process_key, 0u);
+  EXPECT_EQ(e->hdr.tgid, 0u);
+  EXPECT_EQ(e->op, static_cast<uint32_t>(GPUQ_RUNLIST_MES_ADD));
+  EXPECT_EQ(e->queue_id, 3u);
+  EXPECT_EQ(e->ret, 0);
+}
+
+TEST_F(SchedEventsTest, ReturnWithoutEntryWritesNothing) {
+  bss().action = 2;  // e.g. the agent attached mid-call
+  bss().op = GPUQ_RUNLIST_MAP;
+  EXPECT_TRUE(Run().empty());
+}
+
+TEST_F(SchedEventsTest, OnlyRealTransitionsAreEvictions) {
+  bss().with_trigger = 1;
+  bss().trigger_process = kProcess;
+  bss().trigger = GPUQ_TRIGGER_TTM;
+  bss().queues = 4;
+
+  Evict(GPUQ_EVICTION_EVICT, 0, 1);
+  std::vector<Event> events = Run();
+  // The unmap it ran, attributed to it, then the eviction at its return.
+  ASSERT_EQ(events.size(), 2u);
+  const auto* unmap = std::get_if<gpuq_runlist_event>(&events[0]);
+  ASSERT_NE(unmap, nullptr);
+  EXPECT_EQ(unmap->cause, static_cast<uint32_t>(GPUQ_CAUSE_EVICT));
+  ExpectOwner(unmap->hdr);
+  const auto* evict = std::get_if<gpuq_eviction_event>(&events[1]);
+  ASSERT_NE(evict, nullptr);
+  EXPECT_EQ(evict->hdr.size, sizeof(gpuq_eviction_event));
+  ExpectOwner(evict->hdr);
+  EXPECT_EQ(evict->gpu_id, kGpu);
+  EXPECT_EQ(evict->kind, static_cast<uint32_t>(GPUQ_EVICTION_EVICT));
+  EXPECT_EQ(evict->trigger, static_cast<uint32_t>(GPUQ_TRIGGER_TTM));
+  EXPECT_EQ(evict->queues, 4u);
+  EXPECT_EQ(evict->ret, 0);
+  EXPECT_GE(evict->duration_ns, unmap->duration_ns);  // it contains the unmap
+
+  // Nested: 1 -> 2 and 2 -> 1 move no queue.
+  Evict(GPUQ_EVICTION_EVICT, 1, 2);
+  events = Run();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_NE(std::get_if<gpuq_runlist_event>(&events[0]), nullptr);
+  Evict(GPUQ_EVICTION_RESTORE, 2, 1);
+  events = Run();
+  ASSERT_EQ(events.size(), 1u);
+  const auto* inner = std::get_if<gpuq_runlist_event>(&events[0]);
+  ASSERT_NE(inner, nullptr);
+  EXPECT_EQ(inner->cause, static_cast<uint32_t>(GPUQ_CAUSE_RESTORE));
+
+  // 1 -> 0: the restore; its trigger is never the eviction's.
+  Evict(GPUQ_EVICTION_RESTORE, 1, 0);
+  bss().ret = -5;
+  events = Run();
+  ASSERT_EQ(events.size(), 2u);
+  const auto* restore = std::get_if<gpuq_eviction_event>(&events[1]);
+  ASSERT_NE(restore, nullptr);
+  EXPECT_EQ(restore->kind, static_cast<uint32_t>(GPUQ_EVICTION_RESTORE));
+  EXPECT_EQ(restore->trigger, static_cast<uint32_t>(GPUQ_TRIGGER_UNKNOWN));
+  EXPECT_EQ(restore->ret, -5);
+}
+
+TEST_F(SchedEventsTest, TriggerOnlyForTheSameProcessAndKnownValues) {
+  bss().with_trigger = 1;
+  bss().trigger_process = kProcess + 0x1000;  // another kfd_process
+  bss().trigger = GPUQ_TRIGGER_SVM;
+  Evict(GPUQ_EVICTION_EVICT, 0, 1);
+  std::vector<Event> events = Run();
+  ASSERT_EQ(events.size(), 2u);
+  const auto* other = std::get_if<gpuq_eviction_event>(&events[1]);
+  ASSERT_NE(other, nullptr);
+  EXPECT_EQ(other->trigger, static_cast<uint32_t>(GPUQ_TRIGGER_UNKNOWN));
+
+  bss().trigger_process = kProcess;
+  bss().trigger = 9;  // a trigger this ABI does not know
+  events = Run();
+  ASSERT_EQ(events.size(), 2u);
+  const auto* unknown = std::get_if<gpuq_eviction_event>(&events[1]);
+  ASSERT_NE(unknown, nullptr);
+  EXPECT_EQ(unknown->trigger, static_cast<uint32_t>(GPUQ_TRIGGER_UNKNOWN));
+
+  bss().with_trigger = 0;  // evicted outside kfd_process_evict_queues
+  events = Run();
+  ASSERT_EQ(events.size(), 2u);
+  const auto* none = std::get_if<gpuq_eviction_event>(&events[1]);
+  ASSERT_NE(none, nullptr);
+  EXPECT_EQ(none->trigger, static_cast<uint32_t>(GPUQ_TRIGGER_UNKNOWN));
+}
+
+}  // namespace
+}  // namespace gpuq
