@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstddef>
 #include <vector>
 
 #include "loader/kernel_features.h"
@@ -193,6 +194,80 @@ TEST_F(SchedEventsTest, TriggerOnlyForTheSameProcessAndKnownValues) {
   const auto* none = std::get_if<gpuq_eviction_event>(&events[1]);
   ASSERT_NE(none, nullptr);
   EXPECT_EQ(none->trigger, static_cast<uint32_t>(GPUQ_TRIGGER_UNKNOWN));
+}
+
+// ROCr's amd_queue_t as the create hook finds it at write_ptr - 56 (hsa.h:
+// hsa_queue_t at 0, write_dispatch_id at 56).
+struct alignas(64) FakeAmdQueue {
+  uint32_t type = 0, features = 0;
+  uint64_t base_address = 0;
+  uint64_t doorbell_signal = 0;
+  uint32_t size = 0, reserved1 = 0;
+  uint64_t id = 0;
+  uint64_t caps_and_pad[2] = {};
+  uint64_t write_dispatch_id = 0;
+  uint64_t rest[25] = {};
+};
+static_assert(offsetof(FakeAmdQueue, write_dispatch_id) == 56, "amd_queue_t");
+
+class RocrLayoutTest : public SchedEventsTest {
+ protected:
+  const gpuq_queue_create_event* Create(uint64_t ring, uint64_t ring_size) {
+    bss().action = 4;
+    bss().ring_address = ring;
+    bss().ring_size = ring_size;
+    bss().write_ptr = reinterpret_cast<uint64_t>(&q_.write_dispatch_id);
+    events_ = Run();
+    if (events_.size() != 1) return nullptr;
+    return std::get_if<gpuq_queue_create_event>(&events_[0]);
+  }
+  FakeAmdQueue q_;
+  std::vector<Event> events_;
+};
+
+TEST_F(RocrLayoutTest, ValidatedQueueGivesDoorbellAndStartIndex) {
+  static uint8_t ring[4096 * 64] __attribute__((aligned(4096)));
+  q_.base_address = reinterpret_cast<uint64_t>(ring);
+  q_.size = 4096;  // packets
+  q_.doorbell_signal = 0x7f00deadbe00ull;
+  q_.write_dispatch_id = 1000;
+  const auto* e = Create(q_.base_address, sizeof(ring));
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->flags & GPUQ_CREATE_F_ROCR_LAYOUT, GPUQ_CREATE_F_ROCR_LAYOUT);
+  EXPECT_EQ(e->doorbell_handle, 0x7f00deadbe00ull);
+  EXPECT_EQ(e->write_index_at_create, 1000u);
+}
+
+TEST_F(RocrLayoutTest, MismatchedRingLeavesTheQueueOpaque) {
+  q_.base_address = 0x10000;
+  q_.size = 4096;
+  q_.doorbell_signal = 0x1234;
+  q_.write_dispatch_id = 7;
+  // Another ring (SDMA, or not ROCr): base differs.
+  const gpuq_queue_create_event* e = Create(0x20000, 4096 * 64);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->flags, 0u);
+  EXPECT_EQ(e->doorbell_handle, 0u);
+  EXPECT_EQ(e->write_index_at_create, 0u);
+  // Same base, size not packets * 64.
+  e = Create(0x10000, 4096 * 64 + 8);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->flags, 0u);
+  EXPECT_EQ(e->doorbell_handle, 0u);
+}
+
+TEST_F(RocrLayoutTest, UnreadableWritePointerLeavesTheQueueOpaque) {
+  bss().action = 4;
+  bss().ring_address = 0x10000;
+  bss().ring_size = 4096;
+  bss().write_ptr = 56 + 8;  // the page at 8 is never mapped
+  const std::vector<Event> events = Run();
+  ASSERT_EQ(events.size(), 1u);
+  const auto* e = std::get_if<gpuq_queue_create_event>(&events[0]);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->flags, 0u);
+  EXPECT_EQ(e->doorbell_handle, 0u);
+  EXPECT_EQ(e->write_index_at_create, 0u);
 }
 
 }  // namespace

@@ -3,7 +3,8 @@
  * Host-test probe for the runlist and eviction records: drives the
  * production code of bpf/runlist_events.bpf.h and bpf/eviction_events.bpf.h
  * (op slot, begin at entry, record at return, transition filter, trigger)
- * with the values a KFD hook would have read, each time the target process
+ * and of bpf/rocr_queue.bpf.h (amd_queue_t validation in the creator's
+ * memory) with the values a KFD hook would have read, each time the target process
  * calls getppid(2). What the amdkfd reads themselves relocate to is the
  * verifier tests' and the QEMU tier's job.
  */
@@ -15,6 +16,7 @@
 #include "attribution.bpf.h"
 #include "eviction_events.bpf.h"
 #include "events.bpf.h"
+#include "rocr_queue.bpf.h"
 #include "runlist_events.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -25,6 +27,7 @@ enum sched_probe_action {
 	ACTION_RUNLIST = 1,  /* [op slot] + one runlist operation */
 	ACTION_END_ONLY = 2, /* a return whose entry was never seen */
 	ACTION_EVICTION = 3, /* [trigger] + evict/restore running one unmap */
+	ACTION_CREATE = 4,   /* a create record with the ROCr layout learned */
 };
 
 /* Set by the test before each getppid(2). */
@@ -48,6 +51,10 @@ __u32 queues = 0;
 __u32 with_trigger = 0;
 __u64 trigger_process = 0;
 __u32 trigger = 0;
+/* ACTION_CREATE: the queue as KFD saw it; amd_queue_t is in our memory */
+__u64 ring_address = 0;
+__u64 ring_size = 0;
+__u64 write_ptr = 0;
 
 #define GPUQ_NR_GETPPID 110 /* x86_64 */
 
@@ -117,6 +124,18 @@ int BPF_PROG(drive_sched_events, struct pt_regs *regs, long id)
 	case ACTION_EVICTION:
 		eviction();
 		break;
+	case ACTION_CREATE: {
+		struct gpuq_queue_create_event *e = reserve_event(sizeof(*e), GPUQ_EV_QUEUE_CREATE);
+
+		if (!e)
+			break;
+		e->ring_address = ring_address;
+		e->ring_size = ring_size;
+		e->write_ptr = write_ptr;
+		rocr_queue_learn(e); /* current is the "creator": user reads work */
+		bpf_ringbuf_submit(e, 0);
+		break;
+	}
 	}
 	return 0;
 }
