@@ -27,8 +27,8 @@
 #include <linux/workqueue.h>
 
 /* The kernel's own shape unless SIM_FLAVOR asks for the other one. */
-#if defined(SIM_FLAVOR_KFD_NODE) || \
-	(!defined(SIM_FLAVOR_KFD_DEV) && LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0))
+#if defined(SIM_FLAVOR_KFD_NODE) ||                                                                \
+    (!defined(SIM_FLAVOR_KFD_DEV) && LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0))
 #define SIM_KFD_NODE
 #endif
 
@@ -91,9 +91,8 @@ struct queue_properties {
 };
 
 /* QUEUE_IS_ACTIVE() of kfd_priv.h (6.12 adds !is_suspended) */
-#define SIM_QUEUE_IS_ACTIVE(q)                                                          \
-	((q).queue_size > 0 && (q).queue_address != 0 && (q).queue_percent > 0 && \
-	 !(q).is_evicted)
+#define SIM_QUEUE_IS_ACTIVE(q)                                                                     \
+	((q).queue_size > 0 && (q).queue_address != 0 && (q).queue_percent > 0 && !(q).is_evicted)
 
 struct kgd2kfd_shared_resources {
 	unsigned int compute_vmid_bitmap;
@@ -152,8 +151,7 @@ struct device_queue_manager_ops {
 	int (*update_queue)(struct device_queue_manager *dqm, struct queue *q,
 			    struct mqd_update_info *minfo);
 	int (*register_process)(struct device_queue_manager *dqm, struct qcm_process_device *qpd);
-	int (*unregister_process)(struct device_queue_manager *dqm,
-				  struct qcm_process_device *qpd);
+	int (*unregister_process)(struct device_queue_manager *dqm, struct qcm_process_device *qpd);
 	int (*process_termination)(struct device_queue_manager *dqm,
 				   struct qcm_process_device *qpd);
 	int (*evict_process_queues)(struct device_queue_manager *dqm,
@@ -330,8 +328,7 @@ struct sim_gpu *sim_gpu_by_id(uint32_t gpu_id);
 void sim_gpus_init(void);
 void sim_set_current_trigger(uint32_t trigger);
 /* Adds n to the ground-truth series (what, gpu_id, a, b, cgroup); kfd_sim_truth.c */
-void sim_truth_count(const char *what, uint32_t gpu_id, uint32_t a, uint32_t b, u64 cgroup,
-		     s64 n);
+void sim_truth_count(const char *what, uint32_t gpu_id, uint32_t a, uint32_t b, u64 cgroup, s64 n);
 
 /* ---- the hooks gpuq attaches to: amdkfd's names and prototypes ---- */
 

@@ -87,8 +87,15 @@ static void decrement_queue_count(struct device_queue_manager *dqm, struct queue
  * process it is (what gpuq attributes runlist operations to). Set and read
  * under the dqm lock.
  */
-enum sim_cause { CAUSE_NONE, CAUSE_CREATE, CAUSE_DESTROY, CAUSE_EVICT, CAUSE_RESTORE,
-		 CAUSE_TERMINATE, CAUSE_UPDATE };
+enum sim_cause {
+	CAUSE_NONE,
+	CAUSE_CREATE,
+	CAUSE_DESTROY,
+	CAUSE_EVICT,
+	CAUSE_RESTORE,
+	CAUSE_TERMINATE,
+	CAUSE_UPDATE
+};
 
 static void cause_begin(struct device_queue_manager *dqm, enum sim_cause cause,
 			struct qcm_process_device *qpd)
@@ -196,8 +203,7 @@ SIM_HOOK int mes_v11_0_add_hw_queue(struct amdgpu_mes *mes, struct mes_add_queue
 	return 0;
 }
 
-SIM_HOOK int mes_v11_0_remove_hw_queue(struct amdgpu_mes *mes,
-				       struct mes_remove_queue_input *input)
+SIM_HOOK int mes_v11_0_remove_hw_queue(struct amdgpu_mes *mes, struct mes_remove_queue_input *input)
 {
 	barrier();
 	return 0;
@@ -210,8 +216,7 @@ SIM_HOOK int mes_v12_0_add_hw_queue(struct amdgpu_mes *mes, struct mes_add_queue
 	return 0;
 }
 
-SIM_HOOK int mes_v12_0_remove_hw_queue(struct amdgpu_mes *mes,
-				       struct mes_remove_queue_input *input)
+SIM_HOOK int mes_v12_0_remove_hw_queue(struct amdgpu_mes *mes, struct mes_remove_queue_input *input)
 {
 	barrier();
 	return 0;
@@ -273,9 +278,9 @@ static void deallocate_doorbell(struct sim_gpu *g, struct queue *q)
 }
 
 static SIM_HOOK int create_queue_cpsch(struct device_queue_manager *dqm, struct queue *q,
-			      struct qcm_process_device *qpd,
-			      const struct kfd_criu_queue_priv_data *qd, const void *restore_mqd,
-			      const void *restore_ctl_stack)
+				       struct qcm_process_device *qpd,
+				       const struct kfd_criu_queue_priv_data *qd,
+				       const void *restore_mqd, const void *restore_ctl_stack)
 {
 	struct sim_gpu *g = gpu_of(dqm);
 	int retval;
@@ -293,7 +298,8 @@ static SIM_HOOK int create_queue_cpsch(struct device_queue_manager *dqm, struct 
 	if (q->properties.is_active) {
 		increment_queue_count(dqm, q);
 		if (!SIM_ENABLE_MES(dqm->dev))
-			retval = execute_queues_cpsch(dqm, KFD_UNMAP_QUEUES_FILTER_DYNAMIC_QUEUES, 0);
+			retval =
+			    execute_queues_cpsch(dqm, KFD_UNMAP_QUEUES_FILTER_DYNAMIC_QUEUES, 0);
 		else
 			retval = add_queue_mes(dqm, q, qpd);
 		if (retval)
@@ -316,8 +322,8 @@ out:
 	return retval;
 }
 
-static SIM_HOOK int destroy_queue_cpsch(struct device_queue_manager *dqm, struct qcm_process_device *qpd,
-			       struct queue *q)
+static SIM_HOOK int destroy_queue_cpsch(struct device_queue_manager *dqm,
+					struct qcm_process_device *qpd, struct queue *q)
 {
 	int retval = 0;
 
@@ -329,7 +335,8 @@ static SIM_HOOK int destroy_queue_cpsch(struct device_queue_manager *dqm, struct
 	if (q->properties.is_active) {
 		decrement_queue_count(dqm, q);
 		if (!SIM_ENABLE_MES(dqm->dev))
-			retval = execute_queues_cpsch(dqm, KFD_UNMAP_QUEUES_FILTER_DYNAMIC_QUEUES, 0);
+			retval =
+			    execute_queues_cpsch(dqm, KFD_UNMAP_QUEUES_FILTER_DYNAMIC_QUEUES, 0);
 		else
 			retval = remove_queue_mes(dqm, q, qpd);
 	}
@@ -399,8 +406,8 @@ static void count_transition(struct device_queue_manager *dqm, struct qcm_proces
 }
 
 /* Processes evicted on a GPU and not restored (yet) */
-static void count_transition_gauge(struct device_queue_manager *dqm,
-				   struct qcm_process_device *qpd, int delta)
+static void count_transition_gauge(struct device_queue_manager *dqm, struct qcm_process_device *qpd,
+				   int delta)
 {
 	sim_truth_count("evicted", dqm->dev->id, 0, 0, qpd_cgroup(qpd), delta);
 }
@@ -409,7 +416,7 @@ static void count_transition_gauge(struct device_queue_manager *dqm,
 static uint32_t sim_current_trigger = 255;
 
 static SIM_HOOK int evict_process_queues_cpsch(struct device_queue_manager *dqm,
-				      struct qcm_process_device *qpd)
+					       struct qcm_process_device *qpd)
 {
 	struct kfd_process_device *pdd = container_of(qpd, struct kfd_process_device, qpd);
 	struct queue *q;
@@ -422,7 +429,8 @@ static SIM_HOOK int evict_process_queues_cpsch(struct device_queue_manager *dqm,
 	count_transition(dqm, qpd, "evict", sim_current_trigger);
 	count_transition_gauge(dqm, qpd, 1);
 	pdd->last_evict_timestamp = get_jiffies_64();
-	list_for_each_entry(q, &qpd->queues_list, list) {
+	list_for_each_entry(q, &qpd->queues_list, list)
+	{
 		q->properties.is_evicted = true;
 		if (!q->properties.is_active)
 			continue;
@@ -435,10 +443,11 @@ static SIM_HOOK int evict_process_queues_cpsch(struct device_queue_manager *dqm,
 		}
 	}
 	if (!SIM_ENABLE_MES(dqm->dev))
-		retval = execute_queues_cpsch(dqm,
-					      qpd->is_debug ? KFD_UNMAP_QUEUES_FILTER_ALL_QUEUES :
-							      KFD_UNMAP_QUEUES_FILTER_DYNAMIC_QUEUES,
-					      0);
+		retval =
+		    execute_queues_cpsch(dqm,
+					 qpd->is_debug ? KFD_UNMAP_QUEUES_FILTER_ALL_QUEUES
+						       : KFD_UNMAP_QUEUES_FILTER_DYNAMIC_QUEUES,
+					 0);
 out:
 	cause_end(dqm);
 	dqm_unlock(dqm);
@@ -446,7 +455,7 @@ out:
 }
 
 static SIM_HOOK int restore_process_queues_cpsch(struct device_queue_manager *dqm,
-					struct qcm_process_device *qpd)
+						 struct qcm_process_device *qpd)
 {
 	struct queue *q;
 	int retval = 0;
@@ -461,7 +470,8 @@ static SIM_HOOK int restore_process_queues_cpsch(struct device_queue_manager *dq
 	}
 	count_transition(dqm, qpd, "restore", 255);
 	count_transition_gauge(dqm, qpd, -1);
-	list_for_each_entry(q, &qpd->queues_list, list) {
+	list_for_each_entry(q, &qpd->queues_list, list)
+	{
 		q->properties.is_evicted = false;
 		if (!SIM_QUEUE_IS_ACTIVE(q->properties))
 			continue;
@@ -487,7 +497,7 @@ out:
  * the queues leave the hardware here; pqm_uninit() frees them afterwards.
  */
 static SIM_HOOK int process_termination_cpsch(struct device_queue_manager *dqm,
-				      struct qcm_process_device *qpd)
+					      struct qcm_process_device *qpd)
 {
 	struct kfd_process_device *pdd = container_of(qpd, struct kfd_process_device, qpd);
 	struct queue *q, *next;
@@ -495,7 +505,8 @@ static SIM_HOOK int process_termination_cpsch(struct device_queue_manager *dqm,
 
 	dqm_lock(dqm);
 	cause_begin(dqm, CAUSE_TERMINATE, qpd);
-	list_for_each_entry_safe(q, next, &qpd->queues_list, list) {
+	list_for_each_entry_safe(q, next, &qpd->queues_list, list)
+	{
 		if (q->properties.is_active) {
 			decrement_queue_count(dqm, q);
 			if (SIM_ENABLE_MES(dqm->dev))
@@ -522,9 +533,9 @@ static SIM_HOOK int process_termination_cpsch(struct device_queue_manager *dqm,
 /* ---- nocpsch ops: queues loaded straight into HQDs, no runlist ---------------- */
 
 static SIM_HOOK int create_queue_nocpsch(struct device_queue_manager *dqm, struct queue *q,
-				struct qcm_process_device *qpd,
-				const struct kfd_criu_queue_priv_data *qd, const void *restore_mqd,
-				const void *restore_ctl_stack)
+					 struct qcm_process_device *qpd,
+					 const struct kfd_criu_queue_priv_data *qd,
+					 const void *restore_mqd, const void *restore_ctl_stack)
 {
 	int retval;
 
@@ -544,7 +555,7 @@ static SIM_HOOK int create_queue_nocpsch(struct device_queue_manager *dqm, struc
 }
 
 static SIM_HOOK int destroy_queue_nocpsch(struct device_queue_manager *dqm,
-				 struct qcm_process_device *qpd, struct queue *q)
+					  struct qcm_process_device *qpd, struct queue *q)
 {
 	dqm_lock(dqm);
 	deallocate_doorbell(gpu_of(dqm), q);
@@ -558,7 +569,7 @@ static SIM_HOOK int destroy_queue_nocpsch(struct device_queue_manager *dqm,
 }
 
 static SIM_HOOK int evict_process_queues_nocpsch(struct device_queue_manager *dqm,
-					struct qcm_process_device *qpd)
+						 struct qcm_process_device *qpd)
 {
 	struct queue *q;
 
@@ -567,7 +578,8 @@ static SIM_HOOK int evict_process_queues_nocpsch(struct device_queue_manager *dq
 		goto out;
 	count_transition(dqm, qpd, "evict", sim_current_trigger);
 	count_transition_gauge(dqm, qpd, 1);
-	list_for_each_entry(q, &qpd->queues_list, list) {
+	list_for_each_entry(q, &qpd->queues_list, list)
+	{
 		q->properties.is_evicted = true;
 		if (!q->properties.is_active)
 			continue;
@@ -580,7 +592,7 @@ out:
 }
 
 static SIM_HOOK int restore_process_queues_nocpsch(struct device_queue_manager *dqm,
-					  struct qcm_process_device *qpd)
+						   struct qcm_process_device *qpd)
 {
 	struct queue *q;
 
@@ -593,7 +605,8 @@ static SIM_HOOK int restore_process_queues_nocpsch(struct device_queue_manager *
 	}
 	count_transition(dqm, qpd, "restore", 255);
 	count_transition_gauge(dqm, qpd, -1);
-	list_for_each_entry(q, &qpd->queues_list, list) {
+	list_for_each_entry(q, &qpd->queues_list, list)
+	{
 		q->properties.is_evicted = false;
 		if (!SIM_QUEUE_IS_ACTIVE(q->properties))
 			continue;
@@ -607,13 +620,14 @@ out:
 }
 
 static SIM_HOOK int process_termination_nocpsch(struct device_queue_manager *dqm,
-				       struct qcm_process_device *qpd)
+						struct qcm_process_device *qpd)
 {
 	struct kfd_process_device *pdd = container_of(qpd, struct kfd_process_device, qpd);
 	struct queue *q, *next;
 
 	dqm_lock(dqm);
-	list_for_each_entry_safe(q, next, &qpd->queues_list, list) {
+	list_for_each_entry_safe(q, next, &qpd->queues_list, list)
+	{
 		if (q->properties.is_active)
 			decrement_queue_count(dqm, q);
 		deallocate_doorbell(gpu_of(dqm), q);
@@ -699,9 +713,10 @@ void sim_gpus_init(void)
 		INIT_LIST_HEAD(&dqm->queues);
 		dqm->sched_running = true;
 #ifdef SIM_KFD_NODE
-		g->mes.sim_add_hw_queue = s->mes_v12 ? mes_v12_0_add_hw_queue : mes_v11_0_add_hw_queue;
+		g->mes.sim_add_hw_queue =
+		    s->mes_v12 ? mes_v12_0_add_hw_queue : mes_v11_0_add_hw_queue;
 		g->mes.sim_remove_hw_queue =
-			s->mes_v12 ? mes_v12_0_remove_hw_queue : mes_v11_0_remove_hw_queue;
+		    s->mes_v12 ? mes_v12_0_remove_hw_queue : mes_v11_0_remove_hw_queue;
 #else
 		g->mes.sim_add_hw_queue = mes_v11_0_add_hw_queue;
 		g->mes.sim_remove_hw_queue = mes_v11_0_remove_hw_queue;

@@ -32,7 +32,9 @@
 #define KFD_MMAP_TYPE_SHIFT 62
 #define KFD_MMAP_TYPE_DOORBELL (0x3ULL << KFD_MMAP_TYPE_SHIFT)
 #define KFD_MMAP_GPU_ID_SHIFT 46
-#define KFD_MMAP_GPU_ID(gpu_id) ((((uint64_t)gpu_id) << KFD_MMAP_GPU_ID_SHIFT) & (((1ULL << 16) - 1) << KFD_MMAP_GPU_ID_SHIFT))
+#define KFD_MMAP_GPU_ID(gpu_id)                                                                    \
+	((((uint64_t)gpu_id) << KFD_MMAP_GPU_ID_SHIFT) &                                           \
+	 (((1ULL << 16) - 1) << KFD_MMAP_GPU_ID_SHIFT))
 
 static DEFINE_MUTEX(kfd_processes_mutex);
 static LIST_HEAD(kfd_processes); /* amdkfd: a hash table by mm */
@@ -98,14 +100,13 @@ SIM_HOOK void uninit_queue(struct queue *q)
 	kfree(q);
 }
 
-struct process_queue_node *sim_get_queue_by_qid(struct process_queue_manager *pqm,
-						unsigned int qid)
+struct process_queue_node *sim_get_queue_by_qid(struct process_queue_manager *pqm, unsigned int qid)
 {
 	struct process_queue_node *pqn;
 
-	list_for_each_entry(pqn, &pqm->queues, process_queue_list)
-		if (pqn->q && pqn->q->properties.queue_id == qid)
-			return pqn;
+	list_for_each_entry(pqn, &pqm->queues,
+			    process_queue_list) if (pqn->q &&
+						    pqn->q->properties.queue_id == qid) return pqn;
 	return NULL;
 }
 
@@ -161,8 +162,8 @@ static int set_queue_properties_from_user(struct queue_properties *qp,
 		return -EINVAL;
 	if (args->queue_priority > KFD_MAX_QUEUE_PRIORITY)
 		return -EINVAL;
-	if (args->ring_base_address && !access_ok((const void __user *)args->ring_base_address,
-						  sizeof(uint64_t)))
+	if (args->ring_base_address &&
+	    !access_ok((const void __user *)args->ring_base_address, sizeof(uint64_t)))
 		return -EFAULT;
 	if (args->ring_size && !is_power_of_2(args->ring_size))
 		return -EINVAL;
@@ -319,7 +320,8 @@ SIM_HOOK void pqm_uninit(struct process_queue_manager *pqm)
 {
 	struct process_queue_node *pqn, *next;
 
-	list_for_each_entry_safe(pqn, next, &pqm->queues, process_queue_list) {
+	list_for_each_entry_safe(pqn, next, &pqm->queues, process_queue_list)
+	{
 		if (pqn->q) {
 			struct queue *q = pqn->q;
 
@@ -413,9 +415,7 @@ static struct kfd_process *find_process_by_mm(struct mm_struct *mm)
 {
 	struct sim_process *sp;
 
-	list_for_each_entry(sp, &kfd_processes, node)
-		if (sp->p.mm == mm)
-			return &sp->p;
+	list_for_each_entry(sp, &kfd_processes, node) if (sp->p.mm == mm) return &sp->p;
 	return NULL;
 }
 
@@ -511,7 +511,8 @@ struct kfd_process *sim_find_process_by_pid(pid_t pid)
 	struct kfd_process *p = NULL;
 
 	mutex_lock(&kfd_processes_mutex);
-	list_for_each_entry(sp, &kfd_processes, node) {
+	list_for_each_entry(sp, &kfd_processes, node)
+	{
 		if (sp->p.lead_thread->tgid == pid) {
 			p = &sp->p;
 			kref_get(&p->ref);

@@ -264,8 +264,7 @@ static ssize_t generation_id_show(struct kobject *kobj, struct kobj_attribute *a
 	return sysfs_emit(buf, "%d\n", 1);
 }
 
-static ssize_t system_properties_show(struct kobject *kobj, struct kobj_attribute *attr,
-				      char *buf)
+static ssize_t system_properties_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
 {
 	return sysfs_emit(buf, "platform_oem 0\nplatform_id 0\nplatform_rev 0\n");
 }

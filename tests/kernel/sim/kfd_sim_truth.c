@@ -43,8 +43,7 @@ static unsigned int truth_n;
 static bool truth_overflow;
 static struct dentry *truth_dir;
 
-void sim_truth_count(const char *what, uint32_t gpu_id, uint32_t a, uint32_t b, u64 cgroup,
-		     s64 n)
+void sim_truth_count(const char *what, uint32_t gpu_id, uint32_t a, uint32_t b, u64 cgroup, s64 n)
 {
 	unsigned long flags;
 	unsigned int i;
