@@ -14,6 +14,9 @@ SubmissionSinks PipelineSinks(Pipeline* pipeline,
   };
   s.known_doorbells = [pipeline] { return pipeline->KnownDoorbells(); };
   s.handle = [pipeline](const Event& e) { pipeline->Handle(e); };
+  s.doorbell_map_full = [pipeline](uint64_t n) {
+    pipeline->SetDoorbellMapFull(n);
+  };
   s.doorbell_probes = [pipeline, kernel = std::move(kernel_probes)](
                           const std::vector<ProbeStatus>& doorbell) {
     std::vector<ProbeStatus> all = kernel;
@@ -68,6 +71,8 @@ void SubmissionReaders::Round() {
   }
   poller_->SyncKnown(sinks_.known_doorbells());
   poller_->Poll(sinks_.find_doorbell, sinks_.handle);
+  if (sinks_.doorbell_map_full)
+    sinks_.doorbell_map_full(poller_->MapFullDrops());
 }
 
 }  // namespace gpuq

@@ -33,6 +33,8 @@ struct SubmissionSinks {
   std::function<void(const Event&)> handle;
   /// Replaces the doorbell probes' rows of gpuq_probe_attached.
   std::function<void(const std::vector<ProbeStatus>&)> doorbell_probes;
+  /// Doorbells the poller's full kernel maps lost (monotonic total).
+  std::function<void(uint64_t)> doorbell_map_full;
 };
 
 /// The pipeline's methods as sinks. `kernel_probes` are the kernel hooks'

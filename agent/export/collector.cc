@@ -437,6 +437,7 @@ void AddSelfFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
       {"unknown_queue", s.model_drops.unknown_queue},
       {"duplicate_create", s.model_drops.duplicate_create},
       {"no_owner", s.model_drops.no_owner},
+      {"doorbell_map_full", s.doorbell_map_full},
   };
   for (const auto& [reason, n] : drops) {
     dropped.Add({{"reason", reason}}, static_cast<double>(n));

@@ -417,7 +417,16 @@ void Model::OnRunlist(const gpuq_runlist_event& e) {
           : Scheduler::kHws;
   const bool unmap =
       e.op == GPUQ_RUNLIST_UNMAP || e.op == GPUQ_RUNLIST_MES_REMOVE;
-  RunlistSeries& s = runlist_[{e.gpu_id, sched}];
+  // A MES op on a queue created before the agent started: the kernel side
+  // knows no GPU for it (not in its live map), the seeded queue does.
+  uint32_t gpu_id = e.gpu_id;
+  if (gpu_id == 0 && sched == Scheduler::kMes) {
+    if (const QueueState* q =
+            FindQueue(e.hdr.process_key, e.hdr.tgid, e.queue_id)) {
+      gpu_id = q->gpu_id;
+    }
+  }
+  RunlistSeries& s = runlist_[{gpu_id, sched}];
   // A failed operation is observed too: an -ETIME unmap is the 9 s tail.
   if (unmap) {
     ++s.unmaps_by_filter[sched == Scheduler::kMes ? 0 : e.filter];
@@ -425,11 +434,11 @@ void Model::OnRunlist(const gpuq_runlist_event& e) {
   } else {
     s.map.Observe(RunlistBuckets(), Seconds(e.duration_ns));
   }
-  if (e.ret != 0) ++runlist_failures_[{e.gpu_id, sched, unmap, e.ret}];
+  if (e.ret != 0) ++runlist_failures_[{gpu_id, sched, unmap, e.ret}];
   // Operations of unknown cause (reset, suspend) belong to no container.
   if (e.hdr.cgroup_id == 0) return;
   const uint32_t cause = e.cause < GPUQ_CAUSE__MAX ? e.cause : 0;
-  ++runlist_causes_[{e.hdr.cgroup_id, e.gpu_id, sched, unmap, cause}];
+  ++runlist_causes_[{e.hdr.cgroup_id, gpu_id, sched, unmap, cause}];
   Touch(e.hdr.cgroup_id, e.hdr.tgid, 0, "");
 }
 

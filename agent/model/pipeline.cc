@@ -52,6 +52,11 @@ void Pipeline::SetProbes(std::vector<ProbeStatus> probes) {
   probes_ = std::move(probes);
 }
 
+void Pipeline::SetDoorbellMapFull(uint64_t drops) {
+  std::lock_guard<std::mutex> lock(mu_);
+  doorbell_map_full_ = drops;
+}
+
 std::vector<std::string> Pipeline::Start() {
   std::vector<std::string> warnings;
   if (!options_.use_sysfs) return warnings;
@@ -371,6 +376,7 @@ Snapshot Pipeline::TakeSnapshot() {
   s.gpus = model_.gpus();
   s.events_by_type = model_.events_by_type();
   s.source_drops = source_drops;
+  s.doorbell_map_full = doorbell_map_full_;
   s.model_drops = model_.drops();
   s.reconcile_enabled = options_.use_sysfs;
   s.reconcile = reconciler_.stats();

@@ -99,6 +99,7 @@ struct Snapshot {
   std::map<uint32_t, GpuNode> gpus;
   std::array<uint64_t, GPUQ_EV__MAX> events_by_type{};
   SourceDrops source_drops;
+  uint64_t doorbell_map_full = 0;  ///< see Pipeline::SetDoorbellMapFull
   ModelDrops model_drops;
   bool reconcile_enabled = false;
   ReconcileStats reconcile;
@@ -143,6 +144,9 @@ class Pipeline {
   /// `writer`, which must outlive the pipeline. Call before Start().
   void RecordTo(CaptureWriter* writer) { recorder_ = writer; }
   void SetProbes(std::vector<ProbeStatus> probes);
+  /// Doorbells the doorbell poller's full kernel maps could not count
+  /// (DoorbellPoller::MapFullDrops), monotonic.
+  void SetDoorbellMapFull(uint64_t drops);
 
   enum class RunResult { kEof, kStopped, kDeadline, kError };
   /// Processes events until the source ends, `stop` is set, or `deadline`.
@@ -198,6 +202,7 @@ class Pipeline {
   Attributor attributor_;
   Model model_;
   Reconciler reconciler_;
+  uint64_t doorbell_map_full_ = 0;
   std::vector<ProbeStatus> probes_;
   std::set<uint64_t> recorded_cgroups_;
   std::set<std::string> recorded_metadata_;  // container ids

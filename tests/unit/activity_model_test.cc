@@ -259,6 +259,30 @@ TEST(RunlistTest, UnknownCauseCreatesNoContainerSeries) {
   EXPECT_EQ(m.drops().no_owner, 0u) << "not a loss: counted per GPU";
 }
 
+// A MES op on a queue the agent seeded from sysfs (created before it
+// started): the kernel side has no GPU for it (gpu_id 0), the model does.
+// Found by the simulator tier (update of a seeded MES queue).
+TEST(RunlistTest, MesOpOnASeededQueueTakesTheSeededQueuesGpu) {
+  Model m;
+  gpuq_queue_create_event seeded =
+      Create(SeededProcessKey(kPid), kPid, kCg, kGpu2, 5);
+  seeded.flags = GPUQ_CREATE_F_SEEDED;
+  m.Apply(seeded);
+  gpuq_runlist_event remove = Runlist(
+      kKey, kPid, kCg, 0, GPUQ_RUNLIST_MES_REMOVE, GPUQ_CAUSE_UPDATE, 40000);
+  remove.queue_id = 5;
+  m.Apply(remove);
+  EXPECT_EQ(m.runlist().count({0, Scheduler::kMes}), 0u);
+  EXPECT_EQ(m.runlist().at({kGpu2, Scheduler::kMes}).unmap.count, 1u);
+  EXPECT_EQ(m.runlist_causes().at(
+                {kCg, kGpu2, Scheduler::kMes, true, GPUQ_CAUSE_UPDATE}),
+            1u);
+  // An unknown queue keeps what the kernel said.
+  remove.queue_id = 6;
+  m.Apply(remove);
+  EXPECT_EQ(m.runlist().at({0, Scheduler::kMes}).unmap.count, 1u);
+}
+
 TEST(HistogramTest, BucketBoundsAreInclusive) {
   const std::vector<double> bounds = {1e-6, 1e-3, 1};
   DurationHistogram h;

@@ -374,6 +374,10 @@ TEST(CollectorTest, EventsDroppedTotalHasEveryReason) {
   pipeline->Handle(Destroy(kKeyA, 100, kCgHost, kGpu1, 9, 0, 1));
   pipeline->Handle(Create(kKeyA, 100, kCgHost, kGpu1, 0, GPUQ_QUEUE_COMPUTE));
   pipeline->Handle(Create(kKeyA, 100, kCgHost, kGpu1, 0, GPUQ_QUEUE_COMPUTE));
+  // What the doorbell poller's full maps lost (monotonic total: set, not
+  // added).
+  pipeline->SetDoorbellMapFull(2);
+  pipeline->SetDoorbellMapFull(7);
   const auto families = BuildFamilies(pipeline->TakeSnapshot());
   const MetricFamily* f = Find(families, "gpuq_events_dropped_total");
   ASSERT_NE(f, nullptr);
@@ -382,15 +386,16 @@ TEST(CollectorTest, EventsDroppedTotalHasEveryReason) {
     got[LabelsOf(m).at("reason")] = m.counter.value;
   }
   const std::map<std::string, double> expected = {
-      {"ringbuf_full", 5},  {"map_full", 4},         {"decode_error", 3},
-      {"unknown_queue", 1}, {"duplicate_create", 1}, {"no_owner", 0}};
+      {"ringbuf_full", 5},     {"map_full", 4},         {"decode_error", 3},
+      {"unknown_queue", 1},    {"duplicate_create", 1}, {"no_owner", 0},
+      {"doorbell_map_full", 7}};
   EXPECT_EQ(got, expected);
 
   // A quiet agent still exports every reason, at 0.
   const auto quiet = BuildFamilies(OfflinePipeline()->TakeSnapshot());
   const MetricFamily* q = Find(quiet, "gpuq_events_dropped_total");
   ASSERT_NE(q, nullptr);
-  EXPECT_EQ(q->metric.size(), 6u);
+  EXPECT_EQ(q->metric.size(), 7u);
   for (const ClientMetric& m : q->metric) EXPECT_EQ(m.counter.value, 0);
 }
 
