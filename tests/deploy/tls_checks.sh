@@ -124,14 +124,11 @@ YAML
   prometheus --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/data" \
     --web.listen-address="127.0.0.1:$prom_port" > "$T/prometheus.log" 2>&1 &
   PIDS+=($!)
-  pq() { curl -s -G --data-urlencode "query=$1" "http://127.0.0.1:$prom_port/api/v1/query" |
-    "$PY" -c 'import json,sys
-try: r = json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "none")
-except Exception: print("none")'; }
+  # q (auth_test.sh) asks the Prometheus at $prom_port.
   for job in gpuq-tls gpuq-mtls; do
     got=none
     for _ in $(seq 200); do
-      got=$(pq "count(gpuq_queues{job=\"$job\"})")
+      got=$(q "count(gpuq_queues{job=\"$job\"})")
       [ "$got" != none ] && break
       sleep 0.1
     done

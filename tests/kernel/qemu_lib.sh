@@ -2,9 +2,8 @@
 # amdgpu.ko; run_sim_tier.sh: the KFD simulator). Sourced, not run.
 #
 # The caller sets SRC (repository), WORK (logs, scratch), CACHE (kernel
-# cache), BOOT_TIMEOUT (seconds per boot), sources tests/lib/assert.sh, and
-# defines:
-#   skip_all REASON     nothing can run: report every check skipped, exit 0
+# cache), BOOT_TIMEOUT (seconds per boot), KERNELS (labels), N_CHECKS (checks
+# per kernel), AGENT, sources tests/lib/assert.sh, and defines:
 #   expected_checks     the checks each guest must report (judge_markers)
 # shellcheck shell=bash
 
@@ -12,6 +11,28 @@ export DEBIAN_FRONTEND=noninteractive
 APT=(apt-get -q -o DPkg::Lock::Timeout=600 -o APT::Sandbox::User=root)
 
 note() { echo "# $*"; }
+
+# skip_kernel LABEL REASON: all of LABEL's checks are skipped.
+skip_kernel() {
+  SKIPPED=$((SKIPPED + N_CHECKS))
+  echo "skip - kernel $1: all $N_CHECKS checks skipped: $2"
+}
+# skip_all REASON: nothing can run here; exit 0 with everything skipped.
+skip_all() {
+  echo "GPUQ-KTIER SKIPPED: $1"
+  local k
+  for k in $KERNELS; do skip_kernel "$k" "$1"; done
+  summary
+  exit 0
+}
+# require_agent: a missing agent binary is a failure, never a skip.
+require_agent() {
+  if [ ! -x "$AGENT" ]; then
+    fail "agent binary $AGENT is not an executable file"
+    summary
+    exit 1
+  fi
+}
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 

@@ -71,25 +71,7 @@ expected_checks() {
 }
 N_CHECKS=$(expected_checks | wc -w)
 
-# skip_kernel LABEL REASON: all of LABEL's checks are skipped.
-skip_kernel() {
-  SKIPPED=$((SKIPPED + N_CHECKS))
-  echo "skip - kernel $1: all $N_CHECKS checks skipped: $2"
-}
-# skip_all REASON: nothing can run here; exit 0 with everything skipped.
-skip_all() {
-  echo "GPUQ-KTIER SKIPPED: $1"
-  local k
-  for k in $KERNELS; do skip_kernel "$k" "$1"; done
-  summary
-  exit 0
-}
-
-if [ ! -x "$AGENT" ]; then
-  fail "agent binary $AGENT is not an executable file"
-  summary
-  exit 1
-fi
+require_agent
 
 # ---- host packages ----------------------------------------------------------
 # busybox: any /bin/busybox will do (its libraries are copied if it is the

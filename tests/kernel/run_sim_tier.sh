@@ -54,23 +54,7 @@ expected_checks() {
 }
 N_CHECKS=$(expected_checks | wc -w)
 
-skip_kernel() {
-  SKIPPED=$((SKIPPED + N_CHECKS))
-  echo "skip - kernel $1: all $N_CHECKS checks skipped: $2"
-}
-skip_all() {
-  echo "GPUQ-KTIER SKIPPED: $1"
-  local k
-  for k in $KERNELS; do skip_kernel "$k" "$1"; done
-  summary
-  exit 0
-}
-
-if [ ! -x "$AGENT" ]; then
-  fail "agent binary $AGENT is not an executable file"
-  summary
-  exit 1
-fi
+require_agent
 
 # ---- host packages ----------------------------------------------------------
 # make + dwarves (pahole): kbuild and the module's BTF.
