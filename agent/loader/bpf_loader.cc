@@ -263,10 +263,14 @@ std::unique_ptr<BpfLoader> BpfLoader::Load(const Options& options,
 }
 
 std::string BpfLoader::VerifyPrograms(HookMode mode,
-                                      const std::string& btf_custom_path) {
+                                      const std::string& btf_custom_path,
+                                      const std::set<std::string>* present) {
   InstallLogger();
   std::vector<HookPlan> plans;
-  for (const HookSpec& spec : Hooks()) plans.push_back({&spec, mode, ""});
+  for (const HookSpec& spec : Hooks()) {
+    const bool here = present == nullptr || present->count(spec.function) > 0;
+    plans.push_back({&spec, here ? mode : HookMode::kNone, ""});
+  }
   std::string error;
   gpuq_bpf* skel = OpenFor(plans, &error, btf_custom_path);
   if (skel == nullptr) return error;

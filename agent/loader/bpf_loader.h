@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -37,8 +38,12 @@ class BpfLoader {
   /// `check --verify`. `btf_custom_path`, if set, replaces the kernel's BTF
   /// for CO-RE relocation (tests use it to relocate against amdkfd layouts
   /// on a host without amdgpu).
-  static std::string VerifyPrograms(HookMode mode,
-                                    const std::string& btf_custom_path = "");
+  /// `present`, if set, limits it to hooks whose function is in the set
+  /// (fentry needs the function's BTF: `check --verify` passes what this
+  /// kernel has, so 6.1 does not fail on mes_v12_0_remove_hw_queue).
+  static std::string VerifyPrograms(
+      HookMode mode, const std::string& btf_custom_path = "",
+      const std::set<std::string>* present = nullptr);
 
   ~BpfLoader();
   BpfLoader(const BpfLoader&) = delete;

@@ -74,6 +74,17 @@ else
   run "$AGENT" check
   expect_rc "check without amdkfd" 1
   expect_out "check lists every hook" "process_exit +kfd_process_notifier_release +none"
+  if [ "$(id -u)" = 0 ]; then
+    run "$AGENT" check --verify
+    # fentry programs need their function's BTF, which no amdgpu means none
+    # has; kprobe programs load regardless (the QEMU tier verifies fentry).
+    expect_out "check --verify without amdkfd: no fentry program to verify" \
+      "verifier, fentry programs: none verified \(no hooked function has BTF here\)"
+    expect_out "check --verify: every kprobe program passes this kernel's verifier" \
+      "verifier, kprobe programs: all accepted"
+  else
+    skip "check --verify: needs root"
+  fi
 fi
 if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null; then
   nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all)
