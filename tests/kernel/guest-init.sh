@@ -157,6 +157,29 @@ check_mode fentry
 check_mode kprobe --no-fentry
 ktime check-done
 
+# check --verify: every fentry program of a function this kernel has, and
+# every kprobe program, through this kernel's verifier against the real
+# amdgpu BTF (a function the kernel lacks is named, not refused).
+timeout 240 /bin/gpuq-agent check --verify > /tmp/check-verify.out 2> /tmp/check-verify.err
+dump check-verify /tmp/check-verify.out /tmp/check-verify.err
+vf=$(grep '^verifier, fentry programs: ' /tmp/check-verify.out)
+vk=$(grep '^verifier, kprobe programs: ' /tmp/check-verify.out)
+want_absent=
+for pf in $PROBES; do
+  is_missing "${pf%%:*}" && want_absent="$want_absent ${pf#*:}"
+done
+if [ -n "$want_absent" ]; then
+  absent_ok=$(echo "$vf" | grep -c "not in this kernel: $(echo $want_absent | sed 's/ /, /g'))\$")
+else
+  absent_ok=$(echo "$vf" | grep -vc 'not in this kernel')
+fi
+if echo "$vf" | grep -q '^verifier, fentry programs: all accepted' &&
+  echo "$vk" | grep -q '^verifier, kprobe programs: all accepted$' && [ "$absent_ok" = 1 ]; then
+  pass check-verify "$vf; $vk"
+else
+  fail check-verify "want fentry and kprobe all accepted, absent:${want_absent:- none}; got: $vf; $vk; $(tr '\n' ' ' < /tmp/check-verify.err)"
+fi
+
 # ---- 3. the daemon + kfdtest, per mode --------------------------------------
 # Not `wget -T`: Debian's busybox-static 1.35 wget segfaults with it.
 scrape() { timeout 10 wget -q -O "$1" "$URL" 2> /dev/null; }

@@ -58,6 +58,7 @@ expected_checks() {
       echo "check-$m:$c"
     done
   done
+  guest_has check-verify && echo check-verify
   echo core-flavor
   guest_has core-sched && echo core-sched
   echo record:runs record:create-failed record:process-exit record:no-queue-records
