@@ -190,4 +190,23 @@ static __always_inline int op_exit(int ret)
 		return handler((int)ret);                                                          \
 	}
 
+/*
+ * The four programs of a dqm op taking (dqm, qpd): fentry and kprobe entry
+ * twins calling enter(arg, dqm, qpd), and the exit twins above.
+ */
+#define GPUQ_DQM_QPD_PROGRAMS(fn, enter, arg, exit_handler)                                        \
+	SEC("fentry/" #fn)                                                                         \
+	int BPF_PROG(fentry_##fn, struct device_queue_manager *dqm,                                \
+		     struct qcm_process_device *qpd)                                               \
+	{                                                                                          \
+		return enter(arg, dqm, qpd);                                                       \
+	}                                                                                          \
+	SEC("kprobe/" #fn)                                                                         \
+	int BPF_KPROBE(kprobe_##fn, struct device_queue_manager *dqm,                              \
+		       struct qcm_process_device *qpd)                                             \
+	{                                                                                          \
+		return enter(arg, dqm, qpd);                                                       \
+	}                                                                                          \
+	GPUQ_EXIT_PROGRAMS(fn, exit_handler)
+
 #endif /* GPUQ_ATTRIBUTION_BPF_H */

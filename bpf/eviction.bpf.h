@@ -52,69 +52,17 @@ static __always_inline int handle_evict_exit(int ret)
 	return 0;
 }
 
-SEC("fentry/evict_process_queues_cpsch")
-int BPF_PROG(fentry_evict_process_queues_cpsch, struct device_queue_manager *dqm,
-	     struct qcm_process_device *qpd)
-{
-	return handle_evict_entry(GPUQ_EVICTION_EVICT, dqm, qpd);
-}
+GPUQ_DQM_QPD_PROGRAMS(evict_process_queues_cpsch, handle_evict_entry, GPUQ_EVICTION_EVICT,
+		      handle_evict_exit)
 
-SEC("kprobe/evict_process_queues_cpsch")
-int BPF_KPROBE(kprobe_evict_process_queues_cpsch, struct device_queue_manager *dqm,
-	       struct qcm_process_device *qpd)
-{
-	return handle_evict_entry(GPUQ_EVICTION_EVICT, dqm, qpd);
-}
+GPUQ_DQM_QPD_PROGRAMS(evict_process_queues_nocpsch, handle_evict_entry, GPUQ_EVICTION_EVICT,
+		      handle_evict_exit)
 
-GPUQ_EXIT_PROGRAMS(evict_process_queues_cpsch, handle_evict_exit)
+GPUQ_DQM_QPD_PROGRAMS(restore_process_queues_cpsch, handle_evict_entry, GPUQ_EVICTION_RESTORE,
+		      handle_evict_exit)
 
-SEC("fentry/evict_process_queues_nocpsch")
-int BPF_PROG(fentry_evict_process_queues_nocpsch, struct device_queue_manager *dqm,
-	     struct qcm_process_device *qpd)
-{
-	return handle_evict_entry(GPUQ_EVICTION_EVICT, dqm, qpd);
-}
-
-SEC("kprobe/evict_process_queues_nocpsch")
-int BPF_KPROBE(kprobe_evict_process_queues_nocpsch, struct device_queue_manager *dqm,
-	       struct qcm_process_device *qpd)
-{
-	return handle_evict_entry(GPUQ_EVICTION_EVICT, dqm, qpd);
-}
-
-GPUQ_EXIT_PROGRAMS(evict_process_queues_nocpsch, handle_evict_exit)
-
-SEC("fentry/restore_process_queues_cpsch")
-int BPF_PROG(fentry_restore_process_queues_cpsch, struct device_queue_manager *dqm,
-	     struct qcm_process_device *qpd)
-{
-	return handle_evict_entry(GPUQ_EVICTION_RESTORE, dqm, qpd);
-}
-
-SEC("kprobe/restore_process_queues_cpsch")
-int BPF_KPROBE(kprobe_restore_process_queues_cpsch, struct device_queue_manager *dqm,
-	       struct qcm_process_device *qpd)
-{
-	return handle_evict_entry(GPUQ_EVICTION_RESTORE, dqm, qpd);
-}
-
-GPUQ_EXIT_PROGRAMS(restore_process_queues_cpsch, handle_evict_exit)
-
-SEC("fentry/restore_process_queues_nocpsch")
-int BPF_PROG(fentry_restore_process_queues_nocpsch, struct device_queue_manager *dqm,
-	     struct qcm_process_device *qpd)
-{
-	return handle_evict_entry(GPUQ_EVICTION_RESTORE, dqm, qpd);
-}
-
-SEC("kprobe/restore_process_queues_nocpsch")
-int BPF_KPROBE(kprobe_restore_process_queues_nocpsch, struct device_queue_manager *dqm,
-	       struct qcm_process_device *qpd)
-{
-	return handle_evict_entry(GPUQ_EVICTION_RESTORE, dqm, qpd);
-}
-
-GPUQ_EXIT_PROGRAMS(restore_process_queues_nocpsch, handle_evict_exit)
+GPUQ_DQM_QPD_PROGRAMS(restore_process_queues_nocpsch, handle_evict_entry, GPUQ_EVICTION_RESTORE,
+		      handle_evict_exit)
 
 /* ---- evict_trigger ----------------------------------------------------- */
 

@@ -199,53 +199,11 @@ int BPF_KPROBE(kprobe_create_queue_cpsch, struct device_queue_manager *dqm, stru
 
 GPUQ_EXIT_PROGRAMS(create_queue_cpsch, op_exit)
 
-SEC("fentry/destroy_queue_cpsch")
-int BPF_PROG(fentry_destroy_queue_cpsch, struct device_queue_manager *dqm,
-	     struct qcm_process_device *qpd)
-{
-	return op_enter(GPUQ_CAUSE_DESTROY, dqm, qpd);
-}
+GPUQ_DQM_QPD_PROGRAMS(destroy_queue_cpsch, op_enter, GPUQ_CAUSE_DESTROY, op_exit)
 
-SEC("kprobe/destroy_queue_cpsch")
-int BPF_KPROBE(kprobe_destroy_queue_cpsch, struct device_queue_manager *dqm,
-	       struct qcm_process_device *qpd)
-{
-	return op_enter(GPUQ_CAUSE_DESTROY, dqm, qpd);
-}
+GPUQ_DQM_QPD_PROGRAMS(process_termination_cpsch, op_enter, GPUQ_CAUSE_TERMINATE, op_exit)
 
-GPUQ_EXIT_PROGRAMS(destroy_queue_cpsch, op_exit)
-
-SEC("fentry/process_termination_cpsch")
-int BPF_PROG(fentry_process_termination_cpsch, struct device_queue_manager *dqm,
-	     struct qcm_process_device *qpd)
-{
-	return op_enter(GPUQ_CAUSE_TERMINATE, dqm, qpd);
-}
-
-SEC("kprobe/process_termination_cpsch")
-int BPF_KPROBE(kprobe_process_termination_cpsch, struct device_queue_manager *dqm,
-	       struct qcm_process_device *qpd)
-{
-	return op_enter(GPUQ_CAUSE_TERMINATE, dqm, qpd);
-}
-
-GPUQ_EXIT_PROGRAMS(process_termination_cpsch, op_exit)
-
-SEC("fentry/process_termination_nocpsch")
-int BPF_PROG(fentry_process_termination_nocpsch, struct device_queue_manager *dqm,
-	     struct qcm_process_device *qpd)
-{
-	return op_enter(GPUQ_CAUSE_TERMINATE, dqm, qpd);
-}
-
-SEC("kprobe/process_termination_nocpsch")
-int BPF_KPROBE(kprobe_process_termination_nocpsch, struct device_queue_manager *dqm,
-	       struct qcm_process_device *qpd)
-{
-	return op_enter(GPUQ_CAUSE_TERMINATE, dqm, qpd);
-}
-
-GPUQ_EXIT_PROGRAMS(process_termination_nocpsch, op_exit)
+GPUQ_DQM_QPD_PROGRAMS(process_termination_nocpsch, op_enter, GPUQ_CAUSE_TERMINATE, op_exit)
 
 /*
  * The update ioctl (percentage, priority, ring): current is the owner and p
