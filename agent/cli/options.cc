@@ -108,8 +108,8 @@ std::optional<int> ParseOptions(int argc, char** argv, Options* out) {
       ->capture_default_str();
   app.add_option("--web.config.file", out->web_config_file,
                  "Web config (YAML, the Prometheus exporter-toolkit format): "
-                 "basic_auth_users with bcrypt hashes protect /metrics. TLS "
-                 "is not supported (deploy/README.md).")
+                 "basic_auth_users with bcrypt hashes protect /metrics; "
+                 "tls_server_config serves it over HTTPS (deploy/README.md).")
       ->check(CLI::ExistingFile);
   app.add_option("--host-root", host_root,
                  "Read the host's /sys and /proc under this directory (a "
