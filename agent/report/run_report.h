@@ -1,0 +1,194 @@
+// What `gpuq-agent report` knows about one recorded run: every figure the
+// users' ftrace-and-grep workflow computed by hand (queues per GPU and type,
+// submissions, preemptions, evictions, the single-queue / one-per-GPU /
+// more-than-GPUs classification), plus the time series and slices the HTML
+// and Perfetto outputs draw. Built from a capture by AnalyzeCapture()
+// (run_analysis.h), which feeds the capture through the same Pipeline and
+// Model as /metrics, so a report cannot disagree with the agent.
+//
+// Times are seconds since the capture's first record (t = 0), as doubles.
+// Renderers (text, markdown, json, html, perfetto) only read this struct.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpuq::report {
+
+/// Who a series belongs to: the exported container labels ("" = host).
+struct Owner {
+  std::string container;  ///< as the `container` label; "" for host processes
+  std::string pod;
+  std::string ns;
+  bool operator<(const Owner& o) const;
+  bool operator==(const Owner& o) const;
+};
+
+/// The users' verdict for a queue-level preemption design.
+enum class QueueClass {
+  kNone,          ///< no hardware queue at all
+  kSingleQueue,   ///< at most one queue at any time: "design fits"
+  kOnePerGpu,     ///< at most one per GPU, several GPUs: "batched suspend/resume"
+  kMoreThanGpus,  ///< more queues than GPUs used: "selective preemption"
+};
+
+/// Percentiles of a set of durations (seconds); count 0 = no samples.
+struct DurationStats {
+  uint64_t count = 0;
+  double sum = 0, min = 0, p50 = 0, p90 = 0, p99 = 0, max = 0;
+};
+
+/// Hardware queues of one (GPU, queue type) over the run.
+struct GpuQueueRow {
+  uint32_t gpu_id = 0;
+  std::string gpu_name;  ///< "MI300X (gfx942)" when the topology has it
+  std::string queue_type;  ///< QueueTypeLabel(): "compute", "sdma", ...
+  uint64_t peak = 0;       ///< most live at once
+  uint64_t at_end = 0;     ///< live after the last record
+  uint64_t at_start = 0;   ///< live at t = 0 (seeded from sysfs)
+  uint64_t created = 0;
+  uint64_t destroyed = 0;
+  DurationStats lifetime;  ///< of queues created and destroyed in the run
+};
+
+/// One process that held queues during the run.
+struct ProcessRow {
+  Owner owner;
+  uint32_t pid = 0;
+  std::string comm;
+  uint64_t queues_peak = 0;  ///< most live at once, all GPUs and types
+  uint64_t queues_created = 0;
+  std::map<uint32_t, uint64_t> peak_per_gpu;  ///< gpu_id -> most live at once
+  uint64_t submissions = 0;
+  bool exited = false;
+  QueueClass classification = QueueClass::kNone;
+};
+
+/// One container (or the host) over the run.
+struct ContainerRow {
+  Owner owner;
+  std::string container_id;  ///< full id, "" for the host
+  uint64_t processes = 0;
+  uint64_t queues_peak = 0;
+  uint64_t queues_created = 0;
+  std::map<uint32_t, uint64_t> peak_per_gpu;
+  uint64_t gpus_used = 0;
+  uint64_t submissions = 0;
+  double submissions_mean_per_s = 0;
+  double submissions_peak_per_s = 0;
+  uint64_t preemptions_caused = 0;  ///< runlist unmaps its operations caused
+  uint64_t evictions = 0;
+  uint64_t create_failures = 0;
+  QueueClass classification = QueueClass::kNone;
+};
+
+/// Submissions of one sampled queue.
+struct QueueSubmissionRow {
+  Owner owner;
+  uint32_t pid = 0;
+  uint32_t gpu_id = 0;
+  uint32_t queue_id = 0;
+  std::string queue_type;
+  uint64_t submissions = 0;
+  uint64_t pending_peak = 0;
+};
+
+/// Runlist preemption on one (GPU, scheduler).
+struct RunlistRow {
+  uint32_t gpu_id = 0;
+  std::string scheduler;  ///< "hws" or "mes"
+  uint64_t unmaps = 0;
+  uint64_t maps = 0;
+  DurationStats unmap;
+  DurationStats map;
+  std::map<std::string, uint64_t> failures;  ///< "unmap:ETIME" -> count
+};
+
+struct EvictionRow {
+  Owner owner;
+  uint32_t pid = 0;
+  uint32_t gpu_id = 0;
+  std::string trigger;  ///< EvictionTriggerLabel()
+  double start_s = 0;
+  std::optional<double> duration_s;  ///< until restore; none if not restored
+};
+
+struct CreateFailureRow {
+  Owner owner;
+  uint32_t pid = 0;
+  uint32_t gpu_id = 0;
+  std::string error;  ///< errno name, "ENOMEM"
+  uint64_t count = 0;
+};
+
+// ---- Time series and slices (HTML charts, Perfetto tracks) ----
+
+/// A value per time bucket (bucket i covers [i*step, (i+1)*step)).
+struct Series {
+  std::string name;  ///< legend: "gpu 11437", "vllm", ...
+  std::vector<double> values;
+};
+
+/// A span on a track (queue lifetime, unmap, map, eviction).
+struct Slice {
+  std::string track;  ///< "gpu 11437", "pid 4242 (python3)"
+  std::string name;   ///< "compute queue 3", "unmap (all_queues)", "evicted: svm"
+  double start_s = 0;
+  double duration_s = 0;  ///< open slices end at the capture's end
+  std::map<std::string, std::string> args;  ///< shown in Perfetto's details
+};
+
+struct Timeline {
+  double step_s = 1.0;  ///< bucket width of every Series
+  std::vector<Series> queues_per_gpu;  ///< live queues at the bucket's end
+  std::vector<Series> submission_rate_per_container;  ///< packets/s in bucket
+  std::vector<Slice> queue_lifetimes;  ///< track: per process
+  std::vector<Slice> runlist_ops;      ///< track: per GPU (unmaps and maps)
+  std::vector<Slice> evictions;        ///< track: per GPU
+};
+
+/// Everything about one capture.
+struct RunReport {
+  std::string name;  ///< the capture's file name, as given
+  uint64_t start_realtime_ns = 0;
+  double duration_s = 0;
+  uint64_t records = 0;
+  uint64_t gpus_in_topology = 0;
+  uint64_t gpus_used = 0;
+
+  uint64_t queues_peak = 0;     ///< most live at once, whole host
+  uint64_t queues_at_end = 0;
+  uint64_t queues_created = 0;
+  uint64_t queues_destroyed = 0;
+  uint64_t submissions = 0;
+  double submissions_mean_per_s = 0;
+  double submissions_peak_per_s = 0;
+  uint64_t pending_peak = 0;
+  uint64_t doorbells = 0;
+  uint64_t unmaps = 0;
+  uint64_t maps = 0;
+  uint64_t evictions = 0;
+  uint64_t create_failures = 0;
+  uint64_t process_exits = 0;
+  QueueClass classification = QueueClass::kNone;  ///< of the whole run
+
+  std::vector<ContainerRow> containers;
+  std::vector<ProcessRow> processes;
+  std::vector<GpuQueueRow> gpu_queues;
+  std::vector<QueueSubmissionRow> queue_submissions;
+  std::vector<RunlistRow> runlist;
+  std::vector<EvictionRow> eviction_list;
+  std::vector<CreateFailureRow> create_failure_list;
+  Timeline timeline;
+};
+
+/// "single queue", "one per GPU", "more queues than GPUs", "no queues".
+const char* QueueClassName(QueueClass c);
+/// The users' design verdict: "design fits", "needs batched suspend/resume",
+/// "needs selective preemption", "-".
+const char* QueueClassVerdict(QueueClass c);
+
+}  // namespace gpuq::report
