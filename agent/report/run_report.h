@@ -29,9 +29,9 @@ struct Owner {
 
 /// The users' verdict for a queue-level preemption design.
 enum class QueueClass {
-  kNone,          ///< no hardware queue at all
-  kSingleQueue,   ///< at most one queue at any time: "design fits"
-  kOnePerGpu,     ///< at most one per GPU, several GPUs: "batched suspend/resume"
+  kNone,         ///< no hardware queue at all
+  kSingleQueue,  ///< at most one queue at any time: "design fits"
+  kOnePerGpu,  ///< at most one per GPU, several GPUs: "batched suspend/resume"
   kMoreThanGpus,  ///< more queues than GPUs used: "selective preemption"
 };
 
@@ -44,7 +44,7 @@ struct DurationStats {
 /// Hardware queues of one (GPU, queue type) over the run.
 struct GpuQueueRow {
   uint32_t gpu_id = 0;
-  std::string gpu_name;  ///< "MI300X (gfx942)" when the topology has it
+  std::string gpu_name;    ///< "MI300X (gfx942)" when the topology has it
   std::string queue_type;  ///< QueueTypeLabel(): "compute", "sdma", ...
   uint64_t peak = 0;       ///< most live at once
   uint64_t at_end = 0;     ///< live after the last record
@@ -135,19 +135,20 @@ struct Series {
 /// A span on a track (queue lifetime, unmap, map, eviction).
 struct Slice {
   std::string track;  ///< "gpu 11437", "pid 4242 (python3)"
-  std::string name;   ///< "compute queue 3", "unmap (all_queues)", "evicted: svm"
+  std::string
+      name;  ///< "compute queue 3", "unmap (all_queues)", "evicted: svm"
   double start_s = 0;
   double duration_s = 0;  ///< open slices end at the capture's end
   std::map<std::string, std::string> args;  ///< shown in Perfetto's details
 };
 
 struct Timeline {
-  double step_s = 1.0;  ///< bucket width of every Series
+  double step_s = 1.0;                 ///< bucket width of every Series
   std::vector<Series> queues_per_gpu;  ///< live queues at the bucket's end
   std::vector<Series> submission_rate_per_container;  ///< packets/s in bucket
-  std::vector<Slice> queue_lifetimes;  ///< track: per process
-  std::vector<Slice> runlist_ops;      ///< track: per GPU (unmaps and maps)
-  std::vector<Slice> evictions;        ///< track: per GPU
+  std::vector<Slice> queue_lifetimes;                 ///< track: per process
+  std::vector<Slice> runlist_ops;  ///< track: per GPU (unmaps and maps)
+  std::vector<Slice> evictions;    ///< track: per GPU
 };
 
 /// Everything about one capture.
@@ -159,7 +160,7 @@ struct RunReport {
   uint64_t gpus_in_topology = 0;
   uint64_t gpus_used = 0;
 
-  uint64_t queues_peak = 0;     ///< most live at once, whole host
+  uint64_t queues_peak = 0;  ///< most live at once, whole host
   uint64_t queues_at_end = 0;
   uint64_t queues_created = 0;
   uint64_t queues_destroyed = 0;
