@@ -28,6 +28,10 @@ using Clock = std::chrono::steady_clock;
 /// After the command was asked to stop (SIGTERM at --duration, a forwarded
 /// signal), how long it may take before it is killed.
 constexpr auto kCommandGrace = std::chrono::seconds(10);
+/// How long the event loop keeps reading once the recording is to end:
+/// what the kernel wrote just before (the command's last queue operations,
+/// the teardown of its queues in a kworker) is still in the ring buffer.
+constexpr auto kDrain = std::chrono::milliseconds(500);
 
 /// "elapsed, events, queues now" on stderr once a second, on a terminal
 /// only (a log file gets the final line alone).
@@ -179,6 +183,7 @@ int RunRecord(const Options& options) {
     progress.Tick();
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
+  if (!setup.replay && !loop_done.load()) std::this_thread::sleep_for(kDrain);
   stop_loop.store(true);
   loop.join();
   progress.Done();
