@@ -90,7 +90,8 @@ std::optional<int> ParseOptions(int argc, char** argv, Options* out) {
                "Live: measured over --interval; with --replay: the whole "
                "capture.");
   app.add_option("--interval", interval,
-                 "Measurement window of --once on a live kernel.")
+                 "Measurement window of --once on a live kernel; how often "
+                 "top refreshes.")
       ->check(DurationValidator())
       ->capture_default_str();
   app.add_option("--output,-o", output, "--once format.")

@@ -183,7 +183,15 @@ int RunRecord(const Options& options) {
     progress.Tick();
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  if (!setup.replay && !loop_done.load()) std::this_thread::sleep_for(kDrain);
+  if (setup.replay) {
+    // A capture is re-recorded whole (it ends on its own, quickly), also
+    // when the command was quicker.
+    while (!loop_done.load()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  } else if (!loop_done.load()) {
+    std::this_thread::sleep_for(kDrain);
+  }
   stop_loop.store(true);
   loop.join();
   progress.Done();
