@@ -10,6 +10,7 @@
 #include <set>
 #include <thread>
 
+#include "cli/source_setup.h"
 #include "cli/submissions.h"
 #include "export/collector.h"
 #include "export/metrics_server.h"
@@ -27,129 +28,21 @@
 namespace gpuq {
 namespace {
 
-constexpr const char* kNoPrivileges =
-    "gpuq-agent needs root (or CAP_BPF with CAP_PERFMON, or CAP_SYS_ADMIN) to "
-    "load its kernel probes; run it as root, or read a capture with --replay "
-    "FILE";
-
-void Warn(const std::string& message) {
-  std::cout.flush();  // keep stdout and stderr in order on a terminal
-  std::cerr << "gpuq-agent: " << message << "\n";
+extern "C" void OnSignal(int signo) {
+  StopSignal().store(signo);
+  StopRequested().store(true);
 }
-
-/// The event source and what keeps it alive.
-struct SourceSetup {
-  std::unique_ptr<BpfLoader> loader;  // must outlive the source
-  std::unique_ptr<EventSource> source;
-  std::vector<ProbeStatus> probes;
-  bool replay = false;
-  std::string error;  ///< set when no source could be made
-};
-
-SourceSetup MakeSource(const Options& options) {
-  SourceSetup setup;
-  if (!options.replay.empty()) {
-    setup.replay = true;
-    Capture capture;
-    std::string error;
-    const CaptureError result = ReadCapture(options.replay, &capture, &error);
-    if (result != CaptureError::kNone &&
-        !(result == CaptureError::kTruncated && options.allow_truncated)) {
-      setup.error = error;
-      return setup;
-    }
-    if (result == CaptureError::kTruncated) Warn(error);
-    setup.source = std::make_unique<ReplayEventSource>(std::move(capture));
-    return setup;
-  }
-  if (!HasBpfPrivileges()) {
-    setup.error = kNoPrivileges;
-    return setup;
-  }
-  BpfLoader::Options load_options{options.paths, options.allow_fentry};
-  setup.loader = BpfLoader::Load(load_options, &setup.probes, &setup.error);
-  if (setup.loader == nullptr) return setup;
-  auto source = std::make_unique<BpfEventSource>(setup.loader->EventsFd(),
-                                                 setup.loader->DropsFd());
-  if (!source->Ok()) {
-    setup.error = source->Error();
-    return setup;
-  }
-  setup.source = std::move(source);
-  return setup;
-}
-
-/// The container runtimes to ask for names: Docker Engine API sockets
-/// (dockerd, podman), then OCI bundles (containerd, CRI-O). None in replay:
-/// a capture carries the names it was recorded with.
-std::unique_ptr<MetadataResolver> MakeMetadataResolver(const Options& options,
-                                                       bool replay) {
-  if (replay || !options.runtime_lookup) return nullptr;
-  std::vector<std::string> sockets = options.docker_sockets;
-  if (sockets.empty()) {
-    sockets = {options.host_root + "/var/run/docker.sock",
-               options.host_root + "/run/podman/podman.sock"};
-  }
-  std::vector<std::unique_ptr<RuntimeClient>> clients;
-  for (const std::string& socket : sockets) {
-    // A runtime this host does not run is not an error worth counting.
-    if (access(socket.c_str(), F_OK) != 0) continue;
-    clients.push_back(MakeDockerApiClient(socket, options.runtime_timeout));
-  }
-  clients.push_back(MakeOciBundleClient(
-      options.run_dir.empty() ? options.host_root + "/run" : options.run_dir));
-  return std::make_unique<MetadataResolver>(std::move(clients),
-                                            MetadataResolver::Options{});
-}
-
-PipelineOptions PipelineOptionsFor(const Options& options, bool replay,
-                                   MetadataResolver* metadata) {
-  PipelineOptions p;
-  p.paths = options.paths;
-  p.use_sysfs = !replay;
-  p.reconcile_interval = options.reconcile_interval;
-  p.container_grace = options.container_grace;
-  p.max_containers = options.max_containers;
-  p.pid_comm_labels = options.pid_comm_labels;
-  p.label_allowlist = options.label_allowlist;
-  p.metadata = metadata;
-  return p;
-}
-
-void PrintWarnings(const std::vector<std::string>& warnings) {
-  for (const auto& w : warnings) Warn(w);
-}
-
-/// The submission readers of a live pipeline, after one first round (the
-/// baseline of every queue seen without a create event). None in replay: a
-/// capture carries the samples and counts it recorded.
-std::unique_ptr<SubmissionReaders> StartSubmissionReaders(
-    const Options& options, bool replay, Pipeline* pipeline,
-    const std::vector<ProbeStatus>& kernel_probes) {
-  if (replay) return nullptr;
-  std::vector<std::string> warnings;
-  auto readers = std::make_unique<SubmissionReaders>(
-      options, PipelineSinks(pipeline, kernel_probes), &warnings);
-  PrintWarnings(warnings);
-  if (!readers->Active()) return nullptr;
-  readers->Round();
-  return readers;
-}
-
-/// Runs `readers` every period on a thread of its own (null: nothing).
-std::unique_ptr<PeriodicThread> TickEveryPeriod(SubmissionReaders* readers) {
-  if (readers == nullptr) return nullptr;
-  return std::make_unique<PeriodicThread>(readers->Period(),
-                                          [readers] { readers->Round(); });
-}
-
-extern "C" void OnSignal(int /*signo*/) { StopRequested().store(true); }
 
 }  // namespace
 
 std::atomic<bool>& StopRequested() {
   static std::atomic<bool> stop{false};
   return stop;
+}
+
+std::atomic<int>& StopSignal() {
+  static std::atomic<int> signo{0};
+  return signo;
 }
 
 void InstallSignalHandlers() {
@@ -325,52 +218,6 @@ int RunCheck(const Options& options) {
   return 0;
 }
 
-int RunRecord(const Options& options) {
-  SourceSetup setup = MakeSource(options);
-  if (setup.source == nullptr) {
-    Warn(setup.error);
-    return 1;
-  }
-  std::string error;
-  auto writer = CaptureWriter::Create(options.record_path, &error);
-  if (writer == nullptr) {
-    Warn(error);
-    return 1;
-  }
-  const auto metadata = MakeMetadataResolver(options, setup.replay);
-  Pipeline pipeline(PipelineOptionsFor(options, setup.replay, metadata.get()),
-                    std::move(setup.source));
-  pipeline.RecordTo(writer.get());
-  pipeline.SetProbes(setup.probes);
-  PrintWarnings(pipeline.Start());
-  // Samples and doorbell counts go into the capture like kernel events.
-  const auto readers =
-      StartSubmissionReaders(options, setup.replay, &pipeline, setup.probes);
-  auto ticker = TickEveryPeriod(readers.get());
-  std::optional<std::chrono::steady_clock::time_point> deadline;
-  if (options.duration) {
-    deadline = std::chrono::steady_clock::now() + *options.duration;
-  }
-  const auto result = pipeline.Run(StopRequested(), deadline);
-  if (ticker != nullptr) {
-    // A last round, so the capture ends with the state at its end.
-    ticker->Stop();
-    readers->Round();
-  }
-  const uint64_t records = writer->Records();
-  if (!writer->Close(&error)) {
-    Warn(error);
-    return 1;
-  }
-  if (result == Pipeline::RunResult::kError) {
-    Warn(pipeline.Error());
-    return 1;
-  }
-  std::cerr << fmt::format("gpuq-agent: wrote {} records to {}\n", records,
-                           options.record_path);
-  return 0;
-}
-
 int Main(int argc, char** argv) {
   Options options;
   if (auto exit_code = ParseOptions(argc, argv, &options)) return *exit_code;
@@ -382,6 +229,8 @@ int Main(int argc, char** argv) {
       return RunCheck(options);
     case Command::kRecord:
       return RunRecord(options);
+    case Command::kTop:
+      return RunTop(options);
     case Command::kDaemon:
     case Command::kVersion:
       return RunDaemon(options);

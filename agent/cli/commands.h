@@ -11,12 +11,15 @@ namespace gpuq {
 
 /// Set by SIGINT/SIGTERM: long-running commands finish cleanly.
 std::atomic<bool>& StopRequested();
+/// The signal that set StopRequested() (SIGINT, SIGTERM; 0 if none).
+std::atomic<int>& StopSignal();
 void InstallSignalHandlers();
 
 int RunDaemon(const Options& options);
 int RunOnce(const Options& options);
 int RunCheck(const Options& options);
 int RunRecord(const Options& options);
+int RunTop(const Options& options);
 
 /// Parses argv and runs the chosen command.
 int Main(int argc, char** argv);

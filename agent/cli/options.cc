@@ -90,7 +90,8 @@ std::optional<int> ParseOptions(int argc, char** argv, Options* out) {
                "Live: measured over --interval; with --replay: the whole "
                "capture.");
   app.add_option("--interval", interval,
-                 "Measurement window of --once on a live kernel.")
+                 "Measurement window of --once on a live kernel; how often "
+                 "top refreshes.")
       ->check(DurationValidator())
       ->capture_default_str();
   app.add_option("--output,-o", output, "--once format.")
@@ -189,8 +190,28 @@ std::optional<int> ParseOptions(int argc, char** argv, Options* out) {
       "record", "Write the live event stream to a capture file.");
   record->add_option("-o,--output-file", out->record_path, "Capture to write.")
       ->required();
-  record->add_option("--duration", duration, "Stop after this long.")
+  record
+      ->add_option("--duration", duration,
+                   "Stop after this long (with a command: whichever comes "
+                   "first; the command is then sent SIGTERM).")
       ->check(DurationValidator());
+  record->add_option("--container", out->record_container,
+                     "Keep only this container's records (its name, "
+                     "Kubernetes container name, short or full id); the GPU "
+                     "topology and GPU-wide runlist records stay.");
+  record->add_option("command", out->record_command,
+                     "After --: a command to run while recording; recording "
+                     "stops when it exits, and its exit status is returned.");
+  std::string speed = "1";
+  CLI::App* top = app.add_subcommand(
+      "top",
+      "Full-screen live view: containers, GPUs and queues with submission, "
+      "preemption and eviction rates, refreshed every --interval "
+      "(docs/top.md).");
+  top->add_option("--speed", speed,
+                  "With --replay: N times the recorded speed; 0 or max: as "
+                  "fast as possible.")
+      ->capture_default_str();
 
   try {
     app.parse(argc, argv);
@@ -239,15 +260,26 @@ std::optional<int> ParseOptions(int argc, char** argv, Options* out) {
   out->allow_fentry = !no_fentry;
   if (!duration.empty()) out->duration = *ParseDuration(duration);
 
+  if (speed == "max") speed = "0";
+  char* speed_end = nullptr;
+  out->replay_speed = std::strtod(speed.c_str(), &speed_end);
+  if (speed.empty() || *speed_end != '\0' ||
+      !std::isfinite(out->replay_speed) || out->replay_speed < 0) {
+    std::cerr << "gpuq-agent: --speed '" << speed
+              << "' is not a number >= 0 (or max)\n";
+    return 2;
+  }
   if (check->parsed()) {
     out->command = Command::kCheck;
   } else if (record->parsed()) {
     out->command = Command::kRecord;
+  } else if (top->parsed()) {
+    out->command = Command::kTop;
   } else if (once) {
     out->command = Command::kOnce;
   }
   if (out->command != Command::kOnce && out->command != Command::kRecord &&
-      out->command != Command::kDaemon) {
+      out->command != Command::kDaemon && out->command != Command::kTop) {
     if (!out->replay.empty()) {
       std::cerr << "gpuq-agent: --replay does not apply to `check`\n";
       return 2;

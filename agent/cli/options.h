@@ -11,7 +11,7 @@
 
 namespace gpuq {
 
-enum class Command { kDaemon, kOnce, kCheck, kRecord, kVersion };
+enum class Command { kDaemon, kOnce, kCheck, kRecord, kVersion, kTop };
 
 /// --doorbells: how doorbell rings are counted.
 enum class DoorbellMode { kOff, kUprobe };
@@ -30,6 +30,11 @@ struct Options {
   bool verify = false;                                ///< check --verify
   std::string record_path;                            ///< record -o
   std::optional<std::chrono::milliseconds> duration;  ///< record --duration
+  std::vector<std::string> record_command;  ///< record -- COMMAND ARGS...
+  std::string record_container;             ///< record --container
+  /// top --speed: replay pace, times the recorded speed; 0 = as fast as
+  /// possible.
+  double replay_speed = 1.0;
   // Attribution and labels.
   bool pid_comm_labels = false;
   std::vector<std::string> label_allowlist;

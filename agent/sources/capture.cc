@@ -30,7 +30,7 @@ CaptureWriter::~CaptureWriter() {
 std::unique_ptr<CaptureWriter> CaptureWriter::Create(const std::string& path,
                                                      std::string* error,
                                                      uint64_t fixed_start_ns) {
-  std::FILE* file = std::fopen(path.c_str(), "wb");
+  std::FILE* file = std::fopen(path.c_str(), "wbe");
   if (file == nullptr) {
     *error = fmt::format("cannot create capture file {}: {}", path,
                          std::strerror(errno));

@@ -50,7 +50,7 @@ expected_checks() {
       echo "$m:$c"
     done
   done
-  echo drivers kernel-clean
+  echo record-command record-container record-sigint drivers kernel-clean
 }
 N_CHECKS=$(expected_checks | wc -w)
 

@@ -494,6 +494,61 @@ run_mode() {
 # Subshells: whatever goes wrong in a mode, init lives on to report it.
 (run_mode fentry)
 (run_mode kprobe --no-fentry)
+# ---- record -- COMMAND, --container, SIGINT -----------------------------------
+# record_checks: `record --container <A> -- sh -c ...` around a driver that the
+# command moves into container A, while a driver in container B creates a
+# queue during the recording; the command's status (7) comes back and the
+# capture replays to A's operations only. Then a bare `record` stopped by
+# SIGINT after a queue of B's was created: exit 0, and the create is in it.
+record_checks() {
+  local short_a short_b rc
+  short_a=$(echo $ID_A | cut -c1-12)
+  short_b=$(echo $ID_B | cut -c1-12)
+  start_driver r2 $CG_B 6
+  printf 'create ra1 %s aql\ncreate ra2 %s sdma\ndestroy ra1\nexit\n' "$G_HWS" "$G_MES" > /tmp/ra.cmds
+  SEQ=$((SEQ + 1))
+  timeout 300 /bin/gpuq-agent record -o /tmp/rec.cap --no-runtime-lookup --container "$short_a" -- \
+    sh -c "echo 'create rb1 $G_HWS aql' >&6; echo 'sync $SEQ' >&6
+      while ! grep -q 'SYNC $SEQ\$' /tmp/r2.out; do sleep 0.05; done
+      echo \$\$ > $CG_A/cgroup.procs && /bin/kfd_sim_driver < /tmp/ra.cmds > /tmp/ra.out 2>&1; exit 7" \
+    > /tmp/rec.log 2>&1
+  rc=$?
+  dump record /tmp/rec.log
+  cat /tmp/ra.out >> /tmp/drivers.out
+  if [ $rc = 7 ]; then pass record-command "the command's exit status 7 came back"; else fail record-command "exit $rc, want 7"; fi
+  timeout 60 /bin/gpuq-agent --once -o prometheus --replay /tmp/rec.cap > /tmp/rec.prom 2>&1
+  a=$(grep "^gpuq_queue_creates_total{container=\"$short_a\"" /tmp/rec.prom | awk '{ s += $NF } END { print s + 0 }')
+  b=$(grep -c "container=\"$short_b\"" /tmp/rec.prom)
+  d=$(grep "^gpuq_queue_destroys_total{container=\"$short_a\".*reason=\"ioctl\"" /tmp/rec.prom | awk '{ s += $NF } END { print s + 0 }')
+  if [ "$a" = 2 ] && [ "$d" = 1 ] && [ "$b" = 0 ] && grep -q "rb1" /tmp/r2.out; then
+    pass record-container "capture of A: 2 creates, 1 ioctl destroy; B's create during the recording left out"
+  else
+    fail record-container "creates of A: $a (want 2), ioctl destroys: $d (want 1), series of B: $b (want 0)"
+    dump record-prom /tmp/rec.prom
+  fi
+  /bin/gpuq-agent record -o /tmp/int.cap --no-runtime-lookup > /tmp/int.log 2>&1 &
+  rec=$!
+  t0=$(up)
+  while [ ! -e /tmp/int.cap ] && kill -0 $rec 2> /dev/null && within 180 "$t0"; do sleep 0.1; done
+  drv r2 create rb2 "$G_MES" sdma
+  kill -INT $rec
+  t0=$(up)
+  while kill -0 $rec 2> /dev/null && within 60 "$t0"; do sleep 0.1; done
+  kill -KILL $rec 2> /dev/null
+  wait $rec
+  rc=$?
+  dump record-int /tmp/int.log
+  timeout 60 /bin/gpuq-agent --once -o prometheus --replay /tmp/int.cap > /tmp/int.prom 2>&1
+  n=$(grep "^gpuq_queue_creates_total{container=\"$short_b\"" /tmp/int.prom | awk '{ s += $NF } END { print s + 0 }')
+  if [ $rc = 0 ] && [ "$n" = 1 ]; then
+    pass record-sigint "SIGINT: exit 0, the capture replays with the create before it"
+  else
+    fail record-sigint "exit $rc (want 0), creates of B in the capture: $n (want 1)"
+  fi
+  exit_driver r2
+}
+(record_checks)
+
 dump drivers /tmp/drivers.out
 if grep -q ' BAD ' /tmp/drivers.out; then
   fail drivers "a driver saw an unexpected result: $(grep ' BAD ' /tmp/drivers.out | head -n 3 | tr '\n' ';')"

@@ -1,0 +1,227 @@
+// `gpuq-agent record`: the live event stream (or a capture's, with --replay)
+// into a capture file, optionally only one container's, optionally around a
+// command whose exit ends the recording and whose status is returned.
+// Semantics of signals, --duration and the command: docs/record.md.
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <iostream>
+#include <optional>
+#include <thread>
+
+#include "cli/child_command.h"
+#include "cli/commands.h"
+#include "cli/source_setup.h"
+#include "sources/capture.h"
+
+namespace gpuq {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// After the command was asked to stop (SIGTERM at --duration, a forwarded
+/// signal), how long it may take before it is killed.
+constexpr auto kCommandGrace = std::chrono::seconds(10);
+/// How long the event loop keeps reading once the recording is to end:
+/// what the kernel wrote just before (the command's last queue operations,
+/// the teardown of its queues in a kworker) is still in the ring buffer.
+constexpr auto kDrain = std::chrono::milliseconds(500);
+
+/// "elapsed, events, queues now" on stderr once a second, on a terminal
+/// only (a log file gets the final line alone).
+class Progress {
+ public:
+  explicit Progress(Pipeline* pipeline)
+      : pipeline_(pipeline), on_tty_(isatty(STDERR_FILENO) == 1) {}
+
+  void Tick() {
+    if (!on_tty_) return;
+    const auto now = Clock::now();
+    if (shown_ && now - last_ < std::chrono::seconds(1)) return;
+    last_ = now;
+    const Snapshot s = pipeline_->TakeSnapshot();
+    uint64_t events = 0, queues = 0;
+    for (uint64_t n : s.events_by_type) events += n;
+    for (const auto& [key, series] : s.queue_series) queues += series.live;
+    const auto elapsed =
+        std::chrono::duration_cast<std::chrono::seconds>(now - start_).count();
+    std::cerr << fmt::format(
+        "\rgpuq-agent: recording {}s, {} events, {} queues now\x1b[K", elapsed,
+        events, queues);
+    shown_ = true;
+  }
+  /// Ends the progress line so later messages start on their own.
+  void Done() {
+    if (shown_) std::cerr << "\n";
+    shown_ = false;
+  }
+
+ private:
+  Pipeline* pipeline_;
+  bool on_tty_;
+  bool shown_ = false;
+  Clock::time_point start_ = Clock::now();
+  Clock::time_point last_{};
+};
+
+std::string Quoted(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const std::string& a : argv) {
+    if (!out.empty()) out += ' ';
+    out += a;
+  }
+  return out;
+}
+
+/// True when SIGINT most likely came from the terminal's Ctrl-C, which the
+/// kernel delivers to the whole foreground process group: the command (in
+/// the agent's group) already has it, and a second one would be a second
+/// Ctrl-C to it.
+bool InterruptFromTerminal() {
+  const pid_t foreground = tcgetpgrp(STDIN_FILENO);
+  return foreground != -1 && foreground == getpgrp();
+}
+
+}  // namespace
+
+int RunRecord(const Options& options) {
+  SourceSetup setup = MakeSource(options);
+  if (setup.source == nullptr) {
+    Warn(setup.error);
+    return 1;
+  }
+  std::string error;
+  auto writer = CaptureWriter::Create(options.record_path, &error);
+  if (writer == nullptr) {
+    Warn(error);
+    return 1;
+  }
+  const auto metadata = MakeMetadataResolver(options, setup.replay);
+  Pipeline pipeline(PipelineOptionsFor(options, setup.replay, metadata.get()),
+                    std::move(setup.source));
+  pipeline.RecordTo(writer.get());
+  if (!options.record_container.empty()) {
+    pipeline.RecordOnlyContainer(options.record_container);
+  }
+  pipeline.SetProbes(setup.probes);
+  // The capture starts with the state at its start: topology and the
+  // queues KFD sysfs shows (live), before any event.
+  PrintWarnings(pipeline.Start());
+  // Samples and doorbell counts go into the capture like kernel events.
+  const auto readers =
+      StartSubmissionReaders(options, setup.replay, &pipeline, setup.probes);
+  auto ticker = TickEveryPeriod(readers.get());
+
+  // The event loop on a thread of its own; this one watches the command,
+  // --duration, signals and shows progress.
+  std::atomic<bool> stop_loop{false};
+  std::atomic<bool> loop_done{false};
+  Pipeline::RunResult result = Pipeline::RunResult::kStopped;
+  std::thread loop([&] {
+    result = pipeline.Run(stop_loop, std::nullopt);
+    loop_done.store(true);
+  });
+
+  const std::vector<std::string>& command = options.record_command;
+  pid_t child = -1;
+  int exit_status = 0;
+  if (!command.empty()) {
+    // Probes are attached and the start state is written: start it now.
+    int err = 0;
+    child = SpawnCommand(command, &err);
+    if (child < 0) {
+      Warn(fmt::format("cannot run {}: {}", command[0], std::strerror(err)));
+      exit_status = SpawnFailureStatus(err);
+    }
+  }
+  std::optional<Clock::time_point> deadline;
+  if (options.duration) deadline = Clock::now() + *options.duration;
+  std::optional<Clock::time_point> kill_at;  // the command was asked to stop
+  std::atomic<bool>& stop = StopRequested();
+  Progress progress(&pipeline);
+  const bool ran_command = !command.empty() && child > 0;
+  while (command.empty() || child > 0) {
+    if (child > 0) {
+      int status = 0;
+      if (waitpid(child, &status, WNOHANG) == child) {
+        exit_status = ShellExitStatus(status);
+        child = -1;
+        break;  // the command's teardown is in: recording ends
+      }
+    }
+    const bool deadline_hit = deadline && Clock::now() >= *deadline;
+    if (child <= 0) {
+      // Without a command: a signal, --duration or the end of a replayed
+      // capture ends the recording.
+      if (stop.load() || deadline_hit || loop_done.load()) break;
+    } else if (!kill_at && (stop.load() || deadline_hit)) {
+      // Keep recording while the command stops, so its queues' teardown is
+      // in the capture: ask it once, then kill it after a grace period.
+      const int signo = deadline_hit ? SIGTERM : StopSignal().load();
+      if (!(signo == SIGINT && InterruptFromTerminal())) kill(child, signo);
+      kill_at = Clock::now() + kCommandGrace;
+      stop.store(false);  // a second signal kills it at once
+    } else if (kill_at && (stop.load() || Clock::now() >= *kill_at)) {
+      kill(child, SIGKILL);
+      kill_at = Clock::time_point::max();
+      stop.store(false);
+    }
+    if (loop_done.load() && result == Pipeline::RunResult::kError) {
+      // The source failed: record no further, but the command still owns
+      // the terminal and its status is what the caller waits for.
+      if (!kill_at) {
+        kill(child, SIGTERM);
+        kill_at = Clock::now() + kCommandGrace;
+      }
+    }
+    progress.Tick();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (setup.replay) {
+    // A capture is re-recorded whole (it ends on its own, quickly), also
+    // when the command was quicker.
+    while (!loop_done.load()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  } else if (!loop_done.load()) {
+    std::this_thread::sleep_for(kDrain);
+  }
+  stop_loop.store(true);
+  loop.join();
+  progress.Done();
+  if (ticker != nullptr) {
+    // A last round, so the capture ends with the state at its end.
+    ticker->Stop();
+    readers->Round();
+  }
+  pipeline.FinishRecording();
+  const uint64_t records = writer->Records();
+  if (!writer->Close(&error)) {
+    Warn(error);
+    return command.empty() ? 1 : exit_status;
+  }
+  if (result == Pipeline::RunResult::kError) Warn(pipeline.Error());
+  std::cerr << fmt::format("gpuq-agent: wrote {} records to {}\n", records,
+                           options.record_path);
+  if (!options.record_container.empty() &&
+      pipeline.RecordedContainerRecords() == 0) {
+    Warn(fmt::format(
+        "no records of container {} (the capture has the GPU topology only; "
+        "check the name with gpuq-agent --once)",
+        options.record_container));
+  }
+  if (ran_command) {
+    std::cerr << fmt::format("gpuq-agent: {} exited with status {}\n",
+                             Quoted(command), exit_status);
+  }
+  if (!command.empty()) return exit_status;
+  return result == Pipeline::RunResult::kError ? 1 : 0;
+}
+
+}  // namespace gpuq

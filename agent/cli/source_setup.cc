@@ -1,0 +1,116 @@
+#include "cli/source_setup.h"
+
+#include <unistd.h>
+
+#include <iostream>
+
+#include "loader/kernel_features.h"
+#include "sources/bpf_source.h"
+#include "sources/capture.h"
+#include "sources/replay_source.h"
+
+namespace gpuq {
+
+void Warn(const std::string& message) {
+  std::cout.flush();  // keep stdout and stderr in order on a terminal
+  std::cerr << "gpuq-agent: " << message << "\n";
+}
+
+SourceSetup MakeSource(const Options& options) {
+  SourceSetup setup;
+  if (!options.replay.empty()) {
+    setup.replay = true;
+    Capture capture;
+    std::string error;
+    const CaptureError result = ReadCapture(options.replay, &capture, &error);
+    if (result != CaptureError::kNone &&
+        !(result == CaptureError::kTruncated && options.allow_truncated)) {
+      setup.error = error;
+      return setup;
+    }
+    if (result == CaptureError::kTruncated) Warn(error);
+    setup.source = std::make_unique<ReplayEventSource>(std::move(capture));
+    return setup;
+  }
+  if (!HasBpfPrivileges()) {
+    setup.error = kNoPrivileges;
+    return setup;
+  }
+  BpfLoader::Options load_options{options.paths, options.allow_fentry};
+  setup.loader = BpfLoader::Load(load_options, &setup.probes, &setup.error);
+  if (setup.loader == nullptr) return setup;
+  auto source = std::make_unique<BpfEventSource>(setup.loader->EventsFd(),
+                                                 setup.loader->DropsFd());
+  if (!source->Ok()) {
+    setup.error = source->Error();
+    return setup;
+  }
+  setup.source = std::move(source);
+  return setup;
+}
+
+/// The container runtimes to ask for names: Docker Engine API sockets
+/// (dockerd, podman), then OCI bundles (containerd, CRI-O). None in replay:
+/// a capture carries the names it was recorded with.
+std::unique_ptr<MetadataResolver> MakeMetadataResolver(const Options& options,
+                                                       bool replay) {
+  if (replay || !options.runtime_lookup) return nullptr;
+  std::vector<std::string> sockets = options.docker_sockets;
+  if (sockets.empty()) {
+    sockets = {options.host_root + "/var/run/docker.sock",
+               options.host_root + "/run/podman/podman.sock"};
+  }
+  std::vector<std::unique_ptr<RuntimeClient>> clients;
+  for (const std::string& socket : sockets) {
+    // A runtime this host does not run is not an error worth counting.
+    if (access(socket.c_str(), F_OK) != 0) continue;
+    clients.push_back(MakeDockerApiClient(socket, options.runtime_timeout));
+  }
+  clients.push_back(MakeOciBundleClient(
+      options.run_dir.empty() ? options.host_root + "/run" : options.run_dir));
+  return std::make_unique<MetadataResolver>(std::move(clients),
+                                            MetadataResolver::Options{});
+}
+
+PipelineOptions PipelineOptionsFor(const Options& options, bool replay,
+                                   MetadataResolver* metadata) {
+  PipelineOptions p;
+  p.paths = options.paths;
+  p.use_sysfs = !replay;
+  p.reconcile_interval = options.reconcile_interval;
+  p.container_grace = options.container_grace;
+  p.max_containers = options.max_containers;
+  p.pid_comm_labels = options.pid_comm_labels;
+  p.label_allowlist = options.label_allowlist;
+  p.metadata = metadata;
+  return p;
+}
+
+void PrintWarnings(const std::vector<std::string>& warnings) {
+  for (const auto& w : warnings) Warn(w);
+}
+
+/// The submission readers of a live pipeline, after one first round (the
+/// baseline of every queue seen without a create event). None in replay: a
+/// capture carries the samples and counts it recorded.
+std::unique_ptr<SubmissionReaders> StartSubmissionReaders(
+    const Options& options, bool replay, Pipeline* pipeline,
+    const std::vector<ProbeStatus>& kernel_probes) {
+  if (replay) return nullptr;
+  std::vector<std::string> warnings;
+  auto readers = std::make_unique<SubmissionReaders>(
+      options, PipelineSinks(pipeline, kernel_probes), &warnings);
+  PrintWarnings(warnings);
+  if (!readers->Active()) return nullptr;
+  readers->Round();
+  return readers;
+}
+
+/// Runs `readers` every period on a thread of its own (null: nothing).
+std::unique_ptr<PeriodicThread> TickEveryPeriod(SubmissionReaders* readers) {
+  if (readers == nullptr) return nullptr;
+  return std::make_unique<PeriodicThread>(readers->Period(),
+                                          [readers] { readers->Round(); });
+}
+
+}  // namespace gpuq

@@ -1,0 +1,62 @@
+// What every command that runs the pipeline sets up the same way: the event
+// source (live BPF or a capture), the runtime name lookups, the pipeline's
+// options and the submission readers. Shared by the daemon, --once, record
+// and top, so they cannot drift apart.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/options.h"
+#include "cli/submissions.h"
+#include "loader/bpf_loader.h"
+#include "loader/probe_status.h"
+#include "model/pipeline.h"
+#include "resolver/container_metadata.h"
+#include "sampler/periodic_thread.h"
+#include "sources/event_source.h"
+
+namespace gpuq {
+
+inline constexpr const char* kNoPrivileges =
+    "gpuq-agent needs root (or CAP_BPF with CAP_PERFMON, or CAP_SYS_ADMIN) to "
+    "load its kernel probes; run it as root, or read a capture with --replay "
+    "FILE";
+
+/// "gpuq-agent: <message>" on stderr, after flushing stdout.
+void Warn(const std::string& message);
+void PrintWarnings(const std::vector<std::string>& warnings);
+
+/// The event source and what keeps it alive.
+struct SourceSetup {
+  std::unique_ptr<BpfLoader> loader;  // must outlive the source
+  std::unique_ptr<EventSource> source;
+  std::vector<ProbeStatus> probes;
+  bool replay = false;
+  std::string error;  ///< set when no source could be made
+};
+
+/// --replay FILE: the capture (whole, validated); else the kernel probes.
+SourceSetup MakeSource(const Options& options);
+
+/// The container runtimes to ask for names: Docker Engine API sockets
+/// (dockerd, podman), then OCI bundles (containerd, CRI-O). None in replay:
+/// a capture carries the names it was recorded with.
+std::unique_ptr<MetadataResolver> MakeMetadataResolver(const Options& options,
+                                                       bool replay);
+
+PipelineOptions PipelineOptionsFor(const Options& options, bool replay,
+                                   MetadataResolver* metadata);
+
+/// The submission readers of a live pipeline, after one first round (the
+/// baseline of every queue seen without a create event). None in replay: a
+/// capture carries the samples and counts it recorded.
+std::unique_ptr<SubmissionReaders> StartSubmissionReaders(
+    const Options& options, bool replay, Pipeline* pipeline,
+    const std::vector<ProbeStatus>& kernel_probes);
+
+/// Runs `readers` every period on a thread of its own (null: nothing).
+std::unique_ptr<PeriodicThread> TickEveryPeriod(SubmissionReaders* readers);
+
+}  // namespace gpuq

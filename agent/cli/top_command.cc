@@ -1,0 +1,150 @@
+// `gpuq-agent top`: the live (or replayed) pipeline on a full screen. The
+// rows come from agent/top/top_model.h, the drawing from top_screen.h; this
+// file runs the pipeline and the refresh loop (docs/top.md).
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "cli/commands.h"
+#include "cli/source_setup.h"
+#include "sources/kfd_sysfs.h"
+#include "sources/paced_source.h"
+#include "top/top_model.h"
+#include "top/top_screen.h"
+
+namespace gpuq {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+uint64_t SteadyNowNs() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(
+          Clock::now().time_since_epoch())
+          .count());
+}
+
+}  // namespace
+
+int RunTop(const Options& options) {
+  // Before anything is loaded: without a terminal there is nothing to show.
+  if (isatty(STDOUT_FILENO) != 1 || isatty(STDIN_FILENO) != 1) {
+    Warn("top needs a terminal; use --once for a snapshot");
+    return 1;
+  }
+  if (options.interval < std::chrono::milliseconds(100)) {
+    Warn("--interval of top must be at least 100ms");
+    return 2;
+  }
+  SourceSetup setup = MakeSource(options);
+  std::string status;
+  if (setup.source == nullptr) {
+    if (setup.replay || !KfdPresent(options.paths.Kfd())) {
+      Warn(setup.error);
+      if (!setup.replay) {
+        Warn(
+            "to see what top looks like without amdkfd: gpuq-agent top "
+            "--replay examples/default.gpuqcap");
+      }
+      return 1;
+    }
+    status = setup.error + "; showing the KFD sysfs inventory only";
+  }
+  // A capture plays at its recorded pace (times --speed): rates are per
+  // second of the capture's clock.
+  PacedEventSource* paced = nullptr;
+  uint64_t start_ns = 0;
+  if (setup.replay) {
+    auto source = std::make_unique<PacedEventSource>(std::move(setup.source),
+                                                     options.replay_speed);
+    paced = source.get();
+    start_ns = paced->PeekFirstTimestamp();
+    setup.source = std::move(source);
+  }
+  auto now_ns = [paced] {
+    return paced != nullptr ? paced->NowNs() : SteadyNowNs();
+  };
+  const auto metadata = MakeMetadataResolver(options, setup.replay);
+  Pipeline pipeline(PipelineOptionsFor(options, setup.replay, metadata.get()),
+                    std::move(setup.source));
+  pipeline.SetProbes(setup.probes);
+  const std::vector<std::string> warnings = pipeline.Start();
+  if (!warnings.empty() && status.empty()) status = warnings.front();
+  const auto readers =
+      StartSubmissionReaders(options, setup.replay, &pipeline, setup.probes);
+  const auto ticker = TickEveryPeriod(readers.get());
+
+  TopModel model;
+  // The baseline of the first rates: the start (a replay: its first
+  // record's time, before any record is applied).
+  if (paced == nullptr || start_ns != 0) {
+    model.Update(pipeline.TakeSnapshot(),
+                 paced != nullptr ? start_ns : now_ns());
+  }
+
+  std::string error;
+  auto screen = TopScreen::Open(&error);
+  if (screen == nullptr) {
+    Warn(error);
+    return 1;
+  }
+  std::atomic<bool> stop_loop{false};
+  std::atomic<bool> loop_done{false};
+  Pipeline::RunResult result = Pipeline::RunResult::kStopped;
+  std::thread loop([&] {
+    result = pipeline.Run(stop_loop, std::nullopt);
+    loop_done.store(true);
+  });
+
+  TopSort sort = TopSort::kQueues;
+  auto next_update = Clock::now() + options.interval;
+  bool finished = false;  // the source ended (replay) or failed
+  bool redraw = true;
+  std::atomic<bool>& stop = StopRequested();
+  while (!stop.load()) {
+    if (redraw) {
+      size_t header_line = 0;
+      screen->Draw(
+          RenderTop(model, sort, screen->Width(), status, &header_line),
+          header_line);
+      redraw = false;
+    }
+    const int key = screen->ReadKey(100);
+    if (key == 'q' || key == 'Q') break;
+    if (key == 's') {
+      sort = NextTopSort(sort);
+      redraw = true;
+    } else if (key >= '1' && key < '1' + kTopSortCount) {
+      sort = static_cast<TopSort>(key - '1');
+      redraw = true;
+    } else if (key == TopScreen::ResizeKey()) {
+      redraw = true;
+    }
+    const bool just_finished = !finished && loop_done.load();
+    if (just_finished || Clock::now() >= next_update) {
+      // The end of a replay is shown at once, not an interval later.
+      if (just_finished) {
+        finished = true;
+        status = result == Pipeline::RunResult::kError
+                     ? "source failed: " + pipeline.Error()
+                     : "replay finished: showing the final state; q quits";
+      }
+      model.Update(pipeline.TakeSnapshot(), now_ns());
+      next_update = Clock::now() + options.interval;
+      redraw = true;
+    }
+  }
+  screen.reset();
+  stop_loop.store(true);
+  loop.join();
+  if (result == Pipeline::RunResult::kError) {
+    Warn(pipeline.Error());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace gpuq

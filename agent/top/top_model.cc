@@ -1,0 +1,343 @@
+#include "top/top_model.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+namespace gpuq {
+namespace {
+
+/// The (container, pod, namespace) labels of a cgroup's series: the same
+/// the collector puts on them.
+std::tuple<std::string, std::string, std::string> LabelsOf(const Snapshot& s,
+                                                           uint64_t cgroup_id) {
+  auto labels = s.labels.find(cgroup_id);
+  if (labels != s.labels.end()) {
+    return {labels->second.container, labels->second.pod, labels->second.ns};
+  }
+  auto a = s.attributions.find(cgroup_id);
+  if (a != s.attributions.end()) {
+    return {a->second.container, a->second.pod, a->second.ns};
+  }
+  return {kUnresolvedContainer, "", ""};
+}
+
+std::optional<double> Rate(uint64_t now, uint64_t before, double seconds) {
+  // A counter that went down was reset (its series was removed and came
+  // back): it counts from zero again.
+  const uint64_t delta = now >= before ? now - before : now;
+  return static_cast<double>(delta) / seconds;
+}
+
+/// The value a row is sorted by (names aside).
+double SortValue(const TopRow& row, TopSort sort) {
+  switch (sort) {
+    case TopSort::kQueues:
+      return static_cast<double>(row.queues);
+    case TopSort::kSubmitRate:
+      return row.submit_rate.value_or(-1);
+    case TopSort::kPending:
+      return static_cast<double>(row.pending);
+    case TopSort::kUnmapRate:
+      return row.unmap_rate.value_or(-1);
+    case TopSort::kEvictRate:
+      return row.evict_rate.value_or(-1);
+    case TopSort::kName:
+      return 0;
+  }
+  return 0;
+}
+
+/// "(host)" for host processes; "trainer (ml-train/trainer-0)" in a pod.
+std::string DisplayName(const TopRow& row) {
+  std::string name = row.container.empty() ? "(host)" : row.container;
+  if (!row.pod.empty()) {
+    name += " (" + (row.ns.empty() ? "" : row.ns + "/") + row.pod + ")";
+  }
+  return name;
+}
+
+bool RowBefore(const TopRow& a, const TopRow& b, TopSort sort) {
+  if (sort != TopSort::kName) {
+    const double va = SortValue(a, sort), vb = SortValue(b, sort);
+    if (va != vb) return va > vb;
+  }
+  const std::string na = DisplayName(a), nb = DisplayName(b);
+  if (na != nb) return na < nb;
+  return a.gpu_id < b.gpu_id;
+}
+
+void AddRates(TopRow* total, const TopRow& gpu) {
+  auto add = [](std::optional<double>* sum, const std::optional<double>& v) {
+    if (v) *sum = sum->value_or(0) + *v;
+  };
+  add(&total->submit_rate, gpu.submit_rate);
+  add(&total->unmap_rate, gpu.unmap_rate);
+  add(&total->evict_rate, gpu.evict_rate);
+}
+
+std::string FormatRate(const std::optional<double>& rate) {
+  if (!rate) return "-";
+  return fmt::format("{:.1f}", *rate);
+}
+
+/// One column of the screen: its header, width, and when it is left out on
+/// a narrow terminal (higher drops first; 0 never).
+struct Column {
+  const char* header;
+  size_t width;
+  int drop_rank;
+  std::optional<TopSort> sort;
+};
+
+const std::vector<Column>& Columns() {
+  static const std::vector<Column> columns = {
+      {"QUEUES", 7, 0, TopSort::kQueues},
+      {"COMPUTE", 7, 7, std::nullopt},
+      {"SDMA", 5, 6, std::nullopt},
+      {"OTHER", 5, 8, std::nullopt},
+      {"PROCS", 5, 5, std::nullopt},
+      {"SUBMIT/S", 10, 1, TopSort::kSubmitRate},
+      {"PENDING", 8, 4, TopSort::kPending},
+      {"UNMAPS/S", 9, 2, TopSort::kUnmapRate},
+      {"EVICT/S", 8, 3, TopSort::kEvictRate},
+  };
+  return columns;
+}
+
+std::vector<std::string> Cells(const TopRow& row) {
+  return {std::to_string(row.queues),    std::to_string(row.compute),
+          std::to_string(row.sdma),      std::to_string(row.other),
+          std::to_string(row.processes), FormatRate(row.submit_rate),
+          std::to_string(row.pending),   FormatRate(row.unmap_rate),
+          FormatRate(row.evict_rate)};
+}
+
+std::string Fit(const std::string& text, size_t width) {
+  if (text.size() <= width) return text + std::string(width - text.size(), ' ');
+  if (width == 0) return "";
+  return text.substr(0, width - 1) + "~";
+}
+
+}  // namespace
+
+const char* TopSortName(TopSort sort) {
+  switch (sort) {
+    case TopSort::kQueues:
+      return "QUEUES";
+    case TopSort::kSubmitRate:
+      return "SUBMIT/S";
+    case TopSort::kPending:
+      return "PENDING";
+    case TopSort::kUnmapRate:
+      return "UNMAPS/S";
+    case TopSort::kEvictRate:
+      return "EVICT/S";
+    case TopSort::kName:
+      return "NAME";
+  }
+  return "?";
+}
+
+TopSort NextTopSort(TopSort sort) {
+  return static_cast<TopSort>((static_cast<int>(sort) + 1) % kTopSortCount);
+}
+
+std::string ProbeSummary(const Snapshot& s) {
+  if (s.source == "replay") return "replay";
+  if (s.probes.empty()) return "none (sysfs only)";
+  std::set<std::string> modes;
+  size_t attached = 0;
+  for (const ProbeStatus& p : s.probes) {
+    if (!p.attached) continue;
+    ++attached;
+    modes.insert(p.mode);
+  }
+  std::string joined;
+  for (const std::string& m : modes) joined += (joined.empty() ? "" : "+") + m;
+  return fmt::format("{} {}/{}", joined.empty() ? "none" : joined, attached,
+                     s.probes.size());
+}
+
+void TopModel::Update(const Snapshot& s, uint64_t now_ns) {
+  std::map<Key, TopRow> rows;
+  auto row = [&](uint64_t cgroup_id, uint32_t gpu_id) -> TopRow& {
+    auto [container, pod, ns] = LabelsOf(s, cgroup_id);
+    TopRow& r = rows[Key{container, pod, ns, gpu_id}];
+    r.container = container;
+    r.pod = pod;
+    r.ns = ns;
+    r.gpu_id = gpu_id;
+    return r;
+  };
+  for (const auto& [key, series] : s.queue_series) {
+    TopRow& r = row(key.cgroup_id, key.gpu_id);
+    r.queues += series.live;
+    if (key.queue_type == GPUQ_QUEUE_COMPUTE) {
+      r.compute += series.live;
+    } else if (key.queue_type == GPUQ_QUEUE_SDMA ||
+               key.queue_type == GPUQ_QUEUE_SDMA_XGMI ||
+               key.queue_type == GPUQ_QUEUE_SDMA_BY_ENG_ID) {
+      r.sdma += series.live;
+    } else {
+      r.other += series.live;
+    }
+    r.counters.submissions += series.submissions;
+  }
+  for (const auto& [key, n] : s.processes)
+    row(key.first, key.second).processes += n;
+  for (const auto& [key, n] : s.pending_packets) {
+    row(key.first, key.second).pending += n;
+  }
+  for (const auto& [key, n] : s.runlist_causes) {
+    if (key.unmap) row(key.cgroup_id, key.gpu_id).counters.unmaps += n;
+  }
+  for (const auto& [key, series] : s.evictions) {
+    row(key.cgroup_id, key.gpu_id).counters.evictions += series.evictions;
+  }
+
+  const bool time_passed = have_previous_ && now_ns > previous_ns_;
+  const double seconds =
+      time_passed ? static_cast<double>(now_ns - previous_ns_) / 1e9 : 0;
+  for (auto& [key, r] : rows) {
+    if (time_passed) {
+      auto before = previous_.find(key);
+      // A row that is new since the last snapshot counted from zero.
+      const TopCounters b =
+          before != previous_.end() ? before->second : TopCounters{};
+      r.submit_rate = Rate(r.counters.submissions, b.submissions, seconds);
+      r.unmap_rate = Rate(r.counters.unmaps, b.unmaps, seconds);
+      r.evict_rate = Rate(r.counters.evictions, b.evictions, seconds);
+    } else if (auto old = rows_.find(key); old != rows_.end()) {
+      r.submit_rate = old->second.submit_rate;
+      r.unmap_rate = old->second.unmap_rate;
+      r.evict_rate = old->second.evict_rate;
+    }
+  }
+  if (!have_previous_ || time_passed) {
+    previous_.clear();
+    for (const auto& [key, r] : rows) previous_[key] = r.counters;
+    previous_ns_ = now_ns;
+    have_previous_ = true;
+  }
+  rows_ = std::move(rows);
+
+  summary_ = TopSummary{};
+  summary_.source = s.source;
+  summary_.probes = ProbeSummary(s);
+  for (const auto& [key, r] : rows_) summary_.live_queues += r.queues;
+  for (uint64_t n : s.events_by_type) summary_.events += n;
+  summary_.gpus = s.gpus.size();
+  std::set<std::tuple<std::string, std::string, std::string>> containers;
+  for (const auto& [key, r] : rows_) {
+    containers.emplace(std::get<0>(key), std::get<1>(key), std::get<2>(key));
+  }
+  summary_.containers = containers.size();
+}
+
+std::vector<TopGroup> TopModel::Groups(TopSort sort) const {
+  std::map<std::tuple<std::string, std::string, std::string>, TopGroup> groups;
+  for (const auto& [key, r] : rows_) {
+    TopGroup& g = groups[{r.container, r.pod, r.ns}];
+    TopRow& t = g.total;
+    t.container = r.container;
+    t.pod = r.pod;
+    t.ns = r.ns;
+    t.queues += r.queues;
+    t.compute += r.compute;
+    t.sdma += r.sdma;
+    t.other += r.other;
+    t.processes += r.processes;
+    t.pending += r.pending;
+    t.counters.submissions += r.counters.submissions;
+    t.counters.unmaps += r.counters.unmaps;
+    t.counters.evictions += r.counters.evictions;
+    AddRates(&t, r);
+    g.gpus.push_back(r);
+  }
+  std::vector<TopGroup> out;
+  for (auto& [key, g] : groups) {
+    std::sort(g.gpus.begin(), g.gpus.end(),
+              [sort](const TopRow& a, const TopRow& b) {
+                return RowBefore(a, b, sort);
+              });
+    out.push_back(std::move(g));
+  }
+  std::sort(out.begin(), out.end(),
+            [sort](const TopGroup& a, const TopGroup& b) {
+              return RowBefore(a.total, b.total, sort);
+            });
+  return out;
+}
+
+std::vector<std::string> RenderTop(const TopModel& model, TopSort sort,
+                                   int width_in, const std::string& status,
+                                   size_t* header_line) {
+  const size_t width = static_cast<size_t>(std::max(width_in, 20));
+  const TopSummary& sum = model.Summary();
+  std::vector<std::string> lines;
+  lines.push_back(fmt::format(
+      "gpuq-agent top   source: {}   probes: {}   sort: {} (s, 1-{})   q quits",
+      sum.source, sum.probes, TopSortName(sort), kTopSortCount));
+  lines.push_back(
+      fmt::format("containers: {}   GPUs: {}   live queues: {}   events: {}",
+                  sum.containers, sum.gpus, sum.live_queues, sum.events));
+  lines.push_back(status);
+  lines.push_back("");
+
+  // Which columns fit: the name column keeps at least 16 characters; the
+  // sort column is never left out.
+  constexpr size_t kMinName = 16;
+  std::vector<size_t> shown;
+  for (size_t i = 0; i < Columns().size(); ++i) shown.push_back(i);
+  auto used = [&] {
+    size_t w = kMinName;
+    for (size_t i : shown) w += 1 + Columns()[i].width;
+    return w;
+  };
+  while (used() > width) {
+    auto victim = shown.end();
+    for (auto it = shown.begin(); it != shown.end(); ++it) {
+      const Column& c = Columns()[*it];
+      if (c.drop_rank == 0 || c.sort == sort) continue;
+      if (victim == shown.end() || c.drop_rank > Columns()[*victim].drop_rank) {
+        victim = it;
+      }
+    }
+    if (victim == shown.end()) break;
+    shown.erase(victim);
+  }
+  const size_t name_width = std::max(kMinName, width - (used() - kMinName));
+
+  auto line = [&](const std::string& name,
+                  const std::vector<std::string>& cells, bool header) {
+    std::string out = Fit(name, name_width);
+    for (size_t i : shown) {
+      std::string cell = cells[i];
+      if (header && Columns()[i].sort == sort) cell += "*";
+      const size_t w = Columns()[i].width;
+      out += " " + std::string(w > cell.size() ? w - cell.size() : 0, ' ') +
+             cell.substr(0, w);
+    }
+    return out.substr(0, width);
+  };
+  std::vector<std::string> headers;
+  for (const Column& c : Columns()) headers.emplace_back(c.header);
+  *header_line = lines.size();
+  lines.push_back(
+      line(sort == TopSort::kName ? "CONTAINER/GPU*" : "CONTAINER/GPU", headers,
+           true));
+  for (const TopGroup& g : model.Groups(sort)) {
+    lines.push_back(line(DisplayName(g.total), Cells(g.total), false));
+    for (const TopRow& r : g.gpus) {
+      lines.push_back(line(fmt::format("  gpu {}", r.gpu_id), Cells(r), false));
+    }
+  }
+  for (std::string& l : lines) {
+    if (l.size() > width) l.resize(width);
+  }
+  return lines;
+}
+
+}  // namespace gpuq

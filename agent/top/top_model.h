@@ -1,0 +1,110 @@
+// `gpuq-agent top` without the terminal: rows per container and GPU built
+// from the pipeline's Snapshot (the same one /metrics and --once read),
+// rates from two snapshots, sorting, and the screen's text lines at a given
+// width. agent/top/top_screen.h draws these lines with ncurses.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "model/pipeline.h"
+
+namespace gpuq {
+
+/// What the rows are sorted by (keys 1-6 on the screen, `s` cycles).
+enum class TopSort {
+  kQueues,
+  kSubmitRate,
+  kPending,
+  kUnmapRate,
+  kEvictRate,
+  kName
+};
+inline constexpr int kTopSortCount = 6;
+/// The column header of a sort key ("QUEUES", "SUBMIT/S", ..., "NAME").
+const char* TopSortName(TopSort sort);
+TopSort NextTopSort(TopSort sort);
+
+/// Monotonic counters of one row, what its rates are computed from.
+struct TopCounters {
+  uint64_t submissions = 0;  ///< AQL packets written (gpuq_submissions_total)
+  uint64_t unmaps = 0;  ///< runlist unmaps its operations caused (preemptions)
+  uint64_t evictions = 0;  ///< its queues taken off a GPU
+};
+
+/// One container on one GPU, or (gpu_id 0) a container's total.
+struct TopRow {
+  std::string container;  ///< `container` label; "" = host processes
+  std::string pod;
+  std::string ns;
+  uint32_t gpu_id = 0;
+  uint64_t queues = 0;  ///< live hardware queues
+  uint64_t compute = 0;
+  uint64_t sdma = 0;  ///< every SDMA type
+  uint64_t other = 0;
+  uint64_t processes = 0;  ///< processes holding queues
+  uint64_t pending = 0;    ///< written minus consumed packets, sampled queues
+  TopCounters counters;
+  /// Per second of the source's clock since the previous Update(); nullopt
+  /// before there are two snapshots.
+  std::optional<double> submit_rate;
+  std::optional<double> unmap_rate;
+  std::optional<double> evict_rate;
+};
+
+/// A container's total row and its per-GPU rows.
+struct TopGroup {
+  TopRow total;
+  std::vector<TopRow> gpus;
+};
+
+/// What the header shows besides the rows.
+struct TopSummary {
+  std::string source;  ///< Snapshot::source
+  std::string probes;  ///< "fentry 19/19", "kprobe 12/19", "replay", ...
+  uint64_t live_queues = 0;
+  uint64_t events = 0;
+  size_t gpus = 0;
+  size_t containers = 0;
+};
+
+/// "fentry 19/19" (attached modes and attached/total), "replay" for a
+/// capture, "none (sysfs only)" without probes.
+std::string ProbeSummary(const Snapshot& snapshot);
+
+/// Thread-safety: a plain value.
+class TopModel {
+ public:
+  /// Takes in a snapshot taken at `now_ns` on the source's clock (the
+  /// steady clock live, the capture's clock in a replay). Rates are counter
+  /// deltas over the time since the previous Update(); when no time passed
+  /// (a finished replay) the previous rates stay.
+  void Update(const Snapshot& snapshot, uint64_t now_ns);
+
+  /// Groups sorted by `sort` (numbers descending, names ascending; ties by
+  /// name), and each group's GPUs by the same key (ties by gpu id).
+  std::vector<TopGroup> Groups(TopSort sort) const;
+  const TopSummary& Summary() const { return summary_; }
+
+ private:
+  using Key = std::tuple<std::string, std::string, std::string, uint32_t>;
+  std::map<Key, TopRow> rows_;
+  std::map<Key, TopCounters> previous_;
+  uint64_t previous_ns_ = 0;
+  bool have_previous_ = false;
+  TopSummary summary_;
+};
+
+/// The screen as text: title and summary lines, then the column header
+/// (line `*header_line`), then a container's total row followed by its
+/// GPUs' rows. Columns that do not fit `width` are left out (the sort
+/// column never); names are cut to fit. `status` is the third line.
+std::vector<std::string> RenderTop(const TopModel& model, TopSort sort,
+                                   int width, const std::string& status,
+                                   size_t* header_line);
+
+}  // namespace gpuq

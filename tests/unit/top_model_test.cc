@@ -1,0 +1,238 @@
+// `gpuq-agent top` without a terminal: rows from snapshots (agent/top/
+// top_model.h), rates between two snapshots, sorting, grouping and the text
+// at a given width; the paced replay source; the command runner of record.
+#include "top/top_model.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <atomic>
+
+#include "cli/child_command.h"
+#include "event_builders.h"
+#include "model/pipeline.h"
+#include "sources/fake_source.h"
+#include "sources/paced_source.h"
+
+namespace gpuq {
+namespace {
+
+constexpr uint64_t kCgA = 10, kCgB = 20;
+constexpr uint64_t kSecond = 1000000000ull;
+
+/// A snapshot with two containers (labels "alpha", "beta") by hand: what
+/// the rows are made of, nothing else.
+Snapshot TwoContainers(uint64_t alpha_submissions, uint64_t beta_submissions,
+                       uint64_t beta_unmaps, uint64_t alpha_evictions) {
+  Snapshot s;
+  s.source = "bpf";
+  s.labels[kCgA] = SeriesLabels{"alpha", "", "", {}};
+  s.labels[kCgB] = SeriesLabels{"beta", "pod-0", "ns", {}};
+  s.queue_series[{kCgA, 1, 100, GPUQ_QUEUE_COMPUTE}] = {
+      3, 3, {}, alpha_submissions};
+  s.queue_series[{kCgA, 1, 100, GPUQ_QUEUE_SDMA}] = {2, 2, {}, 0};
+  s.queue_series[{kCgA, 1, 200, GPUQ_QUEUE_COMPUTE}] = {1, 1, {}, 0};
+  s.queue_series[{kCgB, 2, 100, GPUQ_QUEUE_SDMA_XGMI}] = {
+      1, 1, {}, beta_submissions};
+  s.processes[{kCgA, 100}] = 1;
+  s.processes[{kCgA, 200}] = 1;
+  s.processes[{kCgB, 100}] = 1;
+  s.pending_packets[{kCgB, 100}] = 7;
+  s.runlist_causes[{kCgB, 100, Scheduler::kHws, true, GPUQ_CAUSE_CREATE}] =
+      beta_unmaps;
+  s.runlist_causes[{kCgB, 100, Scheduler::kHws, false, GPUQ_CAUSE_CREATE}] = 99;
+  s.evictions[{kCgA, 200, GPUQ_TRIGGER_SVM}].evictions = alpha_evictions;
+  return s;
+}
+
+TEST(TopModelTest, GroupsContainersAndTheirGpus) {
+  TopModel model;
+  model.Update(TwoContainers(0, 0, 0, 0), 0);
+  const auto groups = model.Groups(TopSort::kQueues);
+  ASSERT_EQ(groups.size(), 2u);
+  const TopGroup& alpha = groups[0];
+  EXPECT_EQ(alpha.total.container, "alpha");
+  EXPECT_EQ(alpha.total.queues, 6u);
+  EXPECT_EQ(alpha.total.compute, 4u);
+  EXPECT_EQ(alpha.total.sdma, 2u);
+  EXPECT_EQ(alpha.total.processes, 2u);
+  ASSERT_EQ(alpha.gpus.size(), 2u);
+  EXPECT_EQ(alpha.gpus[0].gpu_id, 100u);  // 5 queues before 1
+  EXPECT_EQ(alpha.gpus[0].queues, 5u);
+  EXPECT_EQ(alpha.gpus[1].gpu_id, 200u);
+  const TopGroup& beta = groups[1];
+  EXPECT_EQ(beta.total.pod, "pod-0");
+  EXPECT_EQ(beta.total.sdma, 1u);  // sdma_xgmi is SDMA
+  EXPECT_EQ(beta.total.pending, 7u);
+  EXPECT_EQ(model.Summary().live_queues, 7u);
+  EXPECT_EQ(model.Summary().containers, 2u);
+}
+
+TEST(TopModelTest, NoRatesFromOneSnapshot) {
+  TopModel model;
+  model.Update(TwoContainers(100, 0, 0, 0), 5 * kSecond);
+  const auto groups = model.Groups(TopSort::kQueues);
+  EXPECT_FALSE(groups[0].total.submit_rate.has_value());
+  EXPECT_FALSE(groups[0].gpus[0].unmap_rate.has_value());
+}
+
+TEST(TopModelTest, RatesAreDeltasOverTheTimeBetweenSnapshots) {
+  TopModel model;
+  model.Update(TwoContainers(100, 10, 1, 0), 5 * kSecond);
+  // 2 s later: alpha +400 packets, beta +10, 4 unmaps more, 1 eviction.
+  model.Update(TwoContainers(500, 20, 5, 1), 7 * kSecond);
+  const auto groups = model.Groups(TopSort::kQueues);
+  const TopRow& alpha100 = groups[0].gpus[0];
+  EXPECT_DOUBLE_EQ(*alpha100.submit_rate, 200.0);
+  EXPECT_DOUBLE_EQ(*groups[0].gpus[1].evict_rate, 0.5);
+  EXPECT_DOUBLE_EQ(*groups[0].total.submit_rate, 200.0);
+  EXPECT_DOUBLE_EQ(*groups[0].total.evict_rate, 0.5);
+  // Unmaps count only unmaps (not maps) the container caused.
+  EXPECT_DOUBLE_EQ(*groups[1].total.unmap_rate, 2.0);
+  EXPECT_DOUBLE_EQ(*groups[1].total.submit_rate, 5.0);
+}
+
+TEST(TopModelTest, NoTimePassedKeepsTheLastRates) {
+  // A finished replay: the clock stands; the last rates stay shown.
+  TopModel model;
+  model.Update(TwoContainers(0, 0, 0, 0), kSecond);
+  model.Update(TwoContainers(300, 0, 0, 0), 2 * kSecond);
+  model.Update(TwoContainers(300, 0, 0, 0), 2 * kSecond);
+  EXPECT_DOUBLE_EQ(*model.Groups(TopSort::kQueues)[0].total.submit_rate, 300);
+  // Time passes again: from the last snapshot that moved the clock.
+  model.Update(TwoContainers(400, 0, 0, 0), 3 * kSecond);
+  EXPECT_DOUBLE_EQ(*model.Groups(TopSort::kQueues)[0].total.submit_rate, 100);
+}
+
+TEST(TopModelTest, ACounterThatWentDownCountsFromZero) {
+  TopModel model;
+  model.Update(TwoContainers(1000, 0, 0, 0), kSecond);
+  model.Update(TwoContainers(30, 0, 0, 0), 2 * kSecond);
+  EXPECT_DOUBLE_EQ(*model.Groups(TopSort::kQueues)[0].total.submit_rate, 30);
+}
+
+TEST(TopModelTest, SortKeysOrderGroupsAndGpus) {
+  TopModel model;
+  model.Update(TwoContainers(0, 0, 0, 0), kSecond);
+  model.Update(TwoContainers(10, 500, 3, 0), 2 * kSecond);
+  auto names = [&](TopSort sort) {
+    std::vector<std::string> out;
+    for (const TopGroup& g : model.Groups(sort))
+      out.push_back(g.total.container);
+    return out;
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(names(TopSort::kQueues), (V{"alpha", "beta"}));
+  EXPECT_EQ(names(TopSort::kSubmitRate), (V{"beta", "alpha"}));
+  EXPECT_EQ(names(TopSort::kPending), (V{"beta", "alpha"}));
+  EXPECT_EQ(names(TopSort::kUnmapRate), (V{"beta", "alpha"}));
+  EXPECT_EQ(names(TopSort::kName), (V{"alpha", "beta"}));
+  // Within a group too: by submissions, alpha's GPU 100 (10/s) first.
+  EXPECT_EQ(model.Groups(TopSort::kSubmitRate)[1].gpus[0].gpu_id, 100u);
+  EXPECT_EQ(NextTopSort(TopSort::kName), TopSort::kQueues);
+  EXPECT_STREQ(TopSortName(NextTopSort(TopSort::kQueues)), "SUBMIT/S");
+}
+
+TEST(TopModelTest, HostProcessesAndProbeSummary) {
+  Snapshot s;
+  s.source = "bpf";
+  s.labels[1] = SeriesLabels{"", "", "", {}};
+  s.queue_series[{1, 1, 100, GPUQ_QUEUE_COMPUTE}] = {1, 1, {}, 0};
+  s.probes = {{"queue_create", "f", "fentry", true, ""},
+              {"queue_destroy", "g", "kprobe", true, ""},
+              {"mes_add", "h", "none", false, ""}};
+  TopModel model;
+  model.Update(s, 0);
+  EXPECT_EQ(model.Summary().probes, "fentry+kprobe 2/3");
+  size_t header = 0;
+  const auto lines = RenderTop(model, TopSort::kQueues, 100, "", &header);
+  EXPECT_EQ(lines[header + 1].rfind("(host)", 0), 0u) << lines[header + 1];
+  s.source = "replay";
+  EXPECT_EQ(ProbeSummary(s), "replay");
+  s.source = "sysfs";
+  s.probes.clear();
+  EXPECT_EQ(ProbeSummary(s), "none (sysfs only)");
+}
+
+TEST(TopModelTest, NarrowScreensDropColumnsButNeverTheSortColumn) {
+  TopModel model;
+  model.Update(TwoContainers(0, 0, 0, 0), kSecond);
+  model.Update(TwoContainers(10, 500, 3, 1), 2 * kSecond);
+  size_t header = 0;
+  auto wide = RenderTop(model, TopSort::kQueues, 140, "", &header);
+  EXPECT_NE(wide[header].find("EVICT/S"), std::string::npos) << wide[header];
+  EXPECT_NE(wide[header].find("OTHER"), std::string::npos);
+  EXPECT_NE(wide[header].find("QUEUES*"), std::string::npos);
+  auto narrow = RenderTop(model, TopSort::kQueues, 60, "", &header);
+  for (const std::string& l : narrow) EXPECT_LE(l.size(), 60u) << l;
+  EXPECT_EQ(narrow[header].find("OTHER"), std::string::npos) << narrow[header];
+  EXPECT_NE(narrow[header].find("SUBMIT/S"), std::string::npos);
+  auto sorted = RenderTop(model, TopSort::kPending, 60, "", &header);
+  EXPECT_NE(sorted[header].find("PENDING*"), std::string::npos)
+      << sorted[header];
+  // Rows: each container, then its GPUs indented.
+  EXPECT_EQ(wide[header + 1].rfind("alpha", 0), 0u);
+  EXPECT_EQ(wide[header + 2].rfind("  gpu 100", 0), 0u);
+  EXPECT_EQ(wide[header + 4].rfind("beta (ns/pod-0)", 0), 0u);
+}
+
+TEST(PacedSourceTest, SpeedZeroDeliversEverythingInOrder) {
+  std::vector<Event> events;
+  for (uint32_t i = 0; i < 5; ++i) {
+    auto e = Create(0x1000, 100, 1, 1, i);
+    e.hdr.ts_ns = (i + 1) * 1000 * kSecond;  // 1000 s apart
+    events.push_back(e);
+  }
+  PacedEventSource paced(std::make_unique<FakeEventSource>(events), 0);
+  EXPECT_EQ(paced.PeekFirstTimestamp(), 1000 * kSecond);
+  EXPECT_EQ(paced.NowNs(), 0u);  // nothing delivered yet
+  Event out;
+  for (uint32_t i = 0; i < 5; ++i) {
+    ASSERT_EQ(paced.Next(&out, std::chrono::milliseconds(0)), NextStatus::kOk);
+    EXPECT_EQ(std::get<gpuq_queue_create_event>(out).queue_id, i);
+  }
+  EXPECT_EQ(paced.Next(&out, std::chrono::milliseconds(0)), NextStatus::kEof);
+  EXPECT_TRUE(paced.Finished());
+  EXPECT_EQ(paced.NowNs(), 5000 * kSecond);
+}
+
+TEST(PacedSourceTest, ARecordNotDueYetIsHeldBack) {
+  // At recorded speed a record 1000 s after the first is not due within a
+  // zero timeout: the source says so and delivers it later, unchanged.
+  std::vector<Event> events;
+  for (uint32_t i = 0; i < 2; ++i) {
+    auto e = Create(0x1000, 100, 1, 1, i);
+    e.hdr.ts_ns = (1 + 1000 * i) * kSecond;
+    events.push_back(e);
+  }
+  PacedEventSource paced(std::make_unique<FakeEventSource>(events), 1);
+  Event out;
+  ASSERT_EQ(paced.Next(&out, std::chrono::milliseconds(0)), NextStatus::kOk);
+  EXPECT_EQ(paced.Next(&out, std::chrono::milliseconds(0)),
+            NextStatus::kTimeout);
+  EXPECT_FALSE(paced.Finished());
+  // The capture's clock runs from the first record on, below the second.
+  EXPECT_GE(paced.NowNs(), kSecond);
+  EXPECT_LT(paced.NowNs(), 1001 * kSecond);
+}
+
+TEST(ChildCommandTest, ShellExitStatuses) {
+  int err = 0;
+  pid_t pid = SpawnCommand({"sh", "-c", "exit 3"}, &err);
+  ASSERT_GT(pid, 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_EQ(ShellExitStatus(status), 3);
+  pid = SpawnCommand({"sh", "-c", "kill -TERM $$"}, &err);
+  ASSERT_GT(pid, 0);
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_EQ(ShellExitStatus(status), 128 + SIGTERM);
+  EXPECT_EQ(SpawnCommand({"/nonexistent/gpuq-no-such-command"}, &err), -1);
+  EXPECT_EQ(SpawnFailureStatus(err), 127);
+  EXPECT_EQ(SpawnCommand({"/dev/null"}, &err), -1);  // not executable
+  EXPECT_EQ(SpawnFailureStatus(err), 126);
+}
+
+}  // namespace
+}  // namespace gpuq
