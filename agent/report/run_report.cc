@@ -23,7 +23,7 @@ const char* QueueClassName(QueueClass c) {
     case QueueClass::kMoreThanGpus:
       return "more queues than GPUs";
   }
-  return "no queues";
+  return "?";
 }
 
 const char* QueueClassVerdict(QueueClass c) {
@@ -37,7 +37,7 @@ const char* QueueClassVerdict(QueueClass c) {
     case QueueClass::kMoreThanGpus:
       return "needs selective preemption";
   }
-  return "-";
+  return "?";
 }
 
 }  // namespace gpuq::report
