@@ -47,6 +47,7 @@ p.empty,p.none{color:#57606a;font-style:italic;margin:4px 0}
 svg.chart-svg{display:block;width:100%;height:auto;font:12px system-ui,"DejaVu Sans",sans-serif;fill:#1b1f24}
 svg .bg{fill:#fff}
 svg .chart-title{font-size:15px;font-weight:600}
+svg .panel-title{font-weight:600}
 svg .axis-label{fill:#57606a}
 svg .axis{stroke:#57606a;stroke-width:1}
 svg .tick{stroke:#57606a}
@@ -154,11 +155,17 @@ std::string Card(const std::string& key, const std::string& value,
       sub.empty() ? "" : fmt::format("<div class=\"s\">{}</div>", Escape(sub)));
 }
 
+// A runlist slice that takes queues off the GPU: an HWS unmap or an MES
+// queue removal (named so by the analysis); the rest are maps and adds.
+bool IsUnmap(const Slice& s) {
+  return s.name.rfind("unmap", 0) == 0 || s.name.rfind("mes remove", 0) == 0;
+}
+
 // Unmap durations over all GPUs, from the timeline's runlist slices.
 std::vector<double> UnmapDurations(const RunReport& r) {
   std::vector<double> d;
   for (const auto& s : r.timeline.runlist_ops) {
-    if (s.name.rfind("unmap", 0) == 0) d.push_back(s.duration_s);
+    if (IsUnmap(s)) d.push_back(s.duration_s);
   }
   std::sort(d.begin(), d.end());
   return d;
@@ -213,6 +220,7 @@ std::string QueuesChart(const RunReport& r, size_t i) {
             FormatSeconds(r.timeline.step_s) + " step)";
   c.y_label = "live queues";
   c.empty_message = "No hardware queue in this run.";
+  c.panels = true;
   c.x_max = r.duration_s;
   const double step = r.timeline.step_s;
   for (const auto& s : r.timeline.queues_per_gpu) {
@@ -262,8 +270,11 @@ std::string SubmissionsChart(const RunReport& r, size_t i) {
 std::string UnmapChart(const RunReport& r, size_t i) {
   svg::XyChart c;
   c.id = ChartId(i, kChartUnmaps);
-  c.title = "Runlist unmap (preemption) durations, log scale";
+  c.title =
+      "Runlist unmap (preemption) durations: HWS unmaps and MES removals, log "
+      "scale";
   c.y_label = "unmap duration";
+  c.x_label = "when the unmap began (s since capture start)";
   c.empty_message = "No runlist unmap in this run.";
   c.x_max = r.duration_s;
   c.style = svg::Style::kMarkers;
@@ -271,13 +282,14 @@ std::string UnmapChart(const RunReport& r, size_t i) {
   c.y_unit = svg::YUnit::kSeconds;
   std::map<std::string, svg::XySeries> per_track;
   for (const auto& s : r.timeline.runlist_ops) {
-    if (s.name.rfind("unmap", 0) != 0) continue;
+    if (!IsUnmap(s)) continue;
     auto& xs = per_track[s.track];
     xs.name = s.track;
     xs.points.push_back({s.start_s, s.duration_s});
   }
   for (auto& [track, xs] : per_track) {
-    xs.name = fmt::format("{} ({} unmaps)", track, xs.points.size());
+    xs.name = fmt::format("{} ({} unmap{})", track, xs.points.size(),
+                          xs.points.size() == 1 ? "" : "s");
     c.series.push_back(std::move(xs));
   }
   if (!c.series.empty()) {
@@ -286,15 +298,13 @@ std::string UnmapChart(const RunReport& r, size_t i) {
   return svg::RenderXyChart(c);
 }
 
-bool IsOpen(const Slice& s, double run_duration) {
-  for (const char* key : {"restored", "open"}) {
-    auto it = s.args.find(key);
-    if (it != s.args.end()) {
-      return it->second == (std::string(key) == "open" ? "yes" : "no") ||
-             it->second == (std::string(key) == "open" ? "true" : "false");
-    }
-  }
-  return run_duration > 0 && s.start_s + s.duration_s >= run_duration;
+// How an eviction slice that was never restored ended ("" if restored):
+// the analysis marks it with args "end" = "open" or "process_exit".
+std::string NotRestored(const Slice& s) {
+  auto it = s.args.find("end");
+  if (it == s.args.end()) return "";
+  return it->second == "process_exit" ? " (process exited, not restored)"
+                                      : " (not restored)";
 }
 
 std::string EvictionChart(const RunReport& r, size_t i) {
@@ -308,12 +318,15 @@ std::string EvictionChart(const RunReport& r, size_t i) {
     b.row = s.track;
     b.start = s.start_s;
     b.duration = s.duration_s;
-    b.open = IsOpen(s, r.duration_s);
-    b.label = fmt::format("{} {}{}", s.name, FormatSeconds(s.duration_s),
-                          b.open ? " (not restored)" : "");
+    const std::string open = NotRestored(s);
+    b.open = !open.empty();
+    auto container = s.args.find("container");
+    b.label =
+        fmt::format("{}{} {}{}", s.name,
+                    container == s.args.end() ? "" : ", " + container->second,
+                    FormatSeconds(s.duration_s), open);
     b.tooltip = fmt::format("{} on {}: at {:.3f} s for {}{}", s.name, s.track,
-                            s.start_s, FormatSeconds(s.duration_s),
-                            b.open ? " (not restored)" : "");
+                            s.start_s, FormatSeconds(s.duration_s), open);
     for (const auto& [k, v] : s.args)
       b.tooltip += fmt::format("\n{}: {}", k, v);
     c.bars.push_back(std::move(b));
@@ -330,6 +343,13 @@ std::string RunSection(const RunReport& r, size_t i) {
       i, Escape(r.name), Escape(UtcTime(r.start_realtime_ns)),
       Escape(FormatSeconds(r.duration_s)), r.records, r.gpus_in_topology);
   out += Headline(r);
+  if (r.timeline.slices_omitted > 0) {
+    out += fmt::format(
+        "<p class=\"meta\">{} slices (queue lifetimes, runlist operations or "
+        "evictions) beyond the timeline's limit are not drawn; every figure "
+        "and table still counts them.</p>\n",
+        r.timeline.slices_omitted);
+  }
 
   out += "<h3>Hardware queues</h3>\n" + QueuesChart(r, i);
   Table gq{{"GPU", "name", "queue type", "#at start", "#peak", "#at end",
@@ -343,22 +363,31 @@ std::string RunSection(const RunReport& r, size_t i) {
   }
   out += RenderTable(gq, p + "gpu-queues", "No hardware queue in this run.");
 
-  out += "<h3>Containers and the users' verdict</h3>\n";
+  out += "<h3>Queue pattern and the users' verdict, per container</h3>\n";
+  Table vt{{"container", "pod", "namespace", "#queues peak", "#GPUs",
+            "queues peak per GPU", "queue pattern", "verdict"},
+           {}};
+  for (const auto& c : r.containers) {
+    vt.rows.push_back({OwnerName(c.owner), Dash(c.owner.pod), Dash(c.owner.ns),
+                       U(c.queues_peak), U(c.gpus_used), PerGpu(c.peak_per_gpu),
+                       QueueClassName(c.classification),
+                       QueueClassVerdict(c.classification)});
+  }
+  out += RenderTable(vt, p + "verdicts", "No container held a queue.");
+
+  out += "<h3>Containers</h3>\n";
   Table ct{{"container", "pod", "namespace", "id", "#processes", "#queues peak",
-            "#created", "queues peak per GPU", "#submissions",
-            "#mean / peak per s", "#unmaps caused", "#evictions",
-            "#create failures", "queue pattern", "verdict"},
+            "#created", "#submissions", "#mean / peak per s", "#unmaps caused",
+            "#evictions", "#create failures"},
            {}};
   for (const auto& c : r.containers) {
     ct.rows.push_back({OwnerName(c.owner), Dash(c.owner.pod), Dash(c.owner.ns),
                        Dash(c.container_id.substr(0, 12)), U(c.processes),
-                       U(c.queues_peak), U(c.queues_created),
-                       PerGpu(c.peak_per_gpu), U(c.submissions),
+                       U(c.queues_peak), U(c.queues_created), U(c.submissions),
                        Rate(c.submissions_mean_per_s) + " / " +
                            Rate(c.submissions_peak_per_s),
                        U(c.preemptions_caused), U(c.evictions),
-                       U(c.create_failures), QueueClassName(c.classification),
-                       QueueClassVerdict(c.classification)});
+                       U(c.create_failures)});
   }
   out += RenderTable(ct, p + "containers", "No container held a queue.");
 

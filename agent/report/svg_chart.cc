@@ -17,7 +17,7 @@ constexpr double kTop = 44;  // room for the title
 constexpr double kPlotHeight = 240;
 constexpr double kAxisBelow = 48;  // x tick labels and the x label
 constexpr double kLegendRow = 18;
-constexpr double kCharWidth = 6.6;  // average advance of the 12px sans font
+constexpr double kCharWidth = 7.4;  // generous advance of the 12px sans font
 constexpr size_t kLegendChars = 40;
 
 // Length in bytes of the valid UTF-8 sequence at s[i], 0 if invalid.
@@ -147,8 +147,8 @@ std::string Empty(const std::string& id, const std::string& title,
 
 // The x axis (time) below a plot of `width` at (x0, y0 = plot bottom).
 void DrawXAxis(std::string& out, double x0, double y0, double width,
-               double x_max, const std::string& label) {
-  const double step = NiceStep(x_max, 10);
+               double x_max, const std::string& label, int ticks = 10) {
+  const double step = NiceStep(x_max, ticks);
   for (double t = 0; t <= x_max * (1 + 1e-9); t += step) {
     const double x = x0 + width * t / x_max;
     out += fmt::format(
@@ -160,6 +160,7 @@ void DrawXAxis(std::string& out, double x0, double y0, double width,
   out += fmt::format(
       "<line class=\"axis\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>\n",
       Num(x0), Num(y0), Num(x0 + width), Num(y0));
+  if (label.empty()) return;
   out += fmt::format(
       "<text class=\"axis-label\" x=\"{}\" y=\"{}\" "
       "text-anchor=\"middle\">{}</text>\n",
@@ -259,58 +260,39 @@ const char* SeriesColour(size_t i) {
   return kPalette[i % (sizeof(kPalette) / sizeof(kPalette[0]))];
 }
 
-std::string RenderXyChart(const XyChart& c) {
-  size_t points = 0;
-  for (const auto& s : c.series) points += s.points.size();
-  if (points == 0) return Empty(c.id, c.title, c.empty_message);
+namespace {
 
-  // Legend entries wrap into rows under the x axis.
-  const double plot_w = kWidth - kLeft - kRight;
-  std::vector<std::pair<double, double>> legend_pos;
-  double lx = 0;
-  int legend_rows = 1;
-  for (const auto& s : c.series) {
-    const double w =
-        26 + kCharWidth * CodePoints(Shorten(s.name, kLegendChars));
-    if (lx > 0 && lx + w > plot_w) {
-      lx = 0;
-      ++legend_rows;
-    }
-    legend_pos.emplace_back(lx, legend_rows - 1);
-    lx += w;
-  }
-  const double legend_y = kTop + kPlotHeight + kAxisBelow + 12;
-  const double height = legend_y + legend_rows * kLegendRow + 6;
+// One plot area at (x0, top), w x h: y grid and ticks, axes, the series
+// `which` of `c` (colour i for series i) and the reference lines.
+void DrawPlot(std::string& out, const XyChart& c, const YAxis& y,
+              const std::vector<size_t>& which, double x0, double top, double w,
+              double h, bool panel) {
   const double x_max = c.x_max > 0 ? c.x_max : 1;
-  const YAxis y = MakeYAxis(c);
-  const double bottom = kTop + kPlotHeight;
-  auto px = [&](double x) {
-    return kLeft + plot_w * std::clamp(x / x_max, 0.0, 1.0);
-  };
+  const double bottom = top + h;
+  auto px = [&](double x) { return x0 + w * std::clamp(x / x_max, 0.0, 1.0); };
   auto py = [&](double v) {
-    return bottom - kPlotHeight * std::clamp(y.Pos(v), 0.0, 1.0);
+    return bottom - h * std::clamp(y.Pos(v), 0.0, 1.0);
   };
-
-  std::string out = SvgOpen(c.id, c.title, height);
-  // Horizontal grid and y ticks.
   for (double t : y.ticks) {
     const double yy = py(t);
     out += fmt::format(
         "<line class=\"grid\" x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\"/>"
         "<text x=\"{3}\" y=\"{4}\" text-anchor=\"end\">{5}</text>\n",
-        Num(kLeft), Num(yy), Num(kLeft + plot_w), Num(kLeft - 6), Num(yy + 4),
+        Num(x0), Num(yy), Num(x0 + w), Num(x0 - 6), Num(yy + 4),
         Escape(YTickLabel(c, t)));
   }
   out += fmt::format(
       "<line class=\"axis\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n",
-      Num(kLeft), Num(kTop), Num(bottom));
-  out += fmt::format(
-      "<text class=\"axis-label\" transform=\"translate(16 {}) rotate(-90)\" "
-      "text-anchor=\"middle\">{}</text>\n",
-      Num(kTop + kPlotHeight / 2), Escape(c.y_label));
-  DrawXAxis(out, kLeft, bottom, plot_w, x_max, c.x_label);
+      Num(x0), Num(top), Num(bottom));
+  if (!panel) {
+    out += fmt::format(
+        "<text class=\"axis-label\" transform=\"translate(16 {}) "
+        "rotate(-90)\" text-anchor=\"middle\">{}</text>\n",
+        Num(top + h / 2), Escape(c.y_label));
+  }
+  DrawXAxis(out, x0, bottom, w, x_max, panel ? "" : c.x_label, panel ? 4 : 10);
 
-  for (size_t i = 0; i < c.series.size(); ++i) {
+  for (size_t i : which) {
     const auto& s = c.series[i];
     const char* colour = SeriesColour(i);
     std::vector<Point> pts = s.points;
@@ -318,15 +300,12 @@ std::string RenderXyChart(const XyChart& c) {
                      [](const Point& a, const Point& b) { return a.x < b.x; });
     if (c.style == Style::kStep) {
       std::string d;
-      for (size_t k = 0; k < pts.size(); ++k) {
-        if (!std::isfinite(pts[k].y)) continue;
-        if (d.empty()) {
-          d = fmt::format("M{} {}", Num(px(pts[k].x)), Num(py(pts[k].y)));
-        } else {
-          d += fmt::format("H{}V{}", Num(px(pts[k].x)), Num(py(pts[k].y)));
-        }
+      for (const auto& p : pts) {
+        if (!std::isfinite(p.y)) continue;
+        d += d.empty() ? fmt::format("M{} {}", Num(px(p.x)), Num(py(p.y)))
+                       : fmt::format("H{}V{}", Num(px(p.x)), Num(py(p.y)));
       }
-      if (pts.size() == 1) d += fmt::format("h2");  // visible when alone
+      if (pts.size() == 1) d += "h2";  // visible when alone
       out += fmt::format(
           "<path class=\"series\" d=\"{}\" stroke=\"{}\"><title>{}</title>"
           "</path>\n",
@@ -352,9 +331,76 @@ std::string RenderXyChart(const XyChart& c) {
         "<line class=\"reference\" x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" "
         "y2=\"{1}\"/><text class=\"reference-label\" x=\"{3}\" y=\"{4}\" "
         "text-anchor=\"end\">{5}</text>\n",
-        Num(kLeft), Num(yy), Num(kLeft + plot_w), Num(kLeft + plot_w - 4),
-        Num(yy - 4), Escape(r.label));
+        Num(x0), Num(yy), Num(x0 + w), Num(x0 + w - 4), Num(yy - 4),
+        Escape(r.label));
   }
+}
+
+// Series drawn as a grid of small plots, one per series, sharing the y axis:
+// lines of GPUs with equal counts would hide each other in one plot.
+// Returns the drawing and its height.
+std::pair<std::string, double> RenderPanels(const XyChart& c, const YAxis& y) {
+  constexpr size_t kColumns = 3;
+  constexpr double kPanelHeight = 120, kPanelGapY = 64, kPanelLeft = 48;
+  const size_t rows = (c.series.size() + kColumns - 1) / kColumns;
+  const double cell_w = (kWidth - kLeft - kRight + kPanelLeft) / kColumns;
+  const double w = cell_w - kPanelLeft;
+  const double height =
+      kTop + 22 + static_cast<double>(rows) * (kPanelHeight + kPanelGapY) + 4;
+  std::string out = fmt::format(
+      "<text class=\"axis-label\" x=\"{}\" y=\"{}\">{}; each plot: {}</text>\n",
+      Num(kLeft), Num(kTop + 2), Escape(c.y_label), Escape(c.x_label));
+  for (size_t i = 0; i < c.series.size(); ++i) {
+    const double x0 = kLeft + cell_w * static_cast<double>(i % kColumns);
+    const double top =
+        kTop + 22 + 20 +
+        (kPanelHeight + kPanelGapY) * static_cast<double>(i / kColumns);
+    out += fmt::format(
+        "<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"10\" fill=\"{}\"/>"
+        "<text class=\"panel-title\" x=\"{}\" y=\"{}\">{}"
+        "<title>{}</title></text>\n",
+        Num(x0), Num(top - 17), SeriesColour(i), Num(x0 + 19), Num(top - 8),
+        Escape(Shorten(c.series[i].name, 44)), Escape(c.series[i].name));
+    DrawPlot(out, c, y, {i}, x0, top, w, kPanelHeight, true);
+  }
+  return {out, height};
+}
+
+}  // namespace
+
+std::string RenderXyChart(const XyChart& c) {
+  size_t points = 0;
+  for (const auto& s : c.series) points += s.points.size();
+  if (points == 0) return Empty(c.id, c.title, c.empty_message);
+  const YAxis y = MakeYAxis(c);
+
+  if (c.panels) {
+    const auto [body, height] = RenderPanels(c, y);
+    return SvgOpen(c.id, c.title, height) + body + "</svg></figure>\n";
+  }
+
+  // Legend entries wrap into rows under the x axis.
+  const double plot_w = kWidth - kLeft - kRight;
+  std::vector<std::pair<double, double>> legend_pos;
+  double lx = 0;
+  int legend_rows = 1;
+  for (const auto& s : c.series) {
+    const double w =
+        30 + kCharWidth * CodePoints(Shorten(s.name, kLegendChars));
+    if (lx > 0 && lx + w > plot_w) {
+      lx = 0;
+      ++legend_rows;
+    }
+    legend_pos.emplace_back(lx, legend_rows - 1);
+    lx += w;
+  }
+  const double legend_y = kTop + kPlotHeight + kAxisBelow + 12;
+  const double height = legend_y + legend_rows * kLegendRow + 6;
+
+  std::string out = SvgOpen(c.id, c.title, height);
+  std::vector<size_t> all(c.series.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  DrawPlot(out, c, y, all, kLeft, kTop, plot_w, kPlotHeight, false);
   out += "<g class=\"legend\">";
   for (size_t i = 0; i < c.series.size(); ++i) {
     const double x = kLeft + legend_pos[i].first;

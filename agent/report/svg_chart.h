@@ -61,6 +61,9 @@ struct XyChart {
   Style style = Style::kStep;
   YScale y_scale = YScale::kLinear;
   YUnit y_unit = YUnit::kCount;
+  /// One small plot per series (shared y axis) instead of one plot with a
+  /// legend: for series that often coincide, like queues per GPU.
+  bool panels = false;
   std::vector<XySeries> series;
   std::vector<ReferenceLine> references;
 };

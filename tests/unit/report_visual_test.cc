@@ -121,10 +121,12 @@ RunReport SampleReport(const std::string& name = "run-a.gpuqcap") {
       MakeSlice("gpu 11437", "unmap (dynamic_queues)", 10.15, 0.00012),
       MakeSlice("gpu 23710", "unmap (all_queues)", 11, 9.000412345,
                 {{"error", "ETIME"}}),
-      MakeSlice("gpu 23710", "map", 20.0005, 0.0004)};
+      MakeSlice("gpu 23710", "map", 20.0005, 0.0004),
+      MakeSlice("gpu 47101", "mes remove (queue 2)", 14, 0.00006),
+      MakeSlice("gpu 47101", "mes add (queue 2)", 14.05, 0.00015)};
   t.evictions = {
-      MakeSlice("gpu 11437", "evicted: ttm", 10, 0.15, {{"restored", "yes"}}),
-      MakeSlice("gpu 11437", "evicted: svm", 10.1, 9.9, {{"restored", "no"}})};
+      MakeSlice("gpu 11437", "evicted: ttm", 10, 0.15, {{"container", "vllm"}}),
+      MakeSlice("gpu 11437", "evicted: svm", 10.1, 9.9, {{"end", "open"}})};
   return r;
 }
 
@@ -246,12 +248,14 @@ TEST(RenderHtml, EveryChartIsDrawnWithItsTitle) {
        at = unmaps.find("<circle", at + 1)) {
     ++circles;
   }
-  EXPECT_EQ(circles, 3u);  // the unmaps only, not the maps
+  EXPECT_EQ(circles, 4u);  // unmaps and MES removals, not maps or adds
+  EXPECT_NE(unmaps.find("gpu 47101 (1 unmap)"), std::string::npos);
   EXPECT_NE(unmaps.find("amdkfd preemption timeout (9 s)"), std::string::npos);
   const std::string ev = Figure(html, ChartId(0, kChartEvictions));
   EXPECT_NE(ev.find("class=\"bar\""), std::string::npos);
   EXPECT_NE(ev.find("class=\"bar open\""), std::string::npos);
   EXPECT_NE(ev.find("(not restored)"), std::string::npos);
+  EXPECT_NE(ev.find("evicted: ttm, vllm, 150 ms"), std::string::npos);
   // Headline and tables.
   EXPECT_NE(html.find("more queues than GPUs"), std::string::npos);
   EXPECT_NE(html.find("needs selective preemption"), std::string::npos);
@@ -378,8 +382,8 @@ TEST(RenderPerfetto, SlicesAndCountersEqualTheReport) {
   EXPECT_EQ(queue_counters, 40u);  // 2 GPUs x 20 steps
   EXPECT_DOUBLE_EQ(counter_sum, 2 * 20 + 1 + 20);
   EXPECT_EQ(rate_counters, 40u);  // 2 containers x 20 steps
-  // Processes: 2 GPUs, 2 OS processes, the containers' counters.
-  EXPECT_EQ(process_names.size(), 5u);
+  // Processes: 3 GPUs, 2 OS processes, the containers' counters.
+  EXPECT_EQ(process_names.size(), 6u);
   std::set<std::string> names;
   for (const auto& [pid, name] : process_names) names.insert(name);
   EXPECT_TRUE(names.count("run-a.gpuqcap: gpu 11437"));
