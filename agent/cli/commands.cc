@@ -10,6 +10,7 @@
 #include <set>
 #include <thread>
 
+#include "cli/report_command.h"
 #include "cli/submissions.h"
 #include "export/collector.h"
 #include "export/metrics_server.h"
@@ -382,6 +383,8 @@ int Main(int argc, char** argv) {
       return RunCheck(options);
     case Command::kRecord:
       return RunRecord(options);
+    case Command::kReport:
+      return RunReportCommand(options);
     case Command::kDaemon:
     case Command::kVersion:
       return RunDaemon(options);

@@ -11,7 +11,7 @@
 
 namespace gpuq {
 
-enum class Command { kDaemon, kOnce, kCheck, kRecord, kVersion };
+enum class Command { kDaemon, kOnce, kCheck, kRecord, kVersion, kReport };
 
 /// --doorbells: how doorbell rings are counted.
 enum class DoorbellMode { kOff, kUprobe };
@@ -30,6 +30,8 @@ struct Options {
   bool verify = false;                                ///< check --verify
   std::string record_path;                            ///< record -o
   std::optional<std::chrono::milliseconds> duration;  ///< record --duration
+  std::vector<std::string> report_captures;           ///< report CAPTURE...
+  std::string report_output = "text";                 ///< report --output
   // Attribution and labels.
   bool pid_comm_labels = false;
   std::vector<std::string> label_allowlist;

@@ -640,6 +640,7 @@ RunReport Analyzer::Impl::Finish() {
   r.queues_peak = run_.peak;
   r.compute_peak = run_.compute_peak;
   r.gpus_used = run_.peak_per_gpu.size();
+  r.peak_per_gpu = run_.peak_per_gpu;
   r.classification = run_.Class();
   r.compute_classification = run_.ComputeClass();
 

@@ -210,6 +210,7 @@ struct RunReport {
   QueueClass classification = QueueClass::kNone;  ///< of the whole run
   // Added by the analysis core (report-core):
   uint64_t queues_at_start = 0;  ///< seeded (found in sysfs at start)
+  std::map<uint32_t, uint64_t> peak_per_gpu;  ///< gpu_id -> most live at once
   uint64_t compute_peak = 0;
   QueueClass compute_classification = QueueClass::kNone;
   uint64_t restores = 0;
