@@ -20,7 +20,7 @@ using svg::FormatSeconds;
 // stylesheet is fetched from anywhere.
 constexpr const char* kStyle = R"css(
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;color:#1b1f24;background:#f4f5f7;margin:0}
-main{max-width:1240px;margin:0 auto;padding:16px 24px 48px}
+main{max-width:1240px;margin:0 auto;padding:16px 24px 48px;overflow-wrap:anywhere}
 h1{font-size:26px;margin:8px 0 4px}
 h2{font-size:21px;margin:28px 0 8px;padding-top:12px;border-top:3px solid #0072B2}
 h3{font-size:16px;margin:22px 0 6px}
@@ -39,7 +39,9 @@ table{border-collapse:collapse;background:#fff;margin:6px 0 12px;font-size:12.5p
 th,td{border:1px solid #d0d7de;padding:3px 8px;text-align:left;vertical-align:top}
 th{background:#eaeef2}
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
-.scroll{overflow-x:auto}
+.scroll{overflow-x:auto;max-width:100%}
+#comparison-table td:first-child{white-space:nowrap}
+td,th{overflow-wrap:normal}
 figure.chart{margin:8px 0 14px;background:#fff;border:1px solid #d0d7de;border-radius:6px;padding:4px}
 figure.chart-empty{padding:8px 12px}
 figure.chart-empty figcaption{font-weight:600}
@@ -68,6 +70,11 @@ std::string OwnerName(const Owner& o) {
 }
 
 std::string Dash(const std::string& s) { return s.empty() ? "-" : s; }
+
+// The timeline step for titles: "1 s", "0.5 s", "100 ms".
+std::string StepText(double s) {
+  return s >= 0.1 ? fmt::format("{:g} s", s) : FormatSeconds(s);
+}
 
 std::string U(uint64_t v) { return fmt::format("{}", v); }
 
@@ -217,7 +224,7 @@ std::string QueuesChart(const RunReport& r, size_t i) {
   svg::XyChart c;
   c.id = ChartId(i, kChartQueues);
   c.title = "Hardware queues per GPU (live at the end of each " +
-            FormatSeconds(r.timeline.step_s) + " step)";
+            StepText(r.timeline.step_s) + " step)";
   c.y_label = "live queues";
   c.empty_message = "No hardware queue in this run.";
   c.panels = true;
@@ -242,7 +249,7 @@ std::string SubmissionsChart(const RunReport& r, size_t i) {
   svg::XyChart c;
   c.id = ChartId(i, kChartSubmissions);
   c.title = "Submission rate per container (AQL packets/s, per " +
-            FormatSeconds(r.timeline.step_s) + " step)";
+            StepText(r.timeline.step_s) + " step)";
   c.y_label = "packets/s";
   c.empty_message =
       "No submissions sampled in this run (no ROCr queue was readable).";
@@ -322,7 +329,7 @@ std::string EvictionChart(const RunReport& r, size_t i) {
     b.open = !open.empty();
     auto container = s.args.find("container");
     b.label =
-        fmt::format("{}{} {}{}", s.name,
+        fmt::format("{}{}, {}{}", s.name,
                     container == s.args.end() ? "" : ", " + container->second,
                     FormatSeconds(s.duration_s), open);
     b.tooltip = fmt::format("{} on {}: at {:.3f} s for {}{}", s.name, s.track,
@@ -334,13 +341,31 @@ std::string EvictionChart(const RunReport& r, size_t i) {
   return svg::RenderGantt(c);
 }
 
-std::string RunSection(const RunReport& r, size_t i) {
+// What headings and columns call each run: the capture's file name without
+// its directory, or the whole name where two runs would look the same.
+std::vector<std::string> ShortNames(const std::vector<RunReport>& runs) {
+  std::vector<std::string> names;
+  for (const auto& r : runs) {
+    const auto slash = r.name.find_last_of('/');
+    names.push_back(slash == std::string::npos || slash + 1 == r.name.size()
+                        ? r.name
+                        : r.name.substr(slash + 1));
+  }
+  std::vector<std::string> sorted = names;
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+    for (size_t i = 0; i < runs.size(); ++i) names[i] = runs[i].name;
+  }
+  return names;
+}
+
+std::string RunSection(const RunReport& r, const std::string& name, size_t i) {
   const std::string p = fmt::format("run{}-", i);
   std::string out = fmt::format(
       "<section class=\"run\" id=\"run-{}\">\n<h2>Run: {}</h2>\n"
-      "<p class=\"meta\">started {}, {} long, {} records, {} GPUs in the "
+      "<p class=\"meta\">{}: started {}, {} long, {} records, {} GPUs in the "
       "topology</p>\n",
-      i, Escape(r.name), Escape(UtcTime(r.start_realtime_ns)),
+      i, Escape(name), Escape(r.name), Escape(UtcTime(r.start_realtime_ns)),
       Escape(FormatSeconds(r.duration_s)), r.records, r.gpus_in_topology);
   out += Headline(r);
   if (r.timeline.slices_omitted > 0) {
@@ -457,10 +482,11 @@ std::string RunSection(const RunReport& r, size_t i) {
   return out;
 }
 
-std::string Comparison(const std::vector<RunReport>& runs) {
+std::string Comparison(const std::vector<RunReport>& runs,
+                       const std::vector<std::string>& names) {
   Table t;
   t.head.push_back("");
-  for (const auto& r : runs) t.head.push_back("#" + r.name);
+  for (const auto& n : names) t.head.push_back("#" + n);
   auto row = [&](const std::string& what, auto value) {
     std::vector<std::string> cells{what};
     for (const auto& r : runs) cells.push_back(value(r));
@@ -510,6 +536,7 @@ std::string ChartId(size_t run, const char* chart) {
 }
 
 std::string RenderHtml(const std::vector<RunReport>& runs) {
+  const std::vector<std::string> short_names = ShortNames(runs);
   std::string names;
   for (const auto& r : runs) names += (names.empty() ? "" : ", ") + r.name;
   std::string out =
@@ -527,11 +554,14 @@ std::string RenderHtml(const std::vector<RunReport>& runs) {
   if (runs.size() > 1) {
     out += "<nav><a href=\"#comparison\">comparison</a>";
     for (size_t i = 0; i < runs.size(); ++i) {
-      out += fmt::format("<a href=\"#run-{}\">{}</a>", i, Escape(runs[i].name));
+      out +=
+          fmt::format("<a href=\"#run-{}\">{}</a>", i, Escape(short_names[i]));
     }
-    out += "</nav>\n" + Comparison(runs);
+    out += "</nav>\n" + Comparison(runs, short_names);
   }
-  for (size_t i = 0; i < runs.size(); ++i) out += RunSection(runs[i], i);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    out += RunSection(runs[i], short_names[i], i);
+  }
   out += fmt::format(
       "<footer>Generated by gpuq-agent {} from recorded captures; this file "
       "is self-contained (inline CSS and SVG, no script, no network "
