@@ -112,6 +112,7 @@ struct Table {
 
 std::string RenderTable(const Table& t, const std::string& id,
                         const std::string& empty) {
+  if (t.rows.empty() && empty.empty()) return "";  // a chart said it
   if (t.rows.empty()) {
     return fmt::format("<p class=\"none\" id=\"{}\">{}</p>\n", Escape(id),
                        Escape(empty));
@@ -227,7 +228,7 @@ std::string QueuesChart(const RunReport& r, size_t i) {
             StepText(r.timeline.step_s) + " step)";
   c.y_label = "live queues";
   c.empty_message = "No hardware queue in this run.";
-  c.panels = true;
+  c.panels = r.timeline.queues_per_gpu.size() > 1;
   c.x_max = r.duration_s;
   const double step = r.timeline.step_s;
   for (const auto& s : r.timeline.queues_per_gpu) {
@@ -468,7 +469,7 @@ std::string RunSection(const RunReport& r, const std::string& name, size_t i) {
          fmt::format("{:.3f}", e.start_s),
          e.duration_s ? FormatSeconds(*e.duration_s) : "not restored"});
   }
-  out += RenderTable(ev, p + "eviction-list", "No eviction in this run.");
+  out += RenderTable(ev, p + "eviction-list", "");
 
   out += "<h3>Queue creation failures</h3>\n";
   Table cf{{"container", "#pid", "#GPU", "error", "#count"}, {}};
