@@ -319,7 +319,8 @@ std::string RenderRunText(const RunReport& r, bool md) {
   for (const ProcessRow& p : r.processes) {
     classes.Add(
         {"process",
-         fmt::format("{} {} ({})", p.pid, Dash(p.comm), Container(p.owner)),
+         fmt::format("{} {} ({})", p.pid, Dash(p.comm),
+                     p.owner.container.empty() ? "host" : p.owner.container),
          N(p.gpus_used), N(p.queues_peak), N(MaxPerGpu(p.peak_per_gpu)),
          N(p.compute_peak), ClassCell(p.classification),
          ClassCell(p.compute_classification),
