@@ -275,6 +275,8 @@ std::string SubmissionsChart(const RunReport& r, size_t i) {
   return svg::RenderXyChart(c);
 }
 
+constexpr size_t kMaxUnmapMarkers = 4000;
+
 std::string UnmapChart(const RunReport& r, size_t i) {
   svg::XyChart c;
   c.id = ChartId(i, kChartUnmaps);
@@ -288,16 +290,41 @@ std::string UnmapChart(const RunReport& r, size_t i) {
   c.style = svg::Style::kMarkers;
   c.y_scale = svg::YScale::kLog;
   c.y_unit = svg::YUnit::kSeconds;
-  std::map<std::string, svg::XySeries> per_track;
+  // A long HWS run unmaps on every queue create and destroy: beyond
+  // kMaxUnmapMarkers dots the page gets slow, so then the slowest ones are
+  // all drawn (the tail is what matters) and an even sample of the rest.
+  std::vector<const Slice*> unmaps;
   for (const auto& s : r.timeline.runlist_ops) {
-    if (!IsUnmap(s)) continue;
-    auto& xs = per_track[s.track];
-    xs.name = s.track;
-    xs.points.push_back({s.start_s, s.duration_s});
+    if (IsUnmap(s)) unmaps.push_back(&s);
+  }
+  std::vector<const Slice*> drawn = unmaps;
+  if (unmaps.size() > kMaxUnmapMarkers) {
+    std::stable_sort(drawn.begin(), drawn.end(),
+                     [](const Slice* a, const Slice* b) {
+                       return a->duration_s > b->duration_s;
+                     });
+    const size_t slowest = kMaxUnmapMarkers / 4;
+    const size_t every =
+        (drawn.size() - slowest + (kMaxUnmapMarkers - slowest) - 1) /
+        (kMaxUnmapMarkers - slowest);
+    std::vector<const Slice*> kept(drawn.begin(), drawn.begin() + slowest);
+    for (size_t k = slowest; k < drawn.size(); k += every) {
+      kept.push_back(drawn[k]);
+    }
+    c.title += fmt::format(
+        " (showing {} of {}: the {} slowest and every {}th of the rest)",
+        kept.size(), unmaps.size(), slowest, every);
+    drawn = std::move(kept);
+  }
+  std::map<std::string, size_t> count;
+  for (const Slice* s : unmaps) ++count[s->track];
+  std::map<std::string, svg::XySeries> per_track;
+  for (const Slice* s : drawn) {
+    per_track[s->track].points.push_back({s->start_s, s->duration_s});
   }
   for (auto& [track, xs] : per_track) {
-    xs.name = fmt::format("{} ({} unmap{})", track, xs.points.size(),
-                          xs.points.size() == 1 ? "" : "s");
+    const size_t n = count[track];
+    xs.name = fmt::format("{} ({} unmap{})", track, n, n == 1 ? "" : "s");
     c.series.push_back(std::move(xs));
   }
   if (!c.series.empty()) {

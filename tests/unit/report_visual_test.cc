@@ -302,6 +302,29 @@ TEST(RenderHtml, SeveralRunsGetSectionsAndAComparison) {
   EXPECT_LT(html.find(">77<", table), html.find("id=\"run-0\""));
 }
 
+TEST(RenderHtml, ManyUnmapsDrawTheSlowestAndASample) {
+  RunReport r = SampleReport();
+  r.timeline.runlist_ops.clear();
+  for (int k = 0; k < 30000; ++k) {
+    r.timeline.runlist_ops.push_back(MakeSlice(
+        "gpu 11437", "unmap (dynamic_queues)", k * 0.0006, 1e-4 + k * 1e-9));
+  }
+  r.timeline.runlist_ops.push_back(
+      MakeSlice("gpu 23710", "unmap (all_queues)", 5, 9.0004));
+  const std::string fig = Figure(RenderHtml({r}), ChartId(0, kChartUnmaps));
+  size_t circles = 0;
+  for (size_t at = fig.find("<circle"); at != std::string::npos;
+       at = fig.find("<circle", at + 1)) {
+    ++circles;
+  }
+  EXPECT_LE(circles, 4000u);
+  EXPECT_GE(circles, 3900u);
+  EXPECT_NE(fig.find("of 30001: the 1000 slowest"), std::string::npos);
+  EXPECT_NE(fig.find("gpu 11437 (30000 unmaps)"), std::string::npos);
+  EXPECT_NE(fig.find("gpu 23710 (1 unmap)"), std::string::npos);
+  EXPECT_NE(fig.find("9.00 s"), std::string::npos);  // the hang is drawn
+}
+
 // ---- Perfetto ----
 
 using Json = nlohmann::json;
