@@ -8,7 +8,8 @@ BUILD=(build-essential cmake pkg-config git clang clang-format llvm bpftool libb
 TEST=(googletest libgtest-dev prometheus prometheus-node-exporter curl podman runc
   debootstrap docker-compose aardvark-dns python3-yaml systemd
   python3 util-linux bpftrace openssl
-  qemu-system-x86 cpio kmod xz-utils zstd dwarves tmux)
+  qemu-system-x86 cpio kmod xz-utils zstd dwarves tmux
+  chromium python3-pil)
 want=("${BUILD[@]}")
 [ "${1:-}" = "--test" ] && want+=("${TEST[@]}")
 

@@ -8,5 +8,6 @@ scripts/build.sh
 cd "${GPUQ_BUILD_DIR:-build}"
 # unit (1), replay goldens and CLI (2), host BPF (3), /metrics e2e (6),
 # lint (clang-format), the QEMU tier on Debian 6.1/6.12 kernels (5), and
-# deployment: image, compose, Prometheus on every dashboard query (6).
-ctest --output-on-failure --timeout 600 -L 'unit|replay|bpf|e2e|lint|kernel|deploy'
+# deployment: image, compose, Prometheus on every dashboard query (6),
+# and the HTML report in headless chromium (browser).
+ctest --output-on-failure --timeout 600 -L 'unit|replay|bpf|e2e|lint|kernel|deploy|browser'

@@ -10,6 +10,7 @@
 #include <set>
 #include <thread>
 
+#include "cli/report_command.h"
 #include "cli/source_setup.h"
 #include "cli/submissions.h"
 #include "export/collector.h"
@@ -231,6 +232,8 @@ int Main(int argc, char** argv) {
       return RunRecord(options);
     case Command::kTop:
       return RunTop(options);
+    case Command::kReport:
+      return RunReportCommand(options);
     case Command::kDaemon:
     case Command::kVersion:
       return RunDaemon(options);

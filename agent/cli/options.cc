@@ -212,6 +212,21 @@ std::optional<int> ParseOptions(int argc, char** argv, Options* out) {
                   "With --replay: N times the recorded speed; 0 or max: as "
                   "fast as possible.")
       ->capture_default_str();
+  CLI::App* report = app.add_subcommand(
+      "report",
+      "Analyze captures: queues per GPU and type, submissions, preemption, "
+      "evictions and the queue-level preemption verdict (docs/report.md). "
+      "Several captures: one comparison table, a column each.");
+  report->add_option("captures", out->report_captures, "Capture files.")
+      ->required();
+  // The formats of report/report_format.h.
+  report
+      ->add_option("--output", out->report_output,
+                   "Output format: html is one self-contained page with "
+                   "charts, perfetto a trace for ui.perfetto.dev "
+                   "(docs/report-visual.md).")
+      ->check(CLI::IsMember({"text", "markdown", "json", "html", "perfetto"}))
+      ->capture_default_str();
 
   try {
     app.parse(argc, argv);
@@ -275,6 +290,14 @@ std::optional<int> ParseOptions(int argc, char** argv, Options* out) {
     out->command = Command::kRecord;
   } else if (top->parsed()) {
     out->command = Command::kTop;
+  } else if (report->parsed()) {
+    out->command = Command::kReport;
+    if (!out->replay.empty()) {
+      std::cerr << "gpuq-agent: --replay does not apply to `report` (name "
+                   "the captures as arguments)\n";
+      return 2;
+    }
+    return std::nullopt;
   } else if (once) {
     out->command = Command::kOnce;
   }

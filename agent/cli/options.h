@@ -11,7 +11,7 @@
 
 namespace gpuq {
 
-enum class Command { kDaemon, kOnce, kCheck, kRecord, kVersion, kTop };
+enum class Command { kDaemon, kOnce, kCheck, kRecord, kVersion, kTop, kReport };
 
 /// --doorbells: how doorbell rings are counted.
 enum class DoorbellMode { kOff, kUprobe };
@@ -35,6 +35,8 @@ struct Options {
   /// top --speed: replay pace, times the recorded speed; 0 = as fast as
   /// possible.
   double replay_speed = 1.0;
+  std::vector<std::string> report_captures;  ///< report CAPTURE...
+  std::string report_output = "text";        ///< report --output
   // Attribution and labels.
   bool pid_comm_labels = false;
   std::vector<std::string> label_allowlist;

@@ -65,6 +65,14 @@ struct ProcessRow {
   uint64_t submissions = 0;
   bool exited = false;
   QueueClass classification = QueueClass::kNone;
+  // Added by the analysis core (report-core):
+  std::string container_id;   ///< full id of its container, "" = host
+  uint64_t gpus_used = 0;     ///< GPUs it held a queue on
+  uint64_t compute_peak = 0;  ///< most live compute queues at once
+  QueueClass compute_classification = QueueClass::kNone;
+  double submissions_mean_per_s = 0;  ///< submissions / run duration
+  double submissions_peak_per_s = 0;  ///< busiest timeline bucket
+  uint64_t create_failures = 0;
 };
 
 /// One container (or the host) over the run.
@@ -83,6 +91,19 @@ struct ContainerRow {
   uint64_t evictions = 0;
   uint64_t create_failures = 0;
   QueueClass classification = QueueClass::kNone;
+  // Added by the analysis core (report-core):
+  uint64_t compute_peak = 0;
+  QueueClass compute_classification = QueueClass::kNone;
+  uint64_t process_exits = 0;
+};
+
+/// Submissions of one GPU (added by the analysis core).
+struct GpuSubmissionRow {
+  uint32_t gpu_id = 0;
+  uint64_t submissions = 0;
+  double mean_per_s = 0;      ///< submissions / run duration
+  double peak_per_s = 0;      ///< busiest timeline bucket
+  uint64_t pending_peak = 0;  ///< most packets waiting at once on this GPU
 };
 
 /// Submissions of one sampled queue.
@@ -94,6 +115,9 @@ struct QueueSubmissionRow {
   std::string queue_type;
   uint64_t submissions = 0;
   uint64_t pending_peak = 0;
+  // Added by the analysis core (report-core):
+  std::string comm;
+  uint64_t samples = 0;  ///< readable samples
 };
 
 /// Runlist preemption on one (GPU, scheduler).
@@ -114,6 +138,9 @@ struct EvictionRow {
   std::string trigger;  ///< EvictionTriggerLabel()
   double start_s = 0;
   std::optional<double> duration_s;  ///< until restore; none if not restored
+  // Added by the analysis core (report-core):
+  std::string comm;
+  bool process_exited = false;  ///< ended by its process's exit, no restore
 };
 
 struct CreateFailureRow {
@@ -149,6 +176,12 @@ struct Timeline {
   std::vector<Slice> queue_lifetimes;                 ///< track: per process
   std::vector<Slice> runlist_ops;  ///< track: per GPU (unmaps and maps)
   std::vector<Slice> evictions;    ///< track: per GPU
+  // Added by the analysis core (report-core):
+  /// Packets/s per process in each bucket (name "pid 4242 (python3)").
+  std::vector<Series> submission_rate_per_process;
+  /// Slices left out of the three slice lists beyond kMaxSlicesPerList
+  /// (figures and percentiles still count them).
+  uint64_t slices_omitted = 0;
 };
 
 /// Everything about one capture.
@@ -175,6 +208,15 @@ struct RunReport {
   uint64_t create_failures = 0;
   uint64_t process_exits = 0;
   QueueClass classification = QueueClass::kNone;  ///< of the whole run
+  // Added by the analysis core (report-core):
+  uint64_t queues_at_start = 0;  ///< seeded (found in sysfs at start)
+  std::map<uint32_t, uint64_t> peak_per_gpu;  ///< gpu_id -> most live at once
+  uint64_t compute_peak = 0;
+  QueueClass compute_classification = QueueClass::kNone;
+  uint64_t restores = 0;
+  uint64_t runlist_failures = 0;
+  uint64_t events_dropped = 0;  ///< model drops (unknown queue, ...)
+  std::vector<GpuSubmissionRow> gpu_submissions;
 
   std::vector<ContainerRow> containers;
   std::vector<ProcessRow> processes;

@@ -38,9 +38,11 @@ int main(int argc, char** argv) {
   std::string scenario;
   std::string output;
   gpuq::ScaleParams scale;
-  app.add_option("--scenario", scenario, "default | scale")
+  app.add_option("--scenario", scenario,
+                 "default | cnn | transformer | deepseek8 | shared-gpu | scale")
       ->required()
-      ->check(CLI::IsMember({"default", "scale"}));
+      ->check(CLI::IsMember({"default", "cnn", "transformer", "deepseek8",
+                             "shared-gpu", "scale"}));
   app.add_option("-o,--output", output, "capture file to write (truncated)")
       ->required();
   CLI::Option* containers =
@@ -62,13 +64,13 @@ int main(int argc, char** argv) {
 
   gpuq::ScenarioSummary summary;
   std::string error;
-  if (scenario == "default") {
+  const bool fixed = scenario != "scale";
+  if (fixed) {
     for (const CLI::Option* opt : {containers, queues, churn, seed}) {
       if (opt->count() > 0) {
         return Fail(fmt::format(
-            "{} only applies to --scenario scale; the default scenario is "
-            "fixed",
-            opt->get_name()));
+            "{} only applies to --scenario scale; the {} scenario is fixed",
+            opt->get_name(), scenario));
       }
     }
   } else {
@@ -82,9 +84,8 @@ int main(int argc, char** argv) {
   const gpuq::EventSink sink = [&writer](const gpuq::Event& e) {
     return writer->Write(e);
   };
-  const bool built = scenario == "default"
-                         ? gpuq::BuildDefaultScenario(sink, &summary)
-                         : gpuq::BuildScaleScenario(scale, sink, &summary);
+  const bool built = fixed ? gpuq::BuildNamedScenario(scenario, sink, &summary)
+                           : gpuq::BuildScaleScenario(scale, sink, &summary);
   const bool closed = writer->Close(&error);
   if (!built || !closed) {
     RemovePartial(output);

@@ -316,20 +316,24 @@ class Emitter {
     return q;
   }
 
-  Queue Create(size_t process, uint32_t gpu_id, uint32_t type) {
+  // At the next tick, or at ts_ns (fixed-time scenarios) if non-zero.
+  Queue Create(size_t process, uint32_t gpu_id, uint32_t type,
+               uint64_t ts_ns = 0) {
     Process& p = processes_[process];
     const Queue q{process, AllocQueueId(p), gpu_id, type};
-    Emit(CreateRecord(p, q, Tick()));
+    Emit(CreateRecord(p, q, ts_ns != 0 ? AdvanceTo(ts_ns) : Tick()));
     ++summary_.creates;
     ++live_;
     return q;
   }
 
-  void Destroy(const Queue& q, uint32_t reason, uint32_t flags = 0) {
+  void Destroy(const Queue& q, uint32_t reason, uint32_t flags = 0,
+               uint64_t ts_ns = 0) {
     Process& p = processes_[q.process];
     gpuq_queue_destroy_event e;
     std::memset(&e, 0, sizeof(e));
-    e.hdr = OwnerHeader(GPUQ_EV_QUEUE_DESTROY, p, Tick());
+    e.hdr = OwnerHeader(GPUQ_EV_QUEUE_DESTROY, p,
+                        ts_ns != 0 ? AdvanceTo(ts_ns) : Tick());
     e.gpu_id = q.gpu_id;
     e.queue_id = q.queue_id;
     e.queue_type = q.type;
@@ -346,11 +350,12 @@ class Emitter {
     --live_;
   }
 
-  void Exit(size_t process) {
+  void Exit(size_t process, uint64_t ts_ns = 0) {
     const Process& p = processes_[process];
     gpuq_process_exit_event e;
     std::memset(&e, 0, sizeof(e));
-    e.hdr = OwnerHeader(GPUQ_EV_PROCESS_EXIT, p, Tick());
+    e.hdr = OwnerHeader(GPUQ_EV_PROCESS_EXIT, p,
+                        ts_ns != 0 ? AdvanceTo(ts_ns) : Tick());
     CopyName(e.comm, p.comm);
     Emit(e);
     ++summary_.process_exits;
@@ -789,6 +794,221 @@ std::vector<Event> ScaleScenarioEvents(const ScaleParams& params,
       },
       summary);
   return events;
+}
+
+namespace {
+
+constexpr uint64_t kS = 1000 * kMs;
+
+// A Docker container (systemd driver) with a runtime name: its 64-hex id
+// comes from splitmix64 of `salt`, so it is fixed and distinct.
+void DeclareDockerContainer(Emitter* em, uint64_t cgroup_id,
+                            const std::string& name, uint64_t salt) {
+  std::string id;
+  for (uint64_t i = 0; i < 4; ++i) id += fmt::format("{:016x}", Mix(salt + i));
+  em->DeclareCgroup(cgroup_id,
+                    fmt::format("/system.slice/docker-{}.scope", id));
+  ContainerMetadata m;
+  m.name = name;
+  m.source = "docker-api";
+  em->DeclareMetadata(cgroup_id, m);
+}
+
+// One queue's sampler reads at fixed times (all queues of a round share the
+// round's timestamp, so durations stay whole seconds).
+struct Feed {
+  Queue queue;
+  uint64_t per_s;    // packets written per second
+  uint64_t pending;  // written but not consumed at each read
+};
+
+void SampleRound(Emitter* em, const std::vector<Feed>& feeds, uint64_t at_ns,
+                 uint64_t seconds_fed, uint64_t extra = 0) {
+  for (const Feed& f : feeds) {
+    const uint64_t write = f.per_s * seconds_fed + extra;
+    em->Sample(f.queue, at_ns, Indexes{write, write - f.pending}, true);
+  }
+}
+
+}  // namespace
+
+// Case-A: a CNN training run, one compute queue on one GPU for 121 s,
+// 127,099 packets (examples/README.md, "Report scenarios").
+bool BuildCnnScenario(const EventSink& sink, ScenarioSummary* summary) {
+  Emitter em(sink, 2);
+  const uint64_t t0 = kScenarioStartNs;
+  constexpr uint64_t kCgroup = 7101;
+  DeclareDockerContainer(&em, kCgroup, "cnn", 0xc11);
+  em.GpuInfo(Mi300xRecord(0, t0));
+  const uint32_t gpu = kMi300xNode[0].gpu_id;
+  const size_t p = em.AddProcess(6101, kCgroup, ProcessKey(0x61010), "python3");
+  const Queue q = em.Create(p, gpu, GPUQ_QUEUE_COMPUTE, t0 + 500 * kMs);
+  em.Runlist(&p, gpu, GPUQ_RUNLIST_MAP, GPUQ_CAUSE_CREATE, 0, 0, 0, 80 * kUs,
+             t0 + 500 * kMs);
+  // 1050 packets/s for 120 s, then 1099 in the last second: 127,099.
+  for (uint64_t k = 1; k <= 121; ++k) {
+    const uint64_t write = k <= 120 ? 1050 * k : 126000 + 1099;
+    em.Sample(q, t0 + k * kS, Indexes{write, k < 121 ? write - 2 : write},
+              true);
+  }
+  const uint64_t end = t0 + 121 * kS;
+  em.Runlist(&p, gpu, GPUQ_RUNLIST_UNMAP, GPUQ_CAUSE_DESTROY, kFilterDynamic, 0,
+             0, 200 * kUs, end);
+  em.Runlist(&p, gpu, GPUQ_RUNLIST_MAP, GPUQ_CAUSE_DESTROY, 0, 0, 0, 70 * kUs,
+             end);
+  em.Destroy(q, GPUQ_DESTROY_IOCTL, 0, end);
+  em.Exit(p, end);
+  if (summary != nullptr) *summary = em.Finish();
+  return em.ok();
+}
+
+// Case-B: a Transformer on one GPU: a main compute stream, an SDMA queue,
+// and a second compute stream from 30 s to 90.5 s; 261,809 packets.
+bool BuildTransformerScenario(const EventSink& sink, ScenarioSummary* summary) {
+  Emitter em(sink, 3);
+  const uint64_t t0 = kScenarioStartNs;
+  constexpr uint64_t kCgroup = 7201;
+  DeclareDockerContainer(&em, kCgroup, "transformer", 0x7f3);
+  em.GpuInfo(Mi300xRecord(0, t0));
+  const uint32_t gpu = kMi300xNode[0].gpu_id;
+  const size_t p = em.AddProcess(6201, kCgroup, ProcessKey(0x62010), "python3");
+  auto create = [&](uint32_t type, uint64_t at) {
+    const Queue q = em.Create(p, gpu, type, at);
+    em.Runlist(&p, gpu, GPUQ_RUNLIST_MAP, GPUQ_CAUSE_CREATE, 0, 0, 0, 80 * kUs,
+               at);
+    return q;
+  };
+  const Queue main = create(GPUQ_QUEUE_COMPUTE, t0 + 500 * kMs);
+  const Queue sdma = create(GPUQ_QUEUE_SDMA, t0 + 600 * kMs);
+  Queue second{};
+  for (uint64_t k = 1; k <= 121; ++k) {
+    const uint64_t at = t0 + k * kS;
+    // Main stream: 2000/s, 3 pending; 2009 in the last second.
+    const uint64_t write = k <= 120 ? 2000 * k : 240000 + 2009;
+    em.Sample(main, at, Indexes{write, write - 3}, true);
+    // Second stream: 330/s over its 60 s, 1 pending.
+    if (k >= 31 && k <= 90) {
+      SampleRound(&em, {{second, 330, 1}}, at, k - 30);
+    }
+    if (k == 30) second = create(GPUQ_QUEUE_COMPUTE, at);
+    if (k == 90) {
+      const uint64_t gone = at + 500 * kMs;
+      em.Runlist(&p, gpu, GPUQ_RUNLIST_UNMAP, GPUQ_CAUSE_DESTROY,
+                 kFilterDynamic, 0, 0, 300 * kUs, gone);
+      em.Runlist(&p, gpu, GPUQ_RUNLIST_MAP, GPUQ_CAUSE_DESTROY, 0, 0, 0,
+                 90 * kUs, gone);
+      em.Destroy(second, GPUQ_DESTROY_IOCTL, 0, gone);
+    }
+  }
+  // The process exits with its queues: the kworker preempts once, then
+  // frees them.
+  const uint64_t end = t0 + 121 * kS;
+  em.Exit(p, end);
+  em.Runlist(&p, gpu, GPUQ_RUNLIST_UNMAP, GPUQ_CAUSE_TERMINATE, kFilterDynamic,
+             0, 0, 400 * kUs, end);
+  em.Destroy(main, GPUQ_DESTROY_PROCESS_EXIT, 0, end);
+  em.Destroy(sdma, GPUQ_DESTROY_PROCESS_EXIT, 0, end);
+  if (summary != nullptr) *summary = em.Finish();
+  return em.ok();
+}
+
+// DeepSeek-like inference over 8 GPUs: one worker per GPU, each with two
+// compute queues and one SDMA queue, for 60 s; queues still live at the end.
+bool BuildDeepseek8Scenario(const EventSink& sink, ScenarioSummary* summary) {
+  Emitter em(sink, 4);
+  const uint64_t t0 = kScenarioStartNs;
+  constexpr uint64_t kCgroup = 7301;
+  DeclareDockerContainer(&em, kCgroup, "deepseek", 0xd5e);
+  em.GpuInfos();
+  std::vector<size_t> workers;
+  for (uint32_t i = 0; i < kNumGpus; ++i) {
+    workers.push_back(
+        em.AddProcess(6301 + i, kCgroup, ProcessKey(0x63010 + i), "python3"));
+  }
+  std::vector<Feed> feeds;
+  const uint32_t types[] = {GPUQ_QUEUE_COMPUTE, GPUQ_QUEUE_COMPUTE,
+                            GPUQ_QUEUE_SDMA};
+  for (uint64_t step = 0; step < 3; ++step) {
+    for (uint32_t i = 0; i < kNumGpus; ++i) {
+      const uint64_t at = t0 + (step + 1) * 100 * kMs + i * 10 * kMs;
+      const uint32_t gpu = kMi300xNode[i].gpu_id;
+      const Queue q = em.Create(workers[i], gpu, types[step], at);
+      em.Runlist(&workers[i], gpu, GPUQ_RUNLIST_MAP, GPUQ_CAUSE_CREATE, 0, 0, 0,
+                 100 * kUs, at);
+      // Queue 0: 1000/s with 2 pending; queue 1: 500/s with 1 pending.
+      if (step == 0) feeds.push_back({q, 1000, 2});
+      if (step == 1) feeds.push_back({q, 500, 1});
+    }
+  }
+  for (uint64_t k = 1; k <= 60; ++k) SampleRound(&em, feeds, t0 + k * kS, k);
+  if (summary != nullptr) *summary = em.Finish();
+  return em.ok();
+}
+
+// Two processes share GPU 11437 for 30 s: a latency-sensitive ResNet-18
+// (10 req/s, 60 packets each) beside a ResNet-50 batch job. ResNet-18's
+// queue updates and ResNet-50's TTM eviction preempt the runlist.
+bool BuildSharedGpuScenario(const EventSink& sink, ScenarioSummary* summary) {
+  Emitter em(sink, 5);
+  const uint64_t t0 = kScenarioStartNs;
+  constexpr uint64_t kResnet18Cgroup = 7401;
+  constexpr uint64_t kResnet50Cgroup = 7402;
+  DeclareDockerContainer(&em, kResnet18Cgroup, "resnet18", 0x18);
+  DeclareDockerContainer(&em, kResnet50Cgroup, "resnet50", 0x50);
+  em.GpuInfo(Mi300xRecord(0, t0));
+  const uint32_t gpu = kMi300xNode[0].gpu_id;
+  const size_t r50 =
+      em.AddProcess(6402, kResnet50Cgroup, ProcessKey(0x64020), "python3");
+  const size_t r18 =
+      em.AddProcess(6401, kResnet18Cgroup, ProcessKey(0x64010), "python3");
+  const Queue q50 = em.Create(r50, gpu, GPUQ_QUEUE_COMPUTE, t0 + 100 * kMs);
+  em.Runlist(&r50, gpu, GPUQ_RUNLIST_MAP, GPUQ_CAUSE_CREATE, 0, 0, 0, 80 * kUs,
+             t0 + 100 * kMs);
+  const Queue q18 = em.Create(r18, gpu, GPUQ_QUEUE_COMPUTE, t0 + 200 * kMs);
+  em.Runlist(&r18, gpu, GPUQ_RUNLIST_MAP, GPUQ_CAUSE_CREATE, 0, 0, 0, 80 * kUs,
+             t0 + 200 * kMs);
+  const std::vector<Feed> feeds = {{q18, 600, 0}, {q50, 4000, 64}};
+  for (uint64_t k = 1; k <= 30; ++k) {
+    const uint64_t at = t0 + k * kS;
+    SampleRound(&em, feeds, at, k);
+    if (k % 5 == 0 && k <= 25) {
+      // ResNet-18 updates its queue (CU mask / priority): unmap + map.
+      const uint64_t upd = at + 500 * kMs;
+      em.Runlist(&r18, gpu, GPUQ_RUNLIST_UNMAP, GPUQ_CAUSE_UPDATE,
+                 kFilterDynamic, 0, 0, (k / 5) * 100 * kUs, upd);
+      em.Runlist(&r18, gpu, GPUQ_RUNLIST_MAP, GPUQ_CAUSE_UPDATE, 0, 0, 0,
+                 50 * kUs, upd);
+    }
+    if (k == 12) {
+      // ResNet-18's allocations push ResNet-50's buffers out of VRAM.
+      const uint64_t evict = at + 500 * kMs;
+      em.Runlist(&r50, gpu, GPUQ_RUNLIST_UNMAP, GPUQ_CAUSE_EVICT,
+                 kFilterDynamic, 0, 0, 250 * kUs, evict);
+      em.Runlist(&r50, gpu, GPUQ_RUNLIST_MAP, GPUQ_CAUSE_EVICT, 0, 0, 0,
+                 60 * kUs, evict);
+      em.Eviction(r50, gpu, GPUQ_EVICTION_EVICT, GPUQ_TRIGGER_TTM, 300 * kUs, 1,
+                  evict);
+      const uint64_t restore = at + 700 * kMs;
+      em.Runlist(&r50, gpu, GPUQ_RUNLIST_UNMAP, GPUQ_CAUSE_RESTORE,
+                 kFilterDynamic, 0, 0, 150 * kUs, restore);
+      em.Runlist(&r50, gpu, GPUQ_RUNLIST_MAP, GPUQ_CAUSE_RESTORE, 0, 0, 0,
+                 70 * kUs, restore);
+      em.Eviction(r50, gpu, GPUQ_EVICTION_RESTORE, GPUQ_TRIGGER_UNKNOWN,
+                  200 * kUs, 1, restore);
+    }
+  }
+  if (summary != nullptr) *summary = em.Finish();
+  return em.ok();
+}
+
+bool BuildNamedScenario(const std::string& name, const EventSink& sink,
+                        ScenarioSummary* summary) {
+  if (name == "default") return BuildDefaultScenario(sink, summary);
+  if (name == "cnn") return BuildCnnScenario(sink, summary);
+  if (name == "transformer") return BuildTransformerScenario(sink, summary);
+  if (name == "deepseek8") return BuildDeepseek8Scenario(sink, summary);
+  if (name == "shared-gpu") return BuildSharedGpuScenario(sink, summary);
+  return false;
 }
 
 }  // namespace gpuq

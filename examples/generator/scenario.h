@@ -61,6 +61,25 @@ std::string ValidateScaleParams(const ScaleParams& params);
 bool BuildDefaultScenario(const EventSink& sink,
                           ScenarioSummary* summary = nullptr);
 
+/// The report scenarios (examples/README.md, "Report scenarios"): fixed
+/// timestamps, so every figure is a whole number of seconds and packets.
+/// Case-A: one compute queue on one GPU, 121 s, 127,099 packets.
+bool BuildCnnScenario(const EventSink& sink,
+                      ScenarioSummary* summary = nullptr);
+/// Case-B: three queues (two compute, one SDMA) on one GPU, 261,809 packets.
+bool BuildTransformerScenario(const EventSink& sink,
+                              ScenarioSummary* summary = nullptr);
+/// Eight workers on eight GPUs, three queues each, 60 s.
+bool BuildDeepseek8Scenario(const EventSink& sink,
+                            ScenarioSummary* summary = nullptr);
+/// ResNet-18 and ResNet-50 sharing one GPU, with preemptions, 30 s.
+bool BuildSharedGpuScenario(const EventSink& sink,
+                            ScenarioSummary* summary = nullptr);
+/// Any fixed scenario by name: default, cnn, transformer, deepseek8,
+/// shared-gpu. False for another name or a stopped sink.
+bool BuildNamedScenario(const std::string& name, const EventSink& sink,
+                        ScenarioSummary* summary = nullptr);
+
 /// N single-process Docker containers on 8 GPUs, M queues each, then K
 /// destroy+create churn operations. `params` must pass ValidateScaleParams.
 bool BuildScaleScenario(const ScaleParams& params, const EventSink& sink,

@@ -1,0 +1,57 @@
+#include "cli/report_command.h"
+
+#include <iostream>
+#include <vector>
+
+#include "report/render_html.h"
+#include "report/render_json.h"
+#include "report/render_perfetto.h"
+#include "report/render_text.h"
+#include "report/report_format.h"
+#include "report/run_analysis.h"
+
+namespace gpuq {
+
+int RunReportCommand(const Options& options) {
+  const auto format = report::ParseReportFormat(options.report_output);
+  if (!format) {  // options.cc only lets the known names through
+    std::cerr << "gpuq-agent: report: unknown --output "
+              << options.report_output << "\n";
+    return 2;
+  }
+  std::vector<report::RunReport> runs;
+  for (const std::string& path : options.report_captures) {
+    report::RunReport run;
+    std::string error;
+    if (!report::AnalyzeCaptureFile(path, 1.0, &run, &error)) {
+      std::cerr << "gpuq-agent: " << error << "\n";
+      return 1;
+    }
+    runs.push_back(std::move(run));
+  }
+  switch (*format) {
+    case report::ReportFormat::kText:
+      std::cout << report::RenderText(runs, false);
+      break;
+    case report::ReportFormat::kMarkdown:
+      std::cout << report::RenderText(runs, true);
+      break;
+    case report::ReportFormat::kJson:
+      std::cout << report::RenderJson(runs);
+      break;
+    case report::ReportFormat::kHtml:
+      std::cout << report::RenderHtml(runs);
+      break;
+    case report::ReportFormat::kPerfetto:
+      std::cout << report::RenderPerfetto(runs);
+      break;
+  }
+  std::cout.flush();
+  if (!std::cout) {
+    std::cerr << "gpuq-agent: report: writing to stdout failed\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace gpuq

@@ -1,0 +1,601 @@
+#include "report/render_html.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+#include <map>
+
+#include "report/svg_chart.h"
+
+namespace gpuq::report {
+namespace {
+
+using svg::Escape;
+using svg::FormatNumber;
+using svg::FormatSeconds;
+
+// Everything the page needs to look right, inline: no font, image or
+// stylesheet is fetched from anywhere.
+constexpr const char* kStyle = R"css(
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;color:#1b1f24;background:#f4f5f7;margin:0}
+main{max-width:1240px;margin:0 auto;padding:16px 24px 48px;overflow-wrap:anywhere}
+h1{font-size:26px;margin:8px 0 4px}
+h2{font-size:21px;margin:28px 0 8px;padding-top:12px;border-top:3px solid #0072B2}
+h3{font-size:16px;margin:22px 0 6px}
+nav a{margin-right:14px}
+.meta{color:#57606a;margin:2px 0 10px}
+.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(170px,1fr));gap:8px;margin:10px 0}
+.card{background:#fff;border:1px solid #d0d7de;border-radius:6px;padding:8px 10px}
+.card .v{font-size:20px;font-weight:600}
+.card .k{color:#57606a;font-size:12px}
+.card .s{color:#57606a;font-size:12px}
+.verdict{background:#fff;border-left:6px solid #009E73;padding:8px 12px;margin:10px 0;font-size:15px}
+.verdict.kMoreThanGpus{border-left-color:#D55E00}
+.verdict.kOnePerGpu{border-left-color:#E69F00}
+.verdict.kNone{border-left-color:#7F7F7F}
+table{border-collapse:collapse;background:#fff;margin:6px 0 12px;font-size:12.5px}
+th,td{border:1px solid #d0d7de;padding:3px 8px;text-align:left;vertical-align:top}
+th{background:#eaeef2}
+td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
+.scroll{overflow-x:auto;max-width:100%}
+#comparison-table td:first-child{white-space:nowrap}
+td,th{overflow-wrap:normal}
+figure.chart{margin:8px 0 14px;background:#fff;border:1px solid #d0d7de;border-radius:6px;padding:4px}
+figure.chart-empty{padding:8px 12px}
+figure.chart-empty figcaption{font-weight:600}
+p.empty,p.none{color:#57606a;font-style:italic;margin:4px 0}
+svg.chart-svg{display:block;width:100%;height:auto;font:12px system-ui,"DejaVu Sans",sans-serif;fill:#1b1f24}
+svg .bg{fill:#fff}
+svg .chart-title{font-size:15px;font-weight:600}
+svg .panel-title{font-weight:600}
+svg .axis-label{fill:#57606a}
+svg .axis{stroke:#57606a;stroke-width:1}
+svg .tick{stroke:#57606a}
+svg .grid{stroke:#e4e7eb}
+svg path.series{fill:none;stroke-width:2.2;stroke-opacity:.85;stroke-linejoin:round}
+svg circle{fill-opacity:.85;stroke:#fff;stroke-width:.8}
+svg .reference{stroke:#D55E00;stroke-dasharray:6 4}
+svg .reference-label{fill:#D55E00}
+svg .band{fill:#fafbfc}
+svg .band-odd{fill:#f0f2f5}
+svg .bar{stroke:#1b1f24;stroke-width:.5}
+svg .bar.open{fill-opacity:.45;stroke-dasharray:4 2;stroke-width:1.2}
+footer{color:#57606a;margin-top:32px;font-size:12px}
+)css";
+
+std::string OwnerName(const Owner& o) {
+  return o.container.empty() ? "(host)" : o.container;
+}
+
+std::string Dash(const std::string& s) { return s.empty() ? "-" : s; }
+
+// The timeline step for titles: "1 s", "0.5 s", "100 ms".
+std::string StepText(double s) {
+  return s >= 0.1 ? fmt::format("{:g} s", s) : FormatSeconds(s);
+}
+
+std::string U(uint64_t v) { return fmt::format("{}", v); }
+
+std::string Rate(double v) { return fmt::format("{:.1f}", v); }
+
+std::string PerGpu(const std::map<uint32_t, uint64_t>& m) {
+  std::string s;
+  for (const auto& [gpu, n] : m) {
+    if (!s.empty()) s += ", ";
+    s += fmt::format("{}: {}", gpu, n);
+  }
+  return s.empty() ? "-" : s;
+}
+
+std::string Stat(const DurationStats& d, double DurationStats::*field) {
+  return d.count == 0 ? "-" : FormatSeconds(d.*field);
+}
+
+std::string UtcTime(uint64_t ns) {
+  if (ns == 0) return "unknown";
+  const time_t t = static_cast<time_t>(ns / 1000000000ULL);
+  struct tm tm {};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  return buf;
+}
+
+// A table from raw cell texts (escaped here, so no caller can forget);
+// columns whose header starts with '#' are numeric (right-aligned).
+struct Table {
+  std::vector<std::string> head;
+  std::vector<std::vector<std::string>> rows;
+};
+
+std::string RenderTable(const Table& t, const std::string& id,
+                        const std::string& empty) {
+  if (t.rows.empty() && empty.empty()) return "";  // a chart said it
+  if (t.rows.empty()) {
+    return fmt::format("<p class=\"none\" id=\"{}\">{}</p>\n", Escape(id),
+                       Escape(empty));
+  }
+  std::vector<bool> numeric;
+  std::string out = fmt::format(
+      "<div class=\"scroll\"><table id=\"{}\"><thead><tr>", Escape(id));
+  for (const auto& h : t.head) {
+    const bool n = !h.empty() && h[0] == '#';
+    numeric.push_back(n);
+    out += fmt::format("<th{}>{}</th>", n ? " class=\"n\"" : "",
+                       Escape(n ? h.substr(1) : h));
+  }
+  out += "</tr></thead><tbody>\n";
+  for (const auto& row : t.rows) {
+    out += "<tr>";
+    for (size_t i = 0; i < row.size(); ++i) {
+      const bool n = i < numeric.size() && numeric[i];
+      out +=
+          fmt::format("<td{}>{}</td>", n ? " class=\"n\"" : "", Escape(row[i]));
+    }
+    out += "</tr>\n";
+  }
+  out += "</tbody></table></div>\n";
+  return out;
+}
+
+const char* ClassKey(QueueClass c) {
+  switch (c) {
+    case QueueClass::kNone:
+      return "kNone";
+    case QueueClass::kSingleQueue:
+      return "kSingleQueue";
+    case QueueClass::kOnePerGpu:
+      return "kOnePerGpu";
+    case QueueClass::kMoreThanGpus:
+      return "kMoreThanGpus";
+  }
+  return "kNone";
+}
+
+std::string Card(const std::string& key, const std::string& value,
+                 const std::string& sub = "") {
+  return fmt::format(
+      "<div class=\"card\"><div class=\"k\">{}</div><div class=\"v\">{}</div>"
+      "{}</div>",
+      Escape(key), Escape(value),
+      sub.empty() ? "" : fmt::format("<div class=\"s\">{}</div>", Escape(sub)));
+}
+
+// A runlist slice that takes queues off the GPU: an HWS unmap or an MES
+// queue removal (named so by the analysis); the rest are maps and adds.
+bool IsUnmap(const Slice& s) {
+  return s.name.rfind("unmap", 0) == 0 || s.name.rfind("mes remove", 0) == 0;
+}
+
+// Unmap durations over all GPUs, from the timeline's runlist slices.
+std::vector<double> UnmapDurations(const RunReport& r) {
+  std::vector<double> d;
+  for (const auto& s : r.timeline.runlist_ops) {
+    if (IsUnmap(s)) d.push_back(s.duration_s);
+  }
+  std::sort(d.begin(), d.end());
+  return d;
+}
+
+double EvictedSeconds(const RunReport& r) {
+  double sum = 0;
+  for (const auto& e : r.eviction_list) sum += e.duration_s.value_or(0);
+  return sum;
+}
+
+std::string Headline(const RunReport& r) {
+  const auto unmaps = UnmapDurations(r);
+  std::string out = "<div class=\"cards\">";
+  out += Card("duration", FormatSeconds(r.duration_s),
+              fmt::format("{} records", r.records));
+  out += Card("GPUs used", U(r.gpus_used),
+              fmt::format("of {} in the topology", r.gpus_in_topology));
+  out += Card("hardware queues, peak", U(r.queues_peak),
+              fmt::format("{} live at the end", r.queues_at_end));
+  out += Card("queues created", U(r.queues_created),
+              fmt::format("{} destroyed", r.queues_destroyed));
+  out += Card("submissions (AQL packets)", FormatNumber(r.submissions),
+              fmt::format("mean {}/s, peak {}/s",
+                          FormatNumber(std::round(r.submissions_mean_per_s)),
+                          FormatNumber(std::round(r.submissions_peak_per_s))));
+  out += Card("pending packets, peak", U(r.pending_peak),
+              fmt::format("{} doorbells", r.doorbells));
+  out +=
+      Card("runlist unmaps", U(r.unmaps),
+           unmaps.empty() ? fmt::format("{} maps", r.maps)
+                          : fmt::format("slowest {}, {} maps",
+                                        FormatSeconds(unmaps.back()), r.maps));
+  out += Card(
+      "evictions", U(r.evictions),
+      fmt::format("{} evicted in total", FormatSeconds(EvictedSeconds(r))));
+  out += Card("queue create failures", U(r.create_failures),
+              fmt::format("{} process exits", r.process_exits));
+  out += "</div>\n";
+  out += fmt::format(
+      "<div class=\"verdict {}\">Queue pattern of the run: <b>{}</b> &mdash; "
+      "{}</div>\n",
+      ClassKey(r.classification), Escape(QueueClassName(r.classification)),
+      Escape(QueueClassVerdict(r.classification)));
+  return out;
+}
+
+std::string QueuesChart(const RunReport& r, size_t i) {
+  svg::XyChart c;
+  c.id = ChartId(i, kChartQueues);
+  c.title = "Hardware queues per GPU (live at the end of each " +
+            StepText(r.timeline.step_s) + " step)";
+  c.y_label = "live queues";
+  c.empty_message = "No hardware queue in this run.";
+  c.panels = r.timeline.queues_per_gpu.size() > 1;
+  c.x_max = r.duration_s;
+  const double step = r.timeline.step_s;
+  for (const auto& s : r.timeline.queues_per_gpu) {
+    svg::XySeries xs;
+    double peak = 0;
+    for (size_t k = 0; k < s.values.size(); ++k) {
+      xs.points.push_back(
+          {std::min(step * static_cast<double>(k + 1), r.duration_s),
+           s.values[k]});
+      peak = std::max(peak, s.values[k]);
+    }
+    xs.name = fmt::format("{} (peak {})", s.name, FormatNumber(peak));
+    if (peak > 0) c.series.push_back(std::move(xs));
+  }
+  return svg::RenderXyChart(c);
+}
+
+std::string SubmissionsChart(const RunReport& r, size_t i) {
+  svg::XyChart c;
+  c.id = ChartId(i, kChartSubmissions);
+  c.title = "Submission rate per container (AQL packets/s, per " +
+            StepText(r.timeline.step_s) + " step)";
+  c.y_label = "packets/s";
+  c.empty_message =
+      "No submissions sampled in this run (no ROCr queue was readable).";
+  c.x_max = r.duration_s;
+  const double step = r.timeline.step_s;
+  for (const auto& s : r.timeline.submission_rate_per_container) {
+    svg::XySeries xs;
+    double peak = 0;
+    for (size_t k = 0; k < s.values.size(); ++k) {
+      xs.points.push_back({step * static_cast<double>(k), s.values[k]});
+      peak = std::max(peak, s.values[k]);
+    }
+    if (!s.values.empty()) {  // the last step's rate holds to its end
+      xs.points.push_back(
+          {std::min(step * static_cast<double>(s.values.size()), r.duration_s),
+           s.values.back()});
+    }
+    xs.name = fmt::format("{} (peak {}/s)", s.name.empty() ? "(host)" : s.name,
+                          FormatNumber(std::round(peak)));
+    if (peak > 0) c.series.push_back(std::move(xs));
+  }
+  return svg::RenderXyChart(c);
+}
+
+constexpr size_t kMaxUnmapMarkers = 4000;
+
+std::string UnmapChart(const RunReport& r, size_t i) {
+  svg::XyChart c;
+  c.id = ChartId(i, kChartUnmaps);
+  c.title =
+      "Runlist unmap (preemption) durations: HWS unmaps and MES removals, log "
+      "scale";
+  c.y_label = "unmap duration";
+  c.x_label = "when the unmap began (s since capture start)";
+  c.empty_message = "No runlist unmap in this run.";
+  c.x_max = r.duration_s;
+  c.style = svg::Style::kMarkers;
+  c.y_scale = svg::YScale::kLog;
+  c.y_unit = svg::YUnit::kSeconds;
+  // A long HWS run unmaps on every queue create and destroy: beyond
+  // kMaxUnmapMarkers dots the page gets slow, so then the slowest ones are
+  // all drawn (the tail is what matters) and an even sample of the rest.
+  std::vector<const Slice*> unmaps;
+  for (const auto& s : r.timeline.runlist_ops) {
+    if (IsUnmap(s)) unmaps.push_back(&s);
+  }
+  std::vector<const Slice*> drawn = unmaps;
+  if (unmaps.size() > kMaxUnmapMarkers) {
+    std::stable_sort(drawn.begin(), drawn.end(),
+                     [](const Slice* a, const Slice* b) {
+                       return a->duration_s > b->duration_s;
+                     });
+    const size_t slowest = kMaxUnmapMarkers / 4;
+    const size_t every =
+        (drawn.size() - slowest + (kMaxUnmapMarkers - slowest) - 1) /
+        (kMaxUnmapMarkers - slowest);
+    std::vector<const Slice*> kept(drawn.begin(), drawn.begin() + slowest);
+    for (size_t k = slowest; k < drawn.size(); k += every) {
+      kept.push_back(drawn[k]);
+    }
+    c.title += fmt::format(
+        " (showing {} of {}: the {} slowest and every {}th of the rest)",
+        kept.size(), unmaps.size(), slowest, every);
+    drawn = std::move(kept);
+  }
+  std::map<std::string, size_t> count;
+  for (const Slice* s : unmaps) ++count[s->track];
+  std::map<std::string, svg::XySeries> per_track;
+  for (const Slice* s : drawn) {
+    per_track[s->track].points.push_back({s->start_s, s->duration_s});
+  }
+  for (auto& [track, xs] : per_track) {
+    const size_t n = count[track];
+    xs.name = fmt::format("{} ({} unmap{})", track, n, n == 1 ? "" : "s");
+    c.series.push_back(std::move(xs));
+  }
+  if (!c.series.empty()) {
+    c.references.push_back({9.0, "amdkfd preemption timeout (9 s)"});
+  }
+  return svg::RenderXyChart(c);
+}
+
+// How an eviction slice that was never restored ended ("" if restored):
+// the analysis marks it with args "end" = "open" or "process_exit".
+std::string NotRestored(const Slice& s) {
+  auto it = s.args.find("end");
+  if (it == s.args.end()) return "";
+  return it->second == "process_exit" ? " (process exited, not restored)"
+                                      : " (not restored)";
+}
+
+std::string EvictionChart(const RunReport& r, size_t i) {
+  svg::GanttChart c;
+  c.id = ChartId(i, kChartEvictions);
+  c.title = "Evictions per GPU (from eviction to restore)";
+  c.empty_message = "No eviction in this run.";
+  c.x_max = r.duration_s;
+  for (const auto& s : r.timeline.evictions) {
+    svg::Bar b;
+    b.row = s.track;
+    b.start = s.start_s;
+    b.duration = s.duration_s;
+    const std::string open = NotRestored(s);
+    b.open = !open.empty();
+    auto container = s.args.find("container");
+    b.label =
+        fmt::format("{}{}, {}{}", s.name,
+                    container == s.args.end() ? "" : ", " + container->second,
+                    FormatSeconds(s.duration_s), open);
+    b.tooltip = fmt::format("{} on {}: at {:.3f} s for {}{}", s.name, s.track,
+                            s.start_s, FormatSeconds(s.duration_s), open);
+    for (const auto& [k, v] : s.args)
+      b.tooltip += fmt::format("\n{}: {}", k, v);
+    c.bars.push_back(std::move(b));
+  }
+  return svg::RenderGantt(c);
+}
+
+// What headings and columns call each run: the capture's file name without
+// its directory, or the whole name where two runs would look the same.
+std::vector<std::string> ShortNames(const std::vector<RunReport>& runs) {
+  std::vector<std::string> names;
+  for (const auto& r : runs) {
+    const auto slash = r.name.find_last_of('/');
+    names.push_back(slash == std::string::npos || slash + 1 == r.name.size()
+                        ? r.name
+                        : r.name.substr(slash + 1));
+  }
+  std::vector<std::string> sorted = names;
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+    for (size_t i = 0; i < runs.size(); ++i) names[i] = runs[i].name;
+  }
+  return names;
+}
+
+std::string RunSection(const RunReport& r, const std::string& name, size_t i) {
+  const std::string p = fmt::format("run{}-", i);
+  std::string out = fmt::format(
+      "<section class=\"run\" id=\"run-{}\">\n<h2>Run: {}</h2>\n"
+      "<p class=\"meta\">{}: started {}, {} long, {} records, {} GPUs in the "
+      "topology</p>\n",
+      i, Escape(name), Escape(r.name), Escape(UtcTime(r.start_realtime_ns)),
+      Escape(FormatSeconds(r.duration_s)), r.records, r.gpus_in_topology);
+  out += Headline(r);
+  if (r.timeline.slices_omitted > 0) {
+    out += fmt::format(
+        "<p class=\"meta\">{} slices (queue lifetimes, runlist operations or "
+        "evictions) beyond the timeline's limit are not drawn; every figure "
+        "and table still counts them.</p>\n",
+        r.timeline.slices_omitted);
+  }
+
+  out += "<h3>Hardware queues</h3>\n" + QueuesChart(r, i);
+  Table gq{{"GPU", "name", "queue type", "#at start", "#peak", "#at end",
+            "#created", "#destroyed", "#lifetime p50", "#lifetime max"},
+           {}};
+  for (const auto& g : r.gpu_queues) {
+    gq.rows.push_back({U(g.gpu_id), Dash(g.gpu_name), g.queue_type,
+                       U(g.at_start), U(g.peak), U(g.at_end), U(g.created),
+                       U(g.destroyed), Stat(g.lifetime, &DurationStats::p50),
+                       Stat(g.lifetime, &DurationStats::max)});
+  }
+  out += RenderTable(gq, p + "gpu-queues", "No hardware queue in this run.");
+
+  out += "<h3>Queue pattern and the users' verdict, per container</h3>\n";
+  Table vt{{"container", "pod", "namespace", "#queues peak", "#GPUs",
+            "queues peak per GPU", "queue pattern", "verdict"},
+           {}};
+  for (const auto& c : r.containers) {
+    vt.rows.push_back({OwnerName(c.owner), Dash(c.owner.pod), Dash(c.owner.ns),
+                       U(c.queues_peak), U(c.gpus_used), PerGpu(c.peak_per_gpu),
+                       QueueClassName(c.classification),
+                       QueueClassVerdict(c.classification)});
+  }
+  out += RenderTable(vt, p + "verdicts", "No container held a queue.");
+
+  out += "<h3>Containers</h3>\n";
+  Table ct{{"container", "pod", "namespace", "id", "#processes", "#queues peak",
+            "#created", "#submissions", "#mean / peak per s", "#unmaps caused",
+            "#evictions", "#create failures"},
+           {}};
+  for (const auto& c : r.containers) {
+    ct.rows.push_back({OwnerName(c.owner), Dash(c.owner.pod), Dash(c.owner.ns),
+                       Dash(c.container_id.substr(0, 12)), U(c.processes),
+                       U(c.queues_peak), U(c.queues_created), U(c.submissions),
+                       Rate(c.submissions_mean_per_s) + " / " +
+                           Rate(c.submissions_peak_per_s),
+                       U(c.preemptions_caused), U(c.evictions),
+                       U(c.create_failures)});
+  }
+  out += RenderTable(ct, p + "containers", "No container held a queue.");
+
+  out += "<h3>Processes that held queues</h3>\n";
+  Table pt{{"container", "#pid", "comm", "#queues peak", "#created",
+            "queues peak per GPU", "#submissions", "exited", "queue pattern"},
+           {}};
+  for (const auto& pr : r.processes) {
+    pt.rows.push_back(
+        {OwnerName(pr.owner), U(pr.pid), pr.comm, U(pr.queues_peak),
+         U(pr.queues_created), PerGpu(pr.peak_per_gpu), U(pr.submissions),
+         pr.exited ? "yes" : "no", QueueClassName(pr.classification)});
+  }
+  out += RenderTable(pt, p + "processes", "No process held a queue.");
+
+  out += "<h3>Submissions</h3>\n" + SubmissionsChart(r, i);
+  Table qs{{"container", "#pid", "#GPU", "#queue", "type", "#submissions",
+            "#pending peak"},
+           {}};
+  for (const auto& q : r.queue_submissions) {
+    qs.rows.push_back({OwnerName(q.owner), U(q.pid), U(q.gpu_id), U(q.queue_id),
+                       q.queue_type, U(q.submissions), U(q.pending_peak)});
+  }
+  out += RenderTable(qs, p + "queue-submissions",
+                     "No queue was sampled in this run.");
+
+  out += "<h3>Runlist preemption</h3>\n" + UnmapChart(r, i);
+  Table rl{{"GPU", "scheduler", "#unmaps", "#p50", "#p90", "#p99", "#max",
+            "#total", "#maps", "#map p50", "#map max", "failures"},
+           {}};
+  for (const auto& row : r.runlist) {
+    std::string failures;
+    for (const auto& [what, n] : row.failures) {
+      failures += fmt::format("{}{}={}", failures.empty() ? "" : ", ", what, n);
+    }
+    rl.rows.push_back({U(row.gpu_id), row.scheduler, U(row.unmaps),
+                       Stat(row.unmap, &DurationStats::p50),
+                       Stat(row.unmap, &DurationStats::p90),
+                       Stat(row.unmap, &DurationStats::p99),
+                       Stat(row.unmap, &DurationStats::max),
+                       Stat(row.unmap, &DurationStats::sum), U(row.maps),
+                       Stat(row.map, &DurationStats::p50),
+                       Stat(row.map, &DurationStats::max), Dash(failures)});
+  }
+  out += RenderTable(rl, p + "runlist", "No runlist operation in this run.");
+
+  out += "<h3>Evictions</h3>\n" + EvictionChart(r, i);
+  Table ev{{"container", "#pid", "#GPU", "trigger", "#start (s)", "#duration"},
+           {}};
+  for (const auto& e : r.eviction_list) {
+    ev.rows.push_back(
+        {OwnerName(e.owner), U(e.pid), U(e.gpu_id), e.trigger,
+         fmt::format("{:.3f}", e.start_s),
+         e.duration_s ? FormatSeconds(*e.duration_s) : "not restored"});
+  }
+  out += RenderTable(ev, p + "eviction-list", "");
+
+  out += "<h3>Queue creation failures</h3>\n";
+  Table cf{{"container", "#pid", "#GPU", "error", "#count"}, {}};
+  for (const auto& f : r.create_failure_list) {
+    cf.rows.push_back(
+        {OwnerName(f.owner), U(f.pid), U(f.gpu_id), f.error, U(f.count)});
+  }
+  out += RenderTable(cf, p + "create-failures",
+                     "No queue creation failed in this run.");
+  out += "</section>\n";
+  return out;
+}
+
+std::string Comparison(const std::vector<RunReport>& runs,
+                       const std::vector<std::string>& names) {
+  Table t;
+  t.head.push_back("");
+  for (const auto& n : names) t.head.push_back("#" + n);
+  auto row = [&](const std::string& what, auto value) {
+    std::vector<std::string> cells{what};
+    for (const auto& r : runs) cells.push_back(value(r));
+    t.rows.push_back(std::move(cells));
+  };
+  using R = const RunReport&;
+  row("duration", [](R r) { return FormatSeconds(r.duration_s); });
+  row("records", [](R r) { return U(r.records); });
+  row("GPUs used / in topology", [](R r) {
+    return fmt::format("{} / {}", r.gpus_used, r.gpus_in_topology);
+  });
+  row("containers", [](R r) { return U(r.containers.size()); });
+  row("processes with queues", [](R r) { return U(r.processes.size()); });
+  row("hardware queues, peak", [](R r) { return U(r.queues_peak); });
+  row("hardware queues at the end", [](R r) { return U(r.queues_at_end); });
+  row("queues created / destroyed", [](R r) {
+    return fmt::format("{} / {}", r.queues_created, r.queues_destroyed);
+  });
+  row("submissions", [](R r) { return U(r.submissions); });
+  row("submissions mean / peak per s", [](R r) {
+    return fmt::format("{} / {}", Rate(r.submissions_mean_per_s),
+                       Rate(r.submissions_peak_per_s));
+  });
+  row("runlist unmaps / maps",
+      [](R r) { return fmt::format("{} / {}", r.unmaps, r.maps); });
+  row("slowest unmap", [](R r) {
+    const auto d = UnmapDurations(r);
+    return d.empty() ? std::string("-") : FormatSeconds(d.back());
+  });
+  row("evictions", [](R r) { return U(r.evictions); });
+  row("time evicted, total",
+      [](R r) { return FormatSeconds(EvictedSeconds(r)); });
+  row("queue create failures", [](R r) { return U(r.create_failures); });
+  row("process exits", [](R r) { return U(r.process_exits); });
+  row("queue pattern",
+      [](R r) { return std::string(QueueClassName(r.classification)); });
+  row("verdict",
+      [](R r) { return std::string(QueueClassVerdict(r.classification)); });
+  return "<section id=\"comparison\">\n<h2>Comparison of the runs</h2>\n" +
+         RenderTable(t, "comparison-table", "") + "</section>\n";
+}
+
+}  // namespace
+
+std::string ChartId(size_t run, const char* chart) {
+  return fmt::format("run{}-{}", run, chart);
+}
+
+std::string RenderHtml(const std::vector<RunReport>& runs) {
+  const std::vector<std::string> short_names = ShortNames(runs);
+  std::string names;
+  for (const auto& r : runs) names += (names.empty() ? "" : ", ") + r.name;
+  std::string out =
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, "
+      "initial-scale=1\">\n";
+  out += fmt::format("<title>gpuq-agent report: {}</title>\n", Escape(names));
+  out += fmt::format("<style>{}</style>\n</head>\n<body>\n<main>\n", kStyle);
+  out += "<h1>gpuq-agent report</h1>\n";
+  out += fmt::format(
+      "<p class=\"meta\">{} recorded run{}: hardware queues, submissions, "
+      "runlist preemption and evictions. Hover a chart element for its "
+      "values.</p>\n",
+      runs.size(), runs.size() == 1 ? "" : "s");
+  if (runs.size() > 1) {
+    out += "<nav><a href=\"#comparison\">comparison</a>";
+    for (size_t i = 0; i < runs.size(); ++i) {
+      out +=
+          fmt::format("<a href=\"#run-{}\">{}</a>", i, Escape(short_names[i]));
+    }
+    out += "</nav>\n" + Comparison(runs, short_names);
+  }
+  for (size_t i = 0; i < runs.size(); ++i) {
+    out += RunSection(runs[i], short_names[i], i);
+  }
+  out += fmt::format(
+      "<footer>Generated by gpuq-agent {} from recorded captures; this file "
+      "is self-contained (inline CSS and SVG, no script, no network "
+      "access).</footer>\n</main>\n</body>\n</html>\n",
+      Escape(GPUQ_VERSION));
+  return out;
+}
+
+}  // namespace gpuq::report

@@ -1,0 +1,173 @@
+#include "report/render_perfetto.h"
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+namespace gpuq::report {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr double kUs = 1e6;  // trace-event times are microseconds
+
+class Trace {
+ public:
+  void Metadata(int pid, int tid, const char* what, const char* key,
+                Json value) {
+    events_.push_back({{"name", what},
+                       {"ph", "M"},
+                       {"ts", 0},
+                       {"pid", pid},
+                       {"tid", tid},
+                       {"args", {{key, std::move(value)}}}});
+  }
+  void ProcessName(int pid, const std::string& name, int sort) {
+    Metadata(pid, 0, "process_name", "name", name);
+    Metadata(pid, 0, "process_sort_index", "sort_index", sort);
+  }
+  void ThreadName(int pid, int tid, const std::string& name) {
+    Metadata(pid, tid, "thread_name", "name", name);
+    Metadata(pid, tid, "thread_sort_index", "sort_index", tid);
+  }
+  void Complete(int pid, int tid, const char* cat, const Slice& s) {
+    Json args = Json::object();
+    for (const auto& [k, v] : s.args) args[k] = v;
+    events_.push_back({{"name", s.name},
+                       {"cat", cat},
+                       {"ph", "X"},
+                       {"ts", s.start_s * kUs},
+                       {"dur", s.duration_s * kUs},
+                       {"pid", pid},
+                       {"tid", tid},
+                       {"args", std::move(args)}});
+  }
+  void Counter(int pid, const std::string& name, double ts_s,
+               const char* series, double value) {
+    events_.push_back({{"name", name},
+                       {"ph", "C"},
+                       {"ts", ts_s * kUs},
+                       {"pid", pid},
+                       {"tid", 0},
+                       {"args", {{series, value}}}});
+  }
+  Json Take() { return std::move(events_); }
+
+ private:
+  Json events_ = Json::array();
+};
+
+// Threads of one process: slices of one group go to the first lane (thread)
+// where they do not overlap an earlier slice, so X events never cross.
+class Lanes {
+ public:
+  Lanes(Trace& trace, int pid) : trace_(trace), pid_(pid) {}
+  void Add(const std::string& group, const char* cat,
+           std::vector<const Slice*> slices) {
+    std::stable_sort(
+        slices.begin(), slices.end(),
+        [](const Slice* a, const Slice* b) { return a->start_s < b->start_s; });
+    std::vector<std::pair<int, double>> lanes;  // tid, end of its last slice
+    for (const Slice* s : slices) {
+      auto lane = std::find_if(lanes.begin(), lanes.end(), [&](const auto& l) {
+        return l.second <= s->start_s;
+      });
+      if (lane == lanes.end()) {
+        const int tid = ++next_tid_;
+        trace_.ThreadName(
+            pid_, tid,
+            lanes.empty()
+                ? group
+                : group + " (" + std::to_string(lanes.size() + 1) + ")");
+        lanes.emplace_back(tid, 0);
+        lane = lanes.end() - 1;
+      }
+      lane->second = s->start_s + s->duration_s;
+      trace_.Complete(pid_, lane->first, cat, *s);
+    }
+  }
+
+ private:
+  Trace& trace_;
+  int pid_;
+  int next_tid_ = 0;
+};
+
+void AddRun(Trace& trace, const RunReport& r, int base) {
+  const auto& t = r.timeline;
+  const std::string prefix = r.name + ": ";
+  // GPUs: every track name a GPU series or slice uses, one process each.
+  std::set<std::string> gpus;
+  for (const auto& s : t.queues_per_gpu) gpus.insert(s.name);
+  for (const auto& s : t.runlist_ops) gpus.insert(s.track);
+  for (const auto& s : t.evictions) gpus.insert(s.track);
+  std::map<std::string, int> gpu_pid;
+  int next = base + 1;
+  for (const auto& g : gpus) {
+    gpu_pid[g] = next;
+    trace.ProcessName(next, prefix + g, next - base);
+    ++next;
+  }
+  for (const auto& g : gpus) {
+    Lanes lanes(trace, gpu_pid[g]);
+    std::vector<const Slice*> ops, evictions;
+    for (const auto& s : t.runlist_ops) {
+      if (s.track == g) ops.push_back(&s);
+    }
+    for (const auto& s : t.evictions) {
+      if (s.track == g) evictions.push_back(&s);
+    }
+    lanes.Add("runlist", "runlist", std::move(ops));
+    lanes.Add("evictions", "eviction", std::move(evictions));
+  }
+  // Live queues per GPU, as at the end of each step.
+  for (const auto& s : t.queues_per_gpu) {
+    for (size_t k = 0; k < s.values.size(); ++k) {
+      trace.Counter(gpu_pid[s.name], "live queues",
+                    std::min(t.step_s * static_cast<double>(k + 1),
+                             std::max(r.duration_s, t.step_s)),
+                    "queues", s.values[k]);
+    }
+  }
+  // OS processes: each queue's lifetime, a thread per queue name.
+  std::map<std::string, std::vector<const Slice*>> per_process;
+  for (const auto& s : t.queue_lifetimes) per_process[s.track].push_back(&s);
+  for (const auto& [track, slices] : per_process) {
+    const int pid = next++;
+    trace.ProcessName(pid, prefix + track, pid - base);
+    std::map<std::string, std::vector<const Slice*>> per_queue;
+    for (const Slice* s : slices) per_queue[s->name].push_back(s);
+    Lanes lanes(trace, pid);
+    for (auto& [name, queue] : per_queue) {
+      lanes.Add(name, "queue", std::move(queue));
+    }
+  }
+  // Submission rate per container: counters of one process of their own.
+  if (!t.submission_rate_per_container.empty()) {
+    trace.ProcessName(base, prefix + "submission rate per container", 0);
+    for (const auto& s : t.submission_rate_per_container) {
+      const std::string name =
+          "submissions/s " + (s.name.empty() ? std::string("(host)") : s.name);
+      for (size_t k = 0; k < s.values.size(); ++k) {
+        trace.Counter(base, name, t.step_s * static_cast<double>(k),
+                      "packets_per_s", s.values[k]);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::string RenderPerfetto(const std::vector<RunReport>& runs) {
+  Trace trace;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    AddRun(trace, runs[i], static_cast<int>(i + 1) * kPerfettoPidsPerRun);
+  }
+  Json doc = {{"traceEvents", trace.Take()}, {"displayTimeUnit", "ms"}};
+  // Names come from the kernel (comm) and runtimes: never trust them to be
+  // valid UTF-8.
+  return doc.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace gpuq::report

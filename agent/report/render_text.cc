@@ -1,0 +1,389 @@
+#include "report/render_text.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <ctime>
+
+#include "report/report_format.h"
+
+namespace gpuq::report {
+
+std::optional<ReportFormat> ParseReportFormat(const std::string& name) {
+  if (name == "text") return ReportFormat::kText;
+  if (name == "markdown") return ReportFormat::kMarkdown;
+  if (name == "json") return ReportFormat::kJson;
+  if (name == "html") return ReportFormat::kHtml;
+  if (name == "perfetto") return ReportFormat::kPerfetto;
+  return std::nullopt;
+}
+
+namespace {
+
+// Rows of cells: aligned columns (text) or a GitHub table (markdown).
+class Table {
+ public:
+  explicit Table(std::vector<std::string> header)
+      : header_(std::move(header)) {}
+  void Add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  bool empty() const { return rows_.empty(); }
+
+  std::string Render(bool markdown) const {
+    std::string out;
+    if (markdown) {
+      auto line = [&out](const std::vector<std::string>& cells) {
+        out += "|";
+        for (const std::string& c : cells) out += " " + Escape(c) + " |";
+        out += "\n";
+      };
+      line(header_);
+      out += "|";
+      for (size_t i = 0; i < header_.size(); ++i) out += "---|";
+      out += "\n";
+      for (const auto& row : rows_) line(row);
+      return out;
+    }
+    std::vector<size_t> width(header_.size(), 0);
+    auto measure = [&width](const std::vector<std::string>& cells) {
+      for (size_t i = 0; i < cells.size() && i < width.size(); ++i) {
+        width[i] = std::max(width[i], cells[i].size());
+      }
+    };
+    measure(header_);
+    for (const auto& row : rows_) measure(row);
+    auto line = [&](const std::vector<std::string>& cells) {
+      std::string l;
+      for (size_t i = 0; i < cells.size(); ++i) {
+        l += cells[i];
+        if (i + 1 < cells.size()) {
+          l += std::string(width[i] - cells[i].size() + 2, ' ');
+        }
+      }
+      out += l + "\n";
+    };
+    line(header_);
+    for (const auto& row : rows_) line(row);
+    return out;
+  }
+
+ private:
+  static std::string Escape(const std::string& s) {
+    std::string out;
+    for (char c : s) {
+      if (c == '|') out += '\\';
+      out += c;
+    }
+    return out;
+  }
+  std::vector<std::string> header_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+std::string Section(const std::string& title, bool markdown) {
+  if (markdown) return "\n## " + title + "\n\n";
+  std::string upper = title;
+  std::transform(upper.begin(), upper.end(), upper.begin(),
+                 [](unsigned char c) { return std::toupper(c); });
+  return "\n" + upper + "\n";
+}
+
+std::string Emit(const Table& table, bool markdown) {
+  if (table.empty()) return "(none)\n";
+  return table.Render(markdown);
+}
+
+std::string Container(const Owner& o) {
+  return o.container.empty() ? "(host)" : o.container;
+}
+std::string Dash(const std::string& s) { return s.empty() ? "-" : s; }
+std::string N(uint64_t n) { return std::to_string(n); }
+std::string Rate(double v) { return fmt::format("{:.1f}", v); }
+std::string Sec(double s) { return fmt::format("{:.3f}", s); }
+std::string Dur(const DurationStats& d, double DurationStats::*field) {
+  return d.count == 0 ? "-" : FormatDuration(d.*field);
+}
+
+std::string Utc(uint64_t realtime_ns) {
+  const std::time_t t = static_cast<std::time_t>(realtime_ns / 1000000000ull);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+uint64_t MaxPerGpu(const std::map<uint32_t, uint64_t>& peaks) {
+  uint64_t m = 0;
+  for (const auto& [gpu, n] : peaks) m = std::max(m, n);
+  return m;
+}
+
+std::string ClassCell(QueueClass c) { return QueueClassName(c); }
+
+double EvictedSeconds(const RunReport& r) {
+  double total = 0;
+  for (const EvictionRow& e : r.eviction_list) {
+    if (e.duration_s) total += *e.duration_s;
+  }
+  return total;
+}
+
+}  // namespace
+
+std::string FormatDuration(double seconds) {
+  if (seconds < 1e-3) return fmt::format("{:.6g} us", seconds * 1e6);
+  if (seconds < 1) return fmt::format("{:.6g} ms", seconds * 1e3);
+  return fmt::format("{:.10g} s", seconds);
+}
+
+std::string ShortName(const std::string& name) {
+  std::string base = name.substr(name.find_last_of('/') + 1);
+  const std::string suffix = ".gpuqcap";
+  if (base.size() > suffix.size() &&
+      base.compare(base.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    base.resize(base.size() - suffix.size());
+  }
+  return base;
+}
+
+std::string RenderRunText(const RunReport& r, bool md) {
+  std::string out =
+      md ? "# gpuq report: " + r.name + "\n" : "gpuq report: " + r.name + "\n";
+
+  out += Section("Summary", md);
+  Table summary({"WHAT", "VALUE"});
+  summary.Add({"capture started", Utc(r.start_realtime_ns)});
+  summary.Add({"duration",
+               fmt::format("{} s ({} records)", Sec(r.duration_s), r.records)});
+  summary.Add({"GPUs", fmt::format("{} in topology, {} with queues",
+                                   r.gpus_in_topology, r.gpus_used)});
+  summary.Add({"containers, processes",
+               fmt::format("{}, {}", r.containers.size(), r.processes.size())});
+  summary.Add(
+      {"hardware queues",
+       fmt::format("peak {} (compute {}), at start {}, created {}, "
+                   "destroyed {}, at end {}",
+                   r.queues_peak, r.compute_peak, r.queues_at_start,
+                   r.queues_created, r.queues_destroyed, r.queues_at_end)});
+  summary.Add(
+      {"submissions", fmt::format("{} (mean {}/s, peak {}/s)", r.submissions,
+                                  Rate(r.submissions_mean_per_s),
+                                  Rate(r.submissions_peak_per_s))});
+  summary.Add({"pending packets peak", N(r.pending_peak)});
+  summary.Add({"doorbells", N(r.doorbells)});
+  summary.Add({"runlist", fmt::format("{} unmaps, {} maps, {} failed", r.unmaps,
+                                      r.maps, r.runlist_failures)});
+  summary.Add(
+      {"evictions", fmt::format("{} ({} restores, {} s evicted)", r.evictions,
+                                r.restores, Sec(EvictedSeconds(r)))});
+  summary.Add({"create failures", N(r.create_failures)});
+  summary.Add({"process exits", N(r.process_exits)});
+  summary.Add({"events dropped", N(r.events_dropped)});
+  summary.Add({"classification", QueueClassName(r.classification)});
+  summary.Add({"verdict", QueueClassVerdict(r.classification)});
+  summary.Add({"compute queues only",
+               fmt::format("{}: {}", QueueClassName(r.compute_classification),
+                           QueueClassVerdict(r.compute_classification))});
+  out += summary.Render(md);
+
+  out += Section("Containers", md);
+  Table containers({"CONTAINER", "POD", "NAMESPACE", "ID", "PROCS", "GPUS",
+                    "QUEUES_PEAK", "COMPUTE_PEAK", "CREATED", "SUBMISSIONS",
+                    "MEAN/S", "PEAK/S", "EVICTIONS", "CREATE_FAILURES",
+                    "EXITS"});
+  for (const ContainerRow& c : r.containers) {
+    containers.Add({Container(c.owner), Dash(c.owner.pod), Dash(c.owner.ns),
+                    Dash(c.container_id.substr(0, 12)), N(c.processes),
+                    N(c.gpus_used), N(c.queues_peak), N(c.compute_peak),
+                    N(c.queues_created), N(c.submissions),
+                    Rate(c.submissions_mean_per_s),
+                    Rate(c.submissions_peak_per_s), N(c.evictions),
+                    N(c.create_failures), N(c.process_exits)});
+  }
+  out += Emit(containers, md);
+
+  out += Section("Processes", md);
+  Table processes({"PID", "COMM", "CONTAINER", "GPUS", "QUEUES_PEAK",
+                   "COMPUTE_PEAK", "CREATED", "SUBMISSIONS", "MEAN/S", "PEAK/S",
+                   "CREATE_FAILURES", "EXITED"});
+  for (const ProcessRow& p : r.processes) {
+    processes.Add({N(p.pid), Dash(p.comm), Container(p.owner), N(p.gpus_used),
+                   N(p.queues_peak), N(p.compute_peak), N(p.queues_created),
+                   N(p.submissions), Rate(p.submissions_mean_per_s),
+                   Rate(p.submissions_peak_per_s), N(p.create_failures),
+                   p.exited ? "yes" : "no"});
+  }
+  out += Emit(processes, md);
+
+  out += Section("Hardware queues", md);
+  Table queues({"GPU_ID", "GPU", "TYPE", "PEAK", "AT_START", "AT_END",
+                "CREATED", "DESTROYED", "LIFETIMES", "LIFETIME_P50",
+                "LIFETIME_P90", "LIFETIME_MAX"});
+  for (const GpuQueueRow& q : r.gpu_queues) {
+    queues.Add({N(q.gpu_id), Dash(q.gpu_name), q.queue_type, N(q.peak),
+                N(q.at_start), N(q.at_end), N(q.created), N(q.destroyed),
+                N(q.lifetime.count), Dur(q.lifetime, &DurationStats::p50),
+                Dur(q.lifetime, &DurationStats::p90),
+                Dur(q.lifetime, &DurationStats::max)});
+  }
+  out += Emit(queues, md);
+
+  out += Section("Submissions", md);
+  out += fmt::format(
+      "total {}, mean {}/s, peak {}/s ({:g} s buckets), pending peak {}\n{}",
+      r.submissions, Rate(r.submissions_mean_per_s),
+      Rate(r.submissions_peak_per_s), r.timeline.step_s, r.pending_peak,
+      md ? "\n" : "");
+  Table per_gpu({"GPU_ID", "SUBMISSIONS", "MEAN/S", "PEAK/S", "PENDING_PEAK"});
+  for (const GpuSubmissionRow& g : r.gpu_submissions) {
+    per_gpu.Add({N(g.gpu_id), N(g.submissions), Rate(g.mean_per_s),
+                 Rate(g.peak_per_s), N(g.pending_peak)});
+  }
+  out += Emit(per_gpu, md);
+  out += "\n";
+  Table per_queue({"CONTAINER", "PID", "COMM", "GPU_ID", "QUEUE", "TYPE",
+                   "SUBMISSIONS", "PENDING_PEAK", "SAMPLES"});
+  for (const QueueSubmissionRow& q : r.queue_submissions) {
+    per_queue.Add({Container(q.owner), N(q.pid), Dash(q.comm), N(q.gpu_id),
+                   N(q.queue_id), q.queue_type, N(q.submissions),
+                   N(q.pending_peak), N(q.samples)});
+  }
+  out += Emit(per_queue, md);
+
+  out += Section("Runlist (preemption)", md);
+  Table runlist({"GPU_ID", "SCHEDULER", "UNMAPS", "UNMAP_P50", "UNMAP_P90",
+                 "UNMAP_P99", "UNMAP_MAX", "MAPS", "MAP_P50", "MAP_P90",
+                 "MAP_P99", "MAP_MAX", "FAILED"});
+  for (const RunlistRow& l : r.runlist) {
+    std::string failed;
+    for (const auto& [what, n] : l.failures) {
+      failed += fmt::format("{}{}={}", failed.empty() ? "" : ",", what, n);
+    }
+    runlist.Add(
+        {N(l.gpu_id), l.scheduler, N(l.unmaps),
+         Dur(l.unmap, &DurationStats::p50), Dur(l.unmap, &DurationStats::p90),
+         Dur(l.unmap, &DurationStats::p99), Dur(l.unmap, &DurationStats::max),
+         N(l.maps), Dur(l.map, &DurationStats::p50),
+         Dur(l.map, &DurationStats::p90), Dur(l.map, &DurationStats::p99),
+         Dur(l.map, &DurationStats::max), Dash(failed)});
+  }
+  out += Emit(runlist, md);
+
+  out += Section("Preemptions caused", md);
+  Table caused({"CONTAINER", "UNMAPS_CAUSED"});
+  uint64_t attributed = 0;
+  for (const ContainerRow& c : r.containers) {
+    if (c.preemptions_caused == 0) continue;
+    caused.Add({Container(c.owner), N(c.preemptions_caused)});
+    attributed += c.preemptions_caused;
+  }
+  if (r.unmaps > attributed) {
+    caused.Add({"(no process: reset, suspend)", N(r.unmaps - attributed)});
+  }
+  out += Emit(caused, md);
+
+  out += Section("Evictions", md);
+  Table evictions(
+      {"CONTAINER", "PID", "COMM", "GPU_ID", "TRIGGER", "START_S", "DURATION"});
+  for (const EvictionRow& e : r.eviction_list) {
+    evictions.Add({Container(e.owner), N(e.pid), Dash(e.comm), N(e.gpu_id),
+                   e.trigger, Sec(e.start_s),
+                   e.duration_s       ? FormatDuration(*e.duration_s)
+                   : e.process_exited ? "(process exited)"
+                                      : "(not restored)"});
+  }
+  out += Emit(evictions, md);
+
+  out += Section("Create failures", md);
+  Table failures({"CONTAINER", "PID", "GPU_ID", "ERROR", "COUNT"});
+  for (const CreateFailureRow& f : r.create_failure_list) {
+    failures.Add(
+        {Container(f.owner), N(f.pid), N(f.gpu_id), f.error, N(f.count)});
+  }
+  out += Emit(failures, md);
+
+  out += Section("Classification", md);
+  Table classes({"SCOPE", "NAME", "GPUS", "QUEUES_PEAK", "MAX_PER_GPU",
+                 "COMPUTE_PEAK", "CLASS", "COMPUTE_CLASS", "VERDICT"});
+  classes.Add({"run", ShortName(r.name), N(r.gpus_used), N(r.queues_peak),
+               N(MaxPerGpu(r.peak_per_gpu)), N(r.compute_peak),
+               ClassCell(r.classification), ClassCell(r.compute_classification),
+               QueueClassVerdict(r.classification)});
+  for (const ContainerRow& c : r.containers) {
+    classes.Add({"container", Container(c.owner), N(c.gpus_used),
+                 N(c.queues_peak), N(MaxPerGpu(c.peak_per_gpu)),
+                 N(c.compute_peak), ClassCell(c.classification),
+                 ClassCell(c.compute_classification),
+                 QueueClassVerdict(c.classification)});
+  }
+  for (const ProcessRow& p : r.processes) {
+    classes.Add(
+        {"process",
+         fmt::format("{} {} ({})", p.pid, Dash(p.comm),
+                     p.owner.container.empty() ? "host" : p.owner.container),
+         N(p.gpus_used), N(p.queues_peak), N(MaxPerGpu(p.peak_per_gpu)),
+         N(p.compute_peak), ClassCell(p.classification),
+         ClassCell(p.compute_classification),
+         QueueClassVerdict(p.classification)});
+  }
+  out += classes.Render(md);
+  return out;
+}
+
+std::string RenderComparisonText(const std::vector<RunReport>& runs, bool md) {
+  std::vector<std::string> header = {""};
+  for (const RunReport& r : runs) header.push_back(ShortName(r.name));
+  Table t(header);
+  auto row = [&](const std::string& what, auto cell) {
+    std::vector<std::string> cells = {what};
+    for (const RunReport& r : runs) cells.push_back(cell(r));
+    t.Add(cells);
+  };
+  row("duration (s)", [](const RunReport& r) { return Sec(r.duration_s); });
+  row("records", [](const RunReport& r) { return N(r.records); });
+  row("GPUs with queues", [](const RunReport& r) { return N(r.gpus_used); });
+  row("containers", [](const RunReport& r) { return N(r.containers.size()); });
+  row("processes", [](const RunReport& r) { return N(r.processes.size()); });
+  row("queues peak", [](const RunReport& r) { return N(r.queues_peak); });
+  row("compute queues peak",
+      [](const RunReport& r) { return N(r.compute_peak); });
+  row("queues created", [](const RunReport& r) { return N(r.queues_created); });
+  row("queues destroyed",
+      [](const RunReport& r) { return N(r.queues_destroyed); });
+  row("queues at end", [](const RunReport& r) { return N(r.queues_at_end); });
+  row("submissions", [](const RunReport& r) { return N(r.submissions); });
+  row("submissions mean/s",
+      [](const RunReport& r) { return Rate(r.submissions_mean_per_s); });
+  row("submissions peak/s",
+      [](const RunReport& r) { return Rate(r.submissions_peak_per_s); });
+  row("pending packets peak",
+      [](const RunReport& r) { return N(r.pending_peak); });
+  row("runlist unmaps", [](const RunReport& r) { return N(r.unmaps); });
+  row("runlist maps", [](const RunReport& r) { return N(r.maps); });
+  row("runlist failures",
+      [](const RunReport& r) { return N(r.runlist_failures); });
+  row("evictions", [](const RunReport& r) { return N(r.evictions); });
+  row("evicted (s)", [](const RunReport& r) { return Sec(EvictedSeconds(r)); });
+  row("create failures",
+      [](const RunReport& r) { return N(r.create_failures); });
+  row("process exits", [](const RunReport& r) { return N(r.process_exits); });
+  row("compute-only class", [](const RunReport& r) {
+    return std::string(QueueClassName(r.compute_classification));
+  });
+  row("classification", [](const RunReport& r) {
+    return std::string(QueueClassName(r.classification));
+  });
+  row("verdict", [](const RunReport& r) {
+    return std::string(QueueClassVerdict(r.classification));
+  });
+  std::string out =
+      md ? "# gpuq report: comparison\n\n" : "gpuq report: comparison\n\n";
+  return out + t.Render(md);
+}
+
+std::string RenderText(const std::vector<RunReport>& runs, bool markdown) {
+  if (runs.size() == 1) return RenderRunText(runs[0], markdown);
+  return RenderComparisonText(runs, markdown);
+}
+
+}  // namespace gpuq::report

@@ -1,0 +1,891 @@
+#include "report/run_analysis.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+
+#include "export/collector.h"
+#include "model/pipeline.h"
+#include "resolver/cgroup_path.h"
+
+namespace gpuq::report {
+namespace {
+
+constexpr double kNsPerS = 1e9;
+
+double Seconds(uint64_t ns) { return static_cast<double>(ns) / kNsPerS; }
+
+// The model's test for a kfd_process pointer (model.cc): seeded queues carry
+// the tgid or 0 instead.
+bool IsKernelKey(uint64_t process_key) { return process_key > 0xffffffffull; }
+
+std::string ErrnoName(int32_t error) {
+  const int code = error < 0 ? -error : error;
+  const char* name = strerrorname_np(code);
+  return name != nullptr ? name : fmt::format("errno_{}", code);
+}
+
+std::string CommOf(const char (&comm)[GPUQ_COMM_LEN]) {
+  return std::string(comm, strnlen(comm, GPUQ_COMM_LEN));
+}
+
+std::string GpuTrack(uint32_t gpu_id) { return fmt::format("gpu {}", gpu_id); }
+
+std::string ProcessTrack(uint32_t pid, const std::string& comm) {
+  return comm.empty() ? fmt::format("pid {}", pid)
+                      : fmt::format("pid {} ({})", pid, comm);
+}
+
+void Raise(uint64_t value, uint64_t* peak) { *peak = std::max(*peak, value); }
+
+// Live queues of one holder (process, container, whole run) and their peaks.
+struct Counts {
+  uint64_t live = 0;
+  uint64_t peak = 0;
+  uint64_t compute_live = 0;
+  uint64_t compute_peak = 0;
+  uint64_t created = 0;
+  std::map<uint32_t, uint64_t> live_per_gpu;
+  std::map<uint32_t, uint64_t> peak_per_gpu;
+  std::map<uint32_t, uint64_t> compute_live_per_gpu;
+  std::map<uint32_t, uint64_t> compute_peak_per_gpu;
+
+  void Inc(uint32_t gpu, bool compute) {
+    Raise(++live, &peak);
+    Raise(++live_per_gpu[gpu], &peak_per_gpu[gpu]);
+    if (compute) {
+      Raise(++compute_live, &compute_peak);
+      Raise(++compute_live_per_gpu[gpu], &compute_peak_per_gpu[gpu]);
+    }
+  }
+  void Dec(uint32_t gpu, bool compute) {
+    --live;
+    --live_per_gpu[gpu];
+    if (compute) {
+      --compute_live;
+      --compute_live_per_gpu[gpu];
+    }
+  }
+  QueueClass Class() const { return Classify(peak, peak_per_gpu); }
+  QueueClass ComputeClass() const {
+    return Classify(compute_peak, compute_peak_per_gpu);
+  }
+};
+
+struct LiveQueue {
+  uint32_t tgid = 0;
+  uint32_t queue_id = 0;
+  uint32_t gpu_id = 0;
+  uint32_t type = 0;
+  uint64_t cgroup_id = 0;
+  uint64_t start_ns = 0;
+  bool seeded = false;
+  bool rocr = false;
+  uint64_t write_index_at_create = 0;
+  bool sampled = false;
+  uint64_t write_index = 0;
+  uint64_t pending = 0;   // counted in the sums while the last read was ok
+  size_t row = SIZE_MAX;  // index into queue_rows_, once sampled
+};
+
+struct ProcInfo {
+  uint32_t pid = 0;
+  std::string comm;
+  uint64_t cgroup_id = 0;
+  Counts counts;
+  bool exited = false;
+  uint64_t create_failures = 0;
+};
+
+struct ContainerInfo {
+  uint64_t cgroup_id = 0;  // the first cgroup seen: its labels name the row
+  Counts counts;
+  std::set<uint32_t> pids;
+  uint64_t create_failures = 0;
+};
+
+struct GpuTypeInfo {
+  uint64_t live = 0;
+  uint64_t peak = 0;
+  uint64_t at_start = 0;
+  std::vector<uint64_t> lifetimes_ns;
+};
+
+struct PendingEvictionRow {
+  size_t row;
+  uint64_t evict_ns;
+};
+
+// A bucketed series whose values are appended bucket by bucket; a series
+// first seen in bucket k starts with k zeros.
+struct SeriesAcc {
+  std::vector<double> values;
+  double last_cumulative = 0;  // rates: the cumulative count at last close
+};
+
+void AppendAt(SeriesAcc* s, size_t bucket, double value) {
+  if (s->values.size() < bucket) s->values.resize(bucket, 0.0);
+  s->values.push_back(value);
+}
+
+}  // namespace
+
+DurationStats ComputeDurationStats(std::vector<uint64_t> durations_ns) {
+  DurationStats d;
+  if (durations_ns.empty()) return d;
+  std::sort(durations_ns.begin(), durations_ns.end());
+  const size_t n = durations_ns.size();
+  d.count = n;
+  uint64_t sum = 0;  // exact in ns, converted once
+  for (uint64_t v : durations_ns) sum += v;
+  d.sum = Seconds(sum);
+  d.min = Seconds(durations_ns.front());
+  d.max = Seconds(durations_ns.back());
+  auto rank = [&](unsigned percent) {
+    // Nearest rank: ceil(p/100 * n), 1-based, in integers (no rounding).
+    size_t r = (percent * n + 99) / 100;
+    if (r < 1) r = 1;
+    return Seconds(durations_ns[r - 1]);
+  };
+  d.p50 = rank(50);
+  d.p90 = rank(90);
+  d.p99 = rank(99);
+  return d;
+}
+
+QueueClass Classify(uint64_t peak_total,
+                    const std::map<uint32_t, uint64_t>& peak_per_gpu) {
+  if (peak_total == 0) return QueueClass::kNone;
+  for (const auto& [gpu, peak] : peak_per_gpu) {
+    if (peak > 1) return QueueClass::kMoreThanGpus;
+  }
+  return peak_total == 1 ? QueueClass::kSingleQueue : QueueClass::kOnePerGpu;
+}
+
+class Analyzer::Impl {
+ public:
+  Impl(std::string name, double step_s, uint64_t start_realtime_ns)
+      : pipeline_(ReplayOptions(), nullptr) {
+    report_.name = std::move(name);
+    report_.start_realtime_ns = start_realtime_ns;
+    step_s_ = step_s > 0 ? step_s : 1.0;
+    step_ns_ = std::max<uint64_t>(
+        1, static_cast<uint64_t>(std::llround(step_s_ * kNsPerS)));
+    report_.timeline.step_s = step_s_;
+  }
+
+  void Add(const Event& event) {
+    const gpuq_event_header& hdr = Header(event);
+    if (records_ == 0) {
+      t0_ns_ = hdr.ts_ns;
+      last_ns_ = hdr.ts_ns;
+    }
+    ++records_;
+    // Records out of order (a sampler thread's record racing the ring
+    // buffer) stay in the current bucket: buckets never reopen.
+    CloseBucketsBefore(hdr.ts_ns);
+    last_ns_ = std::max<uint64_t>(last_ns_, hdr.ts_ns);
+    pipeline_.Handle(event);
+    std::visit([this](const auto& e) { On(e); }, event);
+  }
+
+  RunReport Finish();
+
+ private:
+  static PipelineOptions ReplayOptions() {
+    PipelineOptions p;
+    p.use_sysfs = false;   // the capture carries topology and seeded queues
+    p.metadata = nullptr;  // and the names the runtime gave
+    return p;
+  }
+
+  double Rel(uint64_t ts_ns) const {
+    return ts_ns > t0_ns_ ? Seconds(ts_ns - t0_ns_) : 0.0;
+  }
+
+  uint64_t BucketOf(uint64_t ts_ns) const {
+    return ts_ns > t0_ns_ ? (ts_ns - t0_ns_) / step_ns_ : 0;
+  }
+
+  void CloseBucketsBefore(uint64_t ts_ns) {
+    const uint64_t target = BucketOf(ts_ns);
+    while (bucket_ < target) CloseBucket();
+  }
+
+  // Ends bucket_: values of every series at its end, rates over it.
+  void CloseBucket() {
+    if (dirty_) ReadPipeline();
+    const size_t b = bucket_;
+    for (const auto& [gpu, live] : live_per_gpu_) {
+      AppendAt(&gpu_series_[gpu], b, static_cast<double>(live));
+    }
+    double run_delta = 0;
+    auto rates = [&](auto& series, const auto& cumulative, bool add_to_run) {
+      for (const auto& [key, total] : cumulative) {
+        SeriesAcc& s = series[key];
+        const double delta = static_cast<double>(total) - s.last_cumulative;
+        s.last_cumulative = static_cast<double>(total);
+        AppendAt(&s, b, delta / step_s_);
+        if (add_to_run) run_delta += delta;
+      }
+    };
+    rates(container_series_, submissions_per_container_, true);
+    rates(process_series_, submissions_per_process_, false);
+    rates(gpu_rate_series_, submissions_per_gpu_, false);
+    peak_rate_ = std::max(peak_rate_, run_delta / step_s_);
+    ++bucket_;
+  }
+
+  // What the exported series say now: live queues per GPU and cumulative
+  // submissions per container key, process and GPU.
+  void ReadPipeline() {
+    const Snapshot s = pipeline_.TakeSnapshot();
+    live_per_gpu_.clear();
+    submissions_per_container_.clear();
+    submissions_per_process_.clear();
+    submissions_per_gpu_.clear();
+    for (const auto& [key, series] : s.queue_series) {
+      live_per_gpu_[key.gpu_id] += series.live;
+      submissions_per_container_[ContainerKey(key.cgroup_id)] +=
+          series.submissions;
+      submissions_per_process_[key.tgid] += series.submissions;
+      submissions_per_gpu_[key.gpu_id] += series.submissions;
+    }
+    dirty_ = false;
+  }
+
+  // Containers are keyed by the full id their cgroup path names ("" for
+  // the host), so nested cgroups of one container count together.
+  std::string ContainerKey(uint64_t cgroup_id) {
+    auto it = container_of_cgroup_.find(cgroup_id);
+    if (it != container_of_cgroup_.end()) return it->second;
+    // No path record: a cgroup the recording agent could not resolve.
+    std::string key = fmt::format("cgroup:{}", cgroup_id);
+    container_of_cgroup_.emplace(cgroup_id, key);
+    return key;
+  }
+
+  ContainerInfo& Container(uint64_t cgroup_id) {
+    const std::string key = ContainerKey(cgroup_id);
+    auto [it, inserted] = containers_.try_emplace(key);
+    if (inserted) it->second.cgroup_id = cgroup_id;
+    return it->second;
+  }
+
+  ProcInfo& Process(const gpuq_event_header& hdr) {
+    auto [it, inserted] = processes_.try_emplace(hdr.tgid);
+    if (inserted) {
+      it->second.pid = hdr.tgid;
+      it->second.cgroup_id = hdr.cgroup_id;
+    }
+    return it->second;
+  }
+
+  template <typename Slices>
+  void AddSlice(Slices* list, Slice slice) {
+    if (list->size() >= kMaxSlicesPerList) {
+      ++report_.timeline.slices_omitted;
+      return;
+    }
+    list->push_back(std::move(slice));
+  }
+
+  void On(const CgroupPathRecord& r) {
+    container_of_cgroup_[r.hdr.cgroup_id] =
+        ParseCgroupPath(r.path).container_id;
+  }
+  void On(const ContainerMetaRecord&) {}
+  void On(const gpuq_gpu_info_record&) {}
+  void On(const gpuq_doorbell_count_record&) {}
+
+  void On(const gpuq_queue_create_event& e) {
+    dirty_ = true;
+    const std::pair<uint32_t, uint32_t> key{e.hdr.tgid, e.queue_id};
+    if (queues_.count(key) != 0) EndQueue(key, e.hdr.ts_ns, "replaced");
+    LiveQueue q;
+    q.tgid = e.hdr.tgid;
+    q.queue_id = e.queue_id;
+    q.gpu_id = e.gpu_id;
+    q.type = e.queue_type;
+    q.cgroup_id = e.hdr.cgroup_id;
+    q.start_ns = e.hdr.ts_ns;
+    q.seeded = (e.flags & GPUQ_CREATE_F_SEEDED) != 0 ||
+               !IsKernelKey(e.hdr.process_key);
+    q.rocr = (e.flags & GPUQ_CREATE_F_ROCR_LAYOUT) != 0;
+    q.write_index_at_create = e.write_index_at_create;
+    const bool compute = q.type == GPUQ_QUEUE_COMPUTE;
+
+    ProcInfo& p = Process(e.hdr);
+    if (p.comm.empty()) p.comm = CommOf(e.comm);
+    ContainerInfo& c = Container(e.hdr.cgroup_id);
+    c.pids.insert(e.hdr.tgid);
+    for (Counts* counts : {&p.counts, &c.counts, &run_}) {
+      counts->Inc(q.gpu_id, compute);
+      if (!q.seeded) ++counts->created;
+    }
+    GpuTypeInfo& gt = gpu_types_[{q.gpu_id, q.type}];
+    Raise(++gt.live, &gt.peak);
+    if (q.seeded) ++gt.at_start;
+    queues_.emplace(key, q);
+  }
+
+  // A queue leaves: its lifetime slice, counts, pending packets.
+  void EndQueue(const std::pair<uint32_t, uint32_t>& key, uint64_t end_ns,
+                const char* how) {
+    auto it = queues_.find(key);
+    const LiveQueue& q = it->second;
+    const bool compute = q.type == GPUQ_QUEUE_COMPUTE;
+    ProcInfo& p = processes_[q.tgid];
+    for (Counts* counts : {&p.counts, &Container(q.cgroup_id).counts, &run_}) {
+      counts->Dec(q.gpu_id, compute);
+    }
+    GpuTypeInfo& gt = gpu_types_[{q.gpu_id, q.type}];
+    --gt.live;
+    const uint64_t ns = end_ns > q.start_ns ? end_ns - q.start_ns : 0;
+    // Seeded queues were created before the capture: no real lifetime.
+    if (!q.seeded) gt.lifetimes_ns.push_back(ns);
+    SetPending(&it->second, 0);
+    AddLifetimeSlice(q, p.comm, end_ns, how);
+    queues_.erase(it);
+  }
+
+  void AddLifetimeSlice(const LiveQueue& q, const std::string& comm,
+                        uint64_t end_ns, const std::string& how) {
+    Slice s;
+    s.track = ProcessTrack(q.tgid, comm);
+    s.name = fmt::format("{} queue {}", QueueTypeLabel(q.type), q.queue_id);
+    s.start_s = Rel(q.start_ns);
+    s.duration_s = std::max(0.0, Rel(end_ns) - s.start_s);
+    s.args = {{"gpu_id", std::to_string(q.gpu_id)},
+              {"queue_id", std::to_string(q.queue_id)},
+              {"queue_type", QueueTypeLabel(q.type)},
+              {"end", how}};
+    if (q.seeded) s.args["seeded"] = "true";
+    AddSlice(&report_.timeline.queue_lifetimes, std::move(s));
+  }
+
+  void On(const gpuq_queue_destroy_event& e) {
+    dirty_ = true;
+    const std::pair<uint32_t, uint32_t> key{e.hdr.tgid, e.queue_id};
+    if (queues_.count(key) == 0) return;  // never seen created: model drop
+    EndQueue(key, e.hdr.ts_ns,
+             e.reason == GPUQ_DESTROY_PROCESS_EXIT ? "process_exit"
+             : e.reason == GPUQ_DESTROY_IOCTL      ? "ioctl"
+                                                   : "unknown");
+  }
+
+  void On(const gpuq_process_exit_event& e) {
+    ProcInfo& p = Process(e.hdr);
+    p.exited = true;
+    if (p.comm.empty()) p.comm = CommOf(e.comm);
+    // As the model: an exited process is never restored.
+    for (auto it = pending_evictions_.begin();
+         it != pending_evictions_.end();) {
+      if (it->first.first == e.hdr.process_key) {
+        report_.eviction_list[it->second.row].process_exited = true;
+        it = pending_evictions_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
+  void On(const gpuq_queue_create_failed_event& e) {
+    ++failures_[{e.hdr.cgroup_id, e.hdr.tgid, e.gpu_id, e.error}];
+    ++Container(e.hdr.cgroup_id).create_failures;
+    ProcInfo& p = Process(e.hdr);
+    ++p.create_failures;
+    if (p.comm.empty()) p.comm = CommOf(e.comm);
+  }
+
+  void On(const gpuq_runlist_event& e) {
+    if (e.op >= GPUQ_RUNLIST_OP__MAX) return;
+    const bool mes =
+        e.op == GPUQ_RUNLIST_MES_ADD || e.op == GPUQ_RUNLIST_MES_REMOVE;
+    const bool unmap =
+        e.op == GPUQ_RUNLIST_UNMAP || e.op == GPUQ_RUNLIST_MES_REMOVE;
+    uint32_t gpu_id = e.gpu_id;
+    if (gpu_id == 0 && mes) {  // as the model: the seeded queue's GPU
+      auto q = queues_.find({e.hdr.tgid, e.queue_id});
+      if (q != queues_.end()) gpu_id = q->second.gpu_id;
+    }
+    auto& durations = runlist_durations_[{gpu_id, mes}];
+    (unmap ? durations.first : durations.second).push_back(e.duration_ns);
+
+    Slice s;
+    s.track = GpuTrack(gpu_id);
+    if (mes) {
+      s.name = fmt::format("{} (queue {})", unmap ? "mes remove" : "mes add",
+                           e.queue_id);
+    } else {
+      s.name =
+          unmap ? fmt::format("unmap ({})", UnmapFilterLabel(e.filter)) : "map";
+    }
+    // ts_ns is the return time: the operation began duration_ns earlier.
+    const uint64_t start_ns =
+        e.hdr.ts_ns > e.duration_ns ? e.hdr.ts_ns - e.duration_ns : 0;
+    s.start_s = Rel(start_ns);
+    s.duration_s = Seconds(e.duration_ns);
+    s.args = {{"scheduler", mes ? "mes" : "hws"},
+              {"cause", RunlistCauseLabel(e.cause < GPUQ_CAUSE__MAX
+                                              ? e.cause
+                                              : uint32_t{GPUQ_CAUSE_UNKNOWN})}};
+    if (e.hdr.tgid != 0) s.args["pid"] = std::to_string(e.hdr.tgid);
+    if (e.ret != 0) s.args["error"] = ErrnoName(e.ret);
+    if (!mes) s.args["active_queues"] = std::to_string(e.active_queues);
+    AddSlice(&report_.timeline.runlist_ops, std::move(s));
+  }
+
+  void On(const gpuq_eviction_event& e) {
+    if (e.hdr.cgroup_id == 0) return;  // the model's no_owner drop
+    const std::pair<uint64_t, uint32_t> key{e.hdr.process_key, e.gpu_id};
+    if (e.kind == GPUQ_EVICTION_EVICT) {
+      const uint32_t trigger = e.trigger < GPUQ_TRIGGER__KNOWN
+                                   ? e.trigger
+                                   : uint32_t{GPUQ_TRIGGER_UNKNOWN};
+      EvictionRow row;
+      row.pid = e.hdr.tgid;
+      row.gpu_id = e.gpu_id;
+      row.trigger = EvictionTriggerLabel(trigger);
+      row.start_s = Rel(e.hdr.ts_ns);
+      eviction_cgroups_.push_back(e.hdr.cgroup_id);
+      report_.eviction_list.push_back(row);
+      Container(e.hdr.cgroup_id);  // an evicted container gets a row
+      // Only transitions are recorded; keep the first if one was missed.
+      pending_evictions_.try_emplace(
+          key,
+          PendingEvictionRow{report_.eviction_list.size() - 1, e.hdr.ts_ns});
+    } else if (e.kind == GPUQ_EVICTION_RESTORE) {
+      auto it = pending_evictions_.find(key);
+      if (it == pending_evictions_.end()) return;
+      const uint64_t ns = e.hdr.ts_ns > it->second.evict_ns
+                              ? e.hdr.ts_ns - it->second.evict_ns
+                              : 0;
+      report_.eviction_list[it->second.row].duration_s = Seconds(ns);
+      eviction_durations_ns_.push_back(ns);
+      pending_evictions_.erase(it);
+    }
+  }
+
+  void SetPending(LiveQueue* q, uint64_t pending) {
+    pending_total_ = pending_total_ - q->pending + pending;
+    uint64_t& gpu = pending_per_gpu_[q->gpu_id];
+    gpu = gpu - q->pending + pending;
+    q->pending = pending;
+    Raise(pending_total_, &pending_peak_);
+    Raise(gpu, &pending_peak_per_gpu_[q->gpu_id]);
+  }
+
+  void On(const gpuq_queue_sample_record& e) {
+    dirty_ = true;
+    auto it = queues_.find({e.hdr.tgid, e.queue_id});
+    if (it == queues_.end()) return;  // the model's unknown_queue
+    LiveQueue& q = it->second;
+    if ((e.flags & GPUQ_SAMPLE_F_UNREADABLE) != 0) {
+      SetPending(&q, 0);  // the gauge leaves out unreadable queues
+      return;
+    }
+    // The model's delta rule (Model::OnQueueSample), per queue.
+    uint64_t delta = 0;
+    if (!q.sampled) {
+      const uint64_t baseline =
+          q.rocr ? q.write_index_at_create : e.write_index;
+      if (e.write_index >= baseline) delta = e.write_index - baseline;
+    } else if (e.write_index >= q.write_index) {
+      delta = e.write_index - q.write_index;
+    }
+    q.sampled = true;
+    q.write_index = e.write_index;
+    if (q.row == SIZE_MAX) {
+      q.row = queue_rows_.size();
+      QueueSubmissionRow row;
+      row.pid = q.tgid;
+      row.gpu_id = q.gpu_id;
+      row.queue_id = q.queue_id;
+      row.queue_type = QueueTypeLabel(q.type);
+      queue_rows_.push_back(row);
+      queue_row_cgroups_.push_back(q.cgroup_id);
+    }
+    QueueSubmissionRow& row = queue_rows_[q.row];
+    row.submissions += delta;
+    ++row.samples;
+    const uint64_t pending =
+        e.write_index > e.read_index ? e.write_index - e.read_index : 0;
+    Raise(pending, &row.pending_peak);
+    SetPending(&q, pending);
+  }
+
+  Owner OwnerOf(const Snapshot& s, uint64_t cgroup_id) const {
+    auto it = s.labels.find(cgroup_id);
+    if (it != s.labels.end()) {
+      return {it->second.container, it->second.pod, it->second.ns};
+    }
+    auto a = s.attributions.find(cgroup_id);
+    if (a != s.attributions.end()) {
+      return {a->second.container, a->second.pod, a->second.ns};
+    }
+    return {};
+  }
+
+  std::string SeriesName(const Owner& o) const {
+    return o.container.empty() ? "(host)" : o.container;
+  }
+
+  Pipeline pipeline_;
+  RunReport report_;
+  double step_s_ = 1.0;
+  uint64_t step_ns_ = 1000000000;
+  uint64_t records_ = 0;
+  uint64_t t0_ns_ = 0;
+  uint64_t last_ns_ = 0;
+
+  // Timeline state.
+  uint64_t bucket_ = 0;
+  bool dirty_ = false;
+  std::map<uint32_t, uint64_t> live_per_gpu_;
+  std::map<std::string, uint64_t> submissions_per_container_;
+  std::map<uint32_t, uint64_t> submissions_per_process_;
+  std::map<uint32_t, uint64_t> submissions_per_gpu_;
+  std::map<uint32_t, SeriesAcc> gpu_series_;
+  std::map<std::string, SeriesAcc> container_series_;
+  std::map<uint32_t, SeriesAcc> process_series_;
+  std::map<uint32_t, SeriesAcc> gpu_rate_series_;
+  double peak_rate_ = 0;
+
+  // Raw per-record facts.
+  std::map<uint64_t, std::string> container_of_cgroup_;
+  std::map<std::pair<uint32_t, uint32_t>, LiveQueue> queues_;  // (tgid, qid)
+  std::map<uint32_t, ProcInfo> processes_;
+  std::map<std::string, ContainerInfo> containers_;
+  Counts run_;
+  std::map<std::pair<uint32_t, uint32_t>, GpuTypeInfo> gpu_types_;
+  /// (gpu, mes) -> (unmap durations, map durations), ns.
+  std::map<std::pair<uint32_t, bool>,
+           std::pair<std::vector<uint64_t>, std::vector<uint64_t>>>
+      runlist_durations_;
+  std::map<std::pair<uint64_t, uint32_t>, PendingEvictionRow>
+      pending_evictions_;
+  std::vector<uint64_t> eviction_cgroups_;  // per eviction_list row
+  std::vector<uint64_t> eviction_durations_ns_;
+  std::map<std::tuple<uint64_t, uint32_t, uint32_t, int32_t>, uint64_t>
+      failures_;
+  std::vector<QueueSubmissionRow> queue_rows_;
+  std::vector<uint64_t> queue_row_cgroups_;
+  uint64_t pending_total_ = 0;
+  uint64_t pending_peak_ = 0;
+  std::map<uint32_t, uint64_t> pending_per_gpu_;
+  std::map<uint32_t, uint64_t> pending_peak_per_gpu_;
+};
+
+RunReport Analyzer::Impl::Finish() {
+  RunReport& r = report_;
+  r.records = records_;
+  if (records_ > 0) {
+    // The last bucket holds the last record; buckets before it are closed.
+    CloseBucketsBefore(last_ns_);
+    CloseBucket();
+  }
+  r.duration_s = records_ > 0 ? Seconds(last_ns_ - t0_ns_) : 0.0;
+  const Snapshot s = pipeline_.TakeSnapshot();
+  const double duration = r.duration_s;
+  auto per_s = [duration](uint64_t n) {
+    return duration > 0 ? static_cast<double>(n) / duration : 0.0;
+  };
+
+  // ---- Headline totals, as the exported families sum them ----
+  r.gpus_in_topology = s.gpus.size();
+  std::map<uint64_t, uint64_t> submissions_by_cgroup;
+  std::map<uint32_t, uint64_t> submissions_by_tgid;
+  std::map<uint32_t, uint64_t> submissions_by_gpu;
+  std::map<std::pair<uint32_t, uint32_t>, std::pair<uint64_t, uint64_t>>
+      created_destroyed;  // (gpu, type)
+  std::map<std::pair<uint32_t, uint32_t>, uint64_t> live_at_end;
+  for (const auto& [key, series] : s.queue_series) {
+    r.queues_at_end += series.live;
+    r.queues_created += series.creates;
+    uint64_t destroyed = 0;
+    for (uint64_t n : series.destroys) destroyed += n;
+    r.queues_destroyed += destroyed;
+    r.submissions += series.submissions;
+    submissions_by_cgroup[key.cgroup_id] += series.submissions;
+    submissions_by_tgid[key.tgid] += series.submissions;
+    submissions_by_gpu[key.gpu_id] += series.submissions;
+    auto& cd = created_destroyed[{key.gpu_id, key.queue_type}];
+    cd.first += series.creates;
+    cd.second += destroyed;
+    live_at_end[{key.gpu_id, key.queue_type}] += series.live;
+  }
+  r.submissions_mean_per_s = per_s(r.submissions);
+  r.submissions_peak_per_s = peak_rate_;
+  r.pending_peak = pending_peak_;
+  for (const auto& [key, series] : s.doorbells) r.doorbells += series.doorbells;
+  for (const auto& [key, series] : s.runlist) {
+    for (const auto& [filter, n] : series.unmaps_by_filter) r.unmaps += n;
+    r.maps += series.map.count;
+  }
+  for (const auto& [key, n] : s.runlist_failures) r.runlist_failures += n;
+  for (const auto& [key, series] : s.evictions) r.evictions += series.evictions;
+  for (const auto& [key, n] : s.restores) r.restores += n;
+  for (const auto& [key, n] : s.create_failures) r.create_failures += n;
+  for (const auto& [cgroup, n] : s.process_exits) r.process_exits += n;
+  r.events_dropped = s.model_drops.unknown_queue +
+                     s.model_drops.duplicate_create + s.model_drops.no_owner;
+  r.queues_peak = run_.peak;
+  r.compute_peak = run_.compute_peak;
+  r.gpus_used = run_.peak_per_gpu.size();
+  r.peak_per_gpu = run_.peak_per_gpu;
+  r.classification = run_.Class();
+  r.compute_classification = run_.ComputeClass();
+
+  // ---- Hardware queues per (GPU, type) ----
+  for (const auto& [key, gt] : gpu_types_) {
+    GpuQueueRow row;
+    row.gpu_id = key.first;
+    auto gpu = s.gpus.find(key.first);
+    if (gpu != s.gpus.end()) {
+      const std::string gfx = GfxName(gpu->second.gfx_target_version);
+      row.gpu_name = gpu->second.name == gfx || gpu->second.name.empty()
+                         ? gfx
+                         : fmt::format("{} ({})", gpu->second.name, gfx);
+    }
+    row.queue_type = QueueTypeLabel(key.second);
+    row.peak = gt.peak;
+    row.at_start = gt.at_start;
+    r.queues_at_start += gt.at_start;
+    row.at_end = live_at_end[key];
+    row.created = created_destroyed[key].first;
+    row.destroyed = created_destroyed[key].second;
+    row.lifetime = ComputeDurationStats(gt.lifetimes_ns);
+    r.gpu_queues.push_back(row);
+  }
+
+  // ---- Containers ----
+  // Preemptions (unmaps) each container's operations caused, by cgroup.
+  std::map<std::string, uint64_t> unmaps_caused;
+  for (const auto& [key, n] : s.runlist_causes) {
+    if (key.unmap) unmaps_caused[ContainerKey(key.cgroup_id)] += n;
+  }
+  std::map<std::string, uint64_t> evictions_of;
+  for (const auto& [key, series] : s.evictions) {
+    evictions_of[ContainerKey(key.cgroup_id)] += series.evictions;
+  }
+  std::map<std::string, uint64_t> exits_of;
+  for (const auto& [cgroup, n] : s.process_exits) {
+    exits_of[ContainerKey(cgroup)] += n;
+  }
+  std::map<std::string, uint64_t> submissions_of;
+  for (const auto& [cgroup, n] : submissions_by_cgroup) {
+    submissions_of[ContainerKey(cgroup)] += n;
+  }
+  // Containers that only failed creates, were evicted or caused preemption
+  // also get a row.
+  for (const auto& [key, n] : unmaps_caused) containers_.try_emplace(key);
+  std::map<std::string, Owner> owner_of_key;
+  for (auto& [key, c] : containers_) {
+    if (c.cgroup_id == 0) {
+      for (const auto& [cgroup, k] : container_of_cgroup_) {
+        if (k == key) c.cgroup_id = cgroup;
+      }
+    }
+    ContainerRow row;
+    row.owner = OwnerOf(s, c.cgroup_id);
+    owner_of_key[key] = row.owner;
+    row.container_id = key.rfind("cgroup:", 0) == 0 ? "" : key;
+    row.processes = c.pids.size();
+    row.queues_peak = c.counts.peak;
+    row.queues_created = c.counts.created;
+    row.peak_per_gpu = c.counts.peak_per_gpu;
+    row.gpus_used = c.counts.peak_per_gpu.size();
+    row.submissions = submissions_of[key];
+    row.submissions_mean_per_s = per_s(row.submissions);
+    auto series = container_series_.find(key);
+    if (series != container_series_.end()) {
+      for (double v : series->second.values) {
+        row.submissions_peak_per_s = std::max(row.submissions_peak_per_s, v);
+      }
+    }
+    row.preemptions_caused = unmaps_caused[key];
+    row.evictions = evictions_of[key];
+    row.create_failures = c.create_failures;
+    row.process_exits = exits_of[key];
+    row.classification = c.counts.Class();
+    row.compute_peak = c.counts.compute_peak;
+    row.compute_classification = c.counts.ComputeClass();
+    r.containers.push_back(row);
+  }
+  std::sort(r.containers.begin(), r.containers.end(),
+            [](const ContainerRow& a, const ContainerRow& b) {
+              return a.owner < b.owner;
+            });
+
+  // ---- Processes ----
+  for (const auto& [pid, p] : processes_) {
+    if (p.counts.peak == 0 && p.create_failures == 0) continue;
+    ProcessRow row;
+    row.owner = OwnerOf(s, p.cgroup_id);
+    row.container_id = ContainerKey(p.cgroup_id);
+    if (row.container_id.rfind("cgroup:", 0) == 0) row.container_id.clear();
+    row.pid = pid;
+    row.comm = p.comm;
+    row.queues_peak = p.counts.peak;
+    row.queues_created = p.counts.created;
+    row.peak_per_gpu = p.counts.peak_per_gpu;
+    row.gpus_used = p.counts.peak_per_gpu.size();
+    row.submissions = submissions_by_tgid[pid];
+    row.submissions_mean_per_s = per_s(row.submissions);
+    auto series = process_series_.find(pid);
+    if (series != process_series_.end()) {
+      for (double v : series->second.values) {
+        row.submissions_peak_per_s = std::max(row.submissions_peak_per_s, v);
+      }
+    }
+    row.exited = p.exited;
+    row.create_failures = p.create_failures;
+    row.classification = p.counts.Class();
+    row.compute_peak = p.counts.compute_peak;
+    row.compute_classification = p.counts.ComputeClass();
+    r.processes.push_back(row);
+  }
+  std::sort(r.processes.begin(), r.processes.end(),
+            [](const ProcessRow& a, const ProcessRow& b) {
+              return std::tie(a.owner, a.pid) < std::tie(b.owner, b.pid);
+            });
+
+  // ---- Submissions per GPU and per queue ----
+  for (const auto& [gpu, n] : submissions_by_gpu) {
+    GpuSubmissionRow row;
+    row.gpu_id = gpu;
+    row.submissions = n;
+    row.mean_per_s = per_s(n);
+    auto series = gpu_rate_series_.find(gpu);
+    if (series != gpu_rate_series_.end()) {
+      for (double v : series->second.values) {
+        row.peak_per_s = std::max(row.peak_per_s, v);
+      }
+    }
+    row.pending_peak = pending_peak_per_gpu_[gpu];
+    r.gpu_submissions.push_back(row);
+  }
+  for (size_t i = 0; i < queue_rows_.size(); ++i) {
+    QueueSubmissionRow row = queue_rows_[i];
+    row.owner = OwnerOf(s, queue_row_cgroups_[i]);
+    row.comm = processes_[row.pid].comm;
+    r.queue_submissions.push_back(row);
+  }
+  std::sort(r.queue_submissions.begin(), r.queue_submissions.end(),
+            [](const QueueSubmissionRow& a, const QueueSubmissionRow& b) {
+              return std::tie(a.owner, a.pid, a.gpu_id, a.queue_id) <
+                     std::tie(b.owner, b.pid, b.gpu_id, b.queue_id);
+            });
+
+  // ---- Runlist per (GPU, scheduler) ----
+  for (const auto& [key, durations] : runlist_durations_) {
+    RunlistRow row;
+    row.gpu_id = key.first;
+    row.scheduler = key.second ? "mes" : "hws";
+    row.unmaps = durations.first.size();
+    row.maps = durations.second.size();
+    row.unmap = ComputeDurationStats(durations.first);
+    row.map = ComputeDurationStats(durations.second);
+    const Scheduler sched = key.second ? Scheduler::kMes : Scheduler::kHws;
+    for (const auto& [fkey, n] : s.runlist_failures) {
+      if (fkey.gpu_id != key.first || fkey.scheduler != sched) continue;
+      row.failures[fmt::format("{}:{}", fkey.unmap ? "unmap" : "map",
+                               ErrnoName(fkey.error))] += n;
+    }
+    r.runlist.push_back(row);
+  }
+
+  // ---- Evictions, create failures ----
+  for (size_t i = 0; i < r.eviction_list.size(); ++i) {
+    EvictionRow& row = r.eviction_list[i];
+    row.owner = OwnerOf(s, eviction_cgroups_[i]);
+    row.comm = processes_.count(row.pid) ? processes_[row.pid].comm : "";
+    Slice slice;
+    slice.track = GpuTrack(row.gpu_id);
+    slice.name = fmt::format("evicted: {}", row.trigger);
+    slice.start_s = row.start_s;
+    slice.duration_s = row.duration_s ? *row.duration_s
+                                      : std::max(0.0, duration - row.start_s);
+    slice.args = {{"pid", std::to_string(row.pid)},
+                  {"container", SeriesName(row.owner)},
+                  {"trigger", row.trigger}};
+    if (!row.duration_s) {
+      slice.args["end"] = row.process_exited ? "process_exit" : "open";
+    }
+    AddSlice(&r.timeline.evictions, std::move(slice));
+  }
+  for (const auto& [key, n] : failures_) {
+    CreateFailureRow row;
+    row.owner = OwnerOf(s, std::get<0>(key));
+    row.pid = std::get<1>(key);
+    row.gpu_id = std::get<2>(key);
+    row.error = ErrnoName(std::get<3>(key));
+    row.count = n;
+    r.create_failure_list.push_back(row);
+  }
+
+  // ---- Timeline: open queues end with the capture ----
+  for (const auto& [key, q] : queues_) {
+    AddLifetimeSlice(q, processes_[q.tgid].comm, last_ns_, "open");
+  }
+  for (auto& [gpu, acc] : gpu_series_) {
+    r.timeline.queues_per_gpu.push_back({GpuTrack(gpu), std::move(acc.values)});
+  }
+  // Containers whose labels coincide (folded, two keys) share one series.
+  std::map<std::string, std::vector<double>> by_name;
+  for (auto& [key, acc] : container_series_) {
+    auto owner = owner_of_key.find(key);
+    const std::string name = owner != owner_of_key.end()
+                                 ? SeriesName(owner->second)
+                                 : SeriesName(Owner{key, "", ""});
+    std::vector<double>& v = by_name[name];
+    if (v.empty()) {
+      v = std::move(acc.values);
+    } else {
+      for (size_t i = 0; i < v.size() && i < acc.values.size(); ++i) {
+        v[i] += acc.values[i];
+      }
+    }
+  }
+  for (auto& [name, values] : by_name) {
+    r.timeline.submission_rate_per_container.push_back(
+        {name, std::move(values)});
+  }
+  for (auto& [pid, acc] : process_series_) {
+    r.timeline.submission_rate_per_process.push_back(
+        {ProcessTrack(pid, processes_[pid].comm), std::move(acc.values)});
+  }
+  return std::move(report_);
+}
+
+Analyzer::Analyzer(std::string name, double step_s, uint64_t start_realtime_ns)
+    : impl_(
+          std::make_unique<Impl>(std::move(name), step_s, start_realtime_ns)) {}
+Analyzer::~Analyzer() = default;
+void Analyzer::Add(const Event& event) { impl_->Add(event); }
+RunReport Analyzer::Finish() { return impl_->Finish(); }
+
+RunReport AnalyzeCapture(const Capture& capture, const std::string& name,
+                         double step_s) {
+  Analyzer analyzer(name, step_s, capture.header.start_realtime_ns);
+  for (const Event& e : capture.events) analyzer.Add(e);
+  return analyzer.Finish();
+}
+
+bool AnalyzeCaptureFile(const std::string& path, double step_s, RunReport* out,
+                        std::string* error) {
+  Capture capture;
+  if (ReadCapture(path, &capture, error) != CaptureError::kNone) return false;
+  *out = AnalyzeCapture(capture, path, step_s);
+  return true;
+}
+
+}  // namespace gpuq::report

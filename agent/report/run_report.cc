@@ -1,0 +1,43 @@
+#include "report/run_report.h"
+
+#include <tuple>
+
+namespace gpuq::report {
+
+bool Owner::operator<(const Owner& o) const {
+  return std::tie(container, pod, ns) < std::tie(o.container, o.pod, o.ns);
+}
+
+bool Owner::operator==(const Owner& o) const {
+  return container == o.container && pod == o.pod && ns == o.ns;
+}
+
+const char* QueueClassName(QueueClass c) {
+  switch (c) {
+    case QueueClass::kNone:
+      return "no queues";
+    case QueueClass::kSingleQueue:
+      return "single queue";
+    case QueueClass::kOnePerGpu:
+      return "one per GPU";
+    case QueueClass::kMoreThanGpus:
+      return "more queues than GPUs";
+  }
+  return "?";
+}
+
+const char* QueueClassVerdict(QueueClass c) {
+  switch (c) {
+    case QueueClass::kNone:
+      return "-";
+    case QueueClass::kSingleQueue:
+      return "design fits";
+    case QueueClass::kOnePerGpu:
+      return "needs batched suspend/resume";
+    case QueueClass::kMoreThanGpus:
+      return "needs selective preemption";
+  }
+  return "?";
+}
+
+}  // namespace gpuq::report

@@ -1,0 +1,199 @@
+// The report scenarios (examples/README.md, "Report scenarios") through
+// AnalyzeCapture: the hand-worked figures, asserted independently of the
+// report goldens; and what the renderers promise (schema, column order).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "report/render_json.h"
+#include "report/render_text.h"
+#include "report/run_analysis.h"
+#include "scenario.h"
+
+namespace gpuq::report {
+namespace {
+
+RunReport Analyze(bool (*build)(const EventSink&, ScenarioSummary*),
+                  const std::string& name) {
+  Capture c;
+  c.header.start_realtime_ns = kScenarioStartNs;
+  EXPECT_TRUE(build(
+      [&c](const Event& e) {
+        c.events.push_back(e);
+        return true;
+      },
+      nullptr));
+  return AnalyzeCapture(c, name + ".gpuqcap");
+}
+
+const ContainerRow* FindContainer(const RunReport& r, const std::string& name) {
+  for (const ContainerRow& c : r.containers) {
+    if (c.owner.container == name) return &c;
+  }
+  return nullptr;
+}
+
+TEST(ReportScenarioTest, CnnIsASingleQueue) {
+  const RunReport r = Analyze(BuildCnnScenario, "cnn");
+  EXPECT_EQ(r.records, 130u);
+  EXPECT_DOUBLE_EQ(r.duration_s, 121.0);
+  EXPECT_EQ(r.queues_peak, 1u);
+  EXPECT_EQ(r.queues_created, 1u);
+  EXPECT_EQ(r.queues_destroyed, 1u);
+  EXPECT_EQ(r.queues_at_end, 0u);
+  EXPECT_EQ(r.submissions, 127099u);
+  EXPECT_DOUBLE_EQ(r.submissions_mean_per_s, 127099.0 / 121);
+  EXPECT_DOUBLE_EQ(r.submissions_peak_per_s, 1099);
+  EXPECT_EQ(r.pending_peak, 2u);
+  ASSERT_EQ(r.gpu_queues.size(), 1u);
+  EXPECT_DOUBLE_EQ(r.gpu_queues[0].lifetime.max, 120.5);
+  ASSERT_EQ(r.runlist.size(), 1u);
+  EXPECT_EQ(r.runlist[0].unmaps, 1u);
+  EXPECT_EQ(r.runlist[0].maps, 2u);
+  EXPECT_DOUBLE_EQ(r.runlist[0].map.p50, 70e-6);
+  const ContainerRow* cnn = FindContainer(r, "cnn");
+  ASSERT_NE(cnn, nullptr);
+  EXPECT_EQ(cnn->preemptions_caused, 1u);
+  EXPECT_EQ(r.classification, QueueClass::kSingleQueue);
+  EXPECT_STREQ(QueueClassVerdict(r.classification), "design fits");
+  // 122 buckets: 0 .. 121; the one queue lived from bucket 0 to 120.
+  ASSERT_EQ(r.timeline.queues_per_gpu.size(), 1u);
+  EXPECT_EQ(r.timeline.queues_per_gpu[0].values.size(), 122u);
+  EXPECT_EQ(r.timeline.queues_per_gpu[0].values[120], 1);
+  EXPECT_EQ(r.timeline.queues_per_gpu[0].values[121], 0);
+  // The unmap began 200 us before its record at +121 s.
+  ASSERT_EQ(r.timeline.runlist_ops.size(), 3u);
+  EXPECT_NEAR(r.timeline.runlist_ops[1].start_s, 121 - 200e-6, 1e-9);
+}
+
+TEST(ReportScenarioTest, TransformerHasThreeQueuesOnOneGpu) {
+  const RunReport r = Analyze(BuildTransformerScenario, "transformer");
+  EXPECT_EQ(r.records, 197u);
+  EXPECT_DOUBLE_EQ(r.duration_s, 121.0);
+  EXPECT_EQ(r.queues_peak, 3u);
+  EXPECT_EQ(r.compute_peak, 2u);
+  EXPECT_EQ(r.submissions, 261809u);
+  EXPECT_DOUBLE_EQ(r.submissions_peak_per_s, 2330);
+  EXPECT_EQ(r.pending_peak, 4u);
+  EXPECT_EQ(r.unmaps, 2u);
+  EXPECT_EQ(r.maps, 4u);
+  EXPECT_EQ(r.process_exits, 1u);
+  ASSERT_EQ(r.gpu_queues.size(), 2u);  // compute, sdma
+  EXPECT_EQ(r.gpu_queues[0].queue_type, "compute");
+  EXPECT_EQ(r.gpu_queues[0].lifetime.count, 2u);
+  EXPECT_DOUBLE_EQ(r.gpu_queues[0].lifetime.p50, 60.5);
+  EXPECT_DOUBLE_EQ(r.gpu_queues[0].lifetime.max, 120.5);
+  EXPECT_DOUBLE_EQ(r.gpu_queues[1].lifetime.max, 120.4);
+  EXPECT_EQ(r.classification, QueueClass::kMoreThanGpus);
+  EXPECT_EQ(r.compute_classification, QueueClass::kMoreThanGpus);
+}
+
+TEST(ReportScenarioTest, Deepseek8HasThreeQueuesPerGpu) {
+  const RunReport r = Analyze(BuildDeepseek8Scenario, "deepseek8");
+  EXPECT_EQ(r.records, 1018u);
+  EXPECT_DOUBLE_EQ(r.duration_s, 60.0);
+  EXPECT_EQ(r.gpus_used, 8u);
+  EXPECT_EQ(r.queues_peak, 24u);
+  EXPECT_EQ(r.compute_peak, 16u);
+  EXPECT_EQ(r.queues_at_end, 24u);
+  EXPECT_EQ(r.submissions, 720000u);
+  EXPECT_DOUBLE_EQ(r.submissions_mean_per_s, 12000);
+  EXPECT_DOUBLE_EQ(r.submissions_peak_per_s, 12000);
+  EXPECT_EQ(r.pending_peak, 24u);
+  EXPECT_EQ(r.unmaps, 0u);
+  EXPECT_EQ(r.maps, 24u);
+  ASSERT_EQ(r.gpu_submissions.size(), 8u);
+  for (const GpuSubmissionRow& g : r.gpu_submissions) {
+    EXPECT_EQ(g.submissions, 90000u);
+    EXPECT_DOUBLE_EQ(g.mean_per_s, 1500);
+  }
+  for (const auto& [gpu, peak] : r.peak_per_gpu) EXPECT_EQ(peak, 3u);
+  EXPECT_EQ(r.timeline.queue_lifetimes.size(), 24u);  // all open
+  for (const Slice& s : r.timeline.queue_lifetimes) {
+    EXPECT_EQ(s.args.at("end"), "open");
+    EXPECT_DOUBLE_EQ(s.start_s + s.duration_s, 60.0);
+  }
+  EXPECT_EQ(r.classification, QueueClass::kMoreThanGpus);
+}
+
+TEST(ReportScenarioTest, SharedGpuSplitsRatesAndPreemptions) {
+  const RunReport r = Analyze(BuildSharedGpuScenario, "shared-gpu");
+  EXPECT_EQ(r.records, 85u);
+  EXPECT_DOUBLE_EQ(r.duration_s, 30.0);
+  EXPECT_EQ(r.submissions, 138000u);
+  EXPECT_EQ(r.pending_peak, 64u);
+  ASSERT_EQ(r.processes.size(), 2u);
+  EXPECT_EQ(r.processes[0].pid, 6401u);  // resnet18 sorts first
+  EXPECT_EQ(r.processes[0].submissions, 18000u);
+  EXPECT_DOUBLE_EQ(r.processes[0].submissions_mean_per_s, 600);
+  EXPECT_DOUBLE_EQ(r.processes[0].submissions_peak_per_s, 600);
+  EXPECT_EQ(r.processes[1].submissions, 120000u);
+  EXPECT_DOUBLE_EQ(r.processes[1].submissions_mean_per_s, 4000);
+  const ContainerRow* r18 = FindContainer(r, "resnet18");
+  const ContainerRow* r50 = FindContainer(r, "resnet50");
+  ASSERT_NE(r18, nullptr);
+  ASSERT_NE(r50, nullptr);
+  EXPECT_EQ(r18->preemptions_caused, 5u);
+  EXPECT_EQ(r50->preemptions_caused, 2u);
+  EXPECT_EQ(r50->evictions, 1u);
+  EXPECT_EQ(r18->classification, QueueClass::kSingleQueue);
+  EXPECT_EQ(r.classification, QueueClass::kMoreThanGpus);
+  ASSERT_EQ(r.runlist.size(), 1u);
+  const RunlistRow& l = r.runlist[0];
+  EXPECT_EQ(l.unmaps, 7u);
+  EXPECT_DOUBLE_EQ(l.unmap.p50, 250e-6);
+  EXPECT_DOUBLE_EQ(l.unmap.p90, 500e-6);
+  EXPECT_DOUBLE_EQ(l.unmap.p99, 500e-6);
+  EXPECT_NEAR(l.unmap.sum, 1.9e-3, 1e-12);
+  EXPECT_EQ(l.maps, 9u);
+  EXPECT_DOUBLE_EQ(l.map.p50, 50e-6);
+  EXPECT_DOUBLE_EQ(l.map.p90, 80e-6);
+  ASSERT_EQ(r.eviction_list.size(), 1u);
+  EXPECT_EQ(r.eviction_list[0].trigger, "ttm");
+  EXPECT_NEAR(*r.eviction_list[0].duration_s, 0.2, 1e-9);
+  // Per-process rate series: 0 in bucket 0, then 600/s every second.
+  ASSERT_EQ(r.timeline.submission_rate_per_process.size(), 2u);
+  const Series& s18 = r.timeline.submission_rate_per_process[0];
+  EXPECT_EQ(s18.name, "pid 6401 (python3)");
+  ASSERT_EQ(s18.values.size(), 31u);
+  EXPECT_EQ(s18.values[0], 0);
+  for (size_t i = 1; i < s18.values.size(); ++i) EXPECT_EQ(s18.values[i], 600);
+}
+
+TEST(ReportRenderTest, JsonCarriesTheSchemaAndOneRunPerCapture) {
+  const RunReport a = Analyze(BuildCnnScenario, "cnn");
+  const RunReport b = Analyze(BuildSharedGpuScenario, "shared-gpu");
+  const auto j = nlohmann::json::parse(RenderJson({a, b}));
+  EXPECT_EQ(j.at("schema"), "gpuq-report/1");
+  ASSERT_EQ(j.at("runs").size(), 2u);
+  EXPECT_EQ(j["runs"][0]["name"], "cnn.gpuqcap");
+  EXPECT_EQ(j["runs"][0]["submissions"]["total"], 127099);
+  EXPECT_EQ(j["runs"][0]["classification"]["verdict"], "design fits");
+  EXPECT_EQ(j["runs"][1]["eviction_list"][0]["trigger"], "ttm");
+}
+
+TEST(ReportRenderTest, ComparisonKeepsTheOrderGivenAndEndsWithTheVerdict) {
+  const RunReport cnn = Analyze(BuildCnnScenario, "dir/cnn");
+  const RunReport ds = Analyze(BuildDeepseek8Scenario, "deepseek8");
+  const std::string text = RenderText({ds, cnn}, false);
+  const size_t header = text.find("deepseek8");
+  ASSERT_NE(header, std::string::npos);
+  EXPECT_LT(header, text.find("cnn"));
+  const std::string last = text.substr(text.rfind("verdict"));
+  EXPECT_NE(last.find("needs selective preemption"), std::string::npos);
+  EXPECT_NE(last.find("design fits"), std::string::npos);
+  const std::string md = RenderText({cnn, ds}, true);
+  EXPECT_NE(md.find("| verdict | design fits | needs selective preemption |"),
+            std::string::npos);
+}
+
+TEST(ReportRenderTest, DurationsKeepShortUnits) {
+  EXPECT_EQ(FormatDuration(140e-6), "140 us");
+  EXPECT_EQ(FormatDuration(0.0021), "2.1 ms");
+  EXPECT_EQ(FormatDuration(9.000412345), "9.000412345 s");
+  EXPECT_EQ(ShortName("/a/b/cnn.gpuqcap"), "cnn");
+  EXPECT_EQ(ShortName("run.cap"), "run.cap");
+}
+
+}  // namespace
+}  // namespace gpuq::report

@@ -1,0 +1,372 @@
+// The report's analysis core: percentile math, the classification rule,
+// timeline buckets and queue lifetimes on small hand-built streams, and the
+// bundled capture's figures as examples/README.md works them out by hand.
+#include "report/run_analysis.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+namespace gpuq::report {
+namespace {
+
+constexpr uint64_t kS = 1000000000ull;
+constexpr uint64_t kMs = 1000000ull;
+constexpr uint64_t kUs = 1000ull;
+constexpr uint64_t kT0 = 1000 * kS;
+
+// ---- Percentiles: nearest rank, exact ----
+
+TEST(DurationStatsTest, EmptyHasNoCount) {
+  const DurationStats d = ComputeDurationStats({});
+  EXPECT_EQ(d.count, 0u);
+  EXPECT_EQ(d.max, 0.0);
+}
+
+TEST(DurationStatsTest, OneValueIsEveryPercentile) {
+  const DurationStats d = ComputeDurationStats({60 * kUs});
+  EXPECT_EQ(d.count, 1u);
+  EXPECT_DOUBLE_EQ(d.min, 60e-6);
+  EXPECT_DOUBLE_EQ(d.p50, 60e-6);
+  EXPECT_DOUBLE_EQ(d.p99, 60e-6);
+  EXPECT_DOUBLE_EQ(d.max, 60e-6);
+}
+
+TEST(DurationStatsTest, NearestRankOfThree) {
+  // Unsorted on purpose. Ranks: p50 ceil(1.5) = 2, p90 ceil(2.7) = 3.
+  const DurationStats d =
+      ComputeDurationStats({310 * kUs, 120 * kUs, 140 * kUs});
+  EXPECT_EQ(d.count, 3u);
+  EXPECT_DOUBLE_EQ(d.sum, 570e-6);
+  EXPECT_DOUBLE_EQ(d.min, 120e-6);
+  EXPECT_DOUBLE_EQ(d.p50, 140e-6);
+  EXPECT_DOUBLE_EQ(d.p90, 310e-6);
+  EXPECT_DOUBLE_EQ(d.p99, 310e-6);
+}
+
+TEST(DurationStatsTest, HundredValuesHitTheirRanks) {
+  std::vector<uint64_t> v;
+  for (uint64_t i = 100; i >= 1; --i) v.push_back(i * kMs);
+  const DurationStats d = ComputeDurationStats(v);
+  EXPECT_DOUBLE_EQ(d.p50, 0.050);  // rank 50
+  EXPECT_DOUBLE_EQ(d.p90, 0.090);  // rank 90
+  EXPECT_DOUBLE_EQ(d.p99, 0.099);  // rank 99
+  EXPECT_DOUBLE_EQ(d.max, 0.100);
+  EXPECT_DOUBLE_EQ(d.sum, 5.050);
+}
+
+TEST(DurationStatsTest, TwoValuesMedianIsTheLower) {
+  const DurationStats d = ComputeDurationStats({2100 * kUs, 9000412345ull});
+  EXPECT_DOUBLE_EQ(d.p50, 0.0021);  // rank ceil(1.0) = 1
+  EXPECT_DOUBLE_EQ(d.p90, 9.000412345);
+}
+
+// ---- Classification ----
+
+TEST(ClassifyTest, NoQueues) { EXPECT_EQ(Classify(0, {}), QueueClass::kNone); }
+
+TEST(ClassifyTest, OneQueueEver) {
+  EXPECT_EQ(Classify(1, {{11437, 1}}), QueueClass::kSingleQueue);
+}
+
+TEST(ClassifyTest, OneQueueMovingBetweenGpusIsStillSingle) {
+  // Never two at once, though two GPUs were used one after the other.
+  EXPECT_EQ(Classify(1, {{1, 1}, {2, 1}}), QueueClass::kSingleQueue);
+}
+
+TEST(ClassifyTest, OnePerGpuOnEight) {
+  std::map<uint32_t, uint64_t> per_gpu;
+  for (uint32_t g = 1; g <= 8; ++g) per_gpu[g] = 1;
+  EXPECT_EQ(Classify(8, per_gpu), QueueClass::kOnePerGpu);
+}
+
+TEST(ClassifyTest, TwoOnOneGpuIsMoreThanGpus) {
+  EXPECT_EQ(Classify(2, {{1, 2}}), QueueClass::kMoreThanGpus);
+}
+
+TEST(ClassifyTest, TwoOnOneGpuAtSomeTimeWinsOverATotalWithinGpus) {
+  // The total never exceeded the two GPUs used, but GPU 1 once held two.
+  EXPECT_EQ(Classify(2, {{1, 2}, {2, 1}}), QueueClass::kMoreThanGpus);
+}
+
+TEST(ClassifyTest, VerdictWords) {
+  EXPECT_STREQ(QueueClassVerdict(QueueClass::kSingleQueue), "design fits");
+  EXPECT_STREQ(QueueClassVerdict(QueueClass::kOnePerGpu),
+               "needs batched suspend/resume");
+  EXPECT_STREQ(QueueClassVerdict(QueueClass::kMoreThanGpus),
+               "needs selective preemption");
+}
+
+// ---- Hand-built streams ----
+
+gpuq_queue_create_event Create(uint32_t tgid, uint32_t qid, uint32_t gpu,
+                               uint64_t ts, uint32_t flags = 0) {
+  gpuq_queue_create_event e;
+  std::memset(&e, 0, sizeof(e));
+  e.hdr.type = GPUQ_EV_QUEUE_CREATE;
+  e.hdr.size = sizeof(e);
+  e.hdr.tgid = tgid;
+  e.hdr.ts_ns = ts;
+  e.hdr.cgroup_id = 1;
+  e.hdr.process_key =
+      (flags & GPUQ_CREATE_F_SEEDED) != 0 ? 0 : 0xffff888100000000ull + tgid;
+  e.gpu_id = gpu;
+  e.queue_id = qid;
+  e.queue_type = GPUQ_QUEUE_COMPUTE;
+  e.flags = flags | GPUQ_CREATE_F_ROCR_LAYOUT;
+  std::strcpy(e.comm, "python3");
+  return e;
+}
+
+gpuq_queue_destroy_event Destroy(uint32_t tgid, uint32_t qid, uint32_t gpu,
+                                 uint64_t ts) {
+  gpuq_queue_destroy_event e;
+  std::memset(&e, 0, sizeof(e));
+  e.hdr.type = GPUQ_EV_QUEUE_DESTROY;
+  e.hdr.size = sizeof(e);
+  e.hdr.tgid = tgid;
+  e.hdr.ts_ns = ts;
+  e.hdr.cgroup_id = 1;
+  e.hdr.process_key = 0xffff888100000000ull + tgid;
+  e.gpu_id = gpu;
+  e.queue_id = qid;
+  e.queue_type = GPUQ_QUEUE_COMPUTE;
+  e.reason = GPUQ_DESTROY_IOCTL;
+  return e;
+}
+
+gpuq_queue_sample_record Sample(uint32_t tgid, uint32_t qid, uint32_t gpu,
+                                uint64_t ts, uint64_t write, uint64_t read) {
+  gpuq_queue_sample_record e;
+  std::memset(&e, 0, sizeof(e));
+  e.hdr.type = GPUQ_EV_QUEUE_SAMPLE;
+  e.hdr.size = sizeof(e);
+  e.hdr.tgid = tgid;
+  e.hdr.ts_ns = ts;
+  e.hdr.cgroup_id = 1;
+  e.hdr.process_key = 0xffff888100000000ull + tgid;
+  e.gpu_id = gpu;
+  e.queue_id = qid;
+  e.write_index = write;
+  e.read_index = read;
+  return e;
+}
+
+CgroupPathRecord HostPath(uint64_t ts) {
+  CgroupPathRecord r;
+  std::memset(&r.hdr, 0, sizeof(r.hdr));
+  r.hdr.type = GPUQ_EV_CGROUP_PATH;
+  r.hdr.ts_ns = ts;
+  r.hdr.cgroup_id = 1;
+  r.path = "/user.slice";
+  return r;
+}
+
+RunReport Analyze(const std::vector<Event>& events, double step_s = 1.0) {
+  Capture c;
+  c.events = events;
+  return AnalyzeCapture(c, "test", step_s);
+}
+
+TEST(AnalyzerTest, EmptyCaptureHasNoBuckets) {
+  const RunReport r = Analyze({});
+  EXPECT_EQ(r.records, 0u);
+  EXPECT_EQ(r.duration_s, 0.0);
+  EXPECT_TRUE(r.timeline.queues_per_gpu.empty());
+  EXPECT_EQ(r.classification, QueueClass::kNone);
+}
+
+TEST(AnalyzerTest, BucketsSplitAtStepBoundaries) {
+  // t = 0, 0.999999999 (bucket 0), 1.0 exactly (bucket 1), 2.5 (bucket 2).
+  const RunReport r = Analyze(
+      {HostPath(kT0), Create(10, 0, 7, kT0), Create(10, 1, 7, kT0 + kS - 1),
+       Destroy(10, 1, 7, kT0 + kS), Destroy(10, 0, 7, kT0 + 2 * kS + kS / 2)});
+  EXPECT_DOUBLE_EQ(r.duration_s, 2.5);
+  ASSERT_EQ(r.timeline.queues_per_gpu.size(), 1u);
+  EXPECT_EQ(r.timeline.queues_per_gpu[0].name, "gpu 7");
+  // Live at each bucket's end: 2 after bucket 0, 1 after bucket 1, 0 at end.
+  EXPECT_EQ(r.timeline.queues_per_gpu[0].values,
+            (std::vector<double>{2, 1, 0}));
+  EXPECT_EQ(r.queues_peak, 2u);
+  EXPECT_EQ(r.classification, QueueClass::kMoreThanGpus);
+}
+
+TEST(AnalyzerTest, EmptyBucketsCarryLiveQueuesAndZeroRates) {
+  const RunReport r =
+      Analyze({HostPath(kT0), Create(10, 0, 7, kT0),
+               Sample(10, 0, 7, kT0 + kS / 2, 100, 90),
+               Sample(10, 0, 7, kT0 + 3 * kS + kS / 2, 400, 400)});
+  ASSERT_EQ(r.timeline.queues_per_gpu.size(), 1u);
+  EXPECT_EQ(r.timeline.queues_per_gpu[0].values,
+            (std::vector<double>{1, 1, 1, 1}));
+  ASSERT_EQ(r.timeline.submission_rate_per_container.size(), 1u);
+  EXPECT_EQ(r.timeline.submission_rate_per_container[0].name, "(host)");
+  EXPECT_EQ(r.timeline.submission_rate_per_container[0].values,
+            (std::vector<double>{100, 0, 0, 300}));
+  EXPECT_EQ(r.submissions, 400u);
+  EXPECT_DOUBLE_EQ(r.submissions_peak_per_s, 300);
+  EXPECT_DOUBLE_EQ(r.submissions_mean_per_s, 400 / 3.5);
+  EXPECT_EQ(r.pending_peak, 10u);
+  ASSERT_EQ(r.processes.size(), 1u);
+  EXPECT_DOUBLE_EQ(r.processes[0].submissions_peak_per_s, 300);
+}
+
+TEST(AnalyzerTest, HalfSecondStepHalvesBucketsAndDoublesRates) {
+  const RunReport r = Analyze({HostPath(kT0), Create(10, 0, 7, kT0),
+                               Sample(10, 0, 7, kT0 + kS / 4, 100, 100),
+                               Sample(10, 0, 7, kT0 + kS, 150, 150)},
+                              0.5);
+  EXPECT_EQ(r.timeline.submission_rate_per_container[0].values,
+            (std::vector<double>{200, 0, 100}));
+}
+
+TEST(AnalyzerTest, SeededQueueStartsAtZeroAndOpenOnesEndAtTheEnd) {
+  const RunReport r = Analyze(
+      {HostPath(kT0), Create(10, 0, 7, kT0, GPUQ_CREATE_F_SEEDED),
+       Create(10, 1, 7, kT0 + 2 * kS), Destroy(10, 0, 7, kT0 + 3 * kS),
+       Create(10, 2, 7, kT0 + 4 * kS), Destroy(10, 2, 7, kT0 + 5 * kS)});
+  ASSERT_EQ(r.timeline.queue_lifetimes.size(), 3u);
+  // Closed in destroy order, open ones last.
+  const Slice& seeded = r.timeline.queue_lifetimes[0];
+  EXPECT_EQ(seeded.name, "compute queue 0");
+  EXPECT_EQ(seeded.track, "pid 10 (python3)");
+  EXPECT_DOUBLE_EQ(seeded.start_s, 0);
+  EXPECT_DOUBLE_EQ(seeded.duration_s, 3);
+  EXPECT_EQ(seeded.args.at("seeded"), "true");
+  const Slice& closed = r.timeline.queue_lifetimes[1];
+  EXPECT_EQ(closed.name, "compute queue 2");
+  EXPECT_DOUBLE_EQ(closed.duration_s, 1);
+  const Slice& open = r.timeline.queue_lifetimes[2];
+  EXPECT_EQ(open.name, "compute queue 1");
+  EXPECT_DOUBLE_EQ(open.start_s, 2);
+  EXPECT_DOUBLE_EQ(open.duration_s, 3);
+  EXPECT_EQ(open.args.at("end"), "open");
+  // Lifetime stats only of queues created and destroyed in the run.
+  ASSERT_EQ(r.gpu_queues.size(), 1u);
+  EXPECT_EQ(r.gpu_queues[0].lifetime.count, 1u);
+  EXPECT_DOUBLE_EQ(r.gpu_queues[0].lifetime.max, 1);
+  EXPECT_EQ(r.gpu_queues[0].at_start, 1u);
+  EXPECT_EQ(r.gpu_queues[0].created, 2u);
+  EXPECT_EQ(r.gpu_queues[0].destroyed, 2u);
+  EXPECT_EQ(r.gpu_queues[0].at_end, 1u);
+  EXPECT_EQ(r.gpu_queues[0].peak, 2u);
+  EXPECT_EQ(r.queues_at_start, 1u);
+}
+
+// ---- The bundled capture: examples/README.md's hand-worked figures ----
+
+class DefaultCaptureTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    report_ = new RunReport();
+    std::string error;
+    ASSERT_TRUE(AnalyzeCaptureFile(
+        std::string(GPUQ_SOURCE_DIR) + "/examples/default.gpuqcap", 1.0,
+        report_, &error))
+        << error;
+  }
+  static void TearDownTestSuite() { delete report_; }
+  static const ContainerRow& Container(const std::string& name) {
+    for (const ContainerRow& c : report_->containers) {
+      if (c.owner.container == name) return c;
+    }
+    ADD_FAILURE() << "no container " << name;
+    static ContainerRow none;
+    return none;
+  }
+  static RunReport* report_;
+};
+RunReport* DefaultCaptureTest::report_ = nullptr;
+
+TEST_F(DefaultCaptureTest, Headline) {
+  const RunReport& r = *report_;
+  EXPECT_EQ(r.records, 194u);
+  EXPECT_EQ(r.submissions, 369690u);
+  EXPECT_EQ(r.queues_at_end, 42u);
+  EXPECT_EQ(r.queues_created, 53u);
+  EXPECT_EQ(r.queues_destroyed, 12u);
+  EXPECT_EQ(r.queues_at_start, 1u);
+  EXPECT_EQ(r.unmaps, 6u);
+  EXPECT_EQ(r.maps, 6u);
+  EXPECT_EQ(r.evictions, 3u);
+  EXPECT_EQ(r.restores, 3u);
+  EXPECT_EQ(r.create_failures, 1u);
+  EXPECT_EQ(r.process_exits, 1u);
+  EXPECT_EQ(r.doorbells, 2570u);
+  EXPECT_EQ(r.runlist_failures, 1u);
+  EXPECT_EQ(r.gpus_in_topology, 9u);
+  // 3 host + 48 vllm + 3 trainer live before the first destroy.
+  EXPECT_EQ(r.queues_peak, 54u);
+  EXPECT_EQ(r.compute_peak, 37u);
+  EXPECT_EQ(r.gpus_used, 9u);
+  EXPECT_EQ(r.classification, QueueClass::kMoreThanGpus);
+  // After round 0: host 5 + vllm (0+1+2+3) x 8 = 53 packets waiting.
+  EXPECT_EQ(r.pending_peak, 53u);
+}
+
+TEST_F(DefaultCaptureTest, EvictionsPairWithTheirRestores) {
+  const RunReport& r = *report_;
+  ASSERT_EQ(r.eviction_list.size(), 3u);
+  double total = 0;
+  for (const EvictionRow& e : r.eviction_list) {
+    ASSERT_TRUE(e.duration_s.has_value());
+    total += *e.duration_s;
+  }
+  EXPECT_NEAR(total, 2.49, 1e-9);
+  EXPECT_EQ(r.eviction_list[0].trigger, "ttm");
+  EXPECT_NEAR(*r.eviction_list[0].duration_s, 0.15, 1e-9);
+  EXPECT_EQ(r.eviction_list[1].trigger, "suspend");
+  EXPECT_NEAR(*r.eviction_list[1].duration_s, 2.3, 1e-9);
+  EXPECT_EQ(r.eviction_list[2].trigger, "userptr");
+  EXPECT_EQ(r.eviction_list[2].gpu_id, 47101u);
+  EXPECT_EQ(r.timeline.evictions.size(), 3u);
+}
+
+TEST_F(DefaultCaptureTest, RunlistPercentiles) {
+  const RunReport& r = *report_;
+  ASSERT_EQ(r.runlist.size(), 3u);  // 11437 hws, 47101 mes, 64512 hws
+  const RunlistRow& g0 = r.runlist[0];
+  EXPECT_EQ(g0.gpu_id, 11437u);
+  EXPECT_EQ(g0.unmaps, 3u);
+  EXPECT_DOUBLE_EQ(g0.unmap.p50, 140e-6);
+  EXPECT_DOUBLE_EQ(g0.unmap.max, 310e-6);
+  EXPECT_DOUBLE_EQ(g0.map.p50, 90e-6);
+  const RunlistRow& w = r.runlist[1];
+  EXPECT_EQ(w.gpu_id, 47101u);
+  EXPECT_EQ(w.scheduler, "mes");
+  EXPECT_EQ(w.unmaps, 1u);
+  EXPECT_EQ(w.maps, 2u);
+  const RunlistRow& hung = r.runlist[2];
+  EXPECT_EQ(hung.gpu_id, 64512u);
+  EXPECT_DOUBLE_EQ(hung.unmap.max, 9.000412345);
+  EXPECT_EQ(hung.failures.at("unmap:ETIME"), 1u);
+  // Every op is a slice, starting duration_ns before its record.
+  EXPECT_EQ(r.timeline.runlist_ops.size(), 12u);
+}
+
+TEST_F(DefaultCaptureTest, Containers) {
+  const ContainerRow& vllm = Container("vllm");
+  EXPECT_EQ(vllm.submissions, 368000u);
+  EXPECT_EQ(vllm.processes, 8u);
+  EXPECT_EQ(vllm.queues_peak, 48u);
+  EXPECT_EQ(vllm.gpus_used, 8u);
+  EXPECT_EQ(vllm.preemptions_caused, 1u);
+  EXPECT_EQ(vllm.evictions, 1u);
+  EXPECT_EQ(vllm.classification, QueueClass::kMoreThanGpus);
+  const ContainerRow& trainer = Container("trainer");
+  EXPECT_EQ(trainer.owner.pod, "trainer-0");
+  EXPECT_EQ(trainer.owner.ns, "ml-train");
+  EXPECT_EQ(trainer.submissions, 1300u);
+  EXPECT_EQ(trainer.preemptions_caused, 3u);
+  EXPECT_EQ(trainer.process_exits, 1u);
+  const ContainerRow& host = Container("");
+  EXPECT_EQ(host.submissions, 390u);
+  EXPECT_EQ(host.queues_peak, 3u);
+  EXPECT_EQ(host.create_failures, 1u);
+  EXPECT_EQ(host.preemptions_caused, 1u);
+  // Two on GPU 23710 at once (the seeded queue and queue 1).
+  EXPECT_EQ(host.classification, QueueClass::kMoreThanGpus);
+}
+
+}  // namespace
+}  // namespace gpuq::report
