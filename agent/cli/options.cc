@@ -123,6 +123,13 @@ std::optional<int> ParseOptions(int argc, char** argv, Options* out) {
       ->capture_default_str();
   app.add_flag("--no-fentry", no_fentry,
                "Use kprobes even where fentry would work.");
+  std::string probe_tier = "auto";
+  app.add_option("--probe-tier", probe_tier,
+                 "auto: per hook, the BTF tiers where amdgpu has BTF, else "
+                 "the BTF-free args-kprobe tier; args: force the args-kprobe "
+                 "tier (docs/probe-tiers.md).")
+      ->check(CLI::IsMember({"auto", "args"}))
+      ->capture_default_str();
 
   std::string grace = "5m", runtime_timeout = "2s";
   bool no_runtime_lookup = false;
@@ -237,6 +244,7 @@ std::optional<int> ParseOptions(int argc, char** argv, Options* out) {
   }
   out->output = *ParseOnceFormat(output);
   out->allow_fentry = !no_fentry;
+  ParseTierRequest(probe_tier, &out->probe_tier);
   if (!duration.empty()) out->duration = *ParseDuration(duration);
 
   if (check->parsed()) {

@@ -68,6 +68,14 @@ KernelFeatures ProbeKernel(const HostPaths& paths,
   f.cap_sys_admin = HasCapSysAdmin();
   ScanKallsyms(paths.procfs + "/kallsyms", functions, &f);
   ScanBtf(paths.KernelBtf(), functions, &f);
+  // Guesses, replaced by what the feature probes see when they can run.
+  f.fentry = f.vmlinux_btf;
+  f.tracepoints = f.vmlinux_btf;
+  const char* guess = "not probed (needs BPF privileges): assumed from ";
+  f.fentry_note = std::string(guess) + "vmlinux BTF";
+  f.kprobe_note = std::string(guess) + "sysfs";
+  f.tracepoint_note = std::string(guess) + "vmlinux BTF";
+  ProbeAttachKinds(&f);
   return f;
 }
 

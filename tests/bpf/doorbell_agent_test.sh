@@ -39,8 +39,8 @@ if ! wait_http "$URL" 100; then
   exit 1
 fi
 m=$(curl -s "$URL")
-if grep -q '^gpuq_probe_attached{probe="doorbell_store_screlease",mode="uprobe"} 1' <<< "$m" &&
-  grep -q '^gpuq_probe_attached{probe="doorbell_store_relaxed",mode="uprobe"} 1' <<< "$m"; then
+if grep -q '^gpuq_probe_attached{probe="doorbell_store_screlease",mode="uprobe",tier="uprobe"} 1' <<< "$m" &&
+  grep -q '^gpuq_probe_attached{probe="doorbell_store_relaxed",mode="uprobe",tier="uprobe"} 1' <<< "$m"; then
   pass "both doorbell uprobes attached to the --hsa-runtime library"
 else
   fail "doorbell probes not attached" "$(grep doorbell <<< "$m"; cat "$TMP/agent.log")"

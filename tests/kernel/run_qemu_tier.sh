@@ -53,7 +53,7 @@ expected_checks() {
   guest_has hook-presence && echo hook-presence
   local m c probes
   probes=$(guest_probes)
-  for m in fentry kprobe; do
+  for m in fentry kprobe args; do
     for c in $probes exit-code; do
       echo "check-$m:$c"
     done
@@ -62,7 +62,7 @@ expected_checks() {
   echo core-flavor
   guest_has core-sched && echo core-sched
   echo record:runs record:create-failed record:process-exit record:no-queue-records
-  for m in fentry kprobe; do
+  for m in fentry kprobe args; do
     for c in serves kfdtest $(for p in $probes; do echo "attached:$p"; done) create-failure \
       process-exit no-queues no-drops attribution stops; do
       echo "daemon-$m:$c"
