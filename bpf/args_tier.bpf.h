@@ -107,13 +107,17 @@ static __always_inline void args__owner(__u64 p, struct gpuq_owner *o)
 	}
 }
 
-/* Called at the create ioctl's entry (current is the owner of p). */
+/*
+ * Called at the create ioctl's entry (current is the owner of p): its mm and
+ * owner, so its exit is seen and attributed even if the create fails.
+ */
 static __always_inline void args__learn_mm(__u64 p)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct args_mm v = { .process_key = p };
 	__u64 mm = (__u64)BPF_CORE_READ(task, mm);
 
+	remember_owner(p, current_tgid(), bpf_get_current_cgroup_id());
 	if (!mm)
 		return;
 	bpf_get_current_comm(v.comm, sizeof(v.comm));

@@ -467,3 +467,4 @@ int BPF_KPROBE(kprobe_kfd_process_notifier_release, struct mmu_notifier *mn, str
 #include "runlist.bpf.h"
 #include "eviction.bpf.h"
 #include "args_tier.bpf.h"
+#include "tracepoint_tier.bpf.h"

@@ -127,8 +127,9 @@ std::optional<int> ParseOptions(int argc, char** argv, Options* out) {
   app.add_option("--probe-tier", probe_tier,
                  "auto: per hook, the BTF tiers where amdgpu has BTF, else "
                  "the BTF-free args-kprobe tier; args: force the args-kprobe "
-                 "tier (docs/probe-tiers.md).")
-      ->check(CLI::IsMember({"auto", "args"}))
+                 "tier; tracepoint: force the syscall-tracepoint tier "
+                 "(docs/probe-tiers.md).")
+      ->check(CLI::IsMember({"auto", "args", "tracepoint"}))
       ->capture_default_str();
 
   std::string grace = "5m", runtime_timeout = "2s";

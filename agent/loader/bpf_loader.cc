@@ -58,7 +58,8 @@ bpf_program* Program(gpuq_bpf* skel, const std::string& name) {
 
 // Opens the skeleton with exactly the programs of `plans` set to load.
 gpuq_bpf* OpenFor(const std::vector<HookPlan>& plans, std::string* error,
-                  const std::string& btf_custom_path = "") {
+                  const std::string& btf_custom_path = "",
+                  unsigned kfd_major = 0) {
   LIBBPF_OPTS(bpf_object_open_opts, opts);
   if (!btf_custom_path.empty()) opts.btf_custom_path = btf_custom_path.c_str();
   gpuq_bpf* skel = gpuq_bpf__open_opts(&opts);
@@ -105,6 +106,7 @@ gpuq_bpf* OpenFor(const std::vector<HookPlan>& plans, std::string* error,
   // create record then comes from the ioctl's uapi args.
   skel->rodata->create_via_ioctl = !create_btf && ioctl_hooked;
   skel->rodata->args_tier = args;
+  skel->rodata->kfd_major = kfd_major;
   return skel;
 }
 
@@ -134,10 +136,10 @@ void ClearLibbpfLog() {
 
 namespace {
 
-bool LoadsWith(const std::vector<HookPlan>& plans, gpuq_bpf** skel, int* err,
-               std::string* error) {
+bool LoadsWith(const std::vector<HookPlan>& plans, unsigned kfd_major,
+               gpuq_bpf** skel, int* err, std::string* error) {
   if (*skel != nullptr) gpuq_bpf__destroy(*skel);
-  *skel = OpenFor(plans, error);
+  *skel = OpenFor(plans, error, "", kfd_major);
   if (*skel == nullptr) return false;
   ClearLibbpfLog();
   *err = gpuq_bpf__load(*skel);
@@ -198,13 +200,13 @@ std::unique_ptr<BpfLoader> BpfLoader::Load(const Options& options,
 
   std::unique_ptr<BpfLoader> loader(new BpfLoader());
   int err = 0;
-  if (!LoadsWith(plans, &loader->skel_, &err, error)) {
+  if (!LoadsWith(plans, features.kfd_major, &loader->skel_, &err, error)) {
     if (loader->skel_ == nullptr) return nullptr;  // OpenFor failed
     // The plan said the kernel allows these kinds of programs, yet it
     // refused one. Without reading libbpf's log: the lifecycle hooks alone,
     // then each optional group added back on its own.
     std::set<std::string> groups;
-    if (!LoadsWith(Only(plans, groups), &loader->skel_, &err, error)) {
+    if (!LoadsWith(Only(plans, groups), features.kfd_major, &loader->skel_, &err, error)) {
       if (loader->skel_ == nullptr) return nullptr;
       report();
       *error =
@@ -215,7 +217,7 @@ std::unique_ptr<BpfLoader> BpfLoader::Load(const Options& options,
     for (const char* group : {"runlist", "mes", "eviction", "attribution"}) {
       std::set<std::string> with = groups;
       with.insert(group);
-      if (LoadsWith(Only(plans, with), &loader->skel_, &err, error)) {
+      if (LoadsWith(Only(plans, with), features.kfd_major, &loader->skel_, &err, error)) {
         groups = with;
         continue;
       }
@@ -230,7 +232,7 @@ std::unique_ptr<BpfLoader> BpfLoader::Load(const Options& options,
         plans[i].tier = ProbeTier::kNone;
       }
     }
-    if (!LoadsWith(Only(plans, groups), &loader->skel_, &err, error)) {
+    if (!LoadsWith(Only(plans, groups), features.kfd_major, &loader->skel_, &err, error)) {
       if (loader->skel_ == nullptr) return nullptr;
       report();
       *error = fmt::format("loading the BPF programs failed: {}",

@@ -112,6 +112,16 @@ HookSpec Twins(const char* probe, const char* function, const char* group,
   return spec;
 }
 
+// A hook of the tracepoint tier: raw tracepoints, no kernel function.
+HookSpec Tracepoint(const char* probe, const char* tracepoints,
+                    const char* entry, const char* exit) {
+  HookSpec spec{probe,   tracepoints, nullptr, nullptr, nullptr,
+                nullptr, false,       "tracepoint"};
+  spec.tp_entry = entry;
+  spec.tp_exit = exit;
+  return spec;
+}
+
 // A lifecycle hook (required) with its args-kprobe body.
 HookSpec Lifecycle(HookSpec spec, const char* args_entry,
                    const char* args_exit) {
@@ -180,6 +190,12 @@ const std::vector<HookSpec>& Hooks() {
             "attribution", Args::kOwn),
       Twins("op_update", "kfd_ioctl_update_queue", "attribution",
             Args::kKprobe),
+      // The tracepoint tier (bpf/tracepoint_tier.bpf.h): kernels without
+      // kprobes. Planned only when no function hook carries creates.
+      Tracepoint("tp_ioctl", "sys_enter,sys_exit", "tp_sys_enter",
+                 "tp_sys_exit"),
+      Tracepoint("tp_exit", "sched_process_exit", "tp_sched_process_exit",
+                 nullptr),
   };
   return kHooks;
 }
@@ -188,7 +204,8 @@ const HookSpec* HookOfProgram(const std::string& program) {
   for (const HookSpec& spec : Hooks()) {
     for (const char* name :
          {spec.fentry_entry, spec.fentry_exit, spec.kprobe_entry,
-          spec.kprobe_exit, spec.args_entry, spec.args_exit}) {
+          spec.kprobe_exit, spec.args_entry, spec.args_exit, spec.tp_entry,
+          spec.tp_exit}) {
       if (name != nullptr && program == name) return &spec;
     }
   }
@@ -208,6 +225,9 @@ std::vector<std::string> ProgramsOf(const HookSpec& spec, ProbeTier tier) {
   } else if (tier == ProbeTier::kArgsKprobe) {
     entry = spec.args_entry;
     exit = spec.args_exit;
+  } else if (tier == ProbeTier::kTracepoint) {
+    entry = spec.tp_entry;
+    exit = spec.tp_exit;
   }
   if (entry != nullptr) programs.emplace_back(entry);
   if (exit != nullptr) programs.emplace_back(exit);
@@ -275,15 +295,27 @@ HookPlan PlanArgs(const HookSpec& spec, const KernelFeatures& f,
 
 }  // namespace
 
-std::vector<HookPlan> PlanHooks(const KernelFeatures& f, const PlanOptions& o) {
+bool IsTracepointHook(const HookSpec& spec) {
+  return spec.tp_entry != nullptr;
+}
+
+std::vector<HookPlan> PlanHooks(const KernelFeatures& f,
+                                const PlanOptions& o) {
   std::vector<HookPlan> plans;
   const std::string unusable = KfdTypesUnusable(f);
   // One body for all hooks: the BTF and args bodies key processes and queues
   // differently (struct reads vs learned pointers), so they never mix.
   const bool btf_body = o.request == TierRequest::kAuto && unusable.empty();
-  const std::string why_args =
-      o.request == TierRequest::kArgs ? "--probe-tier=args" : unusable;
+  const std::string why_args = o.request == TierRequest::kArgs
+                                   ? "--probe-tier=args"
+                                   : unusable;
+  std::string create_reason;
+  bool create_hooked = false;
   for (const HookSpec& spec : Hooks()) {
+    if (IsTracepointHook(spec)) {
+      plans.push_back({&spec, ProbeTier::kNone, ""});  // decided below
+      continue;
+    }
     if (o.request == TierRequest::kTracepoint) {
       plans.push_back({&spec, ProbeTier::kNone,
                        "--probe-tier=tracepoint: no function hooks"});
@@ -294,6 +326,43 @@ std::vector<HookPlan> PlanHooks(const KernelFeatures& f, const PlanOptions& o) {
     } else {
       plans.push_back(PlanArgs(spec, f, why_args));
     }
+    if (std::string(spec.probe) == "create_ioctl") {
+      create_hooked = plans.back().tier != ProbeTier::kNone;
+      create_reason = plans.back().reason;
+    }
+  }
+  // The tracepoint tier: when asked, or when no function hook carries
+  // creates (no kprobes, no usable fentry) and amdkfd is there.
+  const bool want_tp = o.request == TierRequest::kTracepoint ||
+                       (o.request == TierRequest::kAuto && !create_hooked &&
+                        (f.amdgpu_loaded || f.kfd_sysfs));
+  std::string tp_reason;
+  if (!want_tp) {
+    tp_reason = o.request == TierRequest::kArgs
+                    ? "--probe-tier=args"
+                    : create_hooked ? "not needed: function hooks run"
+                                    : "amdgpu is not loaded";
+  } else if (!f.tracepoints) {
+    tp_reason = "no raw tracepoints (" + f.tracepoint_note + ")";
+  } else if (f.kfd_major == 0) {
+    tp_reason = "no kfd character device in /proc/devices";
+  }
+  for (HookPlan& p : plans) {
+    if (IsTracepointHook(*p.spec)) {
+      if (tp_reason.empty()) {
+        p.tier = ProbeTier::kTracepoint;
+        p.reason = o.request == TierRequest::kTracepoint
+                       ? "--probe-tier=tracepoint"
+                       : "no function hook carries creates (" +
+                             create_reason + ")";
+      } else {
+        p.reason = tp_reason;
+      }
+    } else if (tp_reason.empty() && p.tier != ProbeTier::kNone) {
+      // Never mixed with the function hooks: processes are keyed by mm here.
+      p.tier = ProbeTier::kNone;
+      p.reason = "the tracepoint tier runs instead";
+    }
   }
   return plans;
 }
@@ -301,8 +370,12 @@ std::vector<HookPlan> PlanHooks(const KernelFeatures& f, const PlanOptions& o) {
 std::string TierSummary(const std::vector<HookPlan>& plans) {
   std::map<std::string, int> by_tier;
   std::vector<std::string> missing;
+  bool tp = false;
+  for (const HookPlan& p : plans) tp = tp || p.tier == ProbeTier::kTracepoint;
   for (const HookPlan& p : plans) {
     if (p.tier == ProbeTier::kNone) {
+      // Tracepoint hooks are not missed where the function hooks run.
+      if (IsTracepointHook(*p.spec) && !tp) continue;
       missing.emplace_back(p.spec->probe);
     } else {
       ++by_tier[TierName(p.tier)];
@@ -318,6 +391,12 @@ std::string TierSummary(const std::vector<HookPlan>& plans) {
       "probe tier: " + (tiers.empty()
                             ? std::string("none")
                             : fmt::format("{}", fmt::join(tiers, ", ")));
+  if (tp) {
+    line +=
+        "; tracepoint tier: queues, creates, destroys (ioctl), exits, "
+        "submissions and doorbells only: no runlist, MES, eviction or "
+        "update metrics (docs/probe-tiers.md)";
+  }
   if (args) {
     line +=
         "; BTF-free: identities learned from nested calls (queues, processes "

@@ -60,12 +60,18 @@ struct HookSpec {
   /// arguments already (create_ioctl, evict_trigger, op_update).
   const char* args_entry = nullptr;
   const char* args_exit = nullptr;
+  /// tracepoint tier programs (bpf/tracepoint_tier.bpf.h); the hooks of
+  /// group "tracepoint" have only these.
+  const char* tp_entry = nullptr;
+  const char* tp_exit = nullptr;
 };
 
 /// Every hook, in a stable order, grouped (hooks of a group are adjacent).
 const std::vector<HookSpec>& Hooks();
 /// The hook one of whose programs is `program`, or nullptr.
 const HookSpec* HookOfProgram(const std::string& program);
+/// A hook of the tracepoint tier (no kernel function).
+bool IsTracepointHook(const HookSpec& spec);
 /// The program names of `spec` in `tier` (entry, then exit if any).
 std::vector<std::string> ProgramsOf(const HookSpec& spec, ProbeTier tier);
 

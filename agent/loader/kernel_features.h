@@ -37,6 +37,9 @@ struct KernelFeatures {
   bool cap_sys_admin = false;
   bool amdgpu_loaded = false;       ///< amdgpu symbols in kallsyms
   bool kfd_sysfs = false;           ///< <sysfs>/class/kfd/kfd
+  /// /dev/kfd's character major from <procfs>/devices (0: none); the
+  /// tracepoint tier's filter.
+  unsigned kfd_major = 0;
   std::set<std::string> kallsyms;   ///< asked-for functions present in kallsyms
   std::set<std::string> btf_funcs;  ///< asked-for functions with a BTF FUNC
 };

@@ -474,4 +474,39 @@ daemon_mode kprobe kprobe --no-fentry
 # The BTF-free tier, forced on this kernel (its amdgpu has BTF): every hook
 # attaches with its args-only body; the failing create and the exit are seen.
 daemon_mode args kprobe --probe-tier=args
+
+# ---- amdgpu without BTF (what amdgpu-dkms hosts run) -------------------------
+# The host put a copy of amdgpu.ko with its .BTF section removed at
+# /nobtf/amdgpu.ko: reload it, so /sys/kernel/btf/amdgpu is absent, and the
+# planner must choose args-kprobe for every hook on its own.
+ktime nobtf-start
+rmmod amdgpu > /tmp/nobtf.txt 2>&1 && insmod /nobtf/amdgpu.ko >> /tmp/nobtf.txt 2>&1
+rc=$?
+if [ $rc = 0 ] && [ -c /dev/kfd ] && [ ! -e /sys/kernel/btf/amdgpu ] && [ -d /sys/class/kfd/kfd/topology/nodes ]; then
+  pass nobtf-reload "amdgpu reloaded without BTF: /sys/kernel/btf/amdgpu absent, /dev/kfd present"
+  check_mode nobtf kprobe args-kprobe
+  daemon_mode nobtf kprobe
+else
+  fail nobtf-reload "rc=$rc btf=$(ls /sys/kernel/btf/amdgpu 2>&1) kfd=$(ls -l /dev/kfd 2>&1): $(tr '\n' ' ' < /tmp/nobtf.txt)"
+fi
+ktime nobtf-done
+
+# ---- kprobes disabled: the tracepoint tier ------------------------------------
+# A kernel that refuses kprobes: disarm them all. The feature probe sees a
+# kprobe that attaches but never fires, so nothing carries creates but the
+# raw syscall tracepoints; they must attach, and the failing create and the
+# exit must be seen through them.
+ktime tp-start
+if echo 0 > /sys/kernel/debug/kprobes/enabled 2> /tmp/tp.txt; then
+  pass kprobes-off "kprobes disarmed (/sys/kernel/debug/kprobes/enabled = 0)"
+  SAVED_PROBES=$PROBES SAVED_MISSING=$MISSING
+  PROBES="tp_ioctl:sys_enter,sys_exit tp_exit:sched_process_exit" MISSING=""
+  check_mode tp tracepoint tracepoint
+  daemon_mode tp tracepoint
+  PROBES=$SAVED_PROBES MISSING=$SAVED_MISSING
+  echo 1 > /sys/kernel/debug/kprobes/enabled
+else
+  fail kprobes-off "cannot disarm kprobes: $(cat /tmp/tp.txt)"
+fi
+ktime tp-done
 finish

@@ -18,6 +18,17 @@ std::map<std::string, HookPlan> ByProbe(const std::vector<HookPlan>& plans) {
   return out;
 }
 
+// The plans of the kernel-function hooks (the tracepoint tier's are tested
+// on their own below).
+std::vector<HookPlan> FunctionPlans(const KernelFeatures& f,
+                                    const PlanOptions& o) {
+  std::vector<HookPlan> out;
+  for (const HookPlan& p : PlanHooks(f, o)) {
+    if (!IsTracepointHook(*p.spec)) out.push_back(p);
+  }
+  return out;
+}
+
 const PlanOptions kAuto{true, TierRequest::kAuto};
 const PlanOptions kNoFentry{false, TierRequest::kAuto};
 const PlanOptions kArgs{true, TierRequest::kArgs};
@@ -39,6 +50,11 @@ KernelFeatures AmdgpuKernel() {
 
 TEST(HooksTest, EveryHookHasBothTwinsAndAnArgsBody) {
   for (const HookSpec& spec : Hooks()) {
+    if (IsTracepointHook(spec)) {
+      EXPECT_FALSE(ProgramsOf(spec, ProbeTier::kTracepoint).empty());
+      EXPECT_TRUE(ProgramsOf(spec, ProbeTier::kBtfKprobe).empty());
+      continue;
+    }
     EXPECT_FALSE(ProgramsOf(spec, ProbeTier::kBtfFentry).empty()) << spec.probe;
     EXPECT_EQ(ProgramsOf(spec, ProbeTier::kBtfFentry).size(),
               ProgramsOf(spec, ProbeTier::kBtfKprobe).size())
@@ -50,13 +66,13 @@ TEST(HooksTest, EveryHookHasBothTwinsAndAnArgsBody) {
 }
 
 TEST(HooksTest, FentryWhereBtfHasTheFunction) {
-  for (const HookPlan& p : PlanHooks(AmdgpuKernel(), kAuto)) {
+  for (const HookPlan& p : FunctionPlans(AmdgpuKernel(), kAuto)) {
     EXPECT_EQ(p.mode(), HookMode::kFentry) << p.spec->probe;
   }
 }
 
 TEST(HooksTest, NoFentryFlagForcesKprobes) {
-  for (const HookPlan& p : PlanHooks(AmdgpuKernel(), kNoFentry)) {
+  for (const HookPlan& p : FunctionPlans(AmdgpuKernel(), kNoFentry)) {
     EXPECT_EQ(p.mode(), HookMode::kKprobe) << p.spec->probe;
   }
 }
@@ -64,7 +80,7 @@ TEST(HooksTest, NoFentryFlagForcesKprobes) {
 TEST(HooksTest, KprobeWhenFunctionHasNoBtf) {
   KernelFeatures f = AmdgpuKernel();
   f.btf_funcs.erase("uninit_queue");
-  const auto plans = ByProbe(PlanHooks(f, kAuto));
+  const auto plans = ByProbe(FunctionPlans(f, kAuto));
   EXPECT_EQ(plans.at("queue_destroy").mode(), HookMode::kKprobe);
   EXPECT_EQ(plans.at("queue_create").mode(), HookMode::kFentry);
 }
@@ -73,7 +89,7 @@ TEST(HooksTest, MissingFunctionIsReportedNotFatal) {
   KernelFeatures f = AmdgpuKernel();
   f.btf_funcs.erase("kfd_procfs_add_queue");
   f.kallsyms.erase("kfd_procfs_add_queue");
-  const auto plans = ByProbe(PlanHooks(f, kAuto));
+  const auto plans = ByProbe(FunctionPlans(f, kAuto));
   EXPECT_EQ(plans.at("queue_create").mode(), HookMode::kNone);
   EXPECT_EQ(plans.at("queue_create").reason, "function not in this kernel");
   // The others are unaffected; create_ioctl then carries creates.
@@ -82,7 +98,7 @@ TEST(HooksTest, MissingFunctionIsReportedNotFatal) {
 }
 
 TEST(HooksTest, WithoutAmdgpuBtfEveryHookRunsArgsOnly) {
-  const auto plans = ByProbe(PlanHooks(DkmsKernel(), kAuto));
+  const auto plans = ByProbe(FunctionPlans(DkmsKernel(), kAuto));
   for (const auto& [probe, plan] : plans) {
     EXPECT_EQ(plan.tier, ProbeTier::kArgsKprobe) << probe;
     EXPECT_EQ(plan.mode(), HookMode::kKprobe) << probe;
@@ -101,7 +117,7 @@ TEST(HooksTest, WithoutAmdgpuBtfOrKprobesNothingAttaches) {
   KernelFeatures f = DkmsKernel();
   f.kprobes = false;
   f.kprobe_note = "kprobes refused at attach (No such file or directory)";
-  for (const HookPlan& p : PlanHooks(f, kAuto)) {
+  for (const HookPlan& p : FunctionPlans(f, kAuto)) {
     EXPECT_EQ(p.tier, ProbeTier::kNone) << p.spec->probe;
     EXPECT_NE(p.reason.find("refused at attach"), std::string::npos)
         << p.reason;
@@ -109,7 +125,7 @@ TEST(HooksTest, WithoutAmdgpuBtfOrKprobesNothingAttaches) {
 }
 
 TEST(HooksTest, ForcedArgsTierIgnoresBtf) {
-  for (const HookPlan& p : PlanHooks(AmdgpuKernel(), kArgs)) {
+  for (const HookPlan& p : FunctionPlans(AmdgpuKernel(), kArgs)) {
     EXPECT_EQ(p.tier, ProbeTier::kArgsKprobe) << p.spec->probe;
     EXPECT_NE(p.reason.find("--probe-tier=args"), std::string::npos);
   }
@@ -120,7 +136,7 @@ TEST(HooksTest, FentryRefusedByTheFeatureProbeMeansBtfKprobe) {
   KernelFeatures f = AmdgpuKernel();
   f.fentry = false;
   f.fentry_note = "fentry refused at load (Operation not permitted)";
-  for (const HookPlan& p : PlanHooks(f, kAuto)) {
+  for (const HookPlan& p : FunctionPlans(f, kAuto)) {
     EXPECT_EQ(p.tier, ProbeTier::kBtfKprobe) << p.spec->probe;
     EXPECT_EQ(p.reason, f.fentry_note);
   }
@@ -129,7 +145,7 @@ TEST(HooksTest, FentryRefusedByTheFeatureProbeMeansBtfKprobe) {
 TEST(HooksTest, NoFentryNoKprobesWithBtf) {
   KernelFeatures f = AmdgpuKernel();
   f.fentry = f.kprobes = false;
-  for (const HookPlan& p : PlanHooks(f, kAuto)) {
+  for (const HookPlan& p : FunctionPlans(f, kAuto)) {
     EXPECT_EQ(p.tier, ProbeTier::kNone) << p.spec->probe;
   }
 }
@@ -137,7 +153,7 @@ TEST(HooksTest, NoFentryNoKprobesWithBtf) {
 TEST(HooksTest, ModuleBtfWithoutCapSysAdminFallsBackToArgs) {
   KernelFeatures f = AmdgpuKernel();
   f.cap_sys_admin = false;  // CAP_BPF + CAP_PERFMON only
-  for (const HookPlan& p : PlanHooks(f, kAuto)) {
+  for (const HookPlan& p : FunctionPlans(f, kAuto)) {
     EXPECT_EQ(p.tier, ProbeTier::kArgsKprobe) << p.spec->probe;
     EXPECT_NE(p.reason.find("CAP_SYS_ADMIN"), std::string::npos);
   }
@@ -171,7 +187,7 @@ TEST(HooksTest, BuiltInAmdgpuNeedsNoCapSysAdmin) {
   KernelFeatures f = AmdgpuKernel();
   f.cap_sys_admin = false;
   f.amdgpu_btf = false;  // CONFIG_DRM_AMDGPU=y: the types are in vmlinux
-  for (const HookPlan& p : PlanHooks(f, kAuto)) {
+  for (const HookPlan& p : FunctionPlans(f, kAuto)) {
     EXPECT_EQ(p.mode(), HookMode::kFentry) << p.spec->probe;
   }
 }
@@ -179,7 +195,7 @@ TEST(HooksTest, BuiltInAmdgpuNeedsNoCapSysAdmin) {
 TEST(HooksTest, NoAmdgpuAtAll) {
   KernelFeatures f;  // this CI host: BTF, no kprobes, no amdgpu
   f.vmlinux_btf = true;
-  for (const HookPlan& p : PlanHooks(f, kAuto)) {
+  for (const HookPlan& p : FunctionPlans(f, kAuto)) {
     EXPECT_EQ(p.mode(), HookMode::kNone) << p.spec->probe;
     EXPECT_EQ(p.reason, "amdgpu is not loaded") << p.spec->probe;
   }
@@ -188,7 +204,8 @@ TEST(HooksTest, NoAmdgpuAtAll) {
 TEST(HooksTest, LifecycleHooksAreRequiredIssue3HooksOptional) {
   for (const HookSpec& spec : Hooks()) {
     const std::string group = spec.group;
-    EXPECT_EQ(spec.optional, group != "lifecycle") << spec.probe;
+    EXPECT_EQ(spec.optional, group != "lifecycle" && group != "tracepoint")
+        << spec.probe;
     // Each optional hook has an exit: its events are written at return.
     if (spec.optional) {
       EXPECT_EQ(ProgramsOf(spec, ProbeTier::kBtfFentry).size(), 2u)
@@ -206,11 +223,12 @@ TEST(HooksTest, GroupsAreContiguousForGroupedOutput) {
     }
   }
   EXPECT_EQ(seen, (std::vector<std::string>{"lifecycle", "runlist", "mes",
-                                            "eviction", "attribution"}));
+                                            "eviction", "attribution",
+                                            "tracepoint"}));
 }
 
 TEST(HooksTest, ProgramNamesFollowTheFunctionAndMapBack) {
-  const auto plans = ByProbe(PlanHooks(AmdgpuKernel(), kAuto));
+  const auto plans = ByProbe(FunctionPlans(AmdgpuKernel(), kAuto));
   const HookSpec& unmap = *plans.at("runlist_unmap").spec;
   EXPECT_STREQ(unmap.function, "unmap_queues_cpsch");
   EXPECT_EQ(ProgramsOf(unmap, ProbeTier::kBtfFentry),
@@ -241,7 +259,7 @@ TEST(HooksTest, Debian61LacksMesV12OnlyThatHookIsMissing) {
   KernelFeatures f = AmdgpuKernel();
   f.btf_funcs.erase("mes_v12_0_remove_hw_queue");
   f.kallsyms.erase("mes_v12_0_remove_hw_queue");
-  const auto plans = ByProbe(PlanHooks(f, kAuto));
+  const auto plans = ByProbe(FunctionPlans(f, kAuto));
   EXPECT_EQ(plans.at("mes_remove_v12").mode(), HookMode::kNone);
   EXPECT_EQ(plans.at("mes_remove_v12").reason, "function not in this kernel");
   for (const auto& [probe, plan] : plans) {
@@ -254,9 +272,72 @@ TEST(HooksTest, Debian61LacksMesV12OnlyThatHookIsMissing) {
 TEST(HooksTest, KallsymsWithoutKprobeSupport) {
   KernelFeatures f = AmdgpuKernel();
   f.kprobes = false;
-  for (const HookPlan& p : PlanHooks(f, kNoFentry)) {
+  for (const HookPlan& p : FunctionPlans(f, kNoFentry)) {
     EXPECT_EQ(p.mode(), HookMode::kNone) << p.spec->probe;
   }
+}
+
+std::map<std::string, HookPlan> AllByProbe(const KernelFeatures& f,
+                                           const PlanOptions& o) {
+  return ByProbe(PlanHooks(f, o));
+}
+
+TEST(HooksTest, TracepointTierWhenNothingElseCarriesCreates) {
+  // A locked-down kernel: no kprobes, trampolines refused, amdgpu-dkms.
+  KernelFeatures f = DkmsKernel();
+  f.kprobes = f.fentry = false;
+  f.kfd_major = 235;
+  const auto plans = AllByProbe(f, kAuto);
+  EXPECT_EQ(plans.at("tp_ioctl").tier, ProbeTier::kTracepoint);
+  EXPECT_EQ(plans.at("tp_exit").tier, ProbeTier::kTracepoint);
+  EXPECT_EQ(ProgramsOf(*plans.at("tp_ioctl").spec, ProbeTier::kTracepoint),
+            (std::vector<std::string>{"tp_sys_enter", "tp_sys_exit"}));
+  for (const auto& [probe, plan] : plans) {
+    if (!IsTracepointHook(*plan.spec)) {
+      EXPECT_EQ(plan.tier, ProbeTier::kNone) << probe;
+    }
+  }
+  const std::string line = TierSummary(PlanHooks(f, kAuto));
+  EXPECT_NE(line.find("tracepoint (2 hooks)"), std::string::npos) << line;
+  EXPECT_NE(line.find("no runlist, MES, eviction"), std::string::npos);
+}
+
+TEST(HooksTest, TracepointTierNeverMixedWithFunctionHooks) {
+  // BTF and fentry work but the create ioctl is not hookable: the
+  // tracepoint tier takes over and every function hook steps aside.
+  KernelFeatures f = AmdgpuKernel();
+  f.kfd_major = 235;
+  f.btf_funcs.erase("kfd_ioctl_create_queue");
+  f.kallsyms.erase("kfd_ioctl_create_queue");
+  const auto plans = AllByProbe(f, kAuto);
+  EXPECT_EQ(plans.at("tp_ioctl").tier, ProbeTier::kTracepoint);
+  EXPECT_EQ(plans.at("queue_destroy").tier, ProbeTier::kNone);
+  EXPECT_EQ(plans.at("queue_destroy").reason,
+            "the tracepoint tier runs instead");
+}
+
+TEST(HooksTest, TracepointTierForcedOrUnavailable) {
+  KernelFeatures f = AmdgpuKernel();
+  f.kfd_major = 235;
+  auto plans = AllByProbe(f, {true, TierRequest::kTracepoint});
+  EXPECT_EQ(plans.at("tp_ioctl").tier, ProbeTier::kTracepoint);
+  EXPECT_EQ(plans.at("queue_create").tier, ProbeTier::kNone);
+  // Where function hooks run, the tracepoints are not planned nor missed.
+  plans = AllByProbe(f, kAuto);
+  EXPECT_EQ(plans.at("tp_ioctl").tier, ProbeTier::kNone);
+  EXPECT_EQ(plans.at("tp_ioctl").reason, "not needed: function hooks run");
+  // No /dev/kfd major, or no raw tracepoints: said so.
+  f.kfd_major = 0;
+  plans = AllByProbe(f, {true, TierRequest::kTracepoint});
+  EXPECT_EQ(plans.at("tp_ioctl").tier, ProbeTier::kNone);
+  EXPECT_NE(plans.at("tp_ioctl").reason.find("/proc/devices"),
+            std::string::npos);
+  f.kfd_major = 235;
+  f.tracepoints = false;
+  f.tracepoint_note = "raw tracepoints refused at load (Permission denied)";
+  plans = AllByProbe(f, {true, TierRequest::kTracepoint});
+  EXPECT_NE(plans.at("tp_ioctl").reason.find("refused at load"),
+            std::string::npos);
 }
 
 KernelFeatures DkmsKernel() {
