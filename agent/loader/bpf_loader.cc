@@ -206,7 +206,8 @@ std::unique_ptr<BpfLoader> BpfLoader::Load(const Options& options,
     // refused one. Without reading libbpf's log: the lifecycle hooks alone,
     // then each optional group added back on its own.
     std::set<std::string> groups;
-    if (!LoadsWith(Only(plans, groups), features.kfd_major, &loader->skel_, &err, error)) {
+    if (!LoadsWith(Only(plans, groups), features.kfd_major, &loader->skel_,
+                   &err, error)) {
       if (loader->skel_ == nullptr) return nullptr;
       report();
       *error =
@@ -217,7 +218,8 @@ std::unique_ptr<BpfLoader> BpfLoader::Load(const Options& options,
     for (const char* group : {"runlist", "mes", "eviction", "attribution"}) {
       std::set<std::string> with = groups;
       with.insert(group);
-      if (LoadsWith(Only(plans, with), features.kfd_major, &loader->skel_, &err, error)) {
+      if (LoadsWith(Only(plans, with), features.kfd_major, &loader->skel_, &err,
+                    error)) {
         groups = with;
         continue;
       }
@@ -232,7 +234,8 @@ std::unique_ptr<BpfLoader> BpfLoader::Load(const Options& options,
         plans[i].tier = ProbeTier::kNone;
       }
     }
-    if (!LoadsWith(Only(plans, groups), features.kfd_major, &loader->skel_, &err, error)) {
+    if (!LoadsWith(Only(plans, groups), features.kfd_major, &loader->skel_,
+                   &err, error)) {
       if (loader->skel_ == nullptr) return nullptr;
       report();
       *error = fmt::format("loading the BPF programs failed: {}",

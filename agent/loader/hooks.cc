@@ -115,8 +115,8 @@ HookSpec Twins(const char* probe, const char* function, const char* group,
 // A hook of the tracepoint tier: raw tracepoints, no kernel function.
 HookSpec Tracepoint(const char* probe, const char* tracepoints,
                     const char* entry, const char* exit) {
-  HookSpec spec{probe,   tracepoints, nullptr, nullptr, nullptr,
-                nullptr, false,       "tracepoint"};
+  HookSpec spec{probe,   tracepoints, nullptr, nullptr,
+                nullptr, nullptr,     false,   "tracepoint"};
   spec.tp_entry = entry;
   spec.tp_exit = exit;
   return spec;
@@ -295,20 +295,16 @@ HookPlan PlanArgs(const HookSpec& spec, const KernelFeatures& f,
 
 }  // namespace
 
-bool IsTracepointHook(const HookSpec& spec) {
-  return spec.tp_entry != nullptr;
-}
+bool IsTracepointHook(const HookSpec& spec) { return spec.tp_entry != nullptr; }
 
-std::vector<HookPlan> PlanHooks(const KernelFeatures& f,
-                                const PlanOptions& o) {
+std::vector<HookPlan> PlanHooks(const KernelFeatures& f, const PlanOptions& o) {
   std::vector<HookPlan> plans;
   const std::string unusable = KfdTypesUnusable(f);
   // One body for all hooks: the BTF and args bodies key processes and queues
   // differently (struct reads vs learned pointers), so they never mix.
   const bool btf_body = o.request == TierRequest::kAuto && unusable.empty();
-  const std::string why_args = o.request == TierRequest::kArgs
-                                   ? "--probe-tier=args"
-                                   : unusable;
+  const std::string why_args =
+      o.request == TierRequest::kArgs ? "--probe-tier=args" : unusable;
   std::string create_reason;
   bool create_hooked = false;
   for (const HookSpec& spec : Hooks()) {
@@ -338,10 +334,9 @@ std::vector<HookPlan> PlanHooks(const KernelFeatures& f,
                         (f.amdgpu_loaded || f.kfd_sysfs));
   std::string tp_reason;
   if (!want_tp) {
-    tp_reason = o.request == TierRequest::kArgs
-                    ? "--probe-tier=args"
-                    : create_hooked ? "not needed: function hooks run"
-                                    : "amdgpu is not loaded";
+    tp_reason = o.request == TierRequest::kArgs ? "--probe-tier=args"
+                : create_hooked ? "not needed: function hooks run"
+                                : "amdgpu is not loaded";
   } else if (!f.tracepoints) {
     tp_reason = "no raw tracepoints (" + f.tracepoint_note + ")";
   } else if (f.kfd_major == 0) {
@@ -351,10 +346,10 @@ std::vector<HookPlan> PlanHooks(const KernelFeatures& f,
     if (IsTracepointHook(*p.spec)) {
       if (tp_reason.empty()) {
         p.tier = ProbeTier::kTracepoint;
-        p.reason = o.request == TierRequest::kTracepoint
-                       ? "--probe-tier=tracepoint"
-                       : "no function hook carries creates (" +
-                             create_reason + ")";
+        p.reason =
+            o.request == TierRequest::kTracepoint
+                ? "--probe-tier=tracepoint"
+                : "no function hook carries creates (" + create_reason + ")";
       } else {
         p.reason = tp_reason;
       }

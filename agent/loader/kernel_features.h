@@ -35,8 +35,8 @@ struct KernelFeatures {
   /// (bpf_btf_get_next_id), which needs it, and silently skips module BTF
   /// without it, so CO-RE against amdgpu's types would quietly fail.
   bool cap_sys_admin = false;
-  bool amdgpu_loaded = false;       ///< amdgpu symbols in kallsyms
-  bool kfd_sysfs = false;           ///< <sysfs>/class/kfd/kfd
+  bool amdgpu_loaded = false;  ///< amdgpu symbols in kallsyms
+  bool kfd_sysfs = false;      ///< <sysfs>/class/kfd/kfd
   /// /dev/kfd's character major from <procfs>/devices (0: none); the
   /// tracepoint tier's filter.
   unsigned kfd_major = 0;

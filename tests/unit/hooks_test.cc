@@ -222,9 +222,9 @@ TEST(HooksTest, GroupsAreContiguousForGroupedOutput) {
       seen.emplace_back(spec.group);
     }
   }
-  EXPECT_EQ(seen, (std::vector<std::string>{"lifecycle", "runlist", "mes",
-                                            "eviction", "attribution",
-                                            "tracepoint"}));
+  EXPECT_EQ(seen,
+            (std::vector<std::string>{"lifecycle", "runlist", "mes", "eviction",
+                                      "attribution", "tracepoint"}));
 }
 
 TEST(HooksTest, ProgramNamesFollowTheFunctionAndMapBack) {
