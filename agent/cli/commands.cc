@@ -312,10 +312,13 @@ int RunCheck(const Options& options) {
     // whether or not the function exists, so all of them are verified.
     const std::set<std::string>& present = f.btf_funcs;
     std::vector<std::string> absent;
+    size_t functions_hooked = 0;  // the tracepoint tier hooks no function
     for (const HookSpec& spec : Hooks()) {
+      if (IsTracepointHook(spec)) continue;
+      ++functions_hooked;
       if (present.count(spec.function) == 0) absent.push_back(spec.function);
     }
-    if (absent.size() == Hooks().size()) {
+    if (absent.size() == functions_hooked) {
       std::cout << "verifier, fentry programs: none verified (no hooked "
                    "function has BTF here)\n";
     } else {
@@ -336,6 +339,12 @@ int RunCheck(const Options& options) {
     std::cout << fmt::format(
         "verifier, args-kprobe programs: {}\n",
         args_err.empty() ? "all accepted" : "refused: " + args_err);
+    const std::string tp_err =
+        f.tracepoints ? BpfLoader::VerifyPrograms(ProbeTier::kTracepoint)
+                      : "not verified: " + f.tracepoint_note;
+    std::cout << fmt::format(
+        "verifier, tracepoint programs: {}\n",
+        tp_err.empty() ? "all accepted" : "refused: " + tp_err);
   }
   if (loader == nullptr) {
     Warn(privileged ? error : kNoPrivileges);
