@@ -68,7 +68,7 @@ SourceSetup MakeSource(const Options& options) {
     return setup;
   }
   BpfLoader::Options load_options{options.paths, options.allow_fentry,
-                                  options.probe_tier};
+                                  options.probe_tier, options.btf_path};
   setup.loader = BpfLoader::Load(load_options, &setup.probes, &setup.error,
                                  &setup.tier_summary);
   if (setup.loader == nullptr) return setup;
@@ -285,9 +285,9 @@ int RunCheck(const Options& options) {
   const bool privileged = HasBpfPrivileges();
   const PlanOptions plan_options{options.allow_fentry, options.probe_tier};
   if (privileged) {
-    loader = BpfLoader::Load(
-        {options.paths, options.allow_fentry, options.probe_tier}, &status,
-        &error, &summary);
+    loader = BpfLoader::Load({options.paths, options.allow_fentry,
+                              options.probe_tier, options.btf_path},
+                             &status, &error, &summary);
   } else {
     const std::vector<HookPlan> plans = PlanHooks(f, plan_options);
     for (const HookPlan& plan : plans) {

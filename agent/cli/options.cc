@@ -131,6 +131,11 @@ std::optional<int> ParseOptions(int argc, char** argv, Options* out) {
                  "(docs/probe-tiers.md).")
       ->check(CLI::IsMember({"auto", "args", "tracepoint"}))
       ->capture_default_str();
+  app.add_option("--btf", out->btf_path,
+                 "BTF with amdgpu's types for a module without BTF "
+                 "(amdgpu-dkms): flat, or split over this kernel's vmlinux; "
+                 "gives the BTF hooks on kprobes (docs/probe-tiers.md).")
+      ->check(CLI::ExistingFile);
 
   std::string grace = "5m", runtime_timeout = "2s";
   bool no_runtime_lookup = false;

@@ -29,6 +29,7 @@ struct Options {
   OnceFormat output = OnceFormat::kTable;
   bool allow_fentry = true;
   TierRequest probe_tier = TierRequest::kAuto;        ///< --probe-tier
+  std::string btf_path;                               ///< --btf
   bool verify = false;                                ///< check --verify
   std::string record_path;                            ///< record -o
   std::optional<std::chrono::milliseconds> duration;  ///< record --duration

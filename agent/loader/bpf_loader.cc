@@ -3,6 +3,7 @@
 #include <bpf/libbpf.h>
 #include <fmt/format.h>
 #include <gpuq/abi.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdarg>
@@ -11,6 +12,7 @@
 #include <mutex>
 
 #include "gpuq.skel.h"
+#include "loader/custom_btf.h"
 
 namespace gpuq {
 namespace {
@@ -136,10 +138,13 @@ void ClearLibbpfLog() {
 
 namespace {
 
+// The --btf file of this load ("" without one); read by libbpf at load.
+thread_local std::string load_btf_path;
+
 bool LoadsWith(const std::vector<HookPlan>& plans, unsigned kfd_major,
                gpuq_bpf** skel, int* err, std::string* error) {
   if (*skel != nullptr) gpuq_bpf__destroy(*skel);
-  *skel = OpenFor(plans, error, "", kfd_major);
+  *skel = OpenFor(plans, error, load_btf_path, kfd_major);
   if (*skel == nullptr) return false;
   ClearLibbpfLog();
   *err = gpuq_bpf__load(*skel);
@@ -165,8 +170,27 @@ std::unique_ptr<BpfLoader> BpfLoader::Load(const Options& options,
                                            std::string* error,
                                            std::string* summary) {
   InstallLogger();
-  const KernelFeatures features =
-      ProbeKernel(options.paths, PlannedFunctions());
+  KernelFeatures features = ProbeKernel(options.paths, PlannedFunctions());
+  CustomBtf custom;
+  if (!options.btf_path.empty()) {
+    if (!PrepareCustomBtf(options.btf_path,
+                          options.paths.KernelBtf() + "/vmlinux", &custom,
+                          error)) {
+      return nullptr;
+    }
+    features.custom_btf = true;
+    features.kfd_types = custom.kfd_types;
+    features.amdgpu_btf = false;  // module BTF is not used with an override
+  }
+  load_btf_path = custom.path;
+  // The flattened copy is only needed until the last load below.
+  struct Cleanup {
+    const CustomBtf& btf;
+    ~Cleanup() {
+      if (btf.temporary) unlink(btf.path.c_str());
+      load_btf_path.clear();
+    }
+  } cleanup{custom};
   // Every tier is decided here, before anything is loaded: BTF, kallsyms and
   // the feature probes (fentry, kprobes, tracepoints that load and fire).
   std::vector<HookPlan> plans =

@@ -25,6 +25,8 @@ class BpfLoader {
     HostPaths paths;
     bool allow_fentry = true;
     TierRequest request = TierRequest::kAuto;
+    /// --btf FILE: amdgpu's types from this BTF (loader/custom_btf.h).
+    std::string btf_path{};
   };
 
   /// Plans, loads and attaches. Returns nullptr when nothing could be

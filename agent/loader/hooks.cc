@@ -238,6 +238,11 @@ namespace {
 
 // Why amdkfd's types cannot be read here ("" when they can).
 std::string KfdTypesUnusable(const KernelFeatures& f) {
+  if (f.custom_btf) {
+    return f.kfd_types ? ""
+                       : "the --btf file has no amdkfd types (struct "
+                         "kfd_process, struct queue)";
+  }
   if (f.kfd_types && f.amdgpu_btf && !f.cap_sys_admin) {
     return "amdgpu's module BTF needs CAP_SYS_ADMIN to read (libbpf finds "
            "module BTF by id; without it CO-RE would silently read nothing)";
@@ -256,12 +261,14 @@ HookPlan PlanBtf(const HookSpec& spec, const KernelFeatures& f,
                  const PlanOptions& o) {
   const bool in_btf = f.btf_funcs.count(spec.function) != 0;
   const bool in_kallsyms = f.kallsyms.count(spec.function) != 0;
-  if (o.allow_fentry && in_btf && f.fentry) {
+  if (o.allow_fentry && in_btf && f.fentry && !f.custom_btf) {
     return {&spec, ProbeTier::kBtfFentry, "function has BTF"};
   }
-  std::string why_not_fentry = !o.allow_fentry ? "fentry disabled"
-                               : !in_btf       ? "function has no BTF"
-                                               : f.fentry_note;
+  std::string why_not_fentry = f.custom_btf
+                                   ? "--btf: types from the file, kprobes only"
+                               : !o.allow_fentry ? "fentry disabled"
+                               : !in_btf         ? "function has no BTF"
+                                                 : f.fentry_note;
   if (in_kallsyms && f.kprobes) {
     return {&spec, ProbeTier::kBtfKprobe, why_not_fentry};
   }

@@ -17,6 +17,10 @@ struct KernelFeatures {
   /// amdkfd's structs are described by some BTF (module, or vmlinux when
   /// amdgpu is built in): CO-RE reads of queue/kfd_process can relocate.
   bool kfd_types = false;
+  /// --btf: amdkfd's types come from an external flat BTF (kfd_types says
+  /// whether it has them); fentry cannot use it (libbpf then loads no
+  /// module BTF to resolve attach targets).
+  bool custom_btf = false;
   /// The kernel can create kprobes that fire. With attach_probed: a kprobe
   /// on a syscall function was attached and seen firing; else guessed from
   /// sysfs (the kprobe PMU or kprobe_events exist).

@@ -13,6 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "loader/bpf_loader.h"
+#include "loader/custom_btf.h"
+#include "loader/kernel_features.h"
+
 namespace gpuq {
 namespace {
 
@@ -183,6 +187,36 @@ TEST_P(DebianBtf, NegativeControlAWrongPositionIsCaught) {
   EXPECT_NE(Check({"create_queue_cpsch", GPUQ_ARG_CREATE_DQM, "q", "queue"}),
             "");
   EXPECT_NE(Check({"destroy_queue_cpsch", 1, "q", "queue"}), "");
+}
+
+TEST_P(DebianBtf, BtfFlagRelocatesTheFullKprobeBodiesAgainstRealAmdgpu) {
+  // --btf with the module's split BTF (what pahole --btf_encode_detached
+  // writes): flattened over vmlinux, then the BTF tier's kprobe bodies are
+  // relocated against the real amdgpu layout and pass this kernel's
+  // verifier.
+  if (!HasBpfPrivileges()) GTEST_SKIP() << "needs root to load BPF programs";
+  const std::string dir =
+      std::string(GPUQ_DEBIAN_BTF_DIR) + "/" + GetParam() + "/";
+  CustomBtf flat;
+  std::string error;
+  ASSERT_TRUE(
+      PrepareCustomBtf(dir + "amdgpu.btf", dir + "vmlinux.btf", &flat, &error))
+      << error;
+  EXPECT_TRUE(flat.kfd_types);
+  EXPECT_TRUE(flat.temporary);
+  EXPECT_EQ(BpfLoader::VerifyPrograms(ProbeTier::kBtfKprobe, flat.path), "");
+  // A flat file is used as it is.
+  CustomBtf again;
+  ASSERT_TRUE(PrepareCustomBtf(flat.path, dir + "vmlinux.btf", &again, &error))
+      << error;
+  EXPECT_EQ(again.path, flat.path);
+  EXPECT_TRUE(again.kfd_types);
+  EXPECT_FALSE(again.temporary);
+  unlink(flat.path.c_str());
+  // Garbage is one clear error.
+  EXPECT_FALSE(
+      PrepareCustomBtf("/dev/null", dir + "vmlinux.btf", &again, &error));
+  EXPECT_NE(error.find("--btf /dev/null"), std::string::npos) << error;
 }
 
 INSTANTIATE_TEST_SUITE_P(Debian, DebianBtf, ::testing::Values("6.1", "6.12"),

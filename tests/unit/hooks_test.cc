@@ -340,6 +340,21 @@ TEST(HooksTest, TracepointTierForcedOrUnavailable) {
             std::string::npos);
 }
 
+TEST(HooksTest, BtfFileGivesTheBtfBodiesOnKprobes) {
+  KernelFeatures f = DkmsKernel();
+  f.custom_btf = f.kfd_types = true;  // --btf with amdgpu's types
+  for (const HookPlan& p : FunctionPlans(f, kAuto)) {
+    EXPECT_EQ(p.tier, ProbeTier::kBtfKprobe) << p.spec->probe;
+    EXPECT_NE(p.reason.find("--btf"), std::string::npos) << p.reason;
+  }
+  f.kfd_types = false;  // a --btf file without them: said so, args tier
+  for (const HookPlan& p : FunctionPlans(f, kAuto)) {
+    EXPECT_EQ(p.tier, ProbeTier::kArgsKprobe) << p.spec->probe;
+    EXPECT_NE(p.reason.find("--btf file has no amdkfd types"),
+              std::string::npos);
+  }
+}
+
 KernelFeatures DkmsKernel() {
   KernelFeatures f = AmdgpuKernel();
   f.amdgpu_btf = f.kfd_types = false;
