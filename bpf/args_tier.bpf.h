@@ -166,6 +166,8 @@ int args_kprobe_uninit_queue(struct pt_regs *ctx)
 		return 0;
 	v = *known;
 	bpf_map_delete_elem(&args_queues, &q);
+	/* begin_create tracked it by (process, queue id) too */
+	bpf_map_delete_elem(&live_queues, &v.key);
 	submit_destroy(&v.key, &v.val, 0);
 	return 0;
 }
