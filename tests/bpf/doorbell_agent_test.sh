@@ -26,7 +26,9 @@ if [ -n "$UNIFIED" ] && mkdir -p "$UNIFIED/docker/$ID" 2> /dev/null; then
   CG=$UNIFIED/docker/$ID
 fi
 cleanup_cgroup() { [ -n "$CG" ] && rmdir "$CG" "$UNIFIED/docker" 2> /dev/null; }
-trap 'cleanup_cgroup' EXIT
+# One EXIT trap for both: a second trap would replace use_background_cleanup's
+# and leave the agent running after the test (it did).
+trap 'cleanup_background; cleanup_cgroup' EXIT
 
 port=$(free_port)
 "$AGENT" --doorbells=uprobe --hsa-runtime "$LIB" --sample-interval 200ms \
