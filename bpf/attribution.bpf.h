@@ -190,6 +190,14 @@ static __always_inline int op_exit(int ret)
 		return handler((int)ret);                                                          \
 	}
 
+/* The args-kprobe tier's kretprobe of fn (bpf/args_tier.bpf.h). */
+#define GPUQ_ARGS_EXIT(fn, handler)                                                                \
+	SEC("kretprobe/" #fn)                                                                      \
+	int BPF_KRETPROBE(args_kretprobe_##fn, long ret)                                           \
+	{                                                                                          \
+		return handler((int)ret);                                                          \
+	}
+
 /*
  * The four programs of a dqm op taking (dqm, qpd): fentry and kprobe entry
  * twins calling enter(arg, dqm, qpd), and the exit twins above.

@@ -40,6 +40,8 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile __u32 gpuq_abi_version = GPUQ_ABI_VERSION;
 /* Set by the agent when kfd_procfs_add_queue cannot be hooked. */
 const volatile bool create_via_ioctl = false;
+/* Set by the agent when it plans the args-kprobe tier (args_tier.bpf.h). */
+const volatile bool args_tier = false;
 
 /* Identity of a live user queue: KFD queue ids are unique per process. */
 struct live_key {
@@ -61,7 +63,12 @@ struct live_val {
 struct create_call {
 	__u64 process_key;
 	__u64 args; /* kernel copy of struct kfd_ioctl_create_queue_args */
+	__u64 q;    /* args tier: the struct queue * kfd_procfs_add_queue saw */
 };
+
+/* args_tier.bpf.h, defined after the maps they use */
+static __always_inline void args__learn_mm(__u64 p);
+static __always_inline void args__learn_queue(__u64 q, struct live_key *key, struct live_val *val);
 
 /*
  * uapi struct kfd_ioctl_create_queue_args (include/uapi/linux/kfd_ioctl.h),
@@ -223,6 +230,8 @@ static __always_inline int handle_create_ioctl_entry(void *p, void *data)
 	};
 
 	bpf_map_update_elem(&create_calls, &tid, &call, BPF_ANY);
+	if (args_tier)
+		args__learn_mm((__u64)p);
 	return 0;
 }
 
@@ -240,6 +249,8 @@ static __always_inline void emit_ioctl_create(struct create_call *call,
 	val.gpu_id = a->gpu_id;
 	val.queue_type = queue_type_from_uapi(a->queue_type);
 
+	if (args_tier)
+		args__learn_queue(call->q, &key, &val);
 	e = begin_create(&key, &val);
 	if (!e)
 		return;
@@ -332,9 +343,27 @@ static __always_inline __u32 destroy_reason(__u64 process_key, __u32 owner_tgid)
 	return GPUQ_DESTROY_IOCTL;
 }
 
-static __always_inline int handle_queue_destroy(struct queue *q)
+/* Writes the destroy record of a queue (BTF and args tiers). */
+static __always_inline void submit_destroy(struct live_key *key, struct live_val *val, __u32 flags)
 {
 	struct gpuq_queue_destroy_event *e;
+
+	e = reserve_event(sizeof(*e), GPUQ_EV_QUEUE_DESTROY);
+	if (!e)
+		return;
+	e->hdr.tgid = val->tgid;
+	e->hdr.cgroup_id = val->cgroup_id;
+	e->hdr.process_key = key->process_key;
+	e->gpu_id = val->gpu_id;
+	e->queue_id = key->queue_id;
+	e->queue_type = val->queue_type;
+	e->reason = destroy_reason(key->process_key, val->tgid);
+	e->flags = flags;
+	bpf_ringbuf_submit(e, 0);
+}
+
+static __always_inline int handle_queue_destroy(struct queue *q)
+{
 	struct live_key key = {};
 	struct live_val val = {};
 	struct live_val *cached;
@@ -374,19 +403,7 @@ static __always_inline int handle_queue_destroy(struct queue *q)
 
 	forget_doorbell(val.gpu_id, BPF_CORE_READ(q, properties.doorbell_off), key.process_key,
 			key.queue_id);
-
-	e = reserve_event(sizeof(*e), GPUQ_EV_QUEUE_DESTROY);
-	if (!e)
-		return 0;
-	e->hdr.tgid = val.tgid;
-	e->hdr.cgroup_id = val.cgroup_id;
-	e->hdr.process_key = key.process_key;
-	e->gpu_id = val.gpu_id;
-	e->queue_id = key.queue_id;
-	e->queue_type = val.queue_type;
-	e->reason = destroy_reason(key.process_key, val.tgid);
-	e->flags = flags;
-	bpf_ringbuf_submit(e, 0);
+	submit_destroy(&key, &val, flags);
 	return 0;
 }
 
@@ -444,9 +461,10 @@ int BPF_KPROBE(kprobe_kfd_process_notifier_release, struct mmu_notifier *mn, str
 }
 
 /*
- * Issue 3: runlist/MES operations and evictions. Included last so libbpf
- * loads the lifecycle programs first: the loader reads the first program the
- * kernel refuses to tell a global fentry refusal from one optional hook's.
+ * Issue 3: runlist/MES operations and evictions, then the BTF-free bodies of
+ * every hook (args-kprobe tier).
  */
 #include "runlist.bpf.h"
 #include "eviction.bpf.h"
+#include "args_tier.bpf.h"
+#include "tracepoint_tier.bpf.h"

@@ -70,6 +70,7 @@ int RunOnce(const Options& options) {
     // "which queues exist where", without lifecycle counters.
     Warn(setup.error + "; showing the KFD sysfs inventory only");
   }
+  if (!setup.tier_summary.empty()) Warn(setup.tier_summary);
   const auto metadata = MakeMetadataResolver(options, setup.replay);
   Pipeline pipeline(PipelineOptionsFor(options, setup.replay, metadata.get()),
                     std::move(setup.source));
@@ -120,6 +121,7 @@ int RunDaemon(const Options& options) {
          "; serving the KFD sysfs inventory and self-metrics "
          "only");
   }
+  if (!setup.tier_summary.empty()) Warn(setup.tier_summary);
   const auto metadata = MakeMetadataResolver(options, setup.replay);
   Pipeline pipeline(PipelineOptionsFor(options, setup.replay, metadata.get()),
                     std::move(setup.source));
@@ -160,47 +162,59 @@ int RunCheck(const Options& options) {
   const KernelFeatures f = ProbeKernel(options.paths, functions);
   std::cout << fmt::format(
       "kernel: vmlinux BTF {}, amdgpu loaded {}, amdgpu BTF {}, kprobes {}, "
-      "KFD sysfs {}\n",
+      "fentry {}, tracepoints {}, KFD sysfs {}\n",
       f.vmlinux_btf ? "yes" : "no", f.amdgpu_loaded ? "yes" : "no",
       f.amdgpu_btf ? "yes" : "no", f.kprobes ? "yes" : "no",
+      f.fentry ? "yes" : "no", f.tracepoints ? "yes" : "no",
       f.kfd_sysfs ? "yes" : "no");
+  std::cout << fmt::format("  fentry: {}\n  kprobes: {}\n  tracepoints: {}\n",
+                           f.fentry_note, f.kprobe_note, f.tracepoint_note);
 
   std::vector<ProbeStatus> status;
-  std::string error;
+  std::string error, summary;
   std::unique_ptr<BpfLoader> loader;
   const bool privileged = HasBpfPrivileges();
+  const PlanOptions plan_options{options.allow_fentry, options.probe_tier};
   if (privileged) {
-    loader =
-        BpfLoader::Load({options.paths, options.allow_fentry}, &status, &error);
+    loader = BpfLoader::Load({options.paths, options.allow_fentry,
+                              options.probe_tier, options.btf_path},
+                             &status, &error, &summary);
   } else {
-    for (const HookPlan& plan : PlanHooks(f, options.allow_fentry)) {
+    const std::vector<HookPlan> plans = PlanHooks(f, plan_options);
+    for (const HookPlan& plan : plans) {
       status.push_back({plan.spec->probe, plan.spec->function,
-                        HookModeName(plan.mode), false,
-                        "not tried: " + std::string(kNoPrivileges)});
+                        HookModeName(plan.mode()), false,
+                        "not tried: " + std::string(kNoPrivileges),
+                        plan.spec->group, TierName(plan.tier)});
     }
+    summary = TierSummary(plans);
   }
-  std::cout << fmt::format("{:<14} {:<30} {:<7} {:<9} {}\n", "PROBE",
-                           "FUNCTION", "MODE", "ATTACHED", "DETAIL");
+  std::cout << fmt::format("{:<20} {:<30} {:<7} {:<9} {:<11} {}\n", "PROBE",
+                           "FUNCTION", "MODE", "ATTACHED", "TIER", "DETAIL");
   for (const ProbeStatus& s : status) {
-    std::cout << fmt::format("{:<14} {:<30} {:<7} {:<9} {}\n", s.probe,
+    std::cout << fmt::format("{:<20} {:<30} {:<7} {:<9} {:<11} {}\n", s.probe,
                              s.function, s.mode, s.attached ? "yes" : "no",
-                             s.detail);
+                             s.tier, s.detail);
   }
+  std::cout << summary << "\n";
   if (options.verify) {
     // fentry programs need their function's BTF: verify those this kernel
     // has (6.1 lacks mes_v12_0_remove_hw_queue). kprobe programs load
     // whether or not the function exists, so all of them are verified.
     const std::set<std::string>& present = f.btf_funcs;
     std::vector<std::string> absent;
+    size_t functions_hooked = 0;  // the tracepoint tier hooks no function
     for (const HookSpec& spec : Hooks()) {
+      if (IsTracepointHook(spec)) continue;
+      ++functions_hooked;
       if (present.count(spec.function) == 0) absent.push_back(spec.function);
     }
-    if (absent.size() == Hooks().size()) {
+    if (absent.size() == functions_hooked) {
       std::cout << "verifier, fentry programs: none verified (no hooked "
                    "function has BTF here)\n";
     } else {
       const std::string err =
-          BpfLoader::VerifyPrograms(HookMode::kFentry, "", &present);
+          BpfLoader::VerifyPrograms(ProbeTier::kBtfFentry, "", &present);
       std::cout << fmt::format("verifier, fentry programs: {}{}\n",
                                err.empty() ? "all accepted" : "refused: " + err,
                                absent.empty()
@@ -208,9 +222,20 @@ int RunCheck(const Options& options) {
                                    : fmt::format(" (not in this kernel: {})",
                                                  fmt::join(absent, ", ")));
     }
-    const std::string err = BpfLoader::VerifyPrograms(HookMode::kKprobe);
+    const std::string err = BpfLoader::VerifyPrograms(ProbeTier::kBtfKprobe);
     std::cout << fmt::format("verifier, kprobe programs: {}\n",
                              err.empty() ? "all accepted" : "refused: " + err);
+    const std::string args_err =
+        BpfLoader::VerifyPrograms(ProbeTier::kArgsKprobe);
+    std::cout << fmt::format(
+        "verifier, args-kprobe programs: {}\n",
+        args_err.empty() ? "all accepted" : "refused: " + args_err);
+    const std::string tp_err =
+        f.tracepoints ? BpfLoader::VerifyPrograms(ProbeTier::kTracepoint)
+                      : "not verified: " + f.tracepoint_note;
+    std::cout << fmt::format(
+        "verifier, tracepoint programs: {}\n",
+        tp_err.empty() ? "all accepted" : "refused: " + tp_err);
   }
   if (loader == nullptr) {
     Warn(privileged ? error : kNoPrivileges);

@@ -124,6 +124,19 @@ std::optional<int> ParseOptions(int argc, char** argv, Options* out) {
       ->capture_default_str();
   app.add_flag("--no-fentry", no_fentry,
                "Use kprobes even where fentry would work.");
+  std::string probe_tier = "auto";
+  app.add_option("--probe-tier", probe_tier,
+                 "auto: per hook, the BTF tiers where amdgpu has BTF, else "
+                 "the BTF-free args-kprobe tier; args: force the args-kprobe "
+                 "tier; tracepoint: force the syscall-tracepoint tier "
+                 "(docs/probe-tiers.md).")
+      ->check(CLI::IsMember({"auto", "args", "tracepoint"}))
+      ->capture_default_str();
+  app.add_option("--btf", out->btf_path,
+                 "BTF with amdgpu's types for a module without BTF "
+                 "(amdgpu-dkms): flat, or split over this kernel's vmlinux; "
+                 "gives the BTF hooks on kprobes (docs/probe-tiers.md).")
+      ->check(CLI::ExistingFile);
 
   std::string grace = "5m", runtime_timeout = "2s";
   bool no_runtime_lookup = false;
@@ -273,6 +286,7 @@ std::optional<int> ParseOptions(int argc, char** argv, Options* out) {
   }
   out->output = *ParseOnceFormat(output);
   out->allow_fentry = !no_fentry;
+  ParseTierRequest(probe_tier, &out->probe_tier);
   if (!duration.empty()) out->duration = *ParseDuration(duration);
 
   if (speed == "max") speed = "0";

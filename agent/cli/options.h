@@ -8,6 +8,7 @@
 
 #include "common/host_paths.h"
 #include "export/once_render.h"
+#include "loader/hooks.h"
 
 namespace gpuq {
 
@@ -27,6 +28,8 @@ struct Options {
   std::chrono::milliseconds reconcile_interval{10000};
   OnceFormat output = OnceFormat::kTable;
   bool allow_fentry = true;
+  TierRequest probe_tier = TierRequest::kAuto;        ///< --probe-tier
+  std::string btf_path;                               ///< --btf
   bool verify = false;                                ///< check --verify
   std::string record_path;                            ///< record -o
   std::optional<std::chrono::milliseconds> duration;  ///< record --duration

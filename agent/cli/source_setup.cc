@@ -36,8 +36,10 @@ SourceSetup MakeSource(const Options& options) {
     setup.error = kNoPrivileges;
     return setup;
   }
-  BpfLoader::Options load_options{options.paths, options.allow_fentry};
-  setup.loader = BpfLoader::Load(load_options, &setup.probes, &setup.error);
+  BpfLoader::Options load_options{options.paths, options.allow_fentry,
+                                  options.probe_tier, options.btf_path};
+  setup.loader = BpfLoader::Load(load_options, &setup.probes, &setup.error,
+                                 &setup.tier_summary);
   if (setup.loader == nullptr) return setup;
   auto source = std::make_unique<BpfEventSource>(setup.loader->EventsFd(),
                                                  setup.loader->DropsFd());

@@ -33,6 +33,7 @@ struct SourceSetup {
   std::unique_ptr<BpfLoader> loader;  // must outlive the source
   std::unique_ptr<EventSource> source;
   std::vector<ProbeStatus> probes;
+  std::string tier_summary;  ///< which probe tiers run, in one line
   bool replay = false;
   std::string error;  ///< set when no source could be made
 };

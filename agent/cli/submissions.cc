@@ -52,7 +52,7 @@ SubmissionReaders::SubmissionReaders(const Options& options,
          {std::pair<const char*, const char*>{"doorbell_store_screlease",
                                               "hsa_signal_store_screlease"},
           {"doorbell_store_relaxed", "hsa_signal_store_relaxed"}}) {
-      rows.push_back({probe, function, "none", false, error});
+      rows.push_back({probe, function, "none", false, error, "", "none"});
     }
     sinks_.doorbell_probes(rows);
     return;

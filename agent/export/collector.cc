@@ -412,11 +412,13 @@ void AddInfoFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
 }
 
 void AddSelfFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
-  FamilyBuilder probes("probe_attached",
-                       "1 if the kernel hook is attached in that mode.",
-                       MetricType::Gauge);
+  FamilyBuilder probes(
+      "probe_attached",
+      "1 if the kernel hook is attached in that mode and probe tier.",
+      MetricType::Gauge);
   for (const ProbeStatus& p : s.probes) {
-    probes.Add({{"probe", p.probe}, {"mode", p.mode}}, p.attached ? 1 : 0);
+    probes.Add({{"probe", p.probe}, {"mode", p.mode}, {"tier", p.tier}},
+               p.attached ? 1 : 0);
   }
   out->push_back(probes.Build());
 

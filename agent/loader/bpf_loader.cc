@@ -3,6 +3,7 @@
 #include <bpf/libbpf.h>
 #include <fmt/format.h>
 #include <gpuq/abi.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdarg>
@@ -11,6 +12,7 @@
 #include <mutex>
 
 #include "gpuq.skel.h"
+#include "loader/custom_btf.h"
 
 namespace gpuq {
 namespace {
@@ -41,10 +43,16 @@ int KeepLibbpfLog(enum libbpf_print_level level, const char* format,
   return 0;
 }
 
-void InstallLogger() {
+}  // namespace
+
+void InstallLibbpfLogger() {
   static std::once_flag once;
   std::call_once(once, [] { libbpf_set_print(KeepLibbpfLog); });
 }
+
+namespace {
+
+void InstallLogger() { InstallLibbpfLogger(); }
 
 bpf_program* Program(gpuq_bpf* skel, const std::string& name) {
   return bpf_object__find_program_by_name(skel->obj, name.c_str());
@@ -52,7 +60,8 @@ bpf_program* Program(gpuq_bpf* skel, const std::string& name) {
 
 // Opens the skeleton with exactly the programs of `plans` set to load.
 gpuq_bpf* OpenFor(const std::vector<HookPlan>& plans, std::string* error,
-                  const std::string& btf_custom_path = "") {
+                  const std::string& btf_custom_path = "",
+                  unsigned kfd_major = 0) {
   LIBBPF_OPTS(bpf_object_open_opts, opts);
   if (!btf_custom_path.empty()) opts.btf_custom_path = btf_custom_path.c_str();
   gpuq_bpf* skel = gpuq_bpf__open_opts(&opts);
@@ -71,10 +80,11 @@ gpuq_bpf* OpenFor(const std::vector<HookPlan>& plans, std::string* error,
   bpf_object__for_each_program(prog, skel->obj) {
     bpf_program__set_autoload(prog, false);
   }
-  bool create_hooked = false;
+  bool create_btf = false;
   bool ioctl_hooked = false;
+  bool args = false;
   for (const HookPlan& plan : plans) {
-    for (const std::string& name : ProgramsOf(*plan.spec, plan.mode)) {
+    for (const std::string& name : ProgramsOf(*plan.spec, plan.tier)) {
       bpf_program* program = Program(skel, name);
       if (program == nullptr) {  // hooks.cc and bpf/ disagree: a build bug
         *error = fmt::format("the BPF object has no program {} (hook {})", name,
@@ -85,20 +95,21 @@ gpuq_bpf* OpenFor(const std::vector<HookPlan>& plans, std::string* error,
       bpf_program__set_autoload(program, true);
     }
     const std::string probe = plan.spec->probe;
-    if (plan.mode != HookMode::kNone) {
-      if (probe == "queue_create") create_hooked = true;
-      if (probe == "create_ioctl") ioctl_hooked = true;
+    if (probe == "queue_create" && (plan.tier == ProbeTier::kBtfFentry ||
+                                    plan.tier == ProbeTier::kBtfKprobe)) {
+      create_btf = true;
     }
+    if (probe == "create_ioctl" && plan.tier != ProbeTier::kNone) {
+      ioctl_hooked = true;
+    }
+    if (plan.tier == ProbeTier::kArgsKprobe) args = true;
   }
-  skel->rodata->create_via_ioctl = !create_hooked && ioctl_hooked;
+  // The args-kprobe queue_create only learns the queue's pointer: the
+  // create record then comes from the ioctl's uapi args.
+  skel->rodata->create_via_ioctl = !create_btf && ioctl_hooked;
+  skel->rodata->args_tier = args;
+  skel->rodata->kfd_major = kfd_major;
   return skel;
-}
-
-bool AnyMode(const std::vector<HookPlan>& plans, HookMode mode) {
-  for (const HookPlan& p : plans) {
-    if (p.mode == mode) return true;
-  }
-  return false;
 }
 
 std::vector<std::string> PlannedFunctions() {
@@ -123,48 +134,87 @@ void ClearLibbpfLog() {
   log_lines.clear();
 }
 
-// The program libbpf names in its last "prog '<name>': ..." warning (load,
-// relocation and attach-target errors all say so), and that line.
-std::string FailedProgram(std::string* line) {
-  std::lock_guard<std::mutex> lock(log_mu);
-  for (auto it = log_lines.rbegin(); it != log_lines.rend(); ++it) {
-    const std::string::size_type start = it->find("prog '");
-    if (start == std::string::npos) continue;
-    const std::string::size_type end = it->find('\'', start + 6);
-    if (end == std::string::npos) continue;
-    *line = *it;
-    while (!line->empty() && line->back() == '\n') line->pop_back();
-    return it->substr(start + 6, end - start - 6);
+}  // namespace
+
+namespace {
+
+// The --btf file of this load ("" without one); read by libbpf at load.
+thread_local std::string load_btf_path;
+
+bool LoadsWith(const std::vector<HookPlan>& plans, unsigned kfd_major,
+               gpuq_bpf** skel, int* err, std::string* error) {
+  if (*skel != nullptr) gpuq_bpf__destroy(*skel);
+  *skel = OpenFor(plans, error, load_btf_path, kfd_major);
+  if (*skel == nullptr) return false;
+  ClearLibbpfLog();
+  *err = gpuq_bpf__load(*skel);
+  return *err == 0;
+}
+
+// `plans` with every optional hook outside `groups` set to none.
+std::vector<HookPlan> Only(const std::vector<HookPlan>& plans,
+                           const std::set<std::string>& groups) {
+  std::vector<HookPlan> out = plans;
+  for (HookPlan& p : out) {
+    if (p.spec->optional && groups.count(p.spec->group) == 0) {
+      p.tier = ProbeTier::kNone;
+    }
   }
-  return "";
+  return out;
 }
 
 }  // namespace
 
 std::unique_ptr<BpfLoader> BpfLoader::Load(const Options& options,
                                            std::vector<ProbeStatus>* status,
-                                           std::string* error) {
+                                           std::string* error,
+                                           std::string* summary) {
   InstallLogger();
-  const KernelFeatures features =
-      ProbeKernel(options.paths, PlannedFunctions());
-  std::vector<HookPlan> plans = PlanHooks(features, options.allow_fentry);
-
-  auto report = [&](const std::vector<bool>& attached,
-                    const std::vector<std::string>& details) {
-    status->clear();
-    for (size_t i = 0; i < plans.size(); ++i) {
-      status->push_back({plans[i].spec->probe, plans[i].spec->function,
-                         HookModeName(plans[i].mode), attached[i],
-                         details[i].empty() ? plans[i].reason : details[i],
-                         plans[i].spec->group});
+  KernelFeatures features = ProbeKernel(options.paths, PlannedFunctions());
+  CustomBtf custom;
+  if (!options.btf_path.empty()) {
+    if (!PrepareCustomBtf(options.btf_path,
+                          options.paths.KernelBtf() + "/vmlinux", &custom,
+                          error)) {
+      return nullptr;
     }
-  };
+    features.custom_btf = true;
+    features.kfd_types = custom.kfd_types;
+    features.amdgpu_btf = false;  // module BTF is not used with an override
+  }
+  load_btf_path = custom.path;
+  // The flattened copy is only needed until the last load below.
+  struct Cleanup {
+    const CustomBtf& btf;
+    ~Cleanup() {
+      if (btf.temporary) unlink(btf.path.c_str());
+      load_btf_path.clear();
+    }
+  } cleanup{custom};
+  // Every tier is decided here, before anything is loaded: BTF, kallsyms and
+  // the feature probes (fentry, kprobes, tracepoints that load and fire).
+  std::vector<HookPlan> plans =
+      PlanHooks(features, {options.allow_fentry, options.request});
   std::vector<bool> attached(plans.size(), false);
   std::vector<std::string> details(plans.size());
 
-  if (!AnyMode(plans, HookMode::kFentry) &&
-      !AnyMode(plans, HookMode::kKprobe)) {
-    report(attached, details);
+  auto report = [&]() {
+    status->clear();
+    std::vector<HookPlan> final_plans = plans;
+    for (size_t i = 0; i < plans.size(); ++i) {
+      status->push_back({plans[i].spec->probe, plans[i].spec->function,
+                         HookModeName(plans[i].mode()), attached[i],
+                         details[i].empty() ? plans[i].reason : details[i],
+                         plans[i].spec->group, TierName(plans[i].tier)});
+      if (!attached[i]) final_plans[i].tier = ProbeTier::kNone;
+    }
+    if (summary != nullptr) *summary = TierSummary(final_plans);
+  };
+
+  bool any_planned = false;
+  for (const HookPlan& p : plans) any_planned |= p.tier != ProbeTier::kNone;
+  if (!any_planned) {
+    report();
     *error = !features.kfd_sysfs && !features.amdgpu_loaded
                  ? "amdkfd is not present on this kernel (no /sys/class/kfd, "
                    "no amdgpu symbols): no hook can attach"
@@ -172,70 +222,58 @@ std::unique_ptr<BpfLoader> BpfLoader::Load(const Options& options,
     return nullptr;
   }
 
-  auto kprobe_or_none = [&](const HookPlan& plan) {
-    return features.kprobes && features.kallsyms.count(plan.spec->function)
-               ? HookMode::kKprobe
-               : HookMode::kNone;
-  };
   std::unique_ptr<BpfLoader> loader(new BpfLoader());
   int err = 0;
-  bool global_fallback_done = false;
-  // Each round either loads, or takes one hook (optional: alone; else all
-  // fentry hooks) down a mode, so it ends within 2 * plans.size() rounds.
-  for (size_t round = 0; round <= 2 * plans.size(); ++round) {
-    if (loader->skel_ != nullptr) gpuq_bpf__destroy(loader->skel_);
-    loader->skel_ = OpenFor(plans, error);
-    if (loader->skel_ == nullptr) return nullptr;
-    ClearLibbpfLog();
-    err = gpuq_bpf__load(loader->skel_);
-    if (err == 0) break;
-    std::string line;
-    const HookSpec* failed = HookOfProgram(FailedProgram(&line));
-    size_t i = 0;
-    while (failed != nullptr && i < plans.size() && plans[i].spec != failed) {
-      ++i;
+  if (!LoadsWith(plans, features.kfd_major, &loader->skel_, &err, error)) {
+    if (loader->skel_ == nullptr) return nullptr;  // OpenFor failed
+    // The plan said the kernel allows these kinds of programs, yet it
+    // refused one. Without reading libbpf's log: the lifecycle hooks alone,
+    // then each optional group added back on its own.
+    std::set<std::string> groups;
+    if (!LoadsWith(Only(plans, groups), features.kfd_major, &loader->skel_,
+                   &err, error)) {
+      if (loader->skel_ == nullptr) return nullptr;
+      report();
+      *error =
+          fmt::format("loading the BPF programs failed: {}; libbpf said: {}",
+                      std::strerror(-err), LibbpfLogTail());
+      return nullptr;
     }
-    if (failed != nullptr && i < plans.size() && failed->optional &&
-        plans[i].mode != HookMode::kNone) {
-      // One optional hook refused: it alone steps down (fentry -> kprobe
-      // -> none); the lifecycle hooks never depend on it.
-      const HookMode from = plans[i].mode;
-      plans[i].mode = from == HookMode::kFentry ? kprobe_or_none(plans[i])
-                                                : HookMode::kNone;
-      details[i] = fmt::format(
-          "{} refused by this kernel ({}){}", HookModeName(from), line,
-          plans[i].mode == HookMode::kKprobe ? ": kprobe fallback" : "");
-      continue;
-    }
-    if (!global_fallback_done && AnyMode(plans, HookMode::kFentry)) {
-      // The kernel refused tracing programs (BTF present, trampolines not
-      // allowed: lockdown, LSM, or too many args). Retry with kprobes.
-      global_fallback_done = true;
-      const std::string why =
-          fmt::format("fentry refused by this kernel ({}): kprobe fallback",
-                      std::strerror(-err));
-      for (size_t j = 0; j < plans.size(); ++j) {
-        if (plans[j].mode != HookMode::kFentry) continue;
-        plans[j].mode = kprobe_or_none(plans[j]);
-        details[j] = why;
+    for (const char* group : {"runlist", "mes", "eviction", "attribution"}) {
+      std::set<std::string> with = groups;
+      with.insert(group);
+      if (LoadsWith(Only(plans, with), features.kfd_major, &loader->skel_, &err,
+                    error)) {
+        groups = with;
+        continue;
       }
-      continue;
+      if (loader->skel_ == nullptr) return nullptr;
+      for (size_t i = 0; i < plans.size(); ++i) {
+        if (plans[i].spec->group != std::string(group) ||
+            plans[i].tier == ProbeTier::kNone) {
+          continue;
+        }
+        details[i] = fmt::format("the kernel refused the {} programs ({})",
+                                 group, std::strerror(-err));
+        plans[i].tier = ProbeTier::kNone;
+      }
     }
-    break;  // a lifecycle hook's kprobe refused: nothing left to try
-  }
-  if (err != 0) {
-    report(attached, details);
-    *error = fmt::format("loading the BPF programs failed: {}; libbpf said: {}",
-                         std::strerror(-err), LibbpfLogTail());
-    return nullptr;
+    if (!LoadsWith(Only(plans, groups), features.kfd_major, &loader->skel_,
+                   &err, error)) {
+      if (loader->skel_ == nullptr) return nullptr;
+      report();
+      *error = fmt::format("loading the BPF programs failed: {}",
+                           std::strerror(-err));
+      return nullptr;
+    }
   }
 
   bool any = false;
   for (size_t i = 0; i < plans.size(); ++i) {
-    if (plans[i].mode == HookMode::kNone) continue;
+    if (plans[i].tier == ProbeTier::kNone) continue;
     std::vector<bpf_link*> links;
     std::string failure;
-    for (const std::string& name : ProgramsOf(*plans[i].spec, plans[i].mode)) {
+    for (const std::string& name : ProgramsOf(*plans[i].spec, plans[i].tier)) {
       bpf_link* link = bpf_program__attach(Program(loader->skel_, name));
       if (link == nullptr) {
         failure =
@@ -254,7 +292,7 @@ std::unique_ptr<BpfLoader> BpfLoader::Load(const Options& options,
     attached[i] = true;
     any = true;
   }
-  report(attached, details);
+  report();
   if (!any) {
     *error = "no KFD hook could be attached (see `gpuq-agent check`)";
     return nullptr;
@@ -262,14 +300,14 @@ std::unique_ptr<BpfLoader> BpfLoader::Load(const Options& options,
   return loader;
 }
 
-std::string BpfLoader::VerifyPrograms(HookMode mode,
+std::string BpfLoader::VerifyPrograms(ProbeTier tier,
                                       const std::string& btf_custom_path,
                                       const std::set<std::string>* present) {
   InstallLogger();
   std::vector<HookPlan> plans;
   for (const HookSpec& spec : Hooks()) {
     const bool here = present == nullptr || present->count(spec.function) > 0;
-    plans.push_back({&spec, here ? mode : HookMode::kNone, ""});
+    plans.push_back({&spec, here ? tier : ProbeTier::kNone, ""});
   }
   std::string error;
   gpuq_bpf* skel = OpenFor(plans, &error, btf_custom_path);

@@ -1,7 +1,7 @@
 // The libbpf lifecycle of the kernel side, shared by the agent and the host
-// BPF tests: open -> choose one program per hook mode -> load (falling back
-// from fentry to kprobe when the kernel refuses tracing programs) -> attach
-// each hook, checked one by one.
+// BPF tests: probe the kernel -> plan one tier per hook (hooks.h) -> open
+// with exactly those programs -> load -> attach each hook, checked one by
+// one. Nothing is decided from libbpf's log text.
 #pragma once
 
 #include <memory>
@@ -24,16 +24,21 @@ class BpfLoader {
   struct Options {
     HostPaths paths;
     bool allow_fentry = true;
+    TierRequest request = TierRequest::kAuto;
+    /// --btf FILE: amdgpu's types from this BTF (loader/custom_btf.h).
+    std::string btf_path{};
   };
 
   /// Plans, loads and attaches. Returns nullptr when nothing could be
   /// loaded or attached; *error then says why in one line. `status` gets one
-  /// entry per hook either way.
+  /// entry per hook either way; `summary`, if set, the one-line tier
+  /// summary (TierSummary) of what attached.
   static std::unique_ptr<BpfLoader> Load(const Options& options,
                                          std::vector<ProbeStatus>* status,
-                                         std::string* error);
+                                         std::string* error,
+                                         std::string* summary = nullptr);
 
-  /// Loads (without attaching) every program of `mode` through the verifier.
+  /// Loads (without attaching) every program of `tier` through the verifier.
   /// Returns the load error, "" on success. For the host BPF tier and
   /// `check --verify`. `btf_custom_path`, if set, replaces the kernel's BTF
   /// for CO-RE relocation (tests use it to relocate against amdkfd layouts
@@ -42,7 +47,7 @@ class BpfLoader {
   /// (fentry needs the function's BTF: `check --verify` passes what this
   /// kernel has, so 6.1 does not fail on mes_v12_0_remove_hw_queue).
   static std::string VerifyPrograms(
-      HookMode mode, const std::string& btf_custom_path = "",
+      ProbeTier tier, const std::string& btf_custom_path = "",
       const std::set<std::string>* present = nullptr);
 
   ~BpfLoader();
@@ -60,5 +65,7 @@ class BpfLoader {
 
 /// The last lines libbpf logged (its warnings are kept, not printed).
 std::string LibbpfLogTail();
+/// Keeps libbpf's messages for LibbpfLogTail() instead of stderr (idempotent).
+void InstallLibbpfLogger();
 
 }  // namespace gpuq

@@ -1,6 +1,10 @@
 #include "loader/hooks.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <deque>
+#include <map>
 
 namespace gpuq {
 
@@ -10,10 +14,66 @@ const char* HookModeName(HookMode mode) {
       return "fentry";
     case HookMode::kKprobe:
       return "kprobe";
+    case HookMode::kTracepoint:
+      return "tracepoint";
     case HookMode::kNone:
       return "none";
   }
   return "none";
+}
+
+const char* TierName(ProbeTier tier) {
+  switch (tier) {
+    case ProbeTier::kBtfFentry:
+      return "btf-fentry";
+    case ProbeTier::kBtfKprobe:
+      return "btf-kprobe";
+    case ProbeTier::kArgsKprobe:
+      return "args-kprobe";
+    case ProbeTier::kTracepoint:
+      return "tracepoint";
+    case ProbeTier::kNone:
+      return "none";
+  }
+  return "none";
+}
+
+HookMode ModeOf(ProbeTier tier) {
+  switch (tier) {
+    case ProbeTier::kBtfFentry:
+      return HookMode::kFentry;
+    case ProbeTier::kBtfKprobe:
+    case ProbeTier::kArgsKprobe:
+      return HookMode::kKprobe;
+    case ProbeTier::kTracepoint:
+      return HookMode::kTracepoint;
+    case ProbeTier::kNone:
+      return HookMode::kNone;
+  }
+  return HookMode::kNone;
+}
+
+const char* TierRequestName(TierRequest request) {
+  switch (request) {
+    case TierRequest::kAuto:
+      return "auto";
+    case TierRequest::kArgs:
+      return "args";
+    case TierRequest::kTracepoint:
+      return "tracepoint";
+  }
+  return "auto";
+}
+
+bool ParseTierRequest(const std::string& text, TierRequest* out) {
+  for (TierRequest r :
+       {TierRequest::kAuto, TierRequest::kArgs, TierRequest::kTracepoint}) {
+    if (text == TierRequestName(r)) {
+      *out = r;
+      return true;
+    }
+  }
+  return false;
 }
 
 namespace {
@@ -25,19 +85,49 @@ const char* Intern(const std::string& name) {
   return names.back().c_str();
 }
 
+// How a hook's args-kprobe body is named.
+enum class Args {
+  kOwn,     ///< args_kprobe_<fn> (+ args_kretprobe_<fn>), bpf/args_tier.bpf.h
+  kKprobe,  ///< the kprobe twin reads only arguments already
+};
+
 // An optional hook with entry and exit programs named after its function,
 // as bpf/runlist.bpf.h and bpf/eviction.bpf.h define them.
-HookSpec Twins(const char* probe, const char* function, const char* group) {
+HookSpec Twins(const char* probe, const char* function, const char* group,
+               Args args) {
   const std::string fn(function);
-  return {probe,
-          function,
-          Intern("fentry_" + fn),
-          Intern("fexit_" + fn),
-          Intern("kprobe_" + fn),
-          Intern("kretprobe_" + fn),
-          true,
-          group,
-          true};
+  HookSpec spec{probe,
+                function,
+                Intern("fentry_" + fn),
+                Intern("fexit_" + fn),
+                Intern("kprobe_" + fn),
+                Intern("kretprobe_" + fn),
+                true,
+                group,
+                true};
+  spec.args_entry =
+      args == Args::kOwn ? Intern("args_kprobe_" + fn) : spec.kprobe_entry;
+  spec.args_exit =
+      args == Args::kOwn ? Intern("args_kretprobe_" + fn) : spec.kprobe_exit;
+  return spec;
+}
+
+// A hook of the tracepoint tier: raw tracepoints, no kernel function.
+HookSpec Tracepoint(const char* probe, const char* tracepoints,
+                    const char* entry, const char* exit) {
+  HookSpec spec{probe,   tracepoints, nullptr, nullptr,
+                nullptr, nullptr,     false,   "tracepoint"};
+  spec.tp_entry = entry;
+  spec.tp_exit = exit;
+  return spec;
+}
+
+// A lifecycle hook (required) with its args-kprobe body.
+HookSpec Lifecycle(HookSpec spec, const char* args_entry,
+                   const char* args_exit) {
+  spec.args_entry = args_entry;
+  spec.args_exit = args_exit;
+  return spec;
 }
 
 }  // namespace
@@ -45,106 +135,279 @@ HookSpec Twins(const char* probe, const char* function, const char* group) {
 const std::vector<HookSpec>& Hooks() {
   // Choices and traps: shared/design/kfd-probe-points.md sections 1 and 4.
   static const std::vector<HookSpec> kHooks = {
-      {"queue_create", "kfd_procfs_add_queue", "fentry_kfd_procfs_add_queue",
-       nullptr, "kprobe_kfd_procfs_add_queue", nullptr, true},
+      // args-kprobe: q learned inside the create ioctl, keyed by its pointer
+      Lifecycle({"queue_create", "kfd_procfs_add_queue",
+                 "fentry_kfd_procfs_add_queue", nullptr,
+                 "kprobe_kfd_procfs_add_queue", nullptr, true},
+                "args_kprobe_kfd_procfs_add_queue", nullptr),
       // Uses only the uapi args, so it works without amdgpu BTF; it is the
       // create path when kfd_procfs_add_queue cannot be hooked.
-      {"create_ioctl", "kfd_ioctl_create_queue",
-       "fentry_kfd_ioctl_create_queue", "fexit_kfd_ioctl_create_queue",
-       "kprobe_kfd_ioctl_create_queue", "kretprobe_kfd_ioctl_create_queue",
-       false},
-      {"queue_destroy", "uninit_queue", "fentry_uninit_queue", nullptr,
-       "kprobe_uninit_queue", nullptr, true},
+      Lifecycle(
+          {"create_ioctl", "kfd_ioctl_create_queue",
+           "fentry_kfd_ioctl_create_queue", "fexit_kfd_ioctl_create_queue",
+           "kprobe_kfd_ioctl_create_queue", "kretprobe_kfd_ioctl_create_queue",
+           false},
+          "kprobe_kfd_ioctl_create_queue", "kretprobe_kfd_ioctl_create_queue"),
+      Lifecycle({"queue_destroy", "uninit_queue", "fentry_uninit_queue",
+                 nullptr, "kprobe_uninit_queue", nullptr, true},
+                "args_kprobe_uninit_queue", nullptr),
       // Not kfd_process_notifier_release_internal: inlined into this one on
       // 6.12, so a hook there misses every ordinary exit.
-      {"process_exit", "kfd_process_notifier_release",
-       "fentry_kfd_process_notifier_release", nullptr,
-       "kprobe_kfd_process_notifier_release", nullptr, true},
+      Lifecycle({"process_exit", "kfd_process_notifier_release",
+                 "fentry_kfd_process_notifier_release", nullptr,
+                 "kprobe_kfd_process_notifier_release", nullptr, true},
+                "args_kprobe_kfd_process_notifier_release", nullptr),
       // Issue 3 (bpf/runlist.bpf.h, bpf/eviction.bpf.h): all optional, each
       // present or reported missing on its own. HWS runlist: not
       // execute_queues_cpsch (inlined on 6.1, a clone without BTF on 6.12).
-      Twins("runlist_unmap", "unmap_queues_cpsch", "runlist"),
-      Twins("runlist_map", "map_queues_cpsch", "runlist"),
+      Twins("runlist_unmap", "unmap_queues_cpsch", "runlist", Args::kOwn),
+      Twins("runlist_map", "map_queues_cpsch", "runlist", Args::kOwn),
       // MES: not remove_queue_mes (a .constprop clone without BTF); v12 is
       // absent on 6.1.
-      Twins("mes_add", "add_queue_mes", "mes"),
-      Twins("mes_remove_v11", "mes_v11_0_remove_hw_queue", "mes"),
-      Twins("mes_remove_v12", "mes_v12_0_remove_hw_queue", "mes"),
-      Twins("evict_cpsch", "evict_process_queues_cpsch", "eviction"),
-      Twins("evict_nocpsch", "evict_process_queues_nocpsch", "eviction"),
-      Twins("restore_cpsch", "restore_process_queues_cpsch", "eviction"),
-      Twins("restore_nocpsch", "restore_process_queues_nocpsch", "eviction"),
-      Twins("evict_trigger", "kfd_process_evict_queues", "eviction"),
+      Twins("mes_add", "add_queue_mes", "mes", Args::kOwn),
+      Twins("mes_remove_v11", "mes_v11_0_remove_hw_queue", "mes", Args::kOwn),
+      Twins("mes_remove_v12", "mes_v12_0_remove_hw_queue", "mes", Args::kOwn),
+      Twins("evict_cpsch", "evict_process_queues_cpsch", "eviction",
+            Args::kOwn),
+      Twins("evict_nocpsch", "evict_process_queues_nocpsch", "eviction",
+            Args::kOwn),
+      Twins("restore_cpsch", "restore_process_queues_cpsch", "eviction",
+            Args::kOwn),
+      Twins("restore_nocpsch", "restore_process_queues_nocpsch", "eviction",
+            Args::kOwn),
+      Twins("evict_trigger", "kfd_process_evict_queues", "eviction",
+            Args::kKprobe),
       // The dqm operations runlist/MES operations are attributed to. Not the
       // dqm's update_queue: vmlinux BTF has an ipc/sem.c update_queue that
       // libbpf would attach with the wrong prototype; the ioctl instead.
-      Twins("op_create", "create_queue_cpsch", "attribution"),
-      Twins("op_destroy", "destroy_queue_cpsch", "attribution"),
-      Twins("op_terminate", "process_termination_cpsch", "attribution"),
+      // args-kprobe: create_queue_cpsch also teaches dqm -> gpu_id and
+      // qpd -> (process, gpu_id).
+      Twins("op_create", "create_queue_cpsch", "attribution", Args::kOwn),
+      Twins("op_destroy", "destroy_queue_cpsch", "attribution", Args::kOwn),
+      Twins("op_terminate", "process_termination_cpsch", "attribution",
+            Args::kOwn),
       Twins("op_terminate_nocpsch", "process_termination_nocpsch",
-            "attribution"),
-      Twins("op_update", "kfd_ioctl_update_queue", "attribution"),
+            "attribution", Args::kOwn),
+      Twins("op_update", "kfd_ioctl_update_queue", "attribution",
+            Args::kKprobe),
+      // The tracepoint tier (bpf/tracepoint_tier.bpf.h): kernels without
+      // kprobes. Planned only when no function hook carries creates.
+      Tracepoint("tp_ioctl", "sys_enter,sys_exit", "tp_sys_enter",
+                 "tp_sys_exit"),
+      Tracepoint("tp_exit", "sched_process_exit", "tp_sched_process_exit",
+                 nullptr),
   };
   return kHooks;
 }
 
 const HookSpec* HookOfProgram(const std::string& program) {
   for (const HookSpec& spec : Hooks()) {
-    for (const char* name : {spec.fentry_entry, spec.fentry_exit,
-                             spec.kprobe_entry, spec.kprobe_exit}) {
+    for (const char* name :
+         {spec.fentry_entry, spec.fentry_exit, spec.kprobe_entry,
+          spec.kprobe_exit, spec.args_entry, spec.args_exit, spec.tp_entry,
+          spec.tp_exit}) {
       if (name != nullptr && program == name) return &spec;
     }
   }
   return nullptr;
 }
 
-std::vector<std::string> ProgramsOf(const HookSpec& spec, HookMode mode) {
+std::vector<std::string> ProgramsOf(const HookSpec& spec, ProbeTier tier) {
   std::vector<std::string> programs;
   const char* entry = nullptr;
   const char* exit = nullptr;
-  if (mode == HookMode::kFentry) {
+  if (tier == ProbeTier::kBtfFentry) {
     entry = spec.fentry_entry;
     exit = spec.fentry_exit;
-  } else if (mode == HookMode::kKprobe) {
+  } else if (tier == ProbeTier::kBtfKprobe) {
     entry = spec.kprobe_entry;
     exit = spec.kprobe_exit;
+  } else if (tier == ProbeTier::kArgsKprobe) {
+    entry = spec.args_entry;
+    exit = spec.args_exit;
+  } else if (tier == ProbeTier::kTracepoint) {
+    entry = spec.tp_entry;
+    exit = spec.tp_exit;
   }
   if (entry != nullptr) programs.emplace_back(entry);
   if (exit != nullptr) programs.emplace_back(exit);
   return programs;
 }
 
-std::vector<HookPlan> PlanHooks(const KernelFeatures& f, bool allow_fentry) {
+namespace {
+
+// Why amdkfd's types cannot be read here ("" when they can).
+std::string KfdTypesUnusable(const KernelFeatures& f) {
+  if (f.custom_btf) {
+    return f.kfd_types ? ""
+                       : "the --btf file has no amdkfd types (struct "
+                         "kfd_process, struct queue)";
+  }
+  if (f.kfd_types && f.amdgpu_btf && !f.cap_sys_admin) {
+    return "amdgpu's module BTF needs CAP_SYS_ADMIN to read (libbpf finds "
+           "module BTF by id; without it CO-RE would silently read nothing)";
+  }
+  if (!f.kfd_types) {
+    return f.amdgpu_loaded
+               ? "no BTF for amdgpu (/sys/kernel/btf/amdgpu missing: an "
+                 "out-of-tree amdgpu-dkms module, or a kernel without "
+                 "CONFIG_DEBUG_INFO_BTF_MODULES)"
+               : "amdgpu is not loaded";
+  }
+  return "";
+}
+
+HookPlan PlanBtf(const HookSpec& spec, const KernelFeatures& f,
+                 const PlanOptions& o) {
+  const bool in_btf = f.btf_funcs.count(spec.function) != 0;
+  const bool in_kallsyms = f.kallsyms.count(spec.function) != 0;
+  if (o.allow_fentry && in_btf && f.fentry && !f.custom_btf) {
+    return {&spec, ProbeTier::kBtfFentry, "function has BTF"};
+  }
+  std::string why_not_fentry = f.custom_btf
+                                   ? "--btf: types from the file, kprobes only"
+                               : !o.allow_fentry ? "fentry disabled"
+                               : !in_btf         ? "function has no BTF"
+                                                 : f.fentry_note;
+  if (in_kallsyms && f.kprobes) {
+    return {&spec, ProbeTier::kBtfKprobe, why_not_fentry};
+  }
+  if (in_kallsyms) {
+    return {&spec, ProbeTier::kNone,
+            why_not_fentry + "; no kprobes (" + f.kprobe_note + ")"};
+  }
+  return {
+      &spec, ProbeTier::kNone,
+      f.amdgpu_loaded ? "function not in this kernel" : "amdgpu is not loaded"};
+}
+
+HookPlan PlanArgs(const HookSpec& spec, const KernelFeatures& f,
+                  const std::string& why_args) {
+  const bool in_kallsyms = f.kallsyms.count(spec.function) != 0;
+  if (spec.args_entry == nullptr) {
+    return {&spec, ProbeTier::kNone,
+            why_args + "; the hook has no BTF-free body"};
+  }
+  if (!in_kallsyms) {
+    return {&spec, ProbeTier::kNone,
+            f.amdgpu_loaded ? "function not in this kernel"
+                            : "amdgpu is not loaded"};
+  }
+  if (!f.kprobes) {
+    return {&spec, ProbeTier::kNone,
+            why_args + "; no kprobes (" + f.kprobe_note + ")"};
+  }
+  return {&spec, ProbeTier::kArgsKprobe, why_args + ": arguments only"};
+}
+
+}  // namespace
+
+bool IsTracepointHook(const HookSpec& spec) { return spec.tp_entry != nullptr; }
+
+std::vector<HookPlan> PlanHooks(const KernelFeatures& f, const PlanOptions& o) {
   std::vector<HookPlan> plans;
+  const std::string unusable = KfdTypesUnusable(f);
+  // One body for all hooks: the BTF and args bodies key processes and queues
+  // differently (struct reads vs learned pointers), so they never mix.
+  const bool btf_body = o.request == TierRequest::kAuto && unusable.empty();
+  const std::string why_args =
+      o.request == TierRequest::kArgs ? "--probe-tier=args" : unusable;
+  std::string create_reason;
+  bool create_hooked = false;
   for (const HookSpec& spec : Hooks()) {
-    HookPlan plan{&spec, HookMode::kNone, ""};
-    const bool in_btf = f.btf_funcs.count(spec.function) != 0;
-    const bool in_kallsyms = f.kallsyms.count(spec.function) != 0;
-    if (spec.needs_kfd_types && f.kfd_types && f.amdgpu_btf &&
-        !f.cap_sys_admin) {
-      plan.reason =
-          "reading amdgpu's module BTF needs CAP_SYS_ADMIN (libbpf finds "
-          "module BTF by id; without it CO-RE would silently read nothing)";
-    } else if (spec.needs_kfd_types && !f.kfd_types) {
-      plan.reason = f.amdgpu_loaded
-                        ? "no BTF for amdgpu (/sys/kernel/btf/amdgpu missing: "
-                          "kernel built without CONFIG_DEBUG_INFO_BTF_MODULES?)"
-                        : "amdgpu is not loaded";
-    } else if (allow_fentry && in_btf) {
-      plan.mode = HookMode::kFentry;
-      plan.reason = "function has BTF";
-    } else if (in_kallsyms && f.kprobes) {
-      plan.mode = HookMode::kKprobe;
-      plan.reason = in_btf ? "fentry disabled" : "function has no BTF";
-    } else if (in_kallsyms) {
-      plan.reason = "kernel has no kprobe support and no BTF for the function";
-    } else {
-      plan.reason = f.amdgpu_loaded ? "function not in this kernel"
-                                    : "amdgpu is not loaded";
+    if (IsTracepointHook(spec)) {
+      plans.push_back({&spec, ProbeTier::kNone, ""});  // decided below
+      continue;
     }
-    plans.push_back(plan);
+    if (o.request == TierRequest::kTracepoint) {
+      plans.push_back({&spec, ProbeTier::kNone,
+                       "--probe-tier=tracepoint: no function hooks"});
+    } else if (!f.amdgpu_loaded && f.kallsyms.count(spec.function) == 0) {
+      plans.push_back({&spec, ProbeTier::kNone, "amdgpu is not loaded"});
+    } else if (btf_body) {
+      plans.push_back(PlanBtf(spec, f, o));
+    } else {
+      plans.push_back(PlanArgs(spec, f, why_args));
+    }
+    if (std::string(spec.probe) == "create_ioctl") {
+      create_hooked = plans.back().tier != ProbeTier::kNone;
+      create_reason = plans.back().reason;
+    }
+  }
+  // The tracepoint tier: when asked, or when no function hook carries
+  // creates (no kprobes, no usable fentry) and amdkfd is there.
+  const bool want_tp = o.request == TierRequest::kTracepoint ||
+                       (o.request == TierRequest::kAuto && !create_hooked &&
+                        (f.amdgpu_loaded || f.kfd_sysfs));
+  std::string tp_reason;
+  if (!want_tp) {
+    tp_reason = o.request == TierRequest::kArgs ? "--probe-tier=args"
+                : create_hooked ? "not needed: function hooks run"
+                                : "amdgpu is not loaded";
+  } else if (!f.tracepoints) {
+    tp_reason = "no raw tracepoints (" + f.tracepoint_note + ")";
+  } else if (f.kfd_major == 0) {
+    tp_reason = "no kfd character device in /proc/devices";
+  }
+  for (HookPlan& p : plans) {
+    if (IsTracepointHook(*p.spec)) {
+      if (tp_reason.empty()) {
+        p.tier = ProbeTier::kTracepoint;
+        p.reason =
+            o.request == TierRequest::kTracepoint
+                ? "--probe-tier=tracepoint"
+                : "no function hook carries creates (" + create_reason + ")";
+      } else {
+        p.reason = tp_reason;
+      }
+    } else if (tp_reason.empty() && p.tier != ProbeTier::kNone) {
+      // Never mixed with the function hooks: processes are keyed by mm here.
+      p.tier = ProbeTier::kNone;
+      p.reason = "the tracepoint tier runs instead";
+    }
   }
   return plans;
+}
+
+std::string TierSummary(const std::vector<HookPlan>& plans) {
+  std::map<std::string, int> by_tier;
+  std::vector<std::string> missing;
+  bool tp = false;
+  for (const HookPlan& p : plans) tp = tp || p.tier == ProbeTier::kTracepoint;
+  for (const HookPlan& p : plans) {
+    if (p.tier == ProbeTier::kNone) {
+      // Tracepoint hooks are not missed where the function hooks run.
+      if (IsTracepointHook(*p.spec) && !tp) continue;
+      missing.emplace_back(p.spec->probe);
+    } else {
+      ++by_tier[TierName(p.tier)];
+    }
+  }
+  std::vector<std::string> tiers;
+  bool args = false;
+  for (const auto& [tier, n] : by_tier) {
+    tiers.push_back(fmt::format("{} ({} hooks)", tier, n));
+    args = args || tier == "args-kprobe";
+  }
+  std::string line =
+      "probe tier: " + (tiers.empty()
+                            ? std::string("none")
+                            : fmt::format("{}", fmt::join(tiers, ", ")));
+  if (tp) {
+    line +=
+        "; tracepoint tier: queues, creates, destroys (ioctl), exits, "
+        "submissions and doorbells only: no runlist, MES, eviction or "
+        "update metrics (docs/probe-tiers.md)";
+  }
+  if (args) {
+    line +=
+        "; BTF-free: identities learned from nested calls (queues, processes "
+        "and GPUs first seen while the agent runs; docs/probe-tiers.md)";
+  }
+  if (!missing.empty()) {
+    line += fmt::format("; not hooked: {}", fmt::join(missing, ", "));
+  }
+  return line;
 }
 
 }  // namespace gpuq

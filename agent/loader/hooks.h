@@ -1,6 +1,11 @@
-// The kernel hooks gpuq knows, their candidate modes, and the choice of mode
-// for the running kernel: fentry where BTF has the function, else kprobe
-// where kallsyms has it, else none.
+// The kernel hooks gpuq knows, their programs per tier, and the plan for the
+// running kernel, made before anything is loaded from what BTF (vmlinux and
+// module), kallsyms and the feature probes allow (docs/probe-tiers.md):
+//   btf-fentry   CO-RE bodies reading amdkfd structs, on trampolines
+//   btf-kprobe   the same bodies on kprobes
+//   args-kprobe  bodies reading only function arguments (uapi structs and
+//                pointers used as opaque keys): no amdgpu BTF needed
+//   tracepoint   (not a function hook tier) syscall tracepoints only
 #pragma once
 
 #include <string>
@@ -10,8 +15,29 @@
 
 namespace gpuq {
 
-enum class HookMode { kFentry, kKprobe, kNone };
+enum class HookMode { kFentry, kKprobe, kTracepoint, kNone };
 const char* HookModeName(HookMode mode);
+
+enum class ProbeTier {
+  kBtfFentry,
+  kBtfKprobe,
+  kArgsKprobe,
+  kTracepoint,
+  kNone
+};
+/// "btf-fentry", "btf-kprobe", "args-kprobe", "tracepoint", "none": the
+/// `tier` label of gpuq_probe_attached.
+const char* TierName(ProbeTier tier);
+/// The attach mode of a tier ("fentry", "kprobe", ...).
+HookMode ModeOf(ProbeTier tier);
+
+/// --probe-tier: auto plans per hook; args forces the BTF-free kprobe
+/// bodies (tests, users who distrust BTF); tracepoint forces the
+/// syscall-tracepoint tier.
+enum class TierRequest { kAuto, kArgs, kTracepoint };
+const char* TierRequestName(TierRequest request);
+/// Parses "auto", "args" or "tracepoint"; false for anything else.
+bool ParseTierRequest(const std::string& text, TierRequest* out);
 
 /// One hook and the BPF programs (by name, bpf/gpuq.bpf.c) of each mode.
 struct HookSpec {
@@ -29,23 +55,44 @@ struct HookSpec {
   /// Never fails the load: if the kernel refuses its programs, the hook is
   /// reported (mode none, with the reason) and the others load without it.
   bool optional = false;
+  /// args-kprobe tier programs (bpf/args_tier.bpf.h), nullptr when the hook
+  /// has no BTF-free body. May name the kprobe twins when those read only
+  /// arguments already (create_ioctl, evict_trigger, op_update).
+  const char* args_entry = nullptr;
+  const char* args_exit = nullptr;
+  /// tracepoint tier programs (bpf/tracepoint_tier.bpf.h); the hooks of
+  /// group "tracepoint" have only these.
+  const char* tp_entry = nullptr;
+  const char* tp_exit = nullptr;
 };
 
 /// Every hook, in a stable order, grouped (hooks of a group are adjacent).
 const std::vector<HookSpec>& Hooks();
 /// The hook one of whose programs is `program`, or nullptr.
 const HookSpec* HookOfProgram(const std::string& program);
-/// The program names of `spec` in `mode` (entry, then exit if any).
-std::vector<std::string> ProgramsOf(const HookSpec& spec, HookMode mode);
+/// A hook of the tracepoint tier (no kernel function).
+bool IsTracepointHook(const HookSpec& spec);
+/// The program names of `spec` in `tier` (entry, then exit if any).
+std::vector<std::string> ProgramsOf(const HookSpec& spec, ProbeTier tier);
 
 struct HookPlan {
   const HookSpec* spec;
-  HookMode mode;
-  std::string reason;  ///< why this mode (or why none)
+  ProbeTier tier;
+  std::string reason;  ///< why this tier (or why none)
+  HookMode mode() const { return ModeOf(tier); }
 };
 
-/// Chooses a mode per hook. `allow_fentry` false forces the kprobe twin.
+struct PlanOptions {
+  bool allow_fentry = true;  ///< false: --no-fentry
+  TierRequest request = TierRequest::kAuto;
+};
+
+/// Chooses a tier per hook before anything is loaded.
 std::vector<HookPlan> PlanHooks(const KernelFeatures& features,
-                                bool allow_fentry);
+                                const PlanOptions& options);
+
+/// The one line --once and the daemon print: which tiers run and what the
+/// running set lacks compared with the BTF tiers.
+std::string TierSummary(const std::vector<HookPlan>& plans);
 
 }  // namespace gpuq

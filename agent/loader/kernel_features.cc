@@ -53,6 +53,22 @@ void ScanBtf(const std::string& btf_dir, const std::vector<std::string>& wanted,
   btf__free(vmlinux);
 }
 
+// "Character devices:" section of /proc/devices: "<major> kfd".
+unsigned KfdMajor(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  bool chars = false;
+  while (std::getline(in, line)) {
+    if (line == "Character devices:") chars = true;
+    if (line == "Block devices:") chars = false;
+    std::istringstream fields(line);
+    unsigned major = 0;
+    std::string name;
+    if (chars && (fields >> major >> name) && name == "kfd") return major;
+  }
+  return 0;
+}
+
 }  // namespace
 
 KernelFeatures ProbeKernel(const HostPaths& paths,
@@ -66,8 +82,17 @@ KernelFeatures ProbeKernel(const HostPaths& paths,
               Exists(paths.sysfs + "/kernel/tracing/kprobe_events") ||
               Exists(paths.sysfs + "/kernel/debug/tracing/kprobe_events");
   f.cap_sys_admin = HasCapSysAdmin();
+  f.kfd_major = KfdMajor(paths.procfs + "/devices");
   ScanKallsyms(paths.procfs + "/kallsyms", functions, &f);
   ScanBtf(paths.KernelBtf(), functions, &f);
+  // Guesses, replaced by what the feature probes see when they can run.
+  f.fentry = f.vmlinux_btf;
+  f.tracepoints = f.vmlinux_btf;
+  const char* guess = "not probed (needs BPF privileges): assumed from ";
+  f.fentry_note = std::string(guess) + "vmlinux BTF";
+  f.kprobe_note = std::string(guess) + "sysfs";
+  f.tracepoint_note = std::string(guess) + "vmlinux BTF";
+  ProbeAttachKinds(&f);
   return f;
 }
 

@@ -17,21 +17,48 @@ struct KernelFeatures {
   /// amdkfd's structs are described by some BTF (module, or vmlinux when
   /// amdgpu is built in): CO-RE reads of queue/kfd_process can relocate.
   bool kfd_types = false;
-  bool kprobes = false;  ///< the kernel can create kprobes
+  /// --btf: amdkfd's types come from an external flat BTF (kfd_types says
+  /// whether it has them); fentry cannot use it (libbpf then loads no
+  /// module BTF to resolve attach targets).
+  bool custom_btf = false;
+  /// The kernel can create kprobes that fire. With attach_probed: a kprobe
+  /// on a syscall function was attached and seen firing; else guessed from
+  /// sysfs (the kprobe PMU or kprobe_events exist).
+  bool kprobes = false;
+  /// The kernel loads and attaches trampolines (fentry) that fire. Without
+  /// attach_probed: assumed where vmlinux BTF exists.
+  bool fentry = false;
+  /// Raw tracepoints (tp_btf sys_enter/sys_exit) load, attach and fire.
+  bool tracepoints = false;
+  /// The three facts above come from feature probes (needs BPF privileges:
+  /// bpf/feature_probe.bpf.c), not from guesses.
+  bool attach_probed = false;
+  /// One line per kind: why it is (not) available, for `check`.
+  std::string fentry_note, kprobe_note, tracepoint_note;
   /// This process has CAP_SYS_ADMIN: libbpf finds module BTF by id
   /// (bpf_btf_get_next_id), which needs it, and silently skips module BTF
   /// without it, so CO-RE against amdgpu's types would quietly fail.
   bool cap_sys_admin = false;
-  bool amdgpu_loaded = false;       ///< amdgpu symbols in kallsyms
-  bool kfd_sysfs = false;           ///< <sysfs>/class/kfd/kfd
+  bool amdgpu_loaded = false;  ///< amdgpu symbols in kallsyms
+  bool kfd_sysfs = false;      ///< <sysfs>/class/kfd/kfd
+  /// /dev/kfd's character major from <procfs>/devices (0: none); the
+  /// tracepoint tier's filter.
+  unsigned kfd_major = 0;
   std::set<std::string> kallsyms;   ///< asked-for functions present in kallsyms
   std::set<std::string> btf_funcs;  ///< asked-for functions with a BTF FUNC
 };
 
 /// Probes the kernel for `functions`. Never fails: what cannot be read is
-/// reported as absent.
+/// reported as absent. With BPF privileges it also loads, attaches and fires
+/// one tiny fentry, kprobe and raw-tracepoint program each (on a syscall
+/// function it then calls), so a kernel that refuses one kind is known before
+/// any hook is planned (libbpf-tools' fentry_can_attach, made functional).
 KernelFeatures ProbeKernel(const HostPaths& paths,
                            const std::vector<std::string>& functions);
+
+/// The attach probes alone (sets fentry, kprobes, tracepoints, the notes and
+/// attach_probed). Needs BPF privileges; without them it leaves `f` as is.
+void ProbeAttachKinds(KernelFeatures* f);
 
 /// True if this process may load and attach BPF programs (root, or
 /// CAP_BPF + CAP_PERFMON, or CAP_SYS_ADMIN), from /proc/self/status.

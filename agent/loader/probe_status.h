@@ -13,6 +13,9 @@ struct ProbeStatus {
   bool attached = false;
   std::string detail;   ///< why not attached, or the fallback in use
   std::string group{};  ///< HookSpec::group ("lifecycle", "runlist", ...)
+  /// "btf-fentry", "btf-kprobe", "args-kprobe", "tracepoint" or "none"
+  /// (the doorbell uprobes: "uprobe").
+  std::string tier{};
 };
 
 }  // namespace gpuq

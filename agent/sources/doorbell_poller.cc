@@ -236,6 +236,7 @@ std::vector<ProbeStatus> DoorbellPoller::Probes() const {
     p.probe = sym.probe;
     p.function = sym.function;
     p.mode = "uprobe";
+    p.tier = "uprobe";
     std::vector<std::string> on;
     std::vector<std::string> failed;
     for (const DoorbellLibrary& lib : libs) {

@@ -26,7 +26,9 @@ if [ -n "$UNIFIED" ] && mkdir -p "$UNIFIED/docker/$ID" 2> /dev/null; then
   CG=$UNIFIED/docker/$ID
 fi
 cleanup_cgroup() { [ -n "$CG" ] && rmdir "$CG" "$UNIFIED/docker" 2> /dev/null; }
-trap 'cleanup_cgroup' EXIT
+# One EXIT trap for both: a second trap would replace use_background_cleanup's
+# and leave the agent running after the test (it did).
+trap 'cleanup_background; cleanup_cgroup' EXIT
 
 port=$(free_port)
 "$AGENT" --doorbells=uprobe --hsa-runtime "$LIB" --sample-interval 200ms \
@@ -39,8 +41,8 @@ if ! wait_http "$URL" 100; then
   exit 1
 fi
 m=$(curl -s "$URL")
-if grep -q '^gpuq_probe_attached{probe="doorbell_store_screlease",mode="uprobe"} 1' <<< "$m" &&
-  grep -q '^gpuq_probe_attached{probe="doorbell_store_relaxed",mode="uprobe"} 1' <<< "$m"; then
+if grep -q '^gpuq_probe_attached{probe="doorbell_store_screlease",mode="uprobe",tier="uprobe"} 1' <<< "$m" &&
+  grep -q '^gpuq_probe_attached{probe="doorbell_store_relaxed",mode="uprobe",tier="uprobe"} 1' <<< "$m"; then
   pass "both doorbell uprobes attached to the --hsa-runtime library"
 else
   fail "doorbell probes not attached" "$(grep doorbell <<< "$m"; cat "$TMP/agent.log")"

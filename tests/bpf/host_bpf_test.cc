@@ -31,17 +31,63 @@ TEST(VerifierTest, KprobeProgramsPassOnThisKernel) {
   REQUIRE_BPF_PRIVILEGES();
   // Relocated against this kernel's own BTF (no amdgpu here: the amdkfd
   // reads are dead branches, which is what must load on such a host).
-  EXPECT_EQ(BpfLoader::VerifyPrograms(HookMode::kKprobe), "");
+  EXPECT_EQ(BpfLoader::VerifyPrograms(ProbeTier::kBtfKprobe), "");
 }
 
 TEST(VerifierTest, KprobeProgramsPassAgainstAmdkfd61Layout) {
   REQUIRE_BPF_PRIVILEGES();
-  EXPECT_EQ(BpfLoader::VerifyPrograms(HookMode::kKprobe, Layout("6_1")), "");
+  EXPECT_EQ(BpfLoader::VerifyPrograms(ProbeTier::kBtfKprobe, Layout("6_1")),
+            "");
 }
 
 TEST(VerifierTest, KprobeProgramsPassAgainstAmdkfd612Layout) {
   REQUIRE_BPF_PRIVILEGES();
-  EXPECT_EQ(BpfLoader::VerifyPrograms(HookMode::kKprobe, Layout("6_12")), "");
+  EXPECT_EQ(BpfLoader::VerifyPrograms(ProbeTier::kBtfKprobe, Layout("6_12")),
+            "");
+}
+
+TEST(VerifierTest, ArgsKprobeProgramsPassOnThisKernel) {
+  REQUIRE_BPF_PRIVILEGES();
+  // The BTF-free bodies: through this kernel's verifier with its own BTF
+  // (no amdgpu types at all, which is what they are for).
+  EXPECT_EQ(BpfLoader::VerifyPrograms(ProbeTier::kArgsKprobe), "");
+}
+
+TEST(VerifierTest, ArgsKprobeProgramsPassAgainstAmdkfdLayouts) {
+  REQUIRE_BPF_PRIVILEGES();
+  // With amdkfd types present they must still load (no CO-RE read of them).
+  EXPECT_EQ(BpfLoader::VerifyPrograms(ProbeTier::kArgsKprobe, Layout("6_1")),
+            "");
+  EXPECT_EQ(BpfLoader::VerifyPrograms(ProbeTier::kArgsKprobe, Layout("6_12")),
+            "");
+}
+
+TEST(VerifierTest, ArgsKprobeProgramsReadNoAmdkfdStruct) {
+  REQUIRE_BPF_PRIVILEGES();
+  // The negative controls above fail the CO-RE bodies on a wrong amdkfd
+  // field; the args bodies must not even notice it.
+  EXPECT_EQ(
+      BpfLoader::VerifyPrograms(ProbeTier::kArgsKprobe, Layout("badtype")), "");
+  EXPECT_EQ(
+      BpfLoader::VerifyPrograms(ProbeTier::kArgsKprobe, Layout("badsched")),
+      "");
+}
+
+TEST(FeatureProbeTest, AgreesWithWhatLoads) {
+  REQUIRE_BPF_PRIVILEGES();
+  // The planner's fentry answer comes from a real load+attach+fire, never a
+  // guess: it must agree with whether the fentry programs load here.
+  KernelFeatures f;
+  ProbeAttachKinds(&f);
+  ASSERT_TRUE(f.attach_probed);
+  EXPECT_FALSE(f.fentry_note.empty());
+  EXPECT_FALSE(f.kprobe_note.empty());
+  // This host (and any with vmlinux BTF and BPF) has raw tracepoints.
+  EXPECT_TRUE(f.tracepoints) << f.tracepoint_note;
+  if (!f.fentry) {
+    EXPECT_NE(f.fentry_note.find("refused"), std::string::npos)
+        << f.fentry_note;
+  }
 }
 
 TEST(VerifierTest, EnumFieldReadAsIntegerIsRefused) {
@@ -49,7 +95,7 @@ TEST(VerifierTest, EnumFieldReadAsIntegerIsRefused) {
   // Negative control for the two layout tests above: it must fail on the
   // amdkfd field itself, not on anything else missing from the layout BTF.
   const std::string error =
-      BpfLoader::VerifyPrograms(HookMode::kKprobe, Layout("badtype"));
+      BpfLoader::VerifyPrograms(ProbeTier::kBtfKprobe, Layout("badtype"));
   EXPECT_NE(error.find("queue.properties.type"), std::string::npos) << error;
 }
 
@@ -58,7 +104,7 @@ TEST(VerifierTest, EvictionFieldOfWrongTypeIsRefused) {
   // The same control for the issue 3 hooks: the eviction programs must reach
   // the verifier with qcm_process_device.evicted relocated, not dead code.
   const std::string error =
-      BpfLoader::VerifyPrograms(HookMode::kKprobe, Layout("badsched"));
+      BpfLoader::VerifyPrograms(ProbeTier::kBtfKprobe, Layout("badsched"));
   EXPECT_NE(error.find("qcm_process_device.evicted"), std::string::npos)
       << error;
 }
@@ -68,13 +114,13 @@ TEST(VerifierTest, EveryHookHasItsProgramsInTheObject) {
   // VerifyPrograms refuses a hook table naming a program bpf/ lacks; an
   // empty answer for both layouts above covers every hook's kprobe twin.
   // Here: the fentry twins exist too (they may not load on this kernel).
-  const std::string error = BpfLoader::VerifyPrograms(HookMode::kFentry);
+  const std::string error = BpfLoader::VerifyPrograms(ProbeTier::kBtfFentry);
   EXPECT_EQ(error.find("has no program"), std::string::npos) << error;
 }
 
 TEST(VerifierTest, FentryPrograms) {
   REQUIRE_BPF_PRIVILEGES();
-  const std::string error = BpfLoader::VerifyPrograms(HookMode::kFentry);
+  const std::string error = BpfLoader::VerifyPrograms(ProbeTier::kBtfFentry);
   if (!error.empty()) {
     GTEST_SKIP() << "fentry programs cannot load on this kernel (" << error
                  << "); the QEMU tier (tests/kernel) loads them against "

@@ -191,7 +191,7 @@ podman rm -f "$NAME-leastpriv" > /dev/null 2>&1
 port=$(free_port)
 podman run -d --name "$NAME-privileged" --privileged --pid=host -p "127.0.0.1:$port:9464" \
   -v /sys:/host/sys:ro -v /proc:/host/proc:ro "$IMAGE" > /dev/null 2> "$TMP/run.err"
-if wait_metrics "$port" && curl -s "http://127.0.0.1:$port/metrics" | grep -q '^gpuq_probe_attached{probe="queue_create",mode="none"} 0$'; then
+if wait_metrics "$port" && curl -s "http://127.0.0.1:$port/metrics" | grep -q '^gpuq_probe_attached{probe="queue_create",mode="none",tier="none"} 0$'; then
   pass "--privileged quick start runs live on this host (no amdkfd: self-metrics, probes none)"
 else
   fail "--privileged quick start" "$(cat "$TMP/run.err"; podman logs "$NAME-privileged" 2>&1)"

@@ -66,7 +66,7 @@ else
   lint=$(printf '%s\n' "$body" | promtool check metrics 2>&1); rc=$?
   if [ $rc = 0 ]; then pass "promtool check metrics: degraded live daemon"; else fail "promtool: degraded live daemon (rc $rc)" "$lint"; fi
   for probe in queue_create create_ioctl queue_destroy process_exit; do
-    if printf '%s\n' "$body" | grep -q "^gpuq_probe_attached{probe=\"$probe\",mode=\"none\"} 0$"; then
+    if printf '%s\n' "$body" | grep -q "^gpuq_probe_attached{probe=\"$probe\",mode=\"none\",tier=\"none\"} 0$"; then
       pass "probe $probe reported as not attached"
     else
       fail "probe $probe status missing"

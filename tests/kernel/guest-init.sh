@@ -111,11 +111,14 @@ else
 fi
 
 # ---- 1. gpuq-agent check, per mode -----------------------------------------
-# check_mode MODE FLAGS...: runs check, one result per hook plus its exit code.
-# Leaves MODE_<probe>=<mode reported> for the daemon's comparison.
+# check_mode LABEL MODE TIER FLAGS...: runs check, one result per hook plus
+# its exit code; every present hook must be attached in MODE and TIER.
+# Leaves MODE_<label>_<probe>=<mode reported> for the daemon's comparison.
 check_mode() {
   m=$1
-  shift
+  want_mode=$2
+  want_tier=$3
+  shift 3
   g=check-$m
   t0=$(up)
   timeout 240 /bin/gpuq-agent check "$@" > "/tmp/$g.out" 2> "/tmp/$g.err"
@@ -129,7 +132,8 @@ check_mode() {
     got_fn=$(echo "$line" | awk '{print $2}')
     got_mode=$(echo "$line" | awk '{print $3}')
     got_att=$(echo "$line" | awk '{print $4}')
-    detail=$(echo "$line" | awk '{for (i = 5; i <= NF; i++) printf "%s%s", $i, (i < NF ? " " : "")}')
+    got_tier=$(echo "$line" | awk '{print $5}')
+    detail=$(echo "$line" | awk '{for (i = 6; i <= NF; i++) printf "%s%s", $i, (i < NF ? " " : "")}')
     eval "MODE_${m}_$p=\$got_mode"
     if is_missing "$p"; then
       # reported, not an error: mode none, not attached, the reason named
@@ -139,10 +143,10 @@ check_mode() {
       else
         fail "$g:$p" "want $fn reported missing (mode=none attached=no, 'not in this kernel'), got function=${got_fn:-?} mode=${got_mode:-?} attached=${got_att:-?} detail: ${detail:-none}"
       fi
-    elif [ "$got_fn" = "$fn" ] && [ "$got_mode" = "$m" ] && [ "$got_att" = yes ]; then
-      pass "$g:$p" "$fn mode=$got_mode attached=$got_att ($detail)"
+    elif [ "$got_fn" = "$fn" ] && [ "$got_mode" = "$want_mode" ] && [ "$got_att" = yes ] && [ "$got_tier" = "$want_tier" ]; then
+      pass "$g:$p" "$fn mode=$got_mode tier=$got_tier attached=$got_att ($detail)"
     else
-      fail "$g:$p" "want $fn mode=$m attached=yes, got function=${got_fn:-?} mode=${got_mode:-?} attached=${got_att:-?} detail: ${detail:-none}; stderr: $(tr '\n' ' ' < "/tmp/$g.err")"
+      fail "$g:$p" "want $fn mode=$want_mode tier=$want_tier attached=yes, got function=${got_fn:-?} mode=${got_mode:-?} tier=${got_tier:-?} attached=${got_att:-?} detail: ${detail:-none}; stderr: $(tr '\n' ' ' < "/tmp/$g.err")"
     fi
   done
   if [ $rc = 0 ]; then
@@ -153,8 +157,9 @@ check_mode() {
 }
 
 ktime check-start
-check_mode fentry
-check_mode kprobe --no-fentry
+check_mode fentry fentry btf-fentry
+check_mode kprobe kprobe btf-kprobe --no-fentry
+check_mode args kprobe args-kprobe --probe-tier=args
 ktime check-done
 
 # check --verify: every fentry program of a function this kernel has, and
@@ -213,9 +218,11 @@ sum_of() {
 # series FILE METRIC: the family's sample lines.
 series() { grep -E "^$2(\{| )" "$1"; }
 
+# daemon_mode LABEL MODE FLAGS...
 daemon_mode() {
   m=$1
-  shift
+  dmode=$2
+  shift 2
   g=daemon-$m
   M="/tmp/$g.metrics"
   rm -f "$M"
@@ -268,7 +275,7 @@ daemon_mode() {
     eval "want=\$MODE_${m}_$p"
     lines=$(series "$M" gpuq_probe_attached | grep "probe=\"$p\"")
     n=$(echo "$lines" | grep -c .)
-    wm=$m wv=1
+    wm=$dmode wv=1
     if is_missing "$p"; then wm=none wv=0; fi
     if [ "$n" = 1 ] && echo "$lines" | grep -q "mode=\"$wm\"" &&
       [ "$(echo "$lines" | awk '{print $NF}')" = $wv ] && [ "$want" = "$wm" ]; then
@@ -462,6 +469,44 @@ record_run() {
 ktime record-start
 record_run
 ktime daemon-start
-daemon_mode fentry
-daemon_mode kprobe --no-fentry
+daemon_mode fentry fentry
+daemon_mode kprobe kprobe --no-fentry
+# The BTF-free tier, forced on this kernel (its amdgpu has BTF): every hook
+# attaches with its args-only body; the failing create and the exit are seen.
+daemon_mode args kprobe --probe-tier=args
+
+# ---- amdgpu without BTF (what amdgpu-dkms hosts run) -------------------------
+# The host put a copy of amdgpu.ko with its .BTF section removed at
+# /nobtf/amdgpu.ko: reload it, so /sys/kernel/btf/amdgpu is absent, and the
+# planner must choose args-kprobe for every hook on its own.
+ktime nobtf-start
+rmmod amdgpu > /tmp/nobtf.txt 2>&1 && insmod /nobtf/amdgpu.ko >> /tmp/nobtf.txt 2>&1
+rc=$?
+if [ $rc = 0 ] && [ -c /dev/kfd ] && [ ! -e /sys/kernel/btf/amdgpu ] && [ -d /sys/class/kfd/kfd/topology/nodes ]; then
+  pass nobtf-reload "amdgpu reloaded without BTF: /sys/kernel/btf/amdgpu absent, /dev/kfd present"
+  check_mode nobtf kprobe args-kprobe
+  daemon_mode nobtf kprobe
+else
+  fail nobtf-reload "rc=$rc btf=$(ls /sys/kernel/btf/amdgpu 2>&1) kfd=$(ls -l /dev/kfd 2>&1): $(tr '\n' ' ' < /tmp/nobtf.txt)"
+fi
+ktime nobtf-done
+
+# ---- kprobes disabled: the tracepoint tier ------------------------------------
+# A kernel that refuses kprobes: disarm them all. The feature probe sees a
+# kprobe that attaches but never fires, so nothing carries creates but the
+# raw syscall tracepoints; they must attach, and the failing create and the
+# exit must be seen through them.
+ktime tp-start
+if echo 0 > /sys/kernel/debug/kprobes/enabled 2> /tmp/tp.txt; then
+  pass kprobes-off "kprobes disarmed (/sys/kernel/debug/kprobes/enabled = 0)"
+  SAVED_PROBES=$PROBES SAVED_MISSING=$MISSING
+  PROBES="tp_ioctl:sys_enter,sys_exit tp_exit:sched_process_exit" MISSING=""
+  check_mode tp tracepoint tracepoint
+  daemon_mode tp tracepoint
+  PROBES=$SAVED_PROBES MISSING=$SAVED_MISSING
+  echo 1 > /sys/kernel/debug/kprobes/enabled
+else
+  fail kprobes-off "cannot disarm kprobes: $(cat /tmp/tp.txt)"
+fi
+ktime tp-done
 finish

@@ -53,16 +53,23 @@ expected_checks() {
   guest_has hook-presence && echo hook-presence
   local m c probes
   probes=$(guest_probes)
-  for m in fentry kprobe; do
+  for m in fentry kprobe args nobtf; do
     for c in $probes exit-code; do
       echo "check-$m:$c"
     done
+  done
+  echo kprobes-off
+  for c in tp_ioctl tp_exit exit-code; do echo "check-tp:$c"; done
+  for c in serves kfdtest attached:tp_ioctl attached:tp_exit create-failure \
+    process-exit no-queues no-drops attribution stops; do
+    echo "daemon-tp:$c"
   done
   guest_has check-verify && echo check-verify
   echo core-flavor
   guest_has core-sched && echo core-sched
   echo record:runs record:create-failed record:process-exit record:no-queue-records
-  for m in fentry kprobe; do
+  echo nobtf-reload
+  for m in fentry kprobe args nobtf; do
     for c in serves kfdtest $(for p in $probes; do echo "attached:$p"; done) create-failure \
       process-exit no-queues no-drops attribution stops; do
       echo "daemon-$m:$c"
@@ -80,7 +87,7 @@ require_agent
 PKGS=(qemu-system-x86 cpio kmod xz-utils zstd gcc libc6-dev linux-libc-dev binutils bpftool)
 [ -x /bin/busybox ] || PKGS+=(busybox-static)
 need_packages "${PKGS[@]}"
-need_tools qemu-system-x86_64 cpio gzip depmod gcc dpkg-deb apt-get apt-cache timeout ldd bpftool
+need_tools qemu-system-x86_64 cpio gzip depmod gcc dpkg-deb apt-get apt-cache timeout ldd bpftool objcopy
 [ -x /bin/busybox ] || skip_all "/bin/busybox is not available (package busybox-static)"
 [ -f /usr/include/linux/kfd_ioctl.h ] || skip_all "linux/kfd_ioctl.h is missing (package linux-libc-dev)"
 
@@ -110,8 +117,20 @@ build_payload() {
 
 # ---- boot one kernel and judge its markers ------------------------------------
 run_kernel() {
-  local label=$1 kdir=$2 initrd=$WORK/initrd-$1.gz
-  cat "$WORK/payload.cpio.gz" "$kdir/modules.cpio.gz" > "$initrd"
+  local label=$1 kdir=$2 initrd=$WORK/initrd-$1.gz ko
+  # amdgpu.ko without its .BTF section (an amdgpu-dkms build has none), at
+  # /nobtf/amdgpu.ko for the guest's BTF-free phase.
+  rm -rf "$WORK/nobtf"
+  mkdir -p "$WORK/nobtf/x" "$WORK/nobtf/root/nobtf"
+  (cd "$WORK/nobtf/x" && zcat "$kdir/modules.cpio.gz" | cpio -idm --quiet '*amdgpu.ko')
+  ko=$(find "$WORK/nobtf/x" -name amdgpu.ko | head -n 1)
+  if [ -n "$ko" ]; then
+    objcopy --remove-section=.BTF "$ko" "$WORK/nobtf/root/nobtf/amdgpu.ko"
+  fi
+  (cd "$WORK/nobtf/root" && find . | cpio -o -H newc --quiet | gzip -1) > "$WORK/nobtf.cpio.gz"
+  rm -rf "$WORK/nobtf"
+  cat "$WORK/payload.cpio.gz" "$kdir/modules.cpio.gz" "$WORK/nobtf.cpio.gz" > "$initrd"
+  rm -f "$WORK/nobtf.cpio.gz"
   qemu_boot "$label" "$kdir" "$initrd" "$WORK/boot-$label.log"
   judge_markers "$label" "$WORK/boot-$label.log"
 }

@@ -82,6 +82,10 @@ else
       "verifier, fentry programs: none verified \(no hooked function has BTF here\)"
     expect_out "check --verify: every kprobe program passes this kernel's verifier" \
       "verifier, kprobe programs: all accepted"
+    expect_out "check --verify: every args-kprobe program passes this kernel's verifier" \
+      "verifier, args-kprobe programs: all accepted"
+    expect_out "check --verify: every tracepoint program passes this kernel's verifier" \
+      "verifier, tracepoint programs: all accepted"
   else
     skip "check --verify: needs root"
   fi

@@ -61,7 +61,7 @@ expect_rc "--sample-interval with a replay is accepted (a capture replays its sa
 run "$AGENT" --once --host-root "$FIXTURE" --interval 300ms --sample-interval 100ms \
   --doorbells=uprobe --output prometheus
 expect_rc "live --once with sampling and doorbells" 0
-expect_out "--once reports the doorbell probe" '^gpuq_probe_attached\{probe="doorbell_store_screlease",mode="[a-z]+"\} [01]$'
+expect_out "--once reports the doorbell probe" '^gpuq_probe_attached\{probe="doorbell_store_screlease",mode="[a-z]+",tier="[a-z]+"\} [01]$'
 expect_out "--once exports the sample outcomes" '^gpuq_queue_samples_total\{result="unreadable"\} 0$'
 
 # The daemon, live on the same fixture host, sampling every 100ms.
@@ -73,7 +73,7 @@ PIDS+=("$BG")
 if wait_http "http://127.0.0.1:$port/metrics" 100; then
   sleep 0.5  # a few sampling rounds
   body=$(curl -sf "http://127.0.0.1:$port/metrics")
-  if printf '%s\n' "$body" | grep -qE '^gpuq_probe_attached\{probe="doorbell_store_relaxed",mode="[a-z]+"\} [01]$'; then
+  if printf '%s\n' "$body" | grep -qE '^gpuq_probe_attached\{probe="doorbell_store_relaxed",mode="[a-z]+",tier="[a-z]+"\} [01]$'; then
     pass "daemon reports the doorbell probes"
   else
     fail "daemon lacks the doorbell probes" "$(cat "$TMP/err")"

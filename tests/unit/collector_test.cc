@@ -516,15 +516,27 @@ TEST(CollectorTest, SourceAndBuildInfo) {
 
 TEST(CollectorTest, ProbeAttached) {
   Snapshot s;
-  s.probes = {{"queue_create", "pqm_create_queue", "fentry", true, ""},
-              {"queue_destroy", "pqm_destroy_queue", "none", false, "absent"}};
+  s.probes = {{"queue_create", "pqm_create_queue", "fentry", true, "",
+               "lifecycle", "btf-fentry"},
+              {"queue_destroy", "pqm_destroy_queue", "none", false, "absent",
+               "lifecycle", "none"},
+              {"process_exit", "kfd_process_notifier_release", "kprobe", true,
+               "", "lifecycle", "args-kprobe"}};
   const auto families = BuildFamilies(s);
   EXPECT_EQ(One(families, "gpuq_probe_attached",
-                {{"probe", "queue_create"}, {"mode", "fentry"}}),
+                {{"probe", "queue_create"},
+                 {"mode", "fentry"},
+                 {"tier", "btf-fentry"}}),
             1);
+  EXPECT_EQ(
+      One(families, "gpuq_probe_attached",
+          {{"probe", "queue_destroy"}, {"mode", "none"}, {"tier", "none"}}),
+      0);
   EXPECT_EQ(One(families, "gpuq_probe_attached",
-                {{"probe", "queue_destroy"}, {"mode", "none"}}),
-            0);
+                {{"probe", "process_exit"},
+                 {"mode", "kprobe"},
+                 {"tier", "args-kprobe"}}),
+            1);
 }
 
 TEST(CollectorTest, EmptySnapshotHasNoQueueSeries) {

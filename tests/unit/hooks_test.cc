@@ -1,5 +1,7 @@
-// Per-hook mode selection (loader/hooks.cc): fentry where BTF has the
-// function, kprobe where kallsyms has it, none with a reason otherwise.
+// Per-hook tier planning before load (loader/hooks.cc) on fake feature sets:
+// btf-fentry where BTF has the function and trampolines work, btf-kprobe
+// where kallsyms has it, args-kprobe without amdgpu BTF (or when forced),
+// none with a reason otherwise.
 #include "loader/hooks.h"
 
 #include <gtest/gtest.h>
@@ -16,9 +18,28 @@ std::map<std::string, HookPlan> ByProbe(const std::vector<HookPlan>& plans) {
   return out;
 }
 
+// The plans of the kernel-function hooks (the tracepoint tier's are tested
+// on their own below).
+std::vector<HookPlan> FunctionPlans(const KernelFeatures& f,
+                                    const PlanOptions& o) {
+  std::vector<HookPlan> out;
+  for (const HookPlan& p : PlanHooks(f, o)) {
+    if (!IsTracepointHook(*p.spec)) out.push_back(p);
+  }
+  return out;
+}
+
+const PlanOptions kAuto{true, TierRequest::kAuto};
+const PlanOptions kNoFentry{false, TierRequest::kAuto};
+const PlanOptions kArgs{true, TierRequest::kArgs};
+
+// amdgpu-dkms: the module is loaded, kallsyms has its functions, no BTF.
+KernelFeatures DkmsKernel();
+
 KernelFeatures AmdgpuKernel() {
   KernelFeatures f;
   f.vmlinux_btf = f.amdgpu_btf = f.kfd_types = f.kprobes = true;
+  f.fentry = f.tracepoints = f.attach_probed = true;
   f.amdgpu_loaded = f.kfd_sysfs = f.cap_sys_admin = true;
   for (const HookSpec& spec : Hooks()) {
     f.kallsyms.insert(spec.function);
@@ -27,88 +48,155 @@ KernelFeatures AmdgpuKernel() {
   return f;
 }
 
-TEST(HooksTest, EveryHookHasBothTwins) {
+TEST(HooksTest, EveryHookHasBothTwinsAndAnArgsBody) {
   for (const HookSpec& spec : Hooks()) {
-    EXPECT_FALSE(ProgramsOf(spec, HookMode::kFentry).empty()) << spec.probe;
-    EXPECT_EQ(ProgramsOf(spec, HookMode::kFentry).size(),
-              ProgramsOf(spec, HookMode::kKprobe).size())
+    if (IsTracepointHook(spec)) {
+      EXPECT_FALSE(ProgramsOf(spec, ProbeTier::kTracepoint).empty());
+      EXPECT_TRUE(ProgramsOf(spec, ProbeTier::kBtfKprobe).empty());
+      continue;
+    }
+    EXPECT_FALSE(ProgramsOf(spec, ProbeTier::kBtfFentry).empty()) << spec.probe;
+    EXPECT_EQ(ProgramsOf(spec, ProbeTier::kBtfFentry).size(),
+              ProgramsOf(spec, ProbeTier::kBtfKprobe).size())
         << spec.probe << ": fentry and kprobe paths must cover the same";
-    EXPECT_TRUE(ProgramsOf(spec, HookMode::kNone).empty());
+    EXPECT_FALSE(ProgramsOf(spec, ProbeTier::kArgsKprobe).empty())
+        << spec.probe << ": every hook has a BTF-free body";
+    EXPECT_TRUE(ProgramsOf(spec, ProbeTier::kNone).empty());
   }
 }
 
 TEST(HooksTest, FentryWhereBtfHasTheFunction) {
-  for (const HookPlan& p : PlanHooks(AmdgpuKernel(), true)) {
-    EXPECT_EQ(p.mode, HookMode::kFentry) << p.spec->probe;
+  for (const HookPlan& p : FunctionPlans(AmdgpuKernel(), kAuto)) {
+    EXPECT_EQ(p.mode(), HookMode::kFentry) << p.spec->probe;
   }
 }
 
 TEST(HooksTest, NoFentryFlagForcesKprobes) {
-  for (const HookPlan& p : PlanHooks(AmdgpuKernel(), false)) {
-    EXPECT_EQ(p.mode, HookMode::kKprobe) << p.spec->probe;
+  for (const HookPlan& p : FunctionPlans(AmdgpuKernel(), kNoFentry)) {
+    EXPECT_EQ(p.mode(), HookMode::kKprobe) << p.spec->probe;
   }
 }
 
 TEST(HooksTest, KprobeWhenFunctionHasNoBtf) {
   KernelFeatures f = AmdgpuKernel();
   f.btf_funcs.erase("uninit_queue");
-  const auto plans = ByProbe(PlanHooks(f, true));
-  EXPECT_EQ(plans.at("queue_destroy").mode, HookMode::kKprobe);
-  EXPECT_EQ(plans.at("queue_create").mode, HookMode::kFentry);
+  const auto plans = ByProbe(FunctionPlans(f, kAuto));
+  EXPECT_EQ(plans.at("queue_destroy").mode(), HookMode::kKprobe);
+  EXPECT_EQ(plans.at("queue_create").mode(), HookMode::kFentry);
 }
 
 TEST(HooksTest, MissingFunctionIsReportedNotFatal) {
   KernelFeatures f = AmdgpuKernel();
   f.btf_funcs.erase("kfd_procfs_add_queue");
   f.kallsyms.erase("kfd_procfs_add_queue");
-  const auto plans = ByProbe(PlanHooks(f, true));
-  EXPECT_EQ(plans.at("queue_create").mode, HookMode::kNone);
+  const auto plans = ByProbe(FunctionPlans(f, kAuto));
+  EXPECT_EQ(plans.at("queue_create").mode(), HookMode::kNone);
   EXPECT_EQ(plans.at("queue_create").reason, "function not in this kernel");
   // The others are unaffected; create_ioctl then carries creates.
-  EXPECT_EQ(plans.at("create_ioctl").mode, HookMode::kFentry);
-  EXPECT_EQ(plans.at("queue_destroy").mode, HookMode::kFentry);
+  EXPECT_EQ(plans.at("create_ioctl").mode(), HookMode::kFentry);
+  EXPECT_EQ(plans.at("queue_destroy").mode(), HookMode::kFentry);
 }
 
-TEST(HooksTest, WithoutAmdgpuBtfOnlyTheUapiHookRemains) {
-  KernelFeatures f = AmdgpuKernel();
-  f.amdgpu_btf = f.kfd_types = false;
-  f.btf_funcs.clear();  // module BTF gone: no FUNC records either
-  const auto plans = ByProbe(PlanHooks(f, true));
-  EXPECT_EQ(plans.at("create_ioctl").mode, HookMode::kKprobe);
-  for (const char* probe : {"queue_create", "queue_destroy", "process_exit"}) {
-    EXPECT_EQ(plans.at(probe).mode, HookMode::kNone) << probe;
-    EXPECT_NE(plans.at(probe).reason.find("no BTF for amdgpu"),
-              std::string::npos)
-        << plans.at(probe).reason;
+TEST(HooksTest, WithoutAmdgpuBtfEveryHookRunsArgsOnly) {
+  const auto plans = ByProbe(FunctionPlans(DkmsKernel(), kAuto));
+  for (const auto& [probe, plan] : plans) {
+    EXPECT_EQ(plan.tier, ProbeTier::kArgsKprobe) << probe;
+    EXPECT_EQ(plan.mode(), HookMode::kKprobe) << probe;
+    EXPECT_NE(plan.reason.find("no BTF for amdgpu"), std::string::npos)
+        << plan.reason;
+  }
+  // The args programs are those of the args tier, never a CO-RE body.
+  EXPECT_EQ(ProgramsOf(*plans.at("queue_destroy").spec, ProbeTier::kArgsKprobe),
+            (std::vector<std::string>{"args_kprobe_uninit_queue"}));
+  EXPECT_EQ(ProgramsOf(*plans.at("runlist_unmap").spec, ProbeTier::kArgsKprobe),
+            (std::vector<std::string>{"args_kprobe_unmap_queues_cpsch",
+                                      "args_kretprobe_unmap_queues_cpsch"}));
+}
+
+TEST(HooksTest, WithoutAmdgpuBtfOrKprobesNothingAttaches) {
+  KernelFeatures f = DkmsKernel();
+  f.kprobes = false;
+  f.kprobe_note = "kprobes refused at attach (No such file or directory)";
+  for (const HookPlan& p : FunctionPlans(f, kAuto)) {
+    EXPECT_EQ(p.tier, ProbeTier::kNone) << p.spec->probe;
+    EXPECT_NE(p.reason.find("refused at attach"), std::string::npos)
+        << p.reason;
   }
 }
 
-TEST(HooksTest, ModuleBtfWithoutCapSysAdminIsReportedNotSilent) {
+TEST(HooksTest, ForcedArgsTierIgnoresBtf) {
+  for (const HookPlan& p : FunctionPlans(AmdgpuKernel(), kArgs)) {
+    EXPECT_EQ(p.tier, ProbeTier::kArgsKprobe) << p.spec->probe;
+    EXPECT_NE(p.reason.find("--probe-tier=args"), std::string::npos);
+  }
+}
+
+TEST(HooksTest, FentryRefusedByTheFeatureProbeMeansBtfKprobe) {
+  // This CI host's kernel: BTF everywhere, but trampolines refused at load.
+  KernelFeatures f = AmdgpuKernel();
+  f.fentry = false;
+  f.fentry_note = "fentry refused at load (Operation not permitted)";
+  for (const HookPlan& p : FunctionPlans(f, kAuto)) {
+    EXPECT_EQ(p.tier, ProbeTier::kBtfKprobe) << p.spec->probe;
+    EXPECT_EQ(p.reason, f.fentry_note);
+  }
+}
+
+TEST(HooksTest, NoFentryNoKprobesWithBtf) {
+  KernelFeatures f = AmdgpuKernel();
+  f.fentry = f.kprobes = false;
+  for (const HookPlan& p : FunctionPlans(f, kAuto)) {
+    EXPECT_EQ(p.tier, ProbeTier::kNone) << p.spec->probe;
+  }
+}
+
+TEST(HooksTest, ModuleBtfWithoutCapSysAdminFallsBackToArgs) {
   KernelFeatures f = AmdgpuKernel();
   f.cap_sys_admin = false;  // CAP_BPF + CAP_PERFMON only
-  const auto plans = ByProbe(PlanHooks(f, true));
-  for (const char* probe : {"queue_create", "queue_destroy", "process_exit"}) {
-    EXPECT_EQ(plans.at(probe).mode, HookMode::kNone) << probe;
-    EXPECT_NE(plans.at(probe).reason.find("CAP_SYS_ADMIN"), std::string::npos);
+  for (const HookPlan& p : FunctionPlans(f, kAuto)) {
+    EXPECT_EQ(p.tier, ProbeTier::kArgsKprobe) << p.spec->probe;
+    EXPECT_NE(p.reason.find("CAP_SYS_ADMIN"), std::string::npos);
   }
-  // The uapi-only hook needs no amdgpu BTF: it still carries creates.
-  EXPECT_EQ(plans.at("create_ioctl").mode, HookMode::kFentry);
+}
+
+TEST(HooksTest, TierNamesAndRequests) {
+  EXPECT_STREQ(TierName(ProbeTier::kBtfFentry), "btf-fentry");
+  EXPECT_STREQ(TierName(ProbeTier::kBtfKprobe), "btf-kprobe");
+  EXPECT_STREQ(TierName(ProbeTier::kArgsKprobe), "args-kprobe");
+  EXPECT_STREQ(TierName(ProbeTier::kTracepoint), "tracepoint");
+  EXPECT_STREQ(TierName(ProbeTier::kNone), "none");
+  TierRequest r = TierRequest::kTracepoint;
+  EXPECT_TRUE(ParseTierRequest("args", &r));
+  EXPECT_EQ(r, TierRequest::kArgs);
+  EXPECT_TRUE(ParseTierRequest("auto", &r));
+  EXPECT_EQ(r, TierRequest::kAuto);
+  EXPECT_FALSE(ParseTierRequest("btf", &r));
+}
+
+TEST(HooksTest, SummaryNamesTiersAndWhatIsMissing) {
+  KernelFeatures f = DkmsKernel();
+  f.kallsyms.erase("mes_v12_0_remove_hw_queue");
+  const std::string line = TierSummary(PlanHooks(f, kAuto));
+  EXPECT_NE(line.find("args-kprobe (18 hooks)"), std::string::npos) << line;
+  EXPECT_NE(line.find("not hooked: mes_remove_v12"), std::string::npos) << line;
+  EXPECT_EQ(TierSummary(PlanHooks(AmdgpuKernel(), kAuto)),
+            "probe tier: btf-fentry (19 hooks)");
 }
 
 TEST(HooksTest, BuiltInAmdgpuNeedsNoCapSysAdmin) {
   KernelFeatures f = AmdgpuKernel();
   f.cap_sys_admin = false;
   f.amdgpu_btf = false;  // CONFIG_DRM_AMDGPU=y: the types are in vmlinux
-  for (const HookPlan& p : PlanHooks(f, true)) {
-    EXPECT_EQ(p.mode, HookMode::kFentry) << p.spec->probe;
+  for (const HookPlan& p : FunctionPlans(f, kAuto)) {
+    EXPECT_EQ(p.mode(), HookMode::kFentry) << p.spec->probe;
   }
 }
 
 TEST(HooksTest, NoAmdgpuAtAll) {
   KernelFeatures f;  // this CI host: BTF, no kprobes, no amdgpu
   f.vmlinux_btf = true;
-  for (const HookPlan& p : PlanHooks(f, true)) {
-    EXPECT_EQ(p.mode, HookMode::kNone) << p.spec->probe;
+  for (const HookPlan& p : FunctionPlans(f, kAuto)) {
+    EXPECT_EQ(p.mode(), HookMode::kNone) << p.spec->probe;
     EXPECT_EQ(p.reason, "amdgpu is not loaded") << p.spec->probe;
   }
 }
@@ -116,10 +204,12 @@ TEST(HooksTest, NoAmdgpuAtAll) {
 TEST(HooksTest, LifecycleHooksAreRequiredIssue3HooksOptional) {
   for (const HookSpec& spec : Hooks()) {
     const std::string group = spec.group;
-    EXPECT_EQ(spec.optional, group != "lifecycle") << spec.probe;
+    EXPECT_EQ(spec.optional, group != "lifecycle" && group != "tracepoint")
+        << spec.probe;
     // Each optional hook has an exit: its events are written at return.
     if (spec.optional) {
-      EXPECT_EQ(ProgramsOf(spec, HookMode::kFentry).size(), 2u) << spec.probe;
+      EXPECT_EQ(ProgramsOf(spec, ProbeTier::kBtfFentry).size(), 2u)
+          << spec.probe;
     }
   }
 }
@@ -132,18 +222,19 @@ TEST(HooksTest, GroupsAreContiguousForGroupedOutput) {
       seen.emplace_back(spec.group);
     }
   }
-  EXPECT_EQ(seen, (std::vector<std::string>{"lifecycle", "runlist", "mes",
-                                            "eviction", "attribution"}));
+  EXPECT_EQ(seen,
+            (std::vector<std::string>{"lifecycle", "runlist", "mes", "eviction",
+                                      "attribution", "tracepoint"}));
 }
 
 TEST(HooksTest, ProgramNamesFollowTheFunctionAndMapBack) {
-  const auto plans = ByProbe(PlanHooks(AmdgpuKernel(), true));
+  const auto plans = ByProbe(FunctionPlans(AmdgpuKernel(), kAuto));
   const HookSpec& unmap = *plans.at("runlist_unmap").spec;
   EXPECT_STREQ(unmap.function, "unmap_queues_cpsch");
-  EXPECT_EQ(ProgramsOf(unmap, HookMode::kFentry),
+  EXPECT_EQ(ProgramsOf(unmap, ProbeTier::kBtfFentry),
             (std::vector<std::string>{"fentry_unmap_queues_cpsch",
                                       "fexit_unmap_queues_cpsch"}));
-  EXPECT_EQ(ProgramsOf(unmap, HookMode::kKprobe),
+  EXPECT_EQ(ProgramsOf(unmap, ProbeTier::kBtfKprobe),
             (std::vector<std::string>{"kprobe_unmap_queues_cpsch",
                                       "kretprobe_unmap_queues_cpsch"}));
   EXPECT_EQ(HookOfProgram("kretprobe_unmap_queues_cpsch"), &unmap);
@@ -168,23 +259,12 @@ TEST(HooksTest, Debian61LacksMesV12OnlyThatHookIsMissing) {
   KernelFeatures f = AmdgpuKernel();
   f.btf_funcs.erase("mes_v12_0_remove_hw_queue");
   f.kallsyms.erase("mes_v12_0_remove_hw_queue");
-  const auto plans = ByProbe(PlanHooks(f, true));
-  EXPECT_EQ(plans.at("mes_remove_v12").mode, HookMode::kNone);
+  const auto plans = ByProbe(FunctionPlans(f, kAuto));
+  EXPECT_EQ(plans.at("mes_remove_v12").mode(), HookMode::kNone);
   EXPECT_EQ(plans.at("mes_remove_v12").reason, "function not in this kernel");
   for (const auto& [probe, plan] : plans) {
     if (probe != "mes_remove_v12") {
-      EXPECT_EQ(plan.mode, HookMode::kFentry) << probe;
-    }
-  }
-}
-
-TEST(HooksTest, Issue3HooksNeedAmdgpuBtf) {
-  KernelFeatures f = AmdgpuKernel();
-  f.amdgpu_btf = f.kfd_types = false;
-  f.btf_funcs.clear();
-  for (const HookPlan& p : PlanHooks(f, true)) {
-    if (p.spec->optional) {
-      EXPECT_EQ(p.mode, HookMode::kNone) << p.spec->probe;
+      EXPECT_EQ(plan.mode(), HookMode::kFentry) << probe;
     }
   }
 }
@@ -192,9 +272,94 @@ TEST(HooksTest, Issue3HooksNeedAmdgpuBtf) {
 TEST(HooksTest, KallsymsWithoutKprobeSupport) {
   KernelFeatures f = AmdgpuKernel();
   f.kprobes = false;
-  for (const HookPlan& p : PlanHooks(f, false)) {
-    EXPECT_EQ(p.mode, HookMode::kNone) << p.spec->probe;
+  for (const HookPlan& p : FunctionPlans(f, kNoFentry)) {
+    EXPECT_EQ(p.mode(), HookMode::kNone) << p.spec->probe;
   }
+}
+
+std::map<std::string, HookPlan> AllByProbe(const KernelFeatures& f,
+                                           const PlanOptions& o) {
+  return ByProbe(PlanHooks(f, o));
+}
+
+TEST(HooksTest, TracepointTierWhenNothingElseCarriesCreates) {
+  // A locked-down kernel: no kprobes, trampolines refused, amdgpu-dkms.
+  KernelFeatures f = DkmsKernel();
+  f.kprobes = f.fentry = false;
+  f.kfd_major = 235;
+  const auto plans = AllByProbe(f, kAuto);
+  EXPECT_EQ(plans.at("tp_ioctl").tier, ProbeTier::kTracepoint);
+  EXPECT_EQ(plans.at("tp_exit").tier, ProbeTier::kTracepoint);
+  EXPECT_EQ(ProgramsOf(*plans.at("tp_ioctl").spec, ProbeTier::kTracepoint),
+            (std::vector<std::string>{"tp_sys_enter", "tp_sys_exit"}));
+  for (const auto& [probe, plan] : plans) {
+    if (!IsTracepointHook(*plan.spec)) {
+      EXPECT_EQ(plan.tier, ProbeTier::kNone) << probe;
+    }
+  }
+  const std::string line = TierSummary(PlanHooks(f, kAuto));
+  EXPECT_NE(line.find("tracepoint (2 hooks)"), std::string::npos) << line;
+  EXPECT_NE(line.find("no runlist, MES, eviction"), std::string::npos);
+}
+
+TEST(HooksTest, TracepointTierNeverMixedWithFunctionHooks) {
+  // BTF and fentry work but the create ioctl is not hookable: the
+  // tracepoint tier takes over and every function hook steps aside.
+  KernelFeatures f = AmdgpuKernel();
+  f.kfd_major = 235;
+  f.btf_funcs.erase("kfd_ioctl_create_queue");
+  f.kallsyms.erase("kfd_ioctl_create_queue");
+  const auto plans = AllByProbe(f, kAuto);
+  EXPECT_EQ(plans.at("tp_ioctl").tier, ProbeTier::kTracepoint);
+  EXPECT_EQ(plans.at("queue_destroy").tier, ProbeTier::kNone);
+  EXPECT_EQ(plans.at("queue_destroy").reason,
+            "the tracepoint tier runs instead");
+}
+
+TEST(HooksTest, TracepointTierForcedOrUnavailable) {
+  KernelFeatures f = AmdgpuKernel();
+  f.kfd_major = 235;
+  auto plans = AllByProbe(f, {true, TierRequest::kTracepoint});
+  EXPECT_EQ(plans.at("tp_ioctl").tier, ProbeTier::kTracepoint);
+  EXPECT_EQ(plans.at("queue_create").tier, ProbeTier::kNone);
+  // Where function hooks run, the tracepoints are not planned nor missed.
+  plans = AllByProbe(f, kAuto);
+  EXPECT_EQ(plans.at("tp_ioctl").tier, ProbeTier::kNone);
+  EXPECT_EQ(plans.at("tp_ioctl").reason, "not needed: function hooks run");
+  // No /dev/kfd major, or no raw tracepoints: said so.
+  f.kfd_major = 0;
+  plans = AllByProbe(f, {true, TierRequest::kTracepoint});
+  EXPECT_EQ(plans.at("tp_ioctl").tier, ProbeTier::kNone);
+  EXPECT_NE(plans.at("tp_ioctl").reason.find("/proc/devices"),
+            std::string::npos);
+  f.kfd_major = 235;
+  f.tracepoints = false;
+  f.tracepoint_note = "raw tracepoints refused at load (Permission denied)";
+  plans = AllByProbe(f, {true, TierRequest::kTracepoint});
+  EXPECT_NE(plans.at("tp_ioctl").reason.find("refused at load"),
+            std::string::npos);
+}
+
+TEST(HooksTest, BtfFileGivesTheBtfBodiesOnKprobes) {
+  KernelFeatures f = DkmsKernel();
+  f.custom_btf = f.kfd_types = true;  // --btf with amdgpu's types
+  for (const HookPlan& p : FunctionPlans(f, kAuto)) {
+    EXPECT_EQ(p.tier, ProbeTier::kBtfKprobe) << p.spec->probe;
+    EXPECT_NE(p.reason.find("--btf"), std::string::npos) << p.reason;
+  }
+  f.kfd_types = false;  // a --btf file without them: said so, args tier
+  for (const HookPlan& p : FunctionPlans(f, kAuto)) {
+    EXPECT_EQ(p.tier, ProbeTier::kArgsKprobe) << p.spec->probe;
+    EXPECT_NE(p.reason.find("--btf file has no amdkfd types"),
+              std::string::npos);
+  }
+}
+
+KernelFeatures DkmsKernel() {
+  KernelFeatures f = AmdgpuKernel();
+  f.amdgpu_btf = f.kfd_types = false;
+  f.btf_funcs.clear();  // no module BTF: no FUNC records either
+  return f;
 }
 
 }  // namespace

@@ -1,0 +1,477 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The args-kprobe tier: the same records as the BTF hooks, on hosts whose
+ * amdgpu has no BTF (amdgpu-dkms, the GPU Operator's driver). Every program
+ * here reads only function arguments (positions: include/gpuq/args_positions.h)
+ * and the uapi args of the ioctls; kernel pointers are opaque keys. What the
+ * BTF bodies read from structs is learned from calls nested on one thread:
+ *
+ *   kfd_ioctl_create_queue(f, p, args)   p, gpu_id (uapi), owner = current
+ *     kfd_procfs_add_queue(q)            q is the queue being created
+ *     create_queue_cpsch(dqm, q, qpd)    dqm -> gpu_id, qpd -> (p, gpu_id)
+ *   ioctl return 0                       q -> (p, queue_id from the args)
+ *
+ * and current->mm -> p (vmlinux BTF) for the exit notifier. So: queues,
+ * processes and GPUs are known once one of their queues was created while
+ * the agent ran; docs/probe-tiers.md says what differs from the BTF tier.
+ * Included by gpuq.bpf.c last; enabled only when the agent plans this tier
+ * (rodata args_tier), never together with the BTF bodies.
+ */
+#ifndef GPUQ_ARGS_TIER_BPF_H
+#define GPUQ_ARGS_TIER_BPF_H
+
+#include <gpuq/args_positions.h>
+#include "attribution.bpf.h"
+#include "eviction_events.bpf.h"
+#include "runlist_events.bpf.h"
+
+/* A queue created while the agent ran, by its struct queue pointer. */
+struct args_queue {
+	struct live_key key;
+	struct live_val val;
+};
+
+/* A process's state on one GPU, by its qcm_process_device pointer. */
+struct args_qpd {
+	__u64 process_key;
+	__u32 gpu_id;
+	/*
+	 * Shadow of qpd->evicted, kept from the evict/restore calls seen: the
+	 * BTF tier reads the real counter.
+	 */
+	__u32 evicted;
+};
+
+/* A KFD process by its mm, for the exit notifier (mn, mm). */
+struct args_mm {
+	__u64 process_key;
+	char comm[GPUQ_COMM_LEN];
+};
+
+/* @brief args tier: struct queue * -> queue identity (created while we ran) */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u64);
+	__type(value, struct args_queue);
+} args_queues SEC(".maps");
+
+/* @brief args tier: device_queue_manager * -> gpu_id */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u64);
+	__type(value, __u32);
+} args_dqms SEC(".maps");
+
+/* @brief args tier: qcm_process_device * -> (kfd_process, gpu_id, evicted) */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, struct args_qpd);
+} args_qpds SEC(".maps");
+
+/* @brief args tier: mm_struct * -> kfd_process, for process_exit */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u64);
+	__type(value, struct args_mm);
+} args_mms SEC(".maps");
+
+/* Argument n (0-based, a constant) of a kprobe. */
+static __always_inline __u64 args__arg(struct pt_regs *ctx, int n)
+{
+	switch (n) {
+	case 0:
+		return PT_REGS_PARM1(ctx);
+	case 1:
+		return PT_REGS_PARM2(ctx);
+	case 2:
+		return PT_REGS_PARM3(ctx);
+	default:
+		return PT_REGS_PARM4(ctx);
+	}
+}
+
+/* The owner of kfd_process p as seen at its creates (current then was it). */
+static __always_inline void args__owner(__u64 p, struct gpuq_owner *o)
+{
+	struct owner_val *cached = bpf_map_lookup_elem(&process_owners, &p);
+
+	o->process_key = p;
+	if (cached) {
+		o->tgid = cached->tgid;
+		o->cgroup_id = cached->cgroup_id;
+	}
+}
+
+/*
+ * Called at the create ioctl's entry (current is the owner of p): its mm and
+ * owner, so its exit is seen and attributed even if the create fails.
+ */
+static __always_inline void args__learn_mm(__u64 p)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct args_mm v = { .process_key = p };
+	__u64 mm = (__u64)BPF_CORE_READ(task, mm);
+
+	remember_owner(p, current_tgid(), bpf_get_current_cgroup_id());
+	if (!mm)
+		return;
+	bpf_get_current_comm(v.comm, sizeof(v.comm));
+	bpf_map_update_elem(&args_mms, &mm, &v, BPF_ANY);
+}
+
+/* Called at the create ioctl's successful return: q is now that queue. */
+static __always_inline void args__learn_queue(__u64 q, struct live_key *key, struct live_val *val)
+{
+	struct args_queue v = { .key = *key, .val = *val };
+
+	if (!q)
+		return;
+	if (bpf_map_update_elem(&args_queues, &q, &v, BPF_ANY))
+		count_drop(GPUQ_DROP_MAP_FULL);
+}
+
+/* ---- queue_create: kfd_procfs_add_queue(q) inside the create ioctl ------ */
+
+SEC("kprobe/kfd_procfs_add_queue")
+int args_kprobe_kfd_procfs_add_queue(struct pt_regs *ctx)
+{
+	__u32 tid = current_tid();
+	struct create_call *call = bpf_map_lookup_elem(&create_calls, &tid);
+
+	if (call)
+		call->q = args__arg(ctx, GPUQ_ARG_QUEUE_Q);
+	return 0;
+}
+
+/* ---- queue_destroy: uninit_queue(q) ------------------------------------- */
+
+SEC("kprobe/uninit_queue")
+int args_kprobe_uninit_queue(struct pt_regs *ctx)
+{
+	__u64 q = args__arg(ctx, GPUQ_ARG_QUEUE_Q);
+	struct args_queue *known = bpf_map_lookup_elem(&args_queues, &q);
+	struct args_queue v;
+
+	/*
+	 * Only queues created while we ran: kernel queues (HIQ/DIQ), failed
+	 * creates and queues from before the agent started are unknown here
+	 * (the latter are retired by reconciliation).
+	 */
+	if (!known)
+		return 0;
+	v = *known;
+	bpf_map_delete_elem(&args_queues, &q);
+	/* begin_create tracked it by (process, queue id) too */
+	bpf_map_delete_elem(&live_queues, &v.key);
+	submit_destroy(&v.key, &v.val, 0);
+	return 0;
+}
+
+/* ---- process_exit: kfd_process_notifier_release(mn, mm) ----------------- */
+
+SEC("kprobe/kfd_process_notifier_release")
+int args_kprobe_kfd_process_notifier_release(struct pt_regs *ctx)
+{
+	__u64 mm = args__arg(ctx, GPUQ_ARG_NOTIFIER_MM);
+	struct args_mm *known = bpf_map_lookup_elem(&args_mms, &mm);
+	struct gpuq_process_exit_event *e;
+	struct gpuq_owner o = {};
+	__u8 one = 1;
+
+	if (!known)
+		return 0; /* a KFD process that created no queue while we ran */
+	args__owner(known->process_key, &o);
+	bpf_map_update_elem(&exiting, &o.process_key, &one, BPF_ANY);
+	e = reserve_event(sizeof(*e), GPUQ_EV_PROCESS_EXIT);
+	if (e) {
+		e->hdr.tgid = o.tgid;
+		e->hdr.cgroup_id = o.cgroup_id;
+		e->hdr.process_key = o.process_key;
+		__builtin_memcpy(e->comm, known->comm, sizeof(e->comm));
+		bpf_ringbuf_submit(e, 0);
+	}
+	bpf_map_delete_elem(&args_mms, &mm);
+	return 0;
+}
+
+/* ---- dqm operations: learning, and the op slot -------------------------- */
+
+static __always_inline __u32 args__dqm_gpu(__u64 dqm)
+{
+	__u32 *gpu = bpf_map_lookup_elem(&args_dqms, &dqm);
+
+	return gpu ? *gpu : 0;
+}
+
+/*
+ * The owner and GPU of qpd; false when it was never learned (its process
+ * created no queue while we ran).
+ */
+static __always_inline bool args__qpd(__u64 dqm, __u64 qpd, struct gpuq_owner *o, __u32 *gpu)
+{
+	struct args_qpd *v = bpf_map_lookup_elem(&args_qpds, &qpd);
+
+	*gpu = args__dqm_gpu(dqm);
+	if (!v)
+		return false;
+	args__owner(v->process_key, o);
+	if (!*gpu)
+		*gpu = v->gpu_id;
+	return true;
+}
+
+SEC("kprobe/create_queue_cpsch")
+int args_kprobe_create_queue_cpsch(struct pt_regs *ctx)
+{
+	__u64 dqm = args__arg(ctx, GPUQ_ARG_CREATE_DQM);
+	__u64 qpd = args__arg(ctx, GPUQ_ARG_CREATE_QPD);
+	struct gpuq_kfd_create_queue_args a = {};
+	struct args_qpd v = {}, *old;
+	struct gpuq_owner o = {};
+	__u32 tid = current_tid();
+	struct create_call *call;
+	__u32 gpu;
+
+	call = bpf_map_lookup_elem(&create_calls, &tid);
+	if (call) {
+		/* inside the create ioctl: the uapi args name the GPU */
+		bpf_probe_read_kernel(&a, sizeof(a), (void *)call->args);
+		bpf_map_update_elem(&args_dqms, &dqm, &a.gpu_id, BPF_ANY);
+		old = bpf_map_lookup_elem(&args_qpds, &qpd);
+		v.process_key = call->process_key;
+		v.gpu_id = a.gpu_id;
+		v.evicted = old && old->process_key == v.process_key ? old->evicted : 0;
+		bpf_map_update_elem(&args_qpds, &qpd, &v, BPF_ANY);
+		o.process_key = call->process_key;
+		o.tgid = current_tgid();
+		o.cgroup_id = bpf_get_current_cgroup_id();
+		op_set(GPUQ_CAUSE_CREATE, a.gpu_id, 0, &o);
+		return 0;
+	}
+	/* CRIU restore and the like: known process or none */
+	args__qpd(dqm, qpd, &o, &gpu);
+	op_set(GPUQ_CAUSE_CREATE, gpu, 0, &o);
+	return 0;
+}
+
+GPUQ_ARGS_EXIT(create_queue_cpsch, op_exit)
+
+SEC("kprobe/destroy_queue_cpsch")
+int args_kprobe_destroy_queue_cpsch(struct pt_regs *ctx)
+{
+	__u64 q = args__arg(ctx, GPUQ_ARG_DESTROY_Q);
+	struct args_queue *known = bpf_map_lookup_elem(&args_queues, &q);
+	struct gpuq_owner o = {};
+	__u32 gpu;
+
+	args__qpd(args__arg(ctx, GPUQ_ARG_DESTROY_DQM), args__arg(ctx, GPUQ_ARG_DESTROY_QPD), &o,
+		  &gpu);
+	op_set(GPUQ_CAUSE_DESTROY, gpu, known ? known->key.queue_id : 0, &o);
+	return 0;
+}
+
+GPUQ_ARGS_EXIT(destroy_queue_cpsch, op_exit)
+
+static __always_inline int args__op(struct pt_regs *ctx, __u32 cause)
+{
+	struct gpuq_owner o = {};
+	__u32 gpu;
+
+	args__qpd(args__arg(ctx, GPUQ_ARG_OP_DQM), args__arg(ctx, GPUQ_ARG_OP_QPD), &o, &gpu);
+	op_set(cause, gpu, 0, &o);
+	return 0;
+}
+
+SEC("kprobe/process_termination_cpsch")
+int args_kprobe_process_termination_cpsch(struct pt_regs *ctx)
+{
+	return args__op(ctx, GPUQ_CAUSE_TERMINATE);
+}
+
+GPUQ_ARGS_EXIT(process_termination_cpsch, op_exit)
+
+SEC("kprobe/process_termination_nocpsch")
+int args_kprobe_process_termination_nocpsch(struct pt_regs *ctx)
+{
+	return args__op(ctx, GPUQ_CAUSE_TERMINATE);
+}
+
+GPUQ_ARGS_EXIT(process_termination_nocpsch, op_exit)
+
+/* ---- runlist_unmap / runlist_map (HWS) ---------------------------------- */
+
+static __always_inline int args__hws_entry(__u32 op, __u64 dqm, __u32 filter)
+{
+	struct runlist_call c = {};
+	__u32 tid = current_tid();
+	struct op_slot *s;
+
+	from_op_slot(&c);
+	c.gpu_id = args__dqm_gpu(dqm);
+	if (!c.gpu_id) {
+		s = bpf_map_lookup_elem(&op_slots, &tid);
+		if (s)
+			c.gpu_id = s->gpu_id;
+	}
+	if (!c.gpu_id)
+		return 0; /* a GPU no queue was created on while we ran */
+	c.filter = filter;
+	/* active_queues (dqm->active_queue_count) is a struct read: 0 here */
+	runlist_begin(op, &c);
+	return 0;
+}
+
+SEC("kprobe/unmap_queues_cpsch")
+int args_kprobe_unmap_queues_cpsch(struct pt_regs *ctx)
+{
+	return args__hws_entry(GPUQ_RUNLIST_UNMAP, args__arg(ctx, GPUQ_ARG_RUNLIST_DQM),
+			       (__u32)args__arg(ctx, GPUQ_ARG_RUNLIST_FILTER));
+}
+
+GPUQ_ARGS_EXIT(unmap_queues_cpsch, handle_unmap_exit)
+
+SEC("kprobe/map_queues_cpsch")
+int args_kprobe_map_queues_cpsch(struct pt_regs *ctx)
+{
+	return args__hws_entry(GPUQ_RUNLIST_MAP, args__arg(ctx, GPUQ_ARG_RUNLIST_DQM), 0);
+}
+
+GPUQ_ARGS_EXIT(map_queues_cpsch, handle_map_exit)
+
+/* ---- mes_add / mes_remove_v11/v12 --------------------------------------- */
+
+SEC("kprobe/add_queue_mes")
+int args_kprobe_add_queue_mes(struct pt_regs *ctx)
+{
+	__u64 q = args__arg(ctx, GPUQ_ARG_CREATE_Q);
+	struct args_queue *known = bpf_map_lookup_elem(&args_queues, &q);
+	struct runlist_call c = {};
+
+	from_op_slot(&c);
+	if (!args__qpd(args__arg(ctx, GPUQ_ARG_CREATE_DQM), args__arg(ctx, GPUQ_ARG_CREATE_QPD),
+		       &c.owner, &c.gpu_id) &&
+	    !c.gpu_id)
+		return 0;
+	/* a queue being created has no id yet here (it is learned at return) */
+	c.queue_id = known ? known->key.queue_id : 0;
+	runlist_begin(GPUQ_RUNLIST_MES_ADD, &c);
+	return 0;
+}
+
+GPUQ_ARGS_EXIT(add_queue_mes, handle_mes_add_exit)
+
+/*
+ * mes_v1x_0_remove_hw_queue(mes, input): input is amdgpu's, not uapi; the
+ * enclosing dqm operation's slot names the GPU, owner and queue instead.
+ */
+static __always_inline int args__mes_remove_entry(void)
+{
+	__u32 tid = current_tid();
+	struct runlist_call c = {};
+	struct op_slot *s = bpf_map_lookup_elem(&op_slots, &tid);
+
+	if (!s || !s->gpu_id)
+		return 0; /* not under a KFD dqm operation we know */
+	c.owner = s->owner;
+	c.cause = s->cause;
+	c.gpu_id = s->gpu_id;
+	c.queue_id = s->queue_id;
+	runlist_begin(GPUQ_RUNLIST_MES_REMOVE, &c);
+	return 0;
+}
+
+SEC("kprobe/mes_v11_0_remove_hw_queue")
+int args_kprobe_mes_v11_0_remove_hw_queue(struct pt_regs *ctx)
+{
+	return args__mes_remove_entry();
+}
+
+GPUQ_ARGS_EXIT(mes_v11_0_remove_hw_queue, handle_mes_remove_exit)
+
+SEC("kprobe/mes_v12_0_remove_hw_queue")
+int args_kprobe_mes_v12_0_remove_hw_queue(struct pt_regs *ctx)
+{
+	return args__mes_remove_entry();
+}
+
+GPUQ_ARGS_EXIT(mes_v12_0_remove_hw_queue, handle_mes_remove_exit)
+
+/* ---- evict_* / restore_* ------------------------------------------------- */
+
+/*
+ * The real transition is qpd->evicted 0 -> 1 (evict) and 1 -> 0 (restore).
+ * Here the counter is shadowed from the calls seen: exact for a qpd learned
+ * at a create; a qpd first seen evicting counts from 0, one first seen
+ * restoring from 1 (an eviction from before the agent started).
+ */
+static __always_inline int args__evict_entry(struct pt_regs *ctx, __u32 kind)
+{
+	__u64 qpd = args__arg(ctx, GPUQ_ARG_OP_QPD);
+	struct args_qpd *v = bpf_map_lookup_elem(&args_qpds, &qpd);
+	struct args_qpd fresh = {};
+	struct evict_call c = {};
+	__u32 before, after;
+
+	if (!args__qpd(args__arg(ctx, GPUQ_ARG_OP_DQM), qpd, &c.owner, &c.gpu_id)) {
+		if (!c.gpu_id)
+			return 0;
+		/* owner unknown: the agent counts the record as no_owner */
+		fresh.gpu_id = c.gpu_id;
+		fresh.evicted = kind == GPUQ_EVICTION_EVICT ? 0 : 1;
+		bpf_map_update_elem(&args_qpds, &qpd, &fresh, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&args_qpds, &qpd);
+		if (!v)
+			return 0;
+	} else if (!v) {
+		return 0;
+	}
+	before = v->evicted;
+	if (kind == GPUQ_EVICTION_EVICT)
+		after = before + 1;
+	else
+		after = before > 1 ? before - 1 : 0;
+	v->evicted = after;
+	c.qpd = qpd;
+	c.kind = kind;
+	c.evicted_before = before;
+	eviction_begin(&c);
+	return 0;
+}
+
+static __always_inline int args__evict_exit(int ret)
+{
+	__u32 tid = current_tid();
+	struct evict_call *c;
+	struct args_qpd *v;
+
+	op_exit(ret);
+	c = bpf_map_lookup_elem(&evict_calls, &tid);
+	if (!c)
+		return 0;
+	v = bpf_map_lookup_elem(&args_qpds, &c->qpd);
+	/* queue_count (a struct read) is 0 here; no metric uses it */
+	if (v)
+		eviction_emit(c, v->evicted, 0, ret);
+	bpf_map_delete_elem(&evict_calls, &tid);
+	return 0;
+}
+
+#define GPUQ_ARGS_EVICT_PROGRAMS(fn, kind)                                                         \
+	SEC("kprobe/" #fn)                                                                         \
+	int args_kprobe_##fn(struct pt_regs *ctx)                                                  \
+	{                                                                                          \
+		return args__evict_entry(ctx, kind);                                               \
+	}                                                                                          \
+	GPUQ_ARGS_EXIT(fn, args__evict_exit)
+
+GPUQ_ARGS_EVICT_PROGRAMS(evict_process_queues_cpsch, GPUQ_EVICTION_EVICT)
+GPUQ_ARGS_EVICT_PROGRAMS(evict_process_queues_nocpsch, GPUQ_EVICTION_EVICT)
+GPUQ_ARGS_EVICT_PROGRAMS(restore_process_queues_cpsch, GPUQ_EVICTION_RESTORE)
+GPUQ_ARGS_EVICT_PROGRAMS(restore_process_queues_nocpsch, GPUQ_EVICTION_RESTORE)
+
+#endif /* GPUQ_ARGS_TIER_BPF_H */

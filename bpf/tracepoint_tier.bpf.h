@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The tracepoint tier, for kernels that refuse kprobes (and trampolines):
+ * the raw syscall tracepoints sys_enter/sys_exit, filtered to ioctls on
+ * /dev/kfd, decode the uapi args of AMDKFD_IOC_CREATE_QUEUE and
+ * DESTROY_QUEUE; sched_process_exit ends a process that had KFD queues.
+ * Raw tracepoints (tp_btf) and not syscalls:sys_enter_ioctl: they need no
+ * tracefs mount (often absent in a container) and have the same cost class.
+ *
+ * The filter runs on every syscall of the host, so it is ordered cheapest
+ * first: the syscall number, then the ioctl command's type and number
+ * ('K', 0x02/0x03; the size bits differ between kernels: 88 vs 96 bytes),
+ * and only then the file: its char device major against /dev/kfd's, which
+ * the agent reads from /proc/devices (rodata kfd_major). The major and not
+ * f_op: kfd_fops is a static of amdgpu, with no stable address to compare.
+ *
+ * There is no kfd_process pointer here: processes are keyed by their mm
+ * (one kfd_process per mm, as in amdkfd). Included by gpuq.bpf.c.
+ */
+#ifndef GPUQ_TRACEPOINT_TIER_BPF_H
+#define GPUQ_TRACEPOINT_TIER_BPF_H
+
+/* Set by the agent from /proc/devices ("kfd"). */
+const volatile __u32 kfd_major = 0;
+
+#define GPUQ_NR_IOCTL 16 /* x86-64 */
+#define GPUQ_KFD_IOC_TYPE 'K'
+#define GPUQ_KFD_IOC_CREATE_QUEUE 0x02
+#define GPUQ_KFD_IOC_DESTROY_QUEUE 0x03
+#define GPUQ_IOC_NR(cmd) ((cmd)&0xff)
+#define GPUQ_IOC_TYPE(cmd) (((cmd) >> 8) & 0xff)
+#define GPUQ_MINORBITS 20 /* kernel-internal dev_t */
+
+/* An ioctl on /dev/kfd from sys_enter to sys_exit. */
+struct tp_call {
+	__u64 process_key; /* current->mm */
+	__u64 args;	   /* user pointer to the uapi args */
+	__u32 nr;
+	__u32 queue_id;				  /* destroy: from the args at entry */
+	struct gpuq_kfd_create_queue_args create; /* create: at entry */
+};
+
+/* @brief tracepoint tier: KFD ioctls in flight, by thread id */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct tp_call);
+} tp_calls SEC(".maps");
+
+/* @brief tracepoint tier: tgid -> mm of processes that asked KFD for queues */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, __u64);
+} tp_procs SEC(".maps");
+
+/* True if fd of current is a /dev/kfd file. */
+static __always_inline bool tp__is_kfd(int fd)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct file **fds, *file = NULL;
+	__u32 rdev;
+
+	if (fd < 0 || (__u32)fd >= BPF_CORE_READ(fdt, max_fds))
+		return false;
+	fds = BPF_CORE_READ(fdt, fd);
+	bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]);
+	if (!file)
+		return false;
+	rdev = BPF_CORE_READ(file, f_inode, i_rdev);
+	return kfd_major && (rdev >> GPUQ_MINORBITS) == kfd_major;
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(tp_sys_enter, struct pt_regs *regs, long id)
+{
+	struct task_struct *task;
+	struct tp_call c = {};
+	__u32 cmd, nr, tid;
+
+	if (id != GPUQ_NR_IOCTL)
+		return 0;
+	cmd = (__u32)PT_REGS_PARM2_CORE(regs);
+	nr = GPUQ_IOC_NR(cmd);
+	if (GPUQ_IOC_TYPE(cmd) != GPUQ_KFD_IOC_TYPE ||
+	    (nr != GPUQ_KFD_IOC_CREATE_QUEUE && nr != GPUQ_KFD_IOC_DESTROY_QUEUE))
+		return 0;
+	if (!tp__is_kfd((int)PT_REGS_PARM1_CORE(regs)))
+		return 0;
+	task = (struct task_struct *)bpf_get_current_task();
+	c.process_key = (__u64)BPF_CORE_READ(task, mm);
+	c.args = PT_REGS_PARM3_CORE(regs);
+	c.nr = nr;
+	tid = current_tgid();
+	if (nr == GPUQ_KFD_IOC_CREATE_QUEUE) {
+		bpf_probe_read_user(&c.create, sizeof(c.create), (void *)c.args);
+		/* a process that creates queues: its exit ends them (failed or not) */
+		remember_owner(c.process_key, tid, bpf_get_current_cgroup_id());
+		bpf_map_update_elem(&tp_procs, &tid, &c.process_key, BPF_ANY);
+	} else
+		bpf_probe_read_user(&c.queue_id, sizeof(c.queue_id), (void *)c.args);
+	tid = current_tid();
+	bpf_map_update_elem(&tp_calls, &tid, &c, BPF_ANY);
+	return 0;
+}
+
+static __always_inline void tp__create_exit(struct tp_call *c, long ret)
+{
+	struct create_call call = { .process_key = c->process_key };
+	struct gpuq_kfd_create_queue_args a = c->create;
+
+	if (ret) {
+		emit_create_failed(&call, &a, ret);
+		return;
+	}
+	/* the kernel copied queue_id and doorbell_offset back to the args */
+	bpf_probe_read_user(&a, sizeof(a), (void *)c->args);
+	emit_ioctl_create(&call, &a);
+}
+
+static __always_inline void tp__destroy_exit(struct tp_call *c, long ret)
+{
+	struct live_key key = { .process_key = c->process_key, .queue_id = c->queue_id };
+	struct live_val *val;
+	struct live_val v;
+
+	if (ret)
+		return;
+	val = bpf_map_lookup_elem(&live_queues, &key);
+	if (!val)
+		return; /* created before the agent started: reconciliation retires it */
+	v = *val;
+	bpf_map_delete_elem(&live_queues, &key);
+	submit_destroy(&key, &v, 0);
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(tp_sys_exit, struct pt_regs *regs, long ret)
+{
+	struct tp_call *c;
+	__u32 tid;
+
+	if (BPF_CORE_READ(regs, orig_ax) != GPUQ_NR_IOCTL)
+		return 0;
+	tid = current_tid();
+	c = bpf_map_lookup_elem(&tp_calls, &tid);
+	if (!c)
+		return 0;
+	if (c->nr == GPUQ_KFD_IOC_CREATE_QUEUE)
+		tp__create_exit(c, ret);
+	else
+		tp__destroy_exit(c, ret);
+	bpf_map_delete_elem(&tp_calls, &tid);
+	return 0;
+}
+
+/* Destroys every live queue of one process (bpf_for_each_map_elem callback). */
+static long tp__destroy_of(struct bpf_map *map, struct live_key *key, struct live_val *val,
+			   __u64 *process_key)
+{
+	struct live_key k = *key;
+	struct live_val v = *val;
+
+	if (k.process_key != *process_key)
+		return 0;
+	bpf_map_delete_elem(map, key);
+	submit_destroy(&k, &v, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(tp_sched_process_exit, struct task_struct *task)
+{
+	struct gpuq_process_exit_event *e;
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+	__u64 *mm = bpf_map_lookup_elem(&tp_procs, &tgid);
+	struct owner_val *owner;
+	__u64 key;
+	__u8 one = 1;
+
+	/* the last thread of a process that asked for KFD queues while we ran */
+	if (!mm || BPF_CORE_READ(task, signal, live.counter) != 0)
+		return 0;
+	key = *mm;
+	bpf_map_delete_elem(&tp_procs, &tgid);
+	bpf_map_update_elem(&exiting, &key, &one, BPF_ANY);
+	owner = bpf_map_lookup_elem(&process_owners, &key);
+	e = reserve_event(sizeof(*e), GPUQ_EV_PROCESS_EXIT);
+	if (e) {
+		e->hdr.tgid = tgid;
+		e->hdr.cgroup_id = owner ? owner->cgroup_id : 0;
+		e->hdr.process_key = key;
+		BPF_CORE_READ_STR_INTO(&e->comm, task, comm);
+		bpf_ringbuf_submit(e, 0);
+	}
+	/* amdkfd tears the queues down with the mm: the same, as exit destroys */
+	bpf_for_each_map_elem(&live_queues, tp__destroy_of, &key, 0);
+	return 0;
+}
+
+#endif /* GPUQ_TRACEPOINT_TIER_BPF_H */
