@@ -11,7 +11,9 @@
 namespace gpuq {
 
 int ReadWholeFile(const std::string& path, std::string* out) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO under a --sysfs-root/--procfs-root tree reads as
+  // empty instead of blocking; the cap ends a device or an endless file.
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) return errno;
   out->clear();
   char buf[4096];
@@ -19,6 +21,10 @@ int ReadWholeFile(const std::string& path, std::string* out) {
   for (;;) {
     ssize_t n = read(fd, buf, sizeof(buf));
     if (n > 0) {
+      if (out->size() + static_cast<size_t>(n) > kMaxAttributeBytes) {
+        err = EFBIG;
+        break;
+      }
       out->append(buf, static_cast<size_t>(n));
     } else if (n == 0) {
       break;

@@ -9,8 +9,13 @@
 
 namespace gpuq {
 
-/// Reads a whole small file into *out. Returns 0 or an errno value; read(2)
-/// rather than iostreams so callers can tell "gone" from "broken".
+/// The most ReadWholeFile() reads: sysfs attributes are at most a page, and
+/// the largest procfs file it reads (cgroup) is far below this.
+inline constexpr size_t kMaxAttributeBytes = 1 << 20;
+
+/// Reads a whole small file into *out. Returns 0 or an errno value (EFBIG
+/// past kMaxAttributeBytes); read(2) rather than iostreams so callers can
+/// tell "gone" from "broken". Never blocks on a FIFO.
 int ReadWholeFile(const std::string& path, std::string* out);
 
 /// A file that vanished under us: open() gives ENOENT, and a read of an

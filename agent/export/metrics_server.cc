@@ -7,13 +7,23 @@
 
 #include <cctype>
 #include <exception>
-#include <fstream>
 #include <optional>
 #include <regex>
+#include <sstream>
 #include <vector>
+
+#include "common/bounded_read.h"
 
 namespace gpuq {
 namespace {
+
+/// Connections served at once (civetweb worker threads). Each idle peer
+/// holds one for at most kRequestTimeoutMs.
+constexpr int kServerThreads = 32;
+/// How long a connection may take to send its request.
+constexpr int kRequestTimeoutMs = 3000;
+/// The web config and each TLS file it names: far more than any real one.
+constexpr uint64_t kMaxWebConfigBytes = 1 << 20;
 
 // bcrypt comes from libxcrypt's crypt_rn (libcrypt.so.1: priority
 // "required" in Debian, so on every host and in the runtime image). It is
@@ -179,17 +189,19 @@ int InitSsl(void* ssl_ctx, void* /*user_data*/) {
 bool LoadWebConfig(const std::string& path, WebConfig* config,
                    std::string* error) {
   *config = WebConfig{};
-  std::ifstream in(path);
-  if (!in) {
-    *error = fmt::format("--web.config.file {}: cannot open it", path);
+  // A FIFO or a device named here must not hang or exhaust the agent.
+  std::string text, problem;
+  if (!ReadRegularFile(path, kMaxWebConfigBytes, &text, &problem)) {
+    *error = fmt::format("--web.config.file {}: {}", path, problem);
     return false;
   }
+  std::istringstream in(text);
   // Hashes as htpasswd -B, Go's x/crypto/bcrypt and Python's crypt write.
   static const std::regex kBcrypt(R"(\$2[aby]\$[0-9]{2}\$[./A-Za-z0-9]{53})");
   const size_t slash = path.rfind('/');
   const std::string base_dir =
       slash == std::string::npos ? std::string(".") : path.substr(0, slash);
-  std::string section, line, problem;
+  std::string section, line;
   size_t user_indent = 0;
   int tls_line = 0;
   for (int number = 1; std::getline(in, line); ++number) {
@@ -289,18 +301,25 @@ std::unique_ptr<MetricsServer> MetricsServer::Start(
     g_tls = web.tls;
   }
   try {
-    // One worker thread: scrapes are rare and Collect() is cheap.
+    // civetweb serves each connection on one worker thread until the
+    // request is read or request_timeout_ms passes (default 30 s). With one
+    // worker, a single idle or half-sent connection blinded every scrape
+    // for 30 s (Prometheus gives up after 10 s). Several workers and a
+    // short request timeout keep a normal scrape answering while idle
+    // peers are timed out: a scrape request arrives at once.
+    std::vector<std::string> options{
+        "listening_ports",    listen_address + (web.tls ? "s" : ""),
+        "num_threads",        std::to_string(kServerThreads),
+        "request_timeout_ms", std::to_string(kRequestTimeoutMs)};
     if (web.tls) {
       // civetweb copies the callbacks at start.
       CivetCallbacks callbacks;
       callbacks.init_ssl = InitSsl;
-      server->exposer_ = std::make_unique<prometheus::Exposer>(
-          std::vector<std::string>{"listening_ports", listen_address + "s",
-                                   "num_threads", "1"},
-          &callbacks);
+      server->exposer_ =
+          std::make_unique<prometheus::Exposer>(std::move(options), &callbacks);
     } else {
       server->exposer_ =
-          std::make_unique<prometheus::Exposer>(listen_address, 1);
+          std::make_unique<prometheus::Exposer>(std::move(options));
     }
   } catch (const std::exception& e) {
     *error = fmt::format(

@@ -5,8 +5,8 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
-#include <fstream>
-#include <iterator>
+
+#include "common/bounded_read.h"
 
 namespace gpuq {
 namespace {
@@ -82,16 +82,15 @@ bool CaptureWriter::Close(std::string* error) {
 
 CaptureError ReadCapture(const std::string& path, Capture* out,
                          std::string* error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    *error =
-        fmt::format("cannot open capture {}: {}", path, std::strerror(errno));
-    return CaptureError::kOpen;
-  }
-  const std::string data((std::istreambuf_iterator<char>(in)),
-                         std::istreambuf_iterator<char>());
-  if (in.bad()) {
-    *error = fmt::format("cannot read capture {}", path);
+  // Only a regular file, only the bytes it had when opened, and at most
+  // kMaxCaptureBytes: a FIFO, a device or a file that grows while read must
+  // neither hang nor exhaust memory (captures are validated whole, up front).
+  std::string data, problem;
+  if (!ReadRegularFile(path, kMaxCaptureBytes, &data, &problem)) {
+    *error = fmt::format(
+        "cannot read capture {}: {} (a capture is a file written by "
+        "`gpuq-agent record -o FILE`)",
+        path, problem);
     return CaptureError::kOpen;
   }
   gpuq_capture_header header{};

@@ -58,6 +58,11 @@ enum class CaptureError {
   kCorrupt,     ///< a record fails validation
 };
 
+/// The largest capture ReadCapture() reads (decoded, a record takes about
+/// three times its file size in memory): 1 GiB holds days of lifecycle
+/// events; cut longer recordings with `record --duration`.
+inline constexpr uint64_t kMaxCaptureBytes = 1ull << 30;
+
 /// Reads `path`. On error returns the kind and sets *error to one line that
 /// names the file, the byte offset and what to do. With kTruncated,
 /// `out->events` holds every complete record before the cut.

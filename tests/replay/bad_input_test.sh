@@ -109,6 +109,45 @@ else
   skip "unprivileged checks: needs root and setpriv to drop privileges"
 fi
 
+# --- inputs that are not regular files, or too big ---------------------------
+# Each must end with one line and exit 1: never a hang (a FIFO with no
+# writer), never unbounded memory (a device, a huge or growing file).
+mkfifo "$tmp/fifo"
+for input in "$tmp/fifo" /dev/zero /dev/urandom; do
+  run "$AGENT" --once --replay "$input"
+  expect_rc "--replay $input" 1
+  expect_err "--replay $input says what it is" "not a regular file"
+  run "$AGENT" report "$input"
+  expect_rc "report $input" 1
+done
+truncate -s 64G "$tmp/huge.gpuqcap"
+run "$AGENT" --once --replay "$tmp/huge.gpuqcap"
+expect_rc "--replay of a 64 GiB (sparse) file" 1
+expect_err "the size limit is named" "68719476736 bytes, more than the 1073741824"
+rm -f "$tmp/huge.gpuqcap"
+# A capture that grows while it is read: read as it was when opened (its
+# complete records, or a truncation at the cut), never followed forever.
+cp "$CAP" "$tmp/grow.gpuqcap"
+tail -c +41 "$CAP" > "$tmp/records"
+(for _ in $(seq 400); do cat "$tmp/records" >> "$tmp/grow.gpuqcap"; done) &
+grower=$!
+run "$AGENT" --once --replay "$tmp/grow.gpuqcap" --allow-truncated
+if [ "$RC" = 0 ]; then pass "--replay of a growing capture ends (exit 0)"; else fail "growing capture: exit $RC" "$ERR"; fi
+wait "$grower"
+for input in "$tmp/fifo" /dev/zero; do
+  run "$AGENT" --replay "$CAP" --web.config.file "$input" --web.listen-address 127.0.0.1:0
+  expect_rc "--web.config.file $input" 1
+  expect_err "--web.config.file $input says what it is" "web.config.file $input: it is a"
+done
+head -c 2097152 /dev/zero | tr '\0' '#' > "$tmp/big.yml"
+run "$AGENT" --replay "$CAP" --web.config.file "$tmp/big.yml" --web.listen-address 127.0.0.1:0
+expect_rc "a 2 MiB web config" 1
+expect_err "the web config's size limit is named" "more than the 1048576"
+printf 'tls_server_config:\n  cert_file: %s\n  key_file: %s\n' "$tmp/fifo" "$tmp/fifo" > "$tmp/tlsfifo.yml"
+run "$AGENT" --replay "$CAP" --web.config.file "$tmp/tlsfifo.yml" --web.listen-address 127.0.0.1:0
+expect_rc "TLS cert_file that is a FIFO" 1
+expect_err "TLS cert_file FIFO is named" "TLS cert_file .*fifo: it is a FIFO"
+
 # --- sysfs-only inventory on a fixture host (seeding with attribution) ------
 run "$AGENT" --once --host-root "$SRC/tests/fixtures/root" --output prometheus
 expect_rc "--once on the fixture host" 0

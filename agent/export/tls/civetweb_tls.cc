@@ -8,9 +8,15 @@
 
 #include <climits>
 #include <mutex>
+#include <utility>
+
+#include "common/bounded_read.h"
 
 namespace gpuq {
 namespace {
+
+/// A certificate, key or CA bundle: far more than any real one.
+constexpr uint64_t kMaxTlsFileBytes = 1 << 20;
 
 constexpr const char* kSslShim = "libgpuq-civetweb-ssl.so";
 constexpr const char* kCryptoShim = "libgpuq-civetweb-crypto.so";
@@ -77,6 +83,19 @@ int AcceptAnyCertificate(int /*preverify_ok*/, X509_STORE_CTX* /*ctx*/) {
 bool ConfigureTlsContext(void* ssl_ctx, const TlsConfig& tls,
                          std::string* error) {
   auto* ctx = static_cast<SSL_CTX*>(ssl_ctx);
+  // OpenSSL opens these files itself and would block on a FIFO or read a
+  // device forever: only regular files of a sane size reach it.
+  const std::pair<const char*, const std::string*> files[] = {
+      {"cert_file", &tls.cert_file},
+      {"key_file", &tls.key_file},
+      {"client_ca_file", &tls.client_ca_file}};
+  for (const auto& [key, path] : files) {
+    std::string what;
+    if (!path->empty() && !CheckRegularFile(*path, kMaxTlsFileBytes, &what)) {
+      *error = fmt::format("TLS {} {}: {}", key, *path, what);
+      return false;
+    }
+  }
   ERR_clear_error();
   if (SSL_CTX_use_certificate_chain_file(ctx, tls.cert_file.c_str()) != 1) {
     *error = fmt::format("TLS cert_file {}: {}", tls.cert_file, OpenSslError());
