@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <iostream>
 #include <memory>
@@ -18,9 +19,11 @@
 #include "loader/kernel_features.h"
 #include "model/pipeline.h"
 #include "resolver/container_metadata.h"
+#include "resolver/runtime_events.h"
 #include "sampler/periodic_thread.h"
 #include "sources/bpf_source.h"
 #include "sources/capture.h"
+#include "sources/cgroup_watcher.h"
 #include "sources/kfd_sysfs.h"
 #include "sources/replay_source.h"
 
@@ -82,28 +85,85 @@ SourceSetup MakeSource(const Options& options) {
 /// The container runtimes to ask for names: Docker Engine API sockets
 /// (dockerd, podman), then OCI bundles (containerd, CRI-O). None in replay:
 /// a capture carries the names it was recorded with.
-std::unique_ptr<MetadataResolver> MakeMetadataResolver(const Options& options,
-                                                       bool replay) {
-  if (replay || !options.runtime_lookup) return nullptr;
+/// The Docker Engine API sockets present at start (a runtime this host does
+/// not run is not an error worth counting).
+std::vector<std::string> DockerSockets(const Options& options) {
   std::vector<std::string> sockets = options.docker_sockets;
   if (sockets.empty()) {
     sockets = {options.host_root + "/var/run/docker.sock",
                options.host_root + "/run/podman/podman.sock"};
   }
-  std::vector<std::unique_ptr<RuntimeClient>> clients;
+  std::vector<std::string> present;
   for (const std::string& socket : sockets) {
-    // A runtime this host does not run is not an error worth counting.
-    if (access(socket.c_str(), F_OK) != 0) continue;
+    if (access(socket.c_str(), F_OK) == 0) present.push_back(socket);
+  }
+  return present;
+}
+
+std::unique_ptr<MetadataResolver> MakeMetadataResolver(const Options& options,
+                                                       bool replay) {
+  if (replay || !options.runtime_lookup) return nullptr;
+  std::vector<std::unique_ptr<RuntimeClient>> clients;
+  for (const std::string& socket : DockerSockets(options)) {
     clients.push_back(MakeDockerApiClient(socket, options.runtime_timeout));
   }
   clients.push_back(MakeOciBundleClient(
       options.run_dir.empty() ? options.host_root + "/run" : options.run_dir));
+  MetadataResolver::Options resolver_options;
+  // A name stays as long as the series it labels may (see Pipeline).
+  resolver_options.retention =
+      std::max(options.container_grace,
+               std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::minutes(1)));
   return std::make_unique<MetadataResolver>(std::move(clients),
-                                            MetadataResolver::Options{});
+                                            resolver_options);
+}
+
+/// Follows each Docker API socket's events, so names are asked when
+/// containers start (null `metadata`: none). Destroy before `metadata`.
+std::vector<std::unique_ptr<DockerEventsWatcher>> WatchRuntimeEvents(
+    const Options& options, MetadataResolver* metadata) {
+  std::vector<std::unique_ptr<DockerEventsWatcher>> watchers;
+  if (metadata == nullptr) return watchers;
+  for (const std::string& socket : DockerSockets(options)) {
+    watchers.push_back(std::make_unique<DockerEventsWatcher>(socket, metadata));
+  }
+  return watchers;
+}
+
+/// Paths of container cgroups learned as they are created, so ids first seen
+/// after their cgroup is gone still resolve. Live mode with BPF privileges
+/// only; a watcher that cannot start is a warning (the walk still resolves
+/// cgroups that exist), and its probes are reported as not attached.
+struct CgroupLearning {
+  std::unique_ptr<LearnedCgroups> learned;
+  std::unique_ptr<CgroupWatcher> watcher;  // declared last: stops first
+};
+
+CgroupLearning StartCgroupLearning(const Options& options, bool replay,
+                                   std::vector<ProbeStatus>* probes) {
+  CgroupLearning out;
+  if (replay || !HasBpfPrivileges()) return out;
+  // Room for this many container cgroups at once (created and not yet
+  // forgotten); beyond it the oldest are evicted and counted.
+  constexpr size_t kLearnedCgroupCapacity = 16384;
+  out.learned = std::make_unique<LearnedCgroups>(options.container_grace,
+                                                 kLearnedCgroupCapacity);
+  std::string error;
+  out.watcher = CgroupWatcher::Start(out.learned.get(), &error);
+  if (out.watcher == nullptr) {
+    Warn(error + "; cgroups removed before their first event stay unresolved");
+    out.learned.reset();
+  }
+  for (ProbeStatus& p : CgroupWatcher::Probes(out.watcher != nullptr, error)) {
+    probes->push_back(std::move(p));
+  }
+  return out;
 }
 
 PipelineOptions PipelineOptionsFor(const Options& options, bool replay,
-                                   MetadataResolver* metadata) {
+                                   MetadataResolver* metadata,
+                                   const CgroupLearning& cgroups) {
   PipelineOptions p;
   p.paths = options.paths;
   p.use_sysfs = !replay;
@@ -113,6 +173,7 @@ PipelineOptions PipelineOptionsFor(const Options& options, bool replay,
   p.pid_comm_labels = options.pid_comm_labels;
   p.label_allowlist = options.label_allowlist;
   p.metadata = metadata;
+  p.learned_cgroups = cgroups.learned.get();
   return p;
 }
 
@@ -177,8 +238,12 @@ int RunOnce(const Options& options) {
     Warn(setup.error + "; showing the KFD sysfs inventory only");
   }
   const auto metadata = MakeMetadataResolver(options, setup.replay);
-  Pipeline pipeline(PipelineOptionsFor(options, setup.replay, metadata.get()),
-                    std::move(setup.source));
+  const auto runtime_events = WatchRuntimeEvents(options, metadata.get());
+  const CgroupLearning cgroups =
+      StartCgroupLearning(options, setup.replay, &setup.probes);
+  Pipeline pipeline(
+      PipelineOptionsFor(options, setup.replay, metadata.get(), cgroups),
+      std::move(setup.source));
   pipeline.SetProbes(setup.probes);
   PrintWarnings(pipeline.Start());
   // Submissions over the window: a round at its start and one at its end.
@@ -227,8 +292,12 @@ int RunDaemon(const Options& options) {
          "only");
   }
   const auto metadata = MakeMetadataResolver(options, setup.replay);
-  Pipeline pipeline(PipelineOptionsFor(options, setup.replay, metadata.get()),
-                    std::move(setup.source));
+  const auto runtime_events = WatchRuntimeEvents(options, metadata.get());
+  const CgroupLearning cgroups =
+      StartCgroupLearning(options, setup.replay, &setup.probes);
+  Pipeline pipeline(
+      PipelineOptionsFor(options, setup.replay, metadata.get(), cgroups),
+      std::move(setup.source));
   pipeline.SetProbes(setup.probes);
   PrintWarnings(pipeline.Start());
   const auto readers =
@@ -338,8 +407,12 @@ int RunRecord(const Options& options) {
     return 1;
   }
   const auto metadata = MakeMetadataResolver(options, setup.replay);
-  Pipeline pipeline(PipelineOptionsFor(options, setup.replay, metadata.get()),
-                    std::move(setup.source));
+  const auto runtime_events = WatchRuntimeEvents(options, metadata.get());
+  const CgroupLearning cgroups =
+      StartCgroupLearning(options, setup.replay, &setup.probes);
+  Pipeline pipeline(
+      PipelineOptionsFor(options, setup.replay, metadata.get(), cgroups),
+      std::move(setup.source));
   pipeline.RecordTo(writer.get());
   pipeline.SetProbes(setup.probes);
   PrintWarnings(pipeline.Start());

@@ -45,7 +45,9 @@ Pipeline::Pipeline(PipelineOptions options, std::unique_ptr<EventSource> source)
       // A capture's cgroup ids mean nothing on this host: replay resolves
       // only the paths the capture itself carries.
       resolver_(options_.use_sysfs ? options_.paths.CgroupMount() : ""),
-      attributor_(&resolver_) {}
+      attributor_(&resolver_) {
+  if (options_.use_sysfs) resolver_.SetLearned(options_.learned_cgroups);
+}
 
 void Pipeline::SetProbes(std::vector<ProbeStatus> probes) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -177,6 +179,10 @@ void Pipeline::AttributeLocked(uint64_t cgroup_id) {
   const Attribution& a = attributor_.Attribute(cgroup_id);
   AdmitLocked(a);
   RecordCgroupLocked(cgroup_id);
+  // Ask the runtime now, at the container's first event, not at the first
+  // scrape: a short-lived container may be removed (and unknown to its
+  // runtime) by then. Get() never blocks and asks once.
+  if (a.identity.InContainer()) (void)MetadataLocked(a.identity);
   RecordMetadataLocked(cgroup_id, a);
 }
 
@@ -397,6 +403,9 @@ Snapshot Pipeline::TakeSnapshot() {
   for (const auto& [key, v] : s.restores) attribute(key.first);
   for (const auto& [key, v] : s.evicted) attribute(key.first);
   s.cgroups_unresolved = attributor_.UnresolvedTotal();
+  if (options_.use_sysfs && options_.learned_cgroups != nullptr) {
+    s.learned_cgroups = options_.learned_cgroups->Stats();
+  }
 
   for (const std::string& label : options_.label_allowlist) {
     s.extra_label_names.push_back(ExtraLabelName(label));

@@ -22,6 +22,7 @@
 #include "model/reconciler.h"
 #include "resolver/attributor.h"
 #include "resolver/container_metadata.h"
+#include "resolver/learned_cgroups.h"
 #include "sources/capture.h"
 #include "sources/event_source.h"
 
@@ -104,6 +105,8 @@ struct Snapshot {
   bool reconcile_enabled = false;
   ReconcileStats reconcile;
   uint64_t cgroups_unresolved = 0;
+  /// The cgroup watcher's memory (live mode with the watcher running).
+  std::optional<LearnedCgroupStats> learned_cgroups;
 };
 
 struct PipelineOptions {
@@ -126,6 +129,10 @@ struct PipelineOptions {
   /// Names from the container runtime; null: ids only (and what a capture
   /// carries). Must outlive the pipeline.
   MetadataResolver* metadata = nullptr;
+  /// cgroup paths learned at creation (CgroupWatcher), for ids first seen
+  /// after their cgroup is gone; null: the walk only. Live mode only; must
+  /// outlive the pipeline.
+  const LearnedCgroups* learned_cgroups = nullptr;
 };
 
 /// Thread-safety: Run() on one thread; Handle(), TakeSnapshot(),
