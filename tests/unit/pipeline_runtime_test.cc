@@ -78,5 +78,42 @@ TEST(PipelineRuntimeTest, StuckRuntimeNeitherStallsNorHidesTheContainer) {
   EXPECT_TRUE(counter_exported);
 }
 
+/// Knows the container only while it exists, as a runtime does after
+/// `podman run --rm` removed it.
+class RemovableRuntime : public RuntimeClient {
+ public:
+  std::optional<ContainerMetadata> Lookup(const ContainerIdentity&,
+                                          std::string*) override {
+    if (!exists_.load()) return std::nullopt;  // 404
+    ContainerMetadata meta;
+    meta.name = "bench-run";
+    return meta;
+  }
+  std::string Name() const override { return "removable"; }
+  std::atomic<bool> exists_{true};
+};
+
+TEST(PipelineRuntimeTest, NameIsAskedAtTheFirstEventNotTheFirstScrape) {
+  auto client = std::make_unique<RemovableRuntime>();
+  RemovableRuntime* runtime = client.get();
+  std::vector<std::unique_ptr<RuntimeClient>> clients;
+  clients.push_back(std::move(client));
+  MetadataResolver metadata(std::move(clients), {});
+  PipelineOptions options;
+  options.use_sysfs = false;
+  options.metadata = &metadata;
+  Pipeline pipeline(options, nullptr);
+  gpuq_event_header hdr{};
+  hdr.cgroup_id = 42;
+  pipeline.Handle(
+      CgroupPathRecord{hdr, "/system.slice/docker-" + kId + ".scope"});
+  pipeline.Handle(Create(0xffff888100000001, 10, 42, 1, 0));
+  metadata.WaitIdle();
+  runtime->exists_ = false;  // the container is gone before any scrape
+
+  const Snapshot s = pipeline.TakeSnapshot();
+  EXPECT_EQ(s.labels.at(42).container, "bench-run");
+}
+
 }  // namespace
 }  // namespace gpuq
