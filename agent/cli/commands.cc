@@ -430,6 +430,7 @@ int RunRecord(const Options& options) {
     ticker->Stop();
     readers->Round();
   }
+  pipeline.RecordLateMetadata();
   const uint64_t records = writer->Records();
   if (!writer->Close(&error)) {
     Warn(error);

@@ -231,13 +231,31 @@ void Pipeline::RecordMetadataLocked(uint64_t cgroup_id, const Attribution& a) {
   if (recorder_ == nullptr || !a.identity.InContainer()) return;
   if (recorded_metadata_.count(a.identity.container_id) != 0) return;
   const auto metadata = MetadataLocked(a.identity);
-  if (!metadata) return;  // not known yet: a later event records it
+  if (!metadata) {  // not known yet: a later event or RecordLateMetadata
+    metadata_pending_.insert(cgroup_id);
+    return;
+  }
   recorded_metadata_.insert(a.identity.container_id);
+  metadata_pending_.erase(cgroup_id);
   gpuq_event_header hdr{};
   hdr.type = GPUQ_EV_CONTAINER_META;
   hdr.cgroup_id = cgroup_id;
   hdr.ts_ns = MonotonicNowNs();
   recorder_->Write(ContainerMetaRecord{hdr, MetadataToJson(*metadata)});
+}
+
+void Pipeline::RecordLateMetadata() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (recorder_ == nullptr || metadata_pending_.empty()) return;
+  const std::set<uint64_t> pending = metadata_pending_;
+  for (uint64_t cgroup_id : pending) {
+    const Attribution& a = attributor_.Attribute(cgroup_id);
+    if (recorded_metadata_.count(a.identity.container_id) != 0) {
+      metadata_pending_.erase(cgroup_id);
+      continue;
+    }
+    RecordMetadataLocked(cgroup_id, a);
+  }
 }
 
 SeriesLabels Pipeline::LabelsLocked(
@@ -345,6 +363,7 @@ Pipeline::RunResult Pipeline::Run(const std::atomic<bool>& stop,
           return RunResult::kError;
       }
     }
+    RecordLateMetadata();
     if (Clock::now() >= next_reconcile) {
       if (options_.use_sysfs) ReconcileNow();
       RetireNow();

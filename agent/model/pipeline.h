@@ -180,6 +180,12 @@ class Pipeline {
 
   Snapshot TakeSnapshot();
 
+  /// Records the metadata that arrived after a container's events were
+  /// recorded (the runtime answered late): a capture of a container that
+  /// ran for a second still names it.
+  /// Run() does it between events; call it once more before closing.
+  void RecordLateMetadata();
+
  private:
   void HandleLocked(const Event& event);
   /// Attributes a kernel event's (final) cgroup id: pins it, admits its
@@ -213,6 +219,8 @@ class Pipeline {
   std::vector<ProbeStatus> probes_;
   std::set<uint64_t> recorded_cgroups_;
   std::set<std::string> recorded_metadata_;  // container ids
+  /// Recorded cgroups whose container's metadata is not recorded yet.
+  std::set<uint64_t> metadata_pending_;
   /// tgid -> synthetic cgroup id on v1 hosts: later events of the process
   /// (teardown in a kworker, after the pid is gone) keep its attribution.
   std::unordered_map<uint32_t, uint64_t> v1_cgroup_of_tgid_;
