@@ -36,7 +36,7 @@ for life in "${LIVES[@]}"; do
     start=$(date +%s.%N)
     podman run --rm --name "$name" -v "$DIR:$DIR:ro" localhost/debian:bookworm-slim \
       sh -c "$CALLER dispatch=5 > /dev/null; sleep $life" > /dev/null 2>&1
-    run_s=$(echo "$(date +%s.%N) - $start" | bc)
+    run_s=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
     for _ in $(seq 50); do  # the next doorbell poll (1 s) and the name
       named=$(curl -s "http://127.0.0.1:$PORT/metrics" | grep -c "^gpuq_doorbells_total{container=\"$name\"")
       [ "$named" = 1 ] && break
