@@ -26,7 +26,8 @@ if [ -n "$UNIFIED" ] && mkdir -p "$UNIFIED/docker/$ID" 2> /dev/null; then
   CG=$UNIFIED/docker/$ID
 fi
 cleanup_cgroup() { [ -n "$CG" ] && rmdir "$CG" "$UNIFIED/docker" 2> /dev/null; }
-trap 'cleanup_cgroup' EXIT
+# Replaces use_background_cleanup's trap: stop the agent, then remove its cgroup.
+trap 'cleanup_background; cleanup_cgroup' EXIT
 
 port=$(free_port)
 "$AGENT" --doorbells=uprobe --hsa-runtime "$LIB" --sample-interval 200ms \
