@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <iostream>
 #include <memory>
@@ -20,9 +21,11 @@
 #include "loader/kernel_features.h"
 #include "model/pipeline.h"
 #include "resolver/container_metadata.h"
+#include "resolver/runtime_events.h"
 #include "sampler/periodic_thread.h"
 #include "sources/bpf_source.h"
 #include "sources/capture.h"
+#include "sources/cgroup_watcher.h"
 #include "sources/kfd_sysfs.h"
 #include "sources/replay_source.h"
 
@@ -72,8 +75,12 @@ int RunOnce(const Options& options) {
   }
   if (!setup.tier_summary.empty()) Warn(setup.tier_summary);
   const auto metadata = MakeMetadataResolver(options, setup.replay);
-  Pipeline pipeline(PipelineOptionsFor(options, setup.replay, metadata.get()),
-                    std::move(setup.source));
+  const auto runtime_events = WatchRuntimeEvents(options, metadata.get());
+  const CgroupLearning cgroups =
+      StartCgroupLearning(options, setup.replay, &setup.probes);
+  Pipeline pipeline(
+      PipelineOptionsFor(options, setup.replay, metadata.get(), cgroups),
+      std::move(setup.source));
   pipeline.SetProbes(setup.probes);
   PrintWarnings(pipeline.Start());
   // Submissions over the window: a round at its start and one at its end.
@@ -123,8 +130,12 @@ int RunDaemon(const Options& options) {
   }
   if (!setup.tier_summary.empty()) Warn(setup.tier_summary);
   const auto metadata = MakeMetadataResolver(options, setup.replay);
-  Pipeline pipeline(PipelineOptionsFor(options, setup.replay, metadata.get()),
-                    std::move(setup.source));
+  const auto runtime_events = WatchRuntimeEvents(options, metadata.get());
+  const CgroupLearning cgroups =
+      StartCgroupLearning(options, setup.replay, &setup.probes);
+  Pipeline pipeline(
+      PipelineOptionsFor(options, setup.replay, metadata.get(), cgroups),
+      std::move(setup.source));
   pipeline.SetProbes(setup.probes);
   PrintWarnings(pipeline.Start());
   const auto readers =

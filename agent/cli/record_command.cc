@@ -103,8 +103,12 @@ int RunRecord(const Options& options) {
     return 1;
   }
   const auto metadata = MakeMetadataResolver(options, setup.replay);
-  Pipeline pipeline(PipelineOptionsFor(options, setup.replay, metadata.get()),
-                    std::move(setup.source));
+  const auto runtime_events = WatchRuntimeEvents(options, metadata.get());
+  const CgroupLearning cgroups =
+      StartCgroupLearning(options, setup.replay, &setup.probes);
+  Pipeline pipeline(
+      PipelineOptionsFor(options, setup.replay, metadata.get(), cgroups),
+      std::move(setup.source));
   pipeline.RecordTo(writer.get());
   if (!options.record_container.empty()) {
     pipeline.RecordOnlyContainer(options.record_container);
@@ -200,7 +204,11 @@ int RunRecord(const Options& options) {
     ticker->Stop();
     readers->Round();
   }
+  // The records a --container filter still held waiting for a name (after
+  // the lookups in flight), then names that arrived after a container's
+  // last event.
   pipeline.FinishRecording();
+  pipeline.RecordLateMetadata();
   const uint64_t records = writer->Records();
   if (!writer->Close(&error)) {
     Warn(error);

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <iostream>
 
 #include "loader/kernel_features.h"
@@ -51,31 +53,74 @@ SourceSetup MakeSource(const Options& options) {
   return setup;
 }
 
-/// The container runtimes to ask for names: Docker Engine API sockets
-/// (dockerd, podman), then OCI bundles (containerd, CRI-O). None in replay:
-/// a capture carries the names it was recorded with.
-std::unique_ptr<MetadataResolver> MakeMetadataResolver(const Options& options,
-                                                       bool replay) {
-  if (replay || !options.runtime_lookup) return nullptr;
+/// The Docker Engine API sockets present at start (a runtime this host does
+/// not run is not an error worth counting).
+std::vector<std::string> DockerSockets(const Options& options) {
   std::vector<std::string> sockets = options.docker_sockets;
   if (sockets.empty()) {
     sockets = {options.host_root + "/var/run/docker.sock",
                options.host_root + "/run/podman/podman.sock"};
   }
-  std::vector<std::unique_ptr<RuntimeClient>> clients;
+  std::vector<std::string> present;
   for (const std::string& socket : sockets) {
-    // A runtime this host does not run is not an error worth counting.
-    if (access(socket.c_str(), F_OK) != 0) continue;
+    if (access(socket.c_str(), F_OK) == 0) present.push_back(socket);
+  }
+  return present;
+}
+
+std::unique_ptr<MetadataResolver> MakeMetadataResolver(const Options& options,
+                                                       bool replay) {
+  if (replay || !options.runtime_lookup) return nullptr;
+  std::vector<std::unique_ptr<RuntimeClient>> clients;
+  for (const std::string& socket : DockerSockets(options)) {
     clients.push_back(MakeDockerApiClient(socket, options.runtime_timeout));
   }
   clients.push_back(MakeOciBundleClient(
       options.run_dir.empty() ? options.host_root + "/run" : options.run_dir));
+  MetadataResolver::Options resolver_options;
+  // A name stays as long as the series it labels may (see Pipeline).
+  resolver_options.retention =
+      std::max(options.container_grace,
+               std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::minutes(1)));
   return std::make_unique<MetadataResolver>(std::move(clients),
-                                            MetadataResolver::Options{});
+                                            resolver_options);
+}
+
+std::vector<std::unique_ptr<DockerEventsWatcher>> WatchRuntimeEvents(
+    const Options& options, MetadataResolver* metadata) {
+  std::vector<std::unique_ptr<DockerEventsWatcher>> watchers;
+  if (metadata == nullptr) return watchers;
+  for (const std::string& socket : DockerSockets(options)) {
+    watchers.push_back(std::make_unique<DockerEventsWatcher>(socket, metadata));
+  }
+  return watchers;
+}
+
+CgroupLearning StartCgroupLearning(const Options& options, bool replay,
+                                   std::vector<ProbeStatus>* probes) {
+  CgroupLearning out;
+  if (replay || !HasBpfPrivileges()) return out;
+  // Room for this many container cgroups at once (created and not yet
+  // forgotten); beyond it the oldest are evicted and counted.
+  constexpr size_t kLearnedCgroupCapacity = 16384;
+  out.learned = std::make_unique<LearnedCgroups>(options.container_grace,
+                                                 kLearnedCgroupCapacity);
+  std::string error;
+  out.watcher = CgroupWatcher::Start(out.learned.get(), &error);
+  if (out.watcher == nullptr) {
+    Warn(error + "; cgroups removed before their first event stay unresolved");
+    out.learned.reset();
+  }
+  for (ProbeStatus& p : CgroupWatcher::Probes(out.watcher != nullptr, error)) {
+    probes->push_back(std::move(p));
+  }
+  return out;
 }
 
 PipelineOptions PipelineOptionsFor(const Options& options, bool replay,
-                                   MetadataResolver* metadata) {
+                                   MetadataResolver* metadata,
+                                   const CgroupLearning& cgroups) {
   PipelineOptions p;
   p.paths = options.paths;
   p.use_sysfs = !replay;
@@ -85,6 +130,7 @@ PipelineOptions PipelineOptionsFor(const Options& options, bool replay,
   p.pid_comm_labels = options.pid_comm_labels;
   p.label_allowlist = options.label_allowlist;
   p.metadata = metadata;
+  p.learned_cgroups = cgroups.learned.get();
   return p;
 }
 

@@ -14,7 +14,10 @@
 #include "loader/probe_status.h"
 #include "model/pipeline.h"
 #include "resolver/container_metadata.h"
+#include "resolver/learned_cgroups.h"
+#include "resolver/runtime_events.h"
 #include "sampler/periodic_thread.h"
+#include "sources/cgroup_watcher.h"
 #include "sources/event_source.h"
 
 namespace gpuq {
@@ -47,8 +50,25 @@ SourceSetup MakeSource(const Options& options);
 std::unique_ptr<MetadataResolver> MakeMetadataResolver(const Options& options,
                                                        bool replay);
 
+/// Follows each Docker API socket's events, so names are asked when
+/// containers start (null `metadata`: none). Destroy before `metadata`.
+std::vector<std::unique_ptr<DockerEventsWatcher>> WatchRuntimeEvents(
+    const Options& options, MetadataResolver* metadata);
+
+/// Paths of container cgroups learned as they are created, so ids first seen
+/// after their cgroup is gone still resolve. Live mode with BPF privileges
+/// only; a watcher that cannot start is a warning (the walk still resolves
+/// cgroups that exist), and its probes are reported as not attached.
+struct CgroupLearning {
+  std::unique_ptr<LearnedCgroups> learned;
+  std::unique_ptr<CgroupWatcher> watcher;  // declared last: stops first
+};
+CgroupLearning StartCgroupLearning(const Options& options, bool replay,
+                                   std::vector<ProbeStatus>* probes);
+
 PipelineOptions PipelineOptionsFor(const Options& options, bool replay,
-                                   MetadataResolver* metadata);
+                                   MetadataResolver* metadata,
+                                   const CgroupLearning& cgroups);
 
 /// The submission readers of a live pipeline, after one first round (the
 /// baseline of every queue seen without a create event). None in replay: a

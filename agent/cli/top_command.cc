@@ -68,8 +68,12 @@ int RunTop(const Options& options) {
     return paced != nullptr ? paced->NowNs() : SteadyNowNs();
   };
   const auto metadata = MakeMetadataResolver(options, setup.replay);
-  Pipeline pipeline(PipelineOptionsFor(options, setup.replay, metadata.get()),
-                    std::move(setup.source));
+  const auto runtime_events = WatchRuntimeEvents(options, metadata.get());
+  const CgroupLearning cgroups =
+      StartCgroupLearning(options, setup.replay, &setup.probes);
+  Pipeline pipeline(
+      PipelineOptionsFor(options, setup.replay, metadata.get(), cgroups),
+      std::move(setup.source));
   pipeline.SetProbes(setup.probes);
   const std::vector<std::string> warnings = pipeline.Start();
   if (!warnings.empty() && status.empty()) status = warnings.front();

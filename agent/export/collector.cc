@@ -468,6 +468,31 @@ void AddSelfFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
   unresolved.Add({}, static_cast<double>(s.cgroups_unresolved));
   out->push_back(unresolved.Build());
 
+  if (s.learned_cgroups) {  // live, with the cgroup watcher running
+    const LearnedCgroupStats& l = *s.learned_cgroups;
+    FamilyBuilder learned("cgroup_paths_learned",
+                          "Container cgroup paths learned at creation and "
+                          "held now (kept for --container-grace after "
+                          "removal).",
+                          MetricType::Gauge);
+    learned.Add({}, static_cast<double>(l.remembered));
+    out->push_back(learned.Build());
+    FamilyBuilder forgotten(
+        "cgroup_paths_forgotten_total",
+        "Learned cgroup paths forgotten: expired (grace after removal) or "
+        "evicted (capacity reached, before their grace ran out).",
+        MetricType::Counter);
+    forgotten.Add({{"reason", "expired"}}, static_cast<double>(l.expired));
+    forgotten.Add({{"reason", "evicted"}}, static_cast<double>(l.evicted));
+    out->push_back(forgotten.Build());
+    FamilyBuilder lost("cgroup_events_lost_total",
+                       "cgroup creations and removals the kernel could not "
+                       "pass on (ring buffer full).",
+                       MetricType::Counter);
+    lost.Add({}, static_cast<double>(l.lost));
+    out->push_back(lost.Build());
+  }
+
   if (s.reconcile_enabled) {
     FamilyBuilder drift("reconcile_drift_queues",
                         "Live queues in the model minus those in KFD sysfs "

@@ -46,7 +46,9 @@ Pipeline::Pipeline(PipelineOptions options, std::unique_ptr<EventSource> source)
       // A capture's cgroup ids mean nothing on this host: replay resolves
       // only the paths the capture itself carries.
       resolver_(options_.use_sysfs ? options_.paths.CgroupMount() : ""),
-      attributor_(&resolver_) {}
+      attributor_(&resolver_) {
+  if (options_.use_sysfs) resolver_.SetLearned(options_.learned_cgroups);
+}
 
 void Pipeline::SetProbes(std::vector<ProbeStatus> probes) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -296,6 +298,10 @@ void Pipeline::AttributeLocked(uint64_t cgroup_id) {
   const Attribution& a = attributor_.Attribute(cgroup_id);
   AdmitLocked(a);
   RecordCgroupLocked(cgroup_id);
+  // Ask the runtime now, at the container's first event, not at the first
+  // scrape: a short-lived container may be removed (and unknown to its
+  // runtime) by then. Get() never blocks and asks once.
+  if (a.identity.InContainer()) (void)MetadataLocked(a.identity);
   RecordMetadataLocked(cgroup_id, a);
 }
 
@@ -344,13 +350,31 @@ void Pipeline::RecordMetadataLocked(uint64_t cgroup_id, const Attribution& a) {
   if (recorder_ == nullptr || !a.identity.InContainer()) return;
   if (recorded_metadata_.count(a.identity.container_id) != 0) return;
   const auto metadata = MetadataLocked(a.identity);
-  if (!metadata) return;  // not known yet: a later event records it
+  if (!metadata) {  // not known yet: a later event or RecordLateMetadata
+    metadata_pending_.insert(cgroup_id);
+    return;
+  }
   recorded_metadata_.insert(a.identity.container_id);
+  metadata_pending_.erase(cgroup_id);
   gpuq_event_header hdr{};
   hdr.type = GPUQ_EV_CONTAINER_META;
   hdr.cgroup_id = cgroup_id;
   hdr.ts_ns = MonotonicNowNs();
   WriteLocked(ContainerMetaRecord{hdr, MetadataToJson(*metadata)});
+}
+
+void Pipeline::RecordLateMetadata() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (recorder_ == nullptr || metadata_pending_.empty()) return;
+  const std::set<uint64_t> pending = metadata_pending_;
+  for (uint64_t cgroup_id : pending) {
+    const Attribution& a = attributor_.Attribute(cgroup_id);
+    if (recorded_metadata_.count(a.identity.container_id) != 0) {
+      metadata_pending_.erase(cgroup_id);
+      continue;
+    }
+    RecordMetadataLocked(cgroup_id, a);
+  }
 }
 
 SeriesLabels Pipeline::LabelsLocked(
@@ -458,6 +482,7 @@ Pipeline::RunResult Pipeline::Run(const std::atomic<bool>& stop,
           return RunResult::kError;
       }
     }
+    RecordLateMetadata();
     if (Clock::now() >= next_reconcile) {
       if (options_.use_sysfs) ReconcileNow();
       RetireNow();
@@ -516,6 +541,9 @@ Snapshot Pipeline::TakeSnapshot() {
   for (const auto& [key, v] : s.restores) attribute(key.first);
   for (const auto& [key, v] : s.evicted) attribute(key.first);
   s.cgroups_unresolved = attributor_.UnresolvedTotal();
+  if (options_.use_sysfs && options_.learned_cgroups != nullptr) {
+    s.learned_cgroups = options_.learned_cgroups->Stats();
+  }
 
   for (const std::string& label : options_.label_allowlist) {
     s.extra_label_names.push_back(ExtraLabelName(label));

@@ -22,6 +22,7 @@
 #include "model/reconciler.h"
 #include "resolver/attributor.h"
 #include "resolver/container_metadata.h"
+#include "resolver/learned_cgroups.h"
 #include "sources/capture.h"
 #include "sources/event_source.h"
 
@@ -104,6 +105,8 @@ struct Snapshot {
   bool reconcile_enabled = false;
   ReconcileStats reconcile;
   uint64_t cgroups_unresolved = 0;
+  /// The cgroup watcher's memory (live mode with the watcher running).
+  std::optional<LearnedCgroupStats> learned_cgroups;
 };
 
 struct PipelineOptions {
@@ -126,6 +129,10 @@ struct PipelineOptions {
   /// Names from the container runtime; null: ids only (and what a capture
   /// carries). Must outlive the pipeline.
   MetadataResolver* metadata = nullptr;
+  /// cgroup paths learned at creation (CgroupWatcher), for ids first seen
+  /// after their cgroup is gone; null: the walk only. Live mode only; must
+  /// outlive the pipeline.
+  const LearnedCgroups* learned_cgroups = nullptr;
 };
 
 /// Thread-safety: Run() on one thread; Handle(), TakeSnapshot(),
@@ -189,6 +196,12 @@ class Pipeline {
 
   Snapshot TakeSnapshot();
 
+  /// Records the metadata that arrived after a container's events were
+  /// recorded (the runtime answered late): a capture of a container that
+  /// ran for a second still names it.
+  /// Run() does it between events; call it once more before closing.
+  void RecordLateMetadata();
+
  private:
   void HandleLocked(const Event& event);
   /// Attributes a kernel event's (final) cgroup id: pins it, admits its
@@ -242,6 +255,8 @@ class Pipeline {
   std::vector<ProbeStatus> probes_;
   std::set<uint64_t> recorded_cgroups_;
   std::set<std::string> recorded_metadata_;  // container ids
+  /// Recorded cgroups whose container's metadata is not recorded yet.
+  std::set<uint64_t> metadata_pending_;
   /// tgid -> synthetic cgroup id on v1 hosts: later events of the process
   /// (teardown in a kworker, after the pid is gone) keep its attribution.
   std::unordered_map<uint32_t, uint64_t> v1_cgroup_of_tgid_;

@@ -64,6 +64,17 @@ CgroupResolver::CgroupResolver(std::string cgroup_mount,
 std::optional<std::string> CgroupResolver::PathOf(uint64_t cgroup_id) {
   // Hot path: one hash lookup for every id seen before.
   if (auto it = paths_.find(cgroup_id); it != paths_.end()) return it->second;
+  auto pin = [&](std::string path) -> std::optional<std::string> {
+    unresolved_.erase(cgroup_id);
+    return paths_.emplace(cgroup_id, std::move(path)).first->second;
+  };
+  if (auto it = walked_.find(cgroup_id); it != walked_.end()) {
+    return pin(it->second);
+  }
+  // Learned at creation: also answers cgroups already removed.
+  if (learned_ != nullptr) {
+    if (auto path = learned_->Find(cgroup_id)) return pin(std::move(*path));
+  }
   if (v2_root_.empty()) return std::nullopt;
 
   // A miss rescans at most once per interval. Within it, ids in the negative
@@ -75,9 +86,8 @@ std::optional<std::string> CgroupResolver::PathOf(uint64_t cgroup_id) {
   }
   last_rescan_ = now;
   Rescan();
-  if (auto it = paths_.find(cgroup_id); it != paths_.end()) {
-    unresolved_.erase(cgroup_id);
-    return it->second;
+  if (auto it = walked_.find(cgroup_id); it != walked_.end()) {
+    return pin(it->second);
   }
   unresolved_.insert(cgroup_id);
   return std::nullopt;
@@ -95,9 +105,11 @@ void CgroupResolver::Rescan() {
       !S_ISDIR(root_stat.st_mode)) {
     return;
   }
-  // emplace, never assign: learned paths take precedence, and a path once
-  // resolved stays pinned (kernfs does not reuse 64-bit node ids).
-  paths_.emplace(root_stat.st_ino, "/");
+  // The walk replaces the previous one; answers given are pinned in paths_
+  // (kernfs does not reuse 64-bit node ids), and learned paths take
+  // precedence there.
+  walked_.clear();
+  walked_.emplace(root_stat.st_ino, "/");
 
   // Iterative depth-first walk holding one directory open at a time, so the
   // hierarchy's depth cannot exhaust file descriptors.
@@ -127,7 +139,7 @@ void CgroupResolver::Rescan() {
       // Another filesystem mounted inside the tree is not part of it.
       if (!S_ISDIR(st.st_mode) || st.st_dev != root_stat.st_dev) continue;
       std::string relative = dir_entry.relative + "/" + name;
-      paths_.emplace(st.st_ino, relative);
+      walked_.emplace(st.st_ino, relative);
       stack.push_back({dir_entry.absolute + "/" + name, std::move(relative)});
     }
     ::closedir(dir);

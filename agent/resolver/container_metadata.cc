@@ -517,6 +517,33 @@ Outcome AskClients(const std::vector<std::unique_ptr<RuntimeClient>>& clients,
 
 }  // namespace
 
+bool ParseDockerEvent(const std::string& line, std::string* container_id,
+                      std::string* action, ContainerMetadata* said) {
+  const nlohmann::json doc = nlohmann::json::parse(line, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) return false;
+  // API >= 1.22 spells it Type/Action/Actor; older ones only status/id.
+  if (StringField(doc, "Type") != "container") return false;
+  *action = StringField(doc, "Action");
+  const auto actor = doc.find("Actor");
+  if (actor == doc.end() || !actor->is_object()) return false;
+  *container_id = StringField(*actor, "ID");
+  if (!IsSafeId(*container_id)) return false;
+  ContainerMetadata meta;
+  meta.source = "docker-events";
+  const auto attributes = actor->find("Attributes");
+  if (attributes != actor->end()) meta.labels = StringMap(*attributes);
+  // Docker's attributes are the container's labels plus these keys of its
+  // own (podman's compat API adds a few more); they are not labels.
+  for (const char* own : {"name", "image", "podId", "containerExitCode"}) {
+    if (own == std::string("name")) meta.name = ValueOf(meta.labels, own);
+    meta.labels.erase(own);
+  }
+  FillKubernetes(meta.labels, kKubeletPodName, kKubeletPodNamespace,
+                 kKubeletContainerName, &meta);
+  *said = std::move(meta);
+  return true;
+}
+
 std::unique_ptr<RuntimeClient> MakeDockerApiClient(
     std::string socket_path, std::chrono::milliseconds timeout) {
   InitCurlOnce();
@@ -547,10 +574,11 @@ std::optional<ContainerMetadata> MetadataResolver::Get(
     const ContainerIdentity& id) {
   if (!id.InContainer()) return std::nullopt;
   std::lock_guard<std::mutex> lock(mu_);
+  const auto now = std::chrono::steady_clock::now();
   Entry& entry = cache_[id.container_id];
+  entry.last_used = now;
   if (entry.metadata) return entry.metadata;
-  if (!entry.queued && !stop_ &&
-      std::chrono::steady_clock::now() >= entry.next_try) {
+  if (!entry.queued && !stop_ && now >= entry.next_try) {
     entry.queued = true;
     queue_.push_back(id);
     cv_.notify_one();
@@ -558,9 +586,36 @@ std::optional<ContainerMetadata> MetadataResolver::Get(
   return std::nullopt;
 }
 
+void MetadataResolver::Announce(const std::string& container_id,
+                                std::optional<ContainerMetadata> said) {
+  if (container_id.empty()) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  Entry& entry = cache_[container_id];
+  entry.last_used = std::chrono::steady_clock::now();
+  if (said && HasIdentity(*said)) entry.said = std::move(said);
+  if (entry.metadata || entry.queued || stop_) return;
+  // Ahead of the queue: this container may live for a second only. A
+  // lookup that failed before (asked before the runtime knew it) is retried.
+  entry.queued = true;
+  ContainerIdentity id;
+  id.container_id = container_id;
+  queue_.push_front(std::move(id));
+  cv_.notify_one();
+}
+
 std::map<std::string, uint64_t> MetadataResolver::Errors() const {
   std::lock_guard<std::mutex> lock(mu_);
   return errors_;
+}
+
+uint64_t MetadataResolver::Evicted() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return evicted_;
+}
+
+size_t MetadataResolver::Size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return cache_.size();
 }
 
 void MetadataResolver::WaitIdle() {
@@ -568,15 +623,46 @@ void MetadataResolver::WaitIdle() {
   idle_cv_.wait(lock, [this] { return stop_ || (queue_.empty() && !busy_); });
 }
 
+void MetadataResolver::TrimLocked(std::chrono::steady_clock::time_point now) {
+  std::vector<std::pair<std::chrono::steady_clock::time_point, std::string>>
+      idle;
+  for (auto it = cache_.begin(); it != cache_.end();) {
+    if (it->second.queued) {
+      ++it;  // the worker will write into it
+    } else if (now - it->second.last_used >= options_.retention) {
+      it = cache_.erase(it);
+    } else {
+      if (cache_.size() > options_.capacity) {
+        idle.emplace_back(it->second.last_used, it->first);
+      }
+      ++it;
+    }
+  }
+  if (cache_.size() <= options_.capacity) return;
+  std::sort(idle.begin(), idle.end());
+  for (const auto& [used, id] : idle) {
+    if (cache_.size() <= options_.capacity) break;
+    cache_.erase(id);
+    ++evicted_;
+  }
+}
+
 void MetadataResolver::Work() {
+  constexpr auto kTrimEvery = std::chrono::seconds(1);
   const auto stopping = [this] {
     std::lock_guard<std::mutex> lock(mu_);
     return stop_;
   };
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
-    cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+    cv_.wait_for(lock, kTrimEvery, [this] { return stop_ || !queue_.empty(); });
     if (stop_) break;
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= next_trim_ || cache_.size() > options_.capacity) {
+      TrimLocked(now);
+      next_trim_ = now + kTrimEvery;
+    }
+    if (queue_.empty()) continue;
     const ContainerIdentity id = std::move(queue_.front());
     queue_.pop_front();
     busy_ = true;
@@ -586,8 +672,13 @@ void MetadataResolver::Work() {
     for (const std::string& name : outcome.failed) ++errors_[name];
     Entry& entry = cache_[id.container_id];
     entry.queued = false;
+    if (!outcome.metadata && entry.said) {
+      // Gone before it could be asked: what its announcement said stands.
+      outcome.metadata = entry.said;
+    }
     if (outcome.metadata) {
       entry.metadata = std::move(outcome.metadata);  // pinned from now on
+      entry.said.reset();
     } else {
       entry.next_try = std::chrono::steady_clock::now() + options_.retry_after;
     }

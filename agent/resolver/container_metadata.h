@@ -57,6 +57,14 @@ std::unique_ptr<RuntimeClient> MakeDockerApiClient(
 /// /var/lib/containers and without names in it: ask its API instead.)
 std::unique_ptr<RuntimeClient> MakeOciBundleClient(std::string run_dir);
 
+/// One line of a Docker Engine API events stream (GET /events, dockerd and
+/// podman's compat API): true for a container event, with the container's
+/// id, the action ("create", "start", ...) and what the event itself says
+/// about it (name, and the container's labels, which Docker puts among the
+/// actor's attributes; source "docker-events").
+bool ParseDockerEvent(const std::string& line, std::string* container_id,
+                      std::string* action, ContainerMetadata* said);
+
 /// Asynchronous, cached metadata. Get() never blocks on a runtime.
 /// Thread-safety: all public methods are thread-safe.
 class MetadataResolver {
@@ -64,6 +72,13 @@ class MetadataResolver {
   struct Options {
     /// Failed or empty lookups are retried after this long.
     std::chrono::milliseconds retry_after{std::chrono::seconds(30)};
+    /// Answers neither asked for (Get) nor announced for this long are
+    /// forgotten: the agent's --container-grace, so a container's name stays
+    /// while its series do (every scrape and event asks).
+    std::chrono::milliseconds retention{std::chrono::minutes(5)};
+    /// At most this many containers are remembered; beyond it the least
+    /// recently asked are forgotten (Evicted()).
+    size_t capacity = 16384;
   };
   /// Clients are asked in order; the first answer wins.
   MetadataResolver(std::vector<std::unique_ptr<RuntimeClient>> clients,
@@ -75,17 +90,32 @@ class MetadataResolver {
   /// The metadata known for `id` now; schedules a lookup if none was made
   /// (or the last one failed and retry_after passed). nullopt until known.
   std::optional<ContainerMetadata> Get(const ContainerIdentity& id);
+  /// A runtime announced `container_id` (created or started): it is looked
+  /// up now, ahead of other lookups, while the runtime still knows it. If
+  /// the lookup finds nothing (the container is already removed), `said`
+  /// (what the announcement carried) is kept instead.
+  void Announce(const std::string& container_id,
+                std::optional<ContainerMetadata> said);
   /// Lookup errors so far, by client Name().
   std::map<std::string, uint64_t> Errors() const;
+  /// Containers forgotten because `capacity` was reached.
+  uint64_t Evicted() const;
+  /// Containers remembered now (answers, pending and failed lookups).
+  size_t Size() const;
   /// Blocks until no lookup is queued or running (tests).
   void WaitIdle();
 
  private:
   void Work();
+  /// Forgets entries unused for `retention`, then the least recently used
+  /// beyond `capacity`. Called with mu_ held.
+  void TrimLocked(std::chrono::steady_clock::time_point now);
 
   struct Entry {
     std::optional<ContainerMetadata> metadata;
+    std::optional<ContainerMetadata> said;  // from an announcement
     std::chrono::steady_clock::time_point next_try{};
+    std::chrono::steady_clock::time_point last_used{};
     bool queued = false;
   };
   std::vector<std::unique_ptr<RuntimeClient>> clients_;
@@ -96,6 +126,8 @@ class MetadataResolver {
   std::unordered_map<std::string, Entry> cache_;  // by container id
   std::deque<ContainerIdentity> queue_;
   std::map<std::string, uint64_t> errors_;
+  uint64_t evicted_ = 0;
+  std::chrono::steady_clock::time_point next_trim_{};
   bool busy_ = false;
   bool stop_ = false;
   std::thread worker_;

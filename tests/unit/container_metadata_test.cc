@@ -19,12 +19,14 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <regex>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "resolver/runtime_events.h"
 #include "test_support.h"
 
 namespace gpuq {
@@ -752,6 +754,168 @@ TEST_F(HangingRuntimeTest, DestructorWaitsForAtMostOneTimeout) {
   resolver.reset();
   EXPECT_LT(Since(start), kTimeout + kSlack);
   EXPECT_EQ(server.Requests().size(), 1u);  // the second client was not asked
+}
+
+// ---------------------------------------------------------------------------
+// Names learned when containers start: the events stream and Announce.
+
+// Recorded from podman 4.3.1's compat API on this project's host
+// (GET /v1.41/events, `podman run --rm --name gpuq-sl-ev --label team=x`).
+constexpr char kPodmanCreateEvent[] =
+    R"({"status":"create","id":"81a06b05f4962e20a1751a3de534e6c9e9717fc3cc332aa17c7c53d3b51c9fa2","from":"localhost/debian:bookworm-slim","Type":"container","Action":"create","Actor":{"ID":"81a06b05f4962e20a1751a3de534e6c9e9717fc3cc332aa17c7c53d3b51c9fa2","Attributes":{"containerExitCode":"0","image":"localhost/debian:bookworm-slim","name":"gpuq-sl-ev","podId":"","team":"x"}},"scope":"local","time":1795474842,"timeNano":1795474842306677204})";
+constexpr char kEventId[] =
+    "81a06b05f4962e20a1751a3de534e6c9e9717fc3cc332aa17c7c53d3b51c9fa2";
+
+TEST(DockerEventTest, ReadsRecordedPodmanEvent) {
+  std::string id, action;
+  ContainerMetadata said;
+  ASSERT_TRUE(ParseDockerEvent(kPodmanCreateEvent, &id, &action, &said));
+  EXPECT_EQ(id, kEventId);
+  EXPECT_EQ(action, "create");
+  EXPECT_EQ(said.name, "gpuq-sl-ev");
+  EXPECT_EQ(said.source, "docker-events");
+  // The container's labels, without the event's own attributes.
+  EXPECT_EQ(said.labels, (std::map<std::string, std::string>{{"team", "x"}}));
+}
+
+TEST(DockerEventTest, KubernetesNamesFromLabels) {
+  const std::string line =
+      R"({"Type":"container","Action":"start","Actor":{"ID":"abc123",)"
+      R"("Attributes":{"name":"k8s_app_web-0_shop_uid_0",)"
+      R"("io.kubernetes.pod.name":"web-0",)"
+      R"("io.kubernetes.pod.namespace":"shop",)"
+      R"("io.kubernetes.container.name":"app"}}})";
+  std::string id, action;
+  ContainerMetadata said;
+  ASSERT_TRUE(ParseDockerEvent(line, &id, &action, &said));
+  EXPECT_EQ(said.pod, "web-0");
+  EXPECT_EQ(said.ns, "shop");
+  EXPECT_EQ(said.k8s_container, "app");
+}
+
+TEST(DockerEventTest, RejectsWhatIsNotAContainerEvent) {
+  std::string id, action;
+  ContainerMetadata said;
+  for (const char* line : {
+           "",
+           "not json",
+           "[]",
+           R"({"Type":"image","Action":"pull","Actor":{"ID":"abc"}})",
+           R"({"Type":"container","Action":"start"})",
+           R"({"Type":"container","Action":"start","Actor":{"ID":"../x"}})",
+           R"({"Type":"container","Action":"start","Actor":{"ID":7}})",
+       }) {
+    EXPECT_FALSE(ParseDockerEvent(line, &id, &action, &said)) << line;
+  }
+}
+
+TEST_F(MetadataResolverTest, AnnouncedContainerIsLookedUpBeforeItIsAsked) {
+  auto a = AddClient("a");
+  a->Answer(Named("from-inspect"));
+  auto resolver = Make();
+  resolver->Announce(kPodmanId, Named("from-event"));
+  resolver->WaitIdle();
+  EXPECT_EQ(a->Calls(), 1);
+  ASSERT_TRUE(resolver->Get(id_).has_value());
+  EXPECT_EQ(resolver->Get(id_)->name, "from-inspect");  // the full answer
+  EXPECT_EQ(a->Calls(), 1);
+}
+
+TEST_F(MetadataResolverTest, RemovedBeforeTheLookupKeepsTheEventsName) {
+  auto a = AddClient("a");  // 404: already removed (`podman run --rm`)
+  auto resolver = Make();
+  resolver->Announce(kPodmanId, Named("from-event"));
+  resolver->WaitIdle();
+  ASSERT_TRUE(resolver->Get(id_).has_value());
+  EXPECT_EQ(resolver->Get(id_)->name, "from-event");
+}
+
+TEST_F(MetadataResolverTest, AnnounceRetriesALookupThatFoundNothingYet) {
+  auto a = AddClient("a");
+  auto resolver = Make();                        // retry_after 30 s
+  EXPECT_FALSE(resolver->Get(id_).has_value());  // asked before it existed
+  resolver->WaitIdle();
+  a->Answer(Named("started"));
+  resolver->Announce(kPodmanId, std::nullopt);  // the start event
+  resolver->WaitIdle();
+  EXPECT_EQ(a->Calls(), 2);
+  ASSERT_TRUE(resolver->Get(id_).has_value());
+  EXPECT_EQ(resolver->Get(id_)->name, "started");
+}
+
+// Polls `done` every 20 ms for up to 10 s (the trim runs once a second).
+template <typename F>
+bool Eventually(F done) {
+  for (int i = 0; i < 500 && !done(); ++i) {
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  return done();
+}
+
+TEST_F(MetadataResolverTest, UnusedAnswersAreForgottenAfterTheRetention) {
+  auto a = AddClient("a");
+  a->Answer(Named("x"));
+  MetadataResolver::Options options;
+  options.retention = milliseconds(100);
+  MetadataResolver resolver(std::move(clients_), options);
+  resolver.Announce(kPodmanId, std::nullopt);
+  resolver.WaitIdle();
+  EXPECT_EQ(resolver.Size(), 1u);
+  EXPECT_TRUE(Eventually([&] { return resolver.Size() == 0; }));
+  EXPECT_EQ(resolver.Evicted(), 0u);  // expired, not evicted
+}
+
+TEST_F(MetadataResolverTest, BoundedByCapacityLeastRecentlyUsedFirst) {
+  AddClient("a");
+  MetadataResolver::Options options;
+  options.capacity = 2;
+  MetadataResolver resolver(std::move(clients_), options);
+  for (int i = 0; i < 5; ++i) {
+    resolver.Announce("c" + std::to_string(i), Named("n"));
+    resolver.WaitIdle();
+    std::this_thread::sleep_for(milliseconds(2));  // distinct last_used
+  }
+  EXPECT_TRUE(Eventually([&] { return resolver.Size() <= 2; }));
+  EXPECT_EQ(resolver.Evicted(), 3u);
+  EXPECT_EQ(resolver.Get(Container("c4"))->name, "n");  // the newest stay
+}
+
+TEST(DockerEventsWatcherTest, AnnouncesContainersOfTheStream) {
+  TempDir tmp;
+  const std::string socket = tmp.path() + "/podman.sock";
+  const std::string start = std::regex_replace(
+      std::string(kPodmanCreateEvent), std::regex("\"create\""), "\"start\"");
+  const std::string other =
+      R"({"Type":"container","Action":"die","Actor":{"ID":"dead0001"}})";
+  FakeDockerd server(
+      socket, FakeDockerd::Mode::kServe,
+      std::string(kPodmanCreateEvent) + "\n" + other + "\n" + start + "\n");
+  auto script = std::make_shared<Script>();  // inspect: 404, removed
+  std::vector<std::unique_ptr<RuntimeClient>> clients;
+  clients.push_back(std::make_unique<ScriptedClient>("docker-api", script));
+  MetadataResolver resolver(std::move(clients), {});
+  {
+    DockerEventsWatcher watcher(socket, &resolver, milliseconds(50));
+    EXPECT_TRUE(Eventually([&] { return watcher.Announced() >= 2; }));
+  }  // stops and joins
+  resolver.WaitIdle();
+  const auto meta = resolver.Get(Container(kEventId, "podman"));
+  ASSERT_TRUE(meta.has_value());
+  EXPECT_EQ(meta->name, "gpuq-sl-ev");
+  const auto requests = server.Requests();
+  ASSERT_FALSE(requests.empty());
+  EXPECT_EQ(requests[0].rfind("GET /v1.41/events?filters=", 0), 0u)
+      << requests[0];
+  EXPECT_FALSE(resolver.Get(Container("dead0001")).has_value());
+}
+
+TEST(DockerEventsWatcherTest, MissingSocketNeitherBlocksNorCrashes) {
+  TempDir tmp;
+  MetadataResolver resolver({}, {});
+  DockerEventsWatcher watcher(tmp.path() + "/absent.sock", &resolver,
+                              milliseconds(20));
+  EXPECT_TRUE(Eventually([&] { return watcher.Failures() >= 2; }));
+  EXPECT_EQ(watcher.Announced(), 0u);
 }
 
 }  // namespace

@@ -13,6 +13,9 @@
 #include "event_builders.h"
 #include "export/collector.h"
 #include "model/pipeline.h"
+#include "sources/capture.h"
+#include "sources/replay_source.h"
+#include "test_support.h"
 
 namespace gpuq {
 namespace {
@@ -76,6 +79,93 @@ TEST(PipelineRuntimeTest, StuckRuntimeNeitherStallsNorHidesTheContainer) {
     for (const auto& m : f.metric) counter_exported |= m.counter.value >= 1;
   }
   EXPECT_TRUE(counter_exported);
+}
+
+/// Knows the container only while it exists, as a runtime does after
+/// `podman run --rm` removed it.
+class RemovableRuntime : public RuntimeClient {
+ public:
+  std::optional<ContainerMetadata> Lookup(const ContainerIdentity&,
+                                          std::string*) override {
+    if (!exists_.load()) return std::nullopt;  // 404
+    ContainerMetadata meta;
+    meta.name = "bench-run";
+    return meta;
+  }
+  std::string Name() const override { return "removable"; }
+  std::atomic<bool> exists_{true};
+};
+
+TEST(PipelineRuntimeTest, NameIsAskedAtTheFirstEventNotTheFirstScrape) {
+  auto client = std::make_unique<RemovableRuntime>();
+  RemovableRuntime* runtime = client.get();
+  std::vector<std::unique_ptr<RuntimeClient>> clients;
+  clients.push_back(std::move(client));
+  MetadataResolver metadata(std::move(clients), {});
+  PipelineOptions options;
+  options.use_sysfs = false;
+  options.metadata = &metadata;
+  Pipeline pipeline(options, nullptr);
+  gpuq_event_header hdr{};
+  hdr.cgroup_id = 42;
+  pipeline.Handle(
+      CgroupPathRecord{hdr, "/system.slice/docker-" + kId + ".scope"});
+  pipeline.Handle(Create(0xffff888100000001, 10, 42, 1, 0));
+  metadata.WaitIdle();
+  runtime->exists_ = false;  // the container is gone before any scrape
+
+  const Snapshot s = pipeline.TakeSnapshot();
+  EXPECT_EQ(s.labels.at(42).container, "bench-run");
+}
+
+/// Answers after `delay`: the runtime is slower than the container's events.
+class SlowRuntime : public RuntimeClient {
+ public:
+  std::optional<ContainerMetadata> Lookup(const ContainerIdentity&,
+                                          std::string*) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ContainerMetadata meta;
+    meta.name = "one-second-job";
+    return meta;
+  }
+  std::string Name() const override { return "slow"; }
+};
+
+TEST(PipelineRuntimeTest, LateNamesAreStillRecordedIntoTheCapture) {
+  TempDir tmp;
+  ASSERT_FALSE(tmp.path().empty());
+  const std::string path = tmp.path() + "/run.gpuqcap";
+  {
+    std::vector<std::unique_ptr<RuntimeClient>> clients;
+    clients.push_back(std::make_unique<SlowRuntime>());
+    MetadataResolver metadata(std::move(clients), {});
+    PipelineOptions options;
+    options.use_sysfs = false;
+    options.metadata = &metadata;
+    std::string error;
+    auto writer = CaptureWriter::Create(path, &error);
+    ASSERT_NE(writer, nullptr) << error;
+    Pipeline pipeline(options, nullptr);
+    pipeline.RecordTo(writer.get());
+    gpuq_event_header hdr{};
+    hdr.cgroup_id = 42;
+    pipeline.Handle(
+        CgroupPathRecord{hdr, "/system.slice/docker-" + kId + ".scope"});
+    pipeline.Handle(Create(0xffff888100000001, 10, 42, 1, 0));  // its last
+    metadata.WaitIdle();            // the name arrives after the events
+    pipeline.RecordLateMetadata();  // what Run() and `record` do
+    ASSERT_TRUE(writer->Close(&error)) << error;
+  }
+  Capture capture;
+  std::string error;
+  ASSERT_EQ(ReadCapture(path, &capture, &error), CaptureError::kNone) << error;
+  PipelineOptions options;
+  options.use_sysfs = false;
+  Pipeline replay(options,
+                  std::make_unique<ReplayEventSource>(std::move(capture)));
+  std::atomic<bool> stop{false};
+  ASSERT_EQ(replay.Run(stop, std::nullopt), Pipeline::RunResult::kEof);
+  EXPECT_EQ(replay.TakeSnapshot().labels.at(42).container, "one-second-job");
 }
 
 }  // namespace
