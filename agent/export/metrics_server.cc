@@ -18,10 +18,12 @@ namespace gpuq {
 namespace {
 
 /// Connections served at once (civetweb worker threads). Each idle peer
-/// holds one for at most kRequestTimeoutMs.
-constexpr int kServerThreads = 32;
+/// holds one for at most kRequestTimeoutMs, so up to kServerThreads - 1
+/// idle or half-sent connections cannot delay a scrape; more only delay it
+/// by the timeout per batch. Idle workers cost a stack of virtual memory.
+constexpr int kServerThreads = 128;
 /// How long a connection may take to send its request.
-constexpr int kRequestTimeoutMs = 3000;
+constexpr int kRequestTimeoutMs = 2000;
 /// The web config and each TLS file it names: far more than any real one.
 constexpr uint64_t kMaxWebConfigBytes = 1 << 20;
 

@@ -10,15 +10,6 @@ AGENT=$1 SRC=$2
 use_background_cleanup
 CAP=$SRC/examples/default.gpuqcap
 
-# bcrypt PASSWORD: a $2b$ hash (cost 10) from Debian's python3 crypt module
-# (libxcrypt), else htpasswd (apache2-utils), as users would make one.
-bcrypt() {
-  if "$PY" -W ignore -c 'import crypt' 2> /dev/null; then
-    "$PY" -W ignore -c 'import crypt, sys; print(crypt.crypt(sys.argv[1], crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1024)))' "$1"
-  elif command -v htpasswd > /dev/null; then
-    htpasswd -nbBC 10 x "$1" | cut -d: -f2
-  fi
-}
 h=$(bcrypt s3cret)
 if [[ ! $h =~ ^\$2[aby]\$10\$ ]] || ! command -v curl > /dev/null; then
   skip "basic auth: cannot make a bcrypt hash or no curl (Debian: python3, or apache2-utils for htpasswd; curl)"

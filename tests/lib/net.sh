@@ -28,3 +28,14 @@ cleanup_background() {
   wait 2> /dev/null
   rm -rf "$TMP"
 }
+
+# bcrypt PASSWORD: a $2b$ hash (cost 10) from Debian's python3 crypt module
+# (libxcrypt), else htpasswd (apache2-utils), as users would make one.
+bcrypt() {
+  local py=${PY:-/usr/bin/python3}
+  if "$py" -W ignore -c 'import crypt' 2> /dev/null; then
+    "$py" -W ignore -c 'import crypt, sys; print(crypt.crypt(sys.argv[1], crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1024)))' "$1"
+  elif command -v htpasswd > /dev/null; then
+    htpasswd -nbBC 10 x "$1" | cut -d: -f2
+  fi
+}
