@@ -1,7 +1,9 @@
 #include "cli/commands.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -143,7 +145,37 @@ std::unique_ptr<PeriodicThread> TickEveryPeriod(SubmissionReaders* readers) {
                                           [readers] { readers->Round(); });
 }
 
-extern "C" void OnSignal(int /*signo*/) { StopRequested().store(true); }
+// Written by the signal handler, so a thread can sleep until a stop without
+// polling the flag (a pipe: write() is async-signal-safe).
+int g_stop_pipe[2] = {-1, -1};
+
+// The first SIGTERM/SIGINT asks every loop to stop (each waits at most
+// ~50 ms, docs/shutdown.md); a second one ends the process at once with the
+// default action (the kernel still releases every BPF link with its fd).
+extern "C" void OnSignal(int signo) {
+  if (StopRequested().exchange(true)) {
+    signal(signo, SIG_DFL);
+    raise(signo);
+    return;
+  }
+  if (g_stop_pipe[1] >= 0) {
+    const char byte = 1;
+    [[maybe_unused]] const ssize_t n = write(g_stop_pipe[1], &byte, 1);
+  }
+}
+
+// Sleeps until SIGTERM/SIGINT (or a 100 ms check of StopRequested() when the
+// pipe could not be made).
+void WaitForStop() {
+  while (!StopRequested().load()) {
+    pollfd pfd{g_stop_pipe[0], POLLIN, 0};
+    if (g_stop_pipe[0] < 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    } else {
+      poll(&pfd, 1, 1000);
+    }
+  }
+}
 
 }  // namespace
 
@@ -153,6 +185,9 @@ std::atomic<bool>& StopRequested() {
 }
 
 void InstallSignalHandlers() {
+  if (g_stop_pipe[0] < 0 && pipe2(g_stop_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+    g_stop_pipe[0] = g_stop_pipe[1] = -1;
+  }
   struct sigaction sa {};
   sa.sa_handler = OnSignal;
   sigemptyset(&sa.sa_mask);
@@ -254,9 +289,7 @@ int RunDaemon(const Options& options) {
     return 1;
   }
   // A finished replay keeps serving its final state until stopped.
-  while (!stop.load()) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  WaitForStop();
   return 0;
 }
 
