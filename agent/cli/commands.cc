@@ -1,7 +1,9 @@
 #include "cli/commands.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -32,9 +34,33 @@
 namespace gpuq {
 namespace {
 
+// Written by the signal handler, so a thread can sleep until a stop without
+// polling the flag (a pipe: write() is async-signal-safe).
+int g_stop_pipe[2] = {-1, -1};
+
+// SIGTERM/SIGINT ask every loop to stop (each waits at most ~50 ms,
+// docs/shutdown.md). A second signal is record's business (it stops the
+// command it runs at once, docs/record.md), so it is only noted here.
 extern "C" void OnSignal(int signo) {
   StopSignal().store(signo);
   StopRequested().store(true);
+  if (g_stop_pipe[1] >= 0) {
+    const char byte = 1;
+    [[maybe_unused]] const ssize_t n = write(g_stop_pipe[1], &byte, 1);
+  }
+}
+
+// Sleeps until SIGTERM/SIGINT (or a 100 ms check of StopRequested() when the
+// pipe could not be made).
+void WaitForStop() {
+  while (!StopRequested().load()) {
+    pollfd pfd{g_stop_pipe[0], POLLIN, 0};
+    if (g_stop_pipe[0] < 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    } else {
+      poll(&pfd, 1, 1000);
+    }
+  }
 }
 
 }  // namespace
@@ -50,6 +76,9 @@ std::atomic<int>& StopSignal() {
 }
 
 void InstallSignalHandlers() {
+  if (g_stop_pipe[0] < 0 && pipe2(g_stop_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+    g_stop_pipe[0] = g_stop_pipe[1] = -1;
+  }
   struct sigaction sa {};
   sa.sa_handler = OnSignal;
   sigemptyset(&sa.sa_mask);
@@ -161,9 +190,7 @@ int RunDaemon(const Options& options) {
     return 1;
   }
   // A finished replay keeps serving its final state until stopped.
-  while (!stop.load()) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  WaitForStop();
   return 0;
 }
 

@@ -4,12 +4,18 @@
 #include <crypt.h>
 #include <dlfcn.h>
 #include <fmt/format.h>
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <cctype>
+#include <chrono>
 #include <exception>
 #include <optional>
 #include <regex>
 #include <sstream>
+#include <thread>
 #include <vector>
 
 #include "common/bounded_read.h"
@@ -283,6 +289,40 @@ bool LoadWebConfig(const std::string& path, WebConfig* config,
   return true;
 }
 
+namespace {
+
+// The host a local connection reaches a listener on `listen_address` by.
+std::string WakeHost(const std::string& listen_address) {
+  const auto colon = listen_address.rfind(':');
+  std::string host =
+      colon == std::string::npos ? "" : listen_address.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+    return host == "::" ? "::1" : host;
+  }
+  return host.empty() || host == "0.0.0.0" ? "127.0.0.1" : host;
+}
+
+// Opens and closes one TCP connection to host:port (errors ignored).
+void Knock(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  if (getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &res) !=
+      0) {
+    return;
+  }
+  const int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd >= 0) {
+    connect(fd, res->ai_addr, res->ai_addrlen);
+    close(fd);
+  }
+  freeaddrinfo(res);
+}
+
+}  // namespace
+
 std::unique_ptr<MetricsServer> MetricsServer::Start(
     const std::string& listen_address,
     std::shared_ptr<prometheus::Collectable> collectable, std::string* error) {
@@ -340,6 +380,7 @@ std::unique_ptr<MetricsServer> MetricsServer::Start(
         },
         "gpuq-agent", "/metrics");
   }
+  server->wake_host_ = WakeHost(listen_address);
   server->collectable_ = std::move(collectable);
   server->exposer_->RegisterCollectable(server->collectable_);
   return server;
@@ -370,6 +411,26 @@ bool MetricsServer::CheckPassword(const std::string& user,
     verified_[user] = password;
   }
   return ok;
+}
+
+MetricsServer::~MetricsServer() {
+  if (exposer_ == nullptr) return;
+  // civetweb's master thread polls its listening sockets in quanta of 2 s
+  // (SOCKET_TIMEOUT_QUANTUM) and sees mg_stop()'s flag only after one, so a
+  // plain stop takes up to 2 s. A connection wakes its poll at once: knock
+  // every 10 ms until the exposer (mg_stop) is gone. Workers are woken by
+  // mg_stop itself (no keep-alive: a worker never idles on a connection).
+  const int port = Port();
+  std::atomic<bool> stopped{false};
+  std::thread knocker([&] {
+    while (!stopped.load()) {
+      Knock(wake_host_, port);
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  });
+  exposer_.reset();
+  stopped.store(true);
+  knocker.join();
 }
 
 int MetricsServer::Port() const {

@@ -55,6 +55,10 @@ class MetricsServer {
   /// The port actually bound.
   int Port() const;
 
+  /// Stops serving: returns once civetweb's threads are gone, promptly (see
+  /// metrics_server.cc). The destructor calls it.
+  ~MetricsServer();
+
  private:
   MetricsServer() = default;
   bool CheckPassword(const std::string& user, const std::string& password);
@@ -65,6 +69,8 @@ class MetricsServer {
   /// purpose, and a scraper sends the same credentials every time.
   std::map<std::string, std::string> verified_;
   std::unique_ptr<prometheus::Exposer> exposer_;
+  /// Where a connection reaches the listener (loopback for a wildcard).
+  std::string wake_host_;
   std::shared_ptr<prometheus::Collectable> collectable_;
 };
 

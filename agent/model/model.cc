@@ -106,6 +106,10 @@ void Model::OnCreate(const gpuq_queue_create_event& e) {
   }
 
   const Key key{process_key, e.queue_id};
+  // The id is free again, so no destroy of a forgotten queue with this key
+  // can still come (see Forget()).
+  tombstones_.erase(key);
+  tombstones_.erase(Key{SeededProcessKey(e.hdr.tgid), e.queue_id});
   if (queues_.count(key) != 0) {
     // The kernel never reuses a live queue id within a process: a second
     // create means a lost destroy. Replace the stale entry, count it.
@@ -191,6 +195,7 @@ void Model::OnDestroy(const gpuq_queue_destroy_event& e) {
     // A queue seeded from sysfs whose owner we never saw by kernel key.
     found = Remove(Key{SeededProcessKey(e.hdr.tgid), e.queue_id}, &q);
   }
+  if (!found) found = TakeTombstone(e, &q);
   if (!found) {
     ++drops_.unknown_queue;
     return;
@@ -292,6 +297,10 @@ void Model::EraseCgroup(uint64_t cgroup_id) {
   for (auto it = owners_.begin(); it != owners_.end();) {
     it = it->first.first == cgroup_id ? owners_.erase(it) : std::next(it);
   }
+  // A late destroy of a gone container's queue must not bring its series
+  // back: it becomes an unknown_queue drop instead.
+  EraseIf(&tombstones_,
+          [&](const auto& kv) { return kv.second.cgroup_id == cgroup_id; });
 }
 
 ReconcileDiff Model::Diff(const std::vector<SysfsQueue>& sysfs) const {
@@ -318,7 +327,37 @@ ReconcileDiff Model::Diff(const std::vector<SysfsQueue>& sysfs) const {
 }
 
 void Model::Forget(uint64_t process_key, uint32_t queue_id) {
-  Remove(Key{process_key, queue_id}, nullptr);
+  const Key key{process_key, queue_id};
+  QueueState q;
+  if (!Remove(key, &q)) return;
+  tombstones_[key] = q;
+  tombstone_order_.push_back(key);
+  while (tombstones_.size() > kMaxTombstones && !tombstone_order_.empty()) {
+    tombstones_.erase(tombstone_order_.front());
+    tombstone_order_.pop_front();
+  }
+  // Keys whose tombstone is gone (destroy arrived, id reused) are skipped
+  // above; trim them so the order list stays bounded too.
+  if (tombstone_order_.size() > 2 * kMaxTombstones) {
+    std::deque<Key> live;
+    for (const Key& k : tombstone_order_) {
+      if (tombstones_.count(k) != 0) live.push_back(k);
+    }
+    tombstone_order_ = std::move(live);
+  }
+}
+
+bool Model::TakeTombstone(const gpuq_queue_destroy_event& e,
+                          QueueState* removed) {
+  for (const Key& key : {Key{e.hdr.process_key, e.queue_id},
+                         Key{SeededProcessKey(e.hdr.tgid), e.queue_id}}) {
+    auto it = tombstones_.find(key);
+    if (it == tombstones_.end()) continue;
+    *removed = it->second;
+    tombstones_.erase(it);
+    return true;
+  }
+  return false;
 }
 
 QueueState* Model::FindQueue(uint64_t process_key, uint32_t tgid,

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <set>
@@ -212,8 +213,20 @@ class Model {
   /// Compares live queues with the sysfs inventory (matched by tgid and
   /// queue id; seeded queues are keyed by tgid).
   ReconcileDiff Diff(const std::vector<SysfsQueue>& sysfs) const;
-  /// Drops a live queue without counting a destroy (reconciliation).
+  /// Drops a live queue without counting a destroy (reconciliation), and
+  /// keeps it as a tombstone: its destroy event may still be in flight (on
+  /// 6.1 the sysfs entry goes before the HW destroy, and that destroy can
+  /// wait for the scheduler's preemption), and when it arrives it is counted
+  /// as the queue's destroy, by its reason, never as an unknown_queue drop.
+  /// A create of the same key retires the tombstone: amdkfd frees a queue id
+  /// only after uninit_queue(), so a destroy still to come always precedes
+  /// the id's reuse (a tombstone outliving the reuse means the destroy was
+  /// lost, which the source's drops already count). At most kMaxTombstones
+  /// are kept, oldest out first.
   void Forget(uint64_t process_key, uint32_t queue_id);
+  static constexpr size_t kMaxTombstones = 16384;
+  /// Queues forgotten by reconciliation whose destroy has not arrived.
+  size_t tombstones() const { return tombstones_.size(); }
 
   /// The agent's steady clock (ns) used to stamp activity; set before
   /// Apply() by the pipeline.
@@ -320,6 +333,9 @@ class Model {
   QueueState* FindQueue(uint64_t process_key, uint32_t tgid, uint32_t queue_id);
   /// Removes a live queue and updates gauges; false if it was not live.
   bool Remove(const Key& key, QueueState* removed);
+  /// The tombstone of the queue `e` destroys (by kernel key, else the
+  /// tgid's seeded key), taken out; false if none.
+  bool TakeTombstone(const gpuq_queue_destroy_event& e, QueueState* removed);
   /// Moves the queues of a seeded process (keyed by tgid) under its real
   /// kernel key once an event names that key.
   void AdoptSeeded(uint64_t process_key, uint32_t tgid);
@@ -330,6 +346,11 @@ class Model {
              const std::string& comm);
 
   std::unordered_map<Key, QueueState, KeyHash> queues_;
+  /// Queues Forget() removed, by key, until their destroy or the key's
+  /// reuse; tombstone_order_ is their insertion order (for the cap; stale
+  /// entries are skipped).
+  std::unordered_map<Key, QueueState, KeyHash> tombstones_;
+  std::deque<Key> tombstone_order_;
   std::unordered_map<uint64_t, ProcessState> processes_;
   std::map<QueueSeriesKey, QueueSeries> queue_series_;
   std::map<FailureKey, uint64_t> create_failures_;

@@ -436,7 +436,42 @@ void Pipeline::RetireNow() {
   }
 }
 
+bool Pipeline::DrainSource() {
+  if (source_ == nullptr) return true;
+  constexpr auto kDrainBudget = std::chrono::milliseconds(200);
+  const auto until = Clock::now() + kDrainBudget;
+  Event event;
+  while (Clock::now() < until) {
+    switch (source_->Next(&event, std::chrono::milliseconds(0))) {
+      case NextStatus::kOk:
+        Handle(event);
+        break;
+      case NextStatus::kTimeout:
+      case NextStatus::kEof:
+        return true;
+      case NextStatus::kError:
+        return false;  // Run() reports it at its next read
+    }
+  }
+  return false;
+}
+
 void Pipeline::ReconcileNow() {
+  // Order matters (README "Seeding and reconciliation"):
+  // 1. sysfs is read first. amdkfd emits a queue's create event at the
+  //    entry of kfd_procfs_add_queue(), before the queue's sysfs entry
+  //    exists, so every create behind an entry this read sees is already
+  //    in the ring buffer;
+  // 2. the source is drained, so the model has applied those creates: a
+  //    queue in sysfs but not in the model is then really unknown (lost or
+  //    from before the agent), never a create still in flight;
+  // 3. the other way round, a queue in the model but not in sysfs can still
+  //    have its destroy in flight (on 6.1 kfd_procfs_del_queue() runs
+  //    before the HW destroy and uninit_queue(), which may wait for the
+  //    scheduler's preemption): the model keeps what reconciliation forgets
+  //    as a tombstone, so that destroy is still counted as a destroy
+  //    (Model::Forget).
+  // A difference is corrected only when two consecutive passes see it.
   std::vector<SysfsQueue> sysfs;
   std::string error;
   if (!ReadKfdQueues(options_.paths.Kfd(), &sysfs, &error)) {
@@ -444,6 +479,9 @@ void Pipeline::ReconcileNow() {
     reconciler_.CountError();
     return;
   }
+  // Not drained within the budget (an event storm): this pass's view could
+  // miss creates in flight, so it is not used.
+  if (!DrainSource()) return;
   std::lock_guard<std::mutex> lock(mu_);
   const Reconciler::Actions actions = reconciler_.Next(model_.Diff(sysfs));
   for (const SysfsQueue& q : actions.add) HandleLocked(SeedEventLocked(q));
@@ -455,7 +493,9 @@ void Pipeline::ReconcileNow() {
 
 Pipeline::RunResult Pipeline::Run(const std::atomic<bool>& stop,
                                   std::optional<Clock::time_point> deadline) {
-  constexpr auto kPollSlice = std::chrono::milliseconds(100);
+  // Bounds how long a stop request waits (docs/shutdown.md): the source
+  // cannot be woken by the signal itself, which lands on any thread.
+  constexpr auto kPollSlice = std::chrono::milliseconds(50);
   auto next_reconcile = Clock::now() + options_.reconcile_interval;
   while (!stop.load()) {
     const auto now = Clock::now();

@@ -189,7 +189,9 @@ class Pipeline {
   std::optional<DoorbellOwner> FindDoorbell(uint32_t tgid, uint64_t handle);
   /// (tgid, handle) learned from queue creates, for the doorbell poller.
   std::vector<std::pair<uint32_t, uint64_t>> KnownDoorbells();
-  /// One reconciliation pass against sysfs now.
+  /// One reconciliation pass against sysfs now: reads sysfs, drains the
+  /// source, then compares (see the comment in pipeline.cc). Call it from
+  /// the thread that runs Run(), or when Run() is not running.
   void ReconcileNow();
   /// Folds idle processes and removes containers gone for the grace period.
   void RetireNow();
@@ -204,6 +206,9 @@ class Pipeline {
 
  private:
   void HandleLocked(const Event& event);
+  /// Applies every event the source has ready, for at most 200 ms; false if
+  /// it was not emptied (or failed).
+  bool DrainSource();
   /// Attributes a kernel event's (final) cgroup id: pins it, admits its
   /// container under the cap, and records its path and metadata.
   void AttributeLocked(uint64_t cgroup_id);

@@ -43,6 +43,10 @@ class RuntimeClient {
                                                   std::string* error) = 0;
   /// Stable name for the `runtime` label of gpuq_runtime_lookup_errors_total.
   virtual std::string Name() const = 0;
+  /// Makes a Lookup() in progress (and every later one) return within
+  /// ~50 ms instead of its whole timeout: the agent is shutting down. Called
+  /// from another thread than Lookup().
+  virtual void Cancel() {}
 };
 
 /// Docker Engine API client (GET /containers/<id>/json) over a unix socket.

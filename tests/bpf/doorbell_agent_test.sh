@@ -26,14 +26,15 @@ if [ -n "$UNIFIED" ] && mkdir -p "$UNIFIED/docker/$ID" 2> /dev/null; then
   CG=$UNIFIED/docker/$ID
 fi
 cleanup_cgroup() { [ -n "$CG" ] && rmdir "$CG" "$UNIFIED/docker" 2> /dev/null; }
-# One EXIT trap for both: a second trap would replace use_background_cleanup's
-# and leave the agent running after the test (it did).
-trap 'cleanup_background; cleanup_cgroup' EXIT
+# Composes with the process cleanup (tests/lib/procs.sh): runs after the
+# agent and the callers are stopped. (A plain `trap ... EXIT` here used to
+# replace that cleanup and leave the agent running.)
+on_exit cleanup_cgroup
 
 port=$(free_port)
-"$AGENT" --doorbells=uprobe --hsa-runtime "$LIB" --sample-interval 200ms \
-  --web.listen-address "127.0.0.1:$port" --no-runtime-lookup > /dev/null 2> "$TMP/agent.log" &
-PIDS+=($!)
+start_bg "$AGENT" --doorbells=uprobe --hsa-runtime "$LIB" --sample-interval 200ms \
+  --web.listen-address "127.0.0.1:$port" --no-runtime-lookup > /dev/null 2> "$TMP/agent.log"
+AGENT_PID=$BG_PID
 URL=http://127.0.0.1:$port/metrics
 if ! wait_http "$URL" 100; then
   fail "the agent with --doorbells=uprobe does not serve /metrics" "$(cat "$TMP/agent.log")"
@@ -86,4 +87,6 @@ else
 fi
 dropped=$(value 'gpuq_events_dropped_total\{reason="doorbell_map_full"\}')
 [ "$dropped" = 0 ] && pass "no doorbell lost to a full map" || fail "doorbell_map_full $dropped"
+stop_bg "$AGENT_PID"
+[ "$STOP_RC" = 0 ] && pass "the agent exits 0 on SIGTERM" || fail "the agent exited $STOP_RC on SIGTERM" "$(cat "$TMP/agent.log")"
 summary

@@ -27,9 +27,8 @@ basic_auth_users:
 YAML
 
 port=$(free_port)
-"$AGENT" --replay "$CAP" --web.listen-address "127.0.0.1:$port" --web.config.file "$TMP/web.yml" \
-  > /dev/null 2> "$TMP/agent.log" &
-PIDS+=($!)
+start_bg "$AGENT" --replay "$CAP" --web.listen-address "127.0.0.1:$port" --web.config.file "$TMP/web.yml" \
+  > /dev/null 2> "$TMP/agent.log"
 for _ in $(seq 100); do
   [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/metrics")" = 401 ] && break
   sleep 0.1
@@ -74,9 +73,8 @@ scrape_configs:
   - job_name: gpuq-noauth
     static_configs: [{targets: ['127.0.0.1:$port']}]
 YAML
-  prometheus --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/data" \
-    --web.listen-address="127.0.0.1:$prom_port" > "$TMP/prometheus.log" 2>&1 &
-  PIDS+=($!)
+  start_bg prometheus --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/data" \
+    --web.listen-address="127.0.0.1:$prom_port" > "$TMP/prometheus.log" 2>&1
   q() { curl -s -G --data-urlencode "query=$1" "http://127.0.0.1:$prom_port/api/v1/query" |
     "$PY" -c 'import json,sys
 try: r = json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "none")
@@ -125,9 +123,8 @@ expect_rc "missing web config file: usage error" 2
 
 # The shipped example (user prometheus, password change-me).
 port3=$(free_port)
-"$AGENT" --replay "$CAP" --web.listen-address "127.0.0.1:$port3" \
-  --web.config.file "$SRC/deploy/web-config.example.yml" > /dev/null 2> "$TMP/agent3.log" &
-PIDS+=($!)
+start_bg "$AGENT" --replay "$CAP" --web.listen-address "127.0.0.1:$port3" \
+  --web.config.file "$SRC/deploy/web-config.example.yml" > /dev/null 2> "$TMP/agent3.log"
 wait_http "http://127.0.0.1:$port3/metrics" 100 -u prometheus:change-me
 c=$(curl -s -o /dev/null -w '%{http_code}' -u prometheus:change-me "http://127.0.0.1:$port3/metrics")
 c0=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port3/metrics")
@@ -140,9 +137,8 @@ fi
 # No users: served without auth, with a warning.
 printf 'basic_auth_users: {}\n' > "$TMP/empty.yml"
 port2=$(free_port)
-"$AGENT" --replay "$CAP" --web.listen-address "127.0.0.1:$port2" --web.config.file "$TMP/empty.yml" \
-  > /dev/null 2> "$TMP/agent2.log" &
-PIDS+=($!)
+start_bg "$AGENT" --replay "$CAP" --web.listen-address "127.0.0.1:$port2" --web.config.file "$TMP/empty.yml" \
+  > /dev/null 2> "$TMP/agent2.log"
 if wait_http "http://127.0.0.1:$port2/metrics" 100 && grep -q 'has no basic_auth_users: /metrics is not protected' "$TMP/agent2.log"; then
   pass "no users: /metrics served unprotected, with a warning"
 else

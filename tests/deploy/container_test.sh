@@ -18,26 +18,27 @@ set -u
 AGENT=$1 SRC=$2
 . "$SRC/tests/lib/assert.sh"
 . "$SRC/tests/deploy/lib.sh"
-TMP=$(mktemp -d)
+use_background_cleanup # TMP, and one EXIT trap (tests/lib/procs.sh)
 NAME=gpuq-deploy-test-$$
 IMAGE=localhost/gpuq-agent:deploy-test
 PROM_IMAGE=localhost/gpuq-prometheus:deploy-test
 BASE=localhost/debian:bookworm-slim
 PROJECT=gpuqdeploytest$$
 SVC_PID=
-cleanup() {
-  if [ -n "$SVC_PID" ]; then
-    DOCKER_HOST=unix://$TMP/podman.sock env -C "$SRC/deploy" docker-compose -p "$PROJECT" \
-      -f docker-compose.yml -f "$SRC/tests/deploy/compose.test.yml" down -v > /dev/null 2>&1
-    kill "$SVC_PID" 2> /dev/null
-    wait "$SVC_PID" 2> /dev/null
-  fi
+# At exit, after the start_bg processes (the podman service) are stopped:
+# every container, volume and network of the compose project (compose
+# labels them) and the containers this test named, through podman itself.
+cleanup_containers() {
+  local kind label="label=com.docker.compose.project=$PROJECT"
+  podman ps -aq --filter "$label" 2> /dev/null | xargs -r podman rm -f > /dev/null 2>&1
+  for kind in volume network; do
+    podman "$kind" ls -q --filter "$label" 2> /dev/null | xargs -r podman "$kind" rm -f > /dev/null 2>&1
+  done
   for c in "$NAME-replay" "$NAME-tls" "$NAME-leastpriv" "$NAME-privileged"; do
     podman rm -f "$c" > /dev/null 2>&1
   done
-  rm -rf "$TMP"
 }
-trap cleanup EXIT
+on_exit cleanup_containers
 now() { date +%s.%N; }
 since() { awk -v s="$1" -v e="$(now)" 'BEGIN { printf "%.1f s", e - s }'; }
 
@@ -214,8 +215,8 @@ else
   summary
   exit
 fi
-podman system service --time=0 "unix://$TMP/podman.sock" > "$TMP/service.log" 2>&1 &
-SVC_PID=$!
+start_bg podman system service --time=0 "unix://$TMP/podman.sock" > "$TMP/service.log" 2>&1
+SVC_PID=$BG_PID
 export DOCKER_HOST=unix://$TMP/podman.sock
 for _ in $(seq 50); do curl -sf --unix-socket "$TMP/podman.sock" http://d/_ping > /dev/null && break; sleep 0.1; done
 export GPUQ_TEST_IMAGE=$IMAGE GPUQ_TEST_PROMETHEUS_IMAGE=$PROM_IMAGE GPUQ_FIXTURE_ROOT=$F

@@ -26,8 +26,7 @@ fi
 start_agent() { # PORT ARGS...
   local port=$1
   shift
-  "$AGENT" --web.listen-address "127.0.0.1:$port" "$@" > "$TMP/agent-$port.log" 2>&1 &
-  PIDS+=($!)
+  start_bg "$AGENT" --web.listen-address "127.0.0.1:$port" "$@" > "$TMP/agent-$port.log" 2>&1
   wait_http "http://127.0.0.1:$port/metrics" 100
 }
 replay_port=$(free_port)
@@ -67,9 +66,8 @@ YAML
 run promtool check config "$TMP/prometheus.yml"
 expect_rc "promtool check config: the test's scrape config" 0
 start=$(date +%s.%N)
-prometheus --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/data" \
-  --web.listen-address="127.0.0.1:$prom_port" > "$TMP/prometheus.log" 2>&1 &
-PIDS+=($!)
+start_bg prometheus --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/data" \
+  --web.listen-address="127.0.0.1:$prom_port" > "$TMP/prometheus.log" 2>&1
 if wait_http "http://127.0.0.1:$prom_port/-/ready" 100; then pass "prometheus is ready"; else fail "prometheus not ready" "$(tail -5 "$TMP/prometheus.log")"; fi
 
 # query EXPR: prints the number of series in the result (-1 on error).

@@ -37,9 +37,8 @@ fi
 start_tls() {
   printf '%s\n' "$2" > "$T/$1.yml"
   TLS_PORT=$(free_port)
-  "$AGENT" --replay "$CAP" --web.listen-address "127.0.0.1:$TLS_PORT" \
-    --web.config.file "$T/$1.yml" > /dev/null 2> "$T/$1.log" &
-  PIDS+=($!)
+  start_bg "$AGENT" --replay "$CAP" --web.listen-address "127.0.0.1:$TLS_PORT" \
+    --web.config.file "$T/$1.yml" > /dev/null 2> "$T/$1.log"
   for _ in $(seq 100); do
     # Any TLS handshake, even one refused later, means it listens.
     curl -s -o /dev/null -k "https://127.0.0.1:$TLS_PORT/metrics"
@@ -121,9 +120,8 @@ scrape_configs:
     tls_config: {ca_file: $T/ca.crt, cert_file: $T/client.crt, key_file: $T/client.key}
     static_configs: [{targets: ['127.0.0.1:$mtls_port']}]
 YAML
-  prometheus --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/data" \
-    --web.listen-address="127.0.0.1:$prom_port" > "$T/prometheus.log" 2>&1 &
-  PIDS+=($!)
+  start_bg prometheus --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/data" \
+    --web.listen-address="127.0.0.1:$prom_port" > "$T/prometheus.log" 2>&1
   # q (auth_test.sh) asks the Prometheus at $prom_port.
   for job in gpuq-tls gpuq-mtls; do
     got=none

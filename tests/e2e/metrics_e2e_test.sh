@@ -19,8 +19,7 @@ fi
 start_daemon() {
   local port=$1
   shift
-  "$AGENT" --web.listen-address "127.0.0.1:$port" "$@" > /dev/null 2>&1 &
-  PIDS+=($!)
+  start_bg "$AGENT" --web.listen-address "127.0.0.1:$port" "$@" > /dev/null 2>&1
   for _ in $(seq 100); do
     curl -sf "http://127.0.0.1:$port/metrics" > /dev/null && return 0
     sleep 0.1
@@ -44,10 +43,10 @@ if [ $rc = 0 ]; then pass "promtool check metrics: replay daemon"; else fail "pr
 # The same numbers through /metrics and --once: both render Collect().
 run "$AGENT" --once --replay "$CAP" --output prometheus
 gpuq_only() { grep '^gpuq_' | sort; }
-if diff <(printf '%s\n' "$body" | gpuq_only) <(printf '%s\n' "$OUT" | gpuq_only) > /tmp/gpuq-e2e.diff; then
+if diff <(printf '%s\n' "$body" | gpuq_only) <(printf '%s\n' "$OUT" | gpuq_only) > "$TMP/e2e.diff"; then
   pass "/metrics and --once serve the same gpuq series"
 else
-  fail "/metrics and --once differ" "$(head -20 /tmp/gpuq-e2e.diff)"
+  fail "/metrics and --once differ" "$(head -20 "$TMP/e2e.diff")"
 fi
 if printf '%s\n' "$body" | grep -q '^exposer_'; then pass "prometheus-cpp's own exposer metrics are served"; else fail "no exposer_ metrics"; fi
 
@@ -56,9 +55,8 @@ if [ -e /sys/class/kfd/kfd ]; then
   skip "degraded live daemon: this machine has amdkfd"
 else
   port=$(free_port)
-  log=$(mktemp)
-  "$AGENT" --web.listen-address "127.0.0.1:$port" > /dev/null 2> "$log" &
-  PIDS+=($!)
+  log=$TMP/live.log
+  start_bg "$AGENT" --web.listen-address "127.0.0.1:$port" > /dev/null 2> "$log"
   for _ in $(seq 100); do scrape "$port" > /dev/null && break; sleep 0.1; done
   body=$(scrape "$port")
   if [ -n "$body" ]; then pass "live daemon without amdkfd keeps serving"; else fail "live daemon without amdkfd serves nothing" "$(cat "$log")"; fi
@@ -72,6 +70,5 @@ else
       fail "probe $probe status missing"
     fi
   done
-  rm -f "$log"
 fi
 summary

@@ -7,6 +7,11 @@
 #   expected_checks     the checks each guest must report (judge_markers)
 # shellcheck shell=bash
 
+# qemu runs in a process group of its own that the one EXIT trap of
+# tests/lib/procs.sh stops if the tier is interrupted.
+. "$SRC/tests/lib/procs.sh"
+procs_init
+
 export DEBIAN_FRONTEND=noninteractive
 APT=(apt-get -q -o DPkg::Lock::Timeout=600 -o APT::Sandbox::User=root)
 
@@ -268,11 +273,11 @@ qemu_boot() {
   t0=$(now)
   # TCG only: /dev/kvm on these machines is kvm_pvm and stalls stock kernels.
   # </dev/null: -nographic reads stdin otherwise.
-  timeout "$BOOT_TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 2G -nic none \
+  run_group timeout "$BOOT_TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 2G -nic none \
     -kernel "$kdir/vmlinuz" -initrd "$initrd" \
     -append "console=ttyS0 panic=-1 loglevel=4 GPUQ_KERNEL=$label" \
     -nographic -no-reboot < /dev/null > "$log.raw" 2>&1
-  BOOT_RC=$?
+  BOOT_RC=$RUN_RC
   tr -d '\r' < "$log.raw" > "$log"
   rm -f "$log.raw" "$initrd"
   wall=$(since "$t0")

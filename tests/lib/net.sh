@@ -15,18 +15,11 @@ wait_http() {
   return 1
 }
 
-# use_background_cleanup: PIDS (background processes the test starts) are
-# killed and TMP (a fresh temp dir) removed when the script exits.
+# use_background_cleanup: procs_init of tests/lib/procs.sh (PIDS, TMP, and
+# the one EXIT trap that stops every start_bg process and runs on_exit).
 use_background_cleanup() {
-  PIDS=()
-  TMP=$(mktemp -d)
-  trap cleanup_background EXIT
-}
-cleanup_background() {
-  local pid
-  for pid in "${PIDS[@]}"; do kill "$pid" 2> /dev/null; done
-  wait 2> /dev/null
-  rm -rf "$TMP"
+  . "$(dirname "${BASH_SOURCE[0]}")/procs.sh"
+  procs_init
 }
 
 # bcrypt PASSWORD: a $2b$ hash (cost 10) from Debian's python3 crypt module

@@ -6,8 +6,8 @@ AGENT=$1 SRC=$2
 . "$SRC/tests/lib/assert.sh"
 . "$SRC/tests/lib/net.sh"
 CAP=$SRC/examples/default.gpuqcap
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"; [ -n "${BG:-}" ] && kill "$BG" 2>/dev/null' EXIT
+use_background_cleanup
+tmp=$TMP
 
 # --- flags ---------------------------------------------------------------
 run "$AGENT" --bogus
@@ -160,13 +160,13 @@ expect_out "reconciliation found no drift" '^gpuq_reconcile_drift_queues\{gpu_id
 
 # --- port in use -------------------------------------------------------------
 port=$(free_port)
-"$AGENT" --replay "$CAP" --web.listen-address "127.0.0.1:$port" > /dev/null 2>&1 &
-BG=$!
+start_bg "$AGENT" --replay "$CAP" --web.listen-address "127.0.0.1:$port" > /dev/null 2>&1
+BG=$BG_PID
 wait_http "http://127.0.0.1:$port/metrics" 50
 run "$AGENT" --replay "$CAP" --web.listen-address "127.0.0.1:$port"
 expect_rc "port in use" 1
 expect_err "port in use is explained" "cannot listen on 127.0.0.1:$port.*--web.listen-address"
-kill "$BG"; wait "$BG" 2>/dev/null; rc=$?
+stop_bg "$BG"; rc=$STOP_RC
 if [ "$rc" = 0 ]; then pass "daemon exits 0 on SIGTERM"; else fail "daemon exit $rc on SIGTERM"; fi
 BG=
 summary

@@ -66,10 +66,9 @@ expect_out "--once exports the sample outcomes" '^gpuq_queue_samples_total\{resu
 
 # The daemon, live on the same fixture host, sampling every 100ms.
 port=$(free_port)
-"$AGENT" --host-root "$FIXTURE" --web.listen-address "127.0.0.1:$port" \
-  --sample-interval 100ms --doorbells=uprobe > "$TMP/out" 2> "$TMP/err" &
-BG=$!
-PIDS+=("$BG")
+start_bg "$AGENT" --host-root "$FIXTURE" --web.listen-address "127.0.0.1:$port" \
+  --sample-interval 100ms --doorbells=uprobe > "$TMP/out" 2> "$TMP/err"
+BG=$BG_PID
 if wait_http "http://127.0.0.1:$port/metrics" 100; then
   sleep 0.5  # a few sampling rounds
   body=$(curl -sf "http://127.0.0.1:$port/metrics")
@@ -83,9 +82,8 @@ if wait_http "http://127.0.0.1:$port/metrics" 100; then
   else
     fail "daemon lacks gpuq_sampled_queues"
   fi
-  kill "$BG"
-  wait "$BG"
-  rc=$?
+  stop_bg "$BG"
+  rc=$STOP_RC
   if [ "$rc" = 0 ]; then pass "daemon with the sampler thread exits 0 on SIGTERM"; else fail "daemon exit $rc on SIGTERM" "$(cat "$TMP/err")"; fi
 else
   fail "daemon with --sample-interval did not serve /metrics" "$(cat "$TMP/err")"

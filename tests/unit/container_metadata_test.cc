@@ -311,6 +311,27 @@ TEST_F(DockerApiClientTest, SilentServerTimesOutWithAnError) {
   EXPECT_NE(error.find("no answer within 200 ms"), std::string::npos) << error;
 }
 
+TEST_F(DockerApiClientTest, CancelEndsALookupInProgress) {
+  // A runtime that never answers, and a timeout far beyond the test: the
+  // lookup can only return early because Cancel() ended it (shutdown).
+  FakeDockerd server(Socket(), FakeDockerd::Mode::kHang);
+  const auto client = MakeDockerApiClient(Socket(), std::chrono::minutes(10));
+  std::string error;
+  std::thread canceller([&client] {
+    std::this_thread::sleep_for(milliseconds(100));
+    client->Cancel();
+  });
+  EXPECT_FALSE(client->Lookup(Container(kPodmanId), &error).has_value());
+  canceller.join();
+  ExpectOneLine(error);
+  EXPECT_NE(error.find("cancelled: the agent is stopping"), std::string::npos)
+      << error;
+  // Every later lookup returns at once too.
+  error.clear();
+  EXPECT_FALSE(client->Lookup(Container(kPodmanId), &error).has_value());
+  EXPECT_NE(error.find("cancelled"), std::string::npos) << error;
+}
+
 TEST_F(DockerApiClientTest, MissingSocketIsAnErrorEveryTime) {
   const auto client = Client();
   for (int i = 0; i < 2; ++i) {

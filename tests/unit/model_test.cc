@@ -538,4 +538,68 @@ TEST(ModelTest, ForgetRemovesWithoutCountingADestroy) {
 }
 
 }  // namespace
+TEST(ModelTest, LateDestroyOfAForgottenQueueIsCountedOnceByReason) {
+  Model m;
+  m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
+  m.Forget(kKeyA, 0);  // reconciliation: gone from sysfs, destroy in flight
+  EXPECT_EQ(m.tombstones(), 1u);
+  m.Apply(Destroy(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute,
+                  GPUQ_DESTROY_PROCESS_EXIT));
+  QueueSeries s = SeriesOf(m, kCgroupVllm, kGpu1, kCompute);
+  EXPECT_EQ(s.live, 0u);
+  EXPECT_EQ(s.destroys[GPUQ_DESTROY_PROCESS_EXIT], 1u);
+  EXPECT_EQ(s.destroys[GPUQ_DESTROY_IOCTL], 0u);
+  EXPECT_EQ(m.drops().unknown_queue, 0u);
+  EXPECT_EQ(m.tombstones(), 0u);
+  // The tombstone is used once: a repeated destroy is a real unknown.
+  m.Apply(Destroy(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
+  s = SeriesOf(m, kCgroupVllm, kGpu1, kCompute);
+  EXPECT_EQ(s.destroys[GPUQ_DESTROY_IOCTL], 0u);
+  EXPECT_EQ(m.drops().unknown_queue, 1u);
+}
+
+TEST(ModelTest, LateDestroyOfAForgottenSeededQueueIsADestroy) {
+  Model m;
+  m.Apply(Seeded(2817, kCgroupHost, kGpu2, 0, kCompute));
+  m.Forget(SeededProcessKey(2817), 0);
+  // The destroy names the kernel key the seeded queue never had.
+  m.Apply(Destroy(kKeyHost, 2817, kCgroupHost, kGpu2, 0, kCompute));
+  const QueueSeries s = SeriesOf(m, kCgroupHost, kGpu2, kCompute);
+  EXPECT_EQ(s.destroys[GPUQ_DESTROY_IOCTL], 1u);
+  EXPECT_EQ(s.live, 0u);
+  EXPECT_EQ(m.drops().unknown_queue, 0u);
+}
+
+TEST(ModelTest, CreateOfTheSameKeyRetiresTheTombstone) {
+  Model m;
+  m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
+  m.Forget(kKeyA, 0);
+  // amdkfd reuses the id only after uninit_queue(): the old destroy was lost.
+  m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
+  EXPECT_EQ(m.tombstones(), 0u);
+  m.Apply(Destroy(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
+  m.Apply(Destroy(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
+  const QueueSeries s = SeriesOf(m, kCgroupVllm, kGpu1, kCompute);
+  EXPECT_EQ(s.destroys[GPUQ_DESTROY_IOCTL], 1u);
+  EXPECT_EQ(s.live, 0u);
+  EXPECT_EQ(m.drops().unknown_queue, 1u);
+}
+
+TEST(ModelTest, TombstonesAreBounded) {
+  Model m;
+  const uint32_t n = static_cast<uint32_t>(Model::kMaxTombstones) + 10;
+  for (uint32_t q = 0; q < n; ++q) {
+    m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, q, kCompute));
+    m.Forget(kKeyA, q);
+  }
+  EXPECT_EQ(m.tombstones(), Model::kMaxTombstones);
+  // The oldest went first: its late destroy is unknown, the newest is not.
+  m.Apply(Destroy(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
+  m.Apply(Destroy(kKeyA, 100, kCgroupVllm, kGpu1, n - 1, kCompute));
+  EXPECT_EQ(m.drops().unknown_queue, 1u);
+  EXPECT_EQ(
+      SeriesOf(m, kCgroupVllm, kGpu1, kCompute).destroys[GPUQ_DESTROY_IOCTL],
+      1u);
+}
+
 }  // namespace gpuq

@@ -8,7 +8,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <deque>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -421,6 +424,111 @@ TEST(PipelineTest, TwoProcessesInOneCgroupOnOneGpu) {
   EXPECT_EQ(s.processes.at({kCgVllm, 11437}), 2u);
   EXPECT_EQ(s.processes.at({kCgVllm, 23710}), 1u);
   EXPECT_EQ(s.processes.size(), 2u);
+}
+
+// A live source the test feeds while the pipeline runs: events pushed are
+// handed out in order, and an empty queue is a timeout (not the end).
+class ScriptedSource : public EventSource {
+ public:
+  explicit ScriptedSource(std::deque<Event>* events) : events_(events) {}
+  NextStatus Next(Event* out, std::chrono::milliseconds /*timeout*/) override {
+    if (events_->empty()) return NextStatus::kTimeout;
+    *out = events_->front();
+    events_->pop_front();
+    return NextStatus::kOk;
+  }
+  std::string Error() const override { return ""; }
+  std::string Name() const override { return "bpf"; }
+
+ private:
+  std::deque<Event>* events_;
+};
+
+// The race of issue "Nothing lost": on 6.1, kfd_procfs_del_queue() removes a
+// queue's sysfs entry before the HW destroy and uninit_queue() emit its
+// destroy event. Two reconciliation passes see the queue gone and forget it
+// while the destroy is still in flight; when it arrives it is the queue's
+// destroy (by its reason), not an unknown_queue drop, and the gauge is not
+// decremented twice.
+TEST(PipelineReconcileTest, DestroyAfterTwoPassesForgotTheQueueIsADestroy) {
+  TempDir root;
+  const std::string queue_dir = "class/kfd/kfd/proc/4242/queues/3";
+  root.Write(queue_dir + "/gpuid", "11437\n");
+  root.Write(queue_dir + "/type", "0\n");
+  root.Write(queue_dir + "/size", "4096\n");
+  PipelineOptions options;
+  options.paths.sysfs = root.path();
+  options.paths.procfs = root.File("proc");
+  options.use_sysfs = true;
+  std::deque<Event> events;
+  Pipeline pipeline(options, std::make_unique<ScriptedSource>(&events));
+  constexpr uint64_t kKey = 0xffff888100004242ull;
+  constexpr uint64_t kCg = 777;
+  events.push_back(Create(kKey, 4242, kCg, 11437, 3));
+  events.push_back(Create(kKey, 4242, kCg, 11437, 4));
+
+  pipeline.ReconcileNow();  // drains both creates; queue 4 is not in sysfs
+  std::filesystem::remove_all(root.File("class/kfd/kfd/proc/4242"));
+  root.MakeDir("class/kfd/kfd/proc");
+  pipeline.ReconcileNow();  // queue 3's sysfs entry is gone, destroy pending
+  pipeline.ReconcileNow();
+  Snapshot s = pipeline.TakeSnapshot();
+  EXPECT_EQ(s.reconcile.removed, 2u) << "both queues forgotten after 2 passes";
+  EXPECT_EQ(s.queue_series.at({kCg, 4242, 11437, GPUQ_QUEUE_COMPUTE}).live, 0u);
+
+  events.push_back(Destroy(kKey, 4242, kCg, 11437, 3, GPUQ_QUEUE_COMPUTE,
+                           GPUQ_DESTROY_IOCTL));
+  events.push_back(Destroy(kKey, 4242, kCg, 11437, 4, GPUQ_QUEUE_COMPUTE,
+                           GPUQ_DESTROY_PROCESS_EXIT));
+  pipeline.ReconcileNow();  // drains the late destroys
+  s = pipeline.TakeSnapshot();
+  const QueueSeries& q =
+      s.queue_series.at({kCg, 4242, 11437, GPUQ_QUEUE_COMPUTE});
+  EXPECT_EQ(q.live, 0u);
+  EXPECT_EQ(q.creates, 2u);
+  EXPECT_EQ(q.destroys[GPUQ_DESTROY_IOCTL], 1u);
+  EXPECT_EQ(q.destroys[GPUQ_DESTROY_PROCESS_EXIT], 1u);
+  EXPECT_EQ(s.model_drops.unknown_queue, 0u);
+  EXPECT_EQ(s.events_by_type[GPUQ_EV_QUEUE_DESTROY], 2u);
+  EXPECT_EQ(s.reconcile.removed, 2u);
+  EXPECT_EQ(s.reconcile.added, 0u);
+
+  // A second destroy of the same queue is a real unknown: counted once.
+  events.push_back(Destroy(kKey, 4242, kCg, 11437, 3, GPUQ_QUEUE_COMPUTE,
+                           GPUQ_DESTROY_IOCTL));
+  pipeline.ReconcileNow();
+  s = pipeline.TakeSnapshot();
+  EXPECT_EQ(s.queue_series.at({kCg, 4242, 11437, GPUQ_QUEUE_COMPUTE})
+                .destroys[GPUQ_DESTROY_IOCTL],
+            1u);
+  EXPECT_EQ(s.model_drops.unknown_queue, 1u);
+}
+
+// The other direction: a create in flight when sysfs already shows its
+// queue. The pass reads sysfs first and drains the source before comparing,
+// so the queue is never seeded (no duplicate_create, the create counted).
+TEST(PipelineReconcileTest, CreateInFlightAtTheSysfsReadIsNotSeeded) {
+  TempDir root;
+  const std::string queue_dir = "class/kfd/kfd/proc/4243/queues/0";
+  root.Write(queue_dir + "/gpuid", "11437\n");
+  root.Write(queue_dir + "/type", "0\n");
+  root.Write(queue_dir + "/size", "4096\n");
+  PipelineOptions options;
+  options.paths.sysfs = root.path();
+  options.paths.procfs = root.File("proc");
+  std::deque<Event> events;
+  Pipeline pipeline(options, std::make_unique<ScriptedSource>(&events));
+  events.push_back(Create(0xffff888100004243ull, 4243, 778, 11437, 0));
+  pipeline.ReconcileNow();
+  pipeline.ReconcileNow();
+  const Snapshot s = pipeline.TakeSnapshot();
+  const QueueSeries& q =
+      s.queue_series.at({778, 4243, 11437, GPUQ_QUEUE_COMPUTE});
+  EXPECT_EQ(q.live, 1u);
+  EXPECT_EQ(q.creates, 1u);
+  EXPECT_EQ(s.reconcile.added, 0u);
+  EXPECT_EQ(s.model_drops.duplicate_create, 0u);
+  EXPECT_EQ(s.reconcile.drift_per_gpu.at(11437), 0);
 }
 
 TEST(PipelineTest, RunOfFakeSourceEndsAtEof) {
