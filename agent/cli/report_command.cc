@@ -23,9 +23,13 @@ int RunReportCommand(const Options& options) {
   for (const std::string& path : options.report_captures) {
     report::RunReport run;
     std::string error;
-    if (!report::AnalyzeCaptureFile(path, 1.0, &run, &error)) {
+    if (!report::AnalyzeCaptureFile(path, 1.0, options.allow_truncated, &run,
+                                    &error)) {
       std::cerr << "gpuq-agent: " << error << "\n";
       return 1;
+    }
+    if (!error.empty()) {  // --allow-truncated: the complete records
+      std::cerr << "gpuq-agent: warning: " << error << "\n";
     }
     runs.push_back(std::move(run));
   }

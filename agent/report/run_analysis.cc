@@ -880,10 +880,16 @@ RunReport AnalyzeCapture(const Capture& capture, const std::string& name,
   return analyzer.Finish();
 }
 
-bool AnalyzeCaptureFile(const std::string& path, double step_s, RunReport* out,
+bool AnalyzeCaptureFile(const std::string& path, double step_s,
+                        bool allow_truncated, RunReport* out,
                         std::string* error) {
   Capture capture;
-  if (ReadCapture(path, &capture, error) != CaptureError::kNone) return false;
+  error->clear();
+  const CaptureError result = ReadCapture(path, &capture, error);
+  if (result != CaptureError::kNone &&
+      !(result == CaptureError::kTruncated && allow_truncated)) {
+    return false;
+  }
   *out = AnalyzeCapture(capture, path, step_s);
   return true;
 }

@@ -58,7 +58,10 @@ RunReport AnalyzeCapture(const Capture& capture, const std::string& name,
 
 /// Reads and analyzes `path`. On a capture ReadCapture() rejects (missing,
 /// garbage, truncated, other ABI) returns false with its one-line *error.
-bool AnalyzeCaptureFile(const std::string& path, double step_s, RunReport* out,
+/// With `allow_truncated`, a truncated capture's complete records are
+/// analyzed and *error keeps ReadCapture's line as a warning.
+bool AnalyzeCaptureFile(const std::string& path, double step_s,
+                        bool allow_truncated, RunReport* out,
                         std::string* error);
 
 }  // namespace gpuq::report

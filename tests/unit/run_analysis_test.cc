@@ -261,7 +261,7 @@ class DefaultCaptureTest : public ::testing::Test {
     report_ = new RunReport();
     std::string error;
     ASSERT_TRUE(AnalyzeCaptureFile(
-        std::string(GPUQ_SOURCE_DIR) + "/examples/default.gpuqcap", 1.0,
+        std::string(GPUQ_SOURCE_DIR) + "/examples/default.gpuqcap", 1.0, false,
         report_, &error))
         << error;
   }
