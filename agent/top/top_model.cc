@@ -147,12 +147,14 @@ TopSort NextTopSort(TopSort sort) {
 std::string ProbeSummary(const Snapshot& s) {
   if (s.source == "replay") return "replay";
   if (s.probes.empty()) return "none (sysfs only)";
+  // The probe tier of each attached hook (btf-fentry, args-kprobe, ...,
+  // docs/probe-tiers.md); the mode where a status carries no tier.
   std::set<std::string> modes;
   size_t attached = 0;
   for (const ProbeStatus& p : s.probes) {
     if (!p.attached) continue;
     ++attached;
-    modes.insert(p.mode);
+    modes.insert(p.tier.empty() ? p.mode : p.tier);
   }
   std::string joined;
   for (const std::string& m : modes) joined += (joined.empty() ? "" : "+") + m;

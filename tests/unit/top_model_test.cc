@@ -150,6 +150,12 @@ TEST(TopModelTest, HostProcessesAndProbeSummary) {
   EXPECT_EQ(lines[header + 1].rfind("(host)", 0), 0u) << lines[header + 1];
   s.source = "replay";
   EXPECT_EQ(ProbeSummary(s), "replay");
+  s.source = "bpf";
+  s.probes = {
+      {"queue_create", "f", "kprobe", true, "", "lifecycle", "args-kprobe"},
+      {"doorbell", "d", "uprobe", true, "", "doorbell", "uprobe"},
+      {"mes_add", "m", "none", false, "", "runlist", "none"}};
+  EXPECT_EQ(ProbeSummary(s), "args-kprobe+uprobe 2/3");
   s.source = "sysfs";
   s.probes.clear();
   EXPECT_EQ(ProbeSummary(s), "none (sysfs only)");
