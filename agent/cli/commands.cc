@@ -103,14 +103,8 @@ int RunOnce(const Options& options) {
     Warn(setup.error + "; showing the KFD sysfs inventory only");
   }
   if (!setup.tier_summary.empty()) Warn(setup.tier_summary);
-  const auto metadata = MakeMetadataResolver(options, setup.replay);
-  const auto runtime_events = WatchRuntimeEvents(options, metadata.get());
-  const CgroupLearning cgroups =
-      StartCgroupLearning(options, setup.replay, &setup.probes);
-  Pipeline pipeline(
-      PipelineOptionsFor(options, setup.replay, metadata.get(), cgroups),
-      std::move(setup.source));
-  pipeline.SetProbes(setup.probes);
+  PipelineSession session = StartPipelineSession(options, &setup);
+  Pipeline& pipeline = *session.pipeline;
   PrintWarnings(pipeline.Start());
   // Submissions over the window: a round at its start and one at its end.
   const auto readers =
@@ -158,14 +152,8 @@ int RunDaemon(const Options& options) {
          "only");
   }
   if (!setup.tier_summary.empty()) Warn(setup.tier_summary);
-  const auto metadata = MakeMetadataResolver(options, setup.replay);
-  const auto runtime_events = WatchRuntimeEvents(options, metadata.get());
-  const CgroupLearning cgroups =
-      StartCgroupLearning(options, setup.replay, &setup.probes);
-  Pipeline pipeline(
-      PipelineOptionsFor(options, setup.replay, metadata.get(), cgroups),
-      std::move(setup.source));
-  pipeline.SetProbes(setup.probes);
+  PipelineSession session = StartPipelineSession(options, &setup);
+  Pipeline& pipeline = *session.pipeline;
   PrintWarnings(pipeline.Start());
   const auto readers =
       StartSubmissionReaders(options, setup.replay, &pipeline, setup.probes);

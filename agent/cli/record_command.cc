@@ -102,18 +102,12 @@ int RunRecord(const Options& options) {
     Warn(error);
     return 1;
   }
-  const auto metadata = MakeMetadataResolver(options, setup.replay);
-  const auto runtime_events = WatchRuntimeEvents(options, metadata.get());
-  const CgroupLearning cgroups =
-      StartCgroupLearning(options, setup.replay, &setup.probes);
-  Pipeline pipeline(
-      PipelineOptionsFor(options, setup.replay, metadata.get(), cgroups),
-      std::move(setup.source));
+  PipelineSession session = StartPipelineSession(options, &setup);
+  Pipeline& pipeline = *session.pipeline;
   pipeline.RecordTo(writer.get());
   if (!options.record_container.empty()) {
     pipeline.RecordOnlyContainer(options.record_container);
   }
-  pipeline.SetProbes(setup.probes);
   // The capture starts with the state at its start: topology and the
   // queues KFD sysfs shows (live), before any event.
   PrintWarnings(pipeline.Start());

@@ -134,6 +134,20 @@ PipelineOptions PipelineOptionsFor(const Options& options, bool replay,
   return p;
 }
 
+PipelineSession StartPipelineSession(const Options& options,
+                                     SourceSetup* setup) {
+  PipelineSession session;
+  session.metadata = MakeMetadataResolver(options, setup->replay);
+  session.runtime_events = WatchRuntimeEvents(options, session.metadata.get());
+  session.cgroups = StartCgroupLearning(options, setup->replay, &setup->probes);
+  session.pipeline = std::make_unique<Pipeline>(
+      PipelineOptionsFor(options, setup->replay, session.metadata.get(),
+                         session.cgroups),
+      std::move(setup->source));
+  session.pipeline->SetProbes(setup->probes);
+  return session;
+}
+
 void PrintWarnings(const std::vector<std::string>& warnings) {
   for (const auto& w : warnings) Warn(w);
 }

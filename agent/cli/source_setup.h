@@ -70,6 +70,22 @@ PipelineOptions PipelineOptionsFor(const Options& options, bool replay,
                                    MetadataResolver* metadata,
                                    const CgroupLearning& cgroups);
 
+/// The pipeline of one command and what names its series, set up the same
+/// way by the daemon, --once, record and top. Members go in reverse order:
+/// the pipeline before the watchers and the resolver it uses.
+struct PipelineSession {
+  std::unique_ptr<MetadataResolver> metadata;
+  std::vector<std::unique_ptr<DockerEventsWatcher>> runtime_events;
+  CgroupLearning cgroups;
+  std::unique_ptr<Pipeline> pipeline;
+};
+
+/// Runtime name lookups (and their events watchers), cgroup learning, and
+/// the pipeline on `setup`'s source with its probes (the cgroup watcher's
+/// added). Not started: a recorder must be set before Pipeline::Start().
+PipelineSession StartPipelineSession(const Options& options,
+                                     SourceSetup* setup);
+
 /// The submission readers of a live pipeline, after one first round (the
 /// baseline of every queue seen without a create event). None in replay: a
 /// capture carries the samples and counts it recorded.

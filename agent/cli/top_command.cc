@@ -67,14 +67,8 @@ int RunTop(const Options& options) {
   auto now_ns = [paced] {
     return paced != nullptr ? paced->NowNs() : SteadyNowNs();
   };
-  const auto metadata = MakeMetadataResolver(options, setup.replay);
-  const auto runtime_events = WatchRuntimeEvents(options, metadata.get());
-  const CgroupLearning cgroups =
-      StartCgroupLearning(options, setup.replay, &setup.probes);
-  Pipeline pipeline(
-      PipelineOptionsFor(options, setup.replay, metadata.get(), cgroups),
-      std::move(setup.source));
-  pipeline.SetProbes(setup.probes);
+  PipelineSession session = StartPipelineSession(options, &setup);
+  Pipeline& pipeline = *session.pipeline;
   const std::vector<std::string> warnings = pipeline.Start();
   if (!warnings.empty() && status.empty()) status = warnings.front();
   const auto readers =
