@@ -378,8 +378,10 @@ record_run() {
   pid=$!
   t0=$(up)
   # Attached = 5 BPF links for the lifecycle hooks (create_ioctl has entry
-  # and exit programs), plus entry and exit of every issue 3 hook present.
-  want_links=5
+  # and exit programs), plus entry and exit of every issue 3 hook present,
+  # plus the cgroup watcher's two raw tracepoints (cgroup_mkdir and
+  # cgroup_rmdir, attached after the kfd hooks in every live mode).
+  want_links=7
   for pf in $PROBES3; do is_missing "${pf%%:*}" || want_links=$((want_links + 2)); done
   links=0
   while awk -v a="$t0" -v b="$(up)" 'BEGIN { exit !(b - a < 180) }'; do
