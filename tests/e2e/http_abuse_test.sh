@@ -138,4 +138,74 @@ now_rss=$(rss_kb)
   pass "RSS after a second round ${now_rss} kB, after the first ${after1_rss} kB (baseline ${base_rss} kB)" ||
   fail "RSS grew from ${after1_rss} kB to ${now_rss} kB in a second identical round"
 kill -0 "$agent" 2> /dev/null && pass "the agent is still running" || fail "the agent died" "$(cat "$TMP/agent.log")"
+
+# The TLS port fed what is not TLS: plain HTTP, random bytes, a ClientHello
+# cut short and connections that never speak. The handshake refuses each; a
+# real HTTPS scrape keeps answering and the descriptors come back.
+tls_scrape() {
+  if curl -sf --max-time 5 --cacert "$TMP/server.crt" -o "$TMP/tscrape" "$TURL" &&
+    grep -q '^gpuq_queues{' "$TMP/tscrape"; then
+    pass "$1"
+  else
+    fail "$1: no HTTPS answer within 5 s" "$(cat "$TMP/tls.log")"
+  fi
+}
+tls_abuse() {
+  if ! command -v openssl > /dev/null; then
+    skip "non-TLS bytes on the TLS port: no openssl command (Debian: openssl)"
+    return
+  fi
+  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=127.0.0.1" \
+    -addext "subjectAltName=IP:127.0.0.1" -keyout "$TMP/server.key" -out "$TMP/server.crt" 2> /dev/null
+  printf 'tls_server_config:\n  cert_file: %s\n  key_file: %s\n' "$TMP/server.crt" "$TMP/server.key" > "$TMP/tls.yml"
+  local tport tagent junk tbase ok
+  tport=$(free_port)
+  "$AGENT" --replay "$CAP" --web.listen-address "127.0.0.1:$tport" \
+    --web.config.file "$TMP/tls.yml" > /dev/null 2> "$TMP/tls.log" &
+  tagent=$!
+  PIDS+=("$tagent")
+  TURL=https://127.0.0.1:$tport/metrics
+  for _ in $(seq 100); do
+    curl -s -o /dev/null --cacert "$TMP/server.crt" "$TURL" && break
+    sleep 0.1
+  done
+  tls_scrape "TLS baseline scrape"
+  tbase=$(ls "/proc/$tagent/fd" | wc -l)
+  "$PY" - "$tport" > "$TMP/tlsjunk.log" 2>&1 << 'PYEOF' &
+import os, socket, sys, time
+port = int(sys.argv[1])
+socks = []
+hello_cut = bytes.fromhex("160301020001000200")  # a record header promising 512 bytes, then 4
+for i in range(80):
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    kind = i % 4
+    if kind == 0:
+        s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+    elif kind == 1:
+        s.sendall(os.urandom(4096))
+    elif kind == 2:
+        s.sendall(hello_cut)
+    socks.append(s)  # kind 3: never speaks
+print("open", len(socks), flush=True)
+time.sleep(6)
+for s in socks:
+    s.close()
+PYEOF
+  junk=$!
+  PIDS+=("$junk")
+  for _ in $(seq 50); do grep -q open "$TMP/tlsjunk.log" && break; sleep 0.1; done
+  tls_scrape "an HTTPS scrape while 80 connections send plain HTTP, random bytes, a cut ClientHello or nothing"
+  wait "$junk"
+  tls_scrape "an HTTPS scrape after them"
+  ok=0
+  for _ in $(seq 100); do
+    [ "$(ls "/proc/$tagent/fd" | wc -l)" -le $((tbase + 4)) ] && ok=1 && break
+    sleep 0.1
+  done
+  [ "$ok" = 1 ] && pass "the TLS agent's open files back to baseline ($tbase)" ||
+    fail "the TLS agent's open files $(ls "/proc/$tagent/fd" | wc -l), baseline $tbase"
+  kill -0 "$tagent" 2> /dev/null && pass "the TLS agent is still running" ||
+    fail "the TLS agent died" "$(cat "$TMP/tls.log")"
+}
+tls_abuse
 summary
