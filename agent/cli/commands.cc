@@ -16,6 +16,7 @@
 #include "cli/report_command.h"
 #include "cli/source_setup.h"
 #include "cli/submissions.h"
+#include "common/worker_thread.h"
 #include "export/collector.h"
 #include "export/metrics_server.h"
 #include "export/once_render.h"
@@ -43,6 +44,16 @@ int g_stop_pipe[2] = {-1, -1};
 // command it runs at once, docs/record.md), so it is only noted here.
 extern "C" void OnSignal(int signo) {
   StopSignal().store(signo);
+  StopRequested().store(true);
+  if (g_stop_pipe[1] >= 0) {
+    const char byte = 1;
+    [[maybe_unused]] const ssize_t n = write(g_stop_pipe[1], &byte, 1);
+  }
+}
+
+// A worker thread's body threw (common/worker_thread.h): stop as on SIGTERM,
+// so everything shuts down in order; main then exits non-zero.
+void OnWorkerFailure() {
   StopRequested().store(true);
   if (g_stop_pipe[1] >= 0) {
     const char byte = 1;
@@ -84,6 +95,7 @@ void InstallSignalHandlers() {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  SetWorkerFailureHandler(OnWorkerFailure);
 }
 
 int RunOnce(const Options& options) {

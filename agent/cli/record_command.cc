@@ -18,6 +18,7 @@
 #include "cli/child_command.h"
 #include "cli/commands.h"
 #include "cli/source_setup.h"
+#include "common/worker_thread.h"
 #include "sources/capture.h"
 
 namespace gpuq {
@@ -122,7 +123,11 @@ int RunRecord(const Options& options) {
   std::atomic<bool> loop_done{false};
   Pipeline::RunResult result = Pipeline::RunResult::kStopped;
   std::thread loop([&] {
-    result = pipeline.Run(stop_loop, std::nullopt);
+    if (!RunWorkerBody("record event loop", [&] {
+          result = pipeline.Run(stop_loop, std::nullopt);
+        })) {
+      result = Pipeline::RunResult::kError;
+    }
     loop_done.store(true);
   });
 

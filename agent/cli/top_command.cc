@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/source_setup.h"
+#include "common/worker_thread.h"
 #include "sources/kfd_sysfs.h"
 #include "sources/paced_source.h"
 #include "top/top_model.h"
@@ -93,7 +94,11 @@ int RunTop(const Options& options) {
   std::atomic<bool> loop_done{false};
   Pipeline::RunResult result = Pipeline::RunResult::kStopped;
   std::thread loop([&] {
-    result = pipeline.Run(stop_loop, std::nullopt);
+    if (!RunWorkerBody("top event loop", [&] {
+          result = pipeline.Run(stop_loop, std::nullopt);
+        })) {
+      result = Pipeline::RunResult::kError;
+    }
     loop_done.store(true);
   });
 

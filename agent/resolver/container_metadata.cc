@@ -21,6 +21,8 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "common/worker_thread.h"
+
 namespace gpuq {
 namespace {
 
@@ -596,7 +598,7 @@ std::unique_ptr<RuntimeClient> MakeOciBundleClient(std::string run_dir) {
 MetadataResolver::MetadataResolver(
     std::vector<std::unique_ptr<RuntimeClient>> clients, Options options)
     : clients_(std::move(clients)), options_(options) {
-  worker_ = std::thread([this] { Work(); });
+  worker_ = StartWorkerThread("container metadata", [this] { Work(); });
 }
 
 MetadataResolver::~MetadataResolver() {

@@ -7,6 +7,8 @@
 
 #include <utility>
 
+#include "common/worker_thread.h"
+
 namespace gpuq {
 namespace {
 
@@ -32,7 +34,7 @@ DockerEventsWatcher::DockerEventsWatcher(
   // Refcounted and never undone here: the API clients share libcurl's
   // global state (thread-safe since 7.84; Debian 12 has 7.88).
   curl_global_init(CURL_GLOBAL_DEFAULT);
-  worker_ = std::thread([this] { Work(); });
+  worker_ = StartWorkerThread("runtime events", [this] { Work(); });
 }
 
 DockerEventsWatcher::~DockerEventsWatcher() {

@@ -1,11 +1,13 @@
 #include "sampler/periodic_thread.h"
 
+#include "common/worker_thread.h"
+
 namespace gpuq {
 
 PeriodicThread::PeriodicThread(std::chrono::milliseconds interval,
                                std::function<void()> tick)
     : interval_(interval), tick_(std::move(tick)) {
-  thread_ = std::thread([this] { Loop(); });
+  thread_ = StartWorkerThread("periodic reader", [this] { Loop(); });
 }
 
 PeriodicThread::~PeriodicThread() { Stop(); }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cgroup_watch.skel.h"
+#include "common/worker_thread.h"
 
 namespace gpuq {
 namespace {
@@ -54,7 +55,8 @@ std::unique_ptr<CgroupWatcher> CgroupWatcher::Start(LearnedCgroups* learned,
                          std::strerror(errno));
     return nullptr;
   }
-  w->worker_ = std::thread([raw = w.get()] { raw->Work(); });
+  w->worker_ =
+      StartWorkerThread("cgroup watcher", [raw = w.get()] { raw->Work(); });
   return w;
 }
 
