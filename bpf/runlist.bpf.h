@@ -199,6 +199,27 @@ int BPF_KPROBE(kprobe_create_queue_cpsch, struct device_queue_manager *dqm, stru
 
 GPUQ_EXIT_PROGRAMS(create_queue_cpsch, op_exit)
 
+/*
+ * NO_HWS (sched_policy=2) creates: no runlist to attribute, but the same
+ * (dqm, q, qpd) prototype, and the args-kprobe tier learns a NO_HWS GPU's
+ * dqm and qpd here (its evictions and terminations need them).
+ */
+SEC("fentry/create_queue_nocpsch")
+int BPF_PROG(fentry_create_queue_nocpsch, struct device_queue_manager *dqm, struct queue *q,
+	     struct qcm_process_device *qpd)
+{
+	return op_enter(GPUQ_CAUSE_CREATE, dqm, qpd);
+}
+
+SEC("kprobe/create_queue_nocpsch")
+int BPF_KPROBE(kprobe_create_queue_nocpsch, struct device_queue_manager *dqm, struct queue *q,
+	       struct qcm_process_device *qpd)
+{
+	return op_enter(GPUQ_CAUSE_CREATE, dqm, qpd);
+}
+
+GPUQ_EXIT_PROGRAMS(create_queue_nocpsch, op_exit)
+
 GPUQ_DQM_QPD_PROGRAMS(destroy_queue_cpsch, op_enter, GPUQ_CAUSE_DESTROY, op_exit)
 
 GPUQ_DQM_QPD_PROGRAMS(process_termination_cpsch, op_enter, GPUQ_CAUSE_TERMINATE, op_exit)
