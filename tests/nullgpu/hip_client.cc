@@ -13,7 +13,8 @@
 //   rings STREAMS N            N launches on each of STREAMS streams of
 //                              device 0, one stream sync after each
 //   queues STREAMS             STREAMS streams on every device, one kernel
-//                              each, a device sync (HW queue counting)
+//                              each, a device sync, one copy each way
+//                              (HW queue counting)
 #include <hip/hip_runtime.h>
 
 #include <chrono>
@@ -218,6 +219,17 @@ int Queues(int streams) {
       all.push_back(s);
     }
     CHECK(hipDeviceSynchronize());
+    // One copy each way: what makes ROCr set up its copy engines (SDMA
+    // queues, or blit kernels on its internal queues).
+    std::vector<float> h(kElems, 1.0f), back(kElems, 0.0f);
+    CHECK(hipMemcpy(buf, h.data(), kElems * sizeof(float),
+                    hipMemcpyHostToDevice));
+    CHECK(hipMemcpy(back.data(), buf, kElems * sizeof(float),
+                    hipMemcpyDeviceToHost));
+    if (back != h) {
+      std::fprintf(stderr, "hip_client: round trip differs (device %d)\n", d);
+      return 1;
+    }
   }
   for (auto& s : all) CHECK(hipStreamDestroy(s));
   for (float* b : bufs) CHECK(hipFree(b));
