@@ -2,9 +2,10 @@
 # Host tier of the doorbell uprobes on the REAL ROCr: gpuq-agent
 # --doorbells=uprobe attaches by symbol to Debian's
 # /usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1 (ROCr 5.2.3), real HIP
-# programs ring doorbells on the null GPU (one on the host, one in a
-# docker-shaped cgroup), and /metrics must count exactly their rings, per
-# container. This host has no kprobes and no /dev/kfd: the agent runs
+# programs ring doorbells on the null GPU (one on the host; an inference-like
+# run over 8 GPUs in a docker-shaped cgroup; the shared-GPU pair, latency and
+# batch, each in a cgroup of its own, at the same time on one GPU), and
+# /metrics must count exactly their rings, per container. This host has no kprobes and no /dev/kfd: the agent runs
 # without amdkfd (self-metrics, uprobes and the sampler only), so the
 # doorbells are labelled gpu_id="unknown" (no KFD queue was learned).
 #
@@ -43,13 +44,24 @@ UNIFIED=
 for d in /sys/fs/cgroup/unified /sys/fs/cgroup; do
   [ -f "$d/cgroup.procs" ] && [ "$(stat -f -c %T "$d")" = cgroup2fs ] && UNIFIED=$d && break
 done
-ID=$(printf 'ab5a%060d' $$)
-CG=
-if [ -n "$UNIFIED" ] && mkdir -p "$UNIFIED/docker/$ID" 2> /dev/null; then
-  CG=$UNIFIED/docker/$ID
-fi
-cleanup_cgroup() { [ -n "$CG" ] && rmdir "$CG" "$UNIFIED/docker" 2> /dev/null; }
-on_exit cleanup_cgroup
+# Three docker-shaped cgroups: the inference run, the latency and the batch
+# process.
+IDS=() CGS=()
+for k in 1 2 3; do
+  id=$(printf 'ab5a%d%059d' "$k" $$)
+  if [ -n "$UNIFIED" ] && mkdir -p "$UNIFIED/docker/$id" 2> /dev/null; then
+    IDS+=("$id")
+    CGS+=("$UNIFIED/docker/$id")
+  fi
+done
+cleanup_cgroups() {
+  local c
+  for c in "${CGS[@]}"; do rmdir "$c" 2> /dev/null; done
+  [ -n "$UNIFIED" ] && rmdir "$UNIFIED/docker" 2> /dev/null
+}
+on_exit cleanup_cgroups
+# in_cgroup CG CMD...: CMD in cgroup CG (started with start_bg).
+IN_CG=(bash -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' in-cgroup)
 
 port=$(free_port)
 start_bg "$AGENT" --doorbells=uprobe --hsa-runtime "$HSA" --sample-interval 200ms \
@@ -76,16 +88,28 @@ run_group "${NULLGPU[@]}" "${ENVS[@]}" "$HIP" rings 2 25 > "$TMP/host.out" 2>&1
 [ "$RUN_RC" = 0 ] && pass "host HIP process: $(tail -1 "$TMP/host.out")" ||
   fail "host HIP process exit $RUN_RC" "$(tail -5 "$TMP/host.out")"
 HOST_PID=$(ls "$TMP"/truth.* | sed 's/.*truth\.//' | head -1)
-# Container process: inference-like, 2 streams, copies, events.
-CTR_PID=
-if [ -n "$CG" ]; then
-  start_bg bash -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' cg "$CG" \
-    "${NULLGPU[@]}" "${ENVS[@]}" "$HIP" infer 1 2 8 > "$TMP/ctr.out" 2>&1
-  CTR_PID=$BG_PID
-  wait "$CTR_PID"
-  rc=$?
-  [ "$rc" = 0 ] && pass "container HIP process: $(tail -1 "$TMP/ctr.out")" ||
-    fail "container HIP process exit $rc" "$(tail -5 "$TMP/ctr.out")"
+# Containers: inference-like over 8 GPUs; then the shared-GPU pair at once.
+CTR=()
+if [ ${#CGS[@]} = 3 ]; then
+  start_bg "${IN_CG[@]}" "${CGS[0]}" "${NULLGPU[@]}" "${ENVS[@]}" GPUQ_NULLGPU_GPUS=8xgfx90a \
+    "$HIP" infer 8 2 3 > "$TMP/ctr0.out" 2>&1
+  P0=$BG_PID
+  wait "$P0"
+  rc0=$?
+  start_bg "${IN_CG[@]}" "${CGS[1]}" "${NULLGPU[@]}" "${ENVS[@]}" "$HIP" latency 0 100 1000 > "$TMP/ctr1.out" 2>&1
+  P1=$BG_PID
+  start_bg "${IN_CG[@]}" "${CGS[2]}" "${NULLGPU[@]}" "${ENVS[@]}" "$HIP" batch 0 1000 > "$TMP/ctr2.out" 2>&1
+  P2=$BG_PID
+  wait "$P1"
+  rc1=$?
+  wait "$P2"
+  rc2=$?
+  for k in 0 1 2; do
+    eval "rc=\$rc$k pid=\$P$k"
+    [ "$rc" = 0 ] && pass "container ${IDS[k]:0:12}: $(tail -1 "$TMP/ctr$k.out")" ||
+      fail "container ${IDS[k]:0:12}: exit $rc" "$(tail -5 "$TMP/ctr$k.out")"
+    CTR+=("$pid")
+  done
 fi
 
 # rings PID: ring_count.so's total for that process.
@@ -94,8 +118,8 @@ rings() { sed -n 's/.* rings=//p' "$TMP/rings.$1" 2> /dev/null | awk '{ s += $1 
 hip_packets() { truth_queues "$TMP/truth.$1" 'owner=client' | tr ' ' '\n' | sed -n 's/^write_index=//p' | awk '{ s += $1 } END { print s + 0 }'; }
 value() { curl -s "$URL" | grep -E "^$1 " | awk '{ s += $NF } END { print s + 0 }'; }
 
-check_process() { # NAME PID SERIES-REGEX
-  local name=$1 pid=$2 series=$3 want got pk
+check_process() { # NAME PID SERIES-REGEX LAUNCHES
+  local name=$1 pid=$2 series=$3 launches=$4 want got pk d
   want=$(rings "$pid")
   pk=$(hip_packets "$pid")
   for _ in $(seq 100); do
@@ -106,6 +130,9 @@ check_process() { # NAME PID SERIES-REGEX
   [ "$want" -gt 0 ] && [ "$got" = "$want" ] &&
     pass "$name: gpuq_doorbells_total = $got = the rings ring_count.so counted" ||
     fail "$name: gpuq_doorbells_total $got, ring_count.so counted $want" "$(curl -s "$URL" | grep '^gpuq_doorbell')"
+  d=$(curl -s "$URL" | grep -E "^gpuq_doorbell_packets_total\\{${series#*\\{} " | grep 'packet_type="kernel_dispatch"' | awk '{ s += $NF } END { print s + 0 }')
+  [ "$d" = "$launches" ] && pass "$name: $d rings of kernel-dispatch packets = the program's $launches launches" ||
+    fail "$name: $d kernel-dispatch rings, $launches launches" "$(curl -s "$URL" | grep '^gpuq_doorbell_packets')"
   [ "$want" = "$pk" ] && pass "$name: = the $pk packets ROCr wrote on the HIP queues (null thunk truth; one ring per packet)" ||
     fail "$name: $want rings, $pk packets on HIP queues (thunk truth)" "$(cat "$TMP/truth.$pid")"
   # Every rung doorbell belongs to a HIP queue the thunk created.
@@ -125,10 +152,23 @@ check_process() { # NAME PID SERIES-REGEX
   [ "$internal" -gt 0 ] && pass "$name: ROCr's internal queues rang too ($internal doorbell changes seen by the thunk), invisible to the uprobes: not counted" ||
     fail "$name: no internal-queue doorbell activity seen"
 }
-check_process "host process" "$HOST_PID" 'gpuq_doorbells_total\{container="",[^}]*\}'
-if [ -n "$CTR_PID" ]; then
-  CPID=$(ls "$TMP"/truth.* | sed 's/.*truth\.//' | grep -vx "$HOST_PID" | head -1)
-  check_process "docker-shaped cgroup" "$CPID" "gpuq_doorbells_total\\{container=\"${ID:0:12}\",[^}]*\\}"
+launches() { grep -o 'launches=[0-9]*' "$1" | cut -d= -f2; }
+# The process whose truth file is not the host's: the one started as PID
+# (its truth file carries the pid of the process exec'd in the cgroup).
+truth_pid_of() { # CGROUP-INDEX
+  local p
+  for p in $(ls "$TMP"/truth.* | sed 's/.*truth\.//'); do
+    [ "$p" = "$HOST_PID" ] && continue
+    [ "$p" = "${CTR[$1]}" ] && echo "$p" && return
+  done
+}
+check_process "host process" "$HOST_PID" 'gpuq_doorbells_total\{container="",[^}]*\}' "$(launches "$TMP/host.out")"
+if [ ${#CTR[@]} = 3 ]; then
+  for k in 0 1 2; do
+    name=(inference-like latency batch)
+    check_process "container ${name[k]} (${IDS[k]:0:12})" "$(truth_pid_of "$k")" \
+      "gpuq_doorbells_total\\{container=\"${IDS[k]:0:12}\",[^}]*\\}" "$(launches "$TMP/ctr$k.out")"
+  done
 else
   skip "per-container doorbells: no writable cgroup v2 hierarchy here"
 fi
