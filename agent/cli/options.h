@@ -50,7 +50,7 @@ struct Options {
   std::string run_dir;                      ///< empty: <host root>/run
   std::chrono::milliseconds runtime_timeout{2000};
   std::string host_root;  ///< --host-root as given ("" = /)
-  // Submissions (issue 3).
+  // Submissions.
   std::chrono::milliseconds sample_interval{1000};  ///< 0: no sampling
   DoorbellMode doorbells = DoorbellMode::kOff;
   std::vector<std::string> hsa_runtimes;  ///< --hsa-runtime, repeatable

@@ -260,7 +260,7 @@ class Model {
   }
   size_t live_queues() const { return queues_.size(); }
 
-  // Issue 3: submissions, doorbells, runlist and evictions.
+  // Submissions, doorbells, runlist and evictions.
   /// Live queues with a ROCr amd_queue_t (GPUQ_CREATE_F_ROCR_LAYOUT) and
   /// index addresses: what the sampler reads.
   std::vector<SampleTarget> SampleTargets() const;

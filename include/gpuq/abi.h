@@ -35,7 +35,7 @@ enum gpuq_event_type {
 	GPUQ_EV_GPU_INFO = 5,
 	GPUQ_EV_CGROUP_PATH = 6,
 	GPUQ_EV_CONTAINER_META = 7,
-	/* written by the kernel side (issue 3: preemption and eviction) */
+	/* written by the kernel side: preemption and eviction */
 	GPUQ_EV_RUNLIST = 8,
 	GPUQ_EV_EVICTION = 9,
 	/* written by the agent: what it sampled or read from BPF maps */
@@ -117,7 +117,7 @@ struct gpuq_queue_create_event {
 	__u32 flags;	    /* GPUQ_CREATE_F_* */
 	__u32 pad;
 	char comm[GPUQ_COMM_LEN];
-	/* appended in ABI 1 (issue 3); 0 in older captures = unknown */
+	/* appended in ABI 1; 0 in older captures = unknown */
 	__u64 doorbell_handle;	     /* hsa_signal_t.handle (GPUQ_CREATE_F_ROCR_LAYOUT) */
 	__u64 write_index_at_create; /* amd_queue_t.write_dispatch_id when created */
 };

@@ -101,8 +101,9 @@ TEST(VerifierTest, EnumFieldReadAsIntegerIsRefused) {
 
 TEST(VerifierTest, EvictionFieldOfWrongTypeIsRefused) {
   REQUIRE_BPF_PRIVILEGES();
-  // The same control for the issue 3 hooks: the eviction programs must reach
-  // the verifier with qcm_process_device.evicted relocated, not dead code.
+  // The same control for the runlist and eviction hooks: the eviction programs
+  // must reach the verifier with qcm_process_device.evicted relocated, not dead
+  // code.
   const std::string error =
       BpfLoader::VerifyPrograms(ProbeTier::kBtfKprobe, Layout("badsched"));
   EXPECT_NE(error.find("qcm_process_device.evicted"), std::string::npos)
