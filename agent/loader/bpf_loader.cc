@@ -300,17 +300,39 @@ std::unique_ptr<BpfLoader> BpfLoader::Load(const Options& options,
   return loader;
 }
 
-std::string BpfLoader::VerifyPrograms(ProbeTier tier,
-                                      const std::string& btf_custom_path,
-                                      const std::set<std::string>* present) {
-  InstallLogger();
+namespace {
+
+// Every hook at `tier`, or none where its function is not in `present`.
+std::vector<HookPlan> EveryHookAt(ProbeTier tier,
+                                  const std::set<std::string>* present) {
   std::vector<HookPlan> plans;
   for (const HookSpec& spec : Hooks()) {
     const bool here = present == nullptr || present->count(spec.function) > 0;
     plans.push_back({&spec, here ? tier : ProbeTier::kNone, ""});
   }
+  return plans;
+}
+
+}  // namespace
+
+std::string BpfLoader::FindEveryProgram() {
+  InstallLogger();
+  for (ProbeTier tier : {ProbeTier::kBtfFentry, ProbeTier::kBtfKprobe,
+                         ProbeTier::kArgsKprobe, ProbeTier::kTracepoint}) {
+    std::string error;
+    gpuq_bpf* skel = OpenFor(EveryHookAt(tier, nullptr), &error);
+    if (skel == nullptr) return error;
+    gpuq_bpf__destroy(skel);
+  }
+  return "";
+}
+
+std::string BpfLoader::VerifyPrograms(ProbeTier tier,
+                                      const std::string& btf_custom_path,
+                                      const std::set<std::string>* present) {
+  InstallLogger();
   std::string error;
-  gpuq_bpf* skel = OpenFor(plans, &error, btf_custom_path);
+  gpuq_bpf* skel = OpenFor(EveryHookAt(tier, present), &error, btf_custom_path);
   if (skel == nullptr) return error;
   const int err = gpuq_bpf__load(skel);
   gpuq_bpf__destroy(skel);
