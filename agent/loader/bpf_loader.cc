@@ -11,6 +11,7 @@
 #include <deque>
 #include <mutex>
 
+#include "common/log.h"
 #include "gpuq.skel.h"
 #include "loader/custom_btf.h"
 
@@ -21,16 +22,25 @@ std::mutex log_mu;
 std::deque<std::string> log_lines;
 
 // libbpf's messages are kept for error reports instead of going to stderr:
-// a kernel without amdgpu makes it print pages of expected failures.
+// a kernel without amdgpu makes it print pages of expected failures. With
+// --log.level=debug (-v) every one of them is also logged, as libbpf-tools'
+// libbpf_print_fn does under --verbose.
 int KeepLibbpfLog(enum libbpf_print_level level, const char* format,
                   va_list args) {
-  if (level == LIBBPF_DEBUG) return 0;
+  const bool forward = Log().Enabled(LogLevel::kDebug);
+  if (level == LIBBPF_DEBUG && !forward) return 0;
   va_list copy;
   va_copy(copy, args);
   const int n = std::vsnprintf(nullptr, 0, format, copy);
   va_end(copy);
   std::string line(n > 0 ? static_cast<size_t>(n) : 0, '\0');
   if (n > 0) std::vsnprintf(line.data(), line.size() + 1, format, args);
+  if (forward) {
+    size_t end = line.size();
+    while (end > 0 && line[end - 1] == '\n') --end;
+    Log().Write(LogLevel::kDebug, line.substr(0, end));  // "libbpf: ..."
+    if (level == LIBBPF_DEBUG) return 0;  // never kept for error reports
+  }
   // A verifier log is one message of any length; its verdict is at the end.
   constexpr size_t kHead = 1024, kTail = 6144;
   if (line.size() > kHead + kTail) {
