@@ -322,7 +322,8 @@ int main(int argc, char** argv) {
       for (const gpuq::DoorbellCount& c : counter->Read()) {
         if (c.tgid != static_cast<uint32_t>(getpid())) continue;
         counted += c.doorbells;
-        typed += c.dispatch + c.barrier;
+        typed += c.by_packet[GPUQ_PACKET_DISPATCH] +
+                 c.by_packet[GPUQ_PACKET_BARRIER];
       }
       if (counted != static_cast<uint64_t>(calls) || typed != counted) {
         std::printf("gpuq counted %lu doorbells (%lu typed), rang %ld\n",

@@ -21,36 +21,17 @@
  *   amd_queue_t:  base_address @8, doorbell_signal @16, size u32 @24 (packets)
  *   AQL packet: 64 B slots, header u16 @0, type = bits 0-7
  *
- * The user-space side (agent/sources/doorbell_counter.cc) mirrors struct
- * gpuq_doorbell_key/gpuq_doorbell_count and checks their sizes at load. The
- * packet classes are the ABI's (enum gpuq_packet_class), so by_type is
- * copied into gpuq_doorbell_count_record.by_packet as it is.
+ * The maps' key, value and drop reasons are include/gpuq/doorbell_abi.h's,
+ * shared with the agent (agent/sources/doorbell_counter.cc). The packet
+ * classes are the ABI's (enum gpuq_packet_class), so by_packet is copied into
+ * gpuq_doorbell_count_record.by_packet as it is.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
-#include <gpuq/abi.h>
+#include <gpuq/doorbell_abi.h>
 
 char LICENSE[] SEC("license") = "GPL";
-
-/* Reasons a doorbell was not counted; indexes of `doorbell_drops`. */
-enum gpuq_doorbell_drop {
-	GPUQ_DB_DROP_MAP_FULL = 0,
-	GPUQ_DB_DROP__MAX,
-};
-
-/* Handles are addresses in one process: two processes may share a value. */
-struct gpuq_doorbell_key {
-	__u64 handle; /* hsa_signal_t.handle: the amd_signal_t address */
-	__u32 tgid;
-	__u32 pad;
-};
-
-struct gpuq_doorbell_count {
-	__u64 doorbells;
-	__u64 by_type[GPUQ_PACKET__MAX]; /* enum gpuq_packet_class */
-	__u64 cgroup_id; /* cgroup v2 id of the ringing task at the first doorbell */
-};
 
 /* The leading 56 bytes of amd_signal_t, read at once. */
 struct amd_signal_head {
@@ -153,7 +134,7 @@ static __always_inline int count_doorbell(__u64 handle, __u64 value)
 	}
 	__sync_fetch_and_add(&count->doorbells, 1);
 	if (type < GPUQ_PACKET__MAX)
-		__sync_fetch_and_add(&count->by_type[type], 1);
+		__sync_fetch_and_add(&count->by_packet[type], 1);
 	return 0;
 }
 

@@ -21,8 +21,7 @@
  * queue_create also learns, in the creator's context, ROCr's amd_queue_t
  * behind the queue (rocr_queue.bpf.h), the queue's doorbell for MES and the
  * owner's cgroup for hooks that run elsewhere (attribution.bpf.h). Runlist,
- * MES and eviction hooks (issue 3, all optional): runlist.bpf.h and
- * eviction.bpf.h.
+ * MES and eviction hooks (all optional): runlist.bpf.h and eviction.bpf.h.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -461,7 +460,7 @@ int BPF_KPROBE(kprobe_kfd_process_notifier_release, struct mmu_notifier *mn, str
 }
 
 /*
- * Issue 3: runlist/MES operations and evictions, then the BTF-free bodies of
+ * Runlist/MES operations and evictions, then the BTF-free bodies of
  * every hook (args-kprobe tier).
  */
 #include "runlist.bpf.h"

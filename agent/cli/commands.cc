@@ -16,6 +16,7 @@
 #include "cli/report_command.h"
 #include "cli/source_setup.h"
 #include "cli/submissions.h"
+#include "common/log.h"
 #include "common/worker_thread.h"
 #include "export/collector.h"
 #include "export/metrics_server.h"
@@ -285,6 +286,9 @@ int RunCheck(const Options& options) {
 int Main(int argc, char** argv) {
   Options options;
   if (auto exit_code = ParseOptions(argc, argv, &options)) return *exit_code;
+  // top draws on the terminal stderr shares: only errors interrupt it.
+  Log().SetLevel(options.command == Command::kTop ? LogLevel::kError
+                                                  : options.log_level);
   InstallSignalHandlers();
   switch (options.command) {
     case Command::kOnce:

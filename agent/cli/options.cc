@@ -192,6 +192,14 @@ std::optional<int> ParseOptions(int argc, char** argv, Options* out) {
                  "to, besides those found mapped by processes. Repeatable; "
                  "needs --doorbells=uprobe.")
       ->check(CLI::ExistingFile);
+  std::string log_level = "info";
+  bool verbose = false;
+  app.add_option("--log.level", log_level,
+                 "Least severe log lines written to stderr: error, warn, "
+                 "info or debug (libbpf's own messages too).")
+      ->check(CLI::IsMember({"error", "warn", "info", "debug"}))
+      ->capture_default_str();
+  app.add_flag("-v,--verbose", verbose, "Same as --log.level=debug.");
 
   CLI::App* check = app.add_subcommand(
       "check",
@@ -284,6 +292,8 @@ std::optional<int> ParseOptions(int argc, char** argv, Options* out) {
                  "counts it recorded)\n";
     return 2;
   }
+  ParseLogLevel(log_level, &out->log_level);  // IsMember checked it
+  if (verbose) out->log_level = LogLevel::kDebug;
   out->output = *ParseOnceFormat(output);
   out->allow_fentry = !no_fentry;
   ParseTierRequest(probe_tier, &out->probe_tier);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/host_paths.h"
+#include "common/log.h"
 #include "export/once_render.h"
 #include "loader/hooks.h"
 
@@ -50,10 +51,12 @@ struct Options {
   std::string run_dir;                      ///< empty: <host root>/run
   std::chrono::milliseconds runtime_timeout{2000};
   std::string host_root;  ///< --host-root as given ("" = /)
-  // Submissions (issue 3).
+  // Submissions.
   std::chrono::milliseconds sample_interval{1000};  ///< 0: no sampling
   DoorbellMode doorbells = DoorbellMode::kOff;
   std::vector<std::string> hsa_runtimes;  ///< --hsa-runtime, repeatable
+  // Logging.
+  LogLevel log_level = LogLevel::kInfo;  ///< --log.level; -v: debug
 };
 
 /// Parses a duration: "1.5s", "500ms", "2m" or plain seconds ("10").

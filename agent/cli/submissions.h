@@ -1,4 +1,4 @@
-// The two submission paths of issue 3 as the commands run them: write-index
+// The two submission paths as the commands run them: write-index
 // sampling (--sample-interval) and doorbell uprobes (--doorbells=uprobe).
 // One Round() reads both and feeds what it read through the pipeline, which
 // turns it into metrics and, when recording, into the capture.

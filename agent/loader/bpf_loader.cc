@@ -11,6 +11,7 @@
 #include <deque>
 #include <mutex>
 
+#include "common/log.h"
 #include "gpuq.skel.h"
 #include "loader/custom_btf.h"
 
@@ -21,16 +22,25 @@ std::mutex log_mu;
 std::deque<std::string> log_lines;
 
 // libbpf's messages are kept for error reports instead of going to stderr:
-// a kernel without amdgpu makes it print pages of expected failures.
+// a kernel without amdgpu makes it print pages of expected failures. With
+// --log.level=debug (-v) every one of them is also logged, as libbpf-tools'
+// libbpf_print_fn does under --verbose.
 int KeepLibbpfLog(enum libbpf_print_level level, const char* format,
                   va_list args) {
-  if (level == LIBBPF_DEBUG) return 0;
+  const bool forward = Log().Enabled(LogLevel::kDebug);
+  if (level == LIBBPF_DEBUG && !forward) return 0;
   va_list copy;
   va_copy(copy, args);
   const int n = std::vsnprintf(nullptr, 0, format, copy);
   va_end(copy);
   std::string line(n > 0 ? static_cast<size_t>(n) : 0, '\0');
   if (n > 0) std::vsnprintf(line.data(), line.size() + 1, format, args);
+  if (forward) {
+    size_t end = line.size();
+    while (end > 0 && line[end - 1] == '\n') --end;
+    Log().Write(LogLevel::kDebug, line.substr(0, end));  // "libbpf: ..."
+    if (level == LIBBPF_DEBUG) return 0;  // never kept for error reports
+  }
   // A verifier log is one message of any length; its verdict is at the end.
   constexpr size_t kHead = 1024, kTail = 6144;
   if (line.size() > kHead + kTail) {
@@ -301,17 +311,39 @@ std::unique_ptr<BpfLoader> BpfLoader::Load(const Options& options,
   return loader;
 }
 
-std::string BpfLoader::VerifyPrograms(ProbeTier tier,
-                                      const std::string& btf_custom_path,
-                                      const std::set<std::string>* present) {
-  InstallLogger();
+namespace {
+
+// Every hook at `tier`, or none where its function is not in `present`.
+std::vector<HookPlan> EveryHookAt(ProbeTier tier,
+                                  const std::set<std::string>* present) {
   std::vector<HookPlan> plans;
   for (const HookSpec& spec : Hooks()) {
     const bool here = present == nullptr || present->count(spec.function) > 0;
     plans.push_back({&spec, here ? tier : ProbeTier::kNone, ""});
   }
+  return plans;
+}
+
+}  // namespace
+
+std::string BpfLoader::FindEveryProgram() {
+  InstallLogger();
+  for (ProbeTier tier : {ProbeTier::kBtfFentry, ProbeTier::kBtfKprobe,
+                         ProbeTier::kArgsKprobe, ProbeTier::kTracepoint}) {
+    std::string error;
+    gpuq_bpf* skel = OpenFor(EveryHookAt(tier, nullptr), &error);
+    if (skel == nullptr) return error;
+    gpuq_bpf__destroy(skel);
+  }
+  return "";
+}
+
+std::string BpfLoader::VerifyPrograms(ProbeTier tier,
+                                      const std::string& btf_custom_path,
+                                      const std::set<std::string>* present) {
+  InstallLogger();
   std::string error;
-  gpuq_bpf* skel = OpenFor(plans, &error, btf_custom_path);
+  gpuq_bpf* skel = OpenFor(EveryHookAt(tier, present), &error, btf_custom_path);
   if (skel == nullptr) return error;
   const int err = gpuq_bpf__load(skel);
   gpuq_bpf__destroy(skel);

@@ -50,6 +50,12 @@ class BpfLoader {
       ProbeTier tier, const std::string& btf_custom_path = "",
       const std::set<std::string>* present = nullptr);
 
+  /// Opens (never loads) the object once per tier with every hook at that
+  /// tier: "" if every program the hook table names is in the object, else
+  /// the first one missing. Needs no privileges (opening only parses the
+  /// ELF), so the unprivileged build checks hooks.cc against bpf/.
+  static std::string FindEveryProgram();
+
   ~BpfLoader();
   BpfLoader(const BpfLoader&) = delete;
   BpfLoader& operator=(const BpfLoader&) = delete;

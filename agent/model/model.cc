@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <iterator>
-#include <type_traits>
 #include <utility>
 
 namespace gpuq {
@@ -31,31 +30,13 @@ std::string CommOf(const char (&comm)[GPUQ_COMM_LEN]) {
 void Model::Apply(const Event& event) {
   const uint16_t type = Header(event).type;
   if (type < GPUQ_EV__MAX) ++events_by_type_[type];
-  std::visit(
-      [this](const auto& e) {
-        using T = std::decay_t<decltype(e)>;
-        if constexpr (std::is_same_v<T, gpuq_queue_create_event>) {
-          OnCreate(e);
-        } else if constexpr (std::is_same_v<T, gpuq_queue_destroy_event>) {
-          OnDestroy(e);
-        } else if constexpr (std::is_same_v<T, gpuq_process_exit_event>) {
-          OnProcessExit(e);
-        } else if constexpr (std::is_same_v<T,
-                                            gpuq_queue_create_failed_event>) {
-          OnCreateFailed(e);
-        } else if constexpr (std::is_same_v<T, gpuq_gpu_info_record>) {
-          gpus_[e.gpu_id] = FromRecord(e);
-        } else if constexpr (std::is_same_v<T, gpuq_queue_sample_record>) {
-          OnQueueSample(e);
-        } else if constexpr (std::is_same_v<T, gpuq_doorbell_count_record>) {
-          OnDoorbellCount(e);
-        } else if constexpr (std::is_same_v<T, gpuq_runlist_event>) {
-          OnRunlist(e);
-        } else if constexpr (std::is_same_v<T, gpuq_eviction_event>) {
-          OnEviction(e);
-        }
-      },
-      event);
+  // One overload of On per alternative of Event (sources/event.h): a new
+  // event type does not compile until the model says what it does with it.
+  std::visit([this](const auto& e) { On(e); }, event);
+}
+
+void Model::On(const gpuq_gpu_info_record& e) {
+  gpus_[e.gpu_id] = FromRecord(e);
 }
 
 ProcessState& Model::ProcessFor(uint64_t process_key, uint32_t tgid,
@@ -90,7 +71,7 @@ void Model::AdoptSeeded(uint64_t process_key, uint32_t tgid) {
   if (target.comm.empty()) target.comm = moved.comm;
 }
 
-void Model::OnCreate(const gpuq_queue_create_event& e) {
+void Model::On(const gpuq_queue_create_event& e) {
   const bool seeded =
       (e.flags & GPUQ_CREATE_F_SEEDED) != 0 || !IsKernelKey(e.hdr.process_key);
   uint64_t process_key = e.hdr.process_key;
@@ -187,7 +168,7 @@ bool Model::Remove(const Key& key, QueueState* removed) {
   return true;
 }
 
-void Model::OnDestroy(const gpuq_queue_destroy_event& e) {
+void Model::On(const gpuq_queue_destroy_event& e) {
   AdoptSeeded(e.hdr.process_key, e.hdr.tgid);
   QueueState q;
   bool found = Remove(Key{e.hdr.process_key, e.queue_id}, &q);
@@ -206,7 +187,7 @@ void Model::OnDestroy(const gpuq_queue_destroy_event& e) {
         .destroys[reason];
 }
 
-void Model::OnProcessExit(const gpuq_process_exit_event& e) {
+void Model::On(const gpuq_process_exit_event& e) {
   ++process_exits_[e.hdr.cgroup_id];
   Touch(e.hdr.cgroup_id, e.hdr.tgid, 0, CommOf(e.comm));
   AdoptSeeded(e.hdr.process_key, e.hdr.tgid);
@@ -221,7 +202,7 @@ void Model::OnProcessExit(const gpuq_process_exit_event& e) {
   }
 }
 
-void Model::OnCreateFailed(const gpuq_queue_create_failed_event& e) {
+void Model::On(const gpuq_queue_create_failed_event& e) {
   ++create_failures_[{e.hdr.cgroup_id, e.gpu_id, e.error}];
   Touch(e.hdr.cgroup_id, e.hdr.tgid, 0, CommOf(e.comm));
 }
@@ -368,7 +349,7 @@ QueueState* Model::FindQueue(uint64_t process_key, uint32_t tgid,
   return it == queues_.end() ? nullptr : &it->second;
 }
 
-void Model::OnQueueSample(const gpuq_queue_sample_record& e) {
+void Model::On(const gpuq_queue_sample_record& e) {
   QueueState* q = FindQueue(e.hdr.process_key, e.hdr.tgid, e.queue_id);
   if (q == nullptr) {
     // Destroyed between the sampler's read and this record: normal.
@@ -414,7 +395,7 @@ void Model::OnQueueSample(const gpuq_queue_sample_record& e) {
       .submissions += delta;
 }
 
-void Model::OnDoorbellCount(const gpuq_doorbell_count_record& e) {
+void Model::On(const gpuq_doorbell_count_record& e) {
   uint32_t gpu_id = e.gpu_id;
   uint64_t cgroup_id = e.hdr.cgroup_id;
   auto owner = doorbell_owner_.find({e.hdr.tgid, e.doorbell_handle});
@@ -448,7 +429,7 @@ void Model::OnDoorbellCount(const gpuq_doorbell_count_record& e) {
   Touch(cgroup_id, e.hdr.tgid, 0, "");
 }
 
-void Model::OnRunlist(const gpuq_runlist_event& e) {
+void Model::On(const gpuq_runlist_event& e) {
   if (e.op >= GPUQ_RUNLIST_OP__MAX) return;  // counted in events_total only
   const Scheduler sched =
       e.op == GPUQ_RUNLIST_MES_ADD || e.op == GPUQ_RUNLIST_MES_REMOVE
@@ -481,7 +462,7 @@ void Model::OnRunlist(const gpuq_runlist_event& e) {
   Touch(e.hdr.cgroup_id, e.hdr.tgid, 0, "");
 }
 
-void Model::OnEviction(const gpuq_eviction_event& e) {
+void Model::On(const gpuq_eviction_event& e) {
   if (e.hdr.cgroup_id == 0) {
     ++drops_.no_owner;
     return;

@@ -260,7 +260,7 @@ class Model {
   }
   size_t live_queues() const { return queues_.size(); }
 
-  // Issue 3: submissions, doorbells, runlist and evictions.
+  // Submissions, doorbells, runlist and evictions.
   /// Live queues with a ROCr amd_queue_t (GPUQ_CREATE_F_ROCR_LAYOUT) and
   /// index addresses: what the sampler reads.
   std::vector<SampleTarget> SampleTargets() const;
@@ -320,14 +320,19 @@ class Model {
     }
   };
 
-  void OnCreate(const gpuq_queue_create_event& e);
-  void OnDestroy(const gpuq_queue_destroy_event& e);
-  void OnProcessExit(const gpuq_process_exit_event& e);
-  void OnCreateFailed(const gpuq_queue_create_failed_event& e);
-  void OnQueueSample(const gpuq_queue_sample_record& e);
-  void OnDoorbellCount(const gpuq_doorbell_count_record& e);
-  void OnRunlist(const gpuq_runlist_event& e);
-  void OnEviction(const gpuq_eviction_event& e);
+  // Apply()'s handlers, one per alternative of Event.
+  void On(const gpuq_queue_create_event& e);
+  void On(const gpuq_queue_destroy_event& e);
+  void On(const gpuq_process_exit_event& e);
+  void On(const gpuq_queue_create_failed_event& e);
+  void On(const gpuq_gpu_info_record& e);
+  void On(const gpuq_queue_sample_record& e);
+  void On(const gpuq_doorbell_count_record& e);
+  void On(const gpuq_runlist_event& e);
+  void On(const gpuq_eviction_event& e);
+  // Cgroup paths and runtime metadata are the pipeline's (attribution).
+  void On(const CgroupPathRecord&) {}
+  void On(const ContainerMetaRecord&) {}
   /// The live queue of (process key, queue id), or of the tgid's seeded
   /// process; null if none.
   QueueState* FindQueue(uint64_t process_key, uint32_t tgid, uint32_t queue_id);

@@ -8,6 +8,7 @@
 #include <tuple>
 #include <type_traits>
 
+#include "common/log.h"
 #include "model/container_match.h"
 #include "resolver/container_metadata_json.h"
 #include "resolver/gpu_topology.h"
@@ -474,7 +475,11 @@ void Pipeline::ReconcileNow() {
   // A difference is corrected only when two consecutive passes see it.
   std::vector<SysfsQueue> sysfs;
   std::string error;
-  if (!ReadKfdQueues(options_.paths.Kfd(), &sysfs, &error)) {
+  const bool read = ReadKfdQueues(options_.paths.Kfd(), &sysfs, &error);
+  // Counted every pass, written once per different error (and again after
+  // a pass that read sysfs).
+  Log().WriteOnChange(LogLevel::kWarn, "reconciliation", read ? "" : error);
+  if (!read) {
     std::lock_guard<std::mutex> lock(mu_);
     reconciler_.CountError();
     return;

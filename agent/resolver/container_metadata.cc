@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "common/log.h"
 #include "common/worker_thread.h"
 
 namespace gpuq {
@@ -527,7 +528,9 @@ class OciBundleClient final : public RuntimeClient {
 
 struct Outcome {
   std::optional<ContainerMetadata> metadata;
-  std::vector<std::string> failed;  // Name() of each client that reported
+  // Each client asked: its Name() and its error ("" when it answered or
+  // did not know the container).
+  std::vector<std::pair<std::string, std::string>> asked;
 };
 
 // Asks the clients in order until one answers. `stopping` is checked before
@@ -547,7 +550,7 @@ Outcome AskClients(const std::vector<std::unique_ptr<RuntimeClient>>& clients,
     } catch (...) {
       error = "unknown exception";
     }
-    if (!error.empty()) out.failed.push_back(client->Name());
+    out.asked.emplace_back(client->Name(), error);
     if (meta) {
       out.metadata = std::move(meta);
       break;
@@ -712,7 +715,12 @@ void MetadataResolver::Work() {
     lock.unlock();  // clients may block for their whole timeout
     Outcome outcome = AskClients(clients_, id, stopping);
     lock.lock();
-    for (const std::string& name : outcome.failed) ++errors_[name];
+    for (const auto& [name, error] : outcome.asked) {
+      if (!error.empty()) ++errors_[name];
+      // Counted every time, written once per different error (and again
+      // after the client answers).
+      Log().WriteOnChange(LogLevel::kWarn, "runtime " + name, error);
+    }
     Entry& entry = cache_[id.container_id];
     entry.queued = false;
     if (!outcome.metadata && entry.said) {

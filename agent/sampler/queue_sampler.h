@@ -1,4 +1,4 @@
-// Submissions by sampling (issue 3): reads every live ROCr queue's
+// Submissions by sampling: reads every live ROCr queue's
 // write_dispatch_id and read_dispatch_id out of its owner's memory and turns
 // them into GPUQ_EV_QUEUE_SAMPLE records. The model counts the deltas
 // (packets submitted, packets consumed) and write - read (pending packets).

@@ -5,13 +5,14 @@
 #include <dirent.h>
 #include <elf.h>
 #include <fmt/format.h>
-#include <gpuq/abi.h>
+#include <gpuq/doorbell_abi.h>
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <tuple>
@@ -20,24 +21,6 @@
 
 namespace gpuq {
 namespace {
-
-// Mirrors of bpf/doorbell.bpf.c's map key and value; Open() checks the sizes
-// against the object's BTF-described maps. by_type is indexed by the ABI's
-// enum gpuq_packet_class, as in the kernel.
-struct DoorbellKey {
-  uint64_t handle;
-  uint32_t tgid;
-  uint32_t pad;
-};
-struct DoorbellValue {
-  uint64_t doorbells;
-  uint64_t by_type[GPUQ_PACKET__MAX];
-  uint64_t cgroup_id;
-};
-static_assert(GPUQ_PACKET_DISPATCH == 0 && GPUQ_PACKET_BARRIER == 1 &&
-                  GPUQ_PACKET_OTHER == 2 && GPUQ_PACKET_UNREADABLE == 3 &&
-                  GPUQ_PACKET__MAX == 4,
-              "DoorbellCount's fields follow enum gpuq_packet_class");
 
 constexpr const char* kScrelease = "hsa_signal_store_screlease";
 constexpr const char* kRelaxed = "hsa_signal_store_relaxed";
@@ -170,12 +153,14 @@ std::unique_ptr<DoorbellCounter> DoorbellCounter::Open(const Options& options,
                          std::strerror(errno));
     return nullptr;
   }
+  // Both sides include gpuq/doorbell_abi.h; this catches only an object
+  // left over from an older build of it.
   if (bpf_map__key_size(counter->skel_->maps.doorbell_counts) !=
-          sizeof(DoorbellKey) ||
+          sizeof(gpuq_doorbell_key) ||
       bpf_map__value_size(counter->skel_->maps.doorbell_counts) !=
-          sizeof(DoorbellValue) ||
+          sizeof(gpuq_doorbell_count) ||
       bpf_map__key_size(counter->skel_->maps.known_doorbells) !=
-          sizeof(DoorbellKey)) {
+          sizeof(gpuq_doorbell_key)) {
     *error =
         "doorbell BPF object and agent disagree on the map layout: rebuild";
     return nullptr;
@@ -299,18 +284,21 @@ int DoorbellCounter::Rescan() {
 std::vector<DoorbellCount> DoorbellCounter::Read() const {
   std::vector<DoorbellCount> out;
   const int fd = bpf_map__fd(skel_->maps.doorbell_counts);
-  DoorbellKey key{};
-  DoorbellKey next{};
+  gpuq_doorbell_key key{};
+  gpuq_doorbell_key next{};
   const void* prev = nullptr;
   while (bpf_map_get_next_key(fd, prev, &next) == 0) {
     key = next;
     prev = &key;
-    DoorbellValue v{};
+    gpuq_doorbell_count v{};
     if (bpf_map_lookup_elem(fd, &key, &v) != 0) continue;  // deleted since
-    out.push_back({key.tgid, key.handle, v.cgroup_id, v.doorbells,
-                   v.by_type[GPUQ_PACKET_DISPATCH],
-                   v.by_type[GPUQ_PACKET_BARRIER], v.by_type[GPUQ_PACKET_OTHER],
-                   v.by_type[GPUQ_PACKET_UNREADABLE]});
+    DoorbellCount& c = out.emplace_back();
+    c.tgid = key.tgid;
+    c.handle = key.handle;
+    c.cgroup_id = v.cgroup_id;
+    c.doorbells = v.doorbells;
+    std::copy(std::begin(v.by_packet), std::end(v.by_packet),
+              c.by_packet.begin());
   }
   std::sort(out.begin(), out.end(),
             [](const DoorbellCount& a, const DoorbellCount& b) {
@@ -323,7 +311,7 @@ uint64_t DoorbellCounter::Drops() const {
   const int ncpu = libbpf_num_possible_cpus();
   if (ncpu <= 0) return 0;
   std::vector<uint64_t> per_cpu(static_cast<size_t>(ncpu));
-  const uint32_t reason = 0;  // GPUQ_DB_DROP_MAP_FULL
+  const uint32_t reason = GPUQ_DB_DROP_MAP_FULL;
   if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.doorbell_drops), &reason,
                           per_cpu.data()) != 0)
     return 0;
@@ -338,20 +326,20 @@ std::vector<int> DoorbellCounter::ProgramFds() const {
 }
 
 bool DoorbellCounter::AddKnownDoorbell(uint32_t tgid, uint64_t handle) {
-  const DoorbellKey key{handle, tgid, 0};
+  const gpuq_doorbell_key key{handle, tgid, 0};
   const uint8_t one = 1;
   return bpf_map_update_elem(bpf_map__fd(skel_->maps.known_doorbells), &key,
                              &one, BPF_ANY) == 0;
 }
 
 bool DoorbellCounter::RemoveKnownDoorbell(uint32_t tgid, uint64_t handle) {
-  const DoorbellKey key{handle, tgid, 0};
+  const gpuq_doorbell_key key{handle, tgid, 0};
   return bpf_map_delete_elem(bpf_map__fd(skel_->maps.known_doorbells), &key) ==
          0;
 }
 
 bool DoorbellCounter::DeleteCount(uint32_t tgid, uint64_t handle) {
-  const DoorbellKey key{handle, tgid, 0};
+  const gpuq_doorbell_key key{handle, tgid, 0};
   return bpf_map_delete_elem(bpf_map__fd(skel_->maps.doorbell_counts), &key) ==
          0;
 }
@@ -360,16 +348,16 @@ void DoorbellCounter::ForgetProcess(uint32_t tgid) {
   for (bpf_map* map :
        {skel_->maps.doorbell_counts, skel_->maps.known_doorbells}) {
     const int fd = bpf_map__fd(map);
-    std::vector<DoorbellKey> doomed;
-    DoorbellKey key{};
-    DoorbellKey next{};
+    std::vector<gpuq_doorbell_key> doomed;
+    gpuq_doorbell_key key{};
+    gpuq_doorbell_key next{};
     const void* prev = nullptr;
     while (bpf_map_get_next_key(fd, prev, &next) == 0) {
       key = next;
       prev = &key;
       if (key.tgid == tgid) doomed.push_back(key);
     }
-    for (const DoorbellKey& k : doomed) bpf_map_delete_elem(fd, &k);
+    for (const gpuq_doorbell_key& k : doomed) bpf_map_delete_elem(fd, &k);
   }
 }
 

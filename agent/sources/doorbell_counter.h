@@ -6,8 +6,10 @@
 // (doorbell_poller.h) turns them into records for the model.
 #pragma once
 
+#include <gpuq/abi.h>
 #include <sys/types.h>
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -28,12 +30,10 @@ struct DoorbellCount {
   uint64_t handle = 0;     ///< hsa_signal_t.handle (amd_signal_t address)
   uint64_t cgroup_id = 0;  ///< cgroup v2 id of the ringer at its 1st doorbell
   uint64_t doorbells = 0;
-  /// By the AQL packet type at the rung slot (enum gpuq_packet_class); they
-  /// sum to `doorbells`.
-  uint64_t dispatch = 0;    ///< KERNEL_DISPATCH
-  uint64_t barrier = 0;     ///< BARRIER_AND, BARRIER_OR
-  uint64_t other = 0;       ///< VENDOR_SPECIFIC, AGENT_DISPATCH, INVALID
-  uint64_t unreadable = 0;  ///< no queue_ptr, bad ring, or the read faulted
+  /// By the AQL packet type at the rung slot, indexed by enum
+  /// gpuq_packet_class as in the kernel map and the capture record; they sum
+  /// to `doorbells`.
+  std::array<uint64_t, GPUQ_PACKET__MAX> by_packet{};
 };
 
 /// A defined function of an ELF file's .dynsym, at its file offset (what a

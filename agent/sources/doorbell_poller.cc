@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -64,9 +65,8 @@ uint64_t MonotonicNs() {
 }
 
 bool SameCounts(const DoorbellCount& a, const DoorbellCount& b) {
-  return a.doorbells == b.doorbells && a.dispatch == b.dispatch &&
-         a.barrier == b.barrier && a.other == b.other &&
-         a.unreadable == b.unreadable && a.cgroup_id == b.cgroup_id;
+  return a.doorbells == b.doorbells && a.by_packet == b.by_packet &&
+         a.cgroup_id == b.cgroup_id;
 }
 
 /// The detail line of an attached `lib` that names `function` ("f@0x...").
@@ -219,10 +219,7 @@ void DoorbellPoller::Poll(
       r.queue_id = owner->queue_id;
     }
     r.doorbells = c.doorbells;
-    r.by_packet[GPUQ_PACKET_DISPATCH] = c.dispatch;
-    r.by_packet[GPUQ_PACKET_BARRIER] = c.barrier;
-    r.by_packet[GPUQ_PACKET_OTHER] = c.other;
-    r.by_packet[GPUQ_PACKET_UNREADABLE] = c.unreadable;
+    std::copy(c.by_packet.begin(), c.by_packet.end(), r.by_packet);
     sink(Event(r));
   }
 }

@@ -23,14 +23,64 @@ struct ContainerMetaRecord {
   std::string json;
 };
 
+/// Every event type, once, in the order of enum gpuq_event_type: its ABI
+/// value, its name (the `type` label of gpuq_events_total; stable), the
+/// alternative of Event that holds it, and the smallest record Decode accepts
+/// (a queue_create record from before doorbell_handle was appended is valid).
+/// Event, TypeOf, EventTypeName, MinSize and Decode are generated from it, so
+/// a new type is one line here, its struct in abi.h and its handler in the
+/// model (Model::On, which fails to compile without one). Records with a
+/// variable payload (cgroup path, container metadata) have a decoded type of
+/// their own and an EventCodec specialization in event.cc.
+#define GPUQ_EVENT_TYPES(X)                                                 \
+  X(GPUQ_EV_QUEUE_CREATE, "queue_create", gpuq_queue_create_event,          \
+    offsetof(gpuq_queue_create_event, doorbell_handle))                     \
+  X(GPUQ_EV_QUEUE_DESTROY, "queue_destroy", gpuq_queue_destroy_event,       \
+    sizeof(gpuq_queue_destroy_event))                                       \
+  X(GPUQ_EV_PROCESS_EXIT, "process_exit", gpuq_process_exit_event,          \
+    sizeof(gpuq_process_exit_event))                                        \
+  X(GPUQ_EV_QUEUE_CREATE_FAILED, "queue_create_failed",                     \
+    gpuq_queue_create_failed_event, sizeof(gpuq_queue_create_failed_event)) \
+  X(GPUQ_EV_GPU_INFO, "gpu_info", gpuq_gpu_info_record,                     \
+    sizeof(gpuq_gpu_info_record))                                           \
+  X(GPUQ_EV_CGROUP_PATH, "cgroup_path", CgroupPathRecord,                   \
+    sizeof(gpuq_cgroup_path_record))                                        \
+  X(GPUQ_EV_CONTAINER_META, "container_meta", ContainerMetaRecord,          \
+    sizeof(gpuq_container_meta_record))                                     \
+  X(GPUQ_EV_RUNLIST, "runlist", gpuq_runlist_event,                         \
+    sizeof(gpuq_runlist_event))                                             \
+  X(GPUQ_EV_EVICTION, "eviction", gpuq_eviction_event,                      \
+    sizeof(gpuq_eviction_event))                                            \
+  X(GPUQ_EV_QUEUE_SAMPLE, "queue_sample", gpuq_queue_sample_record,         \
+    sizeof(gpuq_queue_sample_record))                                       \
+  X(GPUQ_EV_DOORBELL_COUNT, "doorbell_count", gpuq_doorbell_count_record,   \
+    sizeof(gpuq_doorbell_count_record))
+
+namespace internal {
+// The list's X() leaves a comma before every type; `void` takes the first.
+template <typename Void, typename... Types>
+struct VariantOfList {
+  using type = std::variant<Types...>;
+};
+}  // namespace internal
+
 /// One decoded event. The header is inside each alternative, as in the ABI.
 /// Thread-safety: a plain value.
-using Event =
-    std::variant<gpuq_queue_create_event, gpuq_queue_destroy_event,
-                 gpuq_process_exit_event, gpuq_queue_create_failed_event,
-                 gpuq_gpu_info_record, CgroupPathRecord, ContainerMetaRecord,
-                 gpuq_runlist_event, gpuq_eviction_event,
-                 gpuq_queue_sample_record, gpuq_doorbell_count_record>;
+#define GPUQ_EVENT_ALTERNATIVE(value, name, Type, min_size) , Type
+using Event = internal::VariantOfList<void GPUQ_EVENT_TYPES(
+    GPUQ_EVENT_ALTERNATIVE)>::type;
+#undef GPUQ_EVENT_ALTERNATIVE
+
+/// The ABI type (enum gpuq_event_type) of an alternative of Event.
+template <typename T>
+constexpr uint16_t TypeOf();
+#define GPUQ_EVENT_TYPE_OF(value, name, Type, min_size) \
+  template <>                                           \
+  constexpr uint16_t TypeOf<Type>() {                   \
+    return value;                                       \
+  }
+GPUQ_EVENT_TYPES(GPUQ_EVENT_TYPE_OF)
+#undef GPUQ_EVENT_TYPE_OF
 
 /// The header of any decoded event.
 const gpuq_event_header& Header(const Event& event);

@@ -16,6 +16,7 @@
 #ifndef __VMLINUX_H__
 #include <linux/types.h>
 #endif
+#include <gpuq/abi_assert.h>
 
 #define GPUQ_ABI_VERSION 1
 
@@ -35,7 +36,7 @@ enum gpuq_event_type {
 	GPUQ_EV_GPU_INFO = 5,
 	GPUQ_EV_CGROUP_PATH = 6,
 	GPUQ_EV_CONTAINER_META = 7,
-	/* written by the kernel side (issue 3: preemption and eviction) */
+	/* written by the kernel side: preemption and eviction */
 	GPUQ_EV_RUNLIST = 8,
 	GPUQ_EV_EVICTION = 9,
 	/* written by the agent: what it sampled or read from BPF maps */
@@ -101,6 +102,13 @@ struct gpuq_event_header {
 	__u64 cgroup_id;   /* owner's cgroup v2 id, cached at create */
 	__u64 process_key; /* struct kfd_process *: stable identity of the owner */
 };
+GPUQ_ABI_OFFSET(gpuq_event_header, type, 0);
+GPUQ_ABI_OFFSET(gpuq_event_header, size, 2);
+GPUQ_ABI_OFFSET(gpuq_event_header, tgid, 4);
+GPUQ_ABI_OFFSET(gpuq_event_header, ts_ns, 8);
+GPUQ_ABI_OFFSET(gpuq_event_header, cgroup_id, 16);
+GPUQ_ABI_OFFSET(gpuq_event_header, process_key, 24);
+GPUQ_ABI_SIZE(gpuq_event_header, 32); /* 2+2+4+8+8+8 */
 
 struct gpuq_queue_create_event {
 	struct gpuq_event_header hdr;
@@ -117,10 +125,27 @@ struct gpuq_queue_create_event {
 	__u32 flags;	    /* GPUQ_CREATE_F_* */
 	__u32 pad;
 	char comm[GPUQ_COMM_LEN];
-	/* appended in ABI 1 (issue 3); 0 in older captures = unknown */
+	/* appended in ABI 1; 0 in older captures = unknown */
 	__u64 doorbell_handle;	     /* hsa_signal_t.handle (GPUQ_CREATE_F_ROCR_LAYOUT) */
 	__u64 write_index_at_create; /* amd_queue_t.write_dispatch_id when created */
 };
+GPUQ_ABI_OFFSET(gpuq_queue_create_event, gpu_id, 32);
+GPUQ_ABI_OFFSET(gpuq_queue_create_event, queue_id, 36);
+GPUQ_ABI_OFFSET(gpuq_queue_create_event, queue_type, 40);
+GPUQ_ABI_OFFSET(gpuq_queue_create_event, queue_format, 44);
+GPUQ_ABI_OFFSET(gpuq_queue_create_event, ring_address, 48);
+GPUQ_ABI_OFFSET(gpuq_queue_create_event, ring_size, 56);
+GPUQ_ABI_OFFSET(gpuq_queue_create_event, read_ptr, 64);
+GPUQ_ABI_OFFSET(gpuq_queue_create_event, write_ptr, 72);
+GPUQ_ABI_OFFSET(gpuq_queue_create_event, priority, 80);
+GPUQ_ABI_OFFSET(gpuq_queue_create_event, percentage, 84);
+GPUQ_ABI_OFFSET(gpuq_queue_create_event, flags, 88);
+GPUQ_ABI_OFFSET(gpuq_queue_create_event, pad, 92);
+GPUQ_ABI_OFFSET(gpuq_queue_create_event, comm, 96);
+/* Appended without a version bump: the original 112 bytes stay put. */
+GPUQ_ABI_OFFSET(gpuq_queue_create_event, doorbell_handle, 112);
+GPUQ_ABI_OFFSET(gpuq_queue_create_event, write_index_at_create, 120);
+GPUQ_ABI_SIZE(gpuq_queue_create_event, 128); /* 32 + 4*4 + 4*8 + 4*4 + 16 + 2*8 */
 
 struct gpuq_queue_destroy_event {
 	struct gpuq_event_header hdr; /* owner fields from the create-time cache */
@@ -131,11 +156,20 @@ struct gpuq_queue_destroy_event {
 	__u32 flags;  /* GPUQ_DESTROY_F_* */
 	__u32 pad;
 };
+GPUQ_ABI_OFFSET(gpuq_queue_destroy_event, gpu_id, 32);
+GPUQ_ABI_OFFSET(gpuq_queue_destroy_event, queue_id, 36);
+GPUQ_ABI_OFFSET(gpuq_queue_destroy_event, queue_type, 40);
+GPUQ_ABI_OFFSET(gpuq_queue_destroy_event, reason, 44);
+GPUQ_ABI_OFFSET(gpuq_queue_destroy_event, flags, 48);
+GPUQ_ABI_OFFSET(gpuq_queue_destroy_event, pad, 52);
+GPUQ_ABI_SIZE(gpuq_queue_destroy_event, 56); /* 32 + 6*4 */
 
 struct gpuq_process_exit_event {
 	struct gpuq_event_header hdr;
 	char comm[GPUQ_COMM_LEN];
 };
+GPUQ_ABI_OFFSET(gpuq_process_exit_event, comm, 32);
+GPUQ_ABI_SIZE(gpuq_process_exit_event, 48); /* 32 + 16 */
 
 struct gpuq_queue_create_failed_event {
 	struct gpuq_event_header hdr;
@@ -145,6 +179,12 @@ struct gpuq_queue_create_failed_event {
 	__u32 pad;
 	char comm[GPUQ_COMM_LEN];
 };
+GPUQ_ABI_OFFSET(gpuq_queue_create_failed_event, gpu_id, 32);
+GPUQ_ABI_OFFSET(gpuq_queue_create_failed_event, queue_type, 36);
+GPUQ_ABI_OFFSET(gpuq_queue_create_failed_event, error, 40);
+GPUQ_ABI_OFFSET(gpuq_queue_create_failed_event, pad, 44);
+GPUQ_ABI_OFFSET(gpuq_queue_create_failed_event, comm, 48);
+GPUQ_ABI_SIZE(gpuq_queue_create_failed_event, 64); /* 32 + 4*4 + 16 */
 
 /* Runlist / MES operations (GPUQ_EV_RUNLIST.op). */
 enum gpuq_runlist_op {
@@ -184,6 +224,15 @@ struct gpuq_runlist_event {
 	__u32 active_queues; /* dqm->active_queue_count at entry (HWS), else 0 */
 	__u32 pad;
 };
+GPUQ_ABI_OFFSET(gpuq_runlist_event, gpu_id, 32);
+GPUQ_ABI_OFFSET(gpuq_runlist_event, op, 36);
+GPUQ_ABI_OFFSET(gpuq_runlist_event, cause, 40);
+GPUQ_ABI_OFFSET(gpuq_runlist_event, filter, 44);
+GPUQ_ABI_OFFSET(gpuq_runlist_event, ret, 48);
+GPUQ_ABI_OFFSET(gpuq_runlist_event, queue_id, 52);
+GPUQ_ABI_OFFSET(gpuq_runlist_event, duration_ns, 56);
+GPUQ_ABI_OFFSET(gpuq_runlist_event, active_queues, 64);
+GPUQ_ABI_SIZE(gpuq_runlist_event, 72); /* 32 + 6*4 + 8 + 2*4 */
 
 /* GPUQ_EV_EVICTION.kind */
 enum gpuq_eviction_kind {
@@ -220,6 +269,13 @@ struct gpuq_eviction_event {
 	__u32 queues;	   /* qpd->queue_count */
 	__u32 pad;
 };
+GPUQ_ABI_OFFSET(gpuq_eviction_event, gpu_id, 32);
+GPUQ_ABI_OFFSET(gpuq_eviction_event, kind, 36);
+GPUQ_ABI_OFFSET(gpuq_eviction_event, trigger, 40);
+GPUQ_ABI_OFFSET(gpuq_eviction_event, ret, 44);
+GPUQ_ABI_OFFSET(gpuq_eviction_event, duration_ns, 48);
+GPUQ_ABI_OFFSET(gpuq_eviction_event, queues, 56);
+GPUQ_ABI_SIZE(gpuq_eviction_event, 64); /* 32 + 4*4 + 8 + 2*4 */
 
 /* The sample could not be read (the process is gone, or the page is not mapped). */
 #define GPUQ_SAMPLE_F_UNREADABLE (1u << 0)
@@ -237,6 +293,12 @@ struct gpuq_queue_sample_record {
 	__u32 flags;	   /* GPUQ_SAMPLE_F_* */
 	__u32 pad;
 };
+GPUQ_ABI_OFFSET(gpuq_queue_sample_record, gpu_id, 32);
+GPUQ_ABI_OFFSET(gpuq_queue_sample_record, queue_id, 36);
+GPUQ_ABI_OFFSET(gpuq_queue_sample_record, write_index, 40);
+GPUQ_ABI_OFFSET(gpuq_queue_sample_record, read_index, 48);
+GPUQ_ABI_OFFSET(gpuq_queue_sample_record, flags, 56);
+GPUQ_ABI_SIZE(gpuq_queue_sample_record, 64); /* 32 + 2*4 + 2*8 + 2*4 */
 
 /* Packet classes of doorbell counts, by the AQL header of the rung slot. */
 enum gpuq_packet_class {
@@ -261,6 +323,12 @@ struct gpuq_doorbell_count_record {
 	__u64 doorbells;
 	__u64 by_packet[GPUQ_PACKET__MAX]; /* enum gpuq_packet_class */
 };
+GPUQ_ABI_OFFSET(gpuq_doorbell_count_record, doorbell_handle, 32);
+GPUQ_ABI_OFFSET(gpuq_doorbell_count_record, gpu_id, 40);
+GPUQ_ABI_OFFSET(gpuq_doorbell_count_record, queue_id, 44);
+GPUQ_ABI_OFFSET(gpuq_doorbell_count_record, doorbells, 48);
+GPUQ_ABI_OFFSET(gpuq_doorbell_count_record, by_packet, 56);
+GPUQ_ABI_SIZE(gpuq_doorbell_count_record, 88); /* 32 + 8 + 2*4 + 8 + 4*8 */
 
 /* Agent-written: one KFD topology node, from /sys/class/kfd/kfd/topology. */
 struct gpuq_gpu_info_record {
@@ -278,6 +346,19 @@ struct gpuq_gpu_info_record {
 	__u32 num_xcc;
 	char name[GPUQ_GPU_NAME_LEN];
 };
+GPUQ_ABI_OFFSET(gpuq_gpu_info_record, gpu_id, 32);
+GPUQ_ABI_OFFSET(gpuq_gpu_info_record, node, 36);
+GPUQ_ABI_OFFSET(gpuq_gpu_info_record, vendor_id, 40);
+GPUQ_ABI_OFFSET(gpuq_gpu_info_record, device_id, 44);
+GPUQ_ABI_OFFSET(gpuq_gpu_info_record, location_id, 48);
+GPUQ_ABI_OFFSET(gpuq_gpu_info_record, domain, 52);
+GPUQ_ABI_OFFSET(gpuq_gpu_info_record, drm_render_minor, 56);
+GPUQ_ABI_OFFSET(gpuq_gpu_info_record, gfx_target_version, 60);
+GPUQ_ABI_OFFSET(gpuq_gpu_info_record, unique_id, 64);
+GPUQ_ABI_OFFSET(gpuq_gpu_info_record, simd_count, 72);
+GPUQ_ABI_OFFSET(gpuq_gpu_info_record, num_xcc, 76);
+GPUQ_ABI_OFFSET(gpuq_gpu_info_record, name, 80);
+GPUQ_ABI_SIZE(gpuq_gpu_info_record, 112); /* 32 + 8*4 + 8 + 2*4 + 32 */
 
 /* Agent-written: hdr.cgroup_id resolved to a path; path_len bytes follow. */
 struct gpuq_cgroup_path_record {
@@ -285,6 +366,11 @@ struct gpuq_cgroup_path_record {
 	__u32 path_len; /* bytes of path that follow, no NUL */
 	__u32 pad;
 };
+GPUQ_ABI_OFFSET(gpuq_cgroup_path_record, path_len, 32);
+GPUQ_ABI_OFFSET(gpuq_cgroup_path_record, pad, 36);
+GPUQ_ABI_SIZE(gpuq_cgroup_path_record, 40); /* 32 + 2*4 */
+/* The longest path must fit the u16 hdr.size. */
+GPUQ_ABI_ASSERT(40 + GPUQ_CGROUP_PATH_MAX <= 0xffff, "a cgroup path record fits hdr.size");
 
 /*
  * Agent-written: what the container runtime said about the container
@@ -297,6 +383,10 @@ struct gpuq_container_meta_record {
 	__u32 payload_len;
 	__u32 pad;
 };
+GPUQ_ABI_OFFSET(gpuq_container_meta_record, payload_len, 32);
+GPUQ_ABI_OFFSET(gpuq_container_meta_record, pad, 36);
+GPUQ_ABI_SIZE(gpuq_container_meta_record, 40); /* 32 + 2*4 */
+GPUQ_ABI_ASSERT(40 + GPUQ_CONTAINER_META_MAX <= 0xffff, "a metadata record fits hdr.size");
 
 /* Capture file: this header, then records back to back. */
 #define GPUQ_CAPTURE_MAGIC "GPUQCAP1"
@@ -309,5 +399,15 @@ struct gpuq_capture_header {
 	__u32 flags;
 	__u32 reserved;
 };
+GPUQ_ABI_OFFSET(gpuq_capture_header, magic, 0);
+GPUQ_ABI_OFFSET(gpuq_capture_header, abi_version, 8);
+GPUQ_ABI_OFFSET(gpuq_capture_header, header_size, 12);
+GPUQ_ABI_OFFSET(gpuq_capture_header, start_realtime_ns, 16);
+GPUQ_ABI_OFFSET(gpuq_capture_header, start_monotonic_ns, 24);
+GPUQ_ABI_OFFSET(gpuq_capture_header, flags, 32);
+GPUQ_ABI_OFFSET(gpuq_capture_header, reserved, 36);
+GPUQ_ABI_SIZE(gpuq_capture_header, 40); /* 8 + 2*4 + 2*8 + 2*4 */
+/* The magic fills its field exactly, without a NUL. */
+GPUQ_ABI_ASSERT(sizeof(GPUQ_CAPTURE_MAGIC) - 1 == 8, "GPUQ_CAPTURE_MAGIC is 8 bytes");
 
 #endif /* GPUQ_ABI_H */

@@ -6,8 +6,8 @@
  * events). Not an event type of abi.h and never written into captures: a
  * capture already carries the path of every cgroup its events name
  * (GPUQ_EV_CGROUP_PATH), which is what the agent derives from these records.
- * Same rules as abi.h (fixed-width types, explicit padding, no pointers);
- * tests/unit/abi_test.cc pins the layout.
+ * Same rules as abi.h (fixed-width types, explicit padding, no pointers, the
+ * layout pinned at compile time below).
  */
 #ifndef GPUQ_CGROUP_WATCH_H
 #define GPUQ_CGROUP_WATCH_H
@@ -15,6 +15,7 @@
 #ifndef __VMLINUX_H__
 #include <linux/types.h>
 #endif
+#include <gpuq/abi_assert.h>
 
 /* The kernel's own buffer for the path of a cgroup tracepoint
  * (TRACE_CGROUP_PATH_LEN in kernel/cgroup/cgroup-internal.h). */
@@ -41,5 +42,12 @@ struct gpuq_cgroup_watch_record {
 	__u32 pad;
 	char path[GPUQ_CGROUP_WATCH_PATH_MAX]; /* relative to the v2 root, "/a/b" */
 };
+GPUQ_ABI_OFFSET(gpuq_cgroup_watch_record, cgroup_id, 0);
+GPUQ_ABI_OFFSET(gpuq_cgroup_watch_record, ts_ns, 8);
+GPUQ_ABI_OFFSET(gpuq_cgroup_watch_record, kind, 16);
+GPUQ_ABI_OFFSET(gpuq_cgroup_watch_record, level, 20);
+GPUQ_ABI_OFFSET(gpuq_cgroup_watch_record, path_len, 24);
+GPUQ_ABI_OFFSET(gpuq_cgroup_watch_record, path, 32);
+GPUQ_ABI_SIZE(gpuq_cgroup_watch_record, 1056); /* 2*8 + 4*4 + 1024 */
 
 #endif /* GPUQ_CGROUP_WATCH_H */

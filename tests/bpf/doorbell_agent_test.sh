@@ -59,8 +59,8 @@ if [ -n "$CG" ]; then
     fail "container caller failed" "$(cat "$TMP/ctr.out")"
 fi
 
-# value SERIES-REGEX: the sum of matching samples.
-value() { curl -s "$URL" | grep -E "^$1 " | awk '{ s += $NF } END { print s + 0 }'; }
+# value SERIES-REGEX: the sum of matching samples ("absent" without any).
+value() { series_sum "$1 " "$(curl -s "$URL")"; }
 want_total=42
 [ -n "$CG" ] && want_total=49
 for _ in $(seq 100); do

@@ -194,11 +194,13 @@ void ExpectCountsMatch(const DoorbellCounter& counter, const CallerRun& run) {
     ASSERT_TRUE(run.rung.count(c.handle)) << std::hex << c.handle;
     EXPECT_EQ(c.doorbells, run.rung.at(c.handle)) << std::hex << c.handle;
     EXPECT_NE(c.handle, run.completion_handle);
-    EXPECT_EQ(c.dispatch + c.barrier + c.other + c.unreadable, c.doorbells);
-    dispatch += c.dispatch;
-    barrier += c.barrier;
-    other += c.other;
-    unreadable += c.unreadable;
+    uint64_t typed = 0;
+    for (uint64_t n : c.by_packet) typed += n;
+    EXPECT_EQ(typed, c.doorbells);
+    dispatch += c.by_packet[GPUQ_PACKET_DISPATCH];
+    barrier += c.by_packet[GPUQ_PACKET_BARRIER];
+    other += c.by_packet[GPUQ_PACKET_OTHER];
+    unreadable += c.by_packet[GPUQ_PACKET_UNREADABLE];
   }
   EXPECT_EQ(dispatch, Num(run.summary, "dispatch"));
   EXPECT_EQ(barrier, Num(run.summary, "barrier"));
@@ -391,7 +393,7 @@ TEST(DoorbellTest, KnownDoorbellsCountWhateverTheirKind) {
   ASSERT_EQ(counts.size(), 1u);
   EXPECT_EQ(counts[0].handle, known);
   EXPECT_EQ(counts[0].doorbells, 8u);  // 16 packets round-robin on 2 queues
-  EXPECT_EQ(counts[0].unreadable, 8u);
+  EXPECT_EQ(counts[0].by_packet[GPUQ_PACKET_UNREADABLE], 8u);
 
   counter->ForgetProcess(pid);
   EXPECT_TRUE(CountsOf(*counter, pid).empty());
@@ -417,8 +419,8 @@ TEST(DoorbellTest, RescanAttachesToALibraryAProcessMapped) {
       CountsOf(*counter, static_cast<uint32_t>(caller.pid()));
   ASSERT_EQ(counts.size(), 1u);
   EXPECT_EQ(counts[0].doorbells, 36u);
-  EXPECT_EQ(counts[0].dispatch, 30u);
-  EXPECT_EQ(counts[0].barrier, 6u);
+  EXPECT_EQ(counts[0].by_packet[GPUQ_PACKET_DISPATCH], 30u);
+  EXPECT_EQ(counts[0].by_packet[GPUQ_PACKET_BARRIER], 6u);
 }
 
 /// The cgroup v2 directory of this process (hybrid hosts: the unified mount).

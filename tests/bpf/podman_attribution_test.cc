@@ -1,5 +1,5 @@
-// Issue 4 on real containers: two named podman containers on this host, a
-// real kernel event from inside each (the test probe on a syscall
+// Container attribution on real containers: two named podman containers on this
+// host, a real kernel event from inside each (the test probe on a syscall
 // tracepoint stands in for the KFD hooks this host cannot attach), the real
 // cgroup id the kernel reports, the real resolver walking this host's
 // cgroup hierarchy, names from `podman system service`'s Docker-compatible

@@ -93,11 +93,12 @@ done
   pass "no doorbell was polled while the containers existed (first seen after removal)" ||
   fail "doorbells were polled before the containers were gone: the test would not show late attribution" "$(curl -s "$URL" | grep '^gpuq_doorbells_total')"
 
-# value SERIES-REGEX [TEXT]: the sum of matching samples in TEXT (/metrics).
+# value SERIES-REGEX [TEXT]: the sum of matching samples in TEXT (/metrics),
+# "absent" without any.
 value() {
   local text
   if [ $# -ge 2 ]; then text=$2; else text=$(curl -s "$URL"); fi
-  grep -E "^$1 " <<< "$text" | awk '{ s += $NF } END { print s + 0 }'
+  series_sum "$1 " "$text"
 }
 for _ in $(seq 200); do
   m=$(curl -s "$URL")

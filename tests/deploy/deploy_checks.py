@@ -172,8 +172,8 @@ def cmd_dashboard(path, metrics_path):
             missing = {u for u in used if u not in variables and not u.startswith("__")}
             if missing:
                 check(f"panel '{p.get('title')}' uses only defined variables", False, missing)
-    # Issue 6: the submission and preemption/eviction rows chart issue 3's
-    # metrics (the replay of the bundled capture exports every one of them).
+    # The submission and preemption/eviction rows chart the submission,
+    # doorbell, runlist and eviction metrics (the replay of the bundled capture exports every one of them).
     rows = {p.get("title") for p in panels if p.get("type") == "row"}
     check("rows 'Submissions' and 'Preemption and eviction' exist",
           {"Submissions", "Preemption and eviction"} <= rows, sorted(rows))

@@ -33,6 +33,13 @@ expect_out() {
   if printf '%s\n' "$OUT" | grep -qE -- "$2"; then pass "$1"; else fail "$1: stdout lacks /$2/" "$OUT"; fi
 }
 
+# series_sum REGEX TEXT: the sum of the samples of TEXT (Prometheus text)
+# whose line matches ^REGEX, or "absent" when no line does: a check for 0
+# must not pass on a family that was renamed or is not exported at all.
+series_sum() {
+  printf '%s\n' "$2" | grep -E "^$1" | awk '{ s += $NF; n++ } END { if (n) print s + 0; else print "absent" }'
+}
+
 summary() {
   echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
   [ "$FAILED" = 0 ]

@@ -1,6 +1,7 @@
-// Issue 3 through the pipeline and the one export path: the families
-// BuildFamilies makes of samples, doorbell counts, runlist and eviction
-// records, what --once renders of them, and Handle() from several threads.
+// Submissions, doorbells, runlist and evictions through the pipeline and the
+// one export path: the families BuildFamilies makes of samples, doorbell
+// counts, runlist and eviction records, what --once renders of them, and
+// Handle() from several threads.
 #include <gpuq/abi.h>
 #include <gtest/gtest.h>
 #include <prometheus/text_serializer.h>

@@ -1,6 +1,7 @@
-// Model rules of issue 3: submissions from write-index deltas (baselines,
-// resets), pending packets, rates, doorbell counts, runlist operations and
-// eviction/restore pairing, and the sampler/poller interfaces.
+// Model rules of submissions, doorbells, runlist and evictions: submissions
+// from write-index deltas (baselines, resets), pending packets, rates, doorbell
+// counts, runlist operations and eviction/restore pairing, and the
+// sampler/poller interfaces.
 #include <gpuq/abi.h>
 #include <gtest/gtest.h>
 

@@ -237,7 +237,7 @@ TEST(HooksTest, NoAmdgpuAtAll) {
   }
 }
 
-TEST(HooksTest, LifecycleHooksAreRequiredIssue3HooksOptional) {
+TEST(HooksTest, LifecycleHooksAreRequiredRunlistAndEvictionHooksOptional) {
   for (const HookSpec& spec : Hooks()) {
     const std::string group = spec.group;
     EXPECT_EQ(spec.optional, group != "lifecycle" && group != "tracepoint")

@@ -22,15 +22,6 @@ namespace fs = std::filesystem;
 using std::chrono::milliseconds;
 using Clock = LearnedCgroups::Clock;
 
-// What bpf/cgroup_watch.bpf.c writes: pinned, like abi.h's records.
-static_assert(sizeof(gpuq_cgroup_watch_record) == 32 + 1024);
-static_assert(offsetof(gpuq_cgroup_watch_record, cgroup_id) == 0);
-static_assert(offsetof(gpuq_cgroup_watch_record, ts_ns) == 8);
-static_assert(offsetof(gpuq_cgroup_watch_record, kind) == 16);
-static_assert(offsetof(gpuq_cgroup_watch_record, level) == 20);
-static_assert(offsetof(gpuq_cgroup_watch_record, path_len) == 24);
-static_assert(offsetof(gpuq_cgroup_watch_record, path) == 32);
-
 // podman with the cgroupfs driver, as on this project's hosts.
 const std::string kPodman =
     "/libpod_parent/"

@@ -8,6 +8,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 #include "event_builders.h"
@@ -20,32 +22,52 @@
 namespace gpuq {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 const std::string kId =
     "0124dd351391c6c45121cf43714d956032a91aee4fa3fa9ed0cf6b58d62b9307";
 
-/// Blocks for `delay`, then reports an error, like a runtime that never
-/// answers within the client's timeout.
+/// Blocks in Lookup() until Cancel(), then reports an error, like a runtime
+/// that never answers within the client's timeout. The test lets it go only
+/// after checking that events and snapshots went on without it, so nothing
+/// depends on how fast this machine is: a pipeline that waited for the
+/// lookup would hang (and time out) instead of passing.
 class StuckRuntime : public RuntimeClient {
  public:
-  explicit StuckRuntime(std::chrono::milliseconds delay) : delay_(delay) {}
   std::optional<ContainerMetadata> Lookup(const ContainerIdentity&,
                                           std::string* error) override {
-    std::this_thread::sleep_for(delay_);
+    std::unique_lock<std::mutex> lock(mu_);
+    entered_ = true;
+    cv_.notify_all();
+    cv_.wait(lock, [this] { return released_; });
     *error = "no answer";
-    calls_.fetch_add(1);
+    ++answered_;
     return std::nullopt;
   }
   std::string Name() const override { return "stuck"; }
-  std::atomic<int> calls_{0};
+  void Cancel() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    released_ = true;
+    cv_.notify_all();
+  }
+  /// Returns once a Lookup() is blocked.
+  void WaitEntered() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [this] { return entered_; });
+  }
+  int Answered() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return answered_;
+  }
 
  private:
-  std::chrono::milliseconds delay_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool entered_ = false;
+  bool released_ = false;
+  int answered_ = 0;
 };
 
 TEST(PipelineRuntimeTest, StuckRuntimeNeitherStallsNorHidesTheContainer) {
-  auto client = std::make_unique<StuckRuntime>(std::chrono::milliseconds(300));
+  auto client = std::make_unique<StuckRuntime>();
   StuckRuntime* stuck = client.get();
   std::vector<std::unique_ptr<RuntimeClient>> clients;
   clients.push_back(std::move(client));
@@ -58,19 +80,24 @@ TEST(PipelineRuntimeTest, StuckRuntimeNeitherStallsNorHidesTheContainer) {
   hdr.cgroup_id = 42;
   pipeline.Handle(
       CgroupPathRecord{hdr, "/system.slice/docker-" + kId + ".scope"});
+  pipeline.Handle(Create(0xffff888100000001, 10, 42, 1, 0));
+  stuck->WaitEntered();
 
   // Events and snapshots go on while the lookup hangs.
-  const auto start = Clock::now();
-  for (uint32_t q = 0; q < 100; ++q) {
+  for (uint32_t q = 1; q < 100; ++q) {
     pipeline.Handle(Create(0xffff888100000001, 10, 42, 1, q));
   }
   const Snapshot during = pipeline.TakeSnapshot();
-  EXPECT_LT(Clock::now() - start, std::chrono::milliseconds(150));
+  EXPECT_EQ(stuck->Answered(), 0);
   EXPECT_EQ(during.labels.at(42).container, kId.substr(0, 12));
+  uint64_t live = 0;
+  for (const auto& [key, series] : during.queue_series) live += series.live;
+  EXPECT_EQ(live, 100u);
 
+  stuck->Cancel();
   metadata.WaitIdle();
   const Snapshot after = pipeline.TakeSnapshot();
-  EXPECT_GE(stuck->calls_.load(), 1);
+  EXPECT_EQ(stuck->Answered(), 1);
   EXPECT_EQ(after.labels.at(42).container, kId.substr(0, 12));
   EXPECT_GE(after.runtime_errors.at("stuck"), 1u);
   bool counter_exported = false;

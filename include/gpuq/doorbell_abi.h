@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The doorbell counter's maps (--doorbells=uprobe): what bpf/doorbell.bpf.c
+ * counts per rung doorbell and agent/sources/doorbell_counter.cc reads back.
+ * Map contents, not ring-buffer records: never written into captures (the
+ * agent copies each count into abi.h's gpuq_doorbell_count_record), so they
+ * change neither the capture format nor GPUQ_ABI_VERSION. The per-class
+ * counts are indexed by abi.h's enum gpuq_packet_class here, in the record
+ * and in the model, so they are copied as they are at every step. Same rules
+ * as abi.h: fixed-width types, explicit padding, layout pinned below.
+ */
+#ifndef GPUQ_DOORBELL_ABI_H
+#define GPUQ_DOORBELL_ABI_H
+
+#include <gpuq/abi.h>
+
+/* Reasons a doorbell was not counted; indexes of `doorbell_drops`. */
+enum gpuq_doorbell_drop {
+	GPUQ_DB_DROP_MAP_FULL = 0, /* doorbell_counts had no room for a new doorbell */
+	GPUQ_DB_DROP__MAX,
+};
+
+/* Key of doorbell_counts and known_doorbells. Handles are addresses in one
+ * process: two processes may share a value. */
+struct gpuq_doorbell_key {
+	__u64 handle; /* hsa_signal_t.handle: the amd_signal_t address */
+	__u32 tgid;
+	__u32 pad;
+};
+GPUQ_ABI_OFFSET(gpuq_doorbell_key, handle, 0);
+GPUQ_ABI_OFFSET(gpuq_doorbell_key, tgid, 8);
+GPUQ_ABI_SIZE(gpuq_doorbell_key, 16); /* 8 + 2*4 */
+
+/* Value of doorbell_counts: cumulative since the doorbell's first ring. */
+struct gpuq_doorbell_count {
+	__u64 doorbells;
+	__u64 by_packet[GPUQ_PACKET__MAX]; /* enum gpuq_packet_class; sum to doorbells */
+	__u64 cgroup_id; /* cgroup v2 id of the ringing task at the first doorbell */
+};
+GPUQ_ABI_OFFSET(gpuq_doorbell_count, doorbells, 0);
+GPUQ_ABI_OFFSET(gpuq_doorbell_count, by_packet, 8);
+GPUQ_ABI_OFFSET(gpuq_doorbell_count, cgroup_id, 40);
+GPUQ_ABI_SIZE(gpuq_doorbell_count, 48); /* 8 + 4*8 + 8 */
+
+#endif /* GPUQ_DOORBELL_ABI_H */
