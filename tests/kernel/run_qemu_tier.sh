@@ -12,7 +12,7 @@
 #            (default ${XDG_CACHE_HOME:-/var/cache}/gpuq-kernels)
 #
 # Environment: GPUQ_KTEST_KERNELS ("6.1 6.12"), GPUQ_KTEST_BOOT_TIMEOUT
-# (seconds per boot, 420), GPUQ_KTEST_WORKDIR (logs and initramfs; default a
+# (seconds per boot, 900: a loaded 2-core host needs ~450), GPUQ_KTEST_WORKDIR (logs and initramfs; default a
 # new /tmp/gpuq-ktest.XXXXXX, kept and printed).
 #
 # Needs root and Debian 12 (installs what it needs with apt-get). Prints one
@@ -30,7 +30,7 @@ CACHE=${3:-${XDG_CACHE_HOME:-/var/cache}/gpuq-kernels}
 . "$SRC/tests/lib/assert.sh"
 HERE=$SRC/tests/kernel
 KERNELS=${GPUQ_KTEST_KERNELS:-"6.1 6.12"}
-BOOT_TIMEOUT=${GPUQ_KTEST_BOOT_TIMEOUT:-420}
+BOOT_TIMEOUT=${GPUQ_KTEST_BOOT_TIMEOUT:-900}
 WORK=${GPUQ_KTEST_WORKDIR:-$(mktemp -d /tmp/gpuq-ktest.XXXXXX)}
 mkdir -p "$WORK" "$CACHE"
 T_START=$(date +%s)
