@@ -4,7 +4,7 @@
  * kworkers, in other processes' tasks (userptr invalidation) or under the
  * owner's ioctl, so the owner always comes from a kfd_process pointer
  * (q->process, qpd->pqm->process, p), never from current
- * (shared/design/kfd-probe-points.md 5.8).
+ * (docs/kfd-probe-points.md 5.8).
  *
  *  - process_owners: kfd_process -> tgid, cgroup as seen at queue create (the
  *    owner's context); else the lead thread's cgroup.

@@ -5,7 +5,7 @@
  * amdkfd's structs live in amdgpu's module BTF, not in vmlinux. The
  * definitions below hold only the fields gpuq reads; CO-RE relocates each by
  * name against whatever kernel runs (checked on Debian 6.1.192 and 6.12.117,
- * offsets in shared/design/kfd-probe-points.md, Appendix A). Rules:
+ * offsets in docs/kfd-probe-points.md, Appendix A). Rules:
  *  - Every read of an amdgpu type sits behind kfd__types_present(), so the
  *    programs still load on a kernel without amdgpu (relocations that cannot
  *    be resolved are poisoned by libbpf and the verifier drops the dead

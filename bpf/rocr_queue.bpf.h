@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * ROCr's amd_queue_t behind a KFD queue (shared/design/kfd-probe-points.md 3):
+ * ROCr's amd_queue_t behind a KFD queue (docs/kfd-probe-points.md 3):
  * ROCr passes &amd_queue.write_dispatch_id (+56) as the write pointer, and
  * the embedded hsa_queue_t at +0 repeats the ring's address and size (in
  * 64-byte AQL packets) and holds the doorbell signal, filled before the

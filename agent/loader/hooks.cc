@@ -144,7 +144,7 @@ HookSpec Lifecycle(HookSpec spec, const char* args_entry,
 }  // namespace
 
 const std::vector<HookSpec>& Hooks() {
-  // Choices and traps: shared/design/kfd-probe-points.md sections 1 and 4.
+  // Choices and traps: docs/kfd-probe-points.md sections 1 and 4.
   static const std::vector<HookSpec> kHooks = {
       // args-kprobe: q learned inside the create ioctl, keyed by its pointer
       Lifecycle({"queue_create", "kfd_procfs_add_queue",

@@ -4,7 +4,7 @@
  * place for the BPF side and for the host test that checks each against the
  * amdgpu BTF of Debian 6.1 and 6.12 (tests/bpf/args_positions_test.cc).
  * Only arguments whose position is the same from 6.1 to 6.12 and in the
- * patches after it (shared/design/kfd-probe-points.md 1b) are used: not
+ * patches after it (docs/kfd-probe-points.md 1b) are used: not
  * pqm_create_queue (10, 9, then 8 arguments), not unmap_queues_cpsch's
  * arguments after filter (grace_period was inserted before reset).
  */

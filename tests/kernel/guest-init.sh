@@ -34,7 +34,7 @@ op_terminate:process_termination_cpsch op_terminate_nocpsch:process_termination_
 op_update:kfd_ioctl_update_queue"
 PROBES="$PROBES $(echo $PROBES3)"
 # Hooks whose function this Debian build lacks (nm and BTF of amdgpu.ko,
-# shared/design/kfd-probe-points.md 1a): `check` must report them missing.
+# docs/kfd-probe-points.md 1a): `check` must report them missing.
 case $K in
   6.1) MISSING="mes_remove_v12" ;;
   *) MISSING="" ;;

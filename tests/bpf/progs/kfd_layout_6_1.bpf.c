@@ -2,7 +2,7 @@
 /*
  * amdkfd as Debian's 6.1.192 amdgpu.ko describes it in BTF: only the structs
  * and fields gpuq's CO-RE reads touch, at their real offsets
- * (shared/design/kfd-probe-points.md, Appendix A). Compiled with -g into an
+ * (docs/kfd-probe-points.md, Appendix A). Compiled with -g into an
  * object whose .BTF the host tests pass as btf_custom_path, so the verifier
  * checks the full hook bodies on a host without amdgpu. Stands for the real
  * module BTF; tests/kernel (QEMU, Debian kernels) covers the real one.
