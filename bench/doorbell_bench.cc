@@ -9,6 +9,14 @@
 // interleaved rep by rep (none, empty, gpuq, bpftrace, none, ...) so they
 // share the machine's noise; medians and ratios are printed. Target (issue
 // 3): gpuq costs no more than 1.1x the empty uprobe. Needs root.
+//
+// Built a second time as gpuq-bench-doorbell-rocr (GPUQ_BENCH_REAL_ROCR):
+// the same loop through Debian's real libhsa-runtime64.so.1 (ROCr 5.2.3) on
+// a real ROCr queue, created with hsa_queue_create on the null GPU of
+// tests/nullgpu (run it with LD_LIBRARY_PATH=<build>/tests/nullgpu/lib). The
+// loop rings the queue's doorbell signal without advancing its write index,
+// so the null CP consumes nothing; each call runs ROCr's real store path
+// (API table, signal lookup, 64-bit doorbell store).
 #include <bpf/bpf.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -26,7 +34,14 @@
 #include <string>
 #include <vector>
 
+#ifdef GPUQ_BENCH_REAL_ROCR
+#include <hsa/amd_hsa_queue.h>
+#include <hsa/amd_hsa_signal.h>
+#include <hsa/hsa.h>
+#define AQL_PACKET_BYTES 64
+#else
 #include "amd_hsa_layout.h"
+#endif
 #include "doorbell_bench.skel.h"
 #include "loader/kernel_features.h"
 #include "sources/doorbell_counter.h"
@@ -35,21 +50,32 @@ namespace {
 
 constexpr uint32_t kRingPackets = 64;
 
+/// The doorbell rung: a queue laid out here for the stand-in, or a real
+/// ROCr queue's ring and doorbell signal.
+struct Ring {
+  uint8_t* ring = nullptr;
+  uint32_t packets = 0;
+  hsa_signal_t signal = {0};
+  uint64_t index = 0;  // the value rung next
+};
+
+#ifndef GPUQ_BENCH_REAL_ROCR
 struct Queue {
   amd_queue_t amd;
   amd_signal_t doorbell;
   uint64_t hw_doorbell = 0;
   alignas(64) uint8_t ring[kRingPackets * AQL_PACKET_BYTES] = {};
 };
+#endif
 
 /// Seconds for `calls` doorbells, half dispatch half barrier packets.
-double RingLoop(Queue* q, long calls) {
-  const hsa_signal_t signal = {reinterpret_cast<uint64_t>(&q->doorbell)};
+double RingLoop(Ring* r, long calls) {
+  const hsa_signal_t signal = r->signal;
   const auto start = std::chrono::steady_clock::now();
   for (long i = 0; i < calls; ++i) {
-    const uint64_t index = q->amd.write_dispatch_id++;
+    const uint64_t index = r->index++;
     auto* header = reinterpret_cast<uint16_t*>(
-        q->ring + (index & (kRingPackets - 1)) * AQL_PACKET_BYTES);
+        r->ring + (index & (r->packets - 1)) * AQL_PACKET_BYTES);
     __atomic_store_n(
         header,
         static_cast<uint16_t>(i & 1 ? HSA_PACKET_TYPE_BARRIER_AND
@@ -168,17 +194,49 @@ int main(int argc, char** argv) {
   long calls = 100000;
   int reps = 7;
   bool no_bpftrace = false;
-  std::string library = GPUQ_HSA_STANDIN;
+  std::string library = GPUQ_BENCH_HSA_LIBRARY;
   app.add_option("--calls", calls, "doorbells per measurement");
   app.add_option("--reps", reps, "interleaved repetitions (medians)");
   app.add_flag("--no-bpftrace", no_bpftrace, "skip the bpftrace one-liner");
-  app.add_option("--library", library, "the stand-in libhsa-runtime64.so.1");
+  app.add_option("--library", library,
+                 "the libhsa-runtime64.so.1 the loop calls (for the probes)");
   CLI11_PARSE(app, argc, argv);
   if (!gpuq::HasBpfPrivileges()) {
     std::printf("needs root to attach uprobes\n");
     return 0;
   }
 
+  Ring ring;
+#ifdef GPUQ_BENCH_REAL_ROCR
+  // A real ROCr queue on the first GPU agent (the null GPU's gfx90a).
+  if (hsa_init() != HSA_STATUS_SUCCESS) {
+    std::printf(
+        "hsa_init failed: run on the null GPU "
+        "(LD_LIBRARY_PATH=<build>/tests/nullgpu/lib) or on an AMD GPU\n");
+    return 0;
+  }
+  hsa_agent_t gpu = {0};
+  hsa_iterate_agents(
+      [](hsa_agent_t a, void* data) {
+        hsa_device_type_t type;
+        hsa_agent_get_info(a, HSA_AGENT_INFO_DEVICE, &type);
+        if (type != HSA_DEVICE_TYPE_GPU) return HSA_STATUS_SUCCESS;
+        *static_cast<hsa_agent_t*>(data) = a;
+        return HSA_STATUS_INFO_BREAK;
+      },
+      &gpu);
+  hsa_queue_t* rocr_queue = nullptr;
+  if (gpu.handle == 0 ||
+      hsa_queue_create(gpu, kRingPackets, HSA_QUEUE_TYPE_MULTI, nullptr,
+                       nullptr, UINT32_MAX, UINT32_MAX,
+                       &rocr_queue) != HSA_STATUS_SUCCESS) {
+    std::printf("no GPU agent or hsa_queue_create failed\n");
+    return 1;
+  }
+  ring.ring = static_cast<uint8_t*>(rocr_queue->base_address);
+  ring.packets = rocr_queue->size;
+  ring.signal = rocr_queue->doorbell_signal;
+#else
   auto q = std::make_unique<Queue>();
   std::memset(&q->amd, 0, sizeof(q->amd));
   std::memset(&q->doorbell, 0, sizeof(q->doorbell));
@@ -189,6 +247,10 @@ int main(int argc, char** argv) {
   q->amd.hsa_queue.doorbell_signal.handle =
       reinterpret_cast<uint64_t>(&q->doorbell);
   q->amd.hsa_queue.size = kRingPackets;
+  ring.ring = q->ring;
+  ring.packets = kRingPackets;
+  ring.signal.handle = reinterpret_cast<uint64_t>(&q->doorbell);
+#endif
 
   std::vector<gpuq::ElfFunction> functions;
   std::string error;
@@ -214,9 +276,9 @@ int main(int argc, char** argv) {
         "row skipped: bpftrace is not installed (Debian package bpftrace; "
         "scripts/install-deps.sh --test installs it)";
   bool counts_ok = true;
-  RingLoop(q.get(), calls / 10);  // warm up
+  RingLoop(&ring, calls / 10);  // warm up
   for (int rep = 0; rep < reps; ++rep) {
-    secs["none"].push_back(RingLoop(q.get(), calls));
+    secs["none"].push_back(RingLoop(&ring, calls));
 
     doorbell_bench_bpf* empty = doorbell_bench_bpf__open_and_load();
     if (empty == nullptr) {
@@ -230,7 +292,7 @@ int main(int argc, char** argv) {
       std::printf("cannot attach the empty uprobe: %s\n", std::strerror(errno));
       return 1;
     }
-    secs["empty"].push_back(RingLoop(q.get(), calls));
+    secs["empty"].push_back(RingLoop(&ring, calls));
     {
       auto st = ProgramStats({bpf_program__fd(empty->progs.empty_uprobe)});
       body["empty"].first += st.first;
@@ -248,7 +310,7 @@ int main(int argc, char** argv) {
         std::printf("cannot attach gpuq's probes: %s\n", error.c_str());
         return 1;
       }
-      secs["gpuq"].push_back(RingLoop(q.get(), calls));
+      secs["gpuq"].push_back(RingLoop(&ring, calls));
       rep_ratio.push_back(secs["gpuq"].back() / secs["empty"].back());
       {
         auto st = ProgramStats(counter->ProgramFds());
@@ -276,9 +338,8 @@ int main(int argc, char** argv) {
       if (!bt.ready()) {
         bpftrace_status = "could not attach: " + error;
       } else {
-        secs["bpftrace"].push_back(RingLoop(q.get(), calls));
-        const long n =
-            bt.StopAndCount(getpid(), reinterpret_cast<uint64_t>(&q->doorbell));
+        secs["bpftrace"].push_back(RingLoop(&ring, calls));
+        const long n = bt.StopAndCount(getpid(), ring.signal.handle);
         if (n != calls) {
           std::printf("bpftrace counted %ld, rang %ld\n", n, calls);
           counts_ok = false;
@@ -340,5 +401,9 @@ int main(int argc, char** argv) {
   std::printf("%s: gpuq costs <= 1.1x the empty uprobe (%.3f)\n",
               ratio <= 1.1 ? "PASS" : "MISS", ratio);
   if (!counts_ok) std::printf("counts: MISMATCH (see above)\n");
+#ifdef GPUQ_BENCH_REAL_ROCR
+  hsa_queue_destroy(rocr_queue);
+  hsa_shut_down();
+#endif
   return counts_ok ? 0 : 1;
 }

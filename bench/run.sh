@@ -24,6 +24,11 @@ echo "== gpuq-bench-scale"
 echo
 echo "== gpuq-bench-doorbell (root: uprobes)"
 "$build/bench/gpuq-bench-doorbell"
+if [ -x "$build/bench/gpuq-bench-doorbell-rocr" ] && [ -f "$build/tests/nullgpu/lib/libhsakmt.so.1" ]; then
+  echo
+  echo "== gpuq-bench-doorbell-rocr (Debian's ROCr 5.2.3 on the null GPU; root: uprobes)"
+  LD_LIBRARY_PATH="$build/tests/nullgpu/lib" "$build/bench/gpuq-bench-doorbell-rocr"
+fi
 echo
 echo "== gpuq-bench-sampler (reads its children's memory: root, or ptrace_scope <= 1)"
 "$build/bench/gpuq-bench-sampler"

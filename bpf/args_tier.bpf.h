@@ -9,11 +9,13 @@
  *   kfd_ioctl_create_queue(f, p, args)   p, gpu_id (uapi), owner = current
  *     kfd_procfs_add_queue(q)            q is the queue being created
  *     create_queue_cpsch(dqm, q, qpd)    dqm -> gpu_id, qpd -> (p, gpu_id)
+ *     (create_queue_nocpsch on NO_HWS GPUs, add_queue_mes on MES: the same)
  *   ioctl return 0                       q -> (p, queue_id from the args)
  *
- * and current->mm -> p (vmlinux BTF) for the exit notifier. So: queues,
- * processes and GPUs are known once one of their queues was created while
- * the agent ran; docs/probe-tiers.md says what differs from the BTF tier.
+ * and current->mm -> p (vmlinux BTF) for the exit notifier, learned at every
+ * KFD ioctl too (kfd_ioctl: p = filep->private_data). So: processes are known
+ * once they issued a KFD ioctl while the agent ran, queues and GPUs once one
+ * of their queues was created; docs/probe-tiers.md says what differs from the BTF tier.
  * Included by gpuq.bpf.c last; enabled only when the agent plans this tier
  * (rodata args_tier), never together with the BTF bodies.
  */
@@ -71,6 +73,14 @@ struct {
 	__type(key, __u64);
 	__type(value, struct args_qpd);
 } args_qpds SEC(".maps");
+
+/* @brief args tier: thread in kfd_process_dequeue_from_all_devices -> its kfd_process */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u64);
+} args_teardowns SEC(".maps");
 
 /* @brief args tier: mm_struct * -> kfd_process, for process_exit */
 struct {
@@ -199,6 +209,79 @@ int args_kprobe_kfd_process_notifier_release(struct pt_regs *ctx)
 	return 0;
 }
 
+/*
+ * ---- process_seen: kfd_ioctl(filep, cmd, arg), any KFD ioctl ------------
+ * amdkfd's ioctl dispatcher. filep->private_data is the caller's kfd_process
+ * (kfd_open sets it; struct file is vmlinux's, so CO-RE reads it without
+ * amdgpu BTF). Learning p, its owner and its mm here, not only at a create,
+ * makes the exit, and the teardown's runlist operations, of every process
+ * that issued any KFD ioctl while the agent ran visible: ROCr issues several
+ * in hsa_init and more at every allocation and wait. Only the first ioctl of
+ * a (p, tgid) pair writes: one hash lookup for the rest. A forked child's
+ * ioctl on an inherited fd (amdkfd answers EBADF; ROCT reopens /dev/kfd in a
+ * child instead) would claim p until the owner's next ioctl.
+ */
+SEC("kprobe/kfd_ioctl")
+int args_kprobe_kfd_ioctl(struct pt_regs *ctx)
+{
+	struct file *filep = (struct file *)args__arg(ctx, GPUQ_ARG_DISPATCH_FILE);
+	__u64 p = (__u64)BPF_CORE_READ(filep, private_data);
+	struct owner_val *known;
+
+	if (!p)
+		return 0;
+	known = bpf_map_lookup_elem(&process_owners, &p);
+	if (known && known->tgid == current_tgid())
+		return 0;
+	args__learn_mm(p);
+	return 0;
+}
+
+/*
+ * ---- process_teardown: kfd_process_dequeue_from_all_devices(p) ----------
+ * The exit teardown (the kfd_process_wq kworker; the notifier itself since
+ * v6.13) calls process_termination_*(dqm, qpd) for each of p's GPUs inside
+ * this function: a qpd never learned at a create belongs to p.
+ */
+SEC("kprobe/kfd_process_dequeue_from_all_devices")
+int args_kprobe_kfd_process_dequeue_from_all_devices(struct pt_regs *ctx)
+{
+	__u64 p = args__arg(ctx, GPUQ_ARG_DEQUEUE_PROCESS);
+	__u32 tid = current_tid();
+
+	if (bpf_map_update_elem(&args_teardowns, &tid, &p, BPF_ANY))
+		count_drop(GPUQ_DROP_MAP_FULL);
+	return 0;
+}
+
+/* Forgets one qpd of a torn-down process (bpf_for_each_map_elem callback). */
+static long args__forget_qpd(struct bpf_map *map, __u64 *qpd, struct args_qpd *v, __u64 *p)
+{
+	if (v->process_key == *p)
+		bpf_map_delete_elem(map, qpd);
+	return 0;
+}
+
+/*
+ * The process's qpds die with it, and kmalloc hands their addresses to the
+ * next processes: a stale entry would attribute another process's
+ * operations to this one. Forgotten once the terminations are done.
+ */
+SEC("kretprobe/kfd_process_dequeue_from_all_devices")
+int args_kretprobe_kfd_process_dequeue_from_all_devices(struct pt_regs *ctx)
+{
+	__u32 tid = current_tid();
+	__u64 *p = bpf_map_lookup_elem(&args_teardowns, &tid);
+	__u64 key;
+
+	if (!p)
+		return 0;
+	key = *p;
+	bpf_map_delete_elem(&args_teardowns, &tid);
+	bpf_for_each_map_elem(&args_qpds, args__forget_qpd, &key, 0);
+	return 0;
+}
+
 /* ---- dqm operations: learning, and the op slot -------------------------- */
 
 static __always_inline __u32 args__dqm_gpu(__u64 dqm)
@@ -225,8 +308,8 @@ static __always_inline bool args__qpd(__u64 dqm, __u64 qpd, struct gpuq_owner *o
 	return true;
 }
 
-SEC("kprobe/create_queue_cpsch")
-int args_kprobe_create_queue_cpsch(struct pt_regs *ctx)
+/* create_queue_cpsch and create_queue_nocpsch: (dqm, q, qpd, ...) */
+static __always_inline int args__create_op(struct pt_regs *ctx)
 {
 	__u64 dqm = args__arg(ctx, GPUQ_ARG_CREATE_DQM);
 	__u64 qpd = args__arg(ctx, GPUQ_ARG_CREATE_QPD);
@@ -259,7 +342,21 @@ int args_kprobe_create_queue_cpsch(struct pt_regs *ctx)
 	return 0;
 }
 
+SEC("kprobe/create_queue_cpsch")
+int args_kprobe_create_queue_cpsch(struct pt_regs *ctx)
+{
+	return args__create_op(ctx);
+}
+
 GPUQ_ARGS_EXIT(create_queue_cpsch, op_exit)
+
+SEC("kprobe/create_queue_nocpsch")
+int args_kprobe_create_queue_nocpsch(struct pt_regs *ctx)
+{
+	return args__create_op(ctx);
+}
+
+GPUQ_ARGS_EXIT(create_queue_nocpsch, op_exit)
 
 SEC("kprobe/destroy_queue_cpsch")
 int args_kprobe_destroy_queue_cpsch(struct pt_regs *ctx)
@@ -277,20 +374,39 @@ int args_kprobe_destroy_queue_cpsch(struct pt_regs *ctx)
 
 GPUQ_ARGS_EXIT(destroy_queue_cpsch, op_exit)
 
-static __always_inline int args__op(struct pt_regs *ctx, __u32 cause)
+/*
+ * A termination inside the exit teardown of p: the qpd is p's on this GPU,
+ * whatever was learned for its address before (a process that issued ioctls
+ * but created no queue while we ran has none; a dead one may have left it).
+ */
+static __always_inline int args__terminate(struct pt_regs *ctx)
 {
+	__u64 dqm = args__arg(ctx, GPUQ_ARG_OP_DQM);
+	__u64 qpd = args__arg(ctx, GPUQ_ARG_OP_QPD);
 	struct gpuq_owner o = {};
+	__u32 tid = current_tid();
+	struct args_qpd v = {};
+	__u64 *p;
 	__u32 gpu;
 
-	args__qpd(args__arg(ctx, GPUQ_ARG_OP_DQM), args__arg(ctx, GPUQ_ARG_OP_QPD), &o, &gpu);
-	op_set(cause, gpu, 0, &o);
+	args__qpd(dqm, qpd, &o, &gpu);
+	p = bpf_map_lookup_elem(&args_teardowns, &tid);
+	if (p && o.process_key != *p) {
+		/* never learned, or learned for a process that died before */
+		o = (struct gpuq_owner){};
+		args__owner(*p, &o);
+		v.process_key = *p;
+		v.gpu_id = gpu;
+		bpf_map_update_elem(&args_qpds, &qpd, &v, BPF_ANY);
+	}
+	op_set(GPUQ_CAUSE_TERMINATE, gpu, 0, &o);
 	return 0;
 }
 
 SEC("kprobe/process_termination_cpsch")
 int args_kprobe_process_termination_cpsch(struct pt_regs *ctx)
 {
-	return args__op(ctx, GPUQ_CAUSE_TERMINATE);
+	return args__terminate(ctx);
 }
 
 GPUQ_ARGS_EXIT(process_termination_cpsch, op_exit)
@@ -298,7 +414,7 @@ GPUQ_ARGS_EXIT(process_termination_cpsch, op_exit)
 SEC("kprobe/process_termination_nocpsch")
 int args_kprobe_process_termination_nocpsch(struct pt_regs *ctx)
 {
-	return args__op(ctx, GPUQ_CAUSE_TERMINATE);
+	return args__terminate(ctx);
 }
 
 GPUQ_ARGS_EXIT(process_termination_nocpsch, op_exit)

@@ -183,21 +183,30 @@ GPUQ_EXIT_PROGRAMS(mes_v12_0_remove_hw_queue, handle_mes_remove_exit)
 
 /* ---- op_*: the dqm operations that cause runlist operations ------------- */
 
-SEC("fentry/create_queue_cpsch")
-int BPF_PROG(fentry_create_queue_cpsch, struct device_queue_manager *dqm, struct queue *q,
-	     struct qcm_process_device *qpd)
-{
-	return op_enter(GPUQ_CAUSE_CREATE, dqm, qpd);
-}
+/* create_queue_cpsch/nocpsch(dqm, q, qpd, ...): the create's programs */
+#define GPUQ_CREATE_OP_PROGRAMS(fn)                                                                \
+	SEC("fentry/" #fn)                                                                         \
+	int BPF_PROG(fentry_##fn, struct device_queue_manager *dqm, struct queue *q,               \
+		     struct qcm_process_device *qpd)                                               \
+	{                                                                                          \
+		return op_enter(GPUQ_CAUSE_CREATE, dqm, qpd);                                      \
+	}                                                                                          \
+	SEC("kprobe/" #fn)                                                                         \
+	int BPF_KPROBE(kprobe_##fn, struct device_queue_manager *dqm, struct queue *q,             \
+		       struct qcm_process_device *qpd)                                             \
+	{                                                                                          \
+		return op_enter(GPUQ_CAUSE_CREATE, dqm, qpd);                                      \
+	}                                                                                          \
+	GPUQ_EXIT_PROGRAMS(fn, op_exit)
 
-SEC("kprobe/create_queue_cpsch")
-int BPF_KPROBE(kprobe_create_queue_cpsch, struct device_queue_manager *dqm, struct queue *q,
-	       struct qcm_process_device *qpd)
-{
-	return op_enter(GPUQ_CAUSE_CREATE, dqm, qpd);
-}
+GPUQ_CREATE_OP_PROGRAMS(create_queue_cpsch)
 
-GPUQ_EXIT_PROGRAMS(create_queue_cpsch, op_exit)
+/*
+ * NO_HWS (sched_policy=2) creates: no runlist to attribute, but the same
+ * (dqm, q, qpd) prototype, and the args-kprobe tier learns a NO_HWS GPU's
+ * dqm and qpd here (its evictions and terminations need them).
+ */
+GPUQ_CREATE_OP_PROGRAMS(create_queue_nocpsch)
 
 GPUQ_DQM_QPD_PROGRAMS(destroy_queue_cpsch, op_enter, GPUQ_CAUSE_DESTROY, op_exit)
 

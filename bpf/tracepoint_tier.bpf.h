@@ -3,7 +3,10 @@
  * The tracepoint tier, for kernels that refuse kprobes (and trampolines):
  * the raw syscall tracepoints sys_enter/sys_exit, filtered to ioctls on
  * /dev/kfd, decode the uapi args of AMDKFD_IOC_CREATE_QUEUE and
- * DESTROY_QUEUE; sched_process_exit ends a process that had KFD queues.
+ * DESTROY_QUEUE (UPDATE_QUEUE changes nothing this tier exports: the BTF
+ * tiers use it only as the cause of runlist operations, which this tier
+ * cannot see); any other KFD ioctl teaches the process, and
+ * sched_process_exit ends a process that issued one.
  * Raw tracepoints (tp_btf) and not syscalls:sys_enter_ioctl: they need no
  * tracefs mount (often absent in a container) and have the same cost class.
  *
@@ -48,7 +51,7 @@ struct {
 	__type(value, struct tp_call);
 } tp_calls SEC(".maps");
 
-/* @brief tracepoint tier: tgid -> mm of processes that asked KFD for queues */
+/* @brief tracepoint tier: tgid -> mm of processes that issued a KFD ioctl */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 8192);
@@ -74,10 +77,21 @@ static __always_inline bool tp__is_kfd(int fd)
 	return kfd_major && (rdev >> GPUQ_MINORBITS) == kfd_major;
 }
 
+/* A KFD process (keyed by its mm): its exit is reported and ends its queues. */
+static __always_inline __u64 tp__learn_process(void)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	__u64 mm = (__u64)BPF_CORE_READ(task, mm);
+	__u32 tgid = current_tgid();
+
+	remember_owner(mm, tgid, bpf_get_current_cgroup_id());
+	bpf_map_update_elem(&tp_procs, &tgid, &mm, BPF_ANY);
+	return mm;
+}
+
 SEC("tp_btf/sys_enter")
 int BPF_PROG(tp_sys_enter, struct pt_regs *regs, long id)
 {
-	struct task_struct *task;
 	struct tp_call c = {};
 	__u32 cmd, nr, tid;
 
@@ -85,23 +99,36 @@ int BPF_PROG(tp_sys_enter, struct pt_regs *regs, long id)
 		return 0;
 	cmd = (__u32)PT_REGS_PARM2_CORE(regs);
 	nr = GPUQ_IOC_NR(cmd);
-	if (GPUQ_IOC_TYPE(cmd) != GPUQ_KFD_IOC_TYPE ||
-	    (nr != GPUQ_KFD_IOC_CREATE_QUEUE && nr != GPUQ_KFD_IOC_DESTROY_QUEUE))
+	if (GPUQ_IOC_TYPE(cmd) != GPUQ_KFD_IOC_TYPE)
 		return 0;
+	if (nr != GPUQ_KFD_IOC_CREATE_QUEUE && nr != GPUQ_KFD_IOC_DESTROY_QUEUE) {
+		/*
+		 * Any other KFD ioctl (ROCr issues several in hsa_init): learn
+		 * the process once, so its exit is seen even if it never
+		 * creates a queue. Known tgids stop at one lookup; the other
+		 * 'K' ioctls (the console's KDGKBMODE...) at the fd check.
+		 */
+		tid = current_tgid();
+		if (bpf_map_lookup_elem(&tp_procs, &tid) ||
+		    !tp__is_kfd((int)PT_REGS_PARM1_CORE(regs)))
+			return 0;
+		tp__learn_process();
+		return 0;
+	}
 	if (!tp__is_kfd((int)PT_REGS_PARM1_CORE(regs)))
 		return 0;
-	task = (struct task_struct *)bpf_get_current_task();
-	c.process_key = (__u64)BPF_CORE_READ(task, mm);
 	c.args = PT_REGS_PARM3_CORE(regs);
 	c.nr = nr;
-	tid = current_tgid();
 	if (nr == GPUQ_KFD_IOC_CREATE_QUEUE) {
 		bpf_probe_read_user(&c.create, sizeof(c.create), (void *)c.args);
 		/* a process that creates queues: its exit ends them (failed or not) */
-		remember_owner(c.process_key, tid, bpf_get_current_cgroup_id());
-		bpf_map_update_elem(&tp_procs, &tid, &c.process_key, BPF_ANY);
-	} else
+		c.process_key = tp__learn_process();
+	} else {
+		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
+		c.process_key = (__u64)BPF_CORE_READ(task, mm);
 		bpf_probe_read_user(&c.queue_id, sizeof(c.queue_id), (void *)c.args);
+	}
 	tid = current_tid();
 	bpf_map_update_elem(&tp_calls, &tid, &c, BPF_ANY);
 	return 0;

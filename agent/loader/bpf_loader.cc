@@ -249,7 +249,8 @@ std::unique_ptr<BpfLoader> BpfLoader::Load(const Options& options,
                       std::strerror(-err), LibbpfLogTail());
       return nullptr;
     }
-    for (const char* group : {"runlist", "mes", "eviction", "attribution"}) {
+    for (const char* group :
+         {"runlist", "mes", "eviction", "attribution", "args"}) {
       std::set<std::string> with = groups;
       with.insert(group);
       if (LoadsWith(Only(plans, with), features.kfd_major, &loader->skel_, &err,

@@ -112,6 +112,17 @@ HookSpec Twins(const char* probe, const char* function, const char* group,
   return spec;
 }
 
+// A hook only the args-kprobe tier has: it learns an identity the BTF
+// bodies read from amdkfd's structs, so they need no program there.
+HookSpec ArgsOnly(const char* probe, const char* function, bool with_exit) {
+  const std::string fn(function);
+  HookSpec spec{probe,   function, nullptr, nullptr,          nullptr,
+                nullptr, false,    "args",  /*optional=*/true};
+  spec.args_entry = Intern("args_kprobe_" + fn);
+  spec.args_exit = with_exit ? Intern("args_kretprobe_" + fn) : nullptr;
+  return spec;
+}
+
 // A hook of the tracepoint tier: raw tracepoints, no kernel function.
 HookSpec Tracepoint(const char* probe, const char* tracepoints,
                     const char* entry, const char* exit) {
@@ -183,6 +194,10 @@ const std::vector<HookSpec>& Hooks() {
       // args-kprobe: create_queue_cpsch also teaches dqm -> gpu_id and
       // qpd -> (process, gpu_id).
       Twins("op_create", "create_queue_cpsch", "attribution", Args::kOwn),
+      // NO_HWS: nothing to attribute in the BTF tiers; args-kprobe learns the
+      // GPU's dqm and the process's qpd here.
+      Twins("op_create_nocpsch", "create_queue_nocpsch", "attribution",
+            Args::kOwn),
       Twins("op_destroy", "destroy_queue_cpsch", "attribution", Args::kOwn),
       Twins("op_terminate", "process_termination_cpsch", "attribution",
             Args::kOwn),
@@ -190,6 +205,12 @@ const std::vector<HookSpec>& Hooks() {
             "attribution", Args::kOwn),
       Twins("op_update", "kfd_ioctl_update_queue", "attribution",
             Args::kKprobe),
+      // args-kprobe only: every process issuing a KFD ioctl is learned
+      // (p = filep->private_data), so its exit is seen without a create;
+      // the exit teardown names the process whose terminations follow.
+      ArgsOnly("process_seen", "kfd_ioctl", false),
+      ArgsOnly("process_teardown", "kfd_process_dequeue_from_all_devices",
+               true),
       // The tracepoint tier (bpf/tracepoint_tier.bpf.h): kernels without
       // kprobes. Planned only when no function hook carries creates.
       Tracepoint("tp_ioctl", "sys_enter,sys_exit", "tp_sys_enter",
@@ -259,6 +280,11 @@ std::string KfdTypesUnusable(const KernelFeatures& f) {
 
 HookPlan PlanBtf(const HookSpec& spec, const KernelFeatures& f,
                  const PlanOptions& o) {
+  if (IsArgsOnlyHook(spec)) {
+    return {&spec, ProbeTier::kNone,
+            "not needed: the BTF bodies read the process from amdkfd's "
+            "structs"};
+  }
   const bool in_btf = f.btf_funcs.count(spec.function) != 0;
   const bool in_kallsyms = f.kallsyms.count(spec.function) != 0;
   if (o.allow_fentry && in_btf && f.fentry && !f.custom_btf) {
@@ -303,6 +329,11 @@ HookPlan PlanArgs(const HookSpec& spec, const KernelFeatures& f,
 }  // namespace
 
 bool IsTracepointHook(const HookSpec& spec) { return spec.tp_entry != nullptr; }
+
+bool IsArgsOnlyHook(const HookSpec& spec) {
+  return spec.args_entry != nullptr && spec.fentry_entry == nullptr &&
+         spec.kprobe_entry == nullptr;
+}
 
 std::vector<HookPlan> PlanHooks(const KernelFeatures& f, const PlanOptions& o) {
   std::vector<HookPlan> plans;
@@ -373,11 +404,17 @@ std::string TierSummary(const std::vector<HookPlan>& plans) {
   std::map<std::string, int> by_tier;
   std::vector<std::string> missing;
   bool tp = false;
-  for (const HookPlan& p : plans) tp = tp || p.tier == ProbeTier::kTracepoint;
+  bool args_tier = false;
+  for (const HookPlan& p : plans) {
+    tp = tp || p.tier == ProbeTier::kTracepoint;
+    args_tier = args_tier || p.tier == ProbeTier::kArgsKprobe;
+  }
   for (const HookPlan& p : plans) {
     if (p.tier == ProbeTier::kNone) {
-      // Tracepoint hooks are not missed where the function hooks run.
+      // Tracepoint hooks are not missed where the function hooks run, nor
+      // the args tier's own hooks outside it.
       if (IsTracepointHook(*p.spec) && !tp) continue;
+      if (IsArgsOnlyHook(*p.spec) && !args_tier) continue;
       missing.emplace_back(p.spec->probe);
     } else {
       ++by_tier[TierName(p.tier)];

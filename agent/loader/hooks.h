@@ -50,7 +50,7 @@ struct HookSpec {
   /// Reads amdkfd structs through CO-RE: useless without their BTF.
   bool needs_kfd_types;
   /// What the hook serves, for grouped output: "lifecycle", "runlist",
-  /// "mes", "eviction" or "attribution".
+  /// "mes", "eviction", "attribution" or "args" (args-kprobe only).
   const char* group = "lifecycle";
   /// Never fails the load: if the kernel refuses its programs, the hook is
   /// reported (mode none, with the reason) and the others load without it.
@@ -72,6 +72,9 @@ const std::vector<HookSpec>& Hooks();
 const HookSpec* HookOfProgram(const std::string& program);
 /// A hook of the tracepoint tier (no kernel function).
 bool IsTracepointHook(const HookSpec& spec);
+/// A hook only the args-kprobe tier runs (no BTF programs): it learns what
+/// the BTF bodies read from amdkfd's structs.
+bool IsArgsOnlyHook(const HookSpec& spec);
 /// The program names of `spec` in `tier` (entry, then exit if any).
 std::vector<std::string> ProgramsOf(const HookSpec& spec, ProbeTier tier);
 

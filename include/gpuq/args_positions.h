@@ -35,6 +35,10 @@
 /* unmap_queues_cpsch(dqm, filter, ...), map_queues_cpsch(dqm) */
 #define GPUQ_ARG_RUNLIST_DQM 0
 #define GPUQ_ARG_RUNLIST_FILTER 1
+/* kfd_ioctl(struct file *filep, unsigned int cmd, unsigned long arg): the dispatcher */
+#define GPUQ_ARG_DISPATCH_FILE 0
+/* kfd_process_dequeue_from_all_devices(struct kfd_process *p) */
+#define GPUQ_ARG_DEQUEUE_PROCESS 0
 /* kfd_process_evict_queues(struct kfd_process *p, u32 trigger) */
 #define GPUQ_ARG_EVICT_PROCESS 0
 #define GPUQ_ARG_EVICT_TRIGGER 1

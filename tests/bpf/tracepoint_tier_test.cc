@@ -128,5 +128,36 @@ TEST_F(TracepointTierTest, DecodesAFailedCreateOnlyOnTheKfdDevice) {
   EXPECT_EQ(x->hdr.cgroup_id, e->hdr.cgroup_id);
 }
 
+TEST_F(TracepointTierTest, AnyKfdIoctlMakesTheExitSeen) {
+  BpfEventSource source(bpf_map__fd(skel_->maps.events),
+                        bpf_map__fd(skel_->maps.drops));
+  ASSERT_TRUE(source.Ok()) << source.Error();
+  // One child issues only AMDKFD_IOC_GET_VERSION on the device (as hsa_init
+  // does first), another the same command on a pipe: only the first one's
+  // exit is a KFD process exit, and nothing else is reported.
+  pid_t children[2];
+  for (int i = 0; i < 2; ++i) {
+    children[i] = fork();
+    ASSERT_GE(children[i], 0);
+    if (children[i] == 0) {
+      int pipe_fds[2];
+      uint32_t version[2] = {};
+      const int null_fd = open("/dev/null", O_RDONLY);
+      if (null_fd < 0 || pipe(pipe_fds) != 0) _exit(2);
+      ioctl(i == 0 ? null_fd : pipe_fds[0], _IOR('K', 0x01, version), version);
+      _exit(0);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(children[i], &status, 0), children[i]);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  }
+  const std::vector<Event> events = Drain(&source);
+  ASSERT_EQ(events.size(), 1u);
+  const auto* x = std::get_if<gpuq_process_exit_event>(&events[0]);
+  ASSERT_NE(x, nullptr);
+  EXPECT_EQ(x->hdr.tgid, static_cast<uint32_t>(children[0]));
+  EXPECT_NE(x->hdr.process_key, 0u);
+}
+
 }  // namespace
 }  // namespace gpuq

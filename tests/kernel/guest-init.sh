@@ -28,7 +28,8 @@ PROBES3="runlist_unmap:unmap_queues_cpsch runlist_map:map_queues_cpsch
 mes_add:add_queue_mes mes_remove_v11:mes_v11_0_remove_hw_queue mes_remove_v12:mes_v12_0_remove_hw_queue
 evict_cpsch:evict_process_queues_cpsch evict_nocpsch:evict_process_queues_nocpsch
 restore_cpsch:restore_process_queues_cpsch restore_nocpsch:restore_process_queues_nocpsch
-evict_trigger:kfd_process_evict_queues op_create:create_queue_cpsch op_destroy:destroy_queue_cpsch
+evict_trigger:kfd_process_evict_queues op_create:create_queue_cpsch
+op_create_nocpsch:create_queue_nocpsch op_destroy:destroy_queue_cpsch
 op_terminate:process_termination_cpsch op_terminate_nocpsch:process_termination_nocpsch
 op_update:kfd_ioctl_update_queue"
 PROBES="$PROBES $(echo $PROBES3)"
@@ -488,6 +489,11 @@ if [ $rc = 0 ] && [ -c /dev/kfd ] && [ ! -e /sys/kernel/btf/amdgpu ] && [ -d /sy
   pass nobtf-reload "amdgpu reloaded without BTF: /sys/kernel/btf/amdgpu absent, /dev/kfd present"
   check_mode nobtf kprobe args-kprobe
   daemon_mode nobtf kprobe
+  # --btf: the types the module lacks, from a file (the section the host
+  # removed, as split BTF over vmlinux): every hook back on its BTF body,
+  # on kprobes (libbpf's btf_custom_path serves CO-RE, not trampolines).
+  check_mode btf kprobe btf-kprobe --btf /nobtf/amdgpu.btf
+  daemon_mode btf kprobe --btf /nobtf/amdgpu.btf
 else
   fail nobtf-reload "rc=$rc btf=$(ls /sys/kernel/btf/amdgpu 2>&1) kfd=$(ls -l /dev/kfd 2>&1): $(tr '\n' ' ' < /tmp/nobtf.txt)"
 fi

@@ -312,7 +312,7 @@ judge_markers() {
     fi
   done
   grep -E "^GPUQ-KTEST $label [^ ]+ FAIL" "$log" | while read -r _ _ check _; do
-    expected_checks | grep -qxF "$check" || echo "$check"
+    expected_checks | tr ' ' '\n' | grep -qxF "$check" || echo "$check"
   done > "$WORK/unexpected-$label"
   while read -r check; do
     fail "$label $check: $(grep -F "GPUQ-KTEST $label $check " "$log" | cut -d' ' -f5- | tail -n 1)"

@@ -53,7 +53,7 @@ expected_checks() {
   guest_has hook-presence && echo hook-presence
   local m c probes
   probes=$(guest_probes)
-  for m in fentry kprobe args nobtf; do
+  for m in fentry kprobe args nobtf btf; do
     for c in $probes exit-code; do
       echo "check-$m:$c"
     done
@@ -69,7 +69,7 @@ expected_checks() {
   guest_has core-sched && echo core-sched
   echo record:runs record:create-failed record:process-exit record:no-queue-records
   echo nobtf-reload
-  for m in fentry kprobe args nobtf; do
+  for m in fentry kprobe args nobtf btf; do
     for c in serves kfdtest $(for p in $probes; do echo "attached:$p"; done) create-failure \
       process-exit no-queues no-drops attribution stops; do
       echo "daemon-$m:$c"
@@ -126,6 +126,9 @@ run_kernel() {
   ko=$(find "$WORK/nobtf/x" -name amdgpu.ko | head -n 1)
   if [ -n "$ko" ]; then
     objcopy --remove-section=.BTF "$ko" "$WORK/nobtf/root/nobtf/amdgpu.ko"
+    # The removed section on its own (split BTF over vmlinux): what a user
+    # of amdgpu-dkms makes with pahole from a debug build, for --btf.
+    objcopy --dump-section .BTF="$WORK/nobtf/root/nobtf/amdgpu.btf" "$ko" /dev/null
   fi
   (cd "$WORK/nobtf/root" && find . | cpio -o -H newc --quiet | gzip -1) > "$WORK/nobtf.cpio.gz"
   rm -rf "$WORK/nobtf"

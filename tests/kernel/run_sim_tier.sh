@@ -42,15 +42,21 @@ T_START=$(date +%s)
 # The checks each guest reports (sim/guest-init.sh); one missing is a failure.
 expected_checks() {
   echo insmod btf-flavor agent-version
-  local m c
-  for m in fentry kprobe; do
+  local m c extra
+  for m in fentry kprobe args tracepoint; do
+    case $m in
+      fentry | kprobe) extra="restart-seeded after-restart runlist runlist-durations" ;;
+      # the BTF-free tiers restart fresh (docs/probe-tiers.md "What differs")
+      args) extra="restart-seeded after-restart fresh-start runlist runlist-durations" ;;
+      tracepoint) extra="restart-seeded after-restart fresh-start runlist runlist-lifecycle" ;;
+    esac
     for c in serves attached sysfs-inventory queues processes creates destroys exits \
-      create-failures once restart-seeded after-restart burst runlist runlist-durations evictions submissions \
-      final stops; do
+      create-failures once $extra burst evictions submissions final stops; do
       echo "$m:$c"
     done
   done
-  echo record-command record-container record-sigint drivers kernel-clean
+  echo record-command record-container record-sigint short-lived-named nobtf-reload kprobes-off
+  echo drivers kernel-clean
 }
 N_CHECKS=$(expected_checks | wc -w)
 
@@ -171,6 +177,10 @@ build_module() {
   note "kernel $label: simulator built ($flavor shape) in $(since "$t0") s, $(($(stat -c %s "$b/amdgpu.ko") / 1024)) KiB"
   cp "$b/amdgpu.ko" "$b/root/lib/kfd-sim/"
   strip --strip-debug "$b/root/lib/kfd-sim/amdgpu.ko" # keeps .BTF
+  # What amdgpu-dkms hosts load: the same module with no .BTF, so
+  # /sys/kernel/btf/amdgpu is absent and the BTF-free tiers are planned.
+  mkdir -p "$b/root/lib/kfd-sim/nobtf"
+  objcopy --remove-section=.BTF "$b/root/lib/kfd-sim/amdgpu.ko" "$b/root/lib/kfd-sim/nobtf/amdgpu.ko"
   echo $flavor > "$b/root/lib/kfd-sim/flavor"
   (cd "$b/root" && find . | cpio -o -H newc --quiet | gzip -1) > "$b/module.cpio.gz"
   MODCPIO=$b/module.cpio.gz

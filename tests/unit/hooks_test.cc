@@ -29,6 +29,16 @@ std::vector<HookPlan> FunctionPlans(const KernelFeatures& f,
   return out;
 }
 
+// The plans of the hooks with BTF bodies (not the args tier's own hooks).
+std::vector<HookPlan> BtfBodyPlans(const KernelFeatures& f,
+                                   const PlanOptions& o) {
+  std::vector<HookPlan> out;
+  for (const HookPlan& p : FunctionPlans(f, o)) {
+    if (!IsArgsOnlyHook(*p.spec)) out.push_back(p);
+  }
+  return out;
+}
+
 const PlanOptions kAuto{true, TierRequest::kAuto};
 const PlanOptions kNoFentry{false, TierRequest::kAuto};
 const PlanOptions kArgs{true, TierRequest::kArgs};
@@ -55,6 +65,13 @@ TEST(HooksTest, EveryHookHasBothTwinsAndAnArgsBody) {
       EXPECT_TRUE(ProgramsOf(spec, ProbeTier::kBtfKprobe).empty());
       continue;
     }
+    if (IsArgsOnlyHook(spec)) {
+      EXPECT_TRUE(ProgramsOf(spec, ProbeTier::kBtfFentry).empty());
+      EXPECT_TRUE(ProgramsOf(spec, ProbeTier::kBtfKprobe).empty());
+      EXPECT_FALSE(ProgramsOf(spec, ProbeTier::kArgsKprobe).empty());
+      EXPECT_TRUE(spec.optional) << spec.probe;
+      continue;
+    }
     EXPECT_FALSE(ProgramsOf(spec, ProbeTier::kBtfFentry).empty()) << spec.probe;
     EXPECT_EQ(ProgramsOf(spec, ProbeTier::kBtfFentry).size(),
               ProgramsOf(spec, ProbeTier::kBtfKprobe).size())
@@ -66,13 +83,13 @@ TEST(HooksTest, EveryHookHasBothTwinsAndAnArgsBody) {
 }
 
 TEST(HooksTest, FentryWhereBtfHasTheFunction) {
-  for (const HookPlan& p : FunctionPlans(AmdgpuKernel(), kAuto)) {
+  for (const HookPlan& p : BtfBodyPlans(AmdgpuKernel(), kAuto)) {
     EXPECT_EQ(p.mode(), HookMode::kFentry) << p.spec->probe;
   }
 }
 
 TEST(HooksTest, NoFentryFlagForcesKprobes) {
-  for (const HookPlan& p : FunctionPlans(AmdgpuKernel(), kNoFentry)) {
+  for (const HookPlan& p : BtfBodyPlans(AmdgpuKernel(), kNoFentry)) {
     EXPECT_EQ(p.mode(), HookMode::kKprobe) << p.spec->probe;
   }
 }
@@ -136,7 +153,7 @@ TEST(HooksTest, FentryRefusedByTheFeatureProbeMeansBtfKprobe) {
   KernelFeatures f = AmdgpuKernel();
   f.fentry = false;
   f.fentry_note = "fentry refused at load (Operation not permitted)";
-  for (const HookPlan& p : FunctionPlans(f, kAuto)) {
+  for (const HookPlan& p : BtfBodyPlans(f, kAuto)) {
     EXPECT_EQ(p.tier, ProbeTier::kBtfKprobe) << p.spec->probe;
     EXPECT_EQ(p.reason, f.fentry_note);
   }
@@ -177,17 +194,36 @@ TEST(HooksTest, SummaryNamesTiersAndWhatIsMissing) {
   KernelFeatures f = DkmsKernel();
   f.kallsyms.erase("mes_v12_0_remove_hw_queue");
   const std::string line = TierSummary(PlanHooks(f, kAuto));
-  EXPECT_NE(line.find("args-kprobe (18 hooks)"), std::string::npos) << line;
+  EXPECT_NE(line.find("args-kprobe (21 hooks)"), std::string::npos) << line;
   EXPECT_NE(line.find("not hooked: mes_remove_v12"), std::string::npos) << line;
+  // The args tier's own hooks are not "missing" where the BTF bodies run.
   EXPECT_EQ(TierSummary(PlanHooks(AmdgpuKernel(), kAuto)),
-            "probe tier: btf-fentry (19 hooks)");
+            "probe tier: btf-fentry (20 hooks)");
+}
+
+TEST(HooksTest, ArgsOnlyHooksRunOnlyInTheArgsTier) {
+  for (const auto& [probe, plan] :
+       ByProbe(FunctionPlans(AmdgpuKernel(), kAuto))) {
+    if (!IsArgsOnlyHook(*plan.spec)) continue;
+    EXPECT_EQ(plan.tier, ProbeTier::kNone) << probe;
+    EXPECT_NE(plan.reason.find("not needed"), std::string::npos) << plan.reason;
+  }
+  const auto dkms = ByProbe(FunctionPlans(DkmsKernel(), kAuto));
+  EXPECT_EQ(dkms.at("process_seen").tier, ProbeTier::kArgsKprobe);
+  EXPECT_EQ(ProgramsOf(*dkms.at("process_seen").spec, ProbeTier::kArgsKprobe),
+            (std::vector<std::string>{"args_kprobe_kfd_ioctl"}));
+  EXPECT_EQ(
+      ProgramsOf(*dkms.at("process_teardown").spec, ProbeTier::kArgsKprobe),
+      (std::vector<std::string>{
+          "args_kprobe_kfd_process_dequeue_from_all_devices",
+          "args_kretprobe_kfd_process_dequeue_from_all_devices"}));
 }
 
 TEST(HooksTest, BuiltInAmdgpuNeedsNoCapSysAdmin) {
   KernelFeatures f = AmdgpuKernel();
   f.cap_sys_admin = false;
   f.amdgpu_btf = false;  // CONFIG_DRM_AMDGPU=y: the types are in vmlinux
-  for (const HookPlan& p : FunctionPlans(f, kAuto)) {
+  for (const HookPlan& p : BtfBodyPlans(f, kAuto)) {
     EXPECT_EQ(p.mode(), HookMode::kFentry) << p.spec->probe;
   }
 }
@@ -207,7 +243,8 @@ TEST(HooksTest, LifecycleHooksAreRequiredRunlistAndEvictionHooksOptional) {
     EXPECT_EQ(spec.optional, group != "lifecycle" && group != "tracepoint")
         << spec.probe;
     // Each optional hook has an exit: its events are written at return.
-    if (spec.optional) {
+    // The args tier's own hooks only learn identities.
+    if (spec.optional && !IsArgsOnlyHook(spec)) {
       EXPECT_EQ(ProgramsOf(spec, ProbeTier::kBtfFentry).size(), 2u)
           << spec.probe;
     }
@@ -224,7 +261,7 @@ TEST(HooksTest, GroupsAreContiguousForGroupedOutput) {
   }
   EXPECT_EQ(seen,
             (std::vector<std::string>{"lifecycle", "runlist", "mes", "eviction",
-                                      "attribution", "tracepoint"}));
+                                      "attribution", "args", "tracepoint"}));
 }
 
 TEST(HooksTest, ProgramNamesFollowTheFunctionAndMapBack) {
@@ -259,7 +296,7 @@ TEST(HooksTest, Debian61LacksMesV12OnlyThatHookIsMissing) {
   KernelFeatures f = AmdgpuKernel();
   f.btf_funcs.erase("mes_v12_0_remove_hw_queue");
   f.kallsyms.erase("mes_v12_0_remove_hw_queue");
-  const auto plans = ByProbe(FunctionPlans(f, kAuto));
+  const auto plans = ByProbe(BtfBodyPlans(f, kAuto));
   EXPECT_EQ(plans.at("mes_remove_v12").mode(), HookMode::kNone);
   EXPECT_EQ(plans.at("mes_remove_v12").reason, "function not in this kernel");
   for (const auto& [probe, plan] : plans) {
@@ -343,7 +380,7 @@ TEST(HooksTest, TracepointTierForcedOrUnavailable) {
 TEST(HooksTest, BtfFileGivesTheBtfBodiesOnKprobes) {
   KernelFeatures f = DkmsKernel();
   f.custom_btf = f.kfd_types = true;  // --btf with amdgpu's types
-  for (const HookPlan& p : FunctionPlans(f, kAuto)) {
+  for (const HookPlan& p : BtfBodyPlans(f, kAuto)) {
     EXPECT_EQ(p.tier, ProbeTier::kBtfKprobe) << p.spec->probe;
     EXPECT_NE(p.reason.find("--btf"), std::string::npos) << p.reason;
   }

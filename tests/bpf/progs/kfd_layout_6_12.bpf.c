@@ -141,3 +141,5 @@ struct kernfs_node gpuq_layout_kernfs_node;
 struct pt_regs gpuq_layout_pt_regs;
 struct task_struct gpuq_layout_task;
 struct cgroup gpuq_layout_cgroup;
+/* the args tier reads filep->private_data at kfd_ioctl */
+struct file gpuq_layout_file;

@@ -174,7 +174,9 @@ exit_driver() {
 scrape() { timeout 10 wget -q -O "$1" "$URL" 2> /dev/null; }
 
 # start_agent MODE FLAGS...: the daemon; BASE = the truth it starts from.
-# Nothing runs in the simulator until every lifecycle probe is attached.
+# Nothing runs in the simulator until every lifecycle probe is attached
+# (ATTACH_MIN of them: the tracepoint tier has two programs' hooks).
+ATTACH_MIN=4
 start_agent() {
   AG_MODE=$1
   shift
@@ -185,7 +187,7 @@ start_agent() {
   t0=$(up)
   AG_UP=""
   while within 180 "$t0"; do
-    if scrape /tmp/m.prom && [ "$(grep -c '^gpuq_probe_attached{.*} 1$' /tmp/m.prom)" -ge 4 ]; then
+    if scrape /tmp/m.prom && [ "$(grep -c '^gpuq_probe_attached{.*} 1$' /tmp/m.prom)" -ge $ATTACH_MIN ]; then
       AG_UP=$(elapsed "$t0")
       break
     fi
@@ -268,6 +270,25 @@ expect_exported() {
   fi
 }
 
+gives() { case " $TIER_GIVES " in *" $1 "*) return 0 ;; esac; return 1; }
+
+# expect_absent CHECK FAMILIES: the last scrape has no series of FAMILIES
+# (a tier that cannot see them exports none, not zeros).
+expect_absent() {
+  scrape /tmp/m.prom
+  n=0
+  for f in $2; do
+    n=$((n + $(grep -c "^${f}[{ ]" /tmp/m.prom)))
+  done
+  if [ "$n" = 0 ]; then
+    pass "$1" "tier $TIER: no series of $2 (the tier cannot see them)"
+  else
+    fail "$1" "tier $TIER exports $n series of $2"
+    grep -E "^($(echo "$2" | tr ' ' '|'))[{ ]" /tmp/m.prom > /tmp/absent.txt
+    dump "$1" /tmp/absent.txt
+  fi
+}
+
 # runlist_durations CHECK: the HWS GPU's unmap and map duration histograms
 # hold at least the time the simulator spent waiting in them (a lower bound:
 # an operation cannot take less than its wait).
@@ -336,6 +357,14 @@ sysfs_inventory() {
 }
 
 # ---- one hook mode -------------------------------------------------------------
+# run_mode NAME FLAGS...: the whole scenario with the daemon started with
+# FLAGS. MODE and TIER are the labels gpuq_probe_attached must carry for
+# each of PROBES; TIER_GIVES lists the optional family groups this tier
+# exports (docs/probe-tiers.md "What each tier gives"): a group it does not
+# give must have no series at all, never a zero standing in for a number.
+# SEEDED_EXACT=0: the tier cannot see the destroys and exits of what was
+# seeded from sysfs, so the second half of the scenario starts fresh.
+MODE=fentry TIER=btf-fentry PROBES=$LIFECYCLE_PROBES TIER_GIVES="runlist eviction" SEEDED_EXACT=1
 run_mode() {
   m=$1
   shift
@@ -351,14 +380,17 @@ run_mode() {
   fi
   pass "$m:serves" "/metrics with probes attached after ${AG_UP}s"
   bad=""
-  for p in $LIFECYCLE_PROBES; do
-    grep -q "^gpuq_probe_attached{.*probe=\"$p\".*mode=\"$m\".*} 1\$\|^gpuq_probe_attached{.*mode=\"$m\".*probe=\"$p\".*} 1\$" /tmp/m.prom || bad="$bad $p"
+  for p in $PROBES; do
+    awk -v p="probe=\"$p\"" -v mo="mode=\"$MODE\"" -v t="tier=\"$TIER\"" '
+      index($0, "gpuq_probe_attached{") == 1 && index($0, p) && index($0, mo) &&
+        index($0, t) && $NF == 1 { found = 1 }
+      END { exit !found }' /tmp/m.prom || bad="$bad $p"
   done
   others=$(grep '^gpuq_probe_attached{' /tmp/m.prom | sed 's/^gpuq_probe_attached//' | tr '\n' ' ')
   if [ -z "$bad" ]; then
-    pass "$m:attached" "lifecycle probes attached as $m; all: $others"
+    pass "$m:attached" "lifecycle probes attached as $MODE, tier $TIER; all: $others"
   else
-    fail "$m:attached" "not attached as $m:$bad; all: $others"
+    fail "$m:attached" "not attached as $MODE/$TIER:$bad; all: $others"
   fi
 
   : > /tmp/drv.truth
@@ -419,7 +451,28 @@ run_mode() {
   drv d1 destroy a3
   drv d1 create a6 "$G_HWS" aql
   exit_driver d3
-  expect_truth "$m:after-restart" "$LIFECYCLE"
+  if [ "$SEEDED_EXACT" = 1 ]; then
+    expect_truth "$m:after-restart" "$LIFECYCLE"
+  else
+    # The BTF-free tiers see a seeded queue's destroy and a seeded
+    # process's exit only through reconciliation (docs/probe-tiers.md,
+    # "What differs"): the gauges, creates and failures stay exact.
+    expect_truth "$m:after-restart" "gpuq_queues gpuq_processes gpuq_queue_creates_total gpuq_queue_create_failures_total"
+    # From here on every process is one this agent saw create (the tiers
+    # learn a process's GPUs from its creates): d1 starts again, with a
+    # queue on each GPU, under a new agent.
+    stop_agent
+    exit_driver d1
+    # shellcheck disable=SC2086
+    start_agent "$m" $FLAGS
+    [ -n "$AG_UP" ] || fail "$m:fresh-start" "the agent started for the fresh half never served /metrics"
+    start_driver d1 $CG_A 3
+    drv d1 create a5 "$G_MES" sdma
+    drv d1 create a6 "$G_HWS" aql
+    drv d1 create a8 "$G_NOHWS" aql
+    [ "$G_MES12" != "$G_MES" ] && drv d1 create a9 "$G_MES12" aql
+    expect_truth "$m:fresh-start" "$LIFECYCLE"
+  fi
 
   # -- a burst of creates/destroys: every series exact
   start_driver d4 $CG_B 6
@@ -446,9 +499,14 @@ run_mode() {
   drv d1 runlist "$G_HWS" 0 0 1
   drv d1 createfail "$G_HWS" 62
   drv d1 runlist "$G_HWS" 0 0 0
-  expect_exported "$m:runlist" "$RUNLIST gpuq_queue_create_failures_total gpuq_queue_destroys_total" \
-    "KERNEL runlist hooks, MODEL export"
-  runlist_durations "$m:runlist-durations"
+  if gives runlist; then
+    expect_exported "$m:runlist" "$RUNLIST gpuq_queue_create_failures_total gpuq_queue_destroys_total" \
+      "KERNEL runlist hooks, MODEL export"
+    runlist_durations "$m:runlist-durations"
+  else
+    expect_absent "$m:runlist" "$RUNLIST"
+    expect_truth "$m:runlist-lifecycle" "gpuq_queue_create_failures_total gpuq_queue_destroys_total"
+  fi
 
   # -- evictions: nested TTM + userptr then two restores (one transition
   #    each way per GPU); then an SVM eviction from another process, left
@@ -460,7 +518,11 @@ run_mode() {
   start_driver d5 $CG_HOST 7
   drv d5 evict "$PID_d1" 0
   exit_driver d5
-  expect_exported "$m:evictions" "$EVICTION" "KERNEL eviction hooks, MODEL export"
+  if gives eviction; then
+    expect_exported "$m:evictions" "$EVICTION" "KERNEL eviction hooks, MODEL export"
+  else
+    expect_absent "$m:evictions" "$EVICTION"
+  fi
 
   # -- submissions: AQL queues in ROCr's layout, one starting at index 1000
   drv d1 create a7 "$G_MES" aql 100 1000
@@ -477,7 +539,10 @@ run_mode() {
   mv /tmp/drv.truth.new /tmp/drv.truth
   scrape /tmp/m.prom
   fams="$LIFECYCLE"
-  for f in $RUNLIST $EVICTION $SUBMISSION; do
+  opt="$SUBMISSION"
+  gives runlist && opt="$opt $RUNLIST"
+  gives eviction && opt="$opt $EVICTION"
+  for f in $opt; do
     [ -z "$(missing "$f")" ] && fams="$fams $f"
   done
   expect_truth "$m:final" "$fams"
@@ -492,7 +557,7 @@ run_mode() {
 
 # Subshells: whatever goes wrong in a mode, init lives on to report it.
 (run_mode fentry)
-(run_mode kprobe --no-fentry)
+(MODE=kprobe TIER=btf-kprobe run_mode kprobe --no-fentry)
 # ---- record -- COMMAND, --container, SIGINT -----------------------------------
 # record_checks: `record --container <A> -- sh -c ...` around a driver that the
 # command moves into container A, while a driver in container B creates a
@@ -547,6 +612,106 @@ record_checks() {
   exit_driver r2
 }
 (record_checks)
+
+# ---- short-lived containers keep their names ----------------------------------
+# Two Kubernetes Job containers (containerd's CRI layout: a cri-containerd
+# scope under kubepods, the bundle's config.json with the CRI annotations,
+# both removed the moment the task ends, as containerd does) each create
+# queues and submit for about 2 s, then exit. Every series they produced
+# must carry their names, never a short id or "unresolved". The bundle
+# stands for containerd's; the host tier (tests/bpf/short_lived_podman_test.sh)
+# runs real podman containers for the doorbell series.
+short_lived_checks() {
+  local pod_cg=/sys/fs/cgroup/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod7c0ffee0_1234_4abc_8def_0123456789ab.slice
+  local tasks=/run/containerd/io.containerd.runtime.v2.task/k8s.io
+  local n id cg name bad="" detail=""
+  : > /tmp/agent-short.out
+  cp $TRUTH /tmp/base.truth
+  /bin/gpuq-agent --web.listen-address 127.0.0.1:$PORT --runtime.run-dir /run \
+    --reconcile-interval 2s > /tmp/agent-short.out 2>&1 &
+  AG_PID=$!
+  t0=$(up)
+  while ! { scrape /tmp/m.prom && [ "$(grep -c '^gpuq_probe_attached{.*} 1$' /tmp/m.prom)" -ge 4 ]; } &&
+    kill -0 $AG_PID 2> /dev/null && within 180 "$t0"; do sleep 0.2; done
+  for n in 1 2; do
+    id=$(printf 'b%063d' "$n")
+    cg=$pod_cg/cri-containerd-$id.scope
+    mkdir -p "$cg" "$tasks/$id"
+    printf '{"ociVersion":"1.1.0","annotations":{"io.kubernetes.cri.container-name":"job-%s","io.kubernetes.cri.sandbox-name":"batch-%s-xk2p","io.kubernetes.cri.sandbox-namespace":"jobs"}}' \
+      "$n" "$n" > "$tasks/$id/config.json"
+    sh -c "echo \$\$ > $cg/cgroup.procs
+      { echo 'create s${n}a $G_HWS aql'; echo 'create s${n}b $G_MES sdma'; echo 'submit s${n}a 40'
+        sleep 2; echo exit; } | /bin/kfd_sim_driver > /tmp/short$n.out 2>&1" &
+  done
+  wait_short=$(up)
+  while [ "$(cat /tmp/short1.out /tmp/short2.out 2> /dev/null | grep -c EXIT)" -lt 2 ] && within 60 "$wait_short"; do
+    sleep 0.1
+  done
+  # containerd deletes the bundle and the cgroup as soon as the task exits
+  for n in 1 2; do
+    id=$(printf 'b%063d' "$n")
+    rm -rf "${tasks:?}/$id"
+    t1=$(up)
+    while ! rmdir "$pod_cg/cri-containerd-$id.scope" 2> /dev/null && within 30 "$t1"; do sleep 0.1; done
+  done
+  sleep 3
+  scrape /tmp/m.prom
+  for n in 1 2; do
+    name="job-$n"
+    for f in gpuq_queue_creates_total gpuq_queue_destroys_total gpuq_process_exits_total; do
+      c=$(grep "^$f{" /tmp/m.prom | grep -c "container=\"$name\".*namespace=\"jobs\"\|namespace=\"jobs\".*container=\"$name\"")
+      [ "$c" -ge 1 ] || bad="$bad $f:$name"
+    done
+    creates=$(grep "^gpuq_queue_creates_total{.*container=\"$name\"" /tmp/m.prom | awk '{ s += $NF } END { print s + 0 }')
+    detail="$detail $name: $creates creates;"
+    [ "$creates" = 2 ] || bad="$bad creates:$name=$creates"
+  done
+  # Nothing of theirs under an id or unresolved.
+  strays=$(grep '^gpuq_' /tmp/m.prom | grep -c 'container="b0000\|container="unresolved"')
+  [ "$strays" = 0 ] || bad="$bad $strays-series-under-id-or-unresolved"
+  if [ -z "$bad" ]; then
+    pass short-lived-named "two 2 s Job containers, bundle and cgroup removed at exit: every series named ($detail)"
+  else
+    fail short-lived-named "missing or misnamed:$bad"
+    grep 'job-\|container="b0000\|unresolved' /tmp/m.prom > /tmp/short.prom
+    dump short-lived /tmp/short.prom /tmp/agent-short.out /tmp/short1.out
+  fi
+  cat /tmp/short1.out /tmp/short2.out >> /tmp/drivers.out
+  stop_agent
+}
+(short_lived_checks)
+
+# ---- the same simulator without BTF: what amdgpu-dkms hosts run -------------
+# nobtf/amdgpu.ko is the module with its .BTF section removed, so
+# /sys/kernel/btf/amdgpu is absent. The agent runs with no tier flag: its
+# planner must choose the argument-only kprobe tier by itself, and the
+# tracepoint tier once kprobes are disarmed. Both against the same truth
+# (docs/probe-tiers.md): the args bodies learn every identity from nested
+# calls, the tracepoint tier decodes the ioctls from sys_enter/sys_exit.
+ktime nobtf-start
+rmmod amdgpu > /tmp/nobtf.txt 2>&1 && insmod $SIM/nobtf/amdgpu.ko >> /tmp/nobtf.txt 2>&1
+rc=$?
+if [ $rc = 0 ] && [ ! -e /sys/kernel/btf/amdgpu ] && [ -c /dev/kfd ] &&
+  grep -q "kfd_procfs_add_queue	\[amdgpu\]" /proc/kallsyms; then
+  pass nobtf-reload "simulator reloaded without .BTF: /sys/kernel/btf/amdgpu absent, /dev/kfd and [amdgpu] kallsyms present"
+  G_HWS=$(gpu_of_node 1)
+  G_MES=$(gpu_of_node 2)
+  G_NOHWS=$(gpu_of_node 3)
+  G_MES12=$(gpu_of_node 4)
+  [ -n "$G_MES12" ] || G_MES12=$G_MES
+  (MODE=kprobe TIER=args-kprobe SEEDED_EXACT=0 run_mode args)
+  if echo 0 > /sys/kernel/debug/kprobes/enabled 2> /tmp/kp.txt; then
+    pass kprobes-off "kprobes disarmed (/sys/kernel/debug/kprobes/enabled = 0)"
+    (MODE=tracepoint TIER=tracepoint PROBES="tp_ioctl tp_exit" ATTACH_MIN=2 TIER_GIVES="" SEEDED_EXACT=0 \
+      run_mode tracepoint)
+    echo 1 > /sys/kernel/debug/kprobes/enabled
+  else
+    fail kprobes-off "cannot disarm kprobes: $(cat /tmp/kp.txt)"
+  fi
+else
+  fail nobtf-reload "rc=$rc btf=$(ls /sys/kernel/btf/amdgpu 2>&1) kfd=$(ls -l /dev/kfd 2>&1): $(tr '\n' ' ' < /tmp/nobtf.txt)"
+fi
+ktime nobtf-done
 
 dump drivers /tmp/drivers.out
 if grep -q ' BAD ' /tmp/drivers.out; then

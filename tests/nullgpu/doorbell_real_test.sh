@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# Host tier of the doorbell uprobes on the REAL ROCr: gpuq-agent
+# --doorbells=uprobe attaches by symbol to Debian's
+# /usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1 (ROCr 5.2.3), real HIP
+# programs ring doorbells on the null GPU (one on the host; an inference-like
+# run over 8 GPUs in a docker-shaped cgroup; the shared-GPU pair, latency and
+# batch, each in a cgroup of its own, at the same time on one GPU), and
+# /metrics must count exactly their rings, per container. This host has no kprobes and no /dev/kfd: the agent runs
+# without amdkfd (self-metrics, uprobes and the sampler only), so the
+# doorbells are labelled gpu_id="unknown" (no KFD queue was learned).
+#
+# Two truths are compared with the agent:
+#   - ring_count.so (LD_PRELOAD) counts every call of the exported
+#     hsa_signal_store_{screlease,relaxed} on a doorbell signal: exactly the
+#     calls the uprobes see, counted independently of BPF;
+#   - the null thunk's per-queue truth: the rung doorbells belong to HIP's
+#     queues (ROCr passed them to hsaKmtCreateQueue, amd_queue_t = wptr - 56),
+#     and on HIP 5.2.3 every packet is rung once, so rings = the packets
+#     written on HIP queues (write index at exit).
+# What the uprobes cannot see: ROCr's internal queues (utility and blit
+# queues, 64 packets) ring through its C++ doorbell signal, not through the
+# exported function; the thunk sees their doorbell memory change, the
+# uprobes and ring_count.so see nothing. They are reported, not counted.
+# Usage: doorbell_real_test.sh SRC AGENT NULLGPU_LIB HIP_CLIENT RING_COUNT_LIB
+set -u
+SRC=$1 AGENT=$2 LIB=$3 HIP=$4 RC_LIB=$5
+. "$SRC/tests/lib/assert.sh"
+. "$SRC/tests/lib/net.sh"
+use_background_cleanup
+. "$SRC/tests/nullgpu/nullgpu_env.sh"
+nullgpu_require "$LIB" "$HIP"
+HSA=/usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1
+if [ "$(id -u)" != 0 ]; then
+  skip "doorbell uprobes on the real ROCr: needs root (uprobes, BPF)"
+  summary
+  exit 77
+fi
+if [ ! -f "$RC_LIB" ]; then
+  skip "ring_count.so was not built"
+  summary
+  exit 77
+fi
+UNIFIED=
+for d in /sys/fs/cgroup/unified /sys/fs/cgroup; do
+  [ -f "$d/cgroup.procs" ] && [ "$(stat -f -c %T "$d")" = cgroup2fs ] && UNIFIED=$d && break
+done
+# Three docker-shaped cgroups: the inference run, the latency and the batch
+# process.
+IDS=() CGS=()
+for k in 1 2 3; do
+  id=$(printf 'ab5a%d%059d' "$k" $$)
+  if [ -n "$UNIFIED" ] && mkdir -p "$UNIFIED/docker/$id" 2> /dev/null; then
+    IDS+=("$id")
+    CGS+=("$UNIFIED/docker/$id")
+  fi
+done
+cleanup_cgroups() {
+  local c
+  for c in "${CGS[@]}"; do rmdir "$c" 2> /dev/null; done
+  [ -n "$UNIFIED" ] && rmdir "$UNIFIED/docker" 2> /dev/null
+}
+on_exit cleanup_cgroups
+# in_cgroup CG CMD...: CMD in cgroup CG (started with start_bg).
+IN_CG=(bash -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' in-cgroup)
+
+port=$(free_port)
+start_bg "$AGENT" --doorbells=uprobe --hsa-runtime "$HSA" --sample-interval 200ms \
+  --web.listen-address "127.0.0.1:$port" --no-runtime-lookup > /dev/null 2> "$TMP/agent.log"
+AGENT_PID=$BG_PID
+URL=http://127.0.0.1:$port/metrics
+if ! wait_http "$URL" 100; then
+  fail "the agent with --doorbells=uprobe does not serve /metrics" "$(cat "$TMP/agent.log")"
+  summary
+  exit 1
+fi
+m=$(curl -s "$URL")
+if grep -q '^gpuq_probe_attached{probe="doorbell_store_screlease",mode="uprobe",tier="uprobe"} 1' <<< "$m" &&
+  grep -q '^gpuq_probe_attached{probe="doorbell_store_relaxed",mode="uprobe",tier="uprobe"} 1' <<< "$m"; then
+  pass "both doorbell uprobes attached by symbol to Debian's $HSA"
+else
+  fail "doorbell probes not attached to $HSA" "$(grep doorbell <<< "$m"; cat "$TMP/agent.log")"
+fi
+
+ENVS=(GPUQ_NULLGPU_TRUTH="$TMP/truth.%p" GPUQ_RINGCOUNT_FILE="$TMP/rings.%p"
+  LD_PRELOAD="$RC_LIB" HSA_ENABLE_SDMA=0)
+# Host process: 2 streams, 25 launches each, a stream sync after each.
+run_group "${NULLGPU[@]}" "${ENVS[@]}" "$HIP" rings 2 25 > "$TMP/host.out" 2>&1
+[ "$RUN_RC" = 0 ] && pass "host HIP process: $(tail -1 "$TMP/host.out")" ||
+  fail "host HIP process exit $RUN_RC" "$(tail -5 "$TMP/host.out")"
+HOST_PID=$(ls "$TMP"/truth.* | sed 's/.*truth\.//' | head -1)
+# Containers: inference-like over 8 GPUs; then the shared-GPU pair at once.
+CTR=()
+if [ ${#CGS[@]} = 3 ]; then
+  start_bg "${IN_CG[@]}" "${CGS[0]}" "${NULLGPU[@]}" "${ENVS[@]}" GPUQ_NULLGPU_GPUS=8xgfx90a \
+    "$HIP" infer 8 2 3 > "$TMP/ctr0.out" 2>&1
+  P0=$BG_PID
+  wait "$P0"
+  rc0=$?
+  start_bg "${IN_CG[@]}" "${CGS[1]}" "${NULLGPU[@]}" "${ENVS[@]}" "$HIP" latency 0 100 1000 > "$TMP/ctr1.out" 2>&1
+  P1=$BG_PID
+  start_bg "${IN_CG[@]}" "${CGS[2]}" "${NULLGPU[@]}" "${ENVS[@]}" "$HIP" batch 0 1000 > "$TMP/ctr2.out" 2>&1
+  P2=$BG_PID
+  wait "$P1"
+  rc1=$?
+  wait "$P2"
+  rc2=$?
+  for k in 0 1 2; do
+    eval "rc=\$rc$k pid=\$P$k"
+    [ "$rc" = 0 ] && pass "container ${IDS[k]:0:12}: $(tail -1 "$TMP/ctr$k.out")" ||
+      fail "container ${IDS[k]:0:12}: exit $rc" "$(tail -5 "$TMP/ctr$k.out")"
+    CTR+=("$pid")
+  done
+fi
+
+# rings PID: ring_count.so's total for that process.
+rings() { sed -n 's/.* rings=//p' "$TMP/rings.$1" 2> /dev/null | awk '{ s += $1 } END { print s + 0 }'; }
+# hip_packets PID: packets written on the process's HIP queues (thunk truth).
+hip_packets() { truth_queues "$TMP/truth.$1" 'owner=client' | tr ' ' '\n' | sed -n 's/^write_index=//p' | awk '{ s += $1 } END { print s + 0 }'; }
+value() { curl -s "$URL" | grep -E "^$1 " | awk '{ s += $NF } END { print s + 0 }'; }
+
+check_process() { # NAME PID SERIES-REGEX LAUNCHES
+  local name=$1 pid=$2 series=$3 launches=$4 want got pk d
+  want=$(rings "$pid")
+  pk=$(hip_packets "$pid")
+  for _ in $(seq 100); do
+    [ "$(value "$series")" = "$want" ] && break
+    sleep 0.1
+  done
+  got=$(value "$series")
+  [ "$want" -gt 0 ] && [ "$got" = "$want" ] &&
+    pass "$name: gpuq_doorbells_total = $got = the rings ring_count.so counted" ||
+    fail "$name: gpuq_doorbells_total $got, ring_count.so counted $want" "$(curl -s "$URL" | grep '^gpuq_doorbell')"
+  d=$(curl -s "$URL" | grep -E "^gpuq_doorbell_packets_total\\{${series#*\\{} " | grep 'packet_type="kernel_dispatch"' | awk '{ s += $NF } END { print s + 0 }')
+  [ "$d" = "$launches" ] && pass "$name: $d rings of kernel-dispatch packets = the program's $launches launches" ||
+    fail "$name: $d kernel-dispatch rings, $launches launches" "$(curl -s "$URL" | grep '^gpuq_doorbell_packets')"
+  [ "$want" = "$pk" ] && pass "$name: = the $pk packets ROCr wrote on the HIP queues (null thunk truth; one ring per packet)" ||
+    fail "$name: $want rings, $pk packets on HIP queues (thunk truth)" "$(cat "$TMP/truth.$pid")"
+  # Every rung doorbell belongs to a HIP queue the thunk created.
+  local bad=0 q line
+  while read -r line; do
+    q=$(tv "$line" queue)
+    line=$(truth_queues "$TMP/truth.$pid" | while read -r t; do
+      w=$(tv "$t" wptr)
+      [ "$(printf '0x%x' $((w - 56)))" = "$q" ] && echo "$t"
+    done)
+    [ "$(tv "$line" owner)" = client ] || bad=$((bad + 1))
+  done < <(grep '^ring ' "$TMP/rings.$pid")
+  [ "$bad" = 0 ] && pass "$name: every rung doorbell's queue_ptr is a HIP queue of the thunk (wptr - 56)" ||
+    fail "$name: $bad rung doorbells not on a HIP queue" "$(cat "$TMP/rings.$pid" "$TMP/truth.$pid")"
+  local internal
+  internal=$(truth_queues "$TMP/truth.$pid" 'owner=rocr_internal' | tr ' ' '\n' | sed -n 's/^doorbell_changes=//p' | awk '{ s += $1 } END { print s + 0 }')
+  [ "$internal" -gt 0 ] && pass "$name: ROCr's internal queues rang too ($internal doorbell changes seen by the thunk), invisible to the uprobes: not counted" ||
+    fail "$name: no internal-queue doorbell activity seen"
+}
+launches() { grep -o 'launches=[0-9]*' "$1" | cut -d= -f2; }
+# The process whose truth file is not the host's: the one started as PID
+# (its truth file carries the pid of the process exec'd in the cgroup).
+truth_pid_of() { # CGROUP-INDEX
+  local p
+  for p in $(ls "$TMP"/truth.* | sed 's/.*truth\.//'); do
+    [ "$p" = "$HOST_PID" ] && continue
+    [ "$p" = "${CTR[$1]}" ] && echo "$p" && return
+  done
+}
+check_process "host process" "$HOST_PID" 'gpuq_doorbells_total\{container="",[^}]*\}' "$(launches "$TMP/host.out")"
+if [ ${#CTR[@]} = 3 ]; then
+  for k in 0 1 2; do
+    name=(inference-like latency batch)
+    check_process "container ${name[k]} (${IDS[k]:0:12})" "$(truth_pid_of "$k")" \
+      "gpuq_doorbells_total\\{container=\"${IDS[k]:0:12}\",[^}]*\\}" "$(launches "$TMP/ctr$k.out")"
+  done
+else
+  skip "per-container doorbells: no writable cgroup v2 hierarchy here"
+fi
+total=$(value 'gpuq_doorbells_total\{[^}]*\}')
+classes=$(value 'gpuq_doorbell_packets_total\{[^}]*\}')
+[ "$total" = "$classes" ] && pass "packet classes sum to the doorbells ($(curl -s "$URL" | grep '^gpuq_doorbell_packets_total' | grep -v ' 0$' | sed 's/.*packet_type="\([a-z_]*\)"} \(.*\)/\1=\2/' | sort | uniq | tr '\n' ' '))" ||
+  fail "packet classes $classes, doorbells $total"
+dropped=$(value 'gpuq_events_dropped_total\{reason="doorbell_map_full"\}')
+[ "$dropped" = 0 ] && pass "no doorbell lost to a full map" || fail "doorbell_map_full $dropped"
+stop_bg "$AGENT_PID"
+[ "$STOP_RC" = 0 ] && pass "the agent exits 0 on SIGTERM" || fail "the agent exited $STOP_RC on SIGTERM" "$(cat "$TMP/agent.log")"
+summary

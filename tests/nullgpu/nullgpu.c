@@ -1,0 +1,1109 @@
+/* nullgpu: a test-only libhsakmt.so.1 ("the null GPU").
+ *
+ * It stands for amdkfd's user-space interface (the thunk, libhsakmt) AND for
+ * the GPU behind it, so that Debian's real ROCr (libhsa-runtime64.so.1
+ * 5.2.3) and HIP (libamdhip64.so.5) run on a machine without an AMD GPU.
+ * TEST ONLY: it is loaded through LD_LIBRARY_PATH by the tests in
+ * tests/nullgpu, never installed system-wide and never used by gpuq-agent.
+ * It is written against the hsakmt.h API (Debian's libhsakmt-dev types);
+ * no code of ROCT-Thunk-Interface is copied.
+ *
+ * What it presents (README.md in this directory has the details):
+ *   - node 0: a CPU; nodes 1..N: GPUs, GPUQ_NULLGPU_GPUS="8xgfx90a" or
+ *     "gfx90a,gfx1100" (default one gfx90a). ROCr 5.2.3 knows no gfx11
+ *     ISA and skips such nodes (it still sees them in the topology).
+ *   - "device" memory is host memory (mmap); events are a mutex + condvar;
+ *     SDMA queues are refused (ROCr falls back to blit kernels).
+ *   - a null command processor thread: for every AQL queue it consumes the
+ *     packets up to min(doorbell + 1, write index): kernel dispatches (ROCr's
+ *     own blit kernels CopyAligned, CopyMisaligned and Fill are performed on
+ *     host memory, any other kernel does nothing), barrier-AND/OR (waits for
+ *     its dependencies), vendor packets (the PM4-IB); then the header becomes
+ *     INVALID, the read index advances and the completion signal is
+ *     decremented, its event mailbox written and its event woken.
+ *
+ * Controls (environment):
+ *   GPUQ_NULLGPU_GPUS     the GPUs, see above
+ *   GPUQ_NULLGPU_PAUSED   1: the CP starts paused (packets stay pending)
+ *   GPUQ_NULLGPU_CONTROL  a directory polled every ~10 ms: a file "pause"
+ *                         there pauses the CP while it exists; a file "dump"
+ *                         makes it write the truth file, then it is removed
+ *   GPUQ_NULLGPU_TRUTH    the ground-truth file ("%p" = pid), written at
+ *                         hsaKmtCloseKFD, at exit and on "dump"
+ *
+ * Later (not built yet): where /dev/kfd is a real KFD node (the simulator
+ * module in the QEMU tier), hsaKmtCreateQueue/DestroyQueue/UpdateQueue would
+ * also send AMDKFD_IOC_CREATE_QUEUE etc. with ROCr's ring, rptr and wptr
+ * addresses; every queue is created and destroyed through queue_register()
+ * and queue_unregister() below, the two places that would do it. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <hsakmt.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EXPORT __attribute__((visibility("default")))
+#define MAX_GPUS 16
+#define MAX_QUEUES 1024
+#define MAX_EVENTS 4096
+#define AQL_BYTES 64
+/* ROCr's GpuAgent::minAqlSize_: the ring size of its internal queues
+ * (utility and blit queues, GpuAgent::CreateInterceptibleQueue). */
+#define ROCR_INTERNAL_QUEUE_PACKETS 64
+#define DOORBELL_UNRUNG UINT64_MAX
+
+/* AQL packet types (hsa.h hsa_packet_type_t) */
+enum {
+  PKT_VENDOR = 0,
+  PKT_INVALID = 1,
+  PKT_KERNEL_DISPATCH = 2,
+  PKT_BARRIER_AND = 3,
+  PKT_AGENT_DISPATCH = 4,
+  PKT_BARRIER_OR = 5
+};
+
+/* ----------------------------------------------------------- topology ---- */
+
+typedef struct {
+  const char* name;
+  unsigned major, minor, stepping;
+  uint16_t device_id;
+  unsigned cus, simd_per_cu, wave_size;
+  const char* marketing;
+} gfx_kind;
+
+static const gfx_kind kKinds[] = {
+    {"gfx90a", 9, 0, 10, 0x740f, 104, 4, 64, "AMD Instinct MI210 (null GPU)"},
+    {"gfx908", 9, 0, 8, 0x738c, 120, 4, 64, "AMD Instinct MI100 (null GPU)"},
+    {"gfx1100", 11, 0, 0, 0x744c, 96, 2, 32, "AMD Radeon W7900 (null GPU)"},
+};
+
+static const gfx_kind* g_gpus[MAX_GPUS];
+static unsigned g_ngpus;
+static pthread_once_t g_topo_once = PTHREAD_ONCE_INIT;
+
+static const gfx_kind* find_kind(const char* name, size_t len) {
+  for (size_t i = 0; i < sizeof(kKinds) / sizeof(kKinds[0]); i++)
+    if (strlen(kKinds[i].name) == len && !strncmp(kKinds[i].name, name, len))
+      return &kKinds[i];
+  return NULL;
+}
+
+static void topo_init(void) {
+  const char* spec = getenv("GPUQ_NULLGPU_GPUS");
+  if (!spec || !*spec) spec = "gfx90a";
+  const char* p = spec;
+  while (*p && g_ngpus < MAX_GPUS) {
+    const char* end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    unsigned count = 1;
+    const char* x = memchr(p, 'x', len);
+    if (x && x > p && p[0] >= '0' && p[0] <= '9') {
+      count = (unsigned)strtoul(p, NULL, 10);
+      len -= (size_t)(x + 1 - p);
+      p = x + 1;
+    }
+    const gfx_kind* k = find_kind(p, len);
+    if (!k) {
+      fprintf(stderr, "nullgpu: unknown GPU \"%.*s\" in GPUQ_NULLGPU_GPUS\n",
+              (int)len, p);
+    } else {
+      for (unsigned i = 0; i < count && g_ngpus < MAX_GPUS; i++)
+        g_gpus[g_ngpus++] = k;
+    }
+    if (!end) break;
+    p = end + 1;
+  }
+}
+
+static uint32_t gpu_id_of(unsigned node) { return 0x1000 + node; }
+
+/* ------------------------------------------------------------- memory ---- */
+
+typedef struct {
+  void* addr;
+  uint64_t size;
+  uint32_t node;
+  HsaMemFlags flags;
+  void* user_data;
+  int registered; /* host memory registered, not allocated here */
+} mem_rec;
+
+static pthread_mutex_t g_mem_lock = PTHREAD_MUTEX_INITIALIZER;
+static mem_rec* g_mem;
+static size_t g_nmem, g_capmem;
+
+static void mem_add(mem_rec r) {
+  pthread_mutex_lock(&g_mem_lock);
+  if (g_nmem == g_capmem) {
+    g_capmem = g_capmem ? 2 * g_capmem : 256;
+    g_mem = realloc(g_mem, g_capmem * sizeof(*g_mem));
+  }
+  g_mem[g_nmem++] = r;
+  pthread_mutex_unlock(&g_mem_lock);
+}
+
+/* Caller holds g_mem_lock. */
+static mem_rec* mem_find(const void* p) {
+  for (size_t i = 0; i < g_nmem; i++) {
+    const char* a = g_mem[i].addr;
+    if ((const char*)p >= a && (const char*)p < a + g_mem[i].size)
+      return &g_mem[i];
+  }
+  return NULL;
+}
+
+static int mem_remove(void* addr, mem_rec* out) {
+  int found = 0;
+  pthread_mutex_lock(&g_mem_lock);
+  for (size_t i = 0; i < g_nmem; i++) {
+    if (g_mem[i].addr == addr) {
+      if (out) *out = g_mem[i];
+      g_mem[i] = g_mem[--g_nmem];
+      found = 1;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&g_mem_lock);
+  return found;
+}
+
+/* ------------------------------------------------------------- events ---- */
+
+typedef struct {
+  HsaEvent ev; /* first: the HsaEvent* handed out points here */
+  int manual_reset;
+  int signaled;
+} null_event;
+
+static pthread_mutex_t g_ev_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_ev_cond = PTHREAD_COND_INITIALIZER;
+static null_event* g_events[MAX_EVENTS];
+static uint64_t* g_mailbox; /* the event page: one slot per event id */
+static unsigned g_next_event = 1;
+
+static void event_set_locked(null_event* e) {
+  e->signaled = 1;
+  pthread_cond_broadcast(&g_ev_cond);
+}
+
+static void event_wake_id(uint32_t id) {
+  pthread_mutex_lock(&g_ev_lock);
+  if (id < MAX_EVENTS && g_events[id]) event_set_locked(g_events[id]);
+  pthread_mutex_unlock(&g_ev_lock);
+}
+
+/* ------------------------------------------------------------- queues ---- */
+
+typedef struct {
+  int used, live;
+  uint32_t id, node;
+  HSA_QUEUE_TYPE type;
+  uint32_t percentage;
+  HSA_QUEUE_PRIORITY priority;
+  char* ring;
+  uint64_t ring_bytes;
+  volatile uint64_t* rptr;
+  volatile uint64_t* wptr;
+  _Atomic uint64_t* doorbell;
+  uint64_t last_doorbell;
+  /* ground truth */
+  uint64_t doorbell_changes, consumed, dispatches, barriers, vendor, agent;
+  uint64_t blits, unknown, final_write_index, final_read_index;
+  uint64_t updates, cu_masks;
+  int blocked; /* a barrier waits for its dependencies */
+} null_queue;
+
+static pthread_mutex_t g_q_lock = PTHREAD_MUTEX_INITIALIZER;
+static null_queue g_queues[MAX_QUEUES];
+static unsigned g_nqueues; /* ids handed out, never reused */
+static _Atomic uint64_t* g_doorbells;
+static uint64_t g_sdma_refused, g_create_failures;
+
+static pthread_t g_cp;
+static int g_cp_running;
+static atomic_int g_cp_stop;
+static atomic_int g_paused;
+static const char* g_control_dir;
+
+/* ------------------------------------------------------------- truth ---- */
+
+static const char* type_name(HSA_QUEUE_TYPE t) {
+  switch (t) {
+    case HSA_QUEUE_COMPUTE_AQL:
+      return "compute_aql";
+    case HSA_QUEUE_COMPUTE:
+      return "compute";
+    case HSA_QUEUE_SDMA:
+      return "sdma";
+    case HSA_QUEUE_SDMA_XGMI:
+      return "sdma_xgmi";
+    default:
+      return "other";
+  }
+}
+
+/* Caller holds g_q_lock. */
+static void write_truth_locked(void) {
+  const char* pat = getenv("GPUQ_NULLGPU_TRUTH");
+  if (!pat || !*pat) return;
+  char path[4096], tmp[4200];
+  size_t o = 0;
+  for (const char* c = pat; *c && o + 16 < sizeof(path); c++) {
+    if (c[0] == '%' && c[1] == 'p') {
+      o += (size_t)snprintf(path + o, sizeof(path) - o, "%d", (int)getpid());
+      c++;
+    } else {
+      path[o++] = *c;
+    }
+  }
+  path[o] = 0;
+  snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
+  FILE* f = fopen(tmp, "w");
+  if (!f) return;
+  fprintf(f,
+          "nullgpu pid=%d gpus=%u paused=%d sdma_refused=%llu "
+          "create_failures=%llu\n",
+          (int)getpid(), g_ngpus, atomic_load(&g_paused),
+          (unsigned long long)g_sdma_refused,
+          (unsigned long long)g_create_failures);
+  for (unsigned n = 1; n <= g_ngpus; n++)
+    fprintf(f, "node id=%u gpu_id=%u gfx=%s\n", n, gpu_id_of(n),
+            g_gpus[n - 1]->name);
+  for (unsigned i = 0; i < g_nqueues; i++) {
+    null_queue* q = &g_queues[i];
+    if (!q->used) continue;
+    uint64_t w = q->live && q->wptr ? *q->wptr : q->final_write_index;
+    uint64_t r = q->live && q->rptr ? *q->rptr : q->final_read_index;
+    uint64_t cap = q->ring_bytes / AQL_BYTES;
+    const char* owner = q->type != HSA_QUEUE_COMPUTE_AQL     ? "other"
+                        : cap == ROCR_INTERNAL_QUEUE_PACKETS ? "rocr_internal"
+                                                             : "client";
+    fprintf(f,
+            "queue id=%u node=%u gpu_id=%u type=%s owner=%s live=%d "
+            "ring=0x%llx ring_bytes=%llu packets=%llu rptr=0x%llx "
+            "wptr=0x%llx doorbell=0x%llx priority=%d write_index=%llu "
+            "read_index=%llu pending=%llu consumed=%llu dispatches=%llu "
+            "barriers=%llu vendor=%llu agent=%llu blits=%llu "
+            "doorbell_changes=%llu updates=%llu cu_masks=%llu\n",
+            q->id, q->node, gpu_id_of(q->node), type_name(q->type), owner,
+            q->live, (unsigned long long)(uintptr_t)q->ring,
+            (unsigned long long)q->ring_bytes, (unsigned long long)cap,
+            (unsigned long long)(uintptr_t)q->rptr,
+            (unsigned long long)(uintptr_t)q->wptr,
+            (unsigned long long)(uintptr_t)q->doorbell, (int)q->priority,
+            (unsigned long long)w, (unsigned long long)r,
+            (unsigned long long)(w - r), (unsigned long long)q->consumed,
+            (unsigned long long)q->dispatches, (unsigned long long)q->barriers,
+            (unsigned long long)q->vendor, (unsigned long long)q->agent,
+            (unsigned long long)q->blits,
+            (unsigned long long)q->doorbell_changes,
+            (unsigned long long)q->updates, (unsigned long long)q->cu_masks);
+  }
+  fclose(f);
+  rename(tmp, path);
+}
+
+static void write_truth(void) {
+  pthread_mutex_lock(&g_q_lock);
+  write_truth_locked();
+  pthread_mutex_unlock(&g_q_lock);
+}
+
+__attribute__((destructor)) static void at_exit_truth(void) {
+  if (g_nqueues) write_truth();
+}
+
+/* ------------------------------------------------- command processor ---- */
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* amd_signal_t (amd_hsa_signal.h): kind @0, value @8, event_mailbox_ptr @16,
+ * event_id @24, start_ts @32, end_ts @40; the hsa_signal_t handle is its
+ * address. Checked against Debian's header in tests/nullgpu/layout_test.cc. */
+static int64_t signal_value(uint64_t handle) {
+  return __atomic_load_n((int64_t*)(uintptr_t)(handle + 8), __ATOMIC_ACQUIRE);
+}
+
+static void signal_complete(uint64_t handle, uint64_t start) {
+  if (!handle) return;
+  char* s = (char*)(uintptr_t)handle;
+  *(uint64_t*)(s + 32) = start;
+  *(uint64_t*)(s + 40) = now_ns();
+  __atomic_fetch_sub((int64_t*)(s + 8), 1, __ATOMIC_ACQ_REL);
+  uint64_t mailbox = *(uint64_t*)(s + 16);
+  uint32_t event_id = *(uint32_t*)(s + 24);
+  if (mailbox) {
+    __atomic_store_n((uint64_t*)(uintptr_t)mailbox, event_id, __ATOMIC_RELEASE);
+    event_wake_id(event_id);
+  }
+}
+
+/* ROCr's blit kernels (amd_blit_kernel.cpp) are dispatched with
+ * kernel_object = an amd_kernel_code_t header ROCr fills itself: version
+ * and machine fields zero, entry offset 256, and compute_pgm_rsrc1 with the
+ * granulated SGPR/VGPR counts of the shader: CopyAligned 32/12 -> 3/2,
+ * CopyMisaligned 23/10 -> 2/2, Fill 19/8 -> 2/1. Their kernel arguments are
+ * amd_blit_kernel.h's KernelArgs. Returns 1 if the dispatch was a blit. */
+static int run_blit(const char* pkt) {
+  uint64_t ko = *(const uint64_t*)(pkt + 32);
+  const char* args = *(const char* const*)(pkt + 40);
+  if (!ko || !args) return 0;
+  const char* code = (const char*)(uintptr_t)ko;
+  uint32_t major = *(const uint32_t*)code;
+  uint16_t kind = *(const uint16_t*)(code + 8);
+  int64_t entry = *(const int64_t*)(code + 16);
+  uint32_t rsrc1 = *(const uint32_t*)(code + 48);
+  if (major != 0 || kind != 0 || entry != 256) return 0;
+  unsigned vgpr = rsrc1 & 0x3f, sgpr = (rsrc1 >> 6) & 0xf;
+  const uint64_t* a = (const uint64_t*)args;
+  if (sgpr == 3 && vgpr == 2) { /* CopyAligned: phase1 src/dst .. end */
+    uint64_t src = a[0], dst = a[1], src_end = a[8], dst_end = a[9];
+    if (src_end - src != dst_end - dst) return 0;
+    memmove((void*)(uintptr_t)dst, (const void*)(uintptr_t)src, src_end - src);
+    return 1;
+  }
+  if (sgpr == 2 && vgpr == 2) { /* CopyMisaligned */
+    uint64_t src = a[0], dst = a[1], src_end = a[4], dst_end = a[5];
+    if (src_end - src != dst_end - dst) return 0;
+    memmove((void*)(uintptr_t)dst, (const void*)(uintptr_t)src, src_end - src);
+    return 1;
+  }
+  if (sgpr == 2 && vgpr == 1) { /* Fill: dst, phase2 dst, end, value */
+    uint32_t* d = (uint32_t*)(uintptr_t)a[0];
+    uint32_t* end = (uint32_t*)(uintptr_t)a[2];
+    uint32_t value = *(const uint32_t*)(args + 24);
+    while (d < end) *d++ = value;
+    return 1;
+  }
+  return 0;
+}
+
+static int barrier_ready(const char* pkt, int is_and) {
+  const uint64_t* dep = (const uint64_t*)(pkt + 8);
+  int any = 0;
+  for (int i = 0; i < 5; i++) {
+    if (!dep[i]) continue;
+    int done = signal_value(dep[i]) == 0;
+    if (is_and && !done) return 0;
+    if (!is_and && done) return 1;
+    any = 1;
+  }
+  return is_and || !any;
+}
+
+/* Caller holds g_q_lock. Returns the packets consumed. */
+static unsigned service_queue(null_queue* q) {
+  uint64_t db = atomic_load_explicit(q->doorbell, memory_order_acquire);
+  if (db != q->last_doorbell) {
+    q->doorbell_changes++;
+    q->last_doorbell = db;
+  }
+  if (db == DOORBELL_UNRUNG || atomic_load(&g_paused)) return 0;
+  uint64_t cap = q->ring_bytes / AQL_BYTES;
+  uint64_t rd = *q->rptr;
+  uint64_t wr = __atomic_load_n(q->wptr, __ATOMIC_ACQUIRE);
+  uint64_t limit = db + 1 < wr ? db + 1 : wr;
+  unsigned n = 0;
+  q->blocked = 0;
+  while (rd < limit) {
+    char* pkt = q->ring + (rd % cap) * AQL_BYTES;
+    uint16_t hdr = __atomic_load_n((uint16_t*)pkt, __ATOMIC_ACQUIRE);
+    unsigned type = hdr & 0xff;
+    if (type == PKT_INVALID) break; /* written index, packet not published */
+    uint64_t start = now_ns();
+    switch (type) {
+      case PKT_KERNEL_DISPATCH:
+        q->dispatches++;
+        if (run_blit(pkt)) q->blits++;
+        break;
+      case PKT_BARRIER_AND:
+      case PKT_BARRIER_OR:
+        if (!barrier_ready(pkt, type == PKT_BARRIER_AND)) {
+          q->blocked = 1;
+          goto out;
+        }
+        q->barriers++;
+        break;
+      case PKT_VENDOR:
+        q->vendor++; /* ROCr's PM4-IB (cache invalidation): nothing to do */
+        break;
+      case PKT_AGENT_DISPATCH:
+        q->agent++;
+        break;
+      default:
+        q->unknown++;
+        break;
+    }
+    signal_complete(*(uint64_t*)(pkt + 56), start);
+    __atomic_store_n((uint16_t*)pkt, (uint16_t)PKT_INVALID, __ATOMIC_RELEASE);
+    rd++;
+    __atomic_store_n(q->rptr, rd, __ATOMIC_RELEASE);
+    q->consumed++;
+    n++;
+  }
+out:
+  return n;
+}
+
+static void poll_control(void) {
+  if (!g_control_dir) return;
+  char p[4200];
+  struct stat st;
+  snprintf(p, sizeof(p), "%s/pause", g_control_dir);
+  atomic_store(&g_paused, stat(p, &st) == 0);
+  snprintf(p, sizeof(p), "%s/dump", g_control_dir);
+  if (stat(p, &st) == 0) {
+    write_truth_locked();
+    unlink(p);
+  }
+}
+
+static void* cp_main(void* arg) {
+  (void)arg;
+  unsigned idle = 0;
+  uint64_t next_control = 0;
+  while (!atomic_load(&g_cp_stop)) {
+    unsigned n = 0;
+    pthread_mutex_lock(&g_q_lock);
+    for (unsigned i = 0; i < g_nqueues; i++)
+      if (g_queues[i].live && g_queues[i].type == HSA_QUEUE_COMPUTE_AQL)
+        n += service_queue(&g_queues[i]);
+    uint64_t t = now_ns();
+    if (t >= next_control) {
+      poll_control();
+      next_control = t + 10000000ull;
+    }
+    pthread_mutex_unlock(&g_q_lock);
+    if (n) {
+      idle = 0;
+      continue;
+    }
+    /* No work: poll fast for a while (a client waiting on a completion),
+     * then back off to 0.5 ms (an idle process costs little). */
+    idle++;
+    struct timespec ts = {0, idle < 2000 ? 20000 : 500000};
+    nanosleep(&ts, NULL);
+  }
+  return NULL;
+}
+
+/* ------------------------------------------------------------ the API ---- */
+
+static int g_open_count;
+
+EXPORT HSAKMT_STATUS hsaKmtOpenKFD(void) {
+  pthread_once(&g_topo_once, topo_init);
+  pthread_mutex_lock(&g_q_lock);
+  if (g_open_count++ == 0 && !g_doorbells) {
+    g_doorbells =
+        mmap(NULL, MAX_QUEUES * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+             MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    g_mailbox =
+        mmap(NULL, MAX_EVENTS * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+             MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    const char* paused = getenv("GPUQ_NULLGPU_PAUSED");
+    atomic_store(&g_paused, paused && *paused == '1');
+    g_control_dir = getenv("GPUQ_NULLGPU_CONTROL");
+  }
+  pthread_mutex_unlock(&g_q_lock);
+  return HSAKMT_STATUS_SUCCESS;
+}
+
+EXPORT HSAKMT_STATUS hsaKmtCloseKFD(void) {
+  pthread_mutex_lock(&g_q_lock);
+  int last = g_open_count > 0 && --g_open_count == 0;
+  int running = g_cp_running;
+  pthread_mutex_unlock(&g_q_lock);
+  if (last && running) {
+    atomic_store(&g_cp_stop, 1);
+    pthread_join(g_cp, NULL);
+    pthread_mutex_lock(&g_q_lock);
+    g_cp_running = 0;
+    atomic_store(&g_cp_stop, 0);
+    pthread_mutex_unlock(&g_q_lock);
+  }
+  write_truth();
+  return HSAKMT_STATUS_SUCCESS;
+}
+
+EXPORT HSAKMT_STATUS hsaKmtRuntimeEnable(void* rDebug, bool setupTtmp) {
+  (void)rDebug;
+  (void)setupTtmp;
+  return HSAKMT_STATUS_NOT_SUPPORTED; /* no debugger support: ROCr is fine */
+}
+
+EXPORT HSAKMT_STATUS hsaKmtRuntimeDisable(void) {
+  return HSAKMT_STATUS_SUCCESS;
+}
+
+EXPORT HSAKMT_STATUS hsaKmtGetVersion(HsaVersionInfo* v) {
+  v->KernelInterfaceMajorVersion = 1;
+  v->KernelInterfaceMinorVersion = 9;
+  return HSAKMT_STATUS_SUCCESS;
+}
+
+EXPORT HSAKMT_STATUS hsaKmtAcquireSystemProperties(HsaSystemProperties* p) {
+  pthread_once(&g_topo_once, topo_init);
+  memset(p, 0, sizeof(*p));
+  p->NumNodes = 1 + g_ngpus;
+  return HSAKMT_STATUS_SUCCESS;
+}
+
+EXPORT HSAKMT_STATUS hsaKmtReleaseSystemProperties(void) {
+  return HSAKMT_STATUS_SUCCESS;
+}
+
+static void put_name(HSAuint16* dst, const char* s) {
+  size_t i = 0;
+  for (; s[i] && i < HSA_PUBLIC_NAME_SIZE - 1; i++) dst[i] = (HSAuint16)s[i];
+  dst[i] = 0;
+}
+
+EXPORT HSAKMT_STATUS hsaKmtGetNodeProperties(HSAuint32 node,
+                                             HsaNodeProperties* p) {
+  pthread_once(&g_topo_once, topo_init);
+  if (node > g_ngpus) return HSAKMT_STATUS_INVALID_NODE_UNIT;
+  memset(p, 0, sizeof(*p));
+  if (node == 0) {
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    p->NumCPUCores = cpus > 0 ? (HSAuint32)cpus : 1;
+    p->NumMemoryBanks = 1;
+    p->NumCaches = 1; /* ROCr asserts CPU cache info */
+    p->NumIOLinks = g_ngpus;
+    p->MaxEngineClockMhzCCompute = 2000;
+    put_name(p->MarketingName, "null CPU");
+    return HSAKMT_STATUS_SUCCESS;
+  }
+  const gfx_kind* k = g_gpus[node - 1];
+  p->NumFComputeCores = k->cus * k->simd_per_cu;
+  p->NumMemoryBanks = 2; /* VRAM, LDS */
+  p->NumCaches = 2;
+  p->NumIOLinks = 1;
+  p->FComputeIdLo = 0x80000000u + (node - 1) * 0x1000;
+  p->Capability.ui32.QueueSizePowerOfTwo = 1;
+  p->Capability.ui32.QueueSize32bit = 1;
+  p->Capability.ui32.WatchPointsTotalBits = 2;
+  p->Capability.ui32.DoorbellType = 2; /* 64-bit AQL doorbells */
+  p->Capability.ui32.SRAM_EDCSupport = 1;
+  p->MaxWavesPerSIMD = k->wave_size == 64 ? 8 : 16;
+  p->LDSSizeInKB = 64;
+  p->WaveFrontSize = k->wave_size;
+  p->NumShaderBanks = 4;
+  p->NumArrays = 1;
+  p->NumCUPerArray = k->cus / 4;
+  p->NumSIMDPerCU = k->simd_per_cu;
+  p->MaxSlotsScratchCU = 32;
+  p->EngineId.ui32.uCode = 60;
+  p->EngineId.ui32.Major = k->major;
+  p->EngineId.ui32.Minor = k->minor;
+  p->EngineId.ui32.Stepping = k->stepping;
+  p->VendorId = 0x1002;
+  p->DeviceId = k->device_id;
+  p->LocationId = (node & 0xff) << 8; /* bus = node */
+  p->LocalMemSize = 64ull << 30;
+  p->MaxEngineClockMhzFCompute = 1700;
+  p->DrmRenderMinor = 127 + (int)node;
+  put_name(p->MarketingName, k->marketing);
+  snprintf((char*)p->AMDName, HSA_PUBLIC_NAME_SIZE, "%s", k->name);
+  p->NumSdmaEngines = 2;
+  p->NumSdmaQueuesPerEngine = 8;
+  p->NumCpQueues = 24;
+  p->UniqueID = 0x6e756c6c00000000ull + node; /* "null" */
+  return HSAKMT_STATUS_SUCCESS;
+}
+
+EXPORT HSAKMT_STATUS hsaKmtGetNodeMemoryProperties(HSAuint32 node, HSAuint32 n,
+                                                   HsaMemoryProperties* m) {
+  if (node > g_ngpus) return HSAKMT_STATUS_INVALID_NODE_UNIT;
+  memset(m, 0, n * sizeof(*m));
+  if (node == 0) {
+    if (n >= 1) {
+      m[0].HeapType = HSA_HEAPTYPE_SYSTEM;
+      m[0].SizeInBytes =
+          (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+      m[0].Width = 64;
+      m[0].MemoryClockMax = 3200;
+    }
+    return HSAKMT_STATUS_SUCCESS;
+  }
+  if (n >= 1) {
+    m[0].HeapType = HSA_HEAPTYPE_FRAME_BUFFER_PRIVATE;
+    m[0].SizeInBytes = 64ull << 30;
+    m[0].Width = 4096;
+    m[0].MemoryClockMax = 1600;
+  }
+  if (n >= 2) {
+    m[1].HeapType = HSA_HEAPTYPE_GPU_LDS;
+    m[1].SizeInBytes = 64 << 10;
+    m[1].VirtualBaseAddress = 0x1000000000000ull;
+  }
+  return HSAKMT_STATUS_SUCCESS;
+}
+
+EXPORT HSAKMT_STATUS hsaKmtGetNodeCacheProperties(HSAuint32 node,
+                                                  HSAuint32 proc, HSAuint32 n,
+                                                  HsaCacheProperties* c) {
+  (void)proc;
+  if (node > g_ngpus) return HSAKMT_STATUS_INVALID_NODE_UNIT;
+  memset(c, 0, n * sizeof(*c));
+  for (HSAuint32 i = 0; i < n; i++) {
+    c[i].ProcessorIdLow = node == 0 ? 0 : 0x80000000u + (node - 1) * 0x1000;
+    c[i].CacheLevel = i + 1;
+    c[i].CacheSize = node == 0 ? (i == 0 ? 32 : 1024) : (i == 0 ? 16 : 8192);
+    c[i].CacheLineSize = node == 0 ? 64 : 128;
+    c[i].CacheAssociativity = 8;
+    c[i].CacheType.ui32.Data = 1;
+    if (node == 0)
+      c[i].CacheType.ui32.CPU = 1;
+    else
+      c[i].CacheType.ui32.HSACU = 1;
+  }
+  return HSAKMT_STATUS_SUCCESS;
+}
+
+EXPORT HSAKMT_STATUS hsaKmtGetNodeIoLinkProperties(HSAuint32 node, HSAuint32 n,
+                                                   HsaIoLinkProperties* l) {
+  if (node > g_ngpus) return HSAKMT_STATUS_INVALID_NODE_UNIT;
+  memset(l, 0, n * sizeof(*l));
+  for (HSAuint32 i = 0; i < n; i++) {
+    l[i].IoLinkType = HSA_IOLINKTYPE_PCIEXPRESS;
+    l[i].VersionMajor = 4;
+    l[i].NodeFrom = node;
+    l[i].NodeTo = node == 0 ? i + 1 : 0;
+    l[i].Weight = 20;
+    l[i].MinimumBandwidth = 1000;
+    l[i].MaximumBandwidth = 32000;
+  }
+  return HSAKMT_STATUS_SUCCESS;
+}
+
+EXPORT HSAKMT_STATUS hsaKmtGetXNACKMode(HSAint32* enable) {
+  *enable = 0;
+  return HSAKMT_STATUS_SUCCESS;
+}
+
+EXPORT HSAKMT_STATUS hsaKmtSetXNACKMode(HSAint32 enable) {
+  return enable ? HSAKMT_STATUS_NOT_SUPPORTED : HSAKMT_STATUS_SUCCESS;
+}
+
+EXPORT HSAKMT_STATUS hsaKmtGetClockCounters(HSAuint32 node,
+                                            HsaClockCounters* c) {
+  (void)node;
+  uint64_t t = now_ns();
+  c->GPUClockCounter = t;
+  c->CPUClockCounter = t;
+  c->SystemClockCounter = t;
+  c->SystemClockFrequencyHz = 1000000000ull;
+  return HSAKMT_STATUS_SUCCESS;
+}
+
+/* ROCr's image manager asserts success. gfx9 and later have no tile mode
+ * tables; GB_ADDR_CONFIG is a Vega-class value (images are not emulated). */
+EXPORT HSAKMT_STATUS hsaKmtGetTileConfig(HSAuint32 node,
+                                         HsaGpuTileConfig* config) {
+  if (node == 0 || node > g_ngpus) return HSAKMT_STATUS_INVALID_NODE_UNIT;
+  config->NumTileConfigs = 0;
+  config->NumMacroTileConfigs = 0;
+  config->GbAddrConfig = 0x2a114042;
+  config->NumBanks = 16;
+  config->NumRanks = 1;
+  return HSAKMT_STATUS_SUCCESS;
+}
+
+/* Memory: every allocation, "device" memory included, is host memory. */
+EXPORT HSAKMT_STATUS hsaKmtAllocMemory(HSAuint32 node, HSAuint64 size,
+                                       HsaMemFlags flags, void** addr) {
+  if (!size) return HSAKMT_STATUS_INVALID_PARAMETER;
+  uint64_t len = (size + 4095) & ~4095ull;
+  int mflags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
+  void* want = NULL;
+  if (flags.ui32.FixedAddress && *addr) {
+    want = *addr;
+    mflags |= MAP_FIXED_NOREPLACE;
+  }
+  void* p = mmap(want, len, PROT_READ | PROT_WRITE, mflags, -1, 0);
+  if (p == MAP_FAILED) return HSAKMT_STATUS_NO_MEMORY;
+  mem_rec r = {p, len, node, flags, NULL, 0};
+  mem_add(r);
+  *addr = p;
+  return HSAKMT_STATUS_SUCCESS;
+}
+
+EXPORT HSAKMT_STATUS hsaKmtFreeMemory(void* addr, HSAuint64 size) {
+  mem_rec r;
+  if (!mem_remove(addr, &r)) return HSAKMT_STATUS_INVALID_PARAMETER;
+  (void)size;
+  munmap(r.addr, r.size);
+  return HSAKMT_STATUS_SUCCESS;
+}
+
+EXPORT HSAKMT_STATUS hsaKmtRegisterMemoryWithFlags(void* addr, HSAuint64 size,
+                                                   HsaMemFlags flags) {
+  mem_rec r = {addr, size, 0, flags, NULL, 1};
+  mem_add(r);
+  return HSAKMT_STATUS_SUCCESS;
+}
+
+EXPORT HSAKMT_STATUS hsaKmtDeregisterMemory(void* addr) {
+  mem_rec r;
+  pthread_mutex_lock(&g_mem_lock);
+  mem_rec* f = mem_find(addr);
+  int registered = f && f->registered && f->addr == addr;
+  pthread_mutex_unlock(&g_mem_lock);
+  if (registered) mem_remove(addr, &r);
+  return HSAKMT_STATUS_SUCCESS;
+}
+
+EXPORT HSAKMT_STATUS hsaKmtMapMemoryToGPU(void* addr, HSAuint64 size,
+                                          HSAuint64* alt) {
+  (void)addr;
+  (void)size;
+  if (alt) *alt = 0;
+  return HSAKMT_STATUS_SUCCESS;
+}
+
+EXPORT HSAKMT_STATUS hsaKmtMapMemoryToGPUNodes(void* addr, HSAuint64 size,
+                                               HSAuint64* alt,
+                                               HsaMemMapFlags flags,
+                                               HSAuint64 n, HSAuint32* nodes) {
+  (void)flags;
+  (void)n;
+  (void)nodes;
+  return hsaKmtMapMemoryToGPU(addr, size, alt);
+}
+
+EXPORT HSAKMT_STATUS hsaKmtUnmapMemoryToGPU(void* addr) {
+  (void)addr;
+  return HSAKMT_STATUS_SUCCESS;
+}
+
+EXPORT HSAKMT_STATUS hsaKmtSetMemoryPolicy(HSAuint32 node, HSAuint32 def,
+                                           HSAuint32 alt, void* addr,
+                                           HSAuint64 size) {
+  (void)node;
+  (void)def;
+  (void)alt;
+  (void)addr;
+  (void)size;
+  return HSAKMT_STATUS_SUCCESS;
+}
+
+EXPORT HSAKMT_STATUS hsaKmtQueryPointerInfo(const void* ptr,
+                                            HsaPointerInfo* info) {
+  memset(info, 0, sizeof(*info));
+  pthread_mutex_lock(&g_mem_lock);
+  mem_rec* r = mem_find(ptr);
+  if (r) {
+    info->Type =
+        r->registered ? HSA_POINTER_REGISTERED_USER : HSA_POINTER_ALLOCATED;
+    info->Node = r->node;
+    info->MemFlags = r->flags;
+    info->CPUAddress = r->addr;
+    info->GPUAddress = (HSAuint64)(uintptr_t)r->addr;
+    info->SizeInBytes = r->size;
+    info->UserData = r->user_data;
+  }
+  pthread_mutex_unlock(&g_mem_lock);
+  return HSAKMT_STATUS_SUCCESS; /* HSA_POINTER_UNKNOWN when not found */
+}
+
+EXPORT HSAKMT_STATUS hsaKmtSetMemoryUserData(const void* ptr, void* data) {
+  pthread_mutex_lock(&g_mem_lock);
+  mem_rec* r = mem_find(ptr);
+  if (r) r->user_data = data;
+  pthread_mutex_unlock(&g_mem_lock);
+  return r ? HSAKMT_STATUS_SUCCESS : HSAKMT_STATUS_INVALID_PARAMETER;
+}
+
+EXPORT HSAKMT_STATUS hsaKmtShareMemory(void* addr, HSAuint64 size,
+                                       HsaSharedMemoryHandle* h) {
+  (void)addr;
+  (void)size;
+  (void)h;
+  return HSAKMT_STATUS_NOT_SUPPORTED;
+}
+
+EXPORT HSAKMT_STATUS hsaKmtRegisterSharedHandle(const HsaSharedMemoryHandle* h,
+                                                void** addr, HSAuint64* size) {
+  (void)h;
+  (void)addr;
+  (void)size;
+  return HSAKMT_STATUS_NOT_SUPPORTED;
+}
+
+EXPORT HSAKMT_STATUS hsaKmtRegisterSharedHandleToNodes(
+    const HsaSharedMemoryHandle* h, void** addr, HSAuint64* size, HSAuint64 n,
+    HSAuint32* nodes) {
+  (void)h;
+  (void)addr;
+  (void)size;
+  (void)n;
+  (void)nodes;
+  return HSAKMT_STATUS_NOT_SUPPORTED;
+}
+
+EXPORT HSAKMT_STATUS hsaKmtRegisterGraphicsHandleToNodes(
+    HSAuint64 handle, HsaGraphicsResourceInfo* info, HSAuint64 n,
+    HSAuint32* nodes) {
+  (void)handle;
+  (void)info;
+  (void)n;
+  (void)nodes;
+  return HSAKMT_STATUS_NOT_SUPPORTED;
+}
+
+EXPORT HSAKMT_STATUS hsaKmtSVMSetAttr(void* start, HSAuint64 size,
+                                      unsigned int n, HSA_SVM_ATTRIBUTE* a) {
+  (void)start;
+  (void)size;
+  (void)n;
+  (void)a;
+  return HSAKMT_STATUS_NOT_SUPPORTED;
+}
+
+EXPORT HSAKMT_STATUS hsaKmtSVMGetAttr(void* start, HSAuint64 size,
+                                      unsigned int n, HSA_SVM_ATTRIBUTE* a) {
+  (void)start;
+  (void)size;
+  (void)n;
+  (void)a;
+  return HSAKMT_STATUS_NOT_SUPPORTED;
+}
+
+EXPORT HSAKMT_STATUS hsaKmtSetTrapHandler(HSAuint32 node, void* base,
+                                          HSAuint64 size, void* buf,
+                                          HSAuint64 buf_size) {
+  (void)node;
+  (void)base;
+  (void)size;
+  (void)buf;
+  (void)buf_size;
+  return HSAKMT_STATUS_SUCCESS;
+}
+
+/* Events. */
+EXPORT HSAKMT_STATUS hsaKmtCreateEvent(HsaEventDescriptor* desc,
+                                       bool manual_reset, bool signaled,
+                                       HsaEvent** out) {
+  null_event* e = calloc(1, sizeof(*e));
+  if (!e) return HSAKMT_STATUS_NO_MEMORY;
+  pthread_mutex_lock(&g_ev_lock);
+  unsigned id = 0;
+  for (unsigned tries = 0; tries < MAX_EVENTS - 1; tries++) {
+    unsigned c = g_next_event;
+    g_next_event = g_next_event + 1 >= MAX_EVENTS ? 1 : g_next_event + 1;
+    if (!g_events[c]) {
+      id = c;
+      break;
+    }
+  }
+  if (!id) {
+    pthread_mutex_unlock(&g_ev_lock);
+    free(e);
+    return HSAKMT_STATUS_OUT_OF_RESOURCES;
+  }
+  e->ev.EventId = id;
+  e->ev.EventData.EventType = desc->EventType;
+  e->ev.EventData.HWData1 = id;
+  e->ev.EventData.HWData2 =
+      g_mailbox ? (HSAuint64)(uintptr_t)&g_mailbox[id] : 0;
+  e->ev.EventData.HWData3 = id;
+  e->manual_reset = manual_reset;
+  e->signaled = signaled;
+  g_events[id] = e;
+  pthread_mutex_unlock(&g_ev_lock);
+  *out = &e->ev;
+  return HSAKMT_STATUS_SUCCESS;
+}
+
+EXPORT HSAKMT_STATUS hsaKmtDestroyEvent(HsaEvent* ev) {
+  if (!ev) return HSAKMT_STATUS_INVALID_HANDLE;
+  null_event* e = (null_event*)ev;
+  pthread_mutex_lock(&g_ev_lock);
+  if (ev->EventId < MAX_EVENTS && g_events[ev->EventId] == e)
+    g_events[ev->EventId] = NULL;
+  pthread_mutex_unlock(&g_ev_lock);
+  free(e);
+  return HSAKMT_STATUS_SUCCESS;
+}
+
+EXPORT HSAKMT_STATUS hsaKmtSetEvent(HsaEvent* ev) {
+  if (!ev) return HSAKMT_STATUS_INVALID_HANDLE;
+  pthread_mutex_lock(&g_ev_lock);
+  event_set_locked((null_event*)ev);
+  pthread_mutex_unlock(&g_ev_lock);
+  return HSAKMT_STATUS_SUCCESS;
+}
+
+EXPORT HSAKMT_STATUS hsaKmtWaitOnMultipleEvents(HsaEvent* evs[], HSAuint32 n,
+                                                bool all, HSAuint32 ms) {
+  struct timespec deadline;
+  clock_gettime(CLOCK_REALTIME, &deadline);
+  if (ms != HSA_EVENTTIMEOUT_INFINITE) {
+    deadline.tv_sec += ms / 1000;
+    deadline.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+      deadline.tv_sec++;
+      deadline.tv_nsec -= 1000000000L;
+    }
+  }
+  HSAKMT_STATUS st = HSAKMT_STATUS_SUCCESS;
+  pthread_mutex_lock(&g_ev_lock);
+  for (;;) {
+    HSAuint32 set = 0;
+    for (HSAuint32 i = 0; i < n; i++)
+      if (evs[i] && ((null_event*)evs[i])->signaled) set++;
+    if ((all && set == n) || (!all && set > 0)) {
+      for (HSAuint32 i = 0; i < n; i++) {
+        null_event* e = (null_event*)evs[i];
+        if (e && e->signaled && !e->manual_reset) e->signaled = 0;
+      }
+      break;
+    }
+    if (ms == 0) {
+      st = HSAKMT_STATUS_WAIT_TIMEOUT;
+      break;
+    }
+    int rc = ms == HSA_EVENTTIMEOUT_INFINITE
+                 ? pthread_cond_wait(&g_ev_cond, &g_ev_lock)
+                 : pthread_cond_timedwait(&g_ev_cond, &g_ev_lock, &deadline);
+    if (rc == ETIMEDOUT) {
+      st = HSAKMT_STATUS_WAIT_TIMEOUT;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&g_ev_lock);
+  return st;
+}
+
+EXPORT HSAKMT_STATUS hsaKmtWaitOnEvent(HsaEvent* ev, HSAuint32 ms) {
+  return hsaKmtWaitOnMultipleEvents(&ev, 1, true, ms);
+}
+
+/* Queues. The two places a KFD-backed variant would send the uapi ioctls. */
+static void queue_register(null_queue* q) { (void)q; }
+static void queue_unregister(null_queue* q) { (void)q; }
+
+EXPORT HSAKMT_STATUS hsaKmtCreateQueue(HSAuint32 node, HSA_QUEUE_TYPE type,
+                                       HSAuint32 pct, HSA_QUEUE_PRIORITY prio,
+                                       void* ring, HSAuint64 ring_bytes,
+                                       HsaEvent* ev, HsaQueueResource* res) {
+  (void)ev;
+  if (node == 0 || node > g_ngpus) return HSAKMT_STATUS_INVALID_NODE_UNIT;
+  pthread_mutex_lock(&g_q_lock);
+  if (type != HSA_QUEUE_COMPUTE_AQL) {
+    /* No SDMA engine (nor any other queue type) is emulated: refused, as a
+     * KFD without free SDMA queues would; ROCr uses blit kernels then. */
+    if (type == HSA_QUEUE_SDMA || type == HSA_QUEUE_SDMA_XGMI)
+      g_sdma_refused++;
+    else
+      g_create_failures++;
+    pthread_mutex_unlock(&g_q_lock);
+    return HSAKMT_STATUS_OUT_OF_RESOURCES;
+  }
+  if (g_nqueues >= MAX_QUEUES || !g_doorbells ||
+      (ring_bytes & (ring_bytes - 1)) || ring_bytes < AQL_BYTES) {
+    g_create_failures++;
+    pthread_mutex_unlock(&g_q_lock);
+    return HSAKMT_STATUS_OUT_OF_RESOURCES;
+  }
+  null_queue* q = &g_queues[g_nqueues];
+  memset(q, 0, sizeof(*q));
+  q->used = q->live = 1;
+  q->id = g_nqueues++;
+  q->node = node;
+  q->type = type;
+  q->percentage = pct;
+  q->priority = prio;
+  q->ring = ring;
+  q->ring_bytes = ring_bytes;
+  q->rptr = res->Queue_read_ptr_aql;
+  q->wptr = res->Queue_write_ptr_aql;
+  q->doorbell = &g_doorbells[q->id];
+  atomic_store(q->doorbell, DOORBELL_UNRUNG);
+  q->last_doorbell = DOORBELL_UNRUNG;
+  res->QueueId = q->id;
+  res->Queue_DoorBell_aql = (HSAuint64*)q->doorbell;
+  queue_register(q);
+  if (!g_cp_running) {
+    atomic_store(&g_cp_stop, 0);
+    if (pthread_create(&g_cp, NULL, cp_main, NULL) == 0) g_cp_running = 1;
+  }
+  pthread_mutex_unlock(&g_q_lock);
+  return HSAKMT_STATUS_SUCCESS;
+}
+
+static null_queue* queue_get(HSA_QUEUEID id) {
+  if (id >= g_nqueues || !g_queues[id].live) return NULL;
+  return &g_queues[id];
+}
+
+EXPORT HSAKMT_STATUS hsaKmtDestroyQueue(HSA_QUEUEID id) {
+  pthread_mutex_lock(&g_q_lock);
+  null_queue* q = queue_get(id);
+  if (!q) {
+    pthread_mutex_unlock(&g_q_lock);
+    return HSAKMT_STATUS_INVALID_HANDLE;
+  }
+  /* What ROCr wrote, read at destroy (the last doorbell is counted too). */
+  uint64_t db = atomic_load(q->doorbell);
+  if (db != q->last_doorbell) {
+    q->doorbell_changes++;
+    q->last_doorbell = db;
+  }
+  q->final_write_index = *q->wptr;
+  q->final_read_index = *q->rptr;
+  q->live = 0;
+  queue_unregister(q);
+  pthread_mutex_unlock(&g_q_lock);
+  return HSAKMT_STATUS_SUCCESS;
+}
+
+EXPORT HSAKMT_STATUS hsaKmtUpdateQueue(HSA_QUEUEID id, HSAuint32 pct,
+                                       HSA_QUEUE_PRIORITY prio, void* ring,
+                                       HSAuint64 ring_bytes, HsaEvent* ev) {
+  (void)ev;
+  pthread_mutex_lock(&g_q_lock);
+  null_queue* q = queue_get(id);
+  if (q) {
+    q->percentage = pct;
+    q->priority = prio;
+    q->ring = ring;
+    q->ring_bytes = ring_bytes;
+    q->updates++;
+  }
+  pthread_mutex_unlock(&g_q_lock);
+  return q ? HSAKMT_STATUS_SUCCESS : HSAKMT_STATUS_INVALID_HANDLE;
+}
+
+EXPORT HSAKMT_STATUS hsaKmtSetQueueCUMask(HSA_QUEUEID id, HSAuint32 count,
+                                          HSAuint32* mask) {
+  (void)count;
+  (void)mask;
+  pthread_mutex_lock(&g_q_lock);
+  null_queue* q = queue_get(id);
+  if (q) q->cu_masks++;
+  pthread_mutex_unlock(&g_q_lock);
+  return q ? HSAKMT_STATUS_SUCCESS : HSAKMT_STATUS_INVALID_HANDLE;
+}
+
+EXPORT HSAKMT_STATUS hsaKmtAllocQueueGWS(HSA_QUEUEID id, HSAuint32 n,
+                                         HSAuint32* first) {
+  (void)id;
+  (void)n;
+  (void)first;
+  return HSAKMT_STATUS_NOT_SUPPORTED;
+}
