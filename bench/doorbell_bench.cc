@@ -7,8 +7,9 @@
 //   bpftrace  `uprobe:<lib>:hsa_signal_store_screlease
 //              { @[pid, arg0] = count(); }` (per process and doorbell, as gpuq)
 // interleaved rep by rep (none, empty, gpuq, bpftrace, none, ...) so they
-// share the machine's noise; medians and ratios are printed. Target (issue
-// 3): gpuq costs no more than 1.1x the empty uprobe. Needs root.
+// share the machine's noise; medians and ratios are printed, and the BPF
+// bodies' own ns per run from the kernel's stats. Target: gpuq costs no more
+// than 1.05x the empty uprobe. Needs root.
 //
 // Built a second time as gpuq-bench-doorbell-rocr (GPUQ_BENCH_REAL_ROCR):
 // the same loop through Debian's real libhsa-runtime64.so.1 (ROCr 5.2.3) on
@@ -398,8 +399,9 @@ int main(int argc, char** argv) {
     std::printf("ratio gpuq / bpftrace (ns per call): %.3f\n",
                 ns["gpuq"] / ns["bpftrace"]);
   }
-  std::printf("%s: gpuq costs <= 1.1x the empty uprobe (%.3f)\n",
-              ratio <= 1.1 ? "PASS" : "MISS", ratio);
+  // The per-ring body target: at most 1.05x the empty uprobe.
+  std::printf("%s: gpuq costs <= 1.05x the empty uprobe (%.3f)\n",
+              ratio <= 1.05 ? "PASS" : "MISS", ratio);
   if (!counts_ok) std::printf("counts: MISMATCH (see above)\n");
 #ifdef GPUQ_BENCH_REAL_ROCR
   hsa_queue_destroy(rocr_queue);

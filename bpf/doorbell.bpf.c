@@ -14,7 +14,8 @@
  * signals (kind 1) are ignored.
  *
  * The packet type comes from the AQL header of the rung slot:
- * amd_signal_t.queue_ptr -> amd_queue_t.base_address[value & (size - 1)].
+ * amd_signal_t.queue_ptr -> amd_queue_t.base_address[value & (size - 1)];
+ * the ring of each doorbell's queue is cached in its count (count_doorbell).
  *
  * Layouts (x86-64 HSA_LARGE_MODEL, see docs kfd-probe-points.md section 3):
  *   amd_signal_t (64 B): kind s64 @0, value @8, ..., queue_ptr @48
@@ -24,7 +25,7 @@
  * The maps' key, value and drop reasons are include/gpuq/doorbell_abi.h's,
  * shared with the agent (agent/sources/doorbell_counter.cc). The packet
  * classes are the ABI's (enum gpuq_packet_class), so by_packet is copied into
- * gpuq_doorbell_count_record.by_packet as it is.
+ * gpuq_doorbell_count_record.by_packet as it is; their sum is the total.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -76,19 +77,16 @@ struct {
 	__type(value, __u64);
 } doorbell_drops SEC(".maps");
 
-static __always_inline __u32 packet_type(const struct amd_signal_head *sig, __u64 index)
+/* The class of the packet in slot index of a ring of `packets` slots. */
+static __always_inline __u32 packet_class(__u64 ring_base, __u32 packets, __u64 index)
 {
-	struct amd_queue_ring ring;
 	__u16 header;
 	__u8 type;
 
-	if (!sig->queue_ptr ||
-	    bpf_probe_read_user(&ring, sizeof(ring), (void *)(sig->queue_ptr + 8)))
-		return GPUQ_PACKET_UNREADABLE;
-	if (!ring.base_address || !ring.size || (ring.size & (ring.size - 1)))
+	if (!ring_base || !packets || (packets & (packets - 1)))
 		return GPUQ_PACKET_UNREADABLE;
 	if (bpf_probe_read_user(&header, sizeof(header),
-				(void *)(ring.base_address + (index & (ring.size - 1)) * 64)))
+				(void *)(ring_base + (index & (packets - 1)) * 64)))
 		return GPUQ_PACKET_UNREADABLE;
 	type = header & 0xff; /* hsa_packet_type_t */
 	if (type == 2)	      /* KERNEL_DISPATCH */
@@ -98,6 +96,24 @@ static __always_inline __u32 packet_type(const struct amd_signal_head *sig, __u6
 	return GPUQ_PACKET_OTHER; /* VENDOR_SPECIFIC, INVALID, AGENT_DISPATCH */
 }
 
+/* Reads queue_ptr's ring into count's cache (queue_ptr 0: unclassified). */
+static __always_inline void cache_ring(struct gpuq_doorbell_count *count, __u64 queue_ptr)
+{
+	struct amd_queue_ring ring = {};
+
+	if (queue_ptr && bpf_probe_read_user(&ring, sizeof(ring), (void *)(queue_ptr + 8)))
+		ring = (struct amd_queue_ring){};
+	count->ring_base = ring.base_address;
+	count->ring_packets = ring.size;
+	count->queue_ptr = queue_ptr;
+}
+
+/*
+ * Per ring: one lookup, the signal's head (its kind is checked every time:
+ * a destroyed queue's signal memory is reused for completion signals), the
+ * rung slot's header from the cached ring, one atomic add. amd_queue_t is
+ * read again only when the signal names another queue than at the last ring.
+ */
 static __always_inline int count_doorbell(__u64 handle, __u64 value)
 {
 	struct gpuq_doorbell_key key = { .handle = handle };
@@ -114,14 +130,13 @@ static __always_inline int count_doorbell(__u64 handle, __u64 value)
 		/* learned doorbells of unknown layout: count, do not classify */
 		sig.queue_ptr = 0;
 	}
-	type = packet_type(&sig, value);
-
 	count = bpf_map_lookup_elem(&doorbell_counts, &key);
 	if (!count) {
 		struct gpuq_doorbell_count init = { .cgroup_id = bpf_get_current_cgroup_id() };
 		__u32 reason = GPUQ_DB_DROP_MAP_FULL;
 		__u64 *n;
 
+		cache_ring(&init, sig.queue_ptr);
 		/* EEXIST: another CPU inserted it first, which is fine */
 		bpf_map_update_elem(&doorbell_counts, &key, &init, BPF_NOEXIST);
 		count = bpf_map_lookup_elem(&doorbell_counts, &key);
@@ -131,8 +146,11 @@ static __always_inline int count_doorbell(__u64 handle, __u64 value)
 				*n += 1; /* per-CPU slot */
 			return 0;
 		}
+	} else if (count->queue_ptr != sig.queue_ptr) {
+		/* racing rings of one doorbell may both refresh: same values */
+		cache_ring(count, sig.queue_ptr);
 	}
-	__sync_fetch_and_add(&count->doorbells, 1);
+	type = packet_class(count->ring_base, count->ring_packets, value);
 	if (type < GPUQ_PACKET__MAX)
 		__sync_fetch_and_add(&count->by_packet[type], 1);
 	return 0;

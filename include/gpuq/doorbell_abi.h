@@ -31,15 +31,29 @@ GPUQ_ABI_OFFSET(gpuq_doorbell_key, handle, 0);
 GPUQ_ABI_OFFSET(gpuq_doorbell_key, tgid, 8);
 GPUQ_ABI_SIZE(gpuq_doorbell_key, 16); /* 8 + 2*4 */
 
-/* Value of doorbell_counts: cumulative since the doorbell's first ring. */
+/*
+ * Value of doorbell_counts: cumulative since the doorbell's first ring. The
+ * total is the sum of by_packet (every ring is counted in one class), so the
+ * probe pays one atomic add per ring, not two.
+ */
 struct gpuq_doorbell_count {
-	__u64 doorbells;
-	__u64 by_packet[GPUQ_PACKET__MAX]; /* enum gpuq_packet_class; sum to doorbells */
+	__u64 by_packet[GPUQ_PACKET__MAX]; /* enum gpuq_packet_class */
 	__u64 cgroup_id; /* cgroup v2 id of the ringing task at the first doorbell */
+	/*
+	 * The probe's own cache, not read by the agent: the amd_queue_t the
+	 * signal named at the last ring and that queue's ring, so a ring of
+	 * the same queue reads its packet header without reading amd_queue_t.
+	 */
+	__u64 queue_ptr;
+	__u64 ring_base;
+	__u32 ring_packets;
+	__u32 pad;
 };
-GPUQ_ABI_OFFSET(gpuq_doorbell_count, doorbells, 0);
-GPUQ_ABI_OFFSET(gpuq_doorbell_count, by_packet, 8);
-GPUQ_ABI_OFFSET(gpuq_doorbell_count, cgroup_id, 40);
-GPUQ_ABI_SIZE(gpuq_doorbell_count, 48); /* 8 + 4*8 + 8 */
+GPUQ_ABI_OFFSET(gpuq_doorbell_count, by_packet, 0);
+GPUQ_ABI_OFFSET(gpuq_doorbell_count, cgroup_id, 32);
+GPUQ_ABI_OFFSET(gpuq_doorbell_count, queue_ptr, 40);
+GPUQ_ABI_OFFSET(gpuq_doorbell_count, ring_base, 48);
+GPUQ_ABI_OFFSET(gpuq_doorbell_count, ring_packets, 56);
+GPUQ_ABI_SIZE(gpuq_doorbell_count, 64); /* 4*8 + 3*8 + 2*4 */
 
 #endif /* GPUQ_DOORBELL_ABI_H */

@@ -742,6 +742,14 @@ TEST(DoorbellPollerTest, ClassifiesEveryPacketTypeExactly) {
        4,
        1,
        0},
+      // The signal moves to another queue between rounds (its memory
+      // reused), the old ring consumed: classified from the new ring, not
+      // from what the probe cached of the old one.
+      {{"dispatch=10", "barrier=6", "vendor=3", "rounds=2", "requeue=1"},
+       20,
+       12,
+       6,
+       0},
       // A doorbell signal without queue_ptr: counted, type unreadable.
       {{"dispatch=6", "barrier=2", "noqueue=1"}, 0, 0, 0, 8},
   };

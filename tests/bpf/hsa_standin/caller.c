@@ -7,7 +7,7 @@
  * usage: hsa_standin_caller [dispatch=N] [barrier=N] [vendor=N] [agent=N]
  *          [invalid=N] [completions=N] [queues=N]
  *          [via=screlease|relaxed|release|mix] [kind=-1|-2|1] [noqueue=1]
- *          [rounds=N] [wait_stdin=1]
+ *          [rounds=N] [wait_stdin=1] [requeue=1]
  *        hsa_standin_dlopen_caller lib=PATH [same options]
  * barrier packets alternate BARRIER_AND / BARRIER_OR; packets are interleaved
  * (dispatch, barrier, vendor, agent, invalid, ...) over the queues
@@ -16,11 +16,14 @@
  * does; noqueue=1 leaves queue_ptr NULL (packet type unreadable). Each of the
  * `rounds` rings the packets given (the summary gives totals).
  * wait_stdin=1 prints "ready" and reads one byte from stdin before each round
- * (so a test can attach or poll in between).
+ * (so a test can attach or poll in between). requeue=1 points each doorbell
+ * signal at a second queue (its own ring) from one round to the next, the
+ * queue it leaves with every slot INVALID.
  *
  * The dlopen variant (GPUQ_CALLER_DLOPEN) does not link the library: it
  * dlopen()s lib=PATH after the first "ready" (printing "loaded"), so a test
  * sees a process map the runtime after the probes were set up. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,9 +70,12 @@ static const char* sarg(int argc, char** argv, const char* key,
 }
 
 static void ring(struct queue* q, uint16_t type, const char* via, long n) {
+  /* the queue the doorbell names (requeue=1 moves it), else q's own */
+  amd_queue_t* aq = q->doorbell.queue_ptr ? q->doorbell.queue_ptr : &q->amd;
   uint64_t index =
-      __atomic_fetch_add(&q->amd.write_dispatch_id, 1, __ATOMIC_RELEASE);
-  uint8_t* slot = q->ring + (index & (RING_PACKETS - 1)) * AQL_PACKET_BYTES;
+      __atomic_fetch_add(&aq->write_dispatch_id, 1, __ATOMIC_RELEASE);
+  uint8_t* slot = (uint8_t*)aq->hsa_queue.base_address +
+                  (index & (RING_PACKETS - 1)) * AQL_PACKET_BYTES;
   memset(slot + 2, 0, AQL_PACKET_BYTES - 2);
   uint16_t header = type | (1u << HSA_PACKET_HEADER_BARRIER);
   __atomic_store_n((uint16_t*)slot, header, __ATOMIC_RELEASE);
@@ -138,9 +144,11 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  struct queue* queues = aligned_alloc(64, sizeof(struct queue) * nqueues);
-  memset(queues, 0, sizeof(struct queue) * nqueues);
-  for (long i = 0; i < nqueues; ++i) {
+  int requeue = arg(argc, argv, "requeue", 0) != 0;
+  /* queues[nqueues..]: the spares requeue=1 points the doorbells at */
+  struct queue* queues = aligned_alloc(64, sizeof(struct queue) * nqueues * 2);
+  memset(queues, 0, sizeof(struct queue) * nqueues * 2);
+  for (long i = 0; i < nqueues * 2; ++i) {
     struct queue* q = &queues[i];
     q->doorbell.kind = kind;
     q->doorbell.hardware_doorbell_ptr = &q->hw_doorbell;
@@ -176,6 +184,22 @@ int main(int argc, char** argv) {
   long rung[MAX_QUEUES] = {0};
   for (long r = 0; r < rounds; ++r) {
     if (wait_go(wait, "round", r) != 0) return 3;
+    if (requeue && r > 0) {
+      /* Each doorbell signal now belongs to the other queue of its pair,
+       * as when ROCr reuses a destroyed queue's signal memory; the queue
+       * it left has its slots consumed (INVALID, as the CP leaves them). */
+      for (long i = 0; i < nqueues && queues[i].doorbell.queue_ptr; ++i) {
+        struct queue* from =
+            (struct queue*)((uint8_t*)queues[i].doorbell.queue_ptr -
+                            offsetof(struct queue, amd));
+        struct queue* to =
+            from == &queues[i] ? &queues[nqueues + i] : &queues[i];
+        for (int s = 0; s < RING_PACKETS; ++s)
+          *(uint16_t*)(from->ring + s * AQL_PACKET_BYTES) =
+              HSA_PACKET_TYPE_INVALID;
+        queues[i].doorbell.queue_ptr = &to->amd;
+      }
+    }
     long left[5];
     memcpy(left, per_round, sizeof(left));
     long round_n = 0;
