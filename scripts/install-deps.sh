@@ -9,7 +9,7 @@ TEST=(googletest libgtest-dev prometheus prometheus-node-exporter curl podman ru
   debootstrap docker-compose aardvark-dns python3-yaml systemd
   python3 util-linux bpftrace openssl
   qemu-system-x86 cpio kmod xz-utils zstd dwarves tmux
-  chromium python3-pil)
+  chromium python3-pil libclang-rt-14-dev)
 want=("${BUILD[@]}")
 [ "${1:-}" = "--test" ] && want+=("${TEST[@]}")
 

@@ -93,6 +93,11 @@ CaptureError ReadCapture(const std::string& path, Capture* out,
         path, problem);
     return CaptureError::kOpen;
   }
+  return ParseCapture(data, path, out, error);
+}
+
+CaptureError ParseCapture(std::string_view data, const std::string& path,
+                          Capture* out, std::string* error) {
   gpuq_capture_header header{};
   if (data.size() < sizeof(header.magic) ||
       std::memcmp(data.data(), GPUQ_CAPTURE_MAGIC, sizeof(header.magic)) != 0) {

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sources/event.h"
@@ -68,5 +69,11 @@ inline constexpr uint64_t kMaxCaptureBytes = 1ull << 30;
 /// `out->events` holds every complete record before the cut.
 CaptureError ReadCapture(const std::string& path, Capture* out,
                          std::string* error);
+
+/// The same checks on a capture already in memory (`data`, the whole file);
+/// `path` only names it in *error. ReadCapture() reads the file and calls
+/// this (the fuzzing harness of tests/fuzz calls it directly).
+CaptureError ParseCapture(std::string_view data, const std::string& path,
+                          Capture* out, std::string* error);
 
 }  // namespace gpuq
