@@ -29,9 +29,14 @@ python3 "$SRC/tests/fuzz/seeds.py" "$NAME" "$SEEDS" "$SRC" "$DIR/gpuq-gen-captur
 dirs=("$CORPUS" "$SEEDS")
 [ -d "$REGRESSIONS" ] && dirs+=("$REGRESSIONS")
 
-flags=(-max_total_time="$SECONDS_" -timeout=10 -rss_limit_mb=2048
+flags=(-max_total_time="$SECONDS_" -timeout=25 -rss_limit_mb=2048
   -malloc_limit_mb=1024 -print_final_stats=1 -artifact_prefix="$ARTIFACTS")
 case $NAME in
+  capture)
+    # Every input is replayed, analyzed and rendered in full: small ones
+    # keep the run at more than a handful of inputs per second.
+    flags+=(-max_len=8192)
+    ;;
   web_config)
     # server.crt, server.key and ca.crt for the configs to name.
     tls=$WORK/tls

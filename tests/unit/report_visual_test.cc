@@ -460,7 +460,7 @@ TEST(RenderPerfetto, InvalidUtf8NamesDoNotBreakTheJson) {
   RunReport r = SampleReport();
   r.timeline.queue_lifetimes[0].track = "pid 1 (\xff\xfe)";
   const std::string out = RenderPerfetto({r});
-  EXPECT_NO_THROW(Json::parse(out));
+  EXPECT_NO_THROW((void)Json::parse(out));
 }
 
 TEST(RenderPerfetto, EmptyReportIsAValidEmptyTrace) {
