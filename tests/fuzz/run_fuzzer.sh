@@ -37,6 +37,10 @@ case $NAME in
     # keep the run at more than a handful of inputs per second.
     flags+=(-max_len=8192)
     ;;
+  runtime_json)
+    # Room for documents whose labels overflow a container_meta record.
+    flags+=(-max_len=65536)
+    ;;
   web_config)
     # server.crt, server.key and ca.crt for the configs to name.
     tls=$WORK/tls

@@ -156,6 +156,11 @@ def seed_runtime_json(out, src, gen):
             '"ID":"abc123","Attributes":{"name":"k8s_app_web-0_shop_uid_0",'
             '"io.kubernetes.pod.name":"web-0","io.kubernetes.pod.namespace":'
             '"shop","io.kubernetes.container.name":"app"}}}')
+    # More labels than a container_meta record holds (32 KiB).
+    labels = ",".join('"org.example.label%d":"%s"' % (i, "x" * (1000 - i))
+                      for i in range(40))
+    out.add("inspect-many-labels", '{"Name":"/vllm","Config":{"Labels":{%s}}}'
+            % labels)
     # The container_meta payloads captures carry.
     for name, data in captures(src, gen).items():
         _header, records = capture_parts(data)
