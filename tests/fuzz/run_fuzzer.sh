@@ -2,9 +2,11 @@
 # run_fuzzer.sh HARNESS ASAN_DIR SRC SECONDS [LIBFUZZER_FLAGS...]
 # One run of HARNESS (tests/fuzz/HARNESS_fuzzer.cc, built in ASAN_DIR/fuzz)
 # for SECONDS: first every seed (made by seeds.py from the repository's
-# goldens and fixtures), every committed regression input
-# (tests/fuzz/regressions/HARNESS) and what earlier runs kept
-# (ASAN_DIR/fuzz/corpus/HARNESS), then mutations. A crash, a sanitizer
+# goldens and fixtures) and every committed regression input
+# (tests/fuzz/regressions/HARNESS), then mutations. What the run finds worth
+# keeping goes to a fresh directory, so the test's time does not grow from
+# run to run; set GPUQ_FUZZ_CORPUS=DIR to keep (and start from) a corpus
+# across longer runs (docs/fuzzing.md). A crash, a sanitizer
 # report, a leak, a timeout or running out of memory fails the test; the
 # input is left in ASAN_DIR/fuzz/artifacts/HARNESS and the command that
 # reproduces it is printed (docs/fuzzing.md).
@@ -20,7 +22,7 @@ procs_init
 FUZZER=$DIR/fuzz/${NAME}_fuzzer
 WORK=$DIR/fuzz
 SEEDS=$WORK/seeds/$NAME
-CORPUS=$WORK/corpus/$NAME
+CORPUS=${GPUQ_FUZZ_CORPUS:-$TMP/corpus}
 ARTIFACTS=$WORK/artifacts/$NAME/
 REGRESSIONS=$SRC/tests/fuzz/regressions/$NAME
 mkdir -p "$CORPUS" "$ARTIFACTS"
