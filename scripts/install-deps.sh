@@ -9,7 +9,7 @@ TEST=(googletest libgtest-dev prometheus prometheus-node-exporter curl podman ru
   debootstrap docker-compose aardvark-dns python3-yaml systemd
   python3 util-linux bpftrace openssl
   qemu-system-x86 cpio kmod xz-utils zstd dwarves tmux
-  chromium python3-pil
+  chromium python3-pil libclang-rt-14-dev
   libhsa-runtime64-1 libhsa-runtime-dev libhsakmt-dev libamdhip64-5 libamdhip64-dev
   hipcc rocminfo)
 want=("${BUILD[@]}")

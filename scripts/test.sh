@@ -10,13 +10,15 @@ cd "${GPUQ_BUILD_DIR:-build}"
 # unit (1), replay goldens and CLI (2), host BPF (3), /metrics e2e (6),
 # lint (clang-format), the QEMU tier on Debian 6.1/6.12 kernels (5), and
 # deployment: image, compose, Prometheus on every dashboard query (6),
-# the HTML report in headless chromium (browser), and Debian's real ROCr
-# and HIP on the null GPU of tests/nullgpu (rocm).
+# the HTML report in headless chromium (browser), Debian's real ROCr and
+# HIP on the null GPU of tests/nullgpu (rocm), and the unit and replay
+# tiers again under ASan+UBSan (sanitize) with a short run of every libFuzzer
+# harness (fuzz), both from a clang build in build/asan (docs/fuzzing.md).
 # Every process a test starts inherits GPUQ_TEST_RUN: whatever still
 # carries it after ctest was left behind, and fails the run.
 GPUQ_TEST_RUN=$(cat /proc/sys/kernel/random/uuid)
 export GPUQ_TEST_RUN
 status=0
-ctest --output-on-failure --timeout 600 -L 'unit|replay|bpf|e2e|lint|kernel|deploy|browser|rocm' || status=$?
+ctest --output-on-failure --timeout 600 -L 'unit|replay|bpf|e2e|lint|kernel|deploy|browser|rocm|sanitize|fuzz' || status=$?
 "$ROOT/tests/lib/survivors.sh" "$GPUQ_TEST_RUN" || status=1
 exit "$status"

@@ -30,6 +30,8 @@ namespace {
 constexpr int kServerThreads = 128;
 /// How long a connection may take to send its request.
 constexpr int kRequestTimeoutMs = 2000;
+/// The largest bcrypt cost accepted: htpasswd -B's own maximum.
+constexpr int kMaxBcryptCost = 17;
 /// The web config and each TLS file it names: far more than any real one.
 constexpr uint64_t kMaxWebConfigBytes = 1 << 20;
 
@@ -259,6 +261,18 @@ bool LoadWebConfig(const std::string& path, WebConfig* config,
           "the hash of user '{}' is not bcrypt (make one with: htpasswd "
           "-nBC 10 {} | cut -d: -f2)",
           y.key, y.key));
+    }
+    // Each check takes 2^cost rounds, at load and for every new or wrong
+    // password: beyond htpasswd -B's largest cost (17, seconds per check)
+    // one hash would hold the agent at start for hours (cost 31: days) and
+    // let a few wrong passwords occupy every connection worker.
+    const int cost = std::stoi(y.value.substr(4, 2));
+    if (cost > kMaxBcryptCost) {
+      return fail(fmt::format(
+          "the hash of user '{}' has bcrypt cost {}, above {} (each check "
+          "takes 2^cost rounds; make one with: htpasswd -nBC 10 {} | cut "
+          "-d: -f2)",
+          y.key, cost, kMaxBcryptCost, y.key));
     }
     if (!Crypt("", y.value)) {
       return fail(fmt::format(

@@ -423,7 +423,9 @@ std::string RenderJson(const std::vector<MetricFamily>& families,
   for (const auto& f : families) metrics.push_back(FamilyJson(f));
   Json doc = {
       {"containers", containers}, {"processes", procs}, {"metrics", metrics}};
-  return doc.dump(2) + "\n";
+  // A comm, a GPU name or a cgroup-derived label may be any bytes: invalid
+  // UTF-8 is replaced (U+FFFD), never thrown as type_error 316.
+  return doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace

@@ -72,7 +72,11 @@ bpf_program* Program(gpuq_bpf* skel, const std::string& name) {
 gpuq_bpf* OpenFor(const std::vector<HookPlan>& plans, std::string* error,
                   const std::string& btf_custom_path = "",
                   unsigned kfd_major = 0) {
-  LIBBPF_OPTS(bpf_object_open_opts, opts);
+  // LIBBPF_OPTS spelled out: its statement expression is a GNU extension
+  // clang -Wpedantic refuses (the sanitizer build, tests/fuzz).
+  bpf_object_open_opts opts;
+  std::memset(&opts, 0, sizeof(opts));
+  opts.sz = sizeof(opts);
   if (!btf_custom_path.empty()) opts.btf_custom_path = btf_custom_path.c_str();
   gpuq_bpf* skel = gpuq_bpf__open_opts(&opts);
   if (skel == nullptr) {

@@ -221,7 +221,9 @@ std::string RenderJson(const std::vector<RunReport>& runs) {
   out["schema"] = kReportSchema;
   out["runs"] = Json::array();
   for (const RunReport& r : runs) out["runs"].push_back(RunJson(r));
-  return out.dump(2) + "\n";
+  // Names come from the kernel (comm), cgroup paths and captures: invalid
+  // UTF-8 is replaced (U+FFFD), never thrown as type_error 316.
+  return out.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace gpuq::report

@@ -873,9 +873,23 @@ Analyzer::~Analyzer() = default;
 void Analyzer::Add(const Event& event) { impl_->Add(event); }
 RunReport Analyzer::Finish() { return impl_->Finish(); }
 
+double TimelineStep(const Capture& capture, double step_s) {
+  if (!(step_s > 0)) step_s = 1.0;
+  if (capture.events.empty()) return step_s;
+  const uint64_t t0 = Header(capture.events.front()).ts_ns;
+  uint64_t last = t0;
+  for (const Event& e : capture.events) {
+    last = std::max<uint64_t>(last, Header(e).ts_ns);
+  }
+  const double buckets = Seconds(last - t0) / step_s;
+  if (buckets <= static_cast<double>(kMaxTimelineBuckets)) return step_s;
+  return std::ceil(buckets / static_cast<double>(kMaxTimelineBuckets)) * step_s;
+}
+
 RunReport AnalyzeCapture(const Capture& capture, const std::string& name,
                          double step_s) {
-  Analyzer analyzer(name, step_s, capture.header.start_realtime_ns);
+  Analyzer analyzer(name, TimelineStep(capture, step_s),
+                    capture.header.start_realtime_ns);
   for (const Event& e : capture.events) analyzer.Add(e);
   return analyzer.Finish();
 }

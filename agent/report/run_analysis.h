@@ -52,7 +52,18 @@ class Analyzer {
   std::unique_ptr<Impl> impl_;
 };
 
-/// Analyzes a capture read with ReadCapture().
+/// The most buckets a timeline has: 4.5 hours of 1 s buckets (more points
+/// than any chart draws; the Perfetto trace has a counter event per bucket).
+inline constexpr uint64_t kMaxTimelineBuckets = 1u << 14;
+
+/// The bucket width AnalyzeCapture() uses for `capture`: `step_s`, or the
+/// smallest whole multiple of it that keeps the timeline within
+/// kMaxTimelineBuckets (a longer run, or a capture whose timestamps jump by
+/// years, would otherwise take a bucket per second of the whole span).
+double TimelineStep(const Capture& capture, double step_s);
+
+/// Analyzes a capture read with ReadCapture(), with buckets of
+/// TimelineStep(capture, step_s).
 RunReport AnalyzeCapture(const Capture& capture, const std::string& name,
                          double step_s = 1.0);
 

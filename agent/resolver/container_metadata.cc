@@ -588,6 +588,17 @@ bool ParseDockerEvent(const std::string& line, std::string* container_id,
   return true;
 }
 
+std::optional<ContainerMetadata> ParseDockerInspect(const std::string& body,
+                                                    std::string* error) {
+  return ParseInspect(body, error);
+}
+
+std::optional<ContainerMetadata> ParseOciBundle(const std::string& content,
+                                                const std::string& source,
+                                                std::string* error) {
+  return ParseBundle(content, source, error);
+}
+
 std::unique_ptr<RuntimeClient> MakeDockerApiClient(
     std::string socket_path, std::chrono::milliseconds timeout) {
   InitCurlOnce();

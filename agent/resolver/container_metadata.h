@@ -69,6 +69,17 @@ std::unique_ptr<RuntimeClient> MakeOciBundleClient(std::string run_dir);
 bool ParseDockerEvent(const std::string& line, std::string* container_id,
                       std::string* action, ContainerMetadata* said);
 
+/// What the two runtime clients read, without the I/O (the fuzzing harness
+/// of tests/fuzz calls them): a Docker Engine API inspect document (GET
+/// /containers/<id>/json), and an OCI runtime spec's annotations (`source`
+/// names the runtime). nullopt with *error (one clause) when the document is
+/// not a JSON object.
+std::optional<ContainerMetadata> ParseDockerInspect(const std::string& body,
+                                                    std::string* error);
+std::optional<ContainerMetadata> ParseOciBundle(const std::string& content,
+                                                const std::string& source,
+                                                std::string* error);
+
 /// Asynchronous, cached metadata. Get() never blocks on a runtime.
 /// Thread-safety: all public methods are thread-safe.
 class MetadataResolver {

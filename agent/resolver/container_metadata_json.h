@@ -9,6 +9,8 @@
 
 namespace gpuq {
 
+/// At most GPUQ_CONTAINER_META_MAX bytes, so the record reads back: beyond
+/// that, labels are left out (the largest first), then names over 1 KiB.
 std::string MetadataToJson(const ContainerMetadata& metadata);
 /// nullopt if `json` is not an object of the documented shape.
 std::optional<ContainerMetadata> MetadataFromJson(const std::string& json);

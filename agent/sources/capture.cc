@@ -55,6 +55,18 @@ std::unique_ptr<CaptureWriter> CaptureWriter::Create(const std::string& path,
 
 bool CaptureWriter::Write(const Event& event) {
   const std::string bytes = Encode(event);
+  // A record ReadCapture() would refuse (a cgroup path over
+  // GPUQ_CGROUP_PATH_MAX, a payload whose size passes its maximum or wraps
+  // the 16-bit record size) is left out: written, it made the whole capture
+  // unreadable ("corrupt at byte N").
+  Event check;
+  size_t consumed = 0;
+  if (Decode(bytes.data(), bytes.size(), &check, &consumed) !=
+          DecodeStatus::kOk ||
+      consumed != bytes.size()) {
+    ++skipped_;
+    return true;
+  }
   if (std::fwrite(bytes.data(), bytes.size(), 1, file_) != 1) {
     failed_ = true;
     return false;
@@ -93,6 +105,11 @@ CaptureError ReadCapture(const std::string& path, Capture* out,
         path, problem);
     return CaptureError::kOpen;
   }
+  return ParseCapture(data, path, out, error);
+}
+
+CaptureError ParseCapture(std::string_view data, const std::string& path,
+                          Capture* out, std::string* error) {
   gpuq_capture_header header{};
   if (data.size() < sizeof(header.magic) ||
       std::memcmp(data.data(), GPUQ_CAPTURE_MAGIC, sizeof(header.magic)) != 0) {

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sources/event.h"
@@ -27,18 +28,23 @@ class CaptureWriter {
   CaptureWriter(const CaptureWriter&) = delete;
   CaptureWriter& operator=(const CaptureWriter&) = delete;
 
+  /// Appends `event`; false on an I/O error. A record the reader would
+  /// refuse (over its type's size limits) is skipped and counted instead.
   bool Write(const Event& event);
   /// Flushes buffered records to the file; false on an I/O error.
   bool Flush();
   /// Flushes and closes; false (with *error) if anything failed on the way.
   bool Close(std::string* error);
   uint64_t Records() const { return records_; }
+  /// Records left out because they would not read back.
+  uint64_t Skipped() const { return skipped_; }
 
  private:
   CaptureWriter(std::FILE* file, std::string path);
   std::FILE* file_;
   std::string path_;
   uint64_t records_ = 0;
+  uint64_t skipped_ = 0;
   bool failed_ = false;
 };
 
@@ -68,5 +74,11 @@ inline constexpr uint64_t kMaxCaptureBytes = 1ull << 30;
 /// `out->events` holds every complete record before the cut.
 CaptureError ReadCapture(const std::string& path, Capture* out,
                          std::string* error);
+
+/// The same checks on a capture already in memory (`data`, the whole file);
+/// `path` only names it in *error. ReadCapture() reads the file and calls
+/// this (the fuzzing harness of tests/fuzz calls it directly).
+CaptureError ParseCapture(std::string_view data, const std::string& path,
+                          Capture* out, std::string* error);
 
 }  // namespace gpuq

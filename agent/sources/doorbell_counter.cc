@@ -240,7 +240,11 @@ bool DoorbellCounter::AttachLibrary(const std::string& path,
     bpf_program* prog = f.name == kRelaxed
                             ? skel_->progs.doorbell_store_relaxed
                             : skel_->progs.doorbell_store_screlease;
-    LIBBPF_OPTS(bpf_uprobe_opts, opts);
+    // LIBBPF_OPTS spelled out: its statement expression is a GNU extension
+    // clang -Wpedantic refuses (the sanitizer build, tests/fuzz).
+    bpf_uprobe_opts opts;
+    std::memset(&opts, 0, sizeof(opts));
+    opts.sz = sizeof(opts);
     bpf_link* link = bpf_program__attach_uprobe_opts(prog, -1, path.c_str(),
                                                      f.file_offset, &opts);
     if (link == nullptr) {

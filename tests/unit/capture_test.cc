@@ -155,6 +155,34 @@ TEST(CaptureTest, RoundTripKeepsHeaderAndRecords) {
             std::get<CgroupPathRecord>(events[1]).path);
 }
 
+// A record the reader refuses is never written: a cgroup path longer than
+// GPUQ_CGROUP_PATH_MAX (cgroupfs nests deeper than PATH_MAX) made the whole
+// capture "corrupt", and a 70 KiB payload wrapped the 16-bit record size.
+// Found reviewing the writer after runtime_json_fuzzer's container_meta
+// finding.
+TEST(CaptureTest, RecordsTheReaderWouldRefuseAreLeftOut) {
+  TempDir dir;
+  const std::string path = dir.File("long.gpuqcap");
+  std::string error;
+  auto writer = CaptureWriter::Create(path, &error, kScenarioStartNs);
+  ASSERT_NE(writer, nullptr) << error;
+  const std::vector<Event> events = SampleEvents();
+  ASSERT_TRUE(writer->Write(events[0]));
+  ASSERT_TRUE(
+      writer->Write(Path("/" + std::string(GPUQ_CGROUP_PATH_MAX, 'a'))));
+  ASSERT_TRUE(writer->Write(ContainerMetaRecord{Hdr(GPUQ_EV_CONTAINER_META, 1),
+                                                std::string(70000, 'x')}));
+  ASSERT_TRUE(writer->Write(events[1]));
+  EXPECT_EQ(writer->Records(), 2u);
+  EXPECT_EQ(writer->Skipped(), 2u);
+  ASSERT_TRUE(writer->Close(&error)) << error;
+
+  Capture capture;
+  ASSERT_EQ(ReadCapture(path, &capture, &error), CaptureError::kNone) << error;
+  ASSERT_EQ(capture.events.size(), 2u);
+  EXPECT_EQ(Encode(capture.events[1]), Encode(events[1]));
+}
+
 TEST(CaptureTest, FixedStartMakesCapturesByteIdentical) {
   // Generated captures are reproducible byte for byte with a fixed start.
   TempDir dir;

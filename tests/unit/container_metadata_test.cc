@@ -26,7 +26,9 @@
 #include <utility>
 #include <vector>
 
+#include "resolver/container_metadata_json.h"
 #include "resolver/runtime_events.h"
+#include "sources/event.h"
 #include "test_support.h"
 
 namespace gpuq {
@@ -281,6 +283,71 @@ TEST_F(DockerApiClientTest, ServerErrorIsAnError) {
   EXPECT_NE(error.find("HTTP 500: container store is locked"),
             std::string::npos)
       << error;
+}
+
+// ---- container_meta records ----
+
+// `record` writes MetadataToJson() as a container_meta record; whatever the
+// runtime said, the record must read back (before: labels past 32 KiB made
+// the whole capture "corrupt", past 64 KiB the record size wrapped). Found
+// writing tests/fuzz/runtime_json_fuzzer's round-trip check; its seeds have
+// an inspect document with 40 KiB of labels.
+TEST(ContainerMetaRecordTest, ManyLabelsStillReadBack) {
+  ContainerMetadata m;
+  m.name = "vllm";
+  m.pod = "vllm-0";
+  m.ns = "ml";
+  m.k8s_container = "server";
+  m.source = "docker-api";
+  m.labels["team"] = "inference";
+  for (int i = 0; i < 100; ++i) {
+    m.labels["org.example.label" + std::to_string(i)] =
+        std::string(1000 - i, 'x');
+  }
+  const std::string json = MetadataToJson(m);
+  ASSERT_LE(json.size(), size_t{GPUQ_CONTAINER_META_MAX});
+  gpuq_event_header hdr{};
+  hdr.cgroup_id = 5;
+  const std::string bytes = Encode(ContainerMetaRecord{hdr, json});
+  Event event;
+  size_t consumed = 0;
+  ASSERT_EQ(Decode(bytes.data(), bytes.size(), &event, &consumed),
+            DecodeStatus::kOk);
+  const auto back = MetadataFromJson(std::get<ContainerMetaRecord>(event).json);
+  ASSERT_TRUE(back.has_value());
+  // The names stay; labels go largest first, the small ones stay.
+  EXPECT_EQ(back->name, "vllm");
+  EXPECT_EQ(back->pod, "vllm-0");
+  EXPECT_EQ(back->ns, "ml");
+  EXPECT_EQ(back->k8s_container, "server");
+  EXPECT_EQ(back->source, "docker-api");
+  EXPECT_EQ(back->labels.at("team"), "inference");
+  EXPECT_EQ(back->labels.count("org.example.label0"), 0u);  // the largest
+  EXPECT_EQ(back->labels.count("org.example.label99"), 1u);
+  EXPECT_GT(back->labels.size(), 20u);
+}
+
+TEST(ContainerMetaRecordTest, SmallMetadataIsUntouched) {
+  ContainerMetadata m;
+  m.name = "trainer";
+  m.labels["a"] = "b";
+  m.source = "oci-bundle";
+  EXPECT_EQ(MetadataToJson(m),
+            R"({"name":"trainer","pod":"","namespace":"","container":"",)"
+            R"("labels":{"a":"b"},"source":"oci-bundle"})");
+}
+
+TEST(ContainerMetaRecordTest, HugeNamesAreLeftOut) {
+  ContainerMetadata m;
+  m.name = std::string(40000, 'n');
+  m.pod = "p";
+  m.labels["k"] = "v";
+  const std::string json = MetadataToJson(m);
+  ASSERT_LE(json.size(), size_t{GPUQ_CONTAINER_META_MAX});
+  const auto back = MetadataFromJson(json);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->name, "");
+  EXPECT_EQ(back->pod, "p");
 }
 
 TEST_F(DockerApiClientTest, NonJsonBodyIsAnError) {

@@ -226,6 +226,22 @@ TEST(OnceRenderTest, JsonHasContainersAndMetrics) {
   }
 }
 
+// A process name is whatever bytes the process chose: --once --output json
+// replaces invalid UTF-8 instead of throwing nlohmann's type_error 316
+// (found by tests/fuzz/capture_fuzzer).
+TEST(OnceRenderTest, JsonReplacesInvalidUtf8) {
+  const auto families = BuildFamilies(SmallSnapshot());
+  OnceProcess p;
+  p.pid = 7;
+  p.comm = "bad\xff";
+  p.queues_per_gpu[11437] = 1;
+  std::string out;
+  ASSERT_NO_THROW(out = RenderOnce(families, OnceFormat::kJson, {p}));
+  EXPECT_NE(out.find("bad\xef\xbf\xbd"), std::string::npos) << out;
+  nlohmann::json parsed;
+  EXPECT_NO_THROW(parsed = nlohmann::json::parse(out));
+}
+
 TEST(OnceRenderTest, PrometheusIsTheExpositionText) {
   // --once --format prometheus must be exactly what /metrics serves.
   const auto families = BuildFamilies(SmallSnapshot());

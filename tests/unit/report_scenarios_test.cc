@@ -172,6 +172,19 @@ TEST(ReportRenderTest, JsonCarriesTheSchemaAndOneRunPerCapture) {
   EXPECT_EQ(j["runs"][1]["eviction_list"][0]["trigger"], "ttm");
 }
 
+// Found by tests/fuzz/capture_fuzzer: a GPU name (or comm) that is not
+// UTF-8 made `report --output json` throw nlohmann's type_error 316.
+TEST(ReportRenderTest, JsonReplacesInvalidUtf8InNames) {
+  RunReport r = Analyze(BuildCnnScenario, "cnn");
+  ASSERT_FALSE(r.processes.empty());
+  r.processes[0].comm = "py\xff\xfe";
+  r.name = "run\xc3";
+  std::string out;
+  ASSERT_NO_THROW(out = RenderJson({r}));
+  const auto j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["runs"][0]["name"], "run\xef\xbf\xbd");  // U+FFFD
+}
+
 TEST(ReportRenderTest, ComparisonKeepsTheOrderGivenAndEndsWithTheVerdict) {
   const RunReport cnn = Analyze(BuildCnnScenario, "dir/cnn");
   const RunReport ds = Analyze(BuildDeepseek8Scenario, "deepseek8");

@@ -220,6 +220,32 @@ TEST(AnalyzerTest, HalfSecondStepHalvesBucketsAndDoublesRates) {
             (std::vector<double>{200, 0, 100}));
 }
 
+// Found by tests/fuzz/capture_fuzzer: a record stamped years after the
+// first made `report` close a 1 s bucket for every second in between (it
+// never ended, and ran out of memory). Such a span gets wider buckets.
+TEST(AnalyzerTest, TimestampJumpOfCenturiesKeepsTheTimelineBounded) {
+  const uint64_t far = kT0 + (uint64_t{1} << 63);  // 292 years later
+  const RunReport r =
+      Analyze({HostPath(kT0), Create(10, 0, 7, kT0), Destroy(10, 0, 7, far)});
+  ASSERT_EQ(r.timeline.queues_per_gpu.size(), 1u);
+  EXPECT_LE(r.timeline.queues_per_gpu[0].values.size(),
+            kMaxTimelineBuckets + 1);
+  EXPECT_GE(r.timeline.step_s * kMaxTimelineBuckets,
+            static_cast<double>(far - kT0) / kS);
+  EXPECT_EQ(r.queues_peak, 1u);
+  EXPECT_DOUBLE_EQ(r.duration_s, static_cast<double>(far - kT0) / kS);
+}
+
+TEST(AnalyzerTest, TimelineStepWidensOnlyBeyondItsBucketLimit) {
+  Capture c;
+  c.events = {HostPath(kT0), Create(10, 0, 7, kT0 + kMaxTimelineBuckets * kS)};
+  EXPECT_EQ(TimelineStep(c, 1.0), 1.0);  // 4.5 h: still 1 s buckets
+  EXPECT_EQ(TimelineStep(c, 0.5), 1.0);
+  c.events.push_back(Destroy(10, 0, 7, kT0 + kMaxTimelineBuckets * kS + 1));
+  EXPECT_EQ(TimelineStep(c, 1.0), 2.0);
+  EXPECT_EQ(TimelineStep(Capture{}, 1.0), 1.0);
+}
+
 TEST(AnalyzerTest, SeededQueueStartsAtZeroAndOpenOnesEndAtTheEnd) {
   const RunReport r = Analyze(
       {HostPath(kT0), Create(10, 0, 7, kT0, GPUQ_CREATE_F_SEEDED),
