@@ -40,6 +40,8 @@ T_START=$(date +%s)
 . "$HERE/qemu_lib.sh"
 
 # The checks each guest reports (sim/guest-init.sh); one missing is a failure.
+# rocr:*: Debian's real ROCr on the null GPU forwarding to the simulator.
+ROCR_CHECKS="start queues creates submissions pending drained doorbells destroys teardown stops"
 expected_checks() {
   echo insmod btf-flavor agent-version
   local m c extra
@@ -55,6 +57,7 @@ expected_checks() {
       echo "$m:$c"
     done
   done
+  for m in rocr rocr-args; do for c in $ROCR_CHECKS; do echo "$m:$c"; done; done
   echo record-command record-container record-sigint short-lived-named nobtf-reload kprobes-off
   echo drivers kernel-clean
 }
@@ -186,6 +189,54 @@ build_module() {
   MODCPIO=$b/module.cpio.gz
 }
 
+# ---- Debian's real ROCr on the null GPU (tests/nullgpu) -------------------------
+# build_rocr ROOT: the null thunk (nullgpu.c, with KFD forwarding) as
+# ROOT/lib/nullgpu/libhsakmt.so.1 and rocr_client (the HSA API, linked to
+# Debian's libhsa-runtime64.so.1, which lands at its own path, where the
+# agent's --hsa-runtime finds it) with its closure; Debian's own thunk is not
+# copied. What is missing goes to ROOT/lib/nullgpu/missing: the guest skips
+# the rocr: checks naming it.
+ROCR_LIB=/usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1
+build_rocr() {
+  local r=$1 ng=$SRC/tests/nullgpu out=$WORK/nullgpu lib why=""
+  mkdir -p "$r/lib/nullgpu" "$out"
+  if [ ! -f /usr/include/hsakmt.h ] && [ ! -f /usr/include/hsakmt/hsakmt.h ]; then
+    why="the null thunk needs hsakmt.h: package libhsakmt-dev (scripts/install-deps.sh --test)"
+  elif [ ! -e "$ROCR_LIB" ]; then
+    why="Debian's ROCr is missing: package libhsa-runtime64-1 (scripts/install-deps.sh --test)"
+  elif [ ! -f /usr/include/hsa/hsa.h ]; then
+    why="rocr_client needs hsa/hsa.h: package libhsa-runtime-dev (scripts/install-deps.sh --test)"
+  elif ! gcc -std=gnu11 -shared -fPIC -O2 -Wall -Wextra -Wpedantic -Werror -fvisibility=hidden \
+    -I "$WORK/shim" -Wl,--version-script="$ng/libhsakmt.map" -o "$out/libhsakmt.so.1" \
+    "$ng/nullgpu.c" -lpthread > "$out/build.log" 2>&1; then
+    fail "build the null thunk (nullgpu.c)" "$(cat "$out/build.log")"
+    why="the null thunk did not build"
+  elif ! gcc -std=gnu11 -O2 -Wall -Wextra -Wpedantic -Werror -o "$out/rocr_client" \
+    "$ng/rocr_client.c" "$ROCR_LIB" >> "$out/build.log" 2>&1; then
+    fail "build rocr_client" "$(cat "$out/build.log")"
+    why="rocr_client did not build"
+  fi
+  if [ -n "$why" ]; then
+    echo "$why" > "$r/lib/nullgpu/missing"
+    note "rocr checks will skip: $why"
+    return 0
+  fi
+  cp "$out/libhsakmt.so.1" "$r/lib/nullgpu/"
+  cp "$out/rocr_client" "$r/bin/"
+  # ROCr once, at the path the agent's --hsa-runtime names: ldd says
+  # /lib/..., a second copy there would be the one the client maps (the
+  # guest's /lib is no symlink) and the uprobes would sit on the other.
+  for lib in $(LD_LIBRARY_PATH=$out ldd "$out/rocr_client" | grep -oE '/[^ ]+'); do
+    case $lib in "$out"/* | */libhsa-runtime64.so*) continue ;; esac
+    [ -e "$r$lib" ] && continue
+    mkdir -p "$r$(dirname "$lib")"
+    cp -L "$lib" "$r$lib"
+  done
+  mkdir -p "$r$(dirname "$ROCR_LIB")"
+  cp -L "$ROCR_LIB" "$r$ROCR_LIB"
+  note "rocr client: Debian's $(readlink -f "$ROCR_LIB" | xargs basename) + the null thunk"
+}
+
 # ---- the guest payload (same for every kernel) ------------------------------------
 build_payload() {
   local r=$WORK/rootfs
@@ -198,6 +249,7 @@ build_payload() {
     fail "build kfd_sim_driver (gcc -static)" "$(cat "$WORK/driver-build.log")"
     return 1
   fi
+  build_rocr "$r"
   copy_with_libs /bin/busybox /bin/busybox "$r"
   copy_with_libs "$AGENT" /bin/gpuq-agent "$r"
   command -v strip > /dev/null && strip --strip-debug "$r/bin/gpuq-agent"

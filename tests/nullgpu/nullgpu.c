@@ -31,22 +31,34 @@
  *   GPUQ_NULLGPU_TRUTH    the ground-truth file ("%p" = pid), written at
  *                         hsaKmtCloseKFD, at exit and on "dump"
  *
- * Later (not built yet): where /dev/kfd is a real KFD node (the simulator
- * module in the QEMU tier), hsaKmtCreateQueue/DestroyQueue/UpdateQueue would
- * also send AMDKFD_IOC_CREATE_QUEUE etc. with ROCr's ring, rptr and wptr
- * addresses; every queue is created and destroyed through queue_register()
- * and queue_unregister() below, the two places that would do it. */
+ *   GPUQ_NULLGPU_KFD      1: KFD forwarding (the QEMU simulator tier of
+ *                         tests/kernel/sim). /dev/kfd must then be a KFD
+ *                         char device (the "kfd" major of /proc/devices);
+ *                         it is opened at hsaKmtOpenKFD, and queue create,
+ *                         destroy and update also go to it as
+ *                         AMDKFD_IOC_CREATE_QUEUE / DESTROY_QUEUE /
+ *                         UPDATE_QUEUE with ROCr's ring, rptr and wptr, on
+ *                         the gpu_id of a KFD topology node, so the kernel
+ *                         (and gpuq-agent's hooks) see ROCr's real queues.
+ *                         The null CP still consumes the packets.
+ *   GPUQ_NULLGPU_KFD_NODES  the KFD topology node of each null GPU node,
+ *                         "1,3" (default: the same numbers, 1, 2, ...)
+ * Without GPUQ_NULLGPU_KFD everything stays in user space. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <hsakmt.h>
+#include <linux/kfd_ioctl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -124,7 +136,15 @@ static void topo_init(void) {
   }
 }
 
-static uint32_t gpu_id_of(unsigned node) { return 0x1000 + node; }
+/* KFD forwarding (GPUQ_NULLGPU_KFD): the /dev/kfd descriptor and the gpu_id
+ * of the KFD topology node each null GPU node stands on. */
+static int g_kfd_fd = -1;
+static int g_kfd; /* forwarding was set up (stays set after the close) */
+static uint32_t g_kfd_gpu_id[MAX_GPUS + 1];
+
+static uint32_t gpu_id_of(unsigned node) {
+  return g_kfd ? g_kfd_gpu_id[node] : 0x1000 + node;
+}
 
 /* ------------------------------------------------------------- memory ---- */
 
@@ -219,7 +239,8 @@ typedef struct {
   uint64_t doorbell_changes, consumed, dispatches, barriers, vendor, agent;
   uint64_t blits, unknown, final_write_index, final_read_index;
   uint64_t updates, cu_masks;
-  int blocked; /* a barrier waits for its dependencies */
+  int blocked;           /* a barrier waits for its dependencies */
+  uint32_t kfd_queue_id; /* with KFD forwarding */
 } null_queue;
 
 static pthread_mutex_t g_q_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -270,9 +291,9 @@ static void write_truth_locked(void) {
   FILE* f = fopen(tmp, "w");
   if (!f) return;
   fprintf(f,
-          "nullgpu pid=%d gpus=%u paused=%d sdma_refused=%llu "
+          "nullgpu pid=%d gpus=%u paused=%d kfd=%d sdma_refused=%llu "
           "create_failures=%llu\n",
-          (int)getpid(), g_ngpus, atomic_load(&g_paused),
+          (int)getpid(), g_ngpus, atomic_load(&g_paused), g_kfd,
           (unsigned long long)g_sdma_refused,
           (unsigned long long)g_create_failures);
   for (unsigned n = 1; n <= g_ngpus; n++)
@@ -293,7 +314,8 @@ static void write_truth_locked(void) {
             "wptr=0x%llx doorbell=0x%llx priority=%d write_index=%llu "
             "read_index=%llu pending=%llu consumed=%llu dispatches=%llu "
             "barriers=%llu vendor=%llu agent=%llu blits=%llu "
-            "doorbell_changes=%llu updates=%llu cu_masks=%llu\n",
+            "doorbell_changes=%llu updates=%llu cu_masks=%llu "
+            "kfd_queue_id=%d\n",
             q->id, q->node, gpu_id_of(q->node), type_name(q->type), owner,
             q->live, (unsigned long long)(uintptr_t)q->ring,
             (unsigned long long)q->ring_bytes, (unsigned long long)cap,
@@ -306,7 +328,8 @@ static void write_truth_locked(void) {
             (unsigned long long)q->vendor, (unsigned long long)q->agent,
             (unsigned long long)q->blits,
             (unsigned long long)q->doorbell_changes,
-            (unsigned long long)q->updates, (unsigned long long)q->cu_masks);
+            (unsigned long long)q->updates, (unsigned long long)q->cu_masks,
+            g_kfd ? (int)q->kfd_queue_id : -1);
   }
   fclose(f);
   rename(tmp, path);
@@ -504,9 +527,79 @@ static void* cp_main(void* arg) {
 
 static int g_open_count;
 
+/* The major of the "kfd" char device in /proc/devices, or -1. */
+static int kfd_major(void) {
+  FILE* f = fopen("/proc/devices", "r");
+  if (!f) return -1;
+  char line[256], name[64];
+  int major = -1, in_char = 0, m;
+  while (fgets(line, sizeof(line), f)) {
+    if (!strncmp(line, "Character devices:", 18)) in_char = 1;
+    if (!strncmp(line, "Block devices:", 14)) in_char = 0;
+    if (in_char && sscanf(line, "%d %63s", &m, name) == 2 &&
+        !strcmp(name, "kfd"))
+      major = m;
+  }
+  fclose(f);
+  return major;
+}
+
+/* GPUQ_NULLGPU_KFD=1: opens /dev/kfd (it must be the KFD char device) and
+ * reads the gpu_id of the KFD topology node under each null GPU node.
+ * Returns -1 with a message when that is asked for and cannot be had. */
+static int kfd_open(void) {
+  const char* want = getenv("GPUQ_NULLGPU_KFD");
+  if (!want || strcmp(want, "1") != 0) return 0;
+  struct stat st;
+  int major = kfd_major();
+  if (major < 0 || stat("/dev/kfd", &st) != 0 || !S_ISCHR(st.st_mode) ||
+      (int)major(st.st_rdev) != major) {
+    fprintf(stderr,
+            "nullgpu: GPUQ_NULLGPU_KFD=1 but /dev/kfd is not the kfd char "
+            "device (kfd major %d)\n",
+            major);
+    return -1;
+  }
+  const char* nodes = getenv("GPUQ_NULLGPU_KFD_NODES");
+  for (unsigned n = 1; n <= g_ngpus; n++) {
+    unsigned kfd_node = n;
+    if (nodes && *nodes) {
+      char* end;
+      kfd_node = (unsigned)strtoul(nodes, &end, 10);
+      nodes = *end == ',' ? end + 1 : end;
+    }
+    char path[128];
+    snprintf(path, sizeof(path), "/sys/class/kfd/kfd/topology/nodes/%u/gpu_id",
+             kfd_node);
+    FILE* f = fopen(path, "r");
+    unsigned gpu_id = 0;
+    if (f) {
+      if (fscanf(f, "%u", &gpu_id) != 1) gpu_id = 0;
+      fclose(f);
+    }
+    if (!gpu_id) {
+      fprintf(stderr, "nullgpu: no KFD GPU at topology node %u (%s)\n",
+              kfd_node, path);
+      return -1;
+    }
+    g_kfd_gpu_id[n] = gpu_id;
+  }
+  g_kfd_fd = open("/dev/kfd", O_RDWR | O_CLOEXEC);
+  if (g_kfd_fd < 0) {
+    fprintf(stderr, "nullgpu: open /dev/kfd: %s\n", strerror(errno));
+    return -1;
+  }
+  g_kfd = 1;
+  return 0;
+}
+
 EXPORT HSAKMT_STATUS hsaKmtOpenKFD(void) {
   pthread_once(&g_topo_once, topo_init);
   pthread_mutex_lock(&g_q_lock);
+  if (g_open_count == 0 && g_kfd_fd < 0 && kfd_open() != 0) {
+    pthread_mutex_unlock(&g_q_lock);
+    return HSAKMT_STATUS_KERNEL_IO_CHANNEL_NOT_OPENED;
+  }
   if (g_open_count++ == 0 && !g_doorbells) {
     g_doorbells =
         mmap(NULL, MAX_QUEUES * sizeof(uint64_t), PROT_READ | PROT_WRITE,
@@ -536,6 +629,11 @@ EXPORT HSAKMT_STATUS hsaKmtCloseKFD(void) {
     pthread_mutex_unlock(&g_q_lock);
   }
   write_truth();
+  if (last && g_kfd_fd >= 0) {
+    /* as the real thunk: the KFD process lives on until the mm goes */
+    close(g_kfd_fd);
+    g_kfd_fd = -1;
+  }
   return HSAKMT_STATUS_SUCCESS;
 }
 
@@ -993,9 +1091,59 @@ EXPORT HSAKMT_STATUS hsaKmtWaitOnEvent(HsaEvent* ev, HSAuint32 ms) {
   return hsaKmtWaitOnMultipleEvents(&ev, 1, true, ms);
 }
 
-/* Queues. The two places a KFD-backed variant would send the uapi ioctls. */
-static void queue_register(null_queue* q) { (void)q; }
-static void queue_unregister(null_queue* q) { (void)q; }
+/* Queues. With KFD forwarding, every queue the CP serves is also a KFD
+ * queue: created with ROCr's addresses, destroyed and updated by its KFD
+ * queue id. Caller holds g_q_lock. */
+
+/* HSA_QUEUE_PRIORITY (-3..3) to the uapi's 0..15 (KFD_MAX_QUEUE_PRIORITY). */
+static uint32_t kfd_priority(HSA_QUEUE_PRIORITY prio) {
+  static const uint32_t kMap[] = {0, 3, 5, 7, 9, 11, 15};
+  int i = (int)prio + 3;
+  return kMap[i < 0 ? 0 : i > 6 ? 6 : i];
+}
+
+static int queue_register(null_queue* q) {
+  if (g_kfd_fd < 0) return 0;
+  struct kfd_ioctl_create_queue_args a;
+  memset(&a, 0, sizeof(a));
+  a.ring_base_address = (uint64_t)(uintptr_t)q->ring;
+  a.ring_size = (uint32_t)q->ring_bytes;
+  a.write_pointer_address = (uint64_t)(uintptr_t)q->wptr;
+  a.read_pointer_address = (uint64_t)(uintptr_t)q->rptr;
+  a.gpu_id = gpu_id_of(q->node);
+  a.queue_type = KFD_IOC_QUEUE_TYPE_COMPUTE_AQL;
+  a.queue_percentage = q->percentage;
+  a.queue_priority = kfd_priority(q->priority);
+  if (ioctl(g_kfd_fd, AMDKFD_IOC_CREATE_QUEUE, &a) != 0) {
+    fprintf(stderr, "nullgpu: AMDKFD_IOC_CREATE_QUEUE on gpu_id %u: %s\n",
+            a.gpu_id, strerror(errno));
+    return -1;
+  }
+  q->kfd_queue_id = a.queue_id;
+  return 0;
+}
+
+static void queue_unregister(null_queue* q) {
+  if (g_kfd_fd < 0) return;
+  struct kfd_ioctl_destroy_queue_args a;
+  memset(&a, 0, sizeof(a));
+  a.queue_id = q->kfd_queue_id;
+  if (ioctl(g_kfd_fd, AMDKFD_IOC_DESTROY_QUEUE, &a) != 0)
+    fprintf(stderr, "nullgpu: AMDKFD_IOC_DESTROY_QUEUE %u: %s\n", a.queue_id,
+            strerror(errno));
+}
+
+static int queue_update_kfd(null_queue* q) {
+  if (g_kfd_fd < 0) return 0;
+  struct kfd_ioctl_update_queue_args a;
+  memset(&a, 0, sizeof(a));
+  a.ring_base_address = (uint64_t)(uintptr_t)q->ring;
+  a.queue_id = q->kfd_queue_id;
+  a.ring_size = (uint32_t)q->ring_bytes;
+  a.queue_percentage = q->percentage;
+  a.queue_priority = kfd_priority(q->priority);
+  return ioctl(g_kfd_fd, AMDKFD_IOC_UPDATE_QUEUE, &a);
+}
 
 EXPORT HSAKMT_STATUS hsaKmtCreateQueue(HSAuint32 node, HSA_QUEUE_TYPE type,
                                        HSAuint32 pct, HSA_QUEUE_PRIORITY prio,
@@ -1035,9 +1183,15 @@ EXPORT HSAKMT_STATUS hsaKmtCreateQueue(HSAuint32 node, HSA_QUEUE_TYPE type,
   q->doorbell = &g_doorbells[q->id];
   atomic_store(q->doorbell, DOORBELL_UNRUNG);
   q->last_doorbell = DOORBELL_UNRUNG;
+  if (queue_register(q) != 0) {
+    q->used = q->live = 0;
+    g_nqueues--;
+    g_create_failures++;
+    pthread_mutex_unlock(&g_q_lock);
+    return HSAKMT_STATUS_ERROR;
+  }
   res->QueueId = q->id;
   res->Queue_DoorBell_aql = (HSAuint64*)q->doorbell;
-  queue_register(q);
   if (!g_cp_running) {
     atomic_store(&g_cp_stop, 0);
     if (pthread_create(&g_cp, NULL, cp_main, NULL) == 0) g_cp_running = 1;
@@ -1085,8 +1239,10 @@ EXPORT HSAKMT_STATUS hsaKmtUpdateQueue(HSA_QUEUEID id, HSAuint32 pct,
     q->ring_bytes = ring_bytes;
     q->updates++;
   }
+  int kfd_rc = q ? queue_update_kfd(q) : 0;
   pthread_mutex_unlock(&g_q_lock);
-  return q ? HSAKMT_STATUS_SUCCESS : HSAKMT_STATUS_INVALID_HANDLE;
+  if (!q) return HSAKMT_STATUS_INVALID_HANDLE;
+  return kfd_rc == 0 ? HSAKMT_STATUS_SUCCESS : HSAKMT_STATUS_ERROR;
 }
 
 EXPORT HSAKMT_STATUS hsaKmtSetQueueCUMask(HSA_QUEUEID id, HSAuint32 count,

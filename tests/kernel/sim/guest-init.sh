@@ -555,6 +555,269 @@ run_mode() {
   dump "$m" "/tmp/agent-$m.out"
 }
 
+# ---- Debian's real ROCr on the null GPU -------------------------------------------
+# rocr_client (tests/nullgpu/rocr_client.c: hsa_init, hsa_queue_create, AQL
+# packets, hsa_signal_store_screlease on the doorbell) runs in container A
+# on Debian's libhsa-runtime64.so.1 with the null thunk (libhsakmt.so.1 of
+# tests/nullgpu) forwarding every queue create/destroy to /dev/kfd
+# (GPUQ_NULLGPU_KFD=1): null GPU 0 stands on KFD node 1 (HWS), GPU 1 on node
+# 2 (MES). The null CP consumes the packets in user space. The agent runs
+# with --doorbells=uprobe on that library; each family is compared with the
+# simulator's truth and with the thunk's own (its truth file: queues ROCr
+# created, ROCr's utility queue included, write/read indexes).
+ROCR_CHECKS="start queues creates submissions pending drained doorbells destroys teardown stops"
+NG_CTL=/tmp/ngctl
+NG_TRUTH=/tmp/ng.truth
+
+# start_rocr: rocr_client in container A, commands on fd 8; waits for READY
+# (hsa_init under TCG takes seconds).
+start_rocr() {
+  rm -f /tmp/rocr.in /tmp/rocr.out $NG_TRUTH
+  mkdir -p $NG_CTL
+  mkfifo /tmp/rocr.in
+  exec 8<> /tmp/rocr.in
+  sh -c "echo \$\$ > $CG_A/cgroup.procs && exec env LD_LIBRARY_PATH=/lib/nullgpu \
+    GPUQ_NULLGPU_KFD=1 GPUQ_NULLGPU_KFD_NODES=1,2 GPUQ_NULLGPU_GPUS=2xgfx90a \
+    GPUQ_NULLGPU_CONTROL=$NG_CTL GPUQ_NULLGPU_TRUTH=$NG_TRUTH HSA_ENABLE_SDMA=0 \
+    /bin/rocr_client" < /tmp/rocr.in > /tmp/rocr.out 2>&1 &
+  FD_rocr=8
+  t0=$(up)
+  while ! grep -q '^READY\|^BAD' /tmp/rocr.out 2> /dev/null && within 120 "$t0"; do
+    sleep 0.1
+  done
+  PID_rocr=$(awk '/^READY/ { print $2; exit }' /tmp/rocr.out)
+}
+
+# ng_dump: the thunk writes its truth file now (its CP polls the control dir).
+ng_dump() {
+  rm -f $NG_TRUTH
+  touch $NG_CTL/dump
+  t0=$(up)
+  while [ -e $NG_CTL/dump ] && within 60 "$t0"; do sleep 0.05; done
+}
+
+# thunk_lines EXITED: the thunk's truth as truth lines of container A
+# (compare.awk's format), gpu by gpu: queues, processes, creates, destroys
+# (ioctl for those ROCr destroyed; process_exit for the rest once EXITED=1,
+# with the process's exit), submissions (write indexes: every queue starts
+# at 0 under this agent) and pending packets.
+thunk_lines() {
+  awk -v cg="$(stat -c %i $CG_A)" -v exited="$1" '
+    $1 == "queue" {
+      for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+      g = f["gpu_id"]
+      gpus[g] = 1
+      create[g]++
+      submit[g] += f["write_index"]
+      if (f["live"] == 0) ioctl[g]++
+      else if (exited) gone[g]++
+      else { live[g]++; pend[g] += f["pending"] }
+    }
+    END {
+      if (exited) print "exit", 0, 0, 0, cg, 1
+      for (g in gpus) {
+        print "create", g, 0, 0, cg, create[g]
+        print "submit", g, 0, 0, cg, submit[g]
+        if (ioctl[g]) print "destroy", g, 0, 1, cg, ioctl[g]
+        if (gone[g]) print "destroy", g, 0, 2, cg, gone[g]
+        if (live[g]) { print "queues", g, 0, 0, cg, live[g]; print "processes", g, 0, 0, cg, 1 }
+        if (pend[g]) print "pending", g, 0, 0, cg, pend[g]
+      }
+    }' $NG_TRUTH
+}
+
+# compare_thunk FAMILIES: the last scrape against the thunk's truth alone.
+compare_thunk() {
+  {
+    cat /tmp/static.in
+    sed 's/^/NOW /' /tmp/ng.lines
+    sed 's/^/MET /' /tmp/m.prom
+  } > /tmp/cmpt.in
+  awk -v fams="$1" -f $SIM/compare.awk /tmp/cmpt.in > /tmp/cmpt.out
+  grep -q '^RESULT ok' /tmp/cmpt.out
+}
+
+# expect_both CHECK SIM-FAMILIES THUNK-FAMILIES: converges on the
+# simulator's truth (its submit/pending lines from the thunk), then the same
+# scrape against the thunk's truth.
+expect_both() {
+  if ! converge "$2"; then
+    fail "$1" "simulator truth: $(grep '^DIFF' /tmp/cmp.out | head -n 8 | tr '\n' ';')"
+    sed 's/^/truth: /' $TRUTH > /tmp/truth.txt
+    dump "$1" /tmp/cmp.out /tmp/truth.txt /tmp/ng.lines $NG_TRUTH /tmp/m.prom
+    return
+  fi
+  if ! compare_thunk "$3"; then
+    fail "$1" "thunk truth: $(grep '^DIFF' /tmp/cmpt.out | head -n 8 | tr '\n' ';')"
+    dump "$1" /tmp/cmpt.out /tmp/ng.lines $NG_TRUTH /tmp/m.prom
+    return
+  fi
+  pass "$1" "$(tail -n 1 /tmp/cmp.out | awk '{ print $3 }') series = simulator truth ($2), $(tail -n 1 /tmp/cmpt.out | awk '{ print $3 }') = thunk truth ($3): $(awk -v fams=" $3 " '
+    { k = $1 == "queues" ? "gpuq_queues" : $1 == "processes" ? "gpuq_processes" : $1 == "create" ? "gpuq_queue_creates_total" : $1 == "destroy" ? "gpuq_queue_destroys_total" : $1 == "exit" ? "gpuq_process_exits_total" : $1 == "submit" ? "gpuq_submissions_total" : "gpuq_queue_pending_packets" }
+    index(fams, " " k " ") { printf "%s%s%s gpu %s = %s", sep, $1, ($1 == "destroy" ? ($4 == 1 ? "(ioctl)" : "(exit)") : ""), $2, $6; sep = ", " }' /tmp/ng.lines); drops: $(dropped)"
+}
+
+# series_a FAMILY: the sum of the last scrape's FAMILY for container A.
+series_a() {
+  grep "^$1{" /tmp/m.prom | grep "container=\"$(echo $ID_A | cut -c1-12)\"" |
+    awk '{ s += $NF } END { print s + 0 }'
+}
+
+rocr_checks() {
+  local P=$1 want_tier=$2 c rings got t0 tiers
+  if [ -f /lib/nullgpu/missing ]; then
+    for c in $ROCR_CHECKS; do skip "$P:$c" "$(cat /lib/nullgpu/missing)"; done
+    return
+  fi
+  ktime $P-start
+  : > /tmp/drv.truth
+  start_agent $P --sample-interval 100ms --doorbells=uprobe \
+    --hsa-runtime /usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1
+  if [ -z "$AG_UP" ]; then
+    fail $P:start "the agent (--doorbells=uprobe) never served /metrics with its probes attached"
+    dump $P /tmp/agent-$P.out /tmp/m.prom
+    stop_agent
+    return
+  fi
+  start_rocr
+  if [ -z "$PID_rocr" ]; then
+    fail $P:start "rocr_client: no READY after hsa_init ($(head -n 3 /tmp/rocr.out | tr '\n' ';'))"
+    dump $P /tmp/rocr.out /tmp/agent-$P.out
+    exec 8>&- # its stdin ends: it exits
+    stop_agent
+    return
+  fi
+  # the KFD lifecycle probes in the tier under test (the uprobes and the
+  # cgroup tracepoints carry their own tier labels)
+  tiers=""
+  for c in $LIFECYCLE_PROBES; do
+    grep -q "^gpuq_probe_attached{probe=\"$c\",.*tier=\"$want_tier\"} 1\$" /tmp/m.prom || tiers="$tiers $c"
+  done
+  if [ -n "$tiers" ]; then
+    fail $P:start "lifecycle probes not attached in tier $want_tier:$tiers ($(grep '^gpuq_probe_attached{' /tmp/m.prom | tr '\n' ' '))"
+    exit_driver rocr
+    stop_agent
+    return
+  fi
+  tiers="lifecycle probes in tier $want_tier, doorbells $(grep -c '^gpuq_probe_attached{probe="doorbell_.*tier="uprobe"} 1$' /tmp/m.prom) uprobes"
+  # the doorbell uprobes sit on --hsa-runtime's file: it must be the ROCr
+  # the client maps
+  maps=$(grep -o '/[^ ]*libhsa-runtime64[^ ]*' /proc/$PID_rocr/maps | sort -u | tr '\n' ' ')
+  if [ "$maps" != "/usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1 " ]; then
+    fail $P:start "rocr_client maps ROCr as '$maps', not the --hsa-runtime file"
+    exit_driver rocr
+    stop_agent
+    return
+  fi
+  pass $P:start "agent up after ${AG_UP}s ($tiers); rocr_client pid $PID_rocr: $(head -n 1 /tmp/rocr.out) (hsa_init on the null thunk with /dev/kfd)"
+  ktime $P-ready
+  # two client queues on GPU 0 (HWS), one on GPU 1 (MES); ROCr adds its
+  # utility queue
+  drv rocr queue r1 0 128
+  drv rocr queue r2 1 256
+  drv rocr queue r3 0 128
+  drv rocr submit r1 40
+  drv rocr submit r2 25 barrier
+  drv rocr submit r3 10
+  ng_dump
+  thunk_lines 0 > /tmp/ng.lines
+  grep '^submit\|^pending' /tmp/ng.lines > /tmp/drv.truth
+  expect_both $P:queues "gpuq_queues gpuq_processes" "gpuq_queues gpuq_processes"
+  expect_both $P:creates gpuq_queue_creates_total gpuq_queue_creates_total
+  expect_both $P:submissions "gpuq_submissions_total gpuq_queue_pending_packets" \
+    "gpuq_submissions_total gpuq_queue_pending_packets"
+
+  # the CP paused (the thunk reports paused=1 in the dump that follows):
+  # the packets written stay pending
+  touch $NG_CTL/pause
+  ng_dump
+  if ! grep -q 'paused=1' $NG_TRUTH; then
+    fail $P:pending "the null CP did not report paused: $(head -n 1 $NG_TRUTH)"
+  else
+    drv rocr submit r1 30 nowait
+    drv rocr submit r2 12 barrier nowait
+    ng_dump
+    thunk_lines 0 > /tmp/ng.lines
+    grep '^submit\|^pending' /tmp/ng.lines > /tmp/drv.truth
+    expect_both $P:pending "gpuq_submissions_total gpuq_queue_pending_packets" \
+      "gpuq_submissions_total gpuq_queue_pending_packets"
+  fi
+  rm -f $NG_CTL/pause
+  drv rocr drain r1
+  drv rocr drain r2
+  ng_dump
+  thunk_lines 0 > /tmp/ng.lines
+  grep '^submit\|^pending' /tmp/ng.lines > /tmp/drv.truth
+  expect_both $P:drained "gpuq_submissions_total gpuq_queue_pending_packets" \
+    "gpuq_submissions_total gpuq_queue_pending_packets"
+
+  # doorbells: every ring of the client went through the exported
+  # hsa_signal_store_screlease; per GPU = the client's own count = the
+  # write indexes of its queues in the thunk (ROCr's utility queue rings
+  # internally: no uprobe sees it, and here it got no packets)
+  drv rocr truth
+  scrape /tmp/m.prom
+  t0=$(up)
+  ok=0
+  while within 30 "$t0"; do
+    ok=1
+    detail=""
+    for gi in 0 1; do
+      g=$(gpu_of_node $((gi + 1)))
+      rings=$(awk -v gi="gpu=$gi" '$1 == "QUEUE" && $3 == gi { sub("rings=", "", $6); s += $6 } END { print s + 0 }' /tmp/rocr.out)
+      tw=$(awk -v g="gpu_id=$g" '$1 == "queue" && index($0, " " g " ") && index($0, "owner=client") {
+        for (i = 2; i <= NF; i++) if ($i ~ /^write_index=/) { sub("write_index=", "", $i); s += $i } }
+        END { print s + 0 }' $NG_TRUTH)
+      got=$(grep "^gpuq_doorbells_total{" /tmp/m.prom | grep "gpu_id=\"$g\"" |
+        grep "container=\"$(echo $ID_A | cut -c1-12)\"" | awk '{ s += $NF } END { print s + 0 }')
+      detail="$detail gpu $g: doorbells $got, client rings $rings, thunk client write indexes $tw;"
+      { [ "$got" = "$rings" ] && [ "$rings" = "$tw" ] && [ "$rings" -gt 0 ]; } || ok=0
+    done
+    [ $ok = 1 ] && break
+    sleep 0.3
+    scrape /tmp/m.prom
+  done
+  if [ $ok = 1 ]; then
+    pass $P:doorbells "--doorbells=uprobe on Debian's libhsa-runtime64.so.1:$detail"
+  else
+    fail $P:doorbells "$detail"
+    grep '^gpuq_doorbell\|^gpuq_probe_attached' /tmp/m.prom > /tmp/db.txt
+    dump $P-doorbells /tmp/db.txt /tmp/rocr.out
+  fi
+
+  # hsa_queue_destroy: an ioctl destroy
+  drv rocr destroy r2
+  ng_dump
+  thunk_lines 0 > /tmp/ng.lines
+  grep '^submit\|^pending' /tmp/ng.lines > /tmp/drv.truth
+  expect_both $P:destroys "$LIFECYCLE $SUBMISSION" "$LIFECYCLE $SUBMISSION"
+
+  # the process exits without hsa_shut_down: KFD tears it down (its
+  # kworker), every gauge back to zero, the counters stay
+  exit_driver rocr
+  thunk_lines 1 > /tmp/ng.lines
+  grep '^submit' /tmp/ng.lines > /tmp/drv.truth
+  expect_both $P:teardown "$LIFECYCLE $SUBMISSION" "$LIFECYCLE $SUBMISSION"
+  q=$(series_a gpuq_queues)
+  pp=$(series_a gpuq_queue_pending_packets)
+  if [ "$q" != 0 ] || [ "$pp" != 0 ]; then
+    fail $P:teardown "after the exit container A still has $q queues, $pp pending packets"
+  fi
+  dump $P-client /tmp/rocr.out
+  sed 's/^/thunk: /' $NG_TRUTH > /tmp/ng.txt
+  dump $P-thunk /tmp/ng.txt
+  dump $P-metrics /tmp/m.prom
+  stop_agent
+  if [ "$STOP_RESULT" = "exit 0" ] && ! grep -q '^BAD' /tmp/rocr.out; then
+    pass $P:stops "the agent: exit 0 after SIGTERM; rocr_client: every command as expected"
+  else
+    fail $P:stops "the agent: $STOP_RESULT after SIGTERM; rocr_client: $(grep '^BAD' /tmp/rocr.out | head -n 3 | tr '\n' ';')"
+  fi
+  dump $P "/tmp/agent-$P.out"
+  ktime $P-done
+}
+(rocr_checks rocr btf-fentry)
+
 # Subshells: whatever goes wrong in a mode, init lives on to report it.
 (run_mode fentry)
 (MODE=kprobe TIER=btf-kprobe run_mode kprobe --no-fentry)
@@ -700,6 +963,7 @@ if [ $rc = 0 ] && [ ! -e /sys/kernel/btf/amdgpu ] && [ -c /dev/kfd ] &&
   G_MES12=$(gpu_of_node 4)
   [ -n "$G_MES12" ] || G_MES12=$G_MES
   (MODE=kprobe TIER=args-kprobe SEEDED_EXACT=0 run_mode args)
+  (rocr_checks rocr-args args-kprobe)
   if echo 0 > /sys/kernel/debug/kprobes/enabled 2> /tmp/kp.txt; then
     pass kprobes-off "kprobes disarmed (/sys/kernel/debug/kprobes/enabled = 0)"
     (MODE=tracepoint TIER=tracepoint PROBES="tp_ioctl tp_exit" ATTACH_MIN=2 TIER_GIVES="" SEEDED_EXACT=0 \

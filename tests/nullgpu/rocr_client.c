@@ -1,0 +1,215 @@
+/* rocr_client: a small client of Debian's real ROCr (libhsa-runtime64.so.1)
+ * through the plain HSA API, for the QEMU simulator tier
+ * (tests/kernel/sim/guest-init.sh, "rocr:" checks): with the null thunk
+ * (nullgpu.c) forwarding queues to the simulator's /dev/kfd, its queues are
+ * real ROCr queues in the kernel. Test only.
+ *
+ * One command per line on stdin (as tests/kernel/sim/kfd_sim_driver.c):
+ *   queue NAME GPU PACKETS   hsa_queue_create on the GPU-th GPU agent (0..)
+ *   submit NAME N [barrier] [nowait]
+ *                            N AQL packets (kernel dispatches of a null
+ *                            kernel object, or barrier-AND packets), each
+ *                            published and its doorbell rung with
+ *                            hsa_signal_store_screlease; then waits for
+ *                            their completion unless "nowait" (the CP is
+ *                            paused: the packets stay pending)
+ *   drain NAME               waits until the CP consumed all of NAME
+ *   destroy NAME             hsa_queue_destroy
+ *   truth                    one QUEUE line per queue (what was written)
+ *   sync N                   prints "SYNC N"
+ *   shutdown                 hsa_shut_down
+ *   exit                     exit(0) (no hsa_shut_down: the process exit
+ *                            tears the KFD process down)
+ * Prints "READY <pid> gpus=<n>" once hsa_init is done; "BAD ..." on any
+ * unexpected result. */
+#include <hsa/hsa.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_AGENTS 16
+#define MAX_QUEUES 32
+
+typedef struct {
+  char name[32];
+  hsa_queue_t* q;
+  unsigned gpu;
+  uint64_t written, rings;
+  int live;
+} client_queue;
+
+static hsa_agent_t g_agents[MAX_AGENTS];
+static unsigned g_nagents;
+static client_queue g_queues[MAX_QUEUES];
+static unsigned g_nqueues;
+
+static hsa_status_t add_gpu(hsa_agent_t agent, void* data) {
+  (void)data;
+  hsa_device_type_t type;
+  if (hsa_agent_get_info(agent, HSA_AGENT_INFO_DEVICE, &type) ==
+          HSA_STATUS_SUCCESS &&
+      type == HSA_DEVICE_TYPE_GPU && g_nagents < MAX_AGENTS)
+    g_agents[g_nagents++] = agent;
+  return HSA_STATUS_SUCCESS;
+}
+
+static client_queue* find(const char* name) {
+  for (unsigned i = 0; i < g_nqueues; i++)
+    if (g_queues[i].live && !strcmp(g_queues[i].name, name))
+      return &g_queues[i];
+  printf("BAD no live queue %s\n", name);
+  return NULL;
+}
+
+static void cmd_queue(const char* name, unsigned gpu, unsigned packets) {
+  if (gpu >= g_nagents || g_nqueues >= MAX_QUEUES) {
+    printf("BAD queue %s: gpu %u of %u\n", name, gpu, g_nagents);
+    return;
+  }
+  client_queue* c = &g_queues[g_nqueues];
+  memset(c, 0, sizeof(*c));
+  snprintf(c->name, sizeof(c->name), "%s", name);
+  c->gpu = gpu;
+  hsa_status_t st =
+      hsa_queue_create(g_agents[gpu], packets, HSA_QUEUE_TYPE_SINGLE, NULL,
+                       NULL, UINT32_MAX, UINT32_MAX, &c->q);
+  if (st != HSA_STATUS_SUCCESS) {
+    printf("BAD hsa_queue_create %s: status 0x%x\n", name, (unsigned)st);
+    return;
+  }
+  c->live = 1;
+  g_nqueues++;
+  printf("QUEUE %s created id=%llu size=%u\n", name,
+         (unsigned long long)c->q->id, c->q->size);
+}
+
+/* Publishes one packet at the next write index and rings its doorbell. */
+static void put_packet(client_queue* c, int barrier, hsa_signal_t done) {
+  hsa_queue_t* q = c->q;
+  uint64_t idx = hsa_queue_add_write_index_screlease(q, 1);
+  while (idx - hsa_queue_load_read_index_scacquire(q) >= q->size)
+    usleep(100); /* ring full: the CP catches up */
+  uint16_t header;
+  uint16_t setup = 0;
+  void* slot = (char*)q->base_address + (idx & (q->size - 1)) * 64;
+  if (barrier) {
+    hsa_barrier_and_packet_t* p = slot;
+    memset((char*)p + 4, 0, sizeof(*p) - 4);
+    p->completion_signal = done;
+    header = HSA_PACKET_TYPE_BARRIER_AND << HSA_PACKET_HEADER_TYPE;
+  } else {
+    hsa_kernel_dispatch_packet_t* p = slot;
+    memset((char*)p + 4, 0, sizeof(*p) - 4);
+    p->workgroup_size_x = p->workgroup_size_y = p->workgroup_size_z = 1;
+    p->grid_size_x = p->grid_size_y = p->grid_size_z = 1;
+    p->completion_signal = done; /* kernel_object 0: the null CP's no-op */
+    setup = 1 << HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS;
+    header = HSA_PACKET_TYPE_KERNEL_DISPATCH << HSA_PACKET_HEADER_TYPE;
+  }
+  header |= HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE;
+  header |= HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE;
+  __atomic_store_n((uint32_t*)slot, (uint32_t)header | (uint32_t)setup << 16,
+                   __ATOMIC_RELEASE);
+  hsa_signal_store_screlease(q->doorbell_signal, (hsa_signal_value_t)idx);
+  c->written++;
+  c->rings++;
+}
+
+static void cmd_submit(const char* name, unsigned n, int barrier, int wait) {
+  client_queue* c = find(name);
+  if (!c) return;
+  if (!wait && n >= c->q->size) {
+    printf("BAD submit %s: %u packets do not fit a paused ring of %u\n", name,
+           n, c->q->size);
+    return;
+  }
+  hsa_signal_t done;
+  if (hsa_signal_create((hsa_signal_value_t)n, 0, NULL, &done) !=
+      HSA_STATUS_SUCCESS) {
+    printf("BAD hsa_signal_create\n");
+    return;
+  }
+  for (unsigned i = 0; i < n; i++) put_packet(c, barrier, done);
+  if (wait) {
+    hsa_signal_value_t v = hsa_signal_wait_scacquire(
+        done, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX, HSA_WAIT_STATE_BLOCKED);
+    if (v != 0) printf("BAD submit %s: completion signal %ld\n", name, (long)v);
+    hsa_signal_destroy(done);
+  }
+  /* else: the signal stays alive with the pending packets that name it */
+  printf("SUBMITTED %s %u\n", name, n);
+}
+
+static void cmd_drain(const char* name) {
+  client_queue* c = find(name);
+  if (!c) return;
+  while (hsa_queue_load_read_index_scacquire(c->q) <
+         hsa_queue_load_write_index_scacquire(c->q))
+    usleep(1000);
+  printf("DRAINED %s\n", name);
+}
+
+static void cmd_truth(void) {
+  for (unsigned i = 0; i < g_nqueues; i++) {
+    client_queue* c = &g_queues[i];
+    uint64_t w = c->live ? hsa_queue_load_write_index_scacquire(c->q) : 0;
+    uint64_t r = c->live ? hsa_queue_load_read_index_scacquire(c->q) : 0;
+    printf(
+        "QUEUE %s gpu=%u live=%d written=%llu rings=%llu write_index=%llu "
+        "read_index=%llu\n",
+        c->name, c->gpu, c->live, (unsigned long long)c->written,
+        (unsigned long long)c->rings, (unsigned long long)w,
+        (unsigned long long)r);
+  }
+}
+
+int main(void) {
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  hsa_status_t st = hsa_init();
+  if (st != HSA_STATUS_SUCCESS) {
+    printf("BAD hsa_init: status 0x%x\n", (unsigned)st);
+    return 1;
+  }
+  hsa_iterate_agents(add_gpu, NULL);
+  printf("READY %d gpus=%u\n", (int)getpid(), g_nagents);
+  char line[256];
+  while (fgets(line, sizeof(line), stdin)) {
+    char cmd[32] = "", a[32] = "", b[32] = "", c[32] = "", d[32] = "";
+    if (sscanf(line, "%31s %31s %31s %31s %31s", cmd, a, b, c, d) < 1) continue;
+    if (!strcmp(cmd, "queue")) {
+      cmd_queue(a, (unsigned)atoi(b), (unsigned)atoi(c));
+    } else if (!strcmp(cmd, "submit")) {
+      int barrier = !strcmp(c, "barrier") || !strcmp(d, "barrier");
+      int nowait = !strcmp(c, "nowait") || !strcmp(d, "nowait");
+      cmd_submit(a, (unsigned)atoi(b), barrier, !nowait);
+    } else if (!strcmp(cmd, "drain")) {
+      cmd_drain(a);
+    } else if (!strcmp(cmd, "destroy")) {
+      client_queue* q = find(a);
+      if (q) {
+        st = hsa_queue_destroy(q->q);
+        if (st != HSA_STATUS_SUCCESS)
+          printf("BAD hsa_queue_destroy %s: 0x%x\n", a, (unsigned)st);
+        q->live = 0;
+        printf("DESTROYED %s\n", a);
+      }
+    } else if (!strcmp(cmd, "truth")) {
+      cmd_truth();
+    } else if (!strcmp(cmd, "sync")) {
+      printf("SYNC %s\n", a);
+    } else if (!strcmp(cmd, "shutdown")) {
+      st = hsa_shut_down();
+      printf("%s hsa_shut_down 0x%x\n", st == HSA_STATUS_SUCCESS ? "OK" : "BAD",
+             (unsigned)st);
+    } else if (!strcmp(cmd, "exit")) {
+      printf("EXIT\n");
+      exit(0);
+    } else {
+      printf("BAD unknown command %s\n", cmd);
+    }
+  }
+  printf("EXIT stdin closed\n");
+  return 0;
+}
