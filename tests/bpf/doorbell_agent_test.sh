@@ -9,6 +9,7 @@ set -u
 AGENT=$1 SRC=$2 CALLER=$3 LIB=$4
 . "$SRC/tests/lib/assert.sh"
 . "$SRC/tests/lib/net.sh"
+. "$SRC/tests/lib/doorbell_agent.sh"
 use_background_cleanup
 
 if [ "$(id -u)" != 0 ]; then
@@ -31,23 +32,7 @@ cleanup_cgroup() { [ -n "$CG" ] && rmdir "$CG" "$UNIFIED/docker" 2> /dev/null; }
 # replace that cleanup and leave the agent running.)
 on_exit cleanup_cgroup
 
-port=$(free_port)
-start_bg "$AGENT" --doorbells=uprobe --hsa-runtime "$LIB" --sample-interval 200ms \
-  --web.listen-address "127.0.0.1:$port" --no-runtime-lookup > /dev/null 2> "$TMP/agent.log"
-AGENT_PID=$BG_PID
-URL=http://127.0.0.1:$port/metrics
-if ! wait_http "$URL" 100; then
-  fail "the agent with --doorbells=uprobe does not serve /metrics" "$(cat "$TMP/agent.log")"
-  summary
-  exit 1
-fi
-m=$(curl -s "$URL")
-if grep -q '^gpuq_probe_attached{probe="doorbell_store_screlease",mode="uprobe",tier="uprobe"} 1' <<< "$m" &&
-  grep -q '^gpuq_probe_attached{probe="doorbell_store_relaxed",mode="uprobe",tier="uprobe"} 1' <<< "$m"; then
-  pass "both doorbell uprobes attached to the --hsa-runtime library"
-else
-  fail "doorbell probes not attached" "$(grep doorbell <<< "$m"; cat "$TMP/agent.log")"
-fi
+start_doorbell_agent "$LIB" "to the --hsa-runtime library"
 
 # Host process: 30 dispatches, 10 barriers, 2 vendor packets on 2 queues, 5
 # completion stores, through all three store functions.

@@ -26,6 +26,7 @@ set -u
 SRC=$1 AGENT=$2 LIB=$3 HIP=$4 RC_LIB=$5
 . "$SRC/tests/lib/assert.sh"
 . "$SRC/tests/lib/net.sh"
+. "$SRC/tests/lib/doorbell_agent.sh"
 use_background_cleanup
 . "$SRC/tests/nullgpu/nullgpu_env.sh"
 nullgpu_require "$LIB" "$HIP"
@@ -63,23 +64,7 @@ on_exit cleanup_cgroups
 # in_cgroup CG CMD...: CMD in cgroup CG (started with start_bg).
 IN_CG=(bash -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' in-cgroup)
 
-port=$(free_port)
-start_bg "$AGENT" --doorbells=uprobe --hsa-runtime "$HSA" --sample-interval 200ms \
-  --web.listen-address "127.0.0.1:$port" --no-runtime-lookup > /dev/null 2> "$TMP/agent.log"
-AGENT_PID=$BG_PID
-URL=http://127.0.0.1:$port/metrics
-if ! wait_http "$URL" 100; then
-  fail "the agent with --doorbells=uprobe does not serve /metrics" "$(cat "$TMP/agent.log")"
-  summary
-  exit 1
-fi
-m=$(curl -s "$URL")
-if grep -q '^gpuq_probe_attached{probe="doorbell_store_screlease",mode="uprobe",tier="uprobe"} 1' <<< "$m" &&
-  grep -q '^gpuq_probe_attached{probe="doorbell_store_relaxed",mode="uprobe",tier="uprobe"} 1' <<< "$m"; then
-  pass "both doorbell uprobes attached by symbol to Debian's $HSA"
-else
-  fail "doorbell probes not attached to $HSA" "$(grep doorbell <<< "$m"; cat "$TMP/agent.log")"
-fi
+start_doorbell_agent "$HSA" "by symbol to Debian's $HSA"
 
 ENVS=(GPUQ_NULLGPU_TRUTH="$TMP/truth.%p" GPUQ_RINGCOUNT_FILE="$TMP/rings.%p"
   LD_PRELOAD="$RC_LIB" HSA_ENABLE_SDMA=0)
