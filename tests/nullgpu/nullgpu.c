@@ -62,6 +62,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pid_path.h"
+
 #define EXPORT __attribute__((visibility("default")))
 #define MAX_GPUS 16
 #define MAX_QUEUES 1024
@@ -277,16 +279,7 @@ static void write_truth_locked(void) {
   const char* pat = getenv("GPUQ_NULLGPU_TRUTH");
   if (!pat || !*pat) return;
   char path[4096], tmp[4200];
-  size_t o = 0;
-  for (const char* c = pat; *c && o + 16 < sizeof(path); c++) {
-    if (c[0] == '%' && c[1] == 'p') {
-      o += (size_t)snprintf(path + o, sizeof(path) - o, "%d", (int)getpid());
-      c++;
-    } else {
-      path[o++] = *c;
-    }
-  }
-  path[o] = 0;
+  pid_path(pat, path, sizeof(path));
   snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
   FILE* f = fopen(tmp, "w");
   if (!f) return;

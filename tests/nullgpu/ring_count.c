@@ -19,6 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "pid_path.h"
+
 #define EXPORT __attribute__((visibility("default")))
 #define SLOTS 4096
 
@@ -76,16 +78,7 @@ __attribute__((destructor)) static void write_counts(void) {
   const char* pat = getenv("GPUQ_RINGCOUNT_FILE");
   if (!pat || !*pat) return;
   char path[4096];
-  size_t o = 0;
-  for (const char* c = pat; *c && o + 16 < sizeof(path); c++) {
-    if (c[0] == '%' && c[1] == 'p') {
-      o += (size_t)snprintf(path + o, sizeof(path) - o, "%d", (int)getpid());
-      c++;
-    } else {
-      path[o++] = *c;
-    }
-  }
-  path[o] = 0;
+  pid_path(pat, path, sizeof(path));
   FILE* f = fopen(path, "w");
   if (!f) return;
   pthread_mutex_lock(&g_lock);
