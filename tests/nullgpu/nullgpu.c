@@ -204,6 +204,8 @@ typedef struct {
   HsaEvent ev; /* first: the HsaEvent* handed out points here */
   int manual_reset;
   int signaled;
+  unsigned waiters; /* threads in hsaKmtWaitOnMultipleEvents on it */
+  uint64_t sets;    /* hsaKmtSetEvent calls that found waiters */
 } null_event;
 
 static pthread_mutex_t g_ev_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -212,8 +214,21 @@ static null_event* g_events[MAX_EVENTS];
 static uint64_t* g_mailbox; /* the event page: one slot per event id */
 static unsigned g_next_event = 1;
 
+/* amdkfd's set_event (kfd_events.c, unchanged since v4.x): every thread
+ * waiting at that moment is woken, and an auto-reset event stays signaled
+ * only if nobody was waiting. Leaving it signaled for the first woken waiter
+ * to clear loses the wakeup of every other waiter on the same event: ROCr's
+ * AqlQueue::~AqlQueue (rocm-5.2.3) stores to queue_inactive_signal and then
+ * waits on that signal's event itself while its async-events thread waits on
+ * it too; the destroying thread could take the wake meant for the handler,
+ * and both slept for good (about 1 run in 150 on a loaded host). */
 static void event_set_locked(null_event* e) {
-  e->signaled = 1;
+  if (e->waiters) {
+    e->sets++;
+    e->signaled = e->manual_reset;
+  } else {
+    e->signaled = 1;
+  }
   pthread_cond_broadcast(&g_ev_cond);
 }
 
@@ -1051,19 +1066,36 @@ EXPORT HSAKMT_STATUS hsaKmtWaitOnMultipleEvents(HsaEvent* evs[], HSAuint32 n,
       deadline.tv_nsec -= 1000000000L;
     }
   }
+  if (n == 0 || n > MAX_EVENTS) return HSAKMT_STATUS_INVALID_PARAMETER;
+  /* As kfd_wait_on_events: an event already signaled counts (and an
+   * auto-reset one is consumed) on entry; later, a set while this thread
+   * waits counts, whoever else waits on the same event. */
+  /* On the heap: ROCr's own threads have small stacks. */
+  uint64_t* seen = calloc(n, sizeof(*seen));
+  unsigned char* hit = calloc(n, 1);
+  if (!seen || !hit) {
+    free(seen);
+    free(hit);
+    return HSAKMT_STATUS_NO_MEMORY;
+  }
   HSAKMT_STATUS st = HSAKMT_STATUS_SUCCESS;
   pthread_mutex_lock(&g_ev_lock);
+  for (HSAuint32 i = 0; i < n; i++) {
+    null_event* e = (null_event*)evs[i];
+    hit[i] = e && e->signaled;
+    if (!e) continue;
+    if (e->signaled && !e->manual_reset) e->signaled = 0;
+    e->waiters++;
+    seen[i] = e->sets;
+  }
   for (;;) {
     HSAuint32 set = 0;
-    for (HSAuint32 i = 0; i < n; i++)
-      if (evs[i] && ((null_event*)evs[i])->signaled) set++;
-    if ((all && set == n) || (!all && set > 0)) {
-      for (HSAuint32 i = 0; i < n; i++) {
-        null_event* e = (null_event*)evs[i];
-        if (e && e->signaled && !e->manual_reset) e->signaled = 0;
-      }
-      break;
+    for (HSAuint32 i = 0; i < n; i++) {
+      null_event* e = (null_event*)evs[i];
+      if (e && !hit[i] && e->sets != seen[i]) hit[i] = 1;
+      set += hit[i];
     }
+    if ((all && set == n) || (!all && set > 0)) break;
     if (ms == 0) {
       st = HSAKMT_STATUS_WAIT_TIMEOUT;
       break;
@@ -1076,7 +1108,11 @@ EXPORT HSAKMT_STATUS hsaKmtWaitOnMultipleEvents(HsaEvent* evs[], HSAuint32 n,
       break;
     }
   }
+  for (HSAuint32 i = 0; i < n; i++)
+    if (evs[i]) ((null_event*)evs[i])->waiters--;
   pthread_mutex_unlock(&g_ev_lock);
+  free(seen);
+  free(hit);
   return st;
 }
 
