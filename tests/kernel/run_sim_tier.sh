@@ -14,8 +14,10 @@
 #            run_qemu_tier.sh)
 #
 # Environment: GPUQ_KTEST_KERNELS ("6.1 6.12"), GPUQ_KTEST_BOOT_TIMEOUT
-# (seconds per boot, 600), GPUQ_KTEST_WORKDIR (logs; default a new
-# /tmp/gpuq-simtest.XXXXXX, kept and printed).
+# (seconds per boot, 900), GPUQ_KTEST_WORKDIR (logs; default a new
+# /tmp/gpuq-simtest.XXXXXX, kept and printed), GPUQ_KTEST_HIP_CLIENT (the
+# hip_client hipcc built; default AGENT's build tree's
+# tests/nullgpu/hip_client).
 #
 # Needs root and Debian 12 (installs what it needs with apt-get). Prints one
 # ok/FAIL/skip line per check and "N passed, N failed, N skipped"; exits
@@ -33,15 +35,18 @@ CACHE=${3:-${XDG_CACHE_HOME:-/var/cache}/gpuq-kernels}
 HERE=$SRC/tests/kernel
 SIMSRC=$HERE/sim
 KERNELS=${GPUQ_KTEST_KERNELS:-"6.1 6.12"}
-BOOT_TIMEOUT=${GPUQ_KTEST_BOOT_TIMEOUT:-600}
+BOOT_TIMEOUT=${GPUQ_KTEST_BOOT_TIMEOUT:-900}
 WORK=${GPUQ_KTEST_WORKDIR:-$(mktemp -d /tmp/gpuq-simtest.XXXXXX)}
 mkdir -p "$WORK" "$CACHE"
 T_START=$(date +%s)
 . "$HERE/qemu_lib.sh"
 
 # The checks each guest reports (sim/guest-init.sh); one missing is a failure.
-# rocr:*: Debian's real ROCr on the null GPU forwarding to the simulator.
+# rocr:*, hip:*: Debian's real ROCr (and HIP over it) on the null GPU
+# forwarding to the simulator (sim/guest-init.sh says why hip has no
+# destroys check).
 ROCR_CHECKS="start queues creates submissions pending drained doorbells destroys teardown stops"
+HIP_CHECKS="start queues creates submissions pending drained doorbells teardown stops"
 expected_checks() {
   echo insmod btf-flavor agent-version
   local m c extra
@@ -58,6 +63,7 @@ expected_checks() {
     done
   done
   for m in rocr rocr-args; do for c in $ROCR_CHECKS; do echo "$m:$c"; done; done
+  for m in hip hip-args; do for c in $HIP_CHECKS; do echo "$m:$c"; done; done
   echo record-command record-container record-sigint short-lived-named nobtf-reload kprobes-off
   echo drivers kernel-clean
 }
@@ -237,6 +243,39 @@ build_rocr() {
   note "rocr client: Debian's $(readlink -f "$ROCR_LIB" | xargs basename) + the null thunk"
 }
 
+# build_hip ROOT: hip_client (tests/nullgpu/hip_client.cc, built by the
+# build tree with Debian's hipcc) and its closure, with what HIP dlopen()s:
+# libamd_comgr.so.2 (code-object metadata) and its own closure, LLVM
+# included (about 240 MB unpacked: the guest's initramfs grows by that).
+# After build_rocr, whose thunk and ROCr it shares. What is missing goes to
+# ROOT/lib/nullgpu/hip-missing: the guest skips the hip: checks naming it.
+HIP_CLIENT=${GPUQ_KTEST_HIP_CLIENT:-$(dirname "$AGENT")/tests/nullgpu/hip_client}
+COMGR_LIB=/usr/lib/x86_64-linux-gnu/libamd_comgr.so.2
+build_hip() {
+  local r=$1 lib why=""
+  if [ -f "$r/lib/nullgpu/missing" ]; then
+    return 0 # the guest skips naming what build_rocr found missing
+  elif [ ! -x "$HIP_CLIENT" ]; then
+    why="no hip_client at $HIP_CLIENT: Debian's hipcc builds it (package hipcc, scripts/install-deps.sh --test)"
+  elif [ ! -e "$COMGR_LIB" ]; then
+    why="HIP's comgr is missing: package libamd-comgr2 (scripts/install-deps.sh --test)"
+  fi
+  if [ -n "$why" ]; then
+    echo "$why" > "$r/lib/nullgpu/hip-missing"
+    note "hip checks will skip: $why"
+    return 0
+  fi
+  cp "$HIP_CLIENT" "$r/bin/hip_client"
+  for lib in $( (LD_LIBRARY_PATH=$r/lib/nullgpu ldd "$HIP_CLIENT"; ldd "$COMGR_LIB"; echo "$COMGR_LIB") |
+    grep -oE '/[^ ]+'); do
+    case $lib in "$r"/* | */libhsa-runtime64.so* | */libhsakmt.so*) continue ;; esac
+    [ -e "$r$lib" ] && continue
+    mkdir -p "$r$(dirname "$lib")"
+    cp -L "$lib" "$r$lib"
+  done
+  note "hip client: Debian's $(readlink -f /usr/lib/x86_64-linux-gnu/libamdhip64.so.5 | xargs basename) and $(readlink -f "$COMGR_LIB" | xargs basename) over it"
+}
+
 # ---- the guest payload (same for every kernel) ------------------------------------
 build_payload() {
   local r=$WORK/rootfs
@@ -250,6 +289,7 @@ build_payload() {
     return 1
   fi
   build_rocr "$r"
+  build_hip "$r"
   copy_with_libs /bin/busybox /bin/busybox "$r"
   copy_with_libs "$AGENT" /bin/gpuq-agent "$r"
   command -v strip > /dev/null && strip --strip-debug "$r/bin/gpuq-agent"

@@ -15,7 +15,21 @@
 //   queues STREAMS             STREAMS streams on every device, one kernel
 //                              each, a device sync, one copy each way
 //                              (HW queue counting)
+//   serve                      commands on stdin, for a test that checks
+//                              between steps (the QEMU simulator tier):
+//                                stream NAME GPU    hipStreamCreate on GPU
+//                                launch NAME N      N kernels, no sync
+//                                copy NAME          H2D + D2H, async
+//                                wait NAME          hipStreamSynchronize
+//                                truth              "STREAM NAME gpu=G
+//                                                   launches=N copies=N"
+//                                sync TAG           prints "SYNC TAG"
+//                                exit               exits with every stream
+//                                                   and queue alive
+//                              prints "READY PID gpus=N" after hipInit and
+//                              "BAD ..." for a failed call
 #include <hip/hip_runtime.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -237,6 +251,88 @@ int Queues(int streams) {
   return 0;
 }
 
+int Serve() {
+  int count = 0;
+  if (!Check(hipGetDeviceCount(&count), "hipGetDeviceCount")) {
+    std::printf("BAD hipGetDeviceCount\n");
+    return 1;
+  }
+  std::printf("READY %d gpus=%d\n", static_cast<int>(getpid()), count);
+  struct Stream {
+    std::string name;
+    int device;
+    hipStream_t stream;
+    float* buf;
+    std::vector<float> host;
+    long launches, copies;
+  };
+  std::vector<Stream> streams;
+  auto find = [&](const std::string& name) -> Stream* {
+    for (Stream& s : streams)
+      if (s.name == name) return &s;
+    std::printf("BAD no stream %s\n", name.c_str());
+    return nullptr;
+  };
+  auto ok = [](hipError_t e, const char* what, const std::string& name) {
+    if (e == hipSuccess) return true;
+    std::printf("BAD %s %s: %s\n", what, name.c_str(), hipGetErrorString(e));
+    return false;
+  };
+  char line[256];
+  while (std::fgets(line, sizeof(line), stdin)) {
+    char cmd[32] = "", a[64] = "";
+    int n = 0;
+    if (std::sscanf(line, "%31s %63s %d", cmd, a, &n) < 1) continue;
+    std::string c = cmd, name = a;
+    if (c == "stream") {
+      Stream s{name, n, nullptr, nullptr, std::vector<float>(kElems, 1.0f),
+               0,    0};
+      if (ok(hipSetDevice(n), "hipSetDevice", name) &&
+          ok(hipStreamCreate(&s.stream), "hipStreamCreate", name) &&
+          ok(hipMalloc(&s.buf, kElems * sizeof(float)), "hipMalloc", name))
+        streams.push_back(std::move(s));
+    } else if (c == "launch") {
+      Stream* s = find(name);
+      if (!s || !ok(hipSetDevice(s->device), "hipSetDevice", name)) continue;
+      for (int i = 0; i < n; i++) {
+        hipLaunchKernelGGL(Scale, dim3(kElems / 256), dim3(256), 0, s->stream,
+                           s->buf, s->buf, kElems);
+        if (!ok(hipGetLastError(), "hipLaunchKernelGGL", name)) break;
+        s->launches++;
+      }
+    } else if (c == "copy") {
+      Stream* s = find(name);
+      if (!s || !ok(hipSetDevice(s->device), "hipSetDevice", name)) continue;
+      if (ok(hipMemcpyAsync(s->buf, s->host.data(), kElems * sizeof(float),
+                            hipMemcpyHostToDevice, s->stream),
+             "hipMemcpyAsync H2D", name) &&
+          ok(hipMemcpyAsync(s->host.data(), s->buf, kElems * sizeof(float),
+                            hipMemcpyDeviceToHost, s->stream),
+             "hipMemcpyAsync D2H", name))
+        s->copies += 2;
+    } else if (c == "wait") {
+      Stream* s = find(name);
+      if (s) ok(hipStreamSynchronize(s->stream), "hipStreamSynchronize", name);
+    } else if (c == "truth") {
+      for (const Stream& s : streams)
+        std::printf("STREAM %s gpu=%d launches=%ld copies=%ld\n",
+                    s.name.c_str(), s.device, s.launches, s.copies);
+    } else if (c == "sync") {
+      std::printf("SYNC %s\n", a);
+    } else if (c == "exit") {
+      std::printf("EXIT\n");
+      std::fflush(stdout);
+      // Without hipStreamDestroy or HIP's teardown: the queues die with
+      // the process, as when a job is killed.
+      _exit(0);
+    } else {
+      std::printf("BAD unknown command %s\n", cmd);
+    }
+  }
+  std::printf("EXIT stdin closed\n");
+  return 0;
+}
+
 int Arg(char** argv, int argc, int i, int def) {
   return i < argc ? std::atoi(argv[i]) : def;
 }
@@ -256,8 +352,13 @@ int main(int argc, char** argv) {
   if (mode == "rings")
     return Rings(Arg(argv, argc, 2, 2), Arg(argv, argc, 3, 10));
   if (mode == "queues") return Queues(Arg(argv, argc, 2, 1));
+  if (mode == "serve") {
+    setvbuf(stdout, nullptr, _IOLBF, 0);
+    return Serve();
+  }
   std::fprintf(stderr,
                "usage: hip_client infer GPUS STREAMS ITERS | latency GPU HZ "
-               "MS | batch GPU MS | rings STREAMS N | queues STREAMS\n");
+               "MS | batch GPU MS | rings STREAMS N | queues STREAMS | "
+               "serve\n");
   return 2;
 }

@@ -555,37 +555,51 @@ run_mode() {
   dump "$m" "/tmp/agent-$m.out"
 }
 
-# ---- Debian's real ROCr on the null GPU -------------------------------------------
-# rocr_client (tests/nullgpu/rocr_client.c: hsa_init, hsa_queue_create, AQL
-# packets, hsa_signal_store_screlease on the doorbell) runs in container A
-# on Debian's libhsa-runtime64.so.1 with the null thunk (libhsakmt.so.1 of
-# tests/nullgpu) forwarding every queue create/destroy to /dev/kfd
-# (GPUQ_NULLGPU_KFD=1): null GPU 0 stands on KFD node 1 (HWS), GPU 1 on node
-# 2 (MES). The null CP consumes the packets in user space. The agent runs
-# with --doorbells=uprobe on that library; each family is compared with the
-# simulator's truth and with the thunk's own (its truth file: queues ROCr
-# created, ROCr's utility queue included, write/read indexes).
+# ---- Debian's real ROCr and HIP on the null GPU -----------------------------------
+# Two clients, each in container A on Debian's libhsa-runtime64.so.1 with the
+# null thunk (libhsakmt.so.1 of tests/nullgpu) forwarding every queue
+# create/destroy to /dev/kfd (GPUQ_NULLGPU_KFD=1): null GPU 0 stands on KFD
+# node 1 (HWS), GPU 1 on node 2 (MES). The null CP consumes the packets in
+# user space. The agent runs with --doorbells=uprobe on that library; each
+# family is compared with the simulator's truth and with the thunk's own
+# (its truth file: queues ROCr created, ROCr's utility queues included,
+# write/read indexes).
+#   rocr  rocr_client (tests/nullgpu/rocr_client.c): the HSA API itself,
+#         hsa_queue_create, AQL packets, hsa_signal_store_screlease
+#   hip   hip_client serve (tests/nullgpu/hip_client.cc, Debian's hipcc):
+#         HIP streams, kernel launches and copies; HIP puts its streams on
+#         the hardware queues of its own pool and rings through ROCr's
+#         exported hsa_signal_store_screlease
 ROCR_CHECKS="start queues creates submissions pending drained doorbells destroys teardown stops"
+# hipStreamDestroy leaves HIP's hardware queue to its pool: no destroy ioctl
+# before the exit, so no destroys check.
+HIP_CHECKS="start queues creates submissions pending drained doorbells teardown stops"
 NG_CTL=/tmp/ngctl
 NG_TRUTH=/tmp/ng.truth
 
-# start_rocr: rocr_client in container A, commands on fd 8; waits for READY
-# (hsa_init under TCG takes seconds).
-start_rocr() {
-  rm -f /tmp/rocr.in /tmp/rocr.out $NG_TRUTH
+# start_client NAME: NAME's client in container A, commands on fd 8; waits
+# for READY (hsa_init under TCG takes seconds; HIP also loads LLVM through
+# comgr). Sets PID_NAME, FD_NAME.
+start_client() {
+  local name=$1 cmd
+  case $name in
+    rocr) cmd=/bin/rocr_client ;;
+    hip) cmd="/bin/hip_client serve" ;;
+  esac
+  rm -f /tmp/$name.in /tmp/$name.out $NG_TRUTH
   mkdir -p $NG_CTL
-  mkfifo /tmp/rocr.in
-  exec 8<> /tmp/rocr.in
+  mkfifo /tmp/$name.in
+  exec 8<> /tmp/$name.in
   sh -c "echo \$\$ > $CG_A/cgroup.procs && exec env LD_LIBRARY_PATH=/lib/nullgpu \
     GPUQ_NULLGPU_KFD=1 GPUQ_NULLGPU_KFD_NODES=1,2 GPUQ_NULLGPU_GPUS=2xgfx90a \
     GPUQ_NULLGPU_CONTROL=$NG_CTL GPUQ_NULLGPU_TRUTH=$NG_TRUTH HSA_ENABLE_SDMA=0 \
-    /bin/rocr_client" < /tmp/rocr.in > /tmp/rocr.out 2>&1 &
-  FD_rocr=8
+    $cmd" < /tmp/$name.in > /tmp/$name.out 2>&1 &
+  eval "FD_$name=8"
   t0=$(up)
-  while ! grep -q '^READY\|^BAD' /tmp/rocr.out 2> /dev/null && within 120 "$t0"; do
+  while ! grep -q '^READY\|^BAD' /tmp/$name.out 2> /dev/null && within 180 "$t0"; do
     sleep 0.1
   done
-  PID_rocr=$(awk '/^READY/ { print $2; exit }' /tmp/rocr.out)
+  eval "PID_$name=\$(awk '/^READY/ { print \$2; exit }' /tmp/$name.out)"
 }
 
 # ng_dump: the thunk writes its truth file now (its CP polls the control dir).
@@ -663,12 +677,112 @@ series_a() {
     awk '{ s += $NF } END { print s + 0 }'
 }
 
-rocr_checks() {
-  local P=$1 want_tier=$2 c rings got t0 tiers
-  if [ -f /lib/nullgpu/missing ]; then
-    for c in $ROCR_CHECKS; do skip "$P:$c" "$(cat /lib/nullgpu/missing)"; done
-    return
+# rocr_steps P / hip_steps P: the client's queues and packets, checked
+# after each step (the CP paused on the way: the packets written stay
+# pending).
+rocr_steps() {
+  local P=$1
+  # two client queues on GPU 0 (HWS), one on GPU 1 (MES); ROCr adds its
+  # utility queue
+  drv rocr queue r1 0 128
+  drv rocr queue r2 1 256
+  drv rocr queue r3 0 128
+  drv rocr submit r1 40
+  drv rocr submit r2 25 barrier
+  drv rocr submit r3 10
+  check_thunk $P:queues "gpuq_queues gpuq_processes"
+  check_thunk $P:creates gpuq_queue_creates_total
+  check_thunk $P:submissions "gpuq_submissions_total gpuq_queue_pending_packets"
+  if paused_cp $P:pending; then
+    drv rocr submit r1 30 nowait
+    drv rocr submit r2 12 barrier nowait
+    check_thunk $P:pending "gpuq_submissions_total gpuq_queue_pending_packets"
   fi
+  rm -f $NG_CTL/pause
+  drv rocr drain r1
+  drv rocr drain r2
+  check_thunk $P:drained "gpuq_submissions_total gpuq_queue_pending_packets"
+}
+
+# HIP 5.2.3 gives a device's first stream a hardware queue of its pool (and
+# the next ones up to GPU_MAX_HW_QUEUES, 4); with HSA_ENABLE_SDMA=0 the
+# copies run as ROCr's blit kernels on its own utility queue. Every packet
+# on HIP's queues (launches, and the barrier of a stream sync) is one ring.
+hip_steps() {
+  local P=$1
+  drv hip stream h1 0
+  drv hip stream h2 1
+  drv hip stream h3 0
+  drv hip launch h1 40
+  drv hip launch h2 25
+  drv hip launch h3 10
+  drv hip copy h1
+  drv hip wait h1
+  drv hip wait h2
+  drv hip wait h3
+  check_thunk $P:queues "gpuq_queues gpuq_processes"
+  check_thunk $P:creates gpuq_queue_creates_total
+  check_thunk $P:submissions "gpuq_submissions_total gpuq_queue_pending_packets"
+  if paused_cp $P:pending; then
+    drv hip launch h1 30
+    drv hip launch h2 12
+    check_thunk $P:pending "gpuq_submissions_total gpuq_queue_pending_packets"
+  fi
+  rm -f $NG_CTL/pause
+  drv hip wait h1
+  drv hip wait h2
+  check_thunk $P:drained "gpuq_submissions_total gpuq_queue_pending_packets"
+}
+
+# check_thunk CHECK FAMILIES: the thunk's truth now (container A alive), its
+# submissions and pending packets as the simulator's driver truth; FAMILIES
+# against both.
+check_thunk() {
+  ng_dump
+  thunk_lines 0 > /tmp/ng.lines
+  grep '^submit\|^pending' /tmp/ng.lines > /tmp/drv.truth
+  expect_both "$1" "$2" "$2"
+}
+
+# paused_cp CHECK: pauses the null CP; false (CHECK failed) unless the
+# thunk's next dump says paused=1.
+paused_cp() {
+  touch $NG_CTL/pause
+  ng_dump
+  grep -q 'paused=1' $NG_TRUTH && return 0
+  fail "$1" "the null CP did not report paused: $(head -n 1 $NG_TRUTH)"
+  return 1
+}
+
+# client_rings NAME GPU-INDEX: what the client itself says it rang on that
+# GPU, or "" when it cannot know (HIP counts launches, not rings).
+client_rings() {
+  case $1 in
+    rocr) awk -v gi="gpu=$2" '$1 == "QUEUE" && $3 == gi { sub("rings=", "", $6); s += $6 } END { print s + 0 }' /tmp/rocr.out ;;
+    hip) echo "" ;;
+  esac
+}
+
+# client_launches NAME GPU-INDEX: the kernel launches the client made on
+# that GPU ("" for rocr_client, whose packets are not all dispatches).
+client_launches() {
+  case $1 in
+    rocr) echo "" ;;
+    hip) awk -v gi="gpu=$2" '$1 == "STREAM" && $3 == gi { sub("launches=", "", $4); s += $4 } END { print s + 0 }' /tmp/hip.out ;;
+  esac
+}
+
+# client_checks P TIER NAME: NAME's client (rocr or hip) under the agent
+# with its lifecycle probes in TIER and --doorbells=uprobe.
+client_checks() {
+  local P=$1 want_tier=$2 name=$3 c rings got t0 tiers checks pid
+  eval "checks=\$$(echo "$name" | tr a-z A-Z)_CHECKS"
+  for c in missing $name-missing; do
+    if [ -f /lib/nullgpu/$c ]; then
+      for c2 in $checks; do skip "$P:$c2" "$(cat /lib/nullgpu/$c)"; done
+      return
+    fi
+  done
   ktime $P-start
   : > /tmp/drv.truth
   start_agent $P --sample-interval 100ms --doorbells=uprobe \
@@ -679,10 +793,11 @@ rocr_checks() {
     stop_agent
     return
   fi
-  start_rocr
-  if [ -z "$PID_rocr" ]; then
-    fail $P:start "rocr_client: no READY after hsa_init ($(head -n 3 /tmp/rocr.out | tr '\n' ';'))"
-    dump $P /tmp/rocr.out /tmp/agent-$P.out
+  start_client $name
+  eval "pid=\$PID_$name"
+  if [ -z "$pid" ]; then
+    fail $P:start "${name} client: no READY ($(head -n 3 /tmp/$name.out | tr '\n' ';'))"
+    dump $P /tmp/$name.out /tmp/agent-$P.out
     exec 8>&- # its stdin ends: it exits
     stop_agent
     return
@@ -695,67 +810,30 @@ rocr_checks() {
   done
   if [ -n "$tiers" ]; then
     fail $P:start "lifecycle probes not attached in tier $want_tier:$tiers ($(grep '^gpuq_probe_attached{' /tmp/m.prom | tr '\n' ' '))"
-    exit_driver rocr
+    exit_driver $name
     stop_agent
     return
   fi
   tiers="lifecycle probes in tier $want_tier, doorbells $(grep -c '^gpuq_probe_attached{probe="doorbell_.*tier="uprobe"} 1$' /tmp/m.prom) uprobes"
   # the doorbell uprobes sit on --hsa-runtime's file: it must be the ROCr
   # the client maps
-  maps=$(grep -o '/[^ ]*libhsa-runtime64[^ ]*' /proc/$PID_rocr/maps | sort -u | tr '\n' ' ')
+  maps=$(grep -o '/[^ ]*libhsa-runtime64[^ ]*' /proc/$pid/maps | sort -u | tr '\n' ' ')
   if [ "$maps" != "/usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1 " ]; then
-    fail $P:start "rocr_client maps ROCr as '$maps', not the --hsa-runtime file"
-    exit_driver rocr
+    fail $P:start "the $name client maps ROCr as '$maps', not the --hsa-runtime file"
+    exit_driver $name
     stop_agent
     return
   fi
-  pass $P:start "agent up after ${AG_UP}s ($tiers); rocr_client pid $PID_rocr: $(head -n 1 /tmp/rocr.out) (hsa_init on the null thunk with /dev/kfd)"
+  pass $P:start "agent up after ${AG_UP}s ($tiers); $name client pid $pid: $(head -n 1 /tmp/$name.out) (on the null thunk with /dev/kfd)"
   ktime $P-ready
-  # two client queues on GPU 0 (HWS), one on GPU 1 (MES); ROCr adds its
-  # utility queue
-  drv rocr queue r1 0 128
-  drv rocr queue r2 1 256
-  drv rocr queue r3 0 128
-  drv rocr submit r1 40
-  drv rocr submit r2 25 barrier
-  drv rocr submit r3 10
-  ng_dump
-  thunk_lines 0 > /tmp/ng.lines
-  grep '^submit\|^pending' /tmp/ng.lines > /tmp/drv.truth
-  expect_both $P:queues "gpuq_queues gpuq_processes" "gpuq_queues gpuq_processes"
-  expect_both $P:creates gpuq_queue_creates_total gpuq_queue_creates_total
-  expect_both $P:submissions "gpuq_submissions_total gpuq_queue_pending_packets" \
-    "gpuq_submissions_total gpuq_queue_pending_packets"
-
-  # the CP paused (the thunk reports paused=1 in the dump that follows):
-  # the packets written stay pending
-  touch $NG_CTL/pause
-  ng_dump
-  if ! grep -q 'paused=1' $NG_TRUTH; then
-    fail $P:pending "the null CP did not report paused: $(head -n 1 $NG_TRUTH)"
-  else
-    drv rocr submit r1 30 nowait
-    drv rocr submit r2 12 barrier nowait
-    ng_dump
-    thunk_lines 0 > /tmp/ng.lines
-    grep '^submit\|^pending' /tmp/ng.lines > /tmp/drv.truth
-    expect_both $P:pending "gpuq_submissions_total gpuq_queue_pending_packets" \
-      "gpuq_submissions_total gpuq_queue_pending_packets"
-  fi
-  rm -f $NG_CTL/pause
-  drv rocr drain r1
-  drv rocr drain r2
-  ng_dump
-  thunk_lines 0 > /tmp/ng.lines
-  grep '^submit\|^pending' /tmp/ng.lines > /tmp/drv.truth
-  expect_both $P:drained "gpuq_submissions_total gpuq_queue_pending_packets" \
-    "gpuq_submissions_total gpuq_queue_pending_packets"
+  ${name}_steps $P
 
   # doorbells: every ring of the client went through the exported
-  # hsa_signal_store_screlease; per GPU = the client's own count = the
-  # write indexes of its queues in the thunk (ROCr's utility queue rings
-  # internally: no uprobe sees it, and here it got no packets)
-  drv rocr truth
+  # hsa_signal_store_screlease; per GPU = the write indexes of its queues in
+  # the thunk (one ring per packet), = the client's own count where it has
+  # one, kernel-dispatch rings = its launches where it counts them (ROCr's
+  # utility queues ring internally: no uprobe sees them)
+  drv $name truth
   scrape /tmp/m.prom
   t0=$(up)
   ok=0
@@ -764,14 +842,22 @@ rocr_checks() {
     detail=""
     for gi in 0 1; do
       g=$(gpu_of_node $((gi + 1)))
-      rings=$(awk -v gi="gpu=$gi" '$1 == "QUEUE" && $3 == gi { sub("rings=", "", $6); s += $6 } END { print s + 0 }' /tmp/rocr.out)
+      rings=$(client_rings $name $gi)
+      launches=$(client_launches $name $gi)
       tw=$(awk -v g="gpu_id=$g" '$1 == "queue" && index($0, " " g " ") && index($0, "owner=client") {
         for (i = 2; i <= NF; i++) if ($i ~ /^write_index=/) { sub("write_index=", "", $i); s += $i } }
         END { print s + 0 }' $NG_TRUTH)
       got=$(grep "^gpuq_doorbells_total{" /tmp/m.prom | grep "gpu_id=\"$g\"" |
         grep "container=\"$(echo $ID_A | cut -c1-12)\"" | awk '{ s += $NF } END { print s + 0 }')
-      detail="$detail gpu $g: doorbells $got, client rings $rings, thunk client write indexes $tw;"
-      { [ "$got" = "$rings" ] && [ "$rings" = "$tw" ] && [ "$rings" -gt 0 ]; } || ok=0
+      kd=$(grep "^gpuq_doorbell_packets_total{" /tmp/m.prom | grep "gpu_id=\"$g\"" | grep 'packet_type="kernel_dispatch"' |
+        grep "container=\"$(echo $ID_A | cut -c1-12)\"" | awk '{ s += $NF } END { print s + 0 }')
+      detail="$detail gpu $g: doorbells $got, thunk client write indexes $tw"
+      [ -n "$rings" ] && detail="$detail, client rings $rings"
+      [ -n "$launches" ] && detail="$detail, kernel-dispatch rings $kd, launches $launches"
+      detail="$detail;"
+      { [ "$got" = "$tw" ] && [ "$tw" -gt 0 ]; } || ok=0
+      [ -z "$rings" ] || [ "$rings" = "$got" ] || ok=0
+      [ -z "$launches" ] || [ "$launches" = "$kd" ] || ok=0
     done
     [ $ok = 1 ] && break
     sleep 0.3
@@ -782,19 +868,18 @@ rocr_checks() {
   else
     fail $P:doorbells "$detail"
     grep '^gpuq_doorbell\|^gpuq_probe_attached' /tmp/m.prom > /tmp/db.txt
-    dump $P-doorbells /tmp/db.txt /tmp/rocr.out
+    dump $P-doorbells /tmp/db.txt /tmp/$name.out
   fi
 
-  # hsa_queue_destroy: an ioctl destroy
-  drv rocr destroy r2
-  ng_dump
-  thunk_lines 0 > /tmp/ng.lines
-  grep '^submit\|^pending' /tmp/ng.lines > /tmp/drv.truth
-  expect_both $P:destroys "$LIFECYCLE $SUBMISSION" "$LIFECYCLE $SUBMISSION"
+  if [ $name = rocr ]; then
+    # hsa_queue_destroy: an ioctl destroy
+    drv rocr destroy r2
+    check_thunk $P:destroys "$LIFECYCLE $SUBMISSION"
+  fi
 
   # the process exits without hsa_shut_down: KFD tears it down (its
   # kworker), every gauge back to zero, the counters stay
-  exit_driver rocr
+  exit_driver $name
   thunk_lines 1 > /tmp/ng.lines
   grep '^submit' /tmp/ng.lines > /tmp/drv.truth
   expect_both $P:teardown "$LIFECYCLE $SUBMISSION" "$LIFECYCLE $SUBMISSION"
@@ -803,20 +888,21 @@ rocr_checks() {
   if [ "$q" != 0 ] || [ "$pp" != 0 ]; then
     fail $P:teardown "after the exit container A still has $q queues, $pp pending packets"
   fi
-  dump $P-client /tmp/rocr.out
+  dump $P-client /tmp/$name.out
   sed 's/^/thunk: /' $NG_TRUTH > /tmp/ng.txt
   dump $P-thunk /tmp/ng.txt
   dump $P-metrics /tmp/m.prom
   stop_agent
-  if [ "$STOP_RESULT" = "exit 0" ] && ! grep -q '^BAD' /tmp/rocr.out; then
-    pass $P:stops "the agent: exit 0 after SIGTERM; rocr_client: every command as expected"
+  if [ "$STOP_RESULT" = "exit 0" ] && ! grep -q '^BAD' /tmp/$name.out; then
+    pass $P:stops "the agent: exit 0 after SIGTERM; the $name client: every command as expected"
   else
-    fail $P:stops "the agent: $STOP_RESULT after SIGTERM; rocr_client: $(grep '^BAD' /tmp/rocr.out | head -n 3 | tr '\n' ';')"
+    fail $P:stops "the agent: $STOP_RESULT after SIGTERM; the $name client: $(grep '^BAD' /tmp/$name.out | head -n 3 | tr '\n' ';')"
   fi
   dump $P "/tmp/agent-$P.out"
   ktime $P-done
 }
-(rocr_checks rocr btf-fentry)
+(client_checks rocr btf-fentry rocr)
+(client_checks hip btf-fentry hip)
 
 # Subshells: whatever goes wrong in a mode, init lives on to report it.
 (run_mode fentry)
@@ -963,7 +1049,8 @@ if [ $rc = 0 ] && [ ! -e /sys/kernel/btf/amdgpu ] && [ -c /dev/kfd ] &&
   G_MES12=$(gpu_of_node 4)
   [ -n "$G_MES12" ] || G_MES12=$G_MES
   (MODE=kprobe TIER=args-kprobe SEEDED_EXACT=0 run_mode args)
-  (rocr_checks rocr-args args-kprobe)
+  (client_checks rocr-args args-kprobe rocr)
+  (client_checks hip-args args-kprobe hip)
   if echo 0 > /sys/kernel/debug/kprobes/enabled 2> /tmp/kp.txt; then
     pass kprobes-off "kprobes disarmed (/sys/kernel/debug/kprobes/enabled = 0)"
     (MODE=tracepoint TIER=tracepoint PROBES="tp_ioctl tp_exit" ATTACH_MIN=2 TIER_GIVES="" SEEDED_EXACT=0 \
