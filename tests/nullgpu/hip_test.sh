@@ -50,6 +50,20 @@ b=$(sum "$f" 'owner=rocr_internal' blits)
 sdma=$(sed -n 's/.*sdma_refused=\([0-9]*\).*/\1/p' "$f")
 [ "$sdma" = 0 ] && pass "HSA_ENABLE_SDMA=0: ROCr asked for no SDMA queue" || fail "sdma_refused=$sdma with HSA_ENABLE_SDMA=0"
 
+# --- serve: the command mode the QEMU simulator tier drives (a quick check
+# here that it launches, copies and reports what it did; the guest checks
+# the rest against the kernel)
+printf 'stream s1 0\nstream s2 1\nlaunch s1 40\nlaunch s2 25\ncopy s1\nwait s1\nwait s2\ntruth\nsync 1\n' > "$TMP/serve.in"
+run_group "${NULLGPU[@]}" GPUQ_NULLGPU_GPUS=2xgfx90a GPUQ_NULLGPU_TRUTH="$TMP/serve.truth" HSA_ENABLE_SDMA=0 \
+  bash -c 'exec "$0" serve < "$1"' "$HIP" "$TMP/serve.in" > "$TMP/serve.out" 2>&1
+d=$(sum "$TMP/serve.truth" 'owner=client' dispatches)
+if [ "$RUN_RC" = 0 ] && grep -q '^READY .* gpus=2' "$TMP/serve.out" && grep -q '^SYNC 1$' "$TMP/serve.out" &&
+  grep -q '^STREAM s1 gpu=0 launches=40 copies=2$' "$TMP/serve.out" && ! grep -q '^BAD' "$TMP/serve.out" && [ "$d" = 65 ]; then
+  pass "serve: 2 streams on 2 GPUs, 65 launches = the kernel dispatches on HIP's queues, a copy, every command as expected"
+else
+  fail "serve: exit $RUN_RC, dispatches $d (want 65)" "$(cat "$TMP/serve.out")"
+fi
+
 # --- the shared-GPU pair on one GPU
 start_bg "${NULLGPU[@]}" GPUQ_NULLGPU_TRUTH="$TMP/lat.%p" HSA_ENABLE_SDMA=0 "$HIP" latency 0 100 1500 > "$TMP/lat.out" 2>&1
 LAT=$BG_PID
