@@ -62,7 +62,7 @@ expected_checks() {
       echo "$m:$c"
     done
   done
-  for m in rocr rocr-args; do for c in $ROCR_CHECKS; do echo "$m:$c"; done; done
+  for m in rocr rocr-args rocr-tp; do for c in $ROCR_CHECKS; do echo "$m:$c"; done; done
   for m in hip hip-args; do for c in $HIP_CHECKS; do echo "$m:$c"; done; done
   echo record-command record-container record-sigint short-lived-named nobtf-reload kprobes-off
   echo drivers kernel-clean

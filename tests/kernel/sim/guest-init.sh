@@ -773,7 +773,7 @@ client_launches() {
 }
 
 # client_checks P TIER NAME: NAME's client (rocr or hip) under the agent
-# with its lifecycle probes in TIER and --doorbells=uprobe.
+# with its lifecycle probes (PROBES) in TIER and --doorbells=uprobe.
 client_checks() {
   local P=$1 want_tier=$2 name=$3 c rings got t0 tiers checks pid
   eval "checks=\$$(echo "$name" | tr a-z A-Z)_CHECKS"
@@ -802,10 +802,10 @@ client_checks() {
     stop_agent
     return
   fi
-  # the KFD lifecycle probes in the tier under test (the uprobes and the
-  # cgroup tracepoints carry their own tier labels)
+  # the KFD lifecycle probes (PROBES) in the tier under test (the uprobes
+  # and the cgroup tracepoints carry their own tier labels)
   tiers=""
-  for c in $LIFECYCLE_PROBES; do
+  for c in $PROBES; do
     grep -q "^gpuq_probe_attached{probe=\"$c\",.*tier=\"$want_tier\"} 1\$" /tmp/m.prom || tiers="$tiers $c"
   done
   if [ -n "$tiers" ]; then
@@ -1055,6 +1055,9 @@ if [ $rc = 0 ] && [ ! -e /sys/kernel/btf/amdgpu ] && [ -c /dev/kfd ] &&
     pass kprobes-off "kprobes disarmed (/sys/kernel/debug/kprobes/enabled = 0)"
     (MODE=tracepoint TIER=tracepoint PROBES="tp_ioctl tp_exit" ATTACH_MIN=2 TIER_GIVES="" SEEDED_EXACT=0 \
       run_mode tracepoint)
+    # ROCr's client only: the tier reads the same ioctl args for HIP's
+    # queues, and a HIP group costs a minute of TCG time per kernel
+    (PROBES="tp_ioctl tp_exit" ATTACH_MIN=2 client_checks rocr-tp tracepoint rocr)
     echo 1 > /sys/kernel/debug/kprobes/enabled
   else
     fail kprobes-off "cannot disarm kprobes: $(cat /tmp/kp.txt)"
