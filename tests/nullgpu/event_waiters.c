@@ -71,7 +71,8 @@ static HsaEvent* new_event(bool manual_reset) {
   memset(&d, 0, sizeof(d));
   d.EventType = HSA_EVENTTYPE_SIGNAL;
   HsaEvent* ev = NULL;
-  return hsaKmtCreateEvent(&d, manual_reset, false, &ev) == HSAKMT_STATUS_SUCCESS
+  return hsaKmtCreateEvent(&d, manual_reset, false, &ev) ==
+                 HSAKMT_STATUS_SUCCESS
              ? ev
              : NULL;
 }
