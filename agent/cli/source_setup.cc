@@ -7,6 +7,8 @@
 #include <iostream>
 
 #include "loader/kernel_features.h"
+#include "resolver/docker_api_client.h"
+#include "resolver/oci_bundle_client.h"
 #include "sources/bpf_source.h"
 #include "sources/capture.h"
 #include "sources/replay_source.h"

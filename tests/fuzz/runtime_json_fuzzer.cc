@@ -16,6 +16,8 @@
 
 #include "resolver/container_metadata.h"
 #include "resolver/container_metadata_json.h"
+#include "resolver/docker_api_client.h"
+#include "resolver/oci_bundle_client.h"
 #include "sources/event.h"
 
 namespace {
