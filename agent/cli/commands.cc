@@ -15,7 +15,6 @@
 
 #include "cli/report_command.h"
 #include "cli/source_setup.h"
-#include "cli/submissions.h"
 #include "common/log.h"
 #include "common/worker_thread.h"
 #include "export/collector.h"
@@ -24,14 +23,7 @@
 #include "loader/bpf_loader.h"
 #include "loader/kernel_features.h"
 #include "model/pipeline.h"
-#include "resolver/container_metadata.h"
-#include "resolver/runtime_events.h"
-#include "sampler/periodic_thread.h"
-#include "sources/bpf_source.h"
-#include "sources/capture.h"
-#include "sources/cgroup_watcher.h"
 #include "sources/kfd_sysfs.h"
-#include "sources/replay_source.h"
 
 namespace gpuq {
 namespace {

@@ -145,7 +145,7 @@ HookSpec Lifecycle(HookSpec spec, const char* args_entry,
 }  // namespace
 
 const std::vector<HookSpec>& Hooks() {
-  // Choices and traps: docs/kfd-probe-points.md sections 1 and 4.
+  // Choices (docs/kfd-probe-points.md sections 1 and 4) and traps (section 5).
   static const std::vector<HookSpec> kHooks = {
       // args-kprobe: q learned inside the create ioctl, keyed by its pointer
       Lifecycle({"queue_create", "kfd_procfs_add_queue",
