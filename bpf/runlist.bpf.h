@@ -13,7 +13,8 @@
  *                     queue. remove_queue_mes itself is a .constprop clone
  *                     without BTF (kfd-probe-points.md 5.2). amdgpu's own
  *                     users of MES run outside any dqm operation: ignored.
- *   op_*              create/destroy_queue_cpsch, process_termination_*,
+ *   op_*              create_queue_cpsch/nocpsch, destroy_queue_cpsch,
+ *                     process_termination_cpsch/nocpsch,
  *                     kfd_ioctl_update_queue: set the per-thread slot only.
  *                     Not dqm update_queue: the name is also an ipc/sem.c
  *                     FUNC in vmlinux BTF, which libbpf would pick (5.4).

@@ -15,7 +15,6 @@
 
 #include "cli/report_command.h"
 #include "cli/source_setup.h"
-#include "cli/submissions.h"
 #include "common/log.h"
 #include "common/worker_thread.h"
 #include "export/collector.h"
@@ -24,14 +23,7 @@
 #include "loader/bpf_loader.h"
 #include "loader/kernel_features.h"
 #include "model/pipeline.h"
-#include "resolver/container_metadata.h"
-#include "resolver/runtime_events.h"
-#include "sampler/periodic_thread.h"
-#include "sources/bpf_source.h"
-#include "sources/capture.h"
-#include "sources/cgroup_watcher.h"
 #include "sources/kfd_sysfs.h"
-#include "sources/replay_source.h"
 
 namespace gpuq {
 namespace {
@@ -116,22 +108,19 @@ int RunOnce(const Options& options) {
     Warn(setup.error + "; showing the KFD sysfs inventory only");
   }
   if (!setup.tier_summary.empty()) Warn(setup.tier_summary);
-  PipelineSession session = StartPipelineSession(options, &setup);
-  Pipeline& pipeline = *session.pipeline;
-  PrintWarnings(pipeline.Start());
   // Submissions over the window: a round at its start and one at its end.
-  const auto readers =
-      StartSubmissionReaders(options, setup.replay, &pipeline, setup.probes);
+  const LiveSession live = StartLiveSession(options, std::move(setup), {});
+  Pipeline& pipeline = *live.pipeline;
+  const bool replay = live.setup.replay;
   std::atomic<bool>& stop = StopRequested();
   std::optional<std::chrono::steady_clock::time_point> deadline;
-  if (!setup.replay)
-    deadline = std::chrono::steady_clock::now() + options.interval;
+  if (!replay) deadline = std::chrono::steady_clock::now() + options.interval;
   if (pipeline.Run(stop, deadline) == Pipeline::RunResult::kError) {
     Warn(pipeline.Error());
     return 1;
   }
-  if (readers != nullptr) readers->Round();
-  if (!setup.replay) pipeline.ReconcileNow();
+  if (live.readers != nullptr) live.readers->Round();
+  if (!replay) pipeline.ReconcileNow();
   // The same snapshot -> families path as /metrics, plus the process list.
   const Snapshot snapshot = pipeline.TakeSnapshot();
   std::cout << RenderOnce(BuildFamilies(snapshot), options.output,
@@ -165,13 +154,10 @@ int RunDaemon(const Options& options) {
          "only");
   }
   if (!setup.tier_summary.empty()) Warn(setup.tier_summary);
-  PipelineSession session = StartPipelineSession(options, &setup);
-  Pipeline& pipeline = *session.pipeline;
-  PrintWarnings(pipeline.Start());
-  const auto readers =
-      StartSubmissionReaders(options, setup.replay, &pipeline, setup.probes);
-  // Declared after the pipeline and the readers: stops first.
-  const auto ticker = TickEveryPeriod(readers.get());
+  LiveSessionOptions how;
+  how.tick = true;
+  const LiveSession live = StartLiveSession(options, std::move(setup), how);
+  Pipeline& pipeline = *live.pipeline;
 
   std::string error;
   auto server = MetricsServer::Start(

@@ -4,12 +4,58 @@
 #include <gpuq/abi.h>
 
 #include <CLI/CLI.hpp>
+#include <cctype>
+#include <charconv>
 #include <cmath>
-#include <cstdlib>
 #include <iostream>
+#include <string_view>
+#include <type_traits>
 
 namespace gpuq {
 namespace {
+
+// The number `text` begins with, and the rest after it in *rest (null: the
+// whole text must be the number). False when it begins with none or the
+// number is out of T's range. The syntax is strtod's and strtol's, which
+// these flags always took: leading white space, one optional sign, and for
+// floating point a "0x" hexadecimal form.
+template <typename T>
+bool ParseNumber(std::string_view text, T* value,
+                 std::string_view* rest = nullptr) {
+  while (!text.empty() &&
+         std::isspace(static_cast<unsigned char>(text.front())) != 0) {
+    text.remove_prefix(1);
+  }
+  bool negative = false;
+  if (!text.empty() && (text.front() == '+' || text.front() == '-')) {
+    negative = text.front() == '-';
+    text.remove_prefix(1);
+  }
+  // from_chars takes a '-' of its own; strto* take one sign only.
+  if (!text.empty() && (text.front() == '+' || text.front() == '-')) {
+    return false;
+  }
+  const char* end = text.data() + text.size();
+  std::from_chars_result result{};
+  if constexpr (std::is_floating_point_v<T>) {
+    const bool hex = text.size() > 2 && text[0] == '0' &&
+                     (text[1] == 'x' || text[1] == 'X') &&
+                     (std::isxdigit(static_cast<unsigned char>(text[2])) != 0 ||
+                      text[2] == '.');
+    result = hex ? std::from_chars(text.data() + 2, end, *value,
+                                   std::chars_format::hex)
+                 : std::from_chars(text.data(), end, *value);
+  } else {
+    result = std::from_chars(text.data(), end, *value);
+  }
+  if (result.ec != std::errc()) return false;
+  if (negative) *value = -*value;
+  if (rest != nullptr) {
+    *rest = std::string_view(result.ptr, static_cast<size_t>(end - result.ptr));
+    return true;
+  }
+  return result.ptr == end;
+}
 
 // CLI11 validator wrapper for durations.
 CLI::Validator DurationValidator() {
@@ -31,9 +77,8 @@ CLI::Validator ListenAddressValidator() {
         const auto colon = value.rfind(':');
         const std::string port =
             colon == std::string::npos ? "" : value.substr(colon + 1);
-        char* end = nullptr;
-        const long n = std::strtol(port.c_str(), &end, 10);
-        if (port.empty() || *end != '\0' || n < 0 || n > 65535) {
+        long n = 0;
+        if (!ParseNumber(port, &n) || n < 0 || n > 65535) {
           return fmt::format("'{}' is not HOST:PORT (example: 0.0.0.0:9464)",
                              value);
         }
@@ -46,14 +91,9 @@ CLI::Validator ListenAddressValidator() {
 
 std::optional<std::chrono::milliseconds> ParseDuration(
     const std::string& text) {
-  size_t pos = 0;
   double value = 0;
-  try {
-    value = std::stod(text, &pos);
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-  const std::string unit = text.substr(pos);
+  std::string_view unit;
+  if (!ParseNumber(text, &value, &unit)) return std::nullopt;
   double ms = 0;
   if (unit.empty() || unit == "s") {
     ms = value * 1000;
@@ -68,41 +108,58 @@ std::optional<std::chrono::milliseconds> ParseDuration(
   return std::chrono::milliseconds(static_cast<int64_t>(ms));
 }
 
-std::optional<int> ParseOptions(int argc, char** argv, Options* out) {
-  CLI::App app{
-      "gpuq-agent: live per-container visibility of AMD GPU hardware queues "
-      "(amdkfd) with eBPF.\n"
-      "Without a subcommand it serves Prometheus metrics; --once prints a "
-      "snapshot and exits."};
-  app.set_version_flag(
-      "--version", fmt::format("gpuq-agent {} ({}), event ABI {}", GPUQ_VERSION,
-                               GPUQ_GIT_COMMIT, GPUQ_ABI_VERSION));
-  app.require_subcommand(0, 1);
-  // Global options (--replay, --host-root, ...) may follow a subcommand.
-  app.fallthrough();
+namespace {
 
-  std::string host_root, sysfs_root, procfs_root, output = "table";
-  std::string interval = "1s", reconcile = "10s", duration;
-  bool once = false, no_fentry = false;
+// What the flags hold until they are checked and turned into Options (those
+// CLI11 can fill in directly go straight into Options).
+struct RawFlags {
+  bool once = false;
+  std::string interval = "1s", output = "table";
+  std::string host_root, sysfs_root, procfs_root, reconcile = "10s";
+  bool no_fentry = false;
+  std::string probe_tier = "auto";
+  std::string grace = "5m", runtime_timeout = "2s";
+  bool no_runtime_lookup = false;
+  std::string sample_interval = "1s", doorbells = "off";
+  std::string log_level = "info";
+  bool verbose = false;
+  std::string duration, speed = "1";
+};
 
-  app.add_flag("--once", once,
+struct Subcommands {
+  CLI::App* check = nullptr;
+  CLI::App* record = nullptr;
+  CLI::App* top = nullptr;
+  CLI::App* report = nullptr;
+};
+
+// Each Add*Flags adds one group, in the order --help lists them.
+
+void AddSnapshotFlags(CLI::App& app, RawFlags* raw) {
+  app.add_flag("--once", raw->once,
                "Print a snapshot (queues per container and GPU) and exit. "
                "Live: measured over --interval; with --replay: the whole "
                "capture.");
-  app.add_option("--interval", interval,
+  app.add_option("--interval", raw->interval,
                  "Measurement window of --once on a live kernel; how often "
                  "top refreshes.")
       ->check(DurationValidator())
       ->capture_default_str();
-  app.add_option("--output,-o", output, "--once format.")
+  app.add_option("--output,-o", raw->output, "--once format.")
       ->check(CLI::IsMember({"table", "json", "prometheus"}))
       ->capture_default_str();
+}
+
+void AddReplayFlags(CLI::App& app, Options* out) {
   app.add_option("--replay", out->replay,
                  "Read events from a capture file (gpuq-agent record) instead "
                  "of the kernel. Needs no privileges.")
       ->check(CLI::ExistingFile);
   app.add_flag("--allow-truncated", out->allow_truncated,
                "Replay the complete records of a truncated capture.");
+}
+
+void AddWebFlags(CLI::App& app, Options* out) {
   app.add_option("--web.listen-address", out->listen_address,
                  "Where /metrics is served.")
       ->check(ListenAddressValidator())
@@ -112,20 +169,23 @@ std::optional<int> ParseOptions(int argc, char** argv, Options* out) {
                  "basic_auth_users with bcrypt hashes protect /metrics; "
                  "tls_server_config serves it over HTTPS (deploy/README.md).")
       ->check(CLI::ExistingFile);
-  app.add_option("--host-root", host_root,
+}
+
+void AddKernelFlags(CLI::App& app, RawFlags* raw, Options* out) {
+  app.add_option("--host-root", raw->host_root,
                  "Read the host's /sys and /proc under this directory (a "
                  "container with the host's trees mounted at /host).");
-  app.add_option("--sysfs-root", sysfs_root, "Root of sysfs (default /sys).");
-  app.add_option("--procfs-root", procfs_root,
+  app.add_option("--sysfs-root", raw->sysfs_root,
+                 "Root of sysfs (default /sys).");
+  app.add_option("--procfs-root", raw->procfs_root,
                  "Root of procfs (default /proc).");
-  app.add_option("--reconcile-interval", reconcile,
+  app.add_option("--reconcile-interval", raw->reconcile,
                  "How often the model is checked against KFD sysfs.")
       ->check(DurationValidator())
       ->capture_default_str();
-  app.add_flag("--no-fentry", no_fentry,
+  app.add_flag("--no-fentry", raw->no_fentry,
                "Use kprobes even where fentry would work.");
-  std::string probe_tier = "auto";
-  app.add_option("--probe-tier", probe_tier,
+  app.add_option("--probe-tier", raw->probe_tier,
                  "auto: per hook, the BTF tiers where amdgpu has BTF, else "
                  "the BTF-free args-kprobe tier; args: force the args-kprobe "
                  "tier; tracepoint: force the syscall-tracepoint tier "
@@ -137,9 +197,9 @@ std::optional<int> ParseOptions(int argc, char** argv, Options* out) {
                  "(amdgpu-dkms): flat, or split over this kernel's vmlinux; "
                  "gives the BTF hooks on kprobes (docs/probe-tiers.md).")
       ->check(CLI::ExistingFile);
+}
 
-  std::string grace = "5m", runtime_timeout = "2s";
-  bool no_runtime_lookup = false;
+void AddAttributionFlags(CLI::App& app, RawFlags* raw, Options* out) {
   app.add_flag("--labels.pid-comm", out->pid_comm_labels,
                "Add pid and comm labels to the queue series (one series per "
                "process: more cardinality).");
@@ -153,12 +213,12 @@ std::optional<int> ParseOptions(int argc, char** argv, Options* out) {
                  "gpuq_containers_folded).")
       ->check(CLI::Range(size_t{1}, size_t{1000000}))
       ->capture_default_str();
-  app.add_option("--container-grace", grace,
+  app.add_option("--container-grace", raw->grace,
                  "Series of a container holding no queue are removed after "
                  "this long; idle processes fold into their container.")
       ->check(DurationValidator())
       ->capture_default_str();
-  app.add_flag("--no-runtime-lookup", no_runtime_lookup,
+  app.add_flag("--no-runtime-lookup", raw->no_runtime_lookup,
                "Do not ask container runtimes for names (labels keep ids).");
   app.add_option("--runtime.docker-socket", out->docker_sockets,
                  "Docker Engine API sockets to ask for names, in order "
@@ -167,21 +227,22 @@ std::optional<int> ParseOptions(int argc, char** argv, Options* out) {
   app.add_option("--runtime.run-dir", out->run_dir,
                  "Where containerd and CRI-O keep OCI bundles (default: /run "
                  "under --host-root).");
-  app.add_option("--runtime.timeout", runtime_timeout,
+  app.add_option("--runtime.timeout", raw->runtime_timeout,
                  "Timeout of one runtime lookup (lookups never block events "
                  "or /metrics).")
       ->check(DurationValidator())
       ->capture_default_str();
+}
 
-  std::string sample_interval = "1s", doorbells = "off";
-  app.add_option("--sample-interval", sample_interval,
+void AddSubmissionFlags(CLI::App& app, RawFlags* raw, Options* out) {
+  app.add_option("--sample-interval", raw->sample_interval,
                  "How often the write and read indexes of every ROCr queue are "
                  "read from its process's memory (gpuq_submissions_total, "
                  "gpuq_queue_pending_packets); 0 turns sampling off. Needs "
                  "ptrace access to the processes (root, or CAP_SYS_PTRACE).")
       ->check(DurationValidator())
       ->capture_default_str();
-  app.add_option("--doorbells", doorbells,
+  app.add_option("--doorbells", raw->doorbells,
                  "Count doorbell rings with uprobes on libhsa-runtime64 "
                  "(gpuq_doorbells_total): off or uprobe. Costs one uprobe hit "
                  "per doorbell in the submitting process.")
@@ -192,62 +253,195 @@ std::optional<int> ParseOptions(int argc, char** argv, Options* out) {
                  "to, besides those found mapped by processes. Repeatable; "
                  "needs --doorbells=uprobe.")
       ->check(CLI::ExistingFile);
-  std::string log_level = "info";
-  bool verbose = false;
-  app.add_option("--log.level", log_level,
+}
+
+void AddLoggingFlags(CLI::App& app, RawFlags* raw) {
+  app.add_option("--log.level", raw->log_level,
                  "Least severe log lines written to stderr: error, warn, "
                  "info or debug (libbpf's own messages too).")
       ->check(CLI::IsMember({"error", "warn", "info", "debug"}))
       ->capture_default_str();
-  app.add_flag("-v,--verbose", verbose, "Same as --log.level=debug.");
+  app.add_flag("-v,--verbose", raw->verbose, "Same as --log.level=debug.");
+}
 
-  CLI::App* check = app.add_subcommand(
+Subcommands AddSubcommands(CLI::App& app, RawFlags* raw, Options* out) {
+  Subcommands sub;
+  sub.check = app.add_subcommand(
       "check",
       "Report, per kernel hook, whether it can attach here and in which "
       "mode; exit non-zero if none can.");
-  check->add_flag("--verify", out->verify,
-                  "Also load every program of each mode through the verifier.");
-  CLI::App* record = app.add_subcommand(
+  sub.check->add_flag(
+      "--verify", out->verify,
+      "Also load every program of each mode through the verifier.");
+  sub.record = app.add_subcommand(
       "record", "Write the live event stream to a capture file.");
-  record->add_option("-o,--output-file", out->record_path, "Capture to write.")
+  sub.record
+      ->add_option("-o,--output-file", out->record_path, "Capture to write.")
       ->required();
-  record
-      ->add_option("--duration", duration,
+  sub.record
+      ->add_option("--duration", raw->duration,
                    "Stop after this long (with a command: whichever comes "
                    "first; the command is then sent SIGTERM).")
       ->check(DurationValidator());
-  record->add_option("--container", out->record_container,
-                     "Keep only this container's records (its name, "
-                     "Kubernetes container name, short or full id); the GPU "
-                     "topology and GPU-wide runlist records stay.");
-  record->add_option("command", out->record_command,
-                     "After --: a command to run while recording; recording "
-                     "stops when it exits, and its exit status is returned.");
-  std::string speed = "1";
-  CLI::App* top = app.add_subcommand(
+  sub.record->add_option("--container", out->record_container,
+                         "Keep only this container's records (its name, "
+                         "Kubernetes container name, short or full id); the "
+                         "GPU topology and GPU-wide runlist records stay.");
+  sub.record->add_option(
+      "command", out->record_command,
+      "After --: a command to run while recording; recording "
+      "stops when it exits, and its exit status is returned.");
+  sub.top = app.add_subcommand(
       "top",
       "Full-screen live view: containers, GPUs and queues with submission, "
       "preemption and eviction rates, refreshed every --interval "
       "(docs/top.md).");
-  top->add_option("--speed", speed,
-                  "With --replay: N times the recorded speed; 0 or max: as "
-                  "fast as possible.")
+  sub.top
+      ->add_option("--speed", raw->speed,
+                   "With --replay: N times the recorded speed; 0 or max: as "
+                   "fast as possible.")
       ->capture_default_str();
-  CLI::App* report = app.add_subcommand(
+  sub.report = app.add_subcommand(
       "report",
       "Analyze captures: queues per GPU and type, submissions, preemption, "
       "evictions and the queue-level preemption verdict (docs/report.md). "
       "Several captures: one comparison table, a column each.");
-  report->add_option("captures", out->report_captures, "Capture files.")
+  sub.report->add_option("captures", out->report_captures, "Capture files.")
       ->required();
   // The formats of report/report_format.h.
-  report
+  sub.report
       ->add_option("--output", out->report_output,
                    "Output format: html is one self-contained page with "
                    "charts, perfetto a trace for ui.perfetto.dev "
                    "(docs/report-visual.md).")
       ->check(CLI::IsMember({"text", "markdown", "json", "html", "perfetto"}))
       ->capture_default_str();
+  return sub;
+}
+
+// Each Apply* turns one group's parsed flags into Options. Those that can
+// refuse a combination print why and return false (exit status 2); the
+// checks run in the order the groups are listed.
+
+// The validators passed every duration, so ParseDuration succeeds here.
+void ApplySnapshotFlags(const RawFlags& raw, Options* out) {
+  out->interval = *ParseDuration(raw.interval);
+  out->output = *ParseOnceFormat(raw.output);
+}
+
+bool ApplyKernelFlags(const RawFlags& raw, Options* out) {
+  out->host_root = raw.host_root;
+  if (!raw.host_root.empty()) {
+    out->paths = HostPaths::FromHostRoot(raw.host_root);
+  }
+  if (!raw.sysfs_root.empty()) out->paths.sysfs = raw.sysfs_root;
+  if (!raw.procfs_root.empty()) out->paths.procfs = raw.procfs_root;
+  out->reconcile_interval = *ParseDuration(raw.reconcile);
+  if (out->reconcile_interval.count() == 0) {
+    std::cerr << "gpuq-agent: --reconcile-interval must be above 0\n";
+    return false;
+  }
+  out->allow_fentry = !raw.no_fentry;
+  ParseTierRequest(raw.probe_tier, &out->probe_tier);  // IsMember checked it
+  return true;
+}
+
+void ApplyAttributionFlags(const RawFlags& raw, Options* out) {
+  out->container_grace = *ParseDuration(raw.grace);
+  out->runtime_timeout = *ParseDuration(raw.runtime_timeout);
+  out->runtime_lookup = !raw.no_runtime_lookup;
+}
+
+bool ApplySubmissionFlags(const RawFlags& raw, Options* out) {
+  out->sample_interval = *ParseDuration(raw.sample_interval);
+  if (out->sample_interval.count() > 0 &&
+      out->sample_interval < std::chrono::milliseconds(10)) {
+    std::cerr << "gpuq-agent: --sample-interval must be 0 (off) or at least "
+                 "10ms\n";
+    return false;
+  }
+  out->doorbells =
+      raw.doorbells == "uprobe" ? DoorbellMode::kUprobe : DoorbellMode::kOff;
+  if (!out->hsa_runtimes.empty() && out->doorbells != DoorbellMode::kUprobe) {
+    std::cerr << "gpuq-agent: --hsa-runtime needs --doorbells=uprobe\n";
+    return false;
+  }
+  if (!out->replay.empty() && out->doorbells == DoorbellMode::kUprobe) {
+    std::cerr << "gpuq-agent: --doorbells=uprobe counts live processes; it "
+                 "does not apply to --replay (a capture replays the doorbell "
+                 "counts it recorded)\n";
+    return false;
+  }
+  return true;
+}
+
+void ApplyLoggingFlags(const RawFlags& raw, Options* out) {
+  ParseLogLevel(raw.log_level, &out->log_level);  // IsMember checked it
+  if (raw.verbose) out->log_level = LogLevel::kDebug;
+}
+
+// The subcommand's own flags, then which command runs.
+bool ApplySubcommand(const Subcommands& sub, const RawFlags& raw,
+                     Options* out) {
+  if (!raw.duration.empty()) out->duration = *ParseDuration(raw.duration);
+  const std::string speed = raw.speed == "max" ? "0" : raw.speed;
+  if (!ParseNumber(speed, &out->replay_speed) ||
+      !std::isfinite(out->replay_speed) || out->replay_speed < 0) {
+    std::cerr << "gpuq-agent: --speed '" << speed
+              << "' is not a number >= 0 (or max)\n";
+    return false;
+  }
+  if (sub.check->parsed()) {
+    out->command = Command::kCheck;
+  } else if (sub.record->parsed()) {
+    out->command = Command::kRecord;
+  } else if (sub.top->parsed()) {
+    out->command = Command::kTop;
+  } else if (sub.report->parsed()) {
+    out->command = Command::kReport;
+    if (!out->replay.empty()) {
+      std::cerr << "gpuq-agent: --replay does not apply to `report` (name "
+                   "the captures as arguments)\n";
+      return false;
+    }
+    return true;
+  } else if (raw.once) {
+    out->command = Command::kOnce;
+  }
+  if (out->command != Command::kOnce && out->command != Command::kRecord &&
+      out->command != Command::kDaemon && out->command != Command::kTop) {
+    if (!out->replay.empty()) {
+      std::cerr << "gpuq-agent: --replay does not apply to `check`\n";
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<int> ParseOptions(int argc, char** argv, Options* out) {
+  CLI::App app{
+      "gpuq-agent: live per-container visibility of AMD GPU hardware queues "
+      "(amdkfd) with eBPF.\n"
+      "Without a subcommand it serves Prometheus metrics; --once prints a "
+      "snapshot and exits."};
+  app.set_version_flag(
+      "--version", fmt::format("gpuq-agent {} ({}), event ABI {}", GPUQ_VERSION,
+                               GPUQ_GIT_COMMIT, GPUQ_ABI_VERSION));
+  app.require_subcommand(0, 1);
+  // Global options (--replay, --host-root, ...) may follow a subcommand.
+  app.fallthrough();
+
+  RawFlags raw;
+  AddSnapshotFlags(app, &raw);
+  AddReplayFlags(app, out);
+  AddWebFlags(app, out);
+  AddKernelFlags(app, &raw, out);
+  AddAttributionFlags(app, &raw, out);
+  AddSubmissionFlags(app, &raw, out);
+  AddLoggingFlags(app, &raw);
+  const Subcommands sub = AddSubcommands(app, &raw, out);
 
   try {
     app.parse(argc, argv);
@@ -260,77 +454,12 @@ std::optional<int> ParseOptions(int argc, char** argv, Options* out) {
     return 2;
   }
 
-  out->container_grace = *ParseDuration(grace);
-  out->runtime_timeout = *ParseDuration(runtime_timeout);
-  out->runtime_lookup = !no_runtime_lookup;
-  out->host_root = host_root;
-  if (!host_root.empty()) out->paths = HostPaths::FromHostRoot(host_root);
-  if (!sysfs_root.empty()) out->paths.sysfs = sysfs_root;
-  if (!procfs_root.empty()) out->paths.procfs = procfs_root;
-  out->interval = *ParseDuration(interval);
-  out->reconcile_interval = *ParseDuration(reconcile);
-  if (out->reconcile_interval.count() == 0) {
-    std::cerr << "gpuq-agent: --reconcile-interval must be above 0\n";
+  ApplySnapshotFlags(raw, out);
+  ApplyAttributionFlags(raw, out);
+  ApplyLoggingFlags(raw, out);
+  if (!ApplyKernelFlags(raw, out) || !ApplySubmissionFlags(raw, out) ||
+      !ApplySubcommand(sub, raw, out)) {
     return 2;
-  }
-  out->sample_interval = *ParseDuration(sample_interval);
-  if (out->sample_interval.count() > 0 &&
-      out->sample_interval < std::chrono::milliseconds(10)) {
-    std::cerr << "gpuq-agent: --sample-interval must be 0 (off) or at least "
-                 "10ms\n";
-    return 2;
-  }
-  out->doorbells =
-      doorbells == "uprobe" ? DoorbellMode::kUprobe : DoorbellMode::kOff;
-  if (!out->hsa_runtimes.empty() && out->doorbells != DoorbellMode::kUprobe) {
-    std::cerr << "gpuq-agent: --hsa-runtime needs --doorbells=uprobe\n";
-    return 2;
-  }
-  if (!out->replay.empty() && out->doorbells == DoorbellMode::kUprobe) {
-    std::cerr << "gpuq-agent: --doorbells=uprobe counts live processes; it "
-                 "does not apply to --replay (a capture replays the doorbell "
-                 "counts it recorded)\n";
-    return 2;
-  }
-  ParseLogLevel(log_level, &out->log_level);  // IsMember checked it
-  if (verbose) out->log_level = LogLevel::kDebug;
-  out->output = *ParseOnceFormat(output);
-  out->allow_fentry = !no_fentry;
-  ParseTierRequest(probe_tier, &out->probe_tier);
-  if (!duration.empty()) out->duration = *ParseDuration(duration);
-
-  if (speed == "max") speed = "0";
-  char* speed_end = nullptr;
-  out->replay_speed = std::strtod(speed.c_str(), &speed_end);
-  if (speed.empty() || *speed_end != '\0' ||
-      !std::isfinite(out->replay_speed) || out->replay_speed < 0) {
-    std::cerr << "gpuq-agent: --speed '" << speed
-              << "' is not a number >= 0 (or max)\n";
-    return 2;
-  }
-  if (check->parsed()) {
-    out->command = Command::kCheck;
-  } else if (record->parsed()) {
-    out->command = Command::kRecord;
-  } else if (top->parsed()) {
-    out->command = Command::kTop;
-  } else if (report->parsed()) {
-    out->command = Command::kReport;
-    if (!out->replay.empty()) {
-      std::cerr << "gpuq-agent: --replay does not apply to `report` (name "
-                   "the captures as arguments)\n";
-      return 2;
-    }
-    return std::nullopt;
-  } else if (once) {
-    out->command = Command::kOnce;
-  }
-  if (out->command != Command::kOnce && out->command != Command::kRecord &&
-      out->command != Command::kDaemon && out->command != Command::kTop) {
-    if (!out->replay.empty()) {
-      std::cerr << "gpuq-agent: --replay does not apply to `check`\n";
-      return 2;
-    }
   }
   return std::nullopt;
 }

@@ -25,7 +25,7 @@ struct Options {
   bool allow_truncated = false;
   std::string listen_address = "0.0.0.0:9464";
   std::string web_config_file;  ///< --web.config.file: basic auth users
-  std::chrono::milliseconds interval{1000};  ///< --once measurement window
+  std::chrono::milliseconds interval{1000};  ///< --once window; top refresh
   std::chrono::milliseconds reconcile_interval{10000};
   OnceFormat output = OnceFormat::kTable;
   bool allow_fentry = true;

@@ -103,19 +103,19 @@ int RunRecord(const Options& options) {
     Warn(error);
     return 1;
   }
-  PipelineSession session = StartPipelineSession(options, &setup);
-  Pipeline& pipeline = *session.pipeline;
-  pipeline.RecordTo(writer.get());
-  if (!options.record_container.empty()) {
-    pipeline.RecordOnlyContainer(options.record_container);
-  }
+  LiveSessionOptions how;
+  // Samples and doorbell counts go into the capture like kernel events.
+  how.tick = true;
   // The capture starts with the state at its start: topology and the
   // queues KFD sysfs shows (live), before any event.
-  PrintWarnings(pipeline.Start());
-  // Samples and doorbell counts go into the capture like kernel events.
-  const auto readers =
-      StartSubmissionReaders(options, setup.replay, &pipeline, setup.probes);
-  auto ticker = TickEveryPeriod(readers.get());
+  how.before_start = [&](Pipeline* pipeline) {
+    pipeline->RecordTo(writer.get());
+    if (!options.record_container.empty()) {
+      pipeline->RecordOnlyContainer(options.record_container);
+    }
+  };
+  const LiveSession live = StartLiveSession(options, std::move(setup), how);
+  Pipeline& pipeline = *live.pipeline;
 
   // The event loop on a thread of its own; this one watches the command,
   // --duration, signals and shows progress.
@@ -186,7 +186,7 @@ int RunRecord(const Options& options) {
     progress.Tick();
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  if (setup.replay) {
+  if (live.setup.replay) {
     // A capture is re-recorded whole (it ends on its own, quickly), also
     // when the command was quicker.
     while (!loop_done.load()) {
@@ -198,10 +198,10 @@ int RunRecord(const Options& options) {
   stop_loop.store(true);
   loop.join();
   progress.Done();
-  if (ticker != nullptr) {
+  if (live.ticker != nullptr) {
     // A last round, so the capture ends with the state at its end.
-    ticker->Stop();
-    readers->Round();
+    live.ticker->Stop();
+    live.readers->Round();
   }
   // The records a --container filter still held waiting for a name (after
   // the lookups in flight), then names that arrived after a container's

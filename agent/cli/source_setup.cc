@@ -7,6 +7,8 @@
 #include <iostream>
 
 #include "loader/kernel_features.h"
+#include "resolver/docker_api_client.h"
+#include "resolver/oci_bundle_client.h"
 #include "sources/bpf_source.h"
 #include "sources/capture.h"
 #include "sources/replay_source.h"
@@ -134,27 +136,12 @@ PipelineOptions PipelineOptionsFor(const Options& options, bool replay,
   return p;
 }
 
-PipelineSession StartPipelineSession(const Options& options,
-                                     SourceSetup* setup) {
-  PipelineSession session;
-  session.metadata = MakeMetadataResolver(options, setup->replay);
-  session.runtime_events = WatchRuntimeEvents(options, session.metadata.get());
-  session.cgroups = StartCgroupLearning(options, setup->replay, &setup->probes);
-  session.pipeline = std::make_unique<Pipeline>(
-      PipelineOptionsFor(options, setup->replay, session.metadata.get(),
-                         session.cgroups),
-      std::move(setup->source));
-  session.pipeline->SetProbes(setup->probes);
-  return session;
-}
-
 void PrintWarnings(const std::vector<std::string>& warnings) {
   for (const auto& w : warnings) Warn(w);
 }
 
-/// The submission readers of a live pipeline, after one first round (the
-/// baseline of every queue seen without a create event). None in replay: a
-/// capture carries the samples and counts it recorded.
+namespace {
+
 std::unique_ptr<SubmissionReaders> StartSubmissionReaders(
     const Options& options, bool replay, Pipeline* pipeline,
     const std::vector<ProbeStatus>& kernel_probes) {
@@ -168,11 +155,35 @@ std::unique_ptr<SubmissionReaders> StartSubmissionReaders(
   return readers;
 }
 
-/// Runs `readers` every period on a thread of its own (null: nothing).
-std::unique_ptr<PeriodicThread> TickEveryPeriod(SubmissionReaders* readers) {
-  if (readers == nullptr) return nullptr;
-  return std::make_unique<PeriodicThread>(readers->Period(),
-                                          [readers] { readers->Round(); });
+}  // namespace
+
+LiveSession StartLiveSession(const Options& options, SourceSetup setup,
+                             const LiveSessionOptions& how) {
+  LiveSession live;
+  live.setup = std::move(setup);
+  SourceSetup& s = live.setup;
+  live.metadata = MakeMetadataResolver(options, s.replay);
+  live.runtime_events = WatchRuntimeEvents(options, live.metadata.get());
+  live.cgroups = StartCgroupLearning(options, s.replay, &s.probes);
+  live.pipeline = std::make_unique<Pipeline>(
+      PipelineOptionsFor(options, s.replay, live.metadata.get(), live.cgroups),
+      std::move(s.source));
+  live.pipeline->SetProbes(s.probes);
+  if (how.before_start) how.before_start(live.pipeline.get());
+  std::vector<std::string> warnings = live.pipeline->Start();
+  if (how.start_warnings != nullptr) {
+    *how.start_warnings = std::move(warnings);
+  } else {
+    PrintWarnings(warnings);
+  }
+  live.readers =
+      StartSubmissionReaders(options, s.replay, live.pipeline.get(), s.probes);
+  if (how.tick && live.readers != nullptr) {
+    SubmissionReaders* readers = live.readers.get();
+    live.ticker = std::make_unique<PeriodicThread>(
+        readers->Period(), [readers] { readers->Round(); });
+  }
+  return live;
 }
 
 }  // namespace gpuq

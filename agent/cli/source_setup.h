@@ -4,6 +4,7 @@
 // and top, so they cannot drift apart.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -70,30 +71,39 @@ PipelineOptions PipelineOptionsFor(const Options& options, bool replay,
                                    MetadataResolver* metadata,
                                    const CgroupLearning& cgroups);
 
-/// The pipeline of one command and what names its series, set up the same
-/// way by the daemon, --once, record and top. Members go in reverse order:
-/// the pipeline before the watchers and the resolver it uses.
-struct PipelineSession {
+/// How one command's live session differs from the others'.
+struct LiveSessionOptions {
+  /// Runs the submission readers every period on a thread of their own (the
+  /// daemon, record and top); --once reads them at its window's ends only.
+  bool tick = false;
+  /// Called before Pipeline::Start(): record sets its recorder here, so the
+  /// capture starts with the state at its start.
+  std::function<void(Pipeline*)> before_start;
+  /// Where Pipeline::Start()'s warnings go (top shows them on its screen);
+  /// null: stderr.
+  std::vector<std::string>* start_warnings = nullptr;
+};
+
+/// The pipeline of one command and everything it runs with, set up the same
+/// way by the daemon, --once, record and top. Members go in reverse order of
+/// their stopping: the ticker first, then the readers, the pipeline, the
+/// watchers and the resolver it uses, and the loader last.
+struct LiveSession {
+  SourceSetup setup;  // its source is the pipeline's now
   std::unique_ptr<MetadataResolver> metadata;
   std::vector<std::unique_ptr<DockerEventsWatcher>> runtime_events;
   CgroupLearning cgroups;
   std::unique_ptr<Pipeline> pipeline;
+  std::unique_ptr<SubmissionReaders> readers;  // null: none
+  std::unique_ptr<PeriodicThread> ticker;      // null: none
 };
 
-/// Runtime name lookups (and their events watchers), cgroup learning, and
-/// the pipeline on `setup`'s source with its probes (the cgroup watcher's
-/// added). Not started: a recorder must be set before Pipeline::Start().
-PipelineSession StartPipelineSession(const Options& options,
-                                     SourceSetup* setup);
-
-/// The submission readers of a live pipeline, after one first round (the
-/// baseline of every queue seen without a create event). None in replay: a
-/// capture carries the samples and counts it recorded.
-std::unique_ptr<SubmissionReaders> StartSubmissionReaders(
-    const Options& options, bool replay, Pipeline* pipeline,
-    const std::vector<ProbeStatus>& kernel_probes);
-
-/// Runs `readers` every period on a thread of its own (null: nothing).
-std::unique_ptr<PeriodicThread> TickEveryPeriod(SubmissionReaders* readers);
+/// Runtime name lookups (and their events watchers), cgroup learning, the
+/// pipeline on `setup`'s source with its probes (the cgroup watcher's
+/// added), started, and its submission readers after one first round (the
+/// baseline of every queue seen without a create event; none in replay: a
+/// capture carries the samples and counts it recorded).
+LiveSession StartLiveSession(const Options& options, SourceSetup setup,
+                             const LiveSessionOptions& how);
 
 }  // namespace gpuq

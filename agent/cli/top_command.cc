@@ -68,13 +68,13 @@ int RunTop(const Options& options) {
   auto now_ns = [paced] {
     return paced != nullptr ? paced->NowNs() : SteadyNowNs();
   };
-  PipelineSession session = StartPipelineSession(options, &setup);
-  Pipeline& pipeline = *session.pipeline;
-  const std::vector<std::string> warnings = pipeline.Start();
+  std::vector<std::string> warnings;
+  LiveSessionOptions how;
+  how.tick = true;
+  how.start_warnings = &warnings;
+  const LiveSession live = StartLiveSession(options, std::move(setup), how);
+  Pipeline& pipeline = *live.pipeline;
   if (!warnings.empty() && status.empty()) status = warnings.front();
-  const auto readers =
-      StartSubmissionReaders(options, setup.replay, &pipeline, setup.probes);
-  const auto ticker = TickEveryPeriod(readers.get());
 
   TopModel model;
   // The baseline of the first rates: the start (a replay: its first

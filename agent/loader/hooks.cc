@@ -88,11 +88,12 @@ const char* Intern(const std::string& name) {
 // How a hook's args-kprobe body is named.
 enum class Args {
   kOwn,     ///< args_kprobe_<fn> (+ args_kretprobe_<fn>), bpf/args_tier.bpf.h
-  kKprobe,  ///< the kprobe twin reads only arguments already
+  kKprobe,  ///< kprobe_<fn> itself: it reads only arguments
 };
 
 // An optional hook with entry and exit programs named after its function,
-// as bpf/runlist.bpf.h and bpf/eviction.bpf.h define them.
+// as bpf/runlist.bpf.h and bpf/eviction.bpf.h define them (and, for
+// Args::kOwn, bpf/args_tier.bpf.h its args-kprobe twins).
 HookSpec Twins(const char* probe, const char* function, const char* group,
                Args args) {
   const std::string fn(function);
@@ -144,7 +145,7 @@ HookSpec Lifecycle(HookSpec spec, const char* args_entry,
 }  // namespace
 
 const std::vector<HookSpec>& Hooks() {
-  // Choices and traps: docs/kfd-probe-points.md sections 1 and 4.
+  // Choices (docs/kfd-probe-points.md sections 1 and 4) and traps (section 5).
   static const std::vector<HookSpec> kHooks = {
       // args-kprobe: q learned inside the create ioctl, keyed by its pointer
       Lifecycle({"queue_create", "kfd_procfs_add_queue",
@@ -168,7 +169,8 @@ const std::vector<HookSpec>& Hooks() {
                  "fentry_kfd_process_notifier_release", nullptr,
                  "kprobe_kfd_process_notifier_release", nullptr, true},
                 "args_kprobe_kfd_process_notifier_release", nullptr),
-      // Issue 3 (bpf/runlist.bpf.h, bpf/eviction.bpf.h): all optional, each
+      // The scheduler hooks: runlist, MES, eviction and their attribution
+      // (bpf/runlist.bpf.h, bpf/eviction.bpf.h). All optional, each
       // present or reported missing on its own. HWS runlist: not
       // execute_queues_cpsch (inlined on 6.1, a clone without BTF on 6.12).
       Twins("runlist_unmap", "unmap_queues_cpsch", "runlist", Args::kOwn),

@@ -17,8 +17,9 @@ namespace gpuq {
 struct Attribution {
   std::string container;  ///< `container` label: short id, "" for host,
                           ///< kUnresolvedContainer when the id is unknown
-  std::string pod;        ///< `pod` label (names come in a later issue: "")
-  std::string ns;         ///< `namespace` label ("" for now)
+  std::string pod;        ///< `pod` label: "" (the runtime names pods;
+                          ///< Pipeline labels series from its answer)
+  std::string ns;         ///< `namespace` label: "", as `pod`
   ContainerIdentity identity;
   std::string cgroup_path;  ///< "" when unresolved
   bool resolved = false;

@@ -1,8 +1,8 @@
-// Container names and labels from the runtime that runs them: the Docker
-// Engine API over its unix socket (Docker and podman both serve it) and the
-// OCI bundle config.json that containerd and CRI-O keep on the host.
-// Lookups run on a worker thread with timeouts: a runtime that is absent,
-// slow or broken never stalls the event path or /metrics.
+// Container names and labels from the runtime that runs them: what a
+// runtime says (ContainerMetadata), how it is asked (RuntimeClient; the
+// clients are in docker_api_client.h and oci_bundle_client.h) and the cache
+// in front of them. Lookups run on a worker thread with timeouts: a runtime
+// that is absent, slow or broken never stalls the event path or /metrics.
 #pragma once
 
 #include <chrono>
@@ -48,37 +48,6 @@ class RuntimeClient {
   /// from another thread than Lookup().
   virtual void Cancel() {}
 };
-
-/// Docker Engine API client (GET /containers/<id>/json) over a unix socket.
-/// Works against dockerd and `podman system service`.
-std::unique_ptr<RuntimeClient> MakeDockerApiClient(
-    std::string socket_path, std::chrono::milliseconds timeout);
-
-/// Reads OCI bundle annotations: containerd keeps
-/// <run>/containerd/io.containerd.runtime.v2.task/<ns>/<id>/config.json,
-/// CRI-O <run>/containers/storage/overlay-containers/<id>/userdata/
-/// config.json. `run_dir` is the host's /run. (podman keeps its spec under
-/// /var/lib/containers and without names in it: ask its API instead.)
-std::unique_ptr<RuntimeClient> MakeOciBundleClient(std::string run_dir);
-
-/// One line of a Docker Engine API events stream (GET /events, dockerd and
-/// podman's compat API): true for a container event, with the container's
-/// id, the action ("create", "start", ...) and what the event itself says
-/// about it (name, and the container's labels, which Docker puts among the
-/// actor's attributes; source "docker-events").
-bool ParseDockerEvent(const std::string& line, std::string* container_id,
-                      std::string* action, ContainerMetadata* said);
-
-/// What the two runtime clients read, without the I/O (the fuzzing harness
-/// of tests/fuzz calls them): a Docker Engine API inspect document (GET
-/// /containers/<id>/json), and an OCI runtime spec's annotations (`source`
-/// names the runtime). nullopt with *error (one clause) when the document is
-/// not a JSON object.
-std::optional<ContainerMetadata> ParseDockerInspect(const std::string& body,
-                                                    std::string* error);
-std::optional<ContainerMetadata> ParseOciBundle(const std::string& content,
-                                                const std::string& source,
-                                                std::string* error);
 
 /// Asynchronous, cached metadata. Get() never blocks on a runtime.
 /// Thread-safety: all public methods are thread-safe.

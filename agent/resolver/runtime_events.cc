@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "common/worker_thread.h"
+#include "resolver/docker_api_client.h"
 
 namespace gpuq {
 namespace {

@@ -1,4 +1,4 @@
-// Tier 3, host: every argument the args-kprobe tier (bpf/args_tier.bpf.h)
+// Host BPF: every argument the args-kprobe tier (bpf/args_tier.bpf.h)
 // reads, checked by position, name and type against the amdgpu BTF of
 // Debian's 6.1 and 6.12 kernels (extracted by tests/bpf/debian_btf.sh from
 // the QEMU tiers' kernel cache), and the uapi ioctl args' field offsets the

@@ -1,4 +1,4 @@
-// Tier 3, host BPF: gpuq's kernel programs against this kernel's verifier,
+// Host BPF: gpuq's kernel programs against this kernel's verifier,
 // and the real ring buffer -> BpfEventSource path. Needs root; this host has
 // no kprobes, no fentry and no amdgpu, so attaching the KFD hooks for real is
 // the QEMU tier's job (tests/kernel).

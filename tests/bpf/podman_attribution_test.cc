@@ -26,6 +26,7 @@
 #include "loader/kernel_features.h"
 #include "model/pipeline.h"
 #include "resolver/container_metadata.h"
+#include "resolver/docker_api_client.h"
 #include "resolver/proc_cgroup.h"
 #include "ringbuf_probe.skel.h"
 #include "sources/bpf_source.h"

@@ -1,4 +1,4 @@
-// Tier 3, host BPF: the runlist and eviction records as the kernel side
+// Host BPF: the runlist and eviction records as the kernel side
 // writes them (bpf/runlist_events.bpf.h, bpf/eviction_events.bpf.h), driven
 // on this kernel by tests/bpf/progs/sched_probe.bpf.c and decoded by
 // BpfEventSource. Needs root.

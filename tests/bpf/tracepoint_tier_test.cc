@@ -1,4 +1,4 @@
-// Tier 3, host BPF: the tracepoint tier (bpf/tracepoint_tier.bpf.h) loaded
+// Host BPF: the tracepoint tier (bpf/tracepoint_tier.bpf.h) loaded
 // and attached for real on this kernel, which has raw tracepoints. There is
 // no /dev/kfd here, so /dev/null stands in for it (its major is handed in
 // as kfd_major): a CREATE_QUEUE ioctl on it fails with ENOTTY, which the

@@ -1,10 +1,10 @@
 // libFuzzer harness: what the agent reads from container runtimes
-// (resolver/container_metadata.cc, container_metadata_json.cc,
-// runtime_events.cc): a Docker Engine API inspect document, an OCI bundle's
-// config.json, one line of the Docker events stream, and the JSON payload
-// of a capture's container_meta record. Input: one JSON document. Whatever
-// metadata comes out must survive a capture: its record encodes, decodes
-// and reads back as the same metadata.
+// (resolver/docker_api_client.cc, oci_bundle_client.cc,
+// container_metadata_json.cc, runtime_events.cc): a Docker Engine API inspect
+// document, an OCI bundle's config.json, one line of the Docker events stream,
+// and the JSON payload of a capture's container_meta record. Input: one JSON
+// document. Whatever metadata comes out must survive a capture: its record
+// encodes, decodes and reads back as the same metadata.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -16,6 +16,8 @@
 
 #include "resolver/container_metadata.h"
 #include "resolver/container_metadata_json.h"
+#include "resolver/docker_api_client.h"
+#include "resolver/oci_bundle_client.h"
 #include "sources/event.h"
 
 namespace {

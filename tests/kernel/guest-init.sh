@@ -23,8 +23,8 @@ K=${GPUQ_KERNEL:-$(uname -r)}
 PORT=9464
 URL=http://127.0.0.1:$PORT/metrics
 PROBES="queue_create:kfd_procfs_add_queue create_ioctl:kfd_ioctl_create_queue queue_destroy:uninit_queue process_exit:kfd_process_notifier_release"
-# Issue 3 hooks (all optional, entry + exit programs each), as agent/loader/hooks.cc.
-PROBES3="runlist_unmap:unmap_queues_cpsch runlist_map:map_queues_cpsch
+# The scheduler hooks (runlist, MES, eviction, attribution; all optional, entry + exit programs each), as agent/loader/hooks.cc.
+SCHED_PROBES="runlist_unmap:unmap_queues_cpsch runlist_map:map_queues_cpsch
 mes_add:add_queue_mes mes_remove_v11:mes_v11_0_remove_hw_queue mes_remove_v12:mes_v12_0_remove_hw_queue
 evict_cpsch:evict_process_queues_cpsch evict_nocpsch:evict_process_queues_nocpsch
 restore_cpsch:restore_process_queues_cpsch restore_nocpsch:restore_process_queues_nocpsch
@@ -32,7 +32,7 @@ evict_trigger:kfd_process_evict_queues op_create:create_queue_cpsch
 op_create_nocpsch:create_queue_nocpsch op_destroy:destroy_queue_cpsch
 op_terminate:process_termination_cpsch op_terminate_nocpsch:process_termination_nocpsch
 op_update:kfd_ioctl_update_queue"
-PROBES="$PROBES $(echo $PROBES3)"
+PROBES="$PROBES $(echo $SCHED_PROBES)"
 # Hooks whose function this Debian build lacks (nm and BTF of amdgpu.ko,
 # docs/kfd-probe-points.md 1a): `check` must report them missing.
 case $K in
@@ -379,11 +379,11 @@ record_run() {
   pid=$!
   t0=$(up)
   # Attached = 5 BPF links for the lifecycle hooks (create_ioctl has entry
-  # and exit programs), plus entry and exit of every issue 3 hook present,
+  # and exit programs), plus entry and exit of every scheduler hook present,
   # plus the cgroup watcher's two raw tracepoints (cgroup_mkdir and
   # cgroup_rmdir, attached after the kfd hooks in every live mode).
   want_links=7
-  for pf in $PROBES3; do is_missing "${pf%%:*}" || want_links=$((want_links + 2)); done
+  for pf in $SCHED_PROBES; do is_missing "${pf%%:*}" || want_links=$((want_links + 2)); done
   links=0
   while awk -v a="$t0" -v b="$(up)" 'BEGIN { exit !(b - a < 180) }'; do
     links=$(grep -l '^link_type' /proc/$pid/fdinfo/* 2> /dev/null | wc -l)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Test tier 4 (real kernels in QEMU; the first kernel tier of issue 5): the
-# real gpuq-agent against the real amdgpu.ko of Debian's 6.1 and 6.12 kernels,
+# Kernel tests, real kernels in QEMU: the real gpuq-agent against the real
+# amdgpu.ko of Debian's 6.1 and 6.12 kernels,
 # booted under QEMU (TCG; no GPU, so KFD has a CPU-only topology). See
 # tests/kernel/README.md for what it proves and what it does not.
 #
@@ -37,9 +37,9 @@ T_START=$(date +%s)
 . "$HERE/qemu_lib.sh"
 
 # The hooks the guest checks: the probe names of guest-init.sh's PROBES and
-# PROBES3 ("probe:function" pairs), read from it so the lists cannot drift.
+# SCHED_PROBES ("probe:function" pairs), read from it so the lists cannot drift.
 guest_probes() {
-  awk '/^PROBES3?="/ { on = 1 }
+  awk '/^(PROBES|SCHED_PROBES)="/ { on = 1 }
     on { print; q += gsub(/"/, "\""); if (q % 2 == 0) { on = 0; q = 0 } }' "$HERE/guest-init.sh" |
     grep -oE '[a-z][a-z0-9_]*:[a-z][a-z0-9_]*' | cut -d: -f1
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Kernel tier 2 of issue 5: the real gpuq-agent against the KFD simulator
+# Kernel tests, simulator: the real gpuq-agent against the KFD simulator
 # (tests/kernel/sim: a module named amdgpu with amdkfd's functions and
 # structs), built here against Debian's own linux-headers for 6.1 and 6.12
 # and booted with that kernel under QEMU (TCG). Every metric family the agent

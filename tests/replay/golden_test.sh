@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Tier 2, replay goldens: the bundled capture through the whole pipeline
+# Replay goldens: the bundled capture through the whole pipeline
 # (replay source, attribution from the capture's cgroup paths, model,
 # collector, renderers) must print exactly the reviewed golden output.
 # GPUQ_UPDATE_GOLDEN=1 rewrites the goldens; review the diff before committing.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Tier 2, `gpuq-agent report`: the bundled capture and the four report
+# Replay, `gpuq-agent report`: the bundled capture and the four report
 # scenarios (generated here by gpuq-gen-capture, examples/README.md "Report
 # scenarios") against reviewed goldens in text, markdown and JSON; the
 # comparison of cnn, transformer and deepseek8; hand-worked figures checked

@@ -1,4 +1,4 @@
-// Builders for the issue-3 records: ROCr queue creates, queue samples,
+// Builders for the activity records: ROCr queue creates, queue samples,
 // doorbell counts, runlist operations and eviction transitions. Same
 // conventions as event_builders.h.
 #pragma once

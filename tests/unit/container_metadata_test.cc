@@ -27,6 +27,8 @@
 #include <vector>
 
 #include "resolver/container_metadata_json.h"
+#include "resolver/docker_api_client.h"
+#include "resolver/oci_bundle_client.h"
 #include "resolver/runtime_events.h"
 #include "sources/event.h"
 #include "test_support.h"

@@ -444,7 +444,7 @@ class ScriptedSource : public EventSource {
   std::deque<Event>* events_;
 };
 
-// The race of issue "Nothing lost": on 6.1, kfd_procfs_del_queue() removes a
+// A destroy racing reconciliation: on 6.1, kfd_procfs_del_queue() removes a
 // queue's sysfs entry before the HW destroy and uninit_queue() emit its
 // destroy event. Two reconciliation passes see the queue gone and forget it
 // while the destroy is still in flight; when it arrives it is the queue's
