@@ -2,7 +2,6 @@
 
 #include <CivetServer.h>
 #include <crypt.h>
-#include <dlfcn.h>
 #include <fmt/format.h>
 #include <netdb.h>
 #include <sys/socket.h>
@@ -12,6 +11,7 @@
 #include <cctype>
 #include <chrono>
 #include <exception>
+#include <memory>
 #include <optional>
 #include <regex>
 #include <sstream>
@@ -35,30 +35,17 @@ constexpr int kMaxBcryptCost = 17;
 /// The web config and each TLS file it names: far more than any real one.
 constexpr uint64_t kMaxWebConfigBytes = 1 << 20;
 
-// bcrypt comes from libxcrypt's crypt_rn (libcrypt.so.1: priority
-// "required" in Debian, so on every host and in the runtime image). It is
-// opened at run time, so the agent links nothing new for an optional feature.
-using CryptRnFn = char* (*)(const char*, const char*, void*, int);
-
-CryptRnFn CryptRn() {
-  static const CryptRnFn fn = []() -> CryptRnFn {
-    void* lib = dlopen("libcrypt.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (lib == nullptr) return nullptr;
-    return reinterpret_cast<CryptRnFn>(dlsym(lib, "crypt_rn"));
-  }();
-  return fn;
-}
-
 /// crypt(3) of `password` with the salt and cost of `hash`; nullopt when
-/// libcrypt is missing or refuses the hash.
+/// libcrypt refuses the hash. bcrypt comes from libxcrypt's crypt_rn
+/// (libcrypt1: priority "required" in Debian, so on every host and in the
+/// runtime image). Linked, not dlopen()ed: the dependency is then one the
+/// linker, dpkg and the Dockerfile's runtime package list all see.
 std::optional<std::string> Crypt(const std::string& password,
                                  const std::string& hash) {
-  const CryptRnFn crypt_rn_fn = CryptRn();
-  if (crypt_rn_fn == nullptr) return std::nullopt;
   // 32 KiB of scratch: on the heap, not on a civetweb worker's stack.
   auto data = std::make_unique<crypt_data>();
-  const char* out = crypt_rn_fn(password.c_str(), hash.c_str(), data.get(),
-                                static_cast<int>(sizeof(crypt_data)));
+  const char* out = crypt_rn(password.c_str(), hash.c_str(), data.get(),
+                             static_cast<int>(sizeof(crypt_data)));
   if (out == nullptr || out[0] == '*') return std::nullopt;
   return std::string(out);
 }
@@ -276,8 +263,8 @@ bool LoadWebConfig(const std::string& path, WebConfig* config,
     }
     if (!Crypt("", y.value)) {
       return fail(fmt::format(
-          "cannot check bcrypt hashes: libcrypt.so.1 (libxcrypt) is missing "
-          "or refused the hash of user '{}'",
+          "cannot check bcrypt hashes: libcrypt.so.1 (libxcrypt) refused "
+          "the hash of user '{}'",
           y.key));
     }
     if (!config->basic_auth_users.emplace(y.key, y.value).second) {
