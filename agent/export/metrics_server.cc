@@ -10,6 +10,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <exception>
 #include <memory>
@@ -260,7 +261,8 @@ bool ReadWebConfig(const std::string& path, WebConfig* config,
         // per check) one hash would hold the agent at start for hours (cost
         // 31: days) and let a few wrong passwords occupy every connection
         // worker.
-        const int cost = std::stoi(hash.substr(4, 2));
+        int cost = 0;  // two digits: the pattern above says so
+        std::from_chars(hash.data() + 4, hash.data() + 6, cost);
         if (cost > kMaxBcryptCost) {
           return fail(
               entry_line,
