@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <limits>
 
 namespace gpuq {
@@ -48,14 +49,11 @@ std::string_view TrimTrailingSpace(std::string_view text) {
 }
 
 bool ParseDecimal(std::string_view text, uint64_t* value) {
-  if (text.empty()) return false;
+  // from_chars reads digits only (no sign, blank or 0x) and reports overflow.
   uint64_t v = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return false;
-    const uint64_t digit = static_cast<uint64_t>(c - '0');
-    if (v > (std::numeric_limits<uint64_t>::max() - digit) / 10) return false;
-    v = v * 10 + digit;
-  }
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+  if (ec != std::errc() || ptr != end) return false;
   *value = v;
   return true;
 }

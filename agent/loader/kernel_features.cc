@@ -4,6 +4,7 @@
 #include <bpf/libbpf.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <fstream>
 #include <sstream>
 
@@ -106,7 +107,11 @@ unsigned long long EffectiveCaps() {
   std::string line;
   while (std::getline(in, line)) {
     if (line.rfind("CapEff:", 0) == 0) {
-      return std::stoull(line.substr(7), nullptr, 16);
+      const size_t hex = line.find_first_not_of(" \t", 7);
+      if (hex == std::string::npos) return 0;
+      unsigned long long caps = 0;
+      std::from_chars(line.data() + hex, line.data() + line.size(), caps, 16);
+      return caps;
     }
   }
   return 0;

@@ -3,8 +3,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <dirent.h>
-#include <elf.h>
 #include <fmt/format.h>
+#include <gelf.h>
 #include <gpuq/doorbell_abi.h>
 #include <sys/stat.h>
 
@@ -14,6 +14,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <numeric>
 #include <sstream>
 #include <tuple>
@@ -50,54 +51,65 @@ bool ReadElfFunctions(const std::string& path,
                       const std::vector<std::string>& names,
                       std::vector<ElfFunction>* out, std::string* error) {
   out->clear();
+  // Read into memory first: elf_begin() on the descriptor would size the
+  // file with fstat(), which says 0 for /proc files and the like.
   std::string data;
   if (!ReadFile(path, &data)) {
     *error = fmt::format("cannot read {}: {}", path, std::strerror(errno));
     return false;
   }
-  auto fail = [&](const char* what) {
+  auto fail = [&](const std::string& what) {
     *error = fmt::format("{}: {}", path, what);
     return false;
   };
-  if (data.size() < sizeof(Elf64_Ehdr)) return fail("not an ELF file");
-  Elf64_Ehdr eh;
-  std::memcpy(&eh, data.data(), sizeof(eh));
-  if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0)
+  // libelf (elfutils, Debian's libelf1: libbpf links it already) checks
+  // every header, offset and size against the file, which a hand-written
+  // reader of Elf64_Ehdr/Shdr/Sym had to do itself.
+  static const bool libelf_ready = elf_version(EV_CURRENT) != EV_NONE;
+  if (!libelf_ready) return fail("libelf is unusable");
+  const std::unique_ptr<Elf, int (*)(Elf*)> elf(
+      elf_memory(data.data(), data.size()), &elf_end);
+  if (elf == nullptr) {
+    return fail(fmt::format("bad ELF headers ({})", elf_errmsg(-1)));
+  }
+  GElf_Ehdr eh;
+  if (elf_kind(elf.get()) != ELF_K_ELF ||
+      gelf_getehdr(elf.get(), &eh) == nullptr)
     return fail("not an ELF file");
   if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB)
     return fail("not a 64-bit little-endian ELF file");
-  if (eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shoff == 0 ||
-      eh.e_shoff > data.size() ||
-      (data.size() - eh.e_shoff) / sizeof(Elf64_Shdr) < eh.e_shnum)
+  size_t shnum = 0;
+  if (elf_getshdrnum(elf.get(), &shnum) != 0)
     return fail("bad section header table");
-  std::vector<Elf64_Shdr> sh(eh.e_shnum);
-  std::memcpy(sh.data(), data.data() + eh.e_shoff,
-              sizeof(Elf64_Shdr) * eh.e_shnum);
-  auto in_file = [&](const Elf64_Shdr& s) {
-    return s.sh_type != SHT_NOBITS && s.sh_offset <= data.size() &&
-           s.sh_size <= data.size() - s.sh_offset;
-  };
-  for (const Elf64_Shdr& dynsym : sh) {
+  for (Elf_Scn* scn = elf_nextscn(elf.get(), nullptr); scn != nullptr;
+       scn = elf_nextscn(elf.get(), scn)) {
+    GElf_Shdr dynsym;
+    if (gelf_getshdr(scn, &dynsym) == nullptr)
+      return fail("bad section header table");
     if (dynsym.sh_type != SHT_DYNSYM) continue;
-    if (!in_file(dynsym) || dynsym.sh_link >= sh.size() ||
-        !in_file(sh[dynsym.sh_link]) || dynsym.sh_entsize != sizeof(Elf64_Sym))
+    Elf_Data* syms = elf_getdata(scn, nullptr);
+    Elf_Scn* strtab = elf_getscn(elf.get(), dynsym.sh_link);
+    if (syms == nullptr || strtab == nullptr ||
+        elf_getdata(strtab, nullptr) == nullptr ||
+        dynsym.sh_entsize != sizeof(Elf64_Sym))
       return fail("bad .dynsym");
-    const Elf64_Shdr& strtab = sh[dynsym.sh_link];
-    const char* strs = data.data() + strtab.sh_offset;
-    const size_t count = dynsym.sh_size / sizeof(Elf64_Sym);
+    const size_t count = syms->d_size / sizeof(Elf64_Sym);
     for (size_t i = 0; i < count; ++i) {
-      Elf64_Sym sym;
-      std::memcpy(&sym, data.data() + dynsym.sh_offset + i * sizeof(sym),
-                  sizeof(sym));
-      if (ELF64_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF ||
-          sym.st_shndx >= sh.size() || sym.st_name >= strtab.sh_size)
+      GElf_Sym sym;
+      if (gelf_getsym(syms, static_cast<int>(i), &sym) == nullptr)
+        return fail("bad .dynsym");
+      if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF ||
+          sym.st_shndx >= shnum)
         continue;
-      const char* name = strs + sym.st_name;
-      const size_t max = strtab.sh_size - sym.st_name;
-      const std::string sname(name, strnlen(name, max));
+      // NULL when st_name is outside the string table or unterminated.
+      const char* name = elf_strptr(elf.get(), dynsym.sh_link, sym.st_name);
+      if (name == nullptr) continue;
+      const std::string sname(name);
       if (std::find(names.begin(), names.end(), sname) == names.end()) continue;
-      const Elf64_Shdr& sec = sh[sym.st_shndx];
-      if (sym.st_value < sec.sh_addr) continue;
+      GElf_Shdr sec;
+      if (gelf_getshdr(elf_getscn(elf.get(), sym.st_shndx), &sec) == nullptr ||
+          sym.st_value < sec.sh_addr)
+        continue;
       // A uprobe takes a file offset, not the symbol's virtual address.
       out->push_back({sname, sym.st_value - sec.sh_addr + sec.sh_offset});
     }

@@ -78,15 +78,6 @@ std::string AttachedAt(const DoorbellLibrary& lib,
   return function;
 }
 
-std::string Join(const std::vector<std::string>& parts, const char* sep) {
-  std::string out;
-  for (const std::string& p : parts) {
-    if (!out.empty()) out += sep;
-    out += p;
-  }
-  return out;
-}
-
 }  // namespace
 
 std::unique_ptr<DoorbellPoller> DoorbellPoller::Open(const Options& options,
@@ -252,10 +243,12 @@ std::vector<ProbeStatus> DoorbellPoller::Probes() const {
                   "periodically; or pass --hsa-runtime PATH)"
                 : "no --hsa-runtime library given";
     } else {
-      if (!on.empty()) p.detail = "attached in " + Join(on, ", ");
+      if (!on.empty()) {
+        p.detail = fmt::format("attached in {}", fmt::join(on, ", "));
+      }
       if (!failed.empty()) {
         if (!p.detail.empty()) p.detail += "; ";
-        p.detail += "not attached: " + Join(failed, "; ");
+        p.detail += fmt::format("not attached: {}", fmt::join(failed, "; "));
       }
     }
     if (!exits_visible_) {

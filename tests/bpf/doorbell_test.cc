@@ -18,6 +18,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
@@ -879,6 +880,31 @@ TEST(DoorbellPollerTest, OpenRefusesABadHsaRuntimePath) {
   error.clear();
   EXPECT_EQ(OpenPoller({junk}, false, &error), nullptr);
   EXPECT_NE(error.find("not an ELF"), std::string::npos) << error;
+}
+
+// libelf reads the headers: a truncated library is refused with the path
+// named (or read as far as it goes), never read out of bounds.
+TEST(DoorbellElfTest, RefusesATruncatedLibrary) {
+  std::ifstream in(GPUQ_HSA_STANDIN, std::ios::binary);
+  const std::string whole((std::istreambuf_iterator<char>(in)),
+                          std::istreambuf_iterator<char>());
+  ASSERT_GT(whole.size(), 64u);
+  TempDir dir;
+  const std::string cut = dir.path() + "/libhsa-runtime64.so.1";
+  for (const size_t size : {size_t{4}, size_t{16}, size_t{64}, whole.size() / 2,
+                            whole.size() - 1}) {
+    std::ofstream(cut, std::ios::binary | std::ios::trunc)
+        << whole.substr(0, size);
+    std::vector<ElfFunction> functions;
+    std::string error;
+    if (!ReadElfFunctions(cut, {"hsa_signal_store_screlease"}, &functions,
+                          &error)) {
+      EXPECT_EQ(error.rfind(cut + ": ", 0), 0u) << size << ": " << error;
+    }
+    if (size <= 64) {
+      EXPECT_FALSE(error.empty()) << size;
+    }
+  }
 }
 
 TEST(DoorbellPollerUnprivilegedTest, OpenSaysWhatIsMissing) {

@@ -9,6 +9,7 @@
 #include <climits>
 #include <mutex>
 #include <utility>
+#include <vector>
 
 #include "common/bounded_read.h"
 
@@ -31,11 +32,11 @@ std::string ExecutableDir() {
 }
 
 bool LoadOne(const char* name, std::string* error) {
-  std::string tried;
+  std::vector<std::string> tried;
   for (const std::string& dir : CivetwebTlsShimDirs()) {
     const std::string path = dir + "/" + name;
     if (access(path.c_str(), R_OK) != 0) {
-      tried += (tried.empty() ? "" : ", ") + path;
+      tried.push_back(path);
       continue;
     }
     // Never closed: civetweb keeps the handles it gets for these SONAMEs.
@@ -48,7 +49,7 @@ bool LoadOne(const char* name, std::string* error) {
   *error = fmt::format(
       "TLS: {} is not installed next to the agent (tried {}); it ships with "
       "gpuq-agent (cmake --install, or the image's /usr/local/lib/gpuq-agent)",
-      name, tried);
+      name, fmt::join(tried, ", "));
   return false;
 }
 
