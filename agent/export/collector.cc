@@ -88,13 +88,6 @@ class HistogramBuilder {
   std::map<Labels, DurationHistogram> series_;
 };
 
-const Attribution& AttributionOf(const Snapshot& s, uint64_t cgroup_id) {
-  static const Attribution kUnknown{
-      kUnresolvedContainer, "", "", {}, "", false};
-  auto it = s.attributions.find(cgroup_id);
-  return it != s.attributions.end() ? it->second : kUnknown;
-}
-
 /// container, pod, namespace and the allowlisted runtime labels.
 Labels LabelsOf(const Snapshot& s, const SeriesLabels& l) {
   Labels labels{
@@ -106,13 +99,9 @@ Labels LabelsOf(const Snapshot& s, const SeriesLabels& l) {
   return labels;
 }
 
-/// The per-container labels of a cgroup; a snapshot built without labels
-/// falls back to the attribution's own.
+/// The per-container labels of a cgroup.
 Labels ContainerLabels(const Snapshot& s, uint64_t cgroup_id) {
-  auto it = s.labels.find(cgroup_id);
-  if (it != s.labels.end()) return LabelsOf(s, it->second);
-  const Attribution& a = AttributionOf(s, cgroup_id);
-  return LabelsOf(s, SeriesLabels{a.container, a.pod, a.ns, {}});
+  return LabelsOf(s, s.LabelsOf(cgroup_id));
 }
 
 /// The per-process labels, with --labels.pid-comm.
@@ -379,16 +368,8 @@ void AddInfoFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
              "pod_uid", pod_uid),
         1);
   };
-  if (!s.containers.empty() || !s.labels.empty()) {
-    for (const ContainerRow& c : s.containers) {
-      info(LabelsOf(s, c.labels), c.container_id, c.name, c.runtime, c.pod_uid);
-    }
-  } else {
-    for (const auto& [cgroup, a] : s.attributions) {
-      if (!a.identity.InContainer()) continue;
-      info(ContainerLabels(s, cgroup), a.identity.container_id, "",
-           a.identity.runtime, a.identity.pod_uid);
-    }
+  for (const ContainerRow& c : s.containers) {
+    info(LabelsOf(s, c.labels), c.container_id, c.name, c.runtime, c.pod_uid);
   }
   out->push_back(containers.Build());
 

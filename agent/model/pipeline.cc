@@ -537,6 +537,12 @@ Pipeline::RunResult Pipeline::Run(const std::atomic<bool>& stop,
   return RunResult::kStopped;
 }
 
+const SeriesLabels& Snapshot::LabelsOf(uint64_t cgroup_id) const {
+  static const SeriesLabels kUnresolved{kUnresolvedContainer, "", "", {}};
+  auto it = labels.find(cgroup_id);
+  return it != labels.end() ? it->second : kUnresolved;
+}
+
 Snapshot Pipeline::TakeSnapshot() {
   Snapshot s;
   SourceDrops source_drops;

@@ -58,8 +58,8 @@ struct Snapshot : ModelSeries {
   /// Attribution of the cgroup of every per-cgroup series
   /// (ModelSeries::ForEachCgroup).
   std::unordered_map<uint64_t, Attribution> attributions;
-  /// Labels of every cgroup in `attributions` (when empty, exports derive
-  /// them from `attributions`).
+  /// Labels of every cgroup in `attributions`. Exports read these (through
+  /// LabelsOf), never `attributions`: a hand-built snapshot sets them.
   std::unordered_map<uint64_t, SeriesLabels> labels;
   /// Label names of allowlisted runtime labels ("label_<sanitized>").
   std::vector<std::string> extra_label_names;
@@ -77,6 +77,10 @@ struct Snapshot : ModelSeries {
   uint64_t cgroups_unresolved = 0;
   /// The cgroup watcher's memory (live mode with the watcher running).
   std::optional<LearnedCgroupStats> learned_cgroups;
+
+  /// The labels of `cgroup_id`'s series; container kUnresolvedContainer for
+  /// a cgroup the snapshot does not label.
+  const SeriesLabels& LabelsOf(uint64_t cgroup_id) const;
 };
 
 struct PipelineOptions {

@@ -527,10 +527,6 @@ class Analyzer::Impl {
     if (it != s.labels.end()) {
       return {it->second.container, it->second.pod, it->second.ns};
     }
-    auto a = s.attributions.find(cgroup_id);
-    if (a != s.attributions.end()) {
-      return {a->second.container, a->second.pod, a->second.ns};
-    }
     return {};
   }
 

@@ -39,6 +39,9 @@ Snapshot SmallSnapshot() {
   s.source = "replay";
   s.attributions[kCgVllm] = Attr("0124dd351391", "/system.slice/docker.scope");
   s.attributions[kCgHost] = Attr("", "/user.slice");
+  // TakeSnapshot labels every cgroup it attributes; exports read the labels.
+  s.labels[kCgVllm] = SeriesLabels{"0124dd351391", "", "", {}};
+  s.labels[kCgHost] = SeriesLabels{"", "", "", {}};
 
   QueueSeries compute;
   compute.live = 3;
