@@ -120,12 +120,6 @@ Labels With(Labels labels, std::string name, std::string value) {
   return labels;
 }
 
-std::string ErrnoLabel(int32_t error) {
-  const int code = error < 0 ? -error : error;
-  const char* name = strerrorname_np(code);
-  return name != nullptr ? name : fmt::format("errno_{}", code);
-}
-
 void AddQueueFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
   FamilyBuilder queues("queues", "Live hardware queues.", MetricType::Gauge);
   FamilyBuilder creates("queue_creates_total",
@@ -413,16 +407,7 @@ void AddSelfFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
 
   FamilyBuilder dropped("events_dropped_total", "Events lost, by reason.",
                         MetricType::Counter);
-  const std::pair<const char*, uint64_t> drops[] = {
-      {"ringbuf_full", s.source_drops.ringbuf_full},
-      {"map_full", s.source_drops.map_full},
-      {"decode_error", s.source_drops.decode_error},
-      {"unknown_queue", s.model_drops.unknown_queue},
-      {"duplicate_create", s.model_drops.duplicate_create},
-      {"no_owner", s.model_drops.no_owner},
-      {"doorbell_map_full", s.doorbell_map_full},
-  };
-  for (const auto& [reason, n] : drops) {
+  for (const auto& [reason, n] : DroppedEvents(s)) {
     dropped.Add({{"reason", reason}}, static_cast<double>(n));
   }
   out->push_back(dropped.Build());
@@ -620,11 +605,29 @@ std::string PacketClassLabel(uint32_t packet_class) {
   }
 }
 
+std::string ErrnoLabel(int32_t error) {
+  const int code = error < 0 ? -error : error;
+  const char* name = strerrorname_np(code);
+  return name != nullptr ? name : fmt::format("errno_{}", code);
+}
+
 std::string GfxName(uint32_t v) {
   if (v == 0) return "";
   // KFD encodes gfx<major><minor><stepping> as major*10000 + minor*100 +
   // stepping; the name prints minor and stepping as one hex digit each.
   return fmt::format("gfx{}{:x}{:x}", v / 10000, (v / 100) % 100, v % 100);
+}
+
+std::vector<std::pair<const char*, uint64_t>> DroppedEvents(const Snapshot& s) {
+  return {
+      {"ringbuf_full", s.source_drops.ringbuf_full},
+      {"map_full", s.source_drops.map_full},
+      {"decode_error", s.source_drops.decode_error},
+      {"unknown_queue", s.model_drops.unknown_queue},
+      {"duplicate_create", s.model_drops.duplicate_create},
+      {"no_owner", s.model_drops.no_owner},
+      {"doorbell_map_full", s.doorbell_map_full},
+  };
 }
 
 std::vector<MetricFamily> BuildFamilies(const Snapshot& snapshot) {
@@ -636,17 +639,6 @@ std::vector<MetricFamily> BuildFamilies(const Snapshot& snapshot) {
   AddInfoFamilies(snapshot, &families);
   AddSelfFamilies(snapshot, &families);
   return families;
-}
-
-std::vector<OnceProcess> OnceProcesses(const Snapshot& s) {
-  std::vector<OnceProcess> out;
-  for (const ProcessRow& p : s.process_rows) {
-    const Labels labels = ContainerLabels(s, p.cgroup_id);
-    out.push_back({labels[0].second, labels[1].second, labels[2].second, p.pid,
-                   p.comm, p.exited, p.queues_per_gpu,
-                   p.submission_rate_per_gpu});
-  }
-  return out;
 }
 
 std::vector<MetricFamily> PipelineCollectable::Collect() const {
