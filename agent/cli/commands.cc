@@ -121,10 +121,8 @@ int RunOnce(const Options& options) {
   }
   if (live.readers != nullptr) live.readers->Round();
   if (!replay) pipeline.ReconcileNow();
-  // The same snapshot -> families path as /metrics, plus the process list.
-  const Snapshot snapshot = pipeline.TakeSnapshot();
-  std::cout << RenderOnce(BuildFamilies(snapshot), options.output,
-                          OnceProcesses(snapshot));
+  // The same snapshot /metrics renders.
+  std::cout << RenderOnce(pipeline.TakeSnapshot(), options.output);
   return 0;
 }
 

@@ -88,13 +88,6 @@ class HistogramBuilder {
   std::map<Labels, DurationHistogram> series_;
 };
 
-const Attribution& AttributionOf(const Snapshot& s, uint64_t cgroup_id) {
-  static const Attribution kUnknown{
-      kUnresolvedContainer, "", "", {}, "", false};
-  auto it = s.attributions.find(cgroup_id);
-  return it != s.attributions.end() ? it->second : kUnknown;
-}
-
 /// container, pod, namespace and the allowlisted runtime labels.
 Labels LabelsOf(const Snapshot& s, const SeriesLabels& l) {
   Labels labels{
@@ -106,13 +99,9 @@ Labels LabelsOf(const Snapshot& s, const SeriesLabels& l) {
   return labels;
 }
 
-/// The per-container labels of a cgroup; a snapshot built without labels
-/// falls back to the attribution's own.
+/// The per-container labels of a cgroup.
 Labels ContainerLabels(const Snapshot& s, uint64_t cgroup_id) {
-  auto it = s.labels.find(cgroup_id);
-  if (it != s.labels.end()) return LabelsOf(s, it->second);
-  const Attribution& a = AttributionOf(s, cgroup_id);
-  return LabelsOf(s, SeriesLabels{a.container, a.pod, a.ns, {}});
+  return LabelsOf(s, s.LabelsOf(cgroup_id));
 }
 
 /// The per-process labels, with --labels.pid-comm.
@@ -129,12 +118,6 @@ Labels WithOwner(const Snapshot& s, Labels labels, uint64_t cgroup_id,
 Labels With(Labels labels, std::string name, std::string value) {
   labels.emplace_back(std::move(name), std::move(value));
   return labels;
-}
-
-std::string ErrnoLabel(int32_t error) {
-  const int code = error < 0 ? -error : error;
-  const char* name = strerrorname_np(code);
-  return name != nullptr ? name : fmt::format("errno_{}", code);
 }
 
 void AddQueueFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
@@ -379,16 +362,8 @@ void AddInfoFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
              "pod_uid", pod_uid),
         1);
   };
-  if (!s.containers.empty() || !s.labels.empty()) {
-    for (const ContainerRow& c : s.containers) {
-      info(LabelsOf(s, c.labels), c.container_id, c.name, c.runtime, c.pod_uid);
-    }
-  } else {
-    for (const auto& [cgroup, a] : s.attributions) {
-      if (!a.identity.InContainer()) continue;
-      info(ContainerLabels(s, cgroup), a.identity.container_id, "",
-           a.identity.runtime, a.identity.pod_uid);
-    }
+  for (const ContainerRow& c : s.containers) {
+    info(LabelsOf(s, c.labels), c.container_id, c.name, c.runtime, c.pod_uid);
   }
   out->push_back(containers.Build());
 
@@ -432,16 +407,7 @@ void AddSelfFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
 
   FamilyBuilder dropped("events_dropped_total", "Events lost, by reason.",
                         MetricType::Counter);
-  const std::pair<const char*, uint64_t> drops[] = {
-      {"ringbuf_full", s.source_drops.ringbuf_full},
-      {"map_full", s.source_drops.map_full},
-      {"decode_error", s.source_drops.decode_error},
-      {"unknown_queue", s.model_drops.unknown_queue},
-      {"duplicate_create", s.model_drops.duplicate_create},
-      {"no_owner", s.model_drops.no_owner},
-      {"doorbell_map_full", s.doorbell_map_full},
-  };
-  for (const auto& [reason, n] : drops) {
+  for (const auto& [reason, n] : DroppedEvents(s)) {
     dropped.Add({{"reason", reason}}, static_cast<double>(n));
   }
   out->push_back(dropped.Build());
@@ -639,11 +605,29 @@ std::string PacketClassLabel(uint32_t packet_class) {
   }
 }
 
+std::string ErrnoLabel(int32_t error) {
+  const int code = error < 0 ? -error : error;
+  const char* name = strerrorname_np(code);
+  return name != nullptr ? name : fmt::format("errno_{}", code);
+}
+
 std::string GfxName(uint32_t v) {
   if (v == 0) return "";
   // KFD encodes gfx<major><minor><stepping> as major*10000 + minor*100 +
   // stepping; the name prints minor and stepping as one hex digit each.
   return fmt::format("gfx{}{:x}{:x}", v / 10000, (v / 100) % 100, v % 100);
+}
+
+std::vector<std::pair<const char*, uint64_t>> DroppedEvents(const Snapshot& s) {
+  return {
+      {"ringbuf_full", s.source_drops.ringbuf_full},
+      {"map_full", s.source_drops.map_full},
+      {"decode_error", s.source_drops.decode_error},
+      {"unknown_queue", s.model_drops.unknown_queue},
+      {"duplicate_create", s.model_drops.duplicate_create},
+      {"no_owner", s.model_drops.no_owner},
+      {"doorbell_map_full", s.doorbell_map_full},
+  };
 }
 
 std::vector<MetricFamily> BuildFamilies(const Snapshot& snapshot) {
@@ -655,17 +639,6 @@ std::vector<MetricFamily> BuildFamilies(const Snapshot& snapshot) {
   AddInfoFamilies(snapshot, &families);
   AddSelfFamilies(snapshot, &families);
   return families;
-}
-
-std::vector<OnceProcess> OnceProcesses(const Snapshot& s) {
-  std::vector<OnceProcess> out;
-  for (const ProcessRow& p : s.process_rows) {
-    const Labels labels = ContainerLabels(s, p.cgroup_id);
-    out.push_back({labels[0].second, labels[1].second, labels[2].second, p.pid,
-                   p.comm, p.exited, p.queues_per_gpu,
-                   p.submission_rate_per_gpu});
-  }
-  return out;
 }
 
 std::vector<MetricFamily> PipelineCollectable::Collect() const {

@@ -1,15 +1,16 @@
 // Snapshot -> Prometheus metric families: the metric contract in one place.
-// /metrics (MetricsServer) and --once (once_render.h) both render what
-// Collect() returns, so the two cannot disagree.
+// /metrics (MetricsServer) and --once (once_render.h) render the same
+// snapshot with the label values defined here, so the two cannot disagree.
 #pragma once
 
 #include <prometheus/collectable.h>
 #include <prometheus/metric_family.h>
 
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "export/once_render.h"
 #include "model/pipeline.h"
 
 namespace gpuq {
@@ -34,14 +35,16 @@ std::string EvictionTriggerLabel(uint32_t trigger);
 std::string PacketClassLabel(uint32_t packet_class);
 /// "gfx942" from a KFD gfx_target_version (90402).
 std::string GfxName(uint32_t gfx_target_version);
+/// errno name of a (negative) errno ("ETIME"; "errno_<n>" if unnamed).
+std::string ErrnoLabel(int32_t error);
+/// The `reason` label values of gpuq_events_dropped_total and their counts.
+std::vector<std::pair<const char*, uint64_t>> DroppedEvents(
+    const Snapshot& snapshot);
 
 /// Builds every gpuq metric family from a snapshot, families and series in
 /// a stable order. Series whose labels coincide (two cgroups of one
 /// container) are summed.
 std::vector<prometheus::MetricFamily> BuildFamilies(const Snapshot& snapshot);
-
-/// The processes of a snapshot with their container labels, for --once.
-std::vector<OnceProcess> OnceProcesses(const Snapshot& snapshot);
 
 /// The prometheus-cpp seam: a scrape takes a fresh snapshot of the pipeline.
 /// Thread-safety: Collect() may run on any thread (Pipeline locks).

@@ -1,6 +1,7 @@
 #include "export/once_render.h"
 
 #include <fmt/format.h>
+#include <gpuq/abi.h>
 #include <prometheus/text_serializer.h>
 
 #include <limits>
@@ -9,32 +10,19 @@
 #include <sstream>
 #include <tuple>
 
+#include "export/collector.h"
+
 namespace gpuq {
 namespace {
 
-using prometheus::ClientMetric;
 using prometheus::MetricFamily;
 using prometheus::MetricType;
 using Json = nlohmann::ordered_json;
 
-std::string Label(const ClientMetric& m, const std::string& name) {
-  for (const auto& l : m.label) {
-    if (l.name == name) return l.value;
-  }
-  return "";
-}
-
-double Value(const MetricFamily& f, const ClientMetric& m) {
-  return f.type == MetricType::Counter ? m.counter.value : m.gauge.value;
-}
-
-const MetricFamily* Find(const std::vector<MetricFamily>& families,
-                         const std::string& name) {
-  for (const auto& f : families) {
-    if (f.name == "gpuq_" + name) return &f;
-  }
-  return nullptr;
-}
+// The rows below are read from the snapshot's typed series, with the labels
+// and label values the collector gives them: a family renamed in the
+// collector cannot lose a column here. Rows are keyed by label values
+// (strings), so they sort as the families' series do.
 
 // One row of the queue table: a container on a GPU.
 struct RowKey {
@@ -55,51 +43,47 @@ struct Row {
   double evictions = 0;
 };
 
-RowKey KeyOf(const ClientMetric& m) {
-  return {Label(m, "container"), Label(m, "pod"), Label(m, "namespace"),
-          Label(m, "gpu_id")};
+RowKey KeyOf(const Snapshot& s, uint64_t cgroup_id, uint32_t gpu_id) {
+  const SeriesLabels& l = s.LabelsOf(cgroup_id);
+  return {l.container, l.pod, l.ns, std::to_string(gpu_id)};
 }
 
-std::map<RowKey, Row> QueueRows(const std::vector<MetricFamily>& families,
-                                const std::vector<OnceProcess>& processes) {
+std::map<RowKey, Row> QueueRows(const Snapshot& s) {
   std::map<RowKey, Row> rows;
-  if (const auto* f = Find(families, "queues")) {
-    for (const auto& m : f->metric) {
-      rows[KeyOf(m)].queues[Label(m, "queue_type")] += m.gauge.value;
+  for (const auto& [key, series] : s.queue_series) {
+    Row& row = rows[KeyOf(s, key.cgroup_id, key.gpu_id)];
+    row.queues[QueueTypeLabel(key.queue_type)] +=
+        static_cast<double>(series.live);
+    row.creates += static_cast<double>(series.creates);
+    for (uint32_t reason = 0; reason < GPUQ_DESTROY__MAX; ++reason) {
+      // As gpuq_queue_destroys_total: "unknown" only once it counted.
+      if (series.destroys[reason] == 0 && reason == GPUQ_DESTROY_UNKNOWN) {
+        continue;
+      }
+      row.destroys[DestroyReasonLabel(reason)] +=
+          static_cast<double>(series.destroys[reason]);
+    }
+    row.submissions += static_cast<double>(series.submissions);
+  }
+  for (const auto& [key, n] : s.processes) {
+    rows[KeyOf(s, key.first, key.second)].processes += static_cast<double>(n);
+  }
+  for (const auto& [key, n] : s.pending_packets) {
+    rows[KeyOf(s, key.first, key.second)].pending += static_cast<double>(n);
+  }
+  for (const auto& [key, n] : s.runlist_causes) {
+    if (key.unmap) {
+      rows[KeyOf(s, key.cgroup_id, key.gpu_id)].unmaps +=
+          static_cast<double>(n);
     }
   }
-  if (const auto* f = Find(families, "queue_creates_total")) {
-    for (const auto& m : f->metric) rows[KeyOf(m)].creates += m.counter.value;
+  for (const auto& [key, series] : s.evictions) {
+    rows[KeyOf(s, key.cgroup_id, key.gpu_id)].evictions +=
+        static_cast<double>(series.evictions);
   }
-  if (const auto* f = Find(families, "queue_destroys_total")) {
-    for (const auto& m : f->metric) {
-      rows[KeyOf(m)].destroys[Label(m, "reason")] += m.counter.value;
-    }
-  }
-  if (const auto* f = Find(families, "processes")) {
-    for (const auto& m : f->metric) rows[KeyOf(m)].processes += m.gauge.value;
-  }
-  if (const auto* f = Find(families, "submissions_total")) {
-    for (const auto& m : f->metric) {
-      rows[KeyOf(m)].submissions += m.counter.value;
-    }
-  }
-  if (const auto* f = Find(families, "queue_pending_packets")) {
-    for (const auto& m : f->metric) rows[KeyOf(m)].pending += m.gauge.value;
-  }
-  if (const auto* f = Find(families, "runlist_operations_total")) {
-    for (const auto& m : f->metric) {
-      if (Label(m, "op") == "unmap") rows[KeyOf(m)].unmaps += m.counter.value;
-    }
-  }
-  if (const auto* f = Find(families, "evictions_total")) {
-    for (const auto& m : f->metric) {
-      rows[KeyOf(m)].evictions += m.counter.value;
-    }
-  }
-  for (const OnceProcess& p : processes) {
+  for (const ProcessRow& p : s.process_rows) {
     for (const auto& [gpu, rate] : p.submission_rate_per_gpu) {
-      Row& row = rows[{p.container, p.pod, p.ns, std::to_string(gpu)}];
+      Row& row = rows[KeyOf(s, p.cgroup_id, gpu)];
       row.rate += rate;
       row.has_rate = true;
     }
@@ -121,54 +105,70 @@ struct RunlistRow {
 };
 
 std::map<std::pair<std::string, std::string>, RunlistRow> RunlistRows(
-    const std::vector<MetricFamily>& families) {
-  std::map<std::pair<std::string, std::string>, RunlistRow> rows;
-  auto key = [](const ClientMetric& m) {
-    return std::make_pair(Label(m, "gpu_id"), Label(m, "scheduler"));
+    const Snapshot& s) {
+  using Key = std::pair<std::string, std::string>;  // gpu_id, scheduler
+  auto key = [](uint32_t gpu_id, Scheduler scheduler) {
+    return Key(std::to_string(gpu_id), SchedulerLabel(scheduler));
   };
-  if (const auto* f = Find(families, "runlist_unmap_duration_seconds")) {
-    for (const auto& m : f->metric) {
-      RunlistRow& r = rows[key(m)];
-      r.unmaps += static_cast<double>(m.histogram.sample_count);
-      r.unmap_count += static_cast<double>(m.histogram.sample_count);
-      r.unmap_sum += m.histogram.sample_sum;
+  std::map<Key, RunlistRow> rows;
+  for (const auto& [k, series] : s.runlist) {
+    if (series.unmap.count > 0) {
+      RunlistRow& r = rows[key(k.gpu_id, k.scheduler)];
+      const DurationHistogram& h = series.unmap;
+      r.unmaps += static_cast<double>(h.count);
+      r.unmap_count += static_cast<double>(h.count);
+      r.unmap_sum += h.sum_seconds;
+      const std::vector<double>& bounds = RunlistBuckets();
       uint64_t below = 0;
-      for (const auto& b : m.histogram.bucket) {
-        if (b.cumulative_count > below) r.unmap_slowest = b.upper_bound;
-        below = b.cumulative_count;
+      for (size_t i = 0; i < bounds.size(); ++i) {
+        const uint64_t cumulative =
+            below + (i < h.counts.size() ? h.counts[i] : 0);
+        if (cumulative > below) r.unmap_slowest = bounds[i];
+        below = cumulative;
       }
-      if (below < m.histogram.sample_count) {
+      if (below < h.count) {
         r.unmap_slowest = std::numeric_limits<double>::infinity();
       }
     }
-  }
-  if (const auto* f = Find(families, "runlist_map_duration_seconds")) {
-    for (const auto& m : f->metric) {
-      rows[key(m)].maps += static_cast<double>(m.histogram.sample_count);
+    if (series.map.count > 0) {
+      rows[key(k.gpu_id, k.scheduler)].maps +=
+          static_cast<double>(series.map.count);
     }
   }
-  if (const auto* f = Find(families, "runlist_failures_total")) {
-    for (const auto& m : f->metric) {
-      RunlistRow& r = rows[key(m)];
-      r.failures += m.counter.value;
-      r.failed +=
-          fmt::format("{}{}:{}={}", r.failed.empty() ? "" : " ", Label(m, "op"),
-                      Label(m, "error"), m.counter.value);
+  // Listed by (op, error) label, as gpuq_runlist_failures_total sorts them.
+  std::map<Key, std::map<std::pair<std::string, std::string>, double>> failed;
+  for (const auto& [k, n] : s.runlist_failures) {
+    failed[key(k.gpu_id, k.scheduler)]
+          [{k.unmap ? "unmap" : "map", ErrnoLabel(k.error)}] +=
+        static_cast<double>(n);
+  }
+  for (const auto& [k, by_error] : failed) {
+    RunlistRow& r = rows[k];
+    for (const auto& [op_error, n] : by_error) {
+      r.failures += n;
+      r.failed += fmt::format("{}{}:{}={}", r.failed.empty() ? "" : " ",
+                              op_error.first, op_error.second, n);
     }
   }
   return rows;
 }
 
-// gpuq_container_info by (container, pod, namespace): the ids behind a row.
-std::map<std::tuple<std::string, std::string, std::string>, const ClientMetric*>
-ContainerInfo(const std::vector<MetricFamily>& families) {
+// The containers' ids behind a row, by (container, pod, namespace).
+std::map<std::tuple<std::string, std::string, std::string>, const ContainerRow*>
+ContainerInfo(const Snapshot& s) {
   std::map<std::tuple<std::string, std::string, std::string>,
-           const ClientMetric*>
+           const ContainerRow*>
       info;
-  if (const auto* f = Find(families, "container_info")) {
-    for (const auto& m : f->metric) {
-      info[{Label(m, "container"), Label(m, "pod"), Label(m, "namespace")}] =
-          &m;
+  for (const ContainerRow& c : s.containers) {
+    const ContainerRow*& held =
+        info[{c.labels.container, c.labels.pod, c.labels.ns}];
+    // Two containers with the same labels: the one gpuq_container_info
+    // lists last (its series sort by these labels).
+    if (held == nullptr || std::tie(held->labels.extra, held->container_id,
+                                    held->name, held->runtime, held->pod_uid) <
+                               std::tie(c.labels.extra, c.container_id, c.name,
+                                        c.runtime, c.pod_uid)) {
+      held = &c;
     }
   }
   return info;
@@ -211,26 +211,21 @@ std::string GpuList(const std::map<uint32_t, uint32_t>& queues_per_gpu) {
   return out;
 }
 
-std::string RenderTable(const std::vector<MetricFamily>& families,
-                        const std::vector<OnceProcess>& processes) {
+std::string RenderTable(const Snapshot& s) {
   std::string out;
-  std::string source = "?";
-  if (const auto* f = Find(families, "source_info")) {
-    if (!f->metric.empty()) source = Label(f->metric[0], "source");
-  }
   double events = 0;
-  if (const auto* f = Find(families, "events_total")) {
-    for (const auto& m : f->metric) events += m.counter.value;
+  for (uint16_t type = 1; type < GPUQ_EV__MAX; ++type) {
+    events += static_cast<double>(s.events_by_type[type]);
   }
-  out += fmt::format("gpuq-agent snapshot: source {}, {} events\n\n", source,
+  out += fmt::format("gpuq-agent snapshot: source {}, {} events\n\n", s.source,
                      events);
 
   Table queues({"CONTAINER", "ID", "POD", "NAMESPACE", "GPU_ID", "COMPUTE",
                 "SDMA", "OTHER", "PROCS", "CREATED", "DESTROYED(ioctl/exit)",
                 "SUBMITTED", "SUBMIT/S", "PENDING", "UNMAPS", "EVICTIONS"});
-  const auto info = ContainerInfo(families);
+  const auto info = ContainerInfo(s);
   double total_live = 0;
-  for (const auto& [key, row] : QueueRows(families, processes)) {
+  for (const auto& [key, row] : QueueRows(s)) {
     double other = 0;
     for (const auto& [type, n] : row.queues) {
       if (type != "compute" && type != "sdma") other += n;
@@ -242,8 +237,7 @@ std::string RenderTable(const std::vector<MetricFamily>& families,
     };
     auto ci = info.find({key.container, key.pod, key.ns});
     const std::string id =
-        ci == info.end() ? "-"
-                         : Label(*ci->second, "container_id").substr(0, 12);
+        ci == info.end() ? "-" : ci->second->container_id.substr(0, 12);
     queues.Add({key.container.empty() ? "(host)" : key.container, id,
                 key.pod.empty() ? "-" : key.pod, key.ns.empty() ? "-" : key.ns,
                 key.gpu_id, Num(get(row.queues, "compute")),
@@ -260,7 +254,7 @@ std::string RenderTable(const std::vector<MetricFamily>& families,
       "SUBMIT/S: AQL packets per second between the last two samples; "
       "UNMAPS: runlist preemptions the container's operations caused\n\n";
 
-  const auto runlist = RunlistRows(families);
+  const auto runlist = RunlistRows(s);
   if (!runlist.empty()) {
     Table rl({"GPU_ID", "SCHEDULER", "UNMAPS", "MAPS", "UNMAP_AVG_MS",
               "UNMAP_SLOWEST", "FAILED"});
@@ -275,54 +269,67 @@ std::string RenderTable(const std::vector<MetricFamily>& families,
     out += "RUNLIST (preemption)\n" + rl.Render() + "\n";
   }
 
-  if (!processes.empty()) {
+  if (!s.process_rows.empty()) {
     Table procs({"PID", "COMM", "CONTAINER", "POD", "NAMESPACE",
                  "QUEUES(gpu:n)", "SUBMIT/S(gpu:n)", "STATE"});
-    for (const OnceProcess& p : processes) {
+    for (const ProcessRow& p : s.process_rows) {
+      const SeriesLabels& l = s.LabelsOf(p.cgroup_id);
       std::string rates;
       for (const auto& [gpu, r] : p.submission_rate_per_gpu) {
         rates += fmt::format("{}{}:{:.1f}", rates.empty() ? "" : ",", gpu, r);
       }
       procs.Add({std::to_string(p.pid), p.comm.empty() ? "-" : p.comm,
-                 p.container.empty() ? "(host)" : p.container,
-                 p.pod.empty() ? "-" : p.pod, p.ns.empty() ? "-" : p.ns,
+                 l.container.empty() ? "(host)" : l.container,
+                 l.pod.empty() ? "-" : l.pod, l.ns.empty() ? "-" : l.ns,
                  GpuList(p.queues_per_gpu), rates.empty() ? "-" : rates,
                  p.exited ? "exited" : "running"});
     }
     out += "PROCESSES\n" + procs.Render() + "\n";
   }
 
-  if (const auto* f = Find(families, "gpu_info")) {
-    Table gpus({"GPU_ID", "NODE", "GFX", "PCI", "UNIQUE_ID", "RENDER_MINOR"});
-    for (const auto& m : f->metric) {
-      gpus.Add({Label(m, "gpu_id"), Label(m, "node"), Label(m, "gfx"),
-                Label(m, "pci"), Label(m, "unique_id"),
-                Label(m, "drm_render_minor")});
-    }
-    out += "GPUS\n" + (f->metric.empty() ? "(none known)\n" : gpus.Render());
-    out += "\n";
+  // By gpu_id label, as gpuq_gpu_info sorts them.
+  std::map<std::string, const GpuNode*> gpu_nodes;
+  for (const auto& [gpu_id, n] : s.gpus) {
+    gpu_nodes[std::to_string(gpu_id)] = &n;
   }
-  if (const auto* f = Find(families, "probe_attached")) {
-    if (!f->metric.empty()) {
-      Table probes({"PROBE", "MODE", "ATTACHED"});
-      for (const auto& m : f->metric) {
-        probes.Add({Label(m, "probe"), Label(m, "mode"),
-                    m.gauge.value > 0 ? "yes" : "no"});
-      }
-      out += "PROBES\n" + probes.Render() + "\n";
+  Table gpus({"GPU_ID", "NODE", "GFX", "PCI", "UNIQUE_ID", "RENDER_MINOR"});
+  for (const auto& [gpu_id, n] : gpu_nodes) {
+    gpus.Add({gpu_id, std::to_string(n->node), GfxName(n->gfx_target_version),
+              n->PciAddress(), std::to_string(n->unique_id),
+              std::to_string(n->drm_render_minor)});
+  }
+  out += "GPUS\n" + (gpu_nodes.empty() ? "(none known)\n" : gpus.Render());
+  out += "\n";
+
+  // By label values, as gpuq_probe_attached sorts (and sums) them.
+  std::map<std::tuple<std::string, std::string, std::string>, double> attached;
+  for (const ProbeStatus& p : s.probes) {
+    attached[{p.probe, p.mode, p.tier}] += p.attached ? 1 : 0;
+  }
+  if (!attached.empty()) {
+    Table probes({"PROBE", "MODE", "ATTACHED"});
+    for (const auto& [probe, n] : attached) {
+      probes.Add(
+          {std::get<0>(probe), std::get<1>(probe), n > 0 ? "yes" : "no"});
     }
+    out += "PROBES\n" + probes.Render() + "\n";
+  }
+  // By reason, as gpuq_events_dropped_total sorts them.
+  std::map<std::string, double> dropped;
+  for (const auto& [reason, n] : DroppedEvents(s)) {
+    dropped[reason] += static_cast<double>(n);
   }
   std::string drops;
-  if (const auto* f = Find(families, "events_dropped_total")) {
-    for (const auto& m : f->metric) {
-      if (m.counter.value > 0) {
-        drops += fmt::format(" {}={}", Label(m, "reason"), m.counter.value);
-      }
-    }
+  for (const auto& [reason, n] : dropped) {
+    if (n > 0) drops += fmt::format(" {}={}", reason, n);
   }
   out +=
       "dropped events:" + (drops.empty() ? std::string(" none") : drops) + "\n";
   return out;
+}
+
+double Value(const MetricFamily& f, const prometheus::ClientMetric& m) {
+  return f.type == MetricType::Counter ? m.counter.value : m.gauge.value;
 }
 
 const char* TypeName(MetricType type) {
@@ -362,12 +369,11 @@ Json FamilyJson(const MetricFamily& f) {
           {"samples", samples}};
 }
 
-std::string RenderJson(const std::vector<MetricFamily>& families,
-                       const std::vector<OnceProcess>& processes) {
-  const auto info = ContainerInfo(families);
+std::string RenderJson(const Snapshot& s) {
+  const auto info = ContainerInfo(s);
   Json containers = Json::array();
   std::map<std::tuple<std::string, std::string, std::string>, Json> by_c;
-  for (const auto& [key, row] : QueueRows(families, processes)) {
+  for (const auto& [key, row] : QueueRows(s)) {
     Json& c = by_c[{key.container, key.pod, key.ns}];
     if (c.is_null()) {
       c = {{"container", key.container},
@@ -381,9 +387,10 @@ std::string RenderJson(const std::vector<MetricFamily>& families,
            {"gpus", Json::array()}};
       auto ci = info.find({key.container, key.pod, key.ns});
       if (ci != info.end()) {
-        for (const char* k : {"container_id", "name", "runtime", "pod_uid"}) {
-          c[k] = Label(*ci->second, k);
-        }
+        c["container_id"] = ci->second->container_id;
+        c["name"] = ci->second->name;
+        c["runtime"] = ci->second->runtime;
+        c["pod_uid"] = ci->second->pod_uid;
       }
     }
     c["gpus"].push_back({{"gpu_id", key.gpu_id},
@@ -399,8 +406,9 @@ std::string RenderJson(const std::vector<MetricFamily>& families,
                          {"evictions", row.evictions}});
   }
   Json procs = Json::array();
-  for (const OnceProcess& p : processes) {
-    Json& c = by_c[{p.container, p.pod, p.ns}];
+  for (const ProcessRow& p : s.process_rows) {
+    const SeriesLabels& l = s.LabelsOf(p.cgroup_id);
+    Json& c = by_c[{l.container, l.pod, l.ns}];
     if (!c.is_null()) c["pids"].push_back(p.pid);
     Json queues = Json::object();
     for (const auto& [gpu, n] : p.queues_per_gpu)
@@ -411,16 +419,16 @@ std::string RenderJson(const std::vector<MetricFamily>& families,
     }
     procs.push_back({{"pid", p.pid},
                      {"comm", p.comm},
-                     {"container", p.container},
-                     {"pod", p.pod},
-                     {"namespace", p.ns},
+                     {"container", l.container},
+                     {"pod", l.pod},
+                     {"namespace", l.ns},
                      {"exited", p.exited},
                      {"queues_per_gpu", queues},
                      {"submissions_per_second", rates}});
   }
   for (auto& [key, c] : by_c) containers.push_back(std::move(c));
   Json metrics = Json::array();
-  for (const auto& f : families) metrics.push_back(FamilyJson(f));
+  for (const auto& f : BuildFamilies(s)) metrics.push_back(FamilyJson(f));
   Json doc = {
       {"containers", containers}, {"processes", procs}, {"metrics", metrics}};
   // A comm, a GPU name or a cgroup-derived label may be any bytes: invalid
@@ -437,16 +445,14 @@ std::optional<OnceFormat> ParseOnceFormat(const std::string& name) {
   return std::nullopt;
 }
 
-std::string RenderOnce(const std::vector<MetricFamily>& families,
-                       OnceFormat format,
-                       const std::vector<OnceProcess>& processes) {
+std::string RenderOnce(const Snapshot& snapshot, OnceFormat format) {
   switch (format) {
     case OnceFormat::kTable:
-      return RenderTable(families, processes);
+      return RenderTable(snapshot);
     case OnceFormat::kJson:
-      return RenderJson(families, processes);
+      return RenderJson(snapshot);
     case OnceFormat::kPrometheus:
-      return prometheus::TextSerializer().Serialize(families);
+      return prometheus::TextSerializer().Serialize(BuildFamilies(snapshot));
   }
   return "";
 }

@@ -29,14 +29,14 @@ std::string CommOf(const char (&comm)[GPUQ_COMM_LEN]) {
 
 void Model::Apply(const Event& event) {
   const uint16_t type = Header(event).type;
-  if (type < GPUQ_EV__MAX) ++events_by_type_[type];
+  if (type < GPUQ_EV__MAX) ++series_.events_by_type[type];
   // One overload of On per alternative of Event (sources/event.h): a new
   // event type does not compile until the model says what it does with it.
   std::visit([this](const auto& e) { On(e); }, event);
 }
 
 void Model::On(const gpuq_gpu_info_record& e) {
-  gpus_[e.gpu_id] = FromRecord(e);
+  series_.gpus[e.gpu_id] = FromRecord(e);
 }
 
 ProcessState& Model::ProcessFor(uint64_t process_key, uint32_t tgid,
@@ -94,7 +94,7 @@ void Model::On(const gpuq_queue_create_event& e) {
   if (queues_.count(key) != 0) {
     // The kernel never reuses a live queue id within a process: a second
     // create means a lost destroy. Replace the stale entry, count it.
-    ++drops_.duplicate_create;
+    ++series_.model_drops.duplicate_create;
     Remove(key, nullptr);
   }
   QueueState q;
@@ -125,8 +125,9 @@ void Model::On(const gpuq_queue_create_event& e) {
   p.queue_ids.insert(e.queue_id);
   if (p.comm.empty()) p.comm = CommOf(e.comm);
 
-  QueueSeries& s =
-      queue_series_[{e.hdr.cgroup_id, e.hdr.tgid, e.gpu_id, e.queue_type}];
+  const QueueSeriesKey series_key{e.hdr.cgroup_id, e.hdr.tgid, e.gpu_id,
+                                  e.queue_type};
+  QueueSeries& s = series_.queue_series[series_key];
   ++s.live;
   if (!seeded) ++s.creates;
   Touch(e.hdr.cgroup_id, e.hdr.tgid, +1, p.comm);
@@ -161,7 +162,8 @@ bool Model::Remove(const Key& key, QueueState* removed) {
     // before the kworker frees them, so it stays until the last one goes.
     if (p->second.queue_ids.empty()) processes_.erase(p);
   }
-  QueueSeries& s = queue_series_[{q.cgroup_id, q.tgid, q.gpu_id, q.queue_type}];
+  QueueSeries& s =
+      series_.queue_series[{q.cgroup_id, q.tgid, q.gpu_id, q.queue_type}];
   if (s.live > 0) --s.live;
   Touch(q.cgroup_id, q.tgid, -1, "");
   if (removed != nullptr) *removed = q;
@@ -178,17 +180,17 @@ void Model::On(const gpuq_queue_destroy_event& e) {
   }
   if (!found) found = TakeTombstone(e, &q);
   if (!found) {
-    ++drops_.unknown_queue;
+    ++series_.model_drops.unknown_queue;
     return;
   }
   const uint32_t reason = e.reason < GPUQ_DESTROY__MAX ? e.reason : 0;
   // Count under the labels the queue was created with, like its gauge.
-  ++queue_series_[{q.cgroup_id, q.tgid, q.gpu_id, q.queue_type}]
+  ++series_.queue_series[{q.cgroup_id, q.tgid, q.gpu_id, q.queue_type}]
         .destroys[reason];
 }
 
 void Model::On(const gpuq_process_exit_event& e) {
-  ++process_exits_[e.hdr.cgroup_id];
+  ++series_.process_exits[e.hdr.cgroup_id];
   Touch(e.hdr.cgroup_id, e.hdr.tgid, 0, CommOf(e.comm));
   AdoptSeeded(e.hdr.process_key, e.hdr.tgid);
   auto p = processes_.find(e.hdr.process_key);
@@ -203,7 +205,7 @@ void Model::On(const gpuq_process_exit_event& e) {
 }
 
 void Model::On(const gpuq_queue_create_failed_event& e) {
-  ++create_failures_[{e.hdr.cgroup_id, e.gpu_id, e.error}];
+  ++series_.create_failures[{e.hdr.cgroup_id, e.gpu_id, e.error}];
   Touch(e.hdr.cgroup_id, e.hdr.tgid, 0, CommOf(e.comm));
 }
 
@@ -217,17 +219,18 @@ size_t Model::RetireIdleOwners(uint64_t grace_ns) {
       continue;
     }
     // Move the owner's counters into the cgroup's remainder (tgid 0).
-    auto s = queue_series_.lower_bound({cgroup, tgid, 0, 0});
-    while (s != queue_series_.end() && s->first.cgroup_id == cgroup &&
+    auto s = series_.queue_series.lower_bound({cgroup, tgid, 0, 0});
+    while (s != series_.queue_series.end() && s->first.cgroup_id == cgroup &&
            s->first.tgid == tgid) {
       QueueSeries& rest =
-          queue_series_[{cgroup, 0, s->first.gpu_id, s->first.queue_type}];
+          series_
+              .queue_series[{cgroup, 0, s->first.gpu_id, s->first.queue_type}];
       rest.creates += s->second.creates;
       rest.submissions += s->second.submissions;
       for (size_t r = 0; r < rest.destroys.size(); ++r) {
         rest.destroys[r] += s->second.destroys[r];
       }
-      s = queue_series_.erase(s);
+      s = series_.queue_series.erase(s);
     }
     OwnerActivity& remainder = owners_[{cgroup, 0}];
     remainder.last_change_ns =
@@ -254,25 +257,9 @@ std::map<uint64_t, uint64_t> Model::IdleCgroups(uint64_t grace_ns) const {
 }
 
 void Model::EraseCgroup(uint64_t cgroup_id) {
-  for (auto it = queue_series_.begin(); it != queue_series_.end();) {
-    it = it->first.cgroup_id == cgroup_id ? queue_series_.erase(it)
-                                          : std::next(it);
-  }
-  for (auto it = create_failures_.begin(); it != create_failures_.end();) {
-    it = it->first.cgroup_id == cgroup_id ? create_failures_.erase(it)
-                                          : std::next(it);
-  }
-  process_exits_.erase(cgroup_id);
-  EraseIf(&doorbell_series_,
-          [&](const auto& kv) { return kv.first.cgroup_id == cgroup_id; });
+  series_.EraseCgroup(cgroup_id);
   EraseIf(&doorbell_last_,
           [&](const auto& kv) { return kv.second.cgroup_id == cgroup_id; });
-  EraseIf(&runlist_causes_,
-          [&](const auto& kv) { return kv.first.cgroup_id == cgroup_id; });
-  EraseIf(&evictions_,
-          [&](const auto& kv) { return kv.first.cgroup_id == cgroup_id; });
-  EraseIf(&restores_,
-          [&](const auto& kv) { return kv.first.first == cgroup_id; });
   EraseIf(&pending_evictions_,
           [&](const auto& kv) { return kv.second.cgroup_id == cgroup_id; });
   for (auto it = owners_.begin(); it != owners_.end();) {
@@ -353,11 +340,11 @@ void Model::On(const gpuq_queue_sample_record& e) {
   QueueState* q = FindQueue(e.hdr.process_key, e.hdr.tgid, e.queue_id);
   if (q == nullptr) {
     // Destroyed between the sampler's read and this record: normal.
-    ++sample_stats_.unknown_queue;
+    ++series_.sample_stats.unknown_queue;
     return;
   }
   if ((e.flags & GPUQ_SAMPLE_F_UNREADABLE) != 0) {
-    ++sample_stats_.unreadable;
+    ++series_.sample_stats.unreadable;
     q->readable = false;
     return;
   }
@@ -369,21 +356,21 @@ void Model::On(const gpuq_queue_sample_record& e) {
     const uint64_t baseline = rocr ? q->write_index_at_create : e.write_index;
     if (e.write_index >= baseline) {
       delta = e.write_index - baseline;
-      ++sample_stats_.ok;
+      ++series_.sample_stats.ok;
     } else {
-      ++sample_stats_.reset;
+      ++series_.sample_stats.reset;
     }
     q->rate_ns = 0;
   } else if (e.write_index >= q->write_index) {
     delta = e.write_index - q->write_index;
-    ++sample_stats_.ok;
+    ++series_.sample_stats.ok;
     q->rate_packets = delta;
     q->rate_ns = e.hdr.ts_ns > q->sample_ns ? e.hdr.ts_ns - q->sample_ns : 0;
   } else {
     // The write index only grows while the queue lives; going backwards
     // means the memory now holds something else (a missed destroy and a
     // new queue). Start over from here rather than count garbage.
-    ++sample_stats_.reset;
+    ++series_.sample_stats.reset;
     q->rate_ns = 0;
   }
   q->sampled = true;
@@ -391,7 +378,7 @@ void Model::On(const gpuq_queue_sample_record& e) {
   q->write_index = e.write_index;
   q->read_index = e.read_index;
   q->sample_ns = e.hdr.ts_ns;
-  queue_series_[{q->cgroup_id, q->tgid, q->gpu_id, q->queue_type}]
+  series_.queue_series[{q->cgroup_id, q->tgid, q->gpu_id, q->queue_type}]
       .submissions += delta;
 }
 
@@ -405,7 +392,7 @@ void Model::On(const gpuq_doorbell_count_record& e) {
     if (cgroup_id == 0) cgroup_id = q.cgroup_id;
   }
   if (cgroup_id == 0) {
-    ++drops_.no_owner;
+    ++series_.model_drops.no_owner;
     return;
   }
   DoorbellLast& last = doorbell_last_[{e.hdr.tgid, e.doorbell_handle}];
@@ -416,7 +403,7 @@ void Model::On(const gpuq_doorbell_count_record& e) {
   // Cumulative counts of an in-kernel map: going backwards means the entry
   // was recreated and counts from zero again.
   if (reset) last.counts = DoorbellSeries{};
-  DoorbellSeries& s = doorbell_series_[{cgroup_id, gpu_id}];
+  DoorbellSeries& s = series_.doorbells[{cgroup_id, gpu_id}];
   s.doorbells += e.doorbells - last.counts.doorbells;
   for (size_t c = 0; c < GPUQ_PACKET__MAX; ++c) {
     s.by_packet[c] += e.by_packet[c] - last.counts.by_packet[c];
@@ -446,7 +433,7 @@ void Model::On(const gpuq_runlist_event& e) {
       gpu_id = q->gpu_id;
     }
   }
-  RunlistSeries& s = runlist_[{gpu_id, sched}];
+  RunlistSeries& s = series_.runlist[{gpu_id, sched}];
   // A failed operation is observed too: an -ETIME unmap is the 9 s tail.
   if (unmap) {
     ++s.unmaps_by_filter[sched == Scheduler::kMes ? 0 : e.filter];
@@ -454,17 +441,17 @@ void Model::On(const gpuq_runlist_event& e) {
   } else {
     s.map.Observe(RunlistBuckets(), Seconds(e.duration_ns));
   }
-  if (e.ret != 0) ++runlist_failures_[{gpu_id, sched, unmap, e.ret}];
+  if (e.ret != 0) ++series_.runlist_failures[{gpu_id, sched, unmap, e.ret}];
   // Operations of unknown cause (reset, suspend) belong to no container.
   if (e.hdr.cgroup_id == 0) return;
   const uint32_t cause = e.cause < GPUQ_CAUSE__MAX ? e.cause : 0;
-  ++runlist_causes_[{e.hdr.cgroup_id, gpu_id, sched, unmap, cause}];
+  ++series_.runlist_causes[{e.hdr.cgroup_id, gpu_id, sched, unmap, cause}];
   Touch(e.hdr.cgroup_id, e.hdr.tgid, 0, "");
 }
 
 void Model::On(const gpuq_eviction_event& e) {
   if (e.hdr.cgroup_id == 0) {
-    ++drops_.no_owner;
+    ++series_.model_drops.no_owner;
     return;
   }
   const std::pair<uint64_t, uint32_t> key{e.hdr.process_key, e.gpu_id};
@@ -472,18 +459,18 @@ void Model::On(const gpuq_eviction_event& e) {
     const uint32_t trigger = e.trigger < GPUQ_TRIGGER__KNOWN
                                  ? e.trigger
                                  : uint32_t{GPUQ_TRIGGER_UNKNOWN};
-    ++evictions_[{e.hdr.cgroup_id, e.gpu_id, trigger}].evictions;
+    ++series_.evictions[{e.hdr.cgroup_id, e.gpu_id, trigger}].evictions;
     // Only transitions are recorded; keep the first if one was missed.
     pending_evictions_.try_emplace(
         key, PendingEviction{e.hdr.cgroup_id, trigger, e.hdr.ts_ns});
   } else if (e.kind == GPUQ_EVICTION_RESTORE) {
-    ++restores_[{e.hdr.cgroup_id, e.gpu_id}];
+    ++series_.restores[{e.hdr.cgroup_id, e.gpu_id}];
     auto pending = pending_evictions_.find(key);
     if (pending != pending_evictions_.end()) {
       const PendingEviction& p = pending->second;
       const uint64_t ns =
           e.hdr.ts_ns > p.evict_ns ? e.hdr.ts_ns - p.evict_ns : 0;
-      evictions_[{p.cgroup_id, e.gpu_id, p.trigger}].duration.Observe(
+      series_.evictions[{p.cgroup_id, e.gpu_id, p.trigger}].duration.Observe(
           EvictionBuckets(), Seconds(ns));
       pending_evictions_.erase(pending);
     }
@@ -573,6 +560,29 @@ std::map<std::pair<uint64_t, uint32_t>, uint64_t> Model::EvictedProcesses()
     ++out[{p.cgroup_id, key.second}];
   }
   return out;
+}
+
+ModelSeries Model::Series() const {
+  ModelSeries s = series_;
+  s.pending_packets = PendingPackets();
+  s.sampled_queues = SampledQueues();
+  s.evicted = EvictedProcesses();
+  const auto rates = SubmissionRates();
+  for (const auto& [key, p] : processes_) {
+    for (const auto& [gpu, n] : p.queues_per_gpu) {
+      if (n > 0) ++s.processes[{p.cgroup_id, gpu}];
+    }
+    auto rate = rates.find(key);
+    s.process_rows.push_back(
+        {p.tgid, p.comm, p.cgroup_id, p.exited, p.queues_per_gpu,
+         rate != rates.end() ? rate->second : std::map<uint32_t, double>{}});
+  }
+  std::sort(s.process_rows.begin(), s.process_rows.end(),
+            [](const ProcessRow& a, const ProcessRow& b) {
+              return std::tie(a.cgroup_id, a.pid) <
+                     std::tie(b.cgroup_id, b.pid);
+            });
+  return s;
 }
 
 }  // namespace gpuq

@@ -9,12 +9,14 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
 #include <tuple>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "model/histogram.h"
@@ -196,6 +198,94 @@ struct ModelDrops {
   uint64_t no_owner = 0;
 };
 
+/// A process holding queues, for --once.
+struct ProcessRow {
+  uint32_t pid = 0;
+  std::string comm;
+  uint64_t cgroup_id = 0;
+  bool exited = false;
+  std::map<uint32_t, uint32_t> queues_per_gpu;
+  /// AQL packets per second between the last two samples of its queues, by
+  /// gpu (gpus without two samples are absent).
+  std::map<uint32_t, double> submission_rate_per_gpu;
+};
+
+/// The cgroup id a series key carries (see ModelSeries::ForEachCgroupMap).
+inline uint64_t CgroupOfKey(uint64_t cgroup_id) { return cgroup_id; }
+inline uint64_t CgroupOfKey(const std::pair<uint64_t, uint32_t>& key) {
+  return key.first;  // (cgroup, gpu)
+}
+template <class Key>
+uint64_t CgroupOfKey(const Key& key) {
+  return key.cgroup_id;
+}
+
+/// Everything the model exports, keyed by kernel identity (no labels): a
+/// snapshot copies it in one piece, so a new series is declared here once
+/// and needs no copy of its own. The model keeps the counted part; the
+/// derived part (marked below) is computed from live state by
+/// Model::Series() and stays empty in the model's own copy.
+struct ModelSeries {
+  std::map<QueueSeriesKey, QueueSeries> queue_series;
+  std::map<FailureKey, uint64_t> create_failures;
+  std::map<uint64_t, uint64_t> process_exits;  ///< by cgroup id
+  SampleStats sample_stats;
+  std::map<DoorbellSeriesKey, DoorbellSeries> doorbells;
+  std::map<RunlistKey, RunlistSeries> runlist;
+  std::map<RunlistFailureKey, uint64_t> runlist_failures;
+  std::map<RunlistCauseKey, uint64_t> runlist_causes;
+  std::map<EvictionKey, EvictionSeries> evictions;
+  std::map<std::pair<uint64_t, uint32_t>, uint64_t>
+      restores;  ///< (cgroup, gpu)
+  std::map<uint32_t, GpuNode> gpus;
+  std::array<uint64_t, GPUQ_EV__MAX> events_by_type{};
+  ModelDrops model_drops;
+
+  // Derived, filled by Model::Series().
+  /// Written minus consumed packets of sampled live queues, by (cgroup, gpu).
+  std::map<std::pair<uint64_t, uint32_t>, uint64_t> pending_packets;
+  uint64_t sampled_queues = 0;
+  std::map<std::pair<uint64_t, uint32_t>, uint64_t> evicted;  ///< (cgroup, gpu)
+  /// Processes holding queues, by (cgroup id, gpu id).
+  std::map<std::pair<uint64_t, uint32_t>, uint64_t> processes;
+  /// By (cgroup id, pid).
+  std::vector<ProcessRow> process_rows;
+
+  /// Calls `f(map)` for every map keyed by cgroup (CgroupOfKey accepts its
+  /// keys). A per-cgroup map is listed here and nowhere else: attribution
+  /// (Pipeline::TakeSnapshot) and removal (EraseCgroup) both go through it.
+  template <class Self, class F>
+  static void ForEachCgroupMap(Self& self, F&& f) {
+    f(self.queue_series);
+    f(self.create_failures);
+    f(self.process_exits);
+    f(self.processes);
+    f(self.pending_packets);
+    f(self.doorbells);
+    f(self.runlist_causes);
+    f(self.evictions);
+    f(self.restores);
+    f(self.evicted);
+  }
+  /// Calls `f(cgroup_id)` for the cgroup of every per-cgroup series (once
+  /// per series, not per cgroup).
+  template <class F>
+  void ForEachCgroup(F&& f) const {
+    ForEachCgroupMap(*this, [&](const auto& map) {
+      for (const auto& entry : map) f(CgroupOfKey(entry.first));
+    });
+  }
+  /// Erases every series of `cgroup_id`.
+  void EraseCgroup(uint64_t cgroup_id) {
+    ForEachCgroupMap(*this, [&](auto& map) {
+      for (auto it = map.begin(); it != map.end();) {
+        it =
+            CgroupOfKey(it->first) == cgroup_id ? map.erase(it) : std::next(it);
+      }
+    });
+  }
+};
+
 /// Result of comparing the model with KFD sysfs.
 struct ReconcileDiff {
   std::vector<SysfsQueue> missing_in_model;   ///< in sysfs, not in the model
@@ -246,14 +336,14 @@ class Model {
   }
 
   const std::map<QueueSeriesKey, QueueSeries>& queue_series() const {
-    return queue_series_;
+    return series_.queue_series;
   }
   const std::map<FailureKey, uint64_t>& create_failures() const {
-    return create_failures_;
+    return series_.create_failures;
   }
   /// Process exits by cgroup id.
   const std::map<uint64_t, uint64_t>& process_exits() const {
-    return process_exits_;
+    return series_.process_exits;
   }
   const std::unordered_map<uint64_t, ProcessState>& processes() const {
     return processes_;
@@ -280,31 +370,34 @@ class Model {
   /// Processes evicted and not restored, by (cgroup, gpu).
   std::map<std::pair<uint64_t, uint32_t>, uint64_t> EvictedProcesses() const;
 
-  const SampleStats& sample_stats() const { return sample_stats_; }
+  const SampleStats& sample_stats() const { return series_.sample_stats; }
   const std::map<DoorbellSeriesKey, DoorbellSeries>& doorbell_series() const {
-    return doorbell_series_;
+    return series_.doorbells;
   }
   const std::map<RunlistKey, RunlistSeries>& runlist() const {
-    return runlist_;
+    return series_.runlist;
   }
   const std::map<RunlistFailureKey, uint64_t>& runlist_failures() const {
-    return runlist_failures_;
+    return series_.runlist_failures;
   }
   const std::map<RunlistCauseKey, uint64_t>& runlist_causes() const {
-    return runlist_causes_;
+    return series_.runlist_causes;
   }
   const std::map<EvictionKey, EvictionSeries>& evictions() const {
-    return evictions_;
+    return series_.evictions;
   }
   /// Restores by (cgroup, gpu).
   const std::map<std::pair<uint64_t, uint32_t>, uint64_t>& restores() const {
-    return restores_;
+    return series_.restores;
   }
-  const std::map<uint32_t, GpuNode>& gpus() const { return gpus_; }
+  const std::map<uint32_t, GpuNode>& gpus() const { return series_.gpus; }
   const std::array<uint64_t, GPUQ_EV__MAX>& events_by_type() const {
-    return events_by_type_;
+    return series_.events_by_type;
   }
-  const ModelDrops& drops() const { return drops_; }
+  const ModelDrops& drops() const { return series_.model_drops; }
+
+  /// Everything the model exports: the counted series and the derived ones.
+  ModelSeries Series() const;
 
  private:
   struct Key {
@@ -357,16 +450,11 @@ class Model {
   std::unordered_map<Key, QueueState, KeyHash> tombstones_;
   std::deque<Key> tombstone_order_;
   std::unordered_map<uint64_t, ProcessState> processes_;
-  std::map<QueueSeriesKey, QueueSeries> queue_series_;
-  std::map<FailureKey, uint64_t> create_failures_;
-  std::map<uint64_t, uint64_t> process_exits_;
-  std::map<uint32_t, GpuNode> gpus_;
-  std::array<uint64_t, GPUQ_EV__MAX> events_by_type_{};
-  ModelDrops drops_;
+  /// The counted series (ModelSeries' derived part stays empty here).
+  ModelSeries series_;
   std::map<std::pair<uint64_t, uint32_t>, OwnerActivity> owners_;
   uint64_t now_ns_ = 0;
 
-  SampleStats sample_stats_;
   /// (tgid, doorbell handle) -> the live queue that named it at create.
   std::map<std::pair<uint32_t, uint64_t>, Key> doorbell_owner_;
   /// Last cumulative DOORBELL_COUNT per (tgid, handle), with its cgroup.
@@ -375,12 +463,6 @@ class Model {
     DoorbellSeries counts;
   };
   std::map<std::pair<uint32_t, uint64_t>, DoorbellLast> doorbell_last_;
-  std::map<DoorbellSeriesKey, DoorbellSeries> doorbell_series_;
-  std::map<RunlistKey, RunlistSeries> runlist_;
-  std::map<RunlistFailureKey, uint64_t> runlist_failures_;
-  std::map<RunlistCauseKey, uint64_t> runlist_causes_;
-  std::map<EvictionKey, EvictionSeries> evictions_;
-  std::map<std::pair<uint64_t, uint32_t>, uint64_t> restores_;
   /// (process key, gpu) -> eviction waiting for its restore.
   std::map<std::pair<uint64_t, uint32_t>, PendingEviction> pending_evictions_;
 };

@@ -537,6 +537,12 @@ Pipeline::RunResult Pipeline::Run(const std::atomic<bool>& stop,
   return RunResult::kStopped;
 }
 
+const SeriesLabels& Snapshot::LabelsOf(uint64_t cgroup_id) const {
+  static const SeriesLabels kUnresolved{kUnresolvedContainer, "", "", {}};
+  auto it = labels.find(cgroup_id);
+  return it != labels.end() ? it->second : kUnresolved;
+}
+
 Snapshot Pipeline::TakeSnapshot() {
   Snapshot s;
   SourceDrops source_drops;
@@ -544,29 +550,9 @@ Snapshot Pipeline::TakeSnapshot() {
   std::lock_guard<std::mutex> lock(mu_);
   s.source = source_ != nullptr ? source_->Name() : "sysfs";
   s.probes = probes_;
-  s.queue_series = model_.queue_series();
-  s.create_failures = model_.create_failures();
-  s.process_exits = model_.process_exits();
-  s.pending_packets = model_.PendingPackets();
-  s.sampled_queues = model_.SampledQueues();
-  s.sample_stats = model_.sample_stats();
-  s.doorbells = model_.doorbell_series();
-  s.runlist = model_.runlist();
-  s.runlist_failures = model_.runlist_failures();
-  s.runlist_causes = model_.runlist_causes();
-  s.evictions = model_.evictions();
-  s.restores = model_.restores();
-  s.evicted = model_.EvictedProcesses();
-  for (const auto& [key, p] : model_.processes()) {
-    for (const auto& [gpu, n] : p.queues_per_gpu) {
-      if (n > 0) ++s.processes[{p.cgroup_id, gpu}];
-    }
-  }
-  s.gpus = model_.gpus();
-  s.events_by_type = model_.events_by_type();
+  static_cast<ModelSeries&>(s) = model_.Series();
   s.source_drops = source_drops;
   s.doorbell_map_full = doorbell_map_full_;
-  s.model_drops = model_.drops();
   s.reconcile_enabled = options_.use_sysfs;
   s.reconcile = reconciler_.stats();
 
@@ -575,16 +561,7 @@ Snapshot Pipeline::TakeSnapshot() {
       s.attributions.emplace(cgroup_id, attributor_.Attribute(cgroup_id));
     }
   };
-  for (const auto& [key, v] : s.queue_series) attribute(key.cgroup_id);
-  for (const auto& [key, v] : s.create_failures) attribute(key.cgroup_id);
-  for (const auto& [cgroup, v] : s.process_exits) attribute(cgroup);
-  for (const auto& [key, v] : s.processes) attribute(key.first);
-  for (const auto& [key, v] : s.pending_packets) attribute(key.first);
-  for (const auto& [key, v] : s.doorbells) attribute(key.cgroup_id);
-  for (const auto& [key, v] : s.runlist_causes) attribute(key.cgroup_id);
-  for (const auto& [key, v] : s.evictions) attribute(key.cgroup_id);
-  for (const auto& [key, v] : s.restores) attribute(key.first);
-  for (const auto& [key, v] : s.evicted) attribute(key.first);
+  s.ForEachCgroup(attribute);
   s.cgroups_unresolved = attributor_.UnresolvedTotal();
   if (options_.use_sysfs && options_.learned_cgroups != nullptr) {
     s.learned_cgroups = options_.learned_cgroups->Stats();
@@ -610,18 +587,6 @@ Snapshot Pipeline::TakeSnapshot() {
   for (const auto& [id, own] : admitted_) s.containers_folded += own ? 0 : 1;
   s.pid_comm_labels = options_.pid_comm_labels;
   if (s.pid_comm_labels) s.owners = model_.owners();  // only comm needs it
-  const auto rates = model_.SubmissionRates();
-  for (const auto& [key, p] : model_.processes()) {
-    auto rate = rates.find(key);
-    s.process_rows.push_back(
-        {p.tgid, p.comm, p.cgroup_id, p.exited, p.queues_per_gpu,
-         rate != rates.end() ? rate->second : std::map<uint32_t, double>{}});
-  }
-  std::sort(s.process_rows.begin(), s.process_rows.end(),
-            [](const ProcessRow& a, const ProcessRow& b) {
-              return std::tie(a.cgroup_id, a.pid) <
-                     std::tie(b.cgroup_id, b.pid);
-            });
   if (options_.metadata != nullptr) {
     s.runtime_errors = options_.metadata->Errors();
   }

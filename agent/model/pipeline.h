@@ -46,46 +46,20 @@ struct ContainerRow {
   std::string pod_uid;
 };
 
-/// A process holding queues, for --once.
-struct ProcessRow {
-  uint32_t pid = 0;
-  std::string comm;
-  uint64_t cgroup_id = 0;
-  bool exited = false;
-  std::map<uint32_t, uint32_t> queues_per_gpu;
-  /// AQL packets per second between the last two samples of its queues, by
-  /// gpu (gpus without two samples are absent).
-  std::map<uint32_t, double> submission_rate_per_gpu;
-};
-
 /// `container` label of series folded by the per-container cap.
 inline constexpr const char* kFoldedContainer = "_other";
 
-/// Everything an export needs, copied out under the pipeline's lock.
-struct Snapshot {
+/// Everything an export needs, copied out under the pipeline's lock: the
+/// model's series (ModelSeries, one copy; its fields read as the snapshot's
+/// own) plus what the pipeline adds to them.
+struct Snapshot : ModelSeries {
   std::string source;  ///< "bpf", "replay", "fake", "sysfs"
   std::vector<ProbeStatus> probes;
-  std::map<QueueSeriesKey, QueueSeries> queue_series;
-  std::map<FailureKey, uint64_t> create_failures;
-  std::map<uint64_t, uint64_t> process_exits;  ///< by cgroup id
-  /// Written minus consumed packets of sampled live queues, by (cgroup, gpu).
-  std::map<std::pair<uint64_t, uint32_t>, uint64_t> pending_packets;
-  uint64_t sampled_queues = 0;
-  SampleStats sample_stats;
-  std::map<DoorbellSeriesKey, DoorbellSeries> doorbells;
-  std::map<RunlistKey, RunlistSeries> runlist;
-  std::map<RunlistFailureKey, uint64_t> runlist_failures;
-  std::map<RunlistCauseKey, uint64_t> runlist_causes;
-  std::map<EvictionKey, EvictionSeries> evictions;
-  std::map<std::pair<uint64_t, uint32_t>, uint64_t>
-      restores;                                               ///< (cgroup, gpu)
-  std::map<std::pair<uint64_t, uint32_t>, uint64_t> evicted;  ///< (cgroup, gpu)
-  /// Processes holding queues, by (cgroup id, gpu id).
-  std::map<std::pair<uint64_t, uint32_t>, uint64_t> processes;
-  /// Attribution of every cgroup id referenced above.
+  /// Attribution of the cgroup of every per-cgroup series
+  /// (ModelSeries::ForEachCgroup).
   std::unordered_map<uint64_t, Attribution> attributions;
-  /// Labels of every cgroup id referenced above (when empty, exports derive
-  /// them from `attributions`).
+  /// Labels of every cgroup in `attributions`. Exports read these (through
+  /// LabelsOf), never `attributions`: a hand-built snapshot sets them.
   std::unordered_map<uint64_t, SeriesLabels> labels;
   /// Label names of allowlisted runtime labels ("label_<sanitized>").
   std::vector<std::string> extra_label_names;
@@ -95,18 +69,18 @@ struct Snapshot {
   /// (cgroup, tgid) -> activity; comm for the pid/comm labels (filled only
   /// with pid_comm_labels).
   std::map<std::pair<uint64_t, uint32_t>, OwnerActivity> owners;
-  std::vector<ProcessRow> process_rows;
   std::map<std::string, uint64_t> runtime_errors;  ///< by runtime client
-  std::map<uint32_t, GpuNode> gpus;
-  std::array<uint64_t, GPUQ_EV__MAX> events_by_type{};
   SourceDrops source_drops;
   uint64_t doorbell_map_full = 0;  ///< see Pipeline::SetDoorbellMapFull
-  ModelDrops model_drops;
   bool reconcile_enabled = false;
   ReconcileStats reconcile;
   uint64_t cgroups_unresolved = 0;
   /// The cgroup watcher's memory (live mode with the watcher running).
   std::optional<LearnedCgroupStats> learned_cgroups;
+
+  /// The labels of `cgroup_id`'s series; container kUnresolvedContainer for
+  /// a cgroup the snapshot does not label.
+  const SeriesLabels& LabelsOf(uint64_t cgroup_id) const;
 };
 
 struct PipelineOptions {

@@ -26,12 +26,6 @@ double Seconds(uint64_t ns) { return static_cast<double>(ns) / kNsPerS; }
 // the tgid or 0 instead.
 bool IsKernelKey(uint64_t process_key) { return process_key > 0xffffffffull; }
 
-std::string ErrnoName(int32_t error) {
-  const int code = error < 0 ? -error : error;
-  const char* name = strerrorname_np(code);
-  return name != nullptr ? name : fmt::format("errno_{}", code);
-}
-
 std::string CommOf(const char (&comm)[GPUQ_COMM_LEN]) {
   return std::string(comm, strnlen(comm, GPUQ_COMM_LEN));
 }
@@ -438,7 +432,7 @@ class Analyzer::Impl {
                                               ? e.cause
                                               : uint32_t{GPUQ_CAUSE_UNKNOWN})}};
     if (e.hdr.tgid != 0) s.args["pid"] = std::to_string(e.hdr.tgid);
-    if (e.ret != 0) s.args["error"] = ErrnoName(e.ret);
+    if (e.ret != 0) s.args["error"] = ErrnoLabel(e.ret);
     if (!mes) s.args["active_queues"] = std::to_string(e.active_queues);
     AddSlice(&report_.timeline.runlist_ops, std::move(s));
   }
@@ -526,10 +520,6 @@ class Analyzer::Impl {
     auto it = s.labels.find(cgroup_id);
     if (it != s.labels.end()) {
       return {it->second.container, it->second.pod, it->second.ns};
-    }
-    auto a = s.attributions.find(cgroup_id);
-    if (a != s.attributions.end()) {
-      return {a->second.container, a->second.pod, a->second.ns};
     }
     return {};
   }
@@ -798,7 +788,7 @@ RunReport Analyzer::Impl::Finish() {
     for (const auto& [fkey, n] : s.runlist_failures) {
       if (fkey.gpu_id != key.first || fkey.scheduler != sched) continue;
       row.failures[fmt::format("{}:{}", fkey.unmap ? "unmap" : "map",
-                               ErrnoName(fkey.error))] += n;
+                               ErrnoLabel(fkey.error))] += n;
     }
     r.runlist.push_back(row);
   }
@@ -827,7 +817,7 @@ RunReport Analyzer::Impl::Finish() {
     row.owner = OwnerOf(s, std::get<0>(key));
     row.pid = std::get<1>(key);
     row.gpu_id = std::get<2>(key);
-    row.error = ErrnoName(std::get<3>(key));
+    row.error = ErrnoLabel(std::get<3>(key));
     row.count = n;
     r.create_failure_list.push_back(row);
   }

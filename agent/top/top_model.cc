@@ -12,15 +12,8 @@ namespace {
 /// the collector puts on them.
 std::tuple<std::string, std::string, std::string> LabelsOf(const Snapshot& s,
                                                            uint64_t cgroup_id) {
-  auto labels = s.labels.find(cgroup_id);
-  if (labels != s.labels.end()) {
-    return {labels->second.container, labels->second.pod, labels->second.ns};
-  }
-  auto a = s.attributions.find(cgroup_id);
-  if (a != s.attributions.end()) {
-    return {a->second.container, a->second.pod, a->second.ns};
-  }
-  return {kUnresolvedContainer, "", ""};
+  const SeriesLabels& l = s.LabelsOf(cgroup_id);
+  return {l.container, l.pod, l.ns};
 }
 
 std::optional<double> Rate(uint64_t now, uint64_t before, double seconds) {

@@ -52,10 +52,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::atomic<bool> stop{false};
   (void)pipeline.Run(stop, std::nullopt);
   const gpuq::Snapshot snapshot = pipeline.TakeSnapshot();
-  const auto families = gpuq::BuildFamilies(snapshot);
   for (const auto format : {gpuq::OnceFormat::kTable, gpuq::OnceFormat::kJson,
                             gpuq::OnceFormat::kPrometheus}) {
-    (void)gpuq::RenderOnce(families, format, gpuq::OnceProcesses(snapshot));
+    (void)gpuq::RenderOnce(snapshot, format);
   }
   return 0;
 }

@@ -172,8 +172,7 @@ TEST(ActivityExportTest, EvictionFamilies) {
 
 TEST(ActivityExportTest, OnceTableShowsRatesPendingAndRunlist) {
   const Snapshot s = Busy()->TakeSnapshot();
-  const std::string out =
-      RenderOnce(BuildFamilies(s), OnceFormat::kTable, OnceProcesses(s));
+  const std::string out = RenderOnce(s, OnceFormat::kTable);
   // 500 packets in 2 s between the two samples.
   EXPECT_NE(out.find("600        250.0     4        1       0"),
             std::string::npos)
@@ -185,8 +184,7 @@ TEST(ActivityExportTest, OnceTableShowsRatesPendingAndRunlist) {
 
 TEST(ActivityExportTest, OnceJsonCarriesRatesAndHistograms) {
   const Snapshot s = Busy()->TakeSnapshot();
-  const auto doc = nlohmann::json::parse(
-      RenderOnce(BuildFamilies(s), OnceFormat::kJson, OnceProcesses(s)));
+  const auto doc = nlohmann::json::parse(RenderOnce(s, OnceFormat::kJson));
   bool found_gpu = false;
   for (const auto& c : doc["containers"]) {
     for (const auto& g : c["gpus"]) {

@@ -39,6 +39,9 @@ Snapshot SmallSnapshot() {
   s.source = "replay";
   s.attributions[kCgVllm] = Attr("0124dd351391", "/system.slice/docker.scope");
   s.attributions[kCgHost] = Attr("", "/user.slice");
+  // TakeSnapshot labels every cgroup it attributes; exports read the labels.
+  s.labels[kCgVllm] = SeriesLabels{"0124dd351391", "", "", {}};
+  s.labels[kCgHost] = SeriesLabels{"", "", "", {}};
 
   QueueSeries compute;
   compute.live = 3;
@@ -120,8 +123,7 @@ TEST(OnceRenderTest, ParseOnceFormat) {
 }
 
 TEST(OnceRenderTest, TableHasHeaderHostRowAndRightNumbers) {
-  const std::string out =
-      RenderOnce(BuildFamilies(SmallSnapshot()), OnceFormat::kTable);
+  const std::string out = RenderOnce(SmallSnapshot(), OnceFormat::kTable);
   ASSERT_FALSE(out.empty());
   EXPECT_EQ(Lines(out)[0], "gpuq-agent snapshot: source replay, 10 events")
       << out;
@@ -157,8 +159,7 @@ TEST(OnceRenderTest, TableHasHeaderHostRowAndRightNumbers) {
 }
 
 TEST(OnceRenderTest, TableOfEmptySnapshot) {
-  const std::string out =
-      RenderOnce(BuildFamilies(Snapshot{}), OnceFormat::kTable);
+  const std::string out = RenderOnce(Snapshot{}, OnceFormat::kTable);
   EXPECT_TRUE(HasLine(out, "live queues: 0")) << out;
   EXPECT_TRUE(HasLine(out, "dropped events: none")) << out;
   EXPECT_TRUE(HasLine(out, "(none known)")) << out;
@@ -167,7 +168,7 @@ TEST(OnceRenderTest, TableOfEmptySnapshot) {
 
 TEST(OnceRenderTest, JsonHasContainersAndMetrics) {
   const auto families = BuildFamilies(SmallSnapshot());
-  const std::string out = RenderOnce(families, OnceFormat::kJson);
+  const std::string out = RenderOnce(SmallSnapshot(), OnceFormat::kJson);
   nlohmann::json doc;
   ASSERT_NO_THROW(doc = nlohmann::json::parse(out)) << out;
 
@@ -230,13 +231,15 @@ TEST(OnceRenderTest, JsonHasContainersAndMetrics) {
 // replaces invalid UTF-8 instead of throwing nlohmann's type_error 316
 // (found by tests/fuzz/capture_fuzzer).
 TEST(OnceRenderTest, JsonReplacesInvalidUtf8) {
-  const auto families = BuildFamilies(SmallSnapshot());
-  OnceProcess p;
+  Snapshot s = SmallSnapshot();
+  ProcessRow p;
   p.pid = 7;
   p.comm = "bad\xff";
+  p.cgroup_id = kCgHost;
   p.queues_per_gpu[11437] = 1;
+  s.process_rows.push_back(p);
   std::string out;
-  ASSERT_NO_THROW(out = RenderOnce(families, OnceFormat::kJson, {p}));
+  ASSERT_NO_THROW(out = RenderOnce(s, OnceFormat::kJson));
   EXPECT_NE(out.find("bad\xef\xbf\xbd"), std::string::npos) << out;
   nlohmann::json parsed;
   EXPECT_NO_THROW(parsed = nlohmann::json::parse(out));
@@ -245,7 +248,7 @@ TEST(OnceRenderTest, JsonReplacesInvalidUtf8) {
 TEST(OnceRenderTest, PrometheusIsTheExpositionText) {
   // --once --format prometheus must be exactly what /metrics serves.
   const auto families = BuildFamilies(SmallSnapshot());
-  const std::string out = RenderOnce(families, OnceFormat::kPrometheus);
+  const std::string out = RenderOnce(SmallSnapshot(), OnceFormat::kPrometheus);
   EXPECT_EQ(out, prometheus::TextSerializer().Serialize(families));
   EXPECT_NE(out.find("gpuq_queues{"), std::string::npos) << out;
   EXPECT_NE(out.find("# TYPE gpuq_queue_creates_total counter"),
