@@ -45,7 +45,7 @@
 #endif
 #include "doorbell_bench.skel.h"
 #include "loader/kernel_features.h"
-#include "sources/doorbell_counter.h"
+#include "submissions/doorbell_counter.h"
 
 namespace {
 

@@ -23,10 +23,11 @@
 #include <string>
 #include <vector>
 
-#include "cli/submissions.h"
+#include "cli/source_setup.h"
 #include "model/pipeline.h"
-#include "sampler/queue_sampler.h"
 #include "sampler_queue_writer.h"
+#include "submissions/queue_sampler.h"
+#include "submissions/submission_readers.h"
 
 namespace {
 
@@ -93,7 +94,7 @@ bool SetUp(Size* s, size_t per_process) {
   }
   s->targets = s->pipeline->SampleTargets();
   if (s->targets.size() != s->queues) return false;
-  gpuq::Options cli;
+  gpuq::SubmissionOptions cli;
   cli.sample_interval = std::chrono::seconds(1);
   std::vector<std::string> warnings;
   s->readers = std::make_unique<gpuq::SubmissionReaders>(

@@ -23,7 +23,7 @@
  *   AQL packet: 64 B slots, header u16 @0, type = bits 0-7
  *
  * The maps' key, value and drop reasons are include/gpuq/doorbell_abi.h's,
- * shared with the agent (agent/sources/doorbell_counter.cc). The packet
+ * shared with the agent (agent/submissions/doorbell_counter.cc). The packet
  * classes are the ABI's (enum gpuq_packet_class), so by_packet is copied into
  * gpuq_doorbell_count_record.by_packet as it is; their sum is the total.
  */

@@ -10,13 +10,13 @@
 #include "common/log.h"
 #include "export/once_render.h"
 #include "loader/hooks.h"
+#include "submissions/submission_readers.h"
 
 namespace gpuq {
 
 enum class Command { kDaemon, kOnce, kCheck, kRecord, kVersion, kTop, kReport };
 
 /// --doorbells: how doorbell rings are counted.
-enum class DoorbellMode { kOff, kUprobe };
 
 struct Options {
   Command command = Command::kDaemon;

@@ -140,6 +140,36 @@ void PrintWarnings(const std::vector<std::string>& warnings) {
   for (const auto& w : warnings) Warn(w);
 }
 
+SubmissionSinks PipelineSinks(Pipeline* pipeline,
+                              std::vector<ProbeStatus> kernel_probes) {
+  SubmissionSinks s;
+  s.targets = [pipeline] { return pipeline->SampleTargets(); };
+  s.find_doorbell = [pipeline](uint32_t tgid, uint64_t handle) {
+    return pipeline->FindDoorbell(tgid, handle);
+  };
+  s.known_doorbells = [pipeline] { return pipeline->KnownDoorbells(); };
+  s.handle = [pipeline](const Event& e) { pipeline->Handle(e); };
+  s.doorbell_map_full = [pipeline](uint64_t n) {
+    pipeline->SetDoorbellMapFull(n);
+  };
+  s.doorbell_probes = [pipeline, kernel = std::move(kernel_probes)](
+                          const std::vector<ProbeStatus>& doorbell) {
+    std::vector<ProbeStatus> all = kernel;
+    all.insert(all.end(), doorbell.begin(), doorbell.end());
+    pipeline->SetProbes(std::move(all));
+  };
+  return s;
+}
+
+SubmissionOptions SubmissionOptionsOf(const Options& options) {
+  SubmissionOptions s;
+  s.paths = options.paths;
+  s.sample_interval = options.sample_interval;
+  s.doorbells = options.doorbells;
+  s.hsa_runtimes = options.hsa_runtimes;
+  return s;
+}
+
 namespace {
 
 std::unique_ptr<SubmissionReaders> StartSubmissionReaders(
@@ -148,7 +178,8 @@ std::unique_ptr<SubmissionReaders> StartSubmissionReaders(
   if (replay) return nullptr;
   std::vector<std::string> warnings;
   auto readers = std::make_unique<SubmissionReaders>(
-      options, PipelineSinks(pipeline, kernel_probes), &warnings);
+      SubmissionOptionsOf(options), PipelineSinks(pipeline, kernel_probes),
+      &warnings);
   PrintWarnings(warnings);
   if (!readers->Active()) return nullptr;
   readers->Round();

@@ -10,18 +10,26 @@
 #include <vector>
 
 #include "cli/options.h"
-#include "cli/submissions.h"
+#include "common/periodic_thread.h"
 #include "loader/bpf_loader.h"
 #include "loader/probe_status.h"
 #include "model/pipeline.h"
 #include "resolver/container_metadata.h"
 #include "resolver/learned_cgroups.h"
 #include "resolver/runtime_events.h"
-#include "sampler/periodic_thread.h"
 #include "sources/cgroup_watcher.h"
 #include "sources/event_source.h"
+#include "submissions/submission_readers.h"
 
 namespace gpuq {
+
+/// The pipeline's methods as the submission readers' sinks. `kernel_probes`
+/// are the kernel hooks' statuses, which the doorbell rows are appended to.
+SubmissionSinks PipelineSinks(Pipeline* pipeline,
+                              std::vector<ProbeStatus> kernel_probes);
+
+/// What the command line asks of the submission readers.
+SubmissionOptions SubmissionOptionsOf(const Options& options);
 
 inline constexpr const char* kNoPrivileges =
     "gpuq-agent needs root (or CAP_BPF with CAP_PERFMON, or CAP_SYS_ADMIN) to "

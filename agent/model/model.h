@@ -21,9 +21,9 @@
 
 #include "model/histogram.h"
 #include "resolver/gpu_topology.h"
-#include "sampler/sample_target.h"
 #include "sources/event.h"
 #include "sources/kfd_sysfs.h"
+#include "submissions/sample_target.h"
 
 namespace gpuq {
 

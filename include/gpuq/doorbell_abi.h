@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The doorbell counter's maps (--doorbells=uprobe): what bpf/doorbell.bpf.c
- * counts per rung doorbell and agent/sources/doorbell_counter.cc reads back.
+ * counts per rung doorbell and agent/submissions/doorbell_counter.cc reads back.
  * Map contents, not ring-buffer records: never written into captures (the
  * agent copies each count into abi.h's gpuq_doorbell_count_record), so they
  * change neither the capture format nor GPUQ_ABI_VERSION. The per-class

@@ -27,8 +27,8 @@
 #include <vector>
 
 #include "loader/kernel_features.h"
-#include "sources/doorbell_counter.h"
-#include "sources/doorbell_poller.h"
+#include "submissions/doorbell_counter.h"
+#include "submissions/doorbell_poller.h"
 
 namespace gpuq {
 namespace {

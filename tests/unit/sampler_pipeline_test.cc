@@ -11,15 +11,15 @@
 #include <string>
 #include <vector>
 
-#include "cli/submissions.h"
+#include "cli/source_setup.h"
 #include "event_builders.h"
 #include "export/collector.h"
 #include "metric_matchers.h"
 #include "model/pipeline.h"
-#include "sampler/queue_sampler.h"
 #include "sampler_queue_writer.h"
 #include "sources/capture.h"
 #include "sources/replay_source.h"
+#include "submissions/queue_sampler.h"
 #include "test_support.h"
 
 namespace gpuq {
@@ -50,8 +50,8 @@ gpuq_queue_create_event RocrCreate(uint32_t tgid, uint32_t qid, uint64_t amdq) {
 }
 
 /// Sampling every second, no doorbells: what `gpuq-agent` runs by default.
-Options SamplingOnly() {
-  Options options;
+SubmissionOptions SamplingOnly() {
+  SubmissionOptions options;
   options.sample_interval = std::chrono::seconds(1);
   options.doorbells = DoorbellMode::kOff;
   return options;
@@ -212,7 +212,7 @@ TEST_F(SamplerPipelineTest, RecordingReplaysToTheSameTotals) {
 }
 
 TEST(SubmissionReadersTest, NothingAskedNothingActive) {
-  Options options;
+  SubmissionOptions options;
   options.sample_interval = std::chrono::milliseconds(0);
   options.doorbells = DoorbellMode::kOff;
   Pipeline pipeline(Offline(), nullptr);
@@ -225,7 +225,7 @@ TEST(SubmissionReadersTest, NothingAskedNothingActive) {
 TEST(SubmissionReadersTest, DoorbellProbesAreReportedEitherWay) {
   // Attached or not (no privileges, no uprobes, no implementation), the
   // doorbell probes show in gpuq_probe_attached next to the kernel hooks.
-  Options options;
+  SubmissionOptions options;
   options.sample_interval = std::chrono::milliseconds(0);
   options.doorbells = DoorbellMode::kUprobe;
   options.paths.procfs = "/nonexistent";  // scan no process

@@ -9,10 +9,10 @@
 #include <mutex>
 #include <vector>
 
-#include "sampler/periodic_thread.h"
-#include "sampler/process_memory.h"
-#include "sampler/queue_sampler.h"
+#include "common/periodic_thread.h"
 #include "sampler_queue_writer.h"
+#include "submissions/process_memory.h"
+#include "submissions/queue_sampler.h"
 #include "test_support.h"
 
 namespace gpuq {

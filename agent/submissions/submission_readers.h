@@ -13,16 +13,26 @@
 #include <utility>
 #include <vector>
 
-#include "cli/options.h"
+#include "common/host_paths.h"
 #include "loader/probe_status.h"
-#include "sampler/queue_sampler.h"
-#include "sampler/sample_target.h"
 #include "sources/event.h"
+#include "submissions/queue_sampler.h"
+#include "submissions/sample_target.h"
 
 namespace gpuq {
 
 class DoorbellPoller;
-class Pipeline;
+
+enum class DoorbellMode { kOff, kUprobe };
+
+/// What the submission readers are asked for (the CLI's
+/// --sample-interval, --doorbells and --hsa-runtime).
+struct SubmissionOptions {
+  HostPaths paths;
+  std::chrono::milliseconds sample_interval{1000};  ///< 0: no sampling
+  DoorbellMode doorbells = DoorbellMode::kOff;
+  std::vector<std::string> hsa_runtimes;
+};
 
 /// What a round needs from the pipeline (Pipeline's methods; tests and the
 /// benchmark pass their own).
@@ -37,11 +47,6 @@ struct SubmissionSinks {
   std::function<void(uint64_t)> doorbell_map_full;
 };
 
-/// The pipeline's methods as sinks. `kernel_probes` are the kernel hooks'
-/// statuses, which the doorbell rows are appended to.
-SubmissionSinks PipelineSinks(Pipeline* pipeline,
-                              std::vector<ProbeStatus> kernel_probes);
-
 /// Thread-safety: Round() from one thread at a time.
 class SubmissionReaders {
  public:
@@ -53,7 +58,7 @@ class SubmissionReaders {
   /// --doorbells=off: then Active() is false). A doorbell poller that
   /// cannot open is a warning in *warnings, and its probes are reported as
   /// not attached; sampling goes on without it.
-  SubmissionReaders(const Options& options, SubmissionSinks sinks,
+  SubmissionReaders(const SubmissionOptions& options, SubmissionSinks sinks,
                     std::vector<std::string>* warnings);
   ~SubmissionReaders();
   SubmissionReaders(const SubmissionReaders&) = delete;

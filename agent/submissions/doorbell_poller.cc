@@ -1,4 +1,4 @@
-#include "sources/doorbell_poller.h"
+#include "submissions/doorbell_poller.h"
 
 #include <fmt/format.h>
 #include <sys/stat.h>

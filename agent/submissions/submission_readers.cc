@@ -1,32 +1,11 @@
-#include "cli/submissions.h"
+#include "submissions/submission_readers.h"
 
-#include "model/pipeline.h"
-#include "sources/doorbell_poller.h"
+#include "submissions/doorbell_poller.h"
+#include "submissions/queue_sampler.h"
 
 namespace gpuq {
 
-SubmissionSinks PipelineSinks(Pipeline* pipeline,
-                              std::vector<ProbeStatus> kernel_probes) {
-  SubmissionSinks s;
-  s.targets = [pipeline] { return pipeline->SampleTargets(); };
-  s.find_doorbell = [pipeline](uint32_t tgid, uint64_t handle) {
-    return pipeline->FindDoorbell(tgid, handle);
-  };
-  s.known_doorbells = [pipeline] { return pipeline->KnownDoorbells(); };
-  s.handle = [pipeline](const Event& e) { pipeline->Handle(e); };
-  s.doorbell_map_full = [pipeline](uint64_t n) {
-    pipeline->SetDoorbellMapFull(n);
-  };
-  s.doorbell_probes = [pipeline, kernel = std::move(kernel_probes)](
-                          const std::vector<ProbeStatus>& doorbell) {
-    std::vector<ProbeStatus> all = kernel;
-    all.insert(all.end(), doorbell.begin(), doorbell.end());
-    pipeline->SetProbes(std::move(all));
-  };
-  return s;
-}
-
-SubmissionReaders::SubmissionReaders(const Options& options,
+SubmissionReaders::SubmissionReaders(const SubmissionOptions& options,
                                      SubmissionSinks sinks,
                                      std::vector<std::string>* warnings)
     : sinks_(std::move(sinks)),

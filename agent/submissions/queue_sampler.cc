@@ -1,4 +1,4 @@
-#include "sampler/queue_sampler.h"
+#include "submissions/queue_sampler.h"
 
 #include <time.h>
 

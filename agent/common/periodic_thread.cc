@@ -1,4 +1,4 @@
-#include "sampler/periodic_thread.h"
+#include "common/periodic_thread.h"
 
 #include "common/worker_thread.h"
 

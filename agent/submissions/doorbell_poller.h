@@ -18,9 +18,9 @@
 
 #include "common/host_paths.h"
 #include "loader/probe_status.h"
-#include "sampler/sample_target.h"
-#include "sources/doorbell_counter.h"
 #include "sources/event.h"
+#include "submissions/doorbell_counter.h"
+#include "submissions/sample_target.h"
 
 namespace gpuq {
 

@@ -1,4 +1,4 @@
-#include "sampler/process_memory.h"
+#include "submissions/process_memory.h"
 
 #include <fcntl.h>
 #include <unistd.h>

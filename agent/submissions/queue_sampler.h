@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "common/host_paths.h"
-#include "sampler/process_memory.h"
-#include "sampler/sample_target.h"
 #include "sources/event.h"
+#include "submissions/process_memory.h"
+#include "submissions/sample_target.h"
 
 namespace gpuq {
 

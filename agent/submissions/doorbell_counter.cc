@@ -1,4 +1,4 @@
-#include "sources/doorbell_counter.h"
+#include "submissions/doorbell_counter.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
