@@ -19,12 +19,6 @@ void EraseIf(Map* map, Pred pred) {
 
 double Seconds(uint64_t ns) { return static_cast<double>(ns) / 1e9; }
 
-std::string CommOf(const char (&comm)[GPUQ_COMM_LEN]) {
-  size_t n = 0;
-  while (n < GPUQ_COMM_LEN && comm[n] != '\0') ++n;
-  return std::string(comm, n);
-}
-
 }  // namespace
 
 void Model::Apply(const Event& event) {

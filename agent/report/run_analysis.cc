@@ -26,10 +26,6 @@ double Seconds(uint64_t ns) { return static_cast<double>(ns) / kNsPerS; }
 // the tgid or 0 instead.
 bool IsKernelKey(uint64_t process_key) { return process_key > 0xffffffffull; }
 
-std::string CommOf(const char (&comm)[GPUQ_COMM_LEN]) {
-  return std::string(comm, strnlen(comm, GPUQ_COMM_LEN));
-}
-
 std::string GpuTrack(uint32_t gpu_id) { return fmt::format("gpu {}", gpu_id); }
 
 std::string ProcessTrack(uint32_t pid, const std::string& comm) {

@@ -169,4 +169,8 @@ std::string Encode(const Event& event) {
       event);
 }
 
+std::string CommOf(const char (&comm)[GPUQ_COMM_LEN]) {
+  return std::string(comm, strnlen(comm, GPUQ_COMM_LEN));
+}
+
 }  // namespace gpuq

@@ -105,4 +105,8 @@ std::string Encode(const Event& event);
 
 const char* DecodeStatusName(DecodeStatus status);
 
+/// An event's comm field as a string (NUL-terminated, or all
+/// GPUQ_COMM_LEN bytes when the kernel filled it).
+std::string CommOf(const char (&comm)[GPUQ_COMM_LEN]);
+
 }  // namespace gpuq

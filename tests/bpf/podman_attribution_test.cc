@@ -20,7 +20,6 @@
 #include <string>
 #include <thread>
 
-#include "export/collector.h"
 #include "export/metrics_server.h"
 #include "export/once_render.h"
 #include "loader/kernel_features.h"

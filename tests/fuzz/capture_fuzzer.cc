@@ -11,7 +11,6 @@
 #include <string_view>
 #include <vector>
 
-#include "export/collector.h"
 #include "export/once_render.h"
 #include "model/pipeline.h"
 #include "report/render_html.h"

@@ -565,6 +565,15 @@ TEST(CollectorTest, OutputIsDeterministic) {
   shuffled.attributions.rehash(97);
   for (auto& item : items) shuffled.attributions.insert(item);
   EXPECT_EQ(serializer.Serialize(BuildFamilies(shuffled)), first);
+  // The labels the exports read are an unordered map too.
+  ASSERT_FALSE(s.labels.empty());
+  std::vector<std::pair<uint64_t, SeriesLabels>> labels(s.labels.begin(),
+                                                        s.labels.end());
+  std::reverse(labels.begin(), labels.end());
+  shuffled.labels.clear();
+  shuffled.labels.rehash(97);
+  for (auto& item : labels) shuffled.labels.insert(item);
+  EXPECT_EQ(serializer.Serialize(BuildFamilies(shuffled)), first);
 
   // And a second pipeline fed the same events agrees.
   auto again = OfflinePipeline();

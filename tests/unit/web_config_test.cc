@@ -90,6 +90,12 @@ TEST(WebConfigTest, RefusalsNameTheLineAndTheProblem) {
       {"# c\nhttp_server_config:\n  http2: false\n",
        "2: http_server_config is not supported"},
       {"basic_auth_users:\n\talice: " + h + "\n", "2: tabs cannot indent YAML"},
+      // yaml-cpp 0.7 built nodes without end on this one (web config
+      // fuzzer; tests/fuzz/regressions/web_config)
+      {std::string(", webb con.f\xff\0ig\nbasic_auth_users: ~\n", 37),
+       "1: control character 0x00: YAML allows none"},
+      {"basic_auth_users:\n  alice: a\x01\n",
+       "2: control character 0x01: YAML allows none"},
       {"basic_auth_users:\n  alice: " + h + "\n  alice: " + h + "\n",
        "3: user 'alice' appears twice"},
       {"basic_auth_users: {alice: " + h + "}\n",
