@@ -6,10 +6,9 @@
 #include <netdb.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include <yaml-cpp/depthguard.h>  // YAML::DeepRecursion: not in yaml.h
-#include <yaml-cpp/yaml.h>
 
 #include <atomic>
+#include <cctype>
 #include <charconv>
 #include <chrono>
 #include <exception>
@@ -61,68 +60,113 @@ bool ConstantTimeEquals(const std::string& a, const std::string& b) {
   return diff == 0;
 }
 
-/// The text of a scalar, empty for a null (`key:`, `key: ~`); nullopt for a
-/// sequence or a mapping.
-std::optional<std::string> ScalarText(const YAML::Node& node) {
-  if (node.IsNull()) return std::string();
-  if (node.IsScalar()) return node.Scalar();
-  return std::nullopt;
-}
-
-/// The 1-based line a node starts on (its key's, for a mapping entry).
-int LineOf(const YAML::Node& node) { return node.Mark().line + 1; }
-
-/// A mapping key as text; false with *problem set unless a non-empty scalar.
-bool KeyText(const YAML::Node& key, std::string* out, std::string* problem) {
-  if (!key.IsNull() && !key.IsScalar()) {
-    *problem = "a key must be a plain string, not a list or mapping";
+/// Strips YAML quotes from a scalar ('it''s', "plain"); false with *problem
+/// set for what this subset does not read.
+bool Unquote(std::string* s, std::string* problem) {
+  if (s->empty() || (s->front() != '\'' && s->front() != '"')) return true;
+  const char q = s->front();
+  if (s->size() < 2 || s->back() != q) {
+    *problem = "unterminated quoted scalar";
     return false;
   }
-  *out = key.IsScalar() ? key.Scalar() : std::string();
-  if (out->empty()) {
+  *s = s->substr(1, s->size() - 2);
+  if (q == '"' && s->find('\\') != std::string::npos) {
+    *problem = "escape sequences in double-quoted scalars are not supported";
+    return false;
+  }
+  if (q == '\'') *s = std::regex_replace(*s, std::regex("''"), "'");
+  return true;
+}
+
+/// One line of the block-YAML subset: `<indent>key: value`.
+struct YamlLine {
+  size_t indent = 0;
+  std::string key;
+  std::string value;  ///< unquoted; empty when a block follows
+};
+
+/// Parses `raw` into *out; false with *problem set, or with an empty key for
+/// a blank or comment-only line.
+bool ParseYamlLine(const std::string& raw, YamlLine* out,
+                   std::string* problem) {
+  *out = YamlLine{};
+  size_t indent = 0;
+  while (indent < raw.size() && (raw[indent] == ' ' || raw[indent] == '\t')) {
+    if (raw[indent] == '\t') {
+      *problem = "tabs cannot indent YAML";
+      return false;
+    }
+    ++indent;
+  }
+  // Drop a comment: '#' at the start or after a blank, outside quotes.
+  std::string text;
+  char quote = 0;
+  for (size_t i = indent; i < raw.size(); ++i) {
+    const char c = raw[i];
+    if (quote == 0 && c == '#' && (i == indent || raw[i - 1] == ' ')) break;
+    if (quote == 0 && (c == '\'' || c == '"')) {
+      quote = c;
+    } else if (c == quote) {
+      quote = 0;
+    }
+    text += c;
+  }
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
+    text.pop_back();
+  if (text.empty() || text == "---") return true;
+  const size_t colon = text.find(": ");
+  const bool trailing = text.back() == ':';
+  if (colon == std::string::npos && !trailing) {
+    *problem = fmt::format("'{}' is not 'key: value'", text);
+    return false;
+  }
+  out->indent = indent;
+  out->key = colon != std::string::npos ? text.substr(0, colon)
+                                        : text.substr(0, text.size() - 1);
+  std::string value =
+      colon != std::string::npos ? text.substr(colon + 2) : std::string();
+  while (!value.empty() && value.front() == ' ') value.erase(0, 1);
+  if (value == "~" || value == "null" || value == "{}") value.clear();
+  if (!Unquote(&value, problem) || !Unquote(&out->key, problem)) return false;
+  out->value = value;
+  if (out->key.empty()) {
     *problem = "empty key";
     return false;
   }
   return true;
 }
 
-/// One `key: value` entry of tls_server_config into *tls.
-bool ReadTlsKey(const std::string& key, const YAML::Node& node,
-                const std::string& base_dir, TlsConfig* tls,
+/// One `key: value` line of tls_server_config into *tls.
+bool ReadTlsKey(const YamlLine& y, const std::string& base_dir, TlsConfig* tls,
                 std::string* problem) {
-  const std::optional<std::string> text = ScalarText(node);
-  auto value = [&](std::string* out) {
-    if (!text) {
-      *problem = key + " must be one value, not a list or mapping";
-      return false;
-    }
-    *out = *text;
-    return true;
-  };
   auto file = [&](std::string* out) {
-    std::string v;
-    if (!value(&v)) return false;
-    if (v.empty()) {
-      *problem = key + " is empty";
+    if (y.value.empty()) {
+      *problem = y.key + " is empty";
       return false;
     }
-    *out = v.front() == '/' ? v : base_dir + "/" + v;
+    *out = y.value.front() == '/' ? y.value : base_dir + "/" + y.value;
     return true;
   };
-  if (key == "cert_file") return file(&tls->cert_file);
-  if (key == "key_file") return file(&tls->key_file);
-  if (key == "client_ca_file") return file(&tls->client_ca_file);
-  if (key == "client_auth_type") return value(&tls->client_auth_type);
-  if (key == "min_version") return value(&tls->min_version);
-  if (key == "cert" || key == "key") {
+  if (y.key == "cert_file") return file(&tls->cert_file);
+  if (y.key == "key_file") return file(&tls->key_file);
+  if (y.key == "client_ca_file") return file(&tls->client_ca_file);
+  if (y.key == "client_auth_type") {
+    tls->client_auth_type = y.value;
+    return true;
+  }
+  if (y.key == "min_version") {
+    tls->min_version = y.value;
+    return true;
+  }
+  if (y.key == "cert" || y.key == "key") {
     *problem = fmt::format(
-        "inline '{}' is not supported: use cert_file and key_file", key);
+        "inline '{}' is not supported: use cert_file and key_file", y.key);
     return false;
   }
   *problem = fmt::format(
       "'{}' is not supported (supported: cert_file, key_file, "
       "client_auth_type, client_ca_file, min_version)",
-      key);
+      y.key);
   return false;
 }
 
@@ -138,7 +182,9 @@ int InitSsl(void* ssl_ctx, void* /*user_data*/) {
   return 1;  // configured: civetweb must not look for ssl_certificate
 }
 
-bool ReadWebConfig(const std::string& path, WebConfig* config,
+}  // namespace
+
+bool LoadWebConfig(const std::string& path, WebConfig* config,
                    std::string* error) {
   *config = WebConfig{};
   // A FIFO or a device named here must not hang or exhaust the agent.
@@ -147,176 +193,103 @@ bool ReadWebConfig(const std::string& path, WebConfig* config,
     *error = fmt::format("--web.config.file {}: {}", path, problem);
     return false;
   }
-  auto fail = [&](int number, const std::string& what) {
-    *error = fmt::format("--web.config.file {}:{}: {}", path, number, what);
-    return false;
-  };
-  // yaml-cpp calls a tab-indented line an "illegal map value": say what it
-  // is (YAML forbids tabs in indentation). Control characters, which YAML
-  // forbids too, are refused before yaml-cpp sees them: 0.7.0 builds nodes
-  // without end on some text with a NUL byte (the web config fuzzer found a
-  // 79-byte file that took 2 GiB in seconds).
-  std::istringstream lines(text);
-  std::string line;
-  for (int number = 1; std::getline(lines, line); ++number) {
-    const size_t text_start = line.find_first_not_of(" \t");
-    if (line.substr(0, text_start).find('\t') != std::string::npos) {
-      return fail(number, "tabs cannot indent YAML");
-    }
-    for (const char c : line) {
-      const auto u = static_cast<unsigned char>(c);
-      if ((u < 0x20 && c != '\t' && c != '\r') || u == 0x7f) {
-        return fail(number,
-                    fmt::format("control character 0x{:02x}: YAML allows none",
-                                static_cast<unsigned>(u)));
-      }
-    }
-  }
-  // The YAML itself is read by yaml-cpp (Debian's libyaml-cpp0.7): quoting,
-  // escapes, comments and documents as the exporter-toolkit's Go parser reads
-  // them, which a line-by-line subset parser did not.
-  std::vector<YAML::Node> docs;
-  try {
-    docs = YAML::LoadAll(text);
-  } catch (const YAML::DeepRecursion& e) {
-    // Its message is a bare "bad file".
-    return fail(e.mark.line + 1,
-                fmt::format("nested more than {} levels deep", e.depth()));
-  } catch (const YAML::Exception& e) {
-    // yaml-cpp's words (ErrorMsg), except for its only way of saying a
-    // quoted scalar never ends.
-    const std::string what = e.msg == YAML::ErrorMsg::EOF_IN_SCALAR
-                                 ? "unterminated quoted scalar"
-                                 : e.msg;
-    if (e.mark.is_null()) {
-      *error = fmt::format("--web.config.file {}: {}", path, what);
-      return false;
-    }
-    return fail(e.mark.line + 1, what);
-  }
+  std::istringstream in(text);
   // Hashes as htpasswd -B, Go's x/crypto/bcrypt and Python's crypt write.
   static const std::regex kBcrypt(R"(\$2[aby]\$[0-9]{2}\$[./A-Za-z0-9]{53})");
   const size_t slash = path.rfind('/');
   const std::string base_dir =
       slash == std::string::npos ? std::string(".") : path.substr(0, slash);
+  std::string section, line;
+  size_t user_indent = 0;
   int tls_line = 0;
-  // Several documents (`---`) read as one, as they always have.
-  for (const YAML::Node& doc : docs) {
-    if (doc.IsNull()) continue;  // empty, or only comments
-    if (doc.IsScalar()) {
-      return fail(LineOf(doc),
-                  fmt::format("'{}' is not 'key: value'", doc.Scalar()));
-    }
-    if (!doc.IsMap() || doc.Style() == YAML::EmitterStyle::Flow) {
-      return fail(LineOf(doc),
-                  "the top level must be a block of 'key: value' lines");
-    }
-    for (const auto& top : doc) {
-      const int number = LineOf(top.first);
-      if (top.first.Mark().column != 0) {
-        return fail(number, "indented line outside any key");
-      }
-      std::string section;
-      if (!KeyText(top.first, &section, &problem)) return fail(number, problem);
+  for (int number = 1; std::getline(in, line); ++number) {
+    auto fail = [&](const std::string& what) {
+      *error = fmt::format("--web.config.file {}:{}: {}", path, number, what);
+      return false;
+    };
+    YamlLine y;
+    if (!ParseYamlLine(line, &y, &problem)) return fail(problem);
+    if (y.key.empty()) continue;
+    if (y.indent == 0) {
+      section = y.key;
       if (section == "http_server_config") {
-        return fail(number, "http_server_config is not supported");
+        return fail("http_server_config is not supported");
       }
       if (section != "basic_auth_users" && section != "tls_server_config") {
-        return fail(number, fmt::format("unknown key '{}' (supported: "
-                                        "basic_auth_users, tls_server_config)",
-                                        section));
+        return fail(
+            fmt::format("unknown key '{}' (supported: basic_auth_users, "
+                        "tls_server_config)",
+                        section));
       }
-      // `key:`, `key: ~` and `key: {}` are empty blocks.
-      const YAML::Node& block = top.second;
-      const bool empty = ScalarText(block).value_or("x").empty() ||
-                         (block.IsMap() && block.size() == 0);
-      if (!empty &&
-          (!block.IsMap() || block.Style() == YAML::EmitterStyle::Flow)) {
-        return fail(number, section + " must be a block of 'key: value' lines");
+      if (!y.value.empty()) {
+        return fail(section + " must be a block of 'key: value' lines");
       }
       if (section == "tls_server_config") {
-        if (config->tls) return fail(number, "tls_server_config appears twice");
+        if (config->tls) return fail("tls_server_config appears twice");
         config->tls.emplace();
         tls_line = number;
       }
-      if (empty) continue;
-      for (const auto& entry : block) {
-        const int entry_line = LineOf(entry.first);
-        std::string name;
-        if (!KeyText(entry.first, &name, &problem)) {
-          return fail(entry_line, problem);
-        }
-        if (section == "tls_server_config") {
-          if (!ReadTlsKey(name, entry.second, base_dir, &*config->tls,
-                          &problem)) {
-            return fail(entry_line, "tls_server_config: " + problem);
-          }
-          continue;
-        }
-        if (entry.second.IsMap()) {
-          return fail(entry_line,
-                      section +
-                          " entries must be 'key: value' lines at one "
-                          "indentation");
-        }
-        const std::string hash = ScalarText(entry.second).value_or("");
-        if (!std::regex_match(hash, kBcrypt)) {
-          return fail(entry_line,
-                      fmt::format("the hash of user '{}' is not bcrypt (make "
-                                  "one with: htpasswd -nBC 10 {} | cut -d: "
-                                  "-f2)",
-                                  name, name));
-        }
-        // Each check takes 2^cost rounds, at load and for every new or
-        // wrong password: beyond htpasswd -B's largest cost (17, seconds
-        // per check) one hash would hold the agent at start for hours (cost
-        // 31: days) and let a few wrong passwords occupy every connection
-        // worker.
-        int cost = 0;  // two digits: the pattern above says so
-        std::from_chars(hash.data() + 4, hash.data() + 6, cost);
-        if (cost > kMaxBcryptCost) {
-          return fail(
-              entry_line,
-              fmt::format("the hash of user '{}' has bcrypt cost {}, above {} "
-                          "(each check takes 2^cost rounds; make one with: "
-                          "htpasswd -nBC 10 {} | cut -d: -f2)",
-                          name, cost, kMaxBcryptCost, name));
-        }
-        if (!Crypt("", hash)) {
-          return fail(entry_line,
-                      fmt::format("cannot check bcrypt hashes: libcrypt.so.1 "
-                                  "(libxcrypt) refused the hash of user '{}'",
-                                  name));
-        }
-        if (!config->basic_auth_users.emplace(name, hash).second) {
-          return fail(entry_line, fmt::format("user '{}' appears twice", name));
-        }
+      user_indent = 0;
+      continue;
+    }
+    if (section.empty()) return fail("indented line outside any key");
+    if (user_indent == 0) user_indent = y.indent;
+    if (y.indent != user_indent) {
+      return fail(section +
+                  " entries must be 'key: value' lines at one indentation");
+    }
+    if (section == "tls_server_config") {
+      if (!ReadTlsKey(y, base_dir, &*config->tls, &problem)) {
+        return fail("tls_server_config: " + problem);
       }
+      continue;
+    }
+    if (!std::regex_match(y.value, kBcrypt)) {
+      return fail(fmt::format(
+          "the hash of user '{}' is not bcrypt (make one with: htpasswd "
+          "-nBC 10 {} | cut -d: -f2)",
+          y.key, y.key));
+    }
+    // Each check takes 2^cost rounds, at load and for every new or wrong
+    // password: beyond htpasswd -B's largest cost (17, seconds per check)
+    // one hash would hold the agent at start for hours (cost 31: days) and
+    // let a few wrong passwords occupy every connection worker.
+    int cost = 0;  // two digits: the pattern above says so
+    std::from_chars(y.value.data() + 4, y.value.data() + 6, cost);
+    if (cost > kMaxBcryptCost) {
+      return fail(fmt::format(
+          "the hash of user '{}' has bcrypt cost {}, above {} (each check "
+          "takes 2^cost rounds; make one with: htpasswd -nBC 10 {} | cut "
+          "-d: -f2)",
+          y.key, cost, kMaxBcryptCost, y.key));
+    }
+    if (!Crypt("", y.value)) {
+      return fail(fmt::format(
+          "cannot check bcrypt hashes: libcrypt.so.1 (libxcrypt) refused "
+          "the hash of user '{}'",
+          y.key));
+    }
+    if (!config->basic_auth_users.emplace(y.key, y.value).second) {
+      return fail(fmt::format("user '{}' appears twice", y.key));
     }
   }
   if (config->tls) {
     const TlsConfig& tls = *config->tls;
     if (tls.cert_file.empty() || tls.key_file.empty()) {
-      return fail(tls_line, "tls_server_config needs cert_file and key_file");
+      *error = fmt::format(
+          "--web.config.file {}:{}: tls_server_config needs cert_file and "
+          "key_file",
+          path, tls_line);
+      return false;
     }
     std::string tls_error;
-    if (!CheckTlsConfig(tls, &tls_error)) return fail(tls_line, tls_error);
+    if (!CheckTlsConfig(tls, &tls_error)) {
+      *error =
+          fmt::format("--web.config.file {}:{}: {}", path, tls_line, tls_error);
+      return false;
+    }
   }
   return true;
-}
-
-}  // namespace
-
-bool LoadWebConfig(const std::string& path, WebConfig* config,
-                   std::string* error) {
-  if (ReadWebConfig(path, config, error)) return true;
-  // One line, whatever the names and paths in it hold: YAML's escapes and
-  // quoted scalars can put a newline in a key or a file name.
-  for (size_t at = 0; (at = error->find('\n', at)) != std::string::npos;) {
-    error->replace(at, 1, "\\n");
-    at += 2;
-  }
-  return false;
 }
 
 namespace {

@@ -29,9 +29,9 @@ struct WebConfig {
 /// client_ca_file, min_version; relative paths are relative to the config
 /// file, as exporter-toolkit reads them). Refuses http_server_config, the
 /// TLS keys civetweb cannot honour (cipher_suites, ...), unknown keys,
-/// hashes that are not bcrypt, TLS files OpenSSL rejects, and flow-style
-/// blocks (`{...}`) or YAML that is not mappings of scalars. Returns false
-/// with *error set to one line naming the file and line.
+/// hashes that are not bcrypt, TLS files OpenSSL rejects, and YAML beyond
+/// that block subset. Returns false with *error set to one line naming the
+/// file and line.
 bool LoadWebConfig(const std::string& path, WebConfig* config,
                    std::string* error);
 
