@@ -45,6 +45,19 @@ bool IsLibraryName(const std::string& path) {
   return base.rfind(kLibraryPrefix, 0) == 0;
 }
 
+// Calls fn with every key of the doorbell hash map fd, in the kernel's order.
+template <typename Fn>
+void ForEachDoorbellKey(int fd, Fn&& fn) {
+  gpuq_doorbell_key key{};
+  gpuq_doorbell_key next{};
+  const void* prev = nullptr;
+  while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+    key = next;
+    prev = &key;
+    fn(key);
+  }
+}
+
 }  // namespace
 
 bool ReadElfFunctions(const std::string& path,
@@ -301,14 +314,9 @@ int DoorbellCounter::Rescan() {
 std::vector<DoorbellCount> DoorbellCounter::Read() const {
   std::vector<DoorbellCount> out;
   const int fd = bpf_map__fd(skel_->maps.doorbell_counts);
-  gpuq_doorbell_key key{};
-  gpuq_doorbell_key next{};
-  const void* prev = nullptr;
-  while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-    key = next;
-    prev = &key;
+  ForEachDoorbellKey(fd, [&](const gpuq_doorbell_key& key) {
     gpuq_doorbell_count v{};
-    if (bpf_map_lookup_elem(fd, &key, &v) != 0) continue;  // deleted since
+    if (bpf_map_lookup_elem(fd, &key, &v) != 0) return;  // deleted since
     DoorbellCount& c = out.emplace_back();
     c.tgid = key.tgid;
     c.handle = key.handle;
@@ -318,7 +326,7 @@ std::vector<DoorbellCount> DoorbellCounter::Read() const {
     // Every ring is counted in exactly one class (doorbell_abi.h).
     c.doorbells = std::accumulate(std::begin(v.by_packet),
                                   std::end(v.by_packet), uint64_t{0});
-  }
+  });
   std::sort(out.begin(), out.end(),
             [](const DoorbellCount& a, const DoorbellCount& b) {
               return std::tie(a.tgid, a.handle) < std::tie(b.tgid, b.handle);
@@ -368,14 +376,11 @@ void DoorbellCounter::ForgetProcess(uint32_t tgid) {
        {skel_->maps.doorbell_counts, skel_->maps.known_doorbells}) {
     const int fd = bpf_map__fd(map);
     std::vector<gpuq_doorbell_key> doomed;
-    gpuq_doorbell_key key{};
-    gpuq_doorbell_key next{};
-    const void* prev = nullptr;
-    while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-      key = next;
-      prev = &key;
+    ForEachDoorbellKey(fd, [&](const gpuq_doorbell_key& key) {
       if (key.tgid == tgid) doomed.push_back(key);
-    }
+    });
+    // Deleted after the walk: a walk whose previous key vanished starts
+    // over from the map's first key.
     for (const gpuq_doorbell_key& k : doomed) bpf_map_delete_elem(fd, &k);
   }
 }
