@@ -253,13 +253,22 @@ prepare() {
 # copy_with_libs BIN DEST ROOT: BIN to ROOT/DEST plus its ldd closure at the
 # libraries' own paths.
 copy_with_libs() {
-  local bin=$1 dest=$2 root=$3 lib
+  local bin=$1 dest=$2 root=$3
   mkdir -p "$root/$(dirname "$dest")"
   cp -L "$bin" "$root/$dest"
-  for lib in $(ldd "$bin" 2> /dev/null | grep -oE '/[^ ]+'); do
-    [ -e "$root$lib" ] && continue
-    mkdir -p "$root$(dirname "$lib")"
-    cp -L "$lib" "$root$lib"
+  # shellcheck disable=SC2046
+  copy_paths "$root" $(ldd "$bin" 2> /dev/null | grep -oE '/[^ ]+')
+}
+
+# copy_paths ROOT PATH...: each absolute PATH (a library of an ldd closure)
+# into ROOT at its own path, dereferenced, unless ROOT already has it.
+copy_paths() {
+  local root=$1 path
+  shift
+  for path in "$@"; do
+    [ -e "$root$path" ] && continue
+    mkdir -p "$root$(dirname "$path")"
+    cp -L "$path" "$root$path"
   done
 }
 

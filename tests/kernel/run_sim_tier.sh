@@ -204,7 +204,7 @@ build_module() {
 # the rocr: checks naming it.
 ROCR_LIB=/usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1
 build_rocr() {
-  local r=$1 ng=$SRC/tests/nullgpu out=$WORK/nullgpu lib why=""
+  local r=$1 ng=$SRC/tests/nullgpu out=$WORK/nullgpu why=""
   mkdir -p "$r/lib/nullgpu" "$out"
   if [ ! -f /usr/include/hsakmt.h ] && [ ! -f /usr/include/hsakmt/hsakmt.h ]; then
     why="the null thunk needs hsakmt.h: package libhsakmt-dev (scripts/install-deps.sh --test)"
@@ -232,12 +232,9 @@ build_rocr() {
   # ROCr once, at the path the agent's --hsa-runtime names: ldd says
   # /lib/..., a second copy there would be the one the client maps (the
   # guest's /lib is no symlink) and the uprobes would sit on the other.
-  for lib in $(LD_LIBRARY_PATH=$out ldd "$out/rocr_client" | grep -oE '/[^ ]+'); do
-    case $lib in "$out"/* | */libhsa-runtime64.so*) continue ;; esac
-    [ -e "$r$lib" ] && continue
-    mkdir -p "$r$(dirname "$lib")"
-    cp -L "$lib" "$r$lib"
-  done
+  # shellcheck disable=SC2046
+  copy_paths "$r" $(LD_LIBRARY_PATH=$out ldd "$out/rocr_client" | grep -oE '/[^ ]+' |
+    grep -vE "^$out/|/libhsa-runtime64\.so")
   mkdir -p "$r$(dirname "$ROCR_LIB")"
   cp -L "$ROCR_LIB" "$r$ROCR_LIB"
   note "rocr client: Debian's $(readlink -f "$ROCR_LIB" | xargs basename) + the null thunk"
@@ -252,7 +249,7 @@ build_rocr() {
 HIP_CLIENT=${GPUQ_KTEST_HIP_CLIENT:-$(dirname "$AGENT")/tests/nullgpu/hip_client}
 COMGR_LIB=/usr/lib/x86_64-linux-gnu/libamd_comgr.so.2
 build_hip() {
-  local r=$1 lib why=""
+  local r=$1 why=""
   if [ -f "$r/lib/nullgpu/missing" ]; then
     return 0 # the guest skips naming what build_rocr found missing
   elif [ ! -x "$HIP_CLIENT" ]; then
@@ -266,13 +263,9 @@ build_hip() {
     return 0
   fi
   cp "$HIP_CLIENT" "$r/bin/hip_client"
-  for lib in $( (LD_LIBRARY_PATH=$r/lib/nullgpu ldd "$HIP_CLIENT"; ldd "$COMGR_LIB"; echo "$COMGR_LIB") |
-    grep -oE '/[^ ]+'); do
-    case $lib in "$r"/* | */libhsa-runtime64.so* | */libhsakmt.so*) continue ;; esac
-    [ -e "$r$lib" ] && continue
-    mkdir -p "$r$(dirname "$lib")"
-    cp -L "$lib" "$r$lib"
-  done
+  # shellcheck disable=SC2046
+  copy_paths "$r" $( (LD_LIBRARY_PATH=$r/lib/nullgpu ldd "$HIP_CLIENT"; ldd "$COMGR_LIB"; echo "$COMGR_LIB") |
+    grep -oE '/[^ ]+' | grep -vE "^$r/|/libhsa-runtime64\.so|/libhsakmt\.so")
   note "hip client: Debian's $(readlink -f /usr/lib/x86_64-linux-gnu/libamdhip64.so.5 | xargs basename) and $(readlink -f "$COMGR_LIB" | xargs basename) over it"
 }
 
