@@ -15,6 +15,8 @@
 //   queues STREAMS             STREAMS streams on every device, one kernel
 //                              each, a device sync, one copy each way
 //                              (HW queue counting)
+//   (infer, latency and batch hold before exiting under
+//    GPUQ_HIP_CLIENT_HOLD=1: see Held)
 //   serve                      commands on stdin, for a test that checks
 //                              between steps (the QEMU simulator tier):
 //                                stream NAME GPU    hipStreamCreate on GPU
@@ -337,18 +339,33 @@ int Arg(char** argv, int argc, int i, int def) {
   return i < argc ? std::atoi(argv[i]) : def;
 }
 
+// GPUQ_HIP_CLIENT_HOLD=1: after a one-shot mode's work, prints "HOLD PID
+// rc=RC" and waits for stdin to end, then _exit(RC) without HIP's teardown.
+// A test compares the agent with the thunk while the queues are alive (the
+// sampler has read their last packets), then sees KFD tear them down at the
+// exit.
+int Held(int rc) {
+  if (!std::getenv("GPUQ_HIP_CLIENT_HOLD")) return rc;
+  std::printf("HOLD %d rc=%d\n", static_cast<int>(getpid()), rc);
+  std::fflush(stdout);
+  char buf[256];
+  while (read(0, buf, sizeof buf) > 0) {
+  }
+  _exit(rc);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string mode = argc > 1 ? argv[1] : "";
   if (mode == "infer")
-    return Infer(Arg(argv, argc, 2, 1), Arg(argv, argc, 3, 2),
-                 Arg(argv, argc, 4, 10));
+    return Held(Infer(Arg(argv, argc, 2, 1), Arg(argv, argc, 3, 2),
+                      Arg(argv, argc, 4, 10)));
   if (mode == "latency")
-    return Latency(Arg(argv, argc, 2, 0), Arg(argv, argc, 3, 100),
-                   Arg(argv, argc, 4, 1000));
+    return Held(Latency(Arg(argv, argc, 2, 0), Arg(argv, argc, 3, 100),
+                        Arg(argv, argc, 4, 1000)));
   if (mode == "batch")
-    return Batch(Arg(argv, argc, 2, 0), Arg(argv, argc, 3, 1000));
+    return Held(Batch(Arg(argv, argc, 2, 0), Arg(argv, argc, 3, 1000)));
   if (mode == "rings")
     return Rings(Arg(argv, argc, 2, 2), Arg(argv, argc, 3, 10));
   if (mode == "queues") return Queues(Arg(argv, argc, 2, 1));

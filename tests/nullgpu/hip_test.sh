@@ -64,6 +64,35 @@ else
   fail "serve: exit $RUN_RC, dispatches $d (want 65)" "$(cat "$TMP/serve.out")"
 fi
 
+# --- GPUQ_HIP_CLIENT_HOLD=1 (what the QEMU tier's programs use): after its
+# work the process keeps its queues until stdin ends, then exits with the
+# work's status
+mkdir -p "$TMP/hctl"
+mkfifo "$TMP/hold.in"
+exec 9<> "$TMP/hold.in"
+start_bg "${NULLGPU[@]}" GPUQ_NULLGPU_CONTROL="$TMP/hctl" GPUQ_NULLGPU_TRUTH="$TMP/hold.truth" \
+  HSA_ENABLE_SDMA=0 GPUQ_HIP_CLIENT_HOLD=1 bash -c 'exec "$0" batch 0 200 < "$1"' "$HIP" "$TMP/hold.in" \
+  > "$TMP/hold.out" 2>&1 9>&- # the fifo as stdin inside: bash gives a background job /dev/null
+HOLD=$BG_PID
+for _ in $(seq 600); do
+  grep -q '^HOLD' "$TMP/hold.out" 2> /dev/null && break
+  kill -0 "$HOLD" 2> /dev/null || break
+  sleep 0.05
+done
+touch "$TMP/hctl/dump"
+for _ in $(seq 200); do [ -e "$TMP/hctl/dump" ] && sleep 0.05; done
+live=$(truth_queues "$TMP/hold.truth" ' live=1 ' 2> /dev/null | wc -l)
+if grep -q "^HOLD $HOLD rc=0\$" "$TMP/hold.out" && kill -0 "$HOLD" 2> /dev/null && [ "$live" -gt 0 ]; then
+  pass "hold: after its work the batch process holds $live live queues ($(grep -o 'launches=[0-9]*' "$TMP/hold.out"))"
+else
+  fail "hold: no HOLD line, or no live queue ($live)" "$(cat "$TMP/hold.out")"
+fi
+exec 9>&-
+wait "$HOLD"
+rc=$?
+_procs_forget "$HOLD"
+[ "$rc" = 0 ] && pass "hold: stdin ended, exit 0" || fail "hold: exit $rc after stdin ended"
+
 # --- the shared-GPU pair on one GPU
 start_bg "${NULLGPU[@]}" GPUQ_NULLGPU_TRUTH="$TMP/lat.%p" HSA_ENABLE_SDMA=0 "$HIP" latency 0 100 1500 > "$TMP/lat.out" 2>&1
 LAT=$BG_PID

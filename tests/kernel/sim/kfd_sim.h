@@ -32,7 +32,9 @@
 #define SIM_KFD_NODE
 #endif
 
-#define KFD_SIM_MAX_GPUS 4
+/* the 3-4 GPUs of sim_specs plus up to 8 extra_hws_gpus (the users' 8-GPU runs) */
+#define KFD_SIM_MAX_EXTRA_GPUS 8
+#define KFD_SIM_MAX_GPUS (4 + KFD_SIM_MAX_EXTRA_GPUS)
 #define KFD_SIM_MAX_QUEUES_PER_PROCESS 1024 /* KFD_MAX_NUM_OF_QUEUES_PER_PROCESS */
 
 enum kfd_queue_type {

@@ -12,6 +12,7 @@
 #include <linux/bitmap.h>
 #include <linux/delay.h>
 #include <linux/jiffies.h>
+#include <linux/moduleparam.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 
@@ -676,13 +677,34 @@ static const struct sim_gpu_spec sim_specs[] = {
 #endif
 };
 
+/*
+ * extra_hws_gpus=N appends N more MI210-like HWS GPUs after those above
+ * (nodes 4.. or 5..), for the 8-GPU inference run of the ROCm client tests;
+ * their gpu_ids are 0xb100, 0xb201, ... (distinct from the fixed ones).
+ */
+static unsigned int extra_hws_gpus;
+module_param(extra_hws_gpus, uint, 0444);
+MODULE_PARM_DESC(extra_hws_gpus, "more HWS (MI210-like) GPUs after the fixed ones, at most 8");
+
+static struct sim_gpu_spec sim_extra_specs[KFD_SIM_MAX_EXTRA_GPUS];
+
+static const struct sim_gpu_spec *sim_spec(unsigned int i)
+{
+	if (i < ARRAY_SIZE(sim_specs))
+		return &sim_specs[i];
+	return &sim_extra_specs[i - ARRAY_SIZE(sim_specs)];
+}
+
 void sim_gpus_init(void)
 {
-	unsigned int i;
+	unsigned int i, extra = min_t(unsigned int, extra_hws_gpus, KFD_SIM_MAX_EXTRA_GPUS);
 
-	sim_num_gpus = ARRAY_SIZE(sim_specs);
+	for (i = 0; i < extra; i++)
+		sim_extra_specs[i] = (struct sim_gpu_spec){ 0xb100 + i * 0x101, SIM_SCHED_HWS,
+							    "ip discovery", 90010, 0x740f, false };
+	sim_num_gpus = ARRAY_SIZE(sim_specs) + extra;
 	for (i = 0; i < sim_num_gpus; i++) {
-		const struct sim_gpu_spec *s = &sim_specs[i];
+		const struct sim_gpu_spec *s = sim_spec(i);
 		struct sim_gpu *g = &sim_gpus[i];
 		struct device_queue_manager *dqm = &g->dqm;
 
