@@ -165,6 +165,7 @@ int args_kprobe_uninit_queue(struct pt_regs *ctx)
 {
 	__u64 q = args__arg(ctx, GPUQ_ARG_QUEUE_Q);
 	struct args_queue *known = bpf_map_lookup_elem(&args_queues, &q);
+	struct live_val *live;
 	struct args_queue v;
 
 	/*
@@ -176,7 +177,13 @@ int args_kprobe_uninit_queue(struct pt_regs *ctx)
 		return 0;
 	v = *known;
 	bpf_map_delete_elem(&args_queues, &q);
-	/* begin_create tracked it by (process, queue id) too */
+	/*
+	 * begin_create tracked it by (process, queue id) too, where
+	 * finish_create kept a ROCr queue's write pointer
+	 */
+	live = bpf_map_lookup_elem(&live_queues, &v.key);
+	if (live)
+		v.val.write_ptr = live->write_ptr;
 	bpf_map_delete_elem(&live_queues, &v.key);
 	submit_destroy(&v.key, &v.val, 0);
 	return 0;

@@ -56,6 +56,7 @@ struct live_val {
 	__u32 gpu_id;
 	__u32 queue_type;
 	__u32 pad;
+	__u64 write_ptr; /* &amd_queue_t.write_dispatch_id of a ROCr queue, else 0 */
 };
 
 /* Arguments of an in-flight create ioctl, from entry to exit. */
@@ -168,6 +169,24 @@ static __always_inline struct gpuq_queue_create_event *begin_create(struct live_
 	return e;
 }
 
+/*
+ * Submits a create record once its hook filled it: a ROCr queue's write
+ * pointer is kept with the live queue, so that its destroy can read the
+ * final write index (submit_destroy).
+ */
+static __always_inline void finish_create(struct live_key *key, struct gpuq_queue_create_event *e)
+{
+	struct live_val *live;
+
+	rocr_queue_learn(e);
+	if (e->flags & GPUQ_CREATE_F_ROCR_LAYOUT) {
+		live = bpf_map_lookup_elem(&live_queues, key);
+		if (live)
+			live->write_ptr = e->write_ptr;
+	}
+	bpf_ringbuf_submit(e, 0);
+}
+
 /* ---- queue_create ------------------------------------------------------ */
 
 static __always_inline int handle_queue_create(struct queue *q)
@@ -201,8 +220,7 @@ static __always_inline int handle_queue_create(struct queue *q)
 	e->write_ptr = (__u64)BPF_CORE_READ(q, properties.write_ptr);
 	e->priority = BPF_CORE_READ(q, properties.priority);
 	e->percentage = BPF_CORE_READ(q, properties.queue_percent);
-	rocr_queue_learn(e);
-	bpf_ringbuf_submit(e, 0);
+	finish_create(&key, e);
 	return 0;
 }
 
@@ -262,8 +280,7 @@ static __always_inline void emit_ioctl_create(struct create_call *call,
 	e->priority = a->queue_priority;
 	e->percentage = a->queue_percentage;
 	e->flags = GPUQ_CREATE_F_VIA_IOCTL;
-	rocr_queue_learn(e);
-	bpf_ringbuf_submit(e, 0);
+	finish_create(&key, e);
 }
 
 static __always_inline void emit_create_failed(struct create_call *call,
@@ -358,6 +375,15 @@ static __always_inline void submit_destroy(struct live_key *key, struct live_val
 	e->queue_type = val->queue_type;
 	e->reason = destroy_reason(key->process_key, val->tgid);
 	e->flags = flags;
+	e->write_index = 0;
+	/*
+	 * The owner destroying its queue (the ioctl: current is the owner, its
+	 * memory mapped): the packets written since the sampler's last read
+	 * would go with the queue's memory; the final write index keeps them.
+	 */
+	if (e->reason == GPUQ_DESTROY_IOCTL && val->write_ptr &&
+	    !bpf_probe_read_user(&e->write_index, sizeof(e->write_index), (void *)val->write_ptr))
+		e->flags |= GPUQ_DESTROY_F_WRITE_INDEX;
 	bpf_ringbuf_submit(e, 0);
 }
 

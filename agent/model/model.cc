@@ -4,6 +4,8 @@
 #include <iterator>
 #include <utility>
 
+#include "model/write_index.h"
+
 namespace gpuq {
 namespace {
 
@@ -142,8 +144,14 @@ bool Model::Remove(const Key& key, QueueState* removed) {
   const QueueState q = it->second;
   queues_.erase(it);
   auto db = doorbell_owner_.find({q.tgid, q.doorbell_handle});
-  if (db != doorbell_owner_.end() && db->second == key)
+  if (db != doorbell_owner_.end() && db->second == key) {
     doorbell_owner_.erase(db);
+    // Rings between the last poll of the doorbell map and this destroy are
+    // polled later: they still belong to this queue's GPU and container.
+    DoorbellLast& last = doorbell_last_[{q.tgid, q.doorbell_handle}];
+    last.gpu_id = q.gpu_id;
+    last.cgroup_id = q.cgroup_id;
+  }
 
   auto p = processes_.find(q.process_key);
   if (p != processes_.end()) {
@@ -179,8 +187,17 @@ void Model::On(const gpuq_queue_destroy_event& e) {
   }
   const uint32_t reason = e.reason < GPUQ_DESTROY__MAX ? e.reason : 0;
   // Count under the labels the queue was created with, like its gauge.
-  ++series_.queue_series[{q.cgroup_id, q.tgid, q.gpu_id, q.queue_type}]
-        .destroys[reason];
+  QueueSeries& s =
+      series_.queue_series[{q.cgroup_id, q.tgid, q.gpu_id, q.queue_type}];
+  ++s.destroys[reason];
+  // The owner's last word on a ROCr queue: what it wrote after the
+  // sampler's last read (gone with the queue's memory otherwise).
+  if ((e.flags & GPUQ_DESTROY_F_WRITE_INDEX) != 0 &&
+      (q.flags & GPUQ_CREATE_F_ROCR_LAYOUT) != 0) {
+    s.submissions += StepWriteIndex(q.sampled, true, q.write_index,
+                                    q.write_index_at_create, e.write_index)
+                         .packets;
+  }
 }
 
 void Model::On(const gpuq_process_exit_event& e) {
@@ -342,29 +359,15 @@ void Model::On(const gpuq_queue_sample_record& e) {
     q->readable = false;
     return;
   }
-  uint64_t delta = 0;
-  if (!q->sampled) {
-    // A ROCr queue's index counted from write_index_at_create; any other
-    // queue (older captures, seeded queues) starts at its first sample.
-    const bool rocr = (q->flags & GPUQ_CREATE_F_ROCR_LAYOUT) != 0;
-    const uint64_t baseline = rocr ? q->write_index_at_create : e.write_index;
-    if (e.write_index >= baseline) {
-      delta = e.write_index - baseline;
-      ++series_.sample_stats.ok;
-    } else {
-      ++series_.sample_stats.reset;
-    }
-    q->rate_ns = 0;
-  } else if (e.write_index >= q->write_index) {
-    delta = e.write_index - q->write_index;
-    ++series_.sample_stats.ok;
+  const WriteIndexStep step =
+      StepWriteIndex(q->sampled, (q->flags & GPUQ_CREATE_F_ROCR_LAYOUT) != 0,
+                     q->write_index, q->write_index_at_create, e.write_index);
+  const uint64_t delta = step.packets;
+  ++(step.reset ? series_.sample_stats.reset : series_.sample_stats.ok);
+  if (q->sampled && !step.reset) {
     q->rate_packets = delta;
     q->rate_ns = e.hdr.ts_ns > q->sample_ns ? e.hdr.ts_ns - q->sample_ns : 0;
   } else {
-    // The write index only grows while the queue lives; going backwards
-    // means the memory now holds something else (a missed destroy and a
-    // new queue). Start over from here rather than count garbage.
-    ++series_.sample_stats.reset;
     q->rate_ns = 0;
   }
   q->sampled = true;
@@ -380,16 +383,22 @@ void Model::On(const gpuq_doorbell_count_record& e) {
   uint32_t gpu_id = e.gpu_id;
   uint64_t cgroup_id = e.hdr.cgroup_id;
   auto owner = doorbell_owner_.find({e.hdr.tgid, e.doorbell_handle});
+  auto retired = doorbell_last_.find({e.hdr.tgid, e.doorbell_handle});
   if (owner != doorbell_owner_.end()) {
     const QueueState& q = queues_.at(owner->second);
     if (gpu_id == 0) gpu_id = q.gpu_id;
     if (cgroup_id == 0) cgroup_id = q.cgroup_id;
+  } else if (retired != doorbell_last_.end()) {
+    // The queue is gone; these are its last rings.
+    if (gpu_id == 0) gpu_id = retired->second.gpu_id;
+    if (cgroup_id == 0) cgroup_id = retired->second.cgroup_id;
   }
   if (cgroup_id == 0) {
     ++series_.model_drops.no_owner;
     return;
   }
   DoorbellLast& last = doorbell_last_[{e.hdr.tgid, e.doorbell_handle}];
+  if (owner != doorbell_owner_.end()) last.gpu_id = gpu_id;
   bool reset = e.doorbells < last.counts.doorbells;
   for (size_t c = 0; c < GPUQ_PACKET__MAX; ++c) {
     reset = reset || e.by_packet[c] < last.counts.by_packet[c];

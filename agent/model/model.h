@@ -460,6 +460,9 @@ class Model {
   /// Last cumulative DOORBELL_COUNT per (tgid, handle), with its cgroup.
   struct DoorbellLast {
     uint64_t cgroup_id = 0;
+    /// The GPU of the doorbell's queue, kept when the queue goes: its last
+    /// rings may be polled after its destroy.
+    uint32_t gpu_id = 0;
     DoorbellSeries counts;
   };
   std::map<std::pair<uint32_t, uint64_t>, DoorbellLast> doorbell_last_;

@@ -13,6 +13,7 @@
 
 #include "export/collector.h"
 #include "model/pipeline.h"
+#include "model/write_index.h"
 #include "resolver/cgroup_path.h"
 
 namespace gpuq::report {
@@ -364,7 +365,11 @@ class Analyzer::Impl {
   void On(const gpuq_queue_destroy_event& e) {
     dirty_ = true;
     const std::pair<uint32_t, uint32_t> key{e.hdr.tgid, e.queue_id};
-    if (queues_.count(key) == 0) return;  // never seen created: model drop
+    auto it = queues_.find(key);
+    if (it == queues_.end()) return;  // never seen created: model drop
+    // As the model: the owner's final write index of a ROCr queue.
+    if ((e.flags & GPUQ_DESTROY_F_WRITE_INDEX) != 0 && it->second.rocr)
+      Submitted(&it->second, e.write_index);
     EndQueue(key, e.hdr.ts_ns,
              e.reason == GPUQ_DESTROY_PROCESS_EXIT ? "process_exit"
              : e.reason == GPUQ_DESTROY_IOCTL      ? "ioctl"
@@ -473,6 +478,29 @@ class Analyzer::Impl {
     Raise(gpu, &pending_peak_per_gpu_[q->gpu_id]);
   }
 
+  // The queue's row, with what its write index `now` adds (the model's
+  // rule, StepWriteIndex); the row is made at the queue's first read.
+  QueueSubmissionRow& Submitted(LiveQueue* q, uint64_t now) {
+    const uint64_t delta = StepWriteIndex(q->sampled, q->rocr, q->write_index,
+                                          q->write_index_at_create, now)
+                               .packets;
+    q->sampled = true;
+    q->write_index = now;
+    if (q->row == SIZE_MAX) {
+      q->row = queue_rows_.size();
+      QueueSubmissionRow row;
+      row.pid = q->tgid;
+      row.gpu_id = q->gpu_id;
+      row.queue_id = q->queue_id;
+      row.queue_type = QueueTypeLabel(q->type);
+      queue_rows_.push_back(row);
+      queue_row_cgroups_.push_back(q->cgroup_id);
+    }
+    QueueSubmissionRow& row = queue_rows_[q->row];
+    row.submissions += delta;
+    return row;
+  }
+
   void On(const gpuq_queue_sample_record& e) {
     dirty_ = true;
     auto it = queues_.find({e.hdr.tgid, e.queue_id});
@@ -482,29 +510,7 @@ class Analyzer::Impl {
       SetPending(&q, 0);  // the gauge leaves out unreadable queues
       return;
     }
-    // The model's delta rule (Model::OnQueueSample), per queue.
-    uint64_t delta = 0;
-    if (!q.sampled) {
-      const uint64_t baseline =
-          q.rocr ? q.write_index_at_create : e.write_index;
-      if (e.write_index >= baseline) delta = e.write_index - baseline;
-    } else if (e.write_index >= q.write_index) {
-      delta = e.write_index - q.write_index;
-    }
-    q.sampled = true;
-    q.write_index = e.write_index;
-    if (q.row == SIZE_MAX) {
-      q.row = queue_rows_.size();
-      QueueSubmissionRow row;
-      row.pid = q.tgid;
-      row.gpu_id = q.gpu_id;
-      row.queue_id = q.queue_id;
-      row.queue_type = QueueTypeLabel(q.type);
-      queue_rows_.push_back(row);
-      queue_row_cgroups_.push_back(q.cgroup_id);
-    }
-    QueueSubmissionRow& row = queue_rows_[q.row];
-    row.submissions += delta;
+    QueueSubmissionRow& row = Submitted(&q, e.write_index);
     ++row.samples;
     const uint64_t pending =
         e.write_index > e.read_index ? e.write_index - e.read_index : 0;

@@ -26,7 +26,8 @@ struct ContainerMetaRecord {
 /// Every event type, once, in the order of enum gpuq_event_type: its ABI
 /// value, its name (the `type` label of gpuq_events_total; stable), the
 /// alternative of Event that holds it, and the smallest record Decode accepts
-/// (a queue_create record from before doorbell_handle was appended is valid).
+/// (a queue_create record from before doorbell_handle was appended is valid,
+/// a queue_destroy record from before write_index).
 /// Event, TypeOf, EventTypeName, MinSize and Decode are generated from it, so
 /// a new type is one line here, its struct in abi.h and its handler in the
 /// model (Model::On, which fails to compile without one). Records with a
@@ -36,7 +37,7 @@ struct ContainerMetaRecord {
   X(GPUQ_EV_QUEUE_CREATE, "queue_create", gpuq_queue_create_event,          \
     offsetof(gpuq_queue_create_event, doorbell_handle))                     \
   X(GPUQ_EV_QUEUE_DESTROY, "queue_destroy", gpuq_queue_destroy_event,       \
-    sizeof(gpuq_queue_destroy_event))                                       \
+    offsetof(gpuq_queue_destroy_event, write_index))                        \
   X(GPUQ_EV_PROCESS_EXIT, "process_exit", gpuq_process_exit_event,          \
     sizeof(gpuq_process_exit_event))                                        \
   X(GPUQ_EV_QUEUE_CREATE_FAILED, "queue_create_failed",                     \

@@ -86,6 +86,14 @@ enum gpuq_destroy_reason {
 
 /* The queue was not in the live-queue map: created before the agent started. */
 #define GPUQ_DESTROY_F_UNTRACKED (1u << 0)
+/*
+ * write_index holds the ROCr queue's amd_queue_t.write_dispatch_id, read in
+ * the owner's context as it destroyed the queue (the ioctl): the packets
+ * written since the sampler's last read are counted, not lost with the
+ * queue's memory. Only for GPUQ_CREATE_F_ROCR_LAYOUT queues created while
+ * the agent ran, and never for exit teardown (the mm is gone by then).
+ */
+#define GPUQ_DESTROY_F_WRITE_INDEX (1u << 1)
 
 /* Reasons the kernel side lost an event; indexes of the `drops` map. */
 enum gpuq_drop_reason {
@@ -155,6 +163,8 @@ struct gpuq_queue_destroy_event {
 	__u32 reason; /* enum gpuq_destroy_reason */
 	__u32 flags;  /* GPUQ_DESTROY_F_* */
 	__u32 pad;
+	/* appended: records without it (older captures) are 56 bytes */
+	__u64 write_index; /* GPUQ_DESTROY_F_WRITE_INDEX */
 };
 GPUQ_ABI_OFFSET(gpuq_queue_destroy_event, gpu_id, 32);
 GPUQ_ABI_OFFSET(gpuq_queue_destroy_event, queue_id, 36);
@@ -162,7 +172,8 @@ GPUQ_ABI_OFFSET(gpuq_queue_destroy_event, queue_type, 40);
 GPUQ_ABI_OFFSET(gpuq_queue_destroy_event, reason, 44);
 GPUQ_ABI_OFFSET(gpuq_queue_destroy_event, flags, 48);
 GPUQ_ABI_OFFSET(gpuq_queue_destroy_event, pad, 52);
-GPUQ_ABI_SIZE(gpuq_queue_destroy_event, 56); /* 32 + 6*4 */
+GPUQ_ABI_OFFSET(gpuq_queue_destroy_event, write_index, 56);
+GPUQ_ABI_SIZE(gpuq_queue_destroy_event, 64); /* 32 + 6*4 + 8 */
 
 struct gpuq_process_exit_event {
 	struct gpuq_event_header hdr;

@@ -22,7 +22,9 @@ constexpr size_t kHeaderSize = 32;
 constexpr size_t kCreateSize = 128;
 // Size of create records before doorbell_handle was appended (still valid).
 constexpr size_t kCreateSizeV1Original = 112;
-constexpr size_t kDestroySize = 56;
+constexpr size_t kDestroySize = 64;
+// Size of destroy records before write_index was appended (still valid).
+constexpr size_t kDestroySizeV1Original = 56;
 constexpr size_t kExitSize = 48;
 constexpr size_t kCreateFailedSize = 64;
 constexpr size_t kGpuInfoSize = 112;
@@ -45,6 +47,24 @@ TEST(AbiTest, DecodeOriginalSizeCreateRecord) {
   EXPECT_EQ(got.queue_id, 7u);
   EXPECT_EQ(got.doorbell_handle, 0u);
   EXPECT_EQ(got.write_index_at_create, 0u);
+}
+
+// A destroy record from before write_index: no final write index.
+TEST(AbiTest, DecodeOriginalSizeDestroyRecord) {
+  gpuq_queue_destroy_event e{};
+  e.hdr.type = GPUQ_EV_QUEUE_DESTROY;
+  e.hdr.size = kDestroySizeV1Original;
+  e.queue_id = 9;
+  e.write_index = 77;  // beyond the old size: must not be read
+  Event out;
+  size_t consumed = 0;
+  ASSERT_EQ(Decode(&e, kDestroySizeV1Original, &out, &consumed),
+            DecodeStatus::kOk);
+  EXPECT_EQ(consumed, kDestroySizeV1Original);
+  const auto& got = std::get<gpuq_queue_destroy_event>(out);
+  EXPECT_EQ(got.queue_id, 9u);
+  EXPECT_EQ(got.write_index, 0u);
+  EXPECT_EQ(got.flags & GPUQ_DESTROY_F_WRITE_INDEX, 0u);
 }
 
 // Enum values are part of the ABI: the kernel side writes the numbers.

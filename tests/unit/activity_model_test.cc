@@ -75,6 +75,45 @@ TEST(SubmissionsTest, FirstSampleBelowTheCreateBaselineIsAReset) {
   EXPECT_EQ(Submissions(m), 5u);
 }
 
+// The owner's destroy carries the final write index (read in its ioctl):
+// what it wrote after the sampler's last read is counted, not lost with the
+// queue's memory.
+TEST(SubmissionsTest, FinalWriteIndexAtDestroyCountsTheRest) {
+  Model m;
+  m.Apply(RocrCreate(kKey, kPid, kCg, kGpu, 0, kHandle, 10));
+  m.Apply(Sample(kKey, kPid, kCg, kGpu, 0, 15, 15, 1 * kSec));
+  auto d = Destroy(kKey, kPid, kCg, kGpu, 0, GPUQ_QUEUE_COMPUTE,
+                   GPUQ_DESTROY_IOCTL, GPUQ_DESTROY_F_WRITE_INDEX);
+  d.write_index = 22;
+  m.Apply(d);
+  EXPECT_EQ(Submissions(m), 12u);
+  // Never sampled: from the index at create.
+  m.Apply(RocrCreate(kKey, kPid, kCg, kGpu, 1, kHandle + 64, 100));
+  d.queue_id = 1;
+  d.write_index = 104;
+  m.Apply(d);
+  EXPECT_EQ(Submissions(m), 16u);
+  // Without the flag (exit teardown, older captures): nothing to add.
+  m.Apply(RocrCreate(kKey, kPid, kCg, kGpu, 2, kHandle + 128, 0));
+  auto plain = Destroy(kKey, kPid, kCg, kGpu, 2, GPUQ_QUEUE_COMPUTE);
+  plain.write_index = 50;
+  m.Apply(plain);
+  EXPECT_EQ(Submissions(m), 16u);
+  // Not a ROCr queue: its index means nothing.
+  m.Apply(Create(kKey, kPid, kCg, kGpu, 3));
+  d.queue_id = 3;
+  d.write_index = 9000;
+  m.Apply(d);
+  EXPECT_EQ(Submissions(m), 16u);
+  // Below the last read: a reset, nothing counted.
+  m.Apply(RocrCreate(kKey, kPid, kCg, kGpu, 4, kHandle + 192, 0));
+  m.Apply(Sample(kKey, kPid, kCg, kGpu, 4, 30, 30, 2 * kSec));
+  d.queue_id = 4;
+  d.write_index = 7;
+  m.Apply(d);
+  EXPECT_EQ(Submissions(m), 46u);
+}
+
 TEST(SubmissionsTest, UnreadableAndUnknownSamples) {
   Model m;
   m.Apply(RocrCreate(kKey, kPid, kCg, kGpu, 0, kHandle));
@@ -208,6 +247,28 @@ TEST(DoorbellTest, UnknownHandlesAndMissingGpu) {
   m.Apply(DoorbellCount(kPid2, 0, 0x5678000, 0, 3));
   EXPECT_EQ(m.doorbell_series().size(), 2u);
   EXPECT_EQ(m.drops().no_owner, 1u);
+}
+
+// The last rings of a queue polled after its destroy stay on its GPU and
+// container (the poller no longer knows the handle: gpu 0).
+TEST(DoorbellTest, RingsPolledAfterTheDestroyKeepTheirGpu) {
+  Model m;
+  m.Apply(RocrCreate(kKey, kPid, kCg, kGpu, 0, kHandle));
+  m.Apply(DoorbellCount(kPid, kCg, kHandle, kGpu, 10));
+  m.Apply(Destroy(kKey, kPid, kCg, kGpu, 0, GPUQ_QUEUE_COMPUTE));
+  m.Apply(DoorbellCount(kPid, kCg, kHandle, 0, 12));
+  EXPECT_EQ(m.doorbell_series().at({kCg, kGpu}).doorbells, 12u);
+  EXPECT_EQ(m.doorbell_series().count({kCg, 0}), 0u);
+  // Never polled while it lived: its destroy still names the GPU.
+  m.Apply(RocrCreate(kKey, kPid, kCg, kGpu2, 1, kHandle + 64));
+  m.Apply(Destroy(kKey, kPid, kCg, kGpu2, 1, GPUQ_QUEUE_COMPUTE));
+  m.Apply(DoorbellCount(kPid, kCg, kHandle + 64, 0, 3));
+  EXPECT_EQ(m.doorbell_series().at({kCg, kGpu2}).doorbells, 3u);
+  // The handle reused by a new queue on another GPU: the new owner wins.
+  m.Apply(RocrCreate(kKey, kPid, kCg, kGpu2, 2, kHandle));
+  m.Apply(DoorbellCount(kPid, kCg, kHandle, 0, 15));
+  EXPECT_EQ(m.doorbell_series().at({kCg, kGpu2}).doorbells, 6u);
+  EXPECT_EQ(m.doorbell_series().at({kCg, kGpu}).doorbells, 12u);
 }
 
 TEST(RunlistTest, HwsAndMesOperations) {

@@ -211,6 +211,21 @@ TEST(AnalyzerTest, EmptyBucketsCarryLiveQueuesAndZeroRates) {
   EXPECT_DOUBLE_EQ(r.processes[0].submissions_peak_per_s, 300);
 }
 
+// The owner's destroy carries the final write index: the totals (the
+// model's) and the queue's row (the report's own) both count the packets
+// written after the last sample.
+TEST(AnalyzerTest, FinalWriteIndexAtDestroyInTotalsAndQueueRows) {
+  gpuq_queue_destroy_event d = Destroy(10, 0, 7, kT0 + 2 * kS);
+  d.flags = GPUQ_DESTROY_F_WRITE_INDEX;
+  d.write_index = 130;
+  const RunReport r = Analyze({HostPath(kT0), Create(10, 0, 7, kT0),
+                               Sample(10, 0, 7, kT0 + kS / 2, 100, 100), d});
+  EXPECT_EQ(r.submissions, 130u);
+  ASSERT_EQ(r.queue_submissions.size(), 1u);
+  EXPECT_EQ(r.queue_submissions[0].submissions, 130u);
+  EXPECT_EQ(r.queue_submissions[0].samples, 1u);
+}
+
 TEST(AnalyzerTest, HalfSecondStepHalvesBucketsAndDoublesRates) {
   const RunReport r = Analyze({HostPath(kT0), Create(10, 0, 7, kT0),
                                Sample(10, 0, 7, kT0 + kS / 4, 100, 100),
