@@ -610,13 +610,14 @@ ng_dump() {
   while [ -e $NG_CTL/dump ] && within 60 "$t0"; do sleep 0.05; done
 }
 
-# thunk_lines EXITED: the thunk's truth as truth lines of container A
-# (compare.awk's format), gpu by gpu: queues, processes, creates, destroys
-# (ioctl for those ROCr destroyed; process_exit for the rest once EXITED=1,
-# with the process's exit), submissions (write indexes: every queue starts
-# at 0 under this agent) and pending packets.
+# thunk_lines EXITED [TRUTH CGROUP]: a thunk's truth (default: the client's
+# in container A) as truth lines of CGROUP (compare.awk's format), gpu by
+# gpu: queues, processes, creates, destroys (ioctl for those ROCr destroyed;
+# process_exit for the rest once EXITED=1, with the process's exit),
+# submissions (write indexes: every queue starts at 0 under this agent) and
+# pending packets.
 thunk_lines() {
-  awk -v cg="$(stat -c %i $CG_A)" -v exited="$1" '
+  awk -v cg="$(stat -c %i "${3:-$CG_A}")" -v exited="$1" '
     $1 == "queue" {
       for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
       g = f["gpu_id"]
@@ -637,7 +638,7 @@ thunk_lines() {
         if (live[g]) { print "queues", g, 0, 0, cg, live[g]; print "processes", g, 0, 0, cg, 1 }
         if (pend[g]) print "pending", g, 0, 0, cg, pend[g]
       }
-    }' $NG_TRUTH
+    }' "${2:-$NG_TRUTH}"
 }
 
 # compare_thunk FAMILIES: the last scrape against the thunk's truth alone.
@@ -1066,6 +1067,283 @@ else
   fail nobtf-reload "rc=$rc btf=$(ls /sys/kernel/btf/amdgpu 2>&1) kfd=$(ls -l /dev/kfd 2>&1): $(tr '\n' ' ' < /tmp/nobtf.txt)"
 fi
 ktime nobtf-done
+
+# ---- programs: the users' workloads in three containers, every probe tier ------
+# Real HIP 5.2.3 programs (hip_client, GPUQ_HIP_CLIENT_HOLD=1: they hold
+# their queues after their work until stdin ends, then exit without HIP's
+# teardown) on the null thunk forwarding to /dev/kfd:
+#   container A: inference-like over 8 GPUs (infer 8 2 2: 2 streams per GPU;
+#     per iteration an H2D copy, 3 kernels, a D2H copy and an event) on the
+#     HWS GPU and 7 more HWS GPUs (the simulator reloaded with
+#     extra_hws_gpus=7, with its BTF)
+#   containers B and C: the shared-GPU pair on the MES GPU, a latency-
+#     sensitive process (one kernel and a sync at 100 Hz) beside a batch one
+#     (64 kernels, then a sync)
+# Four agents watch them at once, one per probe tier (kprobes, fentry,
+# tracepoints and uprobes all take several consumers), each with
+# --doorbells=uprobe on Debian's libhsa-runtime64: the programs run once and
+# every tier is compared with the same truths (the simulator's and each
+# thunk's), per container and GPU.
+PROG_TIERS="btf-fentry btf-kprobe args-kprobe tracepoint"
+PROGS="infer lat batch"
+ID_C=c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00
+CG_C=/sys/fs/cgroup/system.slice/docker-$ID_C.scope
+PROG_CHECKS="start live doorbells teardown stops"
+prog_var() { echo "$1" | tr - _; }
+prog_port() {
+  case $1 in
+    btf-fentry) echo 9471 ;;
+    btf-kprobe) echo 9472 ;;
+    args-kprobe) echo 9473 ;;
+    tracepoint) echo 9474 ;;
+  esac
+}
+prog_flags() {
+  case $1 in
+    btf-kprobe) echo --no-fentry ;;
+    args-kprobe) echo --probe-tier=args ;;
+    tracepoint) echo --probe-tier=tracepoint ;;
+  esac
+}
+prog_probes() { if [ "$1" = tracepoint ]; then echo "tp_ioctl tp_exit"; else echo "$LIFECYCLE_PROBES"; fi; }
+prog_cg() {
+  case $1 in
+    infer) echo $CG_A ;;
+    lat) echo $CG_B ;;
+    batch) echo $CG_C ;;
+  esac
+}
+prog_id() {
+  case $1 in
+    infer) echo $ID_A ;;
+    lat) echo $ID_B ;;
+    batch) echo $ID_C ;;
+  esac | cut -c1-12
+}
+# prog_skip_all REASON: every programs check skipped with REASON.
+prog_skip_all() {
+  for c in reload run; do skip programs:$c "$1"; done
+  for t in $PROG_TIERS; do for c in $PROG_CHECKS; do skip programs-$t:$c "$1"; done; done
+}
+
+# start_prog NAME FD GPUS KFD-NODES ARGS...: hip_client ARGS in NAME's
+# container, stdin a fifo held open on FD (closing FD ends its hold); the
+# children close every program fd so only this shell holds them.
+start_prog() {
+  local name=$1 fd=$2 gpus=$3 nodes=$4
+  shift 4
+  rm -rf /tmp/p-$name.in /tmp/p-$name.out /tmp/ng-$name.truth /tmp/ngctl-$name
+  mkdir -p /tmp/ngctl-$name
+  mkfifo /tmp/p-$name.in
+  eval "exec $fd<> /tmp/p-$name.in"
+  sh -c "echo \$\$ > $(prog_cg $name)/cgroup.procs && exec env LD_LIBRARY_PATH=/lib/nullgpu \
+    GPUQ_NULLGPU_KFD=1 GPUQ_NULLGPU_KFD_NODES=$nodes GPUQ_NULLGPU_GPUS=$gpus \
+    GPUQ_NULLGPU_CONTROL=/tmp/ngctl-$name GPUQ_NULLGPU_TRUTH=/tmp/ng-$name.truth \
+    HSA_ENABLE_SDMA=0 GPUQ_HIP_CLIENT_HOLD=1 /bin/hip_client $*" \
+    < /tmp/p-$name.in > /tmp/p-$name.out 2>&1 5>&- 6>&- 7>&- &
+  eval "PROG_PID_$name=$!"
+}
+
+# prog_truths EXITED: every program's thunk truth as truth lines
+# (/tmp/ng.lines), its submissions and pending packets as the simulator
+# side's driver truth (/tmp/drv.truth).
+prog_truths() {
+  : > /tmp/ng.lines
+  for p in $PROGS; do
+    if [ "$1" = 0 ]; then
+      rm -f /tmp/ng-$p.truth
+      touch /tmp/ngctl-$p/dump
+      t0=$(up)
+      while [ -e /tmp/ngctl-$p/dump ] && within 60 "$t0"; do sleep 0.05; done
+    fi
+    thunk_lines "$1" /tmp/ng-$p.truth "$(prog_cg $p)" >> /tmp/ng.lines
+  done
+  if [ "$1" = 0 ]; then grep '^submit\|^pending' /tmp/ng.lines; else grep '^submit' /tmp/ng.lines; fi > /tmp/drv.truth
+}
+
+# prog_doorbells CHECK: per container and GPU, the agent's doorbells equal
+# the write indexes of the program's own (HIP's) queues in its thunk, its
+# kernel-dispatch rings the dispatches the null CP consumed there, and per
+# program those dispatches its launches.
+prog_doorbells() {
+  local t0 ok detail p id want got kd g w d launches total
+  t0=$(up)
+  while :; do
+    scrape /tmp/m.prom
+    ok=1
+    detail=""
+    for p in $PROGS; do
+      id=$(prog_id $p)
+      launches=$(sed -n 's/^hip_client .* launches=\([0-9]*\) .*ok$/\1/p' /tmp/p-$p.out)
+      awk '$1 == "queue" && index($0, " owner=client ") {
+          for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+          w[f["gpu_id"]] += f["write_index"]; d[f["gpu_id"]] += f["dispatches"] }
+        END { for (g in w) print g, w[g], d[g] }' /tmp/ng-$p.truth > /tmp/want-$p
+      total=0
+      gpus=0
+      while read -r g w d; do
+        got=$(grep "^gpuq_doorbells_total{" /tmp/m.prom | grep "gpu_id=\"$g\"" | grep "container=\"$id\"" |
+          awk '{ s += $NF } END { print s + 0 }')
+        kd=$(grep "^gpuq_doorbell_packets_total{" /tmp/m.prom | grep "gpu_id=\"$g\"" |
+          grep 'packet_type="kernel_dispatch"' | grep "container=\"$id\"" | awk '{ s += $NF } END { print s + 0 }')
+        { [ "$got" = "$w" ] && [ "$kd" = "$d" ] && [ "$w" -gt 0 ]; } || {
+          ok=0
+          detail="$detail $p gpu $g: doorbells $got want $w, kernel-dispatch $kd want $d;"
+        }
+        total=$((total + d))
+        gpus=$((gpus + 1))
+      done < /tmp/want-$p
+      all=$(grep "^gpuq_doorbells_total{" /tmp/m.prom | grep "container=\"$id\"" | awk '{ s += $NF } END { print s + 0 }')
+      wsum=$(awk '{ s += $2 } END { print s + 0 }' /tmp/want-$p)
+      [ "$all" = "$wsum" ] || { ok=0; detail="$detail $p: $all doorbells in all, $wsum on its GPUs;"; }
+      [ "$total" = "$launches" ] || { ok=0; detail="$detail $p: $total dispatches, $launches launches;"; }
+      detail="$detail $p ($id): $gpus GPUs, $wsum doorbells = HIP's packets, $total kernel-dispatch = launches;"
+    done
+    [ $ok = 1 ] && break
+    within 30 "$t0" || break
+    sleep 0.3
+  done
+  if [ $ok = 1 ]; then
+    pass "$1" "per container and GPU:$detail"
+  else
+    fail "$1" "$detail"
+    grep '^gpuq_doorbell' /tmp/m.prom > /tmp/db.txt
+    dump "$1" /tmp/db.txt /tmp/want-infer /tmp/want-lat /tmp/want-batch
+  fi
+}
+
+programs_checks() {
+  local t fd p pid alive
+  if [ -f /lib/nullgpu/missing ] || [ -f /lib/nullgpu/hip-missing ]; then
+    prog_skip_all "$(cat /lib/nullgpu/missing /lib/nullgpu/hip-missing 2> /dev/null | head -n 1)"
+    return
+  fi
+  ktime programs-start
+  # The BTF module with 7 more HWS GPUs: 8 for the inference run.
+  rmmod amdgpu > /tmp/prog-mod.txt 2>&1 && insmod $SIM/amdgpu.ko extra_hws_gpus=7 >> /tmp/prog-mod.txt 2>&1
+  rc=$?
+  n=$(($(ls -d $KFD/topology/nodes/* | wc -l) - 1))
+  if [ $rc != 0 ] || [ ! -e /sys/kernel/btf/amdgpu ] || [ $n -lt 10 ]; then
+    fail programs:reload "rc=$rc, $n GPU nodes, btf $(ls /sys/kernel/btf/amdgpu 2>&1): $(tr '\n' ' ' < /tmp/prog-mod.txt)"
+    return
+  fi
+  # node 1 (HWS) and the 7 added last
+  nodes=1
+  for i in $(seq $((n - 6)) $n); do nodes="$nodes,$i"; done
+  pass programs:reload "simulator reloaded with BTF and extra_hws_gpus=7: $n GPUs; inference on nodes $nodes (HWS), the pair on node 2 (MES)"
+  mkdir -p $CG_C
+  {
+    echo "CG $(stat -c %i $CG_HOST) -"
+    for p in $PROGS; do echo "CG $(stat -c %i "$(prog_cg $p)") $(prog_id $p)"; done
+    for d in $KFD/topology/nodes/*; do
+      g=$(cat $d/gpu_id)
+      [ "$g" != 0 ] && echo "GPU $g"
+    done
+  } > /tmp/static.in
+  HSA=/usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1
+  cp $TRUTH /tmp/base.truth
+  for t in $PROG_TIERS; do
+    /bin/gpuq-agent --web.listen-address 127.0.0.1:$(prog_port $t) --no-runtime-lookup \
+      --reconcile-interval 2s --sample-interval 100ms --doorbells=uprobe --hsa-runtime $HSA \
+      $(prog_flags $t) >> /tmp/agent-programs-$t.out 2>&1 &
+    eval "AG_PID_$(prog_var $t)=$!"
+  done
+  for t in $PROG_TIERS; do
+    URL=http://127.0.0.1:$(prog_port $t)/metrics
+    eval "pid=\$AG_PID_$(prog_var $t)"
+    t0=$(up)
+    absent=""
+    while within 240 "$t0"; do
+      absent=""
+      if scrape /tmp/m.prom; then
+        for c in $(prog_probes $t); do
+          grep -q "^gpuq_probe_attached{probe=\"$c\",.*tier=\"$t\"} 1\$" /tmp/m.prom || absent="$absent $c"
+        done
+        grep -q '^gpuq_probe_attached{probe="doorbell_.*tier="uprobe"} 1$' /tmp/m.prom || absent="$absent doorbell-uprobes"
+      else
+        absent=" /metrics"
+      fi
+      [ -z "$absent" ] && break
+      kill -0 $pid 2> /dev/null || break
+      sleep 0.3
+    done
+    if [ -z "$absent" ]; then
+      pass programs-$t:start "agent ($(prog_flags $t) --doorbells=uprobe) up after $(elapsed "$t0")s: lifecycle probes in tier $t, $(grep -c '^gpuq_probe_attached{probe="doorbell_.*} 1$' /tmp/m.prom) doorbell uprobes"
+    else
+      fail programs-$t:start "not attached in tier $t:$absent"
+      dump programs-$t /tmp/agent-programs-$t.out /tmp/m.prom
+    fi
+  done
+
+  ktime programs-agents-up
+  start_prog infer 5 8xgfx90a "$nodes" infer 8 2 2
+  start_prog lat 6 1xgfx90a 2 latency 0 100 1500
+  start_prog batch 7 1xgfx90a 2 batch 0 1500
+  t0=$(up)
+  while within 600 "$t0"; do
+    alive=0
+    for p in $PROGS; do
+      eval "pid=\$PROG_PID_$p"
+      grep -q '^HOLD' /tmp/p-$p.out || { kill -0 $pid 2> /dev/null && alive=1; }
+    done
+    [ $alive = 0 ] && break
+    sleep 0.2
+  done
+  ktime programs-held
+  bad=""
+  detail=""
+  for p in $PROGS; do
+    if grep -q '^HOLD .* rc=0$' /tmp/p-$p.out && grep -q '^hip_client .* ok$' /tmp/p-$p.out; then
+      detail="$detail $(grep '^hip_client' /tmp/p-$p.out) in container $(prog_id $p);"
+    else
+      bad="$bad $p: $(tail -n 3 /tmp/p-$p.out | tr '\n' ';')"
+    fi
+  done
+  if [ -n "$bad" ]; then
+    fail programs:run "$bad"
+    for p in $PROGS; do dump programs-$p /tmp/p-$p.out; done
+  else
+    pass programs:run "after $(elapsed "$t0")s, holding their queues:$detail"
+  fi
+
+  # alive: every family against the simulator and the thunks, per tier
+  prog_truths 0
+  for t in $PROG_TIERS; do
+    URL=http://127.0.0.1:$(prog_port $t)/metrics
+    expect_both programs-$t:live "$LIFECYCLE $SUBMISSION" "$LIFECYCLE $SUBMISSION"
+    prog_doorbells programs-$t:doorbells
+  done
+
+  # the hold ends: each program exits with its queues, KFD tears them down
+  for fd in 5 6 7; do eval "exec $fd>&-"; done
+  t0=$(up)
+  for p in $PROGS; do
+    eval "pid=\$PROG_PID_$p"
+    while { kill -0 "$pid" 2> /dev/null || [ -d $KFD/proc/$pid ]; } && within 60 "$t0"; do sleep 0.05; done
+  done
+  prog_truths 1
+  for t in $PROG_TIERS; do
+    URL=http://127.0.0.1:$(prog_port $t)/metrics
+    expect_both programs-$t:teardown "$LIFECYCLE $SUBMISSION" "$LIFECYCLE $SUBMISSION"
+    dump programs-$t-metrics /tmp/m.prom
+  done
+  for p in $PROGS; do
+    sed 's/^/thunk: /' /tmp/ng-$p.truth > /tmp/ng.txt
+    dump programs-$p /tmp/p-$p.out /tmp/ng.txt
+  done
+  for t in $PROG_TIERS; do
+    eval "AG_PID=\$AG_PID_$(prog_var $t)"
+    stop_agent
+    if [ "$STOP_RESULT" = "exit 0" ]; then
+      pass programs-$t:stops "exit 0 after SIGTERM"
+    else
+      fail programs-$t:stops "$STOP_RESULT after SIGTERM"
+    fi
+    dump programs-$t /tmp/agent-programs-$t.out
+  done
+  ktime programs-done
+}
+(programs_checks)
 
 dump drivers /tmp/drivers.out
 if grep -q ' BAD ' /tmp/drivers.out; then
