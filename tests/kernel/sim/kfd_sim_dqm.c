@@ -700,8 +700,9 @@ void sim_gpus_init(void)
 	unsigned int i, extra = min_t(unsigned int, extra_hws_gpus, KFD_SIM_MAX_EXTRA_GPUS);
 
 	for (i = 0; i < extra; i++)
-		sim_extra_specs[i] = (struct sim_gpu_spec){ 0xb100 + i * 0x101, SIM_SCHED_HWS,
-							    "ip discovery", 90010, 0x740f, false };
+		sim_extra_specs[i] = (struct sim_gpu_spec){
+			0xb100 + i * 0x101, SIM_SCHED_HWS, "ip discovery", 90010, 0x740f, false
+		};
 	sim_num_gpus = ARRAY_SIZE(sim_specs) + extra;
 	for (i = 0; i < sim_num_gpus; i++) {
 		const struct sim_gpu_spec *s = sim_spec(i);
