@@ -273,23 +273,36 @@ copy_paths() {
 }
 
 
-# qemu_boot LABEL KDIR INITRD LOG: boots the cached kernel KDIR with INITRD
-# under TCG until the guest powers off or BOOT_TIMEOUT; the console goes to
-# LOG (\r stripped) and INITRD is removed. Sets BOOT_RC (124: timeout).
-qemu_boot() {
-  local label=$1 kdir=$2 initrd=$3 log=$4 t0 wall tl
+# qemu_start LABEL KDIR INITRD LOG: boots the cached kernel KDIR with INITRD
+# under TCG in the background, until the guest powers off or BOOT_TIMEOUT;
+# the console goes to LOG. qemu_finish LABEL waits for it: LOG gets \r
+# stripped, INITRD is removed, BOOT_RC is set (124: timeout). The guests of
+# several kernels run side by side: each keeps about 1.3 of this machine's
+# 2 cores busy, so two together take about 1.3 times as long as one, not 2.
+declare -A QEMU_PID QEMU_T0 QEMU_LOG QEMU_INITRD
+qemu_start() {
+  local label=$1 kdir=$2 initrd=$3 log=$4
   note "kernel $label: booting $(cat "$kdir/kver") ($(cat "$kdir/package")) under qemu TCG, initramfs $(($(stat -c %s "$initrd") / 1048576)) MB, timeout $BOOT_TIMEOUT s"
-  t0=$(now)
+  QEMU_T0[$label]=$(now)
+  QEMU_LOG[$label]=$log
+  QEMU_INITRD[$label]=$initrd
   # TCG only: /dev/kvm on these machines is kvm_pvm and stalls stock kernels.
   # </dev/null: -nographic reads stdin otherwise.
-  run_group timeout "$BOOT_TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 2G -nic none \
+  start_bg timeout "$BOOT_TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 2G -nic none \
     -kernel "$kdir/vmlinuz" -initrd "$initrd" \
     -append "console=ttyS0 panic=-1 loglevel=4 GPUQ_KERNEL=$label" \
     -nographic -no-reboot < /dev/null > "$log.raw" 2>&1
-  BOOT_RC=$RUN_RC
+  QEMU_PID[$label]=$BG_PID
+}
+
+qemu_finish() {
+  local label=$1 log=${QEMU_LOG[$1]} wall tl
+  wait "${QEMU_PID[$label]}"
+  BOOT_RC=$?
+  _procs_forget "${QEMU_PID[$label]}"
   tr -d '\r' < "$log.raw" > "$log"
-  rm -f "$log.raw" "$initrd"
-  wall=$(since "$t0")
+  rm -f "$log.raw" "${QEMU_INITRD[$label]}"
+  wall=$(since "${QEMU_T0[$label]}")
   tl=$(sed -n 's/.*\(GPUQ-KTIME .*\)/\1/p' "$log" | awk -v k="$label" '$2 == k { printf "%s%s=%.1fs", sep, $3, $4; sep = " " }')
   note "kernel $label: qemu exit $BOOT_RC after $wall s wall; guest uptime at: ${tl:-no timing markers}"
   if [ $BOOT_RC = 124 ]; then

@@ -115,7 +115,7 @@ build_payload() {
   note "guest payload: $(du -sm "$r" | cut -f1) MB unpacked, $(($(stat -c %s "$WORK/payload.cpio.gz") / 1048576)) MB gz (busybox, gpuq-agent and bpftool + $(find "$r" -name '*.so*' | wc -l) libraries, kfdtest)"
 }
 
-# ---- boot one kernel and judge its markers ------------------------------------
+# ---- start one kernel's guest (judged once every guest is done) -------------
 run_kernel() {
   local label=$1 kdir=$2 initrd=$WORK/initrd-$1.gz ko
   # amdgpu.ko without its .BTF section (an amdgpu-dkms build has none), at
@@ -134,8 +134,7 @@ run_kernel() {
   rm -rf "$WORK/nobtf"
   cat "$WORK/payload.cpio.gz" "$kdir/modules.cpio.gz" "$WORK/nobtf.cpio.gz" > "$initrd"
   rm -f "$WORK/nobtf.cpio.gz"
-  qemu_boot "$label" "$kdir" "$initrd" "$WORK/boot-$label.log"
-  judge_markers "$label" "$WORK/boot-$label.log"
+  qemu_start "$label" "$kdir" "$initrd" "$WORK/boot-$label.log"
 }
 
 # ---- main ---------------------------------------------------------------------
@@ -154,9 +153,16 @@ if [ ${#READY[@]} = 0 ]; then
   exit 0
 fi
 if build_payload; then
+  t_k=$(now)
+  # every kernel's guest at once (qemu_start says why), then each judged
   for entry in "${READY[@]}"; do
     run_kernel "${entry%% *}" "${entry#* }"
   done
+  for entry in "${READY[@]}"; do
+    qemu_finish "${entry%% *}"
+    judge_markers "${entry%% *}" "$WORK/boot-${entry%% *}.log"
+  done
+  note "kernels ${KERNELS}: boots and checks, side by side, took $(since "$t_k") s"
 fi
 rm -rf "$WORK/rootfs" "$WORK/payload.cpio.gz" "$WORK/shim"
 note "kernel tier took $(($(date +%s) - T_START)) s in all; logs in $WORK"
