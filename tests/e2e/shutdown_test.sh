@@ -61,11 +61,20 @@ bpf_ids() {
   { cat /proc/"$2"/fdinfo/* ; } 2> /dev/null | awk -v k="$1_id:" '$1 == k { print $2 }' | sort -un | tr '\n' ' '
 }
 
-# check_released NAME KIND IDS: none of IDS (of KIND) exists any more.
+# check_released NAME KIND IDS: none of IDS (of KIND) exists any more. The
+# kernel may free an object a moment after its last holder exits (bpf_link_put
+# frees a link, and with it its program's reference, from a workqueue; CI once
+# listed two doorbell programs that were gone by the next bpftool call), so
+# the ids are given up to 3 s; one still there after that is a leak.
 check_released() {
-  local name=$1 kind=$2 ids=$3 id left=""
-  for id in $ids; do
-    bpftool "$kind" show id "$id" > /dev/null 2>&1 && left="$left $id"
+  local name=$1 kind=$2 ids=$3 id left try
+  for try in $(seq 30); do
+    left=""
+    for id in $ids; do
+      bpftool "$kind" show id "$id" > /dev/null 2>&1 && left="$left $id"
+    done
+    [ -z "$left" ] && break
+    sleep 0.1
   done
   if [ -z "$left" ]; then
     pass "$name: every BPF $kind it held is gone after exit ($(echo $ids | wc -w))"
