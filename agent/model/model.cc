@@ -383,13 +383,14 @@ void Model::On(const gpuq_doorbell_count_record& e) {
   uint32_t gpu_id = e.gpu_id;
   uint64_t cgroup_id = e.hdr.cgroup_id;
   auto owner = doorbell_owner_.find({e.hdr.tgid, e.doorbell_handle});
-  auto retired = doorbell_last_.find({e.hdr.tgid, e.doorbell_handle});
   if (owner != doorbell_owner_.end()) {
     const QueueState& q = queues_.at(owner->second);
     if (gpu_id == 0) gpu_id = q.gpu_id;
     if (cgroup_id == 0) cgroup_id = q.cgroup_id;
-  } else if (retired != doorbell_last_.end()) {
-    // The queue is gone; these are its last rings.
+  } else if (auto retired =
+                 doorbell_last_.find({e.hdr.tgid, e.doorbell_handle});
+             retired != doorbell_last_.end()) {
+    // The queue is gone (Remove kept its GPU); these are its last rings.
     if (gpu_id == 0) gpu_id = retired->second.gpu_id;
     if (cgroup_id == 0) cgroup_id = retired->second.cgroup_id;
   }
@@ -398,7 +399,6 @@ void Model::On(const gpuq_doorbell_count_record& e) {
     return;
   }
   DoorbellLast& last = doorbell_last_[{e.hdr.tgid, e.doorbell_handle}];
-  if (owner != doorbell_owner_.end()) last.gpu_id = gpu_id;
   bool reset = e.doorbells < last.counts.doorbells;
   for (size_t c = 0; c < GPUQ_PACKET__MAX; ++c) {
     reset = reset || e.by_packet[c] < last.counts.by_packet[c];
