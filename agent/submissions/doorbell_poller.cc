@@ -103,13 +103,9 @@ std::unique_ptr<DoorbellPoller> DoorbellPoller::Open(const Options& options,
         pmu);
     return nullptr;
   }
-  DoorbellCounter::Options counter_options;
-  counter_options.paths = options.paths;
-  counter_options.libraries = options.libraries;
-  counter_options.scan_processes = options.scan_processes;
   std::string why;
   std::unique_ptr<DoorbellCounter> counter =
-      DoorbellCounter::Open(counter_options, &why);
+      DoorbellCounter::Open(options, &why);
   if (counter == nullptr) {
     *error = fmt::format("--doorbells=uprobe: {}", why);
     return nullptr;

@@ -31,14 +31,10 @@ namespace gpuq {
 /// interleave out of order).
 class DoorbellPoller {
  public:
-  struct Options {
-    HostPaths paths;
-    /// --hsa-runtime: library files attached at Open (a bad path is an error).
-    std::vector<std::string> libraries;
-    /// Also attach to the libhsa-runtime64 files processes have mapped (at
-    /// Open and at every Rescan).
-    bool scan_processes = true;
-  };
+  /// The counter's: --hsa-runtime files attached at Open (a bad path is an
+  /// error) and, with scan_processes, the libhsa-runtime64 files processes
+  /// have mapped, at Open and at every Rescan.
+  using Options = DoorbellCounter::Options;
 
   /// nullptr + *error on failure (no uprobe support, bad --hsa-runtime path,
   /// no privileges). Finding no library at all is not a failure: Rescan
