@@ -578,6 +578,18 @@ HIP_CHECKS="start queues creates submissions pending drained doorbells teardown 
 NG_CTL=/tmp/ngctl
 NG_TRUTH=/tmp/ng.truth
 
+# ng_run CGROUP CONTROL TRUTH GPUS KFD-NODES CMD...: CMD (its environment
+# first if it wants one) in CGROUP on the null thunk, forwarding its queues
+# to /dev/kfd's KFD-NODES, with that control dir and truth file and no SDMA.
+# Run it in the background (`ng_run ... &`): it execs, so $! is CMD's pid.
+ng_run() {
+  local cg=$1 ctl=$2 truth=$3 gpus=$4 nodes=$5
+  shift 5
+  exec sh -c "echo \$\$ > $cg/cgroup.procs && exec env LD_LIBRARY_PATH=/lib/nullgpu \
+    GPUQ_NULLGPU_KFD=1 GPUQ_NULLGPU_KFD_NODES=$nodes GPUQ_NULLGPU_GPUS=$gpus \
+    GPUQ_NULLGPU_CONTROL=$ctl GPUQ_NULLGPU_TRUTH=$truth HSA_ENABLE_SDMA=0 $*"
+}
+
 # start_client NAME: NAME's client in container A, commands on fd 8; waits
 # for READY (hsa_init under TCG takes seconds; HIP also loads LLVM through
 # comgr). Sets PID_NAME, FD_NAME.
@@ -591,10 +603,7 @@ start_client() {
   mkdir -p $NG_CTL
   mkfifo /tmp/$name.in
   exec 8<> /tmp/$name.in
-  sh -c "echo \$\$ > $CG_A/cgroup.procs && exec env LD_LIBRARY_PATH=/lib/nullgpu \
-    GPUQ_NULLGPU_KFD=1 GPUQ_NULLGPU_KFD_NODES=1,2 GPUQ_NULLGPU_GPUS=2xgfx90a \
-    GPUQ_NULLGPU_CONTROL=$NG_CTL GPUQ_NULLGPU_TRUTH=$NG_TRUTH HSA_ENABLE_SDMA=0 \
-    $cmd" < /tmp/$name.in > /tmp/$name.out 2>&1 &
+  ng_run $CG_A $NG_CTL $NG_TRUTH 2xgfx90a 1,2 $cmd < /tmp/$name.in > /tmp/$name.out 2>&1 &
   eval "FD_$name=8"
   t0=$(up)
   while ! grep -q '^READY\|^BAD' /tmp/$name.out 2> /dev/null && within 180 "$t0"; do
@@ -603,12 +612,14 @@ start_client() {
   eval "PID_$name=\$(awk '/^READY/ { print \$2; exit }' /tmp/$name.out)"
 }
 
-# ng_dump: the thunk writes its truth file now (its CP polls the control dir).
+# ng_dump [CONTROL TRUTH]: the thunk (default: the client's) writes its truth
+# file now (its CP polls the control dir).
 ng_dump() {
-  rm -f $NG_TRUTH
-  touch $NG_CTL/dump
+  local ctl=${1:-$NG_CTL}
+  rm -f "${2:-$NG_TRUTH}"
+  touch $ctl/dump
   t0=$(up)
-  while [ -e $NG_CTL/dump ] && within 60 "$t0"; do sleep 0.05; done
+  while [ -e $ctl/dump ] && within 60 "$t0"; do sleep 0.05; done
 }
 
 # thunk_lines EXITED [TRUTH CGROUP]: a thunk's truth (default: the client's
@@ -673,10 +684,32 @@ expect_both() {
     index(fams, " " k " ") { printf "%s%s%s gpu %s = %s", sep, $1, ($1 == "destroy" ? ($4 == 1 ? "(ioctl)" : "(exit)") : ""), $2, $6; sep = ", " }' /tmp/ng.lines); drops: $(dropped)"
 }
 
+# sum_for FAMILY CONTAINER ["LABEL=VALUE ..."]: the last scrape's FAMILY
+# summed over CONTAINER's series carrying every label given.
+sum_for() {
+  awk -v fam="$1{" -v c="container=\"$2\"" -v want="$3" '
+    index($0, fam) == 1 && index($0, c) {
+      n = split(want, w, " ")
+      for (i = 1; i <= n; i++) {
+        split(w[i], kv, "=")
+        if (!index($0, kv[1] "=\"" kv[2] "\"")) next
+      }
+      s += $NF
+    }
+    END { print s + 0 }' /tmp/m.prom
+}
+
 # series_a FAMILY: the sum of the last scrape's FAMILY for container A.
-series_a() {
-  grep "^$1{" /tmp/m.prom | grep "container=\"$(echo $ID_A | cut -c1-12)\"" |
-    awk '{ s += $NF } END { print s + 0 }'
+series_a() { sum_for "$1" "$(echo $ID_A | cut -c1-12)"; }
+
+# client_sums TRUTH: per GPU, "GPU WRITES DISPATCHES" of the client's own
+# queues in a thunk's truth (not ROCr's internal ones): the packets it rang
+# (one ring per packet) and the kernel dispatches the null CP consumed.
+client_sums() {
+  awk '$1 == "queue" && index($0, " owner=client ") {
+      for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+      w[f["gpu_id"]] += f["write_index"]; d[f["gpu_id"]] += f["dispatches"] }
+    END { for (g in w) print g, w[g], d[g] }' "$1"
 }
 
 # rocr_steps P / hip_steps P: the client's queues and packets, checked
@@ -846,13 +879,10 @@ client_checks() {
       g=$(gpu_of_node $((gi + 1)))
       rings=$(client_rings $name $gi)
       launches=$(client_launches $name $gi)
-      tw=$(awk -v g="gpu_id=$g" '$1 == "queue" && index($0, " " g " ") && index($0, "owner=client") {
-        for (i = 2; i <= NF; i++) if ($i ~ /^write_index=/) { sub("write_index=", "", $i); s += $i } }
-        END { print s + 0 }' $NG_TRUTH)
-      got=$(grep "^gpuq_doorbells_total{" /tmp/m.prom | grep "gpu_id=\"$g\"" |
-        grep "container=\"$(echo $ID_A | cut -c1-12)\"" | awk '{ s += $NF } END { print s + 0 }')
-      kd=$(grep "^gpuq_doorbell_packets_total{" /tmp/m.prom | grep "gpu_id=\"$g\"" | grep 'packet_type="kernel_dispatch"' |
-        grep "container=\"$(echo $ID_A | cut -c1-12)\"" | awk '{ s += $NF } END { print s + 0 }')
+      tw=$(client_sums $NG_TRUTH | awk -v g="$g" '$1 == g { print $2 }')
+      tw=${tw:-0}
+      got=$(sum_for gpuq_doorbells_total "$(echo $ID_A | cut -c1-12)" "gpu_id=$g")
+      kd=$(sum_for gpuq_doorbell_packets_total "$(echo $ID_A | cut -c1-12)" "gpu_id=$g packet_type=kernel_dispatch")
       detail="$detail gpu $g: doorbells $got, thunk client write indexes $tw"
       [ -n "$rings" ] && detail="$detail, client rings $rings"
       [ -n "$launches" ] && detail="$detail, kernel-dispatch rings $kd, launches $launches"
@@ -1137,11 +1167,8 @@ start_prog() {
   mkdir -p /tmp/ngctl-$name
   mkfifo /tmp/p-$name.in
   eval "exec $fd<> /tmp/p-$name.in"
-  sh -c "echo \$\$ > $(prog_cg $name)/cgroup.procs && exec env LD_LIBRARY_PATH=/lib/nullgpu \
-    GPUQ_NULLGPU_KFD=1 GPUQ_NULLGPU_KFD_NODES=$nodes GPUQ_NULLGPU_GPUS=$gpus \
-    GPUQ_NULLGPU_CONTROL=/tmp/ngctl-$name GPUQ_NULLGPU_TRUTH=/tmp/ng-$name.truth \
-    HSA_ENABLE_SDMA=0 GPUQ_HIP_CLIENT_HOLD=1 /bin/hip_client $*" \
-    < /tmp/p-$name.in > /tmp/p-$name.out 2>&1 5>&- 6>&- 7>&- &
+  ng_run "$(prog_cg $name)" /tmp/ngctl-$name /tmp/ng-$name.truth $gpus $nodes \
+    GPUQ_HIP_CLIENT_HOLD=1 /bin/hip_client "$@" < /tmp/p-$name.in > /tmp/p-$name.out 2>&1 5>&- 6>&- 7>&- &
   eval "PROG_PID_$name=$!"
 }
 
@@ -1151,12 +1178,7 @@ start_prog() {
 prog_truths() {
   : > /tmp/ng.lines
   for p in $PROGS; do
-    if [ "$1" = 0 ]; then
-      rm -f /tmp/ng-$p.truth
-      touch /tmp/ngctl-$p/dump
-      t0=$(up)
-      while [ -e /tmp/ngctl-$p/dump ] && within 60 "$t0"; do sleep 0.05; done
-    fi
+    [ "$1" = 0 ] && ng_dump /tmp/ngctl-$p /tmp/ng-$p.truth
     thunk_lines "$1" /tmp/ng-$p.truth "$(prog_cg $p)" >> /tmp/ng.lines
   done
   if [ "$1" = 0 ]; then grep '^submit\|^pending' /tmp/ng.lines; else grep '^submit' /tmp/ng.lines; fi > /tmp/drv.truth
@@ -1176,17 +1198,12 @@ prog_doorbells() {
     for p in $PROGS; do
       id=$(prog_id $p)
       launches=$(sed -n 's/^hip_client .* launches=\([0-9]*\) .*ok$/\1/p' /tmp/p-$p.out)
-      awk '$1 == "queue" && index($0, " owner=client ") {
-          for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
-          w[f["gpu_id"]] += f["write_index"]; d[f["gpu_id"]] += f["dispatches"] }
-        END { for (g in w) print g, w[g], d[g] }' /tmp/ng-$p.truth > /tmp/want-$p
+      client_sums /tmp/ng-$p.truth > /tmp/want-$p
       total=0
       gpus=0
       while read -r g w d; do
-        got=$(grep "^gpuq_doorbells_total{" /tmp/m.prom | grep "gpu_id=\"$g\"" | grep "container=\"$id\"" |
-          awk '{ s += $NF } END { print s + 0 }')
-        kd=$(grep "^gpuq_doorbell_packets_total{" /tmp/m.prom | grep "gpu_id=\"$g\"" |
-          grep 'packet_type="kernel_dispatch"' | grep "container=\"$id\"" | awk '{ s += $NF } END { print s + 0 }')
+        got=$(sum_for gpuq_doorbells_total $id "gpu_id=$g")
+        kd=$(sum_for gpuq_doorbell_packets_total $id "gpu_id=$g packet_type=kernel_dispatch")
         { [ "$got" = "$w" ] && [ "$kd" = "$d" ] && [ "$w" -gt 0 ]; } || {
           ok=0
           detail="$detail $p gpu $g: doorbells $got want $w, kernel-dispatch $kd want $d;"
@@ -1194,7 +1211,7 @@ prog_doorbells() {
         total=$((total + d))
         gpus=$((gpus + 1))
       done < /tmp/want-$p
-      all=$(grep "^gpuq_doorbells_total{" /tmp/m.prom | grep "container=\"$id\"" | awk '{ s += $NF } END { print s + 0 }')
+      all=$(sum_for gpuq_doorbells_total $id)
       wsum=$(awk '{ s += $2 } END { print s + 0 }' /tmp/want-$p)
       [ "$all" = "$wsum" ] || { ok=0; detail="$detail $p: $all doorbells in all, $wsum on its GPUs;"; }
       [ "$total" = "$launches" ] || { ok=0; detail="$detail $p: $total dispatches, $launches launches;"; }
