@@ -17,6 +17,17 @@
  * amd_signal_t.queue_ptr -> amd_queue_t.base_address[value & (size - 1)];
  * the ring of each doorbell's queue is cached in its count (count_doorbell).
  *
+ * The cache is trusted until a queue is destroyed: uretprobes on
+ * hsa_queue_destroy and hsa_shut_down (@ROCR_1) bump `retire_epoch`, and a
+ * count cached at another epoch reads its signal again. The memory of a
+ * destroyed queue's doorbell signal goes back to ROCr's shared signal pool
+ * (Shared<SharedSignal> in LocalSignal, core/inc/signal.h, rocm-5.2.3) and
+ * may come back as a completion signal; AqlQueue::Destroy deletes the queue
+ * before hsa_queue_destroy returns, and ROCr's own queues go at
+ * hsa_shut_down. Left open: another thread's store on that memory reused
+ * between the free and the return, and queues destroyed through the API
+ * table without the exported call (a tool's own queues).
+ *
  * Layouts (x86-64 HSA_LARGE_MODEL, see docs kfd-probe-points.md section 3):
  *   amd_signal_t (64 B): kind s64 @0, value @8, ..., queue_ptr @48
  *   amd_queue_t:  base_address @8, doorbell_signal @16, size u32 @24 (packets)
@@ -77,6 +88,12 @@ struct {
 	__type(value, __u64);
 } doorbell_drops SEC(".maps");
 
+/*
+ * Bumped when a queue may have been destroyed; 32 bits wrap only after 2^32
+ * destroys between two rings of one doorbell.
+ */
+__u32 retire_epoch;
+
 /* The class of the packet in slot index of a ring of `packets` slots. */
 static __always_inline __u32 packet_class(__u64 ring_base, __u32 packets, __u64 index)
 {
@@ -97,7 +114,8 @@ static __always_inline __u32 packet_class(__u64 ring_base, __u32 packets, __u64 
 }
 
 /* Reads queue_ptr's ring into count's cache (queue_ptr 0: unclassified). */
-static __always_inline void cache_ring(struct gpuq_doorbell_count *count, __u64 queue_ptr)
+static __always_inline void cache_ring(struct gpuq_doorbell_count *count, __u64 queue_ptr,
+				       __u32 epoch)
 {
 	struct amd_queue_ring ring = {};
 
@@ -106,22 +124,29 @@ static __always_inline void cache_ring(struct gpuq_doorbell_count *count, __u64 
 	count->ring_base = ring.base_address;
 	count->ring_packets = ring.size;
 	count->queue_ptr = queue_ptr;
+	count->epoch = epoch;
 }
 
 /*
- * Per ring: one lookup, the signal's head (its kind is checked every time:
- * a destroyed queue's signal memory is reused for completion signals), the
- * rung slot's header from the cached ring, one atomic add. amd_queue_t is
- * read again only when the signal names another queue than at the last ring.
+ * Per ring of a doorbell cached since the last queue destroy: one lookup,
+ * the rung slot's header from the cached ring, one atomic add. Otherwise
+ * the signal's head is read first: its kind (a destroyed queue's signal
+ * memory is reused for completion signals) and the queue it names
+ * (amd_queue_t is read again only when that changed).
  */
 static __always_inline int count_doorbell(__u64 handle, __u64 value)
 {
 	struct gpuq_doorbell_key key = { .handle = handle };
 	struct gpuq_doorbell_count *count;
 	struct amd_signal_head sig;
-	__u32 type;
+	__u32 epoch, type;
 
 	key.tgid = bpf_get_current_pid_tgid() >> 32;
+	/* read before the signal: a destroy after it makes the cache stale */
+	epoch = *(volatile __u32 *)&retire_epoch;
+	count = bpf_map_lookup_elem(&doorbell_counts, &key);
+	if (count && count->queue_ptr && count->epoch == epoch)
+		goto classify;
 	if (bpf_probe_read_user(&sig, sizeof(sig), (void *)handle))
 		sig.kind = 0;
 	if (sig.kind >= 0) {
@@ -130,13 +155,12 @@ static __always_inline int count_doorbell(__u64 handle, __u64 value)
 		/* learned doorbells of unknown layout: count, do not classify */
 		sig.queue_ptr = 0;
 	}
-	count = bpf_map_lookup_elem(&doorbell_counts, &key);
 	if (!count) {
 		struct gpuq_doorbell_count init = { .cgroup_id = bpf_get_current_cgroup_id() };
 		__u32 reason = GPUQ_DB_DROP_MAP_FULL;
 		__u64 *n;
 
-		cache_ring(&init, sig.queue_ptr);
+		cache_ring(&init, sig.queue_ptr, epoch);
 		/* EEXIST: another CPU inserted it first, which is fine */
 		bpf_map_update_elem(&doorbell_counts, &key, &init, BPF_NOEXIST);
 		count = bpf_map_lookup_elem(&doorbell_counts, &key);
@@ -148,8 +172,11 @@ static __always_inline int count_doorbell(__u64 handle, __u64 value)
 		}
 	} else if (count->queue_ptr != sig.queue_ptr) {
 		/* racing rings of one doorbell may both refresh: same values */
-		cache_ring(count, sig.queue_ptr);
+		cache_ring(count, sig.queue_ptr, epoch);
+	} else {
+		count->epoch = epoch;
 	}
+classify:
 	type = packet_class(count->ring_base, count->ring_packets, value);
 	if (type < GPUQ_PACKET__MAX)
 		__sync_fetch_and_add(&count->by_packet[type], 1);
@@ -166,4 +193,20 @@ SEC("uprobe")
 int BPF_KPROBE(doorbell_store_relaxed, __u64 handle, __s64 value)
 {
 	return count_doorbell(handle, value);
+}
+
+/* At the return of hsa_queue_destroy: the queue's signal memory is free. */
+SEC("uretprobe")
+int BPF_KRETPROBE(doorbell_queue_destroy)
+{
+	__sync_fetch_and_add(&retire_epoch, 1);
+	return 0;
+}
+
+/* At the return of hsa_shut_down: ROCr's own queues are gone too. */
+SEC("uretprobe")
+int BPF_KRETPROBE(doorbell_shut_down)
+{
+	__sync_fetch_and_add(&retire_epoch, 1);
+	return 0;
 }

@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <numeric>
+#include <set>
 #include <sstream>
 #include <tuple>
 
@@ -27,6 +28,9 @@ namespace {
 constexpr const char* kScrelease = "hsa_signal_store_screlease";
 constexpr const char* kRelaxed = "hsa_signal_store_relaxed";
 constexpr const char* kRelease = "hsa_signal_store_release";  // deprecated
+// Their returns retire the probe's cached queues (bpf/doorbell.bpf.c).
+constexpr const char* kQueueDestroy = "hsa_queue_destroy";
+constexpr const char* kShutDown = "hsa_shut_down";
 constexpr const char* kLibraryPrefix = "libhsa-runtime64.so";
 
 bool ReadFile(const std::string& path, std::string* out) {
@@ -237,8 +241,9 @@ bool DoorbellCounter::AttachLibrary(const std::string& path,
   DoorbellLibrary lib;
   lib.path = path;
   std::vector<ElfFunction> functions;
-  if (!ReadElfFunctions(path, {kScrelease, kRelaxed, kRelease}, &functions,
-                        error)) {
+  if (!ReadElfFunctions(
+          path, {kScrelease, kRelaxed, kRelease, kQueueDestroy, kShutDown},
+          &functions, error)) {
     lib.details.push_back(*error);
     libraries_.push_back(lib);
     return false;
@@ -252,8 +257,7 @@ bool DoorbellCounter::AttachLibrary(const std::string& path,
                    });
   std::map<uint64_t, std::string> by_offset;
   std::vector<bpf_link*> links;
-  bool has_screlease = false;
-  bool has_relaxed = false;
+  std::set<std::string> attached;
   std::string failure;
   for (const ElfFunction& f : functions) {
     auto [it, fresh] = by_offset.emplace(f.file_offset, f.name);
@@ -262,14 +266,17 @@ bool DoorbellCounter::AttachLibrary(const std::string& path,
           fmt::format("{}: alias of {}, not attached", f.name, it->second));
       continue;
     }
-    bpf_program* prog = f.name == kRelaxed
-                            ? skel_->progs.doorbell_store_relaxed
-                            : skel_->progs.doorbell_store_screlease;
+    bpf_program* prog =
+        f.name == kRelaxed        ? skel_->progs.doorbell_store_relaxed
+        : f.name == kQueueDestroy ? skel_->progs.doorbell_queue_destroy
+        : f.name == kShutDown     ? skel_->progs.doorbell_shut_down
+                                  : skel_->progs.doorbell_store_screlease;
     // LIBBPF_OPTS spelled out: its statement expression is a GNU extension
     // clang -Wpedantic refuses (the sanitizer build, tests/fuzz).
     bpf_uprobe_opts opts;
     std::memset(&opts, 0, sizeof(opts));
     opts.sz = sizeof(opts);
+    opts.retprobe = f.name == kQueueDestroy || f.name == kShutDown;
     bpf_link* link = bpf_program__attach_uprobe_opts(prog, -1, path.c_str(),
                                                      f.file_offset, &opts);
     if (link == nullptr) {
@@ -278,13 +285,17 @@ bool DoorbellCounter::AttachLibrary(const std::string& path,
       break;
     }
     links.push_back(link);
-    lib.details.push_back(fmt::format("{}@0x{:x}", f.name, f.file_offset));
-    has_screlease |= f.name == kScrelease;
-    has_relaxed |= f.name == kRelaxed;
+    lib.details.push_back(fmt::format("{}@0x{:x}{}", f.name, f.file_offset,
+                                      opts.retprobe ? " (return)" : ""));
+    attached.insert(f.name);
   }
-  if (failure.empty() && !(has_screlease && has_relaxed))
-    failure =
-        fmt::format("{} does not export {} and {}", path, kScrelease, kRelaxed);
+  // The stores count; the returns keep the count's cached queue honest, so
+  // stores without them would count reused signal memory.
+  if (failure.empty() &&
+      !(attached.count(kScrelease) && attached.count(kRelaxed) &&
+        attached.count(kQueueDestroy) && attached.count(kShutDown)))
+    failure = fmt::format("{} does not export {}, {}, {} and {}", path,
+                          kScrelease, kRelaxed, kQueueDestroy, kShutDown);
   if (!failure.empty()) {
     // All or nothing: a library half-probed would undercount silently.
     for (bpf_link* link : links) bpf_link__destroy(link);

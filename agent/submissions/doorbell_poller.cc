@@ -19,7 +19,8 @@ namespace {
 
 /// The probed symbols, in the order Probes() lists them. hsa_signal_store_
 /// release (an alias of screlease in Debian's build, a function of its own
-/// elsewhere) runs the screlease program, so it is reported under it.
+/// elsewhere) runs the screlease program, so it is reported under it. The
+/// last two are uretprobes that retire the counter's cached queues.
 struct ProbedSymbol {
   const char* probe;
   const char* function;
@@ -27,6 +28,8 @@ struct ProbedSymbol {
 constexpr ProbedSymbol kSymbols[] = {
     {"doorbell_store_screlease", "hsa_signal_store_screlease"},
     {"doorbell_store_relaxed", "hsa_signal_store_relaxed"},
+    {"doorbell_queue_destroy", "hsa_queue_destroy"},
+    {"doorbell_shut_down", "hsa_shut_down"},
 };
 
 /// True if pids under `procfs` are those of the initial pid namespace (what
@@ -209,6 +212,13 @@ void DoorbellPoller::Poll(
     std::copy(c.by_packet.begin(), c.by_packet.end(), r.by_packet);
     sink(Event(r));
   }
+}
+
+std::vector<ProbeStatus> DoorbellPoller::NotAttached(const std::string& why) {
+  std::vector<ProbeStatus> rows;
+  for (const ProbedSymbol& sym : kSymbols)
+    rows.push_back({sym.probe, sym.function, "none", false, why, "", "none"});
+  return rows;
 }
 
 std::vector<ProbeStatus> DoorbellPoller::Probes() const {

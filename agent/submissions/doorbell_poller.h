@@ -68,9 +68,14 @@ class DoorbellPoller {
             const std::function<void(const Event&)>& sink);
 
   /// One status per probed symbol ("doorbell_store_screlease",
-  /// "doorbell_store_relaxed"), mode "uprobe": attached if attached in at
-  /// least one library; detail names the libraries and any failure.
+  /// "doorbell_store_relaxed", "doorbell_queue_destroy",
+  /// "doorbell_shut_down"), mode "uprobe": attached if attached in at least
+  /// one library; detail names the libraries and any failure.
   std::vector<ProbeStatus> Probes() const;
+
+  /// The same rows as Probes(), none attached, each saying `why` (the
+  /// poller could not be opened).
+  static std::vector<ProbeStatus> NotAttached(const std::string& why);
 
   /// Doorbells the kernel could not count because its count map was full
   /// (cumulative), plus known doorbells SyncKnown could not insert.

@@ -25,15 +25,7 @@ SubmissionReaders::SubmissionReaders(const SubmissionOptions& options,
   poller_ = DoorbellPoller::Open(d, &error);
   if (poller_ == nullptr) {
     warnings->push_back(error + "; doorbells are not counted");
-    // The same rows an attached poller reports, as not attached.
-    std::vector<ProbeStatus> rows;
-    for (const auto& [probe, function] :
-         {std::pair<const char*, const char*>{"doorbell_store_screlease",
-                                              "hsa_signal_store_screlease"},
-          {"doorbell_store_relaxed", "hsa_signal_store_relaxed"}}) {
-      rows.push_back({probe, function, "none", false, error, "", "none"});
-    }
-    sinks_.doorbell_probes(rows);
+    sinks_.doorbell_probes(DoorbellPoller::NotAttached(error));
     return;
   }
   sinks_.doorbell_probes(poller_->Probes());

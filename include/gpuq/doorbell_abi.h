@@ -41,19 +41,21 @@ struct gpuq_doorbell_count {
 	__u64 cgroup_id; /* cgroup v2 id of the ringing task at the first doorbell */
 	/*
 	 * The probe's own cache, not read by the agent: the amd_queue_t the
-	 * signal named at the last ring and that queue's ring, so a ring of
-	 * the same queue reads its packet header without reading amd_queue_t.
+	 * signal named when it was last read and that queue's ring, and the
+	 * retire epoch (bpf/doorbell.bpf.c) of that read. While no queue has
+	 * been destroyed since, a ring reads only its packet header.
 	 */
 	__u64 queue_ptr;
 	__u64 ring_base;
 	__u32 ring_packets;
-	__u32 pad;
+	__u32 epoch;
 };
 GPUQ_ABI_OFFSET(gpuq_doorbell_count, by_packet, 0);
 GPUQ_ABI_OFFSET(gpuq_doorbell_count, cgroup_id, 32);
 GPUQ_ABI_OFFSET(gpuq_doorbell_count, queue_ptr, 40);
 GPUQ_ABI_OFFSET(gpuq_doorbell_count, ring_base, 48);
 GPUQ_ABI_OFFSET(gpuq_doorbell_count, ring_packets, 56);
-GPUQ_ABI_SIZE(gpuq_doorbell_count, 64); /* 4*8 + 3*8 + 2*4 */
+GPUQ_ABI_OFFSET(gpuq_doorbell_count, epoch, 60);
+GPUQ_ABI_SIZE(gpuq_doorbell_count, 64); /* 4*8 + 3*8 + 2*4: one cache line */
 
 #endif /* GPUQ_DOORBELL_ABI_H */

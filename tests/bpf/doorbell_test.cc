@@ -330,6 +330,32 @@ TEST(DoorbellTest, CompletionSignalStoresAreIgnored) {
   EXPECT_TRUE(CountsOf(*counter, run.pid).empty());
 }
 
+// The probe trusts a doorbell's cached queue until a queue is destroyed
+// (bpf/doorbell.bpf.c): after hsa_queue_destroy or hsa_shut_down returns, a
+// store on the doorbell signal's memory, handed out again as a completion
+// signal, reads the signal again and is no doorbell. The control, memory
+// reused with neither call (no ROCr frees a doorbell signal that way), shows
+// what the return probes prevent: the cache counts those stores.
+TEST(DoorbellTest, ADestroyedQueuesSignalReusedForCompletionsIsNoDoorbell) {
+  REQUIRE_BPF_PRIVILEGES();
+  std::string error;
+  auto counter = OpenOnStandIn(&error);
+  ASSERT_NE(counter, nullptr) << error;
+  for (const char* retire : {"retire=destroy", "retire=shutdown"}) {
+    const CallerRun run = RunCaller({"dispatch=9", "barrier=4", "queues=2",
+                                     "completions=3", "reuse=25", retire});
+    EXPECT_EQ(Num(run.summary, "reused"), 50u) << retire;
+    ExpectCountsMatch(*counter, run);
+  }
+  const CallerRun bad = RunCaller(
+      {"dispatch=9", "barrier=4", "queues=2", "reuse=25", "retire=none"});
+  const std::vector<DoorbellCount> counts = CountsOf(*counter, bad.pid);
+  uint64_t doorbells = 0;
+  for (const DoorbellCount& c : counts) doorbells += c.doorbells;
+  EXPECT_EQ(doorbells, 13u + 50u);
+  EXPECT_EQ(counter->Drops(), 0u);
+}
+
 TEST(DoorbellTest, TheReleaseAliasIsProbedOnceAndNotDoubleCounted) {
   REQUIRE_BPF_PRIVILEGES();
   std::string error;
@@ -848,16 +874,25 @@ TEST(DoorbellPollerTest, ProbesNameEachSymbolInUprobeMode) {
   auto poller = OpenPoller({GPUQ_HSA_STANDIN}, false, &error);
   ASSERT_NE(poller, nullptr) << error;
   const std::vector<ProbeStatus> probes = poller->Probes();
-  ASSERT_EQ(probes.size(), 2u);
+  ASSERT_EQ(probes.size(), 4u);
   EXPECT_EQ(probes[0].probe, "doorbell_store_screlease");
   EXPECT_EQ(probes[0].function, "hsa_signal_store_screlease");
   EXPECT_EQ(probes[1].probe, "doorbell_store_relaxed");
   EXPECT_EQ(probes[1].function, "hsa_signal_store_relaxed");
+  EXPECT_EQ(probes[2].probe, "doorbell_queue_destroy");
+  EXPECT_EQ(probes[2].function, "hsa_queue_destroy");
+  EXPECT_EQ(probes[3].probe, "doorbell_shut_down");
+  EXPECT_EQ(probes[3].function, "hsa_shut_down");
   for (const ProbeStatus& p : probes) {
     EXPECT_EQ(p.mode, "uprobe");
     EXPECT_TRUE(p.attached) << p.detail;
     EXPECT_NE(p.detail.find(GPUQ_HSA_STANDIN), std::string::npos) << p.detail;
   }
+  // The destroys are probed at their return, when the signal memory is free.
+  EXPECT_NE(probes[2].detail.find("hsa_queue_destroy@0x"), std::string::npos)
+      << probes[2].detail;
+  EXPECT_NE(probes[2].detail.find("(return)"), std::string::npos)
+      << probes[2].detail;
 
   auto idle = OpenPoller({}, false, &error);
   ASSERT_NE(idle, nullptr) << error;

@@ -241,9 +241,10 @@ TEST(SubmissionReadersTest, DoorbellProbesAreReportedEitherWay) {
   const Snapshot snapshot = pipeline.TakeSnapshot();
   std::vector<std::string> probes;
   for (const ProbeStatus& p : snapshot.probes) probes.push_back(p.probe);
-  EXPECT_EQ(probes, (std::vector<std::string>{"queue_create",
-                                              "doorbell_store_screlease",
-                                              "doorbell_store_relaxed"}));
+  EXPECT_EQ(probes, (std::vector<std::string>{
+                        "queue_create", "doorbell_store_screlease",
+                        "doorbell_store_relaxed", "doorbell_queue_destroy",
+                        "doorbell_shut_down"}));
   for (const ProbeStatus& p : snapshot.probes) {
     if (!p.attached) {
       EXPECT_FALSE(p.detail.empty()) << p.probe;

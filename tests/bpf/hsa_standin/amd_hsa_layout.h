@@ -109,10 +109,15 @@ GPUQ_LAYOUT_ASSERT(sizeof(amd_signal_t) == 64, "amd_signal_t");
 GPUQ_LAYOUT_ASSERT(offsetof(amd_signal_t, value) == 8, "value");
 GPUQ_LAYOUT_ASSERT(offsetof(amd_signal_t, queue_ptr) == 48, "queue_ptr");
 
+/* hsa.h's status codes; the stand-in's calls return only success. */
+typedef enum { HSA_STATUS_SUCCESS = 0 } hsa_status_t;
+
 /* The stand-in libhsa-runtime64.so.1 exports these @ROCR_1. */
 void hsa_signal_store_screlease(hsa_signal_t signal, hsa_signal_value_t value);
 void hsa_signal_store_relaxed(hsa_signal_t signal, hsa_signal_value_t value);
 void hsa_signal_store_release(hsa_signal_t signal, hsa_signal_value_t value);
+hsa_status_t hsa_queue_destroy(hsa_queue_t* queue);
+hsa_status_t hsa_shut_down(void);
 
 #ifdef __cplusplus
 }

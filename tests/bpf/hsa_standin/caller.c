@@ -8,6 +8,7 @@
  *          [invalid=N] [completions=N] [queues=N]
  *          [via=screlease|relaxed|release|mix] [kind=-1|-2|1] [noqueue=1]
  *          [rounds=N] [wait_stdin=1] [requeue=1]
+ *          [reuse=N] [retire=destroy|shutdown|none]
  *        hsa_standin_dlopen_caller lib=PATH [same options]
  * barrier packets alternate BARRIER_AND / BARRIER_OR; packets are interleaved
  * (dispatch, barrier, vendor, agent, invalid, ...) over the queues
@@ -18,7 +19,11 @@
  * wait_stdin=1 prints "ready" and reads one byte from stdin before each round
  * (so a test can attach or poll in between). requeue=1 points each doorbell
  * signal at a second queue (its own ring) from one round to the next, the
- * queue it leaves with every slot INVALID.
+ * queue it leaves with every slot INVALID, after hsa_queue_destroy of that
+ * queue (ROCr frees a doorbell signal only with its queue). reuse=N, after
+ * the rounds, retires the queues (hsa_queue_destroy of each, hsa_shut_down,
+ * or, as no ROCr does, nothing) and turns each doorbell signal into a
+ * completion signal (kind USER) stored N times: no doorbells.
  *
  * The dlopen variant (GPUQ_CALLER_DLOPEN) does not link the library: it
  * dlopen()s lib=PATH after the first "ready" (printing "loaded"), so a test
@@ -39,6 +44,8 @@ typedef void (*store_fn)(hsa_signal_t, hsa_signal_value_t);
 static store_fn store_screlease;
 static store_fn store_relaxed;
 static store_fn store_release;
+static hsa_status_t (*queue_destroy)(hsa_queue_t*);
+static hsa_status_t (*shut_down)(void);
 
 #define RING_PACKETS 64
 #define MAX_QUEUES 8
@@ -106,8 +113,12 @@ static int load(const char* lib) {
   store_screlease = (store_fn)dlvsym(h, "hsa_signal_store_screlease", "ROCR_1");
   store_relaxed = (store_fn)dlvsym(h, "hsa_signal_store_relaxed", "ROCR_1");
   store_release = (store_fn)dlvsym(h, "hsa_signal_store_release", "ROCR_1");
-  if (!store_screlease || !store_relaxed || !store_release) {
-    fprintf(stderr, "%s lacks the @ROCR_1 signal stores\n", lib);
+  queue_destroy =
+      (hsa_status_t(*)(hsa_queue_t*))dlvsym(h, "hsa_queue_destroy", "ROCR_1");
+  shut_down = (hsa_status_t(*)(void))dlvsym(h, "hsa_shut_down", "ROCR_1");
+  if (!store_screlease || !store_relaxed || !store_release || !queue_destroy ||
+      !shut_down) {
+    fprintf(stderr, "%s lacks the @ROCR_1 signal stores or queue calls\n", lib);
     return -1;
   }
 #else
@@ -115,6 +126,8 @@ static int load(const char* lib) {
   store_screlease = hsa_signal_store_screlease;
   store_relaxed = hsa_signal_store_relaxed;
   store_release = hsa_signal_store_release;
+  queue_destroy = hsa_queue_destroy;
+  shut_down = hsa_shut_down;
 #endif
   return 0;
 }
@@ -197,6 +210,7 @@ int main(int argc, char** argv) {
         for (int s = 0; s < RING_PACKETS; ++s)
           *(uint16_t*)(from->ring + s * AQL_PACKET_BYTES) =
               HSA_PACKET_TYPE_INVALID;
+        queue_destroy(&from->amd.hsa_queue);
         queues[i].doorbell.queue_ptr = &to->amd;
       }
     }
@@ -233,14 +247,44 @@ int main(int argc, char** argv) {
     hsa_signal_t c = {(uint64_t)(uintptr_t)completion};
     store_relaxed(c, 1);
   }
+  long reuse = arg(argc, argv, "reuse", 0);
+  long reused = 0;
+  if (reuse > 0) {
+    const char* retire = sarg(argc, argv, "retire", "destroy");
+    if (strcmp(retire, "shutdown") == 0) {
+      shut_down();
+    } else if (strcmp(retire, "destroy") == 0) {
+      for (long i = 0; i < nqueues; ++i)
+        queue_destroy(&queues[i].amd.hsa_queue);
+    } else if (strcmp(retire, "none") != 0) {
+      fprintf(stderr, "retire must be destroy, shutdown or none\n");
+      return 2;
+    }
+    /* The signal pool hands each doorbell's memory out again as a
+     * completion signal (ROCr's SharedSignalPool_t). */
+    for (long i = 0; i < nqueues; ++i) {
+      amd_signal_t* s = &queues[i].doorbell;
+      s->kind = AMD_SIGNAL_KIND_USER;
+      s->value = 1;
+      s->queue_ptr = NULL;
+      for (long k = 0; k < reuse; ++k, ++reused) {
+        hsa_signal_t c = {(uint64_t)(uintptr_t)s};
+        if (k % 2 == 0)
+          store_screlease(c, 0);
+        else
+          store_relaxed(c, 1);
+      }
+    }
+  }
 
   printf(
       "pid=%d doorbells=%ld dispatch=%ld barrier=%ld vendor=%ld agent=%ld "
-      "invalid=%ld other=%ld completions=%ld completion_handle=0x%lx\n",
+      "invalid=%ld other=%ld completions=%ld completion_handle=0x%lx "
+      "reused=%ld\n",
       (int)getpid(), n, per_round[0] * rounds, per_round[1] * rounds,
       per_round[2] * rounds, per_round[3] * rounds, per_round[4] * rounds,
       (per_round[2] + per_round[3] + per_round[4]) * rounds, done,
-      (unsigned long)(uintptr_t)completion);
+      (unsigned long)(uintptr_t)completion, reused);
   for (long i = 0; i < nqueues; ++i)
     printf("rung queue=%ld handle=0x%lx doorbells=%ld\n", i,
            (unsigned long)(uintptr_t)&queues[i].doorbell, rung[i]);
