@@ -4,8 +4,9 @@
 
 # start_doorbell_agent LIB WHAT: the daemon with --doorbells=uprobe on LIB,
 # stopped by the background cleanup. Sets AGENT_PID and URL; passes with
-# "both doorbell uprobes attached WHAT" once /metrics shows both probes
-# attached, and ends the test (summary, exit 1) if /metrics never answers.
+# "the doorbell uprobes attached WHAT" once /metrics shows the two store
+# probes and the two destroy return probes attached, and ends the test
+# (summary, exit 1) if /metrics never answers.
 start_doorbell_agent() {
   local lib=$1 what=$2 port m
   port=$(free_port)
@@ -19,10 +20,14 @@ start_doorbell_agent() {
     exit 1
   fi
   m=$(curl -s "$URL")
-  if grep -q '^gpuq_probe_attached{probe="doorbell_store_screlease",mode="uprobe",tier="uprobe"} 1' <<< "$m" &&
-    grep -q '^gpuq_probe_attached{probe="doorbell_store_relaxed",mode="uprobe",tier="uprobe"} 1' <<< "$m"; then
-    pass "both doorbell uprobes attached $what"
+  local probe missing=
+  for probe in store_screlease store_relaxed queue_destroy shut_down; do
+    grep -q "^gpuq_probe_attached{probe=\"doorbell_$probe\",mode=\"uprobe\",tier=\"uprobe\"} 1" <<< "$m" ||
+      missing+=" doorbell_$probe"
+  done
+  if [ -z "$missing" ]; then
+    pass "the doorbell uprobes attached $what"
   else
-    fail "doorbell probes not attached to $lib" "$(grep doorbell <<< "$m"; cat "$TMP/agent.log")"
+    fail "doorbell probes not attached to $lib:$missing" "$(grep doorbell <<< "$m"; cat "$TMP/agent.log")"
   fi
 }
