@@ -4,12 +4,13 @@
 //   none      no probe,
 //   empty     a uprobe whose BPF program returns 0 (the trap alone),
 //   gpuq      gpuq's doorbell probes (DoorbellCounter on the stand-in),
+//   empty again  the empty uprobe once more (its ratio to the first: noise),
 //   bpftrace  `uprobe:<lib>:hsa_signal_store_screlease
 //              { @[pid, arg0] = count(); }` (per process and doorbell, as gpuq)
-// interleaved rep by rep (none, empty, gpuq, bpftrace, none, ...) so they
-// share the machine's noise; medians and ratios are printed, and the BPF
-// bodies' own ns per run from the kernel's stats. Target: gpuq costs no more
-// than 1.05x the empty uprobe. Needs root.
+// interleaved rep by rep (none, empty, gpuq, empty again, bpftrace, none, ...)
+// so they share the machine's noise; medians and ratios are printed, and the
+// BPF bodies' own ns per run from the kernel's stats. Target: gpuq costs no
+// more than 1.05x the empty uprobe. Needs root.
 //
 // Built a second time as gpuq-bench-doorbell-rocr (GPUQ_BENCH_REAL_ROCR):
 // the same loop through Debian's real libhsa-runtime64.so.1 (ROCr 5.2.3) on
@@ -277,31 +278,36 @@ int main(int argc, char** argv) {
         "row skipped: bpftrace is not installed (Debian package bpftrace; "
         "scripts/install-deps.sh --test installs it)";
   bool counts_ok = true;
-  RingLoop(&ring, calls / 10);  // warm up
-  for (int rep = 0; rep < reps; ++rep) {
-    secs["none"].push_back(RingLoop(&ring, calls));
-
+  // The empty uprobe, measured twice a rep (before and after gpuq's): the
+  // second, "empty again", is the same thing measured again, so its ratio
+  // to the first is this machine's noise on the ratios below.
+  auto measure_empty = [&](const char* mode) {
     doorbell_bench_bpf* empty = doorbell_bench_bpf__open_and_load();
     if (empty == nullptr) {
       std::printf("cannot load the empty uprobe\n");
-      return 1;
+      return false;
     }
     LIBBPF_OPTS(bpf_uprobe_opts, opts);
     bpf_link* link = bpf_program__attach_uprobe_opts(
         empty->progs.empty_uprobe, -1, library.c_str(), offset, &opts);
     if (link == nullptr) {
       std::printf("cannot attach the empty uprobe: %s\n", std::strerror(errno));
-      return 1;
+      doorbell_bench_bpf__destroy(empty);
+      return false;
     }
-    secs["empty"].push_back(RingLoop(&ring, calls));
-    {
-      auto st = ProgramStats({bpf_program__fd(empty->progs.empty_uprobe)});
-      body["empty"].first += st.first;
-      body["empty"].second += st.second;
-    }
+    secs[mode].push_back(RingLoop(&ring, calls));
+    auto st = ProgramStats({bpf_program__fd(empty->progs.empty_uprobe)});
+    body["empty"].first += st.first;
+    body["empty"].second += st.second;
     bpf_link__destroy(link);
     doorbell_bench_bpf__destroy(empty);
+    return true;
+  };
+  RingLoop(&ring, calls / 10);  // warm up
+  for (int rep = 0; rep < reps; ++rep) {
+    secs["none"].push_back(RingLoop(&ring, calls));
 
+    if (!measure_empty("empty")) return 1;
     {
       gpuq::DoorbellCounter::Options options;
       options.libraries = {library};
@@ -334,6 +340,8 @@ int main(int argc, char** argv) {
       }
     }
 
+    if (!measure_empty("empty again")) return 1;
+
     if (bpftrace_status.empty() || bpftrace_status == "ok") {
       Bpftrace bt(library, &error);
       if (!bt.ready()) {
@@ -353,13 +361,15 @@ int main(int argc, char** argv) {
   std::printf("doorbell uprobe cost: %ld calls x %d reps, medians\n", calls,
               reps);
   std::map<std::string, double> ns;
-  for (const char* mode : {"none", "empty", "gpuq", "bpftrace"}) {
+  for (const char* mode :
+       {"none", "empty", "gpuq", "empty again", "bpftrace"}) {
     if (secs[mode].empty()) continue;
     const double s = Median(secs[mode]);
     ns[mode] = s * 1e9 / calls;
-    std::printf("  %-9s %12.0f calls/s %10.1f ns/call\n", mode, calls / s,
+    std::printf("  %-11s %12.0f calls/s %10.1f ns/call\n", mode, calls / s,
                 ns[mode]);
   }
+  double body_extra = -1;  // gpuq's body minus the empty one, ns per ring
   if (stats_fd >= 0) {
     for (const char* mode : {"empty", "gpuq"}) {
       const auto& b = body[mode];
@@ -380,6 +390,7 @@ int main(int argc, char** argv) {
           "  gpuq body - empty body: %.0f ns/call = %.1f%% of an empty "
           "uprobe call here\n",
           extra, 100.0 * extra * calls / (Median(secs["empty"]) * 1e9));
+      body_extra = extra;
     }
     close(stats_fd);
   } else {
@@ -389,6 +400,14 @@ int main(int argc, char** argv) {
     std::printf("  bpftrace: %s\n", bpftrace_status.c_str());
   const double ratio = ns["gpuq"] / ns["empty"];
   std::printf("ratio gpuq / empty uprobe (ns per call): %.3f\n", ratio);
+  std::printf(
+      "ratio empty again / empty uprobe (the same probe: noise): %.3f\n",
+      ns["empty again"] / ns["empty"]);
+  if (body_extra >= 0)
+    std::printf(
+        "ratio gpuq / empty uprobe from the body times (1 + body difference "
+        "/ empty call): %.3f\n",
+        1.0 + body_extra / ns["empty"]);
   std::printf("ratio gpuq / empty uprobe, median of per-rep ratios: %.3f\n",
               Median(rep_ratio));
   std::printf("ratio gpuq / empty, probe cost only (minus no-probe): %.3f\n",
