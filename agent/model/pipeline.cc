@@ -380,7 +380,7 @@ void Pipeline::RecordLateMetadata() {
 
 SeriesLabels Pipeline::LabelsLocked(
     const Attribution& a, const std::optional<ContainerMetadata>& metadata) {
-  SeriesLabels l{a.container, a.pod, a.ns, {}};
+  SeriesLabels l{a.container, "", "", {}};
   l.extra.resize(options_.label_allowlist.size());
   if (!a.identity.InContainer()) return l;
   auto admitted = admitted_.find(a.identity.container_id);

@@ -15,11 +15,10 @@ namespace gpuq {
 
 /// The per-container labels of a queue or process.
 struct Attribution {
-  std::string container;  ///< `container` label: short id, "" for host,
-                          ///< kUnresolvedContainer when the id is unknown
-  std::string pod;        ///< `pod` label: "" (the runtime names pods;
-                          ///< Pipeline labels series from its answer)
-  std::string ns;         ///< `namespace` label: "", as `pod`
+  /// `container` label until the runtime names it: short id, "" for host,
+  /// kUnresolvedContainer when the id is unknown. The `pod` and `namespace`
+  /// labels come only from the runtime's answer (Pipeline::LabelsLocked).
+  std::string container;
   ContainerIdentity identity;
   std::string cgroup_path;  ///< "" when unresolved
   bool resolved = false;

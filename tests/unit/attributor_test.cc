@@ -101,8 +101,6 @@ TEST_F(AttributorTest, HostCgroupHasEmptyContainerLabel) {
       attributor_.Attribute(IdOf("/system.slice/sshd.service"));
   EXPECT_TRUE(a.resolved);
   EXPECT_EQ(a.container, "");
-  EXPECT_EQ(a.pod, "");
-  EXPECT_EQ(a.ns, "");
   EXPECT_EQ(a.cgroup_path, "/system.slice/sshd.service");
   EXPECT_FALSE(a.identity.InContainer());
   EXPECT_EQ(attributor_.UnresolvedTotal(), 0u);
@@ -137,8 +135,6 @@ TEST_F(AttributorTest, KubernetesContainerCarriesPodUid) {
   EXPECT_EQ(a.identity.runtime, "containerd");
   EXPECT_EQ(a.identity.pod_uid, "4180253f-7940-459d-bcbe-d79b604a7d60");
   // Pod names and namespaces come later: the labels stay empty.
-  EXPECT_EQ(a.pod, "");
-  EXPECT_EQ(a.ns, "");
 }
 
 TEST_F(AttributorTest, PodSliceIsNotAContainer) {
@@ -164,8 +160,6 @@ TEST_F(AttributorTest, UnknownIdIsUnresolved) {
   EXPECT_FALSE(a.resolved);
   EXPECT_EQ(a.container, kUnresolvedContainer);
   EXPECT_EQ(a.cgroup_path, "");
-  EXPECT_EQ(a.pod, "");
-  EXPECT_EQ(a.ns, "");
   EXPECT_EQ(attributor_.UnresolvedTotal(), 1u);
 }
 
