@@ -11,6 +11,8 @@
 #include <string_view>
 #include <type_traits>
 
+#include "common/log.h"
+
 namespace gpuq {
 namespace {
 
@@ -387,7 +389,7 @@ bool ApplySubcommand(const Subcommands& sub, const RawFlags& raw,
   const std::string speed = raw.speed == "max" ? "0" : raw.speed;
   if (!ParseNumber(speed, &out->replay_speed) ||
       !std::isfinite(out->replay_speed) || out->replay_speed < 0) {
-    std::cerr << "gpuq-agent: --speed '" << speed
+    std::cerr << "gpuq-agent: --speed '" << OneLine(speed)
               << "' is not a number >= 0 (or max)\n";
     return false;
   }
@@ -450,7 +452,8 @@ std::optional<int> ParseOptions(int argc, char** argv, Options* out) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "gpuq-agent: " << e.what() << "\nRun with --help for usage.\n";
+    std::cerr << "gpuq-agent: " << OneLine(e.what())
+              << "\nRun with --help for usage.\n";
     return 2;
   }
 

@@ -3,6 +3,7 @@
 #include <iostream>
 #include <vector>
 
+#include "common/log.h"
 #include "report/render_html.h"
 #include "report/render_json.h"
 #include "report/render_perfetto.h"
@@ -25,11 +26,11 @@ int RunReportCommand(const Options& options) {
     std::string error;
     if (!report::AnalyzeCaptureFile(path, 1.0, options.allow_truncated, &run,
                                     &error)) {
-      std::cerr << "gpuq-agent: " << error << "\n";
+      std::cerr << "gpuq-agent: " << OneLine(error) << "\n";
       return 1;
     }
     if (!error.empty()) {  // --allow-truncated: the complete records
-      std::cerr << "gpuq-agent: warning: " << error << "\n";
+      std::cerr << "gpuq-agent: warning: " << OneLine(error) << "\n";
     }
     runs.push_back(std::move(run));
   }

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <iostream>
 
+#include "common/log.h"
 #include "loader/kernel_features.h"
 #include "resolver/docker_api_client.h"
 #include "resolver/oci_bundle_client.h"
@@ -17,7 +18,7 @@ namespace gpuq {
 
 void Warn(const std::string& message) {
   std::cout.flush();  // keep stdout and stderr in order on a terminal
-  std::cerr << "gpuq-agent: " << message << "\n";
+  std::cerr << "gpuq-agent: " << OneLine(message) << "\n";
 }
 
 SourceSetup MakeSource(const Options& options) {

@@ -11,6 +11,20 @@ constexpr size_t kMaxRemembered = 1024;
 
 }  // namespace
 
+std::string OneLine(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f) {
+      out += fmt::format("\\x{:02x}", byte);
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 const char* LogLevelName(LogLevel level) {
   switch (level) {
     case LogLevel::kError:
@@ -48,7 +62,7 @@ void Logger::Write(LogLevel level, const std::string& message,
                    Clock::time_point now) {
   if (!Enabled(level)) return;
   std::string line =
-      fmt::format("gpuq-agent: {}: {}", LogLevelName(level), message);
+      fmt::format("gpuq-agent: {}: {}", LogLevelName(level), OneLine(message));
   std::lock_guard<std::mutex> lock(mu_);
   auto it = repeats_.find(line);
   if (it != repeats_.end()) {

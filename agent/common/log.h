@@ -18,11 +18,17 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace gpuq {
 
 enum class LogLevel { kError = 0, kWarn = 1, kInfo = 2, kDebug = 3 };
+
+/// `text` with every control byte (below 0x20, and 0x7f) written as \xNN:
+/// input echoed into a message (a config line, a path, a flag's value)
+/// cannot end the line early or send a terminal escape sequence.
+std::string OneLine(std::string_view text);
 
 /// "error", "warn", "info", "debug" (the values of --log.level).
 const char* LogLevelName(LogLevel level);

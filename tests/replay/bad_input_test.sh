@@ -143,6 +143,17 @@ head -c 2097152 /dev/zero | tr '\0' '#' > "$tmp/big.yml"
 run "$AGENT" --replay "$CAP" --web.config.file "$tmp/big.yml" --web.listen-address 127.0.0.1:0
 expect_rc "a 2 MiB web config" 1
 expect_err "the web config's size limit is named" "more than the 1048576"
+# Bytes echoed from a bad config stay on the one line, escaped: a carriage
+# return or a terminal escape sequence in it would rewrite what is shown.
+printf 'basic_auth_users:\n  \033[2Jroot\rx: not-a-hash\n' > "$tmp/ctrl.yml"
+run "$AGENT" --replay "$CAP" --web.config.file "$tmp/ctrl.yml" --web.listen-address 127.0.0.1:0
+expect_rc "a web config with control bytes" 1
+expect_err "its user is echoed escaped" "user '\\\\x1b\\[2Jroot\\\\x0dx' is not bcrypt"
+if [ "$(printf '%s' "$ERR" | wc -l)" = 0 ] && ! printf '%s' "$ERR" | LC_ALL=C grep -q $'[\x01-\x1f]'; then
+  pass "the error is one line without control bytes"
+else
+  fail "the error holds control bytes or several lines" "$(printf '%s' "$ERR" | od -c | head)"
+fi
 printf 'tls_server_config:\n  cert_file: %s\n  key_file: %s\n' "$tmp/fifo" "$tmp/fifo" > "$tmp/tlsfifo.yml"
 run "$AGENT" --replay "$CAP" --web.config.file "$tmp/tlsfifo.yml" --web.listen-address 127.0.0.1:0
 expect_rc "TLS cert_file that is a FIFO" 1

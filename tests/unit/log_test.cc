@@ -70,6 +70,22 @@ TEST(LogTest, WriteOnChangeWritesEachDifferentErrorOnce) {
                            "gpuq-agent: warn: runtime docker: timed out"}));
 }
 
+TEST(LogTest, OneLineEscapesControlBytesOnly) {
+  EXPECT_EQ(OneLine("plain text: 'key' \xc3\xa9"),
+            "plain text: 'key' \xc3\xa9");
+  EXPECT_EQ(OneLine(std::string("a\nb\r\x1b[31mc\x7f\0d", 13)),
+            "a\\x0ab\\x0d\\x1b[31mc\\x7f\\x00d");
+  EXPECT_EQ(OneLine(""), "");
+}
+
+TEST(LogTest, LinesCarryNoControlBytesOfTheirMessage) {
+  Captured out;
+  Logger logger(out.Sink());
+  logger.Write(LogLevel::kWarn, "line one\nline two");
+  ASSERT_EQ(out.lines.size(), 1u);
+  EXPECT_EQ(out.lines[0], "gpuq-agent: warn: line one\\x0aline two");
+}
+
 TEST(LogTest, LevelNamesRoundTrip) {
   for (LogLevel level :
        {LogLevel::kError, LogLevel::kWarn, LogLevel::kInfo, LogLevel::kDebug}) {
