@@ -166,12 +166,14 @@ void MetadataResolver::Work() {
     busy_ = true;
     lock.unlock();  // clients may block for their whole timeout
     Outcome outcome = AskClients(clients_, id, stopping);
+    // Written once per different error (and again after the client
+    // answers), outside the lock: a stderr that blocks must not hold up
+    // the lookups of the threads that label series.
+    for (const auto& [name, error] : outcome.asked)
+      Log().WriteOnChange(LogLevel::kWarn, "runtime " + name, error);
     lock.lock();
     for (const auto& [name, error] : outcome.asked) {
-      if (!error.empty()) ++errors_[name];
-      // Counted every time, written once per different error (and again
-      // after the client answers).
-      Log().WriteOnChange(LogLevel::kWarn, "runtime " + name, error);
+      if (!error.empty()) ++errors_[name];  // counted every time
     }
     Entry& entry = cache_[id.container_id];
     entry.queued = false;
