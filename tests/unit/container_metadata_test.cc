@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -26,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/log.h"
 #include "resolver/container_metadata_json.h"
 #include "resolver/docker_api_client.h"
 #include "resolver/oci_bundle_client.h"
@@ -729,6 +731,49 @@ TEST_F(MetadataResolverTest, FailedLookupRetriedOnlyAfterRetryAfter) {
   resolver->WaitIdle();
   EXPECT_EQ(a->Calls(), 2);
   EXPECT_EQ(resolver->Get(id_)->name, "late");
+  EXPECT_EQ(resolver->Errors().at("a"), 1u);
+}
+
+// A runtime's error is logged outside the resolver's lock: while the log
+// sink blocks (a stderr pipe nobody reads), Get still answers. With the
+// lock held, Get would wait until the test releases the sink, after 10 s.
+TEST_F(MetadataResolverTest, GetAnswersWhileTheLogIsBlocked) {
+  auto a = AddClient("a");
+  a->Answer(std::nullopt, "runtime down (the blocked-log test)");
+  std::mutex mu;
+  std::condition_variable cv;
+  bool in_sink = false;
+  bool released = false;
+  Log().SetSink([&](const std::string&) {
+    std::unique_lock<std::mutex> lock(mu);
+    in_sink = true;
+    cv.notify_all();
+    cv.wait(lock, [&] { return released; });  // the test releases it
+  });
+  auto resolver = Make();
+  resolver->Get(id_);
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait_for(lock, std::chrono::seconds(10), [&] { return in_sink; });
+  }
+  std::atomic<bool> answered{false};
+  std::thread getter([&] {
+    resolver->Get(id_);
+    answered = true;
+  });
+  for (int i = 0; i < 10000 && !answered; ++i)
+    std::this_thread::sleep_for(milliseconds(1));
+  const bool answered_while_blocked = answered;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    released = true;
+  }
+  cv.notify_all();
+  getter.join();
+  resolver->WaitIdle();
+  Log().SetSink([](const std::string&) {});  // this process's later tests
+  EXPECT_TRUE(in_sink);
+  EXPECT_TRUE(answered_while_blocked);
   EXPECT_EQ(resolver->Errors().at("a"), 1u);
 }
 
