@@ -21,9 +21,13 @@
 # queues, 64 packets) ring through its C++ doorbell signal, not through the
 # exported function; the thunk sees their doorbell memory change, the
 # uprobes and ring_count.so see nothing. They are reported, not counted.
-# Usage: doorbell_real_test.sh SRC AGENT NULLGPU_LIB HIP_CLIENT RING_COUNT_LIB
+# Last, rocr_client destroys a queue it rang and stores on the signal ROCr
+# makes next, which gets the destroyed doorbell's memory from its signal
+# pool: those completion-signal stores must not count (the probe reads the
+# signal again after hsa_queue_destroy returns).
+# Usage: doorbell_real_test.sh SRC AGENT NULLGPU_LIB HIP_CLIENT RING_COUNT_LIB [ROCR_CLIENT]
 set -u
-SRC=$1 AGENT=$2 LIB=$3 HIP=$4 RC_LIB=$5
+SRC=$1 AGENT=$2 LIB=$3 HIP=$4 RC_LIB=$5 ROCR=${6-}
 . "$SRC/tests/lib/assert.sh"
 . "$SRC/tests/lib/net.sh"
 . "$SRC/tests/lib/doorbell_agent.sh"
@@ -45,10 +49,10 @@ UNIFIED=
 for d in /sys/fs/cgroup/unified /sys/fs/cgroup; do
   [ -f "$d/cgroup.procs" ] && [ "$(stat -f -c %T "$d")" = cgroup2fs ] && UNIFIED=$d && break
 done
-# Three docker-shaped cgroups: the inference run, the latency and the batch
-# process.
+# Docker-shaped cgroups: the inference run, the latency and the batch
+# process, and the signal-reuse client.
 IDS=() CGS=()
-for k in 1 2 3; do
+for k in 1 2 3 4; do
   id=$(printf 'ab5a%d%059d' "$k" $$)
   if [ -n "$UNIFIED" ] && mkdir -p "$UNIFIED/docker/$id" 2> /dev/null; then
     IDS+=("$id")
@@ -75,7 +79,7 @@ run_group "${NULLGPU[@]}" "${ENVS[@]}" "$HIP" rings 2 25 > "$TMP/host.out" 2>&1
 HOST_PID=$(ls "$TMP"/truth.* | sed 's/.*truth\.//' | head -1)
 # Containers: inference-like over 8 GPUs; then the shared-GPU pair at once.
 CTR=()
-if [ ${#CGS[@]} = 3 ]; then
+if [ ${#CGS[@]} = 4 ]; then
   start_bg "${IN_CG[@]}" "${CGS[0]}" "${NULLGPU[@]}" "${ENVS[@]}" GPUQ_NULLGPU_GPUS=8xgfx90a \
     "$HIP" infer 8 2 3 > "$TMP/ctr0.out" 2>&1
   P0=$BG_PID
@@ -156,6 +160,32 @@ if [ ${#CTR[@]} = 3 ]; then
   done
 else
   skip "per-container doorbells: no writable cgroup v2 hierarchy here"
+fi
+# A destroyed queue's doorbell signal memory, made a completion signal by
+# the next hsa_signal_create: 20 doorbells, then 50 stores that are none.
+if [ -z "$ROCR" ] || [ ! -x "$ROCR" ]; then
+  skip "signal reuse after hsa_queue_destroy: rocr_client not built (Debian's libhsa-runtime-dev)"
+elif [ ${#CGS[@]} != 4 ]; then
+  skip "signal reuse after hsa_queue_destroy: no writable cgroup v2 hierarchy here"
+else
+  printf 'queue q1 0 64\nsubmit q1 20\ndestroy q1\nreuse q1 50\nexit\n' > "$TMP/reuse.in"
+  run_group "${IN_CG[@]}" "${CGS[3]}" bash -c 'exec "$@" < "$0"' "$TMP/reuse.in" \
+    "${NULLGPU[@]}" "${ENVS[@]}" "$ROCR" > "$TMP/reuse.out" 2>&1
+  reused=$(grep '^REUSED q1 ' "$TMP/reuse.out")
+  if [ "$RUN_RC" = 0 ] && [ -n "$reused" ] && ! grep -q '^BAD' "$TMP/reuse.out"; then
+    pass "rocr_client: 20 doorbells, hsa_queue_destroy, then ROCr's next signal has the doorbell's memory ($reused)"
+  else
+    fail "rocr_client did not get the destroyed doorbell's memory back (exit $RUN_RC)" "$(cat "$TMP/reuse.out")"
+  fi
+  series="gpuq_doorbells_total\\{container=\"${IDS[3]:0:12}\",[^}]*\\}"
+  for _ in $(seq 100); do
+    [ "$(value "$series")" = 20 ] && break
+    sleep 0.1
+  done
+  sleep 0.5 # a poll more: a count of the reused stores would show by now
+  got=$(value "$series")
+  [ "$got" = 20 ] && pass "reuse: gpuq_doorbells_total = 20, the 50 stores on the reused signal not counted" ||
+    fail "reuse: gpuq_doorbells_total $got, want 20 (the 50 stores on the reused memory are no doorbells)" "$(curl -s "$URL" | grep "${IDS[3]:0:12}")"
 fi
 total=$(value 'gpuq_doorbells_total\{[^}]*\}')
 classes=$(value 'gpuq_doorbell_packets_total\{[^}]*\}')

@@ -15,6 +15,13 @@
  *                            paused: the packets stay pending)
  *   drain NAME               waits until the CP consumed all of NAME
  *   destroy NAME             hsa_queue_destroy
+ *   reuse NAME N             after destroy NAME: hsa_signal_create until a
+ *                            signal gets NAME's doorbell signal memory back
+ *                            from ROCr's signal pool (at most 8 tries), then
+ *                            N stores on it (screlease and relaxed in turn):
+ *                            completion-signal stores, no doorbells. Prints
+ *                            "REUSED NAME handle=H tries=T stores=N" or
+ *                            "NOTREUSED NAME tries=T"
  *   truth                    one QUEUE line per queue (what was written)
  *   sync N                   prints "SYNC N"
  *   shutdown                 hsa_shut_down
@@ -37,6 +44,7 @@ typedef struct {
   hsa_queue_t* q;
   unsigned gpu;
   uint64_t written, rings;
+  uint64_t doorbell; /* its doorbell signal's handle, kept after destroy */
   int live;
 } client_queue;
 
@@ -80,6 +88,7 @@ static void cmd_queue(const char* name, unsigned gpu, unsigned packets) {
     return;
   }
   c->live = 1;
+  c->doorbell = c->q->doorbell_signal.handle;
   g_nqueues++;
   printf("QUEUE %s created id=%llu size=%u\n", name,
          (unsigned long long)c->q->id, c->q->size);
@@ -151,6 +160,39 @@ static void cmd_drain(const char* name) {
   printf("DRAINED %s\n", name);
 }
 
+static void cmd_reuse(const char* name, unsigned n) {
+  client_queue* c = NULL;
+  for (unsigned i = 0; i < g_nqueues; i++)
+    if (!g_queues[i].live && !strcmp(g_queues[i].name, name)) c = &g_queues[i];
+  if (!c) {
+    printf("BAD reuse %s: no destroyed queue of that name\n", name);
+    return;
+  }
+  hsa_signal_t made[8];
+  unsigned tries = 0, hit = 8;
+  while (tries < 8 && hit == 8) {
+    if (hsa_signal_create(1, 0, NULL, &made[tries]) != HSA_STATUS_SUCCESS) {
+      printf("BAD hsa_signal_create\n");
+      break;
+    }
+    if (made[tries].handle == c->doorbell) hit = tries;
+    tries++;
+  }
+  if (hit < 8) {
+    for (unsigned i = 0; i < n; i++) {
+      if (i % 2 == 0)
+        hsa_signal_store_screlease(made[hit], (hsa_signal_value_t)i);
+      else
+        hsa_signal_store_relaxed(made[hit], (hsa_signal_value_t)i);
+    }
+    printf("REUSED %s handle=0x%llx tries=%u stores=%u\n", name,
+           (unsigned long long)c->doorbell, tries, n);
+  } else {
+    printf("NOTREUSED %s tries=%u\n", name, tries);
+  }
+  for (unsigned i = 0; i < tries; i++) hsa_signal_destroy(made[i]);
+}
+
 static void cmd_truth(void) {
   for (unsigned i = 0; i < g_nqueues; i++) {
     client_queue* c = &g_queues[i];
@@ -195,6 +237,8 @@ int main(void) {
         q->live = 0;
         printf("DESTROYED %s\n", a);
       }
+    } else if (!strcmp(cmd, "reuse")) {
+      cmd_reuse(a, (unsigned)atoi(b));
     } else if (!strcmp(cmd, "truth")) {
       cmd_truth();
     } else if (!strcmp(cmd, "sync")) {
