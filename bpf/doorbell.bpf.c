@@ -195,17 +195,12 @@ int BPF_KPROBE(doorbell_store_relaxed, __u64 handle, __s64 value)
 	return count_doorbell(handle, value);
 }
 
-/* At the return of hsa_queue_destroy: the queue's signal memory is free. */
+/*
+ * At the return of hsa_queue_destroy (the queue's signal memory is free) and
+ * of hsa_shut_down (ROCr's own queues are gone too).
+ */
 SEC("uretprobe")
-int BPF_KRETPROBE(doorbell_queue_destroy)
-{
-	__sync_fetch_and_add(&retire_epoch, 1);
-	return 0;
-}
-
-/* At the return of hsa_shut_down: ROCr's own queues are gone too. */
-SEC("uretprobe")
-int BPF_KRETPROBE(doorbell_shut_down)
+int BPF_KRETPROBE(doorbell_retire)
 {
 	__sync_fetch_and_add(&retire_epoch, 1);
 	return 0;

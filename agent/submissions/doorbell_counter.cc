@@ -266,17 +266,17 @@ bool DoorbellCounter::AttachLibrary(const std::string& path,
           fmt::format("{}: alias of {}, not attached", f.name, it->second));
       continue;
     }
-    bpf_program* prog =
-        f.name == kRelaxed        ? skel_->progs.doorbell_store_relaxed
-        : f.name == kQueueDestroy ? skel_->progs.doorbell_queue_destroy
-        : f.name == kShutDown     ? skel_->progs.doorbell_shut_down
-                                  : skel_->progs.doorbell_store_screlease;
+    const bool retire = f.name == kQueueDestroy || f.name == kShutDown;
+    bpf_program* prog = retire ? skel_->progs.doorbell_retire
+                        : f.name == kRelaxed
+                            ? skel_->progs.doorbell_store_relaxed
+                            : skel_->progs.doorbell_store_screlease;
     // LIBBPF_OPTS spelled out: its statement expression is a GNU extension
     // clang -Wpedantic refuses (the sanitizer build, tests/fuzz).
     bpf_uprobe_opts opts;
     std::memset(&opts, 0, sizeof(opts));
     opts.sz = sizeof(opts);
-    opts.retprobe = f.name == kQueueDestroy || f.name == kShutDown;
+    opts.retprobe = retire;
     bpf_link* link = bpf_program__attach_uprobe_opts(prog, -1, path.c_str(),
                                                      f.file_offset, &opts);
     if (link == nullptr) {
@@ -286,7 +286,7 @@ bool DoorbellCounter::AttachLibrary(const std::string& path,
     }
     links.push_back(link);
     lib.details.push_back(fmt::format("{}@0x{:x}{}", f.name, f.file_offset,
-                                      opts.retprobe ? " (return)" : ""));
+                                      retire ? " (return)" : ""));
     attached.insert(f.name);
   }
   // The stores count; the returns keep the count's cached queue honest, so
