@@ -106,16 +106,20 @@ rings() { sed -n 's/.* rings=//p' "$TMP/rings.$1" 2> /dev/null | awk '{ s += $1 
 # hip_packets PID: packets written on the process's HIP queues (thunk truth).
 hip_packets() { truth_queues "$TMP/truth.$1" 'owner=client' | tr ' ' '\n' | sed -n 's/^write_index=//p' | awk '{ s += $1 } END { print s + 0 }'; }
 value() { curl -s "$URL" | grep -E "^$1 " | awk '{ s += $NF } END { print s + 0 }'; }
+# value_when SERIES WANT: SERIES's value once it is WANT, or after 10 s.
+value_when() {
+  for _ in $(seq 100); do
+    [ "$(value "$1")" = "$2" ] && break
+    sleep 0.1
+  done
+  value "$1"
+}
 
 check_process() { # NAME PID SERIES-REGEX LAUNCHES
   local name=$1 pid=$2 series=$3 launches=$4 want got pk d
   want=$(rings "$pid")
   pk=$(hip_packets "$pid")
-  for _ in $(seq 100); do
-    [ "$(value "$series")" = "$want" ] && break
-    sleep 0.1
-  done
-  got=$(value "$series")
+  got=$(value_when "$series" "$want")
   [ "$want" -gt 0 ] && [ "$got" = "$want" ] &&
     pass "$name: gpuq_doorbells_total = $got = the rings ring_count.so counted" ||
     fail "$name: gpuq_doorbells_total $got, ring_count.so counted $want" "$(curl -s "$URL" | grep '^gpuq_doorbell')"
@@ -178,10 +182,7 @@ else
     fail "rocr_client did not get the destroyed doorbell's memory back (exit $RUN_RC)" "$(cat "$TMP/reuse.out")"
   fi
   series="gpuq_doorbells_total\\{container=\"${IDS[3]:0:12}\",[^}]*\\}"
-  for _ in $(seq 100); do
-    [ "$(value "$series")" = 20 ] && break
-    sleep 0.1
-  done
+  value_when "$series" 20 > /dev/null
   sleep 0.5 # a poll more: a count of the reused stores would show by now
   got=$(value "$series")
   [ "$got" = 20 ] && pass "reuse: gpuq_doorbells_total = 20, the 50 stores on the reused signal not counted" ||
