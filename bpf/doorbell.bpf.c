@@ -130,9 +130,9 @@ static __always_inline void cache_ring(struct gpuq_doorbell_count *count, __u64 
 /*
  * Per ring of a doorbell cached since the last queue destroy: one lookup,
  * the rung slot's header from the cached ring, one atomic add. Otherwise
- * the signal's head is read first: its kind (a destroyed queue's signal
- * memory is reused for completion signals) and the queue it names
- * (amd_queue_t is read again only when that changed).
+ * the signal's head is read first, its kind (a destroyed queue's signal
+ * memory is reused for completion signals) and the queue it names, then
+ * that queue's ring.
  */
 static __always_inline int count_doorbell(__u64 handle, __u64 value)
 {
@@ -170,11 +170,15 @@ static __always_inline int count_doorbell(__u64 handle, __u64 value)
 				*n += 1; /* per-CPU slot */
 			return 0;
 		}
-	} else if (count->queue_ptr != sig.queue_ptr) {
-		/* racing rings of one doorbell may both refresh: same values */
-		cache_ring(count, sig.queue_ptr, epoch);
 	} else {
-		count->epoch = epoch;
+		/*
+		 * Read the ring again even if the signal names the same
+		 * amd_queue_t: ROCr 5.2.3 gives a queue created after a destroy
+		 * the destroyed one's hsa_queue_t and doorbell signal back, with
+		 * a ring of its own (another size, another address). Racing
+		 * rings of one doorbell may both refresh: same values.
+		 */
+		cache_ring(count, sig.queue_ptr, epoch);
 	}
 classify:
 	type = packet_class(count->ring_base, count->ring_packets, value);

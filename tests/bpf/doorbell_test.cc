@@ -777,6 +777,14 @@ TEST(DoorbellPollerTest, ClassifiesEveryPacketTypeExactly) {
        12,
        6,
        0},
+      // The doorbell keeps its amd_queue_t, whose ring moves (ROCr 5.2.3
+      // recreating a queue after a destroy), the old ring consumed: the
+      // ring is read again, not trusted because queue_ptr is the same.
+      {{"dispatch=10", "barrier=6", "vendor=3", "rounds=2", "requeue=2"},
+       20,
+       12,
+       6,
+       0},
       // A doorbell signal without queue_ptr: counted, type unreadable.
       {{"dispatch=6", "barrier=2", "noqueue=1"}, 0, 0, 0, 8},
   };

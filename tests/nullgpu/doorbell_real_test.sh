@@ -24,7 +24,9 @@
 # Last, rocr_client destroys a queue it rang and stores on the signal ROCr
 # makes next, which gets the destroyed doorbell's memory from its signal
 # pool: those completion-signal stores must not count (the probe reads the
-# signal again after hsa_queue_destroy returns).
+# signal again after hsa_queue_destroy returns). Then it creates a queue of
+# another size, which ROCr gives the same hsa_queue_t and doorbell signal
+# but a new ring: its packets must be classified from the new ring.
 # Usage: doorbell_real_test.sh SRC AGENT NULLGPU_LIB HIP_CLIENT RING_COUNT_LIB [ROCR_CLIENT]
 set -u
 SRC=$1 AGENT=$2 LIB=$3 HIP=$4 RC_LIB=$5 ROCR=${6-}
@@ -172,7 +174,11 @@ if [ -z "$ROCR" ] || [ ! -x "$ROCR" ]; then
 elif [ ${#CGS[@]} != 4 ]; then
   skip "signal reuse after hsa_queue_destroy: no writable cgroup v2 hierarchy here"
 else
-  printf 'queue q1 0 64\nsubmit q1 20\ndestroy q1\nreuse q1 50\nexit\n' > "$TMP/reuse.in"
+  # Then a queue of another size: ROCr 5.2.3 gives it q1's hsa_queue_t and
+  # doorbell signal again but a ring of its own, so a probe that kept q1's
+  # ring would classify q2's packets from q1's consumed slots.
+  printf '%s\n' 'queue q1 0 64' 'submit q1 20' 'destroy q1' 'reuse q1 50' \
+    'queue q2 0 4096' 'submit q2 15 barrier' 'submit q2 5' 'exit' > "$TMP/reuse.in"
   run_group "${IN_CG[@]}" "${CGS[3]}" bash -c 'exec "$@" < "$0"' "$TMP/reuse.in" \
     "${NULLGPU[@]}" "${ENVS[@]}" "$ROCR" > "$TMP/reuse.out" 2>&1
   reused=$(grep '^REUSED q1 ' "$TMP/reuse.out")
@@ -181,12 +187,23 @@ else
   else
     fail "rocr_client did not get the destroyed doorbell's memory back (exit $RUN_RC)" "$(cat "$TMP/reuse.out")"
   fi
-  series="gpuq_doorbells_total\\{container=\"${IDS[3]:0:12}\",[^}]*\\}"
-  value_when "$series" 20 > /dev/null
+  # queue_field NAME FIELD: FIELD of NAME's QUEUE line.
+  queue_field() { sed -n "s/^QUEUE $1 created .*$2=\\([^ ]*\\).*/\\1/p" "$TMP/reuse.out"; }
+  q1="at=$(queue_field q1 at) doorbell=$(queue_field q1 doorbell) ring=$(queue_field q1 ring)"
+  q2="at=$(queue_field q2 at) doorbell=$(queue_field q2 doorbell) ring=$(queue_field q2 ring)"
+  [ "${q1% ring=*}" = "${q2% ring=*}" ] && [ "${q1#* ring=}" != "${q2#* ring=}" ] &&
+    pass "rocr_client: q2 (4096 packets) got q1's hsa_queue_t and doorbell signal and a ring of its own (q1 $q1, q2 $q2)" ||
+    fail "rocr_client: q2 did not reuse q1's queue and doorbell with a new ring (q1 $q1, q2 $q2)" "$(cat "$TMP/reuse.out")"
+  ctr="container=\"${IDS[3]:0:12}\""
+  series="gpuq_doorbells_total\\{$ctr,[^}]*\\}"
+  value_when "$series" 40 > /dev/null
   sleep 0.5 # a poll more: a count of the reused stores would show by now
   got=$(value "$series")
-  [ "$got" = 20 ] && pass "reuse: gpuq_doorbells_total = 20, the 50 stores on the reused signal not counted" ||
-    fail "reuse: gpuq_doorbells_total $got, want 20 (the 50 stores on the reused memory are no doorbells)" "$(curl -s "$URL" | grep "${IDS[3]:0:12}")"
+  [ "$got" = 40 ] && pass "reuse: gpuq_doorbells_total = 40 (20 on q1, 20 on q2), the 50 stores on the reused signal not counted" ||
+    fail "reuse: gpuq_doorbells_total $got, want 40 (the 50 stores on the reused memory are no doorbells)" "$(curl -s "$URL" | grep "${IDS[3]:0:12}")"
+  packets="$(value "gpuq_doorbell_packets_total\\{$ctr,[^}]*packet_type=\"kernel_dispatch\"\\}") $(value "gpuq_doorbell_packets_total\\{$ctr,[^}]*packet_type=\"barrier\"\\}")"
+  [ "$packets" = "25 15" ] && pass "reuse: q2's packets classified from q2's own ring: 25 kernel_dispatch (20 + 5), 15 barrier" ||
+    fail "reuse: kernel_dispatch and barrier rings $packets, want 25 15 (q2's slots read from q1's old ring?)" "$(curl -s "$URL" | grep "${IDS[3]:0:12}")"
 fi
 total=$(value 'gpuq_doorbells_total\{[^}]*\}')
 classes=$(value 'gpuq_doorbell_packets_total\{[^}]*\}')

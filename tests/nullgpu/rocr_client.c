@@ -90,8 +90,9 @@ static void cmd_queue(const char* name, unsigned gpu, unsigned packets) {
   c->live = 1;
   c->doorbell = c->q->doorbell_signal.handle;
   g_nqueues++;
-  printf("QUEUE %s created id=%llu size=%u\n", name,
-         (unsigned long long)c->q->id, c->q->size);
+  printf("QUEUE %s created id=%llu size=%u at=%p doorbell=0x%llx ring=%p\n",
+         name, (unsigned long long)c->q->id, c->q->size, (void*)c->q,
+         (unsigned long long)c->doorbell, c->q->base_address);
 }
 
 /* Publishes one packet at the next write index and rings its doorbell. */

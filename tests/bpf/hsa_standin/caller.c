@@ -7,7 +7,7 @@
  * usage: hsa_standin_caller [dispatch=N] [barrier=N] [vendor=N] [agent=N]
  *          [invalid=N] [completions=N] [queues=N]
  *          [via=screlease|relaxed|release|mix] [kind=-1|-2|1] [noqueue=1]
- *          [rounds=N] [wait_stdin=1] [requeue=1]
+ *          [rounds=N] [wait_stdin=1] [requeue=1|2]
  *          [reuse=N] [retire=destroy|shutdown|none]
  *        hsa_standin_dlopen_caller lib=PATH [same options]
  * barrier packets alternate BARRIER_AND / BARRIER_OR; packets are interleaved
@@ -20,7 +20,11 @@
  * (so a test can attach or poll in between). requeue=1 points each doorbell
  * signal at a second queue (its own ring) from one round to the next, the
  * queue it leaves with every slot INVALID, after hsa_queue_destroy of that
- * queue (ROCr frees a doorbell signal only with its queue). reuse=N, after
+ * queue (ROCr frees a doorbell signal only with its queue). requeue=2 keeps
+ * each doorbell's queue but moves its ring to the spare queue's, after
+ * hsa_queue_destroy, the ring it leaves INVALID (ROCr 5.2.3 gives a queue
+ * created after a destroy the destroyed one's hsa_queue_t and doorbell
+ * signal, with a ring of its own). reuse=N, after
  * the rounds, retires the queues (hsa_queue_destroy of each, hsa_shut_down,
  * or, as no ROCr does, nothing) and turns each doorbell signal into a
  * completion signal (kind USER) stored N times: no doorbells.
@@ -157,7 +161,7 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  int requeue = arg(argc, argv, "requeue", 0) != 0;
+  long requeue = arg(argc, argv, "requeue", 0);
   /* queues[nqueues..]: the spares requeue=1 points the doorbells at */
   struct queue* queues = aligned_alloc(64, sizeof(struct queue) * nqueues * 2);
   memset(queues, 0, sizeof(struct queue) * nqueues * 2);
@@ -197,7 +201,21 @@ int main(int argc, char** argv) {
   long rung[MAX_QUEUES] = {0};
   for (long r = 0; r < rounds; ++r) {
     if (wait_go(wait, "round", r) != 0) return 3;
-    if (requeue && r > 0) {
+    if (requeue == 2 && r > 0) {
+      /* Each doorbell's queue moves to the other ring of its pair; the
+       * ring it left has its slots consumed (INVALID, as the CP leaves
+       * them). */
+      for (long i = 0; i < nqueues && queues[i].doorbell.queue_ptr; ++i) {
+        amd_queue_t* aq = &queues[i].amd;
+        uint8_t* from = aq->hsa_queue.base_address;
+        uint8_t* to =
+            from == queues[i].ring ? queues[nqueues + i].ring : queues[i].ring;
+        for (int s = 0; s < RING_PACKETS; ++s)
+          *(uint16_t*)(from + s * AQL_PACKET_BYTES) = HSA_PACKET_TYPE_INVALID;
+        queue_destroy(&aq->hsa_queue);
+        aq->hsa_queue.base_address = to;
+      }
+    } else if (requeue && r > 0) {
       /* Each doorbell signal now belongs to the other queue of its pair,
        * as when ROCr reuses a destroyed queue's signal memory; the queue
        * it left has its slots consumed (INVALID, as the CP leaves them). */
