@@ -179,11 +179,12 @@ int args_kprobe_uninit_queue(struct pt_regs *ctx)
 	bpf_map_delete_elem(&args_queues, &q);
 	/*
 	 * begin_create tracked it by (process, queue id) too, where
-	 * finish_create kept a ROCr queue's write pointer
+	 * finish_create kept a ROCr queue's write pointer and the exit read
+	 * its last write index
 	 */
 	live = bpf_map_lookup_elem(&live_queues, &v.key);
 	if (live)
-		v.val.write_ptr = live->write_ptr;
+		v.val = *live;
 	bpf_map_delete_elem(&live_queues, &v.key);
 	submit_destroy(&v.key, &v.val, 0);
 	return 0;

@@ -55,9 +55,13 @@ struct live_val {
 	__u32 tgid;
 	__u32 gpu_id;
 	__u32 queue_type;
-	__u32 pad;
-	__u64 write_ptr; /* &amd_queue_t.write_dispatch_id of a ROCr queue, else 0 */
+	__u32 flags;		/* LIVE_F_* */
+	__u64 write_ptr;	/* &amd_queue_t.write_dispatch_id of a ROCr queue, else 0 */
+	__u64 exit_write_index; /* LIVE_F_EXIT_INDEX: read as its owner exited */
 };
+
+/* exit_write_index holds the write index read when the owner exited (exit_read.bpf.h) */
+#define LIVE_F_EXIT_INDEX (1u << 0)
 
 /* Arguments of an in-flight create ioctl, from entry to exit. */
 struct create_call {
@@ -133,6 +137,8 @@ static __always_inline __u32 queue_type_from_uapi(__u32 uapi_type)
 	}
 }
 
+#include "exit_read.bpf.h"
+
 static __always_inline void track_queue(struct live_key *key, struct live_val *val)
 {
 	if (bpf_map_update_elem(&live_queues, key, val, BPF_ANY))
@@ -183,6 +189,7 @@ static __always_inline void finish_create(struct live_key *key, struct gpuq_queu
 		live = bpf_map_lookup_elem(&live_queues, key);
 		if (live)
 			live->write_ptr = e->write_ptr;
+		exit_read_learn(e->hdr.tgid);
 	}
 	bpf_ringbuf_submit(e, 0);
 }
@@ -380,10 +387,16 @@ static __always_inline void submit_destroy(struct live_key *key, struct live_val
 	 * The owner destroying its queue (the ioctl: current is the owner, its
 	 * memory mapped): the packets written since the sampler's last read
 	 * would go with the queue's memory; the final write index keeps them.
+	 * The exit teardown runs after the memory is gone: it carries what
+	 * the owner's last thread left (exit_read.bpf.h).
 	 */
 	if (e->reason == GPUQ_DESTROY_IOCTL && val->write_ptr &&
-	    !bpf_probe_read_user(&e->write_index, sizeof(e->write_index), (void *)val->write_ptr))
+	    !bpf_probe_read_user(&e->write_index, sizeof(e->write_index), (void *)val->write_ptr)) {
 		e->flags |= GPUQ_DESTROY_F_WRITE_INDEX;
+	} else if (e->reason == GPUQ_DESTROY_PROCESS_EXIT && (val->flags & LIVE_F_EXIT_INDEX)) {
+		e->write_index = val->exit_write_index;
+		e->flags |= GPUQ_DESTROY_F_WRITE_INDEX;
+	}
 	bpf_ringbuf_submit(e, 0);
 }
 

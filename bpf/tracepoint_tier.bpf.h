@@ -6,7 +6,8 @@
  * DESTROY_QUEUE (UPDATE_QUEUE changes nothing this tier exports: the BTF
  * tiers use it only as the cause of runlist operations, which this tier
  * cannot see); any other KFD ioctl teaches the process, and
- * sched_process_exit ends a process that issued one.
+ * sched_process_exit ends a process that issued one; exit_group (and exit
+ * by the last thread) reads its ROCr queues' last write indexes first.
  * Raw tracepoints (tp_btf) and not syscalls:sys_enter_ioctl: they need no
  * tracefs mount (often absent in a container) and have the same cost class.
  *
@@ -27,6 +28,8 @@
 const volatile __u32 kfd_major = 0;
 
 #define GPUQ_NR_IOCTL 16 /* x86-64 */
+#define GPUQ_NR_EXIT 60
+#define GPUQ_NR_EXIT_GROUP 231
 #define GPUQ_KFD_IOC_TYPE 'K'
 #define GPUQ_KFD_IOC_CREATE_QUEUE 0x02
 #define GPUQ_KFD_IOC_DESTROY_QUEUE 0x03
@@ -95,8 +98,18 @@ int BPF_PROG(tp_sys_enter, struct pt_regs *regs, long id)
 	struct tp_call c = {};
 	__u32 cmd, nr, tid;
 
-	if (id != GPUQ_NR_IOCTL)
+	if (id != GPUQ_NR_IOCTL) {
+		/*
+		 * The exit read (exit_read.bpf.h): exit_group, or exit by the
+		 * last thread, is the last moment its memory is mapped.
+		 */
+		if (id == GPUQ_NR_EXIT_GROUP ||
+		    (id == GPUQ_NR_EXIT &&
+		     BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), signal,
+				   live.counter) == 1))
+			exit_read_current();
 		return 0;
+	}
 	cmd = (__u32)PT_REGS_PARM2_CORE(regs);
 	nr = GPUQ_IOC_NR(cmd);
 	if (GPUQ_IOC_TYPE(cmd) != GPUQ_KFD_IOC_TYPE)

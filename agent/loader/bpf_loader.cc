@@ -254,7 +254,7 @@ std::unique_ptr<BpfLoader> BpfLoader::Load(const Options& options,
       return nullptr;
     }
     for (const char* group :
-         {"runlist", "mes", "eviction", "attribution", "args"}) {
+         {"runlist", "mes", "eviction", "attribution", "submissions", "args"}) {
       std::set<std::string> with = groups;
       with.insert(group);
       if (LoadsWith(Only(plans, with), features.kfd_major, &loader->skel_, &err,

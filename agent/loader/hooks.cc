@@ -134,6 +134,25 @@ HookSpec Tracepoint(const char* probe, const char* tracepoints,
   return spec;
 }
 
+// An optional hook on a core kernel function whose body reads only
+// vmlinux types: the same kprobe program in the args-kprobe tier.
+HookSpec CoreKernel(const char* probe, const char* function,
+                    const char* group) {
+  const std::string fn(function);
+  HookSpec spec{probe,
+                function,
+                Intern("fentry_" + fn),
+                nullptr,
+                Intern("kprobe_" + fn),
+                nullptr,
+                false,
+                group,
+                /*optional=*/true};
+  spec.args_entry = spec.kprobe_entry;
+  spec.core_kernel = true;
+  return spec;
+}
+
 // A lifecycle hook (required) with its args-kprobe body.
 HookSpec Lifecycle(HookSpec spec, const char* args_entry,
                    const char* args_exit) {
@@ -207,6 +226,12 @@ const std::vector<HookSpec>& Hooks() {
             "attribution", Args::kOwn),
       Twins("op_update", "kfd_ioctl_update_queue", "attribution",
             Args::kKprobe),
+      // The last thread of a process with ROCr queues, its memory still
+      // mapped: the write indexes its exit teardown's destroys carry
+      // (bpf/exit_read.bpf.h). Not do_exit or the sched_process_exit
+      // tracepoint: the first runs before the last thread is known, the
+      // second after exit_mm() on 6.1 and 6.12.
+      CoreKernel("exit_read", "exit_mm_release", "submissions"),
       // args-kprobe only: every process issuing a KFD ioctl is learned
       // (p = filep->private_data), so its exit is seen without a create;
       // the exit teardown names the process whose terminations follow.
@@ -365,6 +390,12 @@ std::vector<HookPlan> PlanHooks(const KernelFeatures& f, const PlanOptions& o) {
     if (std::string(spec.probe) == "create_ioctl") {
       create_hooked = plans.back().tier != ProbeTier::kNone;
       create_reason = plans.back().reason;
+    }
+  }
+  for (HookPlan& p : plans) {
+    if (p.spec->core_kernel && !create_hooked && p.tier != ProbeTier::kNone) {
+      p.tier = ProbeTier::kNone;
+      p.reason = "not needed: no function hook carries creates";
     }
   }
   // The tracepoint tier: when asked, or when no function hook carries

@@ -50,7 +50,8 @@ struct HookSpec {
   /// Reads amdkfd structs through CO-RE: useless without their BTF.
   bool needs_kfd_types;
   /// What the hook serves, for grouped output: "lifecycle", "runlist",
-  /// "mes", "eviction", "attribution" or "args" (args-kprobe only).
+  /// "mes", "eviction", "attribution", "submissions" or "args" (args-kprobe
+  /// only).
   const char* group = "lifecycle";
   /// Never fails the load: if the kernel refuses its programs, the hook is
   /// reported (mode none, with the reason) and the others load without it.
@@ -64,6 +65,9 @@ struct HookSpec {
   /// group "tracepoint" have only these.
   const char* tp_entry = nullptr;
   const char* tp_exit = nullptr;
+  /// A core kernel function, not amdgpu's: it serves the KFD hooks, so it
+  /// is planned only where a function hook carries queue creates.
+  bool core_kernel = false;
 };
 
 /// Every hook, in a stable order, grouped (hooks of a group are adjacent).

@@ -22,7 +22,7 @@ export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 K=${GPUQ_KERNEL:-$(uname -r)}
 PORT=9464
 URL=http://127.0.0.1:$PORT/metrics
-PROBES="queue_create:kfd_procfs_add_queue create_ioctl:kfd_ioctl_create_queue queue_destroy:uninit_queue process_exit:kfd_process_notifier_release"
+PROBES="queue_create:kfd_procfs_add_queue create_ioctl:kfd_ioctl_create_queue queue_destroy:uninit_queue process_exit:kfd_process_notifier_release exit_read:exit_mm_release"
 # The scheduler hooks (runlist, MES, eviction, attribution; all optional, entry + exit programs each), as agent/loader/hooks.cc.
 SCHED_PROBES="runlist_unmap:unmap_queues_cpsch runlist_map:map_queues_cpsch
 mes_add:add_queue_mes mes_remove_v11:mes_v11_0_remove_hw_queue mes_remove_v12:mes_v12_0_remove_hw_queue
@@ -379,10 +379,11 @@ record_run() {
   pid=$!
   t0=$(up)
   # Attached = 5 BPF links for the lifecycle hooks (create_ioctl has entry
-  # and exit programs), plus entry and exit of every scheduler hook present,
-  # plus the cgroup watcher's two raw tracepoints (cgroup_mkdir and
-  # cgroup_rmdir, attached after the kfd hooks in every live mode).
-  want_links=7
+  # and exit programs), the exit read's one, plus entry and exit of every
+  # scheduler hook present, plus the cgroup watcher's two raw tracepoints
+  # (cgroup_mkdir and cgroup_rmdir, attached after the kfd hooks in every
+  # live mode).
+  want_links=8
   for pf in $SCHED_PROBES; do is_missing "${pf%%:*}" || want_links=$((want_links + 2)); done
   links=0
   while awk -v a="$t0" -v b="$(up)" 'BEGIN { exit !(b - a < 180) }'; do

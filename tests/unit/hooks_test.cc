@@ -194,11 +194,11 @@ TEST(HooksTest, SummaryNamesTiersAndWhatIsMissing) {
   KernelFeatures f = DkmsKernel();
   f.kallsyms.erase("mes_v12_0_remove_hw_queue");
   const std::string line = TierSummary(PlanHooks(f, kAuto));
-  EXPECT_NE(line.find("args-kprobe (21 hooks)"), std::string::npos) << line;
+  EXPECT_NE(line.find("args-kprobe (22 hooks)"), std::string::npos) << line;
   EXPECT_NE(line.find("not hooked: mes_remove_v12"), std::string::npos) << line;
   // The args tier's own hooks are not "missing" where the BTF bodies run.
   EXPECT_EQ(TierSummary(PlanHooks(AmdgpuKernel(), kAuto)),
-            "probe tier: btf-fentry (20 hooks)");
+            "probe tier: btf-fentry (21 hooks)");
 }
 
 TEST(HooksTest, ArgsOnlyHooksRunOnlyInTheArgsTier) {
@@ -243,8 +243,9 @@ TEST(HooksTest, LifecycleHooksAreRequiredRunlistAndEvictionHooksOptional) {
     EXPECT_EQ(spec.optional, group != "lifecycle" && group != "tracepoint")
         << spec.probe;
     // Each optional hook has an exit: its events are written at return.
-    // The args tier's own hooks only learn identities.
-    if (spec.optional && !IsArgsOnlyHook(spec)) {
+    // The args tier's own hooks only learn identities, and the core kernel
+    // hooks only read for the KFD hooks' records.
+    if (spec.optional && !IsArgsOnlyHook(spec) && !spec.core_kernel) {
       EXPECT_EQ(ProgramsOf(spec, ProbeTier::kBtfFentry).size(), 2u)
           << spec.probe;
     }
@@ -259,9 +260,42 @@ TEST(HooksTest, GroupsAreContiguousForGroupedOutput) {
       seen.emplace_back(spec.group);
     }
   }
-  EXPECT_EQ(seen,
-            (std::vector<std::string>{"lifecycle", "runlist", "mes", "eviction",
-                                      "attribution", "args", "tracepoint"}));
+  EXPECT_EQ(seen, (std::vector<std::string>{
+                      "lifecycle", "runlist", "mes", "eviction", "attribution",
+                      "submissions", "args", "tracepoint"}));
+}
+
+TEST(HooksTest, TheExitReadRunsOnlyBesideTheKfdHooks) {
+  // exit_mm_release reads vmlinux types only: fentry with amdgpu BTF, the
+  // same kprobe program without it (amdgpu-dkms).
+  const auto btf = ByProbe(FunctionPlans(AmdgpuKernel(), kAuto));
+  ASSERT_EQ(btf.count("exit_read"), 1u);
+  const HookSpec& spec = *btf.at("exit_read").spec;
+  EXPECT_TRUE(spec.core_kernel);
+  EXPECT_STREQ(spec.function, "exit_mm_release");
+  EXPECT_EQ(btf.at("exit_read").tier, ProbeTier::kBtfFentry);
+  EXPECT_EQ(ProgramsOf(spec, ProbeTier::kBtfFentry),
+            (std::vector<std::string>{"fentry_exit_mm_release"}));
+  EXPECT_EQ(
+      ByProbe(FunctionPlans(AmdgpuKernel(), kNoFentry)).at("exit_read").tier,
+      ProbeTier::kBtfKprobe);
+  const auto dkms = ByProbe(FunctionPlans(DkmsKernel(), kAuto));
+  EXPECT_EQ(dkms.at("exit_read").tier, ProbeTier::kArgsKprobe);
+  EXPECT_EQ(ProgramsOf(spec, ProbeTier::kArgsKprobe),
+            (std::vector<std::string>{"kprobe_exit_mm_release"}));
+  // Where no function hook carries creates it has nothing to read for,
+  // though the kernel function is there (the tracepoint tier reads at
+  // exit_group itself).
+  KernelFeatures no_create = AmdgpuKernel();
+  no_create.kallsyms.erase("kfd_ioctl_create_queue");
+  no_create.btf_funcs.erase("kfd_ioctl_create_queue");
+  const HookPlan lone =
+      ByProbe(FunctionPlans(no_create, kAuto)).at("exit_read");
+  EXPECT_EQ(lone.tier, ProbeTier::kNone);
+  EXPECT_EQ(lone.reason, "not needed: no function hook carries creates");
+  const auto tp = ByProbe(FunctionPlans(
+      AmdgpuKernel(), PlanOptions{true, TierRequest::kTracepoint}));
+  EXPECT_EQ(tp.at("exit_read").tier, ProbeTier::kNone);
 }
 
 TEST(HooksTest, ProgramNamesFollowTheFunctionAndMapBack) {

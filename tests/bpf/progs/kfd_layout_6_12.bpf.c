@@ -140,6 +140,8 @@ struct kernfs_node gpuq_layout_kernfs_node;
 /* vmlinux types the hooks walk, emitted in full (a pointee alone is a FWD) */
 struct pt_regs gpuq_layout_pt_regs;
 struct task_struct gpuq_layout_task;
+/* the exit read checks signal->live (bpf/exit_read.bpf.h) */
+struct signal_struct gpuq_layout_signal;
 struct cgroup gpuq_layout_cgroup;
 /* the args tier reads filep->private_data at kfd_ioctl */
 struct file gpuq_layout_file;
