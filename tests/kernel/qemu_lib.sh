@@ -277,8 +277,8 @@ copy_paths() {
 # under TCG in the background, until the guest powers off or BOOT_TIMEOUT;
 # the console goes to LOG. qemu_finish LABEL waits for it: LOG gets \r
 # stripped, INITRD is removed, BOOT_RC is set (124: timeout). The guests of
-# several kernels run side by side: each keeps about 1.3 of this machine's
-# 2 cores busy, so two together take about 1.3 times as long as one, not 2.
+# several kernels run side by side, one vCPU each, so each keeps one of this
+# machine's 2 cores busy.
 declare -A QEMU_PID QEMU_T0 QEMU_LOG QEMU_INITRD
 qemu_start() {
   local label=$1 kdir=$2 initrd=$3 log=$4
@@ -287,10 +287,18 @@ qemu_start() {
   QEMU_LOG[$label]=$log
   QEMU_INITRD[$label]=$initrd
   # TCG only: /dev/kvm on these machines is kvm_pvm and stalls stock kernels.
-  # </dev/null: -nographic reads stdin otherwise.
-  start_bg timeout "$BOOT_TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 2G -nic none \
+  # </dev/null: -nographic reads stdin otherwise. loglevel=5: warnings reach
+  # the console, so a guest that hangs before its dmesg dump still leaves
+  # the backtrace of a soft lockup or RCU stall in the log.
+  # -smp 1: with two vCPUs, multi-threaded TCG let one vCPU run a site the
+  # other was live-patching. Seen once each in the simulator tier: 6.12
+  # died of "Oops: int3" in syscall_exit_to_user_mode_prepare as the
+  # tracepoint tier enabled its sys_enter/sys_exit tracepoints, and 6.1 sat
+  # in a soft lockup on both CPUs as kprobes attached. One vCPU cannot race
+  # itself; the simulator tier took 394 s with it (364-384 s with two).
+  start_bg timeout "$BOOT_TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -smp 1 -m 2G -nic none \
     -kernel "$kdir/vmlinuz" -initrd "$initrd" \
-    -append "console=ttyS0 panic=-1 loglevel=4 GPUQ_KERNEL=$label" \
+    -append "console=ttyS0 panic=-1 loglevel=5 GPUQ_KERNEL=$label" \
     -nographic -no-reboot < /dev/null > "$log.raw" 2>&1
   QEMU_PID[$label]=$BG_PID
 }
