@@ -380,6 +380,11 @@ std::vector<HookPlan> PlanHooks(const KernelFeatures& f, const PlanOptions& o) {
     if (o.request == TierRequest::kTracepoint) {
       plans.push_back({&spec, ProbeTier::kNone,
                        "--probe-tier=tracepoint: no function hooks"});
+    } else if (spec.core_kernel && !create_hooked) {
+      // Planned after create_ioctl (Hooks() order): it serves those hooks.
+      plans.push_back({&spec, ProbeTier::kNone,
+                       "not needed: no function hook carries creates (" +
+                           create_reason + ")"});
     } else if (!f.amdgpu_loaded && f.kallsyms.count(spec.function) == 0) {
       plans.push_back({&spec, ProbeTier::kNone, "amdgpu is not loaded"});
     } else if (btf_body) {
@@ -390,12 +395,6 @@ std::vector<HookPlan> PlanHooks(const KernelFeatures& f, const PlanOptions& o) {
     if (std::string(spec.probe) == "create_ioctl") {
       create_hooked = plans.back().tier != ProbeTier::kNone;
       create_reason = plans.back().reason;
-    }
-  }
-  for (HookPlan& p : plans) {
-    if (p.spec->core_kernel && !create_hooked && p.tier != ProbeTier::kNone) {
-      p.tier = ProbeTier::kNone;
-      p.reason = "not needed: no function hook carries creates";
     }
   }
   // The tracepoint tier: when asked, or when no function hook carries
