@@ -12,8 +12,8 @@
  * Function tiers: exit_mm_release(tsk, mm) (kernel/fork.c, global since
  * v5.5, "exit/exec: Seperate mm_release()"), which exit_mm() calls with
  * current->mm still set, after do_exit() decremented signal->live: 0 there
- * is the group's last thread. It reads only vmlinux types, so the same body runs on
- * fentry and on kprobes, with or without amdgpu BTF.
+ * is the group's last thread. It reads only vmlinux types, so the same body
+ * runs on fentry and on kprobes, with or without amdgpu BTF.
  * Tracepoint tier: sys_enter of exit_group, and of exit by the last thread
  * (tracepoint_tier.bpf.h); a process killed by a signal is not read there.
  *

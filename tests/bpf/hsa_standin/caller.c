@@ -61,6 +61,13 @@ struct queue {
   uint8_t ring[RING_PACKETS * AQL_PACKET_BYTES] __attribute__((aligned(64)));
 };
 
+/* Every slot of a ring INVALID: as ROCr inits it, and as the CP leaves the
+ * slots it consumed. */
+static void invalidate_ring(uint8_t* ring) {
+  for (int s = 0; s < RING_PACKETS; ++s)
+    *(uint16_t*)(ring + s * AQL_PACKET_BYTES) = HSA_PACKET_TYPE_INVALID;
+}
+
 static long arg(int argc, char** argv, const char* key, long def) {
   size_t n = strlen(key);
   for (int i = 1; i < argc; ++i) {
@@ -174,8 +181,7 @@ int main(int argc, char** argv) {
     q->amd.hsa_queue.doorbell_signal.handle = (uint64_t)(uintptr_t)&q->doorbell;
     q->amd.hsa_queue.size = RING_PACKETS;
     q->amd.hsa_queue.id = (uint64_t)i;
-    for (int s = 0; s < RING_PACKETS; ++s) /* ROCr inits slots INVALID */
-      *(uint16_t*)(q->ring + s * AQL_PACKET_BYTES) = HSA_PACKET_TYPE_INVALID;
+    invalidate_ring(q->ring);
   }
   amd_signal_t* completion = aligned_alloc(64, sizeof(amd_signal_t));
   memset(completion, 0, sizeof(*completion));
@@ -210,8 +216,7 @@ int main(int argc, char** argv) {
         uint8_t* from = aq->hsa_queue.base_address;
         uint8_t* to =
             from == queues[i].ring ? queues[nqueues + i].ring : queues[i].ring;
-        for (int s = 0; s < RING_PACKETS; ++s)
-          *(uint16_t*)(from + s * AQL_PACKET_BYTES) = HSA_PACKET_TYPE_INVALID;
+        invalidate_ring(from);
         queue_destroy(&aq->hsa_queue);
         aq->hsa_queue.base_address = to;
       }
@@ -225,9 +230,7 @@ int main(int argc, char** argv) {
                             offsetof(struct queue, amd));
         struct queue* to =
             from == &queues[i] ? &queues[nqueues + i] : &queues[i];
-        for (int s = 0; s < RING_PACKETS; ++s)
-          *(uint16_t*)(from->ring + s * AQL_PACKET_BYTES) =
-              HSA_PACKET_TYPE_INVALID;
+        invalidate_ring(from->ring);
         queue_destroy(&from->amd.hsa_queue);
         queues[i].doorbell.queue_ptr = &to->amd;
       }
