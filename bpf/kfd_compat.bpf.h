@@ -23,9 +23,23 @@
 
 #pragma clang attribute push(__attribute__((preserve_access_index)), apply_to = record)
 
-/* kfd_priv.h: enum kfd_queue_type / kfd_queue_format (one value suffices) */
-enum kfd_queue_type { KFD_QUEUE_TYPE_COMPUTE___gpuq };
-enum kfd_queue_format { KFD_QUEUE_FORMAT_PM4___gpuq };
+/*
+ * kfd_priv.h: enum kfd_queue_type / kfd_queue_format. The values below are
+ * placeholders: every value gpuq compares with is read from the running
+ * kernel's BTF (kfd__queue_type), because they changed: "drm/amdkfd: remove
+ * DIQ" dropped KFD_QUEUE_TYPE_DIQ between 6.18 and 7.2 (Debian 6.18.15's BTF:
+ * DIQ 3, SDMA_XGMI 4, SDMA_BY_ENG_ID 5; 7.2.13's: SDMA_XGMI 3,
+ * SDMA_BY_ENG_ID 4), and SDMA_BY_ENG_ID is new in 6.12.
+ */
+enum kfd_queue_type {
+	KFD_QUEUE_TYPE_COMPUTE,
+	KFD_QUEUE_TYPE_SDMA,
+	KFD_QUEUE_TYPE_HIQ,
+	KFD_QUEUE_TYPE_DIQ,
+	KFD_QUEUE_TYPE_SDMA_XGMI,
+	KFD_QUEUE_TYPE_SDMA_BY_ENG_ID,
+};
+enum kfd_queue_format { KFD_QUEUE_FORMAT_PM4, KFD_QUEUE_FORMAT_AQL };
 
 struct queue_properties {
 	enum kfd_queue_type type;
@@ -48,7 +62,12 @@ struct queue_properties {
 struct kfd_process {
 	struct task_struct *lead_thread;
 	struct mmu_notifier mmu_notifier;
+	/* 7.2+: secondary contexts (AMDKFD_IOC_CREATE_PROCESS) */
+	__u16 context_id;
 };
+
+/* kfd_priv.h: the context_id of the process /dev/kfd's open() creates */
+#define KFD_CONTEXT_ID_PRIMARY 0xFFFF
 
 struct queue {
 	struct queue_properties properties;
@@ -111,6 +130,36 @@ static __always_inline bool kfd__sched_types_present(void)
 	return kfd__types_present() && bpf_core_type_exists(struct device_queue_manager) &&
 	       bpf_core_type_exists(struct qcm_process_device) &&
 	       bpf_core_type_exists(struct process_queue_manager);
+}
+
+/*
+ * A kernel enum kfd_queue_type value as gpuq's enum gpuq_queue_type, by the
+ * enumerator names of the running kernel's BTF; GPUQ_QUEUE_UNKNOWN for a
+ * value this kernel's enum has no name gpuq knows for.
+ */
+static __always_inline __u32 kfd__queue_type(__u32 raw)
+{
+#define KFD__QUEUE_TYPE(name, gpuq)                                                                \
+	if (bpf_core_enum_value_exists(enum kfd_queue_type, name) &&                               \
+	    raw == bpf_core_enum_value(enum kfd_queue_type, name))                                 \
+		return gpuq;
+	KFD__QUEUE_TYPE(KFD_QUEUE_TYPE_COMPUTE, GPUQ_QUEUE_COMPUTE)
+	KFD__QUEUE_TYPE(KFD_QUEUE_TYPE_SDMA, GPUQ_QUEUE_SDMA)
+	KFD__QUEUE_TYPE(KFD_QUEUE_TYPE_HIQ, GPUQ_QUEUE_HIQ)
+	KFD__QUEUE_TYPE(KFD_QUEUE_TYPE_DIQ, GPUQ_QUEUE_DIQ)
+	KFD__QUEUE_TYPE(KFD_QUEUE_TYPE_SDMA_XGMI, GPUQ_QUEUE_SDMA_XGMI)
+	KFD__QUEUE_TYPE(KFD_QUEUE_TYPE_SDMA_BY_ENG_ID, GPUQ_QUEUE_SDMA_BY_ENG_ID)
+#undef KFD__QUEUE_TYPE
+	return GPUQ_QUEUE_UNKNOWN;
+}
+
+/* A kernel enum kfd_queue_format value as enum gpuq_queue_format. */
+static __always_inline __u32 kfd__queue_format(__u32 raw)
+{
+	if (bpf_core_enum_value_exists(enum kfd_queue_format, KFD_QUEUE_FORMAT_AQL) &&
+	    raw == bpf_core_enum_value(enum kfd_queue_format, KFD_QUEUE_FORMAT_AQL))
+		return GPUQ_QUEUE_FORMAT_AQL;
+	return GPUQ_QUEUE_FORMAT_PM4;
 }
 
 /* gpu_id of a queue->device or dqm->dev (0 when neither layout matches). */

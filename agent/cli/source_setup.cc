@@ -8,6 +8,7 @@
 
 #include "common/log.h"
 #include "loader/kernel_features.h"
+#include "loader/kfd_queue_types.h"
 #include "resolver/docker_api_client.h"
 #include "resolver/oci_bundle_client.h"
 #include "sources/bpf_source.h"
@@ -134,6 +135,8 @@ PipelineOptions PipelineOptionsFor(const Options& options, bool replay,
   p.label_allowlist = options.label_allowlist;
   p.metadata = metadata;
   p.learned_cgroups = cgroups.learned.get();
+  if (!replay)
+    p.queue_types = LoadKfdQueueTypes(options.paths, options.btf_path);
   return p;
 }
 

@@ -518,6 +518,8 @@ std::string QueueTypeLabel(uint32_t queue_type) {
       return "sdma_xgmi";
     case GPUQ_QUEUE_SDMA_BY_ENG_ID:
       return "sdma_by_eng_id";
+    case GPUQ_QUEUE_UNKNOWN:
+      return "unknown";
     default:
       return fmt::format("type_{}", queue_type);
   }

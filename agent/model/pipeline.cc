@@ -83,7 +83,10 @@ std::vector<std::string> Pipeline::Start() {
     return warnings;
   }
   std::lock_guard<std::mutex> lock(mu_);
-  for (const SysfsQueue& q : queues) HandleLocked(SeedEventLocked(q));
+  for (const SysfsQueue& q : queues) {
+    // A secondary context's queues are not seeded (Model::Diff says why).
+    if (q.context == kPrimaryContext) HandleLocked(SeedEventLocked(q));
+  }
   return warnings;
 }
 
@@ -104,7 +107,7 @@ gpuq_queue_create_event Pipeline::SeedEventLocked(const SysfsQueue& q) {
   }
   e.gpu_id = q.gpu_id;
   e.queue_id = q.queue_id;
-  e.queue_type = q.type;
+  e.queue_type = options_.queue_types.ToGpuq(q.type);
   e.ring_size = q.size;
   e.flags = GPUQ_CREATE_F_SEEDED;
   const std::string comm = CommOfPid(options_.paths.procfs, q.pid);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/host_paths.h"
+#include "loader/kfd_queue_types.h"
 #include "loader/probe_status.h"
 #include "model/model.h"
 #include "model/reconciler.h"
@@ -107,6 +108,8 @@ struct PipelineOptions {
   /// after their cgroup is gone; null: the walk only. Live mode only; must
   /// outlive the pipeline.
   const LearnedCgroups* learned_cgroups = nullptr;
+  /// How this kernel numbers queue types in sysfs (seeded queues).
+  KfdQueueTypes queue_types = KfdQueueTypesOfRelease("6.18");
 };
 
 /// Thread-safety: Run() on one thread; Handle(), TakeSnapshot(),

@@ -46,9 +46,14 @@ enum gpuq_event_type {
 };
 
 /*
- * Queue types as amdkfd's internal enum kfd_queue_type (kfd_priv.h), which is
- * also what /sys/class/kfd/kfd/proc/<pid>/queues/<qid>/type shows. The uapi
- * enum of the create ioctl differs; bpf/ converts it.
+ * Queue types: gpuq's own stable numbering, which is amdkfd's internal enum
+ * kfd_queue_type (kfd_priv.h) up to 6.18. The kernel's numbering changed
+ * (KFD_QUEUE_TYPE_DIQ was removed by 7.2, so SDMA_XGMI is 3 there), and so
+ * does what /sys/class/kfd/kfd/proc/<pid>/queues/<qid>/type shows: bpf/
+ * converts by the enumerator names of the running kernel's BTF
+ * (kfd__queue_type), the agent converts sysfs values the same way
+ * (sources/kfd_queue_types.h), and the create ioctl's uapi types are
+ * converted too. Records always carry these values.
  */
 enum gpuq_queue_type {
 	GPUQ_QUEUE_COMPUTE = 0,
@@ -58,6 +63,7 @@ enum gpuq_queue_type {
 	GPUQ_QUEUE_SDMA_XGMI = 4,
 	GPUQ_QUEUE_SDMA_BY_ENG_ID = 5, /* new in 6.12 */
 	GPUQ_QUEUE__MAX,
+	GPUQ_QUEUE_UNKNOWN = 255, /* a kernel value without a name gpuq knows */
 };
 
 /* kfd_queue_format: compute queues are AQL for ROCr, PM4 otherwise. */
