@@ -82,6 +82,22 @@ struct {
 	__type(value, __u64);
 } args_teardowns SEC(".maps");
 
+/* @brief args tier: secondary kfd_process (7.2+) -> 1, from AMDKFD_IOC_CREATE_PROCESS's return */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u64);
+	__type(value, __u8);
+} args_contexts SEC(".maps");
+
+/* @brief args tier: thread in kfd_ioctl_create_process -> its struct file * */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u64);
+} args_context_calls SEC(".maps");
+
 /* @brief args tier: mm_struct * -> kfd_process, for process_exit */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -128,7 +144,8 @@ static __always_inline void args__learn_mm(__u64 p)
 	__u64 mm = (__u64)BPF_CORE_READ(task, mm);
 
 	remember_owner(p, current_tgid(), bpf_get_current_cgroup_id());
-	if (!mm)
+	/* a secondary context shares the mm but not its exit notifier */
+	if (!mm || bpf_map_lookup_elem(&args_contexts, &p))
 		return;
 	bpf_get_current_comm(v.comm, sizeof(v.comm));
 	bpf_map_update_elem(&args_mms, &mm, &v, BPF_ANY);
@@ -242,6 +259,72 @@ int args_kprobe_kfd_ioctl(struct pt_regs *ctx)
 	if (known && known->tgid == current_tgid())
 		return 0;
 	args__learn_mm(p);
+	return 0;
+}
+
+/*
+ * ---- context_create: kfd_ioctl_create_process(filep, p, data) (7.2+) ------
+ * On success filep->private_data is the new secondary kfd_process: it is
+ * learned as a context (its exit is kfd_release's, not the notifier's) with
+ * current as its owner.
+ */
+SEC("kprobe/kfd_ioctl_create_process")
+int args_kprobe_kfd_ioctl_create_process(struct pt_regs *ctx)
+{
+	__u64 filep = args__arg(ctx, GPUQ_ARG_IOCTL_FILE);
+	__u32 tid = current_tid();
+
+	bpf_map_update_elem(&args_context_calls, &tid, &filep, BPF_ANY);
+	return 0;
+}
+
+static __always_inline int args__context_created(int ret)
+{
+	__u32 tid = current_tid();
+	__u64 *filep = bpf_map_lookup_elem(&args_context_calls, &tid);
+	__u8 one = 1;
+	__u64 p;
+
+	if (!filep)
+		return 0;
+	p = (__u64)BPF_CORE_READ((struct file *)*filep, private_data);
+	bpf_map_delete_elem(&args_context_calls, &tid);
+	if (ret || !p)
+		return 0;
+	bpf_map_update_elem(&args_contexts, &p, &one, BPF_ANY);
+	remember_owner(p, current_tgid(), bpf_get_current_cgroup_id());
+	return 0;
+}
+
+GPUQ_ARGS_EXIT(kfd_ioctl_create_process, args__context_created)
+
+/*
+ * ---- context_exit: kfd_release(inode, filep) ------------------------------
+ * A learned secondary context's file is released: amdkfd tears the context
+ * down now (bpf/gpuq.bpf.c handle_context_exit says why).
+ */
+SEC("kprobe/kfd_release")
+int args_kprobe_kfd_release(struct pt_regs *ctx)
+{
+	struct file *filep = (struct file *)args__arg(ctx, GPUQ_ARG_RELEASE_FILE);
+	__u64 p = (__u64)BPF_CORE_READ(filep, private_data);
+	struct gpuq_process_exit_event *e;
+	struct gpuq_owner o = {};
+	__u8 one = 1;
+
+	if (!p || !bpf_map_lookup_elem(&args_contexts, &p))
+		return 0;
+	bpf_map_delete_elem(&args_contexts, &p);
+	args__owner(p, &o);
+	bpf_map_update_elem(&exiting, &p, &one, BPF_ANY);
+	e = reserve_event(sizeof(*e), GPUQ_EV_PROCESS_EXIT);
+	if (!e)
+		return 0;
+	e->hdr.tgid = o.tgid;
+	e->hdr.cgroup_id = o.cgroup_id;
+	e->hdr.process_key = p;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	bpf_ringbuf_submit(e, 0);
 	return 0;
 }
 
@@ -467,7 +550,7 @@ int args_kprobe_map_queues_cpsch(struct pt_regs *ctx)
 
 GPUQ_ARGS_EXIT(map_queues_cpsch, handle_map_exit)
 
-/* ---- mes_add / mes_remove_v11/v12 --------------------------------------- */
+/* ---- mes_add / mes_remove_v11/v12/v12_1 --------------------------------------- */
 
 SEC("kprobe/add_queue_mes")
 int args_kprobe_add_queue_mes(struct pt_regs *ctx)
@@ -524,6 +607,14 @@ int args_kprobe_mes_v12_0_remove_hw_queue(struct pt_regs *ctx)
 }
 
 GPUQ_ARGS_EXIT(mes_v12_0_remove_hw_queue, handle_mes_remove_exit)
+
+SEC("kprobe/mes_v12_1_remove_hw_queue")
+int args_kprobe_mes_v12_1_remove_hw_queue(struct pt_regs *ctx)
+{
+	return args__mes_remove_entry();
+}
+
+GPUQ_ARGS_EXIT(mes_v12_1_remove_hw_queue, handle_mes_remove_exit)
 
 /* ---- evict_* / restore_* ------------------------------------------------- */
 

@@ -92,12 +92,19 @@ static __always_inline void eviction_emit(const struct evict_call *c, __u32 afte
 	bpf_ringbuf_submit(e, 0);
 }
 
+/*
+ * Set by the agent: kfd_process_evict_queues(p, trigger) takes the trigger
+ * ("drm/amdkfd: Add user queue eviction restore SMI event", v6.0); before,
+ * it was kfd_process_evict_queues(p) and the second register is garbage.
+ */
+const volatile bool evict_trigger_arg = true;
+
 static __always_inline int eviction_trigger_begin(__u64 process_key, __u32 trigger)
 {
 	struct evict_trigger t = { .process_key = process_key, .trigger = trigger };
 	__u32 tid = current_tid();
 
-	if (trigger >= GPUQ_TRIGGER__KNOWN)
+	if (!evict_trigger_arg || trigger >= GPUQ_TRIGGER__KNOWN)
 		t.trigger = GPUQ_TRIGGER_UNKNOWN;
 	bpf_map_update_elem(&evict_triggers, &tid, &t, BPF_ANY);
 	return 0;

@@ -213,14 +213,14 @@ static __always_inline int handle_queue_create(struct queue *q)
 	val.cgroup_id = bpf_get_current_cgroup_id();
 	val.tgid = BPF_CORE_READ(p, lead_thread, tgid);
 	val.gpu_id = kfd__queue_gpu_id(q);
-	val.queue_type = BPF_CORE_READ(q, properties.type);
+	val.queue_type = kfd__queue_type(BPF_CORE_READ(q, properties.type));
 	learn_doorbell(val.gpu_id, BPF_CORE_READ(q, properties.doorbell_off), key.process_key,
 		       key.queue_id);
 
 	e = begin_create(&key, &val);
 	if (!e)
 		return 0;
-	e->queue_format = BPF_CORE_READ(q, properties.format);
+	e->queue_format = kfd__queue_format(BPF_CORE_READ(q, properties.format));
 	e->ring_address = BPF_CORE_READ(q, properties.queue_address);
 	e->ring_size = BPF_CORE_READ(q, properties.queue_size);
 	e->read_ptr = (__u64)BPF_CORE_READ(q, properties.read_ptr);
@@ -384,13 +384,14 @@ static __always_inline void submit_destroy(struct live_key *key, struct live_val
 	e->flags = flags;
 	e->write_index = 0;
 	/*
-	 * The owner destroying its queue (the ioctl: current is the owner, its
-	 * memory mapped): the packets written since the sampler's last read
-	 * would go with the queue's memory; the final write index keeps them.
-	 * The exit teardown runs after the memory is gone: it carries what
-	 * the owner's last thread left (exit_read.bpf.h).
+	 * The owner destroying its queue (the ioctl, or closing a secondary
+	 * context's file: current is the owner, its memory mapped): the
+	 * packets written since the sampler's last read would go with the
+	 * queue's memory; the final write index keeps them. The exit teardown
+	 * runs after the memory is gone (the read fails): it carries what the
+	 * owner's last thread left (exit_read.bpf.h).
 	 */
-	if (e->reason == GPUQ_DESTROY_IOCTL && val->write_ptr &&
+	if (val->write_ptr && current_tgid() == val->tgid &&
 	    !bpf_probe_read_user(&e->write_index, sizeof(e->write_index), (void *)val->write_ptr)) {
 		e->flags |= GPUQ_DESTROY_F_WRITE_INDEX;
 	} else if (e->reason == GPUQ_DESTROY_PROCESS_EXIT && (val->flags & LIVE_F_EXIT_INDEX)) {
@@ -430,7 +431,7 @@ static __always_inline int handle_queue_destroy(struct queue *q)
 		tid = (__u32)bpf_get_current_pid_tgid();
 		if (bpf_map_lookup_elem(&create_calls, &tid))
 			return 0;
-		val.queue_type = BPF_CORE_READ(q, properties.type);
+		val.queue_type = kfd__queue_type(BPF_CORE_READ(q, properties.type));
 		if (val.queue_type == GPUQ_QUEUE_HIQ || val.queue_type == GPUQ_QUEUE_DIQ)
 			return 0;
 		val.tgid = BPF_CORE_READ(p, lead_thread, tgid);
@@ -459,30 +460,31 @@ int BPF_KPROBE(kprobe_uninit_queue, struct queue *q)
 
 /* ---- process_exit ------------------------------------------------------ */
 
-static __always_inline int handle_process_exit(struct mmu_notifier *mn)
+/* p's address space, or p itself (a secondary context), is gone: its queues go next. */
+static __always_inline void emit_process_exit(struct kfd_process *p)
 {
 	struct gpuq_process_exit_event *e;
 	struct task_struct *lead;
-	struct kfd_process *p;
 	__u8 one = 1;
-	__u64 key;
+	__u64 key = (__u64)p;
 
-	if (!kfd__types_present())
-		return 0;
-
-	p = kfd__process_of_notifier(mn);
-	key = (__u64)p;
 	bpf_map_update_elem(&exiting, &key, &one, BPF_ANY);
-
 	e = reserve_event(sizeof(*e), GPUQ_EV_PROCESS_EXIT);
 	if (!e)
-		return 0;
+		return;
 	lead = BPF_CORE_READ(p, lead_thread);
 	e->hdr.tgid = BPF_CORE_READ(lead, tgid);
 	e->hdr.cgroup_id = kfd__task_cgroup_id(lead);
 	e->hdr.process_key = key;
 	BPF_CORE_READ_STR_INTO(&e->comm, lead, comm);
 	bpf_ringbuf_submit(e, 0);
+}
+
+static __always_inline int handle_process_exit(struct mmu_notifier *mn)
+{
+	if (!kfd__types_present())
+		return 0;
+	emit_process_exit(kfd__process_of_notifier(mn));
 	return 0;
 }
 
@@ -496,6 +498,40 @@ SEC("kprobe/kfd_process_notifier_release")
 int BPF_KPROBE(kprobe_kfd_process_notifier_release, struct mmu_notifier *mn, struct mm_struct *mm)
 {
 	return handle_process_exit(mn);
+}
+
+/* ---- context_exit ------------------------------------------------------ */
+
+/*
+ * kfd_release(inode, filep): a /dev/kfd file's last reference is gone. If
+ * it held a secondary context (AMDKFD_IOC_CREATE_PROCESS, 7.2+: context_id
+ * is not KFD_CONTEXT_ID_PRIMARY), amdkfd tears that kfd_process down now
+ * (kfd_process_notifier_release_internal), in the closing task: its exit,
+ * before its destroys. The primary context ends with the mm instead.
+ */
+static __always_inline int handle_context_exit(struct file *filep)
+{
+	struct kfd_process *p;
+
+	if (!kfd__types_present() || !bpf_core_field_exists(struct kfd_process, context_id))
+		return 0;
+	p = BPF_CORE_READ(filep, private_data);
+	if (!p || BPF_CORE_READ(p, context_id) == KFD_CONTEXT_ID_PRIMARY)
+		return 0;
+	emit_process_exit(p);
+	return 0;
+}
+
+SEC("fentry/kfd_release")
+int BPF_PROG(fentry_kfd_release, struct inode *inode, struct file *filep)
+{
+	return handle_context_exit(filep);
+}
+
+SEC("kprobe/kfd_release")
+int BPF_KPROBE(kprobe_kfd_release, struct inode *inode, struct file *filep)
+{
+	return handle_context_exit(filep);
 }
 
 /*

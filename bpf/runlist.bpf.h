@@ -9,7 +9,7 @@
  *                     grace_period before `reset`.
  *   runlist_map       map_queues_cpsch(dqm): HWS runlist submission.
  *   mes_add           add_queue_mes(dqm, q, qpd): MES maps one queue.
- *   mes_remove_v11/12 mes_v1x_0_remove_hw_queue(mes, input): MES unmaps one
+ *   mes_remove_v11/12/12_1  mes_v1x_y_remove_hw_queue(mes, input): MES unmaps one
  *                     queue. remove_queue_mes itself is a .constprop clone
  *                     without BTF (kfd-probe-points.md 5.2). amdgpu's own
  *                     users of MES run outside any dqm operation: ignored.
@@ -181,6 +181,21 @@ int BPF_KPROBE(kprobe_mes_v12_0_remove_hw_queue, void *mes, struct mes_remove_qu
 }
 
 GPUQ_EXIT_PROGRAMS(mes_v12_0_remove_hw_queue, handle_mes_remove_exit)
+
+/* GC 12.1's MES (7.2+); mes_remove_queue_input gained xcc_id before doorbell_offset there */
+SEC("fentry/mes_v12_1_remove_hw_queue")
+int BPF_PROG(fentry_mes_v12_1_remove_hw_queue, void *mes, struct mes_remove_queue_input *input)
+{
+	return handle_mes_remove_entry(input);
+}
+
+SEC("kprobe/mes_v12_1_remove_hw_queue")
+int BPF_KPROBE(kprobe_mes_v12_1_remove_hw_queue, void *mes, struct mes_remove_queue_input *input)
+{
+	return handle_mes_remove_entry(input);
+}
+
+GPUQ_EXIT_PROGRAMS(mes_v12_1_remove_hw_queue, handle_mes_remove_exit)
 
 /* ---- op_*: the dqm operations that cause runlist operations ------------- */
 

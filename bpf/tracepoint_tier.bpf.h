@@ -19,7 +19,12 @@
  * f_op: kfd_fops is a static of amdgpu, with no stable address to compare.
  *
  * There is no kfd_process pointer here: processes are keyed by their mm
- * (one kfd_process per mm, as in amdkfd). Included by gpuq.bpf.c.
+ * (one primary kfd_process per mm, as in amdkfd), and a secondary context
+ * (AMDKFD_IOC_CREATE_PROCESS, 7.2+: the ioctl swaps the file's kfd_process
+ * for a new one of the same mm) by its struct file: queue ids are unique per
+ * context only. A context ends when its file is closed (amdkfd tears it down
+ * at the file's release: a dup'ed or inherited fd that keeps the file open
+ * is not seen here) or with its process. Included by gpuq.bpf.c.
  */
 #ifndef GPUQ_TRACEPOINT_TIER_BPF_H
 #define GPUQ_TRACEPOINT_TIER_BPF_H
@@ -27,19 +32,22 @@
 /* Set by the agent from /proc/devices ("kfd"). */
 const volatile __u32 kfd_major = 0;
 
-#define GPUQ_NR_IOCTL 16 /* x86-64 */
+#define GPUQ_NR_CLOSE 3 /* x86-64 */
+#define GPUQ_NR_IOCTL 16
 #define GPUQ_NR_EXIT 60
 #define GPUQ_NR_EXIT_GROUP 231
 #define GPUQ_KFD_IOC_TYPE 'K'
 #define GPUQ_KFD_IOC_CREATE_QUEUE 0x02
 #define GPUQ_KFD_IOC_DESTROY_QUEUE 0x03
+#define GPUQ_KFD_IOC_CREATE_PROCESS 0x27 /* 7.2+ */
 #define GPUQ_IOC_NR(cmd) ((cmd)&0xff)
 #define GPUQ_IOC_TYPE(cmd) (((cmd) >> 8) & 0xff)
 #define GPUQ_MINORBITS 20 /* kernel-internal dev_t */
 
 /* An ioctl on /dev/kfd from sys_enter to sys_exit. */
 struct tp_call {
-	__u64 process_key; /* current->mm */
+	__u64 process_key; /* current->mm, or the file of a secondary context */
+	__u64 file;	   /* the /dev/kfd struct file */
 	__u64 args;	   /* user pointer to the uapi args */
 	__u32 nr;
 	__u32 queue_id;				  /* destroy: from the args at entry */
@@ -62,8 +70,19 @@ struct {
 	__type(value, __u64);
 } tp_procs SEC(".maps");
 
-/* True if fd of current is a /dev/kfd file. */
-static __always_inline bool tp__is_kfd(int fd)
+/* @brief tracepoint tier: struct file of a secondary KFD context -> its owner's tgid */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u64);
+	__type(value, __u32);
+} tp_contexts SEC(".maps");
+
+/* Contexts in tp_contexts: while 0, a close() costs one load here. */
+__u64 tp_contexts_live = 0;
+
+/* The struct file of fd of current, if it is a /dev/kfd file; else 0. */
+static __always_inline __u64 tp__kfd_file(int fd)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
@@ -71,14 +90,27 @@ static __always_inline bool tp__is_kfd(int fd)
 	__u32 rdev;
 
 	if (fd < 0 || (__u32)fd >= BPF_CORE_READ(fdt, max_fds))
-		return false;
+		return 0;
 	fds = BPF_CORE_READ(fdt, fd);
 	bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]);
 	if (!file)
-		return false;
+		return 0;
 	rdev = BPF_CORE_READ(file, f_inode, i_rdev);
-	return kfd_major && (rdev >> GPUQ_MINORBITS) == kfd_major;
+	return kfd_major && (rdev >> GPUQ_MINORBITS) == kfd_major ? (__u64)file : 0;
 }
+
+/* The process key of a KFD ioctl on `file`: its context's, else the mm. */
+static __always_inline __u64 tp__process_key(__u64 file)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
+	if (tp_contexts_live && bpf_map_lookup_elem(&tp_contexts, &file))
+		return file;
+	return (__u64)BPF_CORE_READ(task, mm);
+}
+
+/* Secondary contexts: defined after the programs' helpers they use. */
+static __always_inline void tp__close(int fd);
 
 /* A KFD process (keyed by its mm): its exit is reported and ends its queues. */
 static __always_inline __u64 tp__learn_process(void)
@@ -98,6 +130,11 @@ int BPF_PROG(tp_sys_enter, struct pt_regs *regs, long id)
 	struct tp_call c = {};
 	__u32 cmd, nr, tid;
 
+	if (id == GPUQ_NR_CLOSE) {
+		if (tp_contexts_live)
+			tp__close((int)PT_REGS_PARM1_CORE(regs));
+		return 0;
+	}
 	if (id != GPUQ_NR_IOCTL) {
 		/*
 		 * The exit read (exit_read.bpf.h): exit_group, or exit by the
@@ -122,25 +159,30 @@ int BPF_PROG(tp_sys_enter, struct pt_regs *regs, long id)
 		 * 'K' ioctls (the console's KDGKBMODE...) at the fd check.
 		 */
 		tid = current_tgid();
-		if (bpf_map_lookup_elem(&tp_procs, &tid) ||
-		    !tp__is_kfd((int)PT_REGS_PARM1_CORE(regs)))
+		if (nr != GPUQ_KFD_IOC_CREATE_PROCESS &&
+		    (bpf_map_lookup_elem(&tp_procs, &tid) ||
+		     !tp__kfd_file((int)PT_REGS_PARM1_CORE(regs))))
 			return 0;
-		tp__learn_process();
-		return 0;
+		if (nr != GPUQ_KFD_IOC_CREATE_PROCESS) {
+			tp__learn_process();
+			return 0;
+		}
 	}
-	if (!tp__is_kfd((int)PT_REGS_PARM1_CORE(regs)))
+	c.file = tp__kfd_file((int)PT_REGS_PARM1_CORE(regs));
+	if (!c.file)
 		return 0;
 	c.args = PT_REGS_PARM3_CORE(regs);
 	c.nr = nr;
 	if (nr == GPUQ_KFD_IOC_CREATE_QUEUE) {
 		bpf_probe_read_user(&c.create, sizeof(c.create), (void *)c.args);
 		/* a process that creates queues: its exit ends them (failed or not) */
-		c.process_key = tp__learn_process();
-	} else {
-		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-
-		c.process_key = (__u64)BPF_CORE_READ(task, mm);
+		tp__learn_process();
+		c.process_key = tp__process_key(c.file);
+	} else if (nr == GPUQ_KFD_IOC_DESTROY_QUEUE) {
+		c.process_key = tp__process_key(c.file);
 		bpf_probe_read_user(&c.queue_id, sizeof(c.queue_id), (void *)c.args);
+	} else {
+		tp__learn_process();
 	}
 	tid = current_tid();
 	bpf_map_update_elem(&tp_calls, &tid, &c, BPF_ANY);
@@ -177,6 +219,35 @@ static __always_inline void tp__destroy_exit(struct tp_call *c, long ret)
 	submit_destroy(&key, &v, 0);
 }
 
+/* AMDKFD_IOC_CREATE_PROCESS returned 0: `file` now holds a secondary context. */
+static __always_inline void tp__context_created(__u64 file)
+{
+	__u32 tgid = current_tgid();
+
+	if (bpf_map_update_elem(&tp_contexts, &file, &tgid, BPF_NOEXIST) == 0)
+		__sync_fetch_and_add(&tp_contexts_live, 1);
+	remember_owner(file, tgid, bpf_get_current_cgroup_id());
+}
+
+/* The exit record of a process or context, which marks its destroys as exit teardown. */
+static __always_inline void tp__emit_exit(__u64 key, __u32 tgid, struct task_struct *task)
+{
+	struct gpuq_process_exit_event *e;
+	struct owner_val *owner;
+	__u8 one = 1;
+
+	bpf_map_update_elem(&exiting, &key, &one, BPF_ANY);
+	owner = bpf_map_lookup_elem(&process_owners, &key);
+	e = reserve_event(sizeof(*e), GPUQ_EV_PROCESS_EXIT);
+	if (!e)
+		return;
+	e->hdr.tgid = tgid;
+	e->hdr.cgroup_id = owner ? owner->cgroup_id : 0;
+	e->hdr.process_key = key;
+	BPF_CORE_READ_STR_INTO(&e->comm, task, comm);
+	bpf_ringbuf_submit(e, 0);
+}
+
 SEC("tp_btf/sys_exit")
 int BPF_PROG(tp_sys_exit, struct pt_regs *regs, long ret)
 {
@@ -191,53 +262,84 @@ int BPF_PROG(tp_sys_exit, struct pt_regs *regs, long ret)
 		return 0;
 	if (c->nr == GPUQ_KFD_IOC_CREATE_QUEUE)
 		tp__create_exit(c, ret);
-	else
+	else if (c->nr == GPUQ_KFD_IOC_DESTROY_QUEUE)
 		tp__destroy_exit(c, ret);
+	else if (!ret)
+		tp__context_created(c->file);
 	bpf_map_delete_elem(&tp_calls, &tid);
 	return 0;
 }
 
-/* Destroys every live queue of one process (bpf_for_each_map_elem callback). */
+/* Which live queues a teardown ends: one context's, or all of a tgid's. */
+struct tp_teardown {
+	__u64 process_key; /* 0: every queue of tgid */
+	__u32 tgid;
+	__u32 pad;
+};
+
+/* Destroys the live queues a teardown ends (bpf_for_each_map_elem callback). */
 static long tp__destroy_of(struct bpf_map *map, struct live_key *key, struct live_val *val,
-			   __u64 *process_key)
+			   struct tp_teardown *t)
 {
 	struct live_key k = *key;
 	struct live_val v = *val;
 
-	if (k.process_key != *process_key)
+	if (t->process_key ? k.process_key != t->process_key : v.tgid != t->tgid)
 		return 0;
 	bpf_map_delete_elem(map, key);
 	submit_destroy(&k, &v, 0);
 	return 0;
 }
 
+/* Ends the contexts of a tgid whose last thread exits (bpf_for_each_map_elem callback). */
+static long tp__end_context_of(struct bpf_map *map, __u64 *file, __u32 *tgid, struct tp_teardown *t)
+{
+	__u64 key = *file;
+
+	if (*tgid != t->tgid)
+		return 0;
+	bpf_map_delete_elem(map, file);
+	__sync_fetch_and_add(&tp_contexts_live, -1);
+	tp__emit_exit(key, t->tgid, (struct task_struct *)bpf_get_current_task());
+	return 0;
+}
+
+/* close(fd) of a secondary context's file: amdkfd tears the context down. */
+static __always_inline void tp__close(int fd)
+{
+	struct tp_teardown t = {};
+	__u64 file = tp__kfd_file(fd);
+	__u32 *tgid;
+
+	if (!file)
+		return;
+	tgid = bpf_map_lookup_elem(&tp_contexts, &file);
+	if (!tgid)
+		return;
+	t.process_key = file;
+	t.tgid = *tgid;
+	bpf_map_delete_elem(&tp_contexts, &file);
+	__sync_fetch_and_add(&tp_contexts_live, -1);
+	tp__emit_exit(file, t.tgid, (struct task_struct *)bpf_get_current_task());
+	bpf_for_each_map_elem(&live_queues, tp__destroy_of, &t, 0);
+}
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(tp_sched_process_exit, struct task_struct *task)
 {
-	struct gpuq_process_exit_event *e;
 	__u32 tgid = BPF_CORE_READ(task, tgid);
 	__u64 *mm = bpf_map_lookup_elem(&tp_procs, &tgid);
-	struct owner_val *owner;
-	__u64 key;
-	__u8 one = 1;
+	struct tp_teardown t = { .tgid = tgid };
 
 	/* the last thread of a process that asked for KFD queues while we ran */
 	if (!mm || BPF_CORE_READ(task, signal, live.counter) != 0)
 		return 0;
-	key = *mm;
 	bpf_map_delete_elem(&tp_procs, &tgid);
-	bpf_map_update_elem(&exiting, &key, &one, BPF_ANY);
-	owner = bpf_map_lookup_elem(&process_owners, &key);
-	e = reserve_event(sizeof(*e), GPUQ_EV_PROCESS_EXIT);
-	if (e) {
-		e->hdr.tgid = tgid;
-		e->hdr.cgroup_id = owner ? owner->cgroup_id : 0;
-		e->hdr.process_key = key;
-		BPF_CORE_READ_STR_INTO(&e->comm, task, comm);
-		bpf_ringbuf_submit(e, 0);
-	}
-	/* amdkfd tears the queues down with the mm: the same, as exit destroys */
-	bpf_for_each_map_elem(&live_queues, tp__destroy_of, &key, 0);
+	tp__emit_exit(*mm, tgid, task);
+	if (tp_contexts_live)
+		bpf_for_each_map_elem(&tp_contexts, tp__end_context_of, &t, 0);
+	/* amdkfd tears the queues down with the mm (and the contexts with the files) */
+	bpf_for_each_map_elem(&live_queues, tp__destroy_of, &t, 0);
 	return 0;
 }
 

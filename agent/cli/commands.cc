@@ -180,9 +180,7 @@ int RunDaemon(const Options& options) {
 }
 
 int RunCheck(const Options& options) {
-  std::vector<std::string> functions;
-  for (const HookSpec& spec : Hooks()) functions.emplace_back(spec.function);
-  const KernelFeatures f = ProbeKernel(options.paths, functions);
+  const KernelFeatures f = ProbeKernel(options.paths, HookFunctions());
   std::cout << fmt::format(
       "kernel: vmlinux BTF {}, amdgpu loaded {}, amdgpu BTF {}, kprobes {}, "
       "fentry {}, tracepoints {}, KFD sysfs {}\n",
@@ -205,7 +203,7 @@ int RunCheck(const Options& options) {
   } else {
     const std::vector<HookPlan> plans = PlanHooks(f, plan_options);
     for (const HookPlan& plan : plans) {
-      status.push_back({plan.spec->probe, plan.spec->function,
+      status.push_back({plan.spec->probe, plan.target,
                         HookModeName(plan.mode()), false,
                         "not tried: " + std::string(kNoPrivileges),
                         plan.spec->group, TierName(plan.tier)});
@@ -232,7 +230,8 @@ int RunCheck(const Options& options) {
       // whether amdkfd's hooks can be verified here.
       if (IsTracepointHook(spec) || spec.core_kernel) continue;
       ++functions_hooked;
-      if (present.count(spec.function) == 0) absent.push_back(spec.function);
+      const std::string target = TargetOf(spec, present);
+      if (present.count(target) == 0) absent.push_back(target);
     }
     if (absent.size() == functions_hooked) {
       std::cout << "verifier, fentry programs: none verified (no hooked "

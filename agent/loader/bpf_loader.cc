@@ -71,7 +71,7 @@ bpf_program* Program(gpuq_bpf* skel, const std::string& name) {
 // Opens the skeleton with exactly the programs of `plans` set to load.
 gpuq_bpf* OpenFor(const std::vector<HookPlan>& plans, std::string* error,
                   const std::string& btf_custom_path = "",
-                  unsigned kfd_major = 0) {
+                  const KernelFeatures* features = nullptr) {
   // LIBBPF_OPTS spelled out: its statement expression is a GNU extension
   // clang -Wpedantic refuses (the sanitizer build, tests/fuzz).
   bpf_object_open_opts opts;
@@ -107,6 +107,17 @@ gpuq_bpf* OpenFor(const std::vector<HookPlan>& plans, std::string* error,
         return nullptr;
       }
       bpf_program__set_autoload(program, true);
+      // A trampoline is bound to its function at load: the one this kernel
+      // has (a renamed function keeps the program's SEC name otherwise).
+      const bpf_prog_type type = bpf_program__type(program);
+      if (type == BPF_PROG_TYPE_TRACING && plan.tier == ProbeTier::kBtfFentry &&
+          bpf_program__set_attach_target(program, 0, plan.target.c_str()) !=
+              0) {
+        *error =
+            fmt::format("cannot set {}'s attach target {}", name, plan.target);
+        gpuq_bpf__destroy(skel);
+        return nullptr;
+      }
     }
     const std::string probe = plan.spec->probe;
     if (probe == "queue_create" && (plan.tier == ProbeTier::kBtfFentry ||
@@ -122,14 +133,11 @@ gpuq_bpf* OpenFor(const std::vector<HookPlan>& plans, std::string* error,
   // create record then comes from the ioctl's uapi args.
   skel->rodata->create_via_ioctl = !create_btf && ioctl_hooked;
   skel->rodata->args_tier = args;
-  skel->rodata->kfd_major = kfd_major;
+  if (features != nullptr) {
+    skel->rodata->kfd_major = features->kfd_major;
+    skel->rodata->evict_trigger_arg = features->evict_trigger;
+  }
   return skel;
-}
-
-std::vector<std::string> PlannedFunctions() {
-  std::vector<std::string> functions;
-  for (const HookSpec& spec : Hooks()) functions.emplace_back(spec.function);
-  return functions;
 }
 
 }  // namespace
@@ -152,13 +160,26 @@ void ClearLibbpfLog() {
 
 namespace {
 
+// Attaches `program` to `target`: a kprobe by the function name this kernel
+// has (its SEC name may be the function's earlier name), anything else as
+// its section says (trampolines were bound at load).
+bpf_link* Attach(bpf_program* program, const std::string& target) {
+  if (bpf_program__type(program) != BPF_PROG_TYPE_KPROBE) {
+    return bpf_program__attach(program);
+  }
+  const bool retprobe =
+      std::strncmp(bpf_program__section_name(program), "kretprobe", 9) == 0;
+  return bpf_program__attach_kprobe(program, retprobe, target.c_str());
+}
+
 // The --btf file of this load ("" without one); read by libbpf at load.
 thread_local std::string load_btf_path;
 
-bool LoadsWith(const std::vector<HookPlan>& plans, unsigned kfd_major,
-               gpuq_bpf** skel, int* err, std::string* error) {
+bool LoadsWith(const std::vector<HookPlan>& plans,
+               const KernelFeatures& features, gpuq_bpf** skel, int* err,
+               std::string* error) {
   if (*skel != nullptr) gpuq_bpf__destroy(*skel);
-  *skel = OpenFor(plans, error, load_btf_path, kfd_major);
+  *skel = OpenFor(plans, error, load_btf_path, &features);
   if (*skel == nullptr) return false;
   ClearLibbpfLog();
   *err = gpuq_bpf__load(*skel);
@@ -184,7 +205,7 @@ std::unique_ptr<BpfLoader> BpfLoader::Load(const Options& options,
                                            std::string* error,
                                            std::string* summary) {
   InstallLogger();
-  KernelFeatures features = ProbeKernel(options.paths, PlannedFunctions());
+  KernelFeatures features = ProbeKernel(options.paths, HookFunctions());
   CustomBtf custom;
   if (!options.btf_path.empty()) {
     if (!PrepareCustomBtf(options.btf_path,
@@ -216,7 +237,7 @@ std::unique_ptr<BpfLoader> BpfLoader::Load(const Options& options,
     status->clear();
     std::vector<HookPlan> final_plans = plans;
     for (size_t i = 0; i < plans.size(); ++i) {
-      status->push_back({plans[i].spec->probe, plans[i].spec->function,
+      status->push_back({plans[i].spec->probe, plans[i].target,
                          HookModeName(plans[i].mode()), attached[i],
                          details[i].empty() ? plans[i].reason : details[i],
                          plans[i].spec->group, TierName(plans[i].tier)});
@@ -238,14 +259,14 @@ std::unique_ptr<BpfLoader> BpfLoader::Load(const Options& options,
 
   std::unique_ptr<BpfLoader> loader(new BpfLoader());
   int err = 0;
-  if (!LoadsWith(plans, features.kfd_major, &loader->skel_, &err, error)) {
+  if (!LoadsWith(plans, features, &loader->skel_, &err, error)) {
     if (loader->skel_ == nullptr) return nullptr;  // OpenFor failed
     // The plan said the kernel allows these kinds of programs, yet it
     // refused one. Without reading libbpf's log: the lifecycle hooks alone,
     // then each optional group added back on its own.
     std::set<std::string> groups;
-    if (!LoadsWith(Only(plans, groups), features.kfd_major, &loader->skel_,
-                   &err, error)) {
+    if (!LoadsWith(Only(plans, groups), features, &loader->skel_, &err,
+                   error)) {
       if (loader->skel_ == nullptr) return nullptr;
       report();
       *error =
@@ -253,12 +274,11 @@ std::unique_ptr<BpfLoader> BpfLoader::Load(const Options& options,
                       std::strerror(-err), LibbpfLogTail());
       return nullptr;
     }
-    for (const char* group :
-         {"runlist", "mes", "eviction", "attribution", "submissions", "args"}) {
+    for (const char* group : {"contexts", "runlist", "mes", "eviction",
+                              "attribution", "submissions", "args"}) {
       std::set<std::string> with = groups;
       with.insert(group);
-      if (LoadsWith(Only(plans, with), features.kfd_major, &loader->skel_, &err,
-                    error)) {
+      if (LoadsWith(Only(plans, with), features, &loader->skel_, &err, error)) {
         groups = with;
         continue;
       }
@@ -273,8 +293,8 @@ std::unique_ptr<BpfLoader> BpfLoader::Load(const Options& options,
         plans[i].tier = ProbeTier::kNone;
       }
     }
-    if (!LoadsWith(Only(plans, groups), features.kfd_major, &loader->skel_,
-                   &err, error)) {
+    if (!LoadsWith(Only(plans, groups), features, &loader->skel_, &err,
+                   error)) {
       if (loader->skel_ == nullptr) return nullptr;
       report();
       *error = fmt::format("loading the BPF programs failed: {}",
@@ -289,7 +309,7 @@ std::unique_ptr<BpfLoader> BpfLoader::Load(const Options& options,
     std::vector<bpf_link*> links;
     std::string failure;
     for (const std::string& name : ProgramsOf(*plans[i].spec, plans[i].tier)) {
-      bpf_link* link = bpf_program__attach(Program(loader->skel_, name));
+      bpf_link* link = Attach(Program(loader->skel_, name), plans[i].target);
       if (link == nullptr) {
         failure =
             fmt::format("attaching {} failed: {}", name, std::strerror(errno));
@@ -322,8 +342,10 @@ std::vector<HookPlan> EveryHookAt(ProbeTier tier,
                                   const std::set<std::string>* present) {
   std::vector<HookPlan> plans;
   for (const HookSpec& spec : Hooks()) {
-    const bool here = present == nullptr || present->count(spec.function) > 0;
-    plans.push_back({&spec, here ? tier : ProbeTier::kNone, ""});
+    const std::string target =
+        present == nullptr ? spec.function : TargetOf(spec, *present);
+    const bool here = present == nullptr || present->count(target) > 0;
+    plans.push_back({&spec, here ? tier : ProbeTier::kNone, "", target});
   }
   return plans;
 }

@@ -106,6 +106,8 @@ HookSpec Twins(const char* probe, const char* function, const char* group,
                 true,
                 group,
                 true};
+  spec.exit_needs_func_ret =
+      true;  // GPUQ_EXIT_PROGRAMS (bpf/attribution.bpf.h)
   spec.args_entry =
       args == Args::kOwn ? Intern("args_kprobe_" + fn) : spec.kprobe_entry;
   spec.args_exit =
@@ -137,7 +139,7 @@ HookSpec Tracepoint(const char* probe, const char* tracepoints,
 // An optional hook on a core kernel function whose body reads only
 // vmlinux types: the same kprobe program in the args-kprobe tier.
 HookSpec CoreKernel(const char* probe, const char* function,
-                    const char* group) {
+                    const char* renamed_to, const char* group) {
   const std::string fn(function);
   HookSpec spec{probe,
                 function,
@@ -150,6 +152,7 @@ HookSpec CoreKernel(const char* probe, const char* function,
                 /*optional=*/true};
   spec.args_entry = spec.kprobe_entry;
   spec.core_kernel = true;
+  spec.renamed_to = renamed_to;
   return spec;
 }
 
@@ -158,6 +161,16 @@ HookSpec Lifecycle(HookSpec spec, const char* args_entry,
                    const char* args_exit) {
   spec.args_entry = args_entry;
   spec.args_exit = args_exit;
+  return spec;
+}
+
+// A hook of secondary KFD contexts (optional): planned only where the
+// kernel has them. Its args-kprobe body, if not set already.
+HookSpec Context(HookSpec spec, const char* args_entry, const char* args_exit) {
+  spec.optional = true;
+  spec.kfd_contexts = true;
+  if (args_entry != nullptr) spec.args_entry = args_entry;
+  if (args_exit != nullptr) spec.args_exit = args_exit;
   return spec;
 }
 
@@ -188,6 +201,13 @@ const std::vector<HookSpec>& Hooks() {
                  "fentry_kfd_process_notifier_release", nullptr,
                  "kprobe_kfd_process_notifier_release", nullptr, true},
                 "args_kprobe_kfd_process_notifier_release", nullptr),
+      // Secondary KFD contexts (AMDKFD_IOC_CREATE_PROCESS, 7.2+) have no
+      // mmu_notifier: amdkfd tears one down when its file is released
+      // (kfd_release -> kfd_process_notifier_release_internal). Planned only
+      // where the kernel has them (bpf/contexts.bpf.h).
+      Context({"context_exit", "kfd_release", "fentry_kfd_release", nullptr,
+               "kprobe_kfd_release", nullptr, true, "contexts", true},
+              "args_kprobe_kfd_release", nullptr),
       // The scheduler hooks: runlist, MES, eviction and their attribution
       // (bpf/runlist.bpf.h, bpf/eviction.bpf.h). All optional, each
       // present or reported missing on its own. HWS runlist: not
@@ -199,6 +219,8 @@ const std::vector<HookSpec>& Hooks() {
       Twins("mes_add", "add_queue_mes", "mes", Args::kOwn),
       Twins("mes_remove_v11", "mes_v11_0_remove_hw_queue", "mes", Args::kOwn),
       Twins("mes_remove_v12", "mes_v12_0_remove_hw_queue", "mes", Args::kOwn),
+      // GC 12.1 (gfx_target_version 120500) has its own MES, from 7.2.
+      Twins("mes_remove_v12_1", "mes_v12_1_remove_hw_queue", "mes", Args::kOwn),
       Twins("evict_cpsch", "evict_process_queues_cpsch", "eviction",
             Args::kOwn),
       Twins("evict_nocpsch", "evict_process_queues_nocpsch", "eviction",
@@ -231,13 +253,22 @@ const std::vector<HookSpec>& Hooks() {
       // (bpf/exit_read.bpf.h). Not do_exit or the sched_process_exit
       // tracepoint: the first runs before the last thread is known, the
       // second after exit_mm() on 6.1 and 6.12.
-      CoreKernel("exit_read", "exit_mm_release", "submissions"),
+      // 7.3 merged exit_mm_release and exec_mm_release into
+      // mm_exit_exec_release(tsk, mm), which exec calls too: the body reads
+      // only for the group's last thread (signal->live == 0), which an exec
+      // never is.
+      CoreKernel("exit_read", "exit_mm_release", "mm_exit_exec_release",
+                 "submissions"),
       // args-kprobe only: every process issuing a KFD ioctl is learned
       // (p = filep->private_data), so its exit is seen without a create;
       // the exit teardown names the process whose terminations follow.
       ArgsOnly("process_seen", "kfd_ioctl", false),
       ArgsOnly("process_teardown", "kfd_process_dequeue_from_all_devices",
                true),
+      // args-kprobe only: a secondary context is the new filep->private_data
+      // when AMDKFD_IOC_CREATE_PROCESS returns 0 (7.2+).
+      Context(ArgsOnly("context_create", "kfd_ioctl_create_process", true),
+              nullptr, nullptr),
       // The tracepoint tier (bpf/tracepoint_tier.bpf.h): kernels without
       // kprobes. Planned only when no function hook carries creates.
       Tracepoint("tp_ioctl", "sys_enter,sys_exit", "tp_sys_enter",
@@ -305,23 +336,26 @@ std::string KfdTypesUnusable(const KernelFeatures& f) {
   return "";
 }
 
-HookPlan PlanBtf(const HookSpec& spec, const KernelFeatures& f,
-                 const PlanOptions& o) {
+HookPlan PlanBtf(const HookSpec& spec, const std::string& target,
+                 const KernelFeatures& f, const PlanOptions& o) {
   if (IsArgsOnlyHook(spec)) {
     return {&spec, ProbeTier::kNone,
             "not needed: the BTF bodies read the process from amdkfd's "
             "structs"};
   }
-  const bool in_btf = f.btf_funcs.count(spec.function) != 0;
-  const bool in_kallsyms = f.kallsyms.count(spec.function) != 0;
-  if (o.allow_fentry && in_btf && f.fentry && !f.custom_btf) {
+  const bool in_btf = f.btf_funcs.count(target) != 0;
+  const bool in_kallsyms = f.kallsyms.count(target) != 0;
+  const bool fexit_loads = !spec.exit_needs_func_ret || f.func_ret;
+  if (o.allow_fentry && in_btf && f.fentry && !f.custom_btf && fexit_loads) {
     return {&spec, ProbeTier::kBtfFentry, "function has BTF"};
   }
-  std::string why_not_fentry = f.custom_btf
-                                   ? "--btf: types from the file, kprobes only"
-                               : !o.allow_fentry ? "fentry disabled"
-                               : !in_btf         ? "function has no BTF"
-                                                 : f.fentry_note;
+  std::string why_not_fentry =
+      f.custom_btf      ? "--btf: types from the file, kprobes only"
+      : !o.allow_fentry ? "fentry disabled"
+      : !in_btf         ? "function has no BTF"
+      : !f.fentry       ? f.fentry_note
+                        : "its fexit program needs bpf_get_func_ret (Linux "
+                          "5.17), which this kernel lacks";
   if (in_kallsyms && f.kprobes) {
     return {&spec, ProbeTier::kBtfKprobe, why_not_fentry};
   }
@@ -334,9 +368,9 @@ HookPlan PlanBtf(const HookSpec& spec, const KernelFeatures& f,
       f.amdgpu_loaded ? "function not in this kernel" : "amdgpu is not loaded"};
 }
 
-HookPlan PlanArgs(const HookSpec& spec, const KernelFeatures& f,
-                  const std::string& why_args) {
-  const bool in_kallsyms = f.kallsyms.count(spec.function) != 0;
+HookPlan PlanArgs(const HookSpec& spec, const std::string& target,
+                  const KernelFeatures& f, const std::string& why_args) {
+  const bool in_kallsyms = f.kallsyms.count(target) != 0;
   if (spec.args_entry == nullptr) {
     return {&spec, ProbeTier::kNone,
             why_args + "; the hook has no BTF-free body"};
@@ -353,6 +387,24 @@ HookPlan PlanArgs(const HookSpec& spec, const KernelFeatures& f,
   return {&spec, ProbeTier::kArgsKprobe, why_args + ": arguments only"};
 }
 
+// What a compiler clone of the target means for the plan: a hook on the
+// function misses the calls that go to the clone, and the clone's arguments
+// may differ (removed or replaced), so no body reads them there.
+void NoteClone(const KernelFeatures& f, HookPlan* plan) {
+  const auto clone = f.clones.find(plan->target);
+  if (clone == f.clones.end()) return;
+  if (f.kallsyms.count(plan->target) == 0) {
+    plan->tier = ProbeTier::kNone;
+    plan->reason = fmt::format(
+        "only the compiler clone {} is in this kernel; its arguments may "
+        "differ from {}'s, so no body reads them there",
+        clone->second, plan->target);
+  } else {
+    plan->reason += fmt::format(
+        "; calls through its compiler clone {} are not seen", clone->second);
+  }
+}
+
 }  // namespace
 
 bool IsTracepointHook(const HookSpec& spec) { return spec.tp_entry != nullptr; }
@@ -362,8 +414,28 @@ bool IsArgsOnlyHook(const HookSpec& spec) {
          spec.kprobe_entry == nullptr;
 }
 
+std::string TargetOf(const HookSpec& spec,
+                     const std::set<std::string>& present) {
+  if (present.count(spec.function) == 0 && spec.renamed_to != nullptr &&
+      present.count(spec.renamed_to) != 0) {
+    return spec.renamed_to;
+  }
+  return spec.function;
+}
+
+std::vector<std::string> HookFunctions() {
+  std::vector<std::string> functions;
+  for (const HookSpec& spec : Hooks()) {
+    functions.emplace_back(spec.function);
+    if (spec.renamed_to != nullptr) functions.emplace_back(spec.renamed_to);
+  }
+  return functions;
+}
+
 std::vector<HookPlan> PlanHooks(const KernelFeatures& f, const PlanOptions& o) {
   std::vector<HookPlan> plans;
+  std::set<std::string> present = f.kallsyms;
+  present.insert(f.btf_funcs.begin(), f.btf_funcs.end());
   const std::string unusable = KfdTypesUnusable(f);
   // One body for all hooks: the BTF and args bodies key processes and queues
   // differently (struct reads vs learned pointers), so they never mix.
@@ -377,6 +449,7 @@ std::vector<HookPlan> PlanHooks(const KernelFeatures& f, const PlanOptions& o) {
       plans.push_back({&spec, ProbeTier::kNone, ""});  // decided below
       continue;
     }
+    const std::string target = TargetOf(spec, present);
     if (o.request == TierRequest::kTracepoint) {
       plans.push_back({&spec, ProbeTier::kNone,
                        "--probe-tier=tracepoint: no function hooks"});
@@ -385,13 +458,19 @@ std::vector<HookPlan> PlanHooks(const KernelFeatures& f, const PlanOptions& o) {
       plans.push_back({&spec, ProbeTier::kNone,
                        "not needed: no function hook carries creates (" +
                            create_reason + ")"});
-    } else if (!f.amdgpu_loaded && f.kallsyms.count(spec.function) == 0) {
+    } else if (!f.amdgpu_loaded && f.kallsyms.count(target) == 0) {
       plans.push_back({&spec, ProbeTier::kNone, "amdgpu is not loaded"});
+    } else if (spec.kfd_contexts && !f.kfd_contexts) {
+      plans.push_back({&spec, ProbeTier::kNone,
+                       "not needed: this amdkfd has no secondary contexts "
+                       "(AMDKFD_IOC_CREATE_PROCESS, Linux 7.2)"});
     } else if (btf_body) {
-      plans.push_back(PlanBtf(spec, f, o));
+      plans.push_back(PlanBtf(spec, target, f, o));
     } else {
-      plans.push_back(PlanArgs(spec, f, why_args));
+      plans.push_back(PlanArgs(spec, target, f, why_args));
     }
+    plans.back().target = target;
+    NoteClone(f, &plans.back());
     if (std::string(spec.probe) == "create_ioctl") {
       create_hooked = plans.back().tier != ProbeTier::kNone;
       create_reason = plans.back().reason;

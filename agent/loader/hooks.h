@@ -8,6 +8,7 @@
 //   tracepoint   (not a function hook tier) syscall tracepoints only
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -49,9 +50,9 @@ struct HookSpec {
   const char* kprobe_exit;
   /// Reads amdkfd structs through CO-RE: useless without their BTF.
   bool needs_kfd_types;
-  /// What the hook serves, for grouped output: "lifecycle", "runlist",
-  /// "mes", "eviction", "attribution", "submissions" or "args" (args-kprobe
-  /// only).
+  /// What the hook serves, for grouped output: "lifecycle", "contexts",
+  /// "runlist", "mes", "eviction", "attribution", "submissions" or "args"
+  /// (args-kprobe only).
   const char* group = "lifecycle";
   /// Never fails the load: if the kernel refuses its programs, the hook is
   /// reported (mode none, with the reason) and the others load without it.
@@ -68,6 +69,16 @@ struct HookSpec {
   /// A core kernel function, not amdgpu's: it serves the KFD hooks, so it
   /// is planned only where a function hook carries queue creates.
   bool core_kernel = false;
+  /// The function's name in kernels that renamed it (same arguments): the
+  /// hook attaches there when `function` is absent.
+  const char* renamed_to = nullptr;
+  /// The exit programs read the return value with bpf_get_func_ret()
+  /// (Linux 5.17), not from a declared argument list: where the kernel lacks
+  /// the helper the fexit program cannot load, so the hook runs on kprobes.
+  bool exit_needs_func_ret = false;
+  /// Serves secondary KFD contexts (AMDKFD_IOC_CREATE_PROCESS, 7.2+):
+  /// planned only where the kernel has them (KernelFeatures::kfd_contexts).
+  bool kfd_contexts = false;
 };
 
 /// Every hook, in a stable order, grouped (hooks of a group are adjacent).
@@ -86,8 +97,20 @@ struct HookPlan {
   const HookSpec* spec;
   ProbeTier tier;
   std::string reason;  ///< why this tier (or why none)
+  /// The kernel function the programs attach to: spec->function, or
+  /// spec->renamed_to where this kernel has only that.
+  std::string target = spec->function;
   HookMode mode() const { return ModeOf(tier); }
 };
+
+/// The function `spec` attaches to on a kernel whose functions (kallsyms or
+/// BTF) are `present`: its own, else its later name, else its own.
+std::string TargetOf(const HookSpec& spec,
+                     const std::set<std::string>& present);
+
+/// Every kernel function some hook may attach to (names and later names):
+/// what ProbeKernel is asked for.
+std::vector<std::string> HookFunctions();
 
 struct PlanOptions {
   bool allow_fentry = true;  ///< false: --no-fentry

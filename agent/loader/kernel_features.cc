@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <charconv>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -12,6 +13,17 @@ namespace gpuq {
 namespace {
 
 bool Exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
+
+// "name.constprop.0" / "name.isra.0": a copy GCC made with some arguments
+// removed or changed, which callers call instead of `name` (".cold" and
+// ".part" parts are entered through `name` itself). `name` if so, else "".
+std::string CloneOf(const std::string& symbol) {
+  for (const char* kind : {".constprop.", ".isra."}) {
+    const size_t at = symbol.find(kind);
+    if (at != std::string::npos && at > 0) return symbol.substr(0, at);
+  }
+  return "";
+}
 
 void ScanKallsyms(const std::string& path,
                   const std::vector<std::string>& wanted, KernelFeatures* out) {
@@ -24,10 +36,55 @@ void ScanKallsyms(const std::string& path,
     std::string addr, type, name, module;
     fields >> addr >> type >> name >> module;
     if (module == "[amdgpu]") out->amdgpu_loaded = true;
-    if (want.count(name) != 0 && (type == "t" || type == "T")) {
-      out->kallsyms.insert(name);
+    if (type != "t" && type != "T") continue;
+    if (want.count(name) != 0) out->kallsyms.insert(name);
+    if (module == "[amdgpu]" && name == "kfd_ioctl_create_process") {
+      out->kfd_contexts = true;
     }
+    const std::string cloned = CloneOf(name);
+    if (!cloned.empty() && want.count(cloned) != 0) out->clones[cloned] = name;
   }
+}
+
+// Whether struct `type` of `b` has member `member`.
+bool HasMember(const btf* b, const char* type, const char* member) {
+  const int id = btf__find_by_name_kind(b, type, BTF_KIND_STRUCT);
+  if (id <= 0) return false;
+  const btf_type* t = btf__type_by_id(b, id);
+  const btf_member* m = btf_members(t);
+  for (int i = 0; i < btf_vlen(t); ++i, ++m) {
+    const char* name = btf__name_by_offset(b, m->name_off);
+    if (name != nullptr && std::string(name) == member) return true;
+  }
+  return false;
+}
+
+// Parameters of FUNC `fn` in `b` (-1: no such FUNC).
+int ParamCount(const btf* b, const char* fn) {
+  const int id = btf__find_by_name_kind(b, fn, BTF_KIND_FUNC);
+  if (id <= 0) return -1;
+  const btf_type* proto = btf__type_by_id(b, btf__type_by_id(b, id)->type);
+  return proto == nullptr ? -1 : btf_vlen(proto);
+}
+
+// Whether enum `type` of `b` has enumerator `name`.
+bool HasEnumerator(const btf* b, const char* type, const char* name) {
+  const int id = btf__find_by_name_kind(b, type, BTF_KIND_ENUM);
+  if (id <= 0) return false;
+  const btf_type* t = btf__type_by_id(b, id);
+  const struct btf_enum* e = btf_enum(t);
+  for (int i = 0; i < btf_vlen(t); ++i, ++e) {
+    const char* n = btf__name_by_offset(b, e->name_off);
+    if (n != nullptr && std::string(n) == name) return true;
+  }
+  return false;
+}
+
+// The trigger argument appeared in 6.0 (see KernelFeatures::evict_trigger).
+bool EvictTakesTriggerByRelease(const std::string& release) {
+  unsigned major = 0;
+  std::sscanf(release.c_str(), "%u", &major);
+  return major == 0 || major >= 6;  // unknown release: the common case
 }
 
 void ScanBtf(const std::string& btf_dir, const std::vector<std::string>& wanted,
@@ -50,6 +107,13 @@ void ScanBtf(const std::string& btf_dir, const std::vector<std::string>& wanted,
   out->kfd_types =
       btf__find_by_name_kind(search, "kfd_process", BTF_KIND_STRUCT) > 0 &&
       btf__find_by_name_kind(search, "queue", BTF_KIND_STRUCT) > 0;
+  out->func_ret =
+      HasEnumerator(vmlinux, "bpf_func_id", "BPF_FUNC_get_func_ret");
+  if (out->kfd_types) {
+    out->kfd_contexts = HasMember(search, "kfd_process", "context_id");
+    const int params = ParamCount(search, "kfd_process_evict_queues");
+    if (params >= 0) out->evict_trigger = params >= 2;
+  }
   if (amdgpu != nullptr) btf__free(amdgpu);
   btf__free(vmlinux);
 }
@@ -84,6 +148,8 @@ KernelFeatures ProbeKernel(const HostPaths& paths,
               Exists(paths.sysfs + "/kernel/debug/tracing/kprobe_events");
   f.cap_sys_admin = HasCapSysAdmin();
   f.kfd_major = KfdMajor(paths.procfs + "/devices");
+  std::ifstream(paths.procfs + "/sys/kernel/osrelease") >> f.release;
+  f.evict_trigger = EvictTakesTriggerByRelease(f.release);
   ScanKallsyms(paths.procfs + "/kallsyms", functions, &f);
   ScanBtf(paths.KernelBtf(), functions, &f);
   // Guesses, replaced by what the feature probes see when they can run.

@@ -3,6 +3,7 @@
 // tested on fixture trees.
 #pragma once
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -46,6 +47,21 @@ struct KernelFeatures {
   unsigned kfd_major = 0;
   std::set<std::string> kallsyms;   ///< asked-for functions present in kallsyms
   std::set<std::string> btf_funcs;  ///< asked-for functions with a BTF FUNC
+  /// Asked-for functions the compiler also emitted as a .constprop/.isra
+  /// clone (kallsyms), by name: callers of the clone bypass the function.
+  std::map<std::string, std::string> clones;
+  /// vmlinux BTF knows the bpf_get_func_ret helper (Linux 5.17): the fexit
+  /// programs of GPUQ_EXIT_PROGRAMS load. Assumed without vmlinux BTF.
+  bool func_ret = true;
+  /// amdkfd has secondary contexts (AMDKFD_IOC_CREATE_PROCESS, 7.2+):
+  /// struct kfd_process has context_id (BTF), or, without amdgpu BTF,
+  /// kallsyms has kfd_ioctl_create_process.
+  bool kfd_contexts = false;
+  /// kfd_process_evict_queues(p, trigger) takes the trigger (Linux 6.0,
+  /// "drm/amdkfd: Add user queue eviction restore SMI event"): from its BTF
+  /// prototype, else from the kernel release.
+  bool evict_trigger = true;
+  std::string release;  ///< <procfs>/sys/kernel/osrelease
 };
 
 /// Probes the kernel for `functions`. Never fails: what cannot be read is

@@ -283,22 +283,34 @@ void Model::EraseCgroup(uint64_t cgroup_id) {
 }
 
 ReconcileDiff Model::Diff(const std::vector<SysfsQueue>& sysfs) const {
+  // Queue ids are unique per KFD context, and a process may have secondary
+  // contexts (7.2+) whose kernel identity sysfs does not show: (pid, queue
+  // id) pairs are compared as counts. The model's queues beyond sysfs's
+  // count are missing there; sysfs's primary-context queues beyond the
+  // model's count are missing in the model. A secondary context's queue is
+  // never seeded (docs/probe-tiers.md, "Secondary contexts"): it only keeps
+  // the model's queue of the same pair alive.
   ReconcileDiff diff;
-  std::set<std::pair<uint32_t, uint32_t>> in_sysfs;
+  std::map<std::pair<uint32_t, uint32_t>, size_t> in_sysfs;
   for (const SysfsQueue& s : sysfs) {
-    in_sysfs.emplace(s.pid, s.queue_id);
+    ++in_sysfs[{s.pid, s.queue_id}];
     --diff.drift_per_gpu[s.gpu_id];
   }
-  std::set<std::pair<uint32_t, uint32_t>> in_model;
+  std::map<std::pair<uint32_t, uint32_t>, size_t> in_model;
   for (const auto& [key, q] : queues_) {
-    in_model.emplace(q.tgid, q.queue_id);
     ++diff.drift_per_gpu[q.gpu_id];
-    if (in_sysfs.count({q.tgid, q.queue_id}) == 0) {
+    const std::pair<uint32_t, uint32_t> id{q.tgid, q.queue_id};
+    const auto found = in_sysfs.find(id);
+    if (++in_model[id] > (found == in_sysfs.end() ? 0 : found->second)) {
       diff.missing_in_sysfs.push_back(q);
     }
   }
+  std::map<std::pair<uint32_t, uint32_t>, size_t> seen;
   for (const SysfsQueue& s : sysfs) {
-    if (in_model.count({s.pid, s.queue_id}) == 0) {
+    const std::pair<uint32_t, uint32_t> id{s.pid, s.queue_id};
+    const auto found = in_model.find(id);
+    if (++seen[id] > (found == in_model.end() ? 0 : found->second) &&
+        s.context == kPrimaryContext) {
       diff.missing_in_model.push_back(s);
     }
   }

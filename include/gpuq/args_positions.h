@@ -11,7 +11,11 @@
 #ifndef GPUQ_ARGS_POSITIONS_H
 #define GPUQ_ARGS_POSITIONS_H
 
-/* kfd_ioctl_{create,update}_queue(struct file *, struct kfd_process *p, void *data) */
+/*
+ * kfd_ioctl_{create,update}_queue, kfd_ioctl_create_process(struct file *filep,
+ * struct kfd_process *p, void *data)
+ */
+#define GPUQ_ARG_IOCTL_FILE 0
 #define GPUQ_ARG_IOCTL_PROCESS 1
 #define GPUQ_ARG_IOCTL_DATA 2
 /* kfd_procfs_add_queue(struct queue *q), uninit_queue(struct queue *q) */
@@ -37,6 +41,8 @@
 #define GPUQ_ARG_RUNLIST_FILTER 1
 /* kfd_ioctl(struct file *filep, unsigned int cmd, unsigned long arg): the dispatcher */
 #define GPUQ_ARG_DISPATCH_FILE 0
+/* kfd_release(struct inode *inode, struct file *filep): the file's release */
+#define GPUQ_ARG_RELEASE_FILE 1
 /* kfd_process_dequeue_from_all_devices(struct kfd_process *p) */
 #define GPUQ_ARG_DEQUEUE_PROCESS 0
 /* kfd_process_evict_queues(struct kfd_process *p, u32 trigger) */

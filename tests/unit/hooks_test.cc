@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -46,11 +47,14 @@ const PlanOptions kArgs{true, TierRequest::kArgs};
 // amdgpu-dkms: the module is loaded, kallsyms has its functions, no BTF.
 KernelFeatures DkmsKernel();
 
+// A 7.2-like kernel: amdgpu with BTF, every hooked function, secondary
+// contexts.
 KernelFeatures AmdgpuKernel() {
   KernelFeatures f;
   f.vmlinux_btf = f.amdgpu_btf = f.kfd_types = f.kprobes = true;
   f.fentry = f.tracepoints = f.attach_probed = true;
   f.amdgpu_loaded = f.kfd_sysfs = f.cap_sys_admin = true;
+  f.kfd_contexts = true;
   for (const HookSpec& spec : Hooks()) {
     f.kallsyms.insert(spec.function);
     f.btf_funcs.insert(spec.function);
@@ -194,11 +198,11 @@ TEST(HooksTest, SummaryNamesTiersAndWhatIsMissing) {
   KernelFeatures f = DkmsKernel();
   f.kallsyms.erase("mes_v12_0_remove_hw_queue");
   const std::string line = TierSummary(PlanHooks(f, kAuto));
-  EXPECT_NE(line.find("args-kprobe (22 hooks)"), std::string::npos) << line;
+  EXPECT_NE(line.find("args-kprobe (25 hooks)"), std::string::npos) << line;
   EXPECT_NE(line.find("not hooked: mes_remove_v12"), std::string::npos) << line;
   // The args tier's own hooks are not "missing" where the BTF bodies run.
   EXPECT_EQ(TierSummary(PlanHooks(AmdgpuKernel(), kAuto)),
-            "probe tier: btf-fentry (21 hooks)");
+            "probe tier: btf-fentry (23 hooks)");
 }
 
 TEST(HooksTest, ArgsOnlyHooksRunOnlyInTheArgsTier) {
@@ -250,9 +254,11 @@ TEST(HooksTest, LifecycleHooksAreRequiredRunlistAndEvictionHooksOptional) {
     EXPECT_EQ(spec.optional, group != "lifecycle" && group != "tracepoint")
         << spec.probe;
     // Each optional hook has an exit: its events are written at return.
-    // The args tier's own hooks only learn identities, and the core kernel
-    // hooks only read for the KFD hooks' records.
-    if (spec.optional && !IsArgsOnlyHook(spec) && !spec.core_kernel) {
+    // The args tier's own hooks only learn identities, the core kernel
+    // hooks only read for the KFD hooks' records, and a context's exit is
+    // written as its file's release begins, like process_exit's.
+    if (spec.optional && !IsArgsOnlyHook(spec) && !spec.core_kernel &&
+        !spec.kfd_contexts) {
       EXPECT_EQ(ProgramsOf(spec, ProbeTier::kBtfFentry).size(), 2u)
           << spec.probe;
     }
@@ -268,8 +274,8 @@ TEST(HooksTest, GroupsAreContiguousForGroupedOutput) {
     }
   }
   EXPECT_EQ(seen, (std::vector<std::string>{
-                      "lifecycle", "runlist", "mes", "eviction", "attribution",
-                      "submissions", "args", "tracepoint"}));
+                      "lifecycle", "contexts", "runlist", "mes", "eviction",
+                      "attribution", "submissions", "args", "tracepoint"}));
 }
 
 TEST(HooksTest, TheExitReadRunsOnlyBesideTheKfdHooks) {
@@ -433,6 +439,79 @@ TEST(HooksTest, BtfFileGivesTheBtfBodiesOnKprobes) {
     EXPECT_NE(p.reason.find("--btf file has no amdkfd types"),
               std::string::npos);
   }
+}
+
+TEST(HooksTest, ContextHooksOnlyWhereTheKernelHasContexts) {
+  KernelFeatures f = AmdgpuKernel();
+  EXPECT_EQ(ByProbe(FunctionPlans(f, kAuto)).at("context_exit").tier,
+            ProbeTier::kBtfFentry);
+  EXPECT_EQ(
+      ByProbe(FunctionPlans(DkmsKernel(), kAuto)).at("context_create").tier,
+      ProbeTier::kArgsKprobe);
+  f.kfd_contexts = false;  // 6.1-6.18: kfd_release exists, contexts do not
+  const auto plans = ByProbe(FunctionPlans(f, kAuto));
+  EXPECT_EQ(plans.at("context_exit").tier, ProbeTier::kNone);
+  EXPECT_NE(plans.at("context_exit").reason.find("no secondary contexts"),
+            std::string::npos);
+  // Nothing else depends on them.
+  EXPECT_EQ(plans.at("process_exit").tier, ProbeTier::kBtfFentry);
+}
+
+TEST(HooksTest, ARenamedFunctionIsAttachedByItsNewName) {
+  // 7.3: exit_mm_release became mm_exit_exec_release(tsk, mm).
+  KernelFeatures f = AmdgpuKernel();
+  f.kallsyms.erase("exit_mm_release");
+  f.btf_funcs.erase("exit_mm_release");
+  f.kallsyms.insert("mm_exit_exec_release");
+  f.btf_funcs.insert("mm_exit_exec_release");
+  auto plans = ByProbe(FunctionPlans(f, kAuto));
+  EXPECT_EQ(plans.at("exit_read").tier, ProbeTier::kBtfFentry);
+  EXPECT_EQ(plans.at("exit_read").target, "mm_exit_exec_release");
+  EXPECT_EQ(plans.at("queue_create").target, "kfd_procfs_add_queue");
+  // Both present (6.1-7.2): the original name.
+  f.kallsyms.insert("exit_mm_release");
+  f.btf_funcs.insert("exit_mm_release");
+  EXPECT_EQ(ByProbe(FunctionPlans(f, kAuto)).at("exit_read").target,
+            "exit_mm_release");
+  const std::vector<std::string> asked = HookFunctions();
+  EXPECT_NE(std::find(asked.begin(), asked.end(), "mm_exit_exec_release"),
+            asked.end());
+}
+
+TEST(HooksTest, NoFuncRetHelperMeansKprobesForHooksWithExitPrograms) {
+  // 5.15 (Ubuntu 22.04): bpf_get_func_ret is 5.17+, so the fexit programs
+  // of GPUQ_EXIT_PROGRAMS would be refused; their hooks run on kprobes,
+  // the rest keeps fentry.
+  KernelFeatures f = AmdgpuKernel();
+  f.func_ret = false;
+  const auto plans = ByProbe(FunctionPlans(f, kAuto));
+  EXPECT_EQ(plans.at("runlist_unmap").tier, ProbeTier::kBtfKprobe);
+  EXPECT_NE(plans.at("runlist_unmap").reason.find("bpf_get_func_ret"),
+            std::string::npos);
+  EXPECT_EQ(plans.at("evict_trigger").tier, ProbeTier::kBtfKprobe);
+  // create_ioctl's fexit declares its arguments: no helper needed.
+  EXPECT_EQ(plans.at("create_ioctl").tier, ProbeTier::kBtfFentry);
+  EXPECT_EQ(plans.at("queue_create").tier, ProbeTier::kBtfFentry);
+}
+
+TEST(HooksTest, CompilerClonesAreReportedByName) {
+  KernelFeatures f = AmdgpuKernel();
+  // Only the clone: its arguments may differ, so nothing attaches.
+  f.kallsyms.erase("unmap_queues_cpsch");
+  f.btf_funcs.erase("unmap_queues_cpsch");
+  f.clones["unmap_queues_cpsch"] = "unmap_queues_cpsch.constprop.0";
+  // Both: the function is hooked, the clone's callers are named as missed.
+  f.clones["add_queue_mes"] = "add_queue_mes.isra.0";
+  const auto plans = ByProbe(FunctionPlans(f, kAuto));
+  EXPECT_EQ(plans.at("runlist_unmap").tier, ProbeTier::kNone);
+  EXPECT_NE(
+      plans.at("runlist_unmap").reason.find("unmap_queues_cpsch.constprop.0"),
+      std::string::npos);
+  EXPECT_EQ(plans.at("mes_add").tier, ProbeTier::kBtfFentry);
+  EXPECT_NE(plans.at("mes_add").reason.find(
+                "calls through its compiler clone add_queue_mes.isra.0 are "
+                "not seen"),
+            std::string::npos);
 }
 
 KernelFeatures DkmsKernel() {

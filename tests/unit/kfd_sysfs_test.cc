@@ -133,6 +133,29 @@ TEST(KfdSysfsTest, SortsPidsAndQueueIdsNumerically) {
   EXPECT_EQ(Tuples(queues), want);
 }
 
+TEST(KfdSysfsTest, ReadsSecondaryContextsAfterThePrimary) {
+  // 7.2+: proc/<pid>/context_<id>/queues/<qid>/ (kfd_create_process_sysfs).
+  TempDir kfd;
+  WriteQueue(kfd, 77, 0, "5", "0", "1");
+  for (const auto& [context, qid] : {std::pair{12, 0}, std::pair{3, 1}}) {
+    const std::string dir = "proc/77/context_" + std::to_string(context) +
+                            "/queues/" + std::to_string(qid) + "/";
+    kfd.Write(dir + "gpuid", "5");
+    kfd.Write(dir + "type", "3");
+    kfd.Write(dir + "size", "2");
+  }
+  kfd.Write("proc/77/context_x/queues/0/gpuid", "5");  // not a context
+  std::vector<SysfsQueue> queues;
+  std::string error;
+  ASSERT_TRUE(ReadKfdQueues(kfd.path(), &queues, &error)) << error;
+  ASSERT_EQ(queues.size(), 3u);
+  EXPECT_EQ(queues[0].context, kPrimaryContext);
+  EXPECT_EQ(queues[1].context, 3u);
+  EXPECT_EQ(queues[1].queue_id, 1u);
+  EXPECT_EQ(queues[2].context, 12u);
+  EXPECT_EQ(queues[2].type, 3u);
+}
+
 TEST(KfdSysfsTest, IgnoresEntriesThatAreNotProcessesOrQueues) {
   TempDir kfd;
   WriteQueue(kfd, 42, 3, "7", "0", "4096");

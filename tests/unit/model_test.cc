@@ -506,6 +506,29 @@ TEST(ModelTest, DiffMatchesSeededQueuesByTgid) {
   for (const auto& [gpu, n] : d.drift_per_gpu) EXPECT_EQ(n, 0) << gpu;
 }
 
+TEST(ModelTest, DiffCountsQueueIdsOfSecondaryContexts) {
+  // 7.2+: pid 10 has its primary context (kKeyA) and a secondary one
+  // (kKeyB), each with a queue 0; sysfs lists both, the second under
+  // proc/10/context_1/queues/0.
+  Model m;
+  m.Apply(Create(kKeyA, 10, kCgroupVllm, 1, 0, kCompute));
+  m.Apply(Create(kKeyB, 10, kCgroupVllm, 1, 0, kCompute));
+  SysfsQueue context_queue = Sysfs(10, 0, 1);
+  context_queue.context = 1;
+  ReconcileDiff d = m.Diff({Sysfs(10, 0, 1), context_queue});
+  EXPECT_TRUE(d.missing_in_model.empty());
+  EXPECT_TRUE(d.missing_in_sysfs.empty());
+  // One of the two gone from sysfs: one model queue is missing there.
+  d = m.Diff({Sysfs(10, 0, 1)});
+  EXPECT_EQ(d.missing_in_sysfs.size(), 1u);
+  // A context's queue the model lacks is never reported for seeding; a
+  // primary's is.
+  Model empty;
+  d = empty.Diff({Sysfs(10, 0, 1), context_queue});
+  ASSERT_EQ(d.missing_in_model.size(), 1u);
+  EXPECT_EQ(d.missing_in_model[0].context, kPrimaryContext);
+}
+
 TEST(ModelTest, DiffOfAgreeingEmptyStatesIsEmpty) {
   Model m;
   const ReconcileDiff d = m.Diff({});
