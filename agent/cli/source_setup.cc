@@ -48,7 +48,8 @@ SourceSetup MakeSource(const Options& options) {
                                  &setup.tier_summary);
   if (setup.loader == nullptr) return setup;
   auto source = std::make_unique<BpfEventSource>(setup.loader->EventsFd(),
-                                                 setup.loader->DropsFd());
+                                                 setup.loader->DropsFd(),
+                                                 setup.loader->ProgramFds());
   if (!source->Ok()) {
     setup.error = source->Error();
     return setup;

@@ -1,5 +1,6 @@
 #include "loader/bpf_loader.h"
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <fmt/format.h>
 #include <gpuq/abi.h>
@@ -107,10 +108,12 @@ gpuq_bpf* OpenFor(const std::vector<HookPlan>& plans, std::string* error,
         return nullptr;
       }
       bpf_program__set_autoload(program, true);
-      // A trampoline is bound to its function at load: the one this kernel
-      // has (a renamed function keeps the program's SEC name otherwise).
-      const bpf_prog_type type = bpf_program__type(program);
-      if (type == BPF_PROG_TYPE_TRACING && plan.tier == ProbeTier::kBtfFentry &&
+      // A trampoline is bound to its function at load: where this kernel
+      // renamed it, to the new name (libbpf resolves that name now).
+      const std::string section = bpf_program__section_name(program);
+      const bool renamed = section.substr(section.find('/') + 1) != plan.target;
+      if (bpf_program__type(program) == BPF_PROG_TYPE_TRACING && renamed &&
+          plan.tier == ProbeTier::kBtfFentry &&
           bpf_program__set_attach_target(program, 0, plan.target.c_str()) !=
               0) {
         *error =
@@ -385,6 +388,17 @@ BpfLoader::~BpfLoader() {
 }
 
 int BpfLoader::EventsFd() const { return bpf_map__fd(skel_->maps.events); }
+
+std::vector<int> BpfLoader::ProgramFds() const {
+  std::vector<int> fds;
+  bpf_program* prog = nullptr;
+  bpf_object__for_each_program(prog, skel_->obj) {
+    const int fd = bpf_program__fd(prog);  // loaded (planned) programs only
+    if (fd >= 0) fds.push_back(fd);
+  }
+  return fds;
+}
+
 int BpfLoader::DropsFd() const { return bpf_map__fd(skel_->maps.drops); }
 
 }  // namespace gpuq

@@ -62,6 +62,9 @@ class BpfLoader {
 
   int EventsFd() const;
   int DropsFd() const;
+  /// The loaded programs' fds (owned by the loader): their recursion_misses
+  /// count the runs the kernel skipped (BpfEventSource).
+  std::vector<int> ProgramFds() const;
 
  private:
   BpfLoader() = default;

@@ -6,12 +6,14 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 namespace gpuq {
 
-BpfEventSource::BpfEventSource(int events_fd, int drops_fd)
-    : drops_fd_(drops_fd) {
+BpfEventSource::BpfEventSource(int events_fd, int drops_fd,
+                               std::vector<int> prog_fds)
+    : drops_fd_(drops_fd), prog_fds_(std::move(prog_fds)) {
   rb_ = ring_buffer__new(events_fd, &BpfEventSource::OnRecord, this, nullptr);
   if (rb_ == nullptr) {
     error_ = fmt::format("cannot open the events ring buffer: {}",
@@ -65,6 +67,14 @@ SourceDrops BpfEventSource::Drops() const {
   };
   drops.ringbuf_full = sum(GPUQ_DROP_RINGBUF_FULL);
   drops.map_full = sum(GPUQ_DROP_MAP_FULL);
+  for (int fd : prog_fds_) {
+    bpf_prog_info info;
+    std::memset(&info, 0, sizeof(info));
+    __u32 len = sizeof(info);
+    if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0) {
+      drops.prog_skipped += info.recursion_misses;
+    }
+  }
   return drops;
 }
 

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <deque>
 #include <string>
+#include <vector>
 
 #include "sources/event_source.h"
 
@@ -15,8 +16,9 @@ namespace gpuq {
 class BpfEventSource : public EventSource {
  public:
   /// `events_fd`: the ring buffer map; `drops_fd`: the per-CPU drop counters
-  /// (indexed by enum gpuq_drop_reason). The maps must outlive the source.
-  BpfEventSource(int events_fd, int drops_fd);
+  /// (indexed by enum gpuq_drop_reason); `prog_fds`: the programs whose
+  /// skipped runs Drops() counts. Maps and programs must outlive the source.
+  BpfEventSource(int events_fd, int drops_fd, std::vector<int> prog_fds = {});
   ~BpfEventSource() override;
   BpfEventSource(const BpfEventSource&) = delete;
   BpfEventSource& operator=(const BpfEventSource&) = delete;
@@ -33,6 +35,7 @@ class BpfEventSource : public EventSource {
 
   ring_buffer* rb_ = nullptr;
   int drops_fd_;
+  std::vector<int> prog_fds_;
   std::deque<Event> pending_;
   std::atomic<uint64_t> decode_errors_{0};
   std::string error_;

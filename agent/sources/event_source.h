@@ -21,6 +21,11 @@ struct SourceDrops {
   uint64_t ringbuf_full = 0;  ///< kernel could not reserve ring space
   uint64_t map_full = 0;      ///< kernel live-queue map was full
   uint64_t decode_error = 0;  ///< records the agent could not decode
+  /// Runs of the kernel side's programs the kernel skipped: a program runs
+  /// at most once per CPU at a time, and a task preempted inside it (7.x
+  /// tracepoints; trampolines on preemptible kernels) makes the next task
+  /// on that CPU miss it (bpf_prog_info.recursion_misses).
+  uint64_t prog_skipped = 0;
 };
 
 /// Where events come from: the live ring buffer, a capture file, or a test
