@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Extracts the BTF of Debian's 6.1 and 6.12 kernels (vmlinux, from the
-# bzImage's compressed payload) and of their amdgpu.ko, for the host test
+# Extracts the BTF of Debian's 6.1, 6.12 and 7.3 kernels (vmlinux, from the
+# bzImage's compressed payload) and of their amdgpu.ko (qemu_lib.sh
+# real_btf), for the host test
 # that checks every argument position the args-kprobe tier reads
 # (tests/bpf/args_positions_test.cc). The kernels come from the QEMU tiers'
 # cache (tests/kernel/qemu_lib.sh prepare: downloaded once, with apt).
@@ -14,7 +15,7 @@ OUT=$2
 CACHE=${3:-${XDG_CACHE_HOME:-/var/cache}/gpuq-kernels}
 WORK=$(mktemp -d /tmp/gpuq-debian-btf.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
-KERNELS="6.1 6.12"
+KERNELS="6.1 6.12 7.3"
 N_CHECKS=1
 . "$SRC/tests/lib/assert.sh"
 . "$SRC/tests/kernel/qemu_lib.sh"
@@ -32,23 +33,9 @@ for label in $KERNELS; do
   rm -f "$dest/vmlinux.btf" "$dest/amdgpu.btf"
   [ "$(id -u)" = 0 ] || skip_all "needs root to download Debian's $label kernel into $CACHE"
   prepare "$label" || skip_all "kernel $label: $KERR"
-  mkdir -p "$WORK/$label" "$dest"
-  # vmlinux: the payload after the first xz (6.1) or zstd (6.12) magic.
-  off=$(LC_ALL=C grep -obUaP '\xfd7zXZ\x00' "$KDIR/vmlinuz" | head -n 1 | cut -d: -f1)
-  if [ -n "$off" ]; then
-    tail -c +$((off + 1)) "$KDIR/vmlinuz" | xz -dc > "$WORK/$label/vmlinux" 2> /dev/null
-  else
-    off=$(LC_ALL=C grep -obUaP '\x28\xb5\x2f\xfd' "$KDIR/vmlinuz" | head -n 1 | cut -d: -f1)
-    [ -n "$off" ] || skip_all "kernel $label: no xz or zstd payload in $KDIR/vmlinuz"
-    tail -c +$((off + 1)) "$KDIR/vmlinuz" | zstd -dcq > "$WORK/$label/vmlinux" 2> /dev/null
-  fi
-  objcopy --dump-section .BTF="$dest/vmlinux.btf" "$WORK/$label/vmlinux" "$WORK/$label/vmlinux.out" ||
-    skip_all "kernel $label: no .BTF in vmlinux"
-  (cd "$WORK/$label" && zcat "$KDIR/modules.cpio.gz" | cpio -idm --quiet '*amdgpu.ko')
-  ko=$(find "$WORK/$label" -name amdgpu.ko | head -n 1)
-  [ -n "$ko" ] || skip_all "kernel $label: no amdgpu.ko in the cache"
-  objcopy --dump-section .BTF="$dest/amdgpu.btf" "$ko" "$WORK/$label/ko.out" ||
-    skip_all "kernel $label: no .BTF in amdgpu.ko"
+  real_btf "$KDIR" || skip_all "kernel $label: no .BTF in its vmlinux or amdgpu.ko"
+  mkdir -p "$dest"
+  cp "$KDIR/vmlinux.btf" "$KDIR/amdgpu.btf" "$dest/"
   echo "kernel $label: $(stat -c %s "$dest/vmlinux.btf") bytes of vmlinux BTF, $(stat -c %s "$dest/amdgpu.btf") of amdgpu"
 done
 echo "1 passed, 0 failed"

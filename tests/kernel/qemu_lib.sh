@@ -4,7 +4,8 @@
 # The caller sets SRC (repository), WORK (logs, scratch), CACHE (kernel
 # cache), BOOT_TIMEOUT (seconds per boot), KERNELS (labels), N_CHECKS (checks
 # per kernel), AGENT, sources tests/lib/assert.sh, and defines:
-#   expected_checks     the checks each guest must report (judge_markers)
+#   expected_checks     the checks each guest must report (judge_markers;
+#                       JUDGED is the kernel's label meanwhile)
 # shellcheck shell=bash
 
 # qemu runs in a process group of its own that the one EXIT trap of
@@ -69,88 +70,122 @@ need_tools() {
 }
 
 # ---- kernels: resolve, download and unpack once into the cache ---------------
-# Each kernel is cached as $CACHE/<package>_<version>/ holding vmlinuz, kver,
-# label, deb-bytes, config and modules.cpio.gz (the amdgpu closure, plain .ko,
-# with its own modules.dep); .complete holds CACHE_FORMAT, so a cache written
-# by another version of this script is rebuilt.
-CACHE_FORMAT=2
-APT_LISTS_FRESH=0
-apt_update_once() {
-  [ $APT_LISTS_FRESH = 1 ] && return 0
-  APT_LISTS_FRESH=1
-  "${APT[@]}" update > "$WORK/apt-update.log" 2>&1
-}
+# A kernel is named by its series label (6.1, 6.12, 7.3...). Each is cached as
+# $CACHE/<package>_<version>/ holding vmlinuz, kver, label, package,
+# deb-bytes, config and modules.cpio.gz (the amdgpu closure, plain .ko, with
+# its own modules.dep); .complete holds CACHE_FORMAT, so a cache written by
+# another version of this script is rebuilt.
+CACHE_FORMAT=3
 
-candidate() { # PKG [APT OPTIONS...]: its candidate version, or nothing
-  local pkg=$1
-  shift
-  apt-cache "$@" policy "$pkg" 2> /dev/null | awk '/Candidate:/ { if ($2 != "(none)") print $2; exit }'
-}
-dep_of() { # META [APT OPTIONS...]: the linux-image-* it depends on
-  local meta=$1
-  shift
-  apt-cache "$@" depends "$meta" 2> /dev/null | awk '/Depends: linux-image-/ { print $2; exit }'
-}
+# The series the kernel tiers know, oldest first. kernel_matrix adds any
+# newer series the mirror serves; a listed series apt no longer serves is
+# skipped with its name.
+KERNEL_SERIES="6.1 6.12 6.16 6.17 6.18 6.19 7.0 7.1 7.2 7.3"
 
-# trixie through a private apt config (the system's sources stay untouched):
-# only used when bookworm has no 6.12 (test-environments.md 2.6).
-TRIXIE_OPTS=()
-trixie_opts() {
-  local d=$CACHE/trixie-apt mirror
-  mirror=$(awk '/^URIs:/ { print $2; exit }' /etc/apt/sources.list.d/debian.sources 2> /dev/null)
+# Every Debian suite a kernel series comes from, through one private apt
+# configuration in the cache: the system's sources stay untouched. sid's and
+# experimental's Release files may look expired to a machine whose clock is
+# behind the mirror's snapshot, hence Check-Valid-Until=false.
+KERNEL_SUITES="bookworm bookworm-updates trixie trixie-backports sid experimental"
+KAPT=()
+KAPT_STATE="" # "", ok, or why the lists could not be fetched
+kernel_apt() {
+  [ -n "$KAPT_STATE" ] && return 0
+  local d=$CACHE/apt mirror security s
+  mirror=$(awk '/^URIs:/ && $2 !~ /security/ { print $2; exit }' /etc/apt/sources.list.d/debian.sources 2> /dev/null)
   [ -n "$mirror" ] || mirror=$(awk '/^deb / && !/security/ { print $2; exit }' /etc/apt/sources.list 2> /dev/null)
   [ -n "$mirror" ] || mirror=http://deb.debian.org/debian
+  security=$(awk '/^URIs:/ && $2 ~ /security/ { print $2; exit }' /etc/apt/sources.list.d/debian.sources 2> /dev/null)
+  [ -n "$security" ] || security=http://deb.debian.org/debian-security
   mkdir -p "$d/lists/partial" "$d/archives/partial"
-  echo "deb $mirror trixie main" > "$d/trixie.list"
-  TRIXIE_OPTS=(-o "Dir::Etc::sourcelist=$d/trixie.list" -o Dir::Etc::sourceparts=- -o "Dir::State::Lists=$d/lists"
-    -o "Dir::Cache::archives=$d/archives" -o Dir::Cache::pkgcache= -o Dir::Cache::srcpkgcache= -o Debug::NoLocking=1)
-  "${APT[@]}" "${TRIXIE_OPTS[@]}" update > "$WORK/apt-update-trixie.log" 2>&1
+  {
+    for s in $KERNEL_SUITES; do echo "deb $mirror $s main"; done
+    echo "deb $security bookworm-security main"
+  } > "$d/sources.list"
+  KAPT=(-o "Dir::Etc::sourcelist=$d/sources.list" -o Dir::Etc::sourceparts=- -o "Dir::State::Lists=$d/lists"
+    -o "Dir::Cache::archives=$d/archives" -o "Dir::Cache::pkgcache=$d/pkgcache.bin" -o "Dir::Cache::srcpkgcache=$d/srcpkgcache.bin"
+    -o Debug::NoLocking=1 -o Acquire::Check-Valid-Until=false)
+  if "${APT[@]}" "${KAPT[@]}" update > "$WORK/apt-update-kernels.log" 2>&1; then
+    KAPT_STATE=ok
+  else
+    KAPT_STATE="apt-get update of $KERNEL_SUITES failed: $(tail -n 1 "$WORK/apt-update-kernels.log")"
+    note "kernels: $KAPT_STATE (cached kernels still count)"
+  fi
 }
 
-# resolve LABEL: sets KPKG, KVERSION, KAPTO (apt options) and KNOTE, or
+# image_packages SERIES: every amd64 image package of that series apt knows
+# (signed or unsigned; not cloud, rt or dbg), one per line.
+image_packages() {
+  local re="^linux-image-${1//./\\.}([.-][0-9][^ ]*)?-amd64(-unsigned)?\$"
+  apt-cache "${KAPT[@]}" pkgnames "linux-image-$1" 2> /dev/null | grep -E "$re" | grep -vE -- '-(cloud|rt)-amd64|-dbg'
+}
+
+# kernel_matrix: KERNEL_SERIES plus any newer series the mirror serves.
+kernel_matrix() {
+  local newest extra
+  kernel_apt
+  newest=${KERNEL_SERIES##* }
+  extra=$(apt-cache "${KAPT[@]}" pkgnames linux-image- 2> /dev/null |
+    sed -nE 's/^linux-image-([0-9]+\.[0-9]+)[.+-].*-amd64(-unsigned)?$/\1/p' | sort -uV |
+    awk -v n="$newest" '{ split($1, a, "."); split(n, b, "."); if (a[1] > b[1] || (a[1] == b[1] && a[2] > b[2])) print }')
+  echo $KERNEL_SERIES $extra
+}
+
+# better_kernel SUITE VERSION PACKAGE: this candidate beats KNOTE/KVERSION/
+# KPKG. bookworm's own build of a series first (this host's compiler and
+# glibc build the simulator for it), then the highest Debian version, then
+# the unsigned image (same kernel and modules, no shim signature).
+better_kernel() {
+  local here=0 best_here=0
+  case $1 in bookworm*) here=1 ;; esac
+  case $KNOTE in bookworm*) best_here=1 ;; esac
+  [ -z "$KVERSION" ] && return 0
+  [ $here != $best_here ] && { [ $here = 1 ]; return; }
+  dpkg --compare-versions "$2" gt "$KVERSION" && return 0
+  [ "$2" = "$KVERSION" ] && [ "${3%-unsigned}" != "$3" ]
+}
+
+# resolve LABEL: sets KPKG and KVERSION (better_kernel's choice among the
+# image packages of the series whose files the mirror serves), KDEPS (the
+# split packages holding vmlinuz and the modules, from 6.19 on:
+# linux-binary-*, linux-modules-*) and KNOTE (the suite), or KERR and
 # returns 1.
 resolve() {
-  local label=$1 meta dep
-  KPKG="" KVERSION="" KAPTO=() KNOTE=""
-  case $label in
-    6.1) meta=linux-image-amd64 ;;
-    6.12) meta=linux-image-6.12-amd64 ;;
-    *) return 1 ;;
-  esac
-  for attempt in 1 2; do
-    dep=$(dep_of "$meta")
-    if [ -n "$dep" ]; then
-      # 6.12: the unsigned image (same kernel and modules, no shim signature).
-      if [ "$label" = 6.12 ] && [ -n "$(candidate "$dep-unsigned")" ]; then dep=$dep-unsigned; fi
-      KVERSION=$(candidate "$dep")
-      if [ -n "$KVERSION" ]; then
-        KPKG=$dep
-        KNOTE="bookworm"
-        return 0
+  local label=$1 pkg line ver suite deps why best_why="" why_ver=""
+  KPKG="" KVERSION="" KDEPS="" KNOTE="" KERR=""
+  kernel_apt
+  for pkg in $(image_packages "$label"); do
+    while read -r line; do
+      ver=$(echo "$line" | awk -F'|' '{ gsub(/ /, "", $2); print $2 }')
+      suite=$(echo "$line" | awk -F'|' '{ split($3, f, " "); sub(/\/.*/, "", f[2]); print f[2] }')
+      [ -n "$ver" ] || continue
+      # A split image whose modules package the mirror lacks (a virtual
+      # dependency nothing provides: seen for 6.19-7.1 in trixie-backports)
+      # cannot boot with amdgpu.
+      deps=$(apt-cache "${KAPT[@]}" depends "$pkg=$ver" 2> /dev/null)
+      why=$(echo "$deps" | sed -nE 's/.*Depends: <(linux-(binary|modules)-[^>]+)>.*/\1/p' | head -n 1)
+      if [ -n "$why" ]; then
+        why="the mirror serves $pkg $ver but no package provides its $why"
+        if [ -z "$why_ver" ] || dpkg --compare-versions "$ver" gt "$why_ver"; then
+          best_why=$why why_ver=$ver
+        fi
+        continue
       fi
-    fi
-    [ $attempt = 1 ] && apt_update_once
+      if better_kernel "$suite" "$ver" "$pkg"; then
+        KPKG=$pkg KVERSION=$ver KNOTE=$suite
+        KDEPS=$(echo "$deps" | awk '/Depends: linux-(binary|modules)-/ { print $2 }' | sort -u | tr '\n' ' ')
+      fi
+    done < <(apt-cache "${KAPT[@]}" madison "$pkg" 2> /dev/null)
   done
-  if [ "$label" = 6.12 ]; then
-    trixie_opts
-    dep=$(dep_of linux-image-amd64 "${TRIXIE_OPTS[@]}")
-    case $dep in linux-image-6.12*) ;; *) dep="" ;; esac
-    if [ -n "$dep" ]; then
-      KVERSION=$(candidate "$dep" "${TRIXIE_OPTS[@]}")
-      if [ -n "$KVERSION" ]; then
-        KPKG=$dep
-        KAPTO=("${TRIXIE_OPTS[@]}")
-        KNOTE="trixie (bookworm has no 6.12 in this machine's apt sources)"
-        return 0
-      fi
-    fi
-  fi
+  [ -n "$KPKG" ] && return 0
+  KERR=${best_why:-"apt serves no Linux $label image for amd64 in $KERNEL_SUITES"}
+  [ "$KAPT_STATE" = ok ] || KERR="$KERR; $KAPT_STATE"
   return 1
 }
 
 # prepare LABEL: KDIR = the cached, unpacked kernel (downloads it if needed).
 prepare() {
-  local label=$1 dir tmp deb vmlinuz kv base moddir line m t0 rel
+  local label=$1 dir tmp deb vmlinuz kv base moddir line m t0 rel p bytes=0
   KDIR=""
   if ! resolve "$label"; then
     # Offline: the newest cached kernel of this series still counts.
@@ -162,8 +197,7 @@ prepare() {
       KDIR=$dir
       return 0
     fi
-    KERR="no Debian package for Linux $label is available from apt (looked for the dependency of linux-image-amd64 / linux-image-6.12-amd64 in bookworm, then trixie)"
-    return 1
+    return 1 # KERR from resolve
   fi
   dir=$CACHE/${KPKG}_${KVERSION}
   if [ "$(cat "$dir/.complete" 2> /dev/null)" = "$CACHE_FORMAT" ]; then
@@ -175,37 +209,44 @@ prepare() {
   rm -rf "$tmp"
   mkdir -p "$tmp/out"
   t0=$(now)
-  if ! (cd "$tmp" && "${APT[@]}" "${KAPTO[@]}" download "$KPKG=$KVERSION") > "$WORK/download-$label.log" 2>&1; then
-    # Stale package lists name a build the mirror no longer has: refresh once.
-    if [ $APT_LISTS_FRESH = 0 ] && [ ${#KAPTO[@]} = 0 ]; then
-      rm -rf "$tmp"
-      apt_update_once
-      prepare "$label"
-      return $?
-    fi
-    KERR="apt-get download $KPKG=$KVERSION failed: $(tail -n 2 "$WORK/download-$label.log" | tr '\n' ' ')"
+  # shellcheck disable=SC2046
+  if ! (cd "$tmp" && "${APT[@]}" "${KAPT[@]}" download "$KPKG=$KVERSION" $(for p in $KDEPS; do echo "$p=$KVERSION"; done)) \
+    > "$WORK/download-$label.log" 2>&1; then
+    KERR="apt-get download $KPKG=$KVERSION $KDEPS failed: $(tail -n 2 "$WORK/download-$label.log" | tr '\n' ' ')"
     rm -rf "$tmp"
     return 1
   fi
-  deb=$(ls "$tmp"/*.deb)
-  note "kernel $label: downloaded $KPKG $KVERSION ($KNOTE), $(($(stat -c %s "$deb") / 1048576)) MB in $(since "$t0") s"
+  for deb in "$tmp"/*.deb; do
+    bytes=$((bytes + $(stat -c %s "$deb")))
+    dpkg-deb -x "$deb" "$tmp/root" || {
+      KERR="dpkg-deb -x $deb failed"
+      rm -rf "$tmp"
+      return 1
+    }
+  done
+  note "kernel $label: downloaded $KPKG $KVERSION ${KDEPS:+(+ $KDEPS)}($KNOTE), $((bytes / 1048576)) MB in $(since "$t0") s"
   t0=$(now)
-  dpkg-deb -x "$deb" "$tmp/root" || {
-    KERR="dpkg-deb -x $deb failed"
-    rm -rf "$tmp"
-    return 1
-  }
+  # boot/vmlinuz-<kver> up to 6.x; the split 7.x packages put it in the
+  # modules directory (linux-binary-*: usr/lib/modules/<kver>/vmlinuz).
   vmlinuz=$(ls "$tmp"/root/boot/vmlinuz-* 2> /dev/null | head -n 1)
-  kv=${vmlinuz##*/vmlinuz-}
+  if [ -n "$vmlinuz" ]; then
+    kv=${vmlinuz##*/vmlinuz-}
+  else
+    vmlinuz=$(ls "$tmp"/root/usr/lib/modules/*/vmlinuz "$tmp"/root/lib/modules/*/vmlinuz 2> /dev/null | head -n 1)
+    kv=$(basename "$(dirname "$vmlinuz")")
+  fi
   base=$tmp/root
   [ -d "$base/lib/modules/$kv" ] || base=$tmp/root/usr # merged /usr packages
   moddir=$base/lib/modules/$kv
   if [ -z "$vmlinuz" ] || [ ! -d "$moddir" ]; then
-    KERR="$KPKG has no boot/vmlinuz-* or no lib/modules/$kv"
+    KERR="$KPKG ${KDEPS}has no vmlinuz or no lib/modules/$kv"
     rm -rf "$tmp"
     return 1
   fi
-  depmod -b "$base" "$kv" # the .deb ships no modules.dep (postinst makes it)
+  # The .deb ships no modules.dep (postinst makes it); the split packages
+  # no modules.order or modules.builtin either, whose absence depmod warns
+  # about, harmlessly.
+  depmod -b "$base" "$kv" 2> "$WORK/depmod-$label.log"
   line=$(grep -E '(^|/)amdgpu\.ko(\.[a-z]+)?:' "$moddir/modules.dep")
   if [ -z "$line" ]; then
     KERR="$KPKG has no amdgpu module"
@@ -227,15 +268,15 @@ prepare() {
   find "$tmp/out/modroot" -name '*.ko.zst' -exec zstd -q -d --rm {} +
   [ -f "$tmp/out/modroot/lib/modules/$kv/modules.order" ] &&
     sed -i -E 's/\.ko\.(xz|zst)$/.ko/' "$tmp/out/modroot/lib/modules/$kv/modules.order"
-  depmod -b "$tmp/out/modroot" "$kv" # a modules.dep of just the closure
+  depmod -b "$tmp/out/modroot" "$kv" 2>> "$WORK/depmod-$label.log" # a modules.dep of just the closure
   (cd "$tmp/out/modroot" && find . | cpio -o -H newc --quiet | gzip -1) > "$tmp/out/modules.cpio.gz"
   rm -rf "$tmp/out/modroot"
   cp "$vmlinuz" "$tmp/out/vmlinuz"
-  cp "$tmp/root/boot/config-$kv" "$tmp/out/config" 2> /dev/null
+  cp "$tmp/root/boot/config-$kv" "$tmp/out/config" 2> /dev/null || cp "$moddir/config" "$tmp/out/config" 2> /dev/null
   echo "$kv" > "$tmp/out/kver"
   echo "$label" > "$tmp/out/label"
   echo "$KPKG $KVERSION $KNOTE" > "$tmp/out/package"
-  stat -c %s "$deb" > "$tmp/out/deb-bytes"
+  echo "$bytes" > "$tmp/out/deb-bytes"
   echo "$CACHE_FORMAT" > "$tmp/out/.complete"
   rm -rf "$dir"
   mv "$tmp/out" "$dir"
@@ -248,6 +289,34 @@ prepare() {
   done
   KDIR=$dir
   return 0
+}
+
+# vmlinux_btf VMLINUZ OUT: the BTF sections of the kernel image.
+vmlinux_btf() {
+  local img=$1 out=$2 off
+  off=$(LC_ALL=C grep -obUaP '\xfd7zXZ\x00' "$img" | head -n 1 | cut -d: -f1)
+  if [ -n "$off" ]; then
+    tail -c +$((off + 1)) "$img" | xz -dc --single-stream > "$out.full" 2> /dev/null
+  else
+    off=$(LC_ALL=C grep -obUaP '\x28\xb5\x2f\xfd' "$img" | head -n 1 | cut -d: -f1)
+    [ -n "$off" ] && tail -c +$((off + 1)) "$img" | zstd -dcq > "$out.full" 2> /dev/null
+  fi
+  objcopy --only-section=.BTF --only-section=.BTF_ids "$out.full" "$out" 2> /dev/null
+  rm -f "$out.full"
+  [ -s "$out" ]
+}
+
+# real_btf KDIR: KDIR/vmlinux.btf and KDIR/amdgpu.btf, the real kernel's and
+# amdgpu.ko's BTF (extracted once).
+real_btf() {
+  local kdir=$1 x
+  [ -s "$kdir/vmlinux.btf" ] && [ -s "$kdir/amdgpu.btf" ] && return 0
+  x=$(mktemp -d)
+  vmlinux_btf "$kdir/vmlinuz" "$x/vmlinux" && objcopy --dump-section .BTF="$kdir/vmlinux.btf" "$x/vmlinux" /dev/null
+  (cd "$x" && zcat "$kdir/modules.cpio.gz" | cpio -idm --quiet '*amdgpu.ko')
+  objcopy --dump-section .BTF="$kdir/amdgpu.btf" "$(find "$x" -name amdgpu.ko | head -n 1)" /dev/null
+  rm -rf "$x"
+  [ -s "$kdir/vmlinux.btf" ] && [ -s "$kdir/amdgpu.btf" ]
 }
 
 # copy_with_libs BIN DEST ROOT: BIN to ROOT/DEST plus its ldd closure at the
@@ -275,10 +344,10 @@ copy_paths() {
 
 # qemu_start LABEL KDIR INITRD LOG: boots the cached kernel KDIR with INITRD
 # under TCG in the background, until the guest powers off or BOOT_TIMEOUT;
-# the console goes to LOG. qemu_finish LABEL waits for it: LOG gets \r
-# stripped, INITRD is removed, BOOT_RC is set (124: timeout). The guests of
-# several kernels run side by side, one vCPU each, so each keeps one of this
-# machine's 2 cores busy.
+# the console goes to LOG. qemu_finish LABEL [RC] waits for it (or takes the
+# RC run_guests reaped): LOG gets \r stripped, INITRD is removed, BOOT_RC is
+# set (124: timeout). run_guests runs the guests of several kernels side by
+# side, one vCPU each, as many at once as the machine has cores.
 declare -A QEMU_PID QEMU_T0 QEMU_LOG QEMU_INITRD
 qemu_start() {
   local label=$1 kdir=$2 initrd=$3 log=$4
@@ -305,8 +374,12 @@ qemu_start() {
 
 qemu_finish() {
   local label=$1 log=${QEMU_LOG[$1]} wall tl
-  wait "${QEMU_PID[$label]}"
-  BOOT_RC=$?
+  if [ $# -ge 2 ]; then
+    BOOT_RC=$2
+  else
+    wait "${QEMU_PID[$label]}"
+    BOOT_RC=$?
+  fi
   _procs_forget "${QEMU_PID[$label]}"
   tr -d '\r' < "$log.raw" > "$log"
   rm -f "$log.raw" "${QEMU_INITRD[$label]}"
@@ -319,11 +392,51 @@ qemu_finish() {
   fi
 }
 
+# compat_skipped LABEL REASON: LABEL's row of the compatibility table
+# (tests/kernel/compat.sh) when its kernel could not be had.
+declare -A KDIR_OF
+compat_skipped() {
+  printf '%s\tnot tested: %s\t-\t-\tskip\t%s\n' "$1" "$2" "$(date -u +%F)" >> "$WORK/compat.tsv"
+}
+
+# run_guests START JUDGE ENTRY...: for each ENTRY ("label ..."), START ENTRY
+# boots its guest (qemu_start) and, once it powered off, qemu_finish and
+# JUDGE LABEL judge it. At most KTEST_JOBS guests run at once: each is one
+# TCG vCPU, so more guests than cores only slow every one of them down
+# (and a slowed guest may hit BOOT_TIMEOUT).
+KTEST_JOBS=${GPUQ_KTEST_JOBS:-$(nproc)}
+run_guests() {
+  local start=$1 judge=$2 entry label pid rc pids=()
+  shift 2
+  local queue=("$@")
+  declare -A label_of=()
+  while [ ${#queue[@]} -gt 0 ] || [ ${#label_of[@]} -gt 0 ]; do
+    while [ ${#queue[@]} -gt 0 ] && [ ${#label_of[@]} -lt "$KTEST_JOBS" ]; do
+      entry=${queue[0]}
+      queue=("${queue[@]:1}")
+      label=${entry%% *}
+      "$start" "$entry" || continue
+      label_of[${QEMU_PID[$label]}]=$label
+    done
+    [ ${#label_of[@]} -gt 0 ] || break
+    pids=("${!label_of[@]}")
+    pid=""
+    wait -n -p pid "${pids[@]}"
+    rc=$?
+    [ -n "$pid" ] || continue # a signal, not a guest
+    label=${label_of[$pid]}
+    unset "label_of[$pid]"
+    qemu_finish "$label" "$rc"
+    "$judge" "$label"
+  done
+}
+
 # judge_markers LABEL LOG: one ok/FAIL per expected check from the guest's
 # "GPUQ-KTEST <label> <check> PASS|FAIL <detail>" lines; a missing marker
 # and a FAIL the host does not know about are failures too.
 judge_markers() {
   local label=$1 log=$2 check line status detail group
+  JUDGED=$label
   for check in $(expected_checks); do
     line=$(grep -F "GPUQ-KTEST $label $check " "$log" | tail -n 1)
     if [ -z "$line" ]; then

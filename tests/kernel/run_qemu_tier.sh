@@ -29,12 +29,14 @@ SRC=$(cd "$2" && pwd)
 CACHE=${3:-${XDG_CACHE_HOME:-/var/cache}/gpuq-kernels}
 . "$SRC/tests/lib/assert.sh"
 HERE=$SRC/tests/kernel
-KERNELS=${GPUQ_KTEST_KERNELS:-"6.1 6.12"}
+KERNELS=${GPUQ_KTEST_KERNELS:-}
 BOOT_TIMEOUT=${GPUQ_KTEST_BOOT_TIMEOUT:-900}
 WORK=${GPUQ_KTEST_WORKDIR:-$(mktemp -d /tmp/gpuq-ktest.XXXXXX)}
 mkdir -p "$WORK" "$CACHE"
+rm -f "$WORK/compat.tsv"
 T_START=$(date +%s)
 . "$HERE/qemu_lib.sh"
+[ -n "$KERNELS" ] || KERNELS=$(kernel_matrix)
 
 # The hooks the guest checks: the probe names of guest-init.sh's PROBES and
 # SCHED_PROBES ("probe:function" pairs), read from it so the lists cannot drift.
@@ -64,7 +66,7 @@ expected_checks() {
     process-exit no-queues no-drops attribution stops; do
     echo "daemon-tp:$c"
   done
-  guest_has check-verify && echo check-verify
+  for c in fentry kprobe args-kprobe tracepoint; do echo "check-verify:$c"; done
   echo core-flavor
   guest_has core-sched && echo core-sched
   echo record:runs record:create-failed record:process-exit record:no-queue-records
@@ -145,6 +147,7 @@ for k in $KERNELS; do
     READY+=("$k $KDIR")
   else
     skip_kernel "$k" "$KERR"
+    compat_skipped "$k" "$KERR"
   fi
 done
 if [ ${#READY[@]} = 0 ]; then
@@ -152,17 +155,24 @@ if [ ${#READY[@]} = 0 ]; then
   summary
   exit 0
 fi
+# run_guests: start_guest "label kdir" boots one, judge_guest LABEL judges it
+# (and adds its rows to the compatibility table, compat.sh).
+start_guest() {
+  KDIR_OF[${1%% *}]=${1#* }
+  run_kernel "${1%% *}" "${1#* }"
+}
+judge_guest() {
+  judge_markers "$1" "$WORK/boot-$1.log"
+  "$HERE/compat.sh" rows qemu "$1" "$(cat "${KDIR_OF[$1]}/package")" "$WORK/boot-$1.log" >> "$WORK/compat.tsv"
+}
 if build_payload; then
   t_k=$(now)
-  # every kernel's guest at once (qemu_start says why), then each judged
-  for entry in "${READY[@]}"; do
-    run_kernel "${entry%% *}" "${entry#* }"
-  done
-  for entry in "${READY[@]}"; do
-    qemu_finish "${entry%% *}"
-    judge_markers "${entry%% *}" "$WORK/boot-${entry%% *}.log"
-  done
-  note "kernels ${KERNELS}: boots and checks, side by side, took $(since "$t_k") s"
+  run_guests start_guest judge_guest "${READY[@]}"
+  note "kernels ${KERNELS}: boots and checks, $KTEST_JOBS at a time, took $(since "$t_k") s"
+fi
+if [ -s "$WORK/compat.tsv" ]; then
+  note "compatibility, as this run found it ($WORK/compat.tsv; scripts/compat-table.sh puts it in the README):"
+  "$HERE/compat.sh" table "$WORK/compat.tsv" | sed 's/^/#   /'
 fi
 rm -rf "$WORK/rootfs" "$WORK/payload.cpio.gz" "$WORK/shim"
 note "kernel tier took $(($(date +%s) - T_START)) s in all; logs in $WORK"

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Kernel tests, simulator: the real gpuq-agent against the KFD simulator
 # (tests/kernel/sim: a module named amdgpu with amdkfd's functions and
-# structs), built here against Debian's own linux-headers for 6.1 and 6.12
-# and booted with that kernel under QEMU (TCG). Every metric family the agent
-# exports is compared with the simulator's ground truth. See
+# structs; its enums and version-dependent fields generated from the real
+# amdgpu.ko's BTF), built here with each kernel's own Debian headers and
+# compiler (a root file system of the kernel's suite where that is not
+# bookworm) and booted with that kernel under QEMU (TCG). Every metric family
+# the agent exports is compared with the simulator's ground truth, and every
+# amdkfd type the agent reads with the real module's. See
 # tests/kernel/sim/README.md.
 #
 #   run_sim_tier.sh AGENT SRC [CACHE]
@@ -13,7 +16,8 @@
 #            (default ${XDG_CACHE_HOME:-/var/cache}/gpuq-kernels, shared with
 #            run_qemu_tier.sh)
 #
-# Environment: GPUQ_KTEST_KERNELS ("6.1 6.12"), GPUQ_KTEST_BOOT_TIMEOUT
+# Environment: GPUQ_KTEST_KERNELS (default: the oldest series and the newest
+# apt serves, sim_kernels), GPUQ_KTEST_BOOT_TIMEOUT
 # (seconds per boot, 900), GPUQ_KTEST_WORKDIR (logs; default a new
 # /tmp/gpuq-simtest.XXXXXX, kept and printed), GPUQ_KTEST_HIP_CLIENT (the
 # hip_client hipcc built; default AGENT's build tree's
@@ -34,12 +38,33 @@ CACHE=${3:-${XDG_CACHE_HOME:-/var/cache}/gpuq-kernels}
 . "$SRC/tests/lib/assert.sh"
 HERE=$SRC/tests/kernel
 SIMSRC=$HERE/sim
-KERNELS=${GPUQ_KTEST_KERNELS:-"6.1 6.12"}
+KERNELS=${GPUQ_KTEST_KERNELS:-}
 BOOT_TIMEOUT=${GPUQ_KTEST_BOOT_TIMEOUT:-900}
 WORK=${GPUQ_KTEST_WORKDIR:-$(mktemp -d /tmp/gpuq-simtest.XXXXXX)}
 mkdir -p "$WORK" "$CACHE"
+rm -f "$WORK/compat.tsv"
 T_START=$(date +%s)
 . "$HERE/qemu_lib.sh"
+# The simulator tier runs on the oldest series of the matrix and the newest
+# one apt serves (7.3 when this was written): the two ends of what users run,
+# and the two shapes that differ most (kfd_dev vs kfd_node, DIQ vs none,
+# secondary contexts, mm_exit_exec_release). Every series of the matrix
+# still gets the real module's attach and verifier checks in the QEMU tier;
+# a third simulator guest would cost ~7 more minutes of the 2-core budget.
+sim_kernels() {
+  local newest="" k
+  for k in $(kernel_matrix | tr ' ' '\n' | tac); do
+    if resolve "$k" > /dev/null 2>&1; then
+      newest=$k
+      break
+    fi
+  done
+  echo "${KERNEL_SERIES%% *}${newest:+ $newest}"
+}
+[ -n "$KERNELS" ] || KERNELS=$(sim_kernels)
+# kfd_btf (sim/kfd_btf.cc) and the BPF object it reads, from AGENT's build.
+KFD_BTF=${GPUQ_KTEST_KFD_BTF:-$(dirname "$AGENT")/tests/kernel/kfd_btf}
+BPF_OBJECT=${GPUQ_KTEST_BPF_OBJECT:-$(dirname "$AGENT")/bpf/gpuq.bpf.o}
 
 # The checks each guest reports (sim/guest-init.sh); one missing is a failure.
 # rocr:*, hip:*: Debian's real ROCr (and HIP over it) on the null GPU
@@ -47,6 +72,9 @@ T_START=$(date +%s)
 # destroys check).
 ROCR_CHECKS="start queues creates submissions pending drained doorbells destroys teardown stops"
 HIP_CHECKS="start queues creates submissions pending drained doorbells teardown stops"
+# has_contexts LABEL: the simulator built for LABEL's kernel has secondary
+# KFD contexts (its real amdgpu.ko has kfd_process.context_id).
+has_contexts() { grep -qx contexts "$WORK/mod-$1/root/lib/kfd-sim/features" 2> /dev/null; }
 expected_checks() {
   echo insmod btf-flavor agent-version
   local m c extra
@@ -57,8 +85,10 @@ expected_checks() {
       args) extra="restart-seeded after-restart fresh-start runlist runlist-durations" ;;
       tracepoint) extra="restart-seeded after-restart fresh-start runlist runlist-lifecycle" ;;
     esac
+    # 7.2+: a secondary KFD context's queues and teardown
+    has_contexts "$JUDGED" && extra="context-teardown context $extra"
     for c in serves attached sysfs-inventory queues processes creates destroys exits \
-      create-failures once $extra burst evictions submissions final stops; do
+      create-failures queue-type-labels once $extra burst evictions submissions final stops; do
       echo "$m:$c"
     done
   done
@@ -71,13 +101,17 @@ expected_checks() {
   echo record-command record-container record-sigint short-lived-named nobtf-reload kprobes-off
   echo drivers kernel-clean
 }
+JUDGED=""
 N_CHECKS=$(expected_checks | wc -w)
 
 require_agent
+for f in "$KFD_BTF" "$BPF_OBJECT"; do
+  [ -f "$f" ] || { fail "$f is missing (built with the agent: kfd_btf, bpf/gpuq.bpf.o)"; summary; exit 1; }
+done
 
 # ---- host packages ----------------------------------------------------------
 # make + dwarves (pahole): kbuild and the module's BTF.
-PKGS=(qemu-system-x86 cpio kmod xz-utils zstd gcc make libc6-dev linux-libc-dev binutils dwarves)
+PKGS=(qemu-system-x86 cpio kmod xz-utils zstd gcc make libc6-dev linux-libc-dev binutils dwarves mmdebstrap)
 [ -x /bin/busybox ] || PKGS+=(busybox-static)
 need_packages "${PKGS[@]}"
 need_tools qemu-system-x86_64 cpio gzip depmod gcc make pahole objcopy readelf dpkg-deb \
@@ -85,45 +119,53 @@ need_tools qemu-system-x86_64 cpio gzip depmod gcc make pahole objcopy readelf d
 [ -x /bin/busybox ] || skip_all "/bin/busybox is not available (package busybox-static)"
 [ -f /usr/include/linux/kfd_ioctl.h ] || skip_all "linux/kfd_ioctl.h is missing (package linux-libc-dev)"
 
-# ---- headers: the exact build of each cached kernel ----------------------------
-# Cached as $CACHE/headers-<kver>_<version>/root (linux-headers-<kver>, its
-# -common and linux-kbuild), with a BTF-only vmlinux where the package has
-# none (6.1): without it kbuild skips the module's BTF.
-HCACHE_FORMAT=1
+# ---- the build environment of each kernel ----------------------------------------
+# A module is built with its kernel's own headers, kbuild and compiler.
+# bookworm's kernels (6.1; 6.12's bookworm build): the headers unpacked
+# into the cache, built on this host. The others (trixie, trixie-backports,
+# sid, experimental) need that suite's gcc and glibc (their kbuild tools are
+# linked against it): a root file system of the suite with the headers
+# installed (mmdebstrap --variant=apt), cached, the build run in it with
+# chroot. Either way HDIR is the headers' directory as the build sees it and
+# BUILD_ROOT the root ("" on the host).
+HCACHE_FORMAT=2
 
-# vmlinux_btf VMLINUZ OUT: the BTF sections of the kernel image.
-vmlinux_btf() {
-  local img=$1 out=$2 off
-  off=$(LC_ALL=C grep -obUaP '\xfd7zXZ\x00' "$img" | head -n 1 | cut -d: -f1)
-  if [ -n "$off" ]; then
-    tail -c +$((off + 1)) "$img" | xz -dc --single-stream > "$out.full" 2> /dev/null
-  else
-    off=$(LC_ALL=C grep -obUaP '\x28\xb5\x2f\xfd' "$img" | head -n 1 | cut -d: -f1)
-    [ -n "$off" ] && tail -c +$((off + 1)) "$img" | zstd -dcq > "$out.full" 2> /dev/null
-  fi
-  objcopy --only-section=.BTF --only-section=.BTF_ids "$out.full" "$out" 2> /dev/null
-  rm -f "$out.full"
-  [ -s "$out" ]
+# suite_of KDIR: the Debian suite the cached kernel came from.
+suite_of() { awk '{ print $3 }' "$1/package"; }
+
+# prepare_buildenv LABEL KDIR: BUILD_ROOT and HDIR for KDIR's kernel.
+prepare_buildenv() {
+  local kdir=$2 suite
+  suite=$(suite_of "$kdir")
+  case $suite in
+    bookworm*) prepare_headers "$@" ;;
+    *) prepare_buildroot "$@" "$suite" ;;
+  esac
 }
 
-# prepare_headers LABEL KDIR: HDIR = the headers tree for KDIR's kernel.
+# prepare_headers LABEL KDIR: the headers unpacked in the cache, as
+# $CACHE/headers-<kver>_<version>/root (linux-headers-<kver>, its -common and
+# linux-kbuild), with a BTF-only vmlinux where the package has none (6.1):
+# without it kbuild skips the module's BTF.
 prepare_headers() {
   local label=$1 kdir=$2 kv ver dir tmp deps p h t0
   kv=$(cat "$kdir/kver")
   ver=$(awk '{ print $2 }' "$kdir/package")
   dir=$CACHE/headers-${kv}_$ver
+  BUILD_ROOT=""
   HDIR=$dir/root/usr/src/linux-headers-$kv
   if [ "$(cat "$dir/.complete" 2> /dev/null)" = "$HCACHE_FORMAT" ]; then
     note "kernel $label: headers for $kv cached in $dir"
     return 0
   fi
+  kernel_apt
   t0=$(now)
   tmp=$CACHE/.tmp-headers-$kv.$$
   rm -rf "$tmp"
   mkdir -p "$tmp"
-  deps=$(apt-cache "${KAPTO[@]}" depends "linux-headers-$kv=$ver" 2> /dev/null |
+  deps=$(apt-cache "${KAPT[@]}" depends "linux-headers-$kv=$ver" 2> /dev/null |
     awk '/Depends: linux-(headers|kbuild)-/ { print $2 }' | sort -u)
-  if ! (cd "$tmp" && "${APT[@]}" "${KAPTO[@]}" download "linux-headers-$kv=$ver" \
+  if ! (cd "$tmp" && "${APT[@]}" "${KAPT[@]}" download "linux-headers-$kv=$ver" \
     $(for p in $deps; do echo "$p=$ver"; done)) > "$WORK/download-headers-$label.log" 2>&1; then
     KERR="apt-get download linux-headers-$kv=$ver $deps failed: $(tail -n 2 "$WORK/download-headers-$label.log" | tr '\n' ' ')"
     rm -rf "$tmp"
@@ -162,39 +204,186 @@ prepare_headers() {
   return 0
 }
 
-# build_module LABEL KDIR: MODCPIO = the simulator built for it, as a cpio.
-build_module() {
-  local label=$1 kdir=$2 kv b flavor extra=() t0
+# prepare_buildroot LABEL KDIR SUITE: a root file system of SUITE's family
+# (trixie with trixie-backports, sid with experimental) with the kernel's
+# headers, gcc, make, binutils and pahole, as $CACHE/buildroot-<kver>_<version>.
+prepare_buildroot() {
+  local label=$1 kdir=$2 suite=$3 kv ver dir tmp base mirror t0 sources=() p
   kv=$(cat "$kdir/kver")
-  b=$WORK/mod-$label
-  rm -rf "$b"
-  mkdir -p "$b/root/lib/kfd-sim"
-  cp "$SIMSRC"/Kbuild "$SIMSRC"/*.c "$SIMSRC"/*.h "$b/"
-  rm -f "$b/kfd_sim_driver.c"
+  ver=$(awk '{ print $2 }' "$kdir/package")
+  dir=$CACHE/buildroot-${kv}_$ver
+  BUILD_ROOT=$dir/root
+  HDIR=/usr/src/linux-headers-$kv
+  if [ "$(cat "$dir/.complete" 2> /dev/null)" = "$HCACHE_FORMAT" ]; then
+    note "kernel $label: $suite build root for $kv cached in $dir"
+    return 0
+  fi
+  command -v mmdebstrap > /dev/null ||
+    { KERR="mmdebstrap is not installed (package mmdebstrap): $suite's compiler builds the simulator for $kv"; return 1; }
+  mirror=$(awk '/^deb / { print $2; exit }' "$CACHE/apt/sources.list" 2> /dev/null)
+  [ -n "$mirror" ] || mirror=http://deb.debian.org/debian
+  case $suite in
+    trixie*) base=trixie; sources=("deb $mirror trixie main" "deb $mirror trixie-backports main") ;;
+    sid | experimental) base=sid; sources=("deb $mirror sid main" "deb $mirror experimental main") ;;
+    *) KERR="no build root recipe for suite $suite"; return 1 ;;
+  esac
+  t0=$(now)
+  tmp=$CACHE/.tmp-buildroot-$kv.$$
+  rm -rf "$tmp"
+  mkdir -p "$tmp"
+  if ! mmdebstrap --variant=apt --mode=root --aptopt='Acquire::Check-Valid-Until "false"' \
+    --include="linux-headers-$kv=$ver,dwarves,make,binutils" "$base" "$tmp/root" "${sources[@]}" \
+    > "$WORK/buildroot-$label.log" 2>&1; then
+    KERR="mmdebstrap $base with linux-headers-$kv=$ver failed: $(grep -E '^(E|W):' "$WORK/buildroot-$label.log" | tail -n 2 | tr '\n' ' ')"
+    rm -rf "$tmp"
+    return 1
+  fi
+  if [ ! -f "$tmp/root$HDIR/vmlinux" ] && ! vmlinux_btf "$kdir/vmlinuz" "$tmp/root$HDIR/vmlinux"; then
+    KERR="no BTF could be extracted from $kdir/vmlinuz"
+    rm -rf "$tmp"
+    return 1
+  fi
+  echo "$HCACHE_FORMAT" > "$tmp/.complete"
+  basename "$kdir" > "$tmp/kdir"
+  rm -rf "$dir"
+  mv "$tmp" "$dir"
+  note "kernel $label: $base build root with linux-headers-$kv $ver, $(du -sm "$dir" | cut -f1) MB, in $(since "$t0") s"
+  for p in "$CACHE"/buildroot-*/; do # older builds of the same kernel series
+    p=${p%/}
+    [ "$p" != "$dir" ] && [ ! -d "$CACHE/$(cat "$p/kdir" 2> /dev/null)" ] && rm -rf "$p"
+  done
+  return 0
+}
+
+# run_build DIR CMD...: CMD in the build environment, DIR (a directory of
+# this host) being where the sources are: DIR itself on the host, /build in
+# a build root (bind-mounted there, in a mount namespace of its own so that
+# nothing stays mounted whatever happens).
+run_build() {
+  local dir=$1
+  shift
+  if [ -z "$BUILD_ROOT" ]; then
+    (cd "$dir" && "$@")
+    return
+  fi
+  mkdir -p "$BUILD_ROOT/build"
+  unshare --mount --fork -- /bin/sh -c '
+    root=$1 dir=$2
+    shift 2
+    mount --bind "$dir" "$root/build" && mount -t proc proc "$root/proc" &&
+      exec chroot "$root" /bin/sh -c "cd /build && exec \"\$@\"" sh "$@"' sh "$BUILD_ROOT" "$dir" "$@"
+}
+
+# compile_sim LABEL KDIR DIR HEADER: the simulator's sources in DIR (with
+# HEADER as its kfd_sim_btf.h), built for KDIR's kernel: DIR/amdgpu.ko.
+compile_sim() {
+  local label=$1 kdir=$2 dir=$3 header=$4 kv flavor extra=() mdir
+  kv=$(cat "$kdir/kver")
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  cp "$SIMSRC"/Kbuild "$SIMSRC"/*.c "$SIMSRC"/*.h "$dir/"
+  rm -f "$dir/kfd_sim_driver.c"
+  cp "$header" "$dir/kfd_sim_btf.h"
   # 6.1's linux-kbuild has no resolve_btfids; the module has no BTF_ID sets.
-  [ -x "$HDIR/tools/bpf/resolve_btfids/resolve_btfids" ] || extra+=(RESOLVE_BTFIDS=true)
+  [ -x "$BUILD_ROOT$HDIR/tools/bpf/resolve_btfids/resolve_btfids" ] || extra+=(RESOLVE_BTFIDS=true)
   # queue->device became a struct kfd_node in v6.5
   case $kv in
     [0-5].* | 6.[0-4].* | 6.[0-4]-*) flavor=kfd_dev ;;
     *) flavor=kfd_node ;;
   esac
+  mdir=$dir
+  [ -n "$BUILD_ROOT" ] && mdir=/build
+  run_build "$dir" make -C "$HDIR" M="$mdir" "${extra[@]}" SIM_FLAVOR=$flavor modules > "$dir/build.log" 2>&1 &&
+    [ -f "$dir/amdgpu.ko" ] && echo $flavor > "$dir/flavor"
+}
+
+# describe_module KO OUT: what gpuq's BPF object reads of amdkfd, as the
+# module KO's BTF presents it (kfd_btf describe; a module built by 6.12+'s
+# kbuild carries pahole's distilled base in .BTF.base).
+describe_module() {
+  local ko=$1 out=$2 x
+  x=$(mktemp -d)
+  objcopy --dump-section .BTF="$x/btf" "$ko" /dev/null 2> /dev/null
+  if readelf -S "$ko" | grep -q ' \.BTF\.base '; then
+    objcopy --dump-section .BTF.base="$x/base" "$ko" /dev/null
+    "$KFD_BTF" describe "$BPF_OBJECT" "$KDIR_OF_KO/vmlinux.btf" "$x/btf" "$x/base" > "$out"
+  else
+    "$KFD_BTF" describe "$BPF_OBJECT" "$KDIR_OF_KO/vmlinux.btf" "$x/btf" > "$out"
+  fi
+  local rc=$?
+  rm -rf "$x"
+  return $rc
+}
+
+# build_module LABEL KDIR: MODCPIO = the simulator built for it, as a cpio,
+# with the enums and field presence of its real amdgpu.ko (kfd_sim_btf.h
+# from kfd_btf header). Two host-side checks per kernel, from the BTF:
+#   <label> sim-types       every amdkfd field and enum value gpuq's BPF
+#                           object reads is the same in the simulator's
+#                           module as in the real amdgpu.ko
+#   <label> sim-types-control  the negative control: the simulator built with
+#                           another kernel's header (6.12's; 7.2's on 6.12)
+#                           must differ from the real module
+build_module() {
+  local label=$1 kdir=$2 kv b t0 other okdir
+  kv=$(cat "$kdir/kver")
+  b=$WORK/mod-$label
+  rm -rf "$b"
+  mkdir -p "$b/root/lib/kfd-sim"
+  if ! real_btf "$kdir"; then
+    KERR="no BTF could be extracted from $kdir (vmlinuz, amdgpu.ko)"
+    return 1
+  fi
+  "$KFD_BTF" header "$kdir/vmlinux.btf" "$kdir/amdgpu.btf" > "$b/kfd_sim_btf.h" || {
+    KERR="kfd_btf header failed on $kdir's BTF"
+    return 1
+  }
   t0=$(now)
-  if ! make -C "$HDIR" M="$b" "${extra[@]}" SIM_FLAVOR=$flavor modules > "$b/build.log" 2>&1; then
-    KERR="module build failed: $(grep -E 'error|Error' "$b/build.log" | head -n 3 | tr '\n' ' ') (log $b/build.log)"
+  if ! compile_sim "$label" "$kdir" "$b/src" "$b/kfd_sim_btf.h"; then
+    KERR="module build failed: $(grep -E 'error|Error' "$b/src/build.log" | head -n 3 | tr '\n' ' ') (log $b/src/build.log)"
     return 1
   fi
-  if ! readelf -S "$b/amdgpu.ko" | grep -q ' \.BTF '; then
-    KERR="the module has no .BTF section (pahole? vmlinux?): $(grep -i btf "$b/build.log" | head -n 2 | tr '\n' ' ')"
+  if ! readelf -S "$b/src/amdgpu.ko" | grep -q ' \.BTF '; then
+    KERR="the module has no .BTF section (pahole? vmlinux?): $(grep -i btf "$b/src/build.log" | head -n 2 | tr '\n' ' ')"
     return 1
   fi
-  note "kernel $label: simulator built ($flavor shape) in $(since "$t0") s, $(($(stat -c %s "$b/amdgpu.ko") / 1024)) KiB"
-  cp "$b/amdgpu.ko" "$b/root/lib/kfd-sim/"
+  note "kernel $label: simulator built ($(cat "$b/src/flavor") shape${BUILD_ROOT:+, in $(basename "$(dirname "$BUILD_ROOT")")}) in $(since "$t0") s, $(($(stat -c %s "$b/src/amdgpu.ko") / 1024)) KiB"
+  # The simulator as gpuq reads it = the real module as gpuq reads it.
+  KDIR_OF_KO=$kdir
+  "$KFD_BTF" describe "$BPF_OBJECT" "$kdir/vmlinux.btf" "$kdir/amdgpu.btf" > "$b/real.types" &&
+    describe_module "$b/src/amdgpu.ko" "$b/sim.types"
+  if [ -s "$b/real.types" ] && cmp -s "$b/real.types" "$b/sim.types"; then
+    pass "$label sim-types: the simulator's BTF = the real amdgpu.ko's for all $(wc -l < "$b/real.types") amdkfd fields and enum values gpuq reads ($(grep -c '^enum kfd_queue_type' "$b/real.types") kfd_queue_type values, context_id $(grep -q 'context_id: int' "$b/real.types" && echo present || echo absent))"
+  else
+    fail "$label sim-types: the simulator's BTF differs from the real amdgpu.ko's" "$(diff "$b/real.types" "$b/sim.types" | head -n 20)"
+  fi
+  # Negative control: another kernel's enums in this kernel's simulator.
+  other=6.12
+  [ "$label" = 6.12 ] && other=7.2
+  if prepare "$other" > /dev/null && okdir=$KDIR && real_btf "$okdir" &&
+    "$KFD_BTF" header "$okdir/vmlinux.btf" "$okdir/amdgpu.btf" > "$b/other.h" &&
+    compile_sim "$label" "$kdir" "$b/other" "$b/other.h" &&
+    describe_module "$b/other/amdgpu.ko" "$b/other.types"; then
+    if ! cmp -s "$b/real.types" "$b/other.types"; then
+      pass "$label sim-types-control: built with $other's header, the simulator differs from the real module in $(diff "$b/real.types" "$b/other.types" | grep -c '^[<>]') lines (e.g. $(diff "$b/real.types" "$b/other.types" | grep -m 1 '^[<>]'))"
+    else
+      fail "$label sim-types-control: built with $other's header, the simulator still looks like the real module: the comparison cannot fail"
+    fi
+  else
+    skip "$label sim-types-control: no simulator with kernel $other's header could be built: ${KERR:-$(tail -n 2 "$b/other/build.log" 2> /dev/null | tr '\n' ' ')}"
+  fi
+  rm -rf "$b/other"
+  KDIR=$kdir
+  cp "$b/src/amdgpu.ko" "$b/root/lib/kfd-sim/"
   strip --strip-debug "$b/root/lib/kfd-sim/amdgpu.ko" # keeps .BTF
   # What amdgpu-dkms hosts load: the same module with no .BTF, so
   # /sys/kernel/btf/amdgpu is absent and the BTF-free tiers are planned.
   mkdir -p "$b/root/lib/kfd-sim/nobtf"
-  objcopy --remove-section=.BTF "$b/root/lib/kfd-sim/amdgpu.ko" "$b/root/lib/kfd-sim/nobtf/amdgpu.ko"
-  echo $flavor > "$b/root/lib/kfd-sim/flavor"
+  objcopy --remove-section=.BTF --remove-section=.BTF.base "$b/root/lib/kfd-sim/amdgpu.ko" "$b/root/lib/kfd-sim/nobtf/amdgpu.ko"
+  cp "$b/src/flavor" "$b/root/lib/kfd-sim/flavor"
+  # What the guest learns of this kernel's amdkfd (from the real BTF)
+  grep -q 'KFD_SIM_HAS_KFD_PROCESS_CONTEXT_ID' "$b/kfd_sim_btf.h" && echo contexts >> "$b/root/lib/kfd-sim/features"
+  touch "$b/root/lib/kfd-sim/features"
   (cd "$b/root" && find . | cpio -o -H newc --quiet | gzip -1) > "$b/module.cpio.gz"
   MODCPIO=$b/module.cpio.gz
 }
@@ -302,11 +491,12 @@ note "simulator tier: agent $AGENT, cache $CACHE, logs $WORK"
 READY=()
 for k in $KERNELS; do
   t_k=$(now)
-  if prepare "$k" && prepare_headers "$k" "$KDIR" && build_module "$k" "$KDIR"; then
+  if prepare "$k" && prepare_buildenv "$k" "$KDIR" && build_module "$k" "$KDIR"; then
     READY+=("$k $KDIR $MODCPIO")
     note "kernel $k: ready in $(since "$t_k") s"
   else
     skip_kernel "$k" "$KERR"
+    compat_skipped "$k" "$KERR"
   fi
 done
 if [ ${#READY[@]} = 0 ]; then
@@ -314,20 +504,27 @@ if [ ${#READY[@]} = 0 ]; then
   summary
   exit 0
 fi
+# run_guests: start_guest "label kdir modcpio" boots one, judge_guest LABEL
+# judges it.
+start_guest() {
+  local label kdir modcpio
+  read -r label kdir modcpio <<< "$1"
+  KDIR_OF[$label]=$kdir
+  cat "$WORK/payload.cpio.gz" "$modcpio" > "$WORK/initrd-$label.gz"
+  qemu_start "$label" "$kdir" "$WORK/initrd-$label.gz" "$WORK/boot-$label.log"
+}
+judge_guest() {
+  judge_markers "$1" "$WORK/boot-$1.log"
+  "$HERE/compat.sh" rows sim "$1" "$(cat "${KDIR_OF[$1]}/package")" "$WORK/boot-$1.log" >> "$WORK/compat.tsv"
+}
 if build_payload; then
   t_k=$(now)
-  # every kernel's guest at once (qemu_start says why), then each judged
-  for entry in "${READY[@]}"; do
-    read -r label kdir modcpio <<< "$entry"
-    cat "$WORK/payload.cpio.gz" "$modcpio" > "$WORK/initrd-$label.gz"
-    qemu_start "$label" "$kdir" "$WORK/initrd-$label.gz" "$WORK/boot-$label.log"
-  done
-  for entry in "${READY[@]}"; do
-    read -r label _ <<< "$entry"
-    qemu_finish "$label"
-    judge_markers "$label" "$WORK/boot-$label.log"
-  done
-  note "kernels ${KERNELS}: boots and checks, side by side, took $(since "$t_k") s"
+  run_guests start_guest judge_guest "${READY[@]}"
+  note "kernels ${KERNELS}: boots and checks, $KTEST_JOBS at a time, took $(since "$t_k") s"
+fi
+if [ -s "$WORK/compat.tsv" ]; then
+  note "compatibility, as this run found it ($WORK/compat.tsv; scripts/compat-table.sh puts it in the README):"
+  "$HERE/compat.sh" table "$WORK/compat.tsv" | sed 's/^/#   /'
 fi
 rm -rf "$WORK/rootfs" "$WORK/payload.cpio.gz" "$WORK/shim"
 note "simulator tier took $(($(date +%s) - T_START)) s in all; logs in $WORK"

@@ -6,6 +6,10 @@
 # dropped events (a destroy reconciliation got ahead of is still counted as
 # a destroy, docs/reconciliation.md).
 # INPUT holds tagged lines:
+#   QTYPE <kfd_queue_type> <label>    the label of a queue type (the real
+#                                     module's enumerator name, from
+#                                     /sys/kernel/debug/kfd_sim/queue_types);
+#                                     before any truth line
 #   GPU <gpu_id>                      a gpu_id of the topology
 #   CG <cgroup id> <container label>  (label "-" = host, container="")
 #   BASE <truth line>                 truth when the agent started (counters)
@@ -23,11 +27,7 @@ function container(id) {
 	return cg[id] == "-" ? "" : cg[id]
 }
 function qtype(t) {
-	if (t == 0) return "compute"
-	if (t == 1) return "sdma"
-	if (t == 4) return "sdma_xgmi"
-	if (t == 5) return "sdma_by_eng_id"
-	return "type_" t
+	return (t in qlabel) ? qlabel[t] : "type_" t
 }
 function errname(e) {
 	if (e == 22) return "EINVAL"
@@ -125,6 +125,7 @@ BEGIN {
 	for (i = 1; i <= n; i++)
 		check[f[i]] = 1
 }
+$1 == "QTYPE" { qlabel[$2] = $3; next }
 $1 == "GPU" { gpus[$2] = 1; next }
 $1 == "CG" { cg[$2] = $3; next }
 $1 == "BASE" || $1 == "NOW" {

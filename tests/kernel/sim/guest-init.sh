@@ -94,14 +94,28 @@ else
   fail btf-flavor "built as $FLAVOR, BTF looks like $got"
 fi
 
-# GPUs by topology node: 1 HWS, 2 MES (v11), 3 NO_HWS, 4 MES v12 (6.12 only).
+# GPUs by topology node: 1 HWS, 2 MES (v11), 3 NO_HWS, 4 MES v12 (6.5+),
+# 5 GC 12.1's MES (7.2+).
 gpu_of_node() { cat $KFD/topology/nodes/$1/gpu_id 2> /dev/null; }
-G_HWS=$(gpu_of_node 1)
-G_MES=$(gpu_of_node 2)
-G_NOHWS=$(gpu_of_node 3)
-G_MES12=$(gpu_of_node 4)
-[ -n "$G_MES12" ] || G_MES12=$G_MES
-echo "GPUQ-INFO $K gpus hws=$G_HWS mes=$G_MES nohws=$G_NOHWS mes12=$G_MES12"
+# sim_gpus: the G_* of the simulator loaded now (extra GPUs come after these).
+sim_gpus() {
+  G_HWS=$(gpu_of_node 1)
+  G_MES=$(gpu_of_node 2)
+  G_NOHWS=$(gpu_of_node 3)
+  G_MES12=$(gpu_of_node 4)
+  [ -n "$G_MES12" ] || G_MES12=$G_MES
+  G_MES121=$G_MES12
+  grep -q '^gfx_target_version 120500$' $KFD/topology/nodes/5/properties 2> /dev/null &&
+    G_MES121=$(gpu_of_node 5)
+}
+sim_gpus
+echo "GPUQ-INFO $K gpus hws=$G_HWS mes=$G_MES nohws=$G_NOHWS mes12=$G_MES12 mes12.1=$G_MES121"
+# What the kernel's amdkfd has, as the simulator was built for it
+# (run_sim_tier.sh, from the real module's BTF): "contexts" = secondary KFD
+# contexts (AMDKFD_IOC_CREATE_PROCESS, 7.2+).
+HAS_CONTEXTS=0
+grep -qx contexts $SIM/features && HAS_CONTEXTS=1
+[ $HAS_CONTEXTS = 1 ] && LIFECYCLE_PROBES="$LIFECYCLE_PROBES context_exit"
 
 if v=$(/bin/gpuq-agent --version 2>&1); then pass agent-version "$v"; else fail agent-version "$v"; fi
 
@@ -113,7 +127,10 @@ CG_B=/sys/fs/cgroup/system.slice/docker-$ID_B.scope
 CG_HOST=/sys/fs/cgroup
 mkdir -p $CG_A $CG_B
 # cgroup v2 id = the kernfs inode number of the cgroup's directory
+# queue-type labels: the real module's enumerator names (kfd_sim_btf.h)
+qtypes() { sed 's/^/QTYPE /' /sys/kernel/debug/kfd_sim/queue_types; }
 {
+  qtypes
   echo "CG $(stat -c %i $CG_HOST) -"
   echo "CG $(stat -c %i $CG_A) $(echo $ID_A | cut -c1-12)"
   echo "CG $(stat -c %i $CG_B) $(echo $ID_B | cut -c1-12)"
@@ -353,12 +370,50 @@ sum_of() {
 
 # sysfs_inventory CHECK: the simulator's own sysfs agrees with its truth.
 sysfs_inventory() {
-  n_sysfs=$(ls -d $KFD/proc/*/queues/* 2> /dev/null | wc -l)
+  n_sysfs=$(ls -d $KFD/proc/*/queues/* $KFD/proc/*/context_*/queues/* 2> /dev/null | wc -l)
   n_truth=$(awk '$1 == "queues" { s += $6 } END { print s + 0 }' $TRUTH)
   if [ "$n_sysfs" = "$n_truth" ]; then
     pass "$1" "$n_sysfs queue directories under $KFD/proc = live queues in the truth"
   else
     fail "$1" "$n_sysfs queue directories, truth says $n_truth"
+  fi
+}
+
+# truth_sum WHAT [B]: the simulator's truth lines WHAT (with b = B), summed.
+truth_sum() {
+  awk -v w="$1" -v b="${2:-}" '$1 == w && (b == "" || $4 == b) { s += $6 } END { print s + 0 }' $TRUTH
+}
+
+# labels_check CHECK: the agent's queue_type labels are the real module's
+# enumerator names (the truth's labels, /sys/kernel/debug/kfd_sim/queue_types,
+# from kfd_sim_btf.h), which put SDMA_XGMI at 4 up to 6.18 and at 3 from 7.2
+# (DIQ removed). Negative control: the same comparison with the other
+# numbering must find a difference (d2's b4 is an sdma_xgmi queue).
+labels_check() {
+  local want other xgmi
+  case $K in
+    6.* | 7.0 | 7.1)
+      want=4
+      other="0 compute;1 sdma;2 hiq;3 sdma_xgmi;4 sdma_by_eng_id"
+      ;;
+    *)
+      want=3
+      other="0 compute;1 sdma;2 hiq;3 diq;4 sdma_xgmi;5 sdma_by_eng_id"
+      ;;
+  esac
+  xgmi=$(awk '$2 == "sdma_xgmi" { print $1 }' /sys/kernel/debug/kfd_sim/queue_types)
+  scrape /tmp/m.prom
+  compare_once gpuq_queue_creates_total /tmp/m.prom
+  ok=$?
+  grep -v '^QTYPE ' /tmp/cmp.in > /tmp/cmp-other.in
+  echo "$other" | tr ';' '\n' | sed 's/^/QTYPE /' | cat - /tmp/cmp-other.in > /tmp/cmp-other.in2
+  awk -v fams=gpuq_queue_creates_total -f $SIM/compare.awk /tmp/cmp-other.in2 > /tmp/cmp-other.out
+  if [ "$xgmi" = "$want" ] && [ $ok = 0 ] &&
+    grep -q 'queue_type="sdma_xgmi"' /tmp/m.prom && grep -q '^RESULT diff' /tmp/cmp-other.out; then
+    pass "$1" "kernel enum: sdma_xgmi = $xgmi; the agent's creates by queue_type equal the truth's labels; with the other kernels' numbering ($other) they differ: $(grep -c '^DIFF' /tmp/cmp-other.out) series"
+  else
+    fail "$1" "sdma_xgmi = ${xgmi:-none} (want $want on $K); agent = truth: $([ $ok = 0 ] && echo yes || echo no); negative control: $(tail -n 1 /tmp/cmp-other.out)"
+    dump "$1" /tmp/cmp.out /tmp/cmp-other.out
   fi
 }
 
@@ -417,6 +472,15 @@ run_mode() {
   drv d3 create c2 "$G_HWS" sdma
   drv d1 destroy a2
   exit_driver d2
+  if [ $HAS_CONTEXTS = 1 ]; then
+    # 7.2+: d3 (the host) opens a secondary KFD context beside its primary
+    # one. Its queue ids start at 0 again (the primary's c1, c2 are 0 and 1),
+    # and its MES queue sits on GC 12.1's MES.
+    drv d3 context
+    drv d3 create x1 "$G_MES121" aql
+    drv d3 create x2 "$G_NOHWS" sdma_xgmi
+    drv d3 primary
+  fi
   ktime "$m-lifecycle"
   sysfs_inventory "$m:sysfs-inventory"
   expect_truth "$m:queues" gpuq_queues
@@ -425,6 +489,23 @@ run_mode() {
   expect_truth "$m:destroys" gpuq_queue_destroys_total
   expect_truth "$m:exits" gpuq_process_exits_total
   expect_truth "$m:create-failures" gpuq_queue_create_failures_total
+  labels_check "$m:queue-type-labels"
+  if [ $HAS_CONTEXTS = 1 ]; then
+    # the context's file is closed: amdkfd tears it down at once, in d3
+    exits_before=$(truth_sum exit)
+    torn_before=$(truth_sum destroy 2)
+    drv d3 closecontext
+    fams=$LIFECYCLE
+    gives runlist && fams="$fams $RUNLIST"
+    expect_truth "$m:context-teardown" "$fams"
+    exits=$(($(truth_sum exit) - exits_before))
+    torn=$(($(truth_sum destroy 2) - torn_before))
+    if [ "$exits" = 1 ] && [ "$torn" = 2 ]; then
+      pass "$m:context" "the simulator tore a secondary context down: 1 exit, 2 exit-teardown destroys (sysfs had proc/<pid>/context_<id>); the agent agreed above"
+    else
+      fail "$m:context" "the close should have ended 1 context with 2 queues; the truth moved by $exits exits, $torn exit-teardown destroys"
+    fi
+  fi
 
   # -- the agent is killed; the simulator goes on; --once and a new daemon
   #    must seed what they missed from sysfs
@@ -477,6 +558,7 @@ run_mode() {
     drv d1 create a6 "$G_HWS" aql
     drv d1 create a8 "$G_NOHWS" aql
     [ "$G_MES12" != "$G_MES" ] && drv d1 create a9 "$G_MES12" aql
+    [ "$G_MES121" != "$G_MES12" ] && drv d1 create a10 "$G_MES121" aql
     expect_truth "$m:fresh-start" "$LIFECYCLE"
   fi
 
@@ -1087,12 +1169,10 @@ rc=$?
 if [ $rc = 0 ] && [ ! -e /sys/kernel/btf/amdgpu ] && [ -c /dev/kfd ] &&
   grep -q "kfd_procfs_add_queue	\[amdgpu\]" /proc/kallsyms; then
   pass nobtf-reload "simulator reloaded without .BTF: /sys/kernel/btf/amdgpu absent, /dev/kfd and [amdgpu] kallsyms present"
-  G_HWS=$(gpu_of_node 1)
-  G_MES=$(gpu_of_node 2)
-  G_NOHWS=$(gpu_of_node 3)
-  G_MES12=$(gpu_of_node 4)
-  [ -n "$G_MES12" ] || G_MES12=$G_MES
-  (MODE=kprobe TIER=args-kprobe SEEDED_EXACT=0 run_mode args)
+  sim_gpus
+  ARGS_PROBES=$LIFECYCLE_PROBES
+  [ $HAS_CONTEXTS = 1 ] && ARGS_PROBES="$ARGS_PROBES context_create"
+  (MODE=kprobe TIER=args-kprobe SEEDED_EXACT=0 PROBES=$ARGS_PROBES run_mode args)
   (client_checks rocr-args args-kprobe rocr)
   (client_checks hip-args args-kprobe hip)
   if echo 0 > /sys/kernel/debug/kprobes/enabled 2> /tmp/kp.txt; then
@@ -1263,6 +1343,7 @@ programs_checks() {
   pass programs:reload "simulator reloaded with BTF and extra_hws_gpus=7: $n GPUs; inference on nodes $nodes (HWS), the pair on node 2 (MES)"
   mkdir -p $CG_C
   {
+    qtypes
     echo "CG $(stat -c %i $CG_HOST) -"
     for p in $PROGS; do echo "CG $(stat -c %i "$(prog_cg $p)") $(prog_id $p)"; done
     for d in $KFD/topology/nodes/*; do

@@ -2,12 +2,18 @@
 /*
  * KFD simulator: amdkfd's types, as far as gpuq reads them.
  *
- * Names, field names, field types and field order are copied from the real
- * amdgpu.ko BTF of Debian 6.1.192 and 6.12.117 (bpftool btf dump ... format
- * c); fields gpuq never reads are left out, so offsets differ from the real
- * driver and only CO-RE relocation by name makes the agent's reads right
- * (which is what the tier tests). Enum-typed fields stay enums: libbpf
- * refuses to relocate an enum field read as an integer.
+ * The enums and the fields that come and go between kernels are the real
+ * amdgpu.ko's of the kernel the simulator is built for: kfd_sim_btf.h is
+ * generated from its BTF (kfd_btf.cc, run_sim_tier.sh). The structs are
+ * declared here, with names, field names, field types and field order
+ * copied from the real BTF; fields gpuq never reads are left out, so
+ * offsets differ from the real driver and only CO-RE relocation by name
+ * makes the agent's reads right (which is what the tier tests). After each
+ * build, run_sim_tier.sh compares every amdkfd field and enum value gpuq's
+ * BPF object reads, as this module's BTF presents them, with the real
+ * module's (kfd_btf describe): a difference fails the tier. Enum-typed
+ * fields stay enums: libbpf refuses to relocate an enum field read as an
+ * integer.
  *
  * Flavor: SIM_KFD_NODE (kernels >= 6.5 unless Kbuild's SIM_FLAVOR says) gives the 6.5+
  * shape, queue->device and dqm->dev a struct kfd_node * with the gpu_id in
@@ -32,37 +38,21 @@
 #define SIM_KFD_NODE
 #endif
 
-/* the 3-4 GPUs of sim_specs plus up to 8 extra_hws_gpus (the users' 8-GPU runs) */
+/* the 3-5 GPUs of sim_specs plus up to 8 extra_hws_gpus (the users' 8-GPU runs) */
 #define KFD_SIM_MAX_EXTRA_GPUS 8
-#define KFD_SIM_MAX_GPUS (4 + KFD_SIM_MAX_EXTRA_GPUS)
+#define KFD_SIM_MAX_GPUS (5 + KFD_SIM_MAX_EXTRA_GPUS)
 #define KFD_SIM_MAX_QUEUES_PER_PROCESS 1024 /* KFD_MAX_NUM_OF_QUEUES_PER_PROCESS */
 
-enum kfd_queue_type {
-	KFD_QUEUE_TYPE_COMPUTE = 0,
-	KFD_QUEUE_TYPE_SDMA = 1,
-	KFD_QUEUE_TYPE_HIQ = 2,
-	KFD_QUEUE_TYPE_DIQ = 3,
-	KFD_QUEUE_TYPE_SDMA_XGMI = 4,
-	KFD_QUEUE_TYPE_SDMA_BY_ENG_ID = 5,
-	KFD_QUEUE_TYPE_MAX = 6,
-};
+/*
+ * enum kfd_queue_type, kfd_queue_format, kfd_unmap_queues_filter and
+ * kfd_sched_policy with the real values, a KFD_SIM_HAS_<enumerator> each,
+ * KFD_SIM_QUEUE_TYPE_LABELS, and KFD_SIM_HAS_KFD_PROCESS_CONTEXT_ID where
+ * amdkfd has secondary contexts (7.2+).
+ */
+#include "kfd_sim_btf.h"
 
-enum kfd_queue_format {
-	KFD_QUEUE_FORMAT_PM4 = 0,
-	KFD_QUEUE_FORMAT_AQL = 1,
-};
-
-enum kfd_unmap_queues_filter {
-	KFD_UNMAP_QUEUES_FILTER_ALL_QUEUES = 1,
-	KFD_UNMAP_QUEUES_FILTER_DYNAMIC_QUEUES = 2,
-	KFD_UNMAP_QUEUES_FILTER_BY_PASID = 3,
-};
-
-enum kfd_sched_policy {
-	KFD_SCHED_POLICY_HWS = 0,
-	KFD_SCHED_POLICY_HWS_NO_OVERSUBSCRIPTION = 1,
-	KFD_SCHED_POLICY_NO_HWS = 2,
-};
+/* kfd_priv.h (7.2+): the context_id of the kfd_process open() creates */
+#define KFD_CONTEXT_ID_PRIMARY 0xFFFF
 
 struct queue_properties {
 	enum kfd_queue_type type;
@@ -235,6 +225,9 @@ struct kfd_process {
 	struct kobject *kobj;
 	struct kobject *kobj_queues;
 	struct attribute attr_pasid;
+#ifdef KFD_SIM_HAS_KFD_PROCESS_CONTEXT_ID
+	u16 context_id;
+#endif
 	/* simulator only: the eviction a control ioctl runs in a kworker */
 	struct work_struct sim_evict_work;
 	u32 sim_evict_trigger;
@@ -334,6 +327,9 @@ void sim_truth_count(const char *what, uint32_t gpu_id, uint32_t a, uint32_t b, 
 
 /* ---- the hooks gpuq attaches to: amdkfd's names and prototypes ---- */
 
+/* A hooked function stays a real symbol of that name: not inlined, no clone. */
+#define SIM_HOOK noinline __attribute__((__noipa__))
+
 int kfd_procfs_add_queue(struct queue *q);
 void kfd_procfs_del_queue(struct queue *q);
 void uninit_queue(struct queue *q);
@@ -363,9 +359,19 @@ int mes_v11_0_remove_hw_queue(struct amdgpu_mes *mes, struct mes_remove_queue_in
 int mes_v12_0_add_hw_queue(struct amdgpu_mes *mes, struct mes_add_queue_input *input);
 int mes_v12_0_remove_hw_queue(struct amdgpu_mes *mes, struct mes_remove_queue_input *input);
 #endif
+#ifdef KFD_SIM_HAS_FUNC_MES_V12_1_REMOVE_HW_QUEUE
+int mes_v12_1_add_hw_queue(struct amdgpu_mes *mes, struct mes_add_queue_input *input);
+int mes_v12_1_remove_hw_queue(struct amdgpu_mes *mes, struct mes_remove_queue_input *input);
+#endif
 
 /* ---- kfd_sim_process.c ---- */
 struct kfd_process *kfd_create_process(struct task_struct *thread);
+#ifdef KFD_SIM_HAS_KFD_PROCESS_CONTEXT_ID
+int kfd_ioctl_create_process(struct file *filep, struct kfd_process *p, void *data);
+void kfd_process_notifier_release_internal(struct kfd_process *p);
+/* true for a secondary context (AMDKFD_IOC_CREATE_PROCESS) */
+#define SIM_IS_CONTEXT(p) ((p)->context_id != KFD_CONTEXT_ID_PRIMARY)
+#endif
 void kfd_unref_process(struct kfd_process *p);
 struct kfd_process *sim_find_process_by_pid(pid_t pid); /* takes a reference */
 int sim_process_init(void);
@@ -377,7 +383,8 @@ int kfd_procfs_init(struct kobject *parent);
 void kfd_procfs_shutdown(void);
 int kfd_topology_init(struct kobject *parent);
 void kfd_topology_shutdown(void);
-int kfd_process_create_sysfs(struct kfd_process *p);
+/* primary: NULL, or the primary of a secondary context (proc/<pid>/context_<id>) */
+int kfd_process_create_sysfs(struct kfd_process *p, struct kfd_process *primary);
 void kfd_process_remove_sysfs(struct kfd_process *p);
 
 /* ---- kfd_sim_truth.c ---- */

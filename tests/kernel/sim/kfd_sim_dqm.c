@@ -19,7 +19,6 @@
 #include "kfd_sim.h"
 
 /* Never inlined, cloned or re-signatured: gpuq attaches by name and BTF. */
-#define SIM_HOOK noinline __attribute__((__noipa__))
 
 #ifdef SIM_KFD_NODE
 #define USE_DEFAULT_GRACE_PERIOD 0xffffffff
@@ -218,6 +217,20 @@ SIM_HOOK int mes_v12_0_add_hw_queue(struct amdgpu_mes *mes, struct mes_add_queue
 }
 
 SIM_HOOK int mes_v12_0_remove_hw_queue(struct amdgpu_mes *mes, struct mes_remove_queue_input *input)
+{
+	barrier();
+	return 0;
+}
+#endif
+
+#ifdef KFD_SIM_HAS_FUNC_MES_V12_1_REMOVE_HW_QUEUE
+SIM_HOOK int mes_v12_1_add_hw_queue(struct amdgpu_mes *mes, struct mes_add_queue_input *input)
+{
+	barrier();
+	return 0;
+}
+
+SIM_HOOK int mes_v12_1_remove_hw_queue(struct amdgpu_mes *mes, struct mes_remove_queue_input *input)
 {
 	barrier();
 	return 0;
@@ -660,20 +673,23 @@ struct sim_gpu_spec {
 	const char *name;
 	uint32_t gfx_target_version;
 	uint32_t device_id;
-	bool mes_v12;
+	unsigned int mes; /* MES generation: 110, 120 or 121 (GC 12.1, 7.2+) */
 };
 
 /*
  * gpu_ids are amdkfd-style hashes (kfd_generate_gpu_id). One GPU per
- * scheduling path: MI210-like HWS, RDNA3 MES v11, a NO_HWS one, and on 6.12
- * an RDNA4 MES v12.
+ * scheduling path: MI210-like HWS, RDNA3 MES v11, a NO_HWS one, from 6.5 an
+ * RDNA4 MES v12, and where the kernel has GC 12.1's MES (7.2+) one of those.
  */
 static const struct sim_gpu_spec sim_specs[] = {
-	{ 0xa9c3, SIM_SCHED_HWS, "ip discovery", 90010, 0x740f, false },
-	{ 0x5c1e, SIM_SCHED_MES, "ip discovery", 110000, 0x744c, false },
-	{ 0x3d07, SIM_SCHED_NO_HWS, "vega10", 90000, 0x6860, false },
+	{ 0xa9c3, SIM_SCHED_HWS, "ip discovery", 90010, 0x740f, 0 },
+	{ 0x5c1e, SIM_SCHED_MES, "ip discovery", 110000, 0x744c, 110 },
+	{ 0x3d07, SIM_SCHED_NO_HWS, "vega10", 90000, 0x6860, 0 },
 #ifdef SIM_KFD_NODE
-	{ 0x7e52, SIM_SCHED_MES, "ip discovery", 120001, 0x7550, true },
+	{ 0x7e52, SIM_SCHED_MES, "ip discovery", 120001, 0x7550, 120 },
+#endif
+#ifdef KFD_SIM_HAS_FUNC_MES_V12_1_REMOVE_HW_QUEUE
+	{ 0x8f63, SIM_SCHED_MES, "ip discovery", 120500, 0x75a0, 121 },
 #endif
 };
 
@@ -701,7 +717,7 @@ void sim_gpus_init(void)
 
 	for (i = 0; i < extra; i++)
 		sim_extra_specs[i] = (struct sim_gpu_spec){
-			0xb100 + i * 0x101, SIM_SCHED_HWS, "ip discovery", 90010, 0x740f, false
+			0xb100 + i * 0x101, SIM_SCHED_HWS, "ip discovery", 90010, 0x740f, 0
 		};
 	sim_num_gpus = ARRAY_SIZE(sim_specs) + extra;
 	for (i = 0; i < sim_num_gpus; i++) {
@@ -735,14 +751,19 @@ void sim_gpus_init(void)
 		mutex_init(&dqm->lock_hidden);
 		INIT_LIST_HEAD(&dqm->queues);
 		dqm->sched_running = true;
-#ifdef SIM_KFD_NODE
-		g->mes.sim_add_hw_queue =
-		    s->mes_v12 ? mes_v12_0_add_hw_queue : mes_v11_0_add_hw_queue;
-		g->mes.sim_remove_hw_queue =
-		    s->mes_v12 ? mes_v12_0_remove_hw_queue : mes_v11_0_remove_hw_queue;
-#else
 		g->mes.sim_add_hw_queue = mes_v11_0_add_hw_queue;
 		g->mes.sim_remove_hw_queue = mes_v11_0_remove_hw_queue;
+#ifdef SIM_KFD_NODE
+		if (s->mes == 120) {
+			g->mes.sim_add_hw_queue = mes_v12_0_add_hw_queue;
+			g->mes.sim_remove_hw_queue = mes_v12_0_remove_hw_queue;
+		}
+#endif
+#ifdef KFD_SIM_HAS_FUNC_MES_V12_1_REMOVE_HW_QUEUE
+		if (s->mes == 121) {
+			g->mes.sim_add_hw_queue = mes_v12_1_add_hw_queue;
+			g->mes.sim_remove_hw_queue = mes_v12_1_remove_hw_queue;
+		}
 #endif
 		dqm->ops.update_queue = update_queue;
 		dqm->ops.register_process = register_process;

@@ -22,6 +22,11 @@
  *   burst GPU N               N x (create aql + destroy)
  *   evict PID TRIGGER | restore PID     (0: this process)
  *   runlist GPU UNMAP_US MAP_US FAIL_UNMAPS
+ *   context                   7.2+: opens /dev/kfd again and makes that fd a
+ *                             secondary KFD context (AMDKFD_IOC_CREATE_PROCESS);
+ *                             later creates go there
+ *   primary                   later creates go to the first fd's process
+ *   closecontext              closes the context's fd (amdkfd tears it down)
  *   truth                     one QUEUE line per live queue
  *   sync TOKEN                prints "SYNC TOKEN" (all before it is done)
  *   exit                      exits with its queues still alive
@@ -75,6 +80,7 @@ struct sim_queue {
 	char name[32];
 	int used;
 	uint32_t gpu_id, queue_id, kfd_type;
+	int fd; /* the /dev/kfd fd it was created on: its KFD process */
 	void *ring;
 	struct amd_queue *amdq;	   /* AQL */
 	struct amd_signal *signal; /* AQL */
@@ -83,7 +89,9 @@ struct sim_queue {
 };
 
 static struct sim_queue queues[MAX_QUEUES];
-static int kfd = -1;
+static int kfd = -1;	    /* where creates go */
+static int primary_fd = -1; /* the first open: the primary process */
+static int context_fd = -1; /* a secondary context, if any */
 static int bad;
 static int pid;
 
@@ -120,20 +128,45 @@ static void *zalloc_aligned(size_t align, size_t size)
 	return p;
 }
 
+/*
+ * The kernel's kfd_queue_type value of a label, as the simulator numbers
+ * them: the real module's enum (/sys/kernel/debug/kfd_sim/queue_types,
+ * "<value> <label>" lines; SDMA_XGMI is 4 up to 6.18 and 3 from 7.2).
+ */
+static int kernel_type(const char *label, uint32_t *value)
+{
+	char line[64], name[48];
+	unsigned int v;
+	FILE *f = fopen("/sys/kernel/debug/kfd_sim/queue_types", "r");
+	int found = -1;
+
+	if (!f)
+		return -1;
+	while (found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%u %47s", &v, name) == 2 && strcmp(name, label) == 0)
+			*value = v, found = 0;
+	fclose(f);
+	return found;
+}
+
 /* kfd_queue_type of the kernel, as sysfs and the agent report it */
 static int parse_type(const char *s, uint32_t *uapi, uint32_t *kfd_type)
 {
 	if (strcmp(s, "aql") == 0)
-		*uapi = KFD_IOC_QUEUE_TYPE_COMPUTE_AQL, *kfd_type = 0;
+		*uapi = KFD_IOC_QUEUE_TYPE_COMPUTE_AQL;
 	else if (strcmp(s, "pm4") == 0)
-		*uapi = KFD_IOC_QUEUE_TYPE_COMPUTE, *kfd_type = 0;
+		*uapi = KFD_IOC_QUEUE_TYPE_COMPUTE;
 	else if (strcmp(s, "sdma") == 0)
-		*uapi = KFD_IOC_QUEUE_TYPE_SDMA, *kfd_type = 1;
+		*uapi = KFD_IOC_QUEUE_TYPE_SDMA;
 	else if (strcmp(s, "sdma_xgmi") == 0)
-		*uapi = KFD_IOC_QUEUE_TYPE_SDMA_XGMI, *kfd_type = 4;
+		*uapi = KFD_IOC_QUEUE_TYPE_SDMA_XGMI;
 	else
 		return -1;
-	return 0;
+	return kernel_type(*uapi == KFD_IOC_QUEUE_TYPE_COMPUTE_AQL ||
+				   *uapi == KFD_IOC_QUEUE_TYPE_COMPUTE
+			       ? "compute"
+			       : s,
+			   kfd_type);
 }
 
 /* Creates a queue; returns 0 or -errno. */
@@ -175,6 +208,7 @@ static int create(struct sim_queue *q, uint32_t gpu, const char *type, uint32_t 
 	a.queue_priority = 7;
 	if (ioctl(kfd, AMDKFD_IOC_CREATE_QUEUE, &a) != 0)
 		return -errno;
+	q->fd = kfd;
 	q->gpu_id = gpu;
 	q->queue_id = a.queue_id;
 	q->used = 1;
@@ -195,7 +229,7 @@ static int destroy(struct sim_queue *q)
 {
 	struct kfd_ioctl_destroy_queue_args a = { .queue_id = q->queue_id };
 
-	if (ioctl(kfd, AMDKFD_IOC_DESTROY_QUEUE, &a) != 0)
+	if (ioctl(q->fd, AMDKFD_IOC_DESTROY_QUEUE, &a) != 0)
 		return -errno;
 	release(q);
 	return 0;
@@ -285,7 +319,7 @@ static void command(char *line)
 			.queue_priority = 7,
 		};
 
-		r = ioctl(kfd, AMDKFD_IOC_UPDATE_QUEUE, &a) ? -errno : 0;
+		r = ioctl(q->fd, AMDKFD_IOC_UPDATE_QUEUE, &a) ? -errno : 0;
 		say("UPDATE %s percent=%s rc=%d", argv[1], ARG(2), r);
 	} else if (strcmp(argv[0], "destroy") == 0 && (q = find(ARG(1)))) {
 		r = destroy(q);
@@ -323,6 +357,32 @@ static void command(char *line)
 		say("RUNLIST gpu=%s unmap_us=%s map_us=%s fail=%s rc=%d", ARG(1), ARG(2), ARG(3),
 		    ARG(4), r);
 		expect(r == 0, "runlist ioctl failed");
+	} else if (strcmp(argv[0], "context") == 0 && context_fd < 0) {
+		context_fd = open("/dev/kfd", O_RDWR | O_CLOEXEC);
+		r = context_fd < 0				   ? -errno
+		    : ioctl(context_fd, AMDKFD_IOC_CREATE_PROCESS) ? -errno
+								   : 0;
+		say("CONTEXT rc=%d", r);
+		expect(r == 0, "context: open or AMDKFD_IOC_CREATE_PROCESS failed");
+		if (r == 0)
+			kfd = context_fd;
+	} else if (strcmp(argv[0], "primary") == 0) {
+		kfd = primary_fd;
+		say("PRIMARY");
+	} else if (strcmp(argv[0], "closecontext") == 0 && context_fd >= 0) {
+		int n = 0;
+
+		/* the kernel tears the context's queues down with it */
+		for (int i = 0; i < MAX_QUEUES; i++)
+			if (queues[i].used && queues[i].fd == context_fd) {
+				release(&queues[i]);
+				n++;
+			}
+		r = close(context_fd) ? -errno : 0;
+		say("CLOSECONTEXT queues=%d rc=%d", n, r);
+		expect(r == 0, "closecontext: close failed");
+		context_fd = -1;
+		kfd = primary_fd;
 	} else if (strcmp(argv[0], "truth") == 0) {
 		for (int i = 0; i < MAX_QUEUES; i++) {
 			q = &queues[i];
@@ -349,7 +409,7 @@ int main(void)
 	char line[256];
 
 	pid = getpid();
-	kfd = open("/dev/kfd", O_RDWR | O_CLOEXEC);
+	kfd = primary_fd = open("/dev/kfd", O_RDWR | O_CLOEXEC);
 	if (kfd < 0) {
 		printf("DRV %d BAD open /dev/kfd: %s\n", pid, strerror(errno));
 		return 1;

@@ -9,7 +9,8 @@
  * /dev/kfd and /sys/class/kfd/kfd exist, and dispatches ioctls through a
  * table of amdkfd_ioctl_t with the kernel copy of the args. The real uapi
  * ioctls it implements: GET_VERSION, CREATE_QUEUE, DESTROY_QUEUE,
- * UPDATE_QUEUE; plus the simulator's controls of kfd_sim_uapi.h.
+ * UPDATE_QUEUE, and CREATE_PROCESS where the kernel has it (7.2+); plus the
+ * simulator's controls of kfd_sim_uapi.h.
  */
 #include <linux/device.h>
 #include <linux/fs.h>
@@ -114,6 +115,9 @@ static const struct sim_ioctl_desc sim_ioctls[] = {
 	{ AMDKFD_IOC_CREATE_QUEUE, kfd_ioctl_create_queue },
 	{ AMDKFD_IOC_DESTROY_QUEUE, kfd_ioctl_destroy_queue },
 	{ AMDKFD_IOC_UPDATE_QUEUE, kfd_ioctl_update_queue },
+#ifdef KFD_SIM_HAS_KFD_PROCESS_CONTEXT_ID
+	{ AMDKFD_IOC_CREATE_PROCESS, kfd_ioctl_create_process },
+#endif
 	{ KFD_SIM_IOC_EVICT, kfd_sim_ioctl_evict },
 	{ KFD_SIM_IOC_RESTORE, kfd_sim_ioctl_restore },
 	{ KFD_SIM_IOC_RUNLIST, kfd_sim_ioctl_runlist },
@@ -157,9 +161,16 @@ static int kfd_open(struct inode *inode, struct file *filep)
 	return 0;
 }
 
-static int kfd_release(struct inode *inode, struct file *filep)
+/* A static, as amdkfd's: gpuq hooks it for secondary contexts (7.2+). */
+static SIM_HOOK int kfd_release(struct inode *inode, struct file *filep)
 {
-	kfd_unref_process(filep->private_data);
+	struct kfd_process *p = filep->private_data;
+
+#ifdef KFD_SIM_HAS_KFD_PROCESS_CONTEXT_ID
+	if (SIM_IS_CONTEXT(p))
+		kfd_process_notifier_release_internal(p);
+#endif
+	kfd_unref_process(p);
 	return 0;
 }
 

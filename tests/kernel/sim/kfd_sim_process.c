@@ -13,7 +13,14 @@
  *    -> mmu_notifier_put; the SRCU free callback and the fd's release drop
  *    the last references, and kfd_process_wq_release (a kworker) runs
  *    process_termination per GPU, then pqm_uninit -> uninit_queue;
- *  - kfd_process_evict_queues(p, trigger) / kfd_process_restore_queues(p).
+ *  - kfd_process_evict_queues(p, trigger) / kfd_process_restore_queues(p);
+ *  - 7.2+ (KFD_SIM_HAS_KFD_PROCESS_CONTEXT_ID): AMDKFD_IOC_CREATE_PROCESS
+ *    makes a secondary context of the same mm, without an mmu notifier,
+ *    which replaces the fd's kfd_process; the fd's release tears it down at
+ *    once in the closing task (kfd_process_notifier_release_internal). Its
+ *    sysfs directory is proc/<pid>/context_<id>. Simplified: a context
+ *    holds a reference on its primary (so the primary's directory outlives
+ *    the context's), and ids are not reused.
  */
 #include <linux/bitmap.h>
 #include <linux/cgroup.h>
@@ -25,8 +32,6 @@
 #include <uapi/linux/kfd_ioctl.h>
 
 #include "kfd_sim.h"
-
-#define SIM_HOOK noinline __attribute__((__noipa__))
 
 /* kfd_priv.h: mmap offsets of the doorbell page returned by create_queue */
 #define KFD_MMAP_TYPE_SHIFT 62
@@ -45,7 +50,8 @@ static u32 next_pasid = 0x8001;
 struct sim_process {
 	struct kfd_process p;
 	struct list_head node;
-	u64 cgroup; /* owner's cgroup v2 id, at creation */
+	u64 cgroup;		     /* owner's cgroup v2 id, at creation */
+	struct kfd_process *primary; /* a secondary context's, with a reference */
 };
 
 static struct sim_process *sim_of(struct kfd_process *p)
@@ -366,6 +372,8 @@ static void kfd_process_wq_release(struct work_struct *work)
 		kfree(p->pdds[i]);
 	mutex_destroy(&p->mutex);
 	put_task_struct(p->lead_thread);
+	if (sim_of(p)->primary)
+		kfd_unref_process(sim_of(p)->primary);
 	kfree(sim_of(p));
 	module_put(THIS_MODULE);
 }
@@ -419,7 +427,8 @@ static struct kfd_process *find_process_by_mm(struct mm_struct *mm)
 	return NULL;
 }
 
-static struct kfd_process *create_process(struct task_struct *thread)
+/* A primary kfd_process (primary NULL), or a secondary context of primary. */
+static struct kfd_process *create_process(struct task_struct *thread, struct kfd_process *primary)
 {
 	struct sim_process *sp;
 	struct kfd_process *p;
@@ -432,6 +441,15 @@ static struct kfd_process *create_process(struct task_struct *thread)
 	p = &sp->p;
 	INIT_LIST_HEAD(&sp->node);
 	sp->cgroup = current_cgroup_id();
+	sp->primary = primary;
+#ifdef KFD_SIM_HAS_KFD_PROCESS_CONTEXT_ID
+	{
+		static atomic_t next_context_id = ATOMIC_INIT(0);
+
+		p->context_id =
+		    primary ? atomic_inc_return(&next_context_id) & 0x7FFF : KFD_CONTEXT_ID_PRIMARY;
+	}
+#endif
 	kref_init(&p->ref); /* the fd's reference */
 	mutex_init(&p->mutex);
 	p->mm = thread->mm;
@@ -459,9 +477,11 @@ static struct kfd_process *create_process(struct task_struct *thread)
 		INIT_LIST_HEAD(&pdd->qpd.priv_queue_list);
 		p->pdds[p->n_pdds++] = pdd;
 	}
-	err = kfd_process_create_sysfs(p);
+	err = kfd_process_create_sysfs(p, primary);
 	if (err)
 		goto err;
+	if (primary)
+		return p; /* a context: torn down at its fd's release, no notifier */
 	/* the notifier's reference, dropped by kfd_process_free_notifier */
 	kref_get(&p->ref);
 	p->mmu_notifier.ops = &kfd_process_mmu_notifier_ops;
@@ -494,7 +514,7 @@ struct kfd_process *kfd_create_process(struct task_struct *thread)
 	} else if (!try_module_get(THIS_MODULE)) {
 		p = ERR_PTR(-ENODEV);
 	} else {
-		p = create_process(thread);
+		p = create_process(thread, NULL);
 		if (IS_ERR(p))
 			module_put(THIS_MODULE);
 		else
@@ -503,6 +523,48 @@ struct kfd_process *kfd_create_process(struct task_struct *thread)
 	mutex_unlock(&kfd_processes_mutex);
 	return p;
 }
+
+#ifdef KFD_SIM_HAS_KFD_PROCESS_CONTEXT_ID
+/*
+ * AMDKFD_IOC_CREATE_PROCESS (7.2+): the fd's kfd_process becomes a new
+ * secondary context of the caller's mm, and the fd's reference on the
+ * primary is dropped (the context keeps one, see above).
+ */
+SIM_HOOK int kfd_ioctl_create_process(struct file *filep, struct kfd_process *p, void *data)
+{
+	struct kfd_process *ctx;
+
+	if (!p || SIM_IS_CONTEXT(p) || filep->private_data != p)
+		return -EINVAL; /* "Each FD owns only one kfd_process" */
+	if (!try_module_get(THIS_MODULE))
+		return -ENODEV;
+	mutex_lock(&kfd_processes_mutex);
+	kref_get(&p->ref); /* the context's reference on its primary */
+	ctx = create_process(current, p);
+	if (IS_ERR(ctx)) {
+		mutex_unlock(&kfd_processes_mutex);
+		kfd_unref_process(p);
+		module_put(THIS_MODULE);
+		return PTR_ERR(ctx);
+	}
+	filep->private_data = ctx;
+	mutex_unlock(&kfd_processes_mutex);
+	kfd_unref_process(p); /* the fd's */
+	return 0;
+}
+
+/*
+ * A secondary context's fd is released (kfd_release): its queues go now, in
+ * the closing task, as exit teardown. The kworker release still runs when
+ * the last reference goes, with nothing left to dequeue.
+ */
+SIM_HOOK void kfd_process_notifier_release_internal(struct kfd_process *p)
+{
+	sim_truth_count("exit", 0, 0, 0, sim_process_cgroup(p), 1);
+	kfd_process_dequeue_from_all_devices(p);
+	pqm_uninit(&p->pqm);
+}
+#endif
 
 /* A live process by tgid, with a reference (control ioctls). */
 struct kfd_process *sim_find_process_by_pid(pid_t pid)

@@ -112,15 +112,21 @@ static const struct kobj_type procfs_type = {
 	.sysfs_ops = &kfd_procfs_ops,
 };
 
-int kfd_process_create_sysfs(struct kfd_process *p)
+int kfd_process_create_sysfs(struct kfd_process *p, struct kfd_process *primary)
 {
 	int ret;
 
 	p->kobj = kzalloc(sizeof(*p->kobj), GFP_KERNEL);
 	if (!p->kobj)
 		return -ENOMEM;
-	ret = kobject_init_and_add(p->kobj, &procfs_type, procfs_kobj, "%d",
-				   (int)p->lead_thread->pid);
+#ifdef KFD_SIM_HAS_KFD_PROCESS_CONTEXT_ID
+	if (primary)
+		ret = kobject_init_and_add(p->kobj, &procfs_type, primary->kobj, "context_%u",
+					   p->context_id);
+	else
+#endif
+		ret = kobject_init_and_add(p->kobj, &procfs_type, procfs_kobj, "%d",
+					   (int)p->lead_thread->pid);
 	if (ret) {
 		kobject_put(p->kobj);
 		p->kobj = NULL;

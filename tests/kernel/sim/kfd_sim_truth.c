@@ -20,6 +20,10 @@
  * mes_remove  0                  errno        remove_queue_mes calls
  * evict       trigger            0            qpd->evicted 0 -> 1 transitions
  * restore     255                0            qpd->evicted 1 -> 0 transitions
+ *
+ * and /sys/kernel/debug/kfd_sim/queue_types, "<kfd_queue_type> <label>" per
+ * line: the label gpuq must export for each value of the real module's enum
+ * (kfd_sim_btf.h), which names the truth's queue types for the comparison.
  */
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
@@ -88,10 +92,24 @@ static int truth_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(truth);
 
+static const char *const queue_type_labels[] = { KFD_SIM_QUEUE_TYPE_LABELS };
+
+static int queue_types_show(struct seq_file *m, void *v)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(queue_type_labels); i++)
+		if (queue_type_labels[i])
+			seq_printf(m, "%u %s\n", i, queue_type_labels[i]);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(queue_types);
+
 int sim_truth_init(void)
 {
 	truth_dir = debugfs_create_dir("kfd_sim", NULL);
 	debugfs_create_file("truth", 0444, truth_dir, NULL, &truth_fops);
+	debugfs_create_file("queue_types", 0444, truth_dir, NULL, &queue_types_fops);
 	return 0;
 }
 

@@ -36,6 +36,11 @@ struct kfd_sim_runlist_args {
 	__u32 fail_unmaps;    /* in: the next N unmaps time out with -ETIME */
 };
 
+/* linux/kfd_ioctl.h of 7.2+ (KFD ioctl 1.19); Debian 12's linux-libc-dev lacks it */
+#ifndef AMDKFD_IOC_CREATE_PROCESS
+#define AMDKFD_IOC_CREATE_PROCESS _IO('K', 0x27)
+#endif
+
 #define KFD_SIM_IOC_EVICT _IOWR('K', 0x80, struct kfd_sim_evict_args)
 #define KFD_SIM_IOC_RESTORE _IOWR('K', 0x81, struct kfd_sim_evict_args)
 #define KFD_SIM_IOC_RUNLIST _IOW('K', 0x82, struct kfd_sim_runlist_args)
