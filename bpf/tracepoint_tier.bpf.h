@@ -124,6 +124,38 @@ static __always_inline __u64 tp__learn_process(void)
 	return mm;
 }
 
+/*
+ * A KFD create, destroy or create-process ioctl (regs: its syscall
+ * registers, which sys_exit still has): fills c from its args. False for
+ * any other ioctl.
+ */
+static __always_inline bool tp__kfd_call(struct pt_regs *regs, struct tp_call *c)
+{
+	__u32 cmd = (__u32)PT_REGS_PARM2_CORE(regs), nr = GPUQ_IOC_NR(cmd);
+
+	if (GPUQ_IOC_TYPE(cmd) != GPUQ_KFD_IOC_TYPE ||
+	    (nr != GPUQ_KFD_IOC_CREATE_QUEUE && nr != GPUQ_KFD_IOC_DESTROY_QUEUE &&
+	     nr != GPUQ_KFD_IOC_CREATE_PROCESS))
+		return false;
+	c->file = tp__kfd_file((int)PT_REGS_PARM1_CORE(regs));
+	if (!c->file)
+		return false;
+	c->args = PT_REGS_PARM3_CORE(regs);
+	c->nr = nr;
+	if (nr == GPUQ_KFD_IOC_CREATE_QUEUE) {
+		bpf_probe_read_user(&c->create, sizeof(c->create), (void *)c->args);
+		/* a process that creates queues: its exit ends them (failed or not) */
+		tp__learn_process();
+		c->process_key = tp__process_key(c->file);
+	} else if (nr == GPUQ_KFD_IOC_DESTROY_QUEUE) {
+		c->process_key = tp__process_key(c->file);
+		bpf_probe_read_user(&c->queue_id, sizeof(c->queue_id), (void *)c->args);
+	} else {
+		tp__learn_process();
+	}
+	return true;
+}
+
 SEC("tp_btf/sys_enter")
 int BPF_PROG(tp_sys_enter, struct pt_regs *regs, long id)
 {
@@ -151,7 +183,8 @@ int BPF_PROG(tp_sys_enter, struct pt_regs *regs, long id)
 	nr = GPUQ_IOC_NR(cmd);
 	if (GPUQ_IOC_TYPE(cmd) != GPUQ_KFD_IOC_TYPE)
 		return 0;
-	if (nr != GPUQ_KFD_IOC_CREATE_QUEUE && nr != GPUQ_KFD_IOC_DESTROY_QUEUE) {
+	if (nr != GPUQ_KFD_IOC_CREATE_QUEUE && nr != GPUQ_KFD_IOC_DESTROY_QUEUE &&
+	    nr != GPUQ_KFD_IOC_CREATE_PROCESS) {
 		/*
 		 * Any other KFD ioctl (ROCr issues several in hsa_init): learn
 		 * the process once, so its exit is seen even if it never
@@ -159,32 +192,23 @@ int BPF_PROG(tp_sys_enter, struct pt_regs *regs, long id)
 		 * 'K' ioctls (the console's KDGKBMODE...) at the fd check.
 		 */
 		tid = current_tgid();
-		if (nr != GPUQ_KFD_IOC_CREATE_PROCESS &&
-		    (bpf_map_lookup_elem(&tp_procs, &tid) ||
-		     !tp__kfd_file((int)PT_REGS_PARM1_CORE(regs))))
+		if (bpf_map_lookup_elem(&tp_procs, &tid) ||
+		    !tp__kfd_file((int)PT_REGS_PARM1_CORE(regs)))
 			return 0;
-		if (nr != GPUQ_KFD_IOC_CREATE_PROCESS) {
-			tp__learn_process();
-			return 0;
-		}
-	}
-	c.file = tp__kfd_file((int)PT_REGS_PARM1_CORE(regs));
-	if (!c.file)
+		tp__learn_process();
 		return 0;
-	c.args = PT_REGS_PARM3_CORE(regs);
-	c.nr = nr;
-	if (nr == GPUQ_KFD_IOC_CREATE_QUEUE) {
-		bpf_probe_read_user(&c.create, sizeof(c.create), (void *)c.args);
-		/* a process that creates queues: its exit ends them (failed or not) */
-		tp__learn_process();
-		c.process_key = tp__process_key(c.file);
-	} else if (nr == GPUQ_KFD_IOC_DESTROY_QUEUE) {
-		c.process_key = tp__process_key(c.file);
-		bpf_probe_read_user(&c.queue_id, sizeof(c.queue_id), (void *)c.args);
-	} else {
-		tp__learn_process();
 	}
+	if (!tp__kfd_call(regs, &c))
+		return 0;
 	tid = current_tid();
+	/*
+	 * An entry left by this thread's previous KFD call: the kernel skipped
+	 * that call's sys_exit program (from 7.x a tracepoint program can be
+	 * preempted, and then the next task on the CPU misses it), so its
+	 * record is lost: counted.
+	 */
+	if (bpf_map_lookup_elem(&tp_calls, &tid))
+		count_drop(GPUQ_DROP_KFD_EXIT_SKIPPED);
 	bpf_map_update_elem(&tp_calls, &tid, &c, BPF_ANY);
 	return 0;
 }
@@ -251,22 +275,32 @@ static __always_inline void tp__emit_exit(__u64 key, __u32 tgid, struct task_str
 SEC("tp_btf/sys_exit")
 int BPF_PROG(tp_sys_exit, struct pt_regs *regs, long ret)
 {
-	struct tp_call *c;
+	struct tp_call call = {}, *entered;
 	__u32 tid;
 
 	if (BPF_CORE_READ(regs, orig_ax) != GPUQ_NR_IOCTL)
 		return 0;
 	tid = current_tid();
-	c = bpf_map_lookup_elem(&tp_calls, &tid);
-	if (!c)
+	entered = bpf_map_lookup_elem(&tp_calls, &tid);
+	if (entered) {
+		call = *entered;
+		bpf_map_delete_elem(&tp_calls, &tid);
+	} else if (!tp__kfd_call(regs, &call)) {
+		/*
+		 * No entry: not a KFD call, or one whose sys_enter program the
+		 * kernel skipped (see tp_sys_enter). The syscall registers still
+		 * hold its arguments and the kernel has written its results to
+		 * the args: such a call is handled from those, as its entry
+		 * would have been.
+		 */
 		return 0;
-	if (c->nr == GPUQ_KFD_IOC_CREATE_QUEUE)
-		tp__create_exit(c, ret);
-	else if (c->nr == GPUQ_KFD_IOC_DESTROY_QUEUE)
-		tp__destroy_exit(c, ret);
+	}
+	if (call.nr == GPUQ_KFD_IOC_CREATE_QUEUE)
+		tp__create_exit(&call, ret);
+	else if (call.nr == GPUQ_KFD_IOC_DESTROY_QUEUE)
+		tp__destroy_exit(&call, ret);
 	else if (!ret)
-		tp__context_created(c->file);
-	bpf_map_delete_elem(&tp_calls, &tid);
+		tp__context_created(call.file);
 	return 0;
 }
 

@@ -6,7 +6,7 @@ BUILD=(build-essential cmake pkg-config git clang clang-format llvm bpftool libb
   libelf-dev zlib1g-dev prometheus-cpp-dev libcli11-dev libfmt-dev
   nlohmann-json3-dev libcurl4-openssl-dev libssl-dev libncurses-dev libcrypt-dev)
 TEST=(googletest libgtest-dev prometheus prometheus-node-exporter curl podman runc
-  debootstrap docker-compose aardvark-dns python3-yaml systemd
+  debootstrap mmdebstrap docker-compose aardvark-dns python3-yaml systemd
   python3 util-linux bpftrace openssl
   qemu-system-x86 cpio kmod xz-utils zstd dwarves tmux
   chromium python3-pil libclang-rt-14-dev

@@ -26,6 +26,9 @@ struct SourceDrops {
   /// tracepoints; trampolines on preemptible kernels) makes the next task
   /// on that CPU miss it (bpf_prog_info.recursion_misses).
   uint64_t prog_skipped = 0;
+  /// Tracepoint tier: KFD creates/destroys whose sys_exit program the kernel
+  /// skipped (a subset of prog_skipped that lost a record for certain).
+  uint64_t kfd_exit_skipped = 0;
 };
 
 /// Where events come from: the live ring buffer, a capture file, or a test

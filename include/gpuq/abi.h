@@ -105,6 +105,11 @@ enum gpuq_destroy_reason {
 enum gpuq_drop_reason {
 	GPUQ_DROP_RINGBUF_FULL = 0,
 	GPUQ_DROP_MAP_FULL = 1,
+	/*
+	 * tracepoint tier: a KFD create/destroy whose sys_exit program the
+	 * kernel skipped (a tracepoint program preempted on that CPU, 7.x)
+	 */
+	GPUQ_DROP_KFD_EXIT_SKIPPED = 2,
 	GPUQ_DROP__MAX,
 };
 

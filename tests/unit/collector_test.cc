@@ -369,6 +369,7 @@ TEST(CollectorTest, EventsDroppedTotalHasEveryReason) {
   source_drops.map_full = 4;
   source_drops.decode_error = 3;
   source_drops.prog_skipped = 6;
+  source_drops.kfd_exit_skipped = 2;
   auto pipeline = OfflinePipeline(
       std::make_unique<FakeEventSource>(std::vector<Event>{}, source_drops));
   // One unknown-queue destroy and one duplicate create.
@@ -387,16 +388,18 @@ TEST(CollectorTest, EventsDroppedTotalHasEveryReason) {
     got[LabelsOf(m).at("reason")] = m.counter.value;
   }
   const std::map<std::string, double> expected = {
-      {"ringbuf_full", 5}, {"map_full", 4},         {"decode_error", 3},
-      {"prog_skipped", 6}, {"unknown_queue", 1},    {"duplicate_create", 1},
-      {"no_owner", 0},     {"doorbell_map_full", 7}};
+      {"ringbuf_full", 5},     {"map_full", 4},
+      {"decode_error", 3},     {"prog_skipped", 6},
+      {"kfd_exit_skipped", 2}, {"unknown_queue", 1},
+      {"duplicate_create", 1}, {"no_owner", 0},
+      {"doorbell_map_full", 7}};
   EXPECT_EQ(got, expected);
 
   // A quiet agent still exports every reason, at 0.
   const auto quiet = BuildFamilies(OfflinePipeline()->TakeSnapshot());
   const MetricFamily* q = Find(quiet, "gpuq_events_dropped_total");
   ASSERT_NE(q, nullptr);
-  EXPECT_EQ(q->metric.size(), 8u);
+  EXPECT_EQ(q->metric.size(), 9u);
   for (const ClientMetric& m : q->metric) EXPECT_EQ(m.counter.value, 0);
 }
 

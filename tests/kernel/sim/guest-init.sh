@@ -251,24 +251,58 @@ compare_once() {
 
 # converge FAMILIES: scrapes until the families equal the truth (events are
 # in flight through the ring buffer) or 30 s pass; leaves /tmp/cmp.out.
+# SKIPPED_SHORT is set when they differ only by what the agent counts as
+# lost to skipped programs (within_skips).
 converge() {
   t0=$(up)
+  SKIPPED_SHORT=""
   while :; do
     scrape /tmp/m.prom
     compare_once "$1" /tmp/m.prom && return 0
+    if within_skips; then
+      SKIPPED_SHORT=$WITHIN
+      return 0
+    fi
     within 30 "$t0" || return 1
     sleep 0.3
   done
 }
 
-# expect_truth CHECK FAMILIES: one result for the families against the truth.
+# within_skips: the tracepoint tier only. From 7.x a tracepoint program can
+# be preempted, and the kernel then skips it for the next task on that CPU:
+# a skipped sys_exit of a queue create or destroy loses its record, at most
+# two series units (a lost create also loses its destroy), and the agent
+# counts each (gpuq_events_dropped_total{reason="kfd_exit_skipped"}; a
+# skipped sys_enter is recovered at sys_exit). True when every difference
+# in /tmp/cmp.out is such a shortfall of creates or destroys and they add up
+# to no more than twice that count; WITHIN then says so.
+within_skips() {
+  local skipped
+  [ "$TIER" = tracepoint ] || return 1
+  skipped=$(awk 'index($0, "gpuq_events_dropped_total{reason=\"kfd_exit_skipped\"}") == 1 { print $NF + 0 }' /tmp/m.prom)
+  [ "${skipped:-0}" -gt 0 ] 2> /dev/null || return 1
+  WITHIN=$(awk -v skipped="$skipped" '
+    $1 == "DIFF" {
+      name = $2; sub(/\{.*/, "", name)
+      if (name != "gpuq_queue_creates_total" && name != "gpuq_queue_destroys_total") bad = 1
+      if ($6 + 0 > $4 + 0) bad = 1
+      short += $4 - $6
+    }
+    END {
+      if (bad || short == 0 || short > 2 * skipped) exit 1
+      printf "short by %d creates and destroys, within the %d records the kernel-skipped sys_exit programs lost (kfd_exit_skipped %d)", short, 2 * skipped, skipped
+    }' /tmp/cmp.out) || return 1
+}
+
 expect_truth() {
-  if converge "$2"; then
-    pass "$1" "$(tail -n 1 /tmp/cmp.out | awk '{ r = $3; for (i = 5; i <= NF; i++) r = r " " $i; print r }') series equal the simulator's truth ($2); drops: $(dropped)"
-  else
+  if ! converge "$2"; then
     fail "$1" "$(grep '^DIFF' /tmp/cmp.out | head -n 8 | tr '\n' ';')"
     sed 's/^/truth: /' $TRUTH > /tmp/truth.txt
     dump "$1" /tmp/cmp.out /tmp/truth.txt /tmp/m.prom
+  elif [ -n "$SKIPPED_SHORT" ]; then
+    pass "$1" "$(tail -n 1 /tmp/cmp.out | awk '{ print $3 }') series compared with the simulator's truth ($2): $SKIPPED_SHORT; drops: $(dropped)"
+  else
+    pass "$1" "$(tail -n 1 /tmp/cmp.out | awk '{ r = $3; for (i = 5; i <= NF; i++) r = r " " $i; print r }') series equal the simulator's truth ($2); drops: $(dropped)"
   fi
 }
 
