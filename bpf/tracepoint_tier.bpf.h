@@ -18,13 +18,17 @@
  * the agent reads from /proc/devices (rodata kfd_major). The major and not
  * f_op: kfd_fops is a static of amdgpu, with no stable address to compare.
  *
- * There is no kfd_process pointer here: processes are keyed by their mm
- * (one primary kfd_process per mm, as in amdkfd), and a secondary context
- * (AMDKFD_IOC_CREATE_PROCESS, 7.2+: the ioctl swaps the file's kfd_process
- * for a new one of the same mm) by its struct file: queue ids are unique per
- * context only. A context ends when its file is closed (amdkfd tears it down
- * at the file's release: a dup'ed or inherited fd that keeps the file open
- * is not seen here) or with its process. Included by gpuq.bpf.c.
+ * Processes are keyed by their kfd_process pointer, read as the file's
+ * private_data (struct file is vmlinux's, so no amdgpu BTF is needed; amdkfd
+ * sets it at open, and opens of one mm share one kfd_process). A tgid's first
+ * kfd_process seen is its primary (tp_procs); another one on a file of the
+ * same tgid is a secondary context (AMDKFD_IOC_CREATE_PROCESS, 7.2+: the
+ * ioctl puts a new kfd_process of the same mm in that file), learned at its
+ * creation's return or, if the kernel skipped that program, at its first
+ * queue create: queue ids are unique per context only. A context ends when
+ * its file is closed (amdkfd tears it down at the file's release: a dup'ed or
+ * inherited fd that keeps the file open is not seen here) or with its
+ * process. Included by gpuq.bpf.c.
  */
 #ifndef GPUQ_TRACEPOINT_TIER_BPF_H
 #define GPUQ_TRACEPOINT_TIER_BPF_H
@@ -46,7 +50,7 @@ const volatile __u32 kfd_major = 0;
 
 /* An ioctl on /dev/kfd from sys_enter to sys_exit. */
 struct tp_call {
-	__u64 process_key; /* current->mm, or the file of a secondary context */
+	__u64 process_key; /* the file's kfd_process */
 	__u64 file;	   /* the /dev/kfd struct file */
 	__u64 args;	   /* user pointer to the uapi args */
 	__u32 nr;
@@ -62,7 +66,7 @@ struct {
 	__type(value, struct tp_call);
 } tp_calls SEC(".maps");
 
-/* @brief tracepoint tier: tgid -> mm of processes that issued a KFD ioctl */
+/* @brief tracepoint tier: tgid -> primary kfd_process of processes that issued a KFD ioctl */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 8192);
@@ -70,7 +74,7 @@ struct {
 	__type(value, __u64);
 } tp_procs SEC(".maps");
 
-/* @brief tracepoint tier: struct file of a secondary KFD context -> its owner's tgid */
+/* @brief tracepoint tier: kfd_process of a secondary KFD context -> its owner's tgid */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 8192);
@@ -99,29 +103,32 @@ static __always_inline __u64 tp__kfd_file(int fd)
 	return kfd_major && (rdev >> GPUQ_MINORBITS) == kfd_major ? (__u64)file : 0;
 }
 
-/* The process key of a KFD ioctl on `file`: its context's, else the mm. */
-static __always_inline __u64 tp__process_key(__u64 file)
-{
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-
-	if (tp_contexts_live && bpf_map_lookup_elem(&tp_contexts, &file))
-		return file;
-	return (__u64)BPF_CORE_READ(task, mm);
-}
-
 /* Secondary contexts: defined after the programs' helpers they use. */
 static __always_inline void tp__close(int fd);
 
-/* A KFD process (keyed by its mm): its exit is reported and ends its queues. */
-static __always_inline __u64 tp__learn_process(void)
+/*
+ * The KFD process of a call on `file` (its private_data), learned with its
+ * owner (current): a tgid's first is its primary, whose exit
+ * sched_process_exit reports; any other is a secondary context.
+ */
+static __always_inline __u64 tp__process(__u64 file)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	__u64 mm = (__u64)BPF_CORE_READ(task, mm);
+	__u64 p = (__u64)BPF_CORE_READ((struct file *)file, private_data);
 	__u32 tgid = current_tgid();
+	__u64 *primary;
 
-	remember_owner(mm, tgid, bpf_get_current_cgroup_id());
-	bpf_map_update_elem(&tp_procs, &tgid, &mm, BPF_ANY);
-	return mm;
+	if (!p)
+		return 0;
+	primary = bpf_map_lookup_elem(&tp_procs, &tgid);
+	if (primary && *primary == p)
+		return p;
+	remember_owner(p, tgid, bpf_get_current_cgroup_id());
+	if (!primary) {
+		bpf_map_update_elem(&tp_procs, &tgid, &p, BPF_ANY);
+	} else if (bpf_map_update_elem(&tp_contexts, &p, &tgid, BPF_NOEXIST) == 0) {
+		__sync_fetch_and_add(&tp_contexts_live, 1);
+	}
+	return p;
 }
 
 /*
@@ -142,17 +149,12 @@ static __always_inline bool tp__kfd_call(struct pt_regs *regs, struct tp_call *c
 		return false;
 	c->args = PT_REGS_PARM3_CORE(regs);
 	c->nr = nr;
-	if (nr == GPUQ_KFD_IOC_CREATE_QUEUE) {
+	/* a process that creates queues: its exit ends them (failed or not) */
+	c->process_key = tp__process(c->file);
+	if (nr == GPUQ_KFD_IOC_CREATE_QUEUE)
 		bpf_probe_read_user(&c->create, sizeof(c->create), (void *)c->args);
-		/* a process that creates queues: its exit ends them (failed or not) */
-		tp__learn_process();
-		c->process_key = tp__process_key(c->file);
-	} else if (nr == GPUQ_KFD_IOC_DESTROY_QUEUE) {
-		c->process_key = tp__process_key(c->file);
+	else if (nr == GPUQ_KFD_IOC_DESTROY_QUEUE)
 		bpf_probe_read_user(&c->queue_id, sizeof(c->queue_id), (void *)c->args);
-	} else {
-		tp__learn_process();
-	}
 	return true;
 }
 
@@ -191,11 +193,14 @@ int BPF_PROG(tp_sys_enter, struct pt_regs *regs, long id)
 		 * creates a queue. Known tgids stop at one lookup; the other
 		 * 'K' ioctls (the console's KDGKBMODE...) at the fd check.
 		 */
+		__u64 file;
+
 		tid = current_tgid();
-		if (bpf_map_lookup_elem(&tp_procs, &tid) ||
-		    !tp__kfd_file((int)PT_REGS_PARM1_CORE(regs)))
+		if (bpf_map_lookup_elem(&tp_procs, &tid))
 			return 0;
-		tp__learn_process();
+		file = tp__kfd_file((int)PT_REGS_PARM1_CORE(regs));
+		if (file)
+			tp__process(file);
 		return 0;
 	}
 	if (!tp__kfd_call(regs, &c))
@@ -246,11 +251,7 @@ static __always_inline void tp__destroy_exit(struct tp_call *c, long ret)
 /* AMDKFD_IOC_CREATE_PROCESS returned 0: `file` now holds a secondary context. */
 static __always_inline void tp__context_created(__u64 file)
 {
-	__u32 tgid = current_tgid();
-
-	if (bpf_map_update_elem(&tp_contexts, &file, &tgid, BPF_NOEXIST) == 0)
-		__sync_fetch_and_add(&tp_contexts_live, 1);
-	remember_owner(file, tgid, bpf_get_current_cgroup_id());
+	tp__process(file);
 }
 
 /* The exit record of a process or context, which marks its destroys as exit teardown. */
@@ -342,19 +343,20 @@ static long tp__end_context_of(struct bpf_map *map, __u64 *file, __u32 *tgid, st
 static __always_inline void tp__close(int fd)
 {
 	struct tp_teardown t = {};
-	__u64 file = tp__kfd_file(fd);
+	__u64 file = tp__kfd_file(fd), p;
 	__u32 *tgid;
 
 	if (!file)
 		return;
-	tgid = bpf_map_lookup_elem(&tp_contexts, &file);
+	p = (__u64)BPF_CORE_READ((struct file *)file, private_data);
+	tgid = bpf_map_lookup_elem(&tp_contexts, &p);
 	if (!tgid)
 		return;
-	t.process_key = file;
+	t.process_key = p;
 	t.tgid = *tgid;
-	bpf_map_delete_elem(&tp_contexts, &file);
+	bpf_map_delete_elem(&tp_contexts, &p);
 	__sync_fetch_and_add(&tp_contexts_live, -1);
-	tp__emit_exit(file, t.tgid, (struct task_struct *)bpf_get_current_task());
+	tp__emit_exit(p, t.tgid, (struct task_struct *)bpf_get_current_task());
 	bpf_for_each_map_elem(&live_queues, tp__destroy_of, &t, 0);
 }
 
@@ -362,14 +364,16 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(tp_sched_process_exit, struct task_struct *task)
 {
 	__u32 tgid = BPF_CORE_READ(task, tgid);
-	__u64 *mm = bpf_map_lookup_elem(&tp_procs, &tgid);
+	__u64 *primary = bpf_map_lookup_elem(&tp_procs, &tgid);
 	struct tp_teardown t = { .tgid = tgid };
+	__u64 p;
 
 	/* the last thread of a process that asked for KFD queues while we ran */
-	if (!mm || BPF_CORE_READ(task, signal, live.counter) != 0)
+	if (!primary || BPF_CORE_READ(task, signal, live.counter) != 0)
 		return 0;
+	p = *primary;
 	bpf_map_delete_elem(&tp_procs, &tgid);
-	tp__emit_exit(*mm, tgid, task);
+	tp__emit_exit(p, tgid, task);
 	if (tp_contexts_live)
 		bpf_for_each_map_elem(&tp_contexts, tp__end_context_of, &t, 0);
 	/* amdkfd tears the queues down with the mm (and the contexts with the files) */

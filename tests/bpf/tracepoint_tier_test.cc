@@ -120,7 +120,7 @@ TEST_F(TracepointTierTest, DecodesAFailedCreateOnlyOnTheKfdDevice) {
   EXPECT_EQ(e->queue_type, static_cast<uint32_t>(GPUQ_QUEUE_SDMA));
   EXPECT_EQ(e->error, -ENOTTY);
   EXPECT_EQ(e->hdr.tgid, static_cast<uint32_t>(child));
-  EXPECT_NE(e->hdr.process_key, 0u);  // the mm: processes are keyed by it
+  EXPECT_NE(e->hdr.process_key, 0u);  // the file's private_data: the key
   const auto* x = std::get_if<gpuq_process_exit_event>(&events[1]);
   ASSERT_NE(x, nullptr);
   EXPECT_EQ(x->hdr.tgid, static_cast<uint32_t>(child));
