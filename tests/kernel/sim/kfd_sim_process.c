@@ -656,7 +656,11 @@ SIM_HOOK int kfd_process_restore_queues(struct kfd_process *p)
 
 int sim_process_init(void)
 {
-	kfd_process_wq = alloc_workqueue("kfd_process_wq", 0, 0);
+	/*
+	 * WQ_UNBOUND, as amdkfd's own kfd_process_wq: 7.x warns about a
+	 * workqueue that is neither WQ_PERCPU nor WQ_UNBOUND.
+	 */
+	kfd_process_wq = alloc_workqueue("kfd_process_wq", WQ_UNBOUND, 0);
 	return kfd_process_wq ? 0 : -ENOMEM;
 }
 
