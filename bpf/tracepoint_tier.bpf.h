@@ -5,9 +5,10 @@
  * /dev/kfd, decode the uapi args of AMDKFD_IOC_CREATE_QUEUE and
  * DESTROY_QUEUE (UPDATE_QUEUE changes nothing this tier exports: the BTF
  * tiers use it only as the cause of runlist operations, which this tier
- * cannot see); any other KFD ioctl teaches the process, and
- * sched_process_exit ends a process that issued one; exit_group (and exit
- * by the last thread) reads its ROCr queues' last write indexes first.
+ * cannot see); any other KFD ioctl teaches the process, and exit_group's
+ * sys_enter or its last thread's sched_process_exit, whichever runs first,
+ * ends a process that issued one; exit_group (and exit by the last thread)
+ * reads its ROCr queues' last write indexes first.
  * Raw tracepoints (tp_btf) and not syscalls:sys_enter_ioctl: they need no
  * tracefs mount (often absent in a container) and have the same cost class.
  *
@@ -103,8 +104,9 @@ static __always_inline __u64 tp__kfd_file(int fd)
 	return kfd_major && (rdev >> GPUQ_MINORBITS) == kfd_major ? (__u64)file : 0;
 }
 
-/* Secondary contexts: defined after the programs' helpers they use. */
+/* Secondary contexts and process ends: defined after the helpers they use. */
 static __always_inline void tp__close(int fd);
+static __always_inline void tp__process_gone(__u32 tgid, struct task_struct *task);
 
 /*
  * The KFD process of a call on `file` (its private_data), learned with its
@@ -179,6 +181,15 @@ int BPF_PROG(tp_sys_enter, struct pt_regs *regs, long id)
 		     BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), signal,
 				   live.counter) == 1))
 			exit_read_current();
+		/*
+		 * exit_group does not return: the process ends here already. A
+		 * second chance for its end besides sched_process_exit, which
+		 * the kernel may skip (a task preempted inside it: see
+		 * tp_sys_enter's skipped calls); whichever runs first reports it.
+		 */
+		if (id == GPUQ_NR_EXIT_GROUP)
+			tp__process_gone(current_tgid(),
+					 (struct task_struct *)bpf_get_current_task());
 		return 0;
 	}
 	cmd = (__u32)PT_REGS_PARM2_CORE(regs);
@@ -286,7 +297,19 @@ int BPF_PROG(tp_sys_exit, struct pt_regs *regs, long ret)
 	if (entered) {
 		call = *entered;
 		bpf_map_delete_elem(&tp_calls, &tid);
-	} else if (!tp__kfd_call(regs, &call)) {
+		/*
+		 * Another ioctl's entry: the kernel skipped the sys_exit
+		 * program of the KFD call that left it (any ioctl ends here,
+		 * a tty's ENOTTY one too, and must not pass for that call).
+		 */
+		if (call.args != PT_REGS_PARM3_CORE(regs) ||
+		    call.nr != GPUQ_IOC_NR((__u32)PT_REGS_PARM2_CORE(regs))) {
+			count_drop(GPUQ_DROP_KFD_EXIT_SKIPPED);
+			call = (struct tp_call){};
+			entered = NULL;
+		}
+	}
+	if (!entered && !tp__kfd_call(regs, &call)) {
 		/*
 		 * No entry: not a KFD call, or one whose sys_enter program the
 		 * kernel skipped (see tp_sys_enter). The syscall registers still
@@ -360,24 +383,34 @@ static __always_inline void tp__close(int fd)
 	bpf_for_each_map_elem(&live_queues, tp__destroy_of, &t, 0);
 }
 
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(tp_sched_process_exit, struct task_struct *task)
+/*
+ * The end of tgid, a process that asked for KFD queues while we ran: its
+ * exit record, then its contexts' and its queues' ends (amdkfd tears the
+ * queues down with the mm, the contexts with the files). Once: the first of
+ * exit_group's sys_enter and the last thread's sched_process_exit.
+ */
+static __always_inline void tp__process_gone(__u32 tgid, struct task_struct *task)
 {
-	__u32 tgid = BPF_CORE_READ(task, tgid);
 	__u64 *primary = bpf_map_lookup_elem(&tp_procs, &tgid);
 	struct tp_teardown t = { .tgid = tgid };
 	__u64 p;
 
-	/* the last thread of a process that asked for KFD queues while we ran */
-	if (!primary || BPF_CORE_READ(task, signal, live.counter) != 0)
-		return 0;
+	if (!primary)
+		return;
 	p = *primary;
-	bpf_map_delete_elem(&tp_procs, &tgid);
+	if (bpf_map_delete_elem(&tp_procs, &tgid))
+		return; /* another thread of tgid got there first */
 	tp__emit_exit(p, tgid, task);
 	if (tp_contexts_live)
 		bpf_for_each_map_elem(&tp_contexts, tp__end_context_of, &t, 0);
-	/* amdkfd tears the queues down with the mm (and the contexts with the files) */
 	bpf_for_each_map_elem(&live_queues, tp__destroy_of, &t, 0);
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(tp_sched_process_exit, struct task_struct *task)
+{
+	if (BPF_CORE_READ(task, signal, live.counter) == 0)
+		tp__process_gone(BPF_CORE_READ(task, tgid), task);
 	return 0;
 }
 
