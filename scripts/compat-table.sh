@@ -4,7 +4,10 @@
 # run (tests/kernel/compat.sh) into docs/compat-kernels.tsv and rewrites the
 # README's table between its markers. Run after the kernel tiers:
 #   bash scripts/compat-table.sh [BUILD_DIR]
-# A tier without rows in BUILD_DIR keeps its aspects' rows from the TSV.
+# Per tier and kernel series: a series the last run booted gets that run's
+# rows, any other keeps its rows (and their date) from the TSV, so a default
+# run (four series) updates those and keeps the last GPUQ_KTEST_KERNELS=all
+# run's rows of the others.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-${GPUQ_BUILD_DIR:-build}}
@@ -17,9 +20,21 @@ TSV=docs/compat-kernels.tsv
 }
 new=$(mktemp)
 trap 'rm -f "$new"' EXIT
+# merge SIM-ROWS(1|0) RUN: RUN's rows of its aspects (fired-sim or the
+# others), then the TSV's rows of those aspects for series RUN lacks.
+merge() {
+  awk -F'\t' -v sim="$1" 'FNR == 1 { file++ }
+    (($4 == "fired-sim") == (sim == 1)) {
+      if (file == 1) { ran[$1] = 1; print } else if (!($1 in ran)) print
+    }' "$2" "$TSV" 2> /dev/null || true
+}
+[ -f "$TSV" ] || : > "$TSV"
+run_qemu=$QEMU run_sim=$SIM
+[ -s "$QEMU" ] || run_qemu=/dev/null
+[ -s "$SIM" ] || run_sim=/dev/null
 {
-  if [ -s "$QEMU" ]; then cat "$QEMU"; else awk -F'\t' '$4 != "fired-sim"' "$TSV" 2> /dev/null || true; fi
-  if [ -s "$SIM" ]; then awk -F'\t' '$4 == "fired-sim"' "$SIM"; else awk -F'\t' '$4 == "fired-sim"' "$TSV" 2> /dev/null || true; fi
+  merge 0 "$run_qemu"
+  merge 1 "$run_sim"
 } | sort -t$'\t' -k1,1V -k3,3 -k4,4 -u > "$new"
 cp "$new" "$TSV"
 tests/kernel/compat.sh table "$TSV" > "$new"

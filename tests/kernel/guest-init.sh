@@ -367,9 +367,15 @@ daemon_mode() {
     fail "$g:no-queues" "sum(gpuq_queues)=$q creates>0: ${c:-none} destroys>0: ${d:-none}"
   fi
 
-  s=$(sum_of "$M" gpuq_events_dropped_total)
+  # Programs the kernel skipped (prog_skipped) are not records lost by the
+  # agent: from 6.16 Debian's kernels preempt trampoline and (7.x)
+  # tracepoint programs, and the tracepoint tier's run on every syscall of
+  # the guest. Had one carried this test's events, the checks of those
+  # events would say so.
+  skipped=$(sum_of "$M" gpuq_events_dropped_total 'reason="prog_skipped"')
+  s=$(awk -v all="$(sum_of "$M" gpuq_events_dropped_total)" -v skipped="$skipped" 'BEGIN { print all - skipped }')
   if [ "$s" = 0 ]; then
-    pass "$g:no-drops" "sum(gpuq_events_dropped_total)=0"
+    pass "$g:no-drops" "no event dropped (programs the kernel skipped: $skipped)"
   else
     fail "$g:no-drops" "$(awk 'index($0, "gpuq_events_dropped_total{") == 1 && $NF > 0' "$M" | tr '\n' ';')"
   fi

@@ -11,7 +11,8 @@
 #     CACHE  where kernels are downloaded and unpacked once
 #            (default ${XDG_CACHE_HOME:-/var/cache}/gpuq-kernels)
 #
-# Environment: GPUQ_KTEST_KERNELS ("6.1 6.12"), GPUQ_KTEST_BOOT_TIMEOUT
+# Environment: GPUQ_KTEST_KERNELS ("6.1 6.12", or "all"; default
+# KERNEL_SERIES_DEFAULT and the newest series, qemu_lib.sh), GPUQ_KTEST_BOOT_TIMEOUT
 # (seconds per boot, 900: a loaded 2-core host needs ~450), GPUQ_KTEST_WORKDIR (logs and initramfs; default a
 # new /tmp/gpuq-ktest.XXXXXX, kept and printed).
 #
@@ -36,7 +37,7 @@ mkdir -p "$WORK" "$CACHE"
 rm -f "$WORK/compat.tsv"
 T_START=$(date +%s)
 . "$HERE/qemu_lib.sh"
-[ -n "$KERNELS" ] || KERNELS=$(kernel_matrix)
+KERNELS=$(kernels_to_boot "$KERNELS" "$KERNEL_SERIES_DEFAULT")
 
 # The hooks the guest checks: the probe names of guest-init.sh's PROBES and
 # SCHED_PROBES ("probe:function" pairs), read from it so the lists cannot drift.

@@ -17,7 +17,7 @@
 #            run_qemu_tier.sh)
 #
 # Environment: GPUQ_KTEST_KERNELS (default: the oldest series and the newest
-# apt serves, sim_kernels), GPUQ_KTEST_BOOT_TIMEOUT
+# apt serves; "all": every series), GPUQ_KTEST_BOOT_TIMEOUT
 # (seconds per boot, 1500: 7.3 runs ~1.3x slower than 6.1 under TCG), GPUQ_KTEST_WORKDIR (logs; default a new
 # /tmp/gpuq-simtest.XXXXXX, kept and printed), GPUQ_KTEST_HIP_CLIENT (the
 # hip_client hipcc built; default AGENT's build tree's
@@ -49,19 +49,10 @@ T_START=$(date +%s)
 # one apt serves (7.3 when this was written): the two ends of what users run,
 # and the two shapes that differ most (kfd_dev vs kfd_node, DIQ vs none,
 # secondary contexts, mm_exit_exec_release). Every series of the matrix
-# still gets the real module's attach and verifier checks in the QEMU tier;
+# gets the real module's attach and verifier checks in the QEMU tier (its
+# default four, every series with GPUQ_KTEST_KERNELS=all);
 # a third simulator guest would cost ~7 more minutes of the 2-core budget.
-sim_kernels() {
-  local newest="" k
-  for k in $(kernel_matrix | tr ' ' '\n' | tac); do
-    if resolve "$k" > /dev/null 2>&1; then
-      newest=$k
-      break
-    fi
-  done
-  echo "${KERNEL_SERIES%% *}${newest:+ $newest}"
-}
-[ -n "$KERNELS" ] || KERNELS=$(sim_kernels)
+KERNELS=$(kernels_to_boot "$KERNELS" "${KERNEL_SERIES%% *}")
 # kfd_btf (sim/kfd_btf.cc) and the BPF object it reads, from AGENT's build.
 KFD_BTF=${GPUQ_KTEST_KFD_BTF:-$(dirname "$AGENT")/tests/kernel/kfd_btf}
 BPF_OBJECT=${GPUQ_KTEST_BPF_OBJECT:-$(dirname "$AGENT")/bpf/gpuq.bpf.o}
