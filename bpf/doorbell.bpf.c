@@ -146,13 +146,20 @@ static const __u8 packet_classes[512] = {
 static __always_inline __u32 packet_class(__u64 ring_base, __u32 packets, __u64 index)
 {
 	__u16 header = 0;
+	__u64 row;
 	long err;
 
 	err = bpf_probe_read_user(&header, sizeof(header),
 				  (void *)(ring_base + (index & (packets - 1)) * 64));
-	/* err < 0: its sign bits make the index 511 (unreadable); no branch */
-	return packet_classes[((header & 0xff) | ((__u64)err >> 55)) & 511] &
-	       (GPUQ_PACKET__MAX - 1);
+	/* err < 0: its sign bits make the row 511 (unreadable); no branch */
+	row = (header & 0xff) | ((__u64)err >> 55);
+	/*
+	 * Keep the mask clang would drop as redundant: 6.1's verifier loses an
+	 * OR's bounds and refuses the table read without it ("math between
+	 * map_value pointer and register with unbounded min value").
+	 */
+	barrier_var(row);
+	return packet_classes[row & 511] & (GPUQ_PACKET__MAX - 1);
 }
 
 /* Reads queue_ptr's ring into count's cache (queue_ptr 0: unclassified). */

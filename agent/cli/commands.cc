@@ -24,6 +24,7 @@
 #include "loader/kernel_features.h"
 #include "model/pipeline.h"
 #include "sources/kfd_sysfs.h"
+#include "submissions/doorbell_counter.h"
 
 namespace gpuq {
 namespace {
@@ -262,6 +263,17 @@ int RunCheck(const Options& options) {
     std::cout << fmt::format(
         "verifier, tracepoint programs: {}\n",
         tp_err.empty() ? "all accepted" : "refused: " + tp_err);
+    // --doorbells=uprobe's programs, loaded and attached to nothing: a
+    // kernel's verifier refuses what another accepts (6.1 lost an OR's
+    // bounds that 6.18 keeps).
+    DoorbellCounter::Options doorbell_options;
+    doorbell_options.scan_processes = false;
+    std::string doorbell_err;
+    const bool doorbell_ok =
+        DoorbellCounter::Open(doorbell_options, &doorbell_err) != nullptr;
+    std::cout << fmt::format(
+        "verifier, doorbell programs: {}\n",
+        doorbell_ok ? "all accepted" : "refused: " + doorbell_err);
   }
   if (loader == nullptr) {
     Warn(privileged ? error : kNoPrivileges);

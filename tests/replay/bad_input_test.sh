@@ -86,6 +86,8 @@ else
       "verifier, args-kprobe programs: all accepted"
     expect_out "check --verify: every tracepoint program passes this kernel's verifier" \
       "verifier, tracepoint programs: all accepted"
+    expect_out "check --verify: the doorbell uprobe programs pass this kernel's verifier" \
+      "verifier, doorbell programs: all accepted"
   else
     skip "check --verify: needs root"
   fi
