@@ -4,10 +4,11 @@
 # run (tests/kernel/compat.sh) into docs/compat-kernels.tsv and rewrites the
 # README's table between its markers. Run after the kernel tiers:
 #   bash scripts/compat-table.sh [BUILD_DIR]
-# Per tier and kernel series: a series the last run booted gets that run's
-# rows, any other keeps its rows (and their date) from the TSV, so a default
-# run (four series) updates those and keeps the last GPUQ_KTEST_KERNELS=all
-# run's rows of the others.
+# Per tier and cell (series, probe tier, aspect): a cell the last run checked
+# gets that run's result, any other keeps its row (and its date) from the TSV
+# while the series' package is the same. So a default run, which checks some
+# series' attach and verifier cells only, keeps the fired-real cells of the
+# last run that checked them (GPUQ_KTEST_KERNELS=all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-${GPUQ_BUILD_DIR:-build}}
@@ -21,11 +22,14 @@ TSV=docs/compat-kernels.tsv
 new=$(mktemp)
 trap 'rm -f "$new"' EXIT
 # merge SIM-ROWS(1|0) RUN: RUN's rows of its aspects (fired-sim or the
-# others), then the TSV's rows of those aspects for series RUN lacks.
+# others), then the TSV's rows of those aspects for cells RUN lacks, unless
+# RUN booted that series from another package.
 merge() {
   awk -F'\t' -v sim="$1" 'FNR == 1 { file++ }
     (($4 == "fired-sim") == (sim == 1)) {
-      if (file == 1) { ran[$1] = 1; print } else if (!($1 in ran)) print
+      cell = $1 FS $3 FS $4
+      if (file == 1) { ran[cell] = 1; pkg[$1] = $2; print }
+      else if (!(cell in ran) && (!($1 in pkg) || pkg[$1] == $2)) print
     }' "$2" "$TSV" 2> /dev/null || true
 }
 [ -f "$TSV" ] || : > "$TSV"

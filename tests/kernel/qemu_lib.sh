@@ -380,6 +380,8 @@ copy_paths() {
 # set (124: timeout). run_guests runs the guests of several kernels side by
 # side, one vCPU each, as many at once as the machine has cores.
 declare -A QEMU_PID QEMU_T0 QEMU_LOG QEMU_INITRD
+# A guest's GPUQ_SCOPE (label -> "attach"; unset: every check).
+declare -A GUEST_SCOPE
 qemu_start() {
   local label=$1 kdir=$2 initrd=$3 log=$4
   note "kernel $label: booting $(cat "$kdir/kver") ($(cat "$kdir/package")) under qemu TCG, initramfs $(($(stat -c %s "$initrd") / 1048576)) MB, timeout $BOOT_TIMEOUT s"
@@ -398,7 +400,7 @@ qemu_start() {
   # itself; the simulator tier took 394 s with it (364-384 s with two).
   start_bg timeout "$BOOT_TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -smp 1 -m 2G -nic none \
     -kernel "$kdir/vmlinuz" -initrd "$initrd" \
-    -append "console=ttyS0 panic=-1 loglevel=5 GPUQ_KERNEL=$label${GPUQ_KTEST_ONLY:+ GPUQ_ONLY=$GPUQ_KTEST_ONLY}" \
+    -append "console=ttyS0 panic=-1 loglevel=5 GPUQ_KERNEL=$label${GPUQ_KTEST_ONLY:+ GPUQ_ONLY=$GPUQ_KTEST_ONLY}${GUEST_SCOPE[$label]:+ GPUQ_SCOPE=${GUEST_SCOPE[$label]}}" \
     -nographic -no-reboot < /dev/null > "$log.raw" 2>&1
   QEMU_PID[$label]=$BG_PID
 }
@@ -468,7 +470,7 @@ run_guests() {
 judge_markers() {
   local label=$1 log=$2 check line status detail group
   JUDGED=$label
-  for check in $(expected_checks); do
+  for check in $(expected_checks "${GUEST_SCOPE[$label]:-}"); do
     line=$(grep -F "GPUQ-KTEST $label $check " "$log" | tail -n 1)
     if [ -z "$line" ]; then
       fail "$label $check: no result from the guest (qemu exit $BOOT_RC; see $log)"
@@ -486,7 +488,7 @@ judge_markers() {
     fi
   done
   grep -E "^GPUQ-KTEST $label [^ ]+ FAIL" "$log" | while read -r _ _ check _; do
-    expected_checks | tr ' ' '\n' | grep -qxF "$check" || echo "$check"
+    expected_checks "${GUEST_SCOPE[$label]:-}" | tr ' ' '\n' | grep -qxF "$check" || echo "$check"
   done > "$WORK/unexpected-$label"
   while read -r check; do
     fail "$label $check: $(grep -F "GPUQ-KTEST $label $check " "$log" | cut -d' ' -f5- | tail -n 1)"
