@@ -1,9 +1,12 @@
 // Host BPF: the tracepoint tier (bpf/tracepoint_tier.bpf.h) loaded
 // and attached for real on this kernel, which has raw tracepoints. There is
-// no /dev/kfd here, so /dev/null stands in for it (its major is handed in
+// no /dev/kfd here, so /dev/ptmx stands in for it (its major is handed in
 // as kfd_major): a CREATE_QUEUE ioctl on it fails with ENOTTY, which the
 // tier must report with the uapi args it decoded, while the same ioctl on a
-// pipe and other ioctls on /dev/null must not be seen.
+// pipe and other ioctls on /dev/ptmx must not be seen. Not /dev/null: the
+// tier keys a process by its file's private_data (amdkfd's kfd_process on
+// /dev/kfd), which /dev/ptmx sets at open (its tty_file_private) and
+// /dev/null leaves NULL, so no process would be known and no exit seen.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/ioctl.h>
@@ -24,6 +27,9 @@
 namespace gpuq {
 namespace {
 
+// The stand-in for /dev/kfd: a device whose files carry private_data.
+constexpr const char* kStandIn = "/dev/ptmx";
+
 // uapi struct kfd_ioctl_create_queue_args of 6.12 (96 bytes).
 struct CreateArgs {
   uint64_t ring_base_address, write_pointer_address, read_pointer_address,
@@ -40,7 +46,7 @@ class TracepointTierTest : public ::testing::Test {
   void SetUp() override {
     if (!HasBpfPrivileges()) GTEST_SKIP() << "needs root to load BPF";
     struct stat st {};
-    ASSERT_EQ(stat("/dev/null", &st), 0);
+    ASSERT_EQ(stat(kStandIn, &st), 0);
     skel_ = gpuq_bpf__open();
     ASSERT_NE(skel_, nullptr);
     bpf_program* prog = nullptr;
@@ -99,14 +105,14 @@ TEST_F(TracepointTierTest, DecodesAFailedCreateOnlyOnTheKfdDevice) {
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    const int null_fd = open("/dev/null", O_RDONLY);
+    const int kfd_fd = open(kStandIn, O_RDWR | O_NOCTTY);
     int pipe_fds[2];
     int n = 0;
-    if (null_fd < 0 || pipe(pipe_fds) != 0) _exit(2);
-    const bool enotty = ioctl(null_fd, create, &args) == -1 && errno == ENOTTY;
-    ioctl(pipe_fds[0], create, &args);          // not the device: unseen
-    ioctl(null_fd, FIONREAD, &n);               // another command: unseen
-    ioctl(null_fd, _IOWR('K', 0x05, int), &n);  // another KFD command: unseen
+    if (kfd_fd < 0 || pipe(pipe_fds) != 0) _exit(2);
+    const bool enotty = ioctl(kfd_fd, create, &args) == -1 && errno == ENOTTY;
+    ioctl(pipe_fds[0], create, &args);         // not the device: unseen
+    ioctl(kfd_fd, FIONREAD, &n);               // another command: unseen
+    ioctl(kfd_fd, _IOWR('K', 0x05, int), &n);  // another KFD command: unseen
     _exit(enotty ? 0 : 1);
   }
   int status = 0;
@@ -142,9 +148,9 @@ TEST_F(TracepointTierTest, AnyKfdIoctlMakesTheExitSeen) {
     if (children[i] == 0) {
       int pipe_fds[2];
       uint32_t version[2] = {};
-      const int null_fd = open("/dev/null", O_RDONLY);
-      if (null_fd < 0 || pipe(pipe_fds) != 0) _exit(2);
-      ioctl(i == 0 ? null_fd : pipe_fds[0], _IOR('K', 0x01, version), version);
+      const int kfd_fd = open(kStandIn, O_RDWR | O_NOCTTY);
+      if (kfd_fd < 0 || pipe(pipe_fds) != 0) _exit(2);
+      ioctl(i == 0 ? kfd_fd : pipe_fds[0], _IOR('K', 0x01, version), version);
       _exit(0);
     }
     int status = 0;
