@@ -102,11 +102,11 @@ done
 
 # ---- host packages ----------------------------------------------------------
 # make + dwarves (pahole): kbuild and the module's BTF.
-PKGS=(qemu-system-x86 cpio kmod xz-utils zstd gcc make libc6-dev linux-libc-dev binutils dwarves mmdebstrap)
+PKGS=(qemu-system-x86 cpio kmod xz-utils zstd gcc make libc6-dev linux-libc-dev binutils dwarves mmdebstrap bpftool)
 [ -x /bin/busybox ] || PKGS+=(busybox-static)
 need_packages "${PKGS[@]}"
 need_tools qemu-system-x86_64 cpio gzip depmod gcc make pahole objcopy readelf dpkg-deb \
-  apt-get apt-cache timeout ldd xz
+  apt-get apt-cache timeout ldd xz bpftool
 [ -x /bin/busybox ] || skip_all "/bin/busybox is not available (package busybox-static)"
 [ -f /usr/include/linux/kfd_ioctl.h ] || skip_all "linux/kfd_ioctl.h is missing (package linux-libc-dev)"
 
@@ -469,6 +469,8 @@ build_payload() {
   build_hip "$r"
   copy_with_libs /bin/busybox /bin/busybox "$r"
   copy_with_libs "$AGENT" /bin/gpuq-agent "$r"
+  # the kernel's own counts of skipped programs (recursion_misses)
+  copy_with_libs "$(command -v bpftool)" /bin/bpftool "$r"
   command -v strip > /dev/null && strip --strip-debug "$r/bin/gpuq-agent"
   cp "$SIMSRC/guest-init.sh" "$r/init"
   chmod +x "$r/init"
