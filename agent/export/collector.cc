@@ -235,13 +235,12 @@ void AddSubmissionFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
 
   FamilyBuilder doorbells(
       "doorbells_total",
-      "Doorbell rings: stores, each publishing one packet or a batch "
-      "(--doorbells=uprobe); gpu_id=\"unknown\" for doorbells of queues "
-      "created before the agent started.",
+      "Doorbell rings (--doorbells=uprobe); gpu_id=\"unknown\" for doorbells "
+      "of queues created before the agent started.",
       MetricType::Counter);
   FamilyBuilder packets("doorbell_packets_total",
-                        "AQL packets the doorbell rings published, by packet "
-                        "type (--doorbells=uprobe).",
+                        "Doorbell rings by the AQL packet type of the slot "
+                        "rung (--doorbells=uprobe).",
                         MetricType::Counter);
   for (const auto& [key, series] : s.doorbells) {
     const Labels labels =

@@ -15,6 +15,7 @@
 #include <iterator>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -29,9 +30,6 @@ constexpr const char* kRelaxed = "hsa_signal_store_relaxed";
 constexpr const char* kRelease = "hsa_signal_store_release";  // deprecated
 // Their returns retire the probe's cached queues (bpf/doorbell.bpf.c).
 constexpr const char* kQueueDestroy = "hsa_queue_destroy";
-// Probed at entry and return: a queue created under the probes counts its
-// packets from index 0 (bpf/doorbell.bpf.c).
-constexpr const char* kQueueCreate = "hsa_queue_create";
 constexpr const char* kShutDown = "hsa_shut_down";
 constexpr const char* kLibraryPrefix = "libhsa-runtime64.so";
 
@@ -243,10 +241,9 @@ bool DoorbellCounter::AttachLibrary(const std::string& path,
   DoorbellLibrary lib;
   lib.path = path;
   std::vector<ElfFunction> functions;
-  if (!ReadElfFunctions(path,
-                        {kScrelease, kRelaxed, kRelease, kQueueCreate,
-                         kQueueDestroy, kShutDown},
-                        &functions, error)) {
+  if (!ReadElfFunctions(
+          path, {kScrelease, kRelaxed, kRelease, kQueueDestroy, kShutDown},
+          &functions, error)) {
     lib.details.push_back(*error);
     libraries_.push_back(lib);
     return false;
@@ -269,54 +266,36 @@ bool DoorbellCounter::AttachLibrary(const std::string& path,
           fmt::format("{}: alias of {}, not attached", f.name, it->second));
       continue;
     }
-    struct Probe {
-      bpf_program* prog;
-      bool retprobe;
-    };
-    // The stores at entry, the retires at return, a create at both.
-    const Probe store{f.name == kRelaxed
-                          ? skel_->progs.doorbell_store_relaxed
-                          : skel_->progs.doorbell_store_screlease,
-                      false};
-    const Probe retire{skel_->progs.doorbell_retire, true};
-    const Probe create[] = {{skel_->progs.doorbell_queue_create, false},
-                            {skel_->progs.doorbell_queue_created, true}};
-    const bool creates = f.name == kQueueCreate;
-    const bool retires = f.name == kQueueDestroy || f.name == kShutDown;
-    const Probe* first = creates ? create : retires ? &retire : &store;
-    const Probe* last = creates ? std::end(create) : first + 1;
-    for (const Probe* p = first; p != last; ++p) {
-      const Probe& probe = *p;
-      // LIBBPF_OPTS spelled out: its statement expression is a GNU
-      // extension clang -Wpedantic refuses (the sanitizer build, tests/fuzz).
-      bpf_uprobe_opts opts;
-      std::memset(&opts, 0, sizeof(opts));
-      opts.sz = sizeof(opts);
-      opts.retprobe = probe.retprobe;
-      bpf_link* link = bpf_program__attach_uprobe_opts(
-          probe.prog, -1, path.c_str(), f.file_offset, &opts);
-      if (link == nullptr) {
-        failure = fmt::format("attaching {}@0x{:x} of {} failed: {}", f.name,
-                              f.file_offset, path, std::strerror(errno));
-        break;
-      }
-      links.push_back(link);
-      lib.details.push_back(fmt::format("{}@0x{:x}{}", f.name, f.file_offset,
-                                        probe.retprobe ? " (return)" : ""));
+    const bool retire = f.name == kQueueDestroy || f.name == kShutDown;
+    bpf_program* prog = retire ? skel_->progs.doorbell_retire
+                        : f.name == kRelaxed
+                            ? skel_->progs.doorbell_store_relaxed
+                            : skel_->progs.doorbell_store_screlease;
+    // LIBBPF_OPTS spelled out: its statement expression is a GNU extension
+    // clang -Wpedantic refuses (the sanitizer build, tests/fuzz).
+    bpf_uprobe_opts opts;
+    std::memset(&opts, 0, sizeof(opts));
+    opts.sz = sizeof(opts);
+    opts.retprobe = retire;
+    bpf_link* link = bpf_program__attach_uprobe_opts(prog, -1, path.c_str(),
+                                                     f.file_offset, &opts);
+    if (link == nullptr) {
+      failure = fmt::format("attaching {}@0x{:x} of {} failed: {}", f.name,
+                            f.file_offset, path, std::strerror(errno));
+      break;
     }
-    if (!failure.empty()) break;
+    links.push_back(link);
+    lib.details.push_back(fmt::format("{}@0x{:x}{}", f.name, f.file_offset,
+                                      retire ? " (return)" : ""));
     attached.insert(f.name);
   }
   // The stores count; the returns keep the count's cached queue honest, so
-  // stores without them would count reused signal memory, and without the
-  // creates a new queue's first batch would count as one packet.
+  // stores without them would count reused signal memory.
   if (failure.empty() &&
       !(attached.count(kScrelease) && attached.count(kRelaxed) &&
-        attached.count(kQueueCreate) && attached.count(kQueueDestroy) &&
-        attached.count(kShutDown)))
-    failure = fmt::format("{} does not export {}, {}, {}, {} and {}", path,
-                          kScrelease, kRelaxed, kQueueCreate, kQueueDestroy,
-                          kShutDown);
+        attached.count(kQueueDestroy) && attached.count(kShutDown)))
+    failure = fmt::format("{} does not export {}, {}, {} and {}", path,
+                          kScrelease, kRelaxed, kQueueDestroy, kShutDown);
   if (!failure.empty()) {
     // All or nothing: a library half-probed would undercount silently.
     for (bpf_link* link : links) bpf_link__destroy(link);
@@ -355,7 +334,9 @@ std::vector<DoorbellCount> DoorbellCounter::Read() const {
     c.cgroup_id = v.cgroup_id;
     std::copy(std::begin(v.by_packet), std::end(v.by_packet),
               c.by_packet.begin());
-    c.doorbells = v.rings;
+    // Every ring is counted in exactly one class (doorbell_abi.h).
+    c.doorbells = std::accumulate(std::begin(v.by_packet),
+                                  std::end(v.by_packet), uint64_t{0});
   });
   std::sort(out.begin(), out.end(),
             [](const DoorbellCount& a, const DoorbellCount& b) {

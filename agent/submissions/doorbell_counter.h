@@ -29,11 +29,10 @@ struct DoorbellCount {
   uint32_t tgid = 0;
   uint64_t handle = 0;     ///< hsa_signal_t.handle (amd_signal_t address)
   uint64_t cgroup_id = 0;  ///< cgroup v2 id of the ringer at its 1st doorbell
-  uint64_t doorbells = 0;  ///< rings: doorbell stores
-  /// Packets the rings published, by AQL packet type, indexed by enum
-  /// gpuq_packet_class as in the kernel map and the capture record. One ring
-  /// may publish many (HIP 7's graph batches), or none left (another
-  /// producer's ring with a later index published them first).
+  uint64_t doorbells = 0;
+  /// By the AQL packet type at the rung slot, indexed by enum
+  /// gpuq_packet_class as in the kernel map and the capture record; they sum
+  /// to `doorbells`.
   std::array<uint64_t, GPUQ_PACKET__MAX> by_packet{};
 };
 

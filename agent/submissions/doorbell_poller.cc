@@ -19,10 +19,8 @@ namespace {
 
 /// The probed symbols, in the order Probes() lists them. hsa_signal_store_
 /// release (an alias of screlease in Debian's build, a function of its own
-/// elsewhere) runs the screlease program, so it is reported under it.
-/// hsa_queue_create (entry and return) marks the queues created under the
-/// probes; the last two are uretprobes that retire the counter's cached
-/// queues.
+/// elsewhere) runs the screlease program, so it is reported under it. The
+/// last two are uretprobes that retire the counter's cached queues.
 struct ProbedSymbol {
   const char* probe;
   const char* function;
@@ -30,7 +28,6 @@ struct ProbedSymbol {
 constexpr ProbedSymbol kSymbols[] = {
     {"doorbell_store_screlease", "hsa_signal_store_screlease"},
     {"doorbell_store_relaxed", "hsa_signal_store_relaxed"},
-    {"doorbell_queue_create", "hsa_queue_create"},
     {"doorbell_queue_destroy", "hsa_queue_destroy"},
     {"doorbell_shut_down", "hsa_shut_down"},
 };

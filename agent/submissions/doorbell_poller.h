@@ -68,10 +68,9 @@ class DoorbellPoller {
             const std::function<void(const Event&)>& sink);
 
   /// One status per probed symbol ("doorbell_store_screlease",
-  /// "doorbell_store_relaxed", "doorbell_queue_create",
-  /// "doorbell_queue_destroy", "doorbell_shut_down"), mode "uprobe": attached
-  /// if attached in at least one library; detail names the libraries and any
-  /// failure.
+  /// "doorbell_store_relaxed", "doorbell_queue_destroy",
+  /// "doorbell_shut_down"), mode "uprobe": attached if attached in at least
+  /// one library; detail names the libraries and any failure.
   std::vector<ProbeStatus> Probes() const;
 
   /// The same rows as Probes(), none attached, each saying `why` (the

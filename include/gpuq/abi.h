@@ -322,12 +322,12 @@ GPUQ_ABI_OFFSET(gpuq_queue_sample_record, read_index, 48);
 GPUQ_ABI_OFFSET(gpuq_queue_sample_record, flags, 56);
 GPUQ_ABI_SIZE(gpuq_queue_sample_record, 64); /* 32 + 2*4 + 2*8 + 2*4 */
 
-/* Packet classes of doorbell counts, by the AQL header of each published slot. */
+/* Packet classes of doorbell counts, by the AQL header of the rung slot. */
 enum gpuq_packet_class {
 	GPUQ_PACKET_DISPATCH = 0,   /* KERNEL_DISPATCH */
 	GPUQ_PACKET_BARRIER = 1,    /* BARRIER_AND, BARRIER_OR */
 	GPUQ_PACKET_OTHER = 2,	    /* VENDOR_SPECIFIC, AGENT_DISPATCH, INVALID */
-	GPUQ_PACKET_UNREADABLE = 3, /* header not read: unreadable, or past GPUQ_DB_CLASSIFY_MAX */
+	GPUQ_PACKET_UNREADABLE = 3, /* header not readable */
 	GPUQ_PACKET__MAX,
 };
 
@@ -342,8 +342,8 @@ struct gpuq_doorbell_count_record {
 	__u64 doorbell_handle;
 	__u32 gpu_id;
 	__u32 queue_id;
-	__u64 doorbells;		   /* rings: doorbell stores */
-	__u64 by_packet[GPUQ_PACKET__MAX]; /* packets they published, by class */
+	__u64 doorbells;
+	__u64 by_packet[GPUQ_PACKET__MAX]; /* enum gpuq_packet_class */
 };
 GPUQ_ABI_OFFSET(gpuq_doorbell_count_record, doorbell_handle, 32);
 GPUQ_ABI_OFFSET(gpuq_doorbell_count_record, gpu_id, 40);

@@ -32,27 +32,19 @@ GPUQ_ABI_OFFSET(gpuq_doorbell_key, tgid, 8);
 GPUQ_ABI_SIZE(gpuq_doorbell_key, 16); /* 8 + 2*4 */
 
 /*
- * Value of doorbell_counts: cumulative since the doorbell's first ring.
- * by_packet counts packets, not rings: a ring's stored value is the index of
- * the last packet it publishes (HIP 7 replays a graph in batches of up to 256
- * packets with one store per batch), so each ring covers the packets from
- * next_index to its value. Their sum is the packet total; `rings` counts the
- * stores themselves.
+ * Value of doorbell_counts: cumulative since the doorbell's first ring. The
+ * total is the sum of by_packet (every ring is counted in one class), so the
+ * probe pays one atomic add per ring, not two.
  */
 struct gpuq_doorbell_count {
-	__u64 by_packet[GPUQ_PACKET__MAX]; /* packets, enum gpuq_packet_class */
+	__u64 by_packet[GPUQ_PACKET__MAX]; /* enum gpuq_packet_class */
 	__u64 cgroup_id; /* cgroup v2 id of the ringing task at the first doorbell */
-	__u64 rings;	 /* doorbell stores, whatever they published */
 	/*
-	 * The probe's own state, not read by the agent. next_index: the first
-	 * packet index no ring has published yet (claimed with a
-	 * compare-and-swap, so racing rings split a batch, never count it
-	 * twice). Then a cache: the amd_queue_t the signal named when it was
-	 * last read and that queue's ring, and the retire epoch
-	 * (bpf/doorbell.bpf.c) of that read. While no queue has been created
-	 * or destroyed since, a ring reads only its packets' headers.
+	 * The probe's own cache, not read by the agent: the amd_queue_t the
+	 * signal named when it was last read and that queue's ring, and the
+	 * retire epoch (bpf/doorbell.bpf.c) of that read. While no queue has
+	 * been destroyed since, a ring reads only its packet header.
 	 */
-	__u64 next_index;
 	__u64 queue_ptr;
 	__u64 ring_base;
 	__u32 ring_packets;
@@ -60,20 +52,10 @@ struct gpuq_doorbell_count {
 };
 GPUQ_ABI_OFFSET(gpuq_doorbell_count, by_packet, 0);
 GPUQ_ABI_OFFSET(gpuq_doorbell_count, cgroup_id, 32);
-GPUQ_ABI_OFFSET(gpuq_doorbell_count, rings, 40);
-GPUQ_ABI_OFFSET(gpuq_doorbell_count, next_index, 48);
-GPUQ_ABI_OFFSET(gpuq_doorbell_count, queue_ptr, 56);
-GPUQ_ABI_OFFSET(gpuq_doorbell_count, ring_base, 64);
-GPUQ_ABI_OFFSET(gpuq_doorbell_count, ring_packets, 72);
-GPUQ_ABI_OFFSET(gpuq_doorbell_count, epoch, 76);
-GPUQ_ABI_SIZE(gpuq_doorbell_count, 80); /* 4*8 + 5*8 + 2*4 */
-
-/*
- * Most packets one ring classifies by their headers, newest first; older
- * ones of a larger ring (or beyond the queue's ring size: overwritten) are
- * counted as GPUQ_PACKET_UNREADABLE. HIP 7's batches are 256 at most unless
- * DEBUG_HIP_GRAPH_BATCH_SIZE raises it.
- */
-#define GPUQ_DB_CLASSIFY_MAX 256
+GPUQ_ABI_OFFSET(gpuq_doorbell_count, queue_ptr, 40);
+GPUQ_ABI_OFFSET(gpuq_doorbell_count, ring_base, 48);
+GPUQ_ABI_OFFSET(gpuq_doorbell_count, ring_packets, 56);
+GPUQ_ABI_OFFSET(gpuq_doorbell_count, epoch, 60);
+GPUQ_ABI_SIZE(gpuq_doorbell_count, 64); /* 4*8 + 3*8 + 2*4: one cache line */
 
 #endif /* GPUQ_DOORBELL_ABI_H */

@@ -139,9 +139,8 @@ class Caller {
 /// What one caller run said it did.
 struct CallerRun {
   uint32_t pid = 0;
-  Fields summary;                      // the pid=... line
-  std::map<uint64_t, uint64_t> rung;   // doorbell handle -> packets
-  std::map<uint64_t, uint64_t> rings;  // doorbell handle -> stores
+  Fields summary;                     // the pid=... line
+  std::map<uint64_t, uint64_t> rung;  // doorbell handle -> doorbells
   uint64_t completion_handle = 0;
 };
 
@@ -154,10 +153,8 @@ CallerRun ParseRun(uint32_t pid, const std::vector<Fields>& lines) {
       run.summary = f;
       run.completion_handle = Num(f, "completion_handle");
     }
-    if (f.count("queue") && f.count("doorbells")) {  // the "rung ..." lines
+    if (f.count("queue") && f.count("doorbells"))  // the "rung ..." lines
       run.rung[Num(f, "handle")] = Num(f, "doorbells");
-      run.rings[Num(f, "handle")] = Num(f, "rings");
-    }
   }
   EXPECT_EQ(Num(run.summary, "pid"), run.pid);
   return run;
@@ -188,19 +185,19 @@ std::unique_ptr<DoorbellCounter> OpenOnStandIn(std::string* error) {
 }
 
 /// Checks a process's counts against what it said it rang: one entry per
-/// doorbell handle with exactly its rings and the packets they published,
-/// none for the completion signal, and the packets' types as written.
+/// doorbell handle with exactly its doorbells, none for the completion
+/// signal, and packet types summing as rung.
 void ExpectCountsMatch(const DoorbellCounter& counter, const CallerRun& run) {
   const std::vector<DoorbellCount> counts = CountsOf(counter, run.pid);
   ASSERT_EQ(counts.size(), run.rung.size()) << "pid " << run.pid;
   uint64_t dispatch = 0, barrier = 0, other = 0, unreadable = 0;
   for (const DoorbellCount& c : counts) {
     ASSERT_TRUE(run.rung.count(c.handle)) << std::hex << c.handle;
-    EXPECT_EQ(c.doorbells, run.rings.at(c.handle)) << std::hex << c.handle;
+    EXPECT_EQ(c.doorbells, run.rung.at(c.handle)) << std::hex << c.handle;
     EXPECT_NE(c.handle, run.completion_handle);
     uint64_t typed = 0;
     for (uint64_t n : c.by_packet) typed += n;
-    EXPECT_EQ(typed, run.rung.at(c.handle)) << std::hex << c.handle;
+    EXPECT_EQ(typed, c.doorbells);
     dispatch += c.by_packet[GPUQ_PACKET_DISPATCH];
     barrier += c.by_packet[GPUQ_PACKET_BARRIER];
     other += c.by_packet[GPUQ_PACKET_OTHER];
@@ -321,52 +318,6 @@ TEST(DoorbellTest, CountsExactlyTheDoorbellsRungPerProcess) {
   ExpectCountsMatch(*counter, b);
   ExpectCountsMatch(*counter, c);
   EXPECT_EQ(counter->Drops(), 0u);
-}
-
-// HIP 7.2 replays a graph in batches with one store of the batch's last
-// index (bpf/doorbell.bpf.c): every packet counts, by its own header, and the
-// rings are the stores. create=1 makes the queues through hsa_queue_create,
-// so their first batch counts from index 0 as well.
-TEST(DoorbellTest, BatchedRingsCountEveryPacketTheyPublish) {
-  REQUIRE_BPF_PRIVILEGES();
-  std::string error;
-  auto counter = OpenOnStandIn(&error);
-  ASSERT_NE(counter, nullptr) << error;
-  // 325 packets over 2 queues in batches of 16, of 7 (the three entry
-  // points mixed), and of the whole ring (64): the rings wrap.
-  for (const char* batch : {"batch=16", "batch=7", "batch=64"}) {
-    const CallerRun run =
-        RunCaller({"create=1", "dispatch=300", "barrier=20", "vendor=5",
-                   "queues=2", "via=mix", "completions=9", batch});
-    EXPECT_EQ(Num(run.summary, "doorbells"), 325u) << batch;
-    EXPECT_LT(Num(run.summary, "rings"), 325u / 6) << batch;
-    ExpectCountsMatch(*counter, run);
-  }
-  // Two rounds: the second batch of each queue starts where the first ended.
-  const CallerRun rounds = RunCaller(
-      {"create=1", "dispatch=40", "barrier=9", "rounds=2", "batch=10"});
-  EXPECT_EQ(Num(rounds.summary, "rings"), 10u);
-  ExpectCountsMatch(*counter, rounds);
-  EXPECT_EQ(counter->Drops(), 0u);
-}
-
-// A queue not created under the probes (the agent started after it) has an
-// unknown past: its first ring seen counts the one packet at its index, and
-// every later ring all it publishes.
-TEST(DoorbellTest, AQueueOlderThanTheProbesCountsFromItsFirstRingSeen) {
-  REQUIRE_BPF_PRIVILEGES();
-  std::string error;
-  auto counter = OpenOnStandIn(&error);
-  ASSERT_NE(counter, nullptr) << error;
-  const CallerRun run =
-      RunCaller({"dispatch=100", "queues=2", "batch=8", "completions=3"});
-  const std::vector<DoorbellCount> counts = CountsOf(*counter, run.pid);
-  ASSERT_EQ(counts.size(), 2u);
-  for (const DoorbellCount& c : counts) {
-    EXPECT_EQ(c.doorbells, run.rings.at(c.handle));
-    EXPECT_EQ(c.by_packet[GPUQ_PACKET_DISPATCH], run.rung.at(c.handle) - 7)
-        << std::hex << c.handle;
-  }
 }
 
 TEST(DoorbellTest, CompletionSignalStoresAreIgnored) {
@@ -931,27 +882,25 @@ TEST(DoorbellPollerTest, ProbesNameEachSymbolInUprobeMode) {
   auto poller = OpenPoller({GPUQ_HSA_STANDIN}, false, &error);
   ASSERT_NE(poller, nullptr) << error;
   const std::vector<ProbeStatus> probes = poller->Probes();
-  ASSERT_EQ(probes.size(), 5u);
+  ASSERT_EQ(probes.size(), 4u);
   EXPECT_EQ(probes[0].probe, "doorbell_store_screlease");
   EXPECT_EQ(probes[0].function, "hsa_signal_store_screlease");
   EXPECT_EQ(probes[1].probe, "doorbell_store_relaxed");
   EXPECT_EQ(probes[1].function, "hsa_signal_store_relaxed");
-  EXPECT_EQ(probes[2].probe, "doorbell_queue_create");
-  EXPECT_EQ(probes[2].function, "hsa_queue_create");
-  EXPECT_EQ(probes[3].probe, "doorbell_queue_destroy");
-  EXPECT_EQ(probes[3].function, "hsa_queue_destroy");
-  EXPECT_EQ(probes[4].probe, "doorbell_shut_down");
-  EXPECT_EQ(probes[4].function, "hsa_shut_down");
+  EXPECT_EQ(probes[2].probe, "doorbell_queue_destroy");
+  EXPECT_EQ(probes[2].function, "hsa_queue_destroy");
+  EXPECT_EQ(probes[3].probe, "doorbell_shut_down");
+  EXPECT_EQ(probes[3].function, "hsa_shut_down");
   for (const ProbeStatus& p : probes) {
     EXPECT_EQ(p.mode, "uprobe");
     EXPECT_TRUE(p.attached) << p.detail;
     EXPECT_NE(p.detail.find(GPUQ_HSA_STANDIN), std::string::npos) << p.detail;
   }
   // The destroys are probed at their return, when the signal memory is free.
-  EXPECT_NE(probes[3].detail.find("hsa_queue_destroy@0x"), std::string::npos)
-      << probes[3].detail;
-  EXPECT_NE(probes[3].detail.find("(return)"), std::string::npos)
-      << probes[3].detail;
+  EXPECT_NE(probes[2].detail.find("hsa_queue_destroy@0x"), std::string::npos)
+      << probes[2].detail;
+  EXPECT_NE(probes[2].detail.find("(return)"), std::string::npos)
+      << probes[2].detail;
 
   auto idle = OpenPoller({}, false, &error);
   ASSERT_NE(idle, nullptr) << error;

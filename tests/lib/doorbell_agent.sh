@@ -21,7 +21,7 @@ start_doorbell_agent() {
   fi
   m=$(curl -s "$URL")
   local probe missing=
-  for probe in store_screlease store_relaxed queue_create queue_destroy shut_down; do
+  for probe in store_screlease store_relaxed queue_destroy shut_down; do
     grep -q "^gpuq_probe_attached{probe=\"doorbell_$probe\",mode=\"uprobe\",tier=\"uprobe\"} 1" <<< "$m" ||
       missing+=" doorbell_$probe"
   done

@@ -207,7 +207,7 @@ else
 fi
 total=$(value 'gpuq_doorbells_total\{[^}]*\}')
 classes=$(value 'gpuq_doorbell_packets_total\{[^}]*\}')
-[ "$total" = "$classes" ] && pass "packet classes sum to the doorbells: ROCr 5.2.3 publishes one packet per ring ($(curl -s "$URL" | grep '^gpuq_doorbell_packets_total' | grep -v ' 0$' | sed 's/.*packet_type="\([a-z_]*\)"} \(.*\)/\1=\2/' | sort | uniq | tr '\n' ' '))" ||
+[ "$total" = "$classes" ] && pass "packet classes sum to the doorbells ($(curl -s "$URL" | grep '^gpuq_doorbell_packets_total' | grep -v ' 0$' | sed 's/.*packet_type="\([a-z_]*\)"} \(.*\)/\1=\2/' | sort | uniq | tr '\n' ' '))" ||
   fail "packet classes $classes, doorbells $total"
 dropped=$(value 'gpuq_events_dropped_total\{reason="doorbell_map_full"\}')
 [ "$dropped" = 0 ] && pass "no doorbell lost to a full map" || fail "doorbell_map_full $dropped"

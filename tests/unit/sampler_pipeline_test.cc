@@ -243,8 +243,8 @@ TEST(SubmissionReadersTest, DoorbellProbesAreReportedEitherWay) {
   for (const ProbeStatus& p : snapshot.probes) probes.push_back(p.probe);
   EXPECT_EQ(probes, (std::vector<std::string>{
                         "queue_create", "doorbell_store_screlease",
-                        "doorbell_store_relaxed", "doorbell_queue_create",
-                        "doorbell_queue_destroy", "doorbell_shut_down"}));
+                        "doorbell_store_relaxed", "doorbell_queue_destroy",
+                        "doorbell_shut_down"}));
   for (const ProbeStatus& p : snapshot.probes) {
     if (!p.attached) {
       EXPECT_FALSE(p.detail.empty()) << p.probe;

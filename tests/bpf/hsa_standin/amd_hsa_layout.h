@@ -109,29 +109,13 @@ GPUQ_LAYOUT_ASSERT(sizeof(amd_signal_t) == 64, "amd_signal_t");
 GPUQ_LAYOUT_ASSERT(offsetof(amd_signal_t, value) == 8, "value");
 GPUQ_LAYOUT_ASSERT(offsetof(amd_signal_t, queue_ptr) == 48, "queue_ptr");
 
-/* hsa.h's status codes; the stand-in's calls return success, or
- * INVALID_ARGUMENT from hsa_queue_create without a queue to hand out. */
-typedef enum {
-  HSA_STATUS_SUCCESS = 0,
-  HSA_STATUS_ERROR_INVALID_ARGUMENT = 0x1001,
-} hsa_status_t;
-typedef struct hsa_agent_s {
-  uint64_t handle;
-} hsa_agent_t;
-typedef uint32_t hsa_queue_type32_t;
+/* hsa.h's status codes; the stand-in's calls return only success. */
+typedef enum { HSA_STATUS_SUCCESS = 0 } hsa_status_t;
 
 /* The stand-in libhsa-runtime64.so.1 exports these @ROCR_1. */
 void hsa_signal_store_screlease(hsa_signal_t signal, hsa_signal_value_t value);
 void hsa_signal_store_relaxed(hsa_signal_t signal, hsa_signal_value_t value);
 void hsa_signal_store_release(hsa_signal_t signal, hsa_signal_value_t value);
-/* hsa.h's signature; the stand-in returns `data` as the queue (the caller
- * lays its queues out itself). */
-hsa_status_t hsa_queue_create(hsa_agent_t agent, uint32_t size,
-                              hsa_queue_type32_t type,
-                              void (*callback)(hsa_status_t status,
-                                               hsa_queue_t* source, void* data),
-                              void* data, uint32_t private_segment_size,
-                              uint32_t group_segment_size, hsa_queue_t** queue);
 hsa_status_t hsa_queue_destroy(hsa_queue_t* queue);
 hsa_status_t hsa_shut_down(void);
 

@@ -8,7 +8,7 @@
  *          [invalid=N] [completions=N] [queues=N]
  *          [via=screlease|relaxed|release|mix] [kind=-1|-2|1] [noqueue=1]
  *          [rounds=N] [wait_stdin=1] [requeue=1|2]
- *          [reuse=N] [retire=destroy|shutdown|none] [create=1] [batch=N]
+ *          [reuse=N] [retire=destroy|shutdown|none]
  *        hsa_standin_dlopen_caller lib=PATH [same options]
  * barrier packets alternate BARRIER_AND / BARRIER_OR; packets are interleaved
  * (dispatch, barrier, vendor, agent, invalid, ...) over the queues
@@ -28,11 +28,6 @@
  * the rounds, retires the queues (hsa_queue_destroy of each, hsa_shut_down,
  * or, as no ROCr does, nothing) and turns each doorbell signal into a
  * completion signal (kind USER) stored N times: no doorbells.
- * create=1 hands each queue to hsa_queue_create first (the stand-in returns
- * it), as a HIP stream's queue is made. batch=N (1..64) rings each queue once
- * per N packets written to it, with the last one's index, as HIP 7.2 replays
- * a graph (a round's leftover packets are rung at its end); "doorbells" in
- * the summary are packets written, "rings" the stores.
  *
  * The dlopen variant (GPUQ_CALLER_DLOPEN) does not link the library: it
  * dlopen()s lib=PATH after the first "ready" (printing "loaded"), so a test
@@ -54,11 +49,6 @@ static store_fn store_screlease;
 static store_fn store_relaxed;
 static store_fn store_release;
 static hsa_status_t (*queue_destroy)(hsa_queue_t*);
-typedef hsa_status_t (*queue_create_fn)(
-    hsa_agent_t, uint32_t, hsa_queue_type32_t,
-    void (*)(hsa_status_t, hsa_queue_t*, void*), void*, uint32_t, uint32_t,
-    hsa_queue_t**);
-static queue_create_fn queue_create;
 static hsa_status_t (*shut_down)(void);
 
 #define RING_PACKETS 64
@@ -97,9 +87,8 @@ static const char* sarg(int argc, char** argv, const char* key,
   return def;
 }
 
-/* Writes one packet of `type` to the queue the doorbell names (requeue=1
- * moves it), else q's own; returns its index. */
-static uint64_t write_packet(struct queue* q, uint16_t type) {
+static void ring(struct queue* q, uint16_t type, const char* via, long n) {
+  /* the queue the doorbell names (requeue=1 moves it), else q's own */
   amd_queue_t* aq = q->doorbell.queue_ptr ? q->doorbell.queue_ptr : &q->amd;
   uint64_t index =
       __atomic_fetch_add(&aq->write_dispatch_id, 1, __ATOMIC_RELEASE);
@@ -108,11 +97,6 @@ static uint64_t write_packet(struct queue* q, uint16_t type) {
   memset(slot + 2, 0, AQL_PACKET_BYTES - 2);
   uint16_t header = type | (1u << HSA_PACKET_HEADER_BARRIER);
   __atomic_store_n((uint16_t*)slot, header, __ATOMIC_RELEASE);
-  return index;
-}
-
-/* Rings q's doorbell with the index of the last packet it publishes. */
-static void ring(struct queue* q, uint64_t index, const char* via, long n) {
   hsa_signal_t s = {(uint64_t)(uintptr_t)&q->doorbell};
   if (strcmp(via, "mix") == 0)
     via = n % 3 == 0 ? "screlease" : n % 3 == 1 ? "relaxed" : "release";
@@ -142,10 +126,9 @@ static int load(const char* lib) {
   store_release = (store_fn)dlvsym(h, "hsa_signal_store_release", "ROCR_1");
   queue_destroy =
       (hsa_status_t(*)(hsa_queue_t*))dlvsym(h, "hsa_queue_destroy", "ROCR_1");
-  queue_create = (queue_create_fn)dlvsym(h, "hsa_queue_create", "ROCR_1");
   shut_down = (hsa_status_t(*)(void))dlvsym(h, "hsa_shut_down", "ROCR_1");
   if (!store_screlease || !store_relaxed || !store_release || !queue_destroy ||
-      !queue_create || !shut_down) {
+      !shut_down) {
     fprintf(stderr, "%s lacks the @ROCR_1 signal stores or queue calls\n", lib);
     return -1;
   }
@@ -155,7 +138,6 @@ static int load(const char* lib) {
   store_relaxed = hsa_signal_store_relaxed;
   store_release = hsa_signal_store_release;
   queue_destroy = hsa_queue_destroy;
-  queue_create = hsa_queue_create;
   shut_down = hsa_shut_down;
 #endif
   return 0;
@@ -181,11 +163,8 @@ int main(int argc, char** argv) {
   long rounds = arg(argc, argv, "rounds", 1);
   int wait = arg(argc, argv, "wait_stdin", 0) != 0;
   const char* via = sarg(argc, argv, "via", "screlease");
-  long batch = arg(argc, argv, "batch", 1);
-  if (nqueues < 1 || nqueues > MAX_QUEUES || rounds < 1 || batch < 1 ||
-      batch > RING_PACKETS) {
-    fprintf(stderr, "queues must be 1..%d, rounds >= 1, batch 1..%d\n",
-            MAX_QUEUES, RING_PACKETS);
+  if (nqueues < 1 || nqueues > MAX_QUEUES || rounds < 1) {
+    fprintf(stderr, "queues must be 1..%d, rounds >= 1\n", MAX_QUEUES);
     return 2;
   }
 
@@ -219,19 +198,6 @@ int main(int argc, char** argv) {
 #ifdef GPUQ_CALLER_DLOPEN
   printf("loaded=1 pid=%d\n", (int)getpid());
 #endif
-  if (arg(argc, argv, "create", 0)) {
-    for (long i = 0; i < nqueues; ++i) {
-      hsa_queue_t* made = NULL;
-      hsa_agent_t gpu = {1};
-      if (queue_create(gpu, RING_PACKETS, 0, NULL, &queues[i].amd.hsa_queue, 0,
-                       0, &made) != HSA_STATUS_SUCCESS ||
-          made != &queues[i].amd.hsa_queue) {
-        fprintf(stderr, "hsa_queue_create failed\n");
-        return 4;
-      }
-    }
-    printf("created=%ld\n", nqueues);
-  }
 
   static const uint16_t types[5] = {
       HSA_PACKET_TYPE_KERNEL_DISPATCH, HSA_PACKET_TYPE_BARRIER_AND,
@@ -239,9 +205,6 @@ int main(int argc, char** argv) {
       HSA_PACKET_TYPE_INVALID};
   long n = 0, done = 0, barriers = 0;
   long rung[MAX_QUEUES] = {0};
-  long rings[MAX_QUEUES] = {0}, pending[MAX_QUEUES] = {0};
-  uint64_t last[MAX_QUEUES] = {0};
-  long nrings = 0;
   for (long r = 0; r < rounds; ++r) {
     if (wait_go(wait, "round", r) != 0) return 3;
     if (requeue == 2 && r > 0) {
@@ -282,12 +245,7 @@ int main(int argc, char** argv) {
         uint16_t type = types[t];
         if (t == 1 && barriers++ % 2 == 1) type = HSA_PACKET_TYPE_BARRIER_OR;
         long qi = n % nqueues;
-        last[qi] = write_packet(&queues[qi], type);
-        if (++pending[qi] == batch) {
-          ring(&queues[qi], last[qi], via, nrings++);
-          pending[qi] = 0;
-          ++rings[qi];
-        }
+        ring(&queues[qi], type, via, n);
         ++rung[qi];
         ++n;
         ++round_n;
@@ -302,12 +260,6 @@ int main(int argc, char** argv) {
           ++done;
         }
       }
-    }
-    for (long qi = 0; qi < nqueues; ++qi) {
-      if (pending[qi] == 0) continue;
-      ring(&queues[qi], last[qi], via, nrings++);
-      pending[qi] = 0;
-      ++rings[qi];
     }
     printf("round=%ld doorbells=%ld\n", r, round_n);
     fflush(stdout);
@@ -347,16 +299,16 @@ int main(int argc, char** argv) {
   }
 
   printf(
-      "pid=%d doorbells=%ld rings=%ld dispatch=%ld barrier=%ld vendor=%ld "
-      "agent=%ld invalid=%ld other=%ld completions=%ld "
-      "completion_handle=0x%lx reused=%ld\n",
-      (int)getpid(), n, nrings, per_round[0] * rounds, per_round[1] * rounds,
+      "pid=%d doorbells=%ld dispatch=%ld barrier=%ld vendor=%ld agent=%ld "
+      "invalid=%ld other=%ld completions=%ld completion_handle=0x%lx "
+      "reused=%ld\n",
+      (int)getpid(), n, per_round[0] * rounds, per_round[1] * rounds,
       per_round[2] * rounds, per_round[3] * rounds, per_round[4] * rounds,
       (per_round[2] + per_round[3] + per_round[4]) * rounds, done,
       (unsigned long)(uintptr_t)completion, reused);
   for (long i = 0; i < nqueues; ++i)
-    printf("rung queue=%ld handle=0x%lx doorbells=%ld rings=%ld\n", i,
-           (unsigned long)(uintptr_t)&queues[i].doorbell, rung[i], rings[i]);
+    printf("rung queue=%ld handle=0x%lx doorbells=%ld\n", i,
+           (unsigned long)(uintptr_t)&queues[i].doorbell, rung[i]);
   fflush(stdout);
   return 0;
 }

@@ -1,8 +1,7 @@
 /* Stand-in libhsa-runtime64.so.1: the doorbell-path exports of ROCr with
  * their real signatures and symbol versions (@ROCR_1, see libhsa.map), and
- * bodies that only do the store; hsa_queue_create returns the queue the caller
- * laid out, hsa_queue_destroy and hsa_shut_down do nothing (the caller reuses
- * the memory of the queues it "destroyed").
+ * bodies that only do the store; hsa_queue_destroy and hsa_shut_down do
+ * nothing (the caller reuses the memory of the queues it "destroyed").
  * hsa_signal_store_release is an alias of hsa_signal_store_screlease (same
  * address), as in Debian's 5.2.3 build. */
 #include "amd_hsa_layout.h"
@@ -32,23 +31,6 @@ __attribute__((noinline, visibility("default"))) void hsa_signal_store_relaxed(
 
 void hsa_signal_store_release(hsa_signal_t signal, hsa_signal_value_t value)
     __attribute__((alias("hsa_signal_store_screlease"), visibility("default")));
-
-/* ROCr builds an AqlQueue; the stand-in hands back the queue the caller laid
- * out and passed as `data`, through the same 8th (stack) argument. */
-__attribute__((noinline, visibility("default"))) hsa_status_t hsa_queue_create(
-    hsa_agent_t agent, uint32_t size, hsa_queue_type32_t type,
-    void (*callback)(hsa_status_t status, hsa_queue_t* source, void* data),
-    void* data, uint32_t private_segment_size, uint32_t group_segment_size,
-    hsa_queue_t** queue) {
-  __asm__ volatile(""
-                   :
-                   : "r"(agent.handle), "r"(size), "r"(type), "r"(callback),
-                     "r"(private_segment_size), "r"(group_segment_size)
-                   : "memory");
-  if (data == NULL || queue == NULL) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
-  *queue = (hsa_queue_t*)data;
-  return HSA_STATUS_SUCCESS;
-}
 
 __attribute__((noinline, visibility("default"))) hsa_status_t hsa_queue_destroy(
     hsa_queue_t* queue) {
