@@ -307,14 +307,16 @@ within_skips() {
   [ "$TIER" = tracepoint ] && reason=kfd_exit_skipped
   skipped=$(awk -v r="gpuq_events_dropped_total{reason=\"$reason\"}" 'index($0, r) == 1 { print $NF + 0 }' /tmp/m.prom)
   if [ "$TIER" = tracepoint ]; then
-    # The end of a process is seen at exit_group's sys_enter or at its last
-    # thread's sched_process_exit; both skipped lose it, uncounted by the
-    # agent (its prog_skipped is mostly sys_enter skips that sys_exit
-    # recovers). The kernel's own count of the sched_process_exit
-    # program's skips ("name tp_sched_proces", 15 characters) bounds them.
-    misses=$(bpftool prog show 2> /dev/null | awk '/ name tp_sched_proces / { for (i = 1; i < NF; i++) if ($i == "recursion_misses") s += $(i + 1) } END { print s + 0 }')
+    # Losses the agent cannot count: a process end when exit_group's
+    # sys_enter and its last thread's sched_process_exit were both skipped,
+    # and a KFD call whose sys_exit was skipped with no later ioctl on that
+    # thread to reveal it (its prog_skipped is mostly sys_enter skips that
+    # sys_exit recovers). The kernel's own counts of the sched_process_exit
+    # and sys_exit programs' skips ("name tp_sched_proces", "name
+    # tp_sys_exit", recursion_misses) bound them.
+    misses=$(bpftool prog show 2> /dev/null | awk '/ name (tp_sched_proces|tp_sys_exit) / { for (i = 1; i < NF; i++) if ($i == "recursion_misses") s += $(i + 1) } END { print s + 0 }')
     skipped=$((${skipped:-0} + ${misses:-0}))
-    reason="kfd_exit_skipped + tp_sched_process_exit recursion_misses"
+    reason="kfd_exit_skipped + recursion_misses of tp_sys_exit and tp_sched_process_exit"
   fi
   [ "${skipped:-0}" -gt 0 ] 2> /dev/null || return 1
   touch "$(lost_file)"
