@@ -264,8 +264,9 @@ int RunCheck(const Options& options) {
         "verifier, tracepoint programs: {}\n",
         tp_err.empty() ? "all accepted" : "refused: " + tp_err);
     // --doorbells=uprobe's programs, loaded and attached to nothing: a
-    // kernel's verifier refuses what another accepts (6.1 lost an OR's
-    // bounds that 6.18 keeps).
+    // kernel's verifier can refuse what another accepts (a doorbell
+    // program 6.18 accepted was refused by 6.1's, which loses an OR's
+    // bounds).
     DoorbellCounter::Options doorbell_options;
     doorbell_options.scan_processes = false;
     std::string doorbell_err;
