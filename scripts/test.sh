@@ -20,5 +20,11 @@ GPUQ_TEST_RUN=$(cat /proc/sys/kernel/random/uuid)
 export GPUQ_TEST_RUN
 status=0
 ctest --output-on-failure --timeout 600 -L 'unit|replay|bpf|e2e|lint|kernel|deploy|browser|rocm|sanitize|fuzz' || status=$?
+# A long log is cut in the middle where it is shown (CI): the failed
+# checks of the TAP-speaking tiers again, last, so the failure is in sight.
+if [ "$status" != 0 ] && [ -f Testing/Temporary/LastTest.log ]; then
+  grep -a '^not ok' Testing/Temporary/LastTest.log | cut -c1-400 | head -n 40 |
+    sed 's/^/failed check: /' || true
+fi
 "$ROOT/tests/lib/survivors.sh" "$GPUQ_TEST_RUN" || status=1
 exit "$status"
