@@ -189,8 +189,14 @@ int RunCheck(const Options& options) {
       f.amdgpu_btf ? "yes" : "no", f.kprobes ? "yes" : "no",
       f.fentry ? "yes" : "no", f.tracepoints ? "yes" : "no",
       f.kfd_sysfs ? "yes" : "no");
-  std::cout << fmt::format("  fentry: {}\n  kprobes: {}\n  tracepoints: {}\n",
-                           f.fentry_note, f.kprobe_note, f.tracepoint_note);
+  std::cout << fmt::format(
+      "  fentry: {}\n  kprobes: {}\n  tracepoints: {}\n  preemption: {}{}\n",
+      f.fentry_note, f.kprobe_note, f.tracepoint_note, f.preempt_note,
+      f.preempts_programs
+          ? ": programs can be preempted, and a preempted program or bpf() "
+            "map call makes the next task on its CPU skip gpuq's programs "
+            "(counted: gpuq_events_dropped_total{reason=\"prog_skipped\"})"
+          : "");
 
   std::vector<ProbeStatus> status;
   std::string error, summary;

@@ -4,10 +4,13 @@
 #include <bpf/libbpf.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+
+#include "common/sysfs_read.h"
 
 namespace gpuq {
 namespace {
@@ -134,7 +137,72 @@ unsigned KfdMajor(const std::string& path) {
   return 0;
 }
 
+// The whole of a small kernel file ("" if unreadable).
+std::string Slurp(const std::string& path) {
+  std::string text;
+  return ReadWholeFile(path, &text) == 0 ? text : std::string();
+}
+
+bool PreemptsIn(const std::string& mode) {
+  return mode == "full" || mode == "lazy" || mode == "rt";
+}
+
+// The words of `text` (space separated).
+std::vector<std::string> Words(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<std::string> words;
+  for (std::string w; in >> w;) words.push_back(w);
+  return words;
+}
+
 }  // namespace
+
+void ReadPreemptModel(const std::string& sched_preempt,
+                      const std::string& cmdline, const std::string& version,
+                      KernelFeatures* out) {
+  for (const std::string& w : Words(sched_preempt)) {
+    if (w.size() > 2 && w.front() == '(' && w.back() == ')') {
+      const std::string mode = w.substr(1, w.size() - 2);
+      out->preempts_programs = PreemptsIn(mode);
+      out->preempt_note = "preempt=" + mode + " (debugfs sched/preempt)";
+      return;
+    }
+  }
+  const std::vector<std::string> uname = Words(version);
+  if (uname.empty()) {
+    out->preempts_programs = false;
+    out->preempt_note = "unknown (uname -v not readable)";
+    return;
+  }
+  auto has = [&uname](const char* word) {
+    return std::find(uname.begin(), uname.end(), word) != uname.end();
+  };
+  if (has("PREEMPT_RT")) {
+    out->preempts_programs = true;
+    out->preempt_note = "PREEMPT_RT (uname -v)";
+    return;
+  }
+  if (has("PREEMPT_DYNAMIC")) {
+    for (const std::string& w : Words(cmdline)) {
+      if (w.rfind("preempt=", 0) == 0) {
+        out->preempts_programs = PreemptsIn(w.substr(8));
+        out->preempt_note = w + " (kernel command line)";
+        return;
+      }
+    }
+    // The boot default is the kernel's config, which is not readable here:
+    // assume the model that can lose records.
+    out->preempts_programs = true;
+    out->preempt_note =
+        "PREEMPT_DYNAMIC, mode unknown (debugfs sched/preempt not readable): "
+        "assumed preemptible";
+    return;
+  }
+  out->preempts_programs = has("PREEMPT");
+  out->preempt_note = out->preempts_programs
+                          ? "PREEMPT (uname -v)"
+                          : "none or voluntary (uname -v has no PREEMPT)";
+}
 
 KernelFeatures ProbeKernel(const HostPaths& paths,
                            const std::vector<std::string>& functions) {
@@ -150,6 +218,9 @@ KernelFeatures ProbeKernel(const HostPaths& paths,
   f.kfd_major = KfdMajor(paths.procfs + "/devices");
   std::ifstream(paths.procfs + "/sys/kernel/osrelease") >> f.release;
   f.evict_trigger = EvictTakesTriggerByRelease(f.release);
+  ReadPreemptModel(Slurp(paths.sysfs + "/kernel/debug/sched/preempt"),
+                   Slurp(paths.procfs + "/cmdline"),
+                   Slurp(paths.procfs + "/sys/kernel/version"), &f);
   ScanKallsyms(paths.procfs + "/kallsyms", functions, &f);
   ScanBtf(paths.KernelBtf(), functions, &f);
   // Guesses, replaced by what the feature probes see when they can run.

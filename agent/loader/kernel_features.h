@@ -62,7 +62,28 @@ struct KernelFeatures {
   /// prototype, else from the kernel release.
   bool evict_trigger = true;
   std::string release;  ///< <procfs>/sys/kernel/osrelease
+  /// The kernel may preempt a task inside a program, or inside code that
+  /// holds a CPU's BPF recursion guard, that runs with migration but not
+  /// preemption disabled: trampolines (fentry), from 7.x syscall tracepoints
+  /// (7.x dropped their preempt_disable guard), and the bpf() map syscalls,
+  /// which hold bpf_prog_active (bpf_disable_instrumentation), the guard of
+  /// every kprobe program. The next task on that CPU then skips the program
+  /// (recursion_misses) and its record is lost. True for the full, lazy and
+  /// rt models (Debian's kernels boot lazy from 6.16), and for a dynamic one
+  /// whose mode cannot be read; `check` says so.
+  bool preempts_programs = false;
+  std::string preempt_note;  ///< the model and where it was read, for `check`
 };
+
+/// The preemption model from what the kernel shows: `sched_preempt`, the
+/// text of debugfs sched/preempt ("full (lazy)": the mode in parentheses,
+/// Linux 5.12+ with PREEMPT_DYNAMIC), else `cmdline`'s preempt=, else
+/// `version` (uname -v: "PREEMPT_RT", "PREEMPT_DYNAMIC", "PREEMPT", or no
+/// such word for none and voluntary). Sets preempts_programs and
+/// preempt_note.
+void ReadPreemptModel(const std::string& sched_preempt,
+                      const std::string& cmdline, const std::string& version,
+                      KernelFeatures* out);
 
 /// Probes the kernel for `functions`. Never fails: what cannot be read is
 /// reported as absent. With BPF privileges it also loads, attaches and fires

@@ -205,6 +205,22 @@ ktime check-start
 check_mode fentry fentry btf-fentry
 check_mode kprobe kprobe btf-kprobe --no-fentry
 check_mode args kprobe args-kprobe --probe-tier=args
+# The preemption model `check` reads equals the kernel's (debugfs
+# sched/preempt: "(voluntary)" on Debian's 6.1 and 6.12, "(lazy)" from 6.16),
+# and a model that preempts programs is named as a cause of skipped runs.
+PREEMPT_MODEL=$(cat /sys/kernel/debug/sched/preempt 2> /dev/null)
+mode=$(echo "$PREEMPT_MODEL" | sed -n 's/.*(\([a-z]*\)).*/\1/p')
+line=$(grep '^  preemption: ' /tmp/check-fentry.out | sed 's/^ *//')
+case $mode in
+  full | lazy | rt) want="preemption: preempt=$mode (debugfs sched/preempt): programs can be preempted, *" ;;
+  *) want="preemption: preempt=$mode (debugfs sched/preempt)" ;;
+esac
+# shellcheck disable=SC2254
+case $line in
+  $want) [ -n "$mode" ] && pass check:preemption "sched/preempt '$PREEMPT_MODEL'; check: $line" ;;
+  *) fail check:preemption "sched/preempt '$PREEMPT_MODEL'; want '$want', check: ${line:-no preemption line}" ;;
+esac
+[ -z "$mode" ] && fail check:preemption "no mode in debugfs sched/preempt ('$PREEMPT_MODEL'); check: $line"
 ktime check-done
 
 # check --verify: every fentry program of a function this kernel has, every

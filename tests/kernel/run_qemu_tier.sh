@@ -83,7 +83,7 @@ expected_checks() {
       echo "check-$m:$c"
     done
   done
-  echo kprobes-off
+  echo check:preemption kprobes-off
   for c in tp_ioctl tp_exit exit-code; do echo "check-tp:$c"; done
   for c in fentry kprobe args-kprobe tracepoint doorbell; do echo "check-verify:$c"; done
   echo nobtf-reload
