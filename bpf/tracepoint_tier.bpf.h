@@ -56,6 +56,13 @@ struct tp_call {
 	__u64 args;	   /* user pointer to the uapi args */
 	__u32 nr;
 	__u32 queue_id;				  /* destroy: from the args at entry */
+	/*
+	 * The args were read at entry. A program cannot fault a page in, so a
+	 * read of user memory can fail (the helper then zeroes what it read
+	 * into: queue 0 of GPU 0 if used).
+	 */
+	__u32 args_read;
+	__u32 pad;
 	struct gpuq_kfd_create_queue_args create; /* create: at entry */
 };
 
@@ -154,9 +161,10 @@ static __always_inline bool tp__kfd_call(struct pt_regs *regs, struct tp_call *c
 	/* a process that creates queues: its exit ends them (failed or not) */
 	c->process_key = tp__process(c->file);
 	if (nr == GPUQ_KFD_IOC_CREATE_QUEUE)
-		bpf_probe_read_user(&c->create, sizeof(c->create), (void *)c->args);
+		c->args_read = !bpf_probe_read_user(&c->create, sizeof(c->create), (void *)c->args);
 	else if (nr == GPUQ_KFD_IOC_DESTROY_QUEUE)
-		bpf_probe_read_user(&c->queue_id, sizeof(c->queue_id), (void *)c->args);
+		c->args_read =
+			!bpf_probe_read_user(&c->queue_id, sizeof(c->queue_id), (void *)c->args);
 	return true;
 }
 
@@ -235,11 +243,17 @@ static __always_inline void tp__create_exit(struct tp_call *c, long ret)
 	struct gpuq_kfd_create_queue_args a = c->create;
 
 	if (ret) {
-		emit_create_failed(&call, &a, ret);
+		if (c->args_read)
+			emit_create_failed(&call, &a, ret);
+		else
+			count_drop(GPUQ_DROP_ARGS_UNREADABLE);
 		return;
 	}
 	/* the kernel copied queue_id and doorbell_offset back to the args */
-	bpf_probe_read_user(&a, sizeof(a), (void *)c->args);
+	if (bpf_probe_read_user(&a, sizeof(a), (void *)c->args)) {
+		count_drop(GPUQ_DROP_ARGS_UNREADABLE);
+		return;
+	}
 	emit_ioctl_create(&call, &a);
 }
 
@@ -251,6 +265,12 @@ static __always_inline void tp__destroy_exit(struct tp_call *c, long ret)
 
 	if (ret)
 		return;
+	/* not read at entry: the args are still the caller's */
+	if (!c->args_read &&
+	    bpf_probe_read_user(&key.queue_id, sizeof(key.queue_id), (void *)c->args)) {
+		count_drop(GPUQ_DROP_ARGS_UNREADABLE);
+		return;
+	}
 	val = bpf_map_lookup_elem(&live_queues, &key);
 	if (!val)
 		return; /* created before the agent started: reconciliation retires it */

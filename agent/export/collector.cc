@@ -627,6 +627,7 @@ std::vector<std::pair<const char*, uint64_t>> DroppedEvents(const Snapshot& s) {
       {"decode_error", s.source_drops.decode_error},
       {"prog_skipped", s.source_drops.prog_skipped},
       {"kfd_exit_skipped", s.source_drops.kfd_exit_skipped},
+      {"args_unreadable", s.source_drops.args_unreadable},
       {"unknown_queue", s.model_drops.unknown_queue},
       {"duplicate_create", s.model_drops.duplicate_create},
       {"no_owner", s.model_drops.no_owner},

@@ -68,6 +68,7 @@ SourceDrops BpfEventSource::Drops() const {
   drops.ringbuf_full = sum(GPUQ_DROP_RINGBUF_FULL);
   drops.map_full = sum(GPUQ_DROP_MAP_FULL);
   drops.kfd_exit_skipped = sum(GPUQ_DROP_KFD_EXIT_SKIPPED);
+  drops.args_unreadable = sum(GPUQ_DROP_ARGS_UNREADABLE);
   for (int fd : prog_fds_) {
     bpf_prog_info info;
     std::memset(&info, 0, sizeof(info));

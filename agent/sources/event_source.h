@@ -29,6 +29,9 @@ struct SourceDrops {
   /// Tracepoint tier: KFD creates/destroys whose sys_exit program the kernel
   /// skipped (a subset of prog_skipped that lost a record for certain).
   uint64_t kfd_exit_skipped = 0;
+  /// Tracepoint tier: KFD creates/destroys whose args could not be read
+  /// from user memory (not made up as queue 0 of GPU 0).
+  uint64_t args_unreadable = 0;
 };
 
 /// Where events come from: the live ring buffer, a capture file, or a test

@@ -110,6 +110,12 @@ enum gpuq_drop_reason {
 	 * kernel skipped (a tracepoint program preempted on that CPU, 7.x)
 	 */
 	GPUQ_DROP_KFD_EXIT_SKIPPED = 2,
+	/*
+	 * tracepoint tier: a KFD create or destroy whose args the program
+	 * could not read from user memory (a page not present: a tracepoint
+	 * program cannot fault it in); its record is lost, not made up
+	 */
+	GPUQ_DROP_ARGS_UNREADABLE = 3,
 	GPUQ_DROP__MAX,
 };
 

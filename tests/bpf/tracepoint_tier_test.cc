@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -132,6 +133,36 @@ TEST_F(TracepointTierTest, DecodesAFailedCreateOnlyOnTheKfdDevice) {
   EXPECT_EQ(x->hdr.tgid, static_cast<uint32_t>(child));
   EXPECT_EQ(x->hdr.process_key, e->hdr.process_key);
   EXPECT_EQ(x->hdr.cgroup_id, e->hdr.cgroup_id);
+}
+
+// A program cannot fault a page in: args on a page the process never
+// touched cannot be read. The call is counted as lost, never reported as a
+// create on GPU 0 (the helper zeroes what it failed to read).
+TEST_F(TracepointTierTest, UnreadableArgsAreCountedNotMadeUp) {
+  BpfEventSource source(bpf_map__fd(skel_->maps.events),
+                        bpf_map__fd(skel_->maps.drops));
+  ASSERT_TRUE(source.Ok()) << source.Error();
+  const unsigned long create = _IOWR('K', 0x02, CreateArgs);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const int kfd_fd = open(kStandIn, O_RDWR | O_NOCTTY);
+    // Anonymous memory not yet touched has no page behind it.
+    void* untouched = mmap(nullptr, 4096, PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (kfd_fd < 0 || untouched == MAP_FAILED) _exit(2);
+    const bool enotty =
+        ioctl(kfd_fd, create, untouched) == -1 && errno == ENOTTY;
+    _exit(enotty ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  const std::vector<Event> events = Drain(&source);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_NE(std::get_if<gpuq_process_exit_event>(&events[0]), nullptr)
+      << "only the exit: no create (failed or not) from unread args";
+  EXPECT_EQ(source.Drops().args_unreadable, 1u);
 }
 
 TEST_F(TracepointTierTest, AnyKfdIoctlMakesTheExitSeen) {

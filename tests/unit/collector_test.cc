@@ -370,6 +370,7 @@ TEST(CollectorTest, EventsDroppedTotalHasEveryReason) {
   source_drops.decode_error = 3;
   source_drops.prog_skipped = 6;
   source_drops.kfd_exit_skipped = 2;
+  source_drops.args_unreadable = 8;
   auto pipeline = OfflinePipeline(
       std::make_unique<FakeEventSource>(std::vector<Event>{}, source_drops));
   // One unknown-queue destroy and one duplicate create.
@@ -390,7 +391,8 @@ TEST(CollectorTest, EventsDroppedTotalHasEveryReason) {
   const std::map<std::string, double> expected = {
       {"ringbuf_full", 5},     {"map_full", 4},
       {"decode_error", 3},     {"prog_skipped", 6},
-      {"kfd_exit_skipped", 2}, {"unknown_queue", 1},
+      {"kfd_exit_skipped", 2}, {"args_unreadable", 8},
+      {"unknown_queue", 1},
       {"duplicate_create", 1}, {"no_owner", 0},
       {"doorbell_map_full", 7}};
   EXPECT_EQ(got, expected);
