@@ -55,7 +55,7 @@ struct tp_call {
 	__u64 file;	   /* the /dev/kfd struct file */
 	__u64 args;	   /* user pointer to the uapi args */
 	__u32 nr;
-	__u32 queue_id;				  /* destroy: from the args at entry */
+	__u32 queue_id; /* destroy: from the args at entry */
 	/*
 	 * The args were read at entry. A program cannot fault a page in, so a
 	 * read of user memory can fail (the helper then zeroes what it read
@@ -164,7 +164,7 @@ static __always_inline bool tp__kfd_call(struct pt_regs *regs, struct tp_call *c
 		c->args_read = !bpf_probe_read_user(&c->create, sizeof(c->create), (void *)c->args);
 	else if (nr == GPUQ_KFD_IOC_DESTROY_QUEUE)
 		c->args_read =
-			!bpf_probe_read_user(&c->queue_id, sizeof(c->queue_id), (void *)c->args);
+		    !bpf_probe_read_user(&c->queue_id, sizeof(c->queue_id), (void *)c->args);
 	return true;
 }
 

@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "export/collector.h"
+#include "model/queue_column.h"
 
 namespace gpuq {
 namespace {
@@ -33,7 +34,8 @@ struct RowKey {
   }
 };
 struct Row {
-  std::map<std::string, double> queues;  // by queue type
+  std::map<std::string, double> queues;     // by queue type (json)
+  double compute = 0, sdma = 0, other = 0;  // by QueueColumnOf (the table)
   double processes = 0, creates = 0;
   std::map<std::string, double> destroys;  // by reason
   double submissions = 0, pending = 0;
@@ -52,8 +54,19 @@ std::map<RowKey, Row> QueueRows(const Snapshot& s) {
   std::map<RowKey, Row> rows;
   for (const auto& [key, series] : s.queue_series) {
     Row& row = rows[KeyOf(s, key.cgroup_id, key.gpu_id)];
-    row.queues[QueueTypeLabel(key.queue_type)] +=
-        static_cast<double>(series.live);
+    const double live = static_cast<double>(series.live);
+    row.queues[QueueTypeLabel(key.queue_type)] += live;
+    switch (QueueColumnOf(key.queue_type)) {
+      case QueueColumn::kCompute:
+        row.compute += live;
+        break;
+      case QueueColumn::kSdma:
+        row.sdma += live;
+        break;
+      case QueueColumn::kOther:
+        row.other += live;
+        break;
+    }
     row.creates += static_cast<double>(series.creates);
     for (uint32_t reason = 0; reason < GPUQ_DESTROY__MAX; ++reason) {
       // As gpuq_queue_destroys_total: "unknown" only once it counted.
@@ -226,11 +239,7 @@ std::string RenderTable(const Snapshot& s) {
   const auto info = ContainerInfo(s);
   double total_live = 0;
   for (const auto& [key, row] : QueueRows(s)) {
-    double other = 0;
-    for (const auto& [type, n] : row.queues) {
-      if (type != "compute" && type != "sdma") other += n;
-      total_live += n;
-    }
+    total_live += row.compute + row.sdma + row.other;
     auto get = [](const std::map<std::string, double>& m, const char* k) {
       auto it = m.find(k);
       return it == m.end() ? 0.0 : it->second;
@@ -240,9 +249,8 @@ std::string RenderTable(const Snapshot& s) {
         ci == info.end() ? "-" : ci->second->container_id.substr(0, 12);
     queues.Add({key.container.empty() ? "(host)" : key.container, id,
                 key.pod.empty() ? "-" : key.pod, key.ns.empty() ? "-" : key.ns,
-                key.gpu_id, Num(get(row.queues, "compute")),
-                Num(get(row.queues, "sdma")), Num(other), Num(row.processes),
-                Num(row.creates),
+                key.gpu_id, Num(row.compute), Num(row.sdma), Num(row.other),
+                Num(row.processes), Num(row.creates),
                 fmt::format("{}/{}", get(row.destroys, "ioctl"),
                             get(row.destroys, "process_exit")),
                 Num(row.submissions), Rate(row), Num(row.pending),

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <set>
 
+#include "model/queue_column.h"
+
 namespace gpuq {
 namespace {
 
@@ -169,14 +171,16 @@ void TopModel::Update(const Snapshot& s, uint64_t now_ns) {
   for (const auto& [key, series] : s.queue_series) {
     TopRow& r = row(key.cgroup_id, key.gpu_id);
     r.queues += series.live;
-    if (key.queue_type == GPUQ_QUEUE_COMPUTE) {
-      r.compute += series.live;
-    } else if (key.queue_type == GPUQ_QUEUE_SDMA ||
-               key.queue_type == GPUQ_QUEUE_SDMA_XGMI ||
-               key.queue_type == GPUQ_QUEUE_SDMA_BY_ENG_ID) {
-      r.sdma += series.live;
-    } else {
-      r.other += series.live;
+    switch (QueueColumnOf(key.queue_type)) {
+      case QueueColumn::kCompute:
+        r.compute += series.live;
+        break;
+      case QueueColumn::kSdma:
+        r.sdma += series.live;
+        break;
+      case QueueColumn::kOther:
+        r.other += series.live;
+        break;
     }
     r.counters.submissions += series.submissions;
   }

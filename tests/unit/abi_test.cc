@@ -90,7 +90,7 @@ TEST(AbiTest, EnumValuesAndSentinels) {
   EXPECT_EQ(GPUQ_PACKET__MAX, 4);
   EXPECT_EQ(GPUQ_QUEUE__MAX, 6);
   EXPECT_EQ(GPUQ_DESTROY__MAX, 3);
-  EXPECT_EQ(GPUQ_DROP__MAX, 3);
+  EXPECT_EQ(GPUQ_DROP__MAX, 4);
   EXPECT_EQ(GPUQ_ABI_VERSION, 1);
   EXPECT_EQ(GPUQ_CGROUP_PATH_MAX, 4096);
   // A cgroup path record of the longest path must fit the u16 size field.

@@ -47,8 +47,8 @@ TEST(PreemptModelTest, DynamicModeUnknownIsAssumedPreemptible) {
 }
 
 TEST(PreemptModelTest, StaticModelsFromUname) {
-  EXPECT_TRUE(Read("", "", "#1 SMP PREEMPT_RT Fri Jan 2 2026\n")
-                  .preempts_programs);
+  EXPECT_TRUE(
+      Read("", "", "#1 SMP PREEMPT_RT Fri Jan 2 2026\n").preempts_programs);
   EXPECT_TRUE(
       Read("", "", "#1 SMP PREEMPT Fri Jan 2 2026\n").preempts_programs);
   // none or voluntary built in: no PREEMPT word at all
