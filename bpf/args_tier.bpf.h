@@ -106,8 +106,8 @@ struct {
 	__type(value, struct args_mm);
 } args_mms SEC(".maps");
 
-/* Argument n (0-based, a constant) of a kprobe. */
-static __always_inline __u64 args__arg(struct pt_regs *ctx, int n)
+/* Argument n (0-based) of a kprobe, in a register: at most the fifth. */
+static __always_inline __u64 args__arg_at(struct pt_regs *ctx, int n)
 {
 	switch (n) {
 	case 0:
@@ -116,10 +116,25 @@ static __always_inline __u64 args__arg(struct pt_regs *ctx, int n)
 		return PT_REGS_PARM2(ctx);
 	case 2:
 		return PT_REGS_PARM3(ctx);
-	default:
+	case 3:
 		return PT_REGS_PARM4(ctx);
+	default:
+		return PT_REGS_PARM5(ctx);
 	}
 }
+
+/*
+ * Argument n, a constant of include/gpuq/args_positions.h. A position past
+ * the fifth does not compile: it would read another argument's register
+ * (tests/bpf/args_bound_test.sh).
+ */
+#define args__arg(ctx, n)                                                                          \
+	({                                                                                         \
+		_Static_assert((n) >= 0 && (n) <= 4,                                               \
+			       "args__arg: position " #n " is not one of the five register "       \
+			       "arguments");                                                       \
+		args__arg_at(ctx, n);                                                              \
+	})
 
 /* The owner of kfd_process p as seen at its creates (current then was it). */
 static __always_inline void args__owner(__u64 p, struct gpuq_owner *o)
