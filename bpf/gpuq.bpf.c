@@ -28,6 +28,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include <gpuq/abi.h>
+#include <gpuq/kfd_uapi.h>
 #include "attribution.bpf.h"
 #include "events.bpf.h"
 #include "kfd_compat.bpf.h"
@@ -74,30 +75,6 @@ struct create_call {
 static __always_inline void args__learn_mm(__u64 p);
 static __always_inline void args__learn_queue(__u64 q, struct live_key *key, struct live_val *val);
 
-/*
- * uapi struct kfd_ioctl_create_queue_args (include/uapi/linux/kfd_ioctl.h),
- * the leading fields, which are stable ABI. Defined here because vmlinux.h
- * and uapi headers cannot be mixed.
- */
-struct gpuq_kfd_create_queue_args {
-	__u64 ring_base_address;
-	__u64 write_pointer_address;
-	__u64 read_pointer_address;
-	__u64 doorbell_offset;
-	__u32 ring_size;
-	__u32 gpu_id;
-	__u32 queue_type;
-	__u32 queue_percentage;
-	__u32 queue_priority;
-	__u32 queue_id;
-};
-
-/* uapi KFD_IOC_QUEUE_TYPE_* values (they differ from kfd_queue_type) */
-#define KFD_IOC_QUEUE_TYPE_COMPUTE 0x0
-#define KFD_IOC_QUEUE_TYPE_SDMA 0x1
-#define KFD_IOC_QUEUE_TYPE_COMPUTE_AQL 0x2
-#define KFD_IOC_QUEUE_TYPE_SDMA_XGMI 0x3
-#define KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID 0x4
 
 /* @brief user queues created while the agent ran: live_key -> live_val */
 struct {
@@ -126,11 +103,11 @@ struct {
 static __always_inline __u32 queue_type_from_uapi(__u32 uapi_type)
 {
 	switch (uapi_type) {
-	case KFD_IOC_QUEUE_TYPE_SDMA:
+	case GPUQ_KFD_IOC_QUEUE_TYPE_SDMA:
 		return GPUQ_QUEUE_SDMA;
-	case KFD_IOC_QUEUE_TYPE_SDMA_XGMI:
+	case GPUQ_KFD_IOC_QUEUE_TYPE_SDMA_XGMI:
 		return GPUQ_QUEUE_SDMA_XGMI;
-	case KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID:
+	case GPUQ_KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID:
 		return GPUQ_QUEUE_SDMA_BY_ENG_ID;
 	default: /* COMPUTE and COMPUTE_AQL */
 		return GPUQ_QUEUE_COMPUTE;
@@ -278,7 +255,7 @@ static __always_inline void emit_ioctl_create(struct create_call *call,
 	e = begin_create(&key, &val);
 	if (!e)
 		return;
-	e->queue_format = a->queue_type == KFD_IOC_QUEUE_TYPE_COMPUTE_AQL ? GPUQ_QUEUE_FORMAT_AQL
+	e->queue_format = a->queue_type == GPUQ_KFD_IOC_QUEUE_TYPE_COMPUTE_AQL ? GPUQ_QUEUE_FORMAT_AQL
 									  : GPUQ_QUEUE_FORMAT_PM4;
 	e->ring_address = a->ring_base_address;
 	e->ring_size = a->ring_size;

@@ -235,13 +235,6 @@ GPUQ_DQM_QPD_PROGRAMS(process_termination_nocpsch, op_enter, GPUQ_CAUSE_TERMINAT
  * its kfd_process. `data` is the kernel copy of the uapi args; its queue is
  * looked up in the live-queue map for the GPU (0 if created before we ran).
  */
-struct gpuq_kfd_update_queue_args {
-	__u64 ring_base_address;
-	__u32 queue_id;
-	__u32 ring_size;
-	__u32 queue_percentage;
-	__u32 queue_priority;
-};
 
 static __always_inline int handle_update_entry(struct kfd_process *p, void *data)
 {

@@ -41,10 +41,6 @@ const volatile __u32 kfd_major = 0;
 #define GPUQ_NR_IOCTL 16
 #define GPUQ_NR_EXIT 60
 #define GPUQ_NR_EXIT_GROUP 231
-#define GPUQ_KFD_IOC_TYPE 'K'
-#define GPUQ_KFD_IOC_CREATE_QUEUE 0x02
-#define GPUQ_KFD_IOC_DESTROY_QUEUE 0x03
-#define GPUQ_KFD_IOC_CREATE_PROCESS 0x27 /* 7.2+ */
 #define GPUQ_IOC_NR(cmd) ((cmd)&0xff)
 #define GPUQ_IOC_TYPE(cmd) (((cmd) >> 8) & 0xff)
 #define GPUQ_MINORBITS 20 /* kernel-internal dev_t */
