@@ -300,7 +300,7 @@ lost_file() { echo "/tmp/lost-creates${TIER:+-$TIER}"; }
 # gpuq_events_dropped_total{reason="prog_skipped"} (the kernel's count), in
 # the tracepoint tier the KFD calls it lost, reason="kfd_exit_skipped" (a
 # skipped sys_enter is recovered at sys_exit). True when every difference
-# in CMP (/tmp/cmp.out) is a shortfall of creates, destroys or exits adding
+# in CMP (/tmp/cmp.out) is a shortfall of creates, failed creates, destroys or exits adding
 # up to no more than twice that count, or of submissions or pending packets
 # of a queue whose create was lost (on a series short of a create in CMP, or
 # in lost_file, where each accepted shortfall of creates is noted for the
@@ -352,7 +352,7 @@ within_skips() {
       } else if (name == "gpuq_queue_pending_packets") {
         pend[labels] = 1
         pending += $4 - $6
-      } else if (name == "gpuq_queue_creates_total" || name == "gpuq_queue_destroys_total" || name == "gpuq_process_exits_total") {
+      } else if (name == "gpuq_queue_creates_total" || name == "gpuq_queue_destroys_total" || name == "gpuq_process_exits_total" || name == "gpuq_queue_create_failures_total") {
         short += $4 - $6
         if (name == "gpuq_queue_creates_total") { created[labels] = 1; lost_gpu[gpu_of(labels)] = 1; now[labels] = 1 }
         # a lost destroy loses the packets since the last sample of its queue
@@ -372,7 +372,7 @@ within_skips() {
       for (l in pend) if (!(l in lost_gpu)) bad = 1
       if (bad || short + packets + pending == 0 || short > 2 * skipped) exit 1
       for (l in now) print l >> lost
-      printf "short by %d creates, destroys and exits (and %d submissions, %d pending packets of queues whose create or destroy was lost), within the %d records %d skipped programs can lose (%s %d)", short, packets, pending, 2 * skipped, skipped, reason, skipped
+      printf "short by %d creates, failed creates, destroys and exits (and %d submissions, %d pending packets of queues whose create or destroy was lost), within the %d records %d skipped programs can lose (%s %d)", short, packets, pending, 2 * skipped, skipped, reason, skipped
     }' "${1:-/tmp/cmp.out}") || return 1
 }
 
