@@ -75,7 +75,6 @@ struct create_call {
 static __always_inline void args__learn_mm(__u64 p);
 static __always_inline void args__learn_queue(__u64 q, struct live_key *key, struct live_val *val);
 
-
 /* @brief user queues created while the agent ran: live_key -> live_val */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -255,8 +254,9 @@ static __always_inline void emit_ioctl_create(struct create_call *call,
 	e = begin_create(&key, &val);
 	if (!e)
 		return;
-	e->queue_format = a->queue_type == GPUQ_KFD_IOC_QUEUE_TYPE_COMPUTE_AQL ? GPUQ_QUEUE_FORMAT_AQL
-									  : GPUQ_QUEUE_FORMAT_PM4;
+	e->queue_format = a->queue_type == GPUQ_KFD_IOC_QUEUE_TYPE_COMPUTE_AQL
+			      ? GPUQ_QUEUE_FORMAT_AQL
+			      : GPUQ_QUEUE_FORMAT_PM4;
 	e->ring_address = a->ring_base_address;
 	e->ring_size = a->ring_size;
 	e->read_ptr = a->read_pointer_address;
