@@ -238,19 +238,19 @@ static __always_inline void tp__create_exit(struct tp_call *c, long ret)
 	struct create_call call = { .process_key = c->process_key };
 	struct gpuq_kfd_create_queue_args a = c->create;
 
-	if (ret) {
-		if (c->args_read)
-			emit_create_failed(&call, &a, ret);
-		else
-			count_drop(GPUQ_DROP_ARGS_UNREADABLE);
-		return;
-	}
-	/* the kernel copied queue_id and doorbell_offset back to the args */
-	if (bpf_probe_read_user(&a, sizeof(a), (void *)c->args)) {
+	/*
+	 * A success: the kernel copied queue_id and doorbell_offset back to the
+	 * args. A failure not read at entry: its args are still the caller's
+	 * (the kernel's own copy of them brought the page in).
+	 */
+	if ((!ret || !c->args_read) && bpf_probe_read_user(&a, sizeof(a), (void *)c->args)) {
 		count_drop(GPUQ_DROP_ARGS_UNREADABLE);
 		return;
 	}
-	emit_ioctl_create(&call, &a);
+	if (ret)
+		emit_create_failed(&call, &a, ret);
+	else
+		emit_ioctl_create(&call, &a);
 }
 
 static __always_inline void tp__destroy_exit(struct tp_call *c, long ret)

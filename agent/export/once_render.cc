@@ -56,17 +56,7 @@ std::map<RowKey, Row> QueueRows(const Snapshot& s) {
     Row& row = rows[KeyOf(s, key.cgroup_id, key.gpu_id)];
     const double live = static_cast<double>(series.live);
     row.queues[QueueTypeLabel(key.queue_type)] += live;
-    switch (QueueColumnOf(key.queue_type)) {
-      case QueueColumn::kCompute:
-        row.compute += live;
-        break;
-      case QueueColumn::kSdma:
-        row.sdma += live;
-        break;
-      case QueueColumn::kOther:
-        row.other += live;
-        break;
-    }
+    AddToQueueColumn(key.queue_type, live, &row.compute, &row.sdma, &row.other);
     row.creates += static_cast<double>(series.creates);
     for (uint32_t reason = 0; reason < GPUQ_DESTROY__MAX; ++reason) {
       // As gpuq_queue_destroys_total: "unknown" only once it counted.

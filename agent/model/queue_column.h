@@ -25,4 +25,21 @@ inline QueueColumn QueueColumnOf(uint32_t queue_type) {
   }
 }
 
+/// Adds `n` to whichever of *compute, *sdma and *other `queue_type` counts
+/// in.
+template <typename T>
+void AddToQueueColumn(uint32_t queue_type, T n, T* compute, T* sdma, T* other) {
+  switch (QueueColumnOf(queue_type)) {
+    case QueueColumn::kCompute:
+      *compute += n;
+      break;
+    case QueueColumn::kSdma:
+      *sdma += n;
+      break;
+    case QueueColumn::kOther:
+      *other += n;
+      break;
+  }
+}
+
 }  // namespace gpuq

@@ -171,17 +171,8 @@ void TopModel::Update(const Snapshot& s, uint64_t now_ns) {
   for (const auto& [key, series] : s.queue_series) {
     TopRow& r = row(key.cgroup_id, key.gpu_id);
     r.queues += series.live;
-    switch (QueueColumnOf(key.queue_type)) {
-      case QueueColumn::kCompute:
-        r.compute += series.live;
-        break;
-      case QueueColumn::kSdma:
-        r.sdma += series.live;
-        break;
-      case QueueColumn::kOther:
-        r.other += series.live;
-        break;
-    }
+    AddToQueueColumn(key.queue_type, series.live, &r.compute, &r.sdma,
+                     &r.other);
     r.counters.submissions += series.submissions;
   }
   for (const auto& [key, n] : s.processes)
