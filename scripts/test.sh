@@ -23,7 +23,9 @@ ctest --output-on-failure --timeout 600 -L 'unit|replay|bpf|e2e|lint|kernel|depl
 # A long log is cut in the middle where it is shown (CI): the failed
 # checks of the TAP-speaking tiers again, last, so the failure is in sight.
 if [ "$status" != 0 ] && [ -f Testing/Temporary/LastTest.log ]; then
-  grep -a '^not ok' Testing/Temporary/LastTest.log | cut -c1-400 | head -n 40 |
+  # tests/lib/assert.sh prints a failed check as "FAIL - what" and its
+  # details indented below it.
+  grep -a -A4 '^FAIL - ' Testing/Temporary/LastTest.log | cut -c1-400 | head -n 60 |
     sed 's/^/failed check: /' || true
 fi
 "$ROOT/tests/lib/survivors.sh" "$GPUQ_TEST_RUN" || status=1
