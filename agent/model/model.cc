@@ -185,6 +185,8 @@ void Model::On(const gpuq_queue_destroy_event& e) {
     ++series_.model_drops.unknown_queue;
     return;
   }
+  preemption_.OnQueueGone(e.hdr.process_key, q.queue_id, e.hdr.ts_ns,
+                          &series_.preemptions);
   const uint32_t reason = e.reason < GPUQ_DESTROY__MAX ? e.reason : 0;
   // Count under the labels the queue was created with, like its gauge.
   QueueSeries& s =
@@ -269,6 +271,7 @@ std::map<uint64_t, uint64_t> Model::IdleCgroups(uint64_t grace_ns) const {
 
 void Model::EraseCgroup(uint64_t cgroup_id) {
   series_.EraseCgroup(cgroup_id);
+  preemption_.EraseCgroup(cgroup_id);
   EraseIf(&doorbell_last_,
           [&](const auto& kv) { return kv.second.cgroup_id == cgroup_id; });
   EraseIf(&pending_evictions_,
@@ -448,6 +451,30 @@ void Model::On(const gpuq_runlist_event& e) {
       gpu_id = q->gpu_id;
     }
   }
+  // Victims first: the model's queues are as they were before the
+  // operation's own record (written at its return) arrives.
+  gpuq_runlist_event on_gpu = e;
+  on_gpu.gpu_id = gpu_id;
+  switch (e.op) {
+    case GPUQ_RUNLIST_UNMAP:
+      preemption_.OnHwsUnmap(on_gpu, ActiveHolders(gpu_id),
+                             &series_.preemptions);
+      break;
+    case GPUQ_RUNLIST_MAP:
+      preemption_.OnHwsMap(on_gpu, &series_.preemptions);
+      break;
+    case GPUQ_RUNLIST_MES_REMOVE: {
+      const QueueState* q =
+          FindQueue(e.hdr.process_key, e.hdr.tgid, e.queue_id);
+      preemption_.OnMesRemove(on_gpu,
+                              q != nullptr ? q->cgroup_id : e.hdr.cgroup_id,
+                              &series_.preemptions);
+      break;
+    }
+    default:
+      preemption_.OnMesAdd(on_gpu, &series_.preemptions);
+      break;
+  }
   RunlistSeries& s = series_.runlist[{gpu_id, sched}];
   // A failed operation is observed too: an -ETIME unmap is the 9 s tail.
   if (unmap) {
@@ -462,6 +489,29 @@ void Model::On(const gpuq_runlist_event& e) {
   const uint32_t cause = e.cause < GPUQ_CAUSE__MAX ? e.cause : 0;
   ++series_.runlist_causes[{e.hdr.cgroup_id, gpu_id, sched, unmap, cause}];
   Touch(e.hdr.cgroup_id, e.hdr.tgid, 0, "");
+}
+
+std::vector<ActiveHolder> Model::ActiveHolders(uint32_t gpu_id) const {
+  std::map<uint64_t, ActiveHolder> by_process;
+  for (const auto& [key, q] : queues_) {
+    if (q.gpu_id != gpu_id) continue;
+    // amdkfd's is_active at create: a ring and a non-zero percentage
+    // (QUEUE_IS_ACTIVE); a seeded queue's are not known: taken as active.
+    const bool active = q.seeded || (q.ring_size > 0 && q.ring_address != 0 &&
+                                     q.percentage > 0);
+    if (!active || pending_evictions_.count({q.process_key, gpu_id}) != 0)
+      continue;
+    ActiveHolder& h = by_process[q.process_key];
+    h.process_key = q.process_key;
+    h.tgid = q.tgid;
+    h.keyed_by_tgid = !IsKernelKey(q.process_key);
+    h.cgroup_id = q.cgroup_id;
+    ++h.queues;
+  }
+  std::vector<ActiveHolder> out;
+  out.reserve(by_process.size());
+  for (const auto& [key, h] : by_process) out.push_back(h);
+  return out;
 }
 
 void Model::On(const gpuq_eviction_event& e) {

@@ -20,6 +20,8 @@
 #include <vector>
 
 #include "model/histogram.h"
+#include "model/preemption.h"
+#include "model/scheduler.h"
 #include "resolver/gpu_topology.h"
 #include "sources/event.h"
 #include "sources/kfd_sysfs.h"
@@ -118,9 +120,6 @@ struct DoorbellSeries {
   std::array<uint64_t, GPUQ_PACKET__MAX> by_packet{};  ///< gpuq_packet_class
 };
 
-/// Runlist operations are unmaps (HWS unmap, MES remove) or maps (HWS map,
-/// MES add), under one of two schedulers.
-enum class Scheduler : uint32_t { kHws = 0, kMes = 1 };
 struct RunlistKey {
   uint32_t gpu_id;
   Scheduler scheduler;
@@ -234,6 +233,8 @@ struct ModelSeries {
   std::map<RunlistKey, RunlistSeries> runlist;
   std::map<RunlistFailureKey, uint64_t> runlist_failures;
   std::map<RunlistCauseKey, uint64_t> runlist_causes;
+  /// Queues taken off the GPU, as their containers see it.
+  std::map<PreemptionKey, PreemptionSeries> preemptions;
   std::map<EvictionKey, EvictionSeries> evictions;
   std::map<std::pair<uint64_t, uint32_t>, uint64_t>
       restores;  ///< (cgroup, gpu)
@@ -263,6 +264,7 @@ struct ModelSeries {
     f(self.pending_packets);
     f(self.doorbells);
     f(self.runlist_causes);
+    f(self.preemptions);
     f(self.evictions);
     f(self.restores);
     f(self.evicted);
@@ -383,6 +385,11 @@ class Model {
   const std::map<RunlistCauseKey, uint64_t>& runlist_causes() const {
     return series_.runlist_causes;
   }
+  const std::map<PreemptionKey, PreemptionSeries>& preemptions() const {
+    return series_.preemptions;
+  }
+  /// Preemption windows not closed by a map yet.
+  size_t open_preemptions() const { return preemption_.open_windows(); }
   const std::map<EvictionKey, EvictionSeries>& evictions() const {
     return series_.evictions;
   }
@@ -468,6 +475,10 @@ class Model {
   std::map<std::pair<uint32_t, uint64_t>, DoorbellLast> doorbell_last_;
   /// (process key, gpu) -> eviction waiting for its restore.
   std::map<std::pair<uint64_t, uint32_t>, PendingEviction> pending_evictions_;
+  PreemptionTracker preemption_;
+  /// Processes holding queues on `gpu_id` that a runlist would map: live,
+  /// active at create (ring, percentage) and not evicted there.
+  std::vector<ActiveHolder> ActiveHolders(uint32_t gpu_id) const;
 };
 
 /// The process key the model uses for a seeded queue of `tgid`: kernel

@@ -1,0 +1,229 @@
+// Preemption as the victims see it (model/preemption.h): which containers'
+// queues each runlist operation took off the GPU, by cause and by whose
+// operation, and for how long. The records arrive in the order the kernel
+// writes them: an operation's unmap and map before its own create, destroy
+// or eviction record (each written at its function's return).
+#include <gpuq/abi.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include "activity_builders.h"
+#include "event_builders.h"
+#include "model/model.h"
+
+namespace gpuq {
+namespace {
+
+constexpr uint32_t kGpu = 11437;
+constexpr uint64_t kCgA = 5861;  // the latency container
+constexpr uint64_t kCgB = 6020;  // the batch container
+constexpr uint64_t kKeyA = 0xffff88811d208000ull;
+constexpr uint64_t kKeyB = 0xffff888110e1b800ull;
+constexpr uint32_t kPidA = 31200;
+constexpr uint32_t kPidB = 31333;
+constexpr uint64_t kUs = 1000;
+
+// A queue as KFD creates it for ROCr: a ring and a full percentage, so
+// amdkfd counts it active and maps it.
+gpuq_queue_create_event Active(uint64_t key, uint32_t pid, uint64_t cg,
+                               uint32_t qid) {
+  gpuq_queue_create_event e = Create(key, pid, cg, kGpu, qid);
+  e.ring_address = 0x7e0000000000ull + qid * 0x100000ull;
+  e.percentage = 100;
+  return e;
+}
+
+// An unmap that ran from `start_us` for `us`, caused by (key, pid, cg).
+gpuq_runlist_event Unmap(uint64_t key, uint32_t pid, uint64_t cg,
+                         uint32_t cause, uint64_t start_us, uint64_t us,
+                         int32_t ret = 0) {
+  gpuq_runlist_event e =
+      Runlist(key, pid, cg, kGpu, GPUQ_RUNLIST_UNMAP, cause, us * kUs, ret);
+  e.hdr.ts_ns = (start_us + us) * kUs;
+  return e;
+}
+
+gpuq_runlist_event Map(uint64_t key, uint32_t pid, uint64_t cg, uint32_t cause,
+                       uint64_t end_us, int32_t ret = 0) {
+  gpuq_runlist_event e =
+      Runlist(key, pid, cg, kGpu, GPUQ_RUNLIST_MAP, cause, 10 * kUs, ret);
+  e.hdr.ts_ns = end_us * kUs;
+  return e;
+}
+
+PreemptionSeries Of(const Model& m, uint64_t cg, uint32_t cause, bool self,
+                    Scheduler sched = Scheduler::kHws) {
+  auto it = m.preemptions().find({cg, kGpu, sched, cause, self});
+  return it == m.preemptions().end() ? PreemptionSeries{} : it->second;
+}
+
+// Two containers share a GPU, one queue each, mapped by B's create.
+Model Shared() {
+  Model m;
+  m.Apply(Active(kKeyA, kPidA, kCgA, 0));
+  m.Apply(Unmap(kKeyB, kPidB, kCgB, GPUQ_CAUSE_CREATE, 100, 10));
+  m.Apply(Map(kKeyB, kPidB, kCgB, GPUQ_CAUSE_CREATE, 150));
+  m.Apply(Active(kKeyB, kPidB, kCgB, 0));
+  return m;
+}
+
+TEST(PreemptionModelTest, AnUnmapPreemptsEveryContainerWithMappedQueues) {
+  Model m = Shared();
+  // B's create took A's queue off; B's own new queue was not mapped yet.
+  EXPECT_EQ(Of(m, kCgA, GPUQ_CAUSE_CREATE, false).preemptions, 1u);
+  EXPECT_EQ(Of(m, kCgA, GPUQ_CAUSE_CREATE, false).off_ns, 50 * kUs)
+      << "from the unmap's entry (100 us) to the map's return (150 us)";
+  EXPECT_EQ(Of(m, kCgB, GPUQ_CAUSE_CREATE, true).preemptions, 0u);
+
+  // A updates its queue: both are taken off, A by itself, B by another.
+  m.Apply(Unmap(kKeyA, kPidA, kCgA, GPUQ_CAUSE_UPDATE, 1000, 40));
+  EXPECT_EQ(m.open_preemptions(), 2u);
+  m.Apply(Map(kKeyA, kPidA, kCgA, GPUQ_CAUSE_UPDATE, 1100));
+  EXPECT_EQ(m.open_preemptions(), 0u);
+  EXPECT_EQ(Of(m, kCgA, GPUQ_CAUSE_UPDATE, true).preemptions, 1u);
+  EXPECT_EQ(Of(m, kCgA, GPUQ_CAUSE_UPDATE, true).off_ns, 100 * kUs);
+  EXPECT_EQ(Of(m, kCgB, GPUQ_CAUSE_UPDATE, false).preemptions, 1u);
+  EXPECT_EQ(Of(m, kCgB, GPUQ_CAUSE_UPDATE, false).off_ns, 100 * kUs);
+  EXPECT_EQ(Of(m, kCgB, GPUQ_CAUSE_UPDATE, true).preemptions, 0u);
+}
+
+TEST(PreemptionModelTest, TheOperationsOwnQueuesAreNotItsVictims) {
+  Model m = Shared();
+  m.Apply(Active(kKeyB, kPidB, kCgB, 1));  // B: two queues now
+  // B destroys one: B keeps one mapped queue, so both are victims.
+  m.Apply(Unmap(kKeyB, kPidB, kCgB, GPUQ_CAUSE_DESTROY, 1000, 10));
+  m.Apply(Map(kKeyB, kPidB, kCgB, GPUQ_CAUSE_DESTROY, 1020));
+  m.Apply(Destroy(kKeyB, kPidB, kCgB, kGpu, 1, GPUQ_QUEUE_COMPUTE));
+  EXPECT_EQ(Of(m, kCgB, GPUQ_CAUSE_DESTROY, true).preemptions, 1u);
+  EXPECT_EQ(Of(m, kCgA, GPUQ_CAUSE_DESTROY, false).preemptions, 1u);
+  // Its last: only A's queue was taken off and stays.
+  m.Apply(Unmap(kKeyB, kPidB, kCgB, GPUQ_CAUSE_DESTROY, 2000, 10));
+  m.Apply(Map(kKeyB, kPidB, kCgB, GPUQ_CAUSE_DESTROY, 2020));
+  m.Apply(Destroy(kKeyB, kPidB, kCgB, kGpu, 0, GPUQ_QUEUE_COMPUTE));
+  EXPECT_EQ(Of(m, kCgB, GPUQ_CAUSE_DESTROY, true).preemptions, 1u);
+  EXPECT_EQ(Of(m, kCgA, GPUQ_CAUSE_DESTROY, false).preemptions, 2u);
+}
+
+TEST(PreemptionModelTest, EvictedQueuesAreNotCountedTwice) {
+  Model m = Shared();
+  // B is evicted: its queues leave as an eviction, A's as a preemption.
+  m.Apply(Unmap(kKeyB, kPidB, kCgB, GPUQ_CAUSE_EVICT, 1000, 10));
+  m.Apply(Map(kKeyB, kPidB, kCgB, GPUQ_CAUSE_EVICT, 1020));
+  m.Apply(Eviction(kKeyB, kPidB, kCgB, kGpu, GPUQ_EVICTION_EVICT,
+                   GPUQ_TRIGGER_TTM, 1030 * kUs));
+  EXPECT_EQ(Of(m, kCgA, GPUQ_CAUSE_EVICT, false).preemptions, 1u);
+  EXPECT_EQ(Of(m, kCgB, GPUQ_CAUSE_EVICT, true).preemptions, 0u);
+  // While B is evicted, A's update takes only A off.
+  m.Apply(Unmap(kKeyA, kPidA, kCgA, GPUQ_CAUSE_UPDATE, 2000, 10));
+  m.Apply(Map(kKeyA, kPidA, kCgA, GPUQ_CAUSE_UPDATE, 2020));
+  EXPECT_EQ(Of(m, kCgB, GPUQ_CAUSE_UPDATE, false).preemptions, 0u);
+  // B's restore: B's queues were not on the GPU to be taken off.
+  m.Apply(Unmap(kKeyB, kPidB, kCgB, GPUQ_CAUSE_RESTORE, 3000, 10));
+  m.Apply(Map(kKeyB, kPidB, kCgB, GPUQ_CAUSE_RESTORE, 3020));
+  m.Apply(Eviction(kKeyB, kPidB, kCgB, kGpu, GPUQ_EVICTION_RESTORE,
+                   GPUQ_TRIGGER_UNKNOWN, 3030 * kUs));
+  EXPECT_EQ(Of(m, kCgA, GPUQ_CAUSE_RESTORE, false).preemptions, 1u);
+  EXPECT_EQ(Of(m, kCgB, GPUQ_CAUSE_RESTORE, true).preemptions, 0u);
+  // Back on the GPU, B is a victim again.
+  m.Apply(Unmap(kKeyA, kPidA, kCgA, GPUQ_CAUSE_UPDATE, 4000, 10));
+  EXPECT_EQ(Of(m, kCgB, GPUQ_CAUSE_UPDATE, false).preemptions, 1u);
+}
+
+TEST(PreemptionModelTest, ATerminatingProcessIsNotItsOwnVictim) {
+  Model m = Shared();
+  m.Apply(Unmap(kKeyB, kPidB, kCgB, GPUQ_CAUSE_TERMINATE, 1000, 10));
+  m.Apply(Map(kKeyB, kPidB, kCgB, GPUQ_CAUSE_TERMINATE, 1020));
+  EXPECT_EQ(Of(m, kCgA, GPUQ_CAUSE_TERMINATE, false).preemptions, 1u);
+  EXPECT_EQ(Of(m, kCgB, GPUQ_CAUSE_TERMINATE, true).preemptions, 0u);
+}
+
+TEST(PreemptionModelTest, ASeededProcessIsKnownAsTheOperationsOwner) {
+  // Queues found in sysfs at start are keyed by tgid until a record names
+  // the process's kernel key; its exit still takes only the others off.
+  Model m;
+  m.Apply(Active(kKeyA, kPidA, kCgA, 0));
+  gpuq_queue_create_event seeded =
+      Active(SeededProcessKey(kPidB), kPidB, kCgB, 0);
+  seeded.flags = GPUQ_CREATE_F_SEEDED;
+  seeded.ring_address = 0;  // sysfs tells no addresses
+  seeded.percentage = 0;
+  m.Apply(seeded);
+  m.Apply(Unmap(kKeyB, kPidB, kCgB, GPUQ_CAUSE_TERMINATE, 1000, 10));
+  EXPECT_EQ(Of(m, kCgA, GPUQ_CAUSE_TERMINATE, false).preemptions, 1u);
+  EXPECT_EQ(Of(m, kCgB, GPUQ_CAUSE_TERMINATE, true).preemptions, 0u);
+  // Another's operation takes the seeded queue off like any other.
+  m.Apply(Map(kKeyB, kPidB, kCgB, GPUQ_CAUSE_TERMINATE, 1020));
+  m.Apply(Unmap(kKeyA, kPidA, kCgA, GPUQ_CAUSE_UPDATE, 2000, 10));
+  EXPECT_EQ(Of(m, kCgB, GPUQ_CAUSE_UPDATE, false).preemptions, 1u);
+}
+
+TEST(PreemptionModelTest, NothingIsTakenOffARunlistThatIsNotMapped) {
+  Model m = Shared();
+  // The scheduler hangs: the queues are off until the map after the reset,
+  // and the unmap before that map finds nothing mapped.
+  m.Apply(Unmap(kKeyA, kPidA, kCgA, GPUQ_CAUSE_UPDATE, 1000, 9000, -62));
+  EXPECT_EQ(Of(m, kCgB, GPUQ_CAUSE_UPDATE, false).preemptions, 1u);
+  m.Apply(Unmap(kKeyA, kPidA, kCgA, GPUQ_CAUSE_UPDATE, 20000, 10));
+  EXPECT_EQ(Of(m, kCgB, GPUQ_CAUSE_UPDATE, false).preemptions, 1u);
+  m.Apply(Map(kKeyA, kPidA, kCgA, GPUQ_CAUSE_UPDATE, 30000, -5));
+  EXPECT_EQ(m.open_preemptions(), 2u) << "a failed map puts nothing back";
+  m.Apply(Map(kKeyA, kPidA, kCgA, GPUQ_CAUSE_UPDATE, 31000));
+  EXPECT_EQ(Of(m, kCgB, GPUQ_CAUSE_UPDATE, false).off_ns, 30000 * kUs);
+  // An unknown cause (reset, suspend) preempts everyone, caused by another.
+  m.Apply(Unmap(0, 0, 0, GPUQ_CAUSE_UNKNOWN, 40000, 10));
+  EXPECT_EQ(Of(m, kCgA, GPUQ_CAUSE_UNKNOWN, false).preemptions, 1u);
+  EXPECT_EQ(Of(m, kCgB, GPUQ_CAUSE_UNKNOWN, false).preemptions, 1u);
+}
+
+TEST(PreemptionModelTest, MesTakesOffOnlyTheUpdatedQueue) {
+  Model m = Shared();
+  gpuq_runlist_event remove =
+      Runlist(kKeyA, kPidA, kCgA, kGpu, GPUQ_RUNLIST_MES_REMOVE,
+              GPUQ_CAUSE_UPDATE, 20 * kUs);
+  remove.queue_id = 0;
+  remove.hdr.ts_ns = 1020 * kUs;
+  m.Apply(remove);
+  gpuq_runlist_event add = Runlist(kKeyA, kPidA, kCgA, kGpu,
+                                   GPUQ_RUNLIST_MES_ADD, GPUQ_CAUSE_UPDATE, 0);
+  add.queue_id = 0;
+  add.hdr.ts_ns = 1500 * kUs;
+  m.Apply(add);
+  const PreemptionSeries a =
+      Of(m, kCgA, GPUQ_CAUSE_UPDATE, true, Scheduler::kMes);
+  EXPECT_EQ(a.preemptions, 1u);
+  EXPECT_EQ(a.off_ns, 500 * kUs);
+  EXPECT_EQ(Of(m, kCgB, GPUQ_CAUSE_UPDATE, false, Scheduler::kMes).preemptions,
+            0u);
+  // A destroy's remove takes a queue that does not stay.
+  remove.cause = GPUQ_CAUSE_DESTROY;
+  m.Apply(remove);
+  EXPECT_EQ(Of(m, kCgA, GPUQ_CAUSE_DESTROY, true, Scheduler::kMes).preemptions,
+            0u);
+  // An update's remove whose queue is destroyed before its add: the window
+  // ends with the queue.
+  remove.cause = GPUQ_CAUSE_UPDATE;
+  remove.hdr.ts_ns = 2020 * kUs;
+  m.Apply(remove);
+  gpuq_queue_destroy_event gone =
+      Destroy(kKeyA, kPidA, kCgA, kGpu, 0, GPUQ_QUEUE_COMPUTE);
+  gone.hdr.ts_ns = 2300 * kUs;
+  m.Apply(gone);
+  EXPECT_EQ(m.open_preemptions(), 0u);
+  EXPECT_EQ(Of(m, kCgA, GPUQ_CAUSE_UPDATE, true, Scheduler::kMes).off_ns,
+            (500 + 300) * kUs);
+}
+
+TEST(PreemptionModelTest, AGoneContainerLeavesNoOpenWindow) {
+  Model m = Shared();
+  m.Apply(Unmap(kKeyA, kPidA, kCgA, GPUQ_CAUSE_UPDATE, 1000, 10));
+  m.EraseCgroup(kCgB);
+  EXPECT_EQ(m.open_preemptions(), 1u);
+  m.Apply(Map(kKeyA, kPidA, kCgA, GPUQ_CAUSE_UPDATE, 1100));
+  for (const auto& [key, series] : m.preemptions()) {
+    EXPECT_NE(key.cgroup_id, kCgB) << "a closed window brought B back";
+  }
+}
+
+}  // namespace
+}  // namespace gpuq
