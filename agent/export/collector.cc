@@ -308,6 +308,30 @@ void AddRunlistFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
     causes.Add(labels, static_cast<double>(n));
   }
   out->push_back(causes.Build());
+
+  FamilyBuilder preemptions(
+      "queue_preemptions_total",
+      "Times a container's active queues on a GPU were taken off it (HWS: an "
+      "unmap of the mapped runlist; MES: a queue removed for its update), by "
+      "the operation that did it and whether the container's own "
+      "(caused_by=self) or another's (other).",
+      MetricType::Counter);
+  FamilyBuilder preempted(
+      "queue_preempted_seconds_total",
+      "Seconds a container's queues were off the GPU after a preemption: "
+      "from the unmap to the map that put them back (MES: the queue's "
+      "re-add), counted when they are back.",
+      MetricType::Counter);
+  for (const auto& [key, series] : s.preemptions) {
+    Labels labels = GpuLabels(s, key.cgroup_id, key.gpu_id);
+    labels.emplace_back("scheduler", SchedulerLabel(key.scheduler));
+    labels.emplace_back("cause", RunlistCauseLabel(key.cause));
+    labels.emplace_back("caused_by", key.by_self ? "self" : "other");
+    preemptions.Add(labels, static_cast<double>(series.preemptions));
+    preempted.Add(labels, static_cast<double>(series.off_ns) / 1e9);
+  }
+  out->push_back(preemptions.Build());
+  out->push_back(preempted.Build());
 }
 
 void AddEvictionFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {

@@ -42,6 +42,9 @@ struct Row {
   double rate = 0;  // packets/s, from the processes' last two samples
   bool has_rate = false;
   double unmaps = 0;  // runlist unmaps this container caused
+  // Times its queues were taken off the GPU, by its own operations and by
+  // others', and the seconds they were off (gpuq_queue_preempt*).
+  double preempted_self = 0, preempted_other = 0, off_seconds = 0;
   double evictions = 0;
 };
 
@@ -79,6 +82,12 @@ std::map<RowKey, Row> QueueRows(const Snapshot& s) {
       rows[KeyOf(s, key.cgroup_id, key.gpu_id)].unmaps +=
           static_cast<double>(n);
     }
+  }
+  for (const auto& [key, series] : s.preemptions) {
+    Row& row = rows[KeyOf(s, key.cgroup_id, key.gpu_id)];
+    (key.by_self ? row.preempted_self : row.preempted_other) +=
+        static_cast<double>(series.preemptions);
+    row.off_seconds += static_cast<double>(series.off_ns) / 1e9;
   }
   for (const auto& [key, series] : s.evictions) {
     rows[KeyOf(s, key.cgroup_id, key.gpu_id)].evictions +=
@@ -225,7 +234,8 @@ std::string RenderTable(const Snapshot& s) {
 
   Table queues({"CONTAINER", "ID", "POD", "NAMESPACE", "GPU_ID", "COMPUTE",
                 "SDMA", "OTHER", "PROCS", "CREATED", "DESTROYED(ioctl/exit)",
-                "SUBMITTED", "SUBMIT/S", "PENDING", "UNMAPS", "EVICTIONS"});
+                "SUBMITTED", "SUBMIT/S", "PENDING", "UNMAPS",
+                "PREEMPTED(self/other)", "OFF_GPU_S", "EVICTIONS"});
   const auto info = ContainerInfo(s);
   double total_live = 0;
   for (const auto& [key, row] : QueueRows(s)) {
@@ -244,13 +254,17 @@ std::string RenderTable(const Snapshot& s) {
                 fmt::format("{}/{}", get(row.destroys, "ioctl"),
                             get(row.destroys, "process_exit")),
                 Num(row.submissions), Rate(row), Num(row.pending),
-                Num(row.unmaps), Num(row.evictions)});
+                Num(row.unmaps),
+                fmt::format("{}/{}", row.preempted_self, row.preempted_other),
+                fmt::format("{:.3f}", row.off_seconds), Num(row.evictions)});
   }
   out += "HARDWARE QUEUES\n" + queues.Render();
   out += fmt::format("live queues: {}\n", total_live);
   out +=
       "SUBMIT/S: AQL packets per second between the last two samples; "
-      "UNMAPS: runlist preemptions the container's operations caused\n\n";
+      "UNMAPS: runlist preemptions the container's operations caused; "
+      "PREEMPTED: times its queues were taken off the GPU, by its own "
+      "operations and by others'; OFF_GPU_S: seconds they were off\n\n";
 
   const auto runlist = RunlistRows(s);
   if (!runlist.empty()) {
@@ -401,6 +415,9 @@ std::string RenderJson(const Snapshot& s) {
                           row.has_rate ? Json(row.rate) : Json(nullptr)},
                          {"pending_packets", row.pending},
                          {"runlist_unmaps_caused", row.unmaps},
+                         {"preempted_by_self", row.preempted_self},
+                         {"preempted_by_others", row.preempted_other},
+                         {"seconds_off_gpu", row.off_seconds},
                          {"evictions", row.evictions}});
   }
   Json procs = Json::array();

@@ -67,6 +67,13 @@ Snapshot SmallSnapshot() {
   s.processes[{kCgVllm, 11437}] = 1;
   s.processes[{kCgHost, 23710}] = 2;
 
+  // vllm's queues taken off GPU 11437: 3 times by the host's updates
+  // (0.25 s), once by its own create (0.05 s).
+  s.preemptions[{kCgVllm, 11437, Scheduler::kHws, GPUQ_CAUSE_UPDATE, false}] = {
+      3, 250000000};
+  s.preemptions[{kCgVllm, 11437, Scheduler::kHws, GPUQ_CAUSE_CREATE, true}] = {
+      1, 50000000};
+
   GpuNode gpu;
   gpu.node = 1;
   gpu.gpu_id = 11437;
@@ -133,20 +140,21 @@ TEST(OnceRenderTest, TableHasHeaderHostRowAndRightNumbers) {
             (std::vector<std::string>{
                 "CONTAINER", "ID", "POD", "NAMESPACE", "GPU_ID", "COMPUTE",
                 "SDMA", "OTHER", "PROCS", "CREATED", "DESTROYED(ioctl/exit)",
-                "SUBMITTED", "SUBMIT/S", "PENDING", "UNMAPS", "EVICTIONS"}))
+                "SUBMITTED", "SUBMIT/S", "PENDING", "UNMAPS",
+                "PREEMPTED(self/other)", "OFF_GPU_S", "EVICTIONS"}))
       << out;
   // An empty container label is the host, shown as "(host)"; empty pod and
   // namespace as "-". HIQ counts under OTHER. ID comes from
   // gpuq_container_info, which these families lack: "-".
-  EXPECT_EQ(
-      RowStartingWith(out, "(host)"),
-      (std::vector<std::string>{"(host)", "-", "-", "-", "23710", "1", "0", "1",
-                                "2", "2", "1/0", "0", "-", "0", "0", "0"}))
+  EXPECT_EQ(RowStartingWith(out, "(host)"),
+            (std::vector<std::string>{"(host)", "-", "-", "-", "23710", "1",
+                                      "0", "1", "2", "2", "1/0", "0", "-", "0",
+                                      "0", "0/0", "0.000", "0"}))
       << out;
   EXPECT_EQ(RowStartingWith(out, "0124dd351391"),
             (std::vector<std::string>{"0124dd351391", "-", "-", "-", "11437",
                                       "3", "2", "0", "1", "6", "1/0", "0", "-",
-                                      "0", "0", "0"}))
+                                      "0", "0", "1/3", "0.300", "0"}))
       << out;
   EXPECT_TRUE(HasLine(out, "live queues: 7")) << out;
 
@@ -195,6 +203,9 @@ TEST(OnceRenderTest, JsonHasContainersAndMetrics) {
   EXPECT_EQ(g["creates"], 6);
   EXPECT_EQ(g["destroys"]["ioctl"], 1);
   EXPECT_EQ(g["destroys"]["process_exit"], 0);
+  EXPECT_EQ(g["preempted_by_self"], 1);
+  EXPECT_EQ(g["preempted_by_others"], 3);
+  EXPECT_DOUBLE_EQ(g["seconds_off_gpu"].get<double>(), 0.3);
 
   ASSERT_EQ((*host)["gpus"].size(), 1u);
   const auto& h = (*host)["gpus"][0];
