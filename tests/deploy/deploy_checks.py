@@ -173,7 +173,8 @@ def cmd_dashboard(path, metrics_path):
             if missing:
                 check(f"panel '{p.get('title')}' uses only defined variables", False, missing)
     # The submission and preemption/eviction rows chart the submission,
-    # doorbell, runlist and eviction metrics (the replay of the bundled capture exports every one of them).
+    # doorbell, runlist, victims and eviction metrics (the replay of the
+    # bundled capture exports every one of them).
     rows = {p.get("title") for p in panels if p.get("type") == "row"}
     check("rows 'Submissions' and 'Preemption and eviction' exist",
           {"Submissions", "Preemption and eviction"} <= rows, sorted(rows))
@@ -186,7 +187,8 @@ def cmd_dashboard(path, metrics_path):
                  "gpuq_runlist_unmap_duration_seconds",
                  "gpuq_runlist_map_duration_seconds", "gpuq_runlist_failures_total",
                  "gpuq_runlist_operations_total", "gpuq_evictions_total",
-                 "gpuq_eviction_duration_seconds", "gpuq_evicted_processes"):
+                 "gpuq_eviction_duration_seconds", "gpuq_evicted_processes",
+                 "gpuq_queue_preemptions_total", "gpuq_queue_preempted_seconds_total"):
         check(f"a panel charts {name}", name in charted)
 
 
