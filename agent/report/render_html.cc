@@ -431,16 +431,20 @@ std::string RunSection(const RunReport& r, const std::string& name, size_t i) {
   out += "<h3>Containers</h3>\n";
   Table ct{{"container", "pod", "namespace", "id", "#processes", "#queues peak",
             "#created", "#submissions", "#mean / peak per s", "#unmaps caused",
-            "#evictions", "#create failures"},
+            "#preempted by self / others", "off GPU", "#evictions",
+            "#create failures"},
            {}};
   for (const auto& c : r.containers) {
-    ct.rows.push_back({OwnerName(c.owner), Dash(c.owner.pod), Dash(c.owner.ns),
-                       Dash(c.container_id.substr(0, 12)), U(c.processes),
-                       U(c.queues_peak), U(c.queues_created), U(c.submissions),
-                       Rate(c.submissions_mean_per_s) + " / " +
-                           Rate(c.submissions_peak_per_s),
-                       U(c.preemptions_caused), U(c.evictions),
-                       U(c.create_failures)});
+    ct.rows.push_back(
+        {OwnerName(c.owner), Dash(c.owner.pod), Dash(c.owner.ns),
+         Dash(c.container_id.substr(0, 12)), U(c.processes), U(c.queues_peak),
+         U(c.queues_created), U(c.submissions),
+         Rate(c.submissions_mean_per_s) + " / " +
+             Rate(c.submissions_peak_per_s),
+         U(c.preemptions_caused),
+         U(c.preempted_by_self) + " / " + U(c.preempted_by_others),
+         FormatSeconds(c.seconds_off_gpu), U(c.evictions),
+         U(c.create_failures)});
   }
   out += RenderTable(ct, p + "containers", "No container held a queue.");
 

@@ -269,16 +269,25 @@ std::string RenderRunText(const RunReport& r, bool md) {
   }
   out += Emit(runlist, md);
 
-  out += Section("Preemptions caused", md);
-  Table caused({"CONTAINER", "UNMAPS_CAUSED"});
+  // Caused: unmaps the container's operations ran; suffered: times its
+  // queues were taken off a GPU (by its own operations or others').
+  out += Section("Preemptions caused and suffered", md);
+  Table caused({"CONTAINER", "UNMAPS_CAUSED", "PREEMPTED_BY_SELF",
+                "PREEMPTED_BY_OTHERS", "OFF_GPU"});
   uint64_t attributed = 0;
   for (const ContainerRow& c : r.containers) {
-    if (c.preemptions_caused == 0) continue;
-    caused.Add({Container(c.owner), N(c.preemptions_caused)});
+    if (c.preemptions_caused == 0 && c.preempted_by_self == 0 &&
+        c.preempted_by_others == 0) {
+      continue;
+    }
+    caused.Add({Container(c.owner), N(c.preemptions_caused),
+                N(c.preempted_by_self), N(c.preempted_by_others),
+                FormatDuration(c.seconds_off_gpu)});
     attributed += c.preemptions_caused;
   }
   if (r.unmaps > attributed) {
-    caused.Add({"(no process: reset, suspend)", N(r.unmaps - attributed)});
+    caused.Add({"(no process: reset, suspend)", N(r.unmaps - attributed), "-",
+                "-", "-"});
   }
   out += Emit(caused, md);
 

@@ -664,6 +664,15 @@ RunReport Analyzer::Impl::Finish() {
   for (const auto& [key, n] : s.runlist_causes) {
     if (key.unmap) unmaps_caused[ContainerKey(key.cgroup_id)] += n;
   }
+  struct Suffered {
+    uint64_t by_self = 0, by_others = 0, off_ns = 0;
+  };
+  std::map<std::string, Suffered> suffered;
+  for (const auto& [key, series] : s.preemptions) {
+    Suffered& v = suffered[ContainerKey(key.cgroup_id)];
+    (key.by_self ? v.by_self : v.by_others) += series.preemptions;
+    v.off_ns += series.off_ns;
+  }
   std::map<std::string, uint64_t> evictions_of;
   for (const auto& [key, series] : s.evictions) {
     evictions_of[ContainerKey(key.cgroup_id)] += series.evictions;
@@ -679,6 +688,7 @@ RunReport Analyzer::Impl::Finish() {
   // Containers that only failed creates, were evicted or caused preemption
   // also get a row.
   for (const auto& [key, n] : unmaps_caused) containers_.try_emplace(key);
+  for (const auto& [key, v] : suffered) containers_.try_emplace(key);
   std::map<std::string, Owner> owner_of_key;
   for (auto& [key, c] : containers_) {
     if (c.cgroup_id == 0) {
@@ -704,6 +714,10 @@ RunReport Analyzer::Impl::Finish() {
       }
     }
     row.preemptions_caused = unmaps_caused[key];
+    const Suffered& v = suffered[key];
+    row.preempted_by_self = v.by_self;
+    row.preempted_by_others = v.by_others;
+    row.seconds_off_gpu = Seconds(v.off_ns);
     row.evictions = evictions_of[key];
     row.create_failures = c.create_failures;
     row.process_exits = exits_of[key];

@@ -88,6 +88,11 @@ struct ContainerRow {
   double submissions_mean_per_s = 0;
   double submissions_peak_per_s = 0;
   uint64_t preemptions_caused = 0;  ///< runlist unmaps its operations caused
+  /// Times its queues were taken off a GPU (gpuq_queue_preemptions_total),
+  /// by its own operations and by others', and the seconds they were off.
+  uint64_t preempted_by_self = 0;
+  uint64_t preempted_by_others = 0;
+  double seconds_off_gpu = 0;
   uint64_t evictions = 0;
   uint64_t create_failures = 0;
   QueueClass classification = QueueClass::kNone;

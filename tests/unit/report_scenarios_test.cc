@@ -136,6 +136,14 @@ TEST(ReportScenarioTest, SharedGpuSplitsRatesAndPreemptions) {
   EXPECT_EQ(r18->preemptions_caused, 5u);
   EXPECT_EQ(r50->preemptions_caused, 2u);
   EXPECT_EQ(r50->evictions, 1u);
+  // Victims: resnet18's 5 updates take both off the GPU; resnet50's
+  // eviction and restore take only resnet18 off (its own queues leave and
+  // come back as the eviction).
+  EXPECT_EQ(r18->preempted_by_self, 5u);
+  EXPECT_EQ(r18->preempted_by_others, 2u);
+  EXPECT_EQ(r50->preempted_by_self, 0u);
+  EXPECT_EQ(r50->preempted_by_others, 5u);
+  EXPECT_GT(r50->seconds_off_gpu, 0.0);
   EXPECT_EQ(r18->classification, QueueClass::kSingleQueue);
   EXPECT_EQ(r.classification, QueueClass::kMoreThanGpus);
   ASSERT_EQ(r.runlist.size(), 1u);
