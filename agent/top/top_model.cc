@@ -38,6 +38,8 @@ double SortValue(const TopRow& row, TopSort sort) {
       return row.unmap_rate.value_or(-1);
     case TopSort::kEvictRate:
       return row.evict_rate.value_or(-1);
+    case TopSort::kPreemptRate:
+      return row.preempt_rate.value_or(-1);
     case TopSort::kName:
       return 0;
   }
@@ -70,11 +72,18 @@ void AddRates(TopRow* total, const TopRow& gpu) {
   add(&total->submit_rate, gpu.submit_rate);
   add(&total->unmap_rate, gpu.unmap_rate);
   add(&total->evict_rate, gpu.evict_rate);
+  add(&total->preempt_rate, gpu.preempt_rate);
 }
 
 std::string FormatRate(const std::optional<double>& rate) {
   if (!rate) return "-";
   return fmt::format("{:.1f}", *rate);
+}
+
+// Seconds in total: a window's time is credited when its queues are back,
+// so a rate of it would jump past 100% when a long window closes.
+std::string FormatOffSeconds(uint64_t off_ns) {
+  return fmt::format("{:.3f}", static_cast<double>(off_ns) / 1e9);
 }
 
 /// One column of the screen: its header, width, and when it is left out on
@@ -89,24 +98,32 @@ struct Column {
 const std::vector<Column>& Columns() {
   static const std::vector<Column> columns = {
       {"QUEUES", 7, 0, TopSort::kQueues},
-      {"COMPUTE", 7, 7, std::nullopt},
-      {"SDMA", 5, 6, std::nullopt},
-      {"OTHER", 5, 8, std::nullopt},
-      {"PROCS", 5, 5, std::nullopt},
+      {"COMPUTE", 7, 9, std::nullopt},
+      {"SDMA", 5, 8, std::nullopt},
+      {"OTHER", 5, 10, std::nullopt},
+      {"PROCS", 5, 7, std::nullopt},
       {"SUBMIT/S", 10, 1, TopSort::kSubmitRate},
-      {"PENDING", 8, 4, TopSort::kPending},
+      {"PENDING", 8, 5, TopSort::kPending},
       {"UNMAPS/S", 9, 2, TopSort::kUnmapRate},
-      {"EVICT/S", 8, 3, TopSort::kEvictRate},
+      {"EVICT/S", 8, 4, TopSort::kEvictRate},
+      {"PREEMPT/S", 10, 3, TopSort::kPreemptRate},
+      {"OFF_S", 8, 6, std::nullopt},
   };
   return columns;
 }
 
 std::vector<std::string> Cells(const TopRow& row) {
-  return {std::to_string(row.queues),    std::to_string(row.compute),
-          std::to_string(row.sdma),      std::to_string(row.other),
-          std::to_string(row.processes), FormatRate(row.submit_rate),
-          std::to_string(row.pending),   FormatRate(row.unmap_rate),
-          FormatRate(row.evict_rate)};
+  return {std::to_string(row.queues),
+          std::to_string(row.compute),
+          std::to_string(row.sdma),
+          std::to_string(row.other),
+          std::to_string(row.processes),
+          FormatRate(row.submit_rate),
+          std::to_string(row.pending),
+          FormatRate(row.unmap_rate),
+          FormatRate(row.evict_rate),
+          FormatRate(row.preempt_rate),
+          FormatOffSeconds(row.counters.off_ns)};
 }
 
 std::string Fit(const std::string& text, size_t width) {
@@ -129,6 +146,8 @@ const char* TopSortName(TopSort sort) {
       return "UNMAPS/S";
     case TopSort::kEvictRate:
       return "EVICT/S";
+    case TopSort::kPreemptRate:
+      return "PREEMPT/S";
     case TopSort::kName:
       return "NAME";
   }
@@ -186,6 +205,11 @@ void TopModel::Update(const Snapshot& s, uint64_t now_ns) {
   for (const auto& [key, series] : s.evictions) {
     row(key.cgroup_id, key.gpu_id).counters.evictions += series.evictions;
   }
+  for (const auto& [key, series] : s.preemptions) {
+    TopCounters& c = row(key.cgroup_id, key.gpu_id).counters;
+    c.preempted += series.preemptions;
+    c.off_ns += series.off_ns;
+  }
 
   const bool time_passed = have_previous_ && now_ns > previous_ns_;
   const double seconds =
@@ -199,10 +223,12 @@ void TopModel::Update(const Snapshot& s, uint64_t now_ns) {
       r.submit_rate = Rate(r.counters.submissions, b.submissions, seconds);
       r.unmap_rate = Rate(r.counters.unmaps, b.unmaps, seconds);
       r.evict_rate = Rate(r.counters.evictions, b.evictions, seconds);
+      r.preempt_rate = Rate(r.counters.preempted, b.preempted, seconds);
     } else if (auto old = rows_.find(key); old != rows_.end()) {
       r.submit_rate = old->second.submit_rate;
       r.unmap_rate = old->second.unmap_rate;
       r.evict_rate = old->second.evict_rate;
+      r.preempt_rate = old->second.preempt_rate;
     }
   }
   if (!have_previous_ || time_passed) {
@@ -243,6 +269,8 @@ std::vector<TopGroup> TopModel::Groups(TopSort sort) const {
     t.counters.submissions += r.counters.submissions;
     t.counters.unmaps += r.counters.unmaps;
     t.counters.evictions += r.counters.evictions;
+    t.counters.preempted += r.counters.preempted;
+    t.counters.off_ns += r.counters.off_ns;
     AddRates(&t, r);
     g.gpus.push_back(r);
   }

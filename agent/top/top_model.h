@@ -22,9 +22,10 @@ enum class TopSort {
   kPending,
   kUnmapRate,
   kEvictRate,
+  kPreemptRate,
   kName
 };
-inline constexpr int kTopSortCount = 6;
+inline constexpr int kTopSortCount = 7;
 /// The column header of a sort key ("QUEUES", "SUBMIT/S", ..., "NAME").
 const char* TopSortName(TopSort sort);
 TopSort NextTopSort(TopSort sort);
@@ -34,6 +35,10 @@ struct TopCounters {
   uint64_t submissions = 0;  ///< AQL packets written (gpuq_submissions_total)
   uint64_t unmaps = 0;  ///< runlist unmaps its operations caused (preemptions)
   uint64_t evictions = 0;  ///< its queues taken off a GPU
+  /// Times its queues were taken off a GPU by a preemption, and the time
+  /// they were off (gpuq_queue_preemptions_total, ..._preempted_seconds_total).
+  uint64_t preempted = 0;
+  uint64_t off_ns = 0;
 };
 
 /// One container on one GPU, or (gpu_id 0) a container's total.
@@ -54,6 +59,7 @@ struct TopRow {
   std::optional<double> submit_rate;
   std::optional<double> unmap_rate;
   std::optional<double> evict_rate;
+  std::optional<double> preempt_rate;
 };
 
 /// A container's total row and its per-GPU rows.

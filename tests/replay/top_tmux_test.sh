@@ -53,7 +53,7 @@ wait_rc() { # wait_rc NAME: prints the session's exit status once written
 }
 
 # --- the capture's end state ------------------------------------------------
-start top 120 "$AGENT top --replay $CAP --speed 20 --interval 200ms"
+start top 132 "$AGENT top --replay $CAP --speed 20 --interval 200ms"
 check top "replay finished" "the end of the replay is announced"
 check top "probes: replay" "the header names the probe mode"
 check top "live queues: 42" "42 live queues (examples/README.md)"
@@ -66,8 +66,11 @@ check top "QUEUES\*" "the sort column is marked"
 order top "sorted by queues: vllm, host, trainer" "^vllm " "^\(host\) " "^trainer "
 
 # --- sort keys -----------------------------------------------------------------
+check top "^vllm .* 12\.789 *$" "vllm: its queues 12.789 s off the GPU after preemptions (OFF_S)"
 tm send-keys -t top 6
-check top "sort: NAME" "key 6 sorts by name"
+check top "PREEMPT/S\*" "key 6 sorts by preemptions suffered per second"
+tm send-keys -t top 7
+check top "sort: NAME" "key 7 sorts by name"
 order top "sorted by name: host, trainer, vllm" "^\(host\) " "^trainer " "^vllm "
 tm send-keys -t top s
 check top "sort: QUEUES" "s cycles from NAME back to QUEUES"
@@ -76,7 +79,7 @@ tm send-keys -t top 4
 check top "UNMAPS/S\*" "key 4 sorts by unmaps per second"
 
 # --- resize ----------------------------------------------------------------------
-check top "COMPUTE" "120 columns show COMPUTE"
+check top "COMPUTE" "132 columns show COMPUTE"
 tm resize-window -t top -x 60 -y 30
 for _ in $(seq 300); do pane top | grep -q COMPUTE || break; sleep 0.1; done
 if pane top | grep -q "COMPUTE"; then
@@ -87,8 +90,8 @@ fi
 check top "UNMAPS/S\*" "60 columns keep the sort column"
 longest=$(pane top | awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }')
 if [ "$longest" -le 60 ]; then pass "60 columns: no line is wider ($longest)"; else fail "a line of $longest columns on 60" "$(pane top)"; fi
-tm resize-window -t top -x 120 -y 40
-check top "COMPUTE" "back to 120 columns: COMPUTE again"
+tm resize-window -t top -x 132 -y 40
+check top "COMPUTE" "back to 132 columns: COMPUTE again"
 
 # --- q ------------------------------------------------------------------------------
 tm send-keys -t top q

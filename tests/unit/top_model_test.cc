@@ -93,6 +93,41 @@ TEST(TopModelTest, RatesAreDeltasOverTheTimeBetweenSnapshots) {
   EXPECT_DOUBLE_EQ(*groups[1].total.submit_rate, 5.0);
 }
 
+TEST(TopModelTest, PreemptionsSufferedAreARateAndTimeOffATotal) {
+  // The victims view: alpha's queues on GPU 100 taken off by beta's
+  // operations (3 then 7 times) and by its own (once), 0.5 s then 2.5 s off.
+  auto with_victims = [](uint64_t by_other, uint64_t off_ms) {
+    Snapshot s = TwoContainers(0, 0, 0, 0);
+    s.preemptions[{kCgA, 100, Scheduler::kHws, GPUQ_CAUSE_CREATE, false}] = {
+        by_other, off_ms * 1000000};
+    s.preemptions[{kCgA, 100, Scheduler::kHws, GPUQ_CAUSE_UPDATE, true}] = {1,
+                                                                            0};
+    return s;
+  };
+  TopModel model;
+  model.Update(with_victims(3, 500), kSecond);
+  model.Update(with_victims(7, 2500), 3 * kSecond);
+  const auto groups = model.Groups(TopSort::kPreemptRate);
+  ASSERT_EQ(groups[0].total.container, "alpha") << "sorted by PREEMPT/S";
+  EXPECT_DOUBLE_EQ(*groups[0].gpus[0].preempt_rate, 2.0);
+  EXPECT_DOUBLE_EQ(*groups[0].total.preempt_rate, 2.0);
+  EXPECT_EQ(groups[0].total.counters.off_ns, 2500000000u);
+  EXPECT_DOUBLE_EQ(*groups[1].total.preempt_rate, 0.0);
+  size_t header = 0;
+  const std::vector<std::string> lines =
+      RenderTop(model, TopSort::kPreemptRate, 200, "", &header);
+  EXPECT_NE(lines[header].find("PREEMPT/S*"), std::string::npos);
+  EXPECT_NE(lines[header].find("OFF_S"), std::string::npos);
+  bool shown = false;
+  for (const std::string& l : lines) {
+    if (l.rfind("alpha", 0) == 0) {
+      shown = l.find("2.0") != std::string::npos &&
+              l.substr(l.size() - 5) == "2.500";
+    }
+  }
+  EXPECT_TRUE(shown) << "alpha's row ends with PREEMPT/S 2.0 and OFF_S 2.500";
+}
+
 TEST(TopModelTest, NoTimePassedKeepsTheLastRates) {
   // A finished replay: the clock stands; the last rates stay shown.
   TopModel model;
