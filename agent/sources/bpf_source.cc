@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/log.h"
+
 namespace gpuq {
 
 BpfEventSource::BpfEventSource(int events_fd, int drops_fd,
@@ -60,9 +62,17 @@ SourceDrops BpfEventSource::Drops() const {
   if (ncpus <= 0) return drops;
   std::vector<uint64_t> values(static_cast<size_t>(ncpus));
   auto sum = [&](uint32_t reason) -> uint64_t {
-    if (bpf_map_lookup_elem(drops_fd_, &reason, values.data()) != 0) return 0;
+    std::atomic<uint64_t>& last = last_drops_[reason];
+    if (bpf_map_lookup_elem(drops_fd_, &reason, values.data()) != 0) {
+      Log().Write(LogLevel::kWarn,
+                  fmt::format("cannot read the kernel's drop counter {}: {}; "
+                              "its last value stays exported",
+                              reason, std::strerror(errno)));
+      return last.load();
+    }
     uint64_t total = 0;
     for (uint64_t v : values) total += v;
+    last.store(total);
     return total;
   };
   drops.ringbuf_full = sum(GPUQ_DROP_RINGBUF_FULL);

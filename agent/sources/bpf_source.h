@@ -1,6 +1,9 @@
 // Live events from the kernel side's `events` ring buffer.
 #pragma once
 
+#include <gpuq/abi.h>
+
+#include <array>
 #include <atomic>
 #include <deque>
 #include <string>
@@ -38,6 +41,9 @@ class BpfEventSource : public EventSource {
   std::vector<int> prog_fds_;
   std::deque<Event> pending_;
   std::atomic<uint64_t> decode_errors_{0};
+  /// The last sum read of each kernel drop counter: a failed read keeps it
+  /// (a counter never goes back) and is logged.
+  mutable std::array<std::atomic<uint64_t>, GPUQ_DROP__MAX> last_drops_{};
   std::string error_;
 };
 

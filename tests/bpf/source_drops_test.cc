@@ -1,0 +1,64 @@
+// Host BPF: BpfEventSource::Drops() reads the kernel side's per-CPU drop
+// counters; a failed read keeps the last value (a counter never goes back)
+// and is logged. The `drops` map is stood in for by a per-CPU hash of the
+// same key and value (an array's elements cannot be removed to make a read
+// fail); the real array is read in sched_events_test and the kernel tiers.
+// Needs root.
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <gpuq/abi.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "common/log.h"
+#include "loader/kernel_features.h"
+#include "sources/bpf_source.h"
+
+namespace gpuq {
+namespace {
+
+TEST(SourceDropsTest, AFailedReadKeepsTheLastValueAndIsLogged) {
+  if (!HasBpfPrivileges()) {
+    GTEST_SKIP() << "needs root (CAP_BPF or CAP_SYS_ADMIN) to create maps";
+  }
+  const int ncpus = libbpf_num_possible_cpus();
+  ASSERT_GT(ncpus, 0);
+  const int events =
+      bpf_map_create(BPF_MAP_TYPE_RINGBUF, "events", 0, 0, 4096 * 4, nullptr);
+  ASSERT_GE(events, 0);
+  const int drops =
+      bpf_map_create(BPF_MAP_TYPE_PERCPU_HASH, "drops", sizeof(uint32_t),
+                     sizeof(uint64_t), GPUQ_DROP__MAX, nullptr);
+  ASSERT_GE(drops, 0);
+  const uint32_t reason = GPUQ_DROP_RINGBUF_FULL;
+  std::vector<uint64_t> per_cpu(static_cast<size_t>(ncpus), 3);
+  ASSERT_EQ(bpf_map_update_elem(drops, &reason, per_cpu.data(), BPF_ANY), 0);
+
+  std::vector<std::string> logged;
+  Log().SetSink([&](const std::string& line) { logged.push_back(line); });
+  {
+    BpfEventSource source(events, drops);
+    ASSERT_TRUE(source.Ok()) << source.Error();
+    EXPECT_EQ(source.Drops().ringbuf_full, 3u * ncpus);
+    ASSERT_EQ(bpf_map_delete_elem(drops, &reason), 0);
+    EXPECT_EQ(source.Drops().ringbuf_full, 3u * ncpus)
+        << "a counter read that failed went back";
+  }
+  Log().SetSink([](const std::string&) {});  // this process's later tests
+  bool said = false;
+  for (const std::string& line : logged) {
+    if (line.find("cannot read the kernel's drop counter 0") !=
+        std::string::npos) {
+      said = true;
+    }
+  }
+  EXPECT_TRUE(said) << "the failed read was not logged";
+  close(drops);
+  close(events);
+}
+
+}  // namespace
+}  // namespace gpuq
