@@ -334,6 +334,22 @@ void AddRunlistFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
   out->push_back(preempted.Build());
 }
 
+void AddPriorityFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
+  FamilyBuilder by_priority(
+      "queues_by_priority",
+      "Live hardware queues by the CP pipe priority amdkfd gives their queue "
+      "priority (0-6 low, 7-10 medium, 11-15 high) at create; unknown for "
+      "queues found in sysfs at start.",
+      MetricType::Gauge);
+  for (const auto& [key, n] : s.queues_by_priority) {
+    const auto& [cgroup, gpu, c] = key;
+    by_priority.Add(
+        With(GpuLabels(s, cgroup, gpu), "priority", PriorityClassLabel(c)),
+        static_cast<double>(n));
+  }
+  out->push_back(by_priority.Build());
+}
+
 void AddEvictionFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
   FamilyBuilder evictions("evictions_total",
                           "Process queue evictions (queues taken off the GPU), "
@@ -662,6 +678,7 @@ std::vector<std::pair<const char*, uint64_t>> DroppedEvents(const Snapshot& s) {
 std::vector<MetricFamily> BuildFamilies(const Snapshot& snapshot) {
   std::vector<MetricFamily> families;
   AddQueueFamilies(snapshot, &families);
+  AddPriorityFamilies(snapshot, &families);
   AddSubmissionFamilies(snapshot, &families);
   AddRunlistFamilies(snapshot, &families);
   AddEvictionFamilies(snapshot, &families);

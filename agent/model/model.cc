@@ -632,6 +632,11 @@ ModelSeries Model::Series() const {
   s.pending_packets = PendingPackets();
   s.sampled_queues = SampledQueues();
   s.evicted = EvictedProcesses();
+  for (const auto& [key, q] : queues_) {
+    const PriorityClass c =
+        q.seeded ? PriorityClass::kUnknown : PriorityClassOf(q.priority);
+    ++s.queues_by_priority[{q.cgroup_id, q.gpu_id, c}];
+  }
   const auto rates = SubmissionRates();
   for (const auto& [key, p] : processes_) {
     for (const auto& [gpu, n] : p.queues_per_gpu) {

@@ -21,6 +21,7 @@
 
 #include "model/histogram.h"
 #include "model/preemption.h"
+#include "model/queue_priority.h"
 #include "model/scheduler.h"
 #include "resolver/gpu_topology.h"
 #include "sources/event.h"
@@ -214,6 +215,10 @@ inline uint64_t CgroupOfKey(uint64_t cgroup_id) { return cgroup_id; }
 inline uint64_t CgroupOfKey(const std::pair<uint64_t, uint32_t>& key) {
   return key.first;  // (cgroup, gpu)
 }
+inline uint64_t CgroupOfKey(
+    const std::tuple<uint64_t, uint32_t, PriorityClass>& key) {
+  return std::get<0>(key);  // (cgroup, gpu, priority class)
+}
 template <class Key>
 uint64_t CgroupOfKey(const Key& key) {
   return key.cgroup_id;
@@ -249,6 +254,10 @@ struct ModelSeries {
   std::map<std::pair<uint64_t, uint32_t>, uint64_t> evicted;  ///< (cgroup, gpu)
   /// Processes holding queues, by (cgroup id, gpu id).
   std::map<std::pair<uint64_t, uint32_t>, uint64_t> processes;
+  /// Live queues by (cgroup id, gpu id, priority class at create; kUnknown
+  /// for queues seeded from sysfs, which shows no priority).
+  std::map<std::tuple<uint64_t, uint32_t, PriorityClass>, uint64_t>
+      queues_by_priority;
   /// By (cgroup id, pid).
   std::vector<ProcessRow> process_rows;
 
@@ -261,6 +270,7 @@ struct ModelSeries {
     f(self.create_failures);
     f(self.process_exits);
     f(self.processes);
+    f(self.queues_by_priority);
     f(self.pending_packets);
     f(self.doorbells);
     f(self.runlist_causes);

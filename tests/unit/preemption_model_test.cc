@@ -1,4 +1,5 @@
-// Preemption as the victims see it (model/preemption.h): which containers'
+// Preemption as the victims see it (model/preemption.h) and the queues'
+// priority classes (model/queue_priority.h): which containers'
 // queues each runlist operation took off the GPU, by cause and by whose
 // operation, and for how long. The records arrive in the order the kernel
 // writes them: an operation's unmap and map before its own create, destroy
@@ -212,6 +213,43 @@ TEST(PreemptionModelTest, MesTakesOffOnlyTheUpdatedQueue) {
   EXPECT_EQ(m.open_preemptions(), 0u);
   EXPECT_EQ(Of(m, kCgA, GPUQ_CAUSE_UPDATE, true, Scheduler::kMes).off_ns,
             (500 + 300) * kUs);
+}
+
+TEST(QueuePriorityTest, LiveQueuesByAmdkfdsPipePriority) {
+  // amdkfd's pipe_priority_map: 0-6 low, 7-10 medium, 11-15 high.
+  EXPECT_EQ(PriorityClassOf(0), PriorityClass::kLow);
+  EXPECT_EQ(PriorityClassOf(6), PriorityClass::kLow);
+  EXPECT_EQ(PriorityClassOf(7), PriorityClass::kMedium);
+  EXPECT_EQ(PriorityClassOf(10), PriorityClass::kMedium);
+  EXPECT_EQ(PriorityClassOf(11), PriorityClass::kHigh);
+  EXPECT_EQ(PriorityClassOf(15), PriorityClass::kHigh);
+  EXPECT_EQ(PriorityClassOf(16), PriorityClass::kUnknown);
+
+  Model m;
+  gpuq_queue_create_event high = Active(kKeyA, kPidA, kCgA, 0);
+  high.priority = 15;
+  m.Apply(high);
+  gpuq_queue_create_event normal = Active(kKeyA, kPidA, kCgA, 1);
+  normal.priority = 7;
+  m.Apply(normal);
+  gpuq_queue_create_event low = Active(kKeyB, kPidB, kCgB, 0);
+  low.priority = 0;
+  m.Apply(low);
+  gpuq_queue_create_event seeded = Active(SeededProcessKey(4), 4, kCgB, 1);
+  seeded.flags = GPUQ_CREATE_F_SEEDED;
+  seeded.priority = 0;  // sysfs shows none: unknown, not low
+  m.Apply(seeded);
+  auto n = [&](uint64_t cg, PriorityClass c) -> uint64_t {
+    const auto by = m.Series().queues_by_priority;
+    auto it = by.find({cg, kGpu, c});
+    return it == by.end() ? 0 : it->second;
+  };
+  EXPECT_EQ(n(kCgA, PriorityClass::kHigh), 1u);
+  EXPECT_EQ(n(kCgA, PriorityClass::kMedium), 1u);
+  EXPECT_EQ(n(kCgB, PriorityClass::kLow), 1u);
+  EXPECT_EQ(n(kCgB, PriorityClass::kUnknown), 1u);
+  m.Apply(Destroy(kKeyA, kPidA, kCgA, kGpu, 0, GPUQ_QUEUE_COMPUTE));
+  EXPECT_EQ(n(kCgA, PriorityClass::kHigh), 0u) << "a gauge of live queues";
 }
 
 TEST(PreemptionModelTest, AGoneContainerLeavesNoOpenWindow) {
