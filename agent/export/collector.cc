@@ -256,6 +256,14 @@ void AddSubmissionFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
   out->push_back(packets.Build());
 }
 
+// A container's labels on a GPU, with the scheduler that ran the operation.
+Labels SchedulerGpuLabels(const Snapshot& s, uint64_t cgroup_id,
+                          uint32_t gpu_id, Scheduler scheduler) {
+  Labels labels = GpuLabels(s, cgroup_id, gpu_id);
+  labels.emplace_back("scheduler", SchedulerLabel(scheduler));
+  return labels;
+}
+
 void AddRunlistFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
   FamilyBuilder unmaps("runlist_unmaps_total",
                        "Runlist preemptions (HWS unmap_queues_cpsch, MES "
@@ -301,8 +309,8 @@ void AddRunlistFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
                        "update caused them.",
                        MetricType::Counter);
   for (const auto& [key, n] : s.runlist_causes) {
-    Labels labels = GpuLabels(s, key.cgroup_id, key.gpu_id);
-    labels.emplace_back("scheduler", SchedulerLabel(key.scheduler));
+    Labels labels =
+        SchedulerGpuLabels(s, key.cgroup_id, key.gpu_id, key.scheduler);
     labels.emplace_back("op", key.unmap ? "unmap" : "map");
     labels.emplace_back("cause", RunlistCauseLabel(key.cause));
     causes.Add(labels, static_cast<double>(n));
@@ -323,8 +331,8 @@ void AddRunlistFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
       "re-add), counted when they are back.",
       MetricType::Counter);
   for (const auto& [key, series] : s.preemptions) {
-    Labels labels = GpuLabels(s, key.cgroup_id, key.gpu_id);
-    labels.emplace_back("scheduler", SchedulerLabel(key.scheduler));
+    Labels labels =
+        SchedulerGpuLabels(s, key.cgroup_id, key.gpu_id, key.scheduler);
     labels.emplace_back("cause", RunlistCauseLabel(key.cause));
     labels.emplace_back("caused_by", key.by_self ? "self" : "other");
     preemptions.Add(labels, static_cast<double>(series.preemptions));
