@@ -42,6 +42,7 @@
 #define KFD_SIM_MAX_EXTRA_GPUS 8
 #define KFD_SIM_MAX_GPUS (5 + KFD_SIM_MAX_EXTRA_GPUS)
 #define KFD_SIM_MAX_QUEUES_PER_PROCESS 1024 /* KFD_MAX_NUM_OF_QUEUES_PER_PROCESS */
+#define KFD_SIM_MAX_VICTIMS 32		    /* containers off one GPU at once */
 
 /*
  * enum kfd_queue_type, kfd_queue_format, kfd_unmap_queues_filter and
@@ -196,6 +197,8 @@ struct qcm_process_device {
 	unsigned int vmid;
 	bool is_debug;
 	unsigned int evicted;
+	/* simulator only: on its GPU's sim_qpds while registered */
+	struct list_head sim_node;
 };
 
 struct kfd_process_device {
@@ -253,12 +256,17 @@ struct queue {
 	void *gang_ctx_bo;
 	uint64_t gang_ctx_gpu_addr;
 	void *gang_ctx_cpu_ptr;
+	/* simulator only: the runlist generation that mapped it (victims.c) */
+	u64 sim_map_gen;
 };
 
 /* amdgpu_mes.h */
 struct amdgpu_mes {
 	void *adev;
 	uint32_t sched_version;
+	/* simulator only: when the last remove_hw_queue began, add_queue_mes ended */
+	u64 sim_removed_ns;
+	u64 sim_added_ns;
 	/* simulator only: the remove_hw_queue of this MES generation */
 	int (*sim_remove_hw_queue)(struct amdgpu_mes *mes, struct mes_remove_queue_input *input);
 	int (*sim_add_hw_queue)(struct amdgpu_mes *mes, struct mes_add_queue_input *input);
@@ -314,12 +322,30 @@ struct sim_gpu {
 	u64 sim_cause_cgroup;
 	/* doorbell slots handed out (64-bit doorbells, 2 dwords each) */
 	unsigned long doorbell_bitmap[KFD_SIM_MAX_QUEUES_PER_PROCESS / BITS_PER_LONG];
+	/* victims (kfd_sim_victims.c), under the dqm lock */
+	struct list_head sim_qpds; /* registered processes, amdkfd's dqm->queues */
+	u64 map_gen;		   /* bumped by every unmap that preempts */
+	unsigned int n_off;
+	struct sim_off_window {
+		u64 cgroup;
+		uint32_t cause;
+		uint32_t self;
+		u64 start_ns;
+	} off[KFD_SIM_MAX_VICTIMS];
 };
 
 extern struct sim_gpu sim_gpus[KFD_SIM_MAX_GPUS];
 extern unsigned int sim_num_gpus;
 
 struct sim_gpu *sim_gpu_by_id(uint32_t gpu_id);
+/* kfd_sim_victims.c: preemption as the victims see it (truth "victim",
+ * "victim_ns"; a = cause, b = 1 if the victim's own cgroup caused it, +2 MES) */
+void sim_victims_register(struct sim_gpu *g, struct qcm_process_device *qpd);
+void sim_victims_unregister(struct qcm_process_device *qpd);
+void sim_victims_unmapped(struct sim_gpu *g, u64 start_ns);
+void sim_victims_mapped(struct sim_gpu *g);
+void sim_victims_mes_removed(struct sim_gpu *g, struct queue *q);
+void sim_victims_mes_readded(struct sim_gpu *g, struct queue *q, u64 start_ns, u64 end_ns);
 void sim_gpus_init(void);
 void sim_set_current_trigger(uint32_t trigger);
 /* Adds n to the ground-truth series (what, gpu_id, a, b, cgroup); kfd_sim_truth.c */

@@ -12,6 +12,7 @@
 #include <linux/bitmap.h>
 #include <linux/delay.h>
 #include <linux/jiffies.h>
+#include <linux/ktime.h>
 #include <linux/moduleparam.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -138,6 +139,7 @@ SIM_HOOK int unmap_queues_cpsch(struct device_queue_manager *dqm,
 #endif
 {
 	struct sim_gpu *g = gpu_of(dqm);
+	u64 start_ns = ktime_get_ns();
 	int retval = 0;
 
 	if (!dqm->sched_running)
@@ -157,6 +159,8 @@ SIM_HOOK int unmap_queues_cpsch(struct device_queue_manager *dqm,
 		g->fail_unmaps--;
 		retval = -ETIME;
 	}
+	/* a hang takes the queues off too: the reset drops the runlist */
+	sim_victims_unmapped(g, start_ns);
 	dqm->active_runlist = false;
 out:
 	count_op(dqm, "unmap", filter, retval, 0);
@@ -177,6 +181,8 @@ SIM_HOOK int map_queues_cpsch(struct device_queue_manager *dqm)
 		sim_truth_count("map_wait_us", dqm->dev->id, 0, 0, 0, g->map_delay_us);
 	dqm->active_runlist = true;
 out:
+	if (!retval)
+		sim_victims_mapped(g);
 	count_op(dqm, "map", 0, retval, 1);
 	return retval;
 }
@@ -205,6 +211,7 @@ SIM_HOOK int mes_v11_0_add_hw_queue(struct amdgpu_mes *mes, struct mes_add_queue
 
 SIM_HOOK int mes_v11_0_remove_hw_queue(struct amdgpu_mes *mes, struct mes_remove_queue_input *input)
 {
+	mes->sim_removed_ns = ktime_get_ns(); /* inside: gpuq's entry is before */
 	barrier();
 	return 0;
 }
@@ -218,6 +225,7 @@ SIM_HOOK int mes_v12_0_add_hw_queue(struct amdgpu_mes *mes, struct mes_add_queue
 
 SIM_HOOK int mes_v12_0_remove_hw_queue(struct amdgpu_mes *mes, struct mes_remove_queue_input *input)
 {
+	mes->sim_removed_ns = ktime_get_ns(); /* inside: gpuq's entry is before */
 	barrier();
 	return 0;
 }
@@ -232,6 +240,7 @@ SIM_HOOK int mes_v12_1_add_hw_queue(struct amdgpu_mes *mes, struct mes_add_queue
 
 SIM_HOOK int mes_v12_1_remove_hw_queue(struct amdgpu_mes *mes, struct mes_remove_queue_input *input)
 {
+	mes->sim_removed_ns = ktime_get_ns(); /* inside: gpuq's entry is before */
 	barrier();
 	return 0;
 }
@@ -252,6 +261,7 @@ SIM_HOOK int add_queue_mes(struct device_queue_manager *dqm, struct queue *q,
 	};
 	int r = g->mes.sim_add_hw_queue(&g->mes, &in);
 
+	g->mes.sim_added_ns = ktime_get_ns(); /* inside: gpuq's return is after */
 	count_op(dqm, "mes_add", 0, r, 3);
 	return r;
 }
@@ -366,6 +376,7 @@ static int update_queue(struct device_queue_manager *dqm, struct queue *q,
 			struct mqd_update_info *minfo)
 {
 	struct kfd_process_device *pdd = sim_pdd_by_gpu(q->process, dqm->dev->id);
+	u64 removed_ns = 0;
 	bool prev_active;
 	int retval = 0;
 
@@ -375,8 +386,13 @@ static int update_queue(struct device_queue_manager *dqm, struct queue *q,
 	if (dqm->sched_policy != KFD_SCHED_POLICY_NO_HWS) {
 		if (!SIM_ENABLE_MES(dqm->dev))
 			retval = UNMAP(dqm, KFD_UNMAP_QUEUES_FILTER_DYNAMIC_QUEUES, 0);
-		else if (prev_active)
+		else if (prev_active) {
 			retval = remove_queue_mes(dqm, q, &pdd->qpd);
+			if (!retval) {
+				removed_ns = gpu_of(dqm)->mes.sim_removed_ns;
+				sim_victims_mes_removed(gpu_of(dqm), q);
+			}
+		}
 		if (retval)
 			goto out_unlock; /* "unmap queue failed" */
 	}
@@ -388,8 +404,12 @@ static int update_queue(struct device_queue_manager *dqm, struct queue *q,
 	if (dqm->sched_policy != KFD_SCHED_POLICY_NO_HWS) {
 		if (!SIM_ENABLE_MES(dqm->dev))
 			retval = map_queues_cpsch(dqm);
-		else if (q->properties.is_active)
+		else if (q->properties.is_active) {
 			retval = add_queue_mes(dqm, q, &pdd->qpd);
+			if (!retval && removed_ns)
+				sim_victims_mes_readded(gpu_of(dqm), q, removed_ns,
+							gpu_of(dqm)->mes.sim_added_ns);
+		}
 	}
 out_unlock:
 	cause_end(dqm);
@@ -401,6 +421,7 @@ static int register_process(struct device_queue_manager *dqm, struct qcm_process
 {
 	dqm_lock(dqm);
 	dqm->processes_count++;
+	sim_victims_register(gpu_of(dqm), qpd);
 	dqm_unlock(dqm);
 	return 0;
 }
@@ -409,6 +430,7 @@ static int unregister_process(struct device_queue_manager *dqm, struct qcm_proce
 {
 	dqm_lock(dqm);
 	dqm->processes_count--;
+	sim_victims_unregister(qpd);
 	dqm_unlock(dqm);
 	return 0;
 }
@@ -535,6 +557,7 @@ static SIM_HOOK int process_termination_cpsch(struct device_queue_manager *dqm,
 		count_transition_gauge(dqm, qpd, -1);
 	if (pdd->sim_registered) {
 		dqm->processes_count--;
+		sim_victims_unregister(qpd); /* off dqm->queues, as amdkfd */
 		pdd->sim_registered = false;
 	}
 	if (!SIM_ENABLE_MES(dqm->dev))
@@ -653,6 +676,7 @@ static SIM_HOOK int process_termination_nocpsch(struct device_queue_manager *dqm
 		count_transition_gauge(dqm, qpd, -1);
 	if (pdd->sim_registered) {
 		dqm->processes_count--;
+		sim_victims_unregister(qpd); /* off dqm->queues, as amdkfd */
 		pdd->sim_registered = false;
 	}
 	dqm_unlock(dqm);
@@ -750,6 +774,8 @@ void sim_gpus_init(void)
 		dqm->packet_mgr.dqm = dqm;
 		mutex_init(&dqm->lock_hidden);
 		INIT_LIST_HEAD(&dqm->queues);
+		INIT_LIST_HEAD(&g->sim_qpds);
+		g->map_gen = 1; /* a new queue's 0 is never mapped */
 		dqm->sched_running = true;
 		g->mes.sim_add_hw_queue = mes_v11_0_add_hw_queue;
 		g->mes.sim_remove_hw_queue = mes_v11_0_remove_hw_queue;

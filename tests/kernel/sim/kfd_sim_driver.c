@@ -13,7 +13,8 @@
  * dispatches and the CP's progress would.
  *
  * Commands (NAME names a queue; GPU is a gpu_id in decimal):
- *   create NAME GPU aql|pm4|sdma|sdma_xgmi [PERCENT [START_INDEX]]
+ *   create NAME GPU aql|pm4|sdma|sdma_xgmi [PERCENT [START_INDEX [PRIORITY]]]
+ *                             (PRIORITY 0..15, default 7)
  *   createfail GPU [ERRNO]    a create that must fail with ERRNO (default
  *                             EINVAL: no such gpu_id)
  *   submit NAME N | complete NAME N
@@ -171,7 +172,7 @@ static int parse_type(const char *s, uint32_t *uapi, uint32_t *kfd_type)
 
 /* Creates a queue; returns 0 or -errno. */
 static int create(struct sim_queue *q, uint32_t gpu, const char *type, uint32_t percent,
-		  uint64_t start)
+		  uint64_t start, uint32_t priority)
 {
 	struct kfd_ioctl_create_queue_args a = { 0 };
 	size_t ring_size = AQL_PACKETS * 64;
@@ -205,7 +206,7 @@ static int create(struct sim_queue *q, uint32_t gpu, const char *type, uint32_t 
 	a.gpu_id = gpu;
 	a.queue_type = uapi;
 	a.queue_percentage = percent;
-	a.queue_priority = 7;
+	a.queue_priority = priority;
 	if (ioctl(kfd, AMDKFD_IOC_CREATE_QUEUE, &a) != 0)
 		return -errno;
 	q->fd = kfd;
@@ -280,7 +281,8 @@ static void command(char *line)
 			expect(0, "create: no slot or duplicate name");
 			return;
 		}
-		r = create(q, NUM(2), argv[3], argc > 4 ? NUM(4) : 100, NUM(5));
+		r = create(q, NUM(2), argv[3], argc > 4 ? NUM(4) : 100, NUM(5),
+			   argc > 6 ? NUM(6) : 7);
 		if (r == 0)
 			snprintf(q->name, sizeof(q->name), "%s", argv[1]);
 		say("CREATE %s gpu=%s type=%s qid=%u rc=%d", argv[1], argv[2], argv[3],
@@ -292,7 +294,7 @@ static void command(char *line)
 		struct sim_queue tmp = { 0 };
 		int want = argc > 2 ? -(int)NUM(2) : -EINVAL;
 
-		r = create(&tmp, NUM(1), "aql", 100, 0);
+		r = create(&tmp, NUM(1), "aql", 100, 0, 7);
 		say("CREATEFAIL gpu=%s rc=%d want=%d", ARG(1), r, want);
 		expect(r == want, "createfail: unexpected result");
 		if (r == 0)
@@ -331,7 +333,7 @@ static void command(char *line)
 		for (unsigned long i = 0; i < n; i++) {
 			struct sim_queue tmp = { 0 };
 
-			if (create(&tmp, NUM(1), "aql", 100, 0) == 0 && destroy(&tmp) == 0)
+			if (create(&tmp, NUM(1), "aql", 100, 0, 7) == 0 && destroy(&tmp) == 0)
 				ok++;
 			else
 				release(&tmp);

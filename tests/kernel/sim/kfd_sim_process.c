@@ -88,11 +88,19 @@ struct kfd_process_device *sim_pdd_by_gpu(struct kfd_process *p, uint32_t gpu_id
  * The live gauges: queues by (gpu, type, cgroup) and processes holding at
  * least one queue on a GPU by (gpu, cgroup).
  */
+/* amdkfd's pipe_priority_map (kfd_mqd_manager.c): 0-6 low, 7-10 medium, 11-15 high */
+static uint32_t sim_priority_class(uint32_t priority)
+{
+	return priority <= 6 ? 0 : priority <= 10 ? 1 : 2;
+}
+
 static void sim_count_live(struct kfd_process_device *pdd, struct queue *q, int delta)
 {
 	u64 cg = sim_process_cgroup(q->process);
 
 	sim_truth_count("queues", q->device->id, q->properties.type, 0, cg, delta);
+	sim_truth_count("prio", q->device->id, sim_priority_class(q->properties.priority), 0, cg,
+			delta);
 	if (delta > 0 && pdd->sim_queues++ == 0)
 		sim_truth_count("processes", q->device->id, 0, 0, cg, 1);
 	else if (delta < 0 && --pdd->sim_queues == 0)
@@ -313,6 +321,14 @@ SIM_HOOK int kfd_ioctl_update_queue(struct file *filp, struct kfd_process *p, vo
 	q->properties.queue_address = args->ring_base_address;
 	q->properties.queue_size = args->ring_size;
 	q->properties.queue_percent = args->queue_percentage & 0xFF;
+	if (sim_priority_class(args->queue_priority) != sim_priority_class(q->properties.priority)) {
+		u64 cg = sim_process_cgroup(p);
+
+		sim_truth_count("prio", q->device->id, sim_priority_class(q->properties.priority), 0,
+				cg, -1);
+		sim_truth_count("prio", q->device->id, sim_priority_class(args->queue_priority), 0,
+				cg, 1);
+	}
 	q->properties.priority = args->queue_priority;
 	retval = q->device->dqm->ops.update_queue(q->device->dqm, q, NULL);
 out:

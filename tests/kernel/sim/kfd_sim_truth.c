@@ -13,6 +13,7 @@
  * exit        0                  0            mm released (gpu_id 0)
  * queues      kfd_queue_type     0            live queues (gauge)
  * processes   0                  0            processes with a queue on the GPU (gauge)
+ * prio        0 low, 1 medium, 2 high  0      live queues by pipe priority class (gauge)
  * unmap       filter             errno        unmap_queues_cpsch calls (cgroup 0)
  * map         0                  errno        map_queues_cpsch calls (cgroup 0)
  * unmap_wait_us, map_wait_us  0  0            microseconds those calls waited (fence wait)
@@ -20,6 +21,10 @@
  * mes_remove  0                  errno        remove_queue_mes calls
  * evict       trigger            0            qpd->evicted 0 -> 1 transitions
  * restore     255                0            qpd->evicted 1 -> 0 transitions
+ * victim      cause              1 own cgroup caused it, +2 MES
+ *                                             times the cgroup's queues were taken off
+ * victim_ns   cause              as victim    nanoseconds off, unmap entry to the map
+ *                                             that put them back (kfd_sim_victims.c)
  *
  * and /sys/kernel/debug/kfd_sim/queue_types, "<kfd_queue_type> <label>" per
  * line: the label gpuq must export for each value of the real module's enum
