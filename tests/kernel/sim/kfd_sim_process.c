@@ -321,11 +321,12 @@ SIM_HOOK int kfd_ioctl_update_queue(struct file *filp, struct kfd_process *p, vo
 	q->properties.queue_address = args->ring_base_address;
 	q->properties.queue_size = args->ring_size;
 	q->properties.queue_percent = args->queue_percentage & 0xFF;
-	if (sim_priority_class(args->queue_priority) != sim_priority_class(q->properties.priority)) {
+	if (sim_priority_class(args->queue_priority) !=
+	    sim_priority_class(q->properties.priority)) {
 		u64 cg = sim_process_cgroup(p);
 
-		sim_truth_count("prio", q->device->id, sim_priority_class(q->properties.priority), 0,
-				cg, -1);
+		sim_truth_count("prio", q->device->id, sim_priority_class(q->properties.priority),
+				0, cg, -1);
 		sim_truth_count("prio", q->device->id, sim_priority_class(args->queue_priority), 0,
 				cg, 1);
 	}
