@@ -400,6 +400,10 @@ class Model {
   }
   /// Preemption windows not closed by a map yet.
   size_t open_preemptions() const { return preemption_.open_windows(); }
+  /// Receives each preemption window as it closes (the report's timeline).
+  void SetPreemptionWindowSink(PreemptionTracker::WindowSink sink) {
+    preemption_.SetWindowSink(std::move(sink));
+  }
   const std::map<EvictionKey, EvictionSeries>& evictions() const {
     return series_.evictions;
   }

@@ -56,6 +56,11 @@ void Pipeline::SetProbes(std::vector<ProbeStatus> probes) {
   probes_ = std::move(probes);
 }
 
+void Pipeline::SetPreemptionWindowSink(PreemptionTracker::WindowSink sink) {
+  std::lock_guard<std::mutex> lock(mu_);
+  model_.SetPreemptionWindowSink(std::move(sink));
+}
+
 void Pipeline::SetDoorbellMapFull(uint64_t drops) {
   std::lock_guard<std::mutex> lock(mu_);
   doorbell_map_full_ = drops;

@@ -39,9 +39,12 @@ uint32_t QueuesTakenOff(const gpuq_runlist_event& e, const ActiveHolder& h) {
 
 }  // namespace
 
-void PreemptionTracker::Close(const Window& w, uint64_t end_ns,
-                              std::map<PreemptionKey, PreemptionSeries>* out) {
+void PreemptionTracker::Close(
+    const Window& w, uint64_t end_ns,
+    std::map<PreemptionKey, PreemptionSeries>* out) const {
   if (end_ns > w.start_ns) (*out)[w.key].off_ns += end_ns - w.start_ns;
+  if (window_sink_)
+    window_sink_(w.key, w.start_ns, std::max(end_ns, w.start_ns));
 }
 
 void PreemptionTracker::OnHwsUnmap(

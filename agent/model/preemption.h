@@ -22,6 +22,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <tuple>
 #include <utility>
@@ -64,6 +65,12 @@ struct ActiveHolder {
 /// Thread-safety: none; the model's caller serialises.
 class PreemptionTracker {
  public:
+  /// Receives every window as it closes: whose queues, and from when to
+  /// when they were off (the report's timeline).
+  using WindowSink = std::function<void(const PreemptionKey& key,
+                                        uint64_t start_ns, uint64_t end_ns)>;
+  void SetWindowSink(WindowSink sink) { window_sink_ = std::move(sink); }
+
   /// An HWS unmap of `e.gpu_id`; `holders` are the processes holding active
   /// queues on that GPU when it is applied.
   void OnHwsUnmap(const gpuq_runlist_event& e,
@@ -95,8 +102,8 @@ class PreemptionTracker {
     PreemptionKey key;
     uint64_t start_ns;
   };
-  static void Close(const Window& w, uint64_t end_ns,
-                    std::map<PreemptionKey, PreemptionSeries>* out);
+  void Close(const Window& w, uint64_t end_ns,
+             std::map<PreemptionKey, PreemptionSeries>* out) const;
 
   /// HWS: per GPU, whether a runlist is mapped (absent: not seen yet).
   std::map<uint32_t, bool> hws_mapped_;
@@ -104,6 +111,7 @@ class PreemptionTracker {
   std::map<uint32_t, std::vector<Window>> hws_off_;
   /// MES: per (process key, queue id), the queue removed for an update.
   std::map<std::pair<uint64_t, uint32_t>, Window> mes_off_;
+  WindowSink window_sink_;
 };
 
 }  // namespace gpuq

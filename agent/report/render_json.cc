@@ -215,6 +215,7 @@ nlohmann::ordered_json RunJson(const RunReport& r) {
                          {"queue_lifetimes", SlicesJson(t.queue_lifetimes)},
                          {"runlist_ops", SlicesJson(t.runlist_ops)},
                          {"evictions", SlicesJson(t.evictions)},
+                         {"off_gpu", SlicesJson(t.off_gpu)},
                          {"slices_omitted", t.slices_omitted}};
   return run;
 }

@@ -102,6 +102,7 @@ void AddRun(Trace& trace, const RunReport& r, int base) {
   for (const auto& s : t.queues_per_gpu) gpus.insert(s.name);
   for (const auto& s : t.runlist_ops) gpus.insert(s.track);
   for (const auto& s : t.evictions) gpus.insert(s.track);
+  for (const auto& s : t.off_gpu) gpus.insert(s.track);
   std::map<std::string, int> gpu_pid;
   int next = base + 1;
   for (const auto& g : gpus) {
@@ -111,15 +112,24 @@ void AddRun(Trace& trace, const RunReport& r, int base) {
   }
   for (const auto& g : gpus) {
     Lanes lanes(trace, gpu_pid[g]);
-    std::vector<const Slice*> ops, evictions;
+    std::vector<const Slice*> ops, evictions, off;
     for (const auto& s : t.runlist_ops) {
       if (s.track == g) ops.push_back(&s);
     }
     for (const auto& s : t.evictions) {
       if (s.track == g) evictions.push_back(&s);
     }
+    for (const auto& s : t.off_gpu) {
+      if (s.track == g) off.push_back(&s);
+    }
     lanes.Add("runlist", "runlist", std::move(ops));
     lanes.Add("evictions", "eviction", std::move(evictions));
+    // A lane per container whose queues the runlist took off.
+    std::map<std::string, std::vector<const Slice*>> off_per_container;
+    for (const Slice* s : off) off_per_container[s->name].push_back(s);
+    for (auto& [name, slices] : off_per_container) {
+      lanes.Add(name, "preemption", std::move(slices));
+    }
   }
   // Live queues per GPU, as at the end of each step.
   for (const auto& s : t.queues_per_gpu) {

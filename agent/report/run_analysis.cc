@@ -170,6 +170,16 @@ class Analyzer::Impl {
     step_ns_ = std::max<uint64_t>(
         1, static_cast<uint64_t>(std::llround(step_s_ * kNsPerS)));
     report_.timeline.step_s = step_s_;
+    // The model's preemption windows, as they close: the timeline's off-GPU
+    // slices (named at Finish, when the owners' labels are known).
+    pipeline_.SetPreemptionWindowSink(
+        [this](const PreemptionKey& key, uint64_t start_ns, uint64_t end_ns) {
+          if (off_windows_.size() >= kMaxSlicesPerList) {
+            ++report_.timeline.slices_omitted;
+            return;
+          }
+          off_windows_.push_back({key, start_ns, end_ns});
+        });
   }
 
   void Add(const Event& event) {
@@ -565,6 +575,11 @@ class Analyzer::Impl {
   std::map<std::pair<uint64_t, uint32_t>, PendingEvictionRow>
       pending_evictions_;
   std::vector<uint64_t> eviction_cgroups_;  // per eviction_list row
+  struct OffWindow {
+    PreemptionKey key;
+    uint64_t start_ns, end_ns;
+  };
+  std::vector<OffWindow> off_windows_;  // the model's, as they closed
   std::vector<uint64_t> eviction_durations_ns_;
   std::map<std::tuple<uint64_t, uint32_t, uint32_t, int32_t>, uint64_t>
       failures_;
@@ -827,6 +842,19 @@ RunReport Analyzer::Impl::Finish() {
       slice.args["end"] = row.process_exited ? "process_exit" : "open";
     }
     AddSlice(&r.timeline.evictions, std::move(slice));
+  }
+  for (const OffWindow& w : off_windows_) {
+    const Owner owner = OwnerOf(s, w.key.cgroup_id);
+    Slice slice;
+    slice.track = GpuTrack(w.key.gpu_id);
+    slice.name = fmt::format("off GPU: {}", SeriesName(owner));
+    slice.start_s = Rel(w.start_ns);
+    slice.duration_s = Seconds(w.end_ns - w.start_ns);
+    slice.args = {{"container", SeriesName(owner)},
+                  {"scheduler", SchedulerLabel(w.key.scheduler)},
+                  {"cause", RunlistCauseLabel(w.key.cause)},
+                  {"caused_by", w.key.by_self ? "self" : "other"}};
+    r.timeline.off_gpu.push_back(std::move(slice));
   }
   for (const auto& [key, n] : failures_) {
     CreateFailureRow row;

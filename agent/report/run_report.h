@@ -181,6 +181,9 @@ struct Timeline {
   std::vector<Slice> queue_lifetimes;                 ///< track: per process
   std::vector<Slice> runlist_ops;  ///< track: per GPU (unmaps and maps)
   std::vector<Slice> evictions;    ///< track: per GPU
+  /// Windows a container's queues were off the GPU after a preemption
+  /// (gpuq_queue_preempted_seconds_total's), track: per GPU.
+  std::vector<Slice> off_gpu;
   // Added by the analysis core (report-core):
   /// Packets/s per process in each bucket (name "pid 4242 (python3)").
   std::vector<Series> submission_rate_per_process;

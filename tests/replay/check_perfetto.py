@@ -4,7 +4,8 @@ Against the capture's figures (examples/README.md, worked out by hand):
 6 runlist unmaps summing 9.003142345 s, 6 maps, 3 evictions of 0.15, 2.3 and
 0.04 s (2.49 s), 42 live queues at the end (per GPU: 6 on 23710, 1 on
 47101, 5 on each of the other seven), 54 queues (53 created + 1 seeded),
-10 processes that held queues, 9 GPUs. And the trace-event format: every
+10 processes that held queues, 9 GPUs; vllm's queues 4 times off the GPU,
+12.789274012 s in all. And the trace-event format: every
 event has name, ph, ts, pid, tid; X has dur; C and M have args; X events on
 one thread never overlap. Usage: check_perfetto.py TRACE.json
 Prints one line per check and "N passed, N failed".
@@ -75,7 +76,23 @@ queues = by_cat["queue"]
 check(len(queues) == 54, "54 queue lifetimes (53 created + 1 seeded)", str(len(queues)))
 queue_pids = {e["pid"] for e in queues}
 check(len(queue_pids) == 10, "10 OS processes held queues", str(len(queue_pids)))
-check(set(by_cat) == {"runlist", "eviction", "queue"}, "X categories are runlist, eviction, queue", str(set(by_cat)))
+
+# Off-GPU windows of the victims (the report's model: as /metrics'
+# gpuq_queue_preempted_seconds_total, tests/replay/golden/default.prometheus):
+# vllm's queues, 3 times on GPU 11437 by other containers' eviction,
+# restore and exit, once on 64512 by its own destroy, whose unmap hung.
+off = by_cat["preemption"]
+check(len(off) == 4 and {e["name"] for e in off} == {"off GPU: vllm"},
+      "4 off-GPU windows, all vllm's", str([e["name"] for e in off]))
+off_gpus = sorted(names.get(e["pid"], "?").rsplit(" ", 1)[-1] for e in off)
+check(off_gpus == ["11437", "11437", "11437", "64512"],
+      "off GPU 3 times on 11437, once on 64512", str(off_gpus))
+check(abs(sum(e["dur"] for e in off) / 1e6 - 12.789274012) < 1e-6,
+      "off GPU 12.789274012 s in all", str(sum(e["dur"] for e in off) / 1e6))
+check(sorted(e["args"]["caused_by"] for e in off) == ["other", "other", "other", "self"],
+      "3 by others' operations, 1 by its own", str([e["args"] for e in off]))
+check(set(by_cat) == {"runlist", "eviction", "queue", "preemption"},
+      "X categories are runlist, eviction, queue, preemption", str(set(by_cat)))
 
 # Live queues at the end: the last "live queues" counter of every GPU.
 last = {}
