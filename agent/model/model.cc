@@ -4,6 +4,8 @@
 #include <iterator>
 #include <utility>
 
+#include "common/erase_if.h"
+#include "model/runlist_cause.h"
 #include "model/write_index.h"
 
 namespace gpuq {
@@ -11,13 +13,6 @@ namespace {
 
 // Kernel pointers live in the canonical upper half; a pid never does.
 bool IsKernelKey(uint64_t process_key) { return process_key > 0xffffffffull; }
-
-template <typename Map, typename Pred>
-void EraseIf(Map* map, Pred pred) {
-  for (auto it = map->begin(); it != map->end();) {
-    it = pred(*it) ? map->erase(it) : std::next(it);
-  }
-}
 
 double Seconds(uint64_t ns) { return static_cast<double>(ns) / 1e9; }
 
@@ -276,9 +271,8 @@ void Model::EraseCgroup(uint64_t cgroup_id) {
           [&](const auto& kv) { return kv.second.cgroup_id == cgroup_id; });
   EraseIf(&pending_evictions_,
           [&](const auto& kv) { return kv.second.cgroup_id == cgroup_id; });
-  for (auto it = owners_.begin(); it != owners_.end();) {
-    it = it->first.first == cgroup_id ? owners_.erase(it) : std::next(it);
-  }
+  EraseIf(&owners_,
+          [&](const auto& kv) { return kv.first.first == cgroup_id; });
   // A late destroy of a gone container's queue must not bring its series
   // back: it becomes an unknown_queue drop instead.
   EraseIf(&tombstones_,
@@ -486,7 +480,7 @@ void Model::On(const gpuq_runlist_event& e) {
   if (e.ret != 0) ++series_.runlist_failures[{gpu_id, sched, unmap, e.ret}];
   // Operations of unknown cause (reset, suspend) belong to no container.
   if (e.hdr.cgroup_id == 0) return;
-  const uint32_t cause = e.cause < GPUQ_CAUSE__MAX ? e.cause : 0;
+  const uint32_t cause = KnownRunlistCause(e.cause);
   ++series_.runlist_causes[{e.hdr.cgroup_id, gpu_id, sched, unmap, cause}];
   Touch(e.hdr.cgroup_id, e.hdr.tgid, 0, "");
 }

@@ -3,12 +3,11 @@
 #include <algorithm>
 #include <iterator>
 
+#include "common/erase_if.h"
+#include "model/runlist_cause.h"
+
 namespace gpuq {
 namespace {
-
-uint32_t KnownCause(uint32_t cause) {
-  return cause < GPUQ_CAUSE__MAX ? cause : uint32_t{GPUQ_CAUSE_UNKNOWN};
-}
 
 /// Entry time of an operation written at its return.
 uint64_t EntryNs(const gpuq_runlist_event& e) {
@@ -66,7 +65,7 @@ void PreemptionTracker::OnHwsUnmap(
   std::vector<Window>& open = hws_off_[e.gpu_id];
   for (const auto& [cgroup, n] : off_per_cgroup) {
     const PreemptionKey key{cgroup, e.gpu_id, Scheduler::kHws,
-                            KnownCause(e.cause),
+                            KnownRunlistCause(e.cause),
                             e.hdr.cgroup_id != 0 && e.hdr.cgroup_id == cgroup};
     ++(*out)[key].preemptions;
     open.push_back({key, EntryNs(e)});
@@ -106,11 +105,8 @@ void PreemptionTracker::OnMesRemove(
 void PreemptionTracker::OnMesAdd(
     const gpuq_runlist_event& e,
     std::map<PreemptionKey, PreemptionSeries>* out) {
-  if (e.ret != 0) return;
-  auto open = mes_off_.find({e.hdr.process_key, e.queue_id});
-  if (open == mes_off_.end()) return;
-  Close(open->second, e.hdr.ts_ns, out);
-  mes_off_.erase(open);
+  // A failed add left the queue off the GPU: its window stays open.
+  if (e.ret == 0) OnQueueGone(e.hdr.process_key, e.queue_id, e.hdr.ts_ns, out);
 }
 
 void PreemptionTracker::OnQueueGone(
@@ -130,10 +126,8 @@ void PreemptionTracker::EraseCgroup(uint64_t cgroup_id) {
                                  }),
                   windows.end());
   }
-  for (auto it = mes_off_.begin(); it != mes_off_.end();) {
-    it = it->second.key.cgroup_id == cgroup_id ? mes_off_.erase(it)
-                                               : std::next(it);
-  }
+  EraseIf(&mes_off_,
+          [&](const auto& kv) { return kv.second.key.cgroup_id == cgroup_id; });
 }
 
 size_t PreemptionTracker::open_windows() const {

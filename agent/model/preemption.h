@@ -86,7 +86,7 @@ class PreemptionTracker {
   /// An MES add: closes the queue's window when it succeeds.
   void OnMesAdd(const gpuq_runlist_event& e,
                 std::map<PreemptionKey, PreemptionSeries>* out);
-  /// A queue is gone: its MES window ends at `ts_ns` (it never came back).
+  /// A queue is gone, or back on the GPU: its MES window ends at `ts_ns`.
   void OnQueueGone(uint64_t process_key, uint32_t queue_id, uint64_t ts_ns,
                    std::map<PreemptionKey, PreemptionSeries>* out);
   /// Drops the open windows of `cgroup_id` (its container is gone).

@@ -13,6 +13,7 @@
 
 #include "export/collector.h"
 #include "model/pipeline.h"
+#include "model/runlist_cause.h"
 #include "model/write_index.h"
 #include "resolver/cgroup_path.h"
 
@@ -439,9 +440,7 @@ class Analyzer::Impl {
     s.start_s = Rel(start_ns);
     s.duration_s = Seconds(e.duration_ns);
     s.args = {{"scheduler", mes ? "mes" : "hws"},
-              {"cause", RunlistCauseLabel(e.cause < GPUQ_CAUSE__MAX
-                                              ? e.cause
-                                              : uint32_t{GPUQ_CAUSE_UNKNOWN})}};
+              {"cause", RunlistCauseLabel(KnownRunlistCause(e.cause))}};
     if (e.hdr.tgid != 0) s.args["pid"] = std::to_string(e.hdr.tgid);
     if (e.ret != 0) s.args["error"] = ErrnoLabel(e.ret);
     if (!mes) s.args["active_queues"] = std::to_string(e.active_queues);
