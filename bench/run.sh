@@ -11,7 +11,7 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
 fi
 cmake --build "$build" -j"$(nproc)" \
   --target gpuq-bench-pipeline gpuq-bench-scale gpuq-bench-doorbell \
-  gpuq-bench-sampler gpuq-bench-tracepoint >/dev/null
+  gpuq-bench-sampler gpuq-bench-tracepoint gpuq-bench-rescan >/dev/null
 
 echo "== $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores," \
   "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)," \
@@ -32,6 +32,9 @@ fi
 echo
 echo "== gpuq-bench-sampler (reads its children's memory: root, or ptrace_scope <= 1)"
 "$build/bench/gpuq-bench-sampler"
+echo
+echo "== gpuq-bench-rescan (root: the doorbell BPF object)"
+"$build/bench/gpuq-bench-rescan"
 echo
 echo "== gpuq-bench-tracepoint (root: raw tracepoints)"
 "$build/bench/gpuq-bench-tracepoint"

@@ -2,7 +2,6 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include <dirent.h>
 #include <fmt/format.h>
 #include <gelf.h>
 #include <gpuq/doorbell_abi.h>
@@ -31,7 +30,6 @@ constexpr const char* kRelease = "hsa_signal_store_release";  // deprecated
 // Their returns retire the probe's cached queues (bpf/doorbell.bpf.c).
 constexpr const char* kQueueDestroy = "hsa_queue_destroy";
 constexpr const char* kShutDown = "hsa_shut_down";
-constexpr const char* kLibraryPrefix = "libhsa-runtime64.so";
 
 bool ReadFile(const std::string& path, std::string* out) {
   std::ifstream in(path, std::ios::binary);
@@ -40,13 +38,6 @@ bool ReadFile(const std::string& path, std::string* out) {
   buf << in.rdbuf();
   *out = buf.str();
   return !in.bad();
-}
-
-bool IsLibraryName(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  const std::string base =
-      slash == std::string::npos ? path : path.substr(slash + 1);
-  return base.rfind(kLibraryPrefix, 0) == 0;
 }
 
 // Calls fn with every key of the doorbell hash map fd, in the kernel's order.
@@ -135,47 +126,11 @@ bool ReadElfFunctions(const std::string& path,
   return fail("no .dynsym");
 }
 
-std::vector<std::string> FindHsaRuntimes(const std::string& procfs) {
-  std::map<std::pair<dev_t, ino_t>, std::string> found;
-  DIR* dir = opendir(procfs.c_str());
-  if (dir == nullptr) return {};
-  while (dirent* entry = readdir(dir)) {
-    const std::string pid = entry->d_name;
-    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos)
-      continue;
-    std::ifstream maps(procfs + "/" + pid + "/maps");
-    std::string line;
-    while (std::getline(maps, line)) {
-      // address perms offset dev inode path; the path may hold spaces
-      std::istringstream fields(line);
-      std::string skip;
-      for (int i = 0; i < 5; ++i) fields >> skip;
-      std::string path;
-      std::getline(fields >> std::ws, path);
-      if (path.empty() || path[0] != '/' || !IsLibraryName(path)) continue;
-      if (path.size() > 10 &&
-          path.compare(path.size() - 10, 10, " (deleted)") == 0)
-        continue;
-      struct stat st;
-      std::string usable = procfs + "/" + pid + "/root" + path;
-      if (stat(usable.c_str(), &st) != 0) {
-        usable = path;
-        if (stat(usable.c_str(), &st) != 0) continue;
-      }
-      found.emplace(std::make_pair(st.st_dev, st.st_ino), usable);
-    }
-  }
-  closedir(dir);
-  std::vector<std::string> paths;
-  for (const auto& [id, path] : found) paths.push_back(path);
-  std::sort(paths.begin(), paths.end());
-  return paths;
-}
-
 std::unique_ptr<DoorbellCounter> DoorbellCounter::Open(const Options& options,
                                                        std::string* error) {
   std::unique_ptr<DoorbellCounter> counter(new DoorbellCounter());
   counter->paths_ = options.paths;
+  counter->scanner_ = RuntimeScanner(options.paths.procfs);
   counter->scan_ = options.scan_processes;
   counter->skel_ = doorbell_bpf__open();
   if (counter->skel_ == nullptr) {
@@ -214,7 +169,7 @@ std::unique_ptr<DoorbellCounter> DoorbellCounter::Open(const Options& options,
       return nullptr;
     }
   }
-  if (counter->scan_) counter->Rescan();
+  if (counter->scan_) counter->Rescan({});
   return counter;
 }
 
@@ -310,9 +265,18 @@ bool DoorbellCounter::AttachLibrary(const std::string& path,
   return true;
 }
 
-int DoorbellCounter::Rescan() {
+int DoorbellCounter::Rescan(const std::set<uint32_t>& queue_owners) {
+  return AttachNew(scanner_.Rescan(queue_owners));
+}
+
+int DoorbellCounter::ScanQueueOwners(const std::set<uint32_t>& queue_owners) {
+  const std::vector<std::string> paths = scanner_.ScanQueueOwners(queue_owners);
+  return paths.empty() ? 0 : AttachNew(paths);
+}
+
+int DoorbellCounter::AttachNew(const std::vector<std::string>& paths) {
   int attached = 0;
-  for (const std::string& path : FindHsaRuntimes(paths_.procfs)) {
+  for (const std::string& path : paths) {
     struct stat st;
     if (stat(path.c_str(), &st) != 0 || files_.count({st.st_dev, st.st_ino}))
       continue;

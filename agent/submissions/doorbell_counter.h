@@ -13,11 +13,13 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "common/host_paths.h"
+#include "submissions/runtime_scanner.h"
 
 struct doorbell_bpf;
 struct bpf_link;
@@ -50,12 +52,6 @@ struct ElfFunction {
 bool ReadElfFunctions(const std::string& path,
                       const std::vector<std::string>& names,
                       std::vector<ElfFunction>* out, std::string* error);
-
-/// libhsa-runtime64 files mapped by the processes under `procfs`, as paths
-/// this process can open: `<procfs>/<pid>/root<path>` (the process's mount
-/// namespace, so containers work), else `<path>` itself. One path per file
-/// (device, inode), sorted.
-std::vector<std::string> FindHsaRuntimes(const std::string& procfs);
 
 /// What became of one libhsa-runtime64 file.
 struct DoorbellLibrary {
@@ -95,9 +91,13 @@ class DoorbellCounter {
   /// is attached now or already was; false with *error otherwise.
   bool AttachLibrary(const std::string& path, std::string* error);
 
-  /// Scans procfs again and attaches to library files not seen before.
-  /// Returns how many new files were attached.
-  int Rescan();
+  /// Attaches to library files not seen before, from the processes
+  /// RuntimeScanner::Rescan reads. Returns how many new files were attached.
+  int Rescan(const std::set<uint32_t>& queue_owners);
+
+  /// Attaches to library files not seen before, from the queue owners
+  /// RuntimeScanner::ScanQueueOwners reads.
+  int ScanQueueOwners(const std::set<uint32_t>& queue_owners);
 
   /// Every counted doorbell signal, sorted by (tgid, handle).
   std::vector<DoorbellCount> Read() const;
@@ -134,6 +134,9 @@ class DoorbellCounter {
   // library files tried -> index in libraries_
   std::map<std::pair<dev_t, ino_t>, size_t> files_;
   std::vector<DoorbellLibrary> libraries_;
+  RuntimeScanner scanner_;
+
+  int AttachNew(const std::vector<std::string>& paths);
 };
 
 }  // namespace gpuq

@@ -123,9 +123,20 @@ std::unique_ptr<DoorbellPoller> DoorbellPoller::Open(const Options& options,
 
 DoorbellPoller::~DoorbellPoller() = default;
 
-void DoorbellPoller::Rescan() {
+std::set<uint32_t> DoorbellPoller::QueueOwners() const {
+  std::set<uint32_t> owners;
+  for (const Key& key : known_) owners.insert(key.first);
+  return owners;
+}
+
+int DoorbellPoller::Rescan() {
   std::lock_guard<std::mutex> lock(mu_);
-  if (scan_) counter_->Rescan();
+  return scan_ ? counter_->Rescan(QueueOwners()) : 0;
+}
+
+int DoorbellPoller::ScanQueueOwners() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return scan_ ? counter_->ScanQueueOwners(QueueOwners()) : 0;
 }
 
 void DoorbellPoller::SyncKnown(

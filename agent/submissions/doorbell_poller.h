@@ -47,8 +47,14 @@ class DoorbellPoller {
   DoorbellPoller& operator=(const DoorbellPoller&) = delete;
 
   /// Attaches to libhsa-runtime64 files newly mapped by processes (once per
-  /// file: device and inode). No-op without scan_processes.
-  void Rescan();
+  /// file: device and inode; DoorbellCounter::Rescan says whose maps are
+  /// read). No-op without scan_processes. Returns how many were attached.
+  int Rescan();
+
+  /// Reads the maps of processes that own queues since the last SyncKnown
+  /// and were not read as owners yet: their library is attached before the
+  /// next Rescan. No-op without scan_processes.
+  int ScanQueueOwners();
 
   /// Mirrors `known` (the (tgid, handle) pairs learned at queue creation,
   /// Pipeline::KnownDoorbells) into the kernel's known_doorbells map: adds
@@ -89,6 +95,7 @@ class DoorbellPoller {
   using Key = std::pair<uint32_t, uint64_t>;  // (tgid, handle)
   DoorbellPoller() = default;
   bool ProcessAlive(uint32_t tgid) const;
+  std::set<uint32_t> QueueOwners() const;  // tgids of known_; mu_ held
 
   mutable std::mutex mu_;
   HostPaths paths_;

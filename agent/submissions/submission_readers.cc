@@ -36,11 +36,13 @@ SubmissionReaders::~SubmissionReaders() = default;
 void SubmissionReaders::Round() {
   if (sampler_ != nullptr) sampler_->Sample(sinks_.targets(), sinks_.handle);
   if (poller_ == nullptr) return;
+  poller_->SyncKnown(sinks_.known_doorbells());
   if (++rounds_ % kRescanEvery == 0) {
     poller_->Rescan();
     sinks_.doorbell_probes(poller_->Probes());
+  } else if (poller_->ScanQueueOwners() > 0) {
+    sinks_.doorbell_probes(poller_->Probes());
   }
-  poller_->SyncKnown(sinks_.known_doorbells());
   poller_->Poll(sinks_.find_doorbell, sinks_.handle);
   if (sinks_.doorbell_map_full)
     sinks_.doorbell_map_full(poller_->MapFullDrops());

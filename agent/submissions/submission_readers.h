@@ -50,8 +50,9 @@ struct SubmissionSinks {
 /// Thread-safety: Round() from one thread at a time.
 class SubmissionReaders {
  public:
-  /// Rounds between two Rescan()s of the doorbell poller: processes that
-  /// load libhsa-runtime64 later are attached within this many intervals.
+  /// Rounds between two Rescan()s of the doorbell poller (new processes'
+  /// maps); a process that creates its first queue is read in the next
+  /// round (ScanQueueOwners), so its library is attached within one.
   static constexpr int kRescanEvery = 5;
 
   /// Sets up what `options` asks for (nothing with --sample-interval 0 and
