@@ -17,9 +17,7 @@ using Labels = std::vector<std::pair<std::string, std::string>>;
 class FamilyBuilder {
  public:
   FamilyBuilder(std::string name, std::string help, MetricType type)
-      : name_(kMetricPrefix + std::move(name)),
-        help_(std::move(help)),
-        type_(type) {}
+      : name_(std::move(name)), help_(std::move(help)), type_(type) {}
 
   void Add(const Labels& labels, double value) { series_[labels] += value; }
   /// Sets the series, for info metrics: 1 however many cgroups share it.
@@ -54,9 +52,7 @@ class HistogramBuilder {
  public:
   HistogramBuilder(std::string name, std::string help,
                    const std::vector<double>& bounds)
-      : name_(kMetricPrefix + std::move(name)),
-        help_(std::move(help)),
-        bounds_(bounds) {}
+      : name_(std::move(name)), help_(std::move(help)), bounds_(bounds) {}
 
   void Add(const Labels& labels, const DurationHistogram& h) {
     series_[labels].Merge(h);
@@ -121,11 +117,12 @@ Labels With(Labels labels, std::string name, std::string value) {
 }
 
 void AddQueueFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
-  FamilyBuilder queues("queues", "Live hardware queues.", MetricType::Gauge);
-  FamilyBuilder creates("queue_creates_total",
+  FamilyBuilder queues("gpuq_queues", "Live hardware queues.",
+                       MetricType::Gauge);
+  FamilyBuilder creates("gpuq_queue_creates_total",
                         "Hardware queues created (seeded queues excluded).",
                         MetricType::Counter);
-  FamilyBuilder destroys("queue_destroys_total",
+  FamilyBuilder destroys("gpuq_queue_destroys_total",
                          "Hardware queues destroyed, by reason.",
                          MetricType::Counter);
   for (const auto& [key, series] : s.queue_series) {
@@ -149,7 +146,7 @@ void AddQueueFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
   out->push_back(creates.Build());
   out->push_back(destroys.Build());
 
-  FamilyBuilder processes("processes",
+  FamilyBuilder processes("gpuq_processes",
                           "Processes holding hardware queues on a GPU.",
                           MetricType::Gauge);
   for (const auto& [key, n] : s.processes) {
@@ -159,7 +156,7 @@ void AddQueueFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
   }
   out->push_back(processes.Build());
 
-  FamilyBuilder exits("process_exits_total",
+  FamilyBuilder exits("gpuq_process_exits_total",
                       "KFD processes whose address space went away.",
                       MetricType::Counter);
   for (const auto& [cgroup, n] : s.process_exits) {
@@ -167,7 +164,7 @@ void AddQueueFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
   }
   out->push_back(exits.Build());
 
-  FamilyBuilder failures("queue_create_failures_total",
+  FamilyBuilder failures("gpuq_queue_create_failures_total",
                          "Queue create ioctls that failed, by errno.",
                          MetricType::Counter);
   for (const auto& [key, n] : s.create_failures) {
@@ -187,7 +184,7 @@ Labels GpuLabels(const Snapshot& s, uint64_t cgroup_id, uint32_t gpu_id) {
 
 void AddSubmissionFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
   FamilyBuilder submissions(
-      "submissions_total",
+      "gpuq_submissions_total",
       "AQL packets written to hardware queues (write index deltas of "
       "sampled queues).",
       MetricType::Counter);
@@ -202,7 +199,7 @@ void AddSubmissionFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
   }
   out->push_back(submissions.Build());
 
-  FamilyBuilder pending("queue_pending_packets",
+  FamilyBuilder pending("gpuq_queue_pending_packets",
                         "Packets written but not yet consumed by the GPU, "
                         "summed over sampled queues.",
                         MetricType::Gauge);
@@ -211,13 +208,13 @@ void AddSubmissionFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
   }
   out->push_back(pending.Build());
 
-  FamilyBuilder sampled("sampled_queues",
+  FamilyBuilder sampled("gpuq_sampled_queues",
                         "Live queues whose last index sample was readable.",
                         MetricType::Gauge);
   sampled.Add({}, static_cast<double>(s.sampled_queues));
   out->push_back(sampled.Build());
 
-  FamilyBuilder samples("queue_samples_total",
+  FamilyBuilder samples("gpuq_queue_samples_total",
                         "Queue index samples by result: ok, reset (write "
                         "index went backwards: new baseline), unreadable, "
                         "unknown_queue.",
@@ -234,11 +231,11 @@ void AddSubmissionFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
   out->push_back(samples.Build());
 
   FamilyBuilder doorbells(
-      "doorbells_total",
+      "gpuq_doorbells_total",
       "Doorbell rings (--doorbells=uprobe); gpu_id=\"unknown\" for doorbells "
       "of queues created before the agent started.",
       MetricType::Counter);
-  FamilyBuilder packets("doorbell_packets_total",
+  FamilyBuilder packets("gpuq_doorbell_packets_total",
                         "Doorbell rings by the AQL packet type of the slot "
                         "rung (--doorbells=uprobe).",
                         MetricType::Counter);
@@ -265,16 +262,16 @@ Labels SchedulerGpuLabels(const Snapshot& s, uint64_t cgroup_id,
 }
 
 void AddRunlistFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
-  FamilyBuilder unmaps("runlist_unmaps_total",
+  FamilyBuilder unmaps("gpuq_runlist_unmaps_total",
                        "Runlist preemptions (HWS unmap_queues_cpsch, MES "
                        "queue removal), by unmap filter.",
                        MetricType::Counter);
   HistogramBuilder unmap_duration(
-      "runlist_unmap_duration_seconds",
+      "gpuq_runlist_unmap_duration_seconds",
       "Time to preempt (unmap) the runlist or remove an MES queue.",
       RunlistBuckets());
   HistogramBuilder map_duration(
-      "runlist_map_duration_seconds",
+      "gpuq_runlist_map_duration_seconds",
       "Time to (re)map the runlist or add an MES queue.", RunlistBuckets());
   for (const auto& [key, series] : s.runlist) {
     const Labels gpu{{"gpu_id", std::to_string(key.gpu_id)},
@@ -290,7 +287,7 @@ void AddRunlistFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
   out->push_back(unmap_duration.Build());
   out->push_back(map_duration.Build());
 
-  FamilyBuilder failures("runlist_failures_total",
+  FamilyBuilder failures("gpuq_runlist_failures_total",
                          "Failed runlist operations by errno; ETIME on unmap: "
                          "the scheduler hung (preemption timeout).",
                          MetricType::Counter);
@@ -303,7 +300,7 @@ void AddRunlistFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
   }
   out->push_back(failures.Build());
 
-  FamilyBuilder causes("runlist_operations_total",
+  FamilyBuilder causes("gpuq_runlist_operations_total",
                        "Runlist operations attributed to the process whose "
                        "queue create, destroy, eviction, restore, exit or "
                        "update caused them.",
@@ -318,14 +315,14 @@ void AddRunlistFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
   out->push_back(causes.Build());
 
   FamilyBuilder preemptions(
-      "queue_preemptions_total",
+      "gpuq_queue_preemptions_total",
       "Times a container's active queues on a GPU were taken off it (HWS: an "
       "unmap of the mapped runlist; MES: a queue removed for its update), by "
       "the operation that did it and whether the container's own "
       "(caused_by=self) or another's (other).",
       MetricType::Counter);
   FamilyBuilder preempted(
-      "queue_preempted_seconds_total",
+      "gpuq_queue_preempted_seconds_total",
       "Seconds a container's queues were off the GPU after a preemption: "
       "from the unmap to the map that put them back (MES: the queue's "
       "re-add), counted when they are back.",
@@ -344,7 +341,7 @@ void AddRunlistFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
 
 void AddPriorityFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
   FamilyBuilder by_priority(
-      "queues_by_priority",
+      "gpuq_queues_by_priority",
       "Live hardware queues by the CP pipe priority amdkfd gives their queue "
       "priority (0-6 low, 7-10 medium, 11-15 high) at create; unknown for "
       "queues found in sysfs at start.",
@@ -359,11 +356,11 @@ void AddPriorityFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
 }
 
 void AddEvictionFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
-  FamilyBuilder evictions("evictions_total",
+  FamilyBuilder evictions("gpuq_evictions_total",
                           "Process queue evictions (queues taken off the GPU), "
                           "by trigger.",
                           MetricType::Counter);
-  HistogramBuilder duration("eviction_duration_seconds",
+  HistogramBuilder duration("gpuq_eviction_duration_seconds",
                             "Time from a process's eviction on a GPU to its "
                             "restore.",
                             EvictionBuckets());
@@ -376,10 +373,10 @@ void AddEvictionFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
   out->push_back(evictions.Build());
   out->push_back(duration.Build());
 
-  FamilyBuilder restores("eviction_restores_total",
+  FamilyBuilder restores("gpuq_eviction_restores_total",
                          "Process queue restores after an eviction.",
                          MetricType::Counter);
-  FamilyBuilder evicted("evicted_processes",
+  FamilyBuilder evicted("gpuq_evicted_processes",
                         "Processes evicted on a GPU and not restored yet.",
                         MetricType::Gauge);
   for (const auto& [key, series] : s.evictions) {
@@ -398,7 +395,7 @@ void AddEvictionFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
 
 void AddInfoFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
   FamilyBuilder containers(
-      "container_info",
+      "gpuq_container_info",
       "Containers holding hardware queues: ids behind the container label.",
       MetricType::Gauge);
   auto info = [&](const Labels& labels, const std::string& id,
@@ -415,7 +412,7 @@ void AddInfoFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
   }
   out->push_back(containers.Build());
 
-  FamilyBuilder gpus("gpu_info",
+  FamilyBuilder gpus("gpuq_gpu_info",
                      "KFD GPU nodes; join key to other GPU exporters.",
                      MetricType::Gauge);
   for (const auto& [gpu_id, n] : s.gpus) {
@@ -436,7 +433,7 @@ void AddInfoFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
 
 void AddSelfFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
   FamilyBuilder probes(
-      "probe_attached",
+      "gpuq_probe_attached",
       "1 if the kernel hook is attached in that mode and probe tier.",
       MetricType::Gauge);
   for (const ProbeStatus& p : s.probes) {
@@ -445,7 +442,7 @@ void AddSelfFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
   }
   out->push_back(probes.Build());
 
-  FamilyBuilder events("events_total", "Events processed, by type.",
+  FamilyBuilder events("gpuq_events_total", "Events processed, by type.",
                        MetricType::Counter);
   for (uint16_t type = 1; type < GPUQ_EV__MAX; ++type) {
     events.Add({{"type", EventTypeName(type)}},
@@ -453,14 +450,14 @@ void AddSelfFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
   }
   out->push_back(events.Build());
 
-  FamilyBuilder dropped("events_dropped_total", "Events lost, by reason.",
+  FamilyBuilder dropped("gpuq_events_dropped_total", "Events lost, by reason.",
                         MetricType::Counter);
   for (const auto& [reason, n] : DroppedEvents(s)) {
     dropped.Add({{"reason", reason}}, static_cast<double>(n));
   }
   out->push_back(dropped.Build());
 
-  FamilyBuilder folded("containers_folded",
+  FamilyBuilder folded("gpuq_containers_folded",
                        "Containers whose series are folded into container=\"" +
                            std::string(kFoldedContainer) +
                            "\" by the per-container series cap.",
@@ -468,7 +465,7 @@ void AddSelfFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
   folded.Add({}, static_cast<double>(s.containers_folded));
   out->push_back(folded.Build());
 
-  FamilyBuilder lookup_errors("runtime_lookup_errors_total",
+  FamilyBuilder lookup_errors("gpuq_runtime_lookup_errors_total",
                               "Failed container runtime lookups, by client.",
                               MetricType::Counter);
   for (const auto& [runtime, n] : s.runtime_errors) {
@@ -476,7 +473,7 @@ void AddSelfFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
   }
   out->push_back(lookup_errors.Build());
 
-  FamilyBuilder unresolved("cgroups_unresolved_total",
+  FamilyBuilder unresolved("gpuq_cgroups_unresolved_total",
                            "cgroup ids that could not be resolved to a path.",
                            MetricType::Counter);
   unresolved.Add({}, static_cast<double>(s.cgroups_unresolved));
@@ -484,7 +481,7 @@ void AddSelfFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
 
   if (s.learned_cgroups) {  // live, with the cgroup watcher running
     const LearnedCgroupStats& l = *s.learned_cgroups;
-    FamilyBuilder learned("cgroup_paths_learned",
+    FamilyBuilder learned("gpuq_cgroup_paths_learned",
                           "Container cgroup paths learned at creation and "
                           "held now (kept for --container-grace after "
                           "removal).",
@@ -492,14 +489,14 @@ void AddSelfFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
     learned.Add({}, static_cast<double>(l.remembered));
     out->push_back(learned.Build());
     FamilyBuilder forgotten(
-        "cgroup_paths_forgotten_total",
+        "gpuq_cgroup_paths_forgotten_total",
         "Learned cgroup paths forgotten: expired (grace after removal) or "
         "evicted (capacity reached, before their grace ran out).",
         MetricType::Counter);
     forgotten.Add({{"reason", "expired"}}, static_cast<double>(l.expired));
     forgotten.Add({{"reason", "evicted"}}, static_cast<double>(l.evicted));
     out->push_back(forgotten.Build());
-    FamilyBuilder lost("cgroup_events_lost_total",
+    FamilyBuilder lost("gpuq_cgroup_events_lost_total",
                        "cgroup creations and removals the kernel could not "
                        "pass on (ring buffer full).",
                        MetricType::Counter);
@@ -508,7 +505,7 @@ void AddSelfFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
   }
 
   if (s.reconcile_enabled) {
-    FamilyBuilder drift("reconcile_drift_queues",
+    FamilyBuilder drift("gpuq_reconcile_drift_queues",
                         "Live queues in the model minus those in KFD sysfs "
                         "after the last reconciliation.",
                         MetricType::Gauge);
@@ -516,18 +513,18 @@ void AddSelfFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
       drift.Add({{"gpu_id", std::to_string(gpu)}}, static_cast<double>(d));
     }
     out->push_back(drift.Build());
-    FamilyBuilder runs("reconcile_runs_total",
+    FamilyBuilder runs("gpuq_reconcile_runs_total",
                        "Reconciliation passes against KFD sysfs.",
                        MetricType::Counter);
     runs.Add({}, static_cast<double>(s.reconcile.runs));
     out->push_back(runs.Build());
-    FamilyBuilder errors("reconcile_errors_total",
+    FamilyBuilder errors("gpuq_reconcile_errors_total",
                          "Reconciliation passes that could not read sysfs.",
                          MetricType::Counter);
     errors.Add({}, static_cast<double>(s.reconcile.errors));
     out->push_back(errors.Build());
     FamilyBuilder corrections(
-        "reconcile_corrections_total",
+        "gpuq_reconcile_corrections_total",
         "Queues added to or removed from the model by reconciliation.",
         MetricType::Counter);
     corrections.Add({{"action", "added"}},
@@ -537,12 +534,13 @@ void AddSelfFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
     out->push_back(corrections.Build());
   }
 
-  FamilyBuilder source("source_info", "Where events come from.",
+  FamilyBuilder source("gpuq_source_info", "Where events come from.",
                        MetricType::Gauge);
   source.Add({{"source", s.source}}, 1);
   out->push_back(source.Build());
 
-  FamilyBuilder build("build_info", "gpuq-agent build.", MetricType::Gauge);
+  FamilyBuilder build("gpuq_build_info", "gpuq-agent build.",
+                      MetricType::Gauge);
   build.Add({{"version", GPUQ_VERSION},
              {"git_commit", GPUQ_GIT_COMMIT},
              {"abi_version", std::to_string(GPUQ_ABI_VERSION)}},

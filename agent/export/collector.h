@@ -15,9 +15,6 @@
 
 namespace gpuq {
 
-/// Every metric name starts with this.
-inline constexpr const char* kMetricPrefix = "gpuq_";
-
 /// Label value of a queue type ("compute", "sdma", ..., "type_<n>").
 std::string QueueTypeLabel(uint32_t queue_type);
 /// Label value of a destroy reason ("ioctl", "process_exit", "unknown").
