@@ -1592,6 +1592,17 @@ programs_checks() {
     sleep 0.2
   done
   ktime programs-held
+  # Where the guest's one CPU went while the programs ran (the phase is the
+  # tier's longest): CPU seconds of each agent and program, and the kernel's.
+  {
+    for t in $PROG_TIERS; do eval "echo agent-$t \$AG_PID_$(prog_var $t)"; done
+    for p in $PROGS; do eval "echo prog-$p \$PROG_PID_$p"; done
+  } | while read -r who pid; do
+    awk -v w="$who" -v hz=100 \
+      '{ sub(/^.*\) /, ""); printf "%s %.1f s user %.1f s system\n", w, $12 / hz, $13 / hz }' /proc/$pid/stat 2> /dev/null
+  done > /tmp/prog-cpu.txt
+  awk '/^cpu / { printf "guest user %.1f s system %.1f s idle %.1f s\n", $2 / 100, $4 / 100, $5 / 100 }' /proc/stat >> /tmp/prog-cpu.txt
+  dump programs-cpu /tmp/prog-cpu.txt
   bad=""
   detail=""
   for p in $PROGS; do
