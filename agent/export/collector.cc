@@ -472,6 +472,15 @@ void AddSelfFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
     lookup_errors.Add({{"runtime", runtime}}, static_cast<double>(n));
   }
   out->push_back(lookup_errors.Build());
+  if (s.metadata_evicted) {  // live, with runtime lookups
+    FamilyBuilder evicted("gpuq_container_metadata_evicted_total",
+                          "Container names and labels forgotten because the "
+                          "resolver's capacity was reached; asked again when "
+                          "next needed.",
+                          MetricType::Counter);
+    evicted.Add({}, static_cast<double>(*s.metadata_evicted));
+    out->push_back(evicted.Build());
+  }
 
   FamilyBuilder unresolved("gpuq_cgroups_unresolved_total",
                            "cgroup ids that could not be resolved to a path.",

@@ -597,6 +597,7 @@ Snapshot Pipeline::TakeSnapshot() {
   if (s.pid_comm_labels) s.owners = model_.owners();  // only comm needs it
   if (options_.metadata != nullptr) {
     s.runtime_errors = options_.metadata->Errors();
+    s.metadata_evicted = options_.metadata->Evicted();
   }
   return s;
 }

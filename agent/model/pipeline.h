@@ -71,6 +71,9 @@ struct Snapshot : ModelSeries {
   /// with pid_comm_labels).
   std::map<std::pair<uint64_t, uint32_t>, OwnerActivity> owners;
   std::map<std::string, uint64_t> runtime_errors;  ///< by runtime client
+  /// Containers the metadata resolver forgot at its capacity (live, with
+  /// runtime lookups).
+  std::optional<uint64_t> metadata_evicted;
   SourceDrops source_drops;
   uint64_t doorbell_map_full = 0;  ///< see Pipeline::SetDoorbellMapFull
   bool reconcile_enabled = false;

@@ -154,6 +154,7 @@ TEST(CollectorTest, ReadmeMetricTableIsWhatTheAgentServes) {
   Snapshot live;
   live.reconcile_enabled = true;
   live.learned_cgroups = LearnedCgroupStats{};
+  live.metadata_evicted = 0;
   std::map<std::string, std::string> served;
   for (const MetricFamily& f : BuildFamilies(live))
     served[f.name] = TypeName(f.type);
@@ -579,6 +580,21 @@ TEST(CollectorTest, SourceAndBuildInfo) {
   // Without an event source only sysfs feeds the model.
   const auto sysfs = BuildFamilies(OfflinePipeline()->TakeSnapshot());
   EXPECT_EQ(One(sysfs, "gpuq_source_info", {{"source", "sysfs"}}), 1);
+}
+
+TEST(CollectorTest, MetadataEvictionsOnlyWithAResolver) {
+  Snapshot s;
+  auto named = [](const std::vector<MetricFamily>& families) {
+    return std::count_if(
+        families.begin(), families.end(), [](const MetricFamily& f) {
+          return f.name == "gpuq_container_metadata_evicted_total";
+        });
+  };
+  EXPECT_EQ(named(BuildFamilies(s)), 0);  // replay, --no-runtime-lookup
+  s.metadata_evicted = 7;
+  const auto families = BuildFamilies(s);
+  EXPECT_EQ(named(families), 1);
+  EXPECT_EQ(One(families, "gpuq_container_metadata_evicted_total", {}), 7);
 }
 
 TEST(CollectorTest, ProbeAttached) {
