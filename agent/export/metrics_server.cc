@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/bounded_read.h"
+#include "common/log.h"
 
 namespace gpuq {
 namespace {
@@ -177,8 +178,12 @@ std::optional<TlsConfig> g_tls;
 
 int InitSsl(void* ssl_ctx, void* /*user_data*/) {
   std::lock_guard<std::mutex> lock(g_tls_mu);
-  std::string error;
-  if (!g_tls || !ConfigureTlsContext(ssl_ctx, *g_tls, &error)) return -1;
+  std::string error = "no TLS settings";
+  if (!g_tls || !ConfigureTlsContext(ssl_ctx, *g_tls, &error)) {
+    // civetweb then refuses to start; its own message does not say why.
+    Log().Write(LogLevel::kError, "TLS: " + error);
+    return -1;
+  }
   return 1;  // configured: civetweb must not look for ssl_certificate
 }
 
