@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "loader/percpu_sum.h"
 
 namespace gpuq {
 
@@ -58,22 +59,8 @@ NextStatus BpfEventSource::Next(Event* out, std::chrono::milliseconds timeout) {
 SourceDrops BpfEventSource::Drops() const {
   SourceDrops drops;
   drops.decode_error = decode_errors_.load();
-  const int ncpus = libbpf_num_possible_cpus();
-  if (ncpus <= 0) return drops;
-  std::vector<uint64_t> values(static_cast<size_t>(ncpus));
-  auto sum = [&](uint32_t reason) -> uint64_t {
-    std::atomic<uint64_t>& last = last_drops_[reason];
-    if (bpf_map_lookup_elem(drops_fd_, &reason, values.data()) != 0) {
-      Log().Write(LogLevel::kWarn,
-                  fmt::format("cannot read the kernel's drop counter {}: {}; "
-                              "its last value stays exported",
-                              reason, std::strerror(errno)));
-      return last.load();
-    }
-    uint64_t total = 0;
-    for (uint64_t v : values) total += v;
-    last.store(total);
-    return total;
+  auto sum = [&](uint32_t reason) {
+    return SumPerCpu(drops_fd_, reason, &last_drops_[reason], "drop");
   };
   drops.ringbuf_full = sum(GPUQ_DROP_RINGBUF_FULL);
   drops.map_full = sum(GPUQ_DROP_MAP_FULL);

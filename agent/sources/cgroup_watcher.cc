@@ -11,6 +11,7 @@
 
 #include "cgroup_watch.skel.h"
 #include "common/worker_thread.h"
+#include "loader/percpu_sum.h"
 
 namespace gpuq {
 namespace {
@@ -84,17 +85,9 @@ int CgroupWatcher::OnRecord(void* ctx, void* data, size_t size) {
 }
 
 uint64_t CgroupWatcher::KernelLosses() const {
-  const int ncpus = libbpf_num_possible_cpus();
-  if (ncpus <= 0) return 0;
-  std::vector<uint64_t> values(static_cast<size_t>(ncpus));
-  uint32_t reason = GPUQ_CGROUP_DROP_RINGBUF_FULL;
-  if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.cgroup_drops), &reason,
-                          values.data()) != 0) {
-    return 0;
-  }
-  uint64_t total = 0;
-  for (uint64_t v : values) total += v;
-  return total;
+  return SumPerCpu(bpf_map__fd(skel_->maps.cgroup_drops),
+                   GPUQ_CGROUP_DROP_RINGBUF_FULL, &last_losses_,
+                   "cgroup event loss");
 }
 
 void CgroupWatcher::Work() {

@@ -44,6 +44,7 @@ class CgroupWatcher {
 
   LearnedCgroups* learned_ = nullptr;
   cgroup_watch_bpf* skel_ = nullptr;
+  mutable std::atomic<uint64_t> last_losses_{0};  // KernelLosses
   ring_buffer* rb_ = nullptr;
   std::atomic<bool> stop_{false};
   std::thread worker_;

@@ -20,6 +20,7 @@
 #include <tuple>
 
 #include "doorbell.skel.h"
+#include "loader/percpu_sum.h"
 
 namespace gpuq {
 namespace {
@@ -310,16 +311,8 @@ std::vector<DoorbellCount> DoorbellCounter::Read() const {
 }
 
 uint64_t DoorbellCounter::Drops() const {
-  const int ncpu = libbpf_num_possible_cpus();
-  if (ncpu <= 0) return 0;
-  std::vector<uint64_t> per_cpu(static_cast<size_t>(ncpu));
-  const uint32_t reason = GPUQ_DB_DROP_MAP_FULL;
-  if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.doorbell_drops), &reason,
-                          per_cpu.data()) != 0)
-    return 0;
-  uint64_t total = 0;
-  for (uint64_t n : per_cpu) total += n;
-  return total;
+  return SumPerCpu(bpf_map__fd(skel_->maps.doorbell_drops),
+                   GPUQ_DB_DROP_MAP_FULL, &last_drops_, "doorbell drop");
 }
 
 std::vector<int> DoorbellCounter::ProgramFds() const {

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -130,6 +131,7 @@ class DoorbellCounter {
   HostPaths paths_;
   bool scan_ = true;
   doorbell_bpf* skel_ = nullptr;
+  mutable std::atomic<uint64_t> last_drops_{0};  // Drops
   std::vector<bpf_link*> links_;
   // library files tried -> index in libraries_
   std::map<std::pair<dev_t, ino_t>, size_t> files_;
