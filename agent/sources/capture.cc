@@ -68,25 +68,30 @@ bool CaptureWriter::Write(const Event& event) {
     return true;
   }
   if (std::fwrite(bytes.data(), bytes.size(), 1, file_) != 1) {
-    failed_ = true;
+    Fail(errno);
     return false;
   }
   ++records_;
   return true;
 }
 
+void CaptureWriter::Fail(int err) {
+  // The first failure says why (ENOSPC, EIO): later calls may change errno.
+  if (error_ == 0) error_ = err != 0 ? err : EIO;
+}
+
 bool CaptureWriter::Flush() {
-  if (std::fflush(file_) != 0) failed_ = true;
-  return !failed_;
+  if (std::fflush(file_) != 0) Fail(errno);
+  return error_ == 0;
 }
 
 bool CaptureWriter::Close(std::string* error) {
-  const bool flushed = Flush();
-  const bool closed = std::fclose(file_) == 0;
+  Flush();
+  if (std::fclose(file_) != 0) Fail(errno);
   file_ = nullptr;
-  if (!flushed || !closed) {
+  if (error_ != 0) {
     *error = fmt::format("writing capture file {} failed: {}", path_,
-                         std::strerror(errno));
+                         std::strerror(error_));
     return false;
   }
   return true;

@@ -45,7 +45,8 @@ class CaptureWriter {
   std::string path_;
   uint64_t records_ = 0;
   uint64_t skipped_ = 0;
-  bool failed_ = false;
+  int error_ = 0;  // errno of the first failed write, flush or close
+  void Fail(int err);
 };
 
 /// A whole capture read into memory and validated up front, so replay never

@@ -155,6 +155,18 @@ TEST(CaptureTest, RoundTripKeepsHeaderAndRecords) {
             std::get<CgroupPathRecord>(events[1]).path);
 }
 
+// A full disk says so when the capture is closed, whatever calls ran
+// between the failed write and the close (the errno of the first failure).
+TEST(CaptureTest, AFullDiskIsNamedAtClose) {
+  std::string error;
+  auto writer = CaptureWriter::Create("/dev/full", &error, kScenarioStartNs);
+  if (writer == nullptr) GTEST_SKIP() << "/dev/full: " << error;
+  for (const Event& e : SampleEvents()) writer->Write(e);
+  errno = 0;
+  EXPECT_FALSE(writer->Close(&error));
+  EXPECT_NE(error.find("No space left on device"), std::string::npos) << error;
+}
+
 // A record the reader refuses is never written: a cgroup path longer than
 // GPUQ_CGROUP_PATH_MAX (cgroupfs nests deeper than PATH_MAX) made the whole
 // capture "corrupt", and a 70 KiB payload wrapped the 16-bit record size.
