@@ -216,6 +216,11 @@ int RunRecord(const Options& options) {
   if (result == Pipeline::RunResult::kError) Warn(pipeline.Error());
   std::cerr << fmt::format("gpuq-agent: wrote {} records to {}\n", records,
                            options.record_path);
+  if (writer->Skipped() > 0) {
+    // Over a type's size limits, the reader would refuse the whole file.
+    Warn(fmt::format("left out {} records that would not read back",
+                     writer->Skipped()));
+  }
   if (!options.record_container.empty() &&
       pipeline.RecordedContainerRecords() == 0) {
     Warn(fmt::format(
