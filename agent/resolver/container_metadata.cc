@@ -106,6 +106,11 @@ std::map<std::string, uint64_t> MetadataResolver::Errors() const {
   return errors_;
 }
 
+void MetadataResolver::CountError(const std::string& client) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++errors_[client];
+}
+
 uint64_t MetadataResolver::Evicted() const {
   std::lock_guard<std::mutex> lock(mu_);
   return evicted_;

@@ -80,8 +80,11 @@ class MetadataResolver {
   /// (what the announcement carried) is kept instead.
   void Announce(const std::string& container_id,
                 std::optional<ContainerMetadata> said);
-  /// Lookup errors so far, by client Name().
+  /// Lookup errors so far, by client Name() (and "docker-events" for the
+  /// events streams' failed connections, CountError).
   std::map<std::string, uint64_t> Errors() const;
+  /// Counts one error of `client` beside the lookups' own.
+  void CountError(const std::string& client);
   /// Containers forgotten because `capacity` was reached.
   uint64_t Evicted() const;
   /// Containers remembered now (answers, pending and failed lookups).

@@ -4,9 +4,11 @@
 #include "resolver/runtime_events.h"
 
 #include <curl/curl.h>
+#include <fmt/format.h>
 
 #include <utility>
 
+#include "common/log.h"
 #include "common/worker_thread.h"
 #include "resolver/docker_api_client.h"
 
@@ -15,6 +17,9 @@ namespace {
 
 // Only what names a container; `podman run` sends create, init, start.
 // filters={"type":["container"],"event":["create","start"]}, URL-encoded.
+// The `runtime` label of gpuq_runtime_lookup_errors_total for failed
+// connections of the events streams.
+constexpr char kEventsClient[] = "docker-events";
 constexpr char kEventsUrl[] =
     "http://localhost/v1.41/events?filters="
     "%7B%22type%22%3A%5B%22container%22%5D%2C%22event%22%3A%5B%22create%22%2C"
@@ -75,9 +80,23 @@ void DockerEventsWatcher::OnLine(const std::string& line) {
   std::string id, action;
   ContainerMetadata said;
   if (!ParseDockerEvent(line, &id, &action, &said)) return;
+  // The stream works: a failure logged before is over.
+  Log().WriteOnChange(LogLevel::kWarn, "events " + socket_path_, "");
   if (action != "create" && action != "start") return;
   resolver_->Announce(id, std::move(said));
   announced_.fetch_add(1);
+}
+
+void DockerEventsWatcher::Failed(const std::string& why) {
+  failures_.fetch_add(1);
+  resolver_->CountError(kEventsClient);
+  // One line while the same failure lasts (a runtime that is down fails
+  // every reconnect); the next stream that delivers an event clears it.
+  Log().WriteOnChange(
+      LogLevel::kWarn, "events " + socket_path_,
+      fmt::format("runtime events on {}: {}; names are looked up at first "
+                  "sight instead, reconnecting",
+                  socket_path_, why));
 }
 
 void DockerEventsWatcher::Follow() {
@@ -86,7 +105,7 @@ void DockerEventsWatcher::Follow() {
   if (easy == nullptr || multi == nullptr) {
     if (easy != nullptr) curl_easy_cleanup(easy);
     if (multi != nullptr) curl_multi_cleanup(multi);
-    failures_.fetch_add(1);
+    Failed("cannot set up a libcurl handle");
     return;
   }
   pending_.clear();
@@ -104,29 +123,31 @@ void DockerEventsWatcher::Follow() {
     std::lock_guard<std::mutex> lock(mu_);
     if (!stop_) multi_ = multi;
   }
-  bool failed = false;
+  std::string failed;  // why the connection ended in an error
   while (true) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (stop_) break;
     }
     int running = 0;
-    if (curl_multi_perform(multi, &running) != CURLM_OK) {
-      failed = true;
+    if (const CURLMcode m = curl_multi_perform(multi, &running);
+        m != CURLM_OK) {
+      failed = curl_multi_strerror(m);
       break;
     }
     if (running == 0) {
       int left = 0;
       while (CURLMsg* msg = curl_multi_info_read(multi, &left)) {
         if (msg->msg == CURLMSG_DONE && msg->data.result != CURLE_OK) {
-          failed = true;
+          failed = curl_easy_strerror(msg->data.result);
         }
       }
       break;  // the runtime closed the stream (restart, shutdown)
     }
     // Wakes on data, on curl_multi_wakeup from the destructor, or after 1 s.
-    if (curl_multi_poll(multi, nullptr, 0, 1000, nullptr) != CURLM_OK) {
-      failed = true;
+    if (const CURLMcode m = curl_multi_poll(multi, nullptr, 0, 1000, nullptr);
+        m != CURLM_OK) {
+      failed = curl_multi_strerror(m);
       break;
     }
   }
@@ -134,7 +155,7 @@ void DockerEventsWatcher::Follow() {
     std::lock_guard<std::mutex> lock(mu_);
     multi_ = nullptr;
   }
-  if (failed) failures_.fetch_add(1);
+  if (!failed.empty()) Failed(failed);
   curl_multi_remove_handle(multi, easy);
   curl_easy_cleanup(easy);
   curl_multi_cleanup(multi);

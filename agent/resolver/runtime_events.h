@@ -42,6 +42,8 @@ class DockerEventsWatcher {
   void Follow();
   static size_t OnData(char* data, size_t size, size_t count, void* self);
   void OnLine(const std::string& line);
+  /// A connection ended in an error: counted, logged once while it lasts.
+  void Failed(const std::string& why);
 
   std::string socket_path_;
   MetadataResolver* resolver_;

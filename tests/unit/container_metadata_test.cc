@@ -1053,5 +1053,28 @@ TEST(DockerEventsWatcherTest, MissingSocketNeitherBlocksNorCrashes) {
   EXPECT_EQ(watcher.Announced(), 0u);
 }
 
+// A runtime that stays down is counted at every reconnect (the `runtime`
+// label "docker-events" of gpuq_runtime_lookup_errors_total) and said once.
+TEST(DockerEventsWatcherTest, FailedConnectionsAreCountedAndSaidOnce) {
+  TempDir tmp;
+  std::mutex mu;
+  std::vector<std::string> lines;
+  Log().SetSink([&](const std::string& line) {
+    std::lock_guard<std::mutex> lock(mu);
+    lines.push_back(line);
+  });
+  MetadataResolver resolver({}, {});
+  {
+    DockerEventsWatcher watcher(tmp.path() + "/absent.sock", &resolver,
+                                milliseconds(20));
+    EXPECT_TRUE(Eventually([&] { return watcher.Failures() >= 3; }));
+  }
+  Log().SetSink([](const std::string&) {});  // this process's later tests
+  EXPECT_GE(resolver.Errors()["docker-events"], 3u);
+  std::lock_guard<std::mutex> lock(mu);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("absent.sock"), std::string::npos) << lines[0];
+}
+
 }  // namespace
 }  // namespace gpuq
