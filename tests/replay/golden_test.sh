@@ -18,10 +18,11 @@ for fmt in table json prometheus; do
   if [ "${GPUQ_UPDATE_GOLDEN:-0}" = 1 ]; then
     printf '%s\n' "$got" > "$GOLDEN/default.$fmt"
   fi
-  if diff -u "$GOLDEN/default.$fmt" <(printf '%s\n' "$got") > /tmp/gpuq-golden.diff; then
+  # The diff in a variable: a fixed /tmp path clashed between runs.
+  if differs=$(diff -u "$GOLDEN/default.$fmt" <(printf '%s\n' "$got")); then
     pass "default capture, $fmt output matches golden"
   else
-    fail "default capture, $fmt output differs from golden" "$(head -40 /tmp/gpuq-golden.diff)"
+    fail "default capture, $fmt output differs from golden" "$(printf '%s\n' "$differs" | head -40)"
   fi
 done
 
