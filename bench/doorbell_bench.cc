@@ -44,11 +44,14 @@
 #else
 #include "amd_hsa_layout.h"
 #endif
+#include "bench_stats.h"
 #include "doorbell_bench.skel.h"
 #include "loader/kernel_features.h"
 #include "submissions/doorbell_counter.h"
 
 namespace {
+
+using gpuq::bench::Median;
 
 constexpr uint32_t kRingPackets = 64;
 
@@ -138,12 +141,6 @@ bool OnPath(const std::string& name) {
     start = end + 1;
   }
   return false;
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /// bpftrace running the one-liner, ready once its BEGIN probe printed

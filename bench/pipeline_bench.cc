@@ -14,22 +14,19 @@
 #include <utility>
 #include <vector>
 
+#include "bench_stats.h"
 #include "model/pipeline.h"
 #include "scenario.h"
 #include "sources/replay_source.h"
 
 namespace {
 
+using gpuq::bench::Median;
+
 using Clock = std::chrono::steady_clock;
 
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 // The scenario's records back to back: a capture file after its header.

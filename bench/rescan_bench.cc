@@ -27,21 +27,13 @@
 #include <string>
 #include <vector>
 
+#include "bench_stats.h"
 #include "submissions/runtime_scanner.h"
 
 namespace {
 
-double ThreadCpuSeconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+using gpuq::bench::Median;
+using gpuq::bench::ThreadCpuSeconds;
 
 /// A child holding `regions` separate mappings (alternating protections, so
 /// the kernel cannot merge them) until it is killed. -1 if it cannot start.

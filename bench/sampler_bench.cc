@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_stats.h"
 #include "cli/source_setup.h"
 #include "model/pipeline.h"
 #include "sampler_queue_writer.h"
@@ -31,19 +32,10 @@
 
 namespace {
 
+using gpuq::bench::Median;
+using gpuq::bench::ThreadCpuSeconds;
+
 using gpuq::QueueWriterProcess;
-
-double ThreadCpuSeconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /// One size: its writer processes, the pipeline that knows their queues,
 /// and both ways of sampling them.

@@ -29,6 +29,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_stats.h"
 #include "export/collector.h"
 #include "export/metrics_server.h"
 #include "model/pipeline.h"
@@ -36,6 +37,8 @@
 #include "sources/capture.h"
 
 namespace {
+
+using gpuq::bench::Median;
 
 using Clock = std::chrono::steady_clock;
 using Results = std::map<std::string, double>;
@@ -45,12 +48,6 @@ constexpr double kRssTargetMiB = 30;  // at 1,000 queues (the issue's target)
 
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 // A "VmRSS:"-style field of /proc/<pid>/status, in MiB (-1 if absent).

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_stats.h"
 #include "feature_probe.skel.h"
 #include "gpuq.skel.h"
 #include "loader/bpf_loader.h"
@@ -27,6 +28,8 @@
 #include "loader/kernel_features.h"
 
 namespace {
+
+using gpuq::bench::Median;
 
 using Clock = std::chrono::steady_clock;
 
@@ -42,11 +45,6 @@ double NsPerCall(int n, int fd, bool ioctl_call) {
   }
   return std::chrono::duration<double, std::nano>(Clock::now() - t0).count() /
          n;
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 }  // namespace
