@@ -345,6 +345,13 @@ within_skips() {
     $1 == "DIFF" {
       name = $2; labels = $2
       sub(/\{.*/, "", name); sub(/^[^{]*/, "", labels)
+      if (name == "gpuq_queues" || name == "gpuq_processes" || name == "gpuq_queues_by_priority") {
+        # live gauges: a lost create leaves its queue (and maybe its
+        # process) out, a lost destroy or exit leaves them in; the priority
+        # gauge repeats the queues one
+        if (name != "gpuq_queues_by_priority") short += ($4 > $6) ? $4 - $6 : $6 - $4
+        next
+      }
       if ($6 + 0 > $4 + 0) bad = 1
       if (name == "gpuq_submissions_total") {
         subs[labels] = 1
@@ -533,6 +540,10 @@ labels_check() {
   if [ "$xgmi" = "$want" ] && [ $ok = 0 ] &&
     grep -q 'queue_type="sdma_xgmi"' /tmp/m.prom && grep -q '^RESULT diff' /tmp/cmp-other.out; then
     pass "$1" "kernel enum: sdma_xgmi = $xgmi; the agent's creates by queue_type equal the truth's labels; with the other kernels' numbering ($other) they differ: $(grep -c '^DIFF' /tmp/cmp-other.out) series"
+  elif [ "$xgmi" = "$want" ] && [ $ok != 0 ] && within_skips; then
+    # a skipped program lost a create (maybe the sdma_xgmi one): the labels
+    # cannot be judged on this run; 6.1 and the other tiers judge them
+    skip "$1" "kernel enum: sdma_xgmi = $xgmi; the agent's creates differ from the truth only by records skipped programs lost: $WITHIN"
   else
     fail "$1" "sdma_xgmi = ${xgmi:-none} (want $want on $K); agent = truth: $([ $ok = 0 ] && echo yes || echo no); negative control: $(tail -n 1 /tmp/cmp-other.out)"
     dump "$1" /tmp/cmp.out /tmp/cmp-other.out
