@@ -15,11 +15,11 @@
 namespace gpuq {
 namespace {
 
-// Only what names a container; `podman run` sends create, init, start.
-// filters={"type":["container"],"event":["create","start"]}, URL-encoded.
 // The `runtime` label of gpuq_runtime_lookup_errors_total for failed
 // connections of the events streams.
 constexpr char kEventsClient[] = "docker-events";
+// Only what names a container; `podman run` sends create, init, start.
+// filters={"type":["container"],"event":["create","start"]}, URL-encoded.
 constexpr char kEventsUrl[] =
     "http://localhost/v1.41/events?filters="
     "%7B%22type%22%3A%5B%22container%22%5D%2C%22event%22%3A%5B%22create%22%2C"

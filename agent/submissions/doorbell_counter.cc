@@ -271,8 +271,7 @@ int DoorbellCounter::Rescan(const std::set<uint32_t>& queue_owners) {
 }
 
 int DoorbellCounter::ScanQueueOwners(const std::set<uint32_t>& queue_owners) {
-  const std::vector<std::string> paths = scanner_.ScanQueueOwners(queue_owners);
-  return paths.empty() ? 0 : AttachNew(paths);
+  return AttachNew(scanner_.ScanQueueOwners(queue_owners));
 }
 
 int DoorbellCounter::AttachNew(const std::vector<std::string>& paths) {
