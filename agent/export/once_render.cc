@@ -11,7 +11,7 @@
 #include <tuple>
 
 #include "export/collector.h"
-#include "model/queue_column.h"
+#include "model/container_rows.h"
 
 namespace gpuq {
 namespace {
@@ -20,92 +20,39 @@ using prometheus::MetricFamily;
 using prometheus::MetricType;
 using Json = nlohmann::ordered_json;
 
-// The rows below are read from the snapshot's typed series, with the labels
-// and label values the collector gives them: a family renamed in the
-// collector cannot lose a column here. Rows are keyed by label values
-// (strings), so they sort as the families' series do.
-
-// One row of the queue table: a container on a GPU.
-struct RowKey {
-  std::string container, pod, ns, gpu_id;
-  bool operator<(const RowKey& o) const {
-    return std::tie(container, pod, ns, gpu_id) <
-           std::tie(o.container, o.pod, o.ns, o.gpu_id);
-  }
-};
-struct Row {
-  std::map<std::string, double> queues;     // by queue type (json)
-  double compute = 0, sdma = 0, other = 0;  // by QueueColumnOf (the table)
-  double processes = 0, creates = 0;
-  std::map<std::string, double> destroys;  // by reason
-  double submissions = 0, pending = 0;
-  double rate = 0;  // packets/s, from the processes' last two samples
-  bool has_rate = false;
-  double unmaps = 0;  // runlist unmaps this container caused
-  // Times its queues were taken off the GPU, by its own operations and by
-  // others', and the seconds they were off (gpuq_queue_preempt*).
-  double preempted_self = 0, preempted_other = 0, off_seconds = 0;
-  double evictions = 0;
-};
-
-RowKey KeyOf(const Snapshot& s, uint64_t cgroup_id, uint32_t gpu_id) {
-  const SeriesLabels& l = s.LabelsOf(cgroup_id);
-  return {l.container, l.pod, l.ns, std::to_string(gpu_id)};
-}
-
-std::map<RowKey, Row> QueueRows(const Snapshot& s) {
-  std::map<RowKey, Row> rows;
-  for (const auto& [key, series] : s.queue_series) {
-    Row& row = rows[KeyOf(s, key.cgroup_id, key.gpu_id)];
-    const double live = static_cast<double>(series.live);
-    row.queues[QueueTypeLabel(key.queue_type)] += live;
-    AddToQueueColumn(key.queue_type, live, &row.compute, &row.sdma, &row.other);
-    row.creates += static_cast<double>(series.creates);
-    for (uint32_t reason = 0; reason < GPUQ_DESTROY__MAX; ++reason) {
-      // As gpuq_queue_destroys_total: "unknown" only once it counted.
-      if (series.destroys[reason] == 0 && reason == GPUQ_DESTROY_UNKNOWN) {
-        continue;
-      }
-      row.destroys[DestroyReasonLabel(reason)] +=
-          static_cast<double>(series.destroys[reason]);
-    }
-    row.submissions += static_cast<double>(series.submissions);
-  }
-  for (const auto& [key, n] : s.processes) {
-    rows[KeyOf(s, key.first, key.second)].processes += static_cast<double>(n);
-  }
-  for (const auto& [key, n] : s.pending_packets) {
-    rows[KeyOf(s, key.first, key.second)].pending += static_cast<double>(n);
-  }
-  for (const auto& [key, n] : s.runlist_causes) {
-    if (key.unmap) {
-      rows[KeyOf(s, key.cgroup_id, key.gpu_id)].unmaps +=
-          static_cast<double>(n);
-    }
-  }
-  for (const auto& [key, series] : s.preemptions) {
-    Row& row = rows[KeyOf(s, key.cgroup_id, key.gpu_id)];
-    (key.by_self ? row.preempted_self : row.preempted_other) +=
-        static_cast<double>(series.preemptions);
-    row.off_seconds += static_cast<double>(series.off_ns) / 1e9;
-  }
-  for (const auto& [key, series] : s.evictions) {
-    rows[KeyOf(s, key.cgroup_id, key.gpu_id)].evictions +=
-        static_cast<double>(series.evictions);
-  }
-  for (const ProcessRow& p : s.process_rows) {
-    for (const auto& [gpu, rate] : p.submission_rate_per_gpu) {
-      Row& row = rows[KeyOf(s, p.cgroup_id, gpu)];
-      row.rate += rate;
-      row.has_rate = true;
-    }
-  }
-  return rows;
-}
+// The (container, GPU) rows are model/container_rows.h's, the ones `top`
+// and `report` show; their labels are the collector's.
 
 std::string Num(double v) { return fmt::format("{}", v); }
-std::string Rate(const Row& row) {
-  return row.has_rate ? fmt::format("{:.1f}", row.rate) : "-";
+std::string Num(uint64_t v) { return std::to_string(v); }
+std::string Rate(const RowTotals& row) {
+  return row.submission_rate ? fmt::format("{:.1f}", *row.submission_rate)
+                             : "-";
+}
+double OffSeconds(const RowTotals& row) {
+  return static_cast<double>(row.off_ns) / 1e9;
+}
+
+// Live queues by queue type label, as gpuq_queues has them.
+std::map<std::string, double> QueuesByType(const RowTotals& row) {
+  std::map<std::string, double> out;
+  for (const auto& [type, n] : row.live_by_type) {
+    out[QueueTypeLabel(type)] += static_cast<double>(n);
+  }
+  return out;
+}
+
+// Destroys by reason label, as gpuq_queue_destroys_total has them: none for
+// a row without queue series, and "unknown" only once it counted.
+std::map<std::string, double> DestroysByReason(const RowTotals& row) {
+  std::map<std::string, double> out;
+  if (row.live_by_type.empty()) return out;
+  for (uint32_t reason = 0; reason < GPUQ_DESTROY__MAX; ++reason) {
+    if (row.destroys[reason] == 0 && reason == GPUQ_DESTROY_UNKNOWN) continue;
+    out[DestroyReasonLabel(reason)] +=
+        static_cast<double>(row.destroys[reason]);
+  }
+  return out;
 }
 
 // One runlist row per (gpu, scheduler): what the GPU's scheduler did.
@@ -237,26 +184,23 @@ std::string RenderTable(const Snapshot& s) {
                 "SUBMITTED", "SUBMIT/S", "PENDING", "UNMAPS",
                 "PREEMPTED(self/other)", "OFF_GPU_S", "EVICTIONS"});
   const auto info = ContainerInfo(s);
-  double total_live = 0;
-  for (const auto& [key, row] : QueueRows(s)) {
-    total_live += row.compute + row.sdma + row.other;
-    auto get = [](const std::map<std::string, double>& m, const char* k) {
-      auto it = m.find(k);
-      return it == m.end() ? 0.0 : it->second;
-    };
+  uint64_t total_live = 0;
+  for (const auto& [key, row] : ContainerGpuRows(s)) {
+    total_live += row.Live();
     auto ci = info.find({key.container, key.pod, key.ns});
     const std::string id =
         ci == info.end() ? "-" : ci->second->container_id.substr(0, 12);
-    queues.Add({key.container.empty() ? "(host)" : key.container, id,
-                key.pod.empty() ? "-" : key.pod, key.ns.empty() ? "-" : key.ns,
-                key.gpu_id, Num(row.compute), Num(row.sdma), Num(row.other),
-                Num(row.processes), Num(row.creates),
-                fmt::format("{}/{}", get(row.destroys, "ioctl"),
-                            get(row.destroys, "process_exit")),
-                Num(row.submissions), Rate(row), Num(row.pending),
-                Num(row.unmaps),
-                fmt::format("{}/{}", row.preempted_self, row.preempted_other),
-                fmt::format("{:.3f}", row.off_seconds), Num(row.evictions)});
+    queues.Add(
+        {ContainerOrHost(key.container), id, key.pod.empty() ? "-" : key.pod,
+         key.ns.empty() ? "-" : key.ns, std::to_string(key.gpu_id),
+         Num(row.compute), Num(row.sdma), Num(row.other), Num(row.processes),
+         Num(row.creates),
+         fmt::format("{}/{}", row.destroys[GPUQ_DESTROY_IOCTL],
+                     row.destroys[GPUQ_DESTROY_PROCESS_EXIT]),
+         Num(row.submissions), Rate(row), Num(row.pending),
+         Num(row.unmaps_caused),
+         fmt::format("{}/{}", row.preempted_by_self, row.preempted_by_others),
+         fmt::format("{:.3f}", OffSeconds(row)), Num(row.evictions)});
   }
   out += "HARDWARE QUEUES\n" + queues.Render();
   out += fmt::format("live queues: {}\n", total_live);
@@ -291,10 +235,9 @@ std::string RenderTable(const Snapshot& s) {
         rates += fmt::format("{}{}:{:.1f}", rates.empty() ? "" : ",", gpu, r);
       }
       procs.Add({std::to_string(p.pid), p.comm.empty() ? "-" : p.comm,
-                 l.container.empty() ? "(host)" : l.container,
-                 l.pod.empty() ? "-" : l.pod, l.ns.empty() ? "-" : l.ns,
-                 GpuList(p.queues_per_gpu), rates.empty() ? "-" : rates,
-                 p.exited ? "exited" : "running"});
+                 ContainerOrHost(l.container), l.pod.empty() ? "-" : l.pod,
+                 l.ns.empty() ? "-" : l.ns, GpuList(p.queues_per_gpu),
+                 rates.empty() ? "-" : rates, p.exited ? "exited" : "running"});
     }
     out += "PROCESSES\n" + procs.Render() + "\n";
   }
@@ -385,7 +328,7 @@ std::string RenderJson(const Snapshot& s) {
   const auto info = ContainerInfo(s);
   Json containers = Json::array();
   std::map<std::tuple<std::string, std::string, std::string>, Json> by_c;
-  for (const auto& [key, row] : QueueRows(s)) {
+  for (const auto& [key, row] : ContainerGpuRows(s)) {
     Json& c = by_c[{key.container, key.pod, key.ns}];
     if (c.is_null()) {
       c = {{"container", key.container},
@@ -405,20 +348,23 @@ std::string RenderJson(const Snapshot& s) {
         c["pod_uid"] = ci->second->pod_uid;
       }
     }
-    c["gpus"].push_back({{"gpu_id", key.gpu_id},
-                         {"queues", row.queues},
-                         {"processes", row.processes},
-                         {"creates", row.creates},
-                         {"destroys", row.destroys},
-                         {"submissions", row.submissions},
-                         {"submissions_per_second",
-                          row.has_rate ? Json(row.rate) : Json(nullptr)},
-                         {"pending_packets", row.pending},
-                         {"runlist_unmaps_caused", row.unmaps},
-                         {"preempted_by_self", row.preempted_self},
-                         {"preempted_by_others", row.preempted_other},
-                         {"seconds_off_gpu", row.off_seconds},
-                         {"evictions", row.evictions}});
+    // Numbers as doubles, as the metric values below are.
+    auto d = [](uint64_t v) { return static_cast<double>(v); };
+    c["gpus"].push_back(
+        {{"gpu_id", std::to_string(key.gpu_id)},
+         {"queues", QueuesByType(row)},
+         {"processes", d(row.processes)},
+         {"creates", d(row.creates)},
+         {"destroys", DestroysByReason(row)},
+         {"submissions", d(row.submissions)},
+         {"submissions_per_second",
+          row.submission_rate ? Json(*row.submission_rate) : Json(nullptr)},
+         {"pending_packets", d(row.pending)},
+         {"runlist_unmaps_caused", d(row.unmaps_caused)},
+         {"preempted_by_self", d(row.preempted_by_self)},
+         {"preempted_by_others", d(row.preempted_by_others)},
+         {"seconds_off_gpu", OffSeconds(row)},
+         {"evictions", d(row.evictions)}});
   }
   Json procs = Json::array();
   for (const ProcessRow& p : s.process_rows) {

@@ -7,6 +7,7 @@
 #include <ctime>
 #include <map>
 
+#include "model/container_rows.h"
 #include "report/svg_chart.h"
 
 namespace gpuq::report {
@@ -65,9 +66,7 @@ svg .bar.open{fill-opacity:.45;stroke-dasharray:4 2;stroke-width:1.2}
 footer{color:#57606a;margin-top:32px;font-size:12px}
 )css";
 
-std::string OwnerName(const Owner& o) {
-  return o.container.empty() ? "(host)" : o.container;
-}
+std::string OwnerName(const Owner& o) { return ContainerOrHost(o.container); }
 
 std::string Dash(const std::string& s) { return s.empty() ? "-" : s; }
 
@@ -268,7 +267,7 @@ std::string SubmissionsChart(const RunReport& r, size_t i) {
           {std::min(step * static_cast<double>(s.values.size()), r.duration_s),
            s.values.back()});
     }
-    xs.name = fmt::format("{} (peak {}/s)", s.name.empty() ? "(host)" : s.name,
+    xs.name = fmt::format("{} (peak {}/s)", ContainerOrHost(s.name),
                           FormatNumber(std::round(peak)));
     if (peak > 0) c.series.push_back(std::move(xs));
   }

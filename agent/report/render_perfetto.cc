@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "model/container_rows.h"
+
 namespace gpuq::report {
 namespace {
 
@@ -157,8 +159,7 @@ void AddRun(Trace& trace, const RunReport& r, int base) {
   if (!t.submission_rate_per_container.empty()) {
     trace.ProcessName(base, prefix + "submission rate per container", 0);
     for (const auto& s : t.submission_rate_per_container) {
-      const std::string name =
-          "submissions/s " + (s.name.empty() ? std::string("(host)") : s.name);
+      const std::string name = "submissions/s " + ContainerOrHost(s.name);
       for (size_t k = 0; k < s.values.size(); ++k) {
         trace.Counter(base, name, t.step_s * static_cast<double>(k),
                       "packets_per_s", s.values[k]);

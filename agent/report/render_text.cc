@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <ctime>
 
+#include "model/container_rows.h"
 #include "report/report_format.h"
 
 namespace gpuq::report {
@@ -92,9 +93,7 @@ std::string Emit(const Table& table, bool markdown) {
   return table.Render(markdown);
 }
 
-std::string Container(const Owner& o) {
-  return o.container.empty() ? "(host)" : o.container;
-}
+std::string Container(const Owner& o) { return ContainerOrHost(o.container); }
 std::string Dash(const std::string& s) { return s.empty() ? "-" : s; }
 std::string N(uint64_t n) { return std::to_string(n); }
 std::string Rate(double v) { return fmt::format("{:.1f}", v); }

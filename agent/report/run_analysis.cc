@@ -12,7 +12,9 @@
 #include <utility>
 
 #include "export/collector.h"
+#include "model/container_rows.h"
 #include "model/pipeline.h"
+#include "model/queue_column.h"
 #include "model/runlist_cause.h"
 #include "model/write_index.h"
 #include "resolver/cgroup_path.h"
@@ -322,7 +324,7 @@ class Analyzer::Impl {
                !IsKernelKey(e.hdr.process_key);
     q.rocr = (e.flags & GPUQ_CREATE_F_ROCR_LAYOUT) != 0;
     q.write_index_at_create = e.write_index_at_create;
-    const bool compute = q.type == GPUQ_QUEUE_COMPUTE;
+    const bool compute = QueueColumnOf(q.type) == QueueColumn::kCompute;
 
     ProcInfo& p = Process(e.hdr);
     if (p.comm.empty()) p.comm = CommOf(e.comm);
@@ -343,7 +345,7 @@ class Analyzer::Impl {
                 const char* how) {
     auto it = queues_.find(key);
     const LiveQueue& q = it->second;
-    const bool compute = q.type == GPUQ_QUEUE_COMPUTE;
+    const bool compute = QueueColumnOf(q.type) == QueueColumn::kCompute;
     ProcInfo& p = processes_[q.tgid];
     for (Counts* counts : {&p.counts, &Container(q.cgroup_id).counts, &run_}) {
       counts->Dec(q.gpu_id, compute);
@@ -536,7 +538,7 @@ class Analyzer::Impl {
   }
 
   std::string SeriesName(const Owner& o) const {
-    return o.container.empty() ? "(host)" : o.container;
+    return ContainerOrHost(o.container);
   }
 
   Pipeline pipeline_;
@@ -607,7 +609,6 @@ RunReport Analyzer::Impl::Finish() {
 
   // ---- Headline totals, as the exported families sum them ----
   r.gpus_in_topology = s.gpus.size();
-  std::map<uint64_t, uint64_t> submissions_by_cgroup;
   std::map<uint32_t, uint64_t> submissions_by_tgid;
   std::map<uint32_t, uint64_t> submissions_by_gpu;
   std::map<std::pair<uint32_t, uint32_t>, std::pair<uint64_t, uint64_t>>
@@ -620,7 +621,6 @@ RunReport Analyzer::Impl::Finish() {
     for (uint64_t n : series.destroys) destroyed += n;
     r.queues_destroyed += destroyed;
     r.submissions += series.submissions;
-    submissions_by_cgroup[key.cgroup_id] += series.submissions;
     submissions_by_tgid[key.tgid] += series.submissions;
     submissions_by_gpu[key.gpu_id] += series.submissions;
     auto& cd = created_destroyed[{key.gpu_id, key.queue_type}];
@@ -673,36 +673,22 @@ RunReport Analyzer::Impl::Finish() {
   }
 
   // ---- Containers ----
-  // Preemptions (unmaps) each container's operations caused, by cgroup.
-  std::map<std::string, uint64_t> unmaps_caused;
-  for (const auto& [key, n] : s.runlist_causes) {
-    if (key.unmap) unmaps_caused[ContainerKey(key.cgroup_id)] += n;
-  }
-  struct Suffered {
-    uint64_t by_self = 0, by_others = 0, off_ns = 0;
-  };
-  std::map<std::string, Suffered> suffered;
-  for (const auto& [key, series] : s.preemptions) {
-    Suffered& v = suffered[ContainerKey(key.cgroup_id)];
-    (key.by_self ? v.by_self : v.by_others) += series.preemptions;
-    v.off_ns += series.off_ns;
-  }
-  std::map<std::string, uint64_t> evictions_of;
-  for (const auto& [key, series] : s.evictions) {
-    evictions_of[ContainerKey(key.cgroup_id)] += series.evictions;
+  // The model's rows (the ones --once and top show), summed per container
+  // over its cgroups and GPUs.
+  std::map<std::string, RowTotals> totals_of;
+  for (const auto& [key, t] : RowsByCgroupGpu(s)) {
+    totals_of[ContainerKey(key.first)] += t;
   }
   std::map<std::string, uint64_t> exits_of;
   for (const auto& [cgroup, n] : s.process_exits) {
     exits_of[ContainerKey(cgroup)] += n;
   }
-  std::map<std::string, uint64_t> submissions_of;
-  for (const auto& [cgroup, n] : submissions_by_cgroup) {
-    submissions_of[ContainerKey(cgroup)] += n;
+  // Containers that only caused preemptions or suffered them also get a row.
+  for (const auto& [key, t] : totals_of) {
+    if (t.unmaps_caused > 0 || t.Preempted() > 0 || t.off_ns > 0) {
+      containers_.try_emplace(key);
+    }
   }
-  // Containers that only failed creates, were evicted or caused preemption
-  // also get a row.
-  for (const auto& [key, n] : unmaps_caused) containers_.try_emplace(key);
-  for (const auto& [key, v] : suffered) containers_.try_emplace(key);
   std::map<std::string, Owner> owner_of_key;
   for (auto& [key, c] : containers_) {
     if (c.cgroup_id == 0) {
@@ -719,7 +705,8 @@ RunReport Analyzer::Impl::Finish() {
     row.queues_created = c.counts.created;
     row.peak_per_gpu = c.counts.peak_per_gpu;
     row.gpus_used = c.counts.peak_per_gpu.size();
-    row.submissions = submissions_of[key];
+    const RowTotals& t = totals_of[key];
+    row.submissions = t.submissions;
     row.submissions_mean_per_s = per_s(row.submissions);
     auto series = container_series_.find(key);
     if (series != container_series_.end()) {
@@ -727,12 +714,11 @@ RunReport Analyzer::Impl::Finish() {
         row.submissions_peak_per_s = std::max(row.submissions_peak_per_s, v);
       }
     }
-    row.preemptions_caused = unmaps_caused[key];
-    const Suffered& v = suffered[key];
-    row.preempted_by_self = v.by_self;
-    row.preempted_by_others = v.by_others;
-    row.seconds_off_gpu = Seconds(v.off_ns);
-    row.evictions = evictions_of[key];
+    row.preemptions_caused = t.unmaps_caused;
+    row.preempted_by_self = t.preempted_by_self;
+    row.preempted_by_others = t.preempted_by_others;
+    row.seconds_off_gpu = Seconds(t.off_ns);
+    row.evictions = t.evictions;
     row.create_failures = c.create_failures;
     row.process_exits = exits_of[key];
     row.classification = c.counts.Class();

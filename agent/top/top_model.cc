@@ -5,18 +5,8 @@
 #include <algorithm>
 #include <set>
 
-#include "model/queue_column.h"
-
 namespace gpuq {
 namespace {
-
-/// The (container, pod, namespace) labels of a cgroup's series: the same
-/// the collector puts on them.
-std::tuple<std::string, std::string, std::string> LabelsOf(const Snapshot& s,
-                                                           uint64_t cgroup_id) {
-  const SeriesLabels& l = s.LabelsOf(cgroup_id);
-  return {l.container, l.pod, l.ns};
-}
 
 std::optional<double> Rate(uint64_t now, uint64_t before, double seconds) {
   // A counter that went down was reset (its series was removed and came
@@ -29,11 +19,11 @@ std::optional<double> Rate(uint64_t now, uint64_t before, double seconds) {
 double SortValue(const TopRow& row, TopSort sort) {
   switch (sort) {
     case TopSort::kQueues:
-      return static_cast<double>(row.queues);
+      return static_cast<double>(row.totals.Live());
     case TopSort::kSubmitRate:
       return row.submit_rate.value_or(-1);
     case TopSort::kPending:
-      return static_cast<double>(row.pending);
+      return static_cast<double>(row.totals.pending);
     case TopSort::kUnmapRate:
       return row.unmap_rate.value_or(-1);
     case TopSort::kEvictRate:
@@ -48,7 +38,7 @@ double SortValue(const TopRow& row, TopSort sort) {
 
 /// "(host)" for host processes; "trainer (ml-train/trainer-0)" in a pod.
 std::string DisplayName(const TopRow& row) {
-  std::string name = row.container.empty() ? "(host)" : row.container;
+  std::string name = ContainerOrHost(row.container);
   if (!row.pod.empty()) {
     name += " (" + (row.ns.empty() ? "" : row.ns + "/") + row.pod + ")";
   }
@@ -113,17 +103,13 @@ const std::vector<Column>& Columns() {
 }
 
 std::vector<std::string> Cells(const TopRow& row) {
-  return {std::to_string(row.queues),
-          std::to_string(row.compute),
-          std::to_string(row.sdma),
-          std::to_string(row.other),
-          std::to_string(row.processes),
-          FormatRate(row.submit_rate),
-          std::to_string(row.pending),
-          FormatRate(row.unmap_rate),
-          FormatRate(row.evict_rate),
-          FormatRate(row.preempt_rate),
-          FormatOffSeconds(row.counters.off_ns)};
+  const RowTotals& t = row.totals;
+  return {std::to_string(t.Live()),    std::to_string(t.compute),
+          std::to_string(t.sdma),      std::to_string(t.other),
+          std::to_string(t.processes), FormatRate(row.submit_rate),
+          std::to_string(t.pending),   FormatRate(row.unmap_rate),
+          FormatRate(row.evict_rate),  FormatRate(row.preempt_rate),
+          FormatOffSeconds(t.off_ns)};
 }
 
 std::string Fit(const std::string& text, size_t width) {
@@ -177,38 +163,14 @@ std::string ProbeSummary(const Snapshot& s) {
 }
 
 void TopModel::Update(const Snapshot& s, uint64_t now_ns) {
-  std::map<Key, TopRow> rows;
-  auto row = [&](uint64_t cgroup_id, uint32_t gpu_id) -> TopRow& {
-    auto [container, pod, ns] = LabelsOf(s, cgroup_id);
-    TopRow& r = rows[Key{container, pod, ns, gpu_id}];
-    r.container = container;
-    r.pod = pod;
-    r.ns = ns;
-    r.gpu_id = gpu_id;
-    return r;
-  };
-  for (const auto& [key, series] : s.queue_series) {
-    TopRow& r = row(key.cgroup_id, key.gpu_id);
-    r.queues += series.live;
-    AddToQueueColumn(key.queue_type, series.live, &r.compute, &r.sdma,
-                     &r.other);
-    r.counters.submissions += series.submissions;
-  }
-  for (const auto& [key, n] : s.processes)
-    row(key.first, key.second).processes += n;
-  for (const auto& [key, n] : s.pending_packets) {
-    row(key.first, key.second).pending += n;
-  }
-  for (const auto& [key, n] : s.runlist_causes) {
-    if (key.unmap) row(key.cgroup_id, key.gpu_id).counters.unmaps += n;
-  }
-  for (const auto& [key, series] : s.evictions) {
-    row(key.cgroup_id, key.gpu_id).counters.evictions += series.evictions;
-  }
-  for (const auto& [key, series] : s.preemptions) {
-    TopCounters& c = row(key.cgroup_id, key.gpu_id).counters;
-    c.preempted += series.preemptions;
-    c.off_ns += series.off_ns;
+  std::map<ContainerGpu, TopRow> rows;
+  for (auto& [key, totals] : ContainerGpuRows(s)) {
+    TopRow& r = rows[key];
+    r.container = key.container;
+    r.pod = key.pod;
+    r.ns = key.ns;
+    r.gpu_id = key.gpu_id;
+    r.totals = std::move(totals);
   }
 
   const bool time_passed = have_previous_ && now_ns > previous_ns_;
@@ -218,12 +180,13 @@ void TopModel::Update(const Snapshot& s, uint64_t now_ns) {
     if (time_passed) {
       auto before = previous_.find(key);
       // A row that is new since the last snapshot counted from zero.
-      const TopCounters b =
-          before != previous_.end() ? before->second : TopCounters{};
-      r.submit_rate = Rate(r.counters.submissions, b.submissions, seconds);
-      r.unmap_rate = Rate(r.counters.unmaps, b.unmaps, seconds);
-      r.evict_rate = Rate(r.counters.evictions, b.evictions, seconds);
-      r.preempt_rate = Rate(r.counters.preempted, b.preempted, seconds);
+      const RowTotals b =
+          before != previous_.end() ? before->second : RowTotals{};
+      const RowTotals& t = r.totals;
+      r.submit_rate = Rate(t.submissions, b.submissions, seconds);
+      r.unmap_rate = Rate(t.unmaps_caused, b.unmaps_caused, seconds);
+      r.evict_rate = Rate(t.evictions, b.evictions, seconds);
+      r.preempt_rate = Rate(t.Preempted(), b.Preempted(), seconds);
     } else if (auto old = rows_.find(key); old != rows_.end()) {
       r.submit_rate = old->second.submit_rate;
       r.unmap_rate = old->second.unmap_rate;
@@ -233,7 +196,7 @@ void TopModel::Update(const Snapshot& s, uint64_t now_ns) {
   }
   if (!have_previous_ || time_passed) {
     previous_.clear();
-    for (const auto& [key, r] : rows) previous_[key] = r.counters;
+    for (const auto& [key, r] : rows) previous_[key] = r.totals;
     previous_ns_ = now_ns;
     have_previous_ = true;
   }
@@ -242,12 +205,12 @@ void TopModel::Update(const Snapshot& s, uint64_t now_ns) {
   summary_ = TopSummary{};
   summary_.source = s.source;
   summary_.probes = ProbeSummary(s);
-  for (const auto& [key, r] : rows_) summary_.live_queues += r.queues;
+  for (const auto& [key, r] : rows_) summary_.live_queues += r.totals.Live();
   for (uint64_t n : s.events_by_type) summary_.events += n;
   summary_.gpus = s.gpus.size();
   std::set<std::tuple<std::string, std::string, std::string>> containers;
   for (const auto& [key, r] : rows_) {
-    containers.emplace(std::get<0>(key), std::get<1>(key), std::get<2>(key));
+    containers.emplace(key.container, key.pod, key.ns);
   }
   summary_.containers = containers.size();
 }
@@ -260,17 +223,7 @@ std::vector<TopGroup> TopModel::Groups(TopSort sort) const {
     t.container = r.container;
     t.pod = r.pod;
     t.ns = r.ns;
-    t.queues += r.queues;
-    t.compute += r.compute;
-    t.sdma += r.sdma;
-    t.other += r.other;
-    t.processes += r.processes;
-    t.pending += r.pending;
-    t.counters.submissions += r.counters.submissions;
-    t.counters.unmaps += r.counters.unmaps;
-    t.counters.evictions += r.counters.evictions;
-    t.counters.preempted += r.counters.preempted;
-    t.counters.off_ns += r.counters.off_ns;
+    t.totals += r.totals;
     AddRates(&t, r);
     g.gpus.push_back(r);
   }

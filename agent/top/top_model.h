@@ -11,6 +11,7 @@
 #include <tuple>
 #include <vector>
 
+#include "model/container_rows.h"
 #include "model/pipeline.h"
 
 namespace gpuq {
@@ -30,30 +31,15 @@ inline constexpr int kTopSortCount = 7;
 const char* TopSortName(TopSort sort);
 TopSort NextTopSort(TopSort sort);
 
-/// Monotonic counters of one row, what its rates are computed from.
-struct TopCounters {
-  uint64_t submissions = 0;  ///< AQL packets written (gpuq_submissions_total)
-  uint64_t unmaps = 0;  ///< runlist unmaps its operations caused (preemptions)
-  uint64_t evictions = 0;  ///< its queues taken off a GPU
-  /// Times its queues were taken off a GPU by a preemption, and the time
-  /// they were off (gpuq_queue_preemptions_total, ..._preempted_seconds_total).
-  uint64_t preempted = 0;
-  uint64_t off_ns = 0;
-};
-
 /// One container on one GPU, or (gpu_id 0) a container's total.
 struct TopRow {
   std::string container;  ///< `container` label; "" = host processes
   std::string pod;
   std::string ns;
   uint32_t gpu_id = 0;
-  uint64_t queues = 0;  ///< live hardware queues
-  uint64_t compute = 0;
-  uint64_t sdma = 0;  ///< every SDMA type
-  uint64_t other = 0;
-  uint64_t processes = 0;  ///< processes holding queues
-  uint64_t pending = 0;    ///< written minus consumed packets, sampled queues
-  TopCounters counters;
+  /// The figures `--once` and `report` show for the same row; the rates
+  /// below are deltas of its counters.
+  RowTotals totals;
   /// Per second of the source's clock since the previous Update(); nullopt
   /// before there are two snapshots.
   std::optional<double> submit_rate;
@@ -97,9 +83,8 @@ class TopModel {
   const TopSummary& Summary() const { return summary_; }
 
  private:
-  using Key = std::tuple<std::string, std::string, std::string, uint32_t>;
-  std::map<Key, TopRow> rows_;
-  std::map<Key, TopCounters> previous_;
+  std::map<ContainerGpu, TopRow> rows_;
+  std::map<ContainerGpu, RowTotals> previous_;
   uint64_t previous_ns_ = 0;
   bool have_previous_ = false;
   TopSummary summary_;

@@ -14,7 +14,6 @@
 
 #include "export/collector.h"
 #include "model/pipeline.h"
-#include "top/top_model.h"
 
 namespace gpuq {
 namespace {
@@ -267,32 +266,6 @@ TEST(OnceRenderTest, PrometheusIsTheExpositionText) {
             std::string::npos)
       << out;
   EXPECT_EQ(out.find("_total_total"), std::string::npos) << out;
-}
-
-// `--once` and `top` count every queue type in the same column (one rule,
-// model/queue_column.h): they once disagreed on sdma_xgmi and
-// sdma_by_eng_id. Every type the ABI names, and one it does not.
-TEST(OnceRenderTest, QueueColumnsAgreeWithTopForEveryQueueType) {
-  std::vector<uint32_t> types;
-  for (uint32_t t = 0; t < GPUQ_QUEUE__MAX; ++t) types.push_back(t);
-  types.push_back(GPUQ_QUEUE_UNKNOWN);
-  for (const uint32_t type : types) {
-    Snapshot s;
-    s.labels[7] = SeriesLabels{"ctr", "", "", {}};
-    s.queue_series[{7, 1, 100, type}] = {1, 1, {}, 0};
-    const std::vector<std::string> once =
-        RowStartingWith(RenderOnce(s, OnceFormat::kTable), "ctr");
-    ASSERT_GE(once.size(), 8u) << type;
-    TopModel top;
-    top.Update(s, 0);
-    const auto groups = top.Groups(TopSort::kQueues);
-    ASSERT_EQ(groups.size(), 1u) << type;
-    const TopRow& row = groups[0].total;
-    EXPECT_EQ(once[5], std::to_string(row.compute)) << "COMPUTE, type " << type;
-    EXPECT_EQ(once[6], std::to_string(row.sdma)) << "SDMA, type " << type;
-    EXPECT_EQ(once[7], std::to_string(row.other)) << "OTHER, type " << type;
-    EXPECT_EQ(row.compute + row.sdma + row.other, 1u) << type;
-  }
 }
 
 }  // namespace

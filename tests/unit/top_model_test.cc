@@ -53,18 +53,18 @@ TEST(TopModelTest, GroupsContainersAndTheirGpus) {
   ASSERT_EQ(groups.size(), 2u);
   const TopGroup& alpha = groups[0];
   EXPECT_EQ(alpha.total.container, "alpha");
-  EXPECT_EQ(alpha.total.queues, 6u);
-  EXPECT_EQ(alpha.total.compute, 4u);
-  EXPECT_EQ(alpha.total.sdma, 2u);
-  EXPECT_EQ(alpha.total.processes, 2u);
+  EXPECT_EQ(alpha.total.totals.Live(), 6u);
+  EXPECT_EQ(alpha.total.totals.compute, 4u);
+  EXPECT_EQ(alpha.total.totals.sdma, 2u);
+  EXPECT_EQ(alpha.total.totals.processes, 2u);
   ASSERT_EQ(alpha.gpus.size(), 2u);
   EXPECT_EQ(alpha.gpus[0].gpu_id, 100u);  // 5 queues before 1
-  EXPECT_EQ(alpha.gpus[0].queues, 5u);
+  EXPECT_EQ(alpha.gpus[0].totals.Live(), 5u);
   EXPECT_EQ(alpha.gpus[1].gpu_id, 200u);
   const TopGroup& beta = groups[1];
   EXPECT_EQ(beta.total.pod, "pod-0");
-  EXPECT_EQ(beta.total.sdma, 1u);  // sdma_xgmi is SDMA
-  EXPECT_EQ(beta.total.pending, 7u);
+  EXPECT_EQ(beta.total.totals.sdma, 1u);  // sdma_xgmi is SDMA
+  EXPECT_EQ(beta.total.totals.pending, 7u);
   EXPECT_EQ(model.Summary().live_queues, 7u);
   EXPECT_EQ(model.Summary().containers, 2u);
 }
@@ -111,7 +111,7 @@ TEST(TopModelTest, PreemptionsSufferedAreARateAndTimeOffATotal) {
   ASSERT_EQ(groups[0].total.container, "alpha") << "sorted by PREEMPT/S";
   EXPECT_DOUBLE_EQ(*groups[0].gpus[0].preempt_rate, 2.0);
   EXPECT_DOUBLE_EQ(*groups[0].total.preempt_rate, 2.0);
-  EXPECT_EQ(groups[0].total.counters.off_ns, 2500000000u);
+  EXPECT_EQ(groups[0].total.totals.off_ns, 2500000000u);
   EXPECT_DOUBLE_EQ(*groups[1].total.preempt_rate, 0.0);
   size_t header = 0;
   const std::vector<std::string> lines =

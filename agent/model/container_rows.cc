@@ -1,0 +1,83 @@
+#include "model/container_rows.h"
+
+#include "model/queue_column.h"
+
+namespace gpuq {
+
+std::string ContainerOrHost(const std::string& container) {
+  return container.empty() ? kHostContainer : container;
+}
+
+uint64_t RowTotals::Destroys() const {
+  uint64_t n = 0;
+  for (uint64_t d : destroys) n += d;
+  return n;
+}
+
+RowTotals& RowTotals::operator+=(const RowTotals& o) {
+  for (const auto& [type, n] : o.live_by_type) live_by_type[type] += n;
+  compute += o.compute;
+  sdma += o.sdma;
+  other += o.other;
+  processes += o.processes;
+  creates += o.creates;
+  for (size_t i = 0; i < destroys.size(); ++i) destroys[i] += o.destroys[i];
+  submissions += o.submissions;
+  pending += o.pending;
+  unmaps_caused += o.unmaps_caused;
+  preempted_by_self += o.preempted_by_self;
+  preempted_by_others += o.preempted_by_others;
+  off_ns += o.off_ns;
+  evictions += o.evictions;
+  if (o.submission_rate) {
+    submission_rate = submission_rate.value_or(0) + *o.submission_rate;
+  }
+  return *this;
+}
+
+std::map<CgroupGpu, RowTotals> RowsByCgroupGpu(const Snapshot& s) {
+  std::map<CgroupGpu, RowTotals> rows;
+  for (const auto& [key, series] : s.queue_series) {
+    RowTotals& row = rows[{key.cgroup_id, key.gpu_id}];
+    row.live_by_type[key.queue_type] += series.live;
+    AddToQueueColumn(key.queue_type, series.live, &row.compute, &row.sdma,
+                     &row.other);
+    row.creates += series.creates;
+    for (size_t i = 0; i < row.destroys.size(); ++i) {
+      row.destroys[i] += series.destroys[i];
+    }
+    row.submissions += series.submissions;
+  }
+  for (const auto& [key, n] : s.processes) rows[key].processes += n;
+  for (const auto& [key, n] : s.pending_packets) rows[key].pending += n;
+  for (const auto& [key, n] : s.runlist_causes) {
+    if (key.unmap) rows[{key.cgroup_id, key.gpu_id}].unmaps_caused += n;
+  }
+  for (const auto& [key, series] : s.preemptions) {
+    RowTotals& row = rows[{key.cgroup_id, key.gpu_id}];
+    (key.by_self ? row.preempted_by_self : row.preempted_by_others) +=
+        series.preemptions;
+    row.off_ns += series.off_ns;
+  }
+  for (const auto& [key, series] : s.evictions) {
+    rows[{key.cgroup_id, key.gpu_id}].evictions += series.evictions;
+  }
+  for (const ProcessRow& p : s.process_rows) {
+    for (const auto& [gpu, rate] : p.submission_rate_per_gpu) {
+      std::optional<double>& sum = rows[{p.cgroup_id, gpu}].submission_rate;
+      sum = sum.value_or(0) + rate;
+    }
+  }
+  return rows;
+}
+
+std::map<ContainerGpu, RowTotals> ContainerGpuRows(const Snapshot& s) {
+  std::map<ContainerGpu, RowTotals> rows;
+  for (const auto& [key, totals] : RowsByCgroupGpu(s)) {
+    const SeriesLabels& l = s.LabelsOf(key.first);
+    rows[{l.container, l.pod, l.ns, key.second}] += totals;
+  }
+  return rows;
+}
+
+}  // namespace gpuq

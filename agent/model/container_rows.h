@@ -1,0 +1,79 @@
+// The rows `--once`, `top` and `report` show: the model's per-container
+// series summed per (cgroup, GPU) in one place, with one rule per column
+// (queue columns: model/queue_column.h) and one name for host processes.
+// A family that should appear in every view gets a field here once.
+#pragma once
+
+#include <gpuq/abi.h>
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+
+#include "model/pipeline.h"
+
+namespace gpuq {
+
+/// What every view shows for processes outside any container (the
+/// `container` label is "" on their series).
+inline constexpr const char* kHostContainer = "(host)";
+/// `container`, or kHostContainer for "".
+std::string ContainerOrHost(const std::string& container);
+
+/// One row's figures: gauges as the snapshot holds them, counters since the
+/// series began.
+struct RowTotals {
+  std::map<uint32_t, uint64_t> live_by_type;  ///< gpuq_queue_type -> live
+  uint64_t compute = 0;                       ///< live queues by QueueColumnOf
+  uint64_t sdma = 0;                          ///< every SDMA engine kind
+  uint64_t other = 0;
+  uint64_t processes = 0;  ///< processes holding queues
+  uint64_t creates = 0;
+  std::array<uint64_t, GPUQ_DESTROY__MAX> destroys{};  ///< by reason
+  uint64_t submissions = 0;                            ///< AQL packets written
+  uint64_t pending = 0;        ///< written minus consumed, sampled queues
+  uint64_t unmaps_caused = 0;  ///< runlist unmaps its operations caused
+  /// Times its queues were taken off the GPU by its own operations and by
+  /// others', and the time they were off (credited when they are back).
+  uint64_t preempted_by_self = 0;
+  uint64_t preempted_by_others = 0;
+  uint64_t off_ns = 0;
+  uint64_t evictions = 0;
+  /// AQL packets per second between its processes' last two samples;
+  /// nullopt where none has two.
+  std::optional<double> submission_rate;
+
+  uint64_t Live() const { return compute + sdma + other; }
+  uint64_t Preempted() const { return preempted_by_self + preempted_by_others; }
+  uint64_t Destroys() const;
+  RowTotals& operator+=(const RowTotals& o);
+};
+
+/// A cgroup on a GPU: the key every per-container series carries.
+using CgroupGpu = std::pair<uint64_t, uint32_t>;
+
+/// Every per-(cgroup, GPU) series of `s` summed into rows (a cgroup with
+/// any of them has a row on that GPU).
+std::map<CgroupGpu, RowTotals> RowsByCgroupGpu(const Snapshot& s);
+
+/// A container on a GPU, by the labels its series carry.
+struct ContainerGpu {
+  std::string container;  ///< "" for host processes
+  std::string pod;
+  std::string ns;
+  uint32_t gpu_id = 0;
+  bool operator<(const ContainerGpu& o) const {
+    return std::tie(container, pod, ns, gpu_id) <
+           std::tie(o.container, o.pod, o.ns, o.gpu_id);
+  }
+};
+
+/// RowsByCgroupGpu summed by labels: cgroups whose labels coincide (a
+/// container's nested cgroups, folded containers) share a row, as their
+/// series do in /metrics.
+std::map<ContainerGpu, RowTotals> ContainerGpuRows(const Snapshot& s);
+
+}  // namespace gpuq

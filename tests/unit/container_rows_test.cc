@@ -1,0 +1,229 @@
+// The rows `--once`, `top` and `report` show agree: each reads the model's
+// series through model/container_rows.h, so for the same records the three
+// give a container the same queues of each type, submissions, preemptions
+// caused and suffered, time off the GPU and evictions. Checked on every
+// queue type the ABI names (and one it does not), and on every fixed
+// scenario of the bundled capture generator.
+#include "model/container_rows.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "event_builders.h"
+#include "export/collector.h"
+#include "export/once_render.h"
+#include "report/run_analysis.h"
+#include "scenario.h"
+#include "top/top_model.h"
+
+namespace gpuq {
+namespace {
+
+uint64_t Ms(double seconds) {
+  return static_cast<uint64_t>(std::llround(seconds * 1e3));
+}
+
+/// What one view says about a container, summed over its GPUs.
+struct Figures {
+  std::map<std::string, uint64_t> live_by_type;  ///< by queue type label
+  uint64_t compute = 0, sdma = 0, other = 0;
+  uint64_t submissions = 0;
+  uint64_t unmaps_caused = 0;
+  uint64_t preempted_by_self = 0, preempted_by_others = 0;
+  double off_s = 0;  ///< compared to the millisecond: the views print seconds
+  uint64_t evictions = 0;
+  auto Compared() const {
+    return std::make_tuple(live_by_type, compute, sdma, other, submissions,
+                           unmaps_caused, preempted_by_self,
+                           preempted_by_others, Ms(off_s), evictions);
+  }
+  bool operator==(const Figures& o) const { return Compared() == o.Compared(); }
+};
+
+std::ostream& operator<<(std::ostream& os, const Figures& f) {
+  os << "{types";
+  for (const auto& [type, n] : f.live_by_type) os << " " << type << "=" << n;
+  return os << ", compute " << f.compute << ", sdma " << f.sdma << ", other "
+            << f.other << ", submissions " << f.submissions << ", unmaps "
+            << f.unmaps_caused << ", preempted " << f.preempted_by_self << "/"
+            << f.preempted_by_others << ", off_s " << f.off_s << ", evictions "
+            << f.evictions << "}";
+}
+
+Snapshot SnapshotOf(const std::vector<Event>& events) {
+  PipelineOptions options;
+  options.use_sysfs = false;  // as `--once --replay` and `report`
+  Pipeline pipeline(options, nullptr);
+  for (const Event& e : events) pipeline.Handle(e);
+  return pipeline.TakeSnapshot();
+}
+
+/// `--once --format json`'s containers, by container label.
+std::map<std::string, Figures> OnceFigures(const Snapshot& s) {
+  std::map<std::string, Figures> out;
+  const auto doc = nlohmann::json::parse(RenderOnce(s, OnceFormat::kJson));
+  for (const auto& c : doc["containers"]) {
+    Figures& f = out[c["container"].get<std::string>()];
+    for (const auto& g : c["gpus"]) {
+      for (const auto& [type, n] : g["queues"].items()) {
+        const auto live = n.get<uint64_t>();
+        if (live > 0) f.live_by_type[type] += live;
+      }
+      f.submissions += g["submissions"].get<uint64_t>();
+      f.unmaps_caused += g["runlist_unmaps_caused"].get<uint64_t>();
+      f.preempted_by_self += g["preempted_by_self"].get<uint64_t>();
+      f.preempted_by_others += g["preempted_by_others"].get<uint64_t>();
+      f.off_s += g["seconds_off_gpu"].get<double>();
+      f.evictions += g["evictions"].get<uint64_t>();
+    }
+  }
+  // The table's COMPUTE, SDMA and OTHER columns.
+  std::istringstream table(RenderOnce(s, OnceFormat::kTable));
+  std::string line;
+  while (std::getline(table, line) && line != "HARDWARE QUEUES") {
+  }
+  std::getline(table, line);  // the header
+  while (std::getline(table, line) && line.rfind("live queues:", 0) != 0) {
+    std::istringstream cells(line);
+    std::vector<std::string> c;
+    for (std::string cell; cells >> cell;) c.push_back(cell);
+    EXPECT_GE(c.size(), 8u) << line;
+    if (c.size() < 8) continue;
+    const std::string name = c[0] == kHostContainer ? "" : c[0];
+    out[name].compute += std::stoull(c[5]);
+    out[name].sdma += std::stoull(c[6]);
+    out[name].other += std::stoull(c[7]);
+  }
+  return out;
+}
+
+std::map<std::string, Figures> TopFigures(const Snapshot& s) {
+  std::map<std::string, Figures> out;
+  TopModel top;
+  top.Update(s, 0);
+  for (const TopGroup& g : top.Groups(TopSort::kName)) {
+    const RowTotals& t = g.total.totals;
+    Figures& f = out[g.total.container];
+    for (const auto& [type, n] : t.live_by_type) {
+      if (n > 0) f.live_by_type[QueueTypeLabel(type)] += n;
+    }
+    f.compute += t.compute;
+    f.sdma += t.sdma;
+    f.other += t.other;
+    f.submissions += t.submissions;
+    f.unmaps_caused += t.unmaps_caused;
+    f.preempted_by_self += t.preempted_by_self;
+    f.preempted_by_others += t.preempted_by_others;
+    f.off_s += static_cast<double>(t.off_ns) / 1e9;
+    f.evictions += t.evictions;
+  }
+  return out;
+}
+
+/// The report's containers table; queues by type from its per-(GPU, type)
+/// table, which has no container: only for a capture with one container.
+std::map<std::string, Figures> ReportFigures(const std::vector<Event>& events,
+                                             bool one_container) {
+  Capture capture;
+  capture.events = events;
+  const report::RunReport r = report::AnalyzeCapture(capture, "rows");
+  std::map<std::string, Figures> out;
+  for (const report::ContainerRow& c : r.containers) {
+    Figures& f = out[c.owner.container];
+    f.submissions += c.submissions;
+    f.unmaps_caused += c.preemptions_caused;
+    f.preempted_by_self += c.preempted_by_self;
+    f.preempted_by_others += c.preempted_by_others;
+    f.off_s += c.seconds_off_gpu;
+    f.evictions += c.evictions;
+  }
+  if (one_container && out.size() == 1) {
+    Figures& f = out.begin()->second;
+    for (const report::GpuQueueRow& g : r.gpu_queues) {
+      if (g.at_end > 0) f.live_by_type[g.queue_type] += g.at_end;
+    }
+  }
+  return out;
+}
+
+TEST(ContainerRowsTest, OnceTopAndReportAgreeOnEveryQueueType) {
+  std::vector<uint32_t> types;
+  for (uint32_t t = 0; t < GPUQ_QUEUE__MAX; ++t) types.push_back(t);
+  types.push_back(GPUQ_QUEUE_UNKNOWN);
+  constexpr uint64_t kCgroup = 7;
+  const std::string id(64, 'c');
+  for (const uint32_t type : types) {
+    const std::vector<Event> events = {
+        GpuInfo(100, 1),
+        PathRecord(kCgroup, "/system.slice/docker-" + id + ".scope"),
+        Create(0xffff888000001000ull, 4242, kCgroup, 100, 1, type)};
+    const Snapshot s = SnapshotOf(events);
+    const auto once = OnceFigures(s);
+    const auto top = TopFigures(s);
+    ASSERT_EQ(once.size(), 1u) << type;
+    const Figures& o = once.begin()->second;
+    EXPECT_EQ(o.live_by_type,
+              (std::map<std::string, uint64_t>{{QueueTypeLabel(type), 1}}))
+        << type;
+    EXPECT_EQ(o.compute + o.sdma + o.other, 1u) << type;
+    EXPECT_EQ(once, top) << "type " << type;
+    // The report has queues by type per GPU, and the compute peak per
+    // container by the same column rule.
+    auto report = ReportFigures(events, true);
+    ASSERT_EQ(report.size(), 1u) << type;
+    EXPECT_EQ(report.begin()->second.live_by_type, o.live_by_type) << type;
+    Capture capture;
+    capture.events = events;
+    const report::RunReport r = report::AnalyzeCapture(capture, "rows");
+    ASSERT_EQ(r.containers.size(), 1u) << type;
+    EXPECT_EQ(r.containers[0].compute_peak, o.compute) << "type " << type;
+  }
+}
+
+class ScenarioRowsTest : public testing::TestWithParam<const char*> {};
+
+TEST_P(ScenarioRowsTest, OnceTopAndReportAgreePerContainer) {
+  std::vector<Event> events;
+  ASSERT_TRUE(BuildNamedScenario(GetParam(), [&events](const Event& e) {
+    events.push_back(e);
+    return true;
+  }));
+  const Snapshot s = SnapshotOf(events);
+  const auto once = OnceFigures(s);
+  const auto top = TopFigures(s);
+  ASSERT_FALSE(once.empty());
+  EXPECT_EQ(once, top);
+  // The report's containers table carries no queues by type or columns:
+  // the counters are compared.
+  auto counters = [](std::map<std::string, Figures> m) {
+    for (auto& [name, f] : m) {
+      f.live_by_type.clear();
+      f.compute = f.sdma = f.other = 0;
+    }
+    return m;
+  };
+  // A container that only ever held queues and did nothing else has a row
+  // in each; the report leaves out none of --once's.
+  auto report = ReportFigures(events, false);
+  for (const auto& [name, f] : counters(once)) {
+    auto it = report.find(name);
+    ASSERT_NE(it, report.end()) << "report has no row for '" << name << "'";
+    EXPECT_EQ(it->second, f) << "container '" << name << "'";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Scenarios, ScenarioRowsTest,
+                         testing::Values("default", "cnn", "transformer",
+                                         "deepseek8", "shared-gpu"),
+                         [](const auto& param) {
+                           std::string name = param.param;
+                           for (char& c : name) {
+                             if (c == '-') c = '_';
+                           }
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace gpuq
