@@ -72,7 +72,7 @@ std::optional<ContainerMetadata> MetadataResolver::Get(
     const ContainerIdentity& id) {
   if (!id.InContainer()) return std::nullopt;
   std::lock_guard<std::mutex> lock(mu_);
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = options_.now();
   Entry& entry = cache_[id.container_id];
   entry.last_used = now;
   if (entry.metadata) return entry.metadata;
@@ -89,7 +89,7 @@ void MetadataResolver::Announce(const std::string& container_id,
   if (container_id.empty()) return;
   std::lock_guard<std::mutex> lock(mu_);
   Entry& entry = cache_[container_id];
-  entry.last_used = std::chrono::steady_clock::now();
+  entry.last_used = options_.now();
   if (said && runtime_json::HasIdentity(*said)) entry.said = std::move(said);
   if (entry.metadata || entry.queued || stop_) return;
   // Ahead of the queue: this container may live for a second only. A
@@ -126,6 +126,11 @@ void MetadataResolver::WaitIdle() {
   idle_cv_.wait(lock, [this] { return stop_ || (queue_.empty() && !busy_); });
 }
 
+void MetadataResolver::Trim() {
+  std::lock_guard<std::mutex> lock(mu_);
+  TrimLocked(options_.now());
+}
+
 void MetadataResolver::TrimLocked(std::chrono::steady_clock::time_point now) {
   std::vector<std::pair<std::chrono::steady_clock::time_point, std::string>>
       idle;
@@ -160,7 +165,7 @@ void MetadataResolver::Work() {
   while (true) {
     cv_.wait_for(lock, kTrimEvery, [this] { return stop_ || !queue_.empty(); });
     if (stop_) break;
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = options_.now();
     if (now >= next_trim_ || cache_.size() > options_.capacity) {
       TrimLocked(now);
       next_trim_ = now + kTrimEvery;
@@ -190,7 +195,7 @@ void MetadataResolver::Work() {
       entry.metadata = std::move(outcome.metadata);  // pinned from now on
       entry.said.reset();
     } else {
-      entry.next_try = std::chrono::steady_clock::now() + options_.retry_after;
+      entry.next_try = options_.now() + options_.retry_after;
     }
     busy_ = false;
     if (queue_.empty()) idle_cv_.notify_all();

@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -63,6 +64,11 @@ class MetadataResolver {
     /// At most this many containers are remembered; beyond it the least
     /// recently asked are forgotten (Evicted()).
     size_t capacity = 16384;
+    /// The clock of retry_after, retention and recency: the steady clock;
+    /// tests step their own.
+    std::function<std::chrono::steady_clock::time_point()> now = [] {
+      return std::chrono::steady_clock::now();
+    };
   };
   /// Clients are asked in order; the first answer wins.
   MetadataResolver(std::vector<std::unique_ptr<RuntimeClient>> clients,
@@ -91,6 +97,9 @@ class MetadataResolver {
   size_t Size() const;
   /// Blocks until no lookup is queued or running (tests).
   void WaitIdle();
+  /// Forgets now what `retention` and `capacity` say to forget (the worker
+  /// does it every second; tests call it after stepping their clock).
+  void Trim();
 
  private:
   void Work();

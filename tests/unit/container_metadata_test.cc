@@ -650,14 +650,28 @@ class MetadataResolverTest : public ::testing::Test {
     return script;
   }
 
-  std::unique_ptr<MetadataResolver> Make(
+  /// Options on the test's clock (it moves only when Advance() moves it).
+  MetadataResolver::Options Stepped(
       milliseconds retry_after = std::chrono::seconds(30)) {
     MetadataResolver::Options options;
     options.retry_after = retry_after;
-    return std::make_unique<MetadataResolver>(std::move(clients_), options);
+    options.now = [this] {
+      return Clock::time_point(std::chrono::nanoseconds(now_ns_.load()));
+    };
+    return options;
+  }
+  std::unique_ptr<MetadataResolver> Make(
+      milliseconds retry_after = std::chrono::seconds(30)) {
+    return std::make_unique<MetadataResolver>(std::move(clients_),
+                                              Stepped(retry_after));
+  }
+  void Advance(milliseconds by) {
+    now_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(by).count();
   }
 
   std::vector<std::unique_ptr<RuntimeClient>> clients_;
+  // An hour in: next_try starts at the clock's epoch.
+  std::atomic<int64_t> now_ns_{3600 * 1000000000ll};
   const ContainerIdentity id_ = Container(kPodmanId);
 };
 
@@ -725,7 +739,11 @@ TEST_F(MetadataResolverTest, FailedLookupRetriedOnlyAfterRetryAfter) {
   resolver->WaitIdle();
   EXPECT_EQ(a->Calls(), 1);
 
-  std::this_thread::sleep_for(milliseconds(200));
+  Advance(milliseconds(149));
+  resolver->Get(id_);  // still too early
+  resolver->WaitIdle();
+  EXPECT_EQ(a->Calls(), 1);
+  Advance(milliseconds(1));
   a->Answer(Named("late"));
   EXPECT_FALSE(resolver->Get(id_).has_value());  // schedules the retry
   resolver->WaitIdle();
@@ -782,7 +800,7 @@ TEST_F(MetadataResolverTest, EmptyLookupIsRetriedToo) {
   auto resolver = Make(milliseconds(50));
   resolver->Get(id_);
   resolver->WaitIdle();
-  std::this_thread::sleep_for(milliseconds(80));
+  Advance(milliseconds(50));
   resolver->Get(id_);
   resolver->WaitIdle();
   EXPECT_EQ(a->Calls(), 2);
@@ -797,7 +815,7 @@ TEST_F(MetadataResolverTest, SuccessIsPinned) {
   resolver->WaitIdle();
 
   a->Answer(std::nullopt, "runtime went away");
-  std::this_thread::sleep_for(milliseconds(60));
+  Advance(milliseconds(60));
   for (int i = 0; i < 3; ++i) {
     ASSERT_TRUE(resolver->Get(id_).has_value());
     EXPECT_EQ(resolver->Get(id_)->name, "vllm");
@@ -990,29 +1008,41 @@ bool Eventually(F done) {
 TEST_F(MetadataResolverTest, UnusedAnswersAreForgottenAfterTheRetention) {
   auto a = AddClient("a");
   a->Answer(Named("x"));
-  MetadataResolver::Options options;
+  MetadataResolver::Options options = Stepped();
   options.retention = milliseconds(100);
   MetadataResolver resolver(std::move(clients_), options);
   resolver.Announce(kPodmanId, std::nullopt);
   resolver.WaitIdle();
+  Advance(milliseconds(99));
+  resolver.Trim();
   EXPECT_EQ(resolver.Size(), 1u);
-  EXPECT_TRUE(Eventually([&] { return resolver.Size() == 0; }));
+  Advance(milliseconds(1));
+  resolver.Trim();
+  EXPECT_EQ(resolver.Size(), 0u);
   EXPECT_EQ(resolver.Evicted(), 0u);  // expired, not evicted
 }
 
 TEST_F(MetadataResolverTest, BoundedByCapacityLeastRecentlyUsedFirst) {
   AddClient("a");
-  MetadataResolver::Options options;
+  MetadataResolver::Options options = Stepped();
   options.capacity = 2;
   MetadataResolver resolver(std::move(clients_), options);
-  for (int i = 0; i < 5; ++i) {
-    resolver.Announce("c" + std::to_string(i), Named("n"));
+  for (const char* id : {"c0", "c1"}) {
+    resolver.Announce(id, Named("n"));
     resolver.WaitIdle();
-    std::this_thread::sleep_for(milliseconds(2));  // distinct last_used
+    Advance(milliseconds(1));  // distinct last_used
   }
-  EXPECT_TRUE(Eventually([&] { return resolver.Size() <= 2; }));
-  EXPECT_EQ(resolver.Evicted(), 3u);
-  EXPECT_EQ(resolver.Get(Container("c4"))->name, "n");  // the newest stay
+  ASSERT_TRUE(resolver.Get(Container("c0")));  // used after c1 now
+  Advance(milliseconds(1));
+  resolver.Announce("c2", Named("n"));
+  resolver.WaitIdle();
+  resolver.Trim();
+  EXPECT_EQ(resolver.Size(), 2u);
+  EXPECT_EQ(resolver.Evicted(), 1u);
+  // c1, the least recently used, went; c0, inserted before it, stays.
+  EXPECT_TRUE(resolver.Get(Container("c0")));
+  EXPECT_TRUE(resolver.Get(Container("c2")));
+  EXPECT_EQ(resolver.Size(), 2u);
 }
 
 TEST(DockerEventsWatcherTest, AnnouncesContainersOfTheStream) {
