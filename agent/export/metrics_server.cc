@@ -1,25 +1,19 @@
 #include "export/metrics_server.h"
 
 #include <CivetServer.h>
-#include <crypt.h>
 #include <fmt/format.h>
 #include <netdb.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <cctype>
-#include <charconv>
 #include <chrono>
 #include <exception>
 #include <memory>
 #include <optional>
-#include <regex>
-#include <sstream>
 #include <thread>
 #include <vector>
 
-#include "common/bounded_read.h"
 #include "common/log.h"
 
 namespace gpuq {
@@ -32,25 +26,6 @@ namespace {
 constexpr int kServerThreads = 128;
 /// How long a connection may take to send its request.
 constexpr int kRequestTimeoutMs = 2000;
-/// The largest bcrypt cost accepted: htpasswd -B's own maximum.
-constexpr int kMaxBcryptCost = 17;
-/// The web config and each TLS file it names: far more than any real one.
-constexpr uint64_t kMaxWebConfigBytes = 1 << 20;
-
-/// crypt(3) of `password` with the salt and cost of `hash`; nullopt when
-/// libcrypt refuses the hash. bcrypt comes from libxcrypt's crypt_rn
-/// (libcrypt1: priority "required" in Debian, so on every host and in the
-/// runtime image). Linked, not dlopen()ed: the dependency is then one the
-/// linker, dpkg and the Dockerfile's runtime package list all see.
-std::optional<std::string> Crypt(const std::string& password,
-                                 const std::string& hash) {
-  // 32 KiB of scratch: on the heap, not on a civetweb worker's stack.
-  auto data = std::make_unique<crypt_data>();
-  const char* out = crypt_rn(password.c_str(), hash.c_str(), data.get(),
-                             static_cast<int>(sizeof(crypt_data)));
-  if (out == nullptr || out[0] == '*') return std::nullopt;
-  return std::string(out);
-}
 
 bool ConstantTimeEquals(const std::string& a, const std::string& b) {
   unsigned char diff = a.size() == b.size() ? 0 : 1;
@@ -59,116 +34,6 @@ bool ConstantTimeEquals(const std::string& a, const std::string& b) {
     diff |= static_cast<unsigned char>(a[i] ^ s[i]);
   }
   return diff == 0;
-}
-
-/// Strips YAML quotes from a scalar ('it''s', "plain"); false with *problem
-/// set for what this subset does not read.
-bool Unquote(std::string* s, std::string* problem) {
-  if (s->empty() || (s->front() != '\'' && s->front() != '"')) return true;
-  const char q = s->front();
-  if (s->size() < 2 || s->back() != q) {
-    *problem = "unterminated quoted scalar";
-    return false;
-  }
-  *s = s->substr(1, s->size() - 2);
-  if (q == '"' && s->find('\\') != std::string::npos) {
-    *problem = "escape sequences in double-quoted scalars are not supported";
-    return false;
-  }
-  if (q == '\'') *s = std::regex_replace(*s, std::regex("''"), "'");
-  return true;
-}
-
-/// One line of the block-YAML subset: `<indent>key: value`.
-struct YamlLine {
-  size_t indent = 0;
-  std::string key;
-  std::string value;  ///< unquoted; empty when a block follows
-};
-
-/// Parses `raw` into *out; false with *problem set, or with an empty key for
-/// a blank or comment-only line.
-bool ParseYamlLine(const std::string& raw, YamlLine* out,
-                   std::string* problem) {
-  *out = YamlLine{};
-  size_t indent = 0;
-  while (indent < raw.size() && (raw[indent] == ' ' || raw[indent] == '\t')) {
-    if (raw[indent] == '\t') {
-      *problem = "tabs cannot indent YAML";
-      return false;
-    }
-    ++indent;
-  }
-  // Drop a comment: '#' at the start or after a blank, outside quotes.
-  std::string text;
-  char quote = 0;
-  for (size_t i = indent; i < raw.size(); ++i) {
-    const char c = raw[i];
-    if (quote == 0 && c == '#' && (i == indent || raw[i - 1] == ' ')) break;
-    if (quote == 0 && (c == '\'' || c == '"')) {
-      quote = c;
-    } else if (c == quote) {
-      quote = 0;
-    }
-    text += c;
-  }
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
-    text.pop_back();
-  if (text.empty() || text == "---") return true;
-  const size_t colon = text.find(": ");
-  const bool trailing = text.back() == ':';
-  if (colon == std::string::npos && !trailing) {
-    *problem = fmt::format("'{}' is not 'key: value'", text);
-    return false;
-  }
-  out->indent = indent;
-  out->key = colon != std::string::npos ? text.substr(0, colon)
-                                        : text.substr(0, text.size() - 1);
-  std::string value =
-      colon != std::string::npos ? text.substr(colon + 2) : std::string();
-  while (!value.empty() && value.front() == ' ') value.erase(0, 1);
-  if (value == "~" || value == "null" || value == "{}") value.clear();
-  if (!Unquote(&value, problem) || !Unquote(&out->key, problem)) return false;
-  out->value = value;
-  if (out->key.empty()) {
-    *problem = "empty key";
-    return false;
-  }
-  return true;
-}
-
-/// One `key: value` line of tls_server_config into *tls.
-bool ReadTlsKey(const YamlLine& y, const std::string& base_dir, TlsConfig* tls,
-                std::string* problem) {
-  auto file = [&](std::string* out) {
-    if (y.value.empty()) {
-      *problem = y.key + " is empty";
-      return false;
-    }
-    *out = y.value.front() == '/' ? y.value : base_dir + "/" + y.value;
-    return true;
-  };
-  if (y.key == "cert_file") return file(&tls->cert_file);
-  if (y.key == "key_file") return file(&tls->key_file);
-  if (y.key == "client_ca_file") return file(&tls->client_ca_file);
-  if (y.key == "client_auth_type") {
-    tls->client_auth_type = y.value;
-    return true;
-  }
-  if (y.key == "min_version") {
-    tls->min_version = y.value;
-    return true;
-  }
-  if (y.key == "cert" || y.key == "key") {
-    *problem = fmt::format(
-        "inline '{}' is not supported: use cert_file and key_file", y.key);
-    return false;
-  }
-  *problem = fmt::format(
-      "'{}' is not supported (supported: cert_file, key_file, "
-      "client_auth_type, client_ca_file, min_version)",
-      y.key);
-  return false;
 }
 
 // civetweb calls init_ssl with its own user data (the CivetServer), so the
@@ -188,114 +53,6 @@ int InitSsl(void* ssl_ctx, void* /*user_data*/) {
 }
 
 }  // namespace
-
-bool LoadWebConfig(const std::string& path, WebConfig* config,
-                   std::string* error) {
-  *config = WebConfig{};
-  // A FIFO or a device named here must not hang or exhaust the agent.
-  std::string text, problem;
-  if (!ReadRegularFile(path, kMaxWebConfigBytes, &text, &problem)) {
-    *error = fmt::format("--web.config.file {}: {}", path, problem);
-    return false;
-  }
-  std::istringstream in(text);
-  // Hashes as htpasswd -B, Go's x/crypto/bcrypt and Python's crypt write.
-  static const std::regex kBcrypt(R"(\$2[aby]\$[0-9]{2}\$[./A-Za-z0-9]{53})");
-  const size_t slash = path.rfind('/');
-  const std::string base_dir =
-      slash == std::string::npos ? std::string(".") : path.substr(0, slash);
-  std::string section, line;
-  size_t user_indent = 0;
-  int tls_line = 0;
-  for (int number = 1; std::getline(in, line); ++number) {
-    auto fail = [&](const std::string& what) {
-      *error = fmt::format("--web.config.file {}:{}: {}", path, number, what);
-      return false;
-    };
-    YamlLine y;
-    if (!ParseYamlLine(line, &y, &problem)) return fail(problem);
-    if (y.key.empty()) continue;
-    if (y.indent == 0) {
-      section = y.key;
-      if (section == "http_server_config") {
-        return fail("http_server_config is not supported");
-      }
-      if (section != "basic_auth_users" && section != "tls_server_config") {
-        return fail(
-            fmt::format("unknown key '{}' (supported: basic_auth_users, "
-                        "tls_server_config)",
-                        section));
-      }
-      if (!y.value.empty()) {
-        return fail(section + " must be a block of 'key: value' lines");
-      }
-      if (section == "tls_server_config") {
-        if (config->tls) return fail("tls_server_config appears twice");
-        config->tls.emplace();
-        tls_line = number;
-      }
-      user_indent = 0;
-      continue;
-    }
-    if (section.empty()) return fail("indented line outside any key");
-    if (user_indent == 0) user_indent = y.indent;
-    if (y.indent != user_indent) {
-      return fail(section +
-                  " entries must be 'key: value' lines at one indentation");
-    }
-    if (section == "tls_server_config") {
-      if (!ReadTlsKey(y, base_dir, &*config->tls, &problem)) {
-        return fail("tls_server_config: " + problem);
-      }
-      continue;
-    }
-    if (!std::regex_match(y.value, kBcrypt)) {
-      return fail(fmt::format(
-          "the hash of user '{}' is not bcrypt (make one with: htpasswd "
-          "-nBC 10 {} | cut -d: -f2)",
-          y.key, y.key));
-    }
-    // Each check takes 2^cost rounds, at load and for every new or wrong
-    // password: beyond htpasswd -B's largest cost (17, seconds per check)
-    // one hash would hold the agent at start for hours (cost 31: days) and
-    // let a few wrong passwords occupy every connection worker.
-    int cost = 0;  // two digits: the pattern above says so
-    std::from_chars(y.value.data() + 4, y.value.data() + 6, cost);
-    if (cost > kMaxBcryptCost) {
-      return fail(fmt::format(
-          "the hash of user '{}' has bcrypt cost {}, above {} (each check "
-          "takes 2^cost rounds; make one with: htpasswd -nBC 10 {} | cut "
-          "-d: -f2)",
-          y.key, cost, kMaxBcryptCost, y.key));
-    }
-    if (!Crypt("", y.value)) {
-      return fail(fmt::format(
-          "cannot check bcrypt hashes: libcrypt.so.1 (libxcrypt) refused "
-          "the hash of user '{}'",
-          y.key));
-    }
-    if (!config->basic_auth_users.emplace(y.key, y.value).second) {
-      return fail(fmt::format("user '{}' appears twice", y.key));
-    }
-  }
-  if (config->tls) {
-    const TlsConfig& tls = *config->tls;
-    if (tls.cert_file.empty() || tls.key_file.empty()) {
-      *error = fmt::format(
-          "--web.config.file {}:{}: tls_server_config needs cert_file and "
-          "key_file",
-          path, tls_line);
-      return false;
-    }
-    std::string tls_error;
-    if (!CheckTlsConfig(tls, &tls_error)) {
-      *error =
-          fmt::format("--web.config.file {}:{}: {}", path, tls_line, tls_error);
-      return false;
-    }
-  }
-  return true;
-}
 
 namespace {
 

@@ -11,29 +11,9 @@
 
 #include "export/collector.h"
 #include "export/tls/civetweb_tls.h"
+#include "export/web_config.h"
 
 namespace gpuq {
-
-/// What --web.config.file asks for: the subset of the Prometheus
-/// exporter-toolkit web configuration gpuq-agent supports.
-struct WebConfig {
-  /// user name -> bcrypt hash ($2a$, $2b$ or $2y$, as htpasswd -B writes).
-  std::map<std::string, std::string> basic_auth_users;
-  /// Serve HTTPS only (no plain-HTTP listener) when set.
-  std::optional<TlsConfig> tls;
-};
-
-/// Reads a web config file: YAML with the exporter-toolkit keys
-/// `basic_auth_users:` (one `name: hash` line per user, indented) and
-/// `tls_server_config:` (cert_file, key_file, client_auth_type,
-/// client_ca_file, min_version; relative paths are relative to the config
-/// file, as exporter-toolkit reads them). Refuses http_server_config, the
-/// TLS keys civetweb cannot honour (cipher_suites, ...), unknown keys,
-/// hashes that are not bcrypt, TLS files OpenSSL rejects, and YAML beyond
-/// that block subset. Returns false with *error set to one line naming the
-/// file and line.
-bool LoadWebConfig(const std::string& path, WebConfig* config,
-                   std::string* error);
 
 /// Thread-safety: construct and destroy on one thread; civetweb threads call
 /// the collectable.

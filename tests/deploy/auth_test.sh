@@ -117,7 +117,7 @@ refuse "an unknown key" $'basic_auth_user:\n  alice: x' "unknown key 'basic_auth
 refuse "http_server_config" $'http_server_config:\n  http2: false' "http_server_config is not supported"
 refuse "tab indentation" "$(printf 'basic_auth_users:\n\talice: %s' "$h")" "tabs cannot indent"
 refuse "a user twice" "$(printf 'basic_auth_users:\n  alice: %s\n  alice: %s' "$h" "$h")" "user 'alice' appears twice"
-refuse "a flow mapping" "basic_auth_users: {alice: $h}" "must be a block"
+refuse "a YAML alias" "$(printf 'basic_auth_users: &u\n  alice: %s\ntls_server_config: *u' "$h")" "bad.yml:3: YAML aliases are not supported"
 run "$AGENT" --replay "$CAP" --web.config.file "$TMP/does-not-exist.yml"
 expect_rc "missing web config file: usage error" 2
 

@@ -1,5 +1,6 @@
-// libFuzzer harness: the --web.config.file parser (export/metrics_server.cc,
-// the exporter-toolkit YAML subset) and the TLS checks it runs
+// libFuzzer harness: the --web.config.file reader (export/web_config.cc,
+// LibYAML's event parser and the exporter-toolkit keys) and the TLS checks
+// it runs
 // (export/tls). Input: the bytes of a web config file. It is written to a
 // directory of its own, next to a certificate, key and CA that relative
 // paths in the input can name (server.crt, server.key, ca.crt: copied from
