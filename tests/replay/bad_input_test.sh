@@ -147,9 +147,14 @@ expect_rc "a 2 MiB web config" 1
 expect_err "the web config's size limit is named" "more than the 1048576"
 # Bytes echoed from a bad config stay on the one line, escaped: a carriage
 # return or a terminal escape sequence in it would rewrite what is shown.
+# Raw control bytes are not YAML; YAML's double-quoted escapes make them.
 printf 'basic_auth_users:\n  \033[2Jroot\rx: not-a-hash\n' > "$tmp/ctrl.yml"
 run "$AGENT" --replay "$CAP" --web.config.file "$tmp/ctrl.yml" --web.listen-address 127.0.0.1:0
 expect_rc "a web config with control bytes" 1
+expect_err "raw control bytes are named as not YAML" "ctrl.yml:2: not YAML: control characters are not allowed"
+printf 'basic_auth_users:\n  "\\e[2Jroot\\rx": not-a-hash\n' > "$tmp/ctrl.yml"
+run "$AGENT" --replay "$CAP" --web.config.file "$tmp/ctrl.yml" --web.listen-address 127.0.0.1:0
+expect_rc "a web config with escaped control bytes" 1
 expect_err "its user is echoed escaped" "user '\\\\x1b\\[2Jroot\\\\x0dx' is not bcrypt"
 if [ "$(printf '%s' "$ERR" | wc -l)" = 0 ] && ! printf '%s' "$ERR" | LC_ALL=C grep -q $'[\x01-\x1f]'; then
   pass "the error is one line without control bytes"
