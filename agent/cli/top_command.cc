@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/source_setup.h"
+#include "common/clock.h"
 #include "common/worker_thread.h"
 #include "sources/kfd_sysfs.h"
 #include "sources/paced_source.h"
@@ -20,13 +21,6 @@ namespace gpuq {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-uint64_t SteadyNowNs() {
-  return static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(
-          Clock::now().time_since_epoch())
-          .count());
-}
 
 }  // namespace
 
@@ -66,7 +60,7 @@ int RunTop(const Options& options) {
     setup.source = std::move(source);
   }
   auto now_ns = [paced] {
-    return paced != nullptr ? paced->NowNs() : SteadyNowNs();
+    return paced != nullptr ? paced->NowNs() : MonotonicNowNs();
   };
   std::vector<std::string> warnings;
   LiveSessionOptions how;

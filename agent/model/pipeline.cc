@@ -8,6 +8,7 @@
 #include <tuple>
 #include <type_traits>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "model/container_match.h"
 #include "resolver/container_metadata_json.h"
@@ -19,13 +20,6 @@ namespace gpuq {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-uint64_t MonotonicNowNs() {
-  return static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(
-          Clock::now().time_since_epoch())
-          .count());
-}
 
 // "label_" + the runtime label with every character Prometheus does not allow
 // in a label name replaced by '_' (as kube-state-metrics does).

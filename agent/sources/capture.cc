@@ -7,18 +7,10 @@
 #include <ctime>
 
 #include "common/bounded_read.h"
+#include "common/clock.h"
 
 namespace gpuq {
-namespace {
-
-uint64_t NowNs(clockid_t clock) {
-  timespec ts{};
-  clock_gettime(clock, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull +
-         static_cast<uint64_t>(ts.tv_nsec);
-}
-
-}  // namespace
+namespace {}  // namespace
 
 CaptureWriter::CaptureWriter(std::FILE* file, std::string path)
     : file_(file), path_(std::move(path)) {}
@@ -41,9 +33,9 @@ std::unique_ptr<CaptureWriter> CaptureWriter::Create(const std::string& path,
   header.abi_version = GPUQ_ABI_VERSION;
   header.header_size = sizeof(header);
   header.start_realtime_ns =
-      fixed_start_ns != 0 ? fixed_start_ns : NowNs(CLOCK_REALTIME);
+      fixed_start_ns != 0 ? fixed_start_ns : ClockNowNs(CLOCK_REALTIME);
   header.start_monotonic_ns =
-      fixed_start_ns != 0 ? fixed_start_ns : NowNs(CLOCK_MONOTONIC);
+      fixed_start_ns != 0 ? fixed_start_ns : ClockNowNs(CLOCK_MONOTONIC);
   if (std::fwrite(&header, sizeof(header), 1, file) != 1) {
     *error = fmt::format("cannot write capture file {}: {}", path,
                          std::strerror(errno));

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +11,7 @@
 #include <sstream>
 #include <utility>
 
+#include "common/clock.h"
 #include "loader/kernel_features.h"
 
 namespace gpuq {
@@ -58,13 +58,6 @@ bool InitPidNamespace(const std::string& procfs) {
   const ssize_t n = readlink(link.c_str(), buf, sizeof(buf) - 1);
   if (n <= 0) return false;
   return std::string(buf, static_cast<size_t>(n)) == "pid:[4026531836]";
-}
-
-uint64_t MonotonicNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull +
-         static_cast<uint64_t>(ts.tv_nsec);
 }
 
 bool SameCounts(const DoorbellCount& a, const DoorbellCount& b) {
@@ -205,7 +198,7 @@ void DoorbellPoller::Poll(
   }
   // find and sink take the pipeline's lock: called without ours, so a
   // thread holding that lock may call Probes() or MapFullDrops().
-  const uint64_t now = MonotonicNs();
+  const uint64_t now = MonotonicNowNs();
   for (const DoorbellCount& c : changed) {
     gpuq_doorbell_count_record r{};
     r.hdr.type = GPUQ_EV_DOORBELL_COUNT;

@@ -1,18 +1,11 @@
 #include "submissions/queue_sampler.h"
 
-#include <time.h>
-
 #include <algorithm>
 #include <cstring>
 
-namespace gpuq {
+#include "common/clock.h"
 
-uint64_t MonotonicNowNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull +
-         static_cast<uint64_t>(ts.tv_nsec);
-}
+namespace gpuq {
 
 QueueSampler::QueueSampler(Options options)
     : clock_(options.clock ? std::move(options.clock) : MonotonicNowNs),

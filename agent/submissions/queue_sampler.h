@@ -68,7 +68,4 @@ class QueueSampler {
   std::vector<uint8_t> ok_;
 };
 
-/// CLOCK_MONOTONIC now, in ns.
-uint64_t MonotonicNowNs();
-
 }  // namespace gpuq

@@ -1,0 +1,21 @@
+// Now, in nanoseconds, on the kernel's clocks: CLOCK_MONOTONIC is what
+// bpf_ktime_get_ns() stamps records with (and what std::chrono::steady_clock
+// reads on Linux), CLOCK_REALTIME what a capture's start is told in.
+#pragma once
+
+#include <time.h>
+
+#include <cstdint>
+
+namespace gpuq {
+
+inline uint64_t ClockNowNs(clockid_t clock) {
+  timespec ts{};
+  clock_gettime(clock, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull +
+         static_cast<uint64_t>(ts.tv_nsec);
+}
+
+inline uint64_t MonotonicNowNs() { return ClockNowNs(CLOCK_MONOTONIC); }
+
+}  // namespace gpuq
