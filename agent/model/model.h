@@ -347,16 +347,6 @@ class Model {
     return owners_;
   }
 
-  const std::map<QueueSeriesKey, QueueSeries>& queue_series() const {
-    return series_.queue_series;
-  }
-  const std::map<FailureKey, uint64_t>& create_failures() const {
-    return series_.create_failures;
-  }
-  /// Process exits by cgroup id.
-  const std::map<uint64_t, uint64_t>& process_exits() const {
-    return series_.process_exits;
-  }
   const std::unordered_map<uint64_t, ProcessState>& processes() const {
     return processes_;
   }
@@ -382,42 +372,15 @@ class Model {
   /// Processes evicted and not restored, by (cgroup, gpu).
   std::map<std::pair<uint64_t, uint32_t>, uint64_t> EvictedProcesses() const;
 
-  const SampleStats& sample_stats() const { return series_.sample_stats; }
-  const std::map<DoorbellSeriesKey, DoorbellSeries>& doorbell_series() const {
-    return series_.doorbells;
-  }
-  const std::map<RunlistKey, RunlistSeries>& runlist() const {
-    return series_.runlist;
-  }
-  const std::map<RunlistFailureKey, uint64_t>& runlist_failures() const {
-    return series_.runlist_failures;
-  }
-  const std::map<RunlistCauseKey, uint64_t>& runlist_causes() const {
-    return series_.runlist_causes;
-  }
-  const std::map<PreemptionKey, PreemptionSeries>& preemptions() const {
-    return series_.preemptions;
-  }
   /// Preemption windows not closed by a map yet.
   size_t open_preemptions() const { return preemption_.open_windows(); }
   /// Receives each preemption window as it closes (the report's timeline).
   void SetPreemptionWindowSink(PreemptionTracker::WindowSink sink) {
     preemption_.SetWindowSink(std::move(sink));
   }
-  const std::map<EvictionKey, EvictionSeries>& evictions() const {
-    return series_.evictions;
-  }
-  /// Restores by (cgroup, gpu).
-  const std::map<std::pair<uint64_t, uint32_t>, uint64_t>& restores() const {
-    return series_.restores;
-  }
-  const std::map<uint32_t, GpuNode>& gpus() const { return series_.gpus; }
-  const std::array<uint64_t, GPUQ_EV__MAX>& events_by_type() const {
-    return series_.events_by_type;
-  }
-  const ModelDrops& drops() const { return series_.model_drops; }
 
   /// Everything the model exports: the counted series and the derived ones.
+  /// The one read path of its series (the pipeline's snapshot, tests).
   ModelSeries Series() const;
 
  private:

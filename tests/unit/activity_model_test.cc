@@ -27,8 +27,9 @@ constexpr uint64_t kSec = 1000000000ull;
 
 uint64_t Submissions(const Model& m, uint64_t cgroup = kCg,
                      uint32_t tgid = kPid, uint32_t gpu = kGpu) {
-  auto it = m.queue_series().find({cgroup, tgid, gpu, GPUQ_QUEUE_COMPUTE});
-  return it == m.queue_series().end() ? 0 : it->second.submissions;
+  const auto all = m.Series().queue_series;
+  auto it = all.find({cgroup, tgid, gpu, GPUQ_QUEUE_COMPUTE});
+  return it == all.end() ? 0 : it->second.submissions;
 }
 
 TEST(SubmissionsTest, RocrQueueCountsFromWriteIndexAtCreate) {
@@ -38,7 +39,7 @@ TEST(SubmissionsTest, RocrQueueCountsFromWriteIndexAtCreate) {
   EXPECT_EQ(Submissions(m), 5u);
   m.Apply(Sample(kKey, kPid, kCg, kGpu, 0, 40, 38, 2 * kSec));
   EXPECT_EQ(Submissions(m), 30u);
-  EXPECT_EQ(m.sample_stats().ok, 2u);
+  EXPECT_EQ(m.Series().sample_stats.ok, 2u);
 }
 
 TEST(SubmissionsTest, OtherQueuesStartAtTheirFirstSample) {
@@ -58,11 +59,11 @@ TEST(SubmissionsTest, WriteIndexGoingBackwardsIsANewBaseline) {
   m.Apply(Sample(kKey, kPid, kCg, kGpu, 0, 500, 500, 1 * kSec));
   m.Apply(Sample(kKey, kPid, kCg, kGpu, 0, 20, 20, 2 * kSec));  // reset
   EXPECT_EQ(Submissions(m), 500u);
-  EXPECT_EQ(m.sample_stats().reset, 1u);
+  EXPECT_EQ(m.Series().sample_stats.reset, 1u);
   EXPECT_TRUE(m.SubmissionRates().empty()) << "no rate across a reset";
   m.Apply(Sample(kKey, kPid, kCg, kGpu, 0, 70, 70, 3 * kSec));
   EXPECT_EQ(Submissions(m), 550u);
-  EXPECT_EQ(m.sample_stats().ok, 2u);
+  EXPECT_EQ(m.Series().sample_stats.ok, 2u);
 }
 
 TEST(SubmissionsTest, FirstSampleBelowTheCreateBaselineIsAReset) {
@@ -70,7 +71,7 @@ TEST(SubmissionsTest, FirstSampleBelowTheCreateBaselineIsAReset) {
   m.Apply(RocrCreate(kKey, kPid, kCg, kGpu, 0, kHandle, 100));
   m.Apply(Sample(kKey, kPid, kCg, kGpu, 0, 40, 40, 1 * kSec));
   EXPECT_EQ(Submissions(m), 0u);
-  EXPECT_EQ(m.sample_stats().reset, 1u);
+  EXPECT_EQ(m.Series().sample_stats.reset, 1u);
   m.Apply(Sample(kKey, kPid, kCg, kGpu, 0, 45, 45, 2 * kSec));
   EXPECT_EQ(Submissions(m), 5u);
 }
@@ -122,13 +123,13 @@ TEST(SubmissionsTest, UnreadableAndUnknownSamples) {
   EXPECT_EQ(m.PendingPackets().at({kCg, kGpu}), 6u);
   // The process went away: nothing counted, and nothing pending any more.
   m.Apply(Sample(kKey, kPid, kCg, kGpu, 0, 0, 0, 2 * kSec, false));
-  EXPECT_EQ(m.sample_stats().unreadable, 1u);
+  EXPECT_EQ(m.Series().sample_stats.unreadable, 1u);
   EXPECT_EQ(m.SampledQueues(), 0u);
   EXPECT_TRUE(m.PendingPackets().empty());
   EXPECT_EQ(Submissions(m), 10u);
   // A queue destroyed between the read and the record.
   m.Apply(Sample(kKey, kPid, kCg, kGpu, 7, 10, 4, 3 * kSec));
-  EXPECT_EQ(m.sample_stats().unknown_queue, 1u);
+  EXPECT_EQ(m.Series().sample_stats.unknown_queue, 1u);
   // A readable sample again resumes from the last readable one.
   m.Apply(Sample(kKey, kPid, kCg, kGpu, 0, 16, 16, 4 * kSec));
   EXPECT_EQ(Submissions(m), 16u);
@@ -220,7 +221,7 @@ TEST(DoorbellTest, CumulativeCountsBecomeDeltas) {
   m.Apply(RocrCreate(kKey, kPid, kCg, kGpu, 0, kHandle));
   m.Apply(DoorbellCount(kPid, kCg, kHandle, kGpu, 100, 4));
   m.Apply(DoorbellCount(kPid, kCg, kHandle, kGpu, 160, 5));
-  const DoorbellSeries& s = m.doorbell_series().at({kCg, kGpu});
+  const DoorbellSeries s = m.Series().doorbells.at({kCg, kGpu});
   EXPECT_EQ(s.doorbells, 165u);
   EXPECT_EQ(s.by_packet[GPUQ_PACKET_DISPATCH], 160u);
   EXPECT_EQ(s.by_packet[GPUQ_PACKET_BARRIER], 5u);
@@ -231,7 +232,7 @@ TEST(DoorbellTest, CountsGoingBackwardsRestartFromZero) {
   Model m;
   m.Apply(DoorbellCount(kPid, kCg, kHandle, kGpu, 100));
   m.Apply(DoorbellCount(kPid, kCg, kHandle, kGpu, 30));
-  EXPECT_EQ(m.doorbell_series().at({kCg, kGpu}).doorbells, 130u);
+  EXPECT_EQ(m.Series().doorbells.at({kCg, kGpu}).doorbells, 130u);
 }
 
 TEST(DoorbellTest, UnknownHandlesAndMissingGpu) {
@@ -241,12 +242,12 @@ TEST(DoorbellTest, UnknownHandlesAndMissingGpu) {
   m.Apply(DoorbellCount(kPid, kCg, kHandle, 0, 10));
   // A pre-existing queue's doorbell: gpu 0 (exported as "unknown").
   m.Apply(DoorbellCount(kPid, kCg, 0x1234000, 0, 7));
-  EXPECT_EQ(m.doorbell_series().at({kCg, kGpu}).doorbells, 10u);
-  EXPECT_EQ(m.doorbell_series().at({kCg, 0}).doorbells, 7u);
+  EXPECT_EQ(m.Series().doorbells.at({kCg, kGpu}).doorbells, 10u);
+  EXPECT_EQ(m.Series().doorbells.at({kCg, 0}).doorbells, 7u);
   // No cgroup at all: no container series, counted as a loss.
   m.Apply(DoorbellCount(kPid2, 0, 0x5678000, 0, 3));
-  EXPECT_EQ(m.doorbell_series().size(), 2u);
-  EXPECT_EQ(m.drops().no_owner, 1u);
+  EXPECT_EQ(m.Series().doorbells.size(), 2u);
+  EXPECT_EQ(m.Series().model_drops.no_owner, 1u);
 }
 
 // The last rings of a queue polled after its destroy stay on its GPU and
@@ -257,18 +258,18 @@ TEST(DoorbellTest, RingsPolledAfterTheDestroyKeepTheirGpu) {
   m.Apply(DoorbellCount(kPid, kCg, kHandle, kGpu, 10));
   m.Apply(Destroy(kKey, kPid, kCg, kGpu, 0, GPUQ_QUEUE_COMPUTE));
   m.Apply(DoorbellCount(kPid, kCg, kHandle, 0, 12));
-  EXPECT_EQ(m.doorbell_series().at({kCg, kGpu}).doorbells, 12u);
-  EXPECT_EQ(m.doorbell_series().count({kCg, 0}), 0u);
+  EXPECT_EQ(m.Series().doorbells.at({kCg, kGpu}).doorbells, 12u);
+  EXPECT_EQ(m.Series().doorbells.count({kCg, 0}), 0u);
   // Never polled while it lived: its destroy still names the GPU.
   m.Apply(RocrCreate(kKey, kPid, kCg, kGpu2, 1, kHandle + 64));
   m.Apply(Destroy(kKey, kPid, kCg, kGpu2, 1, GPUQ_QUEUE_COMPUTE));
   m.Apply(DoorbellCount(kPid, kCg, kHandle + 64, 0, 3));
-  EXPECT_EQ(m.doorbell_series().at({kCg, kGpu2}).doorbells, 3u);
+  EXPECT_EQ(m.Series().doorbells.at({kCg, kGpu2}).doorbells, 3u);
   // The handle reused by a new queue on another GPU: the new owner wins.
   m.Apply(RocrCreate(kKey, kPid, kCg, kGpu2, 2, kHandle));
   m.Apply(DoorbellCount(kPid, kCg, kHandle, 0, 15));
-  EXPECT_EQ(m.doorbell_series().at({kCg, kGpu2}).doorbells, 6u);
-  EXPECT_EQ(m.doorbell_series().at({kCg, kGpu}).doorbells, 12u);
+  EXPECT_EQ(m.Series().doorbells.at({kCg, kGpu2}).doorbells, 6u);
+  EXPECT_EQ(m.Series().doorbells.at({kCg, kGpu}).doorbells, 12u);
 }
 
 TEST(RunlistTest, HwsAndMesOperations) {
@@ -281,27 +282,29 @@ TEST(RunlistTest, HwsAndMesOperations) {
                   GPUQ_CAUSE_DESTROY, 50000));
   m.Apply(Runlist(kKey, kPid, kCg, kGpu2, GPUQ_RUNLIST_MES_ADD,
                   GPUQ_CAUSE_CREATE, 150000));
-  const RunlistSeries& hws = m.runlist().at({kGpu, Scheduler::kHws});
+  const RunlistSeries hws = m.Series().runlist.at({kGpu, Scheduler::kHws});
   EXPECT_EQ(hws.unmaps_by_filter.at(2), 1u);
   EXPECT_EQ(hws.unmap.count, 1u);
   EXPECT_EQ(hws.map.count, 1u);
-  const RunlistSeries& mes = m.runlist().at({kGpu2, Scheduler::kMes});
+  const RunlistSeries mes = m.Series().runlist.at({kGpu2, Scheduler::kMes});
   EXPECT_EQ(mes.unmaps_by_filter.at(0), 1u) << "an MES remove is an unmap";
   EXPECT_EQ(mes.unmap.count, 1u);
   EXPECT_EQ(mes.map.count, 1u) << "an MES add is a map";
-  EXPECT_EQ(m.runlist_causes().at(
+  EXPECT_EQ(m.Series().runlist_causes.at(
                 {kCg, kGpu2, Scheduler::kMes, true, GPUQ_CAUSE_DESTROY}),
             1u);
-  EXPECT_EQ(m.runlist_causes().size(), 4u);
-  EXPECT_TRUE(m.runlist_failures().empty());
+  EXPECT_EQ(m.Series().runlist_causes.size(), 4u);
+  EXPECT_TRUE(m.Series().runlist_failures.empty());
 }
 
 TEST(RunlistTest, TimeoutIsAFailureAndObservedPastNineSeconds) {
   Model m;
   m.Apply(Runlist(kKey, kPid, kCg, kGpu, GPUQ_RUNLIST_UNMAP, GPUQ_CAUSE_DESTROY,
                   9000400000ull, -62));
-  EXPECT_EQ(m.runlist_failures().at({kGpu, Scheduler::kHws, true, -62}), 1u);
-  const DurationHistogram& h = m.runlist().at({kGpu, Scheduler::kHws}).unmap;
+  EXPECT_EQ(m.Series().runlist_failures.at({kGpu, Scheduler::kHws, true, -62}),
+            1u);
+  const DurationHistogram h =
+      m.Series().runlist.at({kGpu, Scheduler::kHws}).unmap;
   const auto& bounds = RunlistBuckets();
   for (size_t i = 0; i < bounds.size(); ++i) {
     EXPECT_EQ(h.counts[i], bounds[i] == 10 ? 1u : 0u) << bounds[i];
@@ -313,12 +316,13 @@ TEST(RunlistTest, UnknownCauseCreatesNoContainerSeries) {
   m.Apply(Runlist(0, 0, 0, kGpu, GPUQ_RUNLIST_UNMAP, GPUQ_CAUSE_UNKNOWN,
                   2000000, 0, 1));
   m.Apply(Runlist(0, 0, 0, kGpu, GPUQ_RUNLIST_MAP, GPUQ_CAUSE_UNKNOWN, 400000));
-  EXPECT_TRUE(m.runlist_causes().empty());
+  EXPECT_TRUE(m.Series().runlist_causes.empty());
   EXPECT_TRUE(m.owners().empty());
-  const RunlistSeries& s = m.runlist().at({kGpu, Scheduler::kHws});
+  const RunlistSeries s = m.Series().runlist.at({kGpu, Scheduler::kHws});
   EXPECT_EQ(s.unmaps_by_filter.at(1), 1u);
   EXPECT_EQ(s.map.count, 1u);
-  EXPECT_EQ(m.drops().no_owner, 0u) << "not a loss: counted per GPU";
+  EXPECT_EQ(m.Series().model_drops.no_owner, 0u)
+      << "not a loss: counted per GPU";
 }
 
 // A MES op on a queue the agent seeded from sysfs (created before it
@@ -334,15 +338,15 @@ TEST(RunlistTest, MesOpOnASeededQueueTakesTheSeededQueuesGpu) {
       kKey, kPid, kCg, 0, GPUQ_RUNLIST_MES_REMOVE, GPUQ_CAUSE_UPDATE, 40000);
   remove.queue_id = 5;
   m.Apply(remove);
-  EXPECT_EQ(m.runlist().count({0, Scheduler::kMes}), 0u);
-  EXPECT_EQ(m.runlist().at({kGpu2, Scheduler::kMes}).unmap.count, 1u);
-  EXPECT_EQ(m.runlist_causes().at(
+  EXPECT_EQ(m.Series().runlist.count({0, Scheduler::kMes}), 0u);
+  EXPECT_EQ(m.Series().runlist.at({kGpu2, Scheduler::kMes}).unmap.count, 1u);
+  EXPECT_EQ(m.Series().runlist_causes.at(
                 {kCg, kGpu2, Scheduler::kMes, true, GPUQ_CAUSE_UPDATE}),
             1u);
   // An unknown queue keeps what the kernel said.
   remove.queue_id = 6;
   m.Apply(remove);
-  EXPECT_EQ(m.runlist().at({0, Scheduler::kMes}).unmap.count, 1u);
+  EXPECT_EQ(m.Series().runlist.at({0, Scheduler::kMes}).unmap.count, 1u);
 }
 
 TEST(HistogramTest, BucketBoundsAreInclusive) {
@@ -371,15 +375,17 @@ TEST(EvictionTest, RestoreObservesTheEvictionsDurationAndTrigger) {
                    GPUQ_TRIGGER_SVM, 10 * kSec));
   m.Apply(Eviction(kKey, kPid, kCg, kGpu, GPUQ_EVICTION_RESTORE,
                    GPUQ_TRIGGER_UNKNOWN, 10 * kSec + kSec / 4));
-  const EvictionSeries& ttm = m.evictions().at({kCg, kGpu, GPUQ_TRIGGER_TTM});
+  const EvictionSeries ttm =
+      m.Series().evictions.at({kCg, kGpu, GPUQ_TRIGGER_TTM});
   EXPECT_EQ(ttm.evictions, 1u);
   EXPECT_EQ(ttm.duration.count, 1u);
   EXPECT_DOUBLE_EQ(ttm.duration.sum_seconds, 0.25);
-  EXPECT_EQ(m.restores().at({kCg, kGpu}), 1u);
+  EXPECT_EQ(m.Series().restores.at({kCg, kGpu}), 1u);
   EXPECT_EQ(m.EvictedProcesses().count({kCg, kGpu}), 0u);
   EXPECT_EQ(m.EvictedProcesses().at({kCg, kGpu2}), 1u);
-  EXPECT_EQ(m.evictions().at({kCg, kGpu2, GPUQ_TRIGGER_SVM}).duration.count,
-            0u);
+  EXPECT_EQ(
+      m.Series().evictions.at({kCg, kGpu2, GPUQ_TRIGGER_SVM}).duration.count,
+      0u);
 }
 
 TEST(EvictionTest, RestoreWithoutEvictionAndOddTriggers) {
@@ -387,11 +393,12 @@ TEST(EvictionTest, RestoreWithoutEvictionAndOddTriggers) {
   // Evicted before the agent started: the restore counts, no duration.
   m.Apply(Eviction(kKey, kPid, kCg, kGpu, GPUQ_EVICTION_RESTORE,
                    GPUQ_TRIGGER_UNKNOWN, 5 * kSec));
-  EXPECT_EQ(m.restores().at({kCg, kGpu}), 1u);
-  EXPECT_TRUE(m.evictions().empty());
+  EXPECT_EQ(m.Series().restores.at({kCg, kGpu}), 1u);
+  EXPECT_TRUE(m.Series().evictions.empty());
   // A trigger value from a newer kernel is "unknown".
   m.Apply(Eviction(kKey, kPid, kCg, kGpu, GPUQ_EVICTION_EVICT, 17, 6 * kSec));
-  EXPECT_EQ(m.evictions().at({kCg, kGpu, GPUQ_TRIGGER_UNKNOWN}).evictions, 1u);
+  EXPECT_EQ(
+      m.Series().evictions.at({kCg, kGpu, GPUQ_TRIGGER_UNKNOWN}).evictions, 1u);
 }
 
 TEST(EvictionTest, ExitEndsAPendingEviction) {
@@ -402,15 +409,16 @@ TEST(EvictionTest, ExitEndsAPendingEviction) {
   EXPECT_TRUE(m.EvictedProcesses().empty());
   m.Apply(Eviction(kKey, kPid, kCg, kGpu, GPUQ_EVICTION_RESTORE,
                    GPUQ_TRIGGER_UNKNOWN, 2 * kSec));
-  EXPECT_EQ(m.evictions().at({kCg, kGpu, GPUQ_TRIGGER_USERPTR}).duration.count,
-            0u);
+  EXPECT_EQ(
+      m.Series().evictions.at({kCg, kGpu, GPUQ_TRIGGER_USERPTR}).duration.count,
+      0u);
 }
 
 TEST(EvictionTest, NoOwnerIsALoss) {
   Model m;
   m.Apply(Eviction(0, 0, 0, kGpu, GPUQ_EVICTION_EVICT, GPUQ_TRIGGER_TTM, 1));
-  EXPECT_TRUE(m.evictions().empty());
-  EXPECT_EQ(m.drops().no_owner, 1u);
+  EXPECT_TRUE(m.Series().evictions.empty());
+  EXPECT_EQ(m.Series().model_drops.no_owner, 1u);
 }
 
 TEST(EvictionTest, EraseCgroupRemovesEveryNewSeries) {
@@ -424,12 +432,12 @@ TEST(EvictionTest, EraseCgroupRemovesEveryNewSeries) {
   m.Apply(Eviction(kKey2, kPid2, kCg2, kGpu, GPUQ_EVICTION_EVICT,
                    GPUQ_TRIGGER_TTM, 1));
   m.EraseCgroup(kCg);
-  EXPECT_TRUE(m.doorbell_series().empty());
-  EXPECT_TRUE(m.runlist_causes().empty());
-  EXPECT_EQ(m.evictions().size(), 1u);
+  EXPECT_TRUE(m.Series().doorbells.empty());
+  EXPECT_TRUE(m.Series().runlist_causes.empty());
+  EXPECT_EQ(m.Series().evictions.size(), 1u);
   EXPECT_EQ(m.EvictedProcesses().size(), 1u);
   // Per-GPU runlist totals are the GPU's, not the container's.
-  EXPECT_EQ(m.runlist().size(), 1u);
+  EXPECT_EQ(m.Series().runlist.size(), 1u);
 }
 
 }  // namespace

@@ -47,7 +47,7 @@ gpuq_queue_create_event Seeded(uint32_t tgid, uint64_t cgroup, uint32_t gpu,
 QueueSeries SeriesOf(const Model& m, uint64_t cgroup, uint32_t gpu,
                      uint32_t type) {
   QueueSeries sum;
-  for (const auto& [key, s] : m.queue_series()) {
+  for (const auto& [key, s] : m.Series().queue_series) {
     if (key.cgroup_id != cgroup || key.gpu_id != gpu ||
         key.queue_type != type) {
       continue;
@@ -63,7 +63,7 @@ QueueSeries SeriesOf(const Model& m, uint64_t cgroup, uint32_t gpu,
 
 // Whether any series exists for this cgroup.
 bool HasSeries(const Model& m, uint64_t cgroup) {
-  for (const auto& [key, s] : m.queue_series()) {
+  for (const auto& [key, s] : m.Series().queue_series) {
     if (key.cgroup_id == cgroup) return true;
   }
   return false;
@@ -88,7 +88,7 @@ TEST(ModelTest, CreateCountsLiveAndCreatesPerSeries) {
 
   EXPECT_EQ(m.live_queues(), 4u);
   // Each (cgroup, gpu, type) is its own cell.
-  EXPECT_EQ(m.queue_series().size(), 3u);
+  EXPECT_EQ(m.Series().queue_series.size(), 3u);
   const QueueSeries c1 = SeriesOf(m, kCgroupVllm, kGpu1, kCompute);
   EXPECT_EQ(c1.live, 2u);
   EXPECT_EQ(c1.creates, 2u);
@@ -120,7 +120,7 @@ TEST(ModelTest, DestroyCountsByReasonUnderCreateLabels) {
   EXPECT_EQ(s.destroys[GPUQ_DESTROY_PROCESS_EXIT], 1u);
   EXPECT_EQ(s.destroys[GPUQ_DESTROY_UNKNOWN], 1u);
   EXPECT_EQ(m.live_queues(), 0u);
-  EXPECT_EQ(m.drops().unknown_queue, 0u);
+  EXPECT_EQ(m.Series().model_drops.unknown_queue, 0u);
 }
 
 TEST(ModelTest, DestroyIsCountedWhereTheQueueWasCreated) {
@@ -174,7 +174,7 @@ TEST(ModelTest, TwoProcessesInOneCgroupOnOneGpu) {
   EXPECT_EQ(m.processes().at(kKeyB).queues_per_gpu.at(kGpu1), 1u);
   // Same queue id 0 in two processes: two queues, not a duplicate.
   EXPECT_EQ(m.live_queues(), 3u);
-  EXPECT_EQ(m.drops().duplicate_create, 0u);
+  EXPECT_EQ(m.Series().model_drops.duplicate_create, 0u);
   EXPECT_EQ(SeriesOf(m, kCgroupVllm, kGpu1, kCompute).live, 3u);
 }
 
@@ -183,7 +183,7 @@ TEST(ModelTest, DestroyOfUnknownQueueCountsDrop) {
   m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
   m.Apply(Destroy(kKeyA, 100, kCgroupVllm, kGpu1, 7, kCompute));
   m.Apply(Destroy(kKeyB, 101, kCgroupVllm, kGpu1, 0, kCompute));
-  EXPECT_EQ(m.drops().unknown_queue, 2u);
+  EXPECT_EQ(m.Series().model_drops.unknown_queue, 2u);
   // Nothing else moved: no destroy counted, the real queue still live.
   const QueueSeries s = SeriesOf(m, kCgroupVllm, kGpu1, kCompute);
   EXPECT_EQ(s.live, 1u);
@@ -196,7 +196,7 @@ TEST(ModelTest, DuplicateCreateCountsDropAndKeepsOneLive) {
   Model m;
   m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
   m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
-  EXPECT_EQ(m.drops().duplicate_create, 1u);
+  EXPECT_EQ(m.Series().model_drops.duplicate_create, 1u);
   EXPECT_EQ(m.live_queues(), 1u);
   EXPECT_EQ(SeriesOf(m, kCgroupVllm, kGpu1, kCompute).live, 1u);
   ASSERT_EQ(m.processes().size(), 1u);
@@ -208,7 +208,7 @@ TEST(ModelTest, DuplicateCreateOnOtherGpuMovesTheGauge) {
   Model m;
   m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
   m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu2, 0, kSdma));
-  EXPECT_EQ(m.drops().duplicate_create, 1u);
+  EXPECT_EQ(m.Series().model_drops.duplicate_create, 1u);
   EXPECT_EQ(SeriesOf(m, kCgroupVllm, kGpu1, kCompute).live, 0u);
   EXPECT_EQ(SeriesOf(m, kCgroupVllm, kGpu2, kSdma).live, 1u);
   EXPECT_EQ(m.live_queues(), 1u);
@@ -239,7 +239,7 @@ TEST(ModelTest, DestroyOfSeededQueueMatchesByTgid) {
   const QueueSeries s = SeriesOf(m, kCgroupHost, kGpu2, kCompute);
   EXPECT_EQ(s.live, 0u);
   EXPECT_EQ(s.destroys[GPUQ_DESTROY_IOCTL], 1u);
-  EXPECT_EQ(m.drops().unknown_queue, 0u);
+  EXPECT_EQ(m.Series().model_drops.unknown_queue, 0u);
   EXPECT_EQ(m.live_queues(), 0u);
   EXPECT_TRUE(m.processes().empty());
 }
@@ -265,7 +265,7 @@ TEST(ModelTest, DestroyWithoutKernelKeyMatchesSeededByTgid) {
   m.Apply(Seeded(2817, kCgroupHost, kGpu2, 0, kCompute));
   m.Apply(Destroy(0, 2817, kCgroupHost, kGpu2, 0, kCompute, GPUQ_DESTROY_IOCTL,
                   GPUQ_DESTROY_F_UNTRACKED));
-  EXPECT_EQ(m.drops().unknown_queue, 0u);
+  EXPECT_EQ(m.Series().model_drops.unknown_queue, 0u);
   EXPECT_EQ(m.live_queues(), 0u);
   EXPECT_EQ(
       SeriesOf(m, kCgroupHost, kGpu2, kCompute).destroys[GPUQ_DESTROY_IOCTL],
@@ -277,7 +277,7 @@ TEST(ModelTest, DestroyOfSeededQueueDoesNotMatchOtherTgid) {
   m.Apply(Seeded(2817, kCgroupHost, kGpu2, 0, kCompute));
   m.Apply(Destroy(kKeyHost, 2818, kCgroupHost, kGpu2, 0, kCompute,
                   GPUQ_DESTROY_IOCTL, GPUQ_DESTROY_F_UNTRACKED));
-  EXPECT_EQ(m.drops().unknown_queue, 1u);
+  EXPECT_EQ(m.Series().model_drops.unknown_queue, 1u);
   EXPECT_EQ(m.live_queues(), 1u);
 }
 
@@ -305,7 +305,7 @@ TEST(ModelTest, LaterCreateAdoptsSeededProcess) {
   EXPECT_EQ(after.live, 1u);
   EXPECT_EQ(after.creates, 1u);
   EXPECT_EQ(after.destroys[GPUQ_DESTROY_IOCTL], 1u);
-  EXPECT_EQ(m.drops().unknown_queue, 0u);
+  EXPECT_EQ(m.Series().model_drops.unknown_queue, 0u);
   ASSERT_EQ(m.processes().size(), 1u);
   EXPECT_EQ(m.processes().at(kKeyHost).queue_ids, (std::set<uint32_t>{1}));
 }
@@ -325,7 +325,7 @@ TEST(ModelTest, SeededQueueJoinsProcessKnownByKernelKey) {
 
   // Its destroy, by kernel key, finds it.
   m.Apply(Destroy(kKeyA, 100, kCgroupVllm, kGpu1, 1, kSdma));
-  EXPECT_EQ(m.drops().unknown_queue, 0u);
+  EXPECT_EQ(m.Series().model_drops.unknown_queue, 0u);
   EXPECT_EQ(SeriesOf(m, kCgroupVllm, kGpu1, kSdma).live, 0u);
 }
 
@@ -335,8 +335,8 @@ TEST(ModelTest, ProcessExitMarksExitedAndCountsPerCgroup) {
   m.Apply(Create(kKeyB, 101, kCgroupVllm, kGpu1, 0, kCompute));
   m.Apply(Exit(kKeyA, 100, kCgroupVllm));
 
-  EXPECT_EQ(m.process_exits().at(kCgroupVllm), 1u);
-  EXPECT_EQ(m.process_exits().count(kCgroupHost), 0u);
+  EXPECT_EQ(m.Series().process_exits.at(kCgroupVllm), 1u);
+  EXPECT_EQ(m.Series().process_exits.count(kCgroupHost), 0u);
   // The exit marker comes before the kworker frees the queues: the process
   // stays, marked, with its queues live.
   ASSERT_EQ(m.processes().count(kKeyA), 1u);
@@ -346,8 +346,8 @@ TEST(ModelTest, ProcessExitMarksExitedAndCountsPerCgroup) {
 
   // An exit of a process without queues still counts (KFD process went).
   m.Apply(Exit(0xffff888100000000ull, 555, kCgroupHost));
-  EXPECT_EQ(m.process_exits().at(kCgroupHost), 1u);
-  EXPECT_EQ(m.process_exits().at(kCgroupVllm), 1u);
+  EXPECT_EQ(m.Series().process_exits.at(kCgroupHost), 1u);
+  EXPECT_EQ(m.Series().process_exits.at(kCgroupVllm), 1u);
 }
 
 TEST(ModelTest, ExitThenProcessExitDestroysTearDown) {
@@ -374,7 +374,7 @@ TEST(ModelTest, ExitThenProcessExitDestroysTearDown) {
   EXPECT_EQ(c.destroys[GPUQ_DESTROY_IOCTL], 0u);
   const QueueSeries s = SeriesOf(m, 6342, kGpu1, kSdma);
   EXPECT_EQ(s.destroys[GPUQ_DESTROY_PROCESS_EXIT], 1u);
-  EXPECT_EQ(m.process_exits().at(6342), 1u);
+  EXPECT_EQ(m.Series().process_exits.at(6342), 1u);
 }
 
 TEST(ModelTest, ExitByKernelKeyReachesSeededProcess) {
@@ -386,7 +386,7 @@ TEST(ModelTest, ExitByKernelKeyReachesSeededProcess) {
   // And the teardown destroy finds the queue.
   m.Apply(Destroy(kKeyHost, 2817, kCgroupHost, kGpu2, 0, kCompute,
                   GPUQ_DESTROY_PROCESS_EXIT, GPUQ_DESTROY_F_UNTRACKED));
-  EXPECT_EQ(m.drops().unknown_queue, 0u);
+  EXPECT_EQ(m.Series().model_drops.unknown_queue, 0u);
   EXPECT_EQ(SeriesOf(m, kCgroupHost, kGpu2, kCompute)
                 .destroys[GPUQ_DESTROY_PROCESS_EXIT],
             1u);
@@ -400,7 +400,7 @@ TEST(ModelTest, CreateFailuresKeyedByCgroupGpuAndErrno) {
   m.Apply(CreateFailed(kKeyA, 2817, kCgroupHost, kGpu1, -12));
   m.Apply(CreateFailed(kKeyA, 100, kCgroupVllm, kGpu2, -12));
 
-  const auto& f = m.create_failures();
+  const auto f = m.Series().create_failures;
   EXPECT_EQ(f.size(), 4u);
   EXPECT_EQ(f.at({kCgroupHost, kGpu2, -12}), 2u);
   EXPECT_EQ(f.at({kCgroupHost, kGpu2, -22}), 1u);
@@ -408,15 +408,15 @@ TEST(ModelTest, CreateFailuresKeyedByCgroupGpuAndErrno) {
   EXPECT_EQ(f.at({kCgroupVllm, kGpu2, -12}), 1u);
   // A failure is not a queue.
   EXPECT_EQ(m.live_queues(), 0u);
-  EXPECT_TRUE(m.queue_series().empty());
+  EXPECT_TRUE(m.Series().queue_series.empty());
 }
 
 TEST(ModelTest, GpuInfoFillsGpuTable) {
   Model m;
   m.Apply(GpuInfo(kGpu1, 1));
   m.Apply(GpuInfo(kGpu2, 2));
-  ASSERT_EQ(m.gpus().size(), 2u);
-  const GpuNode& n = m.gpus().at(kGpu1);
+  ASSERT_EQ(m.Series().gpus.size(), 2u);
+  const GpuNode n = m.Series().gpus.at(kGpu1);
   EXPECT_EQ(n.gpu_id, kGpu1);
   EXPECT_EQ(n.node, 1u);
   EXPECT_EQ(n.name, "gfx942");
@@ -426,11 +426,11 @@ TEST(ModelTest, GpuInfoFillsGpuTable) {
   EXPECT_EQ(n.unique_id, 0xcf39ab978c9c839aull);
   EXPECT_EQ(n.drm_render_minor, 128u);
   EXPECT_EQ(n.PciAddress(), "0000:05:00.0");
-  EXPECT_EQ(m.gpus().at(kGpu2).node, 2u);
+  EXPECT_EQ(m.Series().gpus.at(kGpu2).node, 2u);
   // A second record for the same gpu replaces the first.
   m.Apply(GpuInfo(kGpu1, 9));
-  EXPECT_EQ(m.gpus().size(), 2u);
-  EXPECT_EQ(m.gpus().at(kGpu1).node, 9u);
+  EXPECT_EQ(m.Series().gpus.size(), 2u);
+  EXPECT_EQ(m.Series().gpus.at(kGpu1).node, 9u);
 }
 
 TEST(ModelTest, EventsByTypeCountsEveryType) {
@@ -445,7 +445,7 @@ TEST(ModelTest, EventsByTypeCountsEveryType) {
   m.Apply(Destroy(kKeyA, 100, kCgroupVllm, kGpu1, 42, kCompute));
   m.Apply(Exit(kKeyA, 100, kCgroupVllm));
 
-  const auto& n = m.events_by_type();
+  const auto n = m.Series().events_by_type;
   EXPECT_EQ(n[GPUQ_EV_INVALID], 0u);
   EXPECT_EQ(n[GPUQ_EV_QUEUE_CREATE], 2u);
   EXPECT_EQ(n[GPUQ_EV_QUEUE_DESTROY], 2u);
@@ -548,8 +548,8 @@ TEST(ModelTest, ForgetRemovesWithoutCountingADestroy) {
   EXPECT_EQ(s.live, 1u);
   EXPECT_EQ(s.creates, 2u);
   for (uint64_t d : s.destroys) EXPECT_EQ(d, 0u);
-  EXPECT_EQ(m.drops().unknown_queue, 0u);
-  EXPECT_EQ(m.events_by_type()[GPUQ_EV_QUEUE_DESTROY], 0u);
+  EXPECT_EQ(m.Series().model_drops.unknown_queue, 0u);
+  EXPECT_EQ(m.Series().events_by_type[GPUQ_EV_QUEUE_DESTROY], 0u);
   EXPECT_EQ(m.processes().at(kKeyA).queue_ids, (std::set<uint32_t>{1}));
 
   m.Forget(kKeyA, 1);
@@ -557,7 +557,7 @@ TEST(ModelTest, ForgetRemovesWithoutCountingADestroy) {
   // Forgetting something absent is harmless.
   m.Forget(kKeyA, 1);
   EXPECT_EQ(m.live_queues(), 0u);
-  EXPECT_EQ(m.drops().unknown_queue, 0u);
+  EXPECT_EQ(m.Series().model_drops.unknown_queue, 0u);
 }
 
 }  // namespace
@@ -572,13 +572,13 @@ TEST(ModelTest, LateDestroyOfAForgottenQueueIsCountedOnceByReason) {
   EXPECT_EQ(s.live, 0u);
   EXPECT_EQ(s.destroys[GPUQ_DESTROY_PROCESS_EXIT], 1u);
   EXPECT_EQ(s.destroys[GPUQ_DESTROY_IOCTL], 0u);
-  EXPECT_EQ(m.drops().unknown_queue, 0u);
+  EXPECT_EQ(m.Series().model_drops.unknown_queue, 0u);
   EXPECT_EQ(m.tombstones(), 0u);
   // The tombstone is used once: a repeated destroy is a real unknown.
   m.Apply(Destroy(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
   s = SeriesOf(m, kCgroupVllm, kGpu1, kCompute);
   EXPECT_EQ(s.destroys[GPUQ_DESTROY_IOCTL], 0u);
-  EXPECT_EQ(m.drops().unknown_queue, 1u);
+  EXPECT_EQ(m.Series().model_drops.unknown_queue, 1u);
 }
 
 TEST(ModelTest, LateDestroyOfAForgottenSeededQueueIsADestroy) {
@@ -590,7 +590,7 @@ TEST(ModelTest, LateDestroyOfAForgottenSeededQueueIsADestroy) {
   const QueueSeries s = SeriesOf(m, kCgroupHost, kGpu2, kCompute);
   EXPECT_EQ(s.destroys[GPUQ_DESTROY_IOCTL], 1u);
   EXPECT_EQ(s.live, 0u);
-  EXPECT_EQ(m.drops().unknown_queue, 0u);
+  EXPECT_EQ(m.Series().model_drops.unknown_queue, 0u);
 }
 
 TEST(ModelTest, CreateOfTheSameKeyRetiresTheTombstone) {
@@ -605,7 +605,7 @@ TEST(ModelTest, CreateOfTheSameKeyRetiresTheTombstone) {
   const QueueSeries s = SeriesOf(m, kCgroupVllm, kGpu1, kCompute);
   EXPECT_EQ(s.destroys[GPUQ_DESTROY_IOCTL], 1u);
   EXPECT_EQ(s.live, 0u);
-  EXPECT_EQ(m.drops().unknown_queue, 1u);
+  EXPECT_EQ(m.Series().model_drops.unknown_queue, 1u);
 }
 
 TEST(ModelTest, TombstonesAreBounded) {
@@ -619,7 +619,7 @@ TEST(ModelTest, TombstonesAreBounded) {
   // The oldest went first: its late destroy is unknown, the newest is not.
   m.Apply(Destroy(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
   m.Apply(Destroy(kKeyA, 100, kCgroupVllm, kGpu1, n - 1, kCompute));
-  EXPECT_EQ(m.drops().unknown_queue, 1u);
+  EXPECT_EQ(m.Series().model_drops.unknown_queue, 1u);
   EXPECT_EQ(
       SeriesOf(m, kCgroupVllm, kGpu1, kCompute).destroys[GPUQ_DESTROY_IOCTL],
       1u);

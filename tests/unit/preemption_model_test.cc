@@ -55,8 +55,9 @@ gpuq_runlist_event Map(uint64_t key, uint32_t pid, uint64_t cg, uint32_t cause,
 
 PreemptionSeries Of(const Model& m, uint64_t cg, uint32_t cause, bool self,
                     Scheduler sched = Scheduler::kHws) {
-  auto it = m.preemptions().find({cg, kGpu, sched, cause, self});
-  return it == m.preemptions().end() ? PreemptionSeries{} : it->second;
+  const auto all = m.Series().preemptions;
+  auto it = all.find({cg, kGpu, sched, cause, self});
+  return it == all.end() ? PreemptionSeries{} : it->second;
 }
 
 // Two containers share a GPU, one queue each, mapped by B's create.
@@ -258,7 +259,7 @@ TEST(PreemptionModelTest, AGoneContainerLeavesNoOpenWindow) {
   m.EraseCgroup(kCgB);
   EXPECT_EQ(m.open_preemptions(), 1u);
   m.Apply(Map(kKeyA, kPidA, kCgA, GPUQ_CAUSE_UPDATE, 1100));
-  for (const auto& [key, series] : m.preemptions()) {
+  for (const auto& [key, series] : m.Series().preemptions) {
     EXPECT_NE(key.cgroup_id, kCgB) << "a closed window brought B back";
   }
 }

@@ -16,7 +16,7 @@ constexpr uint64_t kSecond = 1000000000ull;
 
 QueueSeries Total(const Model& m, uint64_t cgroup) {
   QueueSeries t;
-  for (const auto& [key, s] : m.queue_series()) {
+  for (const auto& [key, s] : m.Series().queue_series) {
     if (key.cgroup_id != cgroup) continue;
     t.live += s.live;
     t.creates += s.creates;
@@ -40,7 +40,7 @@ TEST(RetireTest, IdleProcessFoldsIntoItsCgroupKeepingTotals) {
   EXPECT_EQ(t.destroys[GPUQ_DESTROY_IOCTL], 1u);
   EXPECT_EQ(m.owners().count({5, 10}), 0u);
   EXPECT_EQ(m.owners().count({5, 11}), 1u);
-  EXPECT_EQ(m.queue_series().count({5, 0, 1, GPUQ_QUEUE_COMPUTE}), 1u);
+  EXPECT_EQ(m.Series().queue_series.count({5, 0, 1, GPUQ_QUEUE_COMPUTE}), 1u);
 }
 
 TEST(RetireTest, BusyOrRecentOwnersStay) {
