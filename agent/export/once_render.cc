@@ -133,6 +133,26 @@ ContainerInfo(const Snapshot& s) {
   return info;
 }
 
+// The family `name` of `families`, or an empty one: BuildFamilies() always
+// builds these (a renamed family would empty its section here, which
+// once_render_test and the replay golden would show).
+const MetricFamily* FindFamily(const std::vector<MetricFamily>& families,
+                               const std::string& name) {
+  for (const MetricFamily& f : families) {
+    if (f.name == name) return &f;
+  }
+  static const MetricFamily kNone{};
+  return &kNone;
+}
+
+std::string LabelOf(const prometheus::ClientMetric& m,
+                    const std::string& name) {
+  for (const auto& l : m.label) {
+    if (l.name == name) return l.value;
+  }
+  return "";
+}
+
 /// Left-aligned text table.
 class Table {
  public:
@@ -242,41 +262,34 @@ std::string RenderTable(const Snapshot& s) {
     out += "PROCESSES\n" + procs.Render() + "\n";
   }
 
-  // By gpu_id label, as gpuq_gpu_info sorts them.
-  std::map<std::string, const GpuNode*> gpu_nodes;
-  for (const auto& [gpu_id, n] : s.gpus) {
-    gpu_nodes[std::to_string(gpu_id)] = &n;
-  }
+  // The sections below list what /metrics says, read from the collector's
+  // own families: their rules (sums, sort order, which reasons) are its.
+  const std::vector<MetricFamily> families = BuildFamilies(s);
   Table gpus({"GPU_ID", "NODE", "GFX", "PCI", "UNIQUE_ID", "RENDER_MINOR"});
-  for (const auto& [gpu_id, n] : gpu_nodes) {
-    gpus.Add({gpu_id, std::to_string(n->node), GfxName(n->gfx_target_version),
-              n->PciAddress(), std::to_string(n->unique_id),
-              std::to_string(n->drm_render_minor)});
+  const MetricFamily* gpu_info = FindFamily(families, "gpuq_gpu_info");
+  for (const auto& m : gpu_info->metric) {
+    gpus.Add({LabelOf(m, "gpu_id"), LabelOf(m, "node"), LabelOf(m, "gfx"),
+              LabelOf(m, "pci"), LabelOf(m, "unique_id"),
+              LabelOf(m, "drm_render_minor")});
   }
-  out += "GPUS\n" + (gpu_nodes.empty() ? "(none known)\n" : gpus.Render());
-  out += "\n";
+  out += "GPUS\n" +
+         (gpu_info->metric.empty() ? "(none known)\n" : gpus.Render()) + "\n";
 
-  // By label values, as gpuq_probe_attached sorts (and sums) them.
-  std::map<std::tuple<std::string, std::string, std::string>, double> attached;
-  for (const ProbeStatus& p : s.probes) {
-    attached[{p.probe, p.mode, p.tier}] += p.attached ? 1 : 0;
-  }
-  if (!attached.empty()) {
+  const MetricFamily* attached = FindFamily(families, "gpuq_probe_attached");
+  if (!attached->metric.empty()) {
     Table probes({"PROBE", "MODE", "ATTACHED"});
-    for (const auto& [probe, n] : attached) {
-      probes.Add(
-          {std::get<0>(probe), std::get<1>(probe), n > 0 ? "yes" : "no"});
+    for (const auto& m : attached->metric) {
+      probes.Add({LabelOf(m, "probe"), LabelOf(m, "mode"),
+                  m.gauge.value > 0 ? "yes" : "no"});
     }
     out += "PROBES\n" + probes.Render() + "\n";
   }
-  // By reason, as gpuq_events_dropped_total sorts them.
-  std::map<std::string, double> dropped;
-  for (const auto& [reason, n] : DroppedEvents(s)) {
-    dropped[reason] += static_cast<double>(n);
-  }
   std::string drops;
-  for (const auto& [reason, n] : dropped) {
-    if (n > 0) drops += fmt::format(" {}={}", reason, n);
+  for (const auto& m :
+       FindFamily(families, "gpuq_events_dropped_total")->metric) {
+    if (m.counter.value > 0) {
+      drops += fmt::format(" {}={}", LabelOf(m, "reason"), m.counter.value);
+    }
   }
   out +=
       "dropped events:" + (drops.empty() ? std::string(" none") : drops) + "\n";

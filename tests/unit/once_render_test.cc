@@ -86,6 +86,10 @@ Snapshot SmallSnapshot() {
   s.events_by_type[GPUQ_EV_QUEUE_CREATE] = 8;
   s.events_by_type[GPUQ_EV_QUEUE_DESTROY] = 2;
   s.model_drops.unknown_queue = 2;
+  s.probes = {{"queue_create", "kfd_procfs_add_queue", "fentry", true, "",
+               "lifecycle", "btf-fentry"},
+              {"runlist_unmap", "unmap_queues_cpsch", "none", false,
+               "not in kallsyms", "runlist", "none"}};
   return s;
 }
 
@@ -164,6 +168,13 @@ TEST(OnceRenderTest, TableHasHeaderHostRowAndRightNumbers) {
   EXPECT_EQ(gpu_row[2], "gfx942");
   EXPECT_EQ(gpu_row[3], "0000:05:00.0");
   EXPECT_TRUE(HasLine(out, "dropped events: unknown_queue=2")) << out;
+  // The probes, as gpuq_probe_attached lists them.
+  EXPECT_EQ(RowStartingWith(out, "queue_create"),
+            (std::vector<std::string>{"queue_create", "fentry", "yes"}))
+      << out;
+  EXPECT_EQ(RowStartingWith(out, "runlist_unmap"),
+            (std::vector<std::string>{"runlist_unmap", "none", "no"}))
+      << out;
 }
 
 TEST(OnceRenderTest, TableOfEmptySnapshot) {
