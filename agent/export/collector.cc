@@ -217,12 +217,14 @@ void AddSubmissionFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
   FamilyBuilder samples("gpuq_queue_samples_total",
                         "Queue index samples by result: ok, reset (write "
                         "index went backwards: new baseline), unreadable, "
+                        "denied (no ptrace access to the owner), "
                         "unknown_queue.",
                         MetricType::Counter);
   const std::pair<const char*, uint64_t> results[] = {
       {"ok", s.sample_stats.ok},
       {"reset", s.sample_stats.reset},
       {"unreadable", s.sample_stats.unreadable},
+      {"denied", s.sample_stats.denied},
       {"unknown_queue", s.sample_stats.unknown_queue},
   };
   for (const auto& [result, n] : results) {

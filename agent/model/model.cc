@@ -364,7 +364,8 @@ void Model::On(const gpuq_queue_sample_record& e) {
     return;
   }
   if ((e.flags & GPUQ_SAMPLE_F_UNREADABLE) != 0) {
-    ++series_.sample_stats.unreadable;
+    ++((e.flags & GPUQ_SAMPLE_F_DENIED) != 0 ? series_.sample_stats.denied
+                                             : series_.sample_stats.unreadable);
     q->readable = false;
     return;
   }

@@ -105,6 +105,7 @@ struct SampleStats {
   uint64_t ok = 0;
   uint64_t reset = 0;  ///< write index went backwards: new baseline
   uint64_t unreadable = 0;
+  uint64_t denied = 0;         ///< unreadable for want of ptrace access
   uint64_t unknown_queue = 0;  ///< no live queue of that key
 };
 

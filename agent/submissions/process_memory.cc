@@ -25,11 +25,23 @@ void ProcessMemoryReader::Read(uint32_t pid,
   for (const MemoryRange& r : ranges) bytes += r.len;
   data->assign(bytes, 0);
   ok->assign(ranges.size(), 0);
+  last_denied_ = false;
   if (ranges.empty()) return;
+  vm_denied_ = false;
+  int open_error = 0;
   if (access_ != MemoryAccess::kProcessVmReadv ||
       !ReadVm(pid, ranges, data, ok)) {
+    open_error = ReadProcMem(pid, ranges, data, ok);
+    // Refused both ways (or the only way tried): no ptrace access.
+    last_denied_ = (open_error == EACCES || open_error == EPERM) &&
+                   (access_ != MemoryAccess::kProcessVmReadv || vm_denied_);
+  } else if (std::count(ok->begin(), ok->end(), 0) > 0) {
+    const auto before = std::count(ok->begin(), ok->end(), 0);
     ReadProcMem(pid, ranges, data, ok);
+    stats_.read_through_mem +=
+        static_cast<uint64_t>(before - std::count(ok->begin(), ok->end(), 0));
   }
+  if (last_denied_) ++stats_.denied;
   stats_.ranges += ranges.size();
   stats_.unreadable +=
       static_cast<uint64_t>(std::count(ok->begin(), ok->end(), 0));
@@ -70,7 +82,10 @@ bool ProcessMemoryReader::ReadVm(uint32_t pid,
       }
       // EPERM: a seccomp filter (Docker's default without CAP_SYS_PTRACE)
       // or no ptrace access; /proc/<pid>/mem may still be open to us.
-      if (err == EPERM && i == 0) return false;
+      if (err == EPERM && i == 0) {
+        vm_denied_ = true;
+        return false;
+      }
       // ESRCH: the process is gone (or a zombie without mm). Anything else:
       // the rest of this process is unreadable this round.
       return true;
@@ -97,19 +112,21 @@ bool ProcessMemoryReader::ReadVm(uint32_t pid,
   return true;
 }
 
-void ProcessMemoryReader::ReadProcMem(uint32_t pid,
-                                      const std::vector<MemoryRange>& ranges,
-                                      std::vector<uint8_t>* data,
-                                      std::vector<uint8_t>* ok) {
+int ProcessMemoryReader::ReadProcMem(uint32_t pid,
+                                     const std::vector<MemoryRange>& ranges,
+                                     std::vector<uint8_t>* data,
+                                     std::vector<uint8_t>* ok) {
   const std::string path = paths_.procfs + "/" + std::to_string(pid) + "/mem";
   ++stats_.syscalls;
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return;  // gone (ENOENT) or no ptrace access (EACCES)
+  // Gone (ENOENT) or no ptrace access (EACCES).
+  if (fd < 0) return errno;
   size_t offset = 0;
   for (size_t i = 0; i < ranges.size(); ++i) {
     const MemoryRange& r = ranges[i];
     uint8_t* out = data->data() + offset;
     offset += r.len;
+    if ((*ok)[i] != 0) continue;  // read already
     // Offsets of /proc/<pid>/mem are user VAs; those above 2^63 do not fit
     // off_t, and no user mapping lives there.
     if (r.addr > static_cast<uint64_t>(INT64_MAX)) continue;
@@ -122,6 +139,7 @@ void ProcessMemoryReader::ReadProcMem(uint32_t pid,
     }
   }
   close(fd);
+  return 0;
 }
 
 }  // namespace gpuq

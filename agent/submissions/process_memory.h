@@ -33,6 +33,10 @@ struct MemoryReadStats {
   uint64_t syscalls = 0;  ///< process_vm_readv, open, pread calls
   uint64_t ranges = 0;
   uint64_t unreadable = 0;  ///< ranges
+  /// Ranges process_vm_readv faulted on that <procfs>/<pid>/mem read.
+  uint64_t read_through_mem = 0;
+  /// Reads refused as a whole: no ptrace access to the process.
+  uint64_t denied = 0;
 };
 
 /// Thread-safety: not thread-safe (one per sampler thread).
@@ -47,9 +51,15 @@ class ProcessMemoryReader {
   /// order, and sets ok[i] to 1 when the whole range could be read, 0 when
   /// not (the process is gone, a page is not mapped, no ptrace access).
   /// Never fails as a whole. data is resized to the sum of the lengths
-  /// (zeros where unreadable), ok to ranges.size().
+  /// (zeros where unreadable), ok to ranges.size(). A range
+  /// process_vm_readv faults on is read again from <procfs>/<pid>/mem:
+  /// memory with no pages to pin (VM_IO | VM_PFNMAP, such as ROCr's queues
+  /// in GTT on MES GPUs) is read there through the mapping's access hook.
   void Read(uint32_t pid, const std::vector<MemoryRange>& ranges,
             std::vector<uint8_t>* data, std::vector<uint8_t>* ok);
+  /// Whether the last Read() was refused as a whole for want of ptrace
+  /// access (CAP_SYS_PTRACE, or Yama), not because the process is gone.
+  bool last_denied() const { return last_denied_; }
 
   /// The access in use (kAuto resolved; kProcMem after the kernel refused
   /// process_vm_readv with ENOSYS).
@@ -62,13 +72,17 @@ class ProcessMemoryReader {
   /// <procfs>/<pid>/mem.
   bool ReadVm(uint32_t pid, const std::vector<MemoryRange>& ranges,
               std::vector<uint8_t>* data, std::vector<uint8_t>* ok);
-  void ReadProcMem(uint32_t pid, const std::vector<MemoryRange>& ranges,
-                   std::vector<uint8_t>* data, std::vector<uint8_t>* ok);
+  /// Reads the ranges not read yet (ok[i] == 0). Returns the errno of a
+  /// failed open, else 0.
+  int ReadProcMem(uint32_t pid, const std::vector<MemoryRange>& ranges,
+                  std::vector<uint8_t>* data, std::vector<uint8_t>* ok);
 
   HostPaths paths_;
   MemoryAccess access_;
   MemoryReadStats stats_;
   std::vector<iovec> remote_;  // reused across calls
+  bool vm_denied_ = false;     // the last ReadVm's EPERM
+  bool last_denied_ = false;
 };
 
 }  // namespace gpuq

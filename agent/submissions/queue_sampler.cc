@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "common/clock.h"
+#include "common/log.h"
 
 namespace gpuq {
 
@@ -73,10 +74,26 @@ SampleRoundStats QueueSampler::Sample(const std::vector<SampleTarget>& targets,
       } else {
         r.flags = GPUQ_SAMPLE_F_UNREADABLE;
         ++stats.unreadable;
+        if (reader_.last_denied()) {
+          r.flags |= GPUQ_SAMPLE_F_DENIED;
+          ++stats.denied;
+        }
       }
       sink(Event{r});
     }
     begin = end;
+  }
+  // Said once while it lasts (every round would repeat it), and again
+  // after a round that read a queue and was denied none.
+  if (stats.denied > 0) {
+    Log().WriteOnChange(
+        LogLevel::kWarn, "sampler denied",
+        "queue sampling denied: reading another process's queue indexes "
+        "needs ptrace access to it (CAP_SYS_PTRACE, and Yama's ptrace_scope "
+        "below 3); their submissions are not counted "
+        "(gpuq_queue_samples_total{result=\"denied\"})");
+  } else if (stats.queues > stats.unreadable) {
+    Log().WriteOnChange(LogLevel::kWarn, "sampler denied", "");
   }
   return stats;
 }

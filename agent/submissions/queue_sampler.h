@@ -21,6 +21,7 @@ struct SampleRoundStats {
   size_t queues = 0;
   size_t processes = 0;
   size_t unreadable = 0;  ///< samples flagged GPUQ_SAMPLE_F_UNREADABLE
+  size_t denied = 0;      ///< of those, GPUQ_SAMPLE_F_DENIED too
 };
 
 /// Thread-safety: not thread-safe; one sampler thread calls Sample().

@@ -307,6 +307,9 @@ GPUQ_ABI_SIZE(gpuq_eviction_event, 64); /* 32 + 4*4 + 8 + 2*4 */
 
 /* The sample could not be read (the process is gone, or the page is not mapped). */
 #define GPUQ_SAMPLE_F_UNREADABLE (1u << 0)
+/* With UNREADABLE: the agent has no ptrace access to the owner (it lacks
+ * CAP_SYS_PTRACE, or Yama forbids it). Older readers see an unreadable sample. */
+#define GPUQ_SAMPLE_F_DENIED (1u << 1)
 
 /*
  * Agent-written: the write and read indexes of one queue as the sampler read

@@ -153,7 +153,7 @@ fi
 F=$SRC/tests/fixtures/root
 port=$(free_port)
 podman run -d --name "$NAME-leastpriv" --pid=host -p "127.0.0.1:$port:9464" \
-  --cap-drop=ALL --cap-add=BPF --cap-add=PERFMON --cap-add=SYS_ADMIN --read-only \
+  --cap-drop=ALL --cap-add=BPF --cap-add=PERFMON --cap-add=SYS_ADMIN --cap-add=SYS_PTRACE --read-only \
   -v /sys/kernel/btf:/host/sys/kernel/btf:ro \
   -v "$F/sys/fs/cgroup:/host/sys/fs/cgroup:ro" \
   -v "$F/sys/class/kfd:/host/sys/class/kfd:ro" \
@@ -162,7 +162,7 @@ podman run -d --name "$NAME-leastpriv" --pid=host -p "127.0.0.1:$port:9464" \
   -v "$F/proc:/host/proc:ro" \
   "$IMAGE" --reconcile-interval 1s > /dev/null 2> "$TMP/run.err"
 if wait_metrics "$port"; then
-  pass "least-privilege container (caps BPF, PERFMON, SYS_ADMIN; read-only; host PID) serves /metrics"
+  pass "least-privilege container (caps BPF, PERFMON, SYS_ADMIN, SYS_PTRACE; read-only; host PID) serves /metrics"
 else
   fail "least-privilege container: no /metrics" "$(cat "$TMP/run.err"; podman logs "$NAME-leastpriv" 2>&1)"
 fi
@@ -175,9 +175,9 @@ else
 fi
 # Host PID namespace: the agent's /proc entry, seen from the host.
 run grep CapEff "/proc/$(podman inspect --format '{{.State.Pid}}' "$NAME-leastpriv")/status"
-# CAP_SYS_ADMIN 21, CAP_PERFMON 38, CAP_BPF 39.
-if [[ $OUT == *000000c000200000 ]]; then
-  pass "agent runs with exactly CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN ($OUT)"
+# CAP_SYS_PTRACE 19, CAP_SYS_ADMIN 21, CAP_PERFMON 38, CAP_BPF 39.
+if [[ $OUT == *000000c000280000 ]]; then
+  pass "agent runs with exactly CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN, CAP_SYS_PTRACE ($OUT)"
 else
   fail "unexpected capabilities" "$OUT"
 fi

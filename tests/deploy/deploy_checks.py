@@ -259,8 +259,9 @@ def cmd_manifests(directory):
     check("agent exposes a named metrics port 9464", ports.get("metrics") == 9464, ports)
     sc = agent.get("securityContext") or {}
     caps = sc.get("capabilities") or {}
-    check("capabilities: drop ALL, add BPF, PERFMON (and SYS_ADMIN for module BTF)",
-          caps.get("drop") == ["ALL"] and {"BPF", "PERFMON"} <= set(caps.get("add", [])), caps)
+    check("capabilities: drop ALL, add BPF, PERFMON, SYS_ADMIN (module BTF), SYS_PTRACE (sampling)",
+          caps.get("drop") == ["ALL"]
+          and {"BPF", "PERFMON", "SYS_ADMIN", "SYS_PTRACE"} <= set(caps.get("add", [])), caps)
     check("not privileged", sc.get("privileged") in (None, False))
     check("read-only root filesystem", sc.get("readOnlyRootFilesystem") is True)
     res = agent.get("resources") or {}
@@ -325,8 +326,9 @@ def cmd_compose(path):
         check(f"compose service {s} exists", s in services)
     agent = services.get("agent") or {}
     check("compose agent: pid host", agent.get("pid") == "host")
-    check("compose agent: cap_drop ALL, cap_add BPF, PERFMON",
-          agent.get("cap_drop") == ["ALL"] and {"BPF", "PERFMON"} <= set(agent.get("cap_add", [])))
+    check("compose agent: cap_drop ALL, cap_add BPF, PERFMON, SYS_ADMIN, SYS_PTRACE",
+          agent.get("cap_drop") == ["ALL"]
+          and {"BPF", "PERFMON", "SYS_ADMIN", "SYS_PTRACE"} <= set(agent.get("cap_add", [])))
     vols = [str(v) for v in agent.get("volumes", [])]
     for host in ("/sys/kernel/btf", "/sys/fs/cgroup", "/sys/class/kfd", "/proc"):
         check(f"compose agent mounts {host} read-only",

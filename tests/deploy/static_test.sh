@@ -77,7 +77,7 @@ if command -v systemd-analyze > /dev/null; then
   run systemd-analyze verify "$TMP/unit/gpuq-agent.service"
   expect_rc "systemd-analyze verify deploy/systemd/gpuq-agent.service" 0
   caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$SRC/deploy/systemd/gpuq-agent.service")
-  [ "$caps" = "CAP_BPF CAP_PERFMON CAP_SYS_ADMIN" ] && pass "systemd unit: capability bounding set $caps" ||
+  [ "$caps" = "CAP_BPF CAP_PERFMON CAP_SYS_ADMIN CAP_SYS_PTRACE" ] && pass "systemd unit: capability bounding set $caps" ||
     fail "systemd unit capabilities: $caps"
 else
   skip "systemd unit: missing systemd-analyze (Debian: systemd)"

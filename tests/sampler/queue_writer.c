@@ -11,6 +11,15 @@
  *   adv I DW DR    queue I: write += DW, read += DR           -> "ok W R"
  *   advall DW DR   every queue                                 -> "ok"
  *   hole           an address of a page that is not mapped     -> "hole ADDR"
+ *   fenced W R     an amd_queue_t alone in a page then made PROT_NONE, not
+ *                  one of the queues above (adv cannot move it)
+ *                                                              -> "fenced ADDR"
+ *                  process_vm_readv faults on it (it pins pages as their
+ *                  owner could read them) where /proc/PID/mem reads it
+ *                  (FOLL_FORCE): it stands in for ROCr's amd_queue_t in GTT
+ *                  memory mapped from the render node on MES GPUs (VM_IO |
+ *                  VM_PFNMAP: no pages to pin, read through the mapping's
+ *                  access hook), which no GPU here can provide.
  *   pid            -> "pid PID"
  *   exit           exits 0 at once, without replying
  *
@@ -129,6 +138,21 @@ int main(void)
 			for (i = 0; i < nqueues; i++)
 				advance(queues[i], a, b);
 			printf("ok\n");
+		} else if (sscanf(line, "fenced %" SCNu64 " %" SCNu64, &a, &b) == 2) {
+			long page = sysconf(_SC_PAGESIZE);
+			struct amd_queue *q = mmap(NULL, page, PROT_READ | PROT_WRITE,
+						   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+			if (q == MAP_FAILED) {
+				printf("error mmap\n");
+			} else {
+				q->write_dispatch_id = a;
+				q->read_dispatch_id = b;
+				if (mprotect(q, page, PROT_NONE))
+					printf("error mprotect\n");
+				else
+					printf("fenced 0x%" PRIxPTR "\n", (uintptr_t)q);
+			}
 		} else if (strcmp(line, "hole\n") == 0) {
 			long page = sysconf(_SC_PAGESIZE);
 			void *p = mmap(NULL, page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

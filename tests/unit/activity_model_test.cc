@@ -130,6 +130,14 @@ TEST(SubmissionsTest, UnreadableAndUnknownSamples) {
   // A queue destroyed between the read and the record.
   m.Apply(Sample(kKey, kPid, kCg, kGpu, 7, 10, 4, 3 * kSec));
   EXPECT_EQ(m.Series().sample_stats.unknown_queue, 1u);
+  // Denied (no ptrace access): counted apart, the queue unread as above.
+  gpuq_queue_sample_record denied =
+      Sample(kKey, kPid, kCg, kGpu, 0, 0, 0, 3 * kSec, false);
+  denied.flags |= GPUQ_SAMPLE_F_DENIED;
+  m.Apply(denied);
+  EXPECT_EQ(m.Series().sample_stats.denied, 1u);
+  EXPECT_EQ(m.Series().sample_stats.unreadable, 1u);
+  EXPECT_EQ(m.SampledQueues(), 0u);
   // A readable sample again resumes from the last readable one.
   m.Apply(Sample(kKey, kPid, kCg, kGpu, 0, 16, 16, 4 * kSec));
   EXPECT_EQ(Submissions(m), 16u);

@@ -98,6 +98,15 @@ class QueueWriterProcess {
     return Command("advall " + std::to_string(dw) + " " + std::to_string(dr));
   }
 
+  /// The amd_queue_t address of a queue with indexes w and r in a page the
+  /// child made PROT_NONE (queue_writer.c, "fenced"); 0 on error.
+  uint64_t Fenced(uint64_t w, uint64_t r) {
+    const std::string reply =
+        Command("fenced " + std::to_string(w) + " " + std::to_string(r));
+    if (reply.rfind("fenced ", 0) != 0) return 0;
+    return std::strtoull(reply.c_str() + 7, nullptr, 16);
+  }
+
   /// An address in the child that is not mapped.
   uint64_t Hole() {
     const std::string reply = Command("hole");

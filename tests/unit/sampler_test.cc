@@ -1,7 +1,10 @@
 // QueueSampler and ProcessMemoryReader against a real process
 // (tests/sampler/queue_writer): exact indexes, batching, unreadable
 // addresses, and processes that exit between rounds.
+#include <grp.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -9,6 +12,7 @@
 #include <mutex>
 #include <vector>
 
+#include "common/log.h"
 #include "common/periodic_thread.h"
 #include "sampler_queue_writer.h"
 #include "submissions/process_memory.h"
@@ -203,6 +207,33 @@ TEST_P(SamplerTest, ProcessThatExitedIsFlaggedNotAnError) {
   }
 }
 
+// ROCr's amd_queue_t in GTT on MES GPUs has no pages process_vm_readv can
+// pin; /proc/<pid>/mem reads it. queue_writer's "fenced" queue (a PROT_NONE
+// page) stands in: process_vm_readv faults on it the same way, and the
+// reader reads it again from /proc/<pid>/mem.
+TEST_P(SamplerTest, QueueProcessVmReadvCannotPinIsReadFromProcMem) {
+  QueueWriterProcess writer(GPUQ_QUEUE_WRITER);
+  ASSERT_TRUE(writer.ok());
+  const uint64_t fenced = writer.Fenced(77, 70);
+  ASSERT_NE(fenced, 0u);
+  auto targets = Targets(writer.pid(), writer.NewQueues(2, 10, 5));
+  const auto extra = Targets(writer.pid(), {fenced}, 2);
+  targets.insert(targets.end(), extra.begin(), extra.end());
+  QueueSampler sampler = MakeSampler();
+  SampleRoundStats stats;
+  const auto records = Round(sampler, targets, &stats);
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_EQ(stats.unreadable, 0u);
+  const auto* r = Find(records, writer.pid(), 2);
+  EXPECT_EQ(r->flags, 0u);
+  EXPECT_EQ(r->write_index, 77u);
+  EXPECT_EQ(r->read_index, 70u);
+  EXPECT_EQ(Find(records, writer.pid(), 0)->write_index, 10u);
+  // Only the fenced queue's range took the second way.
+  EXPECT_EQ(sampler.read_stats().read_through_mem,
+            GetParam() == MemoryAccess::kProcessVmReadv ? 1u : 0u);
+}
+
 TEST(SamplerRootTest, RootIsInjectableForProcMem) {
   // A procfs root without the process: every read is unreadable, none
   // reaches the real /proc.
@@ -293,8 +324,10 @@ TEST(SamplerBatchTest, AFaultMidBatchCostsOneMoreCall) {
   EXPECT_EQ(stats.unreadable, 1u);
   // Ranges: queues 0-4 one each, queue 5 two (its read index is elsewhere),
   // 6-9 one each. The call stops at range 6 (the hole); a second call reads
-  // the four after it.
-  EXPECT_EQ(sampler.read_stats().syscalls, 2u);
+  // the four after it. The hole is tried once more in /proc/<pid>/mem (an
+  // open and a pread): memory process_vm_readv cannot pin reads there.
+  EXPECT_EQ(sampler.read_stats().syscalls, 4u);
+  EXPECT_EQ(sampler.read_stats().read_through_mem, 0u);
   EXPECT_EQ(Find(records, writer.pid(), 5)->flags, GPUQ_SAMPLE_F_UNREADABLE);
   EXPECT_EQ(Find(records, writer.pid(), 6)->write_index, 4u);
 }
@@ -329,6 +362,63 @@ TEST(PeriodicThreadTest, TicksUntilStopped) {
   thread.Stop();  // idempotent
   std::lock_guard<std::mutex> lock(mu);
   EXPECT_EQ(ticks, after_stop) << "no tick after Stop() returned";
+}
+
+// Without ptrace access to the owner (the least-privilege deployment
+// without CAP_SYS_PTRACE), samples are denied, not merely unreadable, and
+// the log says so once. A child that gave up root samples a root process.
+TEST(SamplerDeniedTest, NoPtraceAccessIsDeniedAndSaidOnce) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to drop to another user";
+  QueueWriterProcess writer(GPUQ_QUEUE_WRITER);
+  ASSERT_TRUE(writer.ok());
+  const auto targets = Targets(writer.pid(), writer.NewQueues(2, 3, 1));
+  int out[2];
+  ASSERT_EQ(pipe(out), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(out[0]);
+    int said = 0;
+    Log().SetSink([&said](const std::string& line) {
+      if (line.find("queue sampling denied") != std::string::npos &&
+          line.find("CAP_SYS_PTRACE") != std::string::npos) {
+        ++said;
+      }
+    });
+    std::string result = "setuid failed";
+    if (setgroups(0, nullptr) == 0 && setresgid(65534, 65534, 65534) == 0 &&
+        setresuid(65534, 65534, 65534) == 0) {
+      QueueSampler::Options options;
+      options.access = MemoryAccess::kProcessVmReadv;
+      QueueSampler sampler(options);
+      size_t denied = 0;
+      uint32_t flags = 0;
+      for (int round = 0; round < 3; ++round) {
+        const SampleRoundStats stats =
+            sampler.Sample(targets, [&flags](const Event& e) {
+              flags |= std::get<gpuq_queue_sample_record>(e).flags;
+            });
+        denied += stats.denied;
+      }
+      result = "denied=" + std::to_string(denied) +
+               " flags=" + std::to_string(flags) +
+               " said=" + std::to_string(said);
+    }
+    (void)!write(out[1], result.data(), result.size());
+    _exit(0);
+  }
+  close(out[1]);
+  std::string result;
+  char buf[256];
+  for (ssize_t n; (n = read(out[0], buf, sizeof(buf))) > 0;) {
+    result.append(buf, static_cast<size_t>(n));
+  }
+  close(out[0]);
+  waitpid(child, nullptr, 0);
+  EXPECT_EQ(result, "denied=6 flags=" +
+                        std::to_string(GPUQ_SAMPLE_F_UNREADABLE |
+                                       GPUQ_SAMPLE_F_DENIED) +
+                        " said=1");
 }
 
 }  // namespace
