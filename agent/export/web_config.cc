@@ -167,8 +167,8 @@ class WebConfigReader {
     return true;
   }
 
-  /// After a key: its value as a string, or nullopt (with *error) when it
-  /// is a mapping or a sequence.
+  /// After a key: its value as a string in *value ("" for null); false
+  /// (with the error set) when it is a mapping or a sequence.
   bool ScalarValue(const std::string& what, std::string* value) {
     if (!Next()) return false;
     if (events_.Type() != YAML_SCALAR_EVENT) {

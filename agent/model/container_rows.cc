@@ -8,12 +8,6 @@ std::string ContainerOrHost(const std::string& container) {
   return container.empty() ? kHostContainer : container;
 }
 
-uint64_t RowTotals::Destroys() const {
-  uint64_t n = 0;
-  for (uint64_t d : destroys) n += d;
-  return n;
-}
-
 RowTotals& RowTotals::operator+=(const RowTotals& o) {
   for (const auto& [type, n] : o.live_by_type) live_by_type[type] += n;
   compute += o.compute;

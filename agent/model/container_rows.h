@@ -48,7 +48,6 @@ struct RowTotals {
 
   uint64_t Live() const { return compute + sdma + other; }
   uint64_t Preempted() const { return preempted_by_self + preempted_by_others; }
-  uint64_t Destroys() const;
   RowTotals& operator+=(const RowTotals& o);
 };
 

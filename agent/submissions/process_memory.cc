@@ -35,11 +35,11 @@ void ProcessMemoryReader::Read(uint32_t pid,
     // Refused both ways (or the only way tried): no ptrace access.
     last_denied_ = (open_error == EACCES || open_error == EPERM) &&
                    (access_ != MemoryAccess::kProcessVmReadv || vm_denied_);
-  } else if (std::count(ok->begin(), ok->end(), 0) > 0) {
-    const auto before = std::count(ok->begin(), ok->end(), 0);
+  } else if (const auto unread = std::count(ok->begin(), ok->end(), 0);
+             unread > 0) {
     ReadProcMem(pid, ranges, data, ok);
     stats_.read_through_mem +=
-        static_cast<uint64_t>(before - std::count(ok->begin(), ok->end(), 0));
+        static_cast<uint64_t>(unread - std::count(ok->begin(), ok->end(), 0));
   }
   if (last_denied_) ++stats_.denied;
   stats_.ranges += ranges.size();
