@@ -13,9 +13,18 @@
  * InterceptQueue case, whose doorbell has kind USER). Completion and user
  * signals (kind 1) are ignored.
  *
- * The packet type comes from the AQL header of the rung slot:
- * amd_signal_t.queue_ptr -> amd_queue_t.base_address[value & (size - 1)];
+ * A ring publishes every packet from the previous ring's index + 1 to
+ * `value`: HIP 5 and 6 ring once per packet, HIP 7 replays a graph in
+ * batches (1, 2, 4 ... 256 packets) with one ring of the batch's last index
+ * (clr's VirtualGPU::dispatchGenericAqlPacketBatch, ROCm 7.0). Each packet
+ * is classified by the AQL header of its own slot:
+ * amd_signal_t.queue_ptr -> amd_queue_t.base_address[index & (size - 1)];
  * the ring of each doorbell's queue is cached in its count (count_doorbell).
+ * Where a batch starts: the count's next_index, advanced by every ring. A
+ * doorbell's first ring counts from index 0 when its queue cannot have rung
+ * before the probe was attached (the process started after; ROCr starts
+ * every queue at index 0), else the rung packet only: packets published
+ * before the agent attached are not its to count.
  *
  * The cache is trusted until a queue is destroyed: uretprobes on
  * hsa_queue_destroy and hsa_shut_down (@ROCR_1) bump `retire_epoch`, and a
@@ -30,7 +39,8 @@
  *
  * Layouts (x86-64 HSA_LARGE_MODEL, see docs kfd-probe-points.md section 3):
  *   amd_signal_t (64 B): kind s64 @0, value @8, ..., queue_ptr @48
- *   amd_queue_t:  base_address @8, doorbell_signal @16, size u32 @24 (packets)
+ *   amd_queue_t:  base_address @8, doorbell_signal @16, size u32 @24 (packets),
+ *                 id u64 @32 (unique per queue in a process: HSA 1.2 2.8.1)
  *   AQL packet: 64 B slots, header u16 @0, type = bits 0-7
  *
  * The maps' key, value and drop reasons are include/gpuq/doorbell_abi.h's,
@@ -41,6 +51,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 #include <gpuq/doorbell_abi.h>
 
 char LICENSE[] SEC("license") = "GPL";
@@ -57,11 +68,13 @@ struct amd_signal_head {
 	__u64 queue_ptr;
 };
 
-/* amd_queue_t (hsa_queue_t) from offset 8 to 28. */
+/* amd_queue_t (hsa_queue_t) from offset 8 to 40. */
 struct amd_queue_ring {
 	__u64 base_address;
 	__u64 doorbell_signal;
 	__u32 size;
+	__u32 reserved1;
+	__u64 id;
 };
 
 /* @brief doorbells rung: (tgid, handle) -> counts */
@@ -94,6 +107,13 @@ struct {
  */
 __u32 retire_epoch;
 
+/*
+ * A batch larger than this many packets is classified by its last slots
+ * only, the rest counted as unreadable: a ring holds at most its size, and
+ * ROCr's largest queue (HSA_AGENT_INFO_QUEUE_MAX_SIZE) is 128 Ki packets.
+ */
+#define MAX_CLASSIFIED (128u << 10)
+
 /* The class of the packet in slot index of a ring of `packets` slots. */
 static __always_inline __u32 packet_class(__u64 ring_base, __u32 packets, __u64 index)
 {
@@ -113,18 +133,106 @@ static __always_inline __u32 packet_class(__u64 ring_base, __u32 packets, __u64 
 	return GPUQ_PACKET_OTHER; /* VENDOR_SPECIFIC, INVALID, AGENT_DISPATCH */
 }
 
-/* Reads queue_ptr's ring into count's cache (queue_ptr 0: unclassified). */
+/*
+ * Reads queue_ptr's ring into count's cache. A read that fails, or names no
+ * ring, changes nothing: the cache keeps the last ring read (the next ring
+ * reads again, its epoch being stale), and where a batch starts stays put.
+ * Another queue than the cached one (its amd_queue_t, ring or id changed;
+ * ROCr 5.2.3 gives a queue made after a destroy the destroyed one's
+ * hsa_queue_t and doorbell signal back, with a ring of its own) starts at
+ * write index 0, as ROCr starts every queue: its first ring counts from
+ * there. Racing rings of one doorbell may both refresh: same values.
+ */
 static __always_inline void cache_ring(struct gpuq_doorbell_count *count, __u64 queue_ptr,
 				       __u32 epoch)
 {
-	struct amd_queue_ring ring = {};
+	struct amd_queue_ring ring;
 
-	if (queue_ptr && bpf_probe_read_user(&ring, sizeof(ring), (void *)(queue_ptr + 8)))
-		ring = (struct amd_queue_ring){};
+	if (bpf_probe_read_user(&ring, sizeof(ring), (void *)(queue_ptr + 8)) ||
+	    !ring.base_address || !ring.size)
+		return;
+	if (count->ring_packets &&
+	    (count->queue_ptr != queue_ptr || count->ring_base != ring.base_address ||
+	     count->ring_packets != ring.size || count->queue_id != ring.id))
+		count->next_index = 0;
 	count->ring_base = ring.base_address;
 	count->ring_packets = ring.size;
+	count->queue_id = ring.id;
 	count->queue_ptr = queue_ptr;
 	count->epoch = epoch;
+}
+
+/*
+ * Whether the ringing process started after the probe calling this was
+ * attached (its bpf_cookie: CLOCK_MONOTONIC ns taken before the attach, as
+ * task_struct.start_time is). Then none of its queues rang unseen.
+ */
+static __always_inline bool started_after_attach(void *ctx)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
+	return BPF_CORE_READ(task, group_leader, start_time) >= bpf_get_attach_cookie(ctx);
+}
+
+/* What classify_slot reads, and the count it adds to. */
+struct batch {
+	struct gpuq_doorbell_count *count;
+	__u64 ring_base;
+	__u64 first; /* write index of the first packet classified */
+	__u32 ring_packets;
+	__u32 pad;
+};
+
+/*
+ * One packet of a batch. Added to the map value at once: counts kept on
+ * the stack would differ from one iteration to the next, and the verifier
+ * (which walks bpf_loop callbacks until their state repeats, Linux 6.8)
+ * would never see them converge.
+ */
+static long classify_slot(__u32 i, void *data)
+{
+	struct batch *b = data;
+	__u32 type = packet_class(b->ring_base, b->ring_packets, b->first + i);
+
+	if (type < GPUQ_PACKET__MAX)
+		__sync_fetch_and_add(&b->count->by_packet[type], 1);
+	return 0;
+}
+
+/* One attempt of claim_packets, in a bpf_loop. */
+struct claim {
+	struct gpuq_doorbell_count *count;
+	__u64 value;
+	__u64 packets;
+};
+
+static long claim_once(__u32 i, void *data)
+{
+	struct claim *c = data;
+	__u64 next, seen;
+
+	next = *(volatile __u64 *)&c->count->next_index;
+	if (c->value + 1 <= next)
+		return 1; /* a later ring counted these packets */
+	seen = __sync_val_compare_and_swap(&c->count->next_index, next, c->value + 1);
+	if (seen != next)
+		return 0; /* another ring moved it: again */
+	c->packets = c->value + 1 - next;
+	return 1;
+}
+
+/*
+ * Claims the packets up to `value` for this ring: from next_index, which
+ * only grows, by compare-and-swap (a ring that finds a later ring already
+ * counted its packets claims none). Returns how many; none after eight
+ * lost races, whose winners counted them.
+ */
+static __always_inline __u64 claim_packets(struct gpuq_doorbell_count *count, __u64 value)
+{
+	struct claim c = { .count = count, .value = value };
+
+	bpf_loop(8, claim_once, &c, 0);
+	return c.packets;
 }
 
 /*
@@ -134,12 +242,14 @@ static __always_inline void cache_ring(struct gpuq_doorbell_count *count, __u64 
  * memory is reused for completion signals) and the queue it names, then
  * that queue's ring.
  */
-static __always_inline int count_doorbell(__u64 handle, __u64 value)
+static __always_inline int count_doorbell(void *ctx, __u64 handle, __u64 value)
 {
 	struct gpuq_doorbell_key key = { .handle = handle };
 	struct gpuq_doorbell_count *count;
 	struct amd_signal_head sig;
-	__u32 epoch, type;
+	struct batch b = {};
+	__u64 packets, classified;
+	__u32 epoch;
 
 	key.tgid = bpf_get_current_pid_tgid() >> 32;
 	/* read before the signal: a destroy after it makes the cache stale */
@@ -160,7 +270,9 @@ static __always_inline int count_doorbell(__u64 handle, __u64 value)
 		__u32 reason = GPUQ_DB_DROP_MAP_FULL;
 		__u64 *n;
 
-		cache_ring(&init, sig.queue_ptr, epoch);
+		/* a queue that may have rung unseen: from this ring on */
+		if (!started_after_attach(ctx))
+			init.next_index = value;
 		/* EEXIST: another CPU inserted it first, which is fine */
 		bpf_map_update_elem(&doorbell_counts, &key, &init, BPF_NOEXIST);
 		count = bpf_map_lookup_elem(&doorbell_counts, &key);
@@ -170,33 +282,54 @@ static __always_inline int count_doorbell(__u64 handle, __u64 value)
 				*n += 1; /* per-CPU slot */
 			return 0;
 		}
-	} else {
-		/*
-		 * Read the ring again even if the signal names the same
-		 * amd_queue_t: ROCr 5.2.3 gives a queue created after a destroy
-		 * the destroyed one's hsa_queue_t and doorbell signal back, with
-		 * a ring of its own (another size, another address). Racing
-		 * rings of one doorbell may both refresh: same values.
-		 */
-		cache_ring(count, sig.queue_ptr, epoch);
 	}
+	if (!sig.queue_ptr) {
+		/*
+		 * A learned doorbell of unknown layout: what its value means
+		 * is not known, so the rung packet only, unclassified.
+		 */
+		__sync_fetch_and_add(&count->rings, 1);
+		__sync_fetch_and_add(&count->by_packet[GPUQ_PACKET_UNREADABLE], 1);
+		return 0;
+	}
+	cache_ring(count, sig.queue_ptr, epoch);
 classify:
-	type = packet_class(count->ring_base, count->ring_packets, value);
-	if (type < GPUQ_PACKET__MAX)
-		__sync_fetch_and_add(&count->by_packet[type], 1);
+	__sync_fetch_and_add(&count->rings, 1);
+	/*
+	 * A batch is claimed even when no ring could be read (then its
+	 * packets are unreadable): claimed later, they would be counted from
+	 * wherever the batch start stood.
+	 */
+	packets = claim_packets(count, value);
+	if (!packets)
+		return 0;
+	classified = packets; /* at most the ring: older slots were overwritten */
+	if (classified > count->ring_packets)
+		classified = count->ring_packets;
+	if (classified > MAX_CLASSIFIED)
+		classified = MAX_CLASSIFIED;
+	b.count = count;
+	b.ring_base = count->ring_base;
+	b.ring_packets = count->ring_packets;
+	b.first = value + 1 - classified;
+	bpf_loop(classified, classify_slot, &b, 0);
+	/* overwritten slots of a batch larger than the ring */
+	if (packets > classified)
+		__sync_fetch_and_add(&count->by_packet[GPUQ_PACKET_UNREADABLE],
+				     packets - classified);
 	return 0;
 }
 
 SEC("uprobe")
 int BPF_KPROBE(doorbell_store_screlease, __u64 handle, __s64 value)
 {
-	return count_doorbell(handle, value);
+	return count_doorbell(ctx, handle, value);
 }
 
 SEC("uprobe")
 int BPF_KPROBE(doorbell_store_relaxed, __u64 handle, __s64 value)
 {
-	return count_doorbell(handle, value);
+	return count_doorbell(ctx, handle, value);
 }
 
 /*

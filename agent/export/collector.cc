@@ -234,13 +234,16 @@ void AddSubmissionFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
 
   FamilyBuilder doorbells(
       "gpuq_doorbells_total",
-      "Doorbell rings (--doorbells=uprobe); gpu_id=\"unknown\" for doorbells "
-      "of queues created before the agent started.",
+      "Doorbell rings (--doorbells=uprobe): stores, one per packet under "
+      "HIP 5 and 6, one per batch of graph packets under HIP 7; "
+      "gpu_id=\"unknown\" for doorbells of queues created before the agent "
+      "started.",
       MetricType::Counter);
-  FamilyBuilder packets("gpuq_doorbell_packets_total",
-                        "Doorbell rings by the AQL packet type of the slot "
-                        "rung (--doorbells=uprobe).",
-                        MetricType::Counter);
+  FamilyBuilder packets(
+      "gpuq_doorbell_packets_total",
+      "AQL packets the doorbell rings published, by packet type "
+      "(--doorbells=uprobe).",
+      MetricType::Counter);
   for (const auto& [key, series] : s.doorbells) {
     const Labels labels =
         With(ContainerLabels(s, key.cgroup_id), "gpu_id",

@@ -32,10 +32,10 @@ struct DoorbellCount {
   uint32_t tgid = 0;
   uint64_t handle = 0;     ///< hsa_signal_t.handle (amd_signal_t address)
   uint64_t cgroup_id = 0;  ///< cgroup v2 id of the ringer at its 1st doorbell
-  uint64_t doorbells = 0;
-  /// By the AQL packet type at the rung slot, indexed by enum
-  /// gpuq_packet_class as in the kernel map and the capture record; they sum
-  /// to `doorbells`.
+  uint64_t doorbells = 0;  ///< rings
+  /// Packets the rings published (one ring may publish a batch), by the AQL
+  /// packet type of each slot, indexed by enum gpuq_packet_class as in the
+  /// kernel map and the capture record.
   std::array<uint64_t, GPUQ_PACKET__MAX> by_packet{};
 };
 

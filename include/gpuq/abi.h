@@ -344,15 +344,19 @@ enum gpuq_packet_class {
  * Agent-written (--doorbells=uprobe): cumulative doorbell counts of one
  * doorbell signal of one process, as the kernel map held them at hdr.ts_ns.
  * hdr.cgroup_id is the ringer's; gpu_id/queue_id come from the queue whose
- * doorbell_handle matched (0/0 when none did).
+ * doorbell_handle matched (0/0 when none did). doorbells counts the rings,
+ * by_packet the AQL packets they published (one ring may publish many: HIP
+ * 7's graph batches). Captures written before 2026-11-26 counted rings in
+ * by_packet too, by the rung slot's type: the same numbers under HIP 5 and
+ * 6, which ring once per packet, so the layout and version did not change.
  */
 struct gpuq_doorbell_count_record {
 	struct gpuq_event_header hdr;
 	__u64 doorbell_handle;
 	__u32 gpu_id;
 	__u32 queue_id;
-	__u64 doorbells;
-	__u64 by_packet[GPUQ_PACKET__MAX]; /* enum gpuq_packet_class */
+	__u64 doorbells;		   /* rings */
+	__u64 by_packet[GPUQ_PACKET__MAX]; /* packets, by enum gpuq_packet_class */
 };
 GPUQ_ABI_OFFSET(gpuq_doorbell_count_record, doorbell_handle, 32);
 GPUQ_ABI_OFFSET(gpuq_doorbell_count_record, gpu_id, 40);

@@ -32,30 +32,45 @@ GPUQ_ABI_OFFSET(gpuq_doorbell_key, tgid, 8);
 GPUQ_ABI_SIZE(gpuq_doorbell_key, 16); /* 8 + 2*4 */
 
 /*
- * Value of doorbell_counts: cumulative since the doorbell's first ring. The
- * total is the sum of by_packet (every ring is counted in one class), so the
- * probe pays one atomic add per ring, not two.
+ * Value of doorbell_counts: cumulative since the doorbell's first ring.
+ * by_packet counts AQL packets, not rings: a ring publishes every packet
+ * from the previous ring's index + 1 to the stored index (HIP 7 replays a
+ * graph in batches of up to 256 packets with one ring each; HIP 5/6 ring
+ * once per packet), each classified by its own slot's header.
  */
 struct gpuq_doorbell_count {
-	__u64 by_packet[GPUQ_PACKET__MAX]; /* enum gpuq_packet_class */
+	__u64 by_packet[GPUQ_PACKET__MAX]; /* packets, by enum gpuq_packet_class */
 	__u64 cgroup_id; /* cgroup v2 id of the ringing task at the first doorbell */
+	__u64 rings;	 /* doorbell stores counted */
+	/*
+	 * The write index after the last packet counted: the next ring's
+	 * batch starts here. Advanced with compare-and-swap, so two CPUs
+	 * ringing one queue (HIP streams sharing a queue) count each packet
+	 * once, whichever rings last.
+	 */
+	__u64 next_index;
 	/*
 	 * The probe's own cache, not read by the agent: the amd_queue_t the
-	 * signal named when it was last read and that queue's ring, and the
-	 * retire epoch (bpf/doorbell.bpf.c) of that read. While no queue has
-	 * been destroyed since, a ring reads only its packet header.
+	 * signal named when it was last read, that queue's ring and
+	 * hsa_queue_t.id, and the retire epoch (bpf/doorbell.bpf.c) of that
+	 * read. While no queue has been destroyed since, a ring reads only
+	 * its packet headers.
 	 */
 	__u64 queue_ptr;
 	__u64 ring_base;
+	__u64 queue_id;
 	__u32 ring_packets;
 	__u32 epoch;
 };
 GPUQ_ABI_OFFSET(gpuq_doorbell_count, by_packet, 0);
 GPUQ_ABI_OFFSET(gpuq_doorbell_count, cgroup_id, 32);
-GPUQ_ABI_OFFSET(gpuq_doorbell_count, queue_ptr, 40);
-GPUQ_ABI_OFFSET(gpuq_doorbell_count, ring_base, 48);
-GPUQ_ABI_OFFSET(gpuq_doorbell_count, ring_packets, 56);
-GPUQ_ABI_OFFSET(gpuq_doorbell_count, epoch, 60);
-GPUQ_ABI_SIZE(gpuq_doorbell_count, 64); /* 4*8 + 3*8 + 2*4: one cache line */
+GPUQ_ABI_OFFSET(gpuq_doorbell_count, rings, 40);
+GPUQ_ABI_OFFSET(gpuq_doorbell_count, next_index, 48);
+GPUQ_ABI_OFFSET(gpuq_doorbell_count, queue_ptr, 56);
+GPUQ_ABI_OFFSET(gpuq_doorbell_count, ring_base, 64);
+GPUQ_ABI_OFFSET(gpuq_doorbell_count, queue_id, 72);
+GPUQ_ABI_OFFSET(gpuq_doorbell_count, ring_packets, 80);
+GPUQ_ABI_OFFSET(gpuq_doorbell_count, epoch, 84);
+GPUQ_ABI_SIZE(gpuq_doorbell_count, 88); /* 4*8 + 6*8 + 2*4 */
 
 #endif /* GPUQ_DOORBELL_ABI_H */

@@ -13,6 +13,13 @@
  *                            hsa_signal_store_screlease; then waits for
  *                            their completion unless "nowait" (the CP is
  *                            paused: the packets stay pending)
+ *   batch NAME N K [mixed]   N packets in batches of K as HIP 7 replays a
+ *                            graph (clr's dispatchGenericAqlPacketBatch):
+ *                            K slots reserved with one
+ *                            hsa_queue_add_write_index_screlease, written,
+ *                            one doorbell store of the batch's last index;
+ *                            "mixed": every 4th packet a barrier-AND; then
+ *                            waits for their completion
  *   drain NAME               waits until the CP consumed all of NAME
  *   destroy NAME             hsa_queue_destroy
  *   reuse NAME N             after destroy NAME: hsa_signal_create until a
@@ -43,7 +50,7 @@ typedef struct {
   char name[32];
   hsa_queue_t* q;
   unsigned gpu;
-  uint64_t written, rings;
+  uint64_t written, rings, dispatches, barriers;
   uint64_t doorbell; /* its doorbell signal's handle, kept after destroy */
   int live;
 } client_queue;
@@ -95,10 +102,10 @@ static void cmd_queue(const char* name, unsigned gpu, unsigned packets) {
          (unsigned long long)c->doorbell, c->q->base_address);
 }
 
-/* Publishes one packet at the next write index and rings its doorbell. */
-static void put_packet(client_queue* c, int barrier, hsa_signal_t done) {
+/* Writes one packet into slot idx (its header last, with release). */
+static void write_packet(client_queue* c, uint64_t idx, int barrier,
+                         hsa_signal_t done) {
   hsa_queue_t* q = c->q;
-  uint64_t idx = hsa_queue_add_write_index_screlease(q, 1);
   while (idx - hsa_queue_load_read_index_scacquire(q) >= q->size)
     usleep(100); /* ring full: the CP catches up */
   uint16_t header;
@@ -109,6 +116,7 @@ static void put_packet(client_queue* c, int barrier, hsa_signal_t done) {
     memset((char*)p + 4, 0, sizeof(*p) - 4);
     p->completion_signal = done;
     header = HSA_PACKET_TYPE_BARRIER_AND << HSA_PACKET_HEADER_TYPE;
+    c->barriers++;
   } else {
     hsa_kernel_dispatch_packet_t* p = slot;
     memset((char*)p + 4, 0, sizeof(*p) - 4);
@@ -117,14 +125,53 @@ static void put_packet(client_queue* c, int barrier, hsa_signal_t done) {
     p->completion_signal = done; /* kernel_object 0: the null CP's no-op */
     setup = 1 << HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS;
     header = HSA_PACKET_TYPE_KERNEL_DISPATCH << HSA_PACKET_HEADER_TYPE;
+    c->dispatches++;
   }
   header |= HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE;
   header |= HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE;
   __atomic_store_n((uint32_t*)slot, (uint32_t)header | (uint32_t)setup << 16,
                    __ATOMIC_RELEASE);
-  hsa_signal_store_screlease(q->doorbell_signal, (hsa_signal_value_t)idx);
   c->written++;
+}
+
+/* Publishes one packet at the next write index and rings its doorbell. */
+static void put_packet(client_queue* c, int barrier, hsa_signal_t done) {
+  uint64_t idx = hsa_queue_add_write_index_screlease(c->q, 1);
+  write_packet(c, idx, barrier, done);
+  hsa_signal_store_screlease(c->q->doorbell_signal, (hsa_signal_value_t)idx);
   c->rings++;
+}
+
+static void cmd_batch(const char* name, unsigned n, unsigned k, int mixed) {
+  client_queue* c = find(name);
+  if (!c) return;
+  if (k == 0 || k > c->q->size) {
+    printf("BAD batch %s: batches of %u in a ring of %u\n", name, k,
+           c->q->size);
+    return;
+  }
+  hsa_signal_t done;
+  if (hsa_signal_create((hsa_signal_value_t)n, 0, NULL, &done) !=
+      HSA_STATUS_SUCCESS) {
+    printf("BAD hsa_signal_create\n");
+    return;
+  }
+  unsigned rings = 0;
+  for (unsigned i = 0; i < n;) {
+    unsigned b = n - i < k ? n - i : k;
+    uint64_t first = hsa_queue_add_write_index_screlease(c->q, b);
+    for (unsigned j = 0; j < b; j++, i++)
+      write_packet(c, first + j, mixed && i % 4 == 3, done);
+    hsa_signal_store_screlease(c->q->doorbell_signal,
+                               (hsa_signal_value_t)(first + b - 1));
+    c->rings++;
+    rings++;
+  }
+  hsa_signal_value_t v = hsa_signal_wait_scacquire(
+      done, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX, HSA_WAIT_STATE_BLOCKED);
+  if (v != 0) printf("BAD batch %s: completion signal %ld\n", name, (long)v);
+  hsa_signal_destroy(done);
+  printf("BATCHED %s %u rings=%u\n", name, n, rings);
 }
 
 static void cmd_submit(const char* name, unsigned n, int barrier, int wait) {
@@ -200,10 +247,11 @@ static void cmd_truth(void) {
     uint64_t w = c->live ? hsa_queue_load_write_index_scacquire(c->q) : 0;
     uint64_t r = c->live ? hsa_queue_load_read_index_scacquire(c->q) : 0;
     printf(
-        "QUEUE %s gpu=%u live=%d written=%llu rings=%llu write_index=%llu "
-        "read_index=%llu\n",
+        "QUEUE %s gpu=%u live=%d written=%llu rings=%llu dispatches=%llu "
+        "barriers=%llu write_index=%llu read_index=%llu\n",
         c->name, c->gpu, c->live, (unsigned long long)c->written,
-        (unsigned long long)c->rings, (unsigned long long)w,
+        (unsigned long long)c->rings, (unsigned long long)c->dispatches,
+        (unsigned long long)c->barriers, (unsigned long long)w,
         (unsigned long long)r);
   }
 }
@@ -227,6 +275,8 @@ int main(void) {
       int barrier = !strcmp(c, "barrier") || !strcmp(d, "barrier");
       int nowait = !strcmp(c, "nowait") || !strcmp(d, "nowait");
       cmd_submit(a, (unsigned)atoi(b), barrier, !nowait);
+    } else if (!strcmp(cmd, "batch")) {
+      cmd_batch(a, (unsigned)atoi(b), (unsigned)atoi(c), !strcmp(d, "mixed"));
     } else if (!strcmp(cmd, "drain")) {
       cmd_drain(a);
     } else if (!strcmp(cmd, "destroy")) {

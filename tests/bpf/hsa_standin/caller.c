@@ -7,7 +7,7 @@
  * usage: hsa_standin_caller [dispatch=N] [barrier=N] [vendor=N] [agent=N]
  *          [invalid=N] [completions=N] [queues=N]
  *          [via=screlease|relaxed|release|mix] [kind=-1|-2|1] [noqueue=1]
- *          [rounds=N] [wait_stdin=1] [requeue=1|2]
+ *          [rounds=N] [wait_stdin=1] [requeue=1|2] [batch=K]
  *          [reuse=N] [retire=destroy|shutdown|none]
  *        hsa_standin_dlopen_caller lib=PATH [same options]
  * barrier packets alternate BARRIER_AND / BARRIER_OR; packets are interleaved
@@ -24,7 +24,12 @@
  * each doorbell's queue but moves its ring to the spare queue's, after
  * hsa_queue_destroy, the ring it leaves INVALID (ROCr 5.2.3 gives a queue
  * created after a destroy the destroyed one's hsa_queue_t and doorbell
- * signal, with a ring of its own). reuse=N, after
+ * signal, with a ring of its own). Either way the queue the doorbell names
+ * then starts again at write index 0, as every new ROCr queue does.
+ * batch=K rings a queue's doorbell once per K packets written, with the
+ * last one's index, and once more at the end of a round for what is left
+ * (HIP 7's graph batches); "doorbells" are then rings, "packets" the
+ * packets. reuse=N, after
  * the rounds, retires the queues (hsa_queue_destroy of each, hsa_shut_down,
  * or, as no ROCr does, nothing) and turns each doorbell signal into a
  * completion signal (kind USER) stored N times: no doorbells.
@@ -58,6 +63,10 @@ struct queue {
   amd_queue_t amd;
   amd_signal_t doorbell;
   uint64_t hw_doorbell;
+  long unrung;   /* packets written since the last ring */
+  uint64_t last; /* the last one's write index */
+  long rings;
+  long packets;
   uint8_t ring[RING_PACKETS * AQL_PACKET_BYTES] __attribute__((aligned(64)));
 };
 
@@ -87,7 +96,24 @@ static const char* sarg(int argc, char** argv, const char* key,
   return def;
 }
 
-static void ring(struct queue* q, uint16_t type, const char* via, long n) {
+/* Rings q's doorbell with the index of the last packet written. */
+static void ring_doorbell(struct queue* q, const char* via, long n) {
+  hsa_signal_t s = {(uint64_t)(uintptr_t)&q->doorbell};
+  if (strcmp(via, "mix") == 0)
+    via = n % 3 == 0 ? "screlease" : n % 3 == 1 ? "relaxed" : "release";
+  if (strcmp(via, "relaxed") == 0)
+    store_relaxed(s, (hsa_signal_value_t)q->last);
+  else if (strcmp(via, "release") == 0)
+    store_release(s, (hsa_signal_value_t)q->last);
+  else
+    store_screlease(s, (hsa_signal_value_t)q->last);
+  q->unrung = 0;
+  ++q->rings;
+}
+
+/* Writes one packet; rings once `batch` packets are unrung. */
+static void put(struct queue* q, uint16_t type, const char* via, long n,
+                long batch) {
   /* the queue the doorbell names (requeue=1 moves it), else q's own */
   amd_queue_t* aq = q->doorbell.queue_ptr ? q->doorbell.queue_ptr : &q->amd;
   uint64_t index =
@@ -97,15 +123,9 @@ static void ring(struct queue* q, uint16_t type, const char* via, long n) {
   memset(slot + 2, 0, AQL_PACKET_BYTES - 2);
   uint16_t header = type | (1u << HSA_PACKET_HEADER_BARRIER);
   __atomic_store_n((uint16_t*)slot, header, __ATOMIC_RELEASE);
-  hsa_signal_t s = {(uint64_t)(uintptr_t)&q->doorbell};
-  if (strcmp(via, "mix") == 0)
-    via = n % 3 == 0 ? "screlease" : n % 3 == 1 ? "relaxed" : "release";
-  if (strcmp(via, "relaxed") == 0)
-    store_relaxed(s, (hsa_signal_value_t)index);
-  else if (strcmp(via, "release") == 0)
-    store_release(s, (hsa_signal_value_t)index);
-  else
-    store_screlease(s, (hsa_signal_value_t)index);
+  q->last = index;
+  ++q->packets;
+  if (++q->unrung >= batch) ring_doorbell(q, via, n);
 }
 
 /* The entry points: linked, or dlopen()ed from lib=PATH by their @ROCR_1
@@ -169,6 +189,11 @@ int main(int argc, char** argv) {
   }
 
   long requeue = arg(argc, argv, "requeue", 0);
+  long batch = arg(argc, argv, "batch", 1);
+  if (batch < 1 || batch > RING_PACKETS) {
+    fprintf(stderr, "batch must be 1..%d\n", RING_PACKETS);
+    return 2;
+  }
   /* queues[nqueues..]: the spares requeue=1 points the doorbells at */
   struct queue* queues = aligned_alloc(64, sizeof(struct queue) * nqueues * 2);
   memset(queues, 0, sizeof(struct queue) * nqueues * 2);
@@ -204,7 +229,6 @@ int main(int argc, char** argv) {
       HSA_PACKET_TYPE_VENDOR_SPECIFIC, HSA_PACKET_TYPE_AGENT_DISPATCH,
       HSA_PACKET_TYPE_INVALID};
   long n = 0, done = 0, barriers = 0;
-  long rung[MAX_QUEUES] = {0};
   for (long r = 0; r < rounds; ++r) {
     if (wait_go(wait, "round", r) != 0) return 3;
     if (requeue == 2 && r > 0) {
@@ -219,6 +243,7 @@ int main(int argc, char** argv) {
         invalidate_ring(from);
         queue_destroy(&aq->hsa_queue);
         aq->hsa_queue.base_address = to;
+        aq->write_dispatch_id = aq->read_dispatch_id = 0;
       }
     } else if (requeue && r > 0) {
       /* Each doorbell signal now belongs to the other queue of its pair,
@@ -233,6 +258,7 @@ int main(int argc, char** argv) {
         invalidate_ring(from->ring);
         queue_destroy(&from->amd.hsa_queue);
         queues[i].doorbell.queue_ptr = &to->amd;
+        to->amd.write_dispatch_id = to->amd.read_dispatch_id = 0;
       }
     }
     long left[5];
@@ -245,8 +271,7 @@ int main(int argc, char** argv) {
         uint16_t type = types[t];
         if (t == 1 && barriers++ % 2 == 1) type = HSA_PACKET_TYPE_BARRIER_OR;
         long qi = n % nqueues;
-        ring(&queues[qi], type, via, n);
-        ++rung[qi];
+        put(&queues[qi], type, via, n, batch);
         ++n;
         ++round_n;
         /* a completion store after some packets, as the CP's signal would be
@@ -261,7 +286,9 @@ int main(int argc, char** argv) {
         }
       }
     }
-    printf("round=%ld doorbells=%ld\n", r, round_n);
+    for (long i = 0; i < nqueues; ++i)
+      if (queues[i].unrung) ring_doorbell(&queues[i], via, n);
+    printf("round=%ld packets=%ld\n", r, round_n);
     fflush(stdout);
   }
   for (; done < completions; ++done) {
@@ -298,17 +325,20 @@ int main(int argc, char** argv) {
     }
   }
 
+  long rings = 0;
+  for (long i = 0; i < nqueues; ++i) rings += queues[i].rings;
   printf(
-      "pid=%d doorbells=%ld dispatch=%ld barrier=%ld vendor=%ld agent=%ld "
-      "invalid=%ld other=%ld completions=%ld completion_handle=0x%lx "
-      "reused=%ld\n",
-      (int)getpid(), n, per_round[0] * rounds, per_round[1] * rounds,
+      "pid=%d doorbells=%ld packets=%ld dispatch=%ld barrier=%ld vendor=%ld "
+      "agent=%ld invalid=%ld other=%ld completions=%ld "
+      "completion_handle=0x%lx reused=%ld\n",
+      (int)getpid(), rings, n, per_round[0] * rounds, per_round[1] * rounds,
       per_round[2] * rounds, per_round[3] * rounds, per_round[4] * rounds,
       (per_round[2] + per_round[3] + per_round[4]) * rounds, done,
       (unsigned long)(uintptr_t)completion, reused);
   for (long i = 0; i < nqueues; ++i)
-    printf("rung queue=%ld handle=0x%lx doorbells=%ld\n", i,
-           (unsigned long)(uintptr_t)&queues[i].doorbell, rung[i]);
+    printf("rung queue=%ld handle=0x%lx doorbells=%ld packets=%ld\n", i,
+           (unsigned long)(uintptr_t)&queues[i].doorbell, queues[i].rings,
+           queues[i].packets);
   fflush(stdout);
   return 0;
 }
