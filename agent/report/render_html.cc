@@ -50,6 +50,7 @@ p.empty,p.none{color:#57606a;font-style:italic;margin:4px 0}
 svg.chart-svg{display:block;width:100%;height:auto;font:12px system-ui,"DejaVu Sans",sans-serif;fill:#1b1f24}
 svg .bg{fill:#fff}
 svg .chart-title{font-size:15px;font-weight:600}
+svg text.on-bar{fill:#fff;stroke:#1b1f24;stroke-width:2px;stroke-linejoin:round;paint-order:stroke}
 svg .panel-title{font-weight:600}
 svg .axis-label{fill:#57606a}
 svg .axis{stroke:#57606a;stroke-width:1}
@@ -332,6 +333,49 @@ std::string UnmapChart(const RunReport& r, size_t i) {
   return svg::RenderXyChart(c);
 }
 
+// The preemption designers' question, drawn: whose queues the scheduler
+// took off each GPU, when, and for how long (the windows behind
+// gpuq_queue_preempted_seconds_total), one row per GPU and container. A
+// burst of unmaps makes thousands of windows: the longest are drawn.
+constexpr size_t kMaxOffGpuBars = 1000;
+
+std::string OffGpuChart(const RunReport& r, size_t i) {
+  svg::GanttChart c;
+  c.id = ChartId(i, kChartOffGpu);
+  c.title = "Queues off the GPU after a preemption, per GPU and container";
+  c.empty_message = "No queue was taken off a GPU by a preemption in this run.";
+  c.x_max = r.duration_s;
+  std::vector<const Slice*> windows;
+  for (const Slice& s : r.timeline.off_gpu) windows.push_back(&s);
+  if (windows.size() > kMaxOffGpuBars) {
+    std::partial_sort(windows.begin(), windows.begin() + kMaxOffGpuBars,
+                      windows.end(), [](const Slice* a, const Slice* b) {
+                        return a->duration_s > b->duration_s;
+                      });
+    c.title += fmt::format(" (the {} longest of {} windows)", kMaxOffGpuBars,
+                           windows.size());
+    windows.resize(kMaxOffGpuBars);
+  }
+  for (const Slice* s : windows) {
+    const auto arg = [s](const char* key) {
+      auto it = s->args.find(key);
+      return it == s->args.end() ? std::string() : it->second;
+    };
+    svg::Bar b;
+    b.row = fmt::format("{}: {}", s->track, arg("container"));
+    b.start = s->start_s;
+    b.duration = s->duration_s;
+    b.label = fmt::format("{}{}", FormatSeconds(s->duration_s),
+                          arg("caused_by") == "self" ? " (its own)" : "");
+    b.tooltip = fmt::format("{} on {}: at {:.3f} s for {}", s->name, s->track,
+                            s->start_s, FormatSeconds(s->duration_s));
+    for (const auto& [k, v] : s->args)
+      b.tooltip += fmt::format("\n{}: {}", k, v);
+    c.bars.push_back(std::move(b));
+  }
+  return svg::RenderGantt(c);
+}
+
 // How an eviction slice that was never restored ended ("" if restored):
 // the analysis marks it with args "end" = "open" or "process_exit".
 std::string NotRestored(const Slice& s) {
@@ -470,7 +514,7 @@ std::string RunSection(const RunReport& r, const std::string& name, size_t i) {
   out += RenderTable(qs, p + "queue-submissions",
                      "No queue was sampled in this run.");
 
-  out += "<h3>Runlist preemption</h3>\n" + UnmapChart(r, i);
+  out += "<h3>Runlist preemption</h3>\n" + UnmapChart(r, i) + OffGpuChart(r, i);
   Table rl{{"GPU", "scheduler", "#unmaps", "#p50", "#p90", "#p99", "#max",
             "#total", "#maps", "#map p50", "#map max", "failures"},
            {}};

@@ -20,5 +20,6 @@ inline constexpr const char* kChartQueues = "queues-per-gpu";
 inline constexpr const char* kChartSubmissions = "submission-rate";
 inline constexpr const char* kChartUnmaps = "unmap-durations";
 inline constexpr const char* kChartEvictions = "evictions";
+inline constexpr const char* kChartOffGpu = "off-gpu";
 
 }  // namespace gpuq::report

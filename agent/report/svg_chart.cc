@@ -436,6 +436,7 @@ std::string RenderGantt(const GanttChart& c) {
     size_t lane;
     double x, w, lx;
     bool label_right, show_label;
+    bool inside;  // neither side has room: written on the bar itself
     std::string label;
   };
   std::vector<const Bar*> bars;
@@ -446,13 +447,19 @@ std::string RenderGantt(const GanttChart& c) {
   std::map<std::string, std::vector<double>> lane_end;  // row -> lanes
   std::vector<Placed> placed;
   for (const Bar* b : bars) {
-    Placed p{b, 0, px(b->start), 0, 0, true, true, Shorten(b->label, 48)};
+    Placed p{b,    0,     px(b->start),         0, 0, true,
+             true, false, Shorten(b->label, 48)};
     // Short evictions (40 ms of a 120 s run) still get a visible bar.
     p.w = std::max(3.0, px(b->start + b->duration) - p.x);
     const double lw = kCharWidth * CodePoints(p.label);
+    // Right of the bar, else left of it, else (a bar across most of the
+    // plot) on it; a label never runs into the row labels.
     p.label_right = p.x + p.w + 4 + lw <= x0 + plot_w;
-    p.lx = p.label_right ? p.x + p.w + 4 : p.x - 4;
-    const double from = p.label_right ? p.x : p.lx - lw;
+    const bool left = !p.label_right && p.x - 4 - lw >= x0;
+    p.inside = !p.label_right && !left && lw + 8 <= p.w;
+    p.show_label = p.label_right || left || p.inside;
+    p.lx = p.label_right ? p.x + p.w + 4 : p.inside ? p.x + 4 : p.x - 4;
+    const double from = left ? p.lx - lw : p.x;
     const double to = p.label_right ? p.lx + lw : p.x + p.w;
     auto& lanes = lane_end[b->row];
     auto free = std::find_if(lanes.begin(), lanes.end(),
@@ -507,9 +514,11 @@ std::string RenderGantt(const GanttChart& c) {
         Num(kBarHeight), SeriesColour(row.first),
         Escape(p.bar->tooltip.empty() ? p.bar->label : p.bar->tooltip));
     if (p.show_label) {
-      out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"{}\">{}</text>",
-                         Num(p.lx), Num(top + kBarHeight - 4),
-                         p.label_right ? "start" : "end", Escape(p.label));
+      out += fmt::format(
+          "<text{} x=\"{}\" y=\"{}\" text-anchor=\"{}\">{}</text>",
+          p.inside ? " class=\"on-bar\"" : "", Num(p.lx),
+          Num(top + kBarHeight - 4),
+          p.label_right || p.inside ? "start" : "end", Escape(p.label));
     }
     out += "\n";
   }

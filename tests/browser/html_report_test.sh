@@ -143,12 +143,13 @@ check_report() {
   [ -n "${GPUQ_KEEP_SCREENSHOTS:-}" ] && cp "$TMP/$name.png" "$GPUQ_KEEP_SCREENSHOTS/$name.png"
 }
 
-check_report default 4 "$SRC/examples/default.gpuqcap"
+check_report default 5 "$SRC/examples/default.gpuqcap"
 
 # Several runs: the bundled capture next to the generated report scenarios.
-# 5 runs x 4 charts = 20; 4 say "none in this run": no eviction in cnn,
-# deepseek8 and transformer, no runlist unmap in deepseek8.
-COMPARISON_DRAWN=16
+# 5 runs x 5 charts = 25; 6 say "none in this run": no eviction in cnn,
+# deepseek8 and transformer, no runlist unmap in deepseek8, no queue off a
+# GPU in cnn and deepseek8.
+COMPARISON_DRAWN=19
 for s in cnn transformer deepseek8 shared-gpu; do
   run "$GEN" --scenario "$s" -o "$TMP/$s.gpuqcap"
   expect_rc "gpuq-gen-capture --scenario $s" 0

@@ -127,6 +127,14 @@ RunReport SampleReport(const std::string& name = "run-a.gpuqcap") {
   t.evictions = {
       MakeSlice("gpu 11437", "evicted: ttm", 10, 0.15, {{"container", "vllm"}}),
       MakeSlice("gpu 11437", "evicted: svm", 10.1, 9.9, {{"end", "open"}})};
+  // The hostile container's queues off the GPU twice (others' unmap, its
+  // own), the host's once.
+  t.off_gpu = {MakeSlice("gpu 11437", "off GPU: x", 10, 0.00031,
+                         {{"container", kHostile}, {"caused_by", "other"}}),
+               MakeSlice("gpu 23710", "off GPU: x", 11, 9.000412345,
+                         {{"container", kHostile}, {"caused_by", "self"}}),
+               MakeSlice("gpu 11437", "off GPU: (host)", 10.15, 0.00012,
+                         {{"container", "(host)"}, {"caused_by", "other"}})};
   return r;
 }
 
@@ -199,6 +207,23 @@ TEST(SvgChart, EmptyChartSaysSoInsteadOfDrawing) {
   EXPECT_EQ(out.find("<svg"), std::string::npos);
 }
 
+// A bar across most of the plot has no room for its label on either side:
+// it is written on the bar, never over the row labels left of the plot.
+TEST(SvgChart, ALabelWithoutRoomBesideItsBarGoesOnIt) {
+  svg::GanttChart g;
+  g.id = "g";
+  g.title = "off";
+  g.x_max = 15;
+  g.bars = {{"gpu 64512: vllm", 1, 12.8, "12.8 s (its own)", "", false},
+            {"gpu 11437: vllm", 10, 0.003, "3.01 ms", "", false}};
+  const std::string out = svg::RenderGantt(g);
+  const size_t on_bar = out.find("<text class=\"on-bar\"");
+  ASSERT_NE(on_bar, std::string::npos);
+  EXPECT_NE(out.find(">12.8 s (its own)</text>", on_bar), std::string::npos);
+  EXPECT_EQ(out.find("on-bar", on_bar + 20), std::string::npos);  // once
+  EXPECT_NE(out.find(">3.01 ms</text>"), std::string::npos);  // beside its bar
+}
+
 TEST(RenderHtml, HostileNamesAreEscapedEverywhere) {
   const std::string html = RenderHtml({SampleReport(kHostile)});
   EXPECT_EQ(html.find("<script"), std::string::npos);
@@ -230,7 +255,8 @@ TEST(RenderHtml, EveryChartIsDrawnWithItsTitle) {
       {kChartQueues, "Hardware queues per GPU"},
       {kChartSubmissions, "Submission rate per container"},
       {kChartUnmaps, "Runlist unmap (preemption) durations"},
-      {kChartEvictions, "Evictions per GPU"}};
+      {kChartEvictions, "Evictions per GPU"},
+      {kChartOffGpu, "Queues off the GPU after a preemption"}};
   for (const auto& [chart, title] : titles) {
     const std::string fig = Figure(html, ChartId(0, chart));
     ASSERT_FALSE(fig.empty()) << chart;
@@ -256,6 +282,17 @@ TEST(RenderHtml, EveryChartIsDrawnWithItsTitle) {
   EXPECT_NE(ev.find("class=\"bar open\""), std::string::npos);
   EXPECT_NE(ev.find("(not restored)"), std::string::npos);
   EXPECT_NE(ev.find("evicted: ttm, vllm, 150 ms"), std::string::npos);
+  // One row per GPU and container, one bar per window, whose own unmap said.
+  const std::string off = Figure(html, ChartId(0, kChartOffGpu));
+  size_t bars = 0;
+  for (size_t at = off.find("class=\"bar\""); at != std::string::npos;
+       at = off.find("class=\"bar\"", at + 1)) {
+    ++bars;
+  }
+  EXPECT_EQ(bars, 3u);
+  EXPECT_NE(off.find("gpu 11437: (host)"), std::string::npos);
+  EXPECT_NE(off.find("9.00 s (its own)"), std::string::npos);
+  EXPECT_EQ(off.find(kHostile), std::string::npos);  // escaped when drawn
   // Headline and tables.
   EXPECT_NE(html.find("more queues than GPUs"), std::string::npos);
   EXPECT_NE(html.find("needs selective preemption"), std::string::npos);
@@ -274,9 +311,10 @@ TEST(RenderHtml, EmptySeriesSayNoneInThisRun) {
   r.timeline.queues_per_gpu.clear();
   r.eviction_list.clear();
   r.runlist.clear();
+  r.timeline.off_gpu.clear();
   const std::string html = RenderHtml({r});
-  for (const char* chart :
-       {kChartQueues, kChartSubmissions, kChartUnmaps, kChartEvictions}) {
+  for (const char* chart : {kChartQueues, kChartSubmissions, kChartUnmaps,
+                            kChartEvictions, kChartOffGpu}) {
     const std::string fig = Figure(html, ChartId(0, chart));
     ASSERT_FALSE(fig.empty()) << chart;
     EXPECT_NE(fig.find("chart-empty"), std::string::npos) << chart;
@@ -284,6 +322,8 @@ TEST(RenderHtml, EmptySeriesSayNoneInThisRun) {
     EXPECT_EQ(fig.find("<svg"), std::string::npos) << chart;
   }
   EXPECT_NE(html.find("No eviction in this run."), std::string::npos);
+  EXPECT_NE(html.find("No queue was taken off a GPU by a preemption"),
+            std::string::npos);
   EXPECT_NE(html.find("No runlist unmap in this run."), std::string::npos);
   EXPECT_NE(html.find("No queue creation failed in this run."),
             std::string::npos);
@@ -300,6 +340,27 @@ TEST(RenderHtml, SeveralRunsGetSectionsAndAComparison) {
   const auto table = html.find("id=\"comparison-table\"");
   EXPECT_NE(html.find(">77<", table), std::string::npos);
   EXPECT_LT(html.find(">77<", table), html.find("id=\"run-0\""));
+}
+
+TEST(RenderHtml, ManyOffGpuWindowsDrawTheLongest) {
+  RunReport r = SampleReport();
+  r.timeline.off_gpu.clear();
+  for (int k = 0; k < 5000; ++k) {
+    r.timeline.off_gpu.push_back(
+        MakeSlice("gpu 11437", "off GPU: a", k * 0.003, 1e-4 + k * 1e-9,
+                  {{"container", "a"}, {"caused_by", "other"}}));
+  }
+  r.timeline.off_gpu.push_back(
+      MakeSlice("gpu 23710", "off GPU: b", 5, 9.5, {{"container", "b"}}));
+  const std::string fig = Figure(RenderHtml({r}), ChartId(0, kChartOffGpu));
+  size_t bars = 0;
+  for (size_t at = fig.find("<rect class=\"bar"); at != std::string::npos;
+       at = fig.find("<rect class=\"bar", at + 1)) {
+    ++bars;
+  }
+  EXPECT_EQ(bars, 1000u);
+  EXPECT_NE(fig.find("the 1000 longest of 5001 windows"), std::string::npos);
+  EXPECT_NE(fig.find("gpu 23710: b"), std::string::npos);  // the longest
 }
 
 TEST(RenderHtml, ManyUnmapsDrawTheSlowestAndASample) {
