@@ -462,7 +462,8 @@ TEST(RenderPerfetto, SlicesAndCountersEqualTheReport) {
   expect_same(r.timeline.runlist_ops, by_cat["runlist"]);
   expect_same(r.timeline.evictions, by_cat["eviction"]);
   expect_same(r.timeline.queue_lifetimes, by_cat["queue"]);
-  EXPECT_EQ(by_cat.size(), 3u);
+  expect_same(r.timeline.off_gpu, by_cat["preemption"]);
+  EXPECT_EQ(by_cat.size(), 4u);
   EXPECT_EQ(queue_counters, 40u);  // 2 GPUs x 20 steps
   EXPECT_DOUBLE_EQ(counter_sum, 2 * 20 + 1 + 20);
   EXPECT_EQ(rate_counters, 40u);  // 2 containers x 20 steps
