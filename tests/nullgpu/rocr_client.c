@@ -142,6 +142,23 @@ static void put_packet(client_queue* c, int barrier, hsa_signal_t done) {
   c->rings++;
 }
 
+/* A completion signal for n packets (each packet decrements it). */
+static int make_done(unsigned n, hsa_signal_t* done) {
+  if (hsa_signal_create((hsa_signal_value_t)n, 0, NULL, done) ==
+      HSA_STATUS_SUCCESS)
+    return 1;
+  printf("BAD hsa_signal_create\n");
+  return 0;
+}
+
+/* Waits until the CP completed every packet naming done, then frees it. */
+static void wait_done(const char* what, const char* name, hsa_signal_t done) {
+  hsa_signal_value_t v = hsa_signal_wait_scacquire(
+      done, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX, HSA_WAIT_STATE_BLOCKED);
+  if (v != 0) printf("BAD %s %s: completion signal %ld\n", what, name, (long)v);
+  hsa_signal_destroy(done);
+}
+
 static void cmd_batch(const char* name, unsigned n, unsigned k, int mixed) {
   client_queue* c = find(name);
   if (!c) return;
@@ -151,11 +168,7 @@ static void cmd_batch(const char* name, unsigned n, unsigned k, int mixed) {
     return;
   }
   hsa_signal_t done;
-  if (hsa_signal_create((hsa_signal_value_t)n, 0, NULL, &done) !=
-      HSA_STATUS_SUCCESS) {
-    printf("BAD hsa_signal_create\n");
-    return;
-  }
+  if (!make_done(n, &done)) return;
   unsigned rings = 0;
   for (unsigned i = 0; i < n;) {
     unsigned b = n - i < k ? n - i : k;
@@ -167,10 +180,7 @@ static void cmd_batch(const char* name, unsigned n, unsigned k, int mixed) {
     c->rings++;
     rings++;
   }
-  hsa_signal_value_t v = hsa_signal_wait_scacquire(
-      done, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX, HSA_WAIT_STATE_BLOCKED);
-  if (v != 0) printf("BAD batch %s: completion signal %ld\n", name, (long)v);
-  hsa_signal_destroy(done);
+  wait_done("batch", name, done);
   printf("BATCHED %s %u rings=%u\n", name, n, rings);
 }
 
@@ -183,18 +193,9 @@ static void cmd_submit(const char* name, unsigned n, int barrier, int wait) {
     return;
   }
   hsa_signal_t done;
-  if (hsa_signal_create((hsa_signal_value_t)n, 0, NULL, &done) !=
-      HSA_STATUS_SUCCESS) {
-    printf("BAD hsa_signal_create\n");
-    return;
-  }
+  if (!make_done(n, &done)) return;
   for (unsigned i = 0; i < n; i++) put_packet(c, barrier, done);
-  if (wait) {
-    hsa_signal_value_t v = hsa_signal_wait_scacquire(
-        done, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX, HSA_WAIT_STATE_BLOCKED);
-    if (v != 0) printf("BAD submit %s: completion signal %ld\n", name, (long)v);
-    hsa_signal_destroy(done);
-  }
+  if (wait) wait_done("submit", name, done);
   /* else: the signal stays alive with the pending packets that name it */
   printf("SUBMITTED %s %u\n", name, n);
 }
