@@ -427,9 +427,11 @@ static __always_inline int args__create_op(struct pt_regs *ctx)
 	__u32 gpu;
 
 	call = bpf_map_lookup_elem(&create_calls, &tid);
-	if (call) {
-		/* inside the create ioctl: the uapi args name the GPU */
-		bpf_probe_read_kernel(&a, sizeof(a), (void *)call->args);
+	/*
+	 * inside the create ioctl: the uapi args (amdkfd's kernel copy) name
+	 * the GPU; unread, the queue is placed as below rather than on GPU 0
+	 */
+	if (call && !bpf_probe_read_kernel(&a, sizeof(a), (void *)call->args)) {
 		bpf_map_update_elem(&args_dqms, &dqm, &a.gpu_id, BPF_ANY);
 		old = bpf_map_lookup_elem(&args_qpds, &qpd);
 		v.process_key = call->process_key;

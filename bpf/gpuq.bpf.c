@@ -294,8 +294,10 @@ static __always_inline int handle_create_ioctl_exit(long ret)
 	call = bpf_map_lookup_elem(&create_calls, &tid);
 	if (!call)
 		return 0;
-	bpf_probe_read_kernel(&a, sizeof(a), (void *)call->args);
-	if (ret)
+	/* amdkfd's kernel copy of the uapi args: unread, no record is made up */
+	if (bpf_probe_read_kernel(&a, sizeof(a), (void *)call->args))
+		count_drop(GPUQ_DROP_ARGS_UNREADABLE);
+	else if (ret)
 		emit_create_failed(call, &a, ret);
 	else if (create_via_ioctl)
 		emit_ioctl_create(call, &a);

@@ -243,7 +243,11 @@ static __always_inline int handle_update_entry(struct kfd_process *p, void *data
 	struct live_key key = {};
 	struct live_val *live;
 
-	bpf_probe_read_kernel(&a, sizeof(a), data);
+	/* amdkfd's kernel copy of the uapi args; unread, no cause is made up */
+	if (bpf_probe_read_kernel(&a, sizeof(a), data)) {
+		count_drop(GPUQ_DROP_ARGS_UNREADABLE);
+		return 0;
+	}
 	key.process_key = (__u64)p;
 	key.queue_id = a.queue_id;
 	live = bpf_map_lookup_elem(&live_queues, &key);

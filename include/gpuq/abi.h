@@ -111,9 +111,10 @@ enum gpuq_drop_reason {
 	 */
 	GPUQ_DROP_KFD_EXIT_SKIPPED = 2,
 	/*
-	 * tracepoint tier: a KFD create or destroy whose args the program
-	 * could not read from user memory (a page not present: a tracepoint
-	 * program cannot fault it in); its record is lost, not made up
+	 * a KFD ioctl whose args a program could not read: in the tracepoint
+	 * tier from user memory (a page not present: a tracepoint program
+	 * cannot fault it in), elsewhere amdkfd's kernel copy (a create's
+	 * return, an update's cause); its record is lost, not made up
 	 */
 	GPUQ_DROP_ARGS_UNREADABLE = 3,
 	GPUQ_DROP__MAX,
