@@ -1599,7 +1599,9 @@ programs_checks() {
   start_prog lat 6 1xgfx90a 2 latency 0 100 1500
   start_prog batch 7 1xgfx90a 2 batch 0 1500
   t0=$(up)
-  while within 600 "$t0"; do
+  # 470 s in CI (2026-11-26) and 602 s on a host busy with a build beside
+  # both guests: the limit is for a hung program, not a slow host.
+  while within 900 "$t0"; do
     alive=0
     for p in $PROGS; do
       eval "pid=\$PROG_PID_$p"
