@@ -30,11 +30,13 @@ struct amd_signal_head {
   uint64_t queue_ptr;
 };
 
-// bpf/doorbell.bpf.c: amd_queue_t (hsa_queue_t) from offset 8 to 28.
+// bpf/doorbell.bpf.c: amd_queue_t (hsa_queue_t) from offset 8 to 40.
 struct amd_queue_ring {
   uint64_t base_address;
   uint64_t doorbell_signal;
   uint32_t size;
+  uint32_t reserved1;
+  uint64_t id;
 };
 
 // bpf/rocr_queue.bpf.h: hsa_queue_t, the leading 32 bytes of amd_queue_t.
@@ -82,6 +84,8 @@ static_assert(offsetof(hsa_queue_t, doorbell_signal) ==
               "amd_queue_ring.doorbell_signal");
 static_assert(offsetof(hsa_queue_t, size) == 8 + offsetof(amd_queue_ring, size),
               "amd_queue_ring.size");
+static_assert(offsetof(hsa_queue_t, id) == 8 + offsetof(amd_queue_ring, id),
+              "amd_queue_ring.id: a new queue behind the same doorbell");
 static_assert(offsetof(amd_queue_t, write_dispatch_id) == kWriteIndexOff,
               "write_ptr - 56 is amd_queue_t");
 static_assert(offsetof(amd_queue_t, read_dispatch_id) == kReadIndexOff,
