@@ -237,10 +237,11 @@ static __always_inline __u64 claim_packets(struct gpuq_doorbell_count *count, __
 
 /*
  * Per ring of a doorbell cached since the last queue destroy: one lookup,
- * the rung slot's header from the cached ring, one atomic add. Otherwise
- * the signal's head is read first, its kind (a destroyed queue's signal
- * memory is reused for completion signals) and the queue it names, then
- * that queue's ring.
+ * a compare-and-swap claiming the ring's packets, one header read and one
+ * atomic add per packet from the cached ring, one add for the ring.
+ * Otherwise the signal's head is read first, its kind (a destroyed queue's
+ * signal memory is reused for completion signals) and the queue it names,
+ * then that queue's ring.
  */
 static __always_inline int count_doorbell(void *ctx, __u64 handle, __u64 value)
 {
