@@ -153,7 +153,7 @@ SubmissionSinks PipelineSinks(Pipeline* pipeline,
     return pipeline->FindDoorbell(tgid, handle);
   };
   s.known_doorbells = [pipeline] { return pipeline->KnownDoorbells(); };
-  s.handle = [pipeline](const Event& e) { pipeline->Handle(e); };
+  s.handle = [pipeline](const Event& e) { pipeline->HandleRead(e); };
   s.doorbell_map_full = [pipeline](uint64_t n) {
     pipeline->SetDoorbellMapFull(n);
   };

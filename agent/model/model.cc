@@ -363,6 +363,12 @@ void Model::On(const gpuq_queue_sample_record& e) {
     ++series_.sample_stats.unknown_queue;
     return;
   }
+  if (!SampleReadsQueue(e.write_ptr, q->write_ptr)) {
+    // Read at the address of a queue destroyed since, whose queue_id a new
+    // queue took: not the new queue's index.
+    ++series_.sample_stats.unknown_queue;
+    return;
+  }
   if ((e.flags & GPUQ_SAMPLE_F_UNREADABLE) != 0) {
     ++((e.flags & GPUQ_SAMPLE_F_DENIED) != 0 ? series_.sample_stats.denied
                                              : series_.sample_stats.unreadable);

@@ -119,6 +119,27 @@ void Pipeline::Handle(const Event& event) {
   HandleLocked(event);
 }
 
+void Pipeline::HandleRead(const Event& event) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!running_) {
+    HandleLocked(event);
+    return;
+  }
+  reads_.push_back(event);
+  if (reads_.size() > kWaitingReadsMax) {
+    HandleLocked(reads_.front());
+    reads_.pop_front();
+  }
+}
+
+void Pipeline::ApplyReadsBefore(uint64_t ts_ns) {
+  std::lock_guard<std::mutex> lock(mu_);
+  while (!reads_.empty() && Header(reads_.front()).ts_ns < ts_ns) {
+    HandleLocked(reads_.front());
+    reads_.pop_front();
+  }
+}
+
 std::vector<SampleTarget> Pipeline::SampleTargets() {
   std::lock_guard<std::mutex> lock(mu_);
   return model_.SampleTargets();
@@ -504,9 +525,25 @@ Pipeline::RunResult Pipeline::Run(const std::atomic<bool>& stop,
   // cannot be woken by the signal itself, which lands on any thread.
   constexpr auto kPollSlice = std::chrono::milliseconds(50);
   auto next_reconcile = Clock::now() + options_.reconcile_interval;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    running_ = true;
+  }
+  // Whatever ends the run, the reads still waiting are applied.
+  struct EndOfRun {
+    Pipeline* pipeline;
+    ~EndOfRun() {
+      std::lock_guard<std::mutex> lock(pipeline->mu_);
+      pipeline->running_ = false;
+      for (const Event& e : pipeline->reads_) pipeline->HandleLocked(e);
+      pipeline->reads_.clear();
+    }
+  } end_of_run{this};
   while (!stop.load()) {
     const auto now = Clock::now();
     if (deadline && now >= *deadline) return RunResult::kDeadline;
+    // Reads made before this poll wait for what it delivers (HandleRead).
+    const uint64_t polled_at = MonotonicNowNs();
     auto until = std::min(now + kPollSlice, next_reconcile);
     if (deadline) until = std::min(until, *deadline);
     const auto timeout = std::max(
@@ -514,13 +551,19 @@ Pipeline::RunResult Pipeline::Run(const std::atomic<bool>& stop,
         std::chrono::duration_cast<std::chrono::milliseconds>(until - now));
     if (source_ == nullptr) {
       std::this_thread::sleep_for(timeout);
+      ApplyReadsBefore(polled_at);
     } else {
       Event event;
       switch (source_->Next(&event, timeout)) {
         case NextStatus::kOk:
           Handle(event);
+          // The ring buffer delivers in the order records were reserved:
+          // what the kernel emitted before this one is in.
+          ApplyReadsBefore(Header(event).ts_ns);
           break;
         case NextStatus::kTimeout:
+          // Nothing came since the poll began: all before it is in.
+          ApplyReadsBefore(polled_at);
           break;
         case NextStatus::kEof:
           return RunResult::kEof;

@@ -6,6 +6,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -166,6 +167,16 @@ class Pipeline {
   /// recording, so a replay reproduces it.
   void Handle(const Event& event);
 
+  /// A reader thread's record (sampler, doorbell poller), read at its
+  /// hdr.ts_ns. While Run() runs it waits until the source has delivered
+  /// what the kernel emitted before the read: a queue destroyed before the
+  /// read, its queue_id taken by a new one, is gone from the model by then
+  /// (a sample applied first would count the new queue's index into the
+  /// old one's submissions). Otherwise applied at once, like Handle().
+  void HandleRead(const Event& event);
+  /// Reads waiting for the source at most; beyond it the oldest is applied.
+  static constexpr size_t kWaitingReadsMax = 65536;
+
   /// Live queues with GPUQ_CREATE_F_ROCR_LAYOUT: what the sampler reads.
   std::vector<SampleTarget> SampleTargets();
   /// The queue whose create named doorbell `handle` of process `tgid`.
@@ -189,6 +200,8 @@ class Pipeline {
 
  private:
   void HandleLocked(const Event& event);
+  /// Applies the waiting reads made before `ts_ns` (CLOCK_MONOTONIC).
+  void ApplyReadsBefore(uint64_t ts_ns);
   /// Applies every event the source has ready, for at most 200 ms; false if
   /// it was not emptied (or failed).
   bool DrainSource();
@@ -241,6 +254,8 @@ class Pipeline {
   Reconciler reconciler_;
   uint64_t doorbell_map_full_ = 0;
   std::vector<ProbeStatus> probes_;
+  bool running_ = false;     ///< Run() is reading the source
+  std::deque<Event> reads_;  ///< HandleRead()'s, oldest first
   std::set<uint64_t> recorded_cgroups_;
   std::set<std::string> recorded_metadata_;  // container ids
   /// Recorded cgroups whose container's metadata is not recorded yet.

@@ -27,4 +27,15 @@ inline WriteIndexStep StepWriteIndex(bool sampled, bool rocr, uint64_t last,
   return {now - base, false};
 }
 
+/// Whether a sample read at `sample_write_ptr` is of the live queue whose
+/// write index is at `queue_write_ptr`. A queue destroyed after the read
+/// may have left its queue_id to a new queue elsewhere, whose index the
+/// read is not. 0 on either side (captures before the sample carried its
+/// address; queues seeded from sysfs) cannot be told apart: accepted.
+inline bool SampleReadsQueue(uint64_t sample_write_ptr,
+                             uint64_t queue_write_ptr) {
+  return sample_write_ptr == 0 || queue_write_ptr == 0 ||
+         sample_write_ptr == queue_write_ptr;
+}
+
 }  // namespace gpuq

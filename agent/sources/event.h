@@ -53,7 +53,7 @@ struct ContainerMetaRecord {
   X(GPUQ_EV_EVICTION, "eviction", gpuq_eviction_event,                      \
     sizeof(gpuq_eviction_event))                                            \
   X(GPUQ_EV_QUEUE_SAMPLE, "queue_sample", gpuq_queue_sample_record,         \
-    sizeof(gpuq_queue_sample_record))                                       \
+    offsetof(gpuq_queue_sample_record, write_ptr))                          \
   X(GPUQ_EV_DOORBELL_COUNT, "doorbell_count", gpuq_doorbell_count_record,   \
     sizeof(gpuq_doorbell_count_record))
 

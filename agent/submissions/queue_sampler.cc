@@ -66,6 +66,7 @@ SampleRoundStats QueueSampler::Sample(const std::vector<SampleTarget>& targets,
       r.hdr.ts_ns = now;
       r.gpu_id = t.gpu_id;
       r.queue_id = t.queue_id;
+      r.write_ptr = t.write_ptr;
       if (ok_[slot.write_range] && ok_[slot.read_range]) {
         std::memcpy(&r.write_index, data_.data() + slot.write_offset,
                     sizeof(uint64_t));

@@ -207,6 +207,7 @@ class Emitter {
     r.hdr = OwnerHeader(GPUQ_EV_QUEUE_SAMPLE, p, AdvanceTo(ts_ns));
     r.gpu_id = q.gpu_id;
     r.queue_id = q.queue_id;
+    r.write_ptr = WritePtr(p, q);
     if (readable) {
       r.write_index = idx.write;
       r.read_index = idx.read;
@@ -413,6 +414,14 @@ class Emitter {
   }
 
   // A freed id's slot is reused, as the allocator reuses freed memory.
+  // Where a queue's write index lives: amd_queue_t.write_dispatch_id for
+  // compute, the ring's write pointer word otherwise.
+  static uint64_t WritePtr(const Process& p, const Queue& q) {
+    const uint64_t ctl = QueueSlot(p, q) + kQueueCtlOffset;
+    return q.type == GPUQ_QUEUE_COMPUTE ? ctl + kAmdQueueWritePtrOffset
+                                        : ctl + 8;
+  }
+
   static uint64_t QueueSlot(const Process& p, const Queue& q) {
     return ProcessVaBase(p.pid) + q.queue_id * kQueueSlot;
   }
@@ -431,7 +440,7 @@ class Emitter {
     const uint64_t ctl = slot + kQueueCtlOffset;
     e.ring_address = slot;
     e.ring_size = compute ? kComputeRingSize : kSdmaRingSize;
-    e.write_ptr = compute ? ctl + kAmdQueueWritePtrOffset : ctl + 8;
+    e.write_ptr = WritePtr(p, q);
     e.read_ptr = compute ? ctl + kAmdQueueReadPtrOffset : ctl;
     e.priority = kPriorityNormal;
     e.percentage = kPercentageFull;

@@ -324,13 +324,18 @@ struct gpuq_queue_sample_record {
 	__u64 read_index;  /* amd_queue_t.read_dispatch_id: packets the CP consumed */
 	__u32 flags;	   /* GPUQ_SAMPLE_F_* */
 	__u32 pad;
+	/* appended 2026-11-26 (0 in older captures: not checked): the user VA
+	 * the write index was read at. A sample of a queue destroyed since its
+	 * read, whose queue_id a new queue took, is not the new queue's. */
+	__u64 write_ptr;
 };
 GPUQ_ABI_OFFSET(gpuq_queue_sample_record, gpu_id, 32);
 GPUQ_ABI_OFFSET(gpuq_queue_sample_record, queue_id, 36);
 GPUQ_ABI_OFFSET(gpuq_queue_sample_record, write_index, 40);
 GPUQ_ABI_OFFSET(gpuq_queue_sample_record, read_index, 48);
 GPUQ_ABI_OFFSET(gpuq_queue_sample_record, flags, 56);
-GPUQ_ABI_SIZE(gpuq_queue_sample_record, 64); /* 32 + 2*4 + 2*8 + 2*4 */
+GPUQ_ABI_OFFSET(gpuq_queue_sample_record, write_ptr, 64);
+GPUQ_ABI_SIZE(gpuq_queue_sample_record, 72); /* 32 + 2*4 + 2*8 + 2*4 + 8 */
 
 /* Packet classes of doorbell counts, by the AQL header of the rung slot. */
 enum gpuq_packet_class {

@@ -11,6 +11,11 @@
 
 namespace gpuq {
 
+/// Where RocrCreate's queue `qid` keeps its write index (amd_queue_t +56).
+inline uint64_t RocrWritePtr(uint32_t qid) {
+  return 0x7e0000200038ull + qid * 0x400000ull;
+}
+
 /// A ROCr compute queue: amd_queue_t layout recognised, its doorbell signal
 /// `handle` and write index `write_at_create` read at creation.
 inline gpuq_queue_create_event RocrCreate(uint64_t pkey, uint32_t tgid,
@@ -20,14 +25,14 @@ inline gpuq_queue_create_event RocrCreate(uint64_t pkey, uint32_t tgid,
   gpuq_queue_create_event e = Create(pkey, tgid, cgroup, gpu, qid);
   e.flags = GPUQ_CREATE_F_ROCR_LAYOUT;
   e.queue_format = GPUQ_QUEUE_FORMAT_AQL;
-  e.write_ptr = 0x7e0000200038ull + qid * 0x400000ull;
-  e.read_ptr = 0x7e0000200080ull + qid * 0x400000ull;
+  e.write_ptr = RocrWritePtr(qid);
+  e.read_ptr = RocrWritePtr(qid) + 0x48;  // amd_queue_t.read_dispatch_id
   e.doorbell_handle = handle;
   e.write_index_at_create = write_at_create;
   return e;
 }
 
-/// The sampler's read of queue `qid` at `ts_ns`.
+/// The sampler's read of queue `qid` at `ts_ns`, at RocrCreate's address.
 inline gpuq_queue_sample_record Sample(uint64_t pkey, uint32_t tgid,
                                        uint64_t cgroup, uint32_t gpu,
                                        uint32_t qid, uint64_t write,
@@ -38,6 +43,7 @@ inline gpuq_queue_sample_record Sample(uint64_t pkey, uint32_t tgid,
   r.hdr.size = sizeof(r);
   r.gpu_id = gpu;
   r.queue_id = qid;
+  r.write_ptr = RocrWritePtr(qid);
   r.write_index = readable ? write : 0;
   r.read_index = readable ? read : 0;
   r.flags = readable ? 0 : GPUQ_SAMPLE_F_UNREADABLE;

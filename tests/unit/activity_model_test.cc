@@ -143,6 +143,33 @@ TEST(SubmissionsTest, UnreadableAndUnknownSamples) {
   EXPECT_EQ(Submissions(m), 16u);
 }
 
+// A read of a queue destroyed since, whose queue_id a new queue at another
+// address took: not the new queue's index (it is what the old queue's memory
+// held), so nothing is counted and the new queue keeps its baseline.
+TEST(SubmissionsTest, SampleOfAnotherAddressIsNotTheQueues) {
+  Model m;
+  gpuq_queue_create_event moved = RocrCreate(kKey, kPid, kCg, kGpu, 0, kHandle);
+  moved.write_ptr += 0x1000000;
+  m.Apply(moved);
+  m.Apply(Sample(kKey, kPid, kCg, kGpu, 0, 34, 30, 1 * kSec));
+  EXPECT_EQ(m.Series().sample_stats.unknown_queue, 1u);
+  EXPECT_EQ(m.Series().sample_stats.ok, 0u);
+  EXPECT_EQ(m.SampledQueues(), 0u);
+  EXPECT_EQ(Submissions(m), 0u);
+  gpuq_queue_sample_record own =
+      Sample(kKey, kPid, kCg, kGpu, 0, 3, 1, 2 * kSec);
+  own.write_ptr = moved.write_ptr;
+  m.Apply(own);
+  EXPECT_EQ(m.Series().sample_stats.ok, 1u);
+  EXPECT_EQ(Submissions(m), 3u);
+  // Captures written before samples carried their address: not checked.
+  gpuq_queue_sample_record old =
+      Sample(kKey, kPid, kCg, kGpu, 0, 5, 5, 3 * kSec);
+  old.write_ptr = 0;
+  m.Apply(old);
+  EXPECT_EQ(Submissions(m), 5u);
+}
+
 TEST(SubmissionsTest, PendingSumsLiveQueuesAndNeverGoesNegative) {
   Model m;
   m.Apply(RocrCreate(kKey, kPid, kCg, kGpu, 0, kHandle));
