@@ -14,7 +14,7 @@
 #     the processes' maps and attaches its four probes to each by symbol.
 # Not here: ROCr 6.4/7.2 running queues. Since 6.3 ROCr links the thunk in,
 # so the null GPU of this directory (a libhsakmt.so.1) cannot drive it; that
-# needs a null GPU at the KFD interface (README "not done yet").
+# needs a null GPU at the KFD interface: kfd_nullgpu_test.sh.
 # Usage: rocm_stacks_test.sh SRC AGENT HOLD_RUNTIME
 set -u
 SRC=$1 AGENT=$2 HOLD=$3

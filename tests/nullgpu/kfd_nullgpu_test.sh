@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# Debian's ROCr 6.4.3 (sid) and 7.2.4 (experimental) running on the null GPU
+# at the KFD interface (kfd_nullgpu.c, an LD_PRELOAD standing for amdkfd's
+# /dev/kfd ioctls, its sysfs topology and the render node's libdrm_amdgpu
+# queries of a gfx90a; test only, never used by the agent). ROCr >= 6.3
+# links the thunk in, so the null thunk of nullgpu.c cannot drive it.
+# In each cached root of rocm_stacks.sh (chroot in a private mount
+# namespace with /proc, /sys and /dev, as a container with its own ROCm):
+#   - rocminfo lists the CPU agent and one gfx90a (sramecc+, xnack-), and
+#     two with GPUQ_KFDNULL_GPUS=2, exit 0;
+#   - rocr_client (compiled here against the root's own hsa.h) on 2 null
+#     GPUs creates queues, writes packets and rings doorbells, one per
+#     packet and as HIP 7 replays a graph (batch q3 300 256 mixed: 2
+#     rings); the null CP
+#     consumes them: the truth file's per-queue dispatches and barriers =
+#     what the client says it wrote, nothing pending, ROCr's utility queue
+#     seen, queues destroyed, hsa_shut_down and exit 0;
+#   - a paused CP leaves the packets pending;
+#   - gpuq-agent --doorbells=uprobe --hsa-runtime <the root's ROCr> counts
+#     the client's rings and its packets by type = the truth.
+# Usage: kfd_nullgpu_test.sh SRC AGENT KFDNULL_LIB
+set -u
+SRC=$1 AGENT=$2 LIB=$3
+. "$SRC/tests/lib/assert.sh"
+. "$SRC/tests/lib/net.sh"
+. "$SRC/tests/lib/doorbell_agent.sh"
+use_background_cleanup
+. "$SRC/tests/nullgpu/rocm_stacks.sh"
+. "$SRC/tests/nullgpu/nullgpu_env.sh" # truth_queues, tv
+if [ "$(id -u)" != 0 ] || ! command -v unshare > /dev/null; then
+  skip "ROCm 6.4/7.2 on the KFD null GPU: needs root and unshare (mmdebstrap, chroot, mounts, uprobes)"
+  summary
+  exit 77
+fi
+if [ ! -f "$LIB" ]; then
+  skip "the KFD null GPU (libgpuq_kfdnull.so) was not built"
+  summary
+  exit 77
+fi
+CC=$(command -v cc || command -v gcc)
+[ -n "$CC" ] || { skip "no C compiler (cc) for rocr_client"; summary; exit 77; }
+
+# "${IN_ROOT[@]}" ROOT CMD...: CMD chrooted in ROOT with /proc, /sys and
+# /dev, in a mount namespace of its own (nothing stays mounted after it).
+IN_ROOT=(unshare --mount --propagation private bash -c '
+  r=$1; shift
+  mount -t proc proc "$r/proc" && mount --rbind /sys "$r/sys" &&
+    mount --rbind /dev "$r/dev" && exec chroot "$r" "$@"' in_root)
+# sum FILE FILTER KEY: KEY summed over the truth's queue lines matching FILTER.
+sum() { truth_queues "$1" "$2" | tr ' ' '\n' | sed -n "s/^$3=//p" | awk '{ s += $1 } END { print s + 0 }'; }
+# client_field OUT NAME KEY: KEY of the client's "QUEUE NAME gpu=..." line.
+client_field() { sed -n "s/^QUEUE $2 gpu=.* $3=\\([0-9]*\\).*/\\1/p" "$1"; }
+
+CMDS='queue q1 0 128
+queue q2 1 256
+submit q1 40
+submit q1 25 barrier
+submit q2 10
+queue q3 0 4096
+batch q3 300 256 mixed
+truth
+destroy q1
+destroy q2
+destroy q3
+shutdown
+exit'
+STACKS=0
+for stack in 6.4 7.2; do
+  if ! rocm_root "$stack"; then
+    skip "ROCm $stack: $ROCM_WHY"
+    continue
+  fi
+  STACKS=$((STACKS + 1))
+  R=$ROCM_ROOT
+  D=/tmp/gpuq-kfdnull-$$ # inside the root; the cached root keeps nothing
+  mkdir -p "$R$D"
+  on_exit "rm -rf '$R$D'; rm -rf '$R'/tmp/gpuq-kfdnull.*"
+  cp "$LIB" "$R$D/libgpuq_kfdnull.so"
+  if ! "$CC" -std=gnu11 -O2 -Wall -Wextra -Werror -I "$R/usr/include" "$SRC/tests/nullgpu/rocr_client.c" \
+    -o "$R$D/rocr_client" -L "$R/usr/lib/x86_64-linux-gnu" -l:libhsa-runtime64.so.1 \
+    -Wl,--allow-shlib-undefined > "$TMP/cc-$stack.log" 2>&1; then
+    fail "ROCm $stack: rocr_client does not build against the root's hsa.h" "$(head -20 "$TMP/cc-$stack.log")"
+    continue
+  fi
+  PRE=(env "LD_PRELOAD=$D/libgpuq_kfdnull.so")
+
+  # rocminfo: the CPU agent and the null gfx90a(s)
+  for n in 1 2; do
+    run_group "${IN_ROOT[@]}" "$R" "${PRE[@]}" GPUQ_KFDNULL_GPUS=$n rocminfo > "$TMP/ri-$stack-$n.out" 2>&1
+    gpus=$(grep -c 'amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-' "$TMP/ri-$stack-$n.out")
+    cpus=$(grep -cE '^ +Device Type: +CPU' "$TMP/ri-$stack-$n.out")
+    [ "$RUN_RC" = 0 ] && [ "$gpus" = "$n" ] && [ "$cpus" = 1 ] &&
+      pass "ROCm $stack ($ROCM_VERSION): rocminfo lists 1 CPU agent and $n gfx90a:sramecc+:xnack- ($(grep -m1 'Marketing Name:.*null' "$TMP/ri-$stack-$n.out" | sed 's/^ *//;s/  */ /g;s/ *$//')), exit 0" ||
+      fail "ROCm $stack: rocminfo with $n GPUs: exit $RUN_RC, $cpus CPU and $gpus gfx90a agents" "$(tail -30 "$TMP/ri-$stack-$n.out")"
+  done
+
+  # rocr_client: the packets written = the packets the null CP consumed
+  printf '%s\n' "$CMDS" > "$R$D/run.in"
+  run_group "${IN_ROOT[@]}" "$R" "${PRE[@]}" GPUQ_KFDNULL_GPUS=2 GPUQ_KFDNULL_TRUTH="$D/truth.%p" \
+    bash -c 'exec "$0" < "$1"' "$D/rocr_client" "$D/run.in" > "$TMP/rc-$stack.out" 2>&1
+  out=$TMP/rc-$stack.out
+  f=$(ls "$R$D"/truth.* 2> /dev/null | head -1)
+  if [ "$RUN_RC" = 0 ] && grep -q '^READY .* gpus=2' "$out" && grep -q '^OK hsa_shut_down' "$out" &&
+    ! grep -q '^BAD' "$out" && [ -n "$f" ]; then
+    pass "ROCm $stack: rocr_client on 2 null gfx90a (3 queues, 75 single rings, 300 packets in 2 batches, destroy, hsa_shut_down): exit 0"
+  else
+    fail "ROCm $stack: rocr_client exit $RUN_RC" "$(tail -20 "$out")"
+    continue
+  fi
+  cp "$f" "$TMP/truth-$stack"
+  f=$TMP/truth-$stack
+  n=$(truth_queues "$f" 'owner=client' | wc -l) u=$(truth_queues "$f" 'owner=rocr_internal' | wc -l)
+  [ "$n" = 3 ] && [ "$u" -ge 1 ] && pass "ROCm $stack: the null KFD saw the 3 client queues and $u ROCr utility queue(s)" ||
+    fail "ROCm $stack: client queues $n (want 3), internal $u (want >= 1)" "$(cat "$f")"
+  [ "$(truth_queues "$f" 'owner=client' | grep -c ' node=2 ')" = 1 ] &&
+    pass "ROCm $stack: q2 is on the second GPU (node 2, a doorbell page of its own)" ||
+    fail "ROCm $stack: no client queue on node 2" "$(cat "$f")"
+  for q in q1 q2 q3; do
+    ring=$(sed -n "s/^QUEUE $q created .* ring=\\(0x[0-9a-f]*\\).*/\\1/p" "$out")
+    line=$(truth_queues "$f" "ring=$ring ")
+    want="written=$(client_field "$out" $q written) dispatches=$(client_field "$out" $q dispatches) barriers=$(client_field "$out" $q barriers)"
+    got="written=$(tv "$line" consumed) dispatches=$(tv "$line" dispatches) barriers=$(tv "$line" barriers)"
+    [ -n "$line" ] && [ "$want" = "$got" ] && [ "$(tv "$line" pending)" = 0 ] && [ "$(tv "$line" live)" = 0 ] &&
+      pass "ROCm $stack: $q ($(client_field "$out" $q rings) rings): the null CP consumed what the client wrote ($got), none pending, destroyed" ||
+      fail "ROCm $stack: $q: client $want, null CP $got" "$(cat "$f" "$out")"
+  done
+  d=$(sum "$f" owner=client dispatches) b=$(sum "$f" owner=client barriers)
+  [ "$d $b" = "275 100" ] && pass "ROCm $stack: truth on the client queues: 275 kernel_dispatch, 100 barrier" ||
+    fail "ROCm $stack: truth $d dispatches $b barriers, want 275 100" "$(cat "$f")"
+
+  # a paused CP: the packets stay pending
+  printf 'queue q1 0 128\nsubmit q1 30 nowait\nexit\n' > "$R$D/paused.in"
+  run_group "${IN_ROOT[@]}" "$R" "${PRE[@]}" GPUQ_KFDNULL_PAUSED=1 GPUQ_KFDNULL_TRUTH="$D/paused.%p" \
+    bash -c 'exec "$0" < "$1"' "$D/rocr_client" "$D/paused.in" > "$TMP/paused-$stack.out" 2>&1
+  p=$(ls "$R$D"/paused.* 2> /dev/null | head -1)
+  [ "$RUN_RC" = 0 ] && [ -n "$p" ] && [ "$(sum "$p" owner=client pending)" = 30 ] && [ "$(sum "$p" owner=client consumed)" = 0 ] &&
+    pass "ROCm $stack: a paused null CP leaves the 30 packets pending" ||
+    fail "ROCm $stack: paused run exit $RUN_RC" "$(cat "$TMP/paused-$stack.out" "$p" 2> /dev/null)"
+
+  # the agent's doorbell uprobes on this root's ROCr, against the truth
+  if [ ! -x "$AGENT" ]; then
+    skip "ROCm $stack: gpuq-agent not built"
+    continue
+  fi
+  lib=$(readlink -f "$R/usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1")
+  start_doorbell_agent "$lib" "by symbol to ROCr $ROCM_VERSION (${lib##*/} in the root)"
+  rm -f "$R$D"/truth.*
+  run_group "${IN_ROOT[@]}" "$R" "${PRE[@]}" GPUQ_KFDNULL_GPUS=2 GPUQ_KFDNULL_TRUTH="$D/truth.%p" \
+    bash -c 'exec "$0" < "$1"' "$D/rocr_client" "$D/run.in" > "$TMP/rca-$stack.out" 2>&1
+  f=$(ls "$R$D"/truth.* 2> /dev/null | head -1)
+  [ "$RUN_RC" = 0 ] && ! grep -q '^BAD' "$TMP/rca-$stack.out" && [ -n "$f" ] ||
+    fail "ROCm $stack: rocr_client under the agent: exit $RUN_RC" "$(tail -20 "$TMP/rca-$stack.out")"
+  value() { curl -s "$URL" | grep -E "^$1" | awk '{ s += $NF } END { print s + 0 }'; }
+  rings=0
+  for q in q1 q2 q3; do rings=$((rings + $(client_field "$TMP/rca-$stack.out" $q rings))); done
+  for _ in $(seq 100); do
+    [ "$(value 'gpuq_doorbells_total\{')" = "$rings" ] && break
+    sleep 0.1
+  done
+  sleep 0.5 # a poll more: an over-count would show by now
+  got=$(value 'gpuq_doorbells_total\{')
+  [ "$got" = "$rings" ] && pass "ROCm $stack: gpuq_doorbells_total = $got = the client's rings (75 single, 2 batches)" ||
+    fail "ROCm $stack: gpuq_doorbells_total $got, the client rang $rings" "$(curl -s "$URL" | grep '^gpuq_doorbell'; cat "$TMP/agent.log")"
+  want="$(sum "$f" owner=client dispatches) $(sum "$f" owner=client barriers) 0"
+  got="$(value 'gpuq_doorbell_packets_total\{[^}]*packet_type="kernel_dispatch"') $(value 'gpuq_doorbell_packets_total\{[^}]*packet_type="barrier"') $(value 'gpuq_doorbell_packets_total\{[^}]*packet_type="(other|unreadable)"')"
+  [ "$got" = "$want" ] && pass "ROCm $stack: gpuq_doorbell_packets_total by type (kernel_dispatch barrier other) = the null CP's truth ($got)" ||
+    fail "ROCm $stack: doorbell packets by type $got, truth $want" "$(curl -s "$URL" | grep '^gpuq_doorbell_packets'; cat "$f")"
+  stop_bg "$AGENT_PID"
+  [ "$STOP_RC" = 0 ] && pass "ROCm $stack: the agent exits 0 on SIGTERM" || fail "ROCm $stack: the agent exited $STOP_RC" "$(cat "$TMP/agent.log")"
+done
+[ "$STACKS" = 0 ] && {
+  summary
+  exit 77
+}
+summary
