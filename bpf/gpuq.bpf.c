@@ -380,6 +380,36 @@ static __always_inline void submit_destroy(struct live_key *key, struct live_val
 	bpf_ringbuf_submit(e, 0);
 }
 
+/*
+ * A successful AMDKFD_IOC_UPDATE_QUEUE by its caller (the owner: amdkfd looks
+ * the queue up in the caller's process). `a` is what the call was given.
+ * A queue created before the agent ran is not in live_queues: its record
+ * carries the caller as owner and gpu 0; the agent finds the queue by owner
+ * and queue id.
+ */
+static __always_inline void emit_update(__u64 process_key,
+					const struct gpuq_kfd_update_queue_args *a)
+{
+	struct live_key key = { .process_key = process_key, .queue_id = a->queue_id };
+	struct live_val *val = bpf_map_lookup_elem(&live_queues, &key);
+	struct gpuq_queue_update_event *e;
+
+	e = reserve_event(sizeof(*e), GPUQ_EV_QUEUE_UPDATE);
+	if (!e)
+		return;
+	e->hdr.tgid = val ? val->tgid : current_tgid();
+	e->hdr.cgroup_id = val ? val->cgroup_id : bpf_get_current_cgroup_id();
+	e->hdr.process_key = process_key;
+	e->gpu_id = val ? val->gpu_id : 0;
+	e->queue_id = a->queue_id;
+	e->ring_address = a->ring_base_address;
+	e->ring_size = a->ring_size;
+	e->percentage = a->queue_percentage;
+	e->priority = a->queue_priority;
+	e->pad = 0;
+	bpf_ringbuf_submit(e, 0);
+}
+
 static __always_inline int handle_queue_destroy(struct queue *q)
 {
 	struct live_key key = {};

@@ -234,28 +234,60 @@ GPUQ_DQM_QPD_PROGRAMS(process_termination_nocpsch, op_enter, GPUQ_CAUSE_TERMINAT
  * The update ioctl (percentage, priority, ring): current is the owner and p
  * its kfd_process. `data` is the kernel copy of the uapi args; its queue is
  * looked up in the live-queue map for the GPU (0 if created before we ran).
+ * The runlist operations inside are attributed to it (op slot); at its
+ * return, a success is the queue's update record (emit_update).
  */
+
+/* An update ioctl in progress: its process and args, for its return. */
+struct update_call {
+	__u64 process_key;
+	struct gpuq_kfd_update_queue_args args;
+};
+
+/* @brief thread id -> AMDKFD_IOC_UPDATE_QUEUE in progress */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct update_call);
+} update_calls SEC(".maps");
 
 static __always_inline int handle_update_entry(struct kfd_process *p, void *data)
 {
-	struct gpuq_kfd_update_queue_args a = {};
+	struct update_call call = { .process_key = (__u64)p };
 	struct gpuq_owner owner = {};
 	struct live_key key = {};
 	struct live_val *live;
+	__u32 tid = current_tid();
 
 	/* amdkfd's kernel copy of the uapi args; unread, no cause is made up */
-	if (bpf_probe_read_kernel(&a, sizeof(a), data)) {
+	if (bpf_probe_read_kernel(&call.args, sizeof(call.args), data)) {
 		count_drop(GPUQ_DROP_ARGS_UNREADABLE);
 		return 0;
 	}
 	key.process_key = (__u64)p;
-	key.queue_id = a.queue_id;
+	key.queue_id = call.args.queue_id;
 	live = bpf_map_lookup_elem(&live_queues, &key);
 	owner.process_key = (__u64)p;
 	owner.tgid = current_tgid();
 	owner.cgroup_id = bpf_get_current_cgroup_id();
-	op_set(GPUQ_CAUSE_UPDATE, live ? live->gpu_id : 0, a.queue_id, &owner);
+	op_set(GPUQ_CAUSE_UPDATE, live ? live->gpu_id : 0, call.args.queue_id, &owner);
+	if (bpf_map_update_elem(&update_calls, &tid, &call, BPF_ANY))
+		count_drop(GPUQ_DROP_MAP_FULL);
 	return 0;
+}
+
+static __always_inline int handle_update_exit(int ret)
+{
+	__u32 tid = current_tid();
+	struct update_call *call = bpf_map_lookup_elem(&update_calls, &tid);
+
+	if (call) {
+		if (ret == 0)
+			emit_update(call->process_key, &call->args);
+		bpf_map_delete_elem(&update_calls, &tid);
+	}
+	return op_exit(ret);
 }
 
 SEC("fentry/kfd_ioctl_update_queue")
@@ -270,6 +302,6 @@ int BPF_KPROBE(kprobe_kfd_ioctl_update_queue, void *filep, struct kfd_process *p
 	return handle_update_entry(p, data);
 }
 
-GPUQ_EXIT_PROGRAMS(kfd_ioctl_update_queue, op_exit)
+GPUQ_EXIT_PROGRAMS(kfd_ioctl_update_queue, handle_update_exit)
 
 #endif /* GPUQ_RUNLIST_BPF_H */

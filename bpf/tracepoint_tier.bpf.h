@@ -2,10 +2,10 @@
 /*
  * The tracepoint tier, for kernels that refuse kprobes (and trampolines):
  * the raw syscall tracepoints sys_enter/sys_exit, filtered to ioctls on
- * /dev/kfd, decode the uapi args of AMDKFD_IOC_CREATE_QUEUE and
- * DESTROY_QUEUE (UPDATE_QUEUE changes nothing this tier exports: the BTF
- * tiers use it only as the cause of runlist operations, which this tier
- * cannot see); any other KFD ioctl teaches the process, and exit_group's
+ * /dev/kfd, decode the uapi args of AMDKFD_IOC_CREATE_QUEUE, DESTROY_QUEUE
+ * and UPDATE_QUEUE (a queue's new priority and percentage; the BTF tiers
+ * also make it the cause of runlist operations, which this tier cannot
+ * see); any other KFD ioctl teaches the process, and exit_group's
  * sys_enter or its last thread's sched_process_exit, whichever runs first,
  * ends a process that issued one; exit_group (and exit by the last thread)
  * reads its ROCr queues' last write indexes first.
@@ -14,7 +14,7 @@
  *
  * The filter runs on every syscall of the host, so it is ordered cheapest
  * first: the syscall number, then the ioctl command's type and number
- * ('K', 0x02/0x03; the size bits differ between kernels: 88 vs 96 bytes),
+ * ('K', 0x02/0x03/0x07; the size bits differ between kernels: 88 vs 96 bytes),
  * and only then the file: its char device major against /dev/kfd's, which
  * the agent reads from /proc/devices (rodata kfd_major). The major and not
  * f_op: kfd_fops is a static of amdgpu, with no stable address to compare.
@@ -147,7 +147,7 @@ static __always_inline bool tp__kfd_call(struct pt_regs *regs, struct tp_call *c
 
 	if (GPUQ_IOC_TYPE(cmd) != GPUQ_KFD_IOC_TYPE ||
 	    (nr != GPUQ_KFD_IOC_CREATE_QUEUE && nr != GPUQ_KFD_IOC_DESTROY_QUEUE &&
-	     nr != GPUQ_KFD_IOC_CREATE_PROCESS))
+	     nr != GPUQ_KFD_IOC_UPDATE_QUEUE && nr != GPUQ_KFD_IOC_CREATE_PROCESS))
 		return false;
 	c->file = tp__kfd_file((int)PT_REGS_PARM1_CORE(regs));
 	if (!c->file)
@@ -201,7 +201,7 @@ int BPF_PROG(tp_sys_enter, struct pt_regs *regs, long id)
 	if (GPUQ_IOC_TYPE(cmd) != GPUQ_KFD_IOC_TYPE)
 		return 0;
 	if (nr != GPUQ_KFD_IOC_CREATE_QUEUE && nr != GPUQ_KFD_IOC_DESTROY_QUEUE &&
-	    nr != GPUQ_KFD_IOC_CREATE_PROCESS) {
+	    nr != GPUQ_KFD_IOC_UPDATE_QUEUE && nr != GPUQ_KFD_IOC_CREATE_PROCESS) {
 		/*
 		 * Any other KFD ioctl (ROCr issues several in hsa_init): learn
 		 * the process once, so its exit is seen even if it never
@@ -275,6 +275,23 @@ static __always_inline void tp__destroy_exit(struct tp_call *c, long ret)
 	submit_destroy(&key, &v, 0);
 }
 
+/*
+ * AMDKFD_IOC_UPDATE_QUEUE returned 0: the kernel copied the args in (their
+ * page is resident) and wrote nothing back, so they are read here.
+ */
+static __always_inline void tp__update_exit(struct tp_call *c, long ret)
+{
+	struct gpuq_kfd_update_queue_args a;
+
+	if (ret)
+		return;
+	if (bpf_probe_read_user(&a, sizeof(a), (void *)c->args)) {
+		count_drop(GPUQ_DROP_ARGS_UNREADABLE);
+		return;
+	}
+	emit_update(c->process_key, &a);
+}
+
 /* AMDKFD_IOC_CREATE_PROCESS returned 0: `file` now holds a secondary context. */
 static __always_inline void tp__context_created(__u64 file)
 {
@@ -339,6 +356,8 @@ int BPF_PROG(tp_sys_exit, struct pt_regs *regs, long ret)
 		tp__create_exit(&call, ret);
 	else if (call.nr == GPUQ_KFD_IOC_DESTROY_QUEUE)
 		tp__destroy_exit(&call, ret);
+	else if (call.nr == GPUQ_KFD_IOC_UPDATE_QUEUE)
+		tp__update_exit(&call, ret);
 	else if (!ret)
 		tp__context_created(call.file);
 	return 0;

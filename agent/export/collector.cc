@@ -348,8 +348,8 @@ void AddPriorityFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
   FamilyBuilder by_priority(
       "gpuq_queues_by_priority",
       "Live hardware queues by the CP pipe priority amdkfd gives their queue "
-      "priority (0-6 low, 7-10 medium, 11-15 high) at create; unknown for "
-      "queues found in sysfs at start.",
+      "priority (0-6 low, 7-10 medium, 11-15 high) at create or their last "
+      "update; unknown for queues found in sysfs at start and not updated.",
       MetricType::Gauge);
   for (const auto& [key, n] : s.queues_by_priority) {
     const auto& [cgroup, gpu, c] = key;

@@ -197,6 +197,22 @@ void Model::On(const gpuq_queue_destroy_event& e) {
   }
 }
 
+void Model::On(const gpuq_queue_update_event& e) {
+  AdoptSeeded(e.hdr.process_key, e.hdr.tgid);
+  QueueState* q = FindQueue(e.hdr.process_key, e.hdr.tgid, e.queue_id);
+  if (q == nullptr) {
+    ++series_.model_drops.unknown_queue;
+    return;
+  }
+  // As amdkfd keeps it: the low byte is the percentage; bits 8-15 name a
+  // PM4 queue's target XCC on 6.12 (docs/kfd-probe-points.md, section 4).
+  q->ring_address = e.ring_address;
+  q->ring_size = e.ring_size;
+  q->percentage = e.percentage & 0xffu;
+  q->priority = e.priority;
+  q->updated = true;
+}
+
 void Model::On(const gpuq_process_exit_event& e) {
   ++series_.process_exits[e.hdr.cgroup_id];
   Touch(e.hdr.cgroup_id, e.hdr.tgid, 0, CommOf(e.comm));
@@ -496,10 +512,12 @@ std::vector<ActiveHolder> Model::ActiveHolders(uint32_t gpu_id) const {
   std::map<uint64_t, ActiveHolder> by_process;
   for (const auto& [key, q] : queues_) {
     if (q.gpu_id != gpu_id) continue;
-    // amdkfd's is_active at create: a ring and a non-zero percentage
-    // (QUEUE_IS_ACTIVE); a seeded queue's are not known: taken as active.
-    const bool active = q.seeded || (q.ring_size > 0 && q.ring_address != 0 &&
-                                     q.percentage > 0);
+    // amdkfd's is_active: a ring and a non-zero percentage
+    // (QUEUE_IS_ACTIVE), from the create or the last update; a seeded
+    // queue's are not known until an update: taken as active.
+    const bool active =
+        (q.seeded && !q.updated) ||
+        (q.ring_size > 0 && q.ring_address != 0 && q.percentage > 0);
     if (!active || pending_evictions_.count({q.process_key, gpu_id}) != 0)
       continue;
     ActiveHolder& h = by_process[q.process_key];
@@ -634,8 +652,9 @@ ModelSeries Model::Series() const {
   s.sampled_queues = SampledQueues();
   s.evicted = EvictedProcesses();
   for (const auto& [key, q] : queues_) {
-    const PriorityClass c =
-        q.seeded ? PriorityClass::kUnknown : PriorityClassOf(q.priority);
+    const PriorityClass c = q.seeded && !q.updated
+                                ? PriorityClass::kUnknown
+                                : PriorityClassOf(q.priority);
     ++s.queues_by_priority[{q.cgroup_id, q.gpu_id, c}];
   }
   const auto rates = SubmissionRates();

@@ -46,9 +46,12 @@ struct QueueState {
   uint32_t priority = 0;
   uint32_t percentage = 0;
   uint64_t created_ns = 0;
-  bool seeded = false;           ///< found in sysfs, not seen being created
-  uint32_t flags = 0;            ///< GPUQ_CREATE_F_* of its create record
-  uint64_t doorbell_handle = 0;  ///< 0: unknown
+  bool seeded = false;  ///< found in sysfs, not seen being created
+  /// Ring, percentage and priority from an AMDKFD_IOC_UPDATE_QUEUE: a
+  /// seeded queue's are known from then on.
+  bool updated = false;
+  uint32_t flags = 0;                  ///< GPUQ_CREATE_F_* of its create record
+  uint64_t doorbell_handle = 0;        ///< 0: unknown
   uint64_t write_index_at_create = 0;  ///< baseline with ROCR_LAYOUT
 
   // What the sampler last read (GPUQ_EV_QUEUE_SAMPLE).
@@ -192,7 +195,8 @@ struct FailureKey {
 
 /// Losses and anomalies the model itself sees, monotonic.
 struct ModelDrops {
-  uint64_t unknown_queue = 0;     ///< destroy of a queue never seen created
+  uint64_t unknown_queue =
+      0;  ///< destroy or update of a queue never seen created
   uint64_t duplicate_create = 0;  ///< create of a queue already live
   /// Eviction or doorbell records without an owner cgroup: not counted
   /// per container (runlist operations of unknown cause are per GPU only).
@@ -408,6 +412,7 @@ class Model {
   void On(const gpuq_doorbell_count_record& e);
   void On(const gpuq_runlist_event& e);
   void On(const gpuq_eviction_event& e);
+  void On(const gpuq_queue_update_event& e);
   // Cgroup paths and runtime metadata are the pipeline's (attribution).
   void On(const CgroupPathRecord&) {}
   void On(const ContainerMetaRecord&) {}

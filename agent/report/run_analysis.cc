@@ -309,6 +309,8 @@ class Analyzer::Impl {
   void On(const ContainerMetaRecord&) {}
   void On(const gpuq_gpu_info_record&) {}
   void On(const gpuq_doorbell_count_record&) {}
+  // Priorities and activity: the model's (pipeline_), from the update.
+  void On(const gpuq_queue_update_event&) {}
 
   void On(const gpuq_queue_create_event& e) {
     dirty_ = true;

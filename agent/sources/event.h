@@ -55,7 +55,9 @@ struct ContainerMetaRecord {
   X(GPUQ_EV_QUEUE_SAMPLE, "queue_sample", gpuq_queue_sample_record,         \
     offsetof(gpuq_queue_sample_record, write_ptr))                          \
   X(GPUQ_EV_DOORBELL_COUNT, "doorbell_count", gpuq_doorbell_count_record,   \
-    sizeof(gpuq_doorbell_count_record))
+    sizeof(gpuq_doorbell_count_record))                                     \
+  X(GPUQ_EV_QUEUE_UPDATE, "queue_update", gpuq_queue_update_event,          \
+    sizeof(gpuq_queue_update_event))
 
 namespace internal {
 // The list's X() leaves a comma before every type; `void` takes the first.

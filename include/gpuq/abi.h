@@ -42,6 +42,8 @@ enum gpuq_event_type {
 	/* written by the agent: what it sampled or read from BPF maps */
 	GPUQ_EV_QUEUE_SAMPLE = 10,
 	GPUQ_EV_DOORBELL_COUNT = 11,
+	/* written by the kernel side: a queue's properties changed */
+	GPUQ_EV_QUEUE_UPDATE = 12,
 	GPUQ_EV__MAX,
 };
 
@@ -370,6 +372,31 @@ GPUQ_ABI_OFFSET(gpuq_doorbell_count_record, queue_id, 44);
 GPUQ_ABI_OFFSET(gpuq_doorbell_count_record, doorbells, 48);
 GPUQ_ABI_OFFSET(gpuq_doorbell_count_record, by_packet, 56);
 GPUQ_ABI_SIZE(gpuq_doorbell_count_record, 88); /* 32 + 8 + 2*4 + 8 + 4*8 */
+
+/*
+ * A successful AMDKFD_IOC_UPDATE_QUEUE (amdkfd's pqm_update_queue_properties):
+ * the queue's new ring, percentage and priority, as the uapi args gave them
+ * (amdkfd keeps percentage & 0xff: bits 8-15 name a PM4 queue's XCC). hdr
+ * is the owner's; gpu_id is 0 for a queue created before the agent ran (the
+ * model finds it by its owner and queue id).
+ */
+struct gpuq_queue_update_event {
+	struct gpuq_event_header hdr;
+	__u32 gpu_id;
+	__u32 queue_id;
+	__u64 ring_address;
+	__u32 ring_size;  /* bytes */
+	__u32 percentage; /* as given; & 0xff is the percentage, 0 inactive */
+	__u32 priority;	  /* 0..15 */
+	__u32 pad;
+};
+GPUQ_ABI_OFFSET(gpuq_queue_update_event, gpu_id, 32);
+GPUQ_ABI_OFFSET(gpuq_queue_update_event, queue_id, 36);
+GPUQ_ABI_OFFSET(gpuq_queue_update_event, ring_address, 40);
+GPUQ_ABI_OFFSET(gpuq_queue_update_event, ring_size, 48);
+GPUQ_ABI_OFFSET(gpuq_queue_update_event, percentage, 52);
+GPUQ_ABI_OFFSET(gpuq_queue_update_event, priority, 56);
+GPUQ_ABI_SIZE(gpuq_queue_update_event, 64); /* 32 + 2*4 + 8 + 4*4 */
 
 /* Agent-written: one KFD topology node, from /sys/class/kfd/kfd/topology. */
 struct gpuq_gpu_info_record {

@@ -416,10 +416,10 @@ TEST(CollectorTest, EventsTotalHasEveryTypeInitialised) {
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->type, MetricType::Counter);
   const std::map<std::string, double> expected = {
-      {"queue_create", 2},        {"queue_destroy", 0}, {"process_exit", 0},
-      {"queue_create_failed", 0}, {"gpu_info", 0},      {"cgroup_path", 1},
-      {"container_meta", 0},      {"runlist", 0},       {"eviction", 0},
-      {"queue_sample", 0},        {"doorbell_count", 0}};
+      {"queue_create", 2},        {"queue_destroy", 0},  {"process_exit", 0},
+      {"queue_create_failed", 0}, {"gpu_info", 0},       {"cgroup_path", 1},
+      {"container_meta", 0},      {"runlist", 0},        {"eviction", 0},
+      {"queue_sample", 0},        {"doorbell_count", 0}, {"queue_update", 0}};
   std::map<std::string, double> got;
   for (const ClientMetric& m : f->metric) {
     got[LabelsOf(m).at("type")] = m.counter.value;

@@ -253,6 +253,66 @@ TEST(QueuePriorityTest, LiveQueuesByAmdkfdsPipePriority) {
   EXPECT_EQ(n(kCgA, PriorityClass::kHigh), 0u) << "a gauge of live queues";
 }
 
+// AMDKFD_IOC_UPDATE_QUEUE as the kernel side reports it.
+gpuq_queue_update_event Update(uint64_t key, uint32_t pid, uint64_t cg,
+                               uint32_t qid, uint32_t percentage,
+                               uint32_t priority) {
+  gpuq_queue_update_event e{};
+  e.hdr = Hdr(GPUQ_EV_QUEUE_UPDATE, key, pid, cg);
+  e.hdr.size = sizeof(e);
+  e.gpu_id = kGpu;
+  e.queue_id = qid;
+  e.ring_address = 0x7f0000000000ull;
+  e.ring_size = 1u << 20;
+  e.percentage = percentage;
+  e.priority = priority;
+  return e;
+}
+
+TEST(QueuePriorityTest, AnUpdateMovesTheQueueToItsNewClass) {
+  Model m;
+  m.Apply(Active(kKeyA, kPidA, kCgA, 0));  // priority 7: medium
+  gpuq_queue_create_event seeded = Active(SeededProcessKey(4), 4, kCgB, 1);
+  seeded.flags = GPUQ_CREATE_F_SEEDED;
+  m.Apply(seeded);
+  auto n = [&](uint64_t cg, PriorityClass c) -> uint64_t {
+    const auto by = m.Series().queues_by_priority;
+    auto it = by.find({cg, kGpu, c});
+    return it == by.end() ? 0 : it->second;
+  };
+  m.Apply(Update(kKeyA, kPidA, kCgA, 0, 100, 15));
+  EXPECT_EQ(n(kCgA, PriorityClass::kMedium), 0u);
+  EXPECT_EQ(n(kCgA, PriorityClass::kHigh), 1u);
+  // A queue found in sysfs (priority unknown) is known once updated; the
+  // update names its owner by kernel key, the model finds it by tgid.
+  EXPECT_EQ(n(kCgB, PriorityClass::kUnknown), 1u);
+  m.Apply(Update(0xffff888100000400ull, 4, kCgB, 1, 100, 2));
+  EXPECT_EQ(n(kCgB, PriorityClass::kUnknown), 0u);
+  EXPECT_EQ(n(kCgB, PriorityClass::kLow), 1u);
+  // An update of a queue the model never saw is a drop, not a queue.
+  m.Apply(Update(kKeyA, kPidA, kCgA, 9, 100, 15));
+  EXPECT_EQ(m.Series().model_drops.unknown_queue, 1u);
+  EXPECT_EQ(n(kCgA, PriorityClass::kHigh), 1u);
+}
+
+TEST(PreemptionModelTest, AQueueMadeInactiveByAnUpdateIsNotAVictim) {
+  // ROCr suspends a queue with percentage 0 (AqlQueue::Suspend): amdkfd
+  // unmaps it, and the runlist operations after that do not take it off.
+  Model m;
+  m.Apply(Active(kKeyA, kPidA, kCgA, 0));
+  m.Apply(Active(kKeyB, kPidB, kCgB, 0));
+  m.Apply(Update(kKeyA, kPidA, kCgA, 0, 0x100, 7));  // XCC 1, 0 percent
+  m.Apply(Unmap(kKeyB, kPidB, kCgB, GPUQ_CAUSE_CREATE, 100, 10));
+  m.Apply(Map(kKeyB, kPidB, kCgB, GPUQ_CAUSE_CREATE, 150));
+  EXPECT_EQ(Of(m, kCgA, GPUQ_CAUSE_CREATE, false).preemptions, 0u);
+  EXPECT_EQ(Of(m, kCgB, GPUQ_CAUSE_CREATE, true).preemptions, 1u);
+  // Active again: taken off by the next one.
+  m.Apply(Update(kKeyA, kPidA, kCgA, 0, 100, 7));
+  m.Apply(Unmap(kKeyB, kPidB, kCgB, GPUQ_CAUSE_CREATE, 200, 10));
+  m.Apply(Map(kKeyB, kPidB, kCgB, GPUQ_CAUSE_CREATE, 250));
+  EXPECT_EQ(Of(m, kCgA, GPUQ_CAUSE_CREATE, false).preemptions, 1u);
+}
+
 TEST(PreemptionModelTest, AGoneContainerLeavesNoOpenWindow) {
   Model m = Shared();
   m.Apply(Unmap(kKeyA, kPidA, kCgA, GPUQ_CAUSE_UPDATE, 1000, 10));
