@@ -15,6 +15,10 @@
 //   queues STREAMS             STREAMS streams on every device, one kernel
 //                              each, a device sync, one copy each way
 //                              (HW queue counting)
+//   graph NODES LAUNCHES EAGER on device 0, one stream: EAGER launches and
+//                              a sync, then a graph of NODES kernels
+//                              (stream capture) launched LAUNCHES times,
+//                              a sync; prints the launches (hipGraph)
 //   (infer, latency and batch hold before exiting under
 //    GPUQ_HIP_CLIENT_HOLD=1: see Held)
 //   serve                      commands on stdin, for a test that checks
@@ -253,6 +257,36 @@ int Queues(int streams) {
   return 0;
 }
 
+int Graph(int nodes, int launches, int eager) {
+  CHECK(hipSetDevice(0));
+  float* buf;
+  CHECK(hipMalloc(&buf, kElems * sizeof(float)));
+  hipStream_t s;
+  CHECK(hipStreamCreate(&s));
+  for (int i = 0; i < eager; i++)
+    hipLaunchKernelGGL(Scale, dim3(kElems / 256), dim3(256), 0, s, buf, buf,
+                       kElems);
+  CHECK(hipGetLastError());
+  CHECK(hipStreamSynchronize(s));
+  hipGraph_t graph;
+  hipGraphExec_t exec;
+  CHECK(hipStreamBeginCapture(s, hipStreamCaptureModeGlobal));
+  for (int i = 0; i < nodes; i++)
+    hipLaunchKernelGGL(Scale, dim3(kElems / 256), dim3(256), 0, s, buf, buf,
+                       kElems);
+  CHECK(hipStreamEndCapture(s, &graph));
+  CHECK(hipGraphInstantiate(&exec, graph, nullptr, nullptr, 0));
+  for (int l = 0; l < launches; l++) CHECK(hipGraphLaunch(exec, s));
+  CHECK(hipStreamSynchronize(s));
+  CHECK(hipGraphExecDestroy(exec));
+  CHECK(hipGraphDestroy(graph));
+  CHECK(hipStreamDestroy(s));
+  CHECK(hipFree(buf));
+  std::printf("hip_client graph nodes=%d launches=%d eager=%d kernels=%d ok\n",
+              nodes, launches, eager, eager + nodes * launches);
+  return 0;
+}
+
 int Serve() {
   int count = 0;
   if (!Check(hipGetDeviceCount(&count), "hipGetDeviceCount")) {
@@ -369,6 +403,9 @@ int main(int argc, char** argv) {
   if (mode == "rings")
     return Rings(Arg(argv, argc, 2, 2), Arg(argv, argc, 3, 10));
   if (mode == "queues") return Queues(Arg(argv, argc, 2, 1));
+  if (mode == "graph")
+    return Graph(Arg(argv, argc, 2, 300), Arg(argv, argc, 3, 2),
+                 Arg(argv, argc, 4, 10));
   if (mode == "serve") {
     setvbuf(stdout, nullptr, _IOLBF, 0);
     return Serve();
@@ -376,6 +413,6 @@ int main(int argc, char** argv) {
   std::fprintf(stderr,
                "usage: hip_client infer GPUS STREAMS ITERS | latency GPU HZ "
                "MS | batch GPU MS | rings STREAMS N | queues STREAMS | "
-               "serve\n");
+               "graph NODES LAUNCHES EAGER | serve\n");
   return 2;
 }

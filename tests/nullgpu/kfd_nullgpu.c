@@ -32,12 +32,24 @@
  *     to min(doorbell + 1, write index): barrier-AND/OR wait for their
  *     dependencies, kernel dispatches do nothing; then the header becomes
  *     INVALID, read_dispatch_id advances, the completion signal's value
- *     (+8) is decremented, its event mailbox written and its event woken.
- *     Copies by ROCr's blit kernels are NOT performed.
+ *     (+8) is decremented, its event mailbox written and its event woken;
+ *   - ROCr's own blit kernels (CopyAligned, CopyMisaligned, Fill: what
+ *     hsa_memory_copy, hsa_amd_memory_async_copy and hsa_amd_memory_fill
+ *     dispatch when there is no SDMA engine, and the code-object loader's
+ *     copies into device memory) are performed: the copy or fill is done
+ *     here, so HIP's hipMemcpy round-trips. ROCr 6.4 and 7.2 still
+ *     dispatch them with an amd_kernel_code_t header of their own
+ *     (GpuAgent::AssembleShader, AssembleTarget::AQL), as 5.2.3 did;
+ *   - HIP's own staging-copy kernel, ROCclr's __amd_rocclr_copyBuffer
+ *     (what hipMemcpy host<->device runs on the stream's queue in HIP 6.4
+ *     and 7.2), is performed too: its kernel object is learnt from HIP's
+ *     hsa_executable_symbol_get_info call, interposed (ROCr answers it).
+ *     Other ROCclr blit kernels (hipMemset's fills, D2D, images) are not.
  *
  * Environment:
  *   GPUQ_KFDNULL_GPUS   number of gfx90a GPUs (default 1, at most 8)
- *   GPUQ_KFDNULL_TRUTH  the truth file ("%p" = pid), nullgpu.c's format:
+ *   GPUQ_KFDNULL_TRUTH  the truth file ("%p" = pid), nullgpu.c's format
+ *                       (blits = ROCr's, rocclr_blits = HIP's copies):
  *                       written at every queue destroy and at exit
  *   GPUQ_KFDNULL_PAUSED 1: the CP never consumes (packets stay pending)
  *   GPUQ_KFDNULL_DEBUG  1: every redirected path and ioctl on stderr */
@@ -746,6 +758,7 @@ typedef struct {
   uint64_t last_doorbell;
   uint64_t doorbell_changes, consumed, dispatches, barriers, vendor, agent;
   uint64_t unknown, final_write_index, final_read_index, updates, cu_masks;
+  uint64_t blits, rocclr_blits;
 } null_queue;
 
 static pthread_mutex_t g_q_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -781,8 +794,8 @@ static void write_truth_locked(void) {
             "live=%d ring=0x%llx ring_bytes=%llu packets=%llu rptr=0x%llx "
             "wptr=0x%llx doorbell_slot=%u write_index=%llu read_index=%llu "
             "pending=%llu consumed=%llu dispatches=%llu barriers=%llu "
-            "vendor=%llu agent=%llu other=%llu doorbell_changes=%llu "
-            "updates=%llu cu_masks=%llu\n",
+            "vendor=%llu agent=%llu blits=%llu rocclr_blits=%llu "
+            "other=%llu doorbell_changes=%llu updates=%llu cu_masks=%llu\n",
             q->id, q->gpu + 1, gpu_id_of(q->gpu), owner, q->live,
             (unsigned long long)(uintptr_t)q->ring,
             (unsigned long long)q->ring_bytes, (unsigned long long)cap,
@@ -792,6 +805,7 @@ static void write_truth_locked(void) {
             (unsigned long long)(w - r), (unsigned long long)q->consumed,
             (unsigned long long)q->dispatches, (unsigned long long)q->barriers,
             (unsigned long long)q->vendor, (unsigned long long)q->agent,
+            (unsigned long long)q->blits, (unsigned long long)q->rocclr_blits,
             (unsigned long long)q->unknown,
             (unsigned long long)q->doorbell_changes,
             (unsigned long long)q->updates, (unsigned long long)q->cu_masks);
@@ -831,6 +845,136 @@ static void signal_complete(uint64_t handle, uint64_t start) {
   }
 }
 
+/* ROCr's blit kernels (amd_blit_kernel.cpp, 5.2.3 to 7.2.4) are dispatched
+ * with kernel_object = an amd_kernel_code_t header ROCr fills itself
+ * (GpuAgent::AssembleShader): version and machine fields zero, entry offset
+ * 256, and compute_pgm_rsrc1 with the granulated SGPR/VGPR counts of the
+ * shader: CopyAligned 32/12 -> 3/2, CopyMisaligned 23/10 -> 2/2, Fill 19/8
+ * -> 2/1. A compiled kernel's object is a kernel descriptor (code objects
+ * v3+), whose kernarg_size is at +8: HIP's kernels (hidden arguments at
+ * least) never have the zero there that the header's version field is.
+ * Their kernel arguments are amd_blit_kernel.h's KernelArgs (unchanged).
+ * Returns 1 if the dispatch was a blit, done here. */
+static int run_blit(const char* pkt) {
+  uint64_t ko = *(const uint64_t*)(pkt + 32);
+  const char* args = *(const char* const*)(pkt + 40);
+  if (!ko || !args) return 0;
+  const char* code = (const char*)(uintptr_t)ko;
+  uint32_t major = *(const uint32_t*)code;
+  uint16_t kind = *(const uint16_t*)(code + 8);
+  int64_t entry = *(const int64_t*)(code + 16);
+  uint32_t rsrc1 = *(const uint32_t*)(code + 48);
+  if (major != 0 || kind != 0 || entry != 256) return 0;
+  unsigned vgpr = rsrc1 & 0x3f, sgpr = (rsrc1 >> 6) & 0xf;
+  const uint64_t* a = (const uint64_t*)args;
+  if (sgpr == 3 && vgpr == 2) { /* CopyAligned: phase1 src/dst .. end */
+    uint64_t src = a[0], dst = a[1], src_end = a[8], dst_end = a[9];
+    if (src_end - src != dst_end - dst) return 0;
+    memmove((void*)(uintptr_t)dst, (const void*)(uintptr_t)src, src_end - src);
+    return 1;
+  }
+  if (sgpr == 2 && vgpr == 2) { /* CopyMisaligned */
+    uint64_t src = a[0], dst = a[1], src_end = a[4], dst_end = a[5];
+    if (src_end - src != dst_end - dst) return 0;
+    memmove((void*)(uintptr_t)dst, (const void*)(uintptr_t)src, src_end - src);
+    return 1;
+  }
+  if (sgpr == 2 && vgpr == 1) { /* Fill: dst, phase2 dst, end, value */
+    uint32_t* d = (uint32_t*)(uintptr_t)a[0];
+    uint32_t* end = (uint32_t*)(uintptr_t)a[2];
+    uint32_t value = *(const uint32_t*)(args + 24);
+    while (d < end) *d++ = value;
+    return 1;
+  }
+  return 0;
+}
+
+/* HIP's own blit kernels (ROCclr's blit program, blitcl.cpp, loaded into
+ * an HSA executable at HIP's init) are ordinary code-object kernels: known
+ * here by name, from the kernel objects HIP asks ROCr for
+ * (hsa_executable_symbol_get_info, interposed below). HIP 6.4 and 7.2 copy
+ * host<->device through a staging buffer with __amd_rocclr_copyBuffer(src,
+ * dst, size, remainder, aligned_size, end_ptr, next_chunk): src and dst with
+ * their origins applied, end_ptr = dst + size - remainder (rocblit.cpp,
+ * KernelBlitManager::copyBuffer). */
+enum { KERNEL_ROCCLR_COPY_BUFFER = 1 };
+#define MAX_NAMED_KERNELS 256
+static pthread_mutex_t g_named_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t g_named_object[MAX_NAMED_KERNELS];
+static int g_named_kind[MAX_NAMED_KERNELS];
+static unsigned g_nnamed;
+
+static int named_kernel(uint64_t object) {
+  int kind = 0;
+  pthread_mutex_lock(&g_named_lock);
+  for (unsigned i = 0; i < g_nnamed && !kind; i++)
+    if (g_named_object[i] == object) kind = g_named_kind[i];
+  pthread_mutex_unlock(&g_named_lock);
+  return kind;
+}
+
+static int run_rocclr_blit(const char* pkt) {
+  uint64_t ko = *(const uint64_t*)(pkt + 32);
+  const char* args = *(const char* const*)(pkt + 40);
+  if (!ko || !args || named_kernel(ko) != KERNEL_ROCCLR_COPY_BUFFER) return 0;
+  uint64_t src, dst, size, end;
+  uint32_t remainder, aligned;
+  memcpy(&src, args, 8);
+  memcpy(&dst, args + 8, 8);
+  memcpy(&size, args + 16, 8);
+  memcpy(&remainder, args + 24, 4);
+  memcpy(&aligned, args + 28, 4);
+  memcpy(&end, args + 32, 8);
+  if ((aligned != 4 && aligned != 16) || remainder >= aligned ||
+      end != dst + size - remainder)
+    return 0; /* not the layout this was written for: no copy */
+  memmove((void*)(uintptr_t)dst, (const void*)(uintptr_t)src, size);
+  return 1;
+}
+
+typedef struct {
+  uint64_t handle;
+} hsa_symbol;
+typedef int (*symbol_info_fn)(hsa_symbol, int, void*);
+#define SYMBOL_INFO_NAME_LENGTH 1
+#define SYMBOL_INFO_NAME 2
+#define SYMBOL_INFO_KERNEL_OBJECT 22
+
+/* ROCr's hsa_executable_symbol_get_info, as HIP calls it (through its PLT,
+ * version ROCR_1): the answer is ROCr's; a kernel object of one of ROCclr's
+ * blit kernels is remembered. */
+EXPORT int hsa_executable_symbol_get_info(hsa_symbol sym, int attribute,
+                                          void* value) {
+  static symbol_info_fn real_fn;
+  if (!real_fn) {
+    void* p = dlvsym(RTLD_NEXT, "hsa_executable_symbol_get_info", "ROCR_1");
+    if (!p) p = dlsym(RTLD_NEXT, "hsa_executable_symbol_get_info");
+    if (!p) return 0x1000; /* HSA_STATUS_ERROR */
+    memcpy(&real_fn, &p, sizeof(real_fn));
+  }
+  int rc = real_fn(sym, attribute, value);
+  if (rc != 0 || attribute != SYMBOL_INFO_KERNEL_OBJECT) return rc;
+  uint32_t len = 0;
+  char name[128];
+  if (real_fn(sym, SYMBOL_INFO_NAME_LENGTH, &len) != 0 || len == 0 ||
+      len >= sizeof(name) || real_fn(sym, SYMBOL_INFO_NAME, name) != 0)
+    return rc;
+  name[len] = 0;
+  static const char kCopy[] = "__amd_rocclr_copyBuffer";
+  if (strncmp(name, kCopy, sizeof(kCopy) - 1) != 0 ||
+      (name[sizeof(kCopy) - 1] != 0 && name[sizeof(kCopy) - 1] != '.'))
+    return rc;
+  pthread_mutex_lock(&g_named_lock);
+  if (g_nnamed < MAX_NAMED_KERNELS) {
+    g_named_object[g_nnamed] = *(uint64_t*)value;
+    g_named_kind[g_nnamed++] = KERNEL_ROCCLR_COPY_BUFFER;
+  }
+  pthread_mutex_unlock(&g_named_lock);
+  DBG("kernel %s = object 0x%llx\n", name,
+      (unsigned long long)*(uint64_t*)value);
+  return rc;
+}
+
 static int barrier_ready(const char* pkt, int is_and) {
   const uint64_t* dep = (const uint64_t*)(pkt + 8);
   int any = 0;
@@ -866,6 +1010,10 @@ static unsigned service_queue(null_queue* q) {
     switch (type) {
       case PKT_KERNEL_DISPATCH:
         q->dispatches++;
+        if (run_blit(pkt))
+          q->blits++;
+        else if (run_rocclr_blit(pkt))
+          q->rocclr_blits++;
         break;
       case PKT_BARRIER_AND:
       case PKT_BARRIER_OR:

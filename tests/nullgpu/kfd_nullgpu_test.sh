@@ -16,6 +16,8 @@
 #     what the client says it wrote, nothing pending, ROCr's utility queue
 #     seen, queues destroyed, hsa_shut_down and exit 0;
 #   - a paused CP leaves the packets pending;
+#   - ROCr's own blit kernels (its copies and fills without SDMA) are
+#     performed: rocr_client's copy command round-trips on both GPUs;
 #   - gpuq-agent --doorbells=uprobe --hsa-runtime <the root's ROCr> counts
 #     the client's rings and its packets by type = the truth.
 # Usage: kfd_nullgpu_test.sh SRC AGENT KFDNULL_LIB
@@ -136,6 +138,17 @@ for stack in 6.4 7.2; do
   [ "$RUN_RC" = 0 ] && [ -n "$p" ] && [ "$(sum "$p" owner=client pending)" = 30 ] && [ "$(sum "$p" owner=client consumed)" = 0 ] &&
     pass "ROCm $stack: a paused null CP leaves the 30 packets pending" ||
     fail "ROCm $stack: paused run exit $RUN_RC" "$(cat "$TMP/paused-$stack.out" "$p" 2> /dev/null)"
+
+  # ROCr's own copies: its blit kernels on its utility queue, performed
+  printf 'copy 0 65536\ncopy 1 4099\nshutdown\nexit\n' > "$R$D/copy.in"
+  run_group "${IN_ROOT[@]}" "$R" "${PRE[@]}" GPUQ_KFDNULL_GPUS=2 GPUQ_KFDNULL_TRUTH="$D/copy.%p" \
+    bash -c 'exec "$0" < "$1"' "$D/rocr_client" "$D/copy.in" > "$TMP/copy-$stack.out" 2>&1
+  p=$(ls "$R$D"/copy.* 2> /dev/null | head -1)
+  b=$([ -n "$p" ] && sum "$p" owner=rocr_internal blits)
+  [ "$RUN_RC" = 0 ] && [ "$(grep -c '^COPY .* ok' "$TMP/copy-$stack.out")" = 2 ] && ! grep -q '^BAD' "$TMP/copy-$stack.out" &&
+    [ "${b:-0}" -ge 6 ] &&
+    pass "ROCm $stack: ROCr's blit kernels (CopyAligned, CopyMisaligned, Fill) performed by the null CP: hsa_memory_copy to and from GPU memory (aligned, misaligned) and hsa_amd_memory_fill round-trip on both GPUs ($b blits)" ||
+    fail "ROCm $stack: ROCr's copies: exit $RUN_RC, $b blits" "$(cat "$TMP/copy-$stack.out" "$p" 2> /dev/null)"
 
   # the agent's doorbell uprobes on this root's ROCr, against the truth
   if [ ! -x "$AGENT" ]; then

@@ -3,8 +3,10 @@
 # HIP 5.2.3 on the null GPU (2 x gfx90a): `hip_client queues S` (S streams
 # per GPU, a kernel on each, one copy each way) under each configuration;
 # the counts are read from the null thunk's truth (every hsaKmtCreateQueue
-# ROCr made, per node), printed as the table in README.md ("How many hardware
-# queues does a HIP process create?") and written to OUT.
+# ROCr made, per node), printed as the 5.2.3 rows of the table in README.md
+# ("How many hardware queues does a HIP process create?"; kfd_hip_test.sh
+# measures the 6.4.3 and 7.2.4 rows) and written to OUT; README.md's 5.2.3
+# rows must be these (a difference fails).
 # Checked for every run, against the truth and without expected numbers: the
 # program completes; every GPU got the same queues; the HIP queue count never
 # shrinks with more streams; with GPU_MAX_HW_QUEUES=N it stays within N
@@ -26,12 +28,17 @@ per_gpu() {
   c=$(for n in 1 2; do truth_queues "$1" "owner=$2" | grep -c " node=$n "; done | sort -u | tr '\n' '/')
   echo "${c%/}"
 }
-table="| configuration | 1 stream | 2 streams | 4 streams | 8 streams |
-|---|---|---|---|---|"
+# HIP's version as the table names it (5.2.3 from Debian's 5.2.3-8)
+V=$(dpkg-query -W -f '${Version}' libamdhip64-5 2> /dev/null)
+V=${V%%[-+]*}
+[ -n "$V" ] || V=5
+head="| HIP | configuration | 1 stream | 2 streams | 4 streams | 8 streams |"
+table="$head
+|---|---|---|---|---|---|"
 i=0
-for cfg in "default" "GPU_MAX_HW_QUEUES=1" "GPU_MAX_HW_QUEUES=4" "GPU_MAX_HW_QUEUES=8" \
+for cfg in "default" "GPU_MAX_HW_QUEUES=1" "GPU_MAX_HW_QUEUES=2" "GPU_MAX_HW_QUEUES=4" "GPU_MAX_HW_QUEUES=8" \
   "HSA_ENABLE_SDMA=0" "HSA_ENABLE_SDMA=0 GPU_MAX_HW_QUEUES=1"; do
-  row="| \`$cfg\` |"
+  row="| $V | \`$cfg\` |"
   prev=0
   for s in $STREAMS; do
     i=$((i + 1))
@@ -71,4 +78,8 @@ for cfg in "default" "GPU_MAX_HW_QUEUES=1" "GPU_MAX_HW_QUEUES=4" "GPU_MAX_HW_QUE
 $row"
 done
 printf '%s\n' "$table" | tee "$OUT"
+readme=$(grep -F -x -A 100 -- "$head" "$SRC/README.md" | sed '/^$/q' | sed '/^$/d')
+want=$(grep -F "| $V |" <<< "$table") have=$(grep -F "| $V |" <<< "$readme")
+[ "$want" = "$have" ] && pass "README.md's queue table rows for HIP $V = the measurement" ||
+  fail "README.md's queue table rows for HIP $V differ from the measurement (regenerate: $OUT)" "$(diff <(echo "$have") <(echo "$want"))"
 summary

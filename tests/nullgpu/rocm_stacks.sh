@@ -11,11 +11,22 @@
 # (about 45 s and 170 MB each); or returns 1 with ROCM_WHY, one line naming
 # what is missing (mmdebstrap, the mirror, or the version: once sid moves
 # past 6.4 the cached root keeps it, and a fresh machine says so).
+#
+# rocm_root STACK hip: the HIP flavour of that root, cached apart (its own
+# directory and format): the same packages plus HIP and its compiler (sid:
+# libamdhip64-6 6.4.3 and hipcc 7.0.2; experimental: libamdhip64-7 and
+# hipcc 7.2.4, with experimental's comgr), about 0.9 GB each (39 s for
+# 6.4 and 114 s for 7.2 on the project machine, 2026-11-26). Also sets
+# ROCM_HIP_VERSION (the libamdhip64 package's version). The small roots
+# stay as they are.
 
 ROCM_CACHE=${GPUQ_ROCM_CACHE:-${XDG_CACHE_HOME:-/var/cache}/gpuq-rocm}
 # Bumped when what a root holds changes: older roots are rebuilt.
 ROCM_FORMAT=1
 ROCM_PACKAGES="libhsa-runtime64-1 libhsa-runtime-dev rocminfo"
+# The HIP flavour's own format and packages (hipcc pulls its clang).
+ROCM_HIP_FORMAT=1
+ROCM_HIP_PACKAGES="libamdhip64-dev hipcc"
 
 rocm_mirror() {
   local m
@@ -25,27 +36,36 @@ rocm_mirror() {
 }
 
 rocm_root() {
-  local stack=$1 dir tmp mirror suite p include=() sources=() log
-  ROCM_ROOT="" ROCM_VERSION="" ROCM_WHY=""
-  dir=$ROCM_CACHE/rocm-$stack
+  local stack=$1 flavour=${2:-} dir tmp mirror suite p include=() sources=() log
+  local format=$ROCM_FORMAT packages=$ROCM_PACKAGES name=$1 hip
+  ROCM_ROOT="" ROCM_VERSION="" ROCM_WHY="" ROCM_HIP_VERSION=""
+  case $flavour in
+    "") ;;
+    hip) format=$ROCM_HIP_FORMAT packages="$ROCM_PACKAGES $ROCM_HIP_PACKAGES" name=$stack-hip
+      # libamdhip64-7 wants experimental's comgr, which apt does not pick alone
+      [ "$stack" != 7.2 ] || packages="$packages libamd-comgr3 libamd-comgr-dev" ;;
+    *) ROCM_WHY="no flavour '$flavour' of the ROCm roots" && return 1 ;;
+  esac
+  dir=$ROCM_CACHE/rocm-$name
   mirror=$(rocm_mirror)
   case $stack in
     6.4) suite=sid sources=("deb $mirror sid main") ;;
     7.2) suite=experimental sources=("deb $mirror sid main" "deb $mirror experimental main") ;;
     *) ROCM_WHY="no recipe for ROCm $stack" && return 1 ;;
   esac
-  if [ "$(cat "$dir/.complete" 2> /dev/null)" = "$ROCM_FORMAT" ]; then
+  if [ "$(cat "$dir/.complete" 2> /dev/null)" = "$format" ]; then
     ROCM_ROOT=$dir/root ROCM_VERSION=$(cat "$dir/version")
+    [ -z "$flavour" ] || ROCM_HIP_VERSION=$(cat "$dir/hip-version")
     return 0
   fi
   command -v mmdebstrap > /dev/null || { ROCM_WHY="mmdebstrap is not installed (package mmdebstrap)" && return 1; }
-  for p in $ROCM_PACKAGES; do
+  for p in $packages; do
     # experimental's packages by name: apt prefers sid's otherwise
     if [ "$suite" = experimental ] && [ "$p" != rocminfo ]; then include+=("$p/experimental"); else include+=("$p"); fi
   done
   mkdir -p "$ROCM_CACHE"
-  tmp=$ROCM_CACHE/.tmp-rocm-$stack.$$
-  log=$ROCM_CACHE/mmdebstrap-$stack.log
+  tmp=$ROCM_CACHE/.tmp-rocm-$name.$$
+  log=$ROCM_CACHE/mmdebstrap-$name.log
   rm -rf "$tmp"
   mkdir -p "$tmp"
   if ! mmdebstrap --variant=apt --mode=root --aptopt='Acquire::Check-Valid-Until "false"' \
@@ -63,8 +83,22 @@ rocm_root() {
       return 1
       ;;
   esac
+  if [ -n "$flavour" ]; then
+    hip=$(chroot "$tmp/root" dpkg-query -W -f '${Package} ${Version}\n' 'libamdhip64-[0-9]*' 2> /dev/null |
+      awk '$2 != "" { print $2; exit }')
+    case $hip in
+      "$stack".*) ;;
+      *)
+        ROCM_WHY="Debian $suite's libamdhip64 is '$hip', not HIP $stack"
+        rm -rf "$tmp"
+        return 1
+        ;;
+    esac
+    echo "$hip" > "$tmp/hip-version"
+    ROCM_HIP_VERSION=$hip
+  fi
   echo "$ROCM_VERSION" > "$tmp/version"
-  echo "$ROCM_FORMAT" > "$tmp/.complete"
+  echo "$format" > "$tmp/.complete"
   rm -rf "$dir"
   mv "$tmp" "$dir"
   ROCM_ROOT=$dir/root

@@ -29,6 +29,13 @@
  *                            completion-signal stores, no doorbells. Prints
  *                            "REUSED NAME handle=H tries=T stores=N" or
  *                            "NOTREUSED NAME tries=T"
+ *   copy GPU BYTES           through ROCr's own copy and fill (blit
+ *                            kernels on its utility queue when no SDMA is
+ *                            used): BYTES from system memory into the
+ *                            GPU-th GPU's memory and back (hsa_memory_copy),
+ *                            the same BYTES - 1 from offset 1 (misaligned),
+ *                            then hsa_amd_memory_fill and back; each
+ *                            checked. Prints "COPY GPU BYTES ok" or BAD
  *   truth                    one QUEUE line per queue (what was written)
  *   sync N                   prints "SYNC N"
  *   shutdown                 hsa_shut_down
@@ -37,6 +44,7 @@
  * Prints "READY <pid> gpus=<n>" once hsa_init is done; "BAD ..." on any
  * unexpected result. */
 #include <hsa/hsa.h>
+#include <hsa/hsa_ext_amd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,6 +76,101 @@ static hsa_status_t add_gpu(hsa_agent_t agent, void* data) {
       type == HSA_DEVICE_TYPE_GPU && g_nagents < MAX_AGENTS)
     g_agents[g_nagents++] = agent;
   return HSA_STATUS_SUCCESS;
+}
+
+static hsa_agent_t g_cpu;
+static int g_have_cpu;
+
+static hsa_status_t find_cpu(hsa_agent_t agent, void* data) {
+  (void)data;
+  hsa_device_type_t type;
+  if (hsa_agent_get_info(agent, HSA_AGENT_INFO_DEVICE, &type) ==
+          HSA_STATUS_SUCCESS &&
+      type == HSA_DEVICE_TYPE_CPU && !g_have_cpu) {
+    g_cpu = agent;
+    g_have_cpu = 1;
+  }
+  return HSA_STATUS_SUCCESS;
+}
+
+/* The first global pool the runtime may allocate from whose flags have
+ * *(uint32_t*)data (coarse-grained for a GPU, fine-grained for the CPU). */
+typedef struct {
+  uint32_t flag;
+  hsa_amd_memory_pool_t pool;
+  int found;
+} pool_search;
+
+static hsa_status_t find_pool(hsa_amd_memory_pool_t pool, void* data) {
+  pool_search* ps = data;
+  hsa_amd_segment_t seg;
+  uint32_t flags = 0;
+  bool alloc = false;
+  if (hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_SEGMENT,
+                                   &seg) != HSA_STATUS_SUCCESS ||
+      seg != HSA_AMD_SEGMENT_GLOBAL)
+    return HSA_STATUS_SUCCESS;
+  hsa_amd_memory_pool_get_info(
+      pool, HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALLOWED, &alloc);
+  hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS,
+                               &flags);
+  if (!alloc || !(flags & ps->flag) || ps->found) return HSA_STATUS_SUCCESS;
+  ps->pool = pool;
+  ps->found = 1;
+  return HSA_STATUS_SUCCESS;
+}
+
+static void cmd_copy(unsigned gpu, size_t bytes) {
+  if (gpu >= g_nagents || bytes < 8 || !g_have_cpu) {
+    printf("BAD copy: gpu %u of %u, %zu bytes\n", gpu, g_nagents, bytes);
+    return;
+  }
+  pool_search dev_pool = {
+      HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED, {0}, 0};
+  pool_search sys_pool = {HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED, {0}, 0};
+  hsa_amd_agent_iterate_memory_pools(g_agents[gpu], find_pool, &dev_pool);
+  hsa_amd_agent_iterate_memory_pools(g_cpu, find_pool, &sys_pool);
+  if (!dev_pool.found || !sys_pool.found) {
+    printf("BAD copy: no pool (gpu %d, system %d)\n", dev_pool.found,
+           sys_pool.found);
+    return;
+  }
+  unsigned char *dev = NULL, *a = NULL, *b = NULL;
+  if (hsa_amd_memory_pool_allocate(dev_pool.pool, bytes, 0, (void**)&dev) ||
+      hsa_amd_memory_pool_allocate(sys_pool.pool, bytes, 0, (void**)&a) ||
+      hsa_amd_memory_pool_allocate(sys_pool.pool, bytes, 0, (void**)&b)) {
+    printf("BAD copy: allocation\n");
+    return;
+  }
+  void* host[2] = {a, b};
+  for (int i = 0; i < 2; i++)
+    hsa_amd_agents_allow_access(1, &g_agents[gpu], NULL, host[i]);
+  const char* bad = NULL;
+  for (size_t i = 0; i < bytes; i++) a[i] = (unsigned char)(i * 7 + 1);
+  memset(b, 0, bytes);
+  if (hsa_memory_copy(dev, a, bytes) || hsa_memory_copy(b, dev, bytes))
+    bad = "hsa_memory_copy";
+  else if (memcmp(a, b, bytes))
+    bad = "round trip differs";
+  memset(b, 0, bytes);
+  for (size_t i = 0; i < bytes; i++) a[i] = (unsigned char)(i * 13 + 5);
+  if (!bad && (hsa_memory_copy(dev + 1, a + 1, bytes - 1) ||
+               hsa_memory_copy(b + 1, dev + 1, bytes - 1)))
+    bad = "hsa_memory_copy misaligned";
+  else if (!bad && memcmp(a + 1, b + 1, bytes - 1))
+    bad = "misaligned round trip differs";
+  if (!bad && (hsa_amd_memory_fill(dev, 0x5a5a5a5au, bytes / 4) ||
+               hsa_memory_copy(b, dev, bytes / 4 * 4)))
+    bad = "hsa_amd_memory_fill";
+  for (size_t i = 0; !bad && i < bytes / 4 * 4; i++)
+    if (b[i] != 0x5a) bad = "fill differs";
+  hsa_amd_memory_pool_free(dev);
+  hsa_amd_memory_pool_free(a);
+  hsa_amd_memory_pool_free(b);
+  if (bad)
+    printf("BAD copy %u %zu: %s\n", gpu, bytes, bad);
+  else
+    printf("COPY %u %zu ok\n", gpu, bytes);
 }
 
 static client_queue* find(const char* name) {
@@ -265,6 +368,7 @@ int main(void) {
     return 1;
   }
   hsa_iterate_agents(add_gpu, NULL);
+  hsa_iterate_agents(find_cpu, NULL);
   printf("READY %d gpus=%u\n", (int)getpid(), g_nagents);
   char line[256];
   while (fgets(line, sizeof(line), stdin)) {
@@ -291,6 +395,8 @@ int main(void) {
       }
     } else if (!strcmp(cmd, "reuse")) {
       cmd_reuse(a, (unsigned)atoi(b));
+    } else if (!strcmp(cmd, "copy")) {
+      cmd_copy((unsigned)atoi(a), (size_t)strtoull(b, NULL, 10));
     } else if (!strcmp(cmd, "truth")) {
       cmd_truth();
     } else if (!strcmp(cmd, "sync")) {

@@ -1,0 +1,228 @@
+#!/usr/bin/env bash
+# Debian's HIP 6.4.3 (sid) and 7.2.4 (experimental) running on the null GPU
+# at the KFD interface (kfd_nullgpu.c), in the HIP flavour of each root of
+# rocm_stacks.sh (`rocm_root STACK hip`: ROCr, HIP and the root's own hipcc;
+# chrooted in a private mount namespace with /proc, /sys and /dev, as a
+# container with its own ROCm). hip_client.cc is compiled in each root with
+# its hipcc --offload-arch=gfx90a. In each:
+#   - real clients: `infer 2 2 5` (inference-like over 2 GPUs: H2D copy, 3
+#     kernels, D2H copy, an event; the data round-trips: HIP's staging copies
+#     by ROCclr's copyBuffer kernel, performed by the null CP) and the
+#     shared-GPU pair (`latency 0 100 300` beside `batch 0 300`); exit 0, the
+#     null CP's dispatches on the client queues >= the launches;
+#   - hipGraph: `graph 300 2 10` (10 eager launches, a 300-node graph
+#     launched twice): the null CP consumed 610 kernel dispatches, none
+#     pending; with gpuq-agent --doorbells=uprobe --hsa-runtime <the root's
+#     ROCr>, gpuq_doorbell_packets_total by type = the truth (HIP 7 rings
+#     once per batch of graph packets, so this is the exact-per-ring count);
+#   - the queue table: `queues S` for S = 1, 2, 4, 8 under the default and
+#     GPU_MAX_HW_QUEUES=1/2/4/8 on 2 null GPUs, counted from the truth's
+#     queues (every AMDKFD_IOC_CREATE_QUEUE ROCr made), checked as
+#     queue_count_test.sh checks 5.2.3 (every GPU the same, never fewer with
+#     more streams, within GPU_MAX_HW_QUEUES + 1, copies round-trip), written
+#     to OUT, and compared with README.md's table ("How many hardware queues
+#     does a HIP process create?", the rows of each measured version): a
+#     difference fails.
+# Usage: kfd_hip_test.sh SRC AGENT KFDNULL_LIB OUT
+set -u
+SRC=$1 AGENT=$2 LIB=$3 OUT=${4:-/dev/null}
+. "$SRC/tests/lib/assert.sh"
+. "$SRC/tests/lib/net.sh"
+. "$SRC/tests/lib/doorbell_agent.sh"
+use_background_cleanup
+. "$SRC/tests/nullgpu/rocm_stacks.sh"
+. "$SRC/tests/nullgpu/nullgpu_env.sh" # truth_queues, tv
+if [ "$(id -u)" != 0 ] || ! command -v unshare > /dev/null; then
+  skip "HIP 6.4/7.2 on the KFD null GPU: needs root and unshare (mmdebstrap, chroot, mounts, uprobes)"
+  summary
+  exit 77
+fi
+if [ ! -f "$LIB" ]; then
+  skip "the KFD null GPU (libgpuq_kfdnull.so) was not built"
+  summary
+  exit 77
+fi
+
+IN_ROOT=(unshare --mount --propagation private bash -c '
+  r=$1; shift
+  mount -t proc proc "$r/proc" && mount --rbind /sys "$r/sys" &&
+    mount --rbind /dev "$r/dev" && exec chroot "$r" "$@"' in_root)
+# sum FILE FILTER KEY: KEY summed over the truth's queue lines matching FILTER.
+sum() { truth_queues "$1" "$2" | tr ' ' '\n' | sed -n "s/^$3=//p" | awk '{ s += $1 } END { print s + 0 }'; }
+# per_gpu FILE OWNER: "n" if both nodes have n such queues, else "n1/n2"
+per_gpu() {
+  local c
+  c=$(for n in 1 2; do truth_queues "$1" "owner=$2" | grep -c " node=$n "; done | sort -u | tr '\n' '/')
+  echo "${c%/}"
+}
+# stop_bg_wait PID: stop_bg once PID has ended by itself (up to 10 s).
+stop_bg_wait() {
+  for _ in $(seq 100); do kill -0 "$1" 2> /dev/null || break; sleep 0.1; done
+  stop_bg "$1"
+}
+# truth_of DIR PREFIX: the one truth file a run left, copied out of the root.
+truth_of() {
+  local f
+  for f in "$1/$2".[0-9]*; do
+    case $f in *.tmp.*) ;; *) [ -f "$f" ] && echo "$f" && return ;; esac
+  done
+}
+
+STREAMS="1 2 4 8"
+CONFIGS=("default" "GPU_MAX_HW_QUEUES=1" "GPU_MAX_HW_QUEUES=2" "GPU_MAX_HW_QUEUES=4" "GPU_MAX_HW_QUEUES=8")
+TABLE_HEAD="| HIP | configuration | 1 stream | 2 streams | 4 streams | 8 streams |
+|---|---|---|---|---|---|"
+rows="" measured=()
+STACKS=0
+for stack in 6.4 7.2; do
+  t0=$(date +%s)
+  if ! rocm_root "$stack" hip; then
+    skip "HIP $stack: $ROCM_WHY"
+    continue
+  fi
+  STACKS=$((STACKS + 1))
+  R=$ROCM_ROOT V=${ROCM_HIP_VERSION%%[-+]*}
+  pass "HIP $stack: Debian's libamdhip64 $ROCM_HIP_VERSION with ROCr $ROCM_VERSION in $R ($(($(date +%s) - t0)) s to get it)"
+  D=/tmp/gpuq-kfdhip-$$ # inside the root; the cached root keeps nothing
+  mkdir -p "$R$D"
+  on_exit "rm -rf '$R$D'; rm -rf '$R'/tmp/gpuq-kfdnull.* '$R'/tmp/comgr-*"
+  cp "$LIB" "$R$D/libgpuq_kfdnull.so"
+  cp "$SRC/tests/nullgpu/hip_client.cc" "$R$D/"
+  # HOME inside the run's directory: comgr (HIP 7.2) caches in ~/.cache
+  run_group "${IN_ROOT[@]}" "$R" env HOME="$D" hipcc --offload-arch=gfx90a -std=c++17 -O2 -Wall -Wextra -Werror \
+    -o "$D/hip_client" "$D/hip_client.cc" > "$TMP/hipcc-$stack.log" 2>&1
+  if [ "$RUN_RC" != 0 ] || [ ! -x "$R$D/hip_client" ]; then
+    fail "HIP $stack: hip_client does not build with the root's hipcc" "$(head -20 "$TMP/hipcc-$stack.log")"
+    continue
+  fi
+  pass "HIP $stack: hip_client built in the root with its hipcc --offload-arch=gfx90a"
+  PRE=(env "LD_PRELOAD=$D/libgpuq_kfdnull.so" "HOME=$D")
+  # hc NAME ENV... -- ARGS...: hip_client ARGS on the null GPU(s), its truth
+  # as $TMP/NAME.truth and its output as $TMP/NAME.out; RUN_RC its status.
+  hc() {
+    local name=$1 envs=() f
+    shift
+    while [ "$1" != -- ]; do envs+=("$1") && shift; done
+    shift
+    rm -f "$R$D/$name".*
+    run_group "${IN_ROOT[@]}" "$R" "${PRE[@]}" GPUQ_KFDNULL_TRUTH="$D/$name.%p" "${envs[@]}" \
+      "$D/hip_client" "$@" > "$TMP/$name.out" 2>&1
+    f=$(truth_of "$R$D" "$name")
+    rm -f "$TMP/$name.truth"
+    [ -z "$f" ] || cp "$f" "$TMP/$name.truth"
+  }
+
+  # Real clients: inference-like over 2 GPUs, then the shared-GPU pair.
+  hc infer-$stack GPUQ_KFDNULL_GPUS=2 -- infer 2 2 5
+  t=$TMP/infer-$stack.truth
+  if [ "$RUN_RC" = 0 ] && grep -q '^hip_client infer .*ok' "$TMP/infer-$stack.out" && [ -f "$t" ]; then
+    d=$(sum "$t" owner=client dispatches) c=$(sum "$t" owner=client rocclr_blits)
+    # 2 GPUs x 2 streams x 5 iterations x 3 kernels; 2 staging copies each
+    [ "$d" -ge 60 ] && [ "$c" -ge 40 ] && [ "$(sum "$t" owner=client pending)" = 0 ] &&
+      pass "HIP $stack: infer 2 2 5 (2 GPUs x 2 streams, H2D, 3 kernels, D2H, event): data round-trips, $d dispatches ($c of them ROCclr's copyBuffer, performed), none pending" ||
+      fail "HIP $stack: infer: dispatches $d (want >= 60), copies $c (want >= 40)" "$(cat "$t")"
+  else
+    fail "HIP $stack: infer 2 2 5: exit $RUN_RC" "$(tail -20 "$TMP/infer-$stack.out")"
+  fi
+  rm -f "$R$D"/pair-*
+  start_bg "${IN_ROOT[@]}" "$R" "${PRE[@]}" GPUQ_KFDNULL_TRUTH="$D/pair-lat.%p" \
+    "$D/hip_client" latency 0 100 300 > "$TMP/lat-$stack.out" 2>&1
+  lat=$BG_PID
+  hc pair-batch-$stack -- batch 0 300
+  brc=$RUN_RC
+  stop_bg_wait "$lat"
+  lt=$(truth_of "$R$D" pair-lat)
+  if [ "$brc" = 0 ] && [ "$STOP_RC" = 0 ] && grep -q 'ok' "$TMP/lat-$stack.out" &&
+    grep -q 'ok' "$TMP/pair-batch-$stack.out" && [ -n "$lt" ] && [ -f "$TMP/pair-batch-$stack.truth" ]; then
+    pass "HIP $stack: the shared-GPU pair (latency at 100 Hz beside batch, 0.3 s): both exit 0, $(sum "$lt" owner=client dispatches) and $(sum "$TMP/pair-batch-$stack.truth" owner=client dispatches) dispatches, none pending"
+  else
+    fail "HIP $stack: shared-GPU pair: batch exit $brc, latency exit $STOP_RC" "$(tail -5 "$TMP/lat-$stack.out" "$TMP/pair-batch-$stack.out")"
+  fi
+
+  # hipGraph, with the agent's doorbell uprobes on this root's ROCr.
+  agent=0
+  if [ -x "$AGENT" ]; then
+    lib=$(readlink -f "$R/usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1")
+    start_doorbell_agent "$lib" "by symbol to ROCr $ROCM_VERSION (HIP $stack root)"
+    agent=1
+  else
+    skip "HIP $stack: gpuq-agent not built (no doorbell check)"
+  fi
+  hc graph-$stack -- graph 300 2 10
+  t=$TMP/graph-$stack.truth
+  if [ "$RUN_RC" = 0 ] && grep -q '^hip_client graph .*kernels=610 ok' "$TMP/graph-$stack.out" && [ -f "$t" ]; then
+    d=$(sum "$t" owner=client dispatches)
+    [ "$d" = 610 ] && [ "$(sum "$t" owner=client pending)" = 0 ] &&
+      pass "HIP $stack: graph 300 2 10 (10 eager, a 300-node graph launched twice): the null CP consumed 610 kernel dispatches + $(sum "$t" owner=client barriers) barriers + $(sum "$t" owner=client vendor) vendor, none pending" ||
+      fail "HIP $stack: graph: $d dispatches, want 610" "$(cat "$t")"
+  else
+    fail "HIP $stack: graph 300 2 10: exit $RUN_RC" "$(tail -20 "$TMP/graph-$stack.out")"
+  fi
+  if [ "$agent" = 1 ]; then
+    value() { curl -s "$URL" | grep -E "^$1" | awk '{ s += $NF } END { print s + 0 }'; }
+    want="$(sum "$t" owner=client dispatches) $(sum "$t" owner=client barriers) $(($(sum "$t" owner=client vendor) + $(sum "$t" owner=client agent) + $(sum "$t" owner=client other)))"
+    got=""
+    for _ in $(seq 100); do
+      got="$(value 'gpuq_doorbell_packets_total\{[^}]*packet_type="kernel_dispatch"') $(value 'gpuq_doorbell_packets_total\{[^}]*packet_type="barrier"') $(value 'gpuq_doorbell_packets_total\{[^}]*packet_type="(other|unreadable)"')"
+      [ "$got" = "$want" ] && break
+      sleep 0.1
+    done
+    sleep 0.5 # a poll more: an over-count would show by now
+    got="$(value 'gpuq_doorbell_packets_total\{[^}]*packet_type="kernel_dispatch"') $(value 'gpuq_doorbell_packets_total\{[^}]*packet_type="barrier"') $(value 'gpuq_doorbell_packets_total\{[^}]*packet_type="(other|unreadable)"')"
+    rings=$(value 'gpuq_doorbells_total\{')
+    [ "$got" = "$want" ] &&
+      pass "HIP $stack: gpuq_doorbell_packets_total by type (kernel_dispatch barrier other) = the null CP's truth on HIP's queues ($got) from $rings doorbell rings" ||
+      fail "HIP $stack: doorbell packets by type $got, truth $want ($rings rings)" "$(curl -s "$URL" | grep '^gpuq_doorbell'; cat "$t")"
+    stop_bg "$AGENT_PID"
+    [ "$STOP_RC" = 0 ] || fail "HIP $stack: the agent exited $STOP_RC" "$(cat "$TMP/agent.log")"
+  fi
+
+  # The queue table.
+  for cfg in "${CONFIGS[@]}"; do
+    row="| $V | \`$cfg\` |"
+    prev=0
+    for s in $STREAMS; do
+      envs=(GPUQ_KFDNULL_GPUS=2)
+      [ "$cfg" = default ] || envs+=("$cfg")
+      hc q "${envs[@]}" -- queues "$s"
+      f=$TMP/q.truth
+      if [ "$RUN_RC" != 0 ] || [ ! -f "$f" ] || ! grep -q '^hip_client queues devices=2 .*ok' "$TMP/q.out"; then
+        fail "HIP $stack, $cfg, $s streams: exit $RUN_RC" "$(tail -5 "$TMP/q.out")"
+        row="$row failed |"
+        continue
+      fi
+      hip=$(per_gpu "$f" client) internal=$(per_gpu "$f" rocr_internal)
+      sdma=$(sed -n 's/.*sdma_refused=\([0-9]*\).*/\1/p' "$f")
+      ok=1
+      case $hip$internal in */*) ok=0 ;; esac
+      [ "$hip" -ge "$prev" ] 2> /dev/null || ok=0
+      max=$(sed -n 's/.*GPU_MAX_HW_QUEUES=\([0-9]*\).*/\1/p' <<< "$cfg")
+      [ -z "$max" ] || [ "$hip" -le $((max + 1)) ] || ok=0
+      [ "$ok" = 1 ] && pass "HIP $stack, $cfg, $s streams: $hip HIP + $internal ROCr-internal compute queues per GPU, copies round-trip" ||
+        fail "HIP $stack, $cfg, $s streams: HIP $hip, internal $internal (previous HIP count $prev)" "$(cat "$f")"
+      prev=${hip%%/*}
+      cell="$hip + $internal"
+      [ "${sdma:-0}" -gt 0 ] && cell="$cell + $((sdma / 2)) SDMA"
+      row="$row $cell |"
+    done
+    rows="$rows$row
+"
+  done
+  measured+=("$V")
+done
+if [ "$STACKS" = 0 ]; then
+  summary
+  exit 77
+fi
+table="$TABLE_HEAD
+${rows%
+}"
+printf '%s\n' "$table" | tee "$OUT"
+# README.md's rows of the versions measured here must be these.
+readme=$(grep -F -x -A 100 -- "$(head -1 <<< "$TABLE_HEAD")" "$SRC/README.md" | sed '/^$/q' | sed '/^$/d')
+for v in "${measured[@]}"; do
+  want=$(grep -F "| $v |" <<< "$table") have=$(grep -F "| $v |" <<< "$readme")
+  [ "$want" = "$have" ] && pass "README.md's queue table rows for HIP $v = the measurement" ||
+    fail "README.md's queue table rows for HIP $v differ from the measurement (regenerate: $OUT)" "$(diff <(echo "$have") <(echo "$want"))"
+done
+summary
