@@ -88,6 +88,7 @@ void Model::On(const gpuq_queue_create_event& e) {
     ++series_.model_drops.duplicate_create;
     Remove(key, nullptr);
   }
+  RemoveQueueAtSameAddress(process_key, e);
   QueueState q;
   q.process_key = process_key;
   q.queue_id = e.queue_id;
@@ -328,6 +329,29 @@ ReconcileDiff Model::Diff(const std::vector<SysfsQueue>& sysfs) const {
     }
   }
   return diff;
+}
+
+void Model::RemoveQueueAtSameAddress(uint64_t process_key,
+                                     const gpuq_queue_create_event& e) {
+  if ((e.flags & GPUQ_CREATE_F_ROCR_LAYOUT) == 0 || e.write_ptr == 0) return;
+  auto p = processes_.find(process_key);
+  if (p == processes_.end()) return;
+  for (uint32_t qid : p->second.queue_ids) {
+    auto q = queues_.find(Key{process_key, qid});
+    if (q == queues_.end() || qid == e.queue_id ||
+        q->second.write_ptr != e.write_ptr) {
+      continue;
+    }
+    // One amd_queue_t holds one live ROCr queue: records arrive in the
+    // order the kernel made them, so a queue still live at the address a
+    // new one of its process now uses lost its destroy (a program the
+    // kernel skipped). Sampled on, it would count the new queue's packets
+    // a second time (its index "went back", then grew again).
+    ++series_.model_drops.duplicate_create;
+    const Key stale = q->first;  // Remove() erases the node q points at
+    Remove(stale, nullptr);
+    return;
+  }
 }
 
 void Model::Forget(uint64_t process_key, uint32_t queue_id) {

@@ -197,7 +197,9 @@ struct FailureKey {
 struct ModelDrops {
   uint64_t unknown_queue =
       0;  ///< destroy or update of a queue never seen created
-  uint64_t duplicate_create = 0;  ///< create of a queue already live
+  /// create of a queue already live: its queue id, or its ROCr amd_queue_t
+  /// (a lost destroy either way)
+  uint64_t duplicate_create = 0;
   /// Eviction or doorbell records without an owner cgroup: not counted
   /// per container (runlist operations of unknown cause are per GPU only).
   uint64_t no_owner = 0;
@@ -413,6 +415,10 @@ class Model {
   void On(const gpuq_runlist_event& e);
   void On(const gpuq_eviction_event& e);
   void On(const gpuq_queue_update_event& e);
+  /// Removes the live queue of `process_key` whose write index lives where
+  /// the ROCr queue `e` creates now has its own (its destroy was lost).
+  void RemoveQueueAtSameAddress(uint64_t process_key,
+                                const gpuq_queue_create_event& e);
   // Cgroup paths and runtime metadata are the pipeline's (attribution).
   void On(const CgroupPathRecord&) {}
   void On(const ContainerMetaRecord&) {}

@@ -170,6 +170,36 @@ TEST(SubmissionsTest, SampleOfAnotherAddressIsNotTheQueues) {
   EXPECT_EQ(Submissions(m), 5u);
 }
 
+// A queue whose destroy was lost (a kernel program skipped) while its
+// process made a new ROCr queue in the same amd_queue_t: the stale one goes,
+// or its samples would read the new queue's index (back to 0, a reset) and
+// count the new queue's packets a second time.
+TEST(SubmissionsTest, ANewQueueAtTheSameAddressReplacesTheStaleOne) {
+  Model m;
+  m.Apply(RocrCreate(kKey, kPid, kCg, kGpu, 0, kHandle));
+  m.Apply(Sample(kKey, kPid, kCg, kGpu, 0, 30, 30, 1 * kSec));
+  gpuq_queue_create_event again =
+      RocrCreate(kKey, kPid, kCg, kGpu2, 1, kHandle);
+  again.write_ptr = RocrWritePtr(0);
+  m.Apply(again);
+  EXPECT_EQ(m.Series().model_drops.duplicate_create, 1u);
+  EXPECT_EQ(m.live_queues(), 1u);
+  gpuq_queue_sample_record stale =
+      Sample(kKey, kPid, kCg, kGpu, 0, 4, 4, 2 * kSec);
+  m.Apply(stale);
+  EXPECT_EQ(m.Series().sample_stats.unknown_queue, 1u);
+  gpuq_queue_sample_record fresh =
+      Sample(kKey, kPid, kCg, kGpu2, 1, 4, 4, 2 * kSec);
+  fresh.write_ptr = RocrWritePtr(0);
+  m.Apply(fresh);
+  EXPECT_EQ(m.Series().sample_stats.reset, 0u);
+  EXPECT_EQ(Submissions(m), 30u);
+  EXPECT_EQ(Submissions(m, kCg, kPid, kGpu2), 4u);
+  // Another process's queue at the same address is its own.
+  m.Apply(RocrCreate(kKey2, kPid2, kCg, kGpu, 0, kHandle));
+  EXPECT_EQ(m.live_queues(), 2u);
+}
+
 TEST(SubmissionsTest, PendingSumsLiveQueuesAndNeverGoesNegative) {
   Model m;
   m.Apply(RocrCreate(kKey, kPid, kCg, kGpu, 0, kHandle));
