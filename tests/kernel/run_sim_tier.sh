@@ -80,11 +80,13 @@ expected_checks() {
     # 7.2+: a secondary KFD context's queues and teardown
     has_contexts "$JUDGED" && extra="context-teardown context $extra"
     for c in serves attached sysfs-inventory queues processes creates destroys exits \
-      create-failures queue-type-labels once $extra burst evictions submissions final stops; do
+      create-failures queue-type-labels once $extra burst evictions submissions gtt-queue priority-update final stops; do
       echo "$m:$c"
     done
   done
   for m in rocr rocr-args rocr-tp; do for c in $ROCR_CHECKS; do echo "$m:$c"; done; done
+  # beside the rocr client's agent: the deployment's capabilities, and without CAP_SYS_PTRACE
+  echo rocr:least-privilege rocr:no-ptrace
   for m in hip hip-args; do for c in $HIP_CHECKS; do echo "$m:$c"; done; done
   echo programs:reload programs:run
   for m in btf-fentry btf-kprobe args-kprobe tracepoint; do
@@ -464,6 +466,10 @@ build_payload() {
   if ! gcc -O2 -Wall -Wextra -Werror -static -I "$WORK/shim" -I "$SIMSRC" -o "$r/bin/kfd_sim_driver" \
     "$SIMSRC/kfd_sim_driver.c" > "$WORK/driver-build.log" 2>&1; then
     fail "build kfd_sim_driver (gcc -static)" "$(cat "$WORK/driver-build.log")"
+    return 1
+  fi
+  if ! gcc -O2 -Wall -Wextra -Werror -static -o "$r/bin/capbound" "$SIMSRC/capbound.c" > "$WORK/capbound-build.log" 2>&1; then
+    fail "build capbound (gcc -static)" "$(cat "$WORK/capbound-build.log")"
     return 1
   fi
   build_rocr "$r"

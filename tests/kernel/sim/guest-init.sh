@@ -477,13 +477,24 @@ driver_truth() {
   local name=$1 cgid
   cgid=$(stat -c %i "$2")
   drv "$name" truth
+  # a queue's last line wins; the queues of one (GPU, type) add up
   grep " QUEUE " /tmp/$name.out | tail -n 20 | awk -v cg="$cgid" -v want=" $3 " '
     { for (i = 4; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] } }
     index(want, " " $4 " ") {
-      last["submit " f["gpu"] " " f["type"] " 0 " cg] = f["submitted"]
-      pend["pending " f["gpu"] " 0 0 " cg] += f["pending"]
+      key[$4] = f["gpu"] " " f["type"]; gpu[$4] = f["gpu"]
+      sub_[$4] = f["submitted"]; pend_[$4] = f["pending"]
     }
-    END { for (k in last) print k, last[k]; for (k in pend) print k, pend[k] }' > /tmp/drv.truth
+    END {
+      for (q in key) { last["submit " key[q] " 0 " cg] += sub_[q]; pend["pending " gpu[q] " 0 0 " cg] += pend_[q] }
+      for (k in last) print k, last[k]; for (k in pend) print k, pend[k]
+    }' > /tmp/drv.truth
+}
+
+# exit_skips: KFD calls whose sys_exit program the kernel skipped (the
+# tracepoint tier's kfd_exit_skipped drops), scraped now.
+exit_skips() {
+  scrape /tmp/m.prom
+  awk '/^gpuq_events_dropped_total\{reason="kfd_exit_skipped"\}/ { n = $2 } END { print n + 0 }' /tmp/m.prom
 }
 
 # dropped: the non-zero gpuq_events_dropped_total series of the last scrape.
@@ -619,6 +630,17 @@ run_mode() {
   ktime "$m-lifecycle"
   sysfs_inventory "$m:sysfs-inventory"
   expect_truth "$m:queues" "gpuq_queues gpuq_queues_by_priority"
+  # -- priority updates by AMDKFD_IOC_UPDATE_QUEUE: a3 from 7 (medium) to 15
+  #    (high), b1 from 0 (low) to 9 (medium); the gauge follows (before the
+  #    restart below: queues found in sysfs have no priority to compare)
+  lost0=$(exit_skips)
+  drv d1 update a3 100 15
+  drv d2 update b1 100 9
+  if [ "$m" = tracepoint ] && ! converge gpuq_queues_by_priority && [ "$(exit_skips)" -gt "$lost0" ]; then
+    skip "$m:priority-update" "the kernel skipped $(($(exit_skips) - lost0)) sys_exit programs of KFD calls during the updates (7.x preempts tracepoint programs; each lost record is counted as kfd_exit_skipped): $(grep '^DIFF' /tmp/cmp.out | head -n 2 | tr '\n' ';')"
+  else
+    expect_truth "$m:priority-update" gpuq_queues_by_priority
+  fi
   expect_truth "$m:processes" gpuq_processes
   expect_truth "$m:creates" gpuq_queue_creates_total
   expect_truth "$m:destroys" gpuq_queue_destroys_total
@@ -747,13 +769,29 @@ run_mode() {
     expect_absent "$m:evictions" "$EVICTION"
   fi
 
-  # -- submissions: AQL queues in ROCr's layout, one starting at index 1000
+  # -- submissions: AQL queues in ROCr's layout, one starting at index 1000,
+  #    one (g1) whose amd_queue_t is in simulated GTT mapped VM_IO | VM_PFNMAP,
+  #    as ROCr >= 6.2 places it on MES GPUs: process_vm_readv cannot read it
+  #    (EFAULT), the sampler reads it again from /proc/<pid>/mem
   drv d1 create a7 "$G_MES" aql 100 1000
+  drv d1 create g1 "$G_MES" aql 100 0 7 gtt
   drv d1 submit a6 100
   drv d1 complete a6 60
   drv d1 submit a7 50
-  driver_truth d1 $CG_A "a6 a7"
+  drv d1 submit g1 30
+  drv d1 complete g1 12
+  driver_truth d1 $CG_A "a6 a7 g1"
   expect_exported "$m:submissions" "$SUBMISSION" "SAMPLER (--sample-interval), MODEL export"
+  gtt_addr=$(sed -n 's/.* GTT addr=0x\([0-9a-f]*\) .*/\1/p' /tmp/d1.out | tail -n 1)
+  gtt_errno=$(sed -n 's/.* GTT addr=.* errno=\([0-9]*\)$/\1/p' /tmp/d1.out | tail -n 1)
+  gtt_flags=$(awk -v a="$gtt_addr" '$1 ~ /^[0-9a-f]+-[0-9a-f]+$/ { on = index($1, a "-") == 1 }
+    on && /^VmFlags:/ { print; exit }' /proc/$PID_d1/smaps 2> /dev/null)
+  g1_line=$(grep ' QUEUE g1 ' /tmp/d1.out | tail -n 1)
+  if [ "$gtt_errno" = 14 ] && echo "$gtt_flags" | grep -qw io && echo "$gtt_flags" | grep -qw pf; then
+    pass "$m:gtt-queue" "g1's amd_queue_t at 0x$gtt_addr is mapped$(echo "$gtt_flags" | sed 's/^VmFlags://'), process_vm_readv gives EFAULT there, and the submissions above count its ${g1_line#* submitted=}"
+  else
+    fail "$m:gtt-queue" "want EFAULT from process_vm_readv and VmFlags io pf: errno=$gtt_errno flags='$gtt_flags' addr=$gtt_addr"
+  fi
 
   # -- the last process exits (evicted, with queues): nothing left, every
   #    exported family still equal; pending packets of dead queues are gone
@@ -1038,11 +1076,90 @@ client_launches() {
   esac
 }
 
+# ---- sampling with the deployment's capabilities ----------------------------------
+# Two more agents beside the rocr client's, as the least-privilege image runs
+# (capbound: the capability half of deploy/README.md's flags; the guest has no
+# container runtime): "leastpriv" with exactly CAP_BPF, CAP_PERFMON,
+# CAP_SYS_ADMIN and CAP_SYS_PTRACE, "noptrace" without CAP_SYS_PTRACE. The
+# client is root with every capability, as a container's processes are.
+LP_AGENTS="leastpriv:9481:bpf,perfmon,sys_admin,sys_ptrace noptrace:9482:bpf,perfmon,sys_admin"
+lp_start() {
+  local a n port caps t0 url
+  for a in $LP_AGENTS; do
+    n=${a%%:*} port=${a#*:} caps=${port#*:} port=${port%%:*}
+    /bin/capbound "$caps" /bin/gpuq-agent --web.listen-address 127.0.0.1:$port --no-runtime-lookup \
+      --sample-interval 100ms > /tmp/agent-$n.out 2>&1 &
+    eval "LP_PID_$n=$!"
+  done
+  for a in $LP_AGENTS; do
+    n=${a%%:*} port=${a#*:} port=${port%%:*}
+    url=http://127.0.0.1:$port/metrics
+    t0=$(up)
+    while within 180 "$t0"; do
+      timeout 10 wget -q -O /tmp/lp.prom "$url" 2> /dev/null &&
+        [ "$(grep -c '^gpuq_probe_attached{.*} 1$' /tmp/lp.prom)" -ge $ATTACH_MIN ] && break
+      eval "kill -0 \$LP_PID_$n" 2> /dev/null || break
+      sleep 0.3
+    done
+  done
+}
+lp_stop() {
+  local a n pid
+  for a in $LP_AGENTS; do
+    n=${a%%:*}
+    eval "pid=\$LP_PID_$n"
+    [ -n "$pid" ] || continue
+    kill -TERM "$pid" 2> /dev/null
+    wait "$pid" 2> /dev/null
+    eval "LP_PID_$n="
+  done
+}
+# lp_checks P: with /tmp/ng.lines the thunk's truth, "leastpriv" must count
+# container A's submissions and pending packets as the thunk says, with no
+# sample denied; "noptrace" must count none, every sample denied, said once
+# in its log naming CAP_SYS_PTRACE.
+lp_checks() {
+  local P=$1 t0 ok=0 url caps denied said sub
+  caps=$(awk '/^CapEff:/ { print $2 }' /proc/$LP_PID_leastpriv/status 2> /dev/null)
+  t0=$(up)
+  while within 30 "$t0"; do
+    timeout 10 wget -q -O /tmp/lp.prom http://127.0.0.1:9481/metrics 2> /dev/null || { sleep 0.3; continue; }
+    { cat /tmp/static.in; sed 's/^/NOW /' /tmp/ng.lines; sed 's/^/MET /' /tmp/lp.prom; } > /tmp/lp.in
+    awk -v fams="gpuq_submissions_total gpuq_queue_pending_packets" -f $SIM/compare.awk /tmp/lp.in > /tmp/lp.out
+    grep -q '^RESULT ok' /tmp/lp.out && ok=1 && break
+    sleep 0.3
+  done
+  denied=$(awk '/^gpuq_queue_samples_total\{result="denied"\}/ { print $2 }' /tmp/lp.prom)
+  if [ $ok = 1 ] && [ "$caps" = 000000c000280000 ] && [ "${denied:-x}" = 0 ]; then
+    pass $P:least-privilege "an agent with exactly CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN, CAP_SYS_PTRACE (CapEff $caps) samples the client (root, every capability): $(tail -n 1 /tmp/lp.out | awk '{ print $3 }') series = the thunk's truth, denied samples 0"
+  else
+    fail $P:least-privilege "CapEff '$caps' (want 000000c000280000), denied '$denied', thunk truth: $(grep '^DIFF' /tmp/lp.out | head -n 6 | tr '\n' ';')"
+    dump $P-leastpriv /tmp/lp.out /tmp/agent-leastpriv.out
+  fi
+  ok=0
+  t0=$(up)
+  while within 30 "$t0"; do
+    timeout 10 wget -q -O /tmp/lp.prom http://127.0.0.1:9482/metrics 2> /dev/null || { sleep 0.3; continue; }
+    denied=$(awk '/^gpuq_queue_samples_total\{result="denied"\}/ { print $2 }' /tmp/lp.prom)
+    [ "${denied:-0}" -gt 0 ] && ok=1 && break
+    sleep 0.3
+  done
+  sub=$(awk '/^gpuq_submissions_total\{/ { s += $NF } END { print s + 0 }' /tmp/lp.prom)
+  said=$(grep -c 'CAP_SYS_PTRACE' /tmp/agent-noptrace.out)
+  if [ $ok = 1 ] && [ "$sub" = 0 ] && [ "$said" = 1 ]; then
+    pass $P:no-ptrace "without CAP_SYS_PTRACE: $denied samples denied, no submissions made up, one log line: $(grep CAP_SYS_PTRACE /tmp/agent-noptrace.out | cut -c1-160)"
+  else
+    fail $P:no-ptrace "denied '$denied' (want > 0), submissions $sub (want 0), log lines naming CAP_SYS_PTRACE $said (want 1)"
+    dump $P-noptrace /tmp/agent-noptrace.out /tmp/lp.prom
+  fi
+}
+
 # client_checks P TIER NAME: NAME's client (rocr or hip) under the agent
 # with its lifecycle probes (PROBES) in TIER and --doorbells=uprobe.
 client_checks() {
   local P=$1 want_tier=$2 name=$3 c rings got t0 tiers checks pid
   eval "checks=\$$(echo "$name" | tr a-z A-Z)_CHECKS"
+  [ $P = rocr ] && checks="$checks least-privilege no-ptrace"
   for c in missing $name-missing; do
     if [ -f /lib/nullgpu/$c ]; then
       for c2 in $checks; do skip "$P:$c2" "$(cat /lib/nullgpu/$c)"; done
@@ -1059,12 +1176,14 @@ client_checks() {
     stop_agent
     return
   fi
+  [ $P = rocr ] && lp_start
   start_client $name
   eval "pid=\$PID_$name"
   if [ -z "$pid" ]; then
     fail $P:start "${name} client: no READY ($(head -n 3 /tmp/$name.out | tr '\n' ';'))"
     dump $P /tmp/$name.out /tmp/agent-$P.out
     exec 8>&- # its stdin ends: it exits
+    lp_stop
     stop_agent
     return
   fi
@@ -1077,6 +1196,7 @@ client_checks() {
   if [ -n "$tiers" ]; then
     fail $P:start "lifecycle probes not attached in tier $want_tier:$tiers ($(grep '^gpuq_probe_attached{' /tmp/m.prom | tr '\n' ' '))"
     exit_driver $name
+    lp_stop
     stop_agent
     return
   fi
@@ -1087,6 +1207,7 @@ client_checks() {
   if [ "$maps" != "/usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1 " ]; then
     fail $P:start "the $name client maps ROCr as '$maps', not the --hsa-runtime file"
     exit_driver $name
+    lp_stop
     stop_agent
     return
   fi
@@ -1094,6 +1215,10 @@ client_checks() {
   pass $P:start "agent up after ${AG_UP}s ($tiers); $name client pid $pid: $(head -n 1 /tmp/$name.out) (on the null thunk with /dev/kfd)"
   ktime $P-ready
   ${name}_steps $P
+  if [ $P = rocr ]; then
+    lp_checks $P
+    lp_stop
+  fi
 
   # doorbells: every ring of the client went through the exported
   # hsa_signal_store_screlease; per GPU the packets they published = the

@@ -13,12 +13,17 @@
  * dispatches and the CP's progress would.
  *
  * Commands (NAME names a queue; GPU is a gpu_id in decimal):
- *   create NAME GPU aql|pm4|sdma|sdma_xgmi [PERCENT [START_INDEX [PRIORITY]]]
- *                             (PRIORITY 0..15, default 7)
+ *   create NAME GPU aql|pm4|sdma|sdma_xgmi [PERCENT [START_INDEX [PRIORITY [gtt]]]]
+ *                             (PRIORITY 0..15, default 7; gtt: the AQL queue's
+ *                             amd_queue_t in a page of simulated GTT,
+ *                             KFD_SIM_MMAP_GTT, VM_IO | VM_PFNMAP as ROCr's on
+ *                             MES GPUs; says "GTT errno=E" for what
+ *                             process_vm_readv gives on it)
  *   createfail GPU [ERRNO]    a create that must fail with ERRNO (default
  *                             EINVAL: no such gpu_id)
  *   submit NAME N | complete NAME N
- *   update NAME PERCENT       AMDKFD_IOC_UPDATE_QUEUE (0 deactivates)
+ *   update NAME PERCENT [PRIORITY]  AMDKFD_IOC_UPDATE_QUEUE (0 deactivates;
+ *                             PRIORITY default 7)
  *   destroy NAME
  *   burst GPU N               N x (create aql + destroy)
  *   evict PID TRIGGER | restore PID     (0: this process)
@@ -33,6 +38,7 @@
  *   exit                      exits with its queues still alive
  * Output lines start with "DRV <pid> ". Exit 1 on an unexpected result.
  */
+#define _GNU_SOURCE /* process_vm_readv */
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
@@ -41,6 +47,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <linux/kfd_ioctl.h>
@@ -84,6 +92,7 @@ struct sim_queue {
 	int fd; /* the /dev/kfd fd it was created on: its KFD process */
 	void *ring;
 	struct amd_queue *amdq;	   /* AQL */
+	int amdq_gtt;		   /* amdq is a KFD_SIM_MMAP_GTT mapping */
 	struct amd_signal *signal; /* AQL */
 	uint64_t *rptr, *wptr;	   /* PM4/SDMA: opaque indexes */
 	uint64_t write_at_create;
@@ -170,9 +179,32 @@ static int parse_type(const char *s, uint32_t *uapi, uint32_t *kfd_type)
 			   kfd_type);
 }
 
+/*
+ * A page of simulated GTT (VM_IO | VM_PFNMAP) for an amd_queue_t, and what
+ * process_vm_readv, which pins pages, gives on it (EFAULT expected).
+ */
+static struct amd_queue *gtt_amd_queue(void)
+{
+	struct iovec local, remote;
+	uint64_t word;
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, kfd, KFD_SIM_MMAP_GTT);
+
+	if (p == MAP_FAILED) {
+		perror("mmap KFD_SIM_MMAP_GTT");
+		exit(1);
+	}
+	local.iov_base = &word;
+	local.iov_len = sizeof(word);
+	remote.iov_base = p;
+	remote.iov_len = sizeof(word);
+	say("GTT addr=%p errno=%d", p,
+	    process_vm_readv(getpid(), &local, 1, &remote, 1, 0) < 0 ? errno : 0);
+	return p;
+}
+
 /* Creates a queue; returns 0 or -errno. */
 static int create(struct sim_queue *q, uint32_t gpu, const char *type, uint32_t percent,
-		  uint64_t start, uint32_t priority)
+		  uint64_t start, uint32_t priority, int gtt)
 {
 	struct kfd_ioctl_create_queue_args a = { 0 };
 	size_t ring_size = AQL_PACKETS * 64;
@@ -182,7 +214,8 @@ static int create(struct sim_queue *q, uint32_t gpu, const char *type, uint32_t 
 		return -EINVAL;
 	q->ring = zalloc_aligned(4096, ring_size);
 	if (uapi == KFD_IOC_QUEUE_TYPE_COMPUTE_AQL) {
-		q->amdq = zalloc_aligned(4096, sizeof(*q->amdq));
+		q->amdq_gtt = gtt;
+		q->amdq = gtt ? gtt_amd_queue() : zalloc_aligned(4096, sizeof(*q->amdq));
 		q->signal = zalloc_aligned(64, sizeof(*q->signal));
 		q->signal->kind = -1;
 		q->amdq->type = 0; /* HSA_QUEUE_TYPE_MULTI */
@@ -219,7 +252,10 @@ static int create(struct sim_queue *q, uint32_t gpu, const char *type, uint32_t 
 static void release(struct sim_queue *q)
 {
 	free(q->ring);
-	free(q->amdq);
+	if (q->amdq_gtt)
+		munmap(q->amdq, 4096);
+	else
+		free(q->amdq);
 	free(q->signal);
 	free(q->rptr);
 	free(q->wptr);
@@ -282,7 +318,7 @@ static void command(char *line)
 			return;
 		}
 		r = create(q, NUM(2), argv[3], argc > 4 ? NUM(4) : 100, NUM(5),
-			   argc > 6 ? NUM(6) : 7);
+			   argc > 6 ? NUM(6) : 7, argc > 7 && strcmp(argv[7], "gtt") == 0);
 		if (r == 0)
 			snprintf(q->name, sizeof(q->name), "%s", argv[1]);
 		say("CREATE %s gpu=%s type=%s qid=%u rc=%d", argv[1], argv[2], argv[3],
@@ -294,7 +330,7 @@ static void command(char *line)
 		struct sim_queue tmp = { 0 };
 		int want = argc > 2 ? -(int)NUM(2) : -EINVAL;
 
-		r = create(&tmp, NUM(1), "aql", 100, 0, 7);
+		r = create(&tmp, NUM(1), "aql", 100, 0, 7, 0);
 		say("CREATEFAIL gpu=%s rc=%d want=%d", ARG(1), r, want);
 		expect(r == want, "createfail: unexpected result");
 		if (r == 0)
@@ -318,11 +354,11 @@ static void command(char *line)
 			.queue_id = q->queue_id,
 			.ring_size = AQL_PACKETS * 64,
 			.queue_percentage = NUM(2),
-			.queue_priority = 7,
+			.queue_priority = argc > 3 ? NUM(3) : 7,
 		};
 
 		r = ioctl(q->fd, AMDKFD_IOC_UPDATE_QUEUE, &a) ? -errno : 0;
-		say("UPDATE %s percent=%s rc=%d", argv[1], ARG(2), r);
+		say("UPDATE %s percent=%s priority=%u rc=%d", argv[1], ARG(2), a.queue_priority, r);
 	} else if (strcmp(argv[0], "destroy") == 0 && (q = find(ARG(1)))) {
 		r = destroy(q);
 		say("DESTROY %s rc=%d", argv[1], r);
@@ -333,7 +369,7 @@ static void command(char *line)
 		for (unsigned long i = 0; i < n; i++) {
 			struct sim_queue tmp = { 0 };
 
-			if (create(&tmp, NUM(1), "aql", 100, 0, 7) == 0 && destroy(&tmp) == 0)
+			if (create(&tmp, NUM(1), "aql", 100, 0, 7, 0) == 0 && destroy(&tmp) == 0)
 				ok++;
 			else
 				release(&tmp);

@@ -14,6 +14,7 @@
  */
 #include <linux/device.h>
 #include <linux/fs.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -174,7 +175,68 @@ static SIM_HOOK int kfd_release(struct inode *inode, struct file *filep)
 	return 0;
 }
 
+/*
+ * One page of simulated GTT (KFD_SIM_MMAP_GTT): mapped as TTM maps a BO,
+ * VM_IO | VM_PFNMAP by remap_pfn_range, read for ptrace and /proc/<pid>/mem
+ * by an access hook that copies through the kernel mapping, as
+ * ttm_bo_vm_access does (generic_access_phys would ioremap RAM, which x86
+ * refuses). The page lives while a mapping of it does (fork, split).
+ */
+static void gtt_open(struct vm_area_struct *vma)
+{
+	get_page(vma->vm_private_data);
+}
+
+static void gtt_close(struct vm_area_struct *vma)
+{
+	put_page(vma->vm_private_data);
+}
+
+static int gtt_access(struct vm_area_struct *vma, unsigned long addr, void *buf, int len, int write)
+{
+	unsigned long off = addr - vma->vm_start;
+	char *kaddr = page_address((struct page *)vma->vm_private_data);
+
+	if (off >= PAGE_SIZE)
+		return -EIO;
+	len = min_t(int, len, PAGE_SIZE - off);
+	if (write)
+		memcpy(kaddr + off, buf, len);
+	else
+		memcpy(buf, kaddr + off, len);
+	return len;
+}
+
+static const struct vm_operations_struct gtt_vm_ops = {
+	.open = gtt_open,
+	.close = gtt_close,
+	.access = gtt_access,
+};
+
+static int kfd_mmap(struct file *filep, struct vm_area_struct *vma)
+{
+	struct page *page;
+	int err;
+
+	if (vma->vm_pgoff != KFD_SIM_MMAP_GTT >> PAGE_SHIFT ||
+	    vma->vm_end - vma->vm_start != PAGE_SIZE)
+		return -EINVAL;
+	page = alloc_page(GFP_KERNEL | __GFP_ZERO);
+	if (!page)
+		return -ENOMEM;
+	/* sets VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP */
+	err = remap_pfn_range(vma, vma->vm_start, page_to_pfn(page), PAGE_SIZE, vma->vm_page_prot);
+	if (err) {
+		__free_page(page);
+		return err;
+	}
+	vma->vm_private_data = page;
+	vma->vm_ops = &gtt_vm_ops;
+	return 0;
+}
+
 static const struct file_operations kfd_fops = {
+	.mmap = kfd_mmap,
 	.owner = THIS_MODULE,
 	.unlocked_ioctl = kfd_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,

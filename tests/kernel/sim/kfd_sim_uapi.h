@@ -28,6 +28,16 @@ struct kfd_sim_evict_args {
 	__u32 pad;
 };
 
+/*
+ * mmap offset of one page of "GTT" on the simulator's /dev/kfd. It stands
+ * for what ROCr >= 6.2 puts a queue's amd_queue_t in on MES GPUs: a GTT
+ * buffer mapped from the render node, which TTM maps VM_IO | VM_PFNMAP (no
+ * struct pages to pin: process_vm_readv fails with EFAULT) and reads for
+ * /proc/<pid>/mem through vm_ops->access (ttm_bo_vm_access). The page is
+ * mapped the same way here (remap_pfn_range, an access hook).
+ */
+#define KFD_SIM_MMAP_GTT (1ULL << 61)
+
 /* Runlist behaviour of one simulated HWS GPU from now on. */
 struct kfd_sim_runlist_args {
 	__u32 gpu_id;	      /* in */
