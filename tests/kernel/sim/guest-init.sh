@@ -630,12 +630,13 @@ run_mode() {
   ktime "$m-lifecycle"
   sysfs_inventory "$m:sysfs-inventory"
   expect_truth "$m:queues" "gpuq_queues gpuq_queues_by_priority"
-  # -- priority updates by AMDKFD_IOC_UPDATE_QUEUE: a3 from 7 (medium) to 15
-  #    (high), b1 from 0 (low) to 9 (medium); the gauge follows (before the
-  #    restart below: queues found in sysfs have no priority to compare)
+  # -- priority updates by AMDKFD_IOC_UPDATE_QUEUE: a3 (MES) from 7 (medium)
+  #    to 15 (high), c1 (NO_HWS) from 0 (low) to 9 (medium); the gauge follows
+  #    (before the restart below: queues found in sysfs have no priority to
+  #    compare; d2 has exited already)
   lost0=$(exit_skips)
   drv d1 update a3 100 15
-  drv d2 update b1 100 9
+  drv d3 update c1 100 9
   if [ "$m" = tracepoint ] && ! converge gpuq_queues_by_priority && [ "$(exit_skips)" -gt "$lost0" ]; then
     skip "$m:priority-update" "the kernel skipped $(($(exit_skips) - lost0)) sys_exit programs of KFD calls during the updates (7.x preempts tracepoint programs; each lost record is counted as kfd_exit_skipped): $(grep '^DIFF' /tmp/cmp.out | head -n 2 | tr '\n' ';')"
   else
