@@ -403,9 +403,10 @@ void Model::On(const gpuq_queue_sample_record& e) {
     ++series_.sample_stats.unknown_queue;
     return;
   }
-  if (!SampleReadsQueue(e.write_ptr, q->write_ptr)) {
-    // Read at the address of a queue destroyed since, whose queue_id a new
-    // queue took: not the new queue's index.
+  if (!SampleReadsQueue({e.write_ptr, e.read_begin_ns},
+                        {q->write_ptr, q->created_ns})) {
+    // Read at the address of a queue destroyed since, or before this queue
+    // of the same queue_id was made: not this queue's index.
     ++series_.sample_stats.unknown_queue;
     return;
   }

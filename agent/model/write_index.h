@@ -27,15 +27,35 @@ inline WriteIndexStep StepWriteIndex(bool sampled, bool rocr, uint64_t last,
   return {now - base, false};
 }
 
-/// Whether a sample read at `sample_write_ptr` is of the live queue whose
-/// write index is at `queue_write_ptr`. A queue destroyed after the read
-/// may have left its queue_id to a new queue elsewhere, whose index the
-/// read is not. 0 on either side (captures before the sample carried its
-/// address; queues seeded from sysfs) cannot be told apart: accepted.
-inline bool SampleReadsQueue(uint64_t sample_write_ptr,
-                             uint64_t queue_write_ptr) {
-  return sample_write_ptr == 0 || queue_write_ptr == 0 ||
-         sample_write_ptr == queue_write_ptr;
+/// What the sampler read, and of which queue the model holds it to be.
+struct SampleRead {
+  uint64_t write_ptr = 0;      ///< the user VA it read
+  uint64_t read_begin_ns = 0;  ///< when the read began (0: not recorded)
+};
+struct SampledQueue {
+  uint64_t write_ptr = 0;   ///< where the queue's write index lives
+  uint64_t created_ns = 0;  ///< its create record's stamp
+};
+
+/// Whether a read is of the live queue it is applied to. The record is
+/// applied once every kernel record stamped before the read ended is in, so
+/// a queue destroyed during the read is gone by then, and a queue of the
+/// same queue_id made since (ROCr reuses the freed amd_queue_t, KFD the
+/// lowest free id) would take the read:
+///  - read at another address: the queue destroyed since, not this one;
+///  - this queue's create stamped after the read began: the read may have
+///    found its predecessor's final index there (a preempted sampler thread
+///    makes that window milliseconds long), which that queue's destroy
+///    already counted: counted here it is counted twice (45 for 34 in CI).
+/// 0 on either side (captures before the sample carried these; queues
+/// seeded from sysfs) cannot be told apart: accepted.
+inline bool SampleReadsQueue(const SampleRead& read,
+                             const SampledQueue& queue) {
+  if (read.write_ptr != 0 && queue.write_ptr != 0 &&
+      read.write_ptr != queue.write_ptr) {
+    return false;
+  }
+  return read.read_begin_ns == 0 || queue.created_ns < read.read_begin_ns;
 }
 
 }  // namespace gpuq

@@ -83,7 +83,8 @@ struct LiveQueue {
   bool seeded = false;
   bool rocr = false;
   uint64_t write_index_at_create = 0;
-  uint64_t write_ptr = 0;  // where the sampler reads its write index
+  uint64_t write_ptr = 0;   // where the sampler reads its write index
+  uint64_t created_ns = 0;  // its create record's stamp
   bool sampled = false;
   uint64_t write_index = 0;
   uint64_t pending = 0;   // counted in the sums while the last read was ok
@@ -328,6 +329,7 @@ class Analyzer::Impl {
     q.rocr = (e.flags & GPUQ_CREATE_F_ROCR_LAYOUT) != 0;
     q.write_index_at_create = e.write_index_at_create;
     q.write_ptr = e.write_ptr;
+    q.created_ns = e.hdr.ts_ns;
     const bool compute = QueueColumnOf(q.type) == QueueColumn::kCompute;
 
     ProcInfo& p = Process(e.hdr);
@@ -521,7 +523,10 @@ class Analyzer::Impl {
     auto it = queues_.find({e.hdr.tgid, e.queue_id});
     if (it == queues_.end()) return;  // the model's unknown_queue
     LiveQueue& q = it->second;
-    if (!SampleReadsQueue(e.write_ptr, q.write_ptr)) return;  // the same
+    if (!SampleReadsQueue({e.write_ptr, e.read_begin_ns},
+                          {q.write_ptr, q.created_ns})) {
+      return;  // the same
+    }
     if ((e.flags & GPUQ_SAMPLE_F_UNREADABLE) != 0) {
       SetPending(&q, 0);  // the gauge leaves out unreadable queues
       return;

@@ -53,6 +53,9 @@ SampleRoundStats QueueSampler::Sample(const std::vector<SampleTarget>& targets,
       slots_.push_back(slot);
       ++end;
     }
+    // Both ends of the read are recorded: the model holds a read to the
+    // queues that existed before it began (SampleReadsQueue).
+    const uint64_t begin_ns = clock_();
     reader_.Read(tgid, ranges_, &data_, &ok_);
     const uint64_t now = clock_();
     ++stats.processes;
@@ -67,6 +70,7 @@ SampleRoundStats QueueSampler::Sample(const std::vector<SampleTarget>& targets,
       r.gpu_id = t.gpu_id;
       r.queue_id = t.queue_id;
       r.write_ptr = t.write_ptr;
+      r.read_begin_ns = begin_ns;
       if (ok_[slot.write_range] && ok_[slot.read_range]) {
         std::memcpy(&r.write_index, data_.data() + slot.write_offset,
                     sizeof(uint64_t));

@@ -316,7 +316,8 @@ GPUQ_ABI_SIZE(gpuq_eviction_event, 64); /* 32 + 4*4 + 8 + 2*4 */
 
 /*
  * Agent-written: the write and read indexes of one queue as the sampler read
- * them from the owner's memory at hdr.ts_ns. Replays apply the same deltas.
+ * them from the owner's memory between read_begin_ns and hdr.ts_ns. Replays
+ * apply the same deltas.
  */
 struct gpuq_queue_sample_record {
 	struct gpuq_event_header hdr; /* the queue's owner */
@@ -330,6 +331,11 @@ struct gpuq_queue_sample_record {
 	 * the write index was read at. A sample of a queue destroyed since its
 	 * read, whose queue_id a new queue took, is not the new queue's. */
 	__u64 write_ptr;
+	/* appended 2026-11-27 (0 in older captures: not checked): when the read
+	 * began; hdr.ts_ns is when it ended. A queue whose create record is
+	 * stamped after the read began may have been read before it existed
+	 * (its amd_queue_t still the destroyed predecessor's): not its sample. */
+	__u64 read_begin_ns;
 };
 GPUQ_ABI_OFFSET(gpuq_queue_sample_record, gpu_id, 32);
 GPUQ_ABI_OFFSET(gpuq_queue_sample_record, queue_id, 36);
@@ -337,7 +343,8 @@ GPUQ_ABI_OFFSET(gpuq_queue_sample_record, write_index, 40);
 GPUQ_ABI_OFFSET(gpuq_queue_sample_record, read_index, 48);
 GPUQ_ABI_OFFSET(gpuq_queue_sample_record, flags, 56);
 GPUQ_ABI_OFFSET(gpuq_queue_sample_record, write_ptr, 64);
-GPUQ_ABI_SIZE(gpuq_queue_sample_record, 72); /* 32 + 2*4 + 2*8 + 2*4 + 8 */
+GPUQ_ABI_OFFSET(gpuq_queue_sample_record, read_begin_ns, 72);
+GPUQ_ABI_SIZE(gpuq_queue_sample_record, 80); /* 32 + 2*4 + 2*8 + 2*4 + 2*8 */
 
 /* Packet classes of doorbell counts, by the AQL header of the rung slot. */
 enum gpuq_packet_class {

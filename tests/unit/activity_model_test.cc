@@ -200,6 +200,46 @@ TEST(SubmissionsTest, ANewQueueAtTheSameAddressReplacesTheStaleOne) {
   EXPECT_EQ(m.live_queues(), 2u);
 }
 
+// The sampler read queue 0's final index (17), its thread was preempted, and
+// before the read's record was stamped the process destroyed the queue (its
+// destroy carries the 17) and made a new one: same queue_id, same
+// amd_queue_t. Applied after both records, the read would be taken for the
+// new queue's: 17 counted twice (CI: 45 for 34). A read that began before its
+// queue's create is not that queue's.
+TEST(SubmissionsTest, AReadBegunBeforeTheQueuesCreateIsNotItsSample) {
+  Model m;
+  gpuq_queue_create_event first = RocrCreate(kKey, kPid, kCg, kGpu, 0, kHandle);
+  first.hdr.ts_ns = 1 * kSec;
+  m.Apply(first);
+  gpuq_queue_sample_record early =
+      Sample(kKey, kPid, kCg, kGpu, 0, 5, 5, 2 * kSec);
+  early.read_begin_ns = 2 * kSec - 100;
+  m.Apply(early);
+  gpuq_queue_destroy_event gone =
+      Destroy(kKey, kPid, kCg, kGpu, 0, GPUQ_QUEUE_COMPUTE);
+  gone.hdr.ts_ns = 3 * kSec;
+  gone.flags |= GPUQ_DESTROY_F_WRITE_INDEX;
+  gone.write_index = 17;
+  m.Apply(gone);
+  gpuq_queue_create_event again = first;
+  again.hdr.ts_ns = 3 * kSec + 10;
+  m.Apply(again);
+  EXPECT_EQ(Submissions(m), 17u);
+  gpuq_queue_sample_record raced =
+      Sample(kKey, kPid, kCg, kGpu, 0, 17, 17, 3 * kSec + 20);
+  raced.read_begin_ns = 3 * kSec - 5;
+  m.Apply(raced);
+  EXPECT_EQ(m.Series().sample_stats.unknown_queue, 1u);
+  EXPECT_EQ(Submissions(m), 17u);
+  // The next read, begun after the create, is the new queue's.
+  gpuq_queue_sample_record next =
+      Sample(kKey, kPid, kCg, kGpu, 0, 3, 3, 4 * kSec);
+  next.read_begin_ns = 4 * kSec - 100;
+  m.Apply(next);
+  EXPECT_EQ(m.Series().sample_stats.reset, 0u);
+  EXPECT_EQ(Submissions(m), 20u);
+}
+
 TEST(SubmissionsTest, PendingSumsLiveQueuesAndNeverGoesNegative) {
   Model m;
   m.Apply(RocrCreate(kKey, kPid, kCg, kGpu, 0, kHandle));

@@ -226,6 +226,26 @@ TEST(AnalyzerTest, FinalWriteIndexAtDestroyInTotalsAndQueueRows) {
   EXPECT_EQ(r.queue_submissions[0].samples, 1u);
 }
 
+// A read begun before its queue's create (the predecessor's final index, as
+// the model's SubmissionsTest case) is counted neither in the totals nor in
+// the queue rows.
+TEST(AnalyzerTest, AReadBegunBeforeTheQueuesCreateIsNotCounted) {
+  gpuq_queue_destroy_event d = Destroy(10, 0, 7, kT0 + 2 * kS);
+  d.flags = GPUQ_DESTROY_F_WRITE_INDEX;
+  d.write_index = 17;
+  gpuq_queue_sample_record raced = Sample(10, 0, 7, kT0 + 2 * kS + 20, 17, 17);
+  raced.read_begin_ns = kT0 + 2 * kS - 5;
+  gpuq_queue_sample_record next = Sample(10, 0, 7, kT0 + 3 * kS, 3, 3);
+  next.read_begin_ns = kT0 + 3 * kS - 100;
+  const RunReport r =
+      Analyze({HostPath(kT0), Create(10, 0, 7, kT0), d,
+               Create(10, 0, 7, kT0 + 2 * kS + 10), raced, next});
+  EXPECT_EQ(r.submissions, 20u);
+  std::uint64_t rows = 0;
+  for (const auto& q : r.queue_submissions) rows += q.submissions;
+  EXPECT_EQ(rows, 20u);
+}
+
 TEST(AnalyzerTest, HalfSecondStepHalvesBucketsAndDoublesRates) {
   const RunReport r = Analyze({HostPath(kT0), Create(10, 0, 7, kT0),
                                Sample(10, 0, 7, kT0 + kS / 4, 100, 100),

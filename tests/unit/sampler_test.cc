@@ -84,11 +84,34 @@ class SamplerTest : public ::testing::TestWithParam<MemoryAccess> {
   QueueSampler MakeSampler() {
     QueueSampler::Options options;
     options.access = GetParam();
-    options.clock = [this] { return now_ns_; };
+    options.clock = [this] {
+      const uint64_t t = now_ns_;
+      now_ns_ += step_ns_;
+      return t;
+    };
     return QueueSampler(options);
   }
   uint64_t now_ns_ = 1000;
+  uint64_t step_ns_ = 0;  // how far the clock moves per reading
 };
+
+// Both ends of a process's read are stamped: the model holds the read to
+// queues created before it began (SubmissionsTest has why).
+TEST_P(SamplerTest, StampsWhenTheReadBeganAndEnded) {
+  QueueWriterProcess writer(GPUQ_QUEUE_WRITER);
+  ASSERT_TRUE(writer.ok());
+  const auto addrs = writer.NewQueues(2, 7, 7);
+  ASSERT_EQ(addrs.size(), 2u);
+  QueueSampler sampler = MakeSampler();
+  step_ns_ = 10;
+  const auto records = Round(sampler, Targets(writer.pid(), addrs), nullptr);
+  ASSERT_EQ(records.size(), 2u);
+  for (const auto& r : records) {
+    EXPECT_EQ(r.read_begin_ns, 1000u);
+    EXPECT_EQ(r.hdr.ts_ns, 1010u);
+    EXPECT_EQ(r.write_index, 7u);
+  }
+}
 
 TEST_P(SamplerTest, ReadsExactIndexesAndStampsTheOwnersHeader) {
   QueueWriterProcess writer(GPUQ_QUEUE_WRITER);
