@@ -42,6 +42,28 @@ require_agent() {
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 
+# prepare_lock / prepare_unlock: the kernel tiers run side by side (their
+# guests share the cores through guest_slot.sh), but one at a time installs
+# packages, updates the kernel apt lists and downloads and unpacks into the
+# shared CACHE: prepare() replaces a series' directory and removes older
+# ones, and apt runs without its locks there (kernel_apt). Held from the
+# tier's start until its guests are about to boot; a tier that exits early
+# frees it with its descriptor.
+PREPARE_LOCK_FD=""
+prepare_lock() {
+  local t0
+  mkdir -p "$CACHE"
+  exec {PREPARE_LOCK_FD}>> "$CACHE/.prepare.lock"
+  t0=$(now)
+  flock "$PREPARE_LOCK_FD"
+  note "cache $CACHE: prepare lock taken after $(since "$t0") s"
+}
+prepare_unlock() {
+  [ -n "$PREPARE_LOCK_FD" ] || return 0
+  exec {PREPARE_LOCK_FD}>&-
+  PREPARE_LOCK_FD=""
+}
+
 # need_packages PKG...: installs the missing ones with apt-get, or skip_all.
 need_packages() {
   local missing=() p t0
@@ -378,7 +400,8 @@ copy_paths() {
 # the console goes to LOG. qemu_finish LABEL [RC] waits for it (or takes the
 # RC run_guests reaped): LOG gets \r stripped, INITRD is removed, BOOT_RC is
 # set (124: timeout). run_guests runs the guests of several kernels side by
-# side, one vCPU each, as many at once as the machine has cores.
+# side, one vCPU each, as many at once as the machine has cores, counting
+# the other kernel tier's guests (guest_slot.sh).
 declare -A QEMU_PID QEMU_T0 QEMU_LOG QEMU_INITRD
 # A guest's GPUQ_SCOPE (label -> "attach"; unset: every check).
 declare -A GUEST_SCOPE
@@ -398,7 +421,9 @@ qemu_start() {
   # tracepoint tier enabled its sys_enter/sys_exit tracepoints, and 6.1 sat
   # in a soft lockup on both CPUs as kprobes attached. One vCPU cannot race
   # itself; the simulator tier took 394 s with it (364-384 s with two).
-  start_bg timeout "$BOOT_TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -smp 1 -m 2G -nic none \
+  # guest_slot.sh: the kernel tiers share the machine's cores (it says how);
+  # BOOT_TIMEOUT counts from when the guest got its slot.
+  start_bg "$SRC/tests/kernel/guest_slot.sh" timeout "$BOOT_TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -smp 1 -m 2G -nic none \
     -kernel "$kdir/vmlinuz" -initrd "$initrd" \
     -append "console=ttyS0 panic=-1 loglevel=5 GPUQ_KERNEL=$label${GPUQ_KTEST_ONLY:+ GPUQ_ONLY=$GPUQ_KTEST_ONLY}${GUEST_SCOPE[$label]:+ GPUQ_SCOPE=${GUEST_SCOPE[$label]}}" \
     -nographic -no-reboot < /dev/null > "$log.raw" 2>&1

@@ -40,6 +40,7 @@ mkdir -p "$WORK" "$CACHE"
 rm -f "$WORK/compat.tsv"
 T_START=$(date +%s)
 . "$HERE/qemu_lib.sh"
+prepare_lock
 if [ -z "$KERNELS" ]; then
   # No series dropped from the attach matrix: every one boots. The full
   # checks (record, the daemon against real KFD calls in every tier) take
@@ -190,6 +191,7 @@ judge_guest() {
   "$HERE/compat.sh" rows qemu "$1" "$(cat "${KDIR_OF[$1]}/package")" "$WORK/boot-$1.log" >> "$WORK/compat.tsv"
 }
 if build_payload; then
+  prepare_unlock
   t_k=$(now)
   run_guests start_guest judge_guest "${READY[@]}"
   note "kernels ${KERNELS}: boots and checks, $KTEST_JOBS at a time, took $(since "$t_k") s"

@@ -41,11 +41,15 @@ HERE=$SRC/tests/kernel
 SIMSRC=$HERE/sim
 KERNELS=${GPUQ_KTEST_KERNELS:-}
 BOOT_TIMEOUT=${GPUQ_KTEST_BOOT_TIMEOUT:-1800}
+# This tier's guests are the longest (14-20 min): they take a free core
+# before the QEMU tier's when both wait (guest_slot.sh).
+export GPUQ_GUEST_SLOT_FIRST=${GPUQ_GUEST_SLOT_FIRST:-1}
 WORK=${GPUQ_KTEST_WORKDIR:-$(mktemp -d /tmp/gpuq-simtest.XXXXXX)}
 mkdir -p "$WORK" "$CACHE"
 rm -f "$WORK/compat.tsv"
 T_START=$(date +%s)
 . "$HERE/qemu_lib.sh"
+prepare_lock
 # The simulator tier runs on the oldest series of the matrix and the newest
 # one apt serves (7.3 when this was written): the two ends of what users run,
 # and the two shapes that differ most (kfd_dev vs kfd_node, DIQ vs none,
@@ -518,6 +522,7 @@ judge_guest() {
   "$HERE/compat.sh" rows sim "$1" "$(cat "${KDIR_OF[$1]}/package")" "$WORK/boot-$1.log" >> "$WORK/compat.tsv"
 }
 if build_payload; then
+  prepare_unlock
   t_k=$(now)
   run_guests start_guest judge_guest "${READY[@]}"
   note "kernels ${KERNELS}: boots and checks, $KTEST_JOBS at a time, took $(since "$t_k") s"

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# guest_slot.sh CMD...: runs CMD (one TCG guest) once one of the machine's
+# guest slots is free, and holds the slot until CMD ends. The kernel tiers
+# (run_qemu_tier.sh, run_sim_tier.sh) run side by side and share the slots:
+# each guest is one busy vCPU, so more guests than cores only slow every one
+# down, and each tier alone leaves a core idle while its last guest runs.
+#
+# Environment: GPUQ_KTEST_JOBS (slots; default nproc), GPUQ_GUEST_SLOTS
+# (their lock directory; default /run/lock/gpuq-guest-slots),
+# GPUQ_GUEST_SLOT_FIRST=1: this guest is long (the simulator tier's), so
+# guests without it wait while one with it waits, and the longest work
+# starts first.
+#
+# Exits with CMD's status. A slot is an flock on slot.N, held by this shell's
+# descriptor and the ones CMD inherits, so it is freed however they end.
+set -u
+dir=${GPUQ_GUEST_SLOTS:-/run/lock/gpuq-guest-slots}
+jobs=${GPUQ_KTEST_JOBS:-$(nproc)}
+first=${GPUQ_GUEST_SLOT_FIRST:-0}
+if [ $# -eq 0 ]; then
+  echo "usage: $0 CMD..." >&2
+  exit 2
+fi
+mkdir -p "$dir" || exit 2
+wants=""
+if [ "$first" = 1 ]; then
+  wants=$dir/first.$$
+  : > "$wants" || exit 2
+  trap 'rm -f "$wants"' EXIT
+fi
+
+# Another live guest marked first is waiting (a stale mark of a killed
+# waiter is removed).
+first_waiting() {
+  local f pid
+  for f in "$dir"/first.*; do
+    [ -e "$f" ] || continue
+    pid=${f##*.}
+    [ "$f" = "$wants" ] && continue
+    if kill -0 "$pid" 2> /dev/null; then return 0; fi
+    rm -f "$f"
+  done
+  return 1
+}
+
+while :; do
+  if [ "$first" = 1 ] || ! first_waiting; then
+    for ((i = 0; i < jobs; i++)); do
+      exec {fd}> "$dir/slot.$i" || exit 2
+      if flock -n "$fd"; then
+        [ -n "$wants" ] && rm -f "$wants"
+        "$@"
+        exit $?
+      fi
+      exec {fd}>&-
+    done
+  fi
+  sleep 0.5
+done

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# guest_slot.sh: never more commands at once than slots, every command runs
+# and gets its exit status back, and a waiter marked first
+# (GPUQ_GUEST_SLOT_FIRST=1, the simulator tier's long guests) takes the next
+# free slot before one that waited longer. Commands here are sleeps standing
+# in for TCG guests; the kernel tiers run the real ones through it.
+set -u
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+. "$SRC/tests/lib/assert.sh"
+. "$SRC/tests/lib/procs.sh"
+SLOT=$SRC/tests/kernel/guest_slot.sh
+procs_init # every command started below is stopped at exit; TMP removed
+T=$TMP
+export GPUQ_GUEST_SLOTS=$T/slots GPUQ_KTEST_JOBS=2
+
+# job NAME SECONDS RC: appends "start NAME", sleeps, appends "end NAME".
+job() { echo "sh -c 'echo start $1 >> $T/log; sleep $2; echo end $1 >> $T/log; exit $3'"; }
+
+# Three commands on two slots: at most two at once, each one's status kept.
+pids=()
+for n in a b c; do
+  rc=0
+  [ $n = b ] && rc=7
+  start_bg bash -c "$SLOT $(job $n 1 $rc)"
+  pids+=("$BG_PID")
+done
+rcs=""
+for p in "${pids[@]}"; do
+  wait "$p"
+  rcs="$rcs $?"
+done
+most=$(awk '$1 == "start" { n++ } $1 == "end" { n-- } n > m { m = n } END { print m }' "$T/log")
+ran=$(grep -c '^end' "$T/log")
+if [ "$most" = 2 ] && [ "$ran" = 3 ] && [ "$rcs" = " 0 7 0" ]; then
+  pass "3 commands on 2 slots: at most $most at once, all $ran ran, statuses$rcs"
+else
+  fail "3 commands on 2 slots" "at most $most at once, $ran ran, statuses$rcs; log: $(tr '\n' ';' < "$T/log")"
+fi
+
+# Both slots busy; a plain waiter, then one marked first: the first one
+# starts before the plain one.
+: > "$T/log"
+start_bg bash -c "$SLOT $(job x 2 0)"
+start_bg bash -c "$SLOT $(job y 2 0)"
+sleep 0.5
+start_bg bash -c "$SLOT $(job plain 0 0)"
+plain=$BG_PID
+sleep 0.7
+start_bg env GPUQ_GUEST_SLOT_FIRST=1 bash -c "$SLOT $(job first 0 0)"
+first=$BG_PID
+wait "$plain"
+wait "$first"
+order=$(sed -n 's/^start \(plain\|first\)$/\1/p' "$T/log" | tr '\n' ' ')
+if [ "$order" = "first plain " ]; then
+  pass "a waiter marked first takes the next free slot before an earlier plain one"
+else
+  fail "a waiter marked first goes first" "started in the order: $order; log: $(tr '\n' ';' < "$T/log")"
+fi
+leftover=$(find "$T/slots" -name 'first.*' | wc -l)
+if [ "$leftover" = 0 ]; then
+  pass "no waiting mark is left behind"
+else
+  fail "no waiting mark is left behind" "$(ls "$T/slots")"
+fi
+summary
