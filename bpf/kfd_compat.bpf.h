@@ -77,9 +77,23 @@ struct queue {
 };
 
 /* The per-GPU queue scheduler; `dev` has the same kfd_dev/kfd_node split. */
+/* kfd_packet_manager.c: set by pm_create_runlist_ib for the runlist it built */
+struct packet_manager {
+	bool is_over_subscription;
+};
+
 struct device_queue_manager {
 	void *dev; /* struct kfd_dev * before 6.5, struct kfd_node * since */
+	struct packet_manager packet_mgr;
+	unsigned int processes_count;
 	unsigned int active_queue_count;
+	unsigned int active_cp_queue_count;
+	unsigned int gws_queue_count;
+};
+
+/* DECLARE_BITMAP(cp_queue_bitmap, KGD_MAX_QUEUES): 128 bits since 4.x */
+struct kgd2kfd_shared_resources {
+	unsigned long cp_queue_bitmap[2];
 };
 
 struct process_queue_manager {
@@ -106,11 +120,19 @@ struct mes_remove_queue_input {
  * +96 on 6.1, kfd_node.id at +36 on 6.12). kfd_dev still exists after the
  * split, so test for kfd_node first.
  */
+/* Since 6.5 the device-wide resources moved to the kfd_dev a node points to. */
+struct kfd_dev___v6_5 {
+	struct kgd2kfd_shared_resources shared_resources;
+};
 struct kfd_node___v6_5 {
 	__u32 id;
+	unsigned int max_proc_per_quantum;
+	struct kfd_dev___v6_5 *kfd;
 };
 struct kfd_dev___v6_1 {
 	__u32 id;
+	unsigned int max_proc_per_quantum;
+	struct kgd2kfd_shared_resources shared_resources;
 };
 
 #pragma clang attribute pop
@@ -160,6 +182,46 @@ static __always_inline __u32 kfd__queue_format(__u32 raw)
 	    raw == bpf_core_enum_value(enum kfd_queue_format, KFD_QUEUE_FORMAT_AQL))
 		return GPUQ_QUEUE_FORMAT_AQL;
 	return GPUQ_QUEUE_FORMAT_PM4;
+}
+
+/*
+ * The limits pm_calc_rlib_size holds a runlist to (6.1 and 6.12 sources):
+ * max(1, dev->max_proc_per_quantum) processes (hws_max_conc_proc, bounded by
+ * the VMIDs KFD owns) and get_cp_queues_num(dqm) compute queues, the bits
+ * of the CP queue bitmap KFD owns. 0 when neither layout matches.
+ */
+static __always_inline __u32 kfd__popcount_bitmap(const unsigned long *bm)
+{
+	return __builtin_popcountll(bm[0]) + __builtin_popcountll(bm[1]);
+}
+
+static __always_inline void kfd__runlist_limits(void *dev, __u32 *processes, __u32 *cp_queues)
+{
+	unsigned long bm[2] = {};
+
+	*processes = 0;
+	*cp_queues = 0;
+	if (bpf_core_type_exists(struct kfd_node___v6_5)) {
+		struct kfd_node___v6_5 *node = dev;
+		struct kfd_dev___v6_5 *kfd = BPF_CORE_READ(node, kfd);
+
+		if (bpf_core_field_exists(node->max_proc_per_quantum))
+			*processes = BPF_CORE_READ(node, max_proc_per_quantum);
+		if (!kfd || bpf_core_read(&bm, sizeof(bm), &kfd->shared_resources.cp_queue_bitmap))
+			return;
+	} else if (bpf_core_type_exists(struct kfd_dev___v6_1)) {
+		struct kfd_dev___v6_1 *d = dev;
+
+		if (bpf_core_field_exists(d->max_proc_per_quantum))
+			*processes = BPF_CORE_READ(d, max_proc_per_quantum);
+		if (bpf_core_read(&bm, sizeof(bm), &d->shared_resources.cp_queue_bitmap))
+			return;
+	} else {
+		return;
+	}
+	if (*processes < 1)
+		*processes = 1;
+	*cp_queues = kfd__popcount_bitmap(bm);
 }
 
 /* gpu_id of a queue->device or dqm->dev (0 when neither layout matches). */

@@ -40,6 +40,7 @@ static __always_inline int handle_hws_entry(__u32 op, struct device_queue_manage
 	c.gpu_id = kfd__dqm_gpu_id(dqm);
 	c.filter = filter;
 	c.active_queues = BPF_CORE_READ(dqm, active_queue_count);
+	c.dqm = (__u64)dqm;
 	runlist_begin(op, &c);
 	return 0;
 }
@@ -49,9 +50,32 @@ static __always_inline int handle_unmap_exit(int ret)
 	return runlist_end(GPUQ_RUNLIST_UNMAP, ret);
 }
 
+/*
+ * The runlist a map left, read at its return (the caller holds the dqm
+ * lock): the counts and limits pm_calc_rlib_size judges, and its verdict,
+ * pm->is_over_subscription, which pm_create_runlist_ib sets for the runlist
+ * it builds. A map that built none (no active queue or process) leaves a
+ * stale verdict: no runlist is not oversubscribed.
+ */
 static __always_inline int handle_map_exit(int ret)
 {
-	return runlist_end(GPUQ_RUNLIST_MAP, ret);
+	struct runlist_call *c = runlist_call_of(GPUQ_RUNLIST_MAP);
+	struct device_queue_manager *dqm;
+	struct runlist_state st = {};
+
+	if (!kfd__sched_types_present() || !c || !c->dqm)
+		return runlist_end(GPUQ_RUNLIST_MAP, ret);
+	dqm = (struct device_queue_manager *)c->dqm;
+	st.processes = BPF_CORE_READ(dqm, processes_count);
+	st.compute_queues = BPF_CORE_READ(dqm, active_cp_queue_count);
+	if (bpf_core_field_exists(dqm->gws_queue_count))
+		st.gws_queues = BPF_CORE_READ(dqm, gws_queue_count);
+	kfd__runlist_limits(BPF_CORE_READ(dqm, dev), &st.process_limit, &st.compute_queue_limit);
+	st.flags = GPUQ_RUNLIST_F_RUNLIST_READ;
+	if (BPF_CORE_READ(dqm, packet_mgr.is_over_subscription) && st.processes &&
+	    BPF_CORE_READ(dqm, active_queue_count))
+		st.flags |= GPUQ_RUNLIST_F_OVERSUBSCRIBED;
+	return runlist_end_with(GPUQ_RUNLIST_MAP, ret, &st);
 }
 
 SEC("fentry/unmap_queues_cpsch")

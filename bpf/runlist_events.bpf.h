@@ -25,6 +25,7 @@ struct runlist_call {
 	__u32 queue_id;
 	__u32 active_queues;
 	__u32 pad;
+	__u64 dqm; /* HWS: the device_queue_manager, for the map's exit */
 };
 
 /* @brief runlist operations in flight, by (thread, op) */
@@ -57,7 +58,29 @@ static __always_inline void runlist_begin(__u32 op, struct runlist_call *c)
 		count_drop(GPUQ_DROP_MAP_FULL);
 }
 
-static __always_inline int runlist_end(__u32 op, int ret)
+/* The thread's operation `op` in flight, or NULL. */
+static __always_inline struct runlist_call *runlist_call_of(__u32 op)
+{
+	struct runlist_key k = { .tid = current_tid(), .op = op };
+
+	return bpf_map_lookup_elem(&runlist_calls, &k);
+}
+
+/* What an HWS map's exit reads of the runlist it left (GPUQ_EV_RUNLIST). */
+struct runlist_state {
+	__u32 flags; /* GPUQ_RUNLIST_F_* */
+	__u32 processes;
+	__u32 compute_queues;
+	__u32 gws_queues;
+	__u32 process_limit;
+	__u32 compute_queue_limit;
+};
+
+/*
+ * Writes the record of the thread's operation `op`, with `st` (NULL: none)
+ * what only the operation's exit could read.
+ */
+static __always_inline int runlist_end_with(__u32 op, int ret, const struct runlist_state *st)
 {
 	struct runlist_key k = { .tid = current_tid(), .op = op };
 	struct gpuq_runlist_event *e;
@@ -79,10 +102,23 @@ static __always_inline int runlist_end(__u32 op, int ret)
 		e->queue_id = c->queue_id;
 		e->duration_ns = e->hdr.ts_ns - c->start_ns;
 		e->active_queues = c->active_queues;
+		if (st) {
+			e->flags = st->flags;
+			e->processes = st->processes;
+			e->compute_queues = st->compute_queues;
+			e->gws_queues = st->gws_queues;
+			e->process_limit = st->process_limit;
+			e->compute_queue_limit = st->compute_queue_limit;
+		}
 		bpf_ringbuf_submit(e, 0);
 	}
 	bpf_map_delete_elem(&runlist_calls, &k);
 	return 0;
+}
+
+static __always_inline int runlist_end(__u32 op, int ret)
+{
+	return runlist_end_with(op, ret, NULL);
 }
 
 #endif /* GPUQ_RUNLIST_EVENTS_BPF_H */

@@ -344,6 +344,63 @@ void AddRunlistFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
   out->push_back(preempted.Build());
 }
 
+void AddOversubscriptionFamilies(const Snapshot& s,
+                                 std::vector<MetricFamily>* out) {
+  FamilyBuilder oversubscribed(
+      "gpuq_runlist_oversubscribed",
+      "1 when the runlist amdkfd last built for this HWS GPU is "
+      "oversubscribed (more than its scheduler maps at once: HWS "
+      "time-slices a chained runlist), else 0.",
+      MetricType::Gauge);
+  FamilyBuilder maps(
+      "gpuq_runlist_oversubscribed_maps_total",
+      "Runlists built oversubscribed, under each reason that held "
+      "(processes, compute_queues, gws_queues beyond the limits amdkfd "
+      "holds them to; other: a verdict no count explains, e.g. an XNACK "
+      "conflict).",
+      MetricType::Counter);
+  FamilyBuilder seconds(
+      "gpuq_runlist_oversubscribed_seconds_total",
+      "Seconds an oversubscribed runlist was on the GPU, from its map to "
+      "the unmap that took it off, counted at the unmap.",
+      MetricType::Counter);
+  FamilyBuilder entries(
+      "gpuq_runlist_entries",
+      "What the runlist amdkfd last built for this HWS GPU holds: "
+      "processes, active compute queues, GWS queues.",
+      MetricType::Gauge);
+  FamilyBuilder limits(
+      "gpuq_runlist_entry_limit",
+      "What the scheduler maps at once: max(1, hws_max_conc_proc bounded "
+      "by KFD's VMIDs) processes, the CP queue slots KFD owns, 1 GWS "
+      "queue; absent where the agent could not read it.",
+      MetricType::Gauge);
+  for (const auto& [gpu_id, series] : s.oversubscription) {
+    const Labels gpu{{"gpu_id", std::to_string(gpu_id)}};
+    oversubscribed.Add(gpu, series.shape.oversubscribed ? 1.0 : 0.0);
+    for (size_t r = 0; r < kOversubscriptionReasons; ++r) {
+      maps.Add(With(gpu, "reason",
+                    OversubscriptionReasonLabel(
+                        static_cast<OversubscriptionReason>(r))),
+               static_cast<double>(series.maps_by_reason[r]));
+    }
+    seconds.Add(gpu, static_cast<double>(series.oversubscribed_ns) / 1e9);
+    for (size_t k = 0; k < kRunlistEntryKinds; ++k) {
+      const Labels kind = With(
+          gpu, "kind", RunlistEntryKindLabel(static_cast<RunlistEntryKind>(k)));
+      entries.Add(kind, static_cast<double>(series.shape.entries[k]));
+      if (series.shape.limits[k] != 0) {
+        limits.Add(kind, static_cast<double>(series.shape.limits[k]));
+      }
+    }
+  }
+  out->push_back(oversubscribed.Build());
+  out->push_back(maps.Build());
+  out->push_back(seconds.Build());
+  out->push_back(entries.Build());
+  out->push_back(limits.Build());
+}
+
 void AddPriorityFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
   FamilyBuilder by_priority(
       "gpuq_queues_by_priority",
@@ -701,6 +758,7 @@ std::vector<MetricFamily> BuildFamilies(const Snapshot& snapshot) {
   AddPriorityFamilies(snapshot, &families);
   AddSubmissionFamilies(snapshot, &families);
   AddRunlistFamilies(snapshot, &families);
+  AddOversubscriptionFamilies(snapshot, &families);
   AddEvictionFamilies(snapshot, &families);
   AddInfoFamilies(snapshot, &families);
   AddSelfFamilies(snapshot, &families);

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "model/histogram.h"
+#include "model/oversubscription.h"
 #include "model/preemption.h"
 #include "model/queue_priority.h"
 #include "model/scheduler.h"
@@ -245,6 +246,8 @@ struct ModelSeries {
   std::map<RunlistKey, RunlistSeries> runlist;
   std::map<RunlistFailureKey, uint64_t> runlist_failures;
   std::map<RunlistCauseKey, uint64_t> runlist_causes;
+  /// HWS GPUs' runlists against the scheduler's limits, by gpu id.
+  std::map<uint32_t, OversubscriptionSeries> oversubscription;
   /// Queues taken off the GPU, as their containers see it.
   std::map<PreemptionKey, PreemptionSeries> preemptions;
   std::map<EvictionKey, EvictionSeries> evictions;

@@ -49,7 +49,7 @@ struct ContainerMetaRecord {
   X(GPUQ_EV_CONTAINER_META, "container_meta", ContainerMetaRecord,          \
     sizeof(gpuq_container_meta_record))                                     \
   X(GPUQ_EV_RUNLIST, "runlist", gpuq_runlist_event,                         \
-    sizeof(gpuq_runlist_event))                                             \
+    offsetof(gpuq_runlist_event, processes))                                \
   X(GPUQ_EV_EVICTION, "eviction", gpuq_eviction_event,                      \
     sizeof(gpuq_eviction_event))                                            \
   X(GPUQ_EV_QUEUE_SAMPLE, "queue_sample", gpuq_queue_sample_record,         \

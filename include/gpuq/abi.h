@@ -226,6 +226,13 @@ enum gpuq_runlist_op {
 	GPUQ_RUNLIST_OP__MAX,
 };
 
+/* GPUQ_EV_RUNLIST.flags */
+/* The runlist fields (processes ... compute_queue_limit) were read (HWS map, BTF tiers). */
+#define GPUQ_RUNLIST_F_RUNLIST_READ (1u << 0)
+/* With RUNLIST_READ: amdkfd built the runlist oversubscribed
+ * (packet_manager.is_over_subscription): HWS time-slices it, chained. */
+#define GPUQ_RUNLIST_F_OVERSUBSCRIBED (1u << 1)
+
 /* The process-level operation a runlist operation ran inside (per-tid slot). */
 enum gpuq_runlist_cause {
 	GPUQ_CAUSE_UNKNOWN = 0,
@@ -253,6 +260,17 @@ struct gpuq_runlist_event {
 	__u32 queue_id;	   /* MES ops: the queue (0 if unknown); HWS: 0 */
 	__u64 duration_ns; /* entry to return */
 	__u32 active_queues; /* dqm->active_queue_count at entry (HWS), else 0 */
+	__u32 flags;	     /* GPUQ_RUNLIST_F_* (0 in captures before 2026-11-27) */
+	/*
+	 * Appended 2026-11-27, HWS map with GPUQ_RUNLIST_F_RUNLIST_READ: the
+	 * runlist the map left, read at its return under the dqm lock, with the
+	 * limits amdkfd's pm_calc_rlib_size (kfd_packet_manager.c) holds it to.
+	 */
+	__u32 processes;	   /* dqm->processes_count */
+	__u32 compute_queues;	   /* dqm->active_cp_queue_count */
+	__u32 gws_queues;	   /* dqm->gws_queue_count */
+	__u32 process_limit;	   /* max(1, max_proc_per_quantum) of the device */
+	__u32 compute_queue_limit; /* CP queue slots KFD owns: bits of cp_queue_bitmap */
 	__u32 pad;
 };
 GPUQ_ABI_OFFSET(gpuq_runlist_event, gpu_id, 32);
@@ -263,7 +281,10 @@ GPUQ_ABI_OFFSET(gpuq_runlist_event, ret, 48);
 GPUQ_ABI_OFFSET(gpuq_runlist_event, queue_id, 52);
 GPUQ_ABI_OFFSET(gpuq_runlist_event, duration_ns, 56);
 GPUQ_ABI_OFFSET(gpuq_runlist_event, active_queues, 64);
-GPUQ_ABI_SIZE(gpuq_runlist_event, 72); /* 32 + 6*4 + 8 + 2*4 */
+GPUQ_ABI_OFFSET(gpuq_runlist_event, flags, 68);
+GPUQ_ABI_OFFSET(gpuq_runlist_event, processes, 72);
+GPUQ_ABI_OFFSET(gpuq_runlist_event, compute_queue_limit, 88);
+GPUQ_ABI_SIZE(gpuq_runlist_event, 96); /* 32 + 6*4 + 8 + 2*4 + 6*4 */
 
 /* GPUQ_EV_EVICTION.kind */
 enum gpuq_eviction_kind {

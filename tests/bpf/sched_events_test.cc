@@ -98,6 +98,40 @@ TEST_F(SchedEventsTest, RunlistOpTakesCauseAndOwnerFromTheOpSlot) {
   EXPECT_LT(e->duration_ns, e->hdr.ts_ns);  // end minus a real start
 }
 
+// An HWS map's exit adds the runlist it read (runlist.bpf.h reads it from
+// amdkfd by CO-RE; the QEMU simulator tier covers that read): the record
+// carries it whole; other operations carry zeros there.
+TEST_F(SchedEventsTest, AMapCarriesTheRunlistItLeft) {
+  bss().action = 1;
+  bss().op = GPUQ_RUNLIST_MAP;
+  bss().with_state = 1;
+  bss().st_flags = GPUQ_RUNLIST_F_RUNLIST_READ | GPUQ_RUNLIST_F_OVERSUBSCRIBED;
+  bss().st_processes = 3;
+  bss().st_compute_queues = 25;
+  bss().st_gws_queues = 1;
+  bss().st_process_limit = 2;
+  bss().st_compute_queue_limit = 24;
+  std::vector<Event> events = Run();
+  ASSERT_EQ(events.size(), 1u);
+  const auto* e = std::get_if<gpuq_runlist_event>(&events[0]);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->flags,
+            GPUQ_RUNLIST_F_RUNLIST_READ | GPUQ_RUNLIST_F_OVERSUBSCRIBED);
+  EXPECT_EQ(e->processes, 3u);
+  EXPECT_EQ(e->compute_queues, 25u);
+  EXPECT_EQ(e->gws_queues, 1u);
+  EXPECT_EQ(e->process_limit, 2u);
+  EXPECT_EQ(e->compute_queue_limit, 24u);
+  bss().with_state = 0;
+  events = Run();
+  ASSERT_EQ(events.size(), 1u);
+  e = std::get_if<gpuq_runlist_event>(&events[0]);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->flags, 0u);
+  EXPECT_EQ(e->processes, 0u);
+  EXPECT_EQ(e->compute_queue_limit, 0u);
+}
+
 TEST_F(SchedEventsTest, RunlistOpOutsideAnyOperationHasNoOwner) {
   bss().action = 1;
   bss().op = GPUQ_RUNLIST_MES_ADD;

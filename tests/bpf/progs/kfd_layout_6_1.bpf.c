@@ -40,9 +40,19 @@ struct queue_properties {
 	char rest[64];
 };
 
+struct kgd2kfd_shared_resources {
+	char head[16];
+	unsigned long cp_queue_bitmap[2];
+	char rest[56];
+};
+
 struct kfd_dev {
 	char head[96];
 	unsigned int id;
+	char mid[28];
+	struct kgd2kfd_shared_resources shared_resources; /* +128 */
+	char mid2[368];
+	unsigned int max_proc_per_quantum; /* +584 */
 };
 
 struct kfd_process {
@@ -59,11 +69,22 @@ struct queue {
 	struct kfd_dev *device;
 };
 
+struct packet_manager {
+	struct device_queue_manager *dqm;
+	char mid[60];
+	bool is_over_subscription; /* +68 */
+	char rest[11];
+};
+
 struct device_queue_manager {
-	char head[304];
-	struct kfd_dev *dev;
-	char mid[56];
-	unsigned int active_queue_count;
+	char head[224];
+	struct packet_manager packet_mgr; /* +224 */
+	struct kfd_dev *dev;		  /* +304 */
+	char mid[52];
+	unsigned int processes_count;	    /* +364 */
+	unsigned int active_queue_count;    /* +368 */
+	unsigned int active_cp_queue_count; /* +372 */
+	unsigned int gws_queue_count;	    /* +376 */
 };
 
 struct process_queue_manager {
@@ -103,6 +124,20 @@ _Static_assert(__builtin_offsetof(struct qcm_process_device, evicted) == 60, "6.
 _Static_assert(__builtin_offsetof(struct process_queue_manager, process) == 0, "6.1 layout");
 _Static_assert(__builtin_offsetof(struct mes_remove_queue_input, doorbell_offset) == 0,
 	       "6.1 layout");
+/* the runlist a map leaves (bpf/runlist.bpf.h handle_map_exit), by the real BTF */
+_Static_assert(__builtin_offsetof(struct device_queue_manager, packet_mgr) == 224, "6.1 layout");
+_Static_assert(__builtin_offsetof(struct device_queue_manager, processes_count) == 364,
+	       "6.1 layout");
+_Static_assert(__builtin_offsetof(struct device_queue_manager, active_cp_queue_count) == 372,
+	       "6.1 layout");
+_Static_assert(__builtin_offsetof(struct device_queue_manager, gws_queue_count) == 376,
+	       "6.1 layout");
+_Static_assert(__builtin_offsetof(struct packet_manager, is_over_subscription) == 68, "6.1 layout");
+_Static_assert(__builtin_offsetof(struct kfd_dev, shared_resources) == 128, "6.1 layout");
+_Static_assert(__builtin_offsetof(struct kfd_dev, max_proc_per_quantum) == 584, "6.1 layout");
+_Static_assert(__builtin_offsetof(struct kgd2kfd_shared_resources, cp_queue_bitmap) == 16,
+	       "6.1 layout");
+_Static_assert(sizeof(struct kgd2kfd_shared_resources) == 88, "6.1 layout");
 /* Globals make clang emit BTF for these types and all they reference. */
 struct queue gpuq_layout_queue;
 struct kfd_process gpuq_layout_process;

@@ -50,16 +50,26 @@ struct queue_properties {
 	char rest[126];
 };
 
+struct kgd2kfd_shared_resources {
+	char head[16];
+	unsigned long cp_queue_bitmap[2];
+	char rest[56];
+};
+
 struct kfd_dev {
 	char head[36];
 	unsigned int num_nodes; /* not the gpu_id: kfd_node has it now */
+	char mid[56];
+	struct kgd2kfd_shared_resources shared_resources; /* +96 */
 };
 
 struct kfd_node {
 	char head[36];
 	unsigned int id;
-	char mid[176];
-	struct kfd_dev *kfd;
+	char mid[144];
+	unsigned int max_proc_per_quantum; /* +184 */
+	char mid2[28];
+	struct kfd_dev *kfd; /* +216 */
 };
 
 struct kfd_process {
@@ -76,11 +86,22 @@ struct queue {
 	struct kfd_node *device;
 };
 
+struct packet_manager {
+	struct device_queue_manager *dqm;
+	char mid[60];
+	bool is_over_subscription; /* +68 */
+	char rest[11];
+};
+
 struct device_queue_manager {
-	char head[312];
-	struct kfd_node *dev;
-	char mid[56];
-	unsigned int active_queue_count;
+	char head[232];
+	struct packet_manager packet_mgr; /* +232 */
+	struct kfd_node *dev;		  /* +312 */
+	char mid[52];
+	unsigned int processes_count;	    /* +372 */
+	unsigned int active_queue_count;    /* +376 */
+	unsigned int active_cp_queue_count; /* +380 */
+	unsigned int gws_queue_count;	    /* +384 */
 };
 
 struct process_queue_manager {
@@ -127,6 +148,22 @@ _Static_assert(__builtin_offsetof(struct qcm_process_device, evicted) == 60, "6.
 _Static_assert(__builtin_offsetof(struct process_queue_manager, process) == 0, "6.12 layout");
 _Static_assert(__builtin_offsetof(struct mes_remove_queue_input, doorbell_offset) == 0,
 	       "6.12 layout");
+/* the runlist a map leaves (bpf/runlist.bpf.h handle_map_exit), by the real BTF */
+_Static_assert(__builtin_offsetof(struct device_queue_manager, packet_mgr) == 232, "6.12 layout");
+_Static_assert(__builtin_offsetof(struct device_queue_manager, processes_count) == 372,
+	       "6.12 layout");
+_Static_assert(__builtin_offsetof(struct device_queue_manager, active_cp_queue_count) == 380,
+	       "6.12 layout");
+_Static_assert(__builtin_offsetof(struct device_queue_manager, gws_queue_count) == 384,
+	       "6.12 layout");
+_Static_assert(__builtin_offsetof(struct packet_manager, is_over_subscription) == 68,
+	       "6.12 layout");
+_Static_assert(__builtin_offsetof(struct kfd_dev, shared_resources) == 96, "6.12 layout");
+_Static_assert(__builtin_offsetof(struct kfd_node, max_proc_per_quantum) == 184, "6.12 layout");
+_Static_assert(__builtin_offsetof(struct kfd_node, kfd) == 216, "6.12 layout");
+_Static_assert(__builtin_offsetof(struct kgd2kfd_shared_resources, cp_queue_bitmap) == 16,
+	       "6.12 layout");
+_Static_assert(sizeof(struct kgd2kfd_shared_resources) == 88, "6.12 layout");
 struct queue gpuq_layout_queue;
 struct kfd_process gpuq_layout_process;
 struct kfd_node gpuq_layout_node;

@@ -43,6 +43,14 @@ __u32 filter = 0;
 __u32 active_queues = 0;
 __u32 queue_id = 0;
 int ret = 0;
+/* ACTION_RUNLIST with with_state: what an HWS map's exit read (runlist_state) */
+__u32 with_state = 0;
+__u32 st_flags = 0;
+__u32 st_processes = 0;
+__u32 st_compute_queues = 0;
+__u32 st_gws_queues = 0;
+__u32 st_process_limit = 0;
+__u32 st_compute_queue_limit = 0;
 /* ACTION_EVICTION */
 __u32 kind = 0;
 __u32 evicted_before = 0;
@@ -75,6 +83,19 @@ static __always_inline void one_runlist_op(__u32 the_op)
 	c.active_queues = active_queues;
 	c.queue_id = queue_id;
 	runlist_begin(the_op, &c);
+	if (with_state) {
+		struct runlist_state st = {
+			.flags = st_flags,
+			.processes = st_processes,
+			.compute_queues = st_compute_queues,
+			.gws_queues = st_gws_queues,
+			.process_limit = st_process_limit,
+			.compute_queue_limit = st_compute_queue_limit,
+		};
+
+		runlist_end_with(the_op, ret, &st);
+		return;
+	}
 	runlist_end(the_op, ret);
 }
 

@@ -68,6 +68,14 @@ function runlist(sign, g, sched, op, filt, err, v,   gs) {
 		add("gpuq_runlist_failures_total{" gs ",op=\"" op "\",error=\"" errname(err) "\"}", sign * v)
 }
 function add(key, v) { want[key] += v }
+function oreason(r) {
+	split("processes compute_queues gws_queues other", names, " ")
+	return (r >= 0 && r <= 3) ? names[r + 1] : "reason_" r
+}
+function rlkind(k) {
+	split("processes compute_queues gws_queues", names, " ")
+	return (k >= 0 && k <= 2) ? names[k + 1] : "kind_" k
+}
 function victim_labels(g, a, b, c) {
 	return "{container=\"" container(c) "\",gpu_id=\"" g "\",scheduler=\"" (b >= 2 ? "mes" : "hws") "\",cause=\"" cause(a) "\",caused_by=\"" (b % 2 ? "self" : "other") "\"}"
 }
@@ -111,6 +119,18 @@ function truth(sign, what, g, a, b, c, v) {
 		add("gpuq_submissions_total{container=\"" container(c) "\",gpu_id=\"" g "\",queue_type=\"" qtype(a) "\"}", sign * v)
 	else if (what == "pending" && sign > 0)
 		add("gpuq_queue_pending_packets{container=\"" container(c) "\",gpu_id=\"" g "\"}", v)
+	else if (what == "oversub") {
+		add("gpuq_runlist_oversubscribed_maps_total{gpu_id=\"" g "\",reason=\"" oreason(a) "\"}", sign * v)
+	} else if (what == "oversub_maps")
+		windows["gpuq_runlist_oversubscribed_seconds_total{gpu_id=\"" g "\"}"] += sign * v
+	else if (what == "oversub_ns")
+		add("gpuq_runlist_oversubscribed_seconds_total{gpu_id=\"" g "\"}", sign * v / 1e9)
+	else if (what == "oversubscribed" && sign > 0)
+		add("gpuq_runlist_oversubscribed{gpu_id=\"" g "\"}", v)
+	else if (what == "rl_entries" && sign > 0)
+		add("gpuq_runlist_entries{gpu_id=\"" g "\",kind=\"" rlkind(a) "\"}", v)
+	else if (what == "rl_limit" && sign > 0)
+		add("gpuq_runlist_entry_limit{gpu_id=\"" g "\",kind=\"" rlkind(a) "\"}", v)
 	else if (what == "create_fail")
 		add("gpuq_queue_create_failures_total{container=\"" container(c) "\",gpu_id=\"" gpu(g) "\",error=\"" errname(b) "\"}", sign * v)
 }
@@ -137,6 +157,16 @@ BEGIN {
 	# 7.3 with a build running beside two guests, 2026-11-26;
 	# PREEMPT_SLACK seconds per window).
 	near["gpuq_queue_preempted_seconds_total"] = 1
+	# The other way round for an oversubscribed runlist's seconds: the
+	# simulator's window runs from inside its map to inside the unmap that
+	# ends it, the agent's from the map's return to the unmap's entry, so
+	# the simulator's holds the agent's (same slack per window).
+	below["gpuq_runlist_oversubscribed_seconds_total"] = 1
+	keep["gpuq_runlist_oversubscribed"] = "gpu_id"
+	keep["gpuq_runlist_oversubscribed_maps_total"] = "gpu_id reason"
+	keep["gpuq_runlist_oversubscribed_seconds_total"] = "gpu_id"
+	keep["gpuq_runlist_entries"] = "gpu_id kind"
+	keep["gpuq_runlist_entry_limit"] = "gpu_id kind"
 	keep["gpuq_evictions_total"] = "container gpu_id trigger"
 	keep["gpuq_eviction_restores_total"] = "container gpu_id"
 	keep["gpuq_evicted_processes"] = "container gpu_id"
@@ -211,6 +241,12 @@ END {
 			near_g += g
 			near_n += windows[key]
 			if (g >= w - 1e-6 && g <= w + slack)
+				continue
+		}
+		if (name in below) {
+			slack = windows[key] * PREEMPT_SLACK
+			print "NEAR " key " want " w " got " g " windows " windows[key]
+			if (g <= w + 1e-6 && g >= w - slack)
 				continue
 		}
 		if (w != g) {

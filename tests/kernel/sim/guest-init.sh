@@ -31,6 +31,10 @@ LIFECYCLE="gpuq_queues gpuq_processes gpuq_queue_creates_total gpuq_queue_destro
 LIFECYCLE_PROBES="queue_create create_ioctl queue_destroy process_exit"
 RUNLIST="gpuq_runlist_unmaps_total gpuq_runlist_unmap_duration_seconds_count gpuq_runlist_map_duration_seconds_count gpuq_runlist_failures_total gpuq_runlist_operations_total gpuq_queue_preemptions_total gpuq_queue_preempted_seconds_total"
 EVICTION="gpuq_evictions_total gpuq_eviction_restores_total gpuq_evicted_processes"
+# The BTF tiers read the runlist at each HWS map (docs/kfd-probe-points.md).
+OVERSUB="gpuq_runlist_oversubscribed gpuq_runlist_oversubscribed_maps_total gpuq_runlist_oversubscribed_seconds_total gpuq_runlist_entries gpuq_runlist_entry_limit"
+# The simulator's writable parameters (the limits a runlist is held to).
+SIMPARAM=/sys/module/amdgpu/parameters
 SUBMISSION="gpuq_submissions_total gpuq_queue_pending_packets"
 
 mount -t proc proc /proc
@@ -569,7 +573,7 @@ labels_check() {
 # give must have no series at all, never a zero standing in for a number.
 # SEEDED_EXACT=0: the tier cannot see the destroys and exits of what was
 # seeded from sysfs, so the second half of the scenario starts fresh.
-MODE=fentry TIER=btf-fentry PROBES=$LIFECYCLE_PROBES TIER_GIVES="runlist eviction" SEEDED_EXACT=1
+MODE=fentry TIER=btf-fentry PROBES=$LIFECYCLE_PROBES TIER_GIVES="runlist eviction oversubscription" SEEDED_EXACT=1
 run_mode() {
   m=$1
   shift
@@ -752,6 +756,27 @@ run_mode() {
   else
     expect_absent "$m:runlist" "$RUNLIST"
     expect_truth "$m:runlist-lifecycle" "gpuq_queue_create_failures_total gpuq_queue_destroys_total"
+  fi
+
+  # -- oversubscription: the HWS GPU's limits lowered (the simulator reads
+  #    its parameters at each map, amdkfd its device's at init): a second
+  #    compute queue of d1 beyond 1 CP queue slot, then a second process
+  #    beyond 1 process per quantum; d6's exit and a11's destroy bring the
+  #    runlist back within them; the defaults again at a6's update
+  echo 1 > $SIMPARAM/cp_queue_slots
+  drv d1 create a11 "$G_HWS" aql
+  echo 1 > $SIMPARAM/hws_max_conc_proc
+  start_driver d6 $CG_B 8
+  drv d6 create f1 "$G_HWS" aql
+  exit_driver d6
+  drv d1 destroy a11
+  echo 24 > $SIMPARAM/cp_queue_slots
+  echo 8 > $SIMPARAM/hws_max_conc_proc
+  drv d1 update a6 100
+  if gives oversubscription; then
+    expect_truth "$m:oversubscription" "$OVERSUB"
+  else
+    expect_absent "$m:oversubscription" "$OVERSUB"
   fi
 
   # -- evictions: nested TTM + userptr then two restores (one transition
@@ -1467,7 +1492,7 @@ if [ $rc = 0 ] && [ ! -e /sys/kernel/btf/amdgpu ] && [ -c /dev/kfd ] &&
   sim_gpus
   ARGS_PROBES=$LIFECYCLE_PROBES
   [ $HAS_CONTEXTS = 1 ] && ARGS_PROBES="$ARGS_PROBES context_create"
-  (MODE=kprobe TIER=args-kprobe SEEDED_EXACT=0 PROBES=$ARGS_PROBES run_mode args)
+  (MODE=kprobe TIER=args-kprobe SEEDED_EXACT=0 PROBES=$ARGS_PROBES TIER_GIVES="runlist eviction" run_mode args)
   (client_checks rocr-args args-kprobe rocr)
   (client_checks hip-args args-kprobe hip)
   if echo 0 > /sys/kernel/debug/kprobes/enabled 2> /tmp/kp.txt; then

@@ -89,6 +89,8 @@ struct queue_properties {
 
 struct kgd2kfd_shared_resources {
 	unsigned int compute_vmid_bitmap;
+	/* the CP queues KFD owns (KGD_MAX_QUEUES bits): get_cp_queues_num() */
+	DECLARE_BITMAP(cp_queue_bitmap, 128);
 	int drm_render_minor;
 	bool enable_mes;
 };
@@ -111,6 +113,7 @@ struct kfd_node {
 	void *adev;
 	unsigned int id;
 	uint32_t xcc_mask;
+	unsigned int max_proc_per_quantum; /* hws_max_conc_proc, bounded by VMIDs */
 	struct device_queue_manager *dqm;
 	struct kfd_dev *kfd;
 };
@@ -120,6 +123,7 @@ struct kfd_node {
 struct kfd_dev {
 	void *adev;
 	unsigned int id;
+	unsigned int max_proc_per_quantum; /* hws_max_conc_proc, bounded by VMIDs */
 	struct kgd2kfd_shared_resources shared_resources;
 	struct device_queue_manager *dqm;
 	bool init_complete;
@@ -169,6 +173,7 @@ struct device_queue_manager {
 	unsigned int processes_count;
 	unsigned int active_queue_count;
 	unsigned int active_cp_queue_count;
+	unsigned int gws_queue_count;
 	unsigned int total_queue_count;
 	bool active_runlist;
 	int sched_policy;
@@ -325,6 +330,12 @@ struct sim_gpu {
 	/* victims (kfd_sim_victims.c), under the dqm lock */
 	struct list_head sim_qpds; /* registered processes, amdkfd's dqm->queues */
 	u64 map_gen;		   /* bumped by every unmap that preempts */
+	/* oversubscription truth (kfd_sim_dqm.c, sim_calc_rlib): the open
+	 * window's start and the gauges last reported */
+	u64 oversub_since_ns;
+	unsigned int truth_oversub;
+	unsigned int truth_entries[3];
+	unsigned int truth_limits[3];
 	unsigned int n_off;
 	struct sim_off_window {
 		u64 cgroup;

@@ -74,6 +74,8 @@ static void increment_queue_count(struct device_queue_manager *dqm, struct queue
 	dqm->active_queue_count++;
 	if (q->properties.type == KFD_QUEUE_TYPE_COMPUTE)
 		dqm->active_cp_queue_count++;
+	if (q->properties.is_gws)
+		dqm->gws_queue_count++;
 }
 
 static void decrement_queue_count(struct device_queue_manager *dqm, struct queue *q)
@@ -81,6 +83,8 @@ static void decrement_queue_count(struct device_queue_manager *dqm, struct queue
 	dqm->active_queue_count--;
 	if (q->properties.type == KFD_QUEUE_TYPE_COMPUTE)
 		dqm->active_cp_queue_count--;
+	if (q->properties.is_gws)
+		dqm->gws_queue_count--;
 }
 
 /*
@@ -124,6 +128,105 @@ static void count_op(struct device_queue_manager *dqm, const char *what, uint32_
 /* ---- HWS: the runlist ---------------------------------------------------- */
 
 /*
+ * The limits a runlist is held to. amdkfd sets them once per device
+ * (kgd2kfd_device_init: max_proc_per_quantum from hws_max_conc_proc, bounded
+ * by the VMIDs KFD owns; cp_queue_bitmap from the KGD); the simulator takes
+ * them from its writable parameters at each map, so a guest can lower them
+ * without a reload.
+ */
+static unsigned int hws_max_conc_proc = 8;
+module_param(hws_max_conc_proc, uint, 0644);
+MODULE_PARM_DESC(hws_max_conc_proc, "processes an HWS runlist maps at once (max_proc_per_quantum)");
+static unsigned int cp_queue_slots = 24;
+module_param(cp_queue_slots, uint, 0644);
+MODULE_PARM_DESC(cp_queue_slots,
+		 "CP queues KFD owns per GPU (bits of cp_queue_bitmap, at most 128)");
+
+#ifdef SIM_KFD_NODE
+#define SIM_SHARED(dev) (&(dev)->kfd->shared_resources)
+#else
+#define SIM_SHARED(dev) (&(dev)->shared_resources)
+#endif
+
+static void sim_apply_limits(SIM_DEV *dev)
+{
+	unsigned long *bm = SIM_SHARED(dev)->cp_queue_bitmap;
+
+	dev->max_proc_per_quantum = hws_max_conc_proc;
+	bitmap_zero(bm, 128);
+	bitmap_set(bm, 0, min_t(unsigned int, cp_queue_slots, 128));
+}
+
+/* A truth gauge moved to `now` from what it last said. */
+static void truth_gauge(const char *what, uint32_t gpu_id, uint32_t a, unsigned int *last,
+			unsigned int now)
+{
+	if (now != *last)
+		sim_truth_count(what, gpu_id, a, 0, 0, (s64)now - (s64)*last);
+	*last = now;
+}
+
+/*
+ * pm_calc_rlib_size (kfd_packet_manager.c, 6.1 to 6.12) for the runlist a
+ * map builds, and pm_create_runlist_ib's pm->is_over_subscription. Truth:
+ * "oversub" per reason (a = 0 processes, 1 compute queues, 2 GWS queues),
+ * "oversub_maps", the gauges, and the window to the unmap that ends it.
+ */
+static void sim_calc_rlib(struct device_queue_manager *dqm, struct sim_gpu *g)
+{
+	SIM_DEV *dev = dqm->dev;
+	unsigned int max_proc = dev->max_proc_per_quantum > 1 ? dev->max_proc_per_quantum : 1;
+	unsigned int cp = bitmap_weight(SIM_SHARED(dev)->cp_queue_bitmap, 128);
+	unsigned int over = 0, r;
+
+	if (dqm->processes_count > max_proc)
+		over |= 1;
+	if (dqm->active_cp_queue_count > cp)
+		over |= 2;
+	if (dqm->gws_queue_count > 1)
+		over |= 4;
+	dqm->packet_mgr.is_over_subscription = over != 0;
+	for (r = 0; r < 3; r++)
+		if (over & (1u << r))
+			sim_truth_count("oversub", dev->id, r, 0, 0, 1);
+	if (over) {
+		sim_truth_count("oversub_maps", dev->id, 0, 0, 0, 1);
+		g->oversub_since_ns = ktime_get_ns();
+	}
+}
+
+/*
+ * The gauges at every map's return, a runlist built or not: what the map
+ * leaves in the dqm against the limits, and the last build's verdict while
+ * a runlist with queues and processes is up.
+ */
+static void sim_runlist_gauges(struct device_queue_manager *dqm, struct sim_gpu *g)
+{
+	SIM_DEV *dev = dqm->dev;
+	unsigned int max_proc = dev->max_proc_per_quantum > 1 ? dev->max_proc_per_quantum : 1;
+	bool over =
+	    dqm->packet_mgr.is_over_subscription && dqm->processes_count && dqm->active_queue_count;
+
+	truth_gauge("oversubscribed", dev->id, 0, &g->truth_oversub, over);
+	truth_gauge("rl_entries", dev->id, 0, &g->truth_entries[0], dqm->processes_count);
+	truth_gauge("rl_entries", dev->id, 1, &g->truth_entries[1], dqm->active_cp_queue_count);
+	truth_gauge("rl_entries", dev->id, 2, &g->truth_entries[2], dqm->gws_queue_count);
+	truth_gauge("rl_limit", dev->id, 0, &g->truth_limits[0], max_proc);
+	truth_gauge("rl_limit", dev->id, 1, &g->truth_limits[1],
+		    bitmap_weight(SIM_SHARED(dev)->cp_queue_bitmap, 128));
+	truth_gauge("rl_limit", dev->id, 2, &g->truth_limits[2], 1);
+}
+
+/* The oversubscribed runlist is off the GPU from `start_ns` (an unmap's). */
+static void sim_oversub_end(struct sim_gpu *g, u64 start_ns)
+{
+	if (!g->oversub_since_ns)
+		return;
+	sim_truth_count("oversub_ns", g->dqm.dev->id, 0, 0, 0, start_ns - g->oversub_since_ns);
+	g->oversub_since_ns = 0;
+}
+
+/*
  * Preempts every queue of the runlist (PM4 UNMAP_QUEUES, then a fence wait of
  * up to queue_preemption_timeout_ms). Called for every call site, early
  * returns included; the ground truth counts calls, by return value.
@@ -146,6 +249,7 @@ SIM_HOOK int unmap_queues_cpsch(struct device_queue_manager *dqm,
 		goto out;
 	if (!dqm->active_runlist)
 		goto out;
+	sim_oversub_end(g, start_ns);
 	sim_wait_us(g->unmap_delay_us);
 	if (g->unmap_delay_us)
 		sim_truth_count("unmap_wait_us", dqm->dev->id, 0, 0, 0, g->unmap_delay_us);
@@ -179,10 +283,13 @@ SIM_HOOK int map_queues_cpsch(struct device_queue_manager *dqm)
 	sim_wait_us(g->map_delay_us);
 	if (g->map_delay_us)
 		sim_truth_count("map_wait_us", dqm->dev->id, 0, 0, 0, g->map_delay_us);
+	sim_apply_limits(dqm->dev);
+	sim_calc_rlib(dqm, g);
 	dqm->active_runlist = true;
 out:
 	if (!retval)
 		sim_victims_mapped(g);
+	sim_runlist_gauges(dqm, g);
 	count_op(dqm, "map", 0, retval, 1);
 	return retval;
 }
@@ -771,6 +878,7 @@ void sim_gpus_init(void)
 		g->dev.init_complete = true;
 #endif
 		dqm->dev = &g->dev;
+		sim_apply_limits(&g->dev);
 		dqm->packet_mgr.dqm = dqm;
 		mutex_init(&dqm->lock_hidden);
 		INIT_LIST_HEAD(&dqm->queues);
