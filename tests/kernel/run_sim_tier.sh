@@ -22,7 +22,9 @@
 # take 900 s on a busy host), GPUQ_KTEST_WORKDIR (logs; default a new
 # /tmp/gpuq-simtest.XXXXXX, kept and printed), GPUQ_KTEST_HIP_CLIENT (the
 # hip_client hipcc built; default AGENT's build tree's
-# tests/nullgpu/hip_client).
+# tests/nullgpu/hip_client), GPUQ_KTEST_ONLY (a developer's knob: only the
+# guest's groups named, comma-separated, e.g. fentry,kprobe; the other
+# checks report no result and fail).
 #
 # Needs root and Debian 12 (installs what it needs with apt-get). Prints one
 # ok/FAIL/skip line per check and "N passed, N failed, N skipped"; exits

@@ -21,7 +21,9 @@ K=${GPUQ_KERNEL:-$(uname -r)}
 # named group of checks after the common setup; the host then reports every
 # other check missing, so such a run never passes.
 ONLY=${GPUQ_ONLY:-}
-only() { [ -z "$ONLY" ] || [ "$ONLY" = "$1" ]; }
+# only GROUP: GPUQ_ONLY (GPUQ_KTEST_ONLY on the host) is empty or names
+# GROUP, alone or in a comma-separated list (fentry,nobtf).
+only() { [ -z "$ONLY" ] || case ",$ONLY," in *",$1,"*) true ;; *) false ;; esac; }
 SIM=/lib/kfd-sim
 PORT=9464
 URL=http://127.0.0.1:$PORT/metrics
