@@ -245,6 +245,39 @@ std::string RenderTable(const Snapshot& s) {
     out += "RUNLIST (preemption)\n" + rl.Render() + "\n";
   }
 
+  if (!s.oversubscription.empty()) {
+    // gpuq_runlist_oversubscribed*, gpuq_runlist_entries and _entry_limit.
+    Table os({"GPU_ID", "OVERSUBSCRIBED", "PROCESSES", "COMPUTE_QUEUES",
+              "GWS_QUEUES", "OVERSUBSCRIBED_MAPS", "OVERSUBSCRIBED_S"});
+    for (const auto& [gpu_id, series] : s.oversubscription) {
+      const RunlistShape& shape = series.shape;
+      auto of = [&](RunlistEntryKind kind) {
+        const size_t k = static_cast<size_t>(kind);
+        return shape.limits[k] == 0
+                   ? fmt::format("{}", shape.entries[k])
+                   : fmt::format("{}/{}", shape.entries[k], shape.limits[k]);
+      };
+      std::string reasons;
+      for (size_t r = 0; r < kOversubscriptionReasons; ++r) {
+        if (series.maps_by_reason[r] == 0) continue;
+        reasons += fmt::format(
+            "{}{}={}", reasons.empty() ? "" : " ",
+            OversubscriptionReasonLabel(static_cast<OversubscriptionReason>(r)),
+            series.maps_by_reason[r]);
+      }
+      os.Add(
+          {std::to_string(gpu_id), shape.oversubscribed ? "yes" : "no",
+           of(RunlistEntryKind::kProcesses),
+           of(RunlistEntryKind::kComputeQueues),
+           of(RunlistEntryKind::kGwsQueues), reasons.empty() ? "-" : reasons,
+           fmt::format("{:.3f}",
+                       static_cast<double>(series.oversubscribed_ns) / 1e9)});
+    }
+    out +=
+        "RUNLIST (oversubscription: count/limit of the runlist last built)\n" +
+        os.Render() + "\n";
+  }
+
   if (!s.process_rows.empty()) {
     Table procs({"PID", "COMM", "CONTAINER", "POD", "NAMESPACE",
                  "QUEUES(gpu:n)", "SUBMIT/S(gpu:n)", "STATE"});

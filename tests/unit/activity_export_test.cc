@@ -170,6 +170,56 @@ TEST(ActivityExportTest, EvictionFamilies) {
   EXPECT_DOUBLE_EQ(series[0]->histogram.sample_sum, 2.0);
 }
 
+// An HWS map that read an oversubscribed runlist (3 processes for 2, 25
+// compute queues for 24), then the unmap that took it off 2 s later.
+TEST(ActivityExportTest, OversubscriptionFamiliesAndOnceTable) {
+  auto p = Offline();
+  gpuq_runlist_event map =
+      Runlist(kKey, kPid, kCg, kGpu, GPUQ_RUNLIST_MAP, GPUQ_CAUSE_CREATE, 1000);
+  map.hdr.ts_ns = 1 * kSec;
+  map.flags = GPUQ_RUNLIST_F_RUNLIST_READ | GPUQ_RUNLIST_F_OVERSUBSCRIBED;
+  map.processes = 3;
+  map.compute_queues = 25;
+  map.process_limit = 2;
+  map.compute_queue_limit = 24;
+  p->Handle(map);
+  gpuq_runlist_event unmap = Runlist(kKey, kPid, kCg, kGpu, GPUQ_RUNLIST_UNMAP,
+                                     GPUQ_CAUSE_DESTROY, 1000);
+  unmap.hdr.ts_ns = 3 * kSec + 1000;
+  p->Handle(unmap);
+  const Snapshot s = p->TakeSnapshot();
+  const auto f = BuildFamilies(s);
+  const LabelMap gpu = {{"gpu_id", "11437"}};
+  EXPECT_EQ(One(f, "gpuq_runlist_oversubscribed", gpu), 1);
+  EXPECT_EQ(One(f, "gpuq_runlist_oversubscribed_maps_total",
+                {{"gpu_id", "11437"}, {"reason", "processes"}}),
+            1);
+  EXPECT_EQ(One(f, "gpuq_runlist_oversubscribed_maps_total",
+                {{"gpu_id", "11437"}, {"reason", "compute_queues"}}),
+            1);
+  EXPECT_EQ(One(f, "gpuq_runlist_oversubscribed_maps_total",
+                {{"gpu_id", "11437"}, {"reason", "other"}}),
+            0);
+  EXPECT_DOUBLE_EQ(One(f, "gpuq_runlist_oversubscribed_seconds_total", gpu),
+                   2.0);
+  EXPECT_EQ(One(f, "gpuq_runlist_entries",
+                {{"gpu_id", "11437"}, {"kind", "compute_queues"}}),
+            25);
+  EXPECT_EQ(One(f, "gpuq_runlist_entry_limit",
+                {{"gpu_id", "11437"}, {"kind", "processes"}}),
+            2);
+  const std::string out = RenderOnce(s, OnceFormat::kTable);
+  EXPECT_NE(out.find("RUNLIST (oversubscription"), std::string::npos) << out;
+  EXPECT_NE(out.find("3/2"), std::string::npos) << out;
+  EXPECT_NE(out.find("25/24"), std::string::npos) << out;
+  EXPECT_NE(out.find("processes=1 compute_queues=1"), std::string::npos) << out;
+  EXPECT_NE(out.find("2.000"), std::string::npos) << out;
+  // Without such a map, no table.
+  EXPECT_EQ(RenderOnce(Busy()->TakeSnapshot(), OnceFormat::kTable)
+                .find("oversubscription"),
+            std::string::npos);
+}
+
 TEST(ActivityExportTest, OnceTableShowsRatesPendingAndRunlist) {
   const Snapshot s = Busy()->TakeSnapshot();
   const std::string out = RenderOnce(s, OnceFormat::kTable);
