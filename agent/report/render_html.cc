@@ -533,6 +533,24 @@ std::string RunSection(const RunReport& r, const std::string& name, size_t i) {
                        Stat(row.map, &DurationStats::max), Dash(failures)});
   }
   out += RenderTable(rl, p + "runlist", "No runlist operation in this run.");
+  Table over{{"GPU", "#oversubscribed runlists", "reasons",
+              "#seconds oversubscribed", "at end"},
+             {}};
+  for (const auto& row : r.runlist) {
+    if (!row.oversubscription) continue;
+    std::string reasons;
+    for (const auto& [why, n] : row.oversubscription->by_reason) {
+      reasons += fmt::format("{}{}={}", reasons.empty() ? "" : ", ", why, n);
+    }
+    over.rows.push_back({U(row.gpu_id), U(row.oversubscription->maps),
+                         Dash(reasons),
+                         fmt::format("{:.3f}", row.oversubscription->seconds),
+                         row.oversubscription->at_end ? "yes" : "no"});
+  }
+  if (!over.rows.empty()) {
+    out += "<h3>Runlist oversubscription</h3>\n" +
+           RenderTable(over, p + "oversubscription", "");
+  }
 
   out += "<h3>Evictions</h3>\n" + EvictionChart(r, i);
   Table ev{{"container", "#pid", "#GPU", "trigger", "#start (s)", "#duration"},
@@ -590,6 +608,12 @@ std::string Comparison(const std::vector<RunReport>& runs,
   row("slowest unmap", [](R r) {
     const auto d = UnmapDurations(r);
     return d.empty() ? std::string("-") : FormatSeconds(d.back());
+  });
+  row("oversubscribed runlists / seconds", [](R r) {
+    const auto total = OversubscribedTotals(r);
+    return total ? fmt::format("{} / {}", total->maps,
+                               FormatSeconds(total->seconds))
+                 : std::string("-");
   });
   row("evictions", [](R r) { return U(r.evictions); });
   row("time evicted, total",

@@ -171,13 +171,21 @@ nlohmann::ordered_json RunJson(const RunReport& r) {
   for (const RunlistRow& l : r.runlist) {
     Json failures = Json::object();
     for (const auto& [what, n] : l.failures) failures[what] = n;
+    Json oversubscription = nullptr;
+    if (l.oversubscription) {
+      oversubscription = Json{{"maps", l.oversubscription->maps},
+                              {"by_reason", l.oversubscription->by_reason},
+                              {"seconds", l.oversubscription->seconds},
+                              {"at_end", l.oversubscription->at_end}};
+    }
     runlist.push_back(Json{{"gpu_id", l.gpu_id},
                            {"scheduler", l.scheduler},
                            {"unmaps", l.unmaps},
                            {"maps", l.maps},
                            {"unmap", Stats(l.unmap)},
                            {"map", Stats(l.map)},
-                           {"failures", failures}});
+                           {"failures", failures},
+                           {"oversubscription", oversubscription}});
   }
   run["runlist"] = runlist;
 

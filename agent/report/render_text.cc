@@ -267,6 +267,23 @@ std::string RenderRunText(const RunReport& r, bool md) {
          Dur(l.map, &DurationStats::max), Dash(failed)});
   }
   out += Emit(runlist, md);
+  // Only where a map read its runlist (BTF tiers): the others cannot tell.
+  Table over(
+      {"GPU_ID", "OVERSUBSCRIBED_MAPS", "REASONS", "OVERSUBSCRIBED", "AT_END"});
+  for (const RunlistRow& l : r.runlist) {
+    if (!l.oversubscription) continue;
+    std::string reasons;
+    for (const auto& [why, n] : l.oversubscription->by_reason) {
+      reasons += fmt::format("{}{}={}", reasons.empty() ? "" : ",", why, n);
+    }
+    over.Add({N(l.gpu_id), N(l.oversubscription->maps), Dash(reasons),
+              FormatDuration(l.oversubscription->seconds),
+              l.oversubscription->at_end ? "yes" : "no"});
+  }
+  if (!over.empty()) {
+    out += Section("Runlist oversubscription (HWS time-slicing)", md);
+    out += Emit(over, md);
+  }
 
   // Caused: unmaps the container's operations ran; suffered: times its
   // queues were taken off a GPU (by its own operations or others').
@@ -383,6 +400,16 @@ std::string RenderComparisonText(const std::vector<RunReport>& runs, bool md) {
     double seconds = 0;
     for (const ContainerRow& c : r.containers) seconds += c.seconds_off_gpu;
     return Sec(seconds);
+  });
+  // Summed over the HWS GPUs whose maps read their runlist; "-" for a run
+  // none did (a BTF-free tier, an older capture).
+  row("oversubscribed runlists", [](const RunReport& r) {
+    const auto total = OversubscribedTotals(r);
+    return total ? N(total->maps) : std::string("-");
+  });
+  row("oversubscribed (s, per GPU)", [](const RunReport& r) {
+    const auto total = OversubscribedTotals(r);
+    return total ? Sec(total->seconds) : std::string("-");
   });
   row("evictions", [](const RunReport& r) { return N(r.evictions); });
   row("evicted (s)", [](const RunReport& r) { return Sec(EvictedSeconds(r)); });

@@ -816,6 +816,20 @@ RunReport Analyzer::Impl::Finish() {
       row.failures[fmt::format("{}:{}", fkey.unmap ? "unmap" : "map",
                                ErrnoLabel(fkey.error))] += n;
     }
+    if (auto o = s.oversubscription.find(key.first);
+        !key.second && o != s.oversubscription.end()) {
+      OversubscriptionFigures f;
+      f.maps = o->second.oversubscribed_maps;
+      for (size_t k = 0; k < kOversubscriptionReasons; ++k) {
+        if (o->second.maps_by_reason[k] == 0) continue;
+        f.by_reason[OversubscriptionReasonLabel(
+            static_cast<OversubscriptionReason>(k))] =
+            o->second.maps_by_reason[k];
+      }
+      f.seconds = static_cast<double>(o->second.oversubscribed_ns) / 1e9;
+      f.at_end = o->second.shape.oversubscribed;
+      row.oversubscription = f;
+    }
     r.runlist.push_back(row);
   }
 

@@ -12,6 +12,22 @@ bool Owner::operator==(const Owner& o) const {
   return container == o.container && pod == o.pod && ns == o.ns;
 }
 
+std::optional<OversubscriptionFigures> OversubscribedTotals(
+    const RunReport& r) {
+  std::optional<OversubscriptionFigures> total;
+  for (const RunlistRow& row : r.runlist) {
+    if (!row.oversubscription) continue;
+    if (!total) total.emplace();
+    total->maps += row.oversubscription->maps;
+    total->seconds += row.oversubscription->seconds;
+    total->at_end = total->at_end || row.oversubscription->at_end;
+    for (const auto& [why, n] : row.oversubscription->by_reason) {
+      total->by_reason[why] += n;
+    }
+  }
+  return total;
+}
+
 const char* QueueClassName(QueueClass c) {
   switch (c) {
     case QueueClass::kNone:

@@ -125,6 +125,14 @@ struct QueueSubmissionRow {
   uint64_t samples = 0;  ///< readable samples
 };
 
+/// An HWS GPU's oversubscribed runlists (gpuq_runlist_oversubscribed_*).
+struct OversubscriptionFigures {
+  uint64_t maps = 0;                          ///< runlists built oversubscribed
+  std::map<std::string, uint64_t> by_reason;  ///< "compute_queues" -> maps
+  double seconds = 0;   ///< closed windows, as /metrics counts them
+  bool at_end = false;  ///< the last runlist built is oversubscribed
+};
+
 /// Runlist preemption on one (GPU, scheduler).
 struct RunlistRow {
   uint32_t gpu_id = 0;
@@ -134,6 +142,9 @@ struct RunlistRow {
   DurationStats unmap;
   DurationStats map;
   std::map<std::string, uint64_t> failures;  ///< "unmap:ETIME" -> count
+  /// HWS in a BTF tier: the runlists its maps read; none where no map read
+  /// one (the args-kprobe and tracepoint tiers, captures before 2026-11-27).
+  std::optional<OversubscriptionFigures> oversubscription;
 };
 
 struct EvictionRow {
@@ -235,6 +246,10 @@ struct RunReport {
   std::vector<CreateFailureRow> create_failure_list;
   Timeline timeline;
 };
+
+/// The oversubscription figures of `r`'s HWS GPUs summed (maps, seconds;
+/// at_end if any GPU's last runlist is); none if no map read a runlist.
+std::optional<OversubscriptionFigures> OversubscribedTotals(const RunReport& r);
 
 /// "single queue", "one per GPU", "more queues than GPUs", "no queues".
 const char* QueueClassName(QueueClass c);

@@ -2,11 +2,13 @@
 // bundled examples/default.gpuqcap, and large captures for benchmarks).
 // The same arguments always give the same bytes.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/stat.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "scenario.h"
 #include "sources/capture.h"
@@ -38,11 +40,12 @@ int main(int argc, char** argv) {
   std::string scenario;
   std::string output;
   gpuq::ScaleParams scale;
+  std::vector<std::string> names = gpuq::NamedScenarios();
+  names.push_back("scale");
   app.add_option("--scenario", scenario,
-                 "default | cnn | transformer | deepseek8 | shared-gpu | scale")
+                 fmt::format("{}", fmt::join(names, " | ")))
       ->required()
-      ->check(CLI::IsMember({"default", "cnn", "transformer", "deepseek8",
-                             "shared-gpu", "scale"}));
+      ->check(CLI::IsMember(names));
   app.add_option("-o,--output", output, "capture file to write (truncated)")
       ->required();
   CLI::Option* containers =

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <unordered_map>
 #include <unordered_set>
@@ -162,6 +163,14 @@ struct Indexes {
   uint64_t read;
 };
 
+// What an HWS map reads of the runlist it left (GPUQ_EV_RUNLIST's fields).
+struct RunlistRead {
+  uint32_t processes;
+  uint32_t compute_queues;
+  uint32_t process_limit;
+  uint32_t compute_queue_limit;
+};
+
 // Turns scenario steps into records, keeping the invariants the real agent's
 // output has: cgroup path before first use, increasing timestamps, KFD's
 // lowest-free queue id allocation.
@@ -263,6 +272,36 @@ class Emitter {
     Emit(e);
   }
 
+  // An HWS map that read the runlist it left (the BTF tiers'
+  // GPUQ_RUNLIST_F_RUNLIST_READ), at ts_ns.
+  void MapRead(const size_t* cause_process, uint32_t gpu_id, uint32_t cause,
+               uint64_t duration_ns, uint64_t ts_ns, const RunlistRead& rl) {
+    gpuq_runlist_event e;
+    std::memset(&e, 0, sizeof(e));
+    const uint64_t ts = AdvanceTo(ts_ns);
+    if (cause_process != nullptr) {
+      e.hdr = OwnerHeader(GPUQ_EV_RUNLIST, processes_[*cause_process], ts);
+    } else {
+      e.hdr.type = GPUQ_EV_RUNLIST;
+      e.hdr.ts_ns = ts;
+    }
+    e.gpu_id = gpu_id;
+    e.op = GPUQ_RUNLIST_MAP;
+    e.cause = cause;
+    e.duration_ns = duration_ns;
+    e.flags = GPUQ_RUNLIST_F_RUNLIST_READ;
+    e.processes = rl.processes;
+    e.compute_queues = rl.compute_queues;
+    e.process_limit = rl.process_limit;
+    e.compute_queue_limit = rl.compute_queue_limit;
+    // pm_calc_rlib_size's tests (the GWS count stays 0 here)
+    if (rl.processes > std::max(rl.process_limit, 1u) ||
+        rl.compute_queues > rl.compute_queue_limit) {
+      e.flags |= GPUQ_RUNLIST_F_OVERSUBSCRIBED;
+    }
+    Emit(e);
+  }
+
   // An eviction state change of `process` on `gpu_id` at ts_ns.
   void Eviction(size_t process, uint32_t gpu_id, uint32_t kind,
                 uint32_t trigger, uint64_t duration_ns, uint32_t queues,
@@ -319,10 +358,13 @@ class Emitter {
 
   // At the next tick, or at ts_ns (fixed-time scenarios) if non-zero.
   Queue Create(size_t process, uint32_t gpu_id, uint32_t type,
-               uint64_t ts_ns = 0) {
+               uint64_t ts_ns = 0, uint32_t priority = kPriorityNormal) {
     Process& p = processes_[process];
     const Queue q{process, AllocQueueId(p), gpu_id, type};
-    Emit(CreateRecord(p, q, ts_ns != 0 ? AdvanceTo(ts_ns) : Tick()));
+    gpuq_queue_create_event e =
+        CreateRecord(p, q, ts_ns != 0 ? AdvanceTo(ts_ns) : Tick());
+    e.priority = priority;
+    Emit(e);
     ++summary_.creates;
     ++live_;
     return q;
@@ -1010,6 +1052,106 @@ bool BuildSharedGpuScenario(const EventSink& sink, ScenarioSummary* summary) {
   return em.ok();
 }
 
+// The users' experiment (issue: who gets preempted, for how long, and
+// why): a latency-sensitive container ("latency", one high-priority compute
+// queue, 100 packets/s) beside a batch container ("batch", two streams,
+// 4000 packets/s) on one MI300X GPU for 30 s. The batch job makes a third
+// stream from +10 s to +20 s, and recycles its second stream at +5, +15
+// and +25 s. With `cp_queue_slots` 2 the runlist holds more compute queues
+// than the scheduler maps at once from the latency queue's create on;
+// with 24 it always fits: the two captures compare the two runs.
+bool BuildPairScenario(const EventSink& sink, ScenarioSummary* summary,
+                       uint32_t cp_queue_slots) {
+  Emitter em(sink, 6);
+  const uint64_t t0 = kScenarioStartNs;
+  constexpr uint64_t kLatencyCgroup = 7501;
+  constexpr uint64_t kBatchCgroup = 7502;
+  DeclareDockerContainer(&em, kLatencyCgroup, "latency", 0x75);
+  DeclareDockerContainer(&em, kBatchCgroup, "batch", 0x76);
+  em.GpuInfo(Mi300xRecord(0, t0));
+  const uint32_t gpu = kMi300xNode[0].gpu_id;
+  const size_t batch =
+      em.AddProcess(7602, kBatchCgroup, ProcessKey(0x76020), "python3");
+  const size_t lat =
+      em.AddProcess(7601, kLatencyCgroup, ProcessKey(0x76010), "python3");
+  RunlistRead rl{0, 0, 8, cp_queue_slots};
+  // amdkfd: a create or destroy is an unmap of the runlist up, then a map
+  // of the new one (the first map has nothing to unmap).
+  auto remap = [&](const size_t* who, uint32_t cause, uint64_t at, bool unmap) {
+    if (unmap) {
+      em.Runlist(who, gpu, GPUQ_RUNLIST_UNMAP, cause, kFilterDynamic, 0, 0,
+                 200 * kUs, at);
+    }
+    em.MapRead(who, gpu, cause, 80 * kUs, at + kMs, rl);
+  };
+  // Records in the kernel's order: an operation's runlist records (written
+  // at their returns) come before its own create or destroy record.
+  rl.processes = 1;
+  rl.compute_queues = 1;
+  remap(&batch, GPUQ_CAUSE_CREATE, t0 + 100 * kMs, false);
+  const Queue b1 =
+      em.Create(batch, gpu, GPUQ_QUEUE_COMPUTE, t0 + 100 * kMs + 2 * kMs);
+  rl.compute_queues = 2;
+  remap(&batch, GPUQ_CAUSE_CREATE, t0 + 150 * kMs, true);
+  Queue b2 =
+      em.Create(batch, gpu, GPUQ_QUEUE_COMPUTE, t0 + 150 * kMs + 2 * kMs);
+  rl.processes = 2;
+  rl.compute_queues = 3;
+  remap(&lat, GPUQ_CAUSE_CREATE, t0 + 200 * kMs, true);
+  const Queue l1 =
+      em.Create(lat, gpu, GPUQ_QUEUE_COMPUTE, t0 + 200 * kMs + 2 * kMs,
+                15 /* HIP's high stream priority */);
+  std::optional<Queue> b3;
+  uint64_t recycled = 0;  // b2's packets before its last recycle
+  for (uint64_t k = 1; k <= 30; ++k) {
+    const uint64_t at = t0 + k * kS;
+    SampleRound(&em, {{l1, 100, 0}, {b1, 2000, 32}}, at, k);
+    em.Sample(b2, at, Indexes{2000 * k - recycled, 2000 * k - recycled - 32},
+              true);
+    if (b3) em.Sample(*b3, at, Indexes{1000 * (k - 10), 1000 * (k - 10)}, true);
+    const uint64_t half = at + 500 * kMs;
+    if (k % 10 == 5) {
+      // The batch job recycles its second stream: destroy, then create.
+      --rl.compute_queues;
+      remap(&batch, GPUQ_CAUSE_DESTROY, half, true);
+      em.Destroy(b2, GPUQ_DESTROY_IOCTL, 0, half + 2 * kMs);
+      ++rl.compute_queues;
+      remap(&batch, GPUQ_CAUSE_CREATE, half + 10 * kMs, true);
+      b2 = em.Create(batch, gpu, GPUQ_QUEUE_COMPUTE, half + 12 * kMs);
+      recycled = 2000 * k;
+    }
+    if (k == 10) {
+      ++rl.compute_queues;
+      remap(&batch, GPUQ_CAUSE_CREATE, half, true);
+      b3 = em.Create(batch, gpu, GPUQ_QUEUE_COMPUTE, half + 2 * kMs);
+    }
+    if (k == 20) {
+      --rl.compute_queues;
+      remap(&batch, GPUQ_CAUSE_DESTROY, half, true);
+      em.Destroy(*b3, GPUQ_DESTROY_IOCTL, 0, half + 2 * kMs);
+      b3.reset();
+    }
+  }
+  if (summary != nullptr) *summary = em.Finish();
+  return em.ok();
+}
+
+bool BuildPairOversubscribedScenario(const EventSink& sink,
+                                     ScenarioSummary* summary) {
+  return BuildPairScenario(sink, summary, 2);
+}
+
+bool BuildPairFitsScenario(const EventSink& sink, ScenarioSummary* summary) {
+  return BuildPairScenario(sink, summary, 24);
+}
+
+const std::vector<std::string>& NamedScenarios() {
+  static const std::vector<std::string> names = {
+      "default",    "cnn",       "transformer",        "deepseek8",
+      "shared-gpu", "pair-fits", "pair-oversubscribed"};
+  return names;
+}
+
 bool BuildNamedScenario(const std::string& name, const EventSink& sink,
                         ScenarioSummary* summary) {
   if (name == "default") return BuildDefaultScenario(sink, summary);
@@ -1017,6 +1159,10 @@ bool BuildNamedScenario(const std::string& name, const EventSink& sink,
   if (name == "transformer") return BuildTransformerScenario(sink, summary);
   if (name == "deepseek8") return BuildDeepseek8Scenario(sink, summary);
   if (name == "shared-gpu") return BuildSharedGpuScenario(sink, summary);
+  if (name == "pair-oversubscribed") {
+    return BuildPairOversubscribedScenario(sink, summary);
+  }
+  if (name == "pair-fits") return BuildPairFitsScenario(sink, summary);
   return false;
 }
 

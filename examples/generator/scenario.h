@@ -75,10 +75,21 @@ bool BuildDeepseek8Scenario(const EventSink& sink,
 /// ResNet-18 and ResNet-50 sharing one GPU, with preemptions, 30 s.
 bool BuildSharedGpuScenario(const EventSink& sink,
                             ScenarioSummary* summary = nullptr);
+/// The users' experiment: a latency container with a high-priority queue
+/// beside a batch container on one HWS GPU, 30 s; with 2 CP queue slots
+/// its runlist is oversubscribed from the latency queue's create on, with
+/// 24 it fits.
+bool BuildPairOversubscribedScenario(const EventSink& sink,
+                                     ScenarioSummary* summary = nullptr);
+bool BuildPairFitsScenario(const EventSink& sink,
+                           ScenarioSummary* summary = nullptr);
 /// Any fixed scenario by name: default, cnn, transformer, deepseek8,
-/// shared-gpu. False for another name or a stopped sink.
+/// shared-gpu, pair-oversubscribed, pair-fits. False for another name or a
+/// stopped sink.
 bool BuildNamedScenario(const std::string& name, const EventSink& sink,
                         ScenarioSummary* summary = nullptr);
+/// The names BuildNamedScenario takes, in that order.
+const std::vector<std::string>& NamedScenarios();
 
 /// N single-process Docker containers on 8 GPUs, M queues each, then K
 /// destroy+create churn operations. `params` must pass ValidateScaleParams.

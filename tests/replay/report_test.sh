@@ -14,7 +14,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 # Captures under their short names, so reports name them the same anywhere.
 cp "$SRC/examples/default.gpuqcap" "$tmp/default.gpuqcap"
-for s in cnn transformer deepseek8 shared-gpu; do
+for s in cnn transformer deepseek8 shared-gpu pair-oversubscribed pair-fits; do
   run "$GEN" --scenario "$s" -o "$tmp/$s.gpuqcap"
   expect_rc "generate scenario $s" 0
 done
@@ -32,7 +32,7 @@ golden() {  # golden NAME: compares $OUT with $GOLDEN/NAME
   fi
 }
 
-for cap in default cnn transformer deepseek8 shared-gpu; do
+for cap in default cnn transformer deepseek8 shared-gpu pair-oversubscribed; do
   for fmt in text markdown json; do
     run "$AGENT" report "$cap.gpuqcap" --output "$fmt"
     expect_rc "report $cap --output $fmt" 0
@@ -43,6 +43,12 @@ for fmt in text markdown json; do
   run "$AGENT" report cnn.gpuqcap transformer.gpuqcap deepseek8.gpuqcap --output "$fmt"
   expect_rc "report of three captures --output $fmt" 0
   golden "compare-cnn-transformer-deepseek8.$fmt"
+done
+# The users' experiment, run twice: the same preemptions, one oversubscribed.
+for fmt in text markdown json; do
+  run "$AGENT" report pair-fits.gpuqcap pair-oversubscribed.gpuqcap --output "$fmt"
+  expect_rc "report of the pair's two runs --output $fmt" 0
+  golden "compare-pair-fits-oversubscribed.$fmt"
 done
 run "$AGENT" report default.gpuqcap
 expect_rc "text is the default output" 0
@@ -73,6 +79,10 @@ jq_is transformer.gpuqcap "r['classification']['verdict']" "needs selective pree
 jq_is deepseek8.gpuqcap "r['submissions']['total']" 720000
 jq_is deepseek8.gpuqcap "r['queues']['peak']" 24
 jq_is deepseek8.gpuqcap "r['gpus_used']" 8
+jq_is pair-oversubscribed.gpuqcap "[(c['owner']['container'], c['preempted_by_self'], c['preempted_by_others']) for c in r['containers']]" "[('batch', 9, 1), ('latency', 0, 8)]"
+jq_is pair-oversubscribed.gpuqcap "r['runlist'][0]['oversubscription']['maps']" 7
+jq_is pair-oversubscribed.gpuqcap "round(r['runlist'][0]['oversubscription']['seconds'], 9)" 25.2828
+jq_is pair-fits.gpuqcap "r['runlist'][0]['oversubscription']['seconds']" 0.0
 jq_is shared-gpu.gpuqcap "[p['submissions_mean_per_s'] for p in r['processes']]" "[600.0, 4000.0]"
 jq_is shared-gpu.gpuqcap "[c['preemptions_caused'] for c in r['containers']]" "[5, 2]"
 jq_is shared-gpu.gpuqcap "r['runlist'][0]['unmap']['p50_s']" 0.00025

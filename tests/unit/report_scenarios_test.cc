@@ -168,6 +168,46 @@ TEST(ReportScenarioTest, SharedGpuSplitsRatesAndPreemptions) {
   for (size_t i = 1; i < s18.values.size(); ++i) EXPECT_EQ(s18.values[i], 600);
 }
 
+// The users' experiment: how often was the latency container preempted,
+// for how long and by whom, and was the scheduler oversubscribed (the
+// windows are worked out in examples/README.md, "pair-oversubscribed").
+TEST(ReportScenarioTest, PairAnswersVictimsAndOversubscription) {
+  const RunReport over =
+      Analyze(BuildPairOversubscribedScenario, "pair-oversubscribed");
+  const ContainerRow* lat = FindContainer(over, "latency");
+  const ContainerRow* batch = FindContainer(over, "batch");
+  ASSERT_NE(lat, nullptr);
+  ASSERT_NE(batch, nullptr);
+  EXPECT_EQ(lat->preempted_by_others, 8u);  // batch's creates and destroys
+  EXPECT_EQ(lat->preempted_by_self, 0u);    // its create's queue was not mapped
+  EXPECT_NEAR(lat->seconds_off_gpu, 0.0096, 1e-9);  // 8 x (200 us + 1 ms)
+  EXPECT_EQ(batch->preemptions_caused, 9u);
+  EXPECT_EQ(batch->preempted_by_others, 1u);  // latency's create
+  ASSERT_EQ(over.runlist.size(), 1u);
+  ASSERT_TRUE(over.runlist[0].oversubscription.has_value());
+  const OversubscriptionFigures& o = *over.runlist[0].oversubscription;
+  EXPECT_EQ(o.maps, 7u);
+  EXPECT_EQ(o.by_reason.at("compute_queues"), 7u);
+  EXPECT_EQ(o.by_reason.count("processes"), 0u);
+  EXPECT_NEAR(o.seconds, 25.2828, 1e-9);
+  EXPECT_TRUE(o.at_end);
+  const std::string text = RenderText({over}, false);
+  EXPECT_NE(text.find("compute_queues=7"), std::string::npos) << text;
+  // The same run with 24 CP queue slots: the same preemptions, never
+  // oversubscribed.
+  const RunReport fits = Analyze(BuildPairFitsScenario, "pair-fits");
+  ASSERT_EQ(fits.runlist.size(), 1u);
+  ASSERT_TRUE(fits.runlist[0].oversubscription.has_value());
+  EXPECT_EQ(fits.runlist[0].oversubscription->maps, 0u);
+  EXPECT_EQ(fits.runlist[0].oversubscription->seconds, 0.0);
+  EXPECT_FALSE(fits.runlist[0].oversubscription->at_end);
+  EXPECT_EQ(FindContainer(fits, "latency")->preempted_by_others, 8u);
+  // Captures without the runlist read (every other scenario) show none.
+  EXPECT_FALSE(Analyze(BuildSharedGpuScenario, "shared-gpu")
+                   .runlist[0]
+                   .oversubscription.has_value());
+}
+
 TEST(ReportRenderTest, JsonCarriesTheSchemaAndOneRunPerCapture) {
   const RunReport a = Analyze(BuildCnnScenario, "cnn");
   const RunReport b = Analyze(BuildSharedGpuScenario, "shared-gpu");
