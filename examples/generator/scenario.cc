@@ -273,12 +273,12 @@ class Emitter {
   }
 
   // An HWS map that read the runlist it left (the BTF tiers'
-  // GPUQ_RUNLIST_F_RUNLIST_READ), at ts_ns.
+  // GPUQ_RUNLIST_F_RUNLIST_READ), at the next tick or at ts_ns if non-zero.
   void MapRead(const size_t* cause_process, uint32_t gpu_id, uint32_t cause,
                uint64_t duration_ns, uint64_t ts_ns, const RunlistRead& rl) {
     gpuq_runlist_event e;
     std::memset(&e, 0, sizeof(e));
-    const uint64_t ts = AdvanceTo(ts_ns);
+    const uint64_t ts = ts_ns != 0 ? AdvanceTo(ts_ns) : Tick();
     if (cause_process != nullptr) {
       e.hdr = OwnerHeader(GPUQ_EV_RUNLIST, processes_[*cause_process], ts);
     } else {
@@ -695,19 +695,23 @@ bool BuildDefaultScenario(const EventSink& sink, ScenarioSummary* summary) {
 
   // TTM evicts the trainer on GPU 0 (vLLM needs the VRAM): the runlist is
   // preempted and remapped without its queues; 150 ms later they are back.
+  // GPU 0's maps read the runlist they leave (the BTF tiers do): a
+  // partition whose runlist KFD holds to 4 CP queues and 8 processes. The
+  // restore brings the trainer's 2 compute queues back beside vLLM's 3:
+  // oversubscribed (HWS time-slices them) until the trainer's teardown.
   const uint32_t gpu0 = kMi300xNode[0].gpu_id;
   em.Runlist(&trainer, gpu0, GPUQ_RUNLIST_UNMAP, GPUQ_CAUSE_EVICT,
              kFilterDynamic, 0, 0, 310 * kUs);
-  em.Runlist(&trainer, gpu0, GPUQ_RUNLIST_MAP, GPUQ_CAUSE_EVICT, 0, 0, 0,
-             95 * kUs);
+  em.MapRead(&trainer, gpu0, GPUQ_CAUSE_EVICT, 95 * kUs, 0,
+             RunlistRead{2, 3, 8, 4});
   const uint64_t ttm_evict = em.now() + kMs;
   em.Eviction(trainer, gpu0, GPUQ_EVICTION_EVICT, GPUQ_TRIGGER_TTM, 420 * kUs,
               3, ttm_evict);
   em.Runlist(&trainer, gpu0, GPUQ_RUNLIST_UNMAP, GPUQ_CAUSE_RESTORE,
              kFilterDynamic, 0, 0, 120 * kUs,
              ttm_evict + 150 * kMs - 200 * kUs);
-  em.Runlist(&trainer, gpu0, GPUQ_RUNLIST_MAP, GPUQ_CAUSE_RESTORE, 0, 0, 0,
-             90 * kUs, ttm_evict + 150 * kMs - 100 * kUs);
+  em.MapRead(&trainer, gpu0, GPUQ_CAUSE_RESTORE, 90 * kUs,
+             ttm_evict + 150 * kMs - 100 * kUs, RunlistRead{2, 5, 8, 4});
   em.Eviction(trainer, gpu0, GPUQ_EVICTION_RESTORE, GPUQ_TRIGGER_UNKNOWN,
               260 * kUs, 3, ttm_evict + 150 * kMs);
 
@@ -730,8 +734,8 @@ bool BuildDefaultScenario(const EventSink& sink, ScenarioSummary* summary) {
   // then the queues are freed one by one.
   em.Runlist(&trainer, gpu0, GPUQ_RUNLIST_UNMAP, GPUQ_CAUSE_TERMINATE,
              kFilterDynamic, 0, 0, 140 * kUs);
-  em.Runlist(&trainer, gpu0, GPUQ_RUNLIST_MAP, GPUQ_CAUSE_TERMINATE, 0, 0, 0,
-             85 * kUs);
+  em.MapRead(&trainer, gpu0, GPUQ_CAUSE_TERMINATE, 85 * kUs, 0,
+             RunlistRead{1, 3, 8, 4});
   for (const Queue& q : trainer_queues) {
     em.Destroy(q, GPUQ_DESTROY_PROCESS_EXIT);
   }
