@@ -253,42 +253,17 @@ class Emitter {
   void Runlist(const size_t* cause_process, uint32_t gpu_id, uint32_t op,
                uint32_t cause, uint32_t filter, int32_t ret, uint32_t queue_id,
                uint64_t duration_ns, uint64_t ts_ns = 0) {
-    gpuq_runlist_event e;
-    std::memset(&e, 0, sizeof(e));
-    const uint64_t ts = ts_ns != 0 ? AdvanceTo(ts_ns) : Tick();
-    if (cause_process != nullptr) {
-      e.hdr = OwnerHeader(GPUQ_EV_RUNLIST, processes_[*cause_process], ts);
-    } else {
-      e.hdr.type = GPUQ_EV_RUNLIST;
-      e.hdr.ts_ns = ts;
-    }
-    e.gpu_id = gpu_id;
-    e.op = op;
-    e.cause = cause;
-    e.filter = filter;
-    e.ret = ret;
-    e.queue_id = queue_id;
-    e.duration_ns = duration_ns;
-    Emit(e);
+    Emit(RunlistRecord(cause_process, gpu_id, op, cause, filter, ret, queue_id,
+                       duration_ns, ts_ns));
   }
 
   // An HWS map that read the runlist it left (the BTF tiers'
   // GPUQ_RUNLIST_F_RUNLIST_READ), at the next tick or at ts_ns if non-zero.
   void MapRead(const size_t* cause_process, uint32_t gpu_id, uint32_t cause,
                uint64_t duration_ns, uint64_t ts_ns, const RunlistRead& rl) {
-    gpuq_runlist_event e;
-    std::memset(&e, 0, sizeof(e));
-    const uint64_t ts = ts_ns != 0 ? AdvanceTo(ts_ns) : Tick();
-    if (cause_process != nullptr) {
-      e.hdr = OwnerHeader(GPUQ_EV_RUNLIST, processes_[*cause_process], ts);
-    } else {
-      e.hdr.type = GPUQ_EV_RUNLIST;
-      e.hdr.ts_ns = ts;
-    }
-    e.gpu_id = gpu_id;
-    e.op = GPUQ_RUNLIST_MAP;
-    e.cause = cause;
-    e.duration_ns = duration_ns;
+    gpuq_runlist_event e =
+        RunlistRecord(cause_process, gpu_id, GPUQ_RUNLIST_MAP, cause, 0, 0, 0,
+                      duration_ns, ts_ns);
     e.flags = GPUQ_RUNLIST_F_RUNLIST_READ;
     e.processes = rl.processes;
     e.compute_queues = rl.compute_queues;
@@ -466,6 +441,29 @@ class Emitter {
 
   static uint64_t QueueSlot(const Process& p, const Queue& q) {
     return ProcessVaBase(p.pid) + q.queue_id * kQueueSlot;
+  }
+
+  gpuq_runlist_event RunlistRecord(const size_t* cause_process, uint32_t gpu_id,
+                                   uint32_t op, uint32_t cause, uint32_t filter,
+                                   int32_t ret, uint32_t queue_id,
+                                   uint64_t duration_ns, uint64_t ts_ns) {
+    gpuq_runlist_event e;
+    std::memset(&e, 0, sizeof(e));
+    const uint64_t ts = ts_ns != 0 ? AdvanceTo(ts_ns) : Tick();
+    if (cause_process != nullptr) {
+      e.hdr = OwnerHeader(GPUQ_EV_RUNLIST, processes_[*cause_process], ts);
+    } else {
+      e.hdr.type = GPUQ_EV_RUNLIST;
+      e.hdr.ts_ns = ts;
+    }
+    e.gpu_id = gpu_id;
+    e.op = op;
+    e.cause = cause;
+    e.filter = filter;
+    e.ret = ret;
+    e.queue_id = queue_id;
+    e.duration_ns = duration_ns;
+    return e;
   }
 
   gpuq_queue_create_event CreateRecord(const Process& p, const Queue& q,
