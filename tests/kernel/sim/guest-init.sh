@@ -172,16 +172,27 @@ start_driver() {
   eval "PID_$1=$(awk '/READY/ { print $2; exit }' /tmp/$1.out)"
 }
 SEQ=0
-# drv NAME COMMAND...: one command, then waits until the driver did it.
+# drv NAME COMMAND...: one command, then waits until the driver did it. A
+# driver that has exited (or was never started) is said at once, in the log
+# the failing check dumps, instead of a 120 s wait on a closed descriptor.
 drv() {
   local name=$1 fd pid
   shift
-  eval "fd=\$FD_$name"
+  eval "fd=\${FD_$name:-}"
+  eval "pid=\${PID_$name:-}"
+  if [ -z "$fd" ] || [ -z "$pid" ] || ! kill -0 "$pid" 2> /dev/null; then
+    echo "DRIVER $name is not running (fd '$fd', pid '$pid'): '$*' not sent" | tee -a /tmp/drv-errors.txt
+    return 1
+  fi
   SEQ=$((SEQ + 1))
   echo "$*" >&"$fd"
   echo "sync $SEQ" >&"$fd"
   t0=$(up)
   while ! grep -q "SYNC $SEQ\$" /tmp/$name.out && within 120 "$t0"; do
+    kill -0 "$pid" 2> /dev/null || {
+      echo "DRIVER $name exited during '$*'" | tee -a /tmp/drv-errors.txt
+      return 1
+    }
     sleep 0.05
   done
 }
@@ -1833,7 +1844,9 @@ programs_checks() {
 only programs && (programs_checks)
 
 dump drivers /tmp/drivers.out
-if grep -q ' BAD ' /tmp/drivers.out; then
+if [ -s /tmp/drv-errors.txt ]; then
+  fail drivers "a command went to a driver that was not running: $(head -n 3 /tmp/drv-errors.txt | tr '\n' ';')"
+elif grep -q ' BAD ' /tmp/drivers.out; then
   fail drivers "a driver saw an unexpected result: $(grep ' BAD ' /tmp/drivers.out | head -n 3 | tr '\n' ';')"
 else
   pass drivers "every driver command behaved as expected ($(grep -c '^DRV ' /tmp/drivers.out) lines)"
