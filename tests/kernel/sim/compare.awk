@@ -246,6 +246,9 @@ END {
 		if (name in below) {
 			slack = windows[key] * PREEMPT_SLACK
 			print "NEAR " key " want " w " got " g " windows " windows[key]
+			below_w += w
+			below_g += g
+			below_n += windows[key]
 			if (g <= w + 1e-6 && g >= w - slack)
 				continue
 		}
@@ -257,5 +260,7 @@ END {
 	printf "RESULT %s %d %d", (diffs ? "diff" : "ok"), compared, diffs
 	if (near_n)
 		printf " (seconds off the GPU: the agent's %.6f, the simulator's %.6f, over %d windows)", near_g, near_w, near_n
+	if (below_n)
+		printf " (seconds oversubscribed: the agent's %.6f, the simulator's %.6f, over %d windows)", below_g, below_w, below_n
 	printf "\n"
 }
