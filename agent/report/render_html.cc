@@ -519,10 +519,7 @@ std::string RunSection(const RunReport& r, const std::string& name, size_t i) {
             "#total", "#maps", "#map p50", "#map max", "failures"},
            {}};
   for (const auto& row : r.runlist) {
-    std::string failures;
-    for (const auto& [what, n] : row.failures) {
-      failures += fmt::format("{}{}={}", failures.empty() ? "" : ", ", what, n);
-    }
+    const std::string failures = JoinCounts(row.failures, ", ");
     rl.rows.push_back({U(row.gpu_id), row.scheduler, U(row.unmaps),
                        Stat(row.unmap, &DurationStats::p50),
                        Stat(row.unmap, &DurationStats::p90),
@@ -538,14 +535,11 @@ std::string RunSection(const RunReport& r, const std::string& name, size_t i) {
              {}};
   for (const auto& row : r.runlist) {
     if (!row.oversubscription) continue;
-    std::string reasons;
-    for (const auto& [why, n] : row.oversubscription->by_reason) {
-      reasons += fmt::format("{}{}={}", reasons.empty() ? "" : ", ", why, n);
-    }
-    over.rows.push_back({U(row.gpu_id), U(row.oversubscription->maps),
-                         Dash(reasons),
-                         fmt::format("{:.3f}", row.oversubscription->seconds),
-                         row.oversubscription->at_end ? "yes" : "no"});
+    over.rows.push_back(
+        {U(row.gpu_id), U(row.oversubscription->maps),
+         Dash(JoinCounts(row.oversubscription->by_reason, ", ")),
+         fmt::format("{:.3f}", row.oversubscription->seconds),
+         row.oversubscription->at_end ? "yes" : "no"});
   }
   if (!over.rows.empty()) {
     out += "<h3>Runlist oversubscription</h3>\n" +

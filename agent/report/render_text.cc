@@ -254,10 +254,7 @@ std::string RenderRunText(const RunReport& r, bool md) {
                  "UNMAP_P99", "UNMAP_MAX", "MAPS", "MAP_P50", "MAP_P90",
                  "MAP_P99", "MAP_MAX", "FAILED"});
   for (const RunlistRow& l : r.runlist) {
-    std::string failed;
-    for (const auto& [what, n] : l.failures) {
-      failed += fmt::format("{}{}={}", failed.empty() ? "" : ",", what, n);
-    }
+    const std::string failed = JoinCounts(l.failures, ",");
     runlist.Add(
         {N(l.gpu_id), l.scheduler, N(l.unmaps),
          Dur(l.unmap, &DurationStats::p50), Dur(l.unmap, &DurationStats::p90),
@@ -272,11 +269,8 @@ std::string RenderRunText(const RunReport& r, bool md) {
       {"GPU_ID", "OVERSUBSCRIBED_MAPS", "REASONS", "OVERSUBSCRIBED", "AT_END"});
   for (const RunlistRow& l : r.runlist) {
     if (!l.oversubscription) continue;
-    std::string reasons;
-    for (const auto& [why, n] : l.oversubscription->by_reason) {
-      reasons += fmt::format("{}{}={}", reasons.empty() ? "" : ",", why, n);
-    }
-    over.Add({N(l.gpu_id), N(l.oversubscription->maps), Dash(reasons),
+    over.Add({N(l.gpu_id), N(l.oversubscription->maps),
+              Dash(JoinCounts(l.oversubscription->by_reason, ",")),
               FormatDuration(l.oversubscription->seconds),
               l.oversubscription->at_end ? "yes" : "no"});
   }

@@ -1,5 +1,7 @@
 #include "report/run_report.h"
 
+#include <fmt/format.h>
+
 #include <tuple>
 
 namespace gpuq::report {
@@ -26,6 +28,15 @@ std::optional<OversubscriptionFigures> OversubscribedTotals(
     }
   }
   return total;
+}
+
+std::string JoinCounts(const std::map<std::string, uint64_t>& counts,
+                       const char* separator) {
+  std::string out;
+  for (const auto& [what, n] : counts) {
+    out += fmt::format("{}{}={}", out.empty() ? "" : separator, what, n);
+  }
+  return out;
 }
 
 const char* QueueClassName(QueueClass c) {

@@ -251,6 +251,11 @@ struct RunReport {
 /// at_end if any GPU's last runlist is); none if no map read a runlist.
 std::optional<OversubscriptionFigures> OversubscribedTotals(const RunReport& r);
 
+/// "what=n" for each entry of `counts`, in its order, joined by `separator`
+/// (a runlist row's failures, an oversubscription's reasons).
+std::string JoinCounts(const std::map<std::string, uint64_t>& counts,
+                       const char* separator);
+
 /// "single queue", "one per GPU", "more queues than GPUs", "no queues".
 const char* QueueClassName(QueueClass c);
 /// The users' design verdict: "design fits", "needs batched suspend/resume",
