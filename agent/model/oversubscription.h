@@ -43,6 +43,14 @@ inline constexpr size_t kRunlistEntryKinds = 3;
 /// "processes", "compute_queues", "gws_queues".
 const char* RunlistEntryKindLabel(RunlistEntryKind kind);
 
+// ReasonsOf reads a count of kind k as reason k.
+static_assert(static_cast<size_t>(OversubscriptionReason::kProcesses) ==
+              static_cast<size_t>(RunlistEntryKind::kProcesses));
+static_assert(static_cast<size_t>(OversubscriptionReason::kComputeQueues) ==
+              static_cast<size_t>(RunlistEntryKind::kComputeQueues));
+static_assert(static_cast<size_t>(OversubscriptionReason::kGwsQueues) ==
+              static_cast<size_t>(RunlistEntryKind::kGwsQueues));
+
 /// An HWS GPU's runlist as the last map that read it left it.
 struct RunlistShape {
   bool oversubscribed = false;
