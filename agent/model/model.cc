@@ -517,7 +517,8 @@ void Model::On(const gpuq_runlist_event& e) {
       preemption_.OnMesAdd(on_gpu, &series_.preemptions);
       break;
   }
-  OnRunlistForOversubscription(on_gpu, &series_.oversubscription);
+  OnRunlistForOversubscription(on_gpu, &series_.oversubscription,
+                               oversubscription_sink_);
   RunlistSeries& s = series_.runlist[{gpu_id, sched}];
   // A failed operation is observed too: an -ETIME unmap is the 9 s tail.
   if (unmap) {

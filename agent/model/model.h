@@ -388,6 +388,11 @@ class Model {
   void SetPreemptionWindowSink(PreemptionTracker::WindowSink sink) {
     preemption_.SetWindowSink(std::move(sink));
   }
+  /// Receives each oversubscribed runlist window as it closes (the
+  /// report's timeline).
+  void SetOversubscriptionWindowSink(OversubscriptionWindowSink sink) {
+    oversubscription_sink_ = std::move(sink);
+  }
 
   /// Everything the model exports: the counted series and the derived ones.
   /// The one read path of its series (the pipeline's snapshot, tests).
@@ -468,6 +473,7 @@ class Model {
   /// (process key, gpu) -> eviction waiting for its restore.
   std::map<std::pair<uint64_t, uint32_t>, PendingEviction> pending_evictions_;
   PreemptionTracker preemption_;
+  OversubscriptionWindowSink oversubscription_sink_;
   /// Processes holding queues on `gpu_id` that a runlist would map: live,
   /// active at create (ring, percentage) and not evicted there.
   std::vector<ActiveHolder> ActiveHolders(uint32_t gpu_id) const;

@@ -1,5 +1,9 @@
 #include "model/oversubscription.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+
 namespace gpuq {
 
 const char* OversubscriptionReasonLabel(OversubscriptionReason reason) {
@@ -42,13 +46,28 @@ std::array<bool, kOversubscriptionReasons> ReasonsOf(const RunlistShape& s) {
   return out;
 }
 
+std::string OversubscribedBecause(const RunlistShape& shape) {
+  const auto reasons = ReasonsOf(shape);
+  std::string out;
+  for (size_t k = 0; k < kRunlistEntryKinds; ++k) {
+    if (!reasons[k]) continue;
+    out += fmt::format("{}{} {}/{}", out.empty() ? "" : ", ",
+                       RunlistEntryKindLabel(static_cast<RunlistEntryKind>(k)),
+                       shape.entries[k], shape.limits[k]);
+  }
+  return out.empty()
+             ? OversubscriptionReasonLabel(OversubscriptionReason::kOther)
+             : out;
+}
+
 namespace {
 
-void CloseWindow(uint64_t end_ns, OversubscriptionSeries* s) {
+void CloseWindow(uint32_t gpu_id, uint64_t end_ns, OversubscriptionSeries* s,
+                 const OversubscriptionWindowSink& sink) {
   if (s->open_since_ns == 0) return;
-  if (end_ns > s->open_since_ns) {
-    s->oversubscribed_ns += end_ns - s->open_since_ns;
-  }
+  const uint64_t end = std::max(end_ns, s->open_since_ns);
+  s->oversubscribed_ns += end - s->open_since_ns;
+  if (sink) sink(gpu_id, s->open_since_ns, end, s->open_shape);
   s->open_since_ns = 0;
 }
 
@@ -56,7 +75,8 @@ void CloseWindow(uint64_t end_ns, OversubscriptionSeries* s) {
 
 void OnRunlistForOversubscription(
     const gpuq_runlist_event& e,
-    std::map<uint32_t, OversubscriptionSeries>* series) {
+    std::map<uint32_t, OversubscriptionSeries>* series,
+    const OversubscriptionWindowSink& sink) {
   if (e.op == GPUQ_RUNLIST_UNMAP) {
     // The runlist is off the GPU from the unmap's start, whatever it
     // returned (a hung unmap ends in a reset that drops it too).
@@ -64,7 +84,7 @@ void OnRunlistForOversubscription(
     if (it == series->end()) return;
     const uint64_t start =
         e.hdr.ts_ns > e.duration_ns ? e.hdr.ts_ns - e.duration_ns : e.hdr.ts_ns;
-    CloseWindow(start, &it->second);
+    CloseWindow(e.gpu_id, start, &it->second, sink);
     return;
   }
   if (e.op != GPUQ_RUNLIST_MAP ||
@@ -86,8 +106,9 @@ void OnRunlistForOversubscription(
       if (reasons[r]) ++s.maps_by_reason[r];
     }
     s.open_since_ns = e.hdr.ts_ns;
+    s.open_shape = shape;
   } else if (!shape.oversubscribed) {
-    CloseWindow(e.hdr.ts_ns, &s);
+    CloseWindow(e.gpu_id, e.hdr.ts_ns, &s, sink);
   }
   s.shape = shape;
 }

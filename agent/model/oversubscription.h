@@ -18,7 +18,9 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <string>
 
 namespace gpuq {
 
@@ -72,17 +74,33 @@ struct OversubscriptionSeries {
   uint64_t oversubscribed_ns = 0;
   /// The open window's start (0: none open).
   uint64_t open_since_ns = 0;
+  /// The runlist the open window's map built (why it is oversubscribed).
+  RunlistShape open_shape;
 };
 
 /// The reasons of an oversubscribed `shape`, as pm_calc_rlib_size tests
 /// them; {kOther} when none of its counts exceeds a limit it read.
 std::array<bool, kOversubscriptionReasons> ReasonsOf(const RunlistShape& shape);
 
+/// Why `shape` is oversubscribed, each reason with its count and limit:
+/// "compute_queues 24/18", "processes 3/2, gws_queues 2/1"; "other" when
+/// no count explains the kernel's verdict (top, the report's timeline).
+std::string OversubscribedBecause(const RunlistShape& shape);
+
+/// Receives each oversubscribed window as it closes: the GPU, from the map
+/// that built the runlist to the unmap (or map) that replaced it, and that
+/// runlist (the report's timeline).
+using OversubscriptionWindowSink =
+    std::function<void(uint32_t gpu_id, uint64_t start_ns, uint64_t end_ns,
+                       const RunlistShape& shape)>;
+
 /// Follows HWS maps and unmaps (GPUQ_EV_RUNLIST records of op MAP or UNMAP)
-/// into `series`, keyed by gpu id. A map without the runlist read (the
-/// args-kprobe tier, older captures) leaves the GPU's series as it was.
+/// into `series`, keyed by gpu id; `sink` (may be empty) gets each window
+/// as it closes. A map without the runlist read (the args-kprobe tier,
+/// older captures) leaves the GPU's series as it was.
 void OnRunlistForOversubscription(
     const gpuq_runlist_event& e,
-    std::map<uint32_t, OversubscriptionSeries>* series);
+    std::map<uint32_t, OversubscriptionSeries>* series,
+    const OversubscriptionWindowSink& sink = {});
 
 }  // namespace gpuq

@@ -55,6 +55,11 @@ void Pipeline::SetPreemptionWindowSink(PreemptionTracker::WindowSink sink) {
   model_.SetPreemptionWindowSink(std::move(sink));
 }
 
+void Pipeline::SetOversubscriptionWindowSink(OversubscriptionWindowSink sink) {
+  std::lock_guard<std::mutex> lock(mu_);
+  model_.SetOversubscriptionWindowSink(std::move(sink));
+}
+
 void Pipeline::SetDoorbellMapFull(uint64_t drops) {
   std::lock_guard<std::mutex> lock(mu_);
   doorbell_map_full_ = drops;

@@ -154,6 +154,9 @@ class Pipeline {
   /// Each preemption window as it closes, called from Handle()'s thread
   /// (Model::SetPreemptionWindowSink). Set before the first event.
   void SetPreemptionWindowSink(PreemptionTracker::WindowSink sink);
+  /// Each oversubscribed runlist window as it closes, likewise
+  /// (Model::SetOversubscriptionWindowSink).
+  void SetOversubscriptionWindowSink(OversubscriptionWindowSink sink);
 
   enum class RunResult { kEof, kStopped, kDeadline, kError };
   /// Processes events until the source ends, `stop` is set, or `deadline`.

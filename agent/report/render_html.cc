@@ -335,42 +335,96 @@ std::string UnmapChart(const RunReport& r, size_t i) {
 
 // The preemption designers' question, drawn: whose queues the scheduler
 // took off each GPU, when, and for how long (the windows behind
-// gpuq_queue_preempted_seconds_total), one row per GPU and container. A
-// burst of unmaps makes thousands of windows: the longest are drawn.
+// gpuq_queue_preempted_seconds_total), one row per GPU and container, and
+// a row per HWS GPU for the windows its runlist was oversubscribed (those
+// behind gpuq_runlist_oversubscribed_seconds_total). A burst of unmaps
+// makes thousands of windows: the longest of each kind are drawn.
 constexpr size_t kMaxOffGpuBars = 1000;
 
-std::string OffGpuChart(const RunReport& r, size_t i) {
-  svg::GanttChart c;
-  c.id = ChartId(i, kChartOffGpu);
-  c.title = "Queues off the GPU after a preemption, per GPU and container";
-  c.empty_message = "No queue was taken off a GPU by a preemption in this run.";
-  c.x_max = r.duration_s;
+// The kMaxOffGpuBars longest of `slices` (all when fewer); `*total` is set
+// to how many there were.
+std::vector<const Slice*> LongestWindows(const std::vector<Slice>& slices,
+                                         size_t* total) {
   std::vector<const Slice*> windows;
-  for (const Slice& s : r.timeline.off_gpu) windows.push_back(&s);
+  for (const Slice& s : slices) windows.push_back(&s);
+  *total = windows.size();
   if (windows.size() > kMaxOffGpuBars) {
     std::partial_sort(windows.begin(), windows.begin() + kMaxOffGpuBars,
                       windows.end(), [](const Slice* a, const Slice* b) {
                         return a->duration_s > b->duration_s;
                       });
-    c.title += fmt::format(" (the {} longest of {} windows)", kMaxOffGpuBars,
-                           windows.size());
     windows.resize(kMaxOffGpuBars);
   }
+  return windows;
+}
+
+std::string SliceArg(const Slice& s, const char* key) {
+  auto it = s.args.find(key);
+  return it == s.args.end() ? std::string() : it->second;
+}
+
+// A Gantt chart of run `i` over the run's whole duration.
+svg::GanttChart RunGantt(const RunReport& r, size_t i, const char* chart,
+                         std::string title, std::string empty_message) {
+  svg::GanttChart c;
+  c.id = ChartId(i, chart);
+  c.title = std::move(title);
+  c.empty_message = std::move(empty_message);
+  c.x_max = r.duration_s;
+  return c;
+}
+
+std::string OffGpuChart(const RunReport& r, size_t i) {
+  svg::GanttChart c =
+      RunGantt(r, i, kChartOffGpu,
+               "Queues off the GPU after a preemption, per GPU and container",
+               "No queue was taken off a GPU by a preemption in this run.");
+  size_t total = 0;
+  const std::vector<const Slice*> windows =
+      LongestWindows(r.timeline.off_gpu, &total);
+  if (windows.size() < total) {
+    c.title +=
+        fmt::format(" (the {} longest of {} windows)", kMaxOffGpuBars, total);
+  }
   for (const Slice* s : windows) {
-    const auto arg = [s](const char* key) {
-      auto it = s->args.find(key);
-      return it == s->args.end() ? std::string() : it->second;
-    };
     svg::Bar b;
-    b.row = fmt::format("{}: {}", s->track, arg("container"));
+    b.row = fmt::format("{}: {}", s->track, SliceArg(*s, "container"));
     b.start = s->start_s;
     b.duration = s->duration_s;
-    b.label = fmt::format("{}{}", FormatSeconds(s->duration_s),
-                          arg("caused_by") == "self" ? " (its own)" : "");
+    b.label =
+        fmt::format("{}{}", FormatSeconds(s->duration_s),
+                    SliceArg(*s, "caused_by") == "self" ? " (its own)" : "");
     b.tooltip = fmt::format("{} on {}: at {:.3f} s for {}", s->name, s->track,
                             s->start_s, FormatSeconds(s->duration_s));
     for (const auto& [k, v] : s->args)
       b.tooltip += fmt::format("\n{}: {}", k, v);
+    c.bars.push_back(std::move(b));
+  }
+  const std::vector<const Slice*> oversubscribed =
+      LongestWindows(r.timeline.oversubscribed, &total);
+  if (!oversubscribed.empty()) {
+    c.title += oversubscribed.size() < total
+                   ? fmt::format(
+                         ", and the {} longest of {} windows a "
+                         "runlist was oversubscribed",
+                         kMaxOffGpuBars, total)
+                   : std::string(", and when a runlist was oversubscribed");
+  }
+  for (const Slice* s : oversubscribed) {
+    svg::Bar b;
+    b.row = fmt::format("{}: runlist oversubscribed", s->track);
+    b.start = s->start_s;
+    b.duration = s->duration_s;
+    b.open = SliceArg(*s, "end") == "open";
+    // "oversubscribed: compute_queues 3/2" -> "compute_queues 3/2, 1.20 s"
+    const size_t colon = s->name.find(": ");
+    b.label = fmt::format(
+        "{}, {}",
+        colon == std::string::npos ? s->name : s->name.substr(colon + 2),
+        FormatSeconds(s->duration_s));
+    b.tooltip = fmt::format("{} on {}: at {:.3f} s for {}{}", s->name, s->track,
+                            s->start_s, FormatSeconds(s->duration_s),
+                            b.open ? " (still at the capture's end)" : "");
     c.bars.push_back(std::move(b));
   }
   return svg::RenderGantt(c);
@@ -379,18 +433,16 @@ std::string OffGpuChart(const RunReport& r, size_t i) {
 // How an eviction slice that was never restored ended ("" if restored):
 // the analysis marks it with args "end" = "open" or "process_exit".
 std::string NotRestored(const Slice& s) {
-  auto it = s.args.find("end");
-  if (it == s.args.end()) return "";
-  return it->second == "process_exit" ? " (process exited, not restored)"
-                                      : " (not restored)";
+  const std::string end = SliceArg(s, "end");
+  if (end.empty()) return "";
+  return end == "process_exit" ? " (process exited, not restored)"
+                               : " (not restored)";
 }
 
 std::string EvictionChart(const RunReport& r, size_t i) {
-  svg::GanttChart c;
-  c.id = ChartId(i, kChartEvictions);
-  c.title = "Evictions per GPU (from eviction to restore)";
-  c.empty_message = "No eviction in this run.";
-  c.x_max = r.duration_s;
+  svg::GanttChart c = RunGantt(r, i, kChartEvictions,
+                               "Evictions per GPU (from eviction to restore)",
+                               "No eviction in this run.");
   for (const auto& s : r.timeline.evictions) {
     svg::Bar b;
     b.row = s.track;

@@ -224,6 +224,7 @@ nlohmann::ordered_json RunJson(const RunReport& r) {
                          {"runlist_ops", SlicesJson(t.runlist_ops)},
                          {"evictions", SlicesJson(t.evictions)},
                          {"off_gpu", SlicesJson(t.off_gpu)},
+                         {"oversubscribed", SlicesJson(t.oversubscribed)},
                          {"slices_omitted", t.slices_omitted}};
   return run;
 }

@@ -105,6 +105,7 @@ void AddRun(Trace& trace, const RunReport& r, int base) {
   for (const auto& s : t.runlist_ops) gpus.insert(s.track);
   for (const auto& s : t.evictions) gpus.insert(s.track);
   for (const auto& s : t.off_gpu) gpus.insert(s.track);
+  for (const auto& s : t.oversubscribed) gpus.insert(s.track);
   std::map<std::string, int> gpu_pid;
   int next = base + 1;
   for (const auto& g : gpus) {
@@ -114,7 +115,7 @@ void AddRun(Trace& trace, const RunReport& r, int base) {
   }
   for (const auto& g : gpus) {
     Lanes lanes(trace, gpu_pid[g]);
-    std::vector<const Slice*> ops, evictions, off;
+    std::vector<const Slice*> ops, evictions, off, oversubscribed;
     for (const auto& s : t.runlist_ops) {
       if (s.track == g) ops.push_back(&s);
     }
@@ -124,7 +125,11 @@ void AddRun(Trace& trace, const RunReport& r, int base) {
     for (const auto& s : t.off_gpu) {
       if (s.track == g) off.push_back(&s);
     }
+    for (const auto& s : t.oversubscribed) {
+      if (s.track == g) oversubscribed.push_back(&s);
+    }
     lanes.Add("runlist", "runlist", std::move(ops));
+    lanes.Add("oversubscribed", "oversubscription", std::move(oversubscribed));
     lanes.Add("evictions", "eviction", std::move(evictions));
     // A lane per container whose queues the runlist took off.
     std::map<std::string, std::vector<const Slice*>> off_per_container;

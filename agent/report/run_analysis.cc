@@ -185,6 +185,11 @@ class Analyzer::Impl {
           }
           off_windows_.push_back({key, start_ns, end_ns});
         });
+    pipeline_.SetOversubscriptionWindowSink(
+        [this](uint32_t gpu_id, uint64_t start_ns, uint64_t end_ns,
+               const RunlistShape& shape) {
+          AddOversubscribedSlice(gpu_id, start_ns, end_ns, shape, false);
+        });
   }
 
   void Add(const Event& event) {
@@ -417,6 +422,25 @@ class Analyzer::Impl {
     ProcInfo& p = Process(e.hdr);
     ++p.create_failures;
     if (p.comm.empty()) p.comm = CommOf(e.comm);
+  }
+
+  // One window of an oversubscribed runlist on the timeline; `open`: still
+  // oversubscribed when the capture ended.
+  void AddOversubscribedSlice(uint32_t gpu_id, uint64_t start_ns,
+                              uint64_t end_ns, const RunlistShape& shape,
+                              bool open) {
+    Slice s;
+    s.track = GpuTrack(gpu_id);
+    s.name = "oversubscribed: " + OversubscribedBecause(shape);
+    s.start_s = Rel(start_ns);
+    s.duration_s = Seconds(end_ns > start_ns ? end_ns - start_ns : 0);
+    for (size_t k = 0; k < kRunlistEntryKinds; ++k) {
+      if (shape.limits[k] == 0) continue;  // not read
+      s.args[RunlistEntryKindLabel(static_cast<RunlistEntryKind>(k))] =
+          fmt::format("{}/{}", shape.entries[k], shape.limits[k]);
+    }
+    if (open) s.args["end"] = "open";
+    AddSlice(&report_.timeline.oversubscribed, std::move(s));
   }
 
   void On(const gpuq_runlist_event& e) {
@@ -829,6 +853,12 @@ RunReport Analyzer::Impl::Finish() {
       f.seconds = static_cast<double>(o->second.oversubscribed_ns) / 1e9;
       f.at_end = o->second.shape.oversubscribed;
       row.oversubscription = f;
+      // The window still open: as the seconds, it is not counted, but the
+      // timeline shows it up to the capture's end.
+      if (o->second.open_since_ns != 0) {
+        AddOversubscribedSlice(key.first, o->second.open_since_ns, last_ns_,
+                               o->second.open_shape, true);
+      }
     }
     r.runlist.push_back(row);
   }

@@ -195,10 +195,15 @@ struct Timeline {
   /// Windows a container's queues were off the GPU after a preemption
   /// (gpuq_queue_preempted_seconds_total's), track: per GPU.
   std::vector<Slice> off_gpu;
+  /// Windows an HWS GPU's runlist was oversubscribed, from the map that
+  /// built it to the unmap that took it off (the seconds of
+  /// gpuq_runlist_oversubscribed_seconds_total), track: per GPU; the one
+  /// still open ends with the capture.
+  std::vector<Slice> oversubscribed;
   // Added by the analysis core (report-core):
   /// Packets/s per process in each bucket (name "pid 4242 (python3)").
   std::vector<Series> submission_rate_per_process;
-  /// Slices left out of the three slice lists beyond kMaxSlicesPerList
+  /// Slices left out of the slice lists beyond kMaxSlicesPerList each
   /// (figures and percentiles still count them).
   uint64_t slices_omitted = 0;
 };

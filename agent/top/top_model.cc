@@ -213,6 +213,14 @@ void TopModel::Update(const Snapshot& s, uint64_t now_ns) {
     containers.emplace(key.container, key.pod, key.ns);
   }
   summary_.containers = containers.size();
+  if (!s.oversubscription.empty()) {
+    summary_.oversubscribed.emplace();
+    for (const auto& [gpu_id, series] : s.oversubscription) {
+      if (!series.shape.oversubscribed) continue;
+      summary_.oversubscribed->push_back(fmt::format(
+          "gpu {} ({})", gpu_id, OversubscribedBecause(series.shape)));
+    }
+  }
 }
 
 std::vector<TopGroup> TopModel::Groups(TopSort sort) const {
@@ -251,9 +259,17 @@ std::vector<std::string> RenderTop(const TopModel& model, TopSort sort,
   lines.push_back(fmt::format(
       "gpuq-agent top   source: {}   probes: {}   sort: {} (s, 1-{})   q quits",
       sum.source, sum.probes, TopSortName(sort), kTopSortCount));
-  lines.push_back(
-      fmt::format("containers: {}   GPUs: {}   live queues: {}   events: {}",
-                  sum.containers, sum.gpus, sum.live_queues, sum.events));
+  std::string oversubscribed;
+  if (sum.oversubscribed) {
+    oversubscribed = "   oversubscribed: ";
+    if (sum.oversubscribed->empty()) oversubscribed += "none";
+    for (size_t k = 0; k < sum.oversubscribed->size(); ++k) {
+      oversubscribed += (k ? ", " : "") + (*sum.oversubscribed)[k];
+    }
+  }
+  lines.push_back(fmt::format(
+      "containers: {}   GPUs: {}   live queues: {}   events: {}{}",
+      sum.containers, sum.gpus, sum.live_queues, sum.events, oversubscribed));
   lines.push_back(status);
   lines.push_back("");
 

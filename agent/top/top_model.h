@@ -62,6 +62,11 @@ struct TopSummary {
   uint64_t events = 0;
   size_t gpus = 0;
   size_t containers = 0;
+  /// Whether the HWS GPUs' runlists are oversubscribed now, as the last
+  /// map that read one left it: nullopt when none was read (MES, the
+  /// args-kprobe tier), else each oversubscribed GPU with why
+  /// ("gpu 4660 (compute_queues 3/2)"), empty for none.
+  std::optional<std::vector<std::string>> oversubscribed;
 };
 
 /// "fentry 19/19" (attached modes and attached/total), "replay" for a

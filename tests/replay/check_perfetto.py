@@ -91,8 +91,24 @@ check(abs(sum(e["dur"] for e in off) / 1e6 - 12.789274012) < 1e-6,
       "off GPU 12.789274012 s in all", str(sum(e["dur"] for e in off) / 1e6))
 check(sorted(e["args"]["caused_by"] for e in off) == ["other", "other", "other", "self"],
       "3 by others' operations, 1 by its own", str([e["args"] for e in off]))
-check(set(by_cat) == {"runlist", "eviction", "queue", "preemption"},
-      "X categories are runlist, eviction, queue, preemption", str(set(by_cat)))
+# The oversubscribed runlist (examples/README.md, gpuq_runlist_oversubscribed*):
+# GPU 11437's restore map built 5 compute queues for 4 CP slots, from its
+# return (10.175158646 s) to the start of the terminate unmap.
+over = by_cat.get("oversubscription", [])
+check(len(over) == 1 and over[0]["name"] == "oversubscribed: compute_queues 5/4",
+      "one oversubscribed window, compute_queues 5/4", str(over))
+if over:
+    check(names.get(over[0]["pid"], "?").endswith("gpu 11437"),
+          "the window is on GPU 11437's track", names.get(over[0]["pid"], "?"))
+    check(abs(over[0]["ts"] / 1e6 - 10.175158646) < 1e-6 and
+          abs(over[0]["dur"] / 1e6 - 0.827847943) < 1e-6,
+          "from 10.175158646 s for 0.827847943 s", str(over[0]))
+    check(over[0]["args"] == {"processes": "2/8", "compute_queues": "5/4",
+                              "gws_queues": "0/1"},
+          "its args are each count against its limit", str(over[0]["args"]))
+check(set(by_cat) == {"runlist", "eviction", "queue", "preemption", "oversubscription"},
+      "X categories are runlist, eviction, queue, preemption, oversubscription",
+      str(set(by_cat)))
 
 # Live queues at the end: the last "live queues" counter of every GPU.
 last = {}

@@ -193,6 +193,27 @@ TEST(ReportScenarioTest, PairAnswersVictimsAndOversubscription) {
   EXPECT_TRUE(o.at_end);
   const std::string text = RenderText({over}, false);
   EXPECT_NE(text.find("compute_queues=7"), std::string::npos) << text;
+  // The timeline's windows: the six that closed are the seconds; the last,
+  // from 25.511 s, is still open and ends with the capture.
+  const auto& windows = over.timeline.oversubscribed;
+  ASSERT_EQ(windows.size(), 7u);
+  double closed = 0;
+  for (size_t k = 0; k + 1 < windows.size(); ++k) {
+    EXPECT_EQ(windows[k].track, "gpu 11437");
+    EXPECT_EQ(windows[k].args.count("end"), 0u) << k;
+    closed += windows[k].duration_s;
+  }
+  EXPECT_NEAR(closed, 25.2828, 1e-9);
+  EXPECT_NEAR(windows[0].start_s, 0.201, 1e-9);
+  EXPECT_NEAR(windows[0].duration_s, 5.4998 - 0.201, 1e-9);
+  EXPECT_EQ(windows[0].name, "oversubscribed: compute_queues 3/2");
+  EXPECT_EQ(windows[0].args.at("compute_queues"), "3/2");
+  EXPECT_EQ(windows[0].args.at("processes"), "2/8");
+  EXPECT_NEAR(windows[3].duration_s, 15.5098 - 15.501, 1e-9);
+  EXPECT_EQ(windows[6].args.at("end"), "open");
+  EXPECT_NEAR(windows[6].start_s, 25.511, 1e-9);
+  EXPECT_NEAR(windows[6].start_s + windows[6].duration_s, over.duration_s,
+              1e-9);
   // The same run with 24 CP queue slots: the same preemptions, never
   // oversubscribed.
   const RunReport fits = Analyze(BuildPairFitsScenario, "pair-fits");
@@ -201,6 +222,7 @@ TEST(ReportScenarioTest, PairAnswersVictimsAndOversubscription) {
   EXPECT_EQ(fits.runlist[0].oversubscription->maps, 0u);
   EXPECT_EQ(fits.runlist[0].oversubscription->seconds, 0.0);
   EXPECT_FALSE(fits.runlist[0].oversubscription->at_end);
+  EXPECT_TRUE(fits.timeline.oversubscribed.empty());
   EXPECT_EQ(FindContainer(fits, "latency")->preempted_by_others, 8u);
   // Captures without the runlist read (every other scenario) show none.
   EXPECT_FALSE(Analyze(BuildSharedGpuScenario, "shared-gpu")

@@ -363,6 +363,32 @@ TEST(RenderHtml, ManyOffGpuWindowsDrawTheLongest) {
   EXPECT_NE(fig.find("gpu 23710: b"), std::string::npos);  // the longest
 }
 
+TEST(RenderHtml, OversubscribedRunlistsAreARowPerGpuUnderTheVictims) {
+  RunReport r = SampleReport();
+  const std::string before = Figure(RenderHtml({r}), ChartId(0, kChartOffGpu));
+  EXPECT_EQ(before.find("runlist oversubscribed"), std::string::npos);
+  r.timeline.oversubscribed = {
+      MakeSlice("gpu 11437", "oversubscribed: compute_queues 3/2", 1, 4,
+                {{"compute_queues", "3/2"}}),
+      MakeSlice("gpu 11437", "oversubscribed: processes 3/2", 6, 2,
+                {{"processes", "3/2"}, {"end", "open"}})};
+  const std::string fig = Figure(RenderHtml({r}), ChartId(0, kChartOffGpu));
+  EXPECT_NE(fig.find("and when a runlist was oversubscribed"),
+            std::string::npos);
+  EXPECT_NE(fig.find("gpu 11437: runlist oversubscribed"), std::string::npos);
+  EXPECT_NE(fig.find("compute_queues 3/2, 4.00 s"), std::string::npos) << fig;
+  // The window still open at the end is hatched, and says so.
+  EXPECT_NE(fig.find("class=\"bar open\""), std::string::npos);
+  EXPECT_NE(fig.find("still at the capture&#39;s end"), std::string::npos)
+      << fig;
+  // The victims' bars are still there.
+  EXPECT_NE(fig.find("gpu 11437: (host)"), std::string::npos);
+  // With only oversubscribed windows the chart is not empty.
+  r.timeline.off_gpu.clear();
+  const std::string only = Figure(RenderHtml({r}), ChartId(0, kChartOffGpu));
+  EXPECT_EQ(only.find("chart-empty"), std::string::npos);
+}
+
 TEST(RenderHtml, ManyUnmapsDrawTheSlowestAndASample) {
   RunReport r = SampleReport();
   r.timeline.runlist_ops.clear();

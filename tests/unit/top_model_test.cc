@@ -169,6 +169,39 @@ TEST(TopModelTest, SortKeysOrderGroupsAndGpus) {
   EXPECT_STREQ(TopSortName(NextTopSort(TopSort::kQueues)), "SUBMIT/S");
 }
 
+TEST(TopModelTest, TheHeaderSaysWhichRunlistsAreOversubscribedAndWhy) {
+  Snapshot s = TwoContainers(0, 0, 0, 0);
+  TopModel model;
+  model.Update(s, kSecond);
+  EXPECT_FALSE(model.Summary().oversubscribed.has_value())
+      << "no runlist read: nothing is said";
+  size_t header = 0;
+  auto lines = RenderTop(model, TopSort::kQueues, 200, "", &header);
+  EXPECT_EQ(lines[1].find("oversubscribed"), std::string::npos) << lines[1];
+
+  // GPU 100's last runlist held 3 compute queues for 2 CP slots, GPU 200's
+  // fits.
+  OversubscriptionSeries over;
+  over.shape.oversubscribed = true;
+  over.shape.entries = {2, 3, 0};
+  over.shape.limits = {2, 2, 1};
+  OversubscriptionSeries fits;
+  fits.shape.entries = {1, 1, 0};
+  fits.shape.limits = {2, 2, 1};
+  s.oversubscription[200] = fits;
+  model.Update(s, 2 * kSecond);
+  lines = RenderTop(model, TopSort::kQueues, 200, "", &header);
+  EXPECT_NE(lines[1].find("oversubscribed: none"), std::string::npos)
+      << lines[1];
+  s.oversubscription[100] = over;
+  model.Update(s, 3 * kSecond);
+  lines = RenderTop(model, TopSort::kQueues, 200, "", &header);
+  EXPECT_NE(lines[1].find("oversubscribed: gpu 100 (compute_queues 3/2)"),
+            std::string::npos)
+      << lines[1];
+  EXPECT_EQ(lines[1].find("gpu 200"), std::string::npos) << lines[1];
+}
+
 TEST(TopModelTest, HostProcessesAndProbeSummary) {
   Snapshot s;
   s.source = "bpf";
