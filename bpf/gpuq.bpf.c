@@ -410,6 +410,46 @@ static __always_inline void emit_update(__u64 process_key,
 	bpf_ringbuf_submit(e, 0);
 }
 
+/*
+ * A successful AMDKFD_IOC_SET_CU_MASK by its caller (the owner, as for an
+ * update): `a` is what the call was given. The mask is read from the
+ * caller's memory, which amdkfd has just copied (memdup_user), so it is
+ * resident; amdkfd uses at most its first 1024 bits (max_num_cus), as many
+ * as are read here. An unreadable mask leaves words_read 0.
+ */
+static __always_inline void emit_cu_mask(__u64 process_key,
+					 const struct gpuq_kfd_set_cu_mask_args *a)
+{
+	struct live_key key = { .process_key = process_key, .queue_id = a->queue_id };
+	struct live_val *val = bpf_map_lookup_elem(&live_queues, &key);
+	struct gpuq_queue_cu_mask_event *e;
+	__u32 words = a->num_cu_mask / 32, size;
+
+	if (words > GPUQ_CU_MASK_WORDS)
+		words = GPUQ_CU_MASK_WORDS;
+	/* the bound the verifier sees: size <= sizeof(e->mask) */
+	size = words * sizeof(__u32);
+	if (size > sizeof(e->mask))
+		size = sizeof(e->mask);
+	barrier_var(size);
+	e = reserve_event(sizeof(*e), GPUQ_EV_QUEUE_CU_MASK);
+	if (!e)
+		return;
+	e->hdr.tgid = val ? val->tgid : current_tgid();
+	e->hdr.cgroup_id = val ? val->cgroup_id : bpf_get_current_cgroup_id();
+	e->hdr.process_key = process_key;
+	e->gpu_id = val ? val->gpu_id : 0;
+	e->queue_id = a->queue_id;
+	e->num_cu_mask = a->num_cu_mask;
+	__builtin_memset(e->mask, 0, sizeof(e->mask));
+	e->words_read = words;
+	if (bpf_probe_read_user(e->mask, size, (const void *)a->cu_mask_ptr)) {
+		count_drop(GPUQ_DROP_ARGS_UNREADABLE);
+		e->words_read = 0;
+	}
+	bpf_ringbuf_submit(e, 0);
+}
+
 static __always_inline int handle_queue_destroy(struct queue *q)
 {
 	struct live_key key = {};

@@ -15,7 +15,8 @@
  *                     users of MES run outside any dqm operation: ignored.
  *   op_*              create_queue_cpsch/nocpsch, destroy_queue_cpsch,
  *                     process_termination_cpsch/nocpsch,
- *                     kfd_ioctl_update_queue: set the per-thread slot only.
+ *                     kfd_ioctl_update_queue, kfd_ioctl_set_cu_mask: set the
+ *                     per-thread slot only.
  *                     Not dqm update_queue: the name is also an ipc/sem.c
  *                     FUNC in vmlinux BTF, which libbpf would pick (5.4).
  * execute_queues_cpsch is inlined (6.1) or a clone (6.12): not hookable; its
@@ -327,5 +328,78 @@ int BPF_KPROBE(kprobe_kfd_ioctl_update_queue, void *filep, struct kfd_process *p
 }
 
 GPUQ_EXIT_PROGRAMS(kfd_ioctl_update_queue, handle_update_exit)
+
+/*
+ * The set-CU-mask ioctl: like the update, its runlist operations (amdkfd's
+ * pqm_update_mqd calls the dqm's update_queue: unmap and map on HWS, remove
+ * and add on MES) are attributed to the caller as cause update, and a
+ * success is the queue's CU mask record (emit_cu_mask).
+ */
+
+/* A set-CU-mask ioctl in progress: its process and args, for its return. */
+struct cu_mask_call {
+	__u64 process_key;
+	struct gpuq_kfd_set_cu_mask_args args;
+};
+
+/* @brief thread id -> AMDKFD_IOC_SET_CU_MASK in progress */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct cu_mask_call);
+} cu_mask_calls SEC(".maps");
+
+static __always_inline int handle_cu_mask_entry(struct kfd_process *p, void *data)
+{
+	struct cu_mask_call call = { .process_key = (__u64)p };
+	struct gpuq_owner owner = {};
+	struct live_key key = {};
+	struct live_val *live;
+	__u32 tid = current_tid();
+
+	/* amdkfd's kernel copy of the uapi args; unread, no cause is made up */
+	if (bpf_probe_read_kernel(&call.args, sizeof(call.args), data)) {
+		count_drop(GPUQ_DROP_ARGS_UNREADABLE);
+		return 0;
+	}
+	key.process_key = (__u64)p;
+	key.queue_id = call.args.queue_id;
+	live = bpf_map_lookup_elem(&live_queues, &key);
+	owner.process_key = (__u64)p;
+	owner.tgid = current_tgid();
+	owner.cgroup_id = bpf_get_current_cgroup_id();
+	op_set(GPUQ_CAUSE_UPDATE, live ? live->gpu_id : 0, call.args.queue_id, &owner);
+	if (bpf_map_update_elem(&cu_mask_calls, &tid, &call, BPF_ANY))
+		count_drop(GPUQ_DROP_MAP_FULL);
+	return 0;
+}
+
+static __always_inline int handle_cu_mask_exit(int ret)
+{
+	__u32 tid = current_tid();
+	struct cu_mask_call *call = bpf_map_lookup_elem(&cu_mask_calls, &tid);
+
+	if (call) {
+		if (ret == 0)
+			emit_cu_mask(call->process_key, &call->args);
+		bpf_map_delete_elem(&cu_mask_calls, &tid);
+	}
+	return op_exit(ret);
+}
+
+SEC("fentry/kfd_ioctl_set_cu_mask")
+int BPF_PROG(fentry_kfd_ioctl_set_cu_mask, void *filep, struct kfd_process *p, void *data)
+{
+	return handle_cu_mask_entry(p, data);
+}
+
+SEC("kprobe/kfd_ioctl_set_cu_mask")
+int BPF_KPROBE(kprobe_kfd_ioctl_set_cu_mask, void *filep, struct kfd_process *p, void *data)
+{
+	return handle_cu_mask_entry(p, data);
+}
+
+GPUQ_EXIT_PROGRAMS(kfd_ioctl_set_cu_mask, handle_cu_mask_exit)
 
 #endif /* GPUQ_RUNLIST_BPF_H */

@@ -3,13 +3,12 @@
  * The tracepoint tier, for kernels that refuse kprobes (and trampolines):
  * the raw syscall tracepoints sys_enter/sys_exit, filtered to ioctls on
  * /dev/kfd, decode the uapi args of AMDKFD_IOC_CREATE_QUEUE, DESTROY_QUEUE
- * and UPDATE_QUEUE (a queue's new priority and percentage; the BTF tiers
- * also make it the cause of runlist operations, which this tier cannot
- * see); any other KFD ioctl teaches the process, and exit_group's
- * sys_enter or its last thread's sched_process_exit, whichever runs first,
- * ends a process that issued one; exit_group (and exit by the last thread)
- * reads its ROCr queues' last write indexes first.
- * Raw tracepoints (tp_btf) and not syscalls:sys_enter_ioctl: they need no
+ * UPDATE_QUEUE (a queue's new priority and percentage) and SET_CU_MASK (the
+ * CUs it may run on; the BTF tiers also make these two the cause of runlist
+ * operations, which this tier cannot see); any other KFD ioctl teaches the process, and
+ * exit_group's sys_enter or its last thread's sched_process_exit, whichever runs first, ends a
+ * process that issued one; exit_group (and exit by the last thread) reads its ROCr queues' last
+ * write indexes first. Raw tracepoints (tp_btf) and not syscalls:sys_enter_ioctl: they need no
  * tracefs mount (often absent in a container) and have the same cost class.
  *
  * The filter runs on every syscall of the host, so it is ordered cheapest
@@ -137,7 +136,7 @@ static __always_inline __u64 tp__process(__u64 file)
 }
 
 /*
- * A KFD create, destroy or create-process ioctl (regs: its syscall
+ * A KFD create, destroy, update, set-CU-mask or create-process ioctl (regs: its syscall
  * registers, which sys_exit still has): fills c from its args. False for
  * any other ioctl.
  */
@@ -147,7 +146,8 @@ static __always_inline bool tp__kfd_call(struct pt_regs *regs, struct tp_call *c
 
 	if (GPUQ_IOC_TYPE(cmd) != GPUQ_KFD_IOC_TYPE ||
 	    (nr != GPUQ_KFD_IOC_CREATE_QUEUE && nr != GPUQ_KFD_IOC_DESTROY_QUEUE &&
-	     nr != GPUQ_KFD_IOC_UPDATE_QUEUE && nr != GPUQ_KFD_IOC_CREATE_PROCESS))
+	     nr != GPUQ_KFD_IOC_UPDATE_QUEUE && nr != GPUQ_KFD_IOC_SET_CU_MASK &&
+	     nr != GPUQ_KFD_IOC_CREATE_PROCESS))
 		return false;
 	c->file = tp__kfd_file((int)PT_REGS_PARM1_CORE(regs));
 	if (!c->file)
@@ -201,7 +201,8 @@ int BPF_PROG(tp_sys_enter, struct pt_regs *regs, long id)
 	if (GPUQ_IOC_TYPE(cmd) != GPUQ_KFD_IOC_TYPE)
 		return 0;
 	if (nr != GPUQ_KFD_IOC_CREATE_QUEUE && nr != GPUQ_KFD_IOC_DESTROY_QUEUE &&
-	    nr != GPUQ_KFD_IOC_UPDATE_QUEUE && nr != GPUQ_KFD_IOC_CREATE_PROCESS) {
+	    nr != GPUQ_KFD_IOC_UPDATE_QUEUE && nr != GPUQ_KFD_IOC_SET_CU_MASK &&
+	    nr != GPUQ_KFD_IOC_CREATE_PROCESS) {
 		/*
 		 * Any other KFD ioctl (ROCr issues several in hsa_init): learn
 		 * the process once, so its exit is seen even if it never
@@ -292,6 +293,23 @@ static __always_inline void tp__update_exit(struct tp_call *c, long ret)
 	emit_update(c->process_key, &a);
 }
 
+/*
+ * AMDKFD_IOC_SET_CU_MASK returned 0: as for the update, the kernel copied
+ * the args and the mask in and wrote nothing back, so both are read here.
+ */
+static __always_inline void tp__cu_mask_exit(struct tp_call *c, long ret)
+{
+	struct gpuq_kfd_set_cu_mask_args a;
+
+	if (ret)
+		return;
+	if (bpf_probe_read_user(&a, sizeof(a), (void *)c->args)) {
+		count_drop(GPUQ_DROP_ARGS_UNREADABLE);
+		return;
+	}
+	emit_cu_mask(c->process_key, &a);
+}
+
 /* AMDKFD_IOC_CREATE_PROCESS returned 0: `file` now holds a secondary context. */
 static __always_inline void tp__context_created(__u64 file)
 {
@@ -358,6 +376,8 @@ int BPF_PROG(tp_sys_exit, struct pt_regs *regs, long ret)
 		tp__destroy_exit(&call, ret);
 	else if (call.nr == GPUQ_KFD_IOC_UPDATE_QUEUE)
 		tp__update_exit(&call, ret);
+	else if (call.nr == GPUQ_KFD_IOC_SET_CU_MASK)
+		tp__cu_mask_exit(&call, ret);
 	else if (!ret)
 		tp__context_created(call.file);
 	return 0;

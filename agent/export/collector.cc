@@ -415,6 +415,20 @@ void AddPriorityFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
         static_cast<double>(n));
   }
   out->push_back(by_priority.Build());
+  FamilyBuilder cu_masked(
+      "gpuq_queues_cu_masked",
+      "Live hardware queues given a CU mask (AMDKFD_IOC_SET_CU_MASK), by "
+      "whether it leaves out any of the GPU's active CUs (restricted), "
+      "enables them all (all_cus) or could not be judged (unknown); queues "
+      "never given one run on every CU and are not counted.",
+      MetricType::Gauge);
+  for (const auto& [key, n] : s.queues_cu_masked) {
+    const auto& [cgroup, gpu, c] = key;
+    cu_masked.Add(
+        With(GpuLabels(s, cgroup, gpu), "cu_mask", CuMaskClassLabel(c)),
+        static_cast<double>(n));
+  }
+  out->push_back(cu_masked.Build());
 }
 
 void AddEvictionFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {

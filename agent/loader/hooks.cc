@@ -248,6 +248,11 @@ const std::vector<HookSpec>& Hooks() {
             "attribution", Args::kOwn),
       Twins("op_update", "kfd_ioctl_update_queue", "attribution",
             Args::kKprobe),
+      // AMDKFD_IOC_SET_CU_MASK: its runlist operations (pqm_update_mqd ->
+      // the dqm's update_queue) are an update's; a success is the queue's
+      // CU mask (queue_cu_mask record).
+      Twins("op_cu_mask", "kfd_ioctl_set_cu_mask", "attribution",
+            Args::kKprobe),
       // The last thread of a process with ROCr queues, its memory still
       // mapped: the write indexes its exit teardown's destroys carry
       // (bpf/exit_read.bpf.h). Not do_exit or the sched_process_exit

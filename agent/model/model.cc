@@ -214,6 +214,19 @@ void Model::On(const gpuq_queue_update_event& e) {
   q->updated = true;
 }
 
+void Model::On(const gpuq_queue_cu_mask_event& e) {
+  AdoptSeeded(e.hdr.process_key, e.hdr.tgid);
+  QueueState* q = FindQueue(e.hdr.process_key, e.hdr.tgid, e.queue_id);
+  if (q == nullptr) {
+    ++series_.model_drops.unknown_queue;
+    return;
+  }
+  auto gpu = series_.gpus.find(q->gpu_id);
+  q->cu_masked = true;
+  q->cu_mask = ClassifyCuMask(
+      e, gpu != series_.gpus.end() ? gpu->second.ActiveCus() : 0);
+}
+
 void Model::On(const gpuq_process_exit_event& e) {
   ++series_.process_exits[e.hdr.cgroup_id];
   Touch(e.hdr.cgroup_id, e.hdr.tgid, 0, CommOf(e.comm));
@@ -683,6 +696,7 @@ ModelSeries Model::Series() const {
                                 ? PriorityClass::kUnknown
                                 : PriorityClassOf(q.priority);
     ++s.queues_by_priority[{q.cgroup_id, q.gpu_id, c}];
+    if (q.cu_masked) ++s.queues_cu_masked[{q.cgroup_id, q.gpu_id, q.cu_mask}];
   }
   const auto rates = SubmissionRates();
   for (const auto& [key, p] : processes_) {

@@ -22,6 +22,7 @@
 #include "model/histogram.h"
 #include "model/oversubscription.h"
 #include "model/preemption.h"
+#include "model/queue_cu_mask.h"
 #include "model/queue_priority.h"
 #include "model/scheduler.h"
 #include "resolver/gpu_topology.h"
@@ -51,6 +52,10 @@ struct QueueState {
   /// Ring, percentage and priority from an AMDKFD_IOC_UPDATE_QUEUE: a
   /// seeded queue's are known from then on.
   bool updated = false;
+  /// Set by an AMDKFD_IOC_SET_CU_MASK (judged when it was set); a queue
+  /// never given one runs on every CU.
+  bool cu_masked = false;
+  CuMaskClass cu_mask = CuMaskClass::kUnknown;
   uint32_t flags = 0;                  ///< GPUQ_CREATE_F_* of its create record
   uint64_t doorbell_handle = 0;        ///< 0: unknown
   uint64_t write_index_at_create = 0;  ///< baseline with ROCR_LAYOUT
@@ -227,6 +232,10 @@ inline uint64_t CgroupOfKey(
     const std::tuple<uint64_t, uint32_t, PriorityClass>& key) {
   return std::get<0>(key);  // (cgroup, gpu, priority class)
 }
+inline uint64_t CgroupOfKey(
+    const std::tuple<uint64_t, uint32_t, CuMaskClass>& key) {
+  return std::get<0>(key);  // (cgroup, gpu, CU mask class)
+}
 template <class Key>
 uint64_t CgroupOfKey(const Key& key) {
   return key.cgroup_id;
@@ -268,6 +277,9 @@ struct ModelSeries {
   /// for queues seeded from sysfs, which shows no priority).
   std::map<std::tuple<uint64_t, uint32_t, PriorityClass>, uint64_t>
       queues_by_priority;
+  /// Live queues given a CU mask, by (cgroup id, gpu id, its class).
+  std::map<std::tuple<uint64_t, uint32_t, CuMaskClass>, uint64_t>
+      queues_cu_masked;
   /// By (cgroup id, pid).
   std::vector<ProcessRow> process_rows;
 
@@ -281,6 +293,7 @@ struct ModelSeries {
     f(self.process_exits);
     f(self.processes);
     f(self.queues_by_priority);
+    f(self.queues_cu_masked);
     f(self.pending_packets);
     f(self.doorbells);
     f(self.runlist_causes);
@@ -423,6 +436,7 @@ class Model {
   void On(const gpuq_runlist_event& e);
   void On(const gpuq_eviction_event& e);
   void On(const gpuq_queue_update_event& e);
+  void On(const gpuq_queue_cu_mask_event& e);
   /// Removes the live queue of `process_key` whose write index lives where
   /// the ROCr queue `e` creates now has its own (its destroy was lost).
   void RemoveQueueAtSameAddress(uint64_t process_key,

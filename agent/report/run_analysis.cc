@@ -317,6 +317,8 @@ class Analyzer::Impl {
   void On(const gpuq_doorbell_count_record&) {}
   // Priorities and activity: the model's (pipeline_), from the update.
   void On(const gpuq_queue_update_event&) {}
+  // CU masks: the model's, from the set.
+  void On(const gpuq_queue_cu_mask_event&) {}
 
   void On(const gpuq_queue_create_event& e) {
     dirty_ = true;

@@ -57,6 +57,7 @@ constexpr U32Property kU32Properties[] = {
     {"drm_render_minor", &GpuNode::drm_render_minor},
     {"gfx_target_version", &GpuNode::gfx_target_version},
     {"simd_count", &GpuNode::simd_count},
+    {"simd_per_cu", &GpuNode::simd_per_cu},
     {"num_xcc", &GpuNode::num_xcc},
 };
 
@@ -223,6 +224,7 @@ gpuq_gpu_info_record ToRecord(const GpuNode& node) {
   r.gfx_target_version = node.gfx_target_version;
   r.unique_id = node.unique_id;
   r.simd_count = node.simd_count;
+  r.simd_per_cu = node.simd_per_cu;
   r.num_xcc = node.num_xcc;
   const size_t len = std::min(node.name.size(), sizeof(r.name) - 1);
   std::memcpy(r.name, node.name.data(), len);  // r.name[len] is already 0
@@ -243,6 +245,7 @@ GpuNode FromRecord(const gpuq_gpu_info_record& record) {
   n.gfx_target_version = record.gfx_target_version;
   n.unique_id = record.unique_id;
   n.simd_count = record.simd_count;
+  n.simd_per_cu = record.simd_per_cu;
   n.num_xcc = record.num_xcc;
   return n;
 }

@@ -22,7 +22,13 @@ struct GpuNode {
   uint32_t gfx_target_version = 0;
   uint64_t unique_id = 0;
   uint32_t simd_count = 0;
+  uint32_t simd_per_cu = 0;
   uint32_t num_xcc = 0;
+
+  /// The node's active CUs (simd_count / simd_per_cu); 0 if not known.
+  uint32_t ActiveCus() const {
+    return simd_per_cu != 0 ? simd_count / simd_per_cu : 0;
+  }
 
   /// "dddd:bb:dd.f" from domain and location_id.
   std::string PciAddress() const;

@@ -43,7 +43,7 @@ struct ContainerMetaRecord {
   X(GPUQ_EV_QUEUE_CREATE_FAILED, "queue_create_failed",                     \
     gpuq_queue_create_failed_event, sizeof(gpuq_queue_create_failed_event)) \
   X(GPUQ_EV_GPU_INFO, "gpu_info", gpuq_gpu_info_record,                     \
-    sizeof(gpuq_gpu_info_record))                                           \
+    offsetof(gpuq_gpu_info_record, simd_per_cu))                            \
   X(GPUQ_EV_CGROUP_PATH, "cgroup_path", CgroupPathRecord,                   \
     sizeof(gpuq_cgroup_path_record))                                        \
   X(GPUQ_EV_CONTAINER_META, "container_meta", ContainerMetaRecord,          \
@@ -57,7 +57,9 @@ struct ContainerMetaRecord {
   X(GPUQ_EV_DOORBELL_COUNT, "doorbell_count", gpuq_doorbell_count_record,   \
     sizeof(gpuq_doorbell_count_record))                                     \
   X(GPUQ_EV_QUEUE_UPDATE, "queue_update", gpuq_queue_update_event,          \
-    sizeof(gpuq_queue_update_event))
+    sizeof(gpuq_queue_update_event))                                        \
+  X(GPUQ_EV_QUEUE_CU_MASK, "queue_cu_mask", gpuq_queue_cu_mask_event,       \
+    sizeof(gpuq_queue_cu_mask_event))
 
 namespace internal {
 // The list's X() leaves a comma before every type; `void` takes the first.

@@ -44,6 +44,8 @@ enum gpuq_event_type {
 	GPUQ_EV_DOORBELL_COUNT = 11,
 	/* written by the kernel side: a queue's properties changed */
 	GPUQ_EV_QUEUE_UPDATE = 12,
+	/* written by the kernel side: a queue was fenced to a set of CUs */
+	GPUQ_EV_QUEUE_CU_MASK = 13,
 	GPUQ_EV__MAX,
 };
 
@@ -426,6 +428,30 @@ GPUQ_ABI_OFFSET(gpuq_queue_update_event, percentage, 52);
 GPUQ_ABI_OFFSET(gpuq_queue_update_event, priority, 56);
 GPUQ_ABI_SIZE(gpuq_queue_update_event, 64); /* 32 + 2*4 + 8 + 4*4 */
 
+/*
+ * A successful AMDKFD_IOC_SET_CU_MASK (amdkfd's kfd_ioctl_set_cu_mask, the
+ * same from 6.1 to 7.3): the queue may run on the CUs whose bits are set,
+ * CU i being bit i % 32 of word i / 32. amdkfd takes num_cu_mask bits (a
+ * multiple of 32), at most max_num_cus = 1024 of them, and keeps the mask
+ * in the queue's MQD until the next set. hdr is the owner's; gpu_id is 0 for
+ * a queue created before the agent ran (found by owner and queue id).
+ */
+#define GPUQ_CU_MASK_WORDS 32 /* 1024 bits, amdkfd's max_num_cus */
+struct gpuq_queue_cu_mask_event {
+	struct gpuq_event_header hdr;
+	__u32 gpu_id;
+	__u32 queue_id;
+	__u32 num_cu_mask; /* bits, as the caller gave them */
+	__u32 words_read;  /* of mask[]: min(num_cu_mask / 32, 32); 0: unread */
+	__u32 mask[GPUQ_CU_MASK_WORDS];
+};
+GPUQ_ABI_OFFSET(gpuq_queue_cu_mask_event, gpu_id, 32);
+GPUQ_ABI_OFFSET(gpuq_queue_cu_mask_event, queue_id, 36);
+GPUQ_ABI_OFFSET(gpuq_queue_cu_mask_event, num_cu_mask, 40);
+GPUQ_ABI_OFFSET(gpuq_queue_cu_mask_event, words_read, 44);
+GPUQ_ABI_OFFSET(gpuq_queue_cu_mask_event, mask, 48);
+GPUQ_ABI_SIZE(gpuq_queue_cu_mask_event, 176); /* 32 + 4*4 + 32*4 */
+
 /* Agent-written: one KFD topology node, from /sys/class/kfd/kfd/topology. */
 struct gpuq_gpu_info_record {
 	struct gpuq_event_header hdr;
@@ -441,6 +467,9 @@ struct gpuq_gpu_info_record {
 	__u32 simd_count;
 	__u32 num_xcc;
 	char name[GPUQ_GPU_NAME_LEN];
+	/* appended: 0 in older captures (the CUs are then unknown) */
+	__u32 simd_per_cu; /* active CUs = simd_count / simd_per_cu */
+	__u32 pad;
 };
 GPUQ_ABI_OFFSET(gpuq_gpu_info_record, gpu_id, 32);
 GPUQ_ABI_OFFSET(gpuq_gpu_info_record, node, 36);
@@ -454,7 +483,8 @@ GPUQ_ABI_OFFSET(gpuq_gpu_info_record, unique_id, 64);
 GPUQ_ABI_OFFSET(gpuq_gpu_info_record, simd_count, 72);
 GPUQ_ABI_OFFSET(gpuq_gpu_info_record, num_xcc, 76);
 GPUQ_ABI_OFFSET(gpuq_gpu_info_record, name, 80);
-GPUQ_ABI_SIZE(gpuq_gpu_info_record, 112); /* 32 + 8*4 + 8 + 2*4 + 32 */
+GPUQ_ABI_OFFSET(gpuq_gpu_info_record, simd_per_cu, 112);
+GPUQ_ABI_SIZE(gpuq_gpu_info_record, 120); /* 32 + 8*4 + 8 + 2*4 + 32 + 2*4 */
 
 /* Agent-written: hdr.cgroup_id resolved to a path; path_len bytes follow. */
 struct gpuq_cgroup_path_record {

@@ -2,7 +2,7 @@
 /*
  * The parts of amdkfd's uapi (include/uapi/linux/kfd_ioctl.h) the kernel
  * side decodes: ioctl numbers, the queue-type values of the create args and
- * the leading, stable fields of the create and update args. Mirrored here
+ * the leading, stable fields of the create, update and set-CU-mask args. Mirrored here
  * because the BPF side includes vmlinux.h, which cannot be mixed with uapi
  * headers; tests/unit/kfd_uapi_test.cc holds every value and offset equal to
  * the real header's (bookworm's linux-libc-dev, Linux 6.1).
@@ -18,6 +18,7 @@
 #define GPUQ_KFD_IOC_CREATE_QUEUE 0x02
 #define GPUQ_KFD_IOC_DESTROY_QUEUE 0x03
 #define GPUQ_KFD_IOC_UPDATE_QUEUE 0x07
+#define GPUQ_KFD_IOC_SET_CU_MASK 0x1A
 /* AMDKFD_IOC_CREATE_PROCESS, Linux 7.2: not in the 6.1 header the test has */
 #define GPUQ_KFD_IOC_CREATE_PROCESS 0x27
 
@@ -50,6 +51,13 @@ struct gpuq_kfd_update_queue_args {
 	__u32 ring_size;
 	__u32 queue_percentage;
 	__u32 queue_priority;
+};
+
+/* struct kfd_ioctl_set_cu_mask_args, whole */
+struct gpuq_kfd_set_cu_mask_args {
+	__u32 queue_id;
+	__u32 num_cu_mask; /* bits, a multiple of 32 */
+	__u64 cu_mask_ptr; /* user address of num_cu_mask / 32 words */
 };
 
 #endif /* GPUQ_KFD_UAPI_H */

@@ -36,6 +36,8 @@ const std::vector<Arg>& ArgsRead() {
       {"kfd_ioctl_create_queue", GPUQ_ARG_IOCTL_DATA, "data", "void"},
       {"kfd_ioctl_update_queue", GPUQ_ARG_IOCTL_PROCESS, "p", "kfd_process"},
       {"kfd_ioctl_update_queue", GPUQ_ARG_IOCTL_DATA, "data", "void"},
+      {"kfd_ioctl_set_cu_mask", GPUQ_ARG_IOCTL_PROCESS, "p", "kfd_process"},
+      {"kfd_ioctl_set_cu_mask", GPUQ_ARG_IOCTL_DATA, "data", "void"},
       {"kfd_procfs_add_queue", GPUQ_ARG_QUEUE_Q, "q", "queue"},
       {"uninit_queue", GPUQ_ARG_QUEUE_Q, "q", "queue"},
       {"kfd_process_notifier_release", GPUQ_ARG_NOTIFIER_MM, "mm", "mm_struct"},
@@ -189,6 +191,9 @@ TEST_P(DebianBtf, UapiFieldsAreWhereTheBpfSideReadsThem) {
       {"kfd_ioctl_update_queue_args", "ring_size", 12},
       {"kfd_ioctl_update_queue_args", "queue_percentage", 16},
       {"kfd_ioctl_update_queue_args", "queue_priority", 20},
+      {"kfd_ioctl_set_cu_mask_args", "queue_id", 0},
+      {"kfd_ioctl_set_cu_mask_args", "num_cu_mask", 4},
+      {"kfd_ioctl_set_cu_mask_args", "cu_mask_ptr", 8},
   };
   for (const auto& f : fields) {
     EXPECT_EQ(Offset(f.type, f.member), f.offset)

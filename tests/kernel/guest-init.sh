@@ -38,7 +38,8 @@ restore_cpsch:restore_process_queues_cpsch restore_nocpsch:restore_process_queue
 evict_trigger:kfd_process_evict_queues op_create:create_queue_cpsch
 op_create_nocpsch:create_queue_nocpsch op_destroy:destroy_queue_cpsch
 op_terminate:process_termination_cpsch op_terminate_nocpsch:process_termination_nocpsch
-op_update:kfd_ioctl_update_queue"
+op_update:kfd_ioctl_update_queue
+op_cu_mask:kfd_ioctl_set_cu_mask"
 PROBES="$PROBES $(echo $SCHED_PROBES)"
 # Hooks whose function this Debian build lacks (nm and BTF of amdgpu.ko,
 # docs/kfd-probe-points.md 1a): `check` must report them missing. Hooks of

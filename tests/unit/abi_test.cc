@@ -27,7 +27,10 @@ constexpr size_t kDestroySize = 64;
 constexpr size_t kDestroySizeV1Original = 56;
 constexpr size_t kExitSize = 48;
 constexpr size_t kCreateFailedSize = 64;
-constexpr size_t kGpuInfoSize = 112;
+constexpr size_t kGpuInfoSize = 120;
+// Size of gpu_info records before simd_per_cu was appended (still valid).
+constexpr size_t kGpuInfoSizeV1Original = 112;
+constexpr size_t kCuMaskSize = 176;
 constexpr size_t kCgroupPathSize = 40;
 
 // A create record written before the fields were appended decodes, with
@@ -67,6 +70,23 @@ TEST(AbiTest, DecodeOriginalSizeDestroyRecord) {
   EXPECT_EQ(got.flags & GPUQ_DESTROY_F_WRITE_INDEX, 0u);
 }
 
+// A gpu_info record from before simd_per_cu: its CUs are unknown (0).
+TEST(AbiTest, DecodeOriginalSizeGpuInfoRecord) {
+  gpuq_gpu_info_record e{};
+  e.hdr.type = GPUQ_EV_GPU_INFO;
+  e.hdr.size = kGpuInfoSizeV1Original;
+  e.gpu_id = 30584;
+  e.simd_per_cu = 4;  // beyond the old size: must not be read
+  Event out;
+  size_t consumed = 0;
+  ASSERT_EQ(Decode(&e, kGpuInfoSizeV1Original, &out, &consumed),
+            DecodeStatus::kOk);
+  EXPECT_EQ(consumed, kGpuInfoSizeV1Original);
+  const auto& got = std::get<gpuq_gpu_info_record>(out);
+  EXPECT_EQ(got.gpu_id, 30584u);
+  EXPECT_EQ(got.simd_per_cu, 0u);
+}
+
 // Enum values are part of the ABI: the kernel side writes the numbers.
 TEST(AbiTest, EnumValuesAndSentinels) {
   EXPECT_EQ(GPUQ_EV_INVALID, 0);
@@ -82,7 +102,8 @@ TEST(AbiTest, EnumValuesAndSentinels) {
   EXPECT_EQ(GPUQ_EV_QUEUE_SAMPLE, 10);
   EXPECT_EQ(GPUQ_EV_DOORBELL_COUNT, 11);
   EXPECT_EQ(GPUQ_EV_QUEUE_UPDATE, 12);
-  EXPECT_EQ(GPUQ_EV__MAX, 13);
+  EXPECT_EQ(GPUQ_EV_QUEUE_CU_MASK, 13);
+  EXPECT_EQ(GPUQ_EV__MAX, 14);
   EXPECT_EQ(GPUQ_RUNLIST_OP__MAX, 4);
   EXPECT_EQ(GPUQ_CAUSE__MAX, 7);
   EXPECT_EQ(GPUQ_EVICTION_KIND__MAX, 2);
@@ -174,6 +195,19 @@ gpuq_gpu_info_record MakeGpuInfo() {
   e.simd_count = 1216;
   e.num_xcc = 8;
   std::strncpy(e.name, "gfx942", sizeof(e.name) - 1);
+  e.simd_per_cu = 4;
+  return e;
+}
+
+gpuq_queue_cu_mask_event MakeCuMask() {
+  gpuq_queue_cu_mask_event e{};
+  e.hdr = Hdr(GPUQ_EV_QUEUE_CU_MASK);
+  e.gpu_id = 30584;
+  e.queue_id = 3;
+  e.num_cu_mask = 64;
+  e.words_read = 2;
+  e.mask[0] = 0xffffffffu;
+  e.mask[1] = 0x0000ffffu;
   return e;
 }
 
@@ -244,6 +278,10 @@ TEST(AbiTest, RoundTripQueueCreateFailed) {
   const Event e = DecodeOk(Encode(MakeCreateFailed()));
   // The errno is signed: a sign bug would turn -12 into 4294967284.
   EXPECT_EQ(std::get<gpuq_queue_create_failed_event>(e).error, -12);
+}
+
+TEST(AbiTest, RoundTripQueueCuMask) {
+  ExpectRoundTrip(MakeCuMask(), kCuMaskSize);
 }
 
 TEST(AbiTest, RoundTripGpuInfo) {

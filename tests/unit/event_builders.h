@@ -103,9 +103,10 @@ inline gpuq_gpu_info_record GpuInfo(uint32_t gpu_id, uint32_t node,
   r.drm_render_minor = 127 + node;
   r.gfx_target_version = gfx;
   r.unique_id = 0xcf39ab978c9c839aull;
-  r.simd_count = 1216;
+  r.simd_count = 1216;  // 304 CUs
   r.num_xcc = 8;
   std::strncpy(r.name, "gfx942", sizeof(r.name) - 1);
+  r.simd_per_cu = 4;
   return r;
 }
 

@@ -55,12 +55,22 @@ GPUQ_SAME_FIELD(gpuq_kfd_update_queue_args, kfd_ioctl_update_queue_args,
 static_assert(sizeof(gpuq_kfd_update_queue_args) ==
               sizeof(kfd_ioctl_update_queue_args));
 
+GPUQ_SAME_FIELD(gpuq_kfd_set_cu_mask_args, kfd_ioctl_set_cu_mask_args,
+                queue_id);
+GPUQ_SAME_FIELD(gpuq_kfd_set_cu_mask_args, kfd_ioctl_set_cu_mask_args,
+                num_cu_mask);
+GPUQ_SAME_FIELD(gpuq_kfd_set_cu_mask_args, kfd_ioctl_set_cu_mask_args,
+                cu_mask_ptr);
+static_assert(sizeof(gpuq_kfd_set_cu_mask_args) ==
+              sizeof(kfd_ioctl_set_cu_mask_args));
+
 TEST(KfdUapiTest, IoctlNumbersAreTheHeaders) {
   EXPECT_EQ(_IOC_TYPE(AMDKFD_IOC_CREATE_QUEUE),
             static_cast<unsigned>(GPUQ_KFD_IOC_TYPE));
   EXPECT_EQ(_IOC_NR(AMDKFD_IOC_CREATE_QUEUE), GPUQ_KFD_IOC_CREATE_QUEUE);
   EXPECT_EQ(_IOC_NR(AMDKFD_IOC_DESTROY_QUEUE), GPUQ_KFD_IOC_DESTROY_QUEUE);
   EXPECT_EQ(_IOC_NR(AMDKFD_IOC_UPDATE_QUEUE), GPUQ_KFD_IOC_UPDATE_QUEUE);
+  EXPECT_EQ(_IOC_NR(AMDKFD_IOC_SET_CU_MASK), GPUQ_KFD_IOC_SET_CU_MASK);
 }
 
 TEST(KfdUapiTest, QueueTypesAreTheHeaders) {

@@ -1,5 +1,6 @@
-// Preemption as the victims see it (model/preemption.h) and the queues'
-// priority classes (model/queue_priority.h): which containers'
+// Preemption as the victims see it (model/preemption.h), the queues'
+// priority classes (model/queue_priority.h) and CU masks
+// (model/queue_cu_mask.h): which containers'
 // queues each runlist operation took off the GPU, by cause and by whose
 // operation, and for how long. The records arrive in the order the kernel
 // writes them: an operation's unmap and map before its own create, destroy
@@ -293,6 +294,101 @@ TEST(QueuePriorityTest, AnUpdateMovesTheQueueToItsNewClass) {
   m.Apply(Update(kKeyA, kPidA, kCgA, 9, 100, 15));
   EXPECT_EQ(m.Series().model_drops.unknown_queue, 1u);
   EXPECT_EQ(n(kCgA, PriorityClass::kHigh), 1u);
+}
+
+// AMDKFD_IOC_SET_CU_MASK as the kernel side reports it: the first `bits`
+// CUs enabled in a mask of `words` words.
+gpuq_queue_cu_mask_event CuMask(uint64_t key, uint32_t pid, uint64_t cg,
+                                uint32_t qid, uint32_t words, uint32_t bits) {
+  gpuq_queue_cu_mask_event e{};
+  e.hdr = Hdr(GPUQ_EV_QUEUE_CU_MASK, key, pid, cg);
+  e.hdr.size = sizeof(e);
+  e.gpu_id = kGpu;
+  e.queue_id = qid;
+  e.num_cu_mask = 32 * words;
+  e.words_read = words > GPUQ_CU_MASK_WORDS ? GPUQ_CU_MASK_WORDS : words;
+  for (uint32_t cu = 0; cu < bits && cu < 32 * e.words_read; ++cu) {
+    e.mask[cu / 32] |= 1u << (cu % 32);
+  }
+  return e;
+}
+
+TEST(QueueCuMaskTest, ClassesAgainstTheGpusActiveCus) {
+  // An MI300X node: simd_count 1216 / simd_per_cu 4 = 304 CUs.
+  const gpuq_gpu_info_record gpu = GpuInfo(kGpu, 1);
+  ASSERT_EQ(FromRecord(gpu).ActiveCus(), 304u);
+  const auto of = [](const gpuq_queue_cu_mask_event& e) {
+    return ClassifyCuMask(e, 304);
+  };
+  EXPECT_EQ(of(CuMask(kKeyA, kPidA, kCgA, 0, 10, 320)), CuMaskClass::kAllCus);
+  EXPECT_EQ(of(CuMask(kKeyA, kPidA, kCgA, 0, 10, 304)), CuMaskClass::kAllCus)
+      << "bits past the GPU's CUs do not matter";
+  EXPECT_EQ(of(CuMask(kKeyA, kPidA, kCgA, 0, 10, 303)),
+            CuMaskClass::kRestricted);
+  EXPECT_EQ(of(CuMask(kKeyA, kPidA, kCgA, 0, 9, 288)), CuMaskClass::kRestricted)
+      << "CUs beyond the mask's bits are off";
+  gpuq_queue_cu_mask_event hole = CuMask(kKeyA, kPidA, kCgA, 0, 10, 320);
+  hole.mask[4] &= ~(1u << 7);  // CU 135
+  EXPECT_EQ(of(hole), CuMaskClass::kRestricted);
+  // amdkfd uses at most 1024 bits: a longer mask is its first 32 words.
+  EXPECT_EQ(ClassifyCuMask(CuMask(kKeyA, kPidA, kCgA, 0, 40, 1280), 1024),
+            CuMaskClass::kAllCus);
+  gpuq_queue_cu_mask_event unread = CuMask(kKeyA, kPidA, kCgA, 0, 10, 320);
+  unread.words_read = 0;
+  EXPECT_EQ(of(unread), CuMaskClass::kUnknown);
+  EXPECT_EQ(ClassifyCuMask(CuMask(kKeyA, kPidA, kCgA, 0, 10, 320), 0),
+            CuMaskClass::kUnknown)
+      << "a GPU whose CUs are not known";
+}
+
+TEST(QueueCuMaskTest, LiveQueuesGivenAMaskByClass) {
+  Model m;
+  m.Apply(GpuInfo(kGpu, 1));
+  m.Apply(Active(kKeyA, kPidA, kCgA, 0));
+  m.Apply(Active(kKeyA, kPidA, kCgA, 1));
+  m.Apply(Active(kKeyB, kPidB, kCgB, 0));
+  gpuq_queue_create_event seeded = Active(SeededProcessKey(4), 4, kCgB, 1);
+  seeded.flags = GPUQ_CREATE_F_SEEDED;
+  m.Apply(seeded);
+  auto n = [&](uint64_t cg, CuMaskClass c) -> uint64_t {
+    const auto by = m.Series().queues_cu_masked;
+    auto it = by.find({cg, kGpu, c});
+    return it == by.end() ? 0 : it->second;
+  };
+  EXPECT_TRUE(m.Series().queues_cu_masked.empty())
+      << "queues never given a mask run on every CU";
+  m.Apply(CuMask(kKeyA, kPidA, kCgA, 0, 2, 64));  // 64 of 304: restricted
+  m.Apply(CuMask(kKeyA, kPidA, kCgA, 1, 10, 320));
+  EXPECT_EQ(n(kCgA, CuMaskClass::kRestricted), 1u);
+  EXPECT_EQ(n(kCgA, CuMaskClass::kAllCus), 1u);
+  // A later set replaces the class.
+  m.Apply(CuMask(kKeyA, kPidA, kCgA, 0, 10, 320));
+  EXPECT_EQ(n(kCgA, CuMaskClass::kRestricted), 0u);
+  EXPECT_EQ(n(kCgA, CuMaskClass::kAllCus), 2u);
+  // A queue found in sysfs: the set names its owner by kernel key.
+  m.Apply(CuMask(0xffff888100000400ull, 4, kCgB, 1, 1, 16));
+  EXPECT_EQ(n(kCgB, CuMaskClass::kRestricted), 1u);
+  // A set on a queue the model never saw is a drop, not a queue.
+  m.Apply(CuMask(kKeyB, kPidB, kCgB, 7, 1, 16));
+  EXPECT_EQ(m.Series().model_drops.unknown_queue, 1u);
+  EXPECT_EQ(n(kCgB, CuMaskClass::kRestricted), 1u);
+  // A gauge of live queues.
+  m.Apply(Destroy(kKeyA, kPidA, kCgA, kGpu, 1, GPUQ_QUEUE_COMPUTE));
+  EXPECT_EQ(n(kCgA, CuMaskClass::kAllCus), 1u);
+}
+
+TEST(QueueCuMaskTest, AGpuWithoutItsCusIsUnknown) {
+  // A capture from before gpu_info carried simd_per_cu.
+  Model m;
+  gpuq_gpu_info_record old = GpuInfo(kGpu, 1);
+  old.simd_per_cu = 0;
+  m.Apply(old);
+  m.Apply(Active(kKeyA, kPidA, kCgA, 0));
+  m.Apply(CuMask(kKeyA, kPidA, kCgA, 0, 2, 64));
+  const auto by = m.Series().queues_cu_masked;
+  ASSERT_EQ(by.size(), 1u);
+  EXPECT_EQ(by.begin()->first,
+            std::make_tuple(kCgA, kGpu, CuMaskClass::kUnknown));
 }
 
 TEST(PreemptionModelTest, AQueueMadeInactiveByAnUpdateIsNotAVictim) {
