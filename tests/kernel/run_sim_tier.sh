@@ -86,7 +86,7 @@ expected_checks() {
     # 7.2+: a secondary KFD context's queues and teardown
     has_contexts "$JUDGED" && extra="context-teardown context $extra"
     for c in serves attached sysfs-inventory queues processes creates destroys exits \
-      create-failures queue-type-labels once $extra burst oversubscription evictions submissions gtt-queue priority-update final stops; do
+      create-failures queue-type-labels once $extra burst oversubscription evictions submissions gtt-queue priority-update cu-mask final stops; do
       echo "$m:$c"
     done
   done

@@ -85,6 +85,8 @@ function truth(sign, what, g, a, b, c, v) {
 		add("gpuq_queues{container=\"" container(c) "\",gpu_id=\"" g "\",queue_type=\"" qtype(a) "\"}", v)
 	else if (what == "prio" && sign > 0)
 		add("gpuq_queues_by_priority{container=\"" container(c) "\",gpu_id=\"" g "\",priority=\"" (a == 0 ? "low" : a == 1 ? "medium" : "high") "\"}", v)
+	else if (what == "cumask" && sign > 0)
+		add("gpuq_queues_cu_masked{container=\"" container(c) "\",gpu_id=\"" g "\",cu_mask=\"" (a == 1 ? "restricted" : "all_cus") "\"}", v)
 	else if (what == "processes" && sign > 0)
 		add("gpuq_processes{container=\"" container(c) "\",gpu_id=\"" g "\"}", v)
 	else if (what == "create")
@@ -139,6 +141,7 @@ BEGIN {
 	keep["gpuq_queues"] = "container gpu_id queue_type"
 	keep["gpuq_processes"] = "container gpu_id"
 	keep["gpuq_queues_by_priority"] = "container gpu_id priority"
+	keep["gpuq_queues_cu_masked"] = "container gpu_id cu_mask"
 	keep["gpuq_queue_creates_total"] = "container gpu_id queue_type"
 	keep["gpuq_queue_destroys_total"] = "container gpu_id queue_type reason"
 	keep["gpuq_process_exits_total"] = "container"

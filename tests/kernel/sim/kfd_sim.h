@@ -38,6 +38,15 @@
 #define SIM_KFD_NODE
 #endif
 
+/*
+ * Every simulated GPU's topology node says simd_count 416 and simd_per_cu 4
+ * (kfd_sim_sysfs.c): 104 active CUs (8 arrays of 13), those a CU mask is
+ * judged against.
+ */
+#define KFD_SIM_SIMD_COUNT 416
+#define KFD_SIM_SIMD_PER_CU 4
+#define KFD_SIM_ACTIVE_CUS (KFD_SIM_SIMD_COUNT / KFD_SIM_SIMD_PER_CU)
+
 /* the 3-5 GPUs of sim_specs plus up to 8 extra_hws_gpus (the users' 8-GPU runs) */
 #define KFD_SIM_MAX_EXTRA_GPUS 8
 #define KFD_SIM_MAX_GPUS (5 + KFD_SIM_MAX_EXTRA_GPUS)
@@ -132,7 +141,18 @@ struct kfd_dev {
 #define SIM_ENABLE_MES(dev) ((dev)->shared_resources.enable_mes)
 #endif
 
-struct mqd_update_info;
+/*
+ * kfd_priv.h: what the set-CU-mask ioctl hands update_queue (count bits,
+ * a multiple of 32, of the words at ptr); amdkfd's update_flag is left out
+ */
+struct mqd_update_info {
+	union {
+		struct {
+			uint32_t count;
+			uint32_t *ptr;
+		} cu_mask;
+	};
+};
 struct kfd_criu_queue_priv_data;
 struct mes_add_queue_input;
 struct mes_remove_queue_input;
@@ -263,6 +283,10 @@ struct queue {
 	void *gang_ctx_cpu_ptr;
 	/* simulator only: the runlist generation that mapped it (victims.c) */
 	u64 sim_map_gen;
+	/* simulator only: given a CU mask (AMDKFD_IOC_SET_CU_MASK), and its
+	 * class by gpuq's rule (truth "cumask", kfd_sim_process.c) */
+	bool sim_cu_masked;
+	bool sim_cu_restricted;
 };
 
 /* amdgpu_mes.h */
@@ -373,6 +397,7 @@ void uninit_queue(struct queue *q);
 int kfd_ioctl_create_queue(struct file *filep, struct kfd_process *p, void *data);
 int kfd_ioctl_destroy_queue(struct file *filp, struct kfd_process *p, void *data);
 int kfd_ioctl_update_queue(struct file *filp, struct kfd_process *p, void *data);
+int kfd_ioctl_set_cu_mask(struct file *filp, struct kfd_process *p, void *data);
 int pqm_destroy_queue(struct process_queue_manager *pqm, unsigned int qid);
 void pqm_uninit(struct process_queue_manager *pqm);
 int kfd_process_evict_queues(struct kfd_process *p, uint32_t trigger);

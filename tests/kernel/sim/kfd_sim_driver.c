@@ -24,6 +24,13 @@
  *   submit NAME N | complete NAME N
  *   update NAME PERCENT [PRIORITY]  AMDKFD_IOC_UPDATE_QUEUE (0 deactivates;
  *                             PRIORITY default 7)
+ *   cumask NAME HEXWORD...    AMDKFD_IOC_SET_CU_MASK of queue NAME, which must
+ *                             succeed: num_cu_mask = 32 x the words (at most
+ *                             MAX_MASK_WORDS), word 0 first, CU i = bit i % 32
+ *                             of word i / 32
+ *   cumaskfail NAME|QID ERRNO [HEXWORD...]  the same, which must fail with
+ *                             ERRNO: QID a queue id (decimal) on the current
+ *                             fd; no words: num_cu_mask 0
  *   destroy NAME
  *   burst GPU N               N x (create aql + destroy)
  *   evict PID TRIGGER | restore PID     (0: this process)
@@ -56,7 +63,9 @@
 #include "kfd_sim_uapi.h"
 
 #define MAX_QUEUES 256
-#define AQL_PACKETS 1024 /* ring of 64 KiB */
+#define MAX_ARGS 48
+#define MAX_MASK_WORDS 40 /* amdkfd uses the first 32 (1024 CUs) */
+#define AQL_PACKETS 1024  /* ring of 64 KiB */
 
 struct amd_queue {
 	uint32_t type;		     /* hsa_queue_t @0 */
@@ -298,14 +307,40 @@ static void expect(int ok, const char *what)
 	}
 }
 
+/*
+ * AMDKFD_IOC_SET_CU_MASK on fd for queue qid with the n words of hex (in
+ * argv); returns 0, -errno, or 1 when a word is not hex or n is too large.
+ */
+static int set_cu_mask(int fd, uint32_t qid, char **hex, int n)
+{
+	uint32_t words[MAX_MASK_WORDS];
+	struct kfd_ioctl_set_cu_mask_args a = {
+		.queue_id = qid,
+		.num_cu_mask = 32 * n,
+		.cu_mask_ptr = (uintptr_t)words,
+	};
+
+	if (n > MAX_MASK_WORDS)
+		return 1;
+	for (int i = 0; i < n; i++) {
+		char *end;
+		unsigned long long w = strtoull(hex[i], &end, 16);
+
+		if (*end || end == hex[i] || w > UINT32_MAX)
+			return 1;
+		words[i] = w;
+	}
+	return ioctl(fd, AMDKFD_IOC_SET_CU_MASK, &a) ? -errno : 0;
+}
+
 static void command(char *line)
 {
-	char *argv[8] = { 0 };
+	char *argv[MAX_ARGS] = { 0 };
 	int argc = 0;
 	struct sim_queue *q;
 	int r;
 
-	for (char *t = strtok(line, " \t\n"); t && argc < 8; t = strtok(NULL, " \t\n"))
+	for (char *t = strtok(line, " \t\n"); t && argc < MAX_ARGS; t = strtok(NULL, " \t\n"))
 		argv[argc++] = t;
 	if (argc == 0)
 		return;
@@ -359,6 +394,29 @@ static void command(char *line)
 
 		r = ioctl(q->fd, AMDKFD_IOC_UPDATE_QUEUE, &a) ? -errno : 0;
 		say("UPDATE %s percent=%s priority=%u rc=%d", argv[1], ARG(2), a.queue_priority, r);
+	} else if (strcmp(argv[0], "cumask") == 0 && argc >= 3 && (q = find(ARG(1)))) {
+		r = set_cu_mask(q->fd, q->queue_id, argv + 2, argc - 2);
+		say("CUMASK %s words=%d rc=%d", argv[1], argc - 2, r);
+		expect(r == 0, "cumask: the set failed");
+	} else if (strcmp(argv[0], "cumaskfail") == 0 && argc >= 3) {
+		int want = -(int)NUM(2), fd = kfd;
+		uint32_t qid;
+		char *end;
+
+		if ((q = find(argv[1]))) {
+			fd = q->fd;
+			qid = q->queue_id;
+		} else {
+			qid = strtoul(argv[1], &end, 10);
+			if (*end || end == argv[1]) {
+				say("BAD cumaskfail: no queue '%s'", argv[1]);
+				bad = 1;
+				return;
+			}
+		}
+		r = set_cu_mask(fd, qid, argv + 3, argc - 3);
+		say("CUMASKFAIL %s qid=%u words=%d rc=%d want=%d", argv[1], qid, argc - 3, r, want);
+		expect(r == want, "cumaskfail: unexpected result");
 	} else if (strcmp(argv[0], "destroy") == 0 && (q = find(ARG(1)))) {
 		r = destroy(q);
 		say("DESTROY %s rc=%d", argv[1], r);
@@ -444,7 +502,7 @@ static void command(char *line)
 
 int main(void)
 {
-	char line[256];
+	char line[1024];
 
 	pid = getpid();
 	kfd = primary_fd = open("/dev/kfd", O_RDWR | O_CLOEXEC);

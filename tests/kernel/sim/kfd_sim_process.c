@@ -13,6 +13,8 @@
  *    -> mmu_notifier_put; the SRCU free callback and the fd's release drop
  *    the last references, and kfd_process_wq_release (a kworker) runs
  *    process_termination per GPU, then pqm_uninit -> uninit_queue;
+ *  - kfd_ioctl_set_cu_mask -> pqm_update_mqd -> dqm->ops.update_queue, the
+ *    mask's class (gpuq's rule) kept on the queue for the truth;
  *  - kfd_process_evict_queues(p, trigger) / kfd_process_restore_queues(p);
  *  - 7.2+ (KFD_SIM_HAS_KFD_PROCESS_CONTEXT_ID): AMDKFD_IOC_CREATE_PROCESS
  *    makes a secondary context of the same mm, without an mmu notifier,
@@ -29,6 +31,7 @@
 #include <linux/sched/mm.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <uapi/linux/kfd_ioctl.h>
 
 #include "kfd_sim.h"
@@ -101,6 +104,9 @@ static void sim_count_live(struct kfd_process_device *pdd, struct queue *q, int 
 	sim_truth_count("queues", q->device->id, q->properties.type, 0, cg, delta);
 	sim_truth_count("prio", q->device->id, sim_priority_class(q->properties.priority), 0, cg,
 			delta);
+	/* a new queue has no CU mask: only a destroy or teardown moves this */
+	if (q->sim_cu_masked)
+		sim_truth_count("cumask", q->device->id, q->sim_cu_restricted, 0, cg, delta);
 	if (delta > 0 && pdd->sim_queues++ == 0)
 		sim_truth_count("processes", q->device->id, 0, 0, cg, 1);
 	else if (delta < 0 && --pdd->sim_queues == 0)
@@ -334,6 +340,112 @@ SIM_HOOK int kfd_ioctl_update_queue(struct file *filp, struct kfd_process *p, vo
 	retval = q->device->dqm->ops.update_queue(q->device->dqm, q, NULL);
 out:
 	mutex_unlock(&p->mutex);
+	return retval;
+}
+
+/* ---- CU masks ---------------------------------------------------------------------- */
+
+/* kfd_chardev.c's max_num_cus: the bits of a CU mask beyond it are dropped */
+#define KFD_MAX_NUM_CUS 1024
+
+/*
+ * A mask's class as gpuq judges it, counted independently here (truth
+ * "cumask"): restricted when it leaves out one of the GPU's active CUs
+ * (KFD_SIM_ACTIVE_CUS, simd_count / simd_per_cu of its topology node), CU i
+ * being bit i % 32 of word i / 32 of the count bits amdkfd took; else it
+ * enables them all.
+ */
+static bool sim_cu_mask_restricted(const uint32_t *mask, uint32_t count)
+{
+	uint32_t cu;
+
+	for (cu = 0; cu < KFD_SIM_ACTIVE_CUS; cu++)
+		if (cu >= count || !(mask[cu / 32] & (1U << (cu % 32))))
+			return true;
+	return false;
+}
+
+/*
+ * KFD_GC_VERSION >= 10.0 (gfx_target_version 100000 on) has WGPs, two CUs
+ * each, so a mask must enable CUs in pairs; 7.x exempts GC 12.1 and later
+ * (the simulator's GC 12.1 MES GPU: gfx1250, gfx_target_version 120500).
+ */
+static bool sim_has_wgps(SIM_DEV *dev)
+{
+	struct sim_gpu *g = sim_gpu_by_id(dev->id);
+
+	return g && g->gfx_target_version >= 100000 && g->gfx_target_version < 120500;
+}
+
+/*
+ * kfd_process_queue_manager.c: the queue's MQD gets the mask through
+ * update_queue, which unmaps and maps the runlist (HWS) or removes and adds
+ * the queue (MES) as for an update ioctl, and under the same dqm cause
+ * (CAUSE_UPDATE, kfd_sim_dqm.c): the victims of its preemption count as
+ * cause update. The simulator keeps the mask's class, not the mask.
+ */
+static int pqm_update_mqd(struct process_queue_manager *pqm, unsigned int qid,
+			  struct mqd_update_info *minfo)
+{
+	struct process_queue_node *pqn = sim_get_queue_by_qid(pqm, qid);
+	struct queue *q;
+	bool restricted;
+	uint32_t i;
+	int retval;
+
+	if (!pqn)
+		return -EFAULT; /* "No queue %d exists for update operation" */
+	q = pqn->q;
+	/* ASICs that have WGPs must enforce pairwise enabled mask checks. */
+	if (sim_has_wgps(q->device)) {
+		for (i = 0; i < minfo->cu_mask.count; i += 2) {
+			uint32_t cu_pair = (minfo->cu_mask.ptr[i / 32] >> (i % 32)) & 0x3;
+
+			if (cu_pair && cu_pair != 0x3)
+				return -EINVAL; /* "CUs must be adjacent pairwise enabled." */
+		}
+	}
+	retval = q->device->dqm->ops.update_queue(q->device->dqm, q, minfo);
+	if (retval)
+		return retval;
+	/* properties.is_user_cu_masked = true; a later set replaces the mask */
+	restricted = sim_cu_mask_restricted(minfo->cu_mask.ptr, minfo->cu_mask.count);
+	if (q->sim_cu_masked)
+		sim_truth_count("cumask", q->device->id, q->sim_cu_restricted, 0,
+				sim_process_cgroup(pqm->process), -1);
+	sim_truth_count("cumask", q->device->id, restricted, 0, sim_process_cgroup(pqm->process),
+			1);
+	q->sim_cu_masked = true;
+	q->sim_cu_restricted = restricted;
+	return 0;
+}
+
+/* kfd_chardev.c, the same from 6.1 to 7.3 */
+SIM_HOOK int kfd_ioctl_set_cu_mask(struct file *filp, struct kfd_process *p, void *data)
+{
+	struct kfd_ioctl_set_cu_mask_args *args = data;
+	struct mqd_update_info minfo = {};
+	uint32_t __user *cu_mask_ptr = (uint32_t __user *)args->cu_mask_ptr;
+	size_t cu_mask_size = sizeof(uint32_t) * (args->num_cu_mask / 32);
+	int retval;
+
+	if ((args->num_cu_mask % 32) != 0)
+		return -EINVAL; /* "num_cu_mask 0x%x must be a multiple of 32" */
+	minfo.cu_mask.count = args->num_cu_mask;
+	if (minfo.cu_mask.count == 0)
+		return -EINVAL; /* "CU mask cannot be 0" */
+	/* more than max_num_cus bits: only the first max_num_cus are used */
+	if (minfo.cu_mask.count > KFD_MAX_NUM_CUS) {
+		minfo.cu_mask.count = KFD_MAX_NUM_CUS;
+		cu_mask_size = sizeof(uint32_t) * (KFD_MAX_NUM_CUS / 32);
+	}
+	minfo.cu_mask.ptr = memdup_user(cu_mask_ptr, cu_mask_size);
+	if (IS_ERR(minfo.cu_mask.ptr))
+		return PTR_ERR(minfo.cu_mask.ptr); /* "Could not copy CU mask from userspace" */
+	mutex_lock(&p->mutex);
+	retval = pqm_update_mqd(&p->pqm, args->queue_id, &minfo);
+	mutex_unlock(&p->mutex);
+	kfree(minfo.cu_mask.ptr);
 	return retval;
 }
 

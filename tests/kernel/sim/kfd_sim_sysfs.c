@@ -208,7 +208,7 @@ static ssize_t node_show(struct kobject *kobj, struct attribute *attr, char *buf
 	if (attr != &attr_props)
 		return 0;
 	PROP("cpu_cores_count", g ? 0 : 2);
-	PROP("simd_count", g ? 416 : 0);
+	PROP("simd_count", g ? KFD_SIM_SIMD_COUNT : 0);
 	PROP("mem_banks_count", 1);
 	PROP("caches_count", 0);
 	PROP("io_links_count", g ? 1 : 0);
@@ -223,7 +223,7 @@ static ssize_t node_show(struct kobject *kobj, struct attribute *attr, char *buf
 	PROP("array_count", g ? 8 : 0);
 	PROP("simd_arrays_per_engine", g ? 1 : 0);
 	PROP("cu_per_simd_array", g ? 13 : 0);
-	PROP("simd_per_cu", g ? 4 : 0);
+	PROP("simd_per_cu", g ? KFD_SIM_SIMD_PER_CU : 0);
 	PROP("max_slots_scratch_cu", g ? 32 : 0);
 	PROP("gfx_target_version", g ? g->gfx_target_version : 0);
 	PROP("vendor_id", g ? 0x1002 : 0);

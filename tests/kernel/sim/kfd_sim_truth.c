@@ -14,6 +14,10 @@
  * queues      kfd_queue_type     0            live queues (gauge)
  * processes   0                  0            processes with a queue on the GPU (gauge)
  * prio        0 low, 1 medium, 2 high  0      live queues by pipe priority class (gauge)
+ * cumask      0 all_cus, 1 restricted  0      live queues given a CU mask by a successful
+ *                                             AMDKFD_IOC_SET_CU_MASK, by its class (gauge;
+ *                                             restricted: it leaves out one of the GPU's
+ *                                             104 active CUs; the last set counts)
  * unmap       filter             errno        unmap_queues_cpsch calls (cgroup 0)
  * map         0                  errno        map_queues_cpsch calls (cgroup 0)
  * unmap_wait_us, map_wait_us  0  0            microseconds those calls waited (fence wait)

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
 /*
  * KFD simulator control ioctls, on the simulator's /dev/kfd next to the real
- * AMDKFD_IOC_{GET_VERSION,CREATE_QUEUE,DESTROY_QUEUE,UPDATE_QUEUE} (which use
- * linux/kfd_ioctl.h unchanged). They stand for what a real GPU, TTM or the
- * HWS firmware does on its own; numbers 0x80+ are far above amdkfd's.
+ * AMDKFD_IOC_{GET_VERSION,CREATE_QUEUE,DESTROY_QUEUE,UPDATE_QUEUE,SET_CU_MASK}
+ * (which use linux/kfd_ioctl.h unchanged). They stand for what a real GPU,
+ * TTM or the HWS firmware does on its own; numbers 0x80+ are far above
+ * amdkfd's.
  */
 #ifndef KFD_SIM_UAPI_H
 #define KFD_SIM_UAPI_H
@@ -49,6 +50,20 @@ struct kfd_sim_runlist_args {
 /* linux/kfd_ioctl.h of 7.2+ (KFD ioctl 1.19); Debian 12's linux-libc-dev lacks it */
 #ifndef AMDKFD_IOC_CREATE_PROCESS
 #define AMDKFD_IOC_CREATE_PROCESS _IO('K', 0x27)
+#endif
+
+/*
+ * In linux/kfd_ioctl.h long before KFD ioctl 1.3, so in every header the
+ * tier builds with (bookworm's linux-libc-dev, the kernels' own); amdkfd's
+ * definition for one that would lack it
+ */
+#ifndef AMDKFD_IOC_SET_CU_MASK
+struct kfd_ioctl_set_cu_mask_args {
+	__u32 queue_id;	   /* to KFD */
+	__u32 num_cu_mask; /* to KFD */
+	__u64 cu_mask_ptr; /* to KFD */
+};
+#define AMDKFD_IOC_SET_CU_MASK _IOW('K', 0x1A, struct kfd_ioctl_set_cu_mask_args)
 #endif
 
 #define KFD_SIM_IOC_EVICT _IOWR('K', 0x80, struct kfd_sim_evict_args)
