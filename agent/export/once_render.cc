@@ -199,10 +199,26 @@ std::string RenderTable(const Snapshot& s) {
   out += fmt::format("gpuq-agent snapshot: source {}, {} events\n\n", s.source,
                      events);
 
-  Table queues({"CONTAINER", "ID", "POD", "NAMESPACE", "GPU_ID", "COMPUTE",
-                "SDMA", "OTHER", "PROCS", "CREATED", "DESTROYED(ioctl/exit)",
-                "SUBMITTED", "SUBMIT/S", "PENDING", "UNMAPS",
-                "PREEMPTED(self/other)", "OFF_GPU_S", "EVICTIONS"});
+  Table queues({"CONTAINER",
+                "ID",
+                "POD",
+                "NAMESPACE",
+                "GPU_ID",
+                "COMPUTE",
+                "SDMA",
+                "OTHER",
+                "PROCS",
+                "HIGH_PRIO",
+                "CU_RESTRICTED",
+                "CREATED",
+                "DESTROYED(ioctl/exit)",
+                "SUBMITTED",
+                "SUBMIT/S",
+                "PENDING",
+                "UNMAPS",
+                "PREEMPTED(self/other)",
+                "OFF_GPU_S",
+                "EVICTIONS"});
   const auto info = ContainerInfo(s);
   uint64_t total_live = 0;
   for (const auto& [key, row] : ContainerGpuRows(s)) {
@@ -211,20 +227,34 @@ std::string RenderTable(const Snapshot& s) {
     const std::string id =
         ci == info.end() ? "-" : ci->second->container_id.substr(0, 12);
     queues.Add(
-        {ContainerOrHost(key.container), id, key.pod.empty() ? "-" : key.pod,
-         key.ns.empty() ? "-" : key.ns, std::to_string(key.gpu_id),
-         Num(row.compute), Num(row.sdma), Num(row.other), Num(row.processes),
+        {ContainerOrHost(key.container),
+         id,
+         key.pod.empty() ? "-" : key.pod,
+         key.ns.empty() ? "-" : key.ns,
+         std::to_string(key.gpu_id),
+         Num(row.compute),
+         Num(row.sdma),
+         Num(row.other),
+         Num(row.processes),
+         Num(row.high_priority),
+         Num(row.cu_restricted),
          Num(row.creates),
          fmt::format("{}/{}", row.destroys[GPUQ_DESTROY_IOCTL],
                      row.destroys[GPUQ_DESTROY_PROCESS_EXIT]),
-         Num(row.submissions), Rate(row), Num(row.pending),
+         Num(row.submissions),
+         Rate(row),
+         Num(row.pending),
          Num(row.unmaps_caused),
          fmt::format("{}/{}", row.preempted_by_self, row.preempted_by_others),
-         fmt::format("{:.3f}", OffSeconds(row)), Num(row.evictions)});
+         fmt::format("{:.3f}", OffSeconds(row)),
+         Num(row.evictions)});
   }
   out += "HARDWARE QUEUES\n" + queues.Render();
   out += fmt::format("live queues: {}\n", total_live);
   out +=
+      "HIGH_PRIO: live queues at amdkfd's high pipe priority (queue "
+      "priority 11-15); CU_RESTRICTED: live queues a CU mask fences to a "
+      "subset of the GPU's CUs; "
       "SUBMIT/S: AQL packets per second between the last two samples; "
       "UNMAPS: runlist preemptions the container's operations caused; "
       "PREEMPTED: times its queues were taken off the GPU, by its own "

@@ -14,6 +14,8 @@ RowTotals& RowTotals::operator+=(const RowTotals& o) {
   sdma += o.sdma;
   other += o.other;
   processes += o.processes;
+  high_priority += o.high_priority;
+  cu_restricted += o.cu_restricted;
   creates += o.creates;
   for (size_t i = 0; i < destroys.size(); ++i) destroys[i] += o.destroys[i];
   submissions += o.submissions;
@@ -43,6 +45,14 @@ std::map<CgroupGpu, RowTotals> RowsByCgroupGpu(const Snapshot& s) {
     row.submissions += series.submissions;
   }
   for (const auto& [key, n] : s.processes) rows[key].processes += n;
+  for (const auto& [key, n] : s.queues_by_priority) {
+    const auto& [cgroup, gpu, c] = key;
+    if (c == PriorityClass::kHigh) rows[{cgroup, gpu}].high_priority += n;
+  }
+  for (const auto& [key, n] : s.queues_cu_masked) {
+    const auto& [cgroup, gpu, c] = key;
+    if (c == CuMaskClass::kRestricted) rows[{cgroup, gpu}].cu_restricted += n;
+  }
   for (const auto& [key, n] : s.pending_packets) rows[key].pending += n;
   for (const auto& [key, n] : s.runlist_causes) {
     if (key.unmap) rows[{key.cgroup_id, key.gpu_id}].unmaps_caused += n;

@@ -31,6 +31,10 @@ struct RowTotals {
   uint64_t sdma = 0;                          ///< every SDMA engine kind
   uint64_t other = 0;
   uint64_t processes = 0;  ///< processes holding queues
+  /// Live queues at amdkfd's high pipe priority (queue priority 11-15).
+  uint64_t high_priority = 0;
+  /// Live queues a CU mask fences to a subset of the GPU's CUs.
+  uint64_t cu_restricted = 0;
   uint64_t creates = 0;
   std::array<uint64_t, GPUQ_DESTROY__MAX> destroys{};  ///< by reason
   uint64_t submissions = 0;                            ///< AQL packets written

@@ -98,18 +98,21 @@ const std::vector<Column>& Columns() {
       {"EVICT/S", 8, 4, TopSort::kEvictRate},
       {"PREEMPT/S", 10, 3, TopSort::kPreemptRate},
       {"OFF_S", 8, 6, std::nullopt},
+      {"HIGH_PRIO", 9, 11, std::nullopt},
+      {"CU_RESTRICTED", 13, 12, std::nullopt},
   };
   return columns;
 }
 
 std::vector<std::string> Cells(const TopRow& row) {
   const RowTotals& t = row.totals;
-  return {std::to_string(t.Live()),    std::to_string(t.compute),
-          std::to_string(t.sdma),      std::to_string(t.other),
-          std::to_string(t.processes), FormatRate(row.submit_rate),
-          std::to_string(t.pending),   FormatRate(row.unmap_rate),
-          FormatRate(row.evict_rate),  FormatRate(row.preempt_rate),
-          FormatOffSeconds(t.off_ns)};
+  return {std::to_string(t.Live()),       std::to_string(t.compute),
+          std::to_string(t.sdma),         std::to_string(t.other),
+          std::to_string(t.processes),    FormatRate(row.submit_rate),
+          std::to_string(t.pending),      FormatRate(row.unmap_rate),
+          FormatRate(row.evict_rate),     FormatRate(row.preempt_rate),
+          FormatOffSeconds(t.off_ns),     std::to_string(t.high_priority),
+          std::to_string(t.cu_restricted)};
 }
 
 std::string Fit(const std::string& text, size_t width) {

@@ -66,7 +66,7 @@ check top "QUEUES\*" "the sort column is marked"
 order top "sorted by queues: vllm, host, trainer" "^vllm " "^\(host\) " "^trainer "
 
 # --- sort keys -----------------------------------------------------------------
-check top "^vllm .* 12\.789 *$" "vllm: its queues 12.789 s off the GPU after preemptions (OFF_S)"
+check top "^vllm .* 12\.789( +[0-9]+)* *$" "vllm: its queues 12.789 s off the GPU after preemptions (OFF_S; HIGH_PRIO and CU_RESTRICTED may follow)"
 tm send-keys -t top 6
 check top "PREEMPT/S\*" "key 6 sorts by preemptions suffered per second"
 tm send-keys -t top 7

@@ -72,6 +72,12 @@ Snapshot SmallSnapshot() {
       3, 250000000};
   s.preemptions[{kCgVllm, 11437, Scheduler::kHws, GPUQ_CAUSE_CREATE, true}] = {
       1, 50000000};
+  // vllm's 3 compute queues: 2 at high pipe priority, 1 fenced to a subset
+  // of the GPU's CUs (and one whose mask enables every CU: not counted).
+  s.queues_by_priority[{kCgVllm, 11437, PriorityClass::kHigh}] = 2;
+  s.queues_by_priority[{kCgVllm, 11437, PriorityClass::kMedium}] = 1;
+  s.queues_cu_masked[{kCgVllm, 11437, CuMaskClass::kRestricted}] = 1;
+  s.queues_cu_masked[{kCgVllm, 11437, CuMaskClass::kAllCus}] = 1;
 
   GpuNode gpu;
   gpu.node = 1;
@@ -140,24 +146,57 @@ TEST(OnceRenderTest, TableHasHeaderHostRowAndRightNumbers) {
       << out;
 
   EXPECT_EQ(RowStartingWith(out, "CONTAINER"),
-            (std::vector<std::string>{
-                "CONTAINER", "ID", "POD", "NAMESPACE", "GPU_ID", "COMPUTE",
-                "SDMA", "OTHER", "PROCS", "CREATED", "DESTROYED(ioctl/exit)",
-                "SUBMITTED", "SUBMIT/S", "PENDING", "UNMAPS",
-                "PREEMPTED(self/other)", "OFF_GPU_S", "EVICTIONS"}))
+            (std::vector<std::string>{"CONTAINER",
+                                      "ID",
+                                      "POD",
+                                      "NAMESPACE",
+                                      "GPU_ID",
+                                      "COMPUTE",
+                                      "SDMA",
+                                      "OTHER",
+                                      "PROCS",
+                                      "HIGH_PRIO",
+                                      "CU_RESTRICTED",
+                                      "CREATED",
+                                      "DESTROYED(ioctl/exit)",
+                                      "SUBMITTED",
+                                      "SUBMIT/S",
+                                      "PENDING",
+                                      "UNMAPS",
+                                      "PREEMPTED(self/other)",
+                                      "OFF_GPU_S",
+                                      "EVICTIONS"}))
       << out;
   // An empty container label is the host, shown as "(host)"; empty pod and
   // namespace as "-". HIQ counts under OTHER. ID comes from
   // gpuq_container_info, which these families lack: "-".
-  EXPECT_EQ(RowStartingWith(out, "(host)"),
-            (std::vector<std::string>{"(host)", "-", "-", "-", "23710", "1",
-                                      "0", "1", "2", "2", "1/0", "0", "-", "0",
-                                      "0", "0/0", "0.000", "0"}))
+  EXPECT_EQ(
+      RowStartingWith(out, "(host)"),
+      (std::vector<std::string>{"(host)", "-", "-", "-",   "23710", "1",   "0",
+                                "1",      "2", "0", "0",   "2",     "1/0", "0",
+                                "-",      "0", "0", "0/0", "0.000", "0"}))
       << out;
   EXPECT_EQ(RowStartingWith(out, "0124dd351391"),
-            (std::vector<std::string>{"0124dd351391", "-", "-", "-", "11437",
-                                      "3", "2", "0", "1", "6", "1/0", "0", "-",
-                                      "0", "0", "1/3", "0.300", "0"}))
+            (std::vector<std::string>{"0124dd351391",
+                                      "-",
+                                      "-",
+                                      "-",
+                                      "11437",
+                                      "3",
+                                      "2",
+                                      "0",
+                                      "1",
+                                      "2",
+                                      "1",
+                                      "6",
+                                      "1/0",
+                                      "0",
+                                      "-",
+                                      "0",
+                                      "0",
+                                      "1/3",
+                                      "0.300",
+                                      "0"}))
       << out;
   EXPECT_TRUE(HasLine(out, "live queues: 7")) << out;
 

@@ -118,14 +118,16 @@ TEST(TopModelTest, PreemptionsSufferedAreARateAndTimeOffATotal) {
       RenderTop(model, TopSort::kPreemptRate, 200, "", &header);
   EXPECT_NE(lines[header].find("PREEMPT/S*"), std::string::npos);
   EXPECT_NE(lines[header].find("OFF_S"), std::string::npos);
+  // The OFF_S cell: right-aligned under its header.
+  const size_t off_end = lines[header].find("OFF_S") + 5;
   bool shown = false;
   for (const std::string& l : lines) {
     if (l.rfind("alpha", 0) == 0) {
-      shown = l.find("2.0") != std::string::npos &&
-              l.substr(l.size() - 5) == "2.500";
+      shown = l.find("2.0") != std::string::npos && off_end >= 5 &&
+              l.substr(off_end - 5, 5) == "2.500";
     }
   }
-  EXPECT_TRUE(shown) << "alpha's row ends with PREEMPT/S 2.0 and OFF_S 2.500";
+  EXPECT_TRUE(shown) << "alpha's row has PREEMPT/S 2.0 and OFF_S 2.500";
 }
 
 TEST(TopModelTest, NoTimePassedKeepsTheLastRates) {
@@ -200,6 +202,37 @@ TEST(TopModelTest, TheHeaderSaysWhichRunlistsAreOversubscribedAndWhy) {
             std::string::npos)
       << lines[1];
   EXPECT_EQ(lines[1].find("gpu 200"), std::string::npos) << lines[1];
+}
+
+TEST(TopModelTest, HighPriorityAndCuRestrictedQueuesAreColumns) {
+  // The users' experiment: alpha's latency queue at high priority, beta's
+  // batch queue fenced to a subset of the CUs (all_cus does not count).
+  Snapshot s = TwoContainers(0, 0, 0, 0);
+  s.queues_by_priority[{kCgA, 100, PriorityClass::kHigh}] = 1;
+  s.queues_by_priority[{kCgA, 100, PriorityClass::kMedium}] = 4;
+  s.queues_cu_masked[{kCgB, 100, CuMaskClass::kRestricted}] = 1;
+  s.queues_cu_masked[{kCgB, 100, CuMaskClass::kAllCus}] = 1;
+  TopModel model;
+  model.Update(s, kSecond);
+  const auto groups = model.Groups(TopSort::kName);
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].total.totals.high_priority, 1u);
+  EXPECT_EQ(groups[0].total.totals.cu_restricted, 0u);
+  EXPECT_EQ(groups[1].total.totals.high_priority, 0u);
+  EXPECT_EQ(groups[1].total.totals.cu_restricted, 1u);
+  size_t header = 0;
+  const auto lines = RenderTop(model, TopSort::kName, 200, "", &header);
+  const std::string& h = lines[header];
+  ASSERT_NE(h.find("HIGH_PRIO"), std::string::npos) << h;
+  ASSERT_NE(h.find("CU_RESTRICTED"), std::string::npos) << h;
+  // Each cell right-aligned under its header.
+  const size_t hi_end = h.find("HIGH_PRIO") + 9, cu_end = h.size();
+  EXPECT_EQ(lines[header + 1].substr(hi_end - 1, 1), "1") << lines[header + 1];
+  EXPECT_EQ(lines[header + 1].substr(cu_end - 1, 1), "0") << lines[header + 1];
+  const std::string& beta = lines[header + 4];
+  ASSERT_EQ(beta.rfind("beta", 0), 0u) << beta;
+  EXPECT_EQ(beta.substr(hi_end - 1, 1), "0") << beta;
+  EXPECT_EQ(beta.substr(cu_end - 1, 1), "1") << beta;
 }
 
 TEST(TopModelTest, HostProcessesAndProbeSummary) {
