@@ -96,7 +96,7 @@ _procs_forget "$HOLD"
 # --- the shared-GPU pair on one GPU
 start_bg "${NULLGPU[@]}" GPUQ_NULLGPU_TRUTH="$TMP/lat.%p" HSA_ENABLE_SDMA=0 "$HIP" latency 0 100 1500 > "$TMP/lat.out" 2>&1
 LAT=$BG_PID
-start_bg "${NULLGPU[@]}" GPUQ_NULLGPU_TRUTH="$TMP/batch.%p" HSA_ENABLE_SDMA=0 "$HIP" batch 0 1500 > "$TMP/batch.out" 2>&1
+start_bg "${NULLGPU[@]}" GPUQ_NULLGPU_TRUTH="$TMP/batch.%p" HSA_ENABLE_SDMA=0 "$HIP" batch 0 1500 0x0000ffff > "$TMP/batch.out" 2>&1
 BATCH=$BG_PID
 wait "$LAT"
 lat_rc=$?
@@ -112,6 +112,19 @@ for who in lat batch; do
     d=$(sum "$f" 'owner=client' dispatches)
     [ "$d" = "$n" ] && pass "shared GPU, $who process: $n launches = $d dispatches on its HIP queues" ||
       fail "shared GPU, $who: $n launches, $d dispatches" "$(cat "$f")"
+    # The users' experiment: latency on a high-priority stream (ROCr sets
+    # HSA_QUEUE_PRIORITY_MAXIMUM on its queue), batch fenced to 16 CUs
+    # (hsaKmtSetQueueCUMask on its queue), as the simulator tier's agents
+    # then see them through /dev/kfd.
+    if [ $who = lat ]; then
+      pr=$(truth_queues "$f" owner=client | awk '$0 ~ / launches=| dispatches=[1-9]/' | tr ' ' '\n' | sed -n 's/^priority=//p' | sort -u | tr '\n' ' ')
+      [ "$pr" = "3 " ] && pass "shared GPU, latency process: its HIP queue runs at priority 3 (HSA_QUEUE_PRIORITY_MAXIMUM: KFD queue priority 15)" ||
+        fail "shared GPU, latency process: priorities of its dispatching queues: '$pr'" "$(cat "$f")"
+    else
+      cm=$(truth_queues "$f" owner=client | awk '/ dispatches=[1-9]/' | tr ' ' '\n' | sed -n 's/^cu_masks=//p' | sort -u | tr '\n' ' ')
+      [ "$cm" = "1 " ] && pass "shared GPU, batch process: its dispatching HIP queue got one CU mask (hipExtStreamCreateWithCUMask)" ||
+        fail "shared GPU, batch process: CU masks of its dispatching queues: '$cm'" "$(cat "$f")"
+    fi
   else
     fail "shared GPU, $who process: exit $rc" "$(tail -5 "$out")"
   fi

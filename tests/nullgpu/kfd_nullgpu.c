@@ -759,6 +759,7 @@ typedef struct {
   uint64_t doorbell_changes, consumed, dispatches, barriers, vendor, agent;
   uint64_t unknown, final_write_index, final_read_index, updates, cu_masks;
   uint64_t blits, rocclr_blits;
+  uint32_t priority; /* the uapi's 0..15, at create or the last update */
 } null_queue;
 
 static pthread_mutex_t g_q_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -789,26 +790,27 @@ static void write_truth_locked(void) {
     uint64_t cap = q->ring_bytes / AQL_BYTES;
     const char* owner =
         cap == ROCR_INTERNAL_QUEUE_PACKETS ? "rocr_internal" : "client";
-    fprintf(f,
-            "queue id=%u node=%u gpu_id=%u type=compute_aql owner=%s "
-            "live=%d ring=0x%llx ring_bytes=%llu packets=%llu rptr=0x%llx "
-            "wptr=0x%llx doorbell_slot=%u write_index=%llu read_index=%llu "
-            "pending=%llu consumed=%llu dispatches=%llu barriers=%llu "
-            "vendor=%llu agent=%llu blits=%llu rocclr_blits=%llu "
-            "other=%llu doorbell_changes=%llu updates=%llu cu_masks=%llu\n",
-            q->id, q->gpu + 1, gpu_id_of(q->gpu), owner, q->live,
-            (unsigned long long)(uintptr_t)q->ring,
-            (unsigned long long)q->ring_bytes, (unsigned long long)cap,
-            (unsigned long long)(uintptr_t)q->rptr,
-            (unsigned long long)(uintptr_t)q->wptr, q->slot,
-            (unsigned long long)w, (unsigned long long)r,
-            (unsigned long long)(w - r), (unsigned long long)q->consumed,
-            (unsigned long long)q->dispatches, (unsigned long long)q->barriers,
-            (unsigned long long)q->vendor, (unsigned long long)q->agent,
-            (unsigned long long)q->blits, (unsigned long long)q->rocclr_blits,
-            (unsigned long long)q->unknown,
-            (unsigned long long)q->doorbell_changes,
-            (unsigned long long)q->updates, (unsigned long long)q->cu_masks);
+    fprintf(
+        f,
+        "queue id=%u node=%u gpu_id=%u type=compute_aql owner=%s "
+        "live=%d ring=0x%llx ring_bytes=%llu packets=%llu rptr=0x%llx "
+        "wptr=0x%llx doorbell_slot=%u write_index=%llu read_index=%llu "
+        "pending=%llu consumed=%llu dispatches=%llu barriers=%llu "
+        "vendor=%llu agent=%llu blits=%llu rocclr_blits=%llu "
+        "other=%llu doorbell_changes=%llu updates=%llu cu_masks=%llu "
+        "priority=%u\n",
+        q->id, q->gpu + 1, gpu_id_of(q->gpu), owner, q->live,
+        (unsigned long long)(uintptr_t)q->ring,
+        (unsigned long long)q->ring_bytes, (unsigned long long)cap,
+        (unsigned long long)(uintptr_t)q->rptr,
+        (unsigned long long)(uintptr_t)q->wptr, q->slot, (unsigned long long)w,
+        (unsigned long long)r, (unsigned long long)(w - r),
+        (unsigned long long)q->consumed, (unsigned long long)q->dispatches,
+        (unsigned long long)q->barriers, (unsigned long long)q->vendor,
+        (unsigned long long)q->agent, (unsigned long long)q->blits,
+        (unsigned long long)q->rocclr_blits, (unsigned long long)q->unknown,
+        (unsigned long long)q->doorbell_changes, (unsigned long long)q->updates,
+        (unsigned long long)q->cu_masks, q->priority);
   }
   fclose(f);
   rename(tmp, path);
@@ -1085,6 +1087,7 @@ static int queue_create(struct kfd_ioctl_create_queue_args* a) {
   q->id = g_nqueues++;
   q->gpu = (uint32_t)g;
   q->type = a->queue_type;
+  q->priority = a->queue_priority;
   q->slot = g_next_slot[g]++;
   q->ring = (char*)(uintptr_t)a->ring_base_address;
   q->ring_bytes = bytes;
@@ -1131,14 +1134,17 @@ static int queue_destroy(uint32_t id) {
   return 0;
 }
 
-static int queue_count(uint32_t id, int cu_mask) {
+/* An update (priority: its new one) or, with cu_mask, a CU mask set. */
+static int queue_count(uint32_t id, int cu_mask, uint32_t priority) {
   pthread_mutex_lock(&g_q_lock);
   null_queue* q = queue_get(id);
   if (q) {
-    if (cu_mask)
+    if (cu_mask) {
       q->cu_masks++;
-    else
+    } else {
       q->updates++;
+      q->priority = priority;
+    }
   }
   pthread_mutex_unlock(&g_q_lock);
   return q ? 0 : -EINVAL;
@@ -1159,12 +1165,13 @@ static int kfd_ioctl(unsigned long req, void* arg) {
     case _IOC_NR(AMDKFD_IOC_DESTROY_QUEUE):
       return queue_destroy(
           ((struct kfd_ioctl_destroy_queue_args*)arg)->queue_id);
-    case _IOC_NR(AMDKFD_IOC_UPDATE_QUEUE):
-      return queue_count(((struct kfd_ioctl_update_queue_args*)arg)->queue_id,
-                         0);
+    case _IOC_NR(AMDKFD_IOC_UPDATE_QUEUE): {
+      struct kfd_ioctl_update_queue_args* a = arg;
+      return queue_count(a->queue_id, 0, a->queue_priority);
+    }
     case _IOC_NR(AMDKFD_IOC_SET_CU_MASK):
-      return queue_count(((struct kfd_ioctl_set_cu_mask_args*)arg)->queue_id,
-                         1);
+      return queue_count(((struct kfd_ioctl_set_cu_mask_args*)arg)->queue_id, 1,
+                         0);
     case _IOC_NR(AMDKFD_IOC_SET_MEMORY_POLICY):
     case _IOC_NR(AMDKFD_IOC_ACQUIRE_VM):
     case _IOC_NR(AMDKFD_IOC_SET_SCRATCH_BACKING_VA):

@@ -35,9 +35,10 @@
  *                         tests/kernel/sim). /dev/kfd must then be a KFD
  *                         char device (the "kfd" major of /proc/devices);
  *                         it is opened at hsaKmtOpenKFD, and queue create,
- *                         destroy and update also go to it as
+ *                         destroy, update and CU mask also go to it as
  *                         AMDKFD_IOC_CREATE_QUEUE / DESTROY_QUEUE /
- *                         UPDATE_QUEUE with ROCr's ring, rptr and wptr, on
+ *                         UPDATE_QUEUE / SET_CU_MASK with ROCr's ring, rptr
+ *                         and wptr and the caller's mask words, on
  *                         the gpu_id of a KFD topology node, so the kernel
  *                         (and gpuq-agent's hooks) see ROCr's real queues.
  *                         The null CP still consumes the packets.
@@ -1274,15 +1275,32 @@ EXPORT HSAKMT_STATUS hsaKmtUpdateQueue(HSA_QUEUEID id, HSAuint32 pct,
   return kfd_rc == 0 ? HSAKMT_STATUS_SUCCESS : HSAKMT_STATUS_ERROR;
 }
 
+/* AMDKFD_IOC_SET_CU_MASK with forwarding, as libhsakmt's
+ * hsaKmtSetQueueCUMask issues it (count in bits, the caller's words). */
+static int queue_cu_mask_kfd(null_queue* q, HSAuint32 count, HSAuint32* mask) {
+  if (g_kfd_fd < 0) return 0;
+  struct kfd_ioctl_set_cu_mask_args a;
+  memset(&a, 0, sizeof(a));
+  a.queue_id = q->kfd_queue_id;
+  a.num_cu_mask = count;
+  a.cu_mask_ptr = (uint64_t)(uintptr_t)mask;
+  if (ioctl(g_kfd_fd, AMDKFD_IOC_SET_CU_MASK, &a) != 0) {
+    fprintf(stderr, "nullgpu: AMDKFD_IOC_SET_CU_MASK %u (%u bits): %s\n",
+            a.queue_id, count, strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
 EXPORT HSAKMT_STATUS hsaKmtSetQueueCUMask(HSA_QUEUEID id, HSAuint32 count,
                                           HSAuint32* mask) {
-  (void)count;
-  (void)mask;
   pthread_mutex_lock(&g_q_lock);
   null_queue* q = queue_get(id);
   if (q) q->cu_masks++;
+  int kfd_rc = q ? queue_cu_mask_kfd(q, count, mask) : 0;
   pthread_mutex_unlock(&g_q_lock);
-  return q ? HSAKMT_STATUS_SUCCESS : HSAKMT_STATUS_INVALID_HANDLE;
+  if (!q) return HSAKMT_STATUS_INVALID_HANDLE;
+  return kfd_rc == 0 ? HSAKMT_STATUS_SUCCESS : HSAKMT_STATUS_ERROR;
 }
 
 EXPORT HSAKMT_STATUS hsaKmtAllocQueueGWS(HSA_QUEUEID id, HSAuint32 n,
