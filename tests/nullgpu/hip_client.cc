@@ -10,7 +10,8 @@
 //   latency GPU HZ MS          latency-sensitive: one kernel + stream sync
 //                              at HZ for MS milliseconds on device GPU, on
 //                              a stream of the greatest priority (HIP's
-//                              high priority: KFD queue priority 15)
+//                              high priority: KFD queue priority 15 under
+//                              ROCr 5.2.3, 11 under 6.4/7.2), kept to the end
 //   batch GPU MS [CU_MASK]     batch: 64 kernels then a sync, for MS ms;
 //                              with CU_MASK (hex, e.g. 0x0000ffff: CUs
 //                              0-15) on a stream fenced to those CUs
@@ -175,7 +176,10 @@ int Latency(int device, int hz, int ms) {
     std::this_thread::sleep_until(next);
   }
   CHECK(hipFree(buf));
-  CHECK(hipStreamDestroy(s));
+  // Not destroyed: HIP 5.2.3 destroys a priority stream's queue with it
+  // (HIP 7.2 keeps it pooled), and the simulator tier's held programs must
+  // still show it; the process's end takes it.
+  (void)s;
   std::printf(
       "hip_client latency device=%d hz=%d priority=%d launches=%ld "
       "worst_us=%.0f ok\n",
