@@ -96,7 +96,7 @@ expected_checks() {
   for m in hip hip-args; do for c in $HIP_CHECKS; do echo "$m:$c"; done; done
   echo programs:reload programs:run
   for m in btf-fentry btf-kprobe args-kprobe tracepoint; do
-    for c in start live experiment doorbells teardown stops; do echo "programs-$m:$c"; done
+    for c in start live doorbells teardown stops; do echo "programs-$m:$c"; done
   done
   echo record-command record-container record-sigint short-lived-named nobtf-reload kprobes-off
   echo drivers kernel-clean

@@ -7,11 +7,11 @@
 //   infer GPUS STREAMS ITERS   inference-like: STREAMS streams on each of GPUS
 //                              GPUs, per iteration H2D copy, 3 kernels, D2H
 //                              copy, an event; the copied data is checked
-//   latency GPU HZ MS          latency-sensitive: one kernel + stream sync
-//                              at HZ for MS milliseconds on device GPU, on
-//                              a stream of the greatest priority (HIP's
-//                              high priority: KFD queue priority 15 under
-//                              ROCr 5.2.3, 11 under 6.4/7.2), kept to the end
+//   latency GPU HZ MS [high]   latency-sensitive: one kernel + stream sync
+//                              at HZ for MS milliseconds on device GPU;
+//                              with `high` on a stream of the greatest
+//                              priority (KFD queue priority 15 under ROCr
+//                              5.2.3, 11 under 6.4/7.2), kept to the end
 //   batch GPU MS [CU_MASK]     batch: 64 kernels then a sync, for MS ms;
 //                              with CU_MASK (hex, e.g. 0x0000ffff: CUs
 //                              0-15) on a stream fenced to those CUs
@@ -147,14 +147,19 @@ int Infer(int gpus, int streams, int iters) {
   return 0;
 }
 
-int Latency(int device, int hz, int ms) {
+int Latency(int device, int hz, int ms, bool high) {
   CHECK(hipSetDevice(device));
-  // The users' experiment: the latency-sensitive process on a high-priority
-  // stream beside a batch one (HIP's numerically lowest is the greatest).
+  // With `high`, the users' experiment: the latency-sensitive process on a
+  // high-priority stream beside a batch one (HIP's numerically lowest
+  // priority is the greatest).
   int least = 0, greatest = 0;
-  CHECK(hipDeviceGetStreamPriorityRange(&least, &greatest));
   hipStream_t s;
-  CHECK(hipStreamCreateWithPriority(&s, hipStreamDefault, greatest));
+  if (high) {
+    CHECK(hipDeviceGetStreamPriorityRange(&least, &greatest));
+    CHECK(hipStreamCreateWithPriority(&s, hipStreamDefault, greatest));
+  } else {
+    CHECK(hipStreamCreate(&s));
+  }
   float* buf;
   CHECK(hipMalloc(&buf, kElems * sizeof(float)));
   using Clock = std::chrono::steady_clock;
@@ -176,10 +181,9 @@ int Latency(int device, int hz, int ms) {
     std::this_thread::sleep_until(next);
   }
   CHECK(hipFree(buf));
-  // Not destroyed: HIP 5.2.3 destroys a priority stream's queue with it
-  // (HIP 7.2 keeps it pooled), and the simulator tier's held programs must
-  // still show it; the process's end takes it.
-  (void)s;
+  // A priority stream is not destroyed: HIP 5.2.3 destroys its queue with
+  // it (HIP 7.2 keeps it pooled); the process's end takes it.
+  if (!high) CHECK(hipStreamDestroy(s));
   std::printf(
       "hip_client latency device=%d hz=%d priority=%d launches=%ld "
       "worst_us=%.0f ok\n",
@@ -425,7 +429,8 @@ int main(int argc, char** argv) {
                       Arg(argv, argc, 4, 10)));
   if (mode == "latency")
     return Held(Latency(Arg(argv, argc, 2, 0), Arg(argv, argc, 3, 100),
-                        Arg(argv, argc, 4, 1000)));
+                        Arg(argv, argc, 4, 1000),
+                        argc > 5 && std::string(argv[5]) == "high"));
   if (mode == "batch")
     return Held(Batch(Arg(argv, argc, 2, 0), Arg(argv, argc, 3, 1000),
                       argc > 4 ? argv[4] : nullptr));
@@ -442,7 +447,7 @@ int main(int argc, char** argv) {
   std::fprintf(
       stderr,
       "usage: hip_client infer GPUS STREAMS ITERS | latency GPU HZ "
-      "MS | batch GPU MS [CU_MASK] | rings STREAMS N | queues STREAMS | "
+      "MS [high] | batch GPU MS [CU_MASK] | rings STREAMS N | queues STREAMS | "
       "graph NODES LAUNCHES EAGER | serve\n");
   return 2;
 }

@@ -94,7 +94,7 @@ _procs_forget "$HOLD"
 [ "$rc" = 0 ] && pass "hold: stdin ended, exit 0" || fail "hold: exit $rc after stdin ended"
 
 # --- the shared-GPU pair on one GPU
-start_bg "${NULLGPU[@]}" GPUQ_NULLGPU_TRUTH="$TMP/lat.%p" HSA_ENABLE_SDMA=0 "$HIP" latency 0 100 1500 > "$TMP/lat.out" 2>&1
+start_bg "${NULLGPU[@]}" GPUQ_NULLGPU_TRUTH="$TMP/lat.%p" HSA_ENABLE_SDMA=0 "$HIP" latency 0 100 1500 high > "$TMP/lat.out" 2>&1
 LAT=$BG_PID
 start_bg "${NULLGPU[@]}" GPUQ_NULLGPU_TRUTH="$TMP/batch.%p" HSA_ENABLE_SDMA=0 "$HIP" batch 0 1500 0x0000ffff > "$TMP/batch.out" 2>&1
 BATCH=$BG_PID

@@ -128,7 +128,7 @@ for stack in 6.4 7.2; do
   fi
   rm -f "$R$D"/pair-*
   start_bg "${IN_ROOT[@]}" "$R" "${PRE[@]}" GPUQ_KFDNULL_TRUTH="$D/pair-lat.%p" \
-    "$D/hip_client" latency 0 100 300 > "$TMP/lat-$stack.out" 2>&1
+    "$D/hip_client" latency 0 100 300 high > "$TMP/lat-$stack.out" 2>&1
   lat=$BG_PID
   # The batch on a CU-masked stream (0x0000ffff: CUs 0-15), but not under
   # HIP 7.2: there it aborted at exit ("double free or corruption") in 2 of
