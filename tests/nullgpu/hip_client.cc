@@ -195,9 +195,9 @@ int Latency(int device, int hz, int ms, bool high) {
 // CU-partitioning scheduler experiment does: HIP gives such a stream a
 // queue of its own and ROCr sets the mask on it (hsa_amd_queue_cu_set_mask:
 // AMDKFD_IOC_SET_CU_MASK). That stream is not destroyed: its queue stays
-// until the process ends (so the simulator tier's held programs still show
-// it); HIP 7.2 deletes it at hipStreamDestroy, and on the KFD null GPU that
-// delete hung in 3 of 6 runs side by side (not understood yet).
+// until the process ends (a held program still shows it); HIP 7.2 deletes
+// it at hipStreamDestroy, and on the KFD null GPU that delete hung in 3 of
+// 6 runs side by side (not understood yet).
 int Batch(int device, int ms, const char* cu_mask) {
   CHECK(hipSetDevice(device));
   hipStream_t s;
