@@ -222,7 +222,6 @@ void Model::On(const gpuq_queue_cu_mask_event& e) {
     return;
   }
   auto gpu = series_.gpus.find(q->gpu_id);
-  q->cu_masked = true;
   q->cu_mask = ClassifyCuMask(
       e, gpu != series_.gpus.end() ? gpu->second.ActiveCus() : 0);
 }
@@ -696,7 +695,7 @@ ModelSeries Model::Series() const {
                                 ? PriorityClass::kUnknown
                                 : PriorityClassOf(q.priority);
     ++s.queues_by_priority[{q.cgroup_id, q.gpu_id, c}];
-    if (q.cu_masked) ++s.queues_cu_masked[{q.cgroup_id, q.gpu_id, q.cu_mask}];
+    if (q.cu_mask) ++s.queues_cu_masked[{q.cgroup_id, q.gpu_id, *q.cu_mask}];
   }
   const auto rates = SubmissionRates();
   for (const auto& [key, p] : processes_) {

@@ -52,10 +52,9 @@ struct QueueState {
   /// Ring, percentage and priority from an AMDKFD_IOC_UPDATE_QUEUE: a
   /// seeded queue's are known from then on.
   bool updated = false;
-  /// Set by an AMDKFD_IOC_SET_CU_MASK (judged when it was set); a queue
-  /// never given one runs on every CU.
-  bool cu_masked = false;
-  CuMaskClass cu_mask = CuMaskClass::kUnknown;
+  /// Set by an AMDKFD_IOC_SET_CU_MASK (judged when it was set); none: a
+  /// queue never given one, which runs on every CU.
+  std::optional<CuMaskClass> cu_mask;
   uint32_t flags = 0;                  ///< GPUQ_CREATE_F_* of its create record
   uint64_t doorbell_handle = 0;        ///< 0: unknown
   uint64_t write_index_at_create = 0;  ///< baseline with ROCR_LAYOUT
