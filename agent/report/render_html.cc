@@ -527,6 +527,7 @@ std::string RunSection(const RunReport& r, const std::string& name, size_t i) {
   Table ct{{"container", "pod", "namespace", "id", "#processes", "#queues peak",
             "#created", "#submissions", "#mean / peak per s", "#unmaps caused",
             "#preempted by self / others", "off GPU", "#evictions",
+            "#high-priority queues peak", "#CU-restricted queues peak",
             "#create failures"},
            {}};
   for (const auto& c : r.containers) {
@@ -539,6 +540,7 @@ std::string RunSection(const RunReport& r, const std::string& name, size_t i) {
          U(c.preemptions_caused),
          U(c.preempted_by_self) + " / " + U(c.preempted_by_others),
          FormatSeconds(c.seconds_off_gpu), U(c.evictions),
+         U(c.high_priority_peak), U(c.cu_restricted_peak),
          U(c.create_failures)});
   }
   out += RenderTable(ct, p + "containers", "No container held a queue.");
@@ -660,6 +662,9 @@ std::string Comparison(const std::vector<RunReport>& runs,
     return total ? fmt::format("{} / {}", total->maps,
                                FormatSeconds(total->seconds))
                  : std::string("-");
+  });
+  row("high-priority / CU-restricted queues, peak", [](R r) {
+    return fmt::format("{} / {}", r.high_priority_peak, r.cu_restricted_peak);
   });
   row("evictions", [](R r) { return U(r.evictions); });
   row("time evicted, total",

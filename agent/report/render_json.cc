@@ -56,6 +56,8 @@ nlohmann::ordered_json RunJson(const RunReport& r) {
   run["gpus_used"] = r.gpus_used;
   run["queues"] = Json{{"peak", r.queues_peak},
                        {"compute_peak", r.compute_peak},
+                       {"high_priority_peak", r.high_priority_peak},
+                       {"cu_restricted_peak", r.cu_restricted_peak},
                        {"peak_per_gpu", PerGpu(r.peak_per_gpu)},
                        {"at_start", r.queues_at_start},
                        {"created", r.queues_created},
@@ -98,6 +100,8 @@ nlohmann::ordered_json RunJson(const RunReport& r) {
              {"preempted_by_others", c.preempted_by_others},
              {"seconds_off_gpu", c.seconds_off_gpu},
              {"evictions", c.evictions},
+             {"high_priority_queues_peak", c.high_priority_peak},
+             {"cu_restricted_queues_peak", c.cu_restricted_peak},
              {"create_failures", c.create_failures},
              {"process_exits", c.process_exits},
              {"class", QueueClassName(c.classification)},

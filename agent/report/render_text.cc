@@ -301,6 +301,17 @@ std::string RenderRunText(const RunReport& r, bool md) {
   }
   out += Emit(caused, md);
 
+  // What a priority scheduler works with: the containers whose queues ran
+  // at amdkfd's high pipe priority or fenced by a CU mask (most at once).
+  out += Section("Queue priorities and CU masks", md);
+  Table classes_of({"CONTAINER", "HIGH_PRIORITY_PEAK", "CU_RESTRICTED_PEAK"});
+  for (const ContainerRow& c : r.containers) {
+    if (c.high_priority_peak == 0 && c.cu_restricted_peak == 0) continue;
+    classes_of.Add(
+        {Container(c.owner), N(c.high_priority_peak), N(c.cu_restricted_peak)});
+  }
+  out += Emit(classes_of, md);
+
   out += Section("Evictions", md);
   Table evictions(
       {"CONTAINER", "PID", "COMM", "GPU_ID", "TRIGGER", "START_S", "DURATION"});
@@ -405,6 +416,10 @@ std::string RenderComparisonText(const std::vector<RunReport>& runs, bool md) {
     const auto total = OversubscribedTotals(r);
     return total ? Sec(total->seconds) : std::string("-");
   });
+  row("high-priority queues peak",
+      [](const RunReport& r) { return N(r.high_priority_peak); });
+  row("CU-restricted queues peak",
+      [](const RunReport& r) { return N(r.cu_restricted_peak); });
   row("evictions", [](const RunReport& r) { return N(r.evictions); });
   row("evicted (s)", [](const RunReport& r) { return Sec(EvictedSeconds(r)); });
   row("create failures",

@@ -107,6 +107,16 @@ struct ContainerInfo {
   uint64_t create_failures = 0;
 };
 
+// Most queues at once at high priority and fenced by a CU mask.
+struct QueueClassPeaks {
+  uint64_t high_priority = 0;
+  uint64_t cu_restricted = 0;
+  void RaiseWith(const QueueClassPeaks& now) {
+    Raise(now.high_priority, &high_priority);
+    Raise(now.cu_restricted, &cu_restricted);
+  }
+};
+
 struct GpuTypeInfo {
   uint64_t live = 0;
   uint64_t peak = 0;
@@ -269,7 +279,24 @@ class Analyzer::Impl {
       submissions_per_process_[key.tgid] += series.submissions;
       submissions_per_gpu_[key.gpu_id] += series.submissions;
     }
+    RaiseQueueClassPeaks(s);
     dirty_ = false;
+  }
+
+  // The queues at high priority and CU-restricted now, as the one row model
+  // sums the model's gauges, raise their container's and the run's peaks.
+  void RaiseQueueClassPeaks(const Snapshot& s) {
+    std::map<std::string, QueueClassPeaks> now;
+    QueueClassPeaks run;
+    for (const auto& [key, t] : RowsByCgroupGpu(s)) {
+      QueueClassPeaks& c = now[ContainerKey(key.first)];
+      c.high_priority += t.high_priority;
+      c.cu_restricted += t.cu_restricted;
+      run.high_priority += t.high_priority;
+      run.cu_restricted += t.cu_restricted;
+    }
+    for (const auto& [key, c] : now) class_peaks_[key].RaiseWith(c);
+    run_class_peaks_.RaiseWith(run);
   }
 
   // Containers are keyed by the full id their cgroup path names ("" for
@@ -315,10 +342,9 @@ class Analyzer::Impl {
   void On(const ContainerMetaRecord&) {}
   void On(const gpuq_gpu_info_record&) {}
   void On(const gpuq_doorbell_count_record&) {}
-  // Priorities and activity: the model's (pipeline_), from the update.
-  void On(const gpuq_queue_update_event&) {}
-  // CU masks: the model's, from the set.
-  void On(const gpuq_queue_cu_mask_event&) {}
+  // Priorities and CU masks: the model's (pipeline_), read at bucket ends.
+  void On(const gpuq_queue_update_event&) { dirty_ = true; }
+  void On(const gpuq_queue_cu_mask_event&) { dirty_ = true; }
 
   void On(const gpuq_queue_create_event& e) {
     dirty_ = true;
@@ -597,6 +623,8 @@ class Analyzer::Impl {
   std::map<uint32_t, SeriesAcc> process_series_;
   std::map<uint32_t, SeriesAcc> gpu_rate_series_;
   double peak_rate_ = 0;
+  std::map<std::string, QueueClassPeaks> class_peaks_;  // by container key
+  QueueClassPeaks run_class_peaks_;
 
   // Raw per-record facts.
   std::map<uint64_t, std::string> container_of_cgroup_;
@@ -685,6 +713,8 @@ RunReport Analyzer::Impl::Finish() {
   r.peak_per_gpu = run_.peak_per_gpu;
   r.classification = run_.Class();
   r.compute_classification = run_.ComputeClass();
+  r.high_priority_peak = run_class_peaks_.high_priority;
+  r.cu_restricted_peak = run_class_peaks_.cu_restricted;
 
   // ---- Hardware queues per (GPU, type) ----
   for (const auto& [key, gt] : gpu_types_) {
@@ -755,6 +785,8 @@ RunReport Analyzer::Impl::Finish() {
     row.preempted_by_others = t.preempted_by_others;
     row.seconds_off_gpu = Seconds(t.off_ns);
     row.evictions = t.evictions;
+    row.high_priority_peak = class_peaks_[key].high_priority;
+    row.cu_restricted_peak = class_peaks_[key].cu_restricted;
     row.create_failures = c.create_failures;
     row.process_exits = exits_of[key];
     row.classification = c.counts.Class();

@@ -95,6 +95,12 @@ struct ContainerRow {
   double seconds_off_gpu = 0;
   uint64_t evictions = 0;
   uint64_t create_failures = 0;
+  /// Most of its queues at once at amdkfd's high pipe priority, and fenced
+  /// by a CU mask to a subset of the GPU's CUs: the model's gauges
+  /// (gpuq_queues_by_priority, gpuq_queues_cu_masked) read at every
+  /// timeline bucket's end.
+  uint64_t high_priority_peak = 0;
+  uint64_t cu_restricted_peak = 0;
   QueueClass classification = QueueClass::kNone;
   // Added by the analysis core (report-core):
   uint64_t compute_peak = 0;
@@ -237,6 +243,9 @@ struct RunReport {
   std::map<uint32_t, uint64_t> peak_per_gpu;  ///< gpu_id -> most live at once
   uint64_t compute_peak = 0;
   QueueClass compute_classification = QueueClass::kNone;
+  /// As ContainerRow's, over the whole host.
+  uint64_t high_priority_peak = 0;
+  uint64_t cu_restricted_peak = 0;
   uint64_t restores = 0;
   uint64_t runlist_failures = 0;
   uint64_t events_dropped = 0;  ///< model drops (unknown queue, ...)

@@ -345,6 +345,24 @@ class Emitter {
     return q;
   }
 
+  // A successful AMDKFD_IOC_SET_CU_MASK on `q` at ts_ns: the first
+  // `enabled_cus` CUs of a `num_cu_mask`-bit mask on.
+  void CuMask(const Queue& q, uint32_t num_cu_mask, uint32_t enabled_cus,
+              uint64_t ts_ns) {
+    gpuq_queue_cu_mask_event e;
+    std::memset(&e, 0, sizeof(e));
+    e.hdr = OwnerHeader(GPUQ_EV_QUEUE_CU_MASK, processes_[q.process],
+                        AdvanceTo(ts_ns));
+    e.gpu_id = q.gpu_id;
+    e.queue_id = q.queue_id;
+    e.num_cu_mask = num_cu_mask;
+    e.words_read = std::min<uint32_t>(num_cu_mask / 32, GPUQ_CU_MASK_WORDS);
+    for (uint32_t cu = 0; cu < enabled_cus && cu / 32 < e.words_read; ++cu) {
+      e.mask[cu / 32] |= 1u << (cu % 32);
+    }
+    Emit(e);
+  }
+
   void Destroy(const Queue& q, uint32_t reason, uint32_t flags = 0,
                uint64_t ts_ns = 0) {
     Process& p = processes_[q.process];
@@ -1057,7 +1075,8 @@ bool BuildSharedGpuScenario(const EventSink& sink, ScenarioSummary* summary) {
 // The users' experiment (issue: who gets preempted, for how long, and
 // why): a latency-sensitive container ("latency", one high-priority compute
 // queue, 100 packets/s) beside a batch container ("batch", two streams,
-// 4000 packets/s) on one MI300X GPU for 30 s. The batch job makes a third
+// 4000 packets/s, the first fenced to half of the CUs by a CU mask) on one
+// MI300X GPU for 30 s. The batch job makes a third
 // stream from +10 s to +20 s, and recycles its second stream at +5, +15
 // and +25 s. With `cp_queue_slots` 2 the runlist holds more compute queues
 // than the scheduler maps at once from the latency queue's create on;
@@ -1070,7 +1089,9 @@ bool BuildPairScenario(const EventSink& sink, ScenarioSummary* summary,
   constexpr uint64_t kBatchCgroup = 7502;
   DeclareDockerContainer(&em, kLatencyCgroup, "latency", 0x75);
   DeclareDockerContainer(&em, kBatchCgroup, "batch", 0x76);
-  em.GpuInfo(Mi300xRecord(0, t0));
+  gpuq_gpu_info_record info = Mi300xRecord(0, t0);
+  info.simd_per_cu = 4;  // KFD's topology, as agents since the CU masks read
+  em.GpuInfo(info);
   const uint32_t gpu = kMi300xNode[0].gpu_id;
   const size_t batch =
       em.AddProcess(7602, kBatchCgroup, ProcessKey(0x76020), "python3");
@@ -1093,6 +1114,9 @@ bool BuildPairScenario(const EventSink& sink, ScenarioSummary* summary,
   remap(&batch, GPUQ_CAUSE_CREATE, t0 + 100 * kMs, false);
   const Queue b1 =
       em.Create(batch, gpu, GPUQ_QUEUE_COMPUTE, t0 + 100 * kMs + 2 * kMs);
+  // hipExtStreamCreateWithCUMask: the set is an update (unmap, map).
+  remap(&batch, GPUQ_CAUSE_UPDATE, t0 + 110 * kMs, true);
+  em.CuMask(b1, 320, 152, t0 + 110 * kMs + 2 * kMs);
   rl.compute_queues = 2;
   remap(&batch, GPUQ_CAUSE_CREATE, t0 + 150 * kMs, true);
   Queue b2 =

@@ -79,7 +79,8 @@ jq_is transformer.gpuqcap "r['classification']['verdict']" "needs selective pree
 jq_is deepseek8.gpuqcap "r['submissions']['total']" 720000
 jq_is deepseek8.gpuqcap "r['queues']['peak']" 24
 jq_is deepseek8.gpuqcap "r['gpus_used']" 8
-jq_is pair-oversubscribed.gpuqcap "[(c['owner']['container'], c['preempted_by_self'], c['preempted_by_others']) for c in r['containers']]" "[('batch', 9, 1), ('latency', 0, 8)]"
+jq_is pair-oversubscribed.gpuqcap "[(c['owner']['container'], c['preempted_by_self'], c['preempted_by_others']) for c in r['containers']]" "[('batch', 10, 1), ('latency', 0, 8)]"
+jq_is pair-oversubscribed.gpuqcap "[(c['owner']['container'], c['high_priority_queues_peak'], c['cu_restricted_queues_peak']) for c in r['containers']]" "[('batch', 0, 1), ('latency', 1, 0)]"
 jq_is pair-oversubscribed.gpuqcap "r['runlist'][0]['oversubscription']['maps']" 7
 jq_is pair-oversubscribed.gpuqcap "round(r['runlist'][0]['oversubscription']['seconds'], 9)" 25.2828
 jq_is pair-fits.gpuqcap "r['runlist'][0]['oversubscription']['seconds']" 0.0

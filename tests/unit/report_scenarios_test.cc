@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
 
 #include "report/render_json.h"
 #include "report/render_text.h"
@@ -181,8 +183,17 @@ TEST(ReportScenarioTest, PairAnswersVictimsAndOversubscription) {
   EXPECT_EQ(lat->preempted_by_others, 8u);  // batch's creates and destroys
   EXPECT_EQ(lat->preempted_by_self, 0u);    // its create's queue was not mapped
   EXPECT_NEAR(lat->seconds_off_gpu, 0.0096, 1e-9);  // 8 x (200 us + 1 ms)
-  EXPECT_EQ(batch->preemptions_caused, 9u);
+  // its creates, destroys and the CU mask set (an update: unmap, map)
+  EXPECT_EQ(batch->preemptions_caused, 10u);
   EXPECT_EQ(batch->preempted_by_others, 1u);  // latency's create
+  // What the priority scheduler works with: latency's high-priority queue,
+  // batch's first stream fenced to 152 of the MI300X's 304 CUs.
+  EXPECT_EQ(lat->high_priority_peak, 1u);
+  EXPECT_EQ(lat->cu_restricted_peak, 0u);
+  EXPECT_EQ(batch->high_priority_peak, 0u);
+  EXPECT_EQ(batch->cu_restricted_peak, 1u);
+  EXPECT_EQ(over.high_priority_peak, 1u);
+  EXPECT_EQ(over.cu_restricted_peak, 1u);
   ASSERT_EQ(over.runlist.size(), 1u);
   ASSERT_TRUE(over.runlist[0].oversubscription.has_value());
   const OversubscriptionFigures& o = *over.runlist[0].oversubscription;
@@ -193,6 +204,12 @@ TEST(ReportScenarioTest, PairAnswersVictimsAndOversubscription) {
   EXPECT_TRUE(o.at_end);
   const std::string text = RenderText({over}, false);
   EXPECT_NE(text.find("compute_queues=7"), std::string::npos) << text;
+  const std::string classes =
+      text.substr(text.find("QUEUE PRIORITIES AND CU MASKS"));
+  EXPECT_TRUE(std::regex_search(classes, std::regex("\nlatency +1 +0\n")))
+      << classes;
+  EXPECT_TRUE(std::regex_search(classes, std::regex("\nbatch +0 +1\n")))
+      << classes;
   // The timeline's windows: the six that closed are the seconds; the last,
   // from 25.511 s, is still open and ends with the capture.
   const auto& windows = over.timeline.oversubscribed;
