@@ -10,11 +10,14 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <iterator>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "loader/bpf_loader.h"
 #include "loader/custom_btf.h"
+#include "loader/hooks.h"
 #include "loader/kernel_features.h"
 
 namespace gpuq {
@@ -79,6 +82,42 @@ const char* const kDqmQpdOps[] = {
     "process_termination_cpsch",    "process_termination_nocpsch",
     "evict_process_queues_cpsch",   "evict_process_queues_nocpsch",
     "restore_process_queues_cpsch", "restore_process_queues_nocpsch"};
+
+// The hook functions whose args-kprobe body reads no argument: the MES
+// removes take the queue from the dqm operation they run under (op_slots).
+const char* const kArgsBodiesReadingNoArgument[] = {
+    "mes_v11_0_remove_hw_queue", "mes_v12_0_remove_hw_queue",
+    "mes_v12_1_remove_hw_queue"};
+
+// The lists above are checked against the hook table (agent/loader/hooks.cc):
+// a hook with an args-kprobe body on an amdkfd function has its arguments
+// in them, or says it reads none, so a hook added to the table without its
+// positions fails here.
+TEST(ArgsPositionsTable, EveryArgsKprobeHookFunctionIsListed) {
+  std::set<std::string> listed(std::begin(kDqmQpdOps), std::end(kDqmQpdOps));
+  for (const Arg& a : ArgsRead()) listed.insert(a.function);
+  const std::set<std::string> none(std::begin(kArgsBodiesReadingNoArgument),
+                                   std::end(kArgsBodiesReadingNoArgument));
+  std::set<std::string> hooked;
+  for (const HookSpec& spec : Hooks()) {
+    if (spec.args_entry == nullptr || spec.core_kernel ||
+        IsTracepointHook(spec)) {
+      continue;
+    }
+    hooked.insert(spec.function);
+    EXPECT_TRUE(listed.count(spec.function) || none.count(spec.function))
+        << spec.probe << " (" << spec.function
+        << ") has an args-kprobe body but no argument position checked here";
+    EXPECT_FALSE(listed.count(spec.function) && none.count(spec.function))
+        << spec.function << " is listed as reading arguments and none";
+  }
+  for (const std::string& fn : listed) {
+    EXPECT_TRUE(hooked.count(fn)) << fn << " is checked but no hook's";
+  }
+  for (const std::string& fn : none) {
+    EXPECT_TRUE(hooked.count(fn)) << fn << " is listed but no hook's";
+  }
+}
 
 class DebianBtf : public ::testing::TestWithParam<const char*> {
  protected:

@@ -4,11 +4,18 @@
 // none with a reason otherwise.
 #include "loader/hooks.h"
 
+#include <fnmatch.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <map>
+#include <set>
 #include <string>
+#include <vector>
+
+#include "sources/cgroup_watcher.h"
 
 namespace gpuq {
 namespace {
@@ -327,6 +334,140 @@ TEST(HooksTest, ProgramNamesFollowTheFunctionAndMapBack) {
   EXPECT_EQ(HookOfProgram("fentry_kfd_procfs_add_queue"),
             plans.at("queue_create").spec);
   EXPECT_EQ(HookOfProgram("no_such_program"), nullptr);
+}
+
+// A row of README.md's table of kernel hooks: the probe names of its first
+// cell (patterns: `evict_*`) and the functions of its second, a brace list
+// expanded (`evict_process_queues_{cpsch,nocpsch}`) and a comma-separated
+// one split (`sys_enter`/`sys_exit` are two names already).
+struct ReadmeHookRow {
+  std::vector<std::string> probes;
+  std::set<std::string> functions;
+  std::string line;
+};
+
+std::vector<std::string> Backticked(const std::string& cell) {
+  std::vector<std::string> out;
+  for (size_t at = cell.find('`'); at != std::string::npos;) {
+    const size_t end = cell.find('`', at + 1);
+    if (end == std::string::npos) break;
+    out.push_back(cell.substr(at + 1, end - at - 1));
+    at = cell.find('`', end + 1);
+  }
+  return out;
+}
+
+std::vector<std::string> ExpandBraces(const std::string& name) {
+  const size_t open = name.find('{');
+  const size_t close = name.find('}', open);
+  if (open == std::string::npos || close == std::string::npos) return {name};
+  std::vector<std::string> out;
+  const std::string list = name.substr(open + 1, close - open - 1);
+  for (size_t from = 0;;) {
+    const size_t comma = list.find(',', from);
+    out.push_back(name.substr(0, open) + list.substr(from, comma - from) +
+                  name.substr(close + 1));
+    if (comma == std::string::npos) break;
+    from = comma + 1;
+  }
+  return out;
+}
+
+std::vector<ReadmeHookRow> ReadmeHookTable() {
+  std::ifstream readme(std::string(GPUQ_SOURCE_DIR) + "/README.md");
+  std::vector<ReadmeHookRow> rows;
+  bool in_table = false;
+  for (std::string line; std::getline(readme, line);) {
+    if (line.rfind("Kernel hooks (", 0) == 0) {
+      in_table = true;
+      continue;
+    }
+    if (!in_table) continue;
+    if (line.rfind("| `", 0) != 0) {
+      if (!rows.empty()) break;  // the line after the table
+      continue;                  // the blank line, header and rule before it
+    }
+    const size_t first = line.find('|', 1);
+    const size_t second = line.find('|', first + 1);
+    if (first == std::string::npos || second == std::string::npos) continue;
+    ReadmeHookRow row;
+    row.line = line;
+    row.probes = Backticked(line.substr(1, first - 1));
+    for (const std::string& f :
+         Backticked(line.substr(first + 1, second - first - 1))) {
+      // `uninit_queue(q)`: the function and the argument the hook reads
+      for (const std::string& name : ExpandBraces(f.substr(0, f.find('(')))) {
+        row.functions.insert(name);
+      }
+    }
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+// The probes gpuq_probe_attached reports besides the hook table's.
+std::set<std::string> ProbesOutsideTheHookTable() {
+  std::set<std::string> out;
+  for (const ProbeStatus& p : CgroupWatcher::Probes(false, "")) {
+    out.insert(p.probe);
+  }
+  return out;
+}
+
+// The hook table (agent/loader/hooks.cc) is the one source; README.md's
+// table of kernel hooks is checked against it both ways: every hook but the
+// args-kprobe tier's own (docs/probe-tiers.md names those) has a row naming
+// its probe and its function (and the later name it attaches to), and
+// every probe a row names is a hook's or one gpuq_probe_attached reports.
+TEST(HooksTest, ReadmeHookTableIsTheHookTable) {
+  const std::vector<ReadmeHookRow> rows = ReadmeHookTable();
+  ASSERT_GT(rows.size(), 8u) << "README.md's table of kernel hooks not found";
+  auto matches = [](const ReadmeHookRow& row, const std::string& probe) {
+    for (const std::string& pattern : row.probes) {
+      if (fnmatch(pattern.c_str(), probe.c_str(), 0) == 0) return true;
+    }
+    return false;
+  };
+  std::ifstream tiers_doc(std::string(GPUQ_SOURCE_DIR) +
+                          "/docs/probe-tiers.md");
+  const std::string tiers((std::istreambuf_iterator<char>(tiers_doc)),
+                          std::istreambuf_iterator<char>());
+  for (const HookSpec& spec : Hooks()) {
+    if (IsArgsOnlyHook(spec)) {
+      EXPECT_NE(tiers.find(std::string("`") + spec.probe + "`"),
+                std::string::npos)
+          << spec.probe << " (args-kprobe only) not in docs/probe-tiers.md";
+      continue;
+    }
+    auto row = std::find_if(rows.begin(), rows.end(), [&](const auto& r) {
+      return matches(r, spec.probe);
+    });
+    if (row == rows.end()) {
+      ADD_FAILURE() << spec.probe << " is a hook but no row of README.md's "
+                    << "table of kernel hooks names it";
+      continue;
+    }
+    std::string functions = spec.function;
+    if (spec.renamed_to != nullptr)
+      functions += std::string(",") + spec.renamed_to;
+    for (const std::string& fn : ExpandBraces("{" + functions + "}")) {
+      EXPECT_TRUE(row->functions.count(fn))
+          << spec.probe << "'s function " << fn
+          << " is not in its row: " << row->line;
+    }
+  }
+  const std::set<std::string> outside = ProbesOutsideTheHookTable();
+  for (const ReadmeHookRow& row : rows) {
+    for (const std::string& pattern : row.probes) {
+      bool found = outside.count(pattern) > 0;
+      for (const HookSpec& spec : Hooks()) {
+        found = found || (!IsArgsOnlyHook(spec) &&
+                          fnmatch(pattern.c_str(), spec.probe, 0) == 0);
+      }
+      EXPECT_TRUE(found) << "README.md names probe `" << pattern
+                         << "`, which is no hook's";
+    }
+  }
 }
 
 TEST(HooksTest, NeverTheTrapFunctions) {
