@@ -29,7 +29,8 @@ URL=http://127.0.0.1:$PORT/metrics
 # "probe:function"; "probe:a|b": the function is a, or b on kernels that
 # renamed it (the agent reports the one it attached to).
 PROBES="queue_create:kfd_procfs_add_queue create_ioctl:kfd_ioctl_create_queue queue_destroy:uninit_queue process_exit:kfd_process_notifier_release context_exit:kfd_release exit_read:exit_mm_release|mm_exit_exec_release"
-# The scheduler hooks (runlist, MES, eviction, attribution; all optional, entry + exit programs each), as agent/loader/hooks.cc.
+# The scheduler hooks (runlist, MES, eviction, attribution; all optional, entry + exit programs each), as agent/loader/hooks.cc
+# (tests/unit/hooks_test.cc holds these lists equal to its table).
 SCHED_PROBES="runlist_unmap:unmap_queues_cpsch runlist_map:map_queues_cpsch
 mes_add:add_queue_mes mes_remove_v11:mes_v11_0_remove_hw_queue mes_remove_v12:mes_v12_0_remove_hw_queue
 mes_remove_v12_1:mes_v12_1_remove_hw_queue
