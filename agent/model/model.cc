@@ -89,6 +89,12 @@ void Model::On(const gpuq_queue_create_event& e) {
     Remove(key, nullptr);
   }
   RemoveQueueAtSameAddress(process_key, e);
+  if (!seeded) {
+    auto mapped = created_unrecorded_.find({process_key, e.gpu_id});
+    if (mapped != created_unrecorded_.end() && --mapped->second.queues == 0) {
+      created_unrecorded_.erase(mapped);
+    }
+  }
   QueueState q;
   q.process_key = process_key;
   q.queue_id = e.queue_id;
@@ -239,6 +245,9 @@ void Model::On(const gpuq_process_exit_event& e) {
          pending->first.first == e.hdr.process_key) {
     pending = pending_evictions_.erase(pending);
   }
+  // Nor does a create record of a process that is gone come any more.
+  EraseIf(&created_unrecorded_,
+          [&](const auto& kv) { return kv.first.first == e.hdr.process_key; });
 }
 
 void Model::On(const gpuq_queue_create_failed_event& e) {
@@ -299,6 +308,8 @@ void Model::EraseCgroup(uint64_t cgroup_id) {
   EraseIf(&doorbell_last_,
           [&](const auto& kv) { return kv.second.cgroup_id == cgroup_id; });
   EraseIf(&pending_evictions_,
+          [&](const auto& kv) { return kv.second.cgroup_id == cgroup_id; });
+  EraseIf(&created_unrecorded_,
           [&](const auto& kv) { return kv.second.cgroup_id == cgroup_id; });
   EraseIf(&owners_,
           [&](const auto& kv) { return kv.first.first == cgroup_id; });
@@ -516,6 +527,13 @@ void Model::On(const gpuq_runlist_event& e) {
       break;
     case GPUQ_RUNLIST_MAP:
       preemption_.OnHwsMap(on_gpu, &series_.preemptions);
+      if (e.ret == 0 && e.cause == GPUQ_CAUSE_CREATE &&
+          IsKernelKey(e.hdr.process_key) && gpu_id != 0) {
+        CreatedUnrecorded& c = created_unrecorded_[{e.hdr.process_key, gpu_id}];
+        c.tgid = e.hdr.tgid;
+        c.cgroup_id = e.hdr.cgroup_id;
+        c.queues = std::min(c.queues + 1, kMaxQueuesPerProcess);
+      }
       break;
     case GPUQ_RUNLIST_MES_REMOVE: {
       const QueueState* q =
@@ -565,6 +583,15 @@ std::vector<ActiveHolder> Model::ActiveHolders(uint32_t gpu_id) const {
     h.keyed_by_tgid = !IsKernelKey(q.process_key);
     h.cgroup_id = q.cgroup_id;
     ++h.queues;
+  }
+  // Mapped by their creates, their records still to come.
+  for (const auto& [key, c] : created_unrecorded_) {
+    if (key.second != gpu_id || pending_evictions_.count(key) != 0) continue;
+    ActiveHolder& h = by_process[key.first];
+    h.process_key = key.first;
+    h.tgid = c.tgid;
+    h.cgroup_id = c.cgroup_id;
+    h.queues += c.queues;
   }
   std::vector<ActiveHolder> out;
   out.reserve(by_process.size());

@@ -485,6 +485,22 @@ class Model {
   std::map<std::pair<uint32_t, uint64_t>, DoorbellLast> doorbell_last_;
   /// (process key, gpu) -> eviction waiting for its restore.
   std::map<std::pair<uint64_t, uint32_t>, PendingEviction> pending_evictions_;
+  /// (process key, gpu) -> queues an HWS map of the process's own create put
+  /// on the runlist before their create record came. amdkfd maps a new
+  /// active queue inside create_queue_cpsch; its record is written later
+  /// (kfd_procfs_add_queue in the BTF tiers, the ioctl's return in
+  /// args-kprobe), and another process's unmap in between takes it off too
+  /// (seen with real HIP programs in the simulator tier, 6.1 and 7.3).
+  struct CreatedUnrecorded {
+    uint32_t tgid = 0;
+    uint64_t cgroup_id = 0;
+    uint32_t queues = 0;
+  };
+  std::map<std::pair<uint64_t, uint32_t>, CreatedUnrecorded>
+      created_unrecorded_;
+  /// amdkfd's KFD_MAX_NUM_OF_QUEUES_PER_PROCESS: no more can be waiting for
+  /// their records (a lost record leaves its queue here until the exit).
+  static constexpr uint32_t kMaxQueuesPerProcess = 1024;
   PreemptionTracker preemption_;
   OversubscriptionWindowSink oversubscription_sink_;
   /// Processes holding queues on `gpu_id` that a runlist would map: live,

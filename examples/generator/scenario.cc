@@ -913,9 +913,10 @@ bool BuildCnnScenario(const EventSink& sink, ScenarioSummary* summary) {
   em.GpuInfo(Mi300xRecord(0, t0));
   const uint32_t gpu = kMi300xNode[0].gpu_id;
   const size_t p = em.AddProcess(6101, kCgroup, ProcessKey(0x61010), "python3");
-  const Queue q = em.Create(p, gpu, GPUQ_QUEUE_COMPUTE, t0 + 500 * kMs);
+  // The kernel's order: the create's map, then its create record.
   em.Runlist(&p, gpu, GPUQ_RUNLIST_MAP, GPUQ_CAUSE_CREATE, 0, 0, 0, 80 * kUs,
              t0 + 500 * kMs);
+  const Queue q = em.Create(p, gpu, GPUQ_QUEUE_COMPUTE, t0 + 500 * kMs);
   // 1050 packets/s for 120 s, then 1099 in the last second: 127,099.
   for (uint64_t k = 1; k <= 121; ++k) {
     const uint64_t write = k <= 120 ? 1050 * k : 126000 + 1099;
@@ -944,10 +945,9 @@ bool BuildTransformerScenario(const EventSink& sink, ScenarioSummary* summary) {
   const uint32_t gpu = kMi300xNode[0].gpu_id;
   const size_t p = em.AddProcess(6201, kCgroup, ProcessKey(0x62010), "python3");
   auto create = [&](uint32_t type, uint64_t at) {
-    const Queue q = em.Create(p, gpu, type, at);
     em.Runlist(&p, gpu, GPUQ_RUNLIST_MAP, GPUQ_CAUSE_CREATE, 0, 0, 0, 80 * kUs,
                at);
-    return q;
+    return em.Create(p, gpu, type, at);
   };
   const Queue main = create(GPUQ_QUEUE_COMPUTE, t0 + 500 * kMs);
   const Queue sdma = create(GPUQ_QUEUE_SDMA, t0 + 600 * kMs);
@@ -1003,9 +1003,9 @@ bool BuildDeepseek8Scenario(const EventSink& sink, ScenarioSummary* summary) {
     for (uint32_t i = 0; i < kNumGpus; ++i) {
       const uint64_t at = t0 + (step + 1) * 100 * kMs + i * 10 * kMs;
       const uint32_t gpu = kMi300xNode[i].gpu_id;
-      const Queue q = em.Create(workers[i], gpu, types[step], at);
       em.Runlist(&workers[i], gpu, GPUQ_RUNLIST_MAP, GPUQ_CAUSE_CREATE, 0, 0, 0,
                  100 * kUs, at);
+      const Queue q = em.Create(workers[i], gpu, types[step], at);
       // Queue 0: 1000/s with 2 pending; queue 1: 500/s with 1 pending.
       if (step == 0) feeds.push_back({q, 1000, 2});
       if (step == 1) feeds.push_back({q, 500, 1});
@@ -1032,12 +1032,12 @@ bool BuildSharedGpuScenario(const EventSink& sink, ScenarioSummary* summary) {
       em.AddProcess(6402, kResnet50Cgroup, ProcessKey(0x64020), "python3");
   const size_t r18 =
       em.AddProcess(6401, kResnet18Cgroup, ProcessKey(0x64010), "python3");
-  const Queue q50 = em.Create(r50, gpu, GPUQ_QUEUE_COMPUTE, t0 + 100 * kMs);
   em.Runlist(&r50, gpu, GPUQ_RUNLIST_MAP, GPUQ_CAUSE_CREATE, 0, 0, 0, 80 * kUs,
              t0 + 100 * kMs);
-  const Queue q18 = em.Create(r18, gpu, GPUQ_QUEUE_COMPUTE, t0 + 200 * kMs);
+  const Queue q50 = em.Create(r50, gpu, GPUQ_QUEUE_COMPUTE, t0 + 100 * kMs);
   em.Runlist(&r18, gpu, GPUQ_RUNLIST_MAP, GPUQ_CAUSE_CREATE, 0, 0, 0, 80 * kUs,
              t0 + 200 * kMs);
+  const Queue q18 = em.Create(r18, gpu, GPUQ_QUEUE_COMPUTE, t0 + 200 * kMs);
   const std::vector<Feed> feeds = {{q18, 600, 0}, {q50, 4000, 64}};
   for (uint64_t k = 1; k <= 30; ++k) {
     const uint64_t at = t0 + k * kS;

@@ -179,6 +179,49 @@ TEST(PreemptionModelTest, NothingIsTakenOffARunlistThatIsNotMapped) {
   EXPECT_EQ(Of(m, kCgB, GPUQ_CAUSE_UNKNOWN, false).preemptions, 1u);
 }
 
+TEST(PreemptionModelTest, AQueueMappedBeforeItsCreateRecordIsAVictim) {
+  // amdkfd maps a new queue inside create_queue_cpsch; its create record is
+  // written later (kfd_procfs_add_queue, or the ioctl's return in
+  // args-kprobe). A's create runs in between: B's new queue is taken off.
+  Model m;
+  m.Apply(Active(kKeyA, kPidA, kCgA, 0));
+  m.Apply(Unmap(kKeyB, kPidB, kCgB, GPUQ_CAUSE_CREATE, 100, 10));
+  m.Apply(Map(kKeyB, kPidB, kCgB, GPUQ_CAUSE_CREATE, 150));
+  m.Apply(Unmap(kKeyA, kPidA, kCgA, GPUQ_CAUSE_CREATE, 200, 10));
+  m.Apply(Map(kKeyA, kPidA, kCgA, GPUQ_CAUSE_CREATE, 260));
+  m.Apply(Active(kKeyB, kPidB, kCgB, 0));
+  m.Apply(Active(kKeyA, kPidA, kCgA, 1));
+  EXPECT_EQ(Of(m, kCgB, GPUQ_CAUSE_CREATE, false).preemptions, 1u);
+  EXPECT_EQ(Of(m, kCgB, GPUQ_CAUSE_CREATE, false).off_ns, 60 * kUs);
+  EXPECT_EQ(Of(m, kCgA, GPUQ_CAUSE_CREATE, false).preemptions, 1u);
+  EXPECT_EQ(Of(m, kCgA, GPUQ_CAUSE_CREATE, true).preemptions, 1u);
+  // Its record came: B's queue is one queue, not two.
+  m.Apply(Unmap(kKeyA, kPidA, kCgA, GPUQ_CAUSE_UPDATE, 1000, 10));
+  m.Apply(Map(kKeyA, kPidA, kCgA, GPUQ_CAUSE_UPDATE, 1100));
+  EXPECT_EQ(Of(m, kCgB, GPUQ_CAUSE_UPDATE, false).preemptions, 1u);
+  EXPECT_EQ(m.Series().queue_series.size(), 2u);
+}
+
+TEST(PreemptionModelTest, AProcessGoneBeforeItsCreateRecordHoldsNothing) {
+  // B's create mapped its queue, then B exited before the record (or the
+  // record was lost): its queue stays off every later count.
+  Model m;
+  m.Apply(Active(kKeyA, kPidA, kCgA, 0));
+  m.Apply(Unmap(kKeyB, kPidB, kCgB, GPUQ_CAUSE_CREATE, 100, 10));
+  m.Apply(Map(kKeyB, kPidB, kCgB, GPUQ_CAUSE_CREATE, 150));
+  m.Apply(Exit(kKeyB, kPidB, kCgB));
+  m.Apply(Unmap(kKeyA, kPidA, kCgA, GPUQ_CAUSE_UPDATE, 1000, 10));
+  m.Apply(Map(kKeyA, kPidA, kCgA, GPUQ_CAUSE_UPDATE, 1100));
+  EXPECT_EQ(Of(m, kCgB, GPUQ_CAUSE_UPDATE, false).preemptions, 0u);
+  EXPECT_EQ(Of(m, kCgA, GPUQ_CAUSE_UPDATE, true).preemptions, 1u);
+  // A failed create map puts nothing on the runlist.
+  m.Apply(Unmap(kKeyB, kPidB, kCgB, GPUQ_CAUSE_CREATE, 2000, 10));
+  m.Apply(Map(kKeyB, kPidB, kCgB, GPUQ_CAUSE_CREATE, 2100, -62));
+  m.Apply(Map(kKeyA, kPidA, kCgA, GPUQ_CAUSE_UPDATE, 2200));
+  m.Apply(Unmap(kKeyA, kPidA, kCgA, GPUQ_CAUSE_UPDATE, 3000, 10));
+  EXPECT_EQ(Of(m, kCgB, GPUQ_CAUSE_UPDATE, false).preemptions, 0u);
+}
+
 TEST(PreemptionModelTest, MesTakesOffOnlyTheUpdatedQueue) {
   Model m = Shared();
   gpuq_runlist_event remove =
