@@ -10,7 +10,9 @@
 //   mapped and are still active. The operation's own queue is not one: a
 //   destroyed queue is off its list before the unmap, an evicted or
 //   terminated process's queues are inactive or gone, a restored process's
-//   were not mapped, a created queue is not mapped yet.
+//   were not mapped, a created queue is not mapped yet. A created queue is
+//   mapped by its create's map, which comes before its create record: the
+//   model holds it from that map (Model::created_unrecorded_).
 // - MES: remove_queue_mes takes one queue off; it is a victim only when it
 //   stays (the update path: remove, update the MQD, add again).
 // The agent sees the runlist record of an operation before the record of the
