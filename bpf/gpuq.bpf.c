@@ -381,6 +381,24 @@ static __always_inline void submit_destroy(struct live_key *key, struct live_val
 }
 
 /*
+ * The owner of a record about the live queue (process_key, queue_id) by its
+ * caller (an update, a CU mask): what its create cached, or current's for a
+ * queue created before we ran. Fills hdr's owner fields, returns its GPU (0
+ * where unknown).
+ */
+static __always_inline __u32 live_queue_owner(struct gpuq_event_header *hdr, __u64 process_key,
+					      __u32 queue_id)
+{
+	struct live_key key = { .process_key = process_key, .queue_id = queue_id };
+	struct live_val *val = bpf_map_lookup_elem(&live_queues, &key);
+
+	hdr->tgid = val ? val->tgid : current_tgid();
+	hdr->cgroup_id = val ? val->cgroup_id : bpf_get_current_cgroup_id();
+	hdr->process_key = process_key;
+	return val ? val->gpu_id : 0;
+}
+
+/*
  * A successful AMDKFD_IOC_UPDATE_QUEUE by its caller (the owner: amdkfd looks
  * the queue up in the caller's process). `a` is what the call was given.
  * A queue created before the agent ran is not in live_queues: its record
@@ -390,17 +408,12 @@ static __always_inline void submit_destroy(struct live_key *key, struct live_val
 static __always_inline void emit_update(__u64 process_key,
 					const struct gpuq_kfd_update_queue_args *a)
 {
-	struct live_key key = { .process_key = process_key, .queue_id = a->queue_id };
-	struct live_val *val = bpf_map_lookup_elem(&live_queues, &key);
 	struct gpuq_queue_update_event *e;
 
 	e = reserve_event(sizeof(*e), GPUQ_EV_QUEUE_UPDATE);
 	if (!e)
 		return;
-	e->hdr.tgid = val ? val->tgid : current_tgid();
-	e->hdr.cgroup_id = val ? val->cgroup_id : bpf_get_current_cgroup_id();
-	e->hdr.process_key = process_key;
-	e->gpu_id = val ? val->gpu_id : 0;
+	e->gpu_id = live_queue_owner(&e->hdr, process_key, a->queue_id);
 	e->queue_id = a->queue_id;
 	e->ring_address = a->ring_base_address;
 	e->ring_size = a->ring_size;
@@ -420,8 +433,6 @@ static __always_inline void emit_update(__u64 process_key,
 static __always_inline void emit_cu_mask(__u64 process_key,
 					 const struct gpuq_kfd_set_cu_mask_args *a)
 {
-	struct live_key key = { .process_key = process_key, .queue_id = a->queue_id };
-	struct live_val *val = bpf_map_lookup_elem(&live_queues, &key);
 	struct gpuq_queue_cu_mask_event *e;
 	__u32 words = a->num_cu_mask / 32, size;
 
@@ -435,10 +446,7 @@ static __always_inline void emit_cu_mask(__u64 process_key,
 	e = reserve_event(sizeof(*e), GPUQ_EV_QUEUE_CU_MASK);
 	if (!e)
 		return;
-	e->hdr.tgid = val ? val->tgid : current_tgid();
-	e->hdr.cgroup_id = val ? val->cgroup_id : bpf_get_current_cgroup_id();
-	e->hdr.process_key = process_key;
-	e->gpu_id = val ? val->gpu_id : 0;
+	e->gpu_id = live_queue_owner(&e->hdr, process_key, a->queue_id);
 	e->queue_id = a->queue_id;
 	e->num_cu_mask = a->num_cu_mask;
 	__builtin_memset(e->mask, 0, sizeof(e->mask));

@@ -256,61 +256,82 @@ GPUQ_DQM_QPD_PROGRAMS(process_termination_cpsch, op_enter, GPUQ_CAUSE_TERMINATE,
 GPUQ_DQM_QPD_PROGRAMS(process_termination_nocpsch, op_enter, GPUQ_CAUSE_TERMINATE, op_exit)
 
 /*
- * The update ioctl (percentage, priority, ring): current is the owner and p
- * its kfd_process. `data` is the kernel copy of the uapi args; its queue is
- * looked up in the live-queue map for the GPU (0 if created before we ran).
- * The runlist operations inside are attributed to it (op slot); at its
- * return, a success is the queue's update record (emit_update).
+ * The queue ioctls that change a live queue: AMDKFD_IOC_UPDATE_QUEUE
+ * (percentage, priority, ring) and AMDKFD_IOC_SET_CU_MASK. current is the
+ * owner and p its kfd_process; `data` is amdkfd's kernel copy of the uapi
+ * args, whose queue is looked up in the live-queue map for the GPU (0 if
+ * created before we ran). The runlist operations inside are attributed to
+ * the caller as cause update (the set's pqm_update_mqd calls the dqm's
+ * update_queue too: unmap and map on HWS, remove and add on MES); at the
+ * return, a success is the queue's update or CU mask record.
  */
-
-/* An update ioctl in progress: its process and args, for its return. */
-struct update_call {
-	__u64 process_key;
-	struct gpuq_kfd_update_queue_args args;
+enum queue_ioctl {
+	QUEUE_IOCTL_UPDATE,
+	QUEUE_IOCTL_CU_MASK,
 };
 
-/* @brief thread id -> AMDKFD_IOC_UPDATE_QUEUE in progress */
+/* A queue ioctl in progress: its process and args, for its return. */
+struct queue_ioctl_call {
+	__u64 process_key;
+	__u32 ioctl; /* enum queue_ioctl */
+	__u32 pad;
+	union {
+		struct gpuq_kfd_update_queue_args update;
+		struct gpuq_kfd_set_cu_mask_args cu_mask;
+	} args;
+};
+
+/* @brief thread id -> queue ioctl in progress (a thread is in one at a time) */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);
 	__type(key, __u32);
-	__type(value, struct update_call);
-} update_calls SEC(".maps");
+	__type(value, struct queue_ioctl_call);
+} queue_ioctl_calls SEC(".maps");
 
-static __always_inline int handle_update_entry(struct kfd_process *p, void *data)
+static __always_inline int handle_queue_ioctl_entry(struct kfd_process *p, void *data,
+						    enum queue_ioctl ioctl)
 {
-	struct update_call call = { .process_key = (__u64)p };
+	struct queue_ioctl_call call = { .process_key = (__u64)p, .ioctl = ioctl };
 	struct gpuq_owner owner = {};
 	struct live_key key = {};
 	struct live_val *live;
 	__u32 tid = current_tid();
+	long err;
 
 	/* amdkfd's kernel copy of the uapi args; unread, no cause is made up */
-	if (bpf_probe_read_kernel(&call.args, sizeof(call.args), data)) {
+	if (ioctl == QUEUE_IOCTL_UPDATE)
+		err = bpf_probe_read_kernel(&call.args.update, sizeof(call.args.update), data);
+	else
+		err = bpf_probe_read_kernel(&call.args.cu_mask, sizeof(call.args.cu_mask), data);
+	if (err) {
 		count_drop(GPUQ_DROP_ARGS_UNREADABLE);
 		return 0;
 	}
 	key.process_key = (__u64)p;
-	key.queue_id = call.args.queue_id;
+	key.queue_id =
+	    ioctl == QUEUE_IOCTL_UPDATE ? call.args.update.queue_id : call.args.cu_mask.queue_id;
 	live = bpf_map_lookup_elem(&live_queues, &key);
 	owner.process_key = (__u64)p;
 	owner.tgid = current_tgid();
 	owner.cgroup_id = bpf_get_current_cgroup_id();
-	op_set(GPUQ_CAUSE_UPDATE, live ? live->gpu_id : 0, call.args.queue_id, &owner);
-	if (bpf_map_update_elem(&update_calls, &tid, &call, BPF_ANY))
+	op_set(GPUQ_CAUSE_UPDATE, live ? live->gpu_id : 0, key.queue_id, &owner);
+	if (bpf_map_update_elem(&queue_ioctl_calls, &tid, &call, BPF_ANY))
 		count_drop(GPUQ_DROP_MAP_FULL);
 	return 0;
 }
 
-static __always_inline int handle_update_exit(int ret)
+static __always_inline int handle_queue_ioctl_exit(int ret)
 {
 	__u32 tid = current_tid();
-	struct update_call *call = bpf_map_lookup_elem(&update_calls, &tid);
+	struct queue_ioctl_call *call = bpf_map_lookup_elem(&queue_ioctl_calls, &tid);
 
 	if (call) {
-		if (ret == 0)
-			emit_update(call->process_key, &call->args);
-		bpf_map_delete_elem(&update_calls, &tid);
+		if (ret == 0 && call->ioctl == QUEUE_IOCTL_UPDATE)
+			emit_update(call->process_key, &call->args.update);
+		else if (ret == 0)
+			emit_cu_mask(call->process_key, &call->args.cu_mask);
+		bpf_map_delete_elem(&queue_ioctl_calls, &tid);
 	}
 	return op_exit(ret);
 }
@@ -318,88 +339,29 @@ static __always_inline int handle_update_exit(int ret)
 SEC("fentry/kfd_ioctl_update_queue")
 int BPF_PROG(fentry_kfd_ioctl_update_queue, void *filep, struct kfd_process *p, void *data)
 {
-	return handle_update_entry(p, data);
+	return handle_queue_ioctl_entry(p, data, QUEUE_IOCTL_UPDATE);
 }
 
 SEC("kprobe/kfd_ioctl_update_queue")
 int BPF_KPROBE(kprobe_kfd_ioctl_update_queue, void *filep, struct kfd_process *p, void *data)
 {
-	return handle_update_entry(p, data);
+	return handle_queue_ioctl_entry(p, data, QUEUE_IOCTL_UPDATE);
 }
 
-GPUQ_EXIT_PROGRAMS(kfd_ioctl_update_queue, handle_update_exit)
-
-/*
- * The set-CU-mask ioctl: like the update, its runlist operations (amdkfd's
- * pqm_update_mqd calls the dqm's update_queue: unmap and map on HWS, remove
- * and add on MES) are attributed to the caller as cause update, and a
- * success is the queue's CU mask record (emit_cu_mask).
- */
-
-/* A set-CU-mask ioctl in progress: its process and args, for its return. */
-struct cu_mask_call {
-	__u64 process_key;
-	struct gpuq_kfd_set_cu_mask_args args;
-};
-
-/* @brief thread id -> AMDKFD_IOC_SET_CU_MASK in progress */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32);
-	__type(value, struct cu_mask_call);
-} cu_mask_calls SEC(".maps");
-
-static __always_inline int handle_cu_mask_entry(struct kfd_process *p, void *data)
-{
-	struct cu_mask_call call = { .process_key = (__u64)p };
-	struct gpuq_owner owner = {};
-	struct live_key key = {};
-	struct live_val *live;
-	__u32 tid = current_tid();
-
-	/* amdkfd's kernel copy of the uapi args; unread, no cause is made up */
-	if (bpf_probe_read_kernel(&call.args, sizeof(call.args), data)) {
-		count_drop(GPUQ_DROP_ARGS_UNREADABLE);
-		return 0;
-	}
-	key.process_key = (__u64)p;
-	key.queue_id = call.args.queue_id;
-	live = bpf_map_lookup_elem(&live_queues, &key);
-	owner.process_key = (__u64)p;
-	owner.tgid = current_tgid();
-	owner.cgroup_id = bpf_get_current_cgroup_id();
-	op_set(GPUQ_CAUSE_UPDATE, live ? live->gpu_id : 0, call.args.queue_id, &owner);
-	if (bpf_map_update_elem(&cu_mask_calls, &tid, &call, BPF_ANY))
-		count_drop(GPUQ_DROP_MAP_FULL);
-	return 0;
-}
-
-static __always_inline int handle_cu_mask_exit(int ret)
-{
-	__u32 tid = current_tid();
-	struct cu_mask_call *call = bpf_map_lookup_elem(&cu_mask_calls, &tid);
-
-	if (call) {
-		if (ret == 0)
-			emit_cu_mask(call->process_key, &call->args);
-		bpf_map_delete_elem(&cu_mask_calls, &tid);
-	}
-	return op_exit(ret);
-}
+GPUQ_EXIT_PROGRAMS(kfd_ioctl_update_queue, handle_queue_ioctl_exit)
 
 SEC("fentry/kfd_ioctl_set_cu_mask")
 int BPF_PROG(fentry_kfd_ioctl_set_cu_mask, void *filep, struct kfd_process *p, void *data)
 {
-	return handle_cu_mask_entry(p, data);
+	return handle_queue_ioctl_entry(p, data, QUEUE_IOCTL_CU_MASK);
 }
 
 SEC("kprobe/kfd_ioctl_set_cu_mask")
 int BPF_KPROBE(kprobe_kfd_ioctl_set_cu_mask, void *filep, struct kfd_process *p, void *data)
 {
-	return handle_cu_mask_entry(p, data);
+	return handle_queue_ioctl_entry(p, data, QUEUE_IOCTL_CU_MASK);
 }
 
-GPUQ_EXIT_PROGRAMS(kfd_ioctl_set_cu_mask, handle_cu_mask_exit)
+GPUQ_EXIT_PROGRAMS(kfd_ioctl_set_cu_mask, handle_queue_ioctl_exit)
 
 #endif /* GPUQ_RUNLIST_BPF_H */
