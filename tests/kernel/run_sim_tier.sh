@@ -94,9 +94,9 @@ expected_checks() {
   # beside the rocr client's agent: the deployment's capabilities, and without CAP_SYS_PTRACE
   echo rocr:least-privilege rocr:no-ptrace
   for m in hip hip-args; do for c in $HIP_CHECKS; do echo "$m:$c"; done; done
-  echo programs:reload programs:run
+  echo programs:reload programs:run programs:report
   for m in btf-fentry btf-kprobe args-kprobe tracepoint; do
-    for c in start live doorbells teardown stops; do echo "programs-$m:$c"; done
+    for c in start live experiment doorbells teardown stops; do echo "programs-$m:$c"; done
   done
   echo record-command record-container record-sigint short-lived-named nobtf-reload kprobes-off
   echo drivers kernel-clean

@@ -317,7 +317,8 @@ lost_file() { echo "/tmp/lost-creates${TIER:+-$TIER}"; }
 # gpuq_events_dropped_total{reason="prog_skipped"} (the kernel's count), in
 # the tracepoint tier the KFD calls it lost, reason="kfd_exit_skipped" (a
 # skipped sys_enter is recovered at sys_exit). True when every difference
-# in CMP (/tmp/cmp.out) is a shortfall of creates, failed creates, destroys or exits adding
+# in CMP (/tmp/cmp.out) is a shortfall of creates, failed creates, destroys, exits or
+# runlist operations (then any victims and oversubscription figure) adding
 # up to no more than twice that count, or of submissions or pending packets
 # of a queue whose create was lost (on a series short of a create in CMP, or
 # in lost_file, where each accepted shortfall of creates is noted for the
@@ -377,6 +378,13 @@ within_skips() {
         next
       }
       if (name == "gpuq_queue_destroys_total" && labels ~ /reason="ioctl"/) ioctl_short[queue_of(labels)] += $4 - $6
+      if (name == "gpuq_queue_preemptions_total" || name == "gpuq_queue_preempted_seconds_total" || name ~ /^gpuq_runlist_(oversubscribed|entries|entry_limit)/) {
+        # a lost create or destroy leaves the agent a wrong set of queues
+        # on the GPU for every later unmap there, a lost map a runlist
+        # read it never had: either way, any number
+        vic += ($4 > $6) ? $4 - $6 : $6 - $4
+        next
+      }
       if ($6 + 0 > $4 + 0) bad = 1
       if (name == "gpuq_submissions_total") {
         subs[labels] = 1
@@ -384,10 +392,12 @@ within_skips() {
       } else if (name == "gpuq_queue_pending_packets") {
         pend[labels] = 1
         pending += $4 - $6
-      } else if (name == "gpuq_queue_preemptions_total" || name == "gpuq_queue_preempted_seconds_total") {
-        # a lost create or destroy leaves the agent a wrong set of queues
-        # on the GPU for every later unmap there: either way, any number
-        vic += ($4 > $6) ? $4 - $6 : $6 - $4
+      } else if (name == "gpuq_runlist_operations_total") {
+        # a lost runlist record: one operation series per record
+        short += $4 - $6
+      } else if (name ~ /^gpuq_runlist_(unmaps_total|unmap_duration_seconds_count|map_duration_seconds_count|failures_total)$/) {
+        # the same lost records, counted again by filter and scheduler
+        if ($6 + 0 > $4 + 0) bad = 1
         next
       } else if (name == "gpuq_queue_creates_total" || name == "gpuq_queue_destroys_total" || name == "gpuq_process_exits_total" || name == "gpuq_queue_create_failures_total") {
         short += $4 - $6
@@ -411,7 +421,7 @@ within_skips() {
       if (vic && short == 0) bad = 1
       if (bad || short + packets + pending == 0 || short > 2 * skipped) exit 1
       for (l in now) print l >> lost
-      printf "short by %d creates, failed creates, destroys and exits (and %d submissions, %d pending packets of queues whose create or destroy was lost; %d preemptions off, counted on the queues those records left wrong), within the %d records %d skipped programs can lose (%s %d)", short, packets, pending, vic, 2 * skipped, skipped, reason, skipped
+      printf "short by %d creates, failed creates, destroys, exits and runlist operations (and %d submissions, %d pending packets of queues whose create or destroy was lost; %d preemptions off, counted on the queues those records left wrong), within the %d records %d skipped programs can lose (%s %d)", short, packets, pending, vic, 2 * skipped, skipped, reason, skipped
     }' "${1:-/tmp/cmp.out}") || return 1
 }
 
@@ -1566,11 +1576,13 @@ ktime nobtf-done
 # teardown) on the null thunk forwarding to /dev/kfd:
 #   container A: inference-like over 8 GPUs (infer 8 2 2: 2 streams per GPU;
 #     per iteration an H2D copy, 3 kernels, a D2H copy and an event) on the
-#     HWS GPU and 7 more HWS GPUs (the simulator reloaded with
-#     extra_hws_gpus=7, with its BTF)
-#   containers B and C: the shared-GPU pair on the MES GPU, a latency-
-#     sensitive process (one kernel and a sync at 100 Hz) beside a batch one
-#     (64 kernels, then a sync)
+#     HWS GPU, the MES GPU and 6 more HWS GPUs (the simulator reloaded with
+#     extra_hws_gpus=8, with its BTF)
+#   containers B and C: the users' experiment on an HWS GPU of its own, a
+#     latency-sensitive process (one kernel and a sync at 100 Hz on HIP's
+#     greatest-priority stream) beside a batch one (64 kernels, then a
+#     sync); the simulator reloaded with cp_queue_slots=2, so a runlist with
+#     more than 2 compute queues is oversubscribed (HWS time-slices it)
 # Four agents watch them at once, one per probe tier (kprobes, fentry,
 # tracepoints and uprobes all take several consumers), each with
 # --doorbells=uprobe on Debian's libhsa-runtime64: the programs run once and
@@ -1580,7 +1592,7 @@ PROG_TIERS="btf-fentry btf-kprobe args-kprobe tracepoint"
 PROGS="infer lat batch"
 ID_C=c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00
 CG_C=/sys/fs/cgroup/system.slice/docker-$ID_C.scope
-PROG_CHECKS="start live doorbells teardown stops"
+PROG_CHECKS="start live experiment doorbells teardown stops"
 prog_var() { echo "$1" | tr - _; }
 prog_port() {
   case $1 in
@@ -1612,9 +1624,104 @@ prog_id() {
     batch) echo $ID_C ;;
   esac | cut -c1-12
 }
+# prog_gives TIER: the optional family groups TIER exports (as TIER_GIVES).
+prog_gives() {
+  case $1 in
+    btf-fentry | btf-kprobe) echo "runlist oversubscription" ;;
+    args-kprobe) echo runlist ;;
+  esac
+}
+# prog_experiment CHECK TIER: the users' experiment as TIER's agent sees it,
+# HIP to KFD for real: the latency program's stream at HIP's greatest
+# priority (ROCr's hsa_amd_queue_set_priority: AMDKFD_IOC_UPDATE_QUEUE to
+# 15), whose queues were taken off the pair's GPU by whom and for how long,
+# and the seconds that GPU's runlist was oversubscribed (2 CP queue slots),
+# each family TIER has equal to the simulator's truth, for every program.
+# A tier that lost records to skipped programs (7.x) passes within what
+# those can lose (within_skips: a lost create, destroy, exit or runlist
+# record, and then any victims and oversubscription figure), named.
+prog_experiment() {
+  # the lifecycle too: a record lost to a skipped program shows there
+  local fams="$LIFECYCLE gpuq_queues_by_priority" g lat hi self other off over over_s
+  g=$(prog_gives "$2")
+  case " $g " in *" runlist "*) fams="$fams $RUNLIST" ;; esac
+  case " $g " in *" oversubscription "*) fams="$fams $OVERSUB" ;; esac
+  if ! converge "$fams"; then
+    fail "$1" "simulator truth: $(grep '^DIFF' /tmp/cmp.out | head -n 8 | tr '\n' ';')"
+    sed 's/^/truth: /' $TRUTH > /tmp/truth.txt
+    dump "$1" /tmp/cmp.out /tmp/truth.txt /tmp/m.prom
+    return
+  fi
+  lat=$(prog_id lat)
+  hi=$(sum_for gpuq_queues_by_priority "$lat" priority=high)
+  self=$(sum_for gpuq_queue_preemptions_total "$lat" caused_by=self)
+  other=$(sum_for gpuq_queue_preemptions_total "$lat" caused_by=other)
+  off=$(awk -v c="container=\"$lat\"" 'index($0, "gpuq_queue_preempted_seconds_total{") == 1 && index($0, c) { s += $NF } END { printf "%.6f", s }' /tmp/m.prom)
+  over=$(awk -v g="gpu_id=\"$PAIR_GPU\"" 'index($0, "gpuq_runlist_oversubscribed_maps_total{") == 1 && index($0, g) { s += $NF } END { print s + 0 }' /tmp/m.prom)
+  over_s=$(awk -v g="gpu_id=\"$PAIR_GPU\"" 'index($0, "gpuq_runlist_oversubscribed_seconds_total{") == 1 && index($0, g) { s += $NF } END { printf "%.6f", s }' /tmp/m.prom)
+  detail="$(tail -n 1 /tmp/cmp.out | awk '{ r = $3; for (i = 5; i <= NF; i++) r = r " " $i; print r }') series equal the simulator's truth ($fams)${SKIPPED_SHORT:+ but $SKIPPED_SHORT}: the latency program's high-priority queues $hi"
+  case " $g " in *" runlist "*) detail="$detail, taken off GPU $PAIR_GPU $self times by itself and $other by others, $off s off" ;; esac
+  case " $g " in *" oversubscription "*) detail="$detail; that GPU's runlist oversubscribed $over times, $over_s s" ;; esac
+  if [ "$hi" -lt 1 ] && [ -z "$SKIPPED_SHORT" ]; then
+    fail "$1" "the truth agrees but the experiment is not there: $detail (want >= 1 high-priority queue)"
+    dump "$1" /tmp/m.prom
+  elif case " $g " in *" oversubscription "*) [ "$over" -lt 1 ] && [ -z "$SKIPPED_SHORT" ] ;; *) false ;; esac; then
+    fail "$1" "the truth agrees but the pair's runlist never oversubscribed: $detail"
+    dump "$1" /tmp/m.prom
+  else
+    pass "$1" "$detail"
+  fi
+}
+
+# prog_report CHECK: the experiment's capture (`record`, stopped while the
+# programs hold) through `report`, the users' question: how often were the
+# latency program's queues taken off the GPU, by itself and by others, and
+# for how long. Its row of "Preemptions caused and suffered" must say what
+# the btf-fentry agent counted (held to the simulator's truth above), and
+# the capture's replay the same seconds. A capture or agent that lost
+# records to skipped programs (7.x) cannot be held to that: a SKIP naming it.
+prog_report() {
+  local rc rrc lat row want_self want_other want_off got_self got_other got_off off lost
+  kill -INT $REC_PID
+  t0=$(up)
+  while kill -0 $REC_PID 2> /dev/null && within 60 "$t0"; do sleep 0.1; done
+  kill -KILL $REC_PID 2> /dev/null
+  wait $REC_PID
+  rc=$?
+  dump programs-record /tmp/exp-rec.log
+  timeout 120 /bin/gpuq-agent report /tmp/exp.cap > /tmp/exp.txt 2> /tmp/exp.err
+  rrc=$?
+  timeout 120 /bin/gpuq-agent --once -o prometheus --replay /tmp/exp.cap > /tmp/exp.prom 2>> /tmp/exp.err
+  lat=$(prog_id lat)
+  URL=http://127.0.0.1:$(prog_port btf-fentry)/metrics
+  TIER=btf-fentry
+  scrape /tmp/m.prom
+  tier_skips /tmp/m.prom
+  lost=$(awk 'index($0, "gpuq_events_dropped_total{reason=\"prog_skipped\"}") == 1 { print $NF + 0 }' /tmp/exp.prom)
+  want_self=$(sum_for gpuq_queue_preemptions_total "$lat" caused_by=self)
+  want_other=$(sum_for gpuq_queue_preemptions_total "$lat" caused_by=other)
+  secs() { awk -v c="container=\"$lat\"" 'index($0, "gpuq_queue_preempted_seconds_total{") == 1 && index($0, c) { s += $NF } END { printf "%.6f", s }' "$1"; }
+  want_off=$(secs /tmp/m.prom)
+  got_off=$(secs /tmp/exp.prom)
+  row=$(awk -v c="$lat" '/^PREEMPTIONS CAUSED AND SUFFERED/ { s = 1; next } s && /^$/ { exit } s && $1 == c' /tmp/exp.txt)
+  got_self=$(echo "$row" | awk '{ print $3 }')
+  got_other=$(echo "$row" | awk '{ print $4 }')
+  off=$(echo "$row" | awk '{ $1 = $2 = $3 = $4 = ""; sub(/^ +/, ""); print }')
+  detail="the latency container $lat: $got_self times by itself, $got_other by others, $off off the GPU (the replay: $got_off s); the btf-fentry agent: $want_self, $want_other, $want_off s"
+  if [ $rc = 0 ] && [ $rrc = 0 ] && [ -n "$row" ] && [ "$got_self" = "$want_self" ] &&
+    [ "$got_other" = "$want_other" ] && [ "$got_off" = "$want_off" ] && [ $((want_self + want_other)) -gt 0 ]; then
+    pass "$1" "report on the experiment's capture ($(stat -c %s /tmp/exp.cap) bytes): $detail"
+  elif [ $rc = 0 ] && [ $rrc = 0 ] && { [ "${lost:-0}" -gt 0 ] || [ "${SKIPPED:-0}" -gt 0 ]; }; then
+    skip "$1" "the recorder lost ${lost:-0} records and the btf-fentry agent $SKIPPED to skipped programs (prog_skipped): $detail"
+  else
+    fail "$1" "record exit $rc, report exit $rrc: $detail"
+    dump "$1" /tmp/exp.txt /tmp/exp.err /tmp/exp.prom
+  fi
+}
+
 # prog_skip_all REASON: every programs check skipped with REASON.
 prog_skip_all() {
-  for c in reload run; do skip programs:$c "$1"; done
+  for c in reload run report; do skip programs:$c "$1"; done
   for t in $PROG_TIERS; do for c in $PROG_CHECKS; do skip programs-$t:$c "$1"; done; done
 }
 
@@ -1735,18 +1842,21 @@ programs_checks() {
     return
   fi
   ktime programs-start
-  # The BTF module with 7 more HWS GPUs: 8 for the inference run.
-  rmmod amdgpu > /tmp/prog-mod.txt 2>&1 && insmod $SIM/amdgpu.ko extra_hws_gpus=7 >> /tmp/prog-mod.txt 2>&1
+  # The BTF module with 8 more HWS GPUs: 6 of them and the first two for
+  # the inference run, the last for the pair; 2 CP queue slots per HWS GPU.
+  rmmod amdgpu > /tmp/prog-mod.txt 2>&1 && insmod $SIM/amdgpu.ko extra_hws_gpus=8 cp_queue_slots=2 >> /tmp/prog-mod.txt 2>&1
   rc=$?
   n=$(($(ls -d $KFD/topology/nodes/* | wc -l) - 1))
-  if [ $rc != 0 ] || [ ! -e /sys/kernel/btf/amdgpu ] || [ $n -lt 10 ]; then
+  if [ $rc != 0 ] || [ ! -e /sys/kernel/btf/amdgpu ] || [ $n -lt 11 ]; then
     fail programs:reload "rc=$rc, $n GPU nodes, btf $(ls /sys/kernel/btf/amdgpu 2>&1): $(tr '\n' ' ' < /tmp/prog-mod.txt)"
     return
   fi
-  # node 1 (HWS) and the 7 added last
-  nodes=1
-  for i in $(seq $((n - 6)) $n); do nodes="$nodes,$i"; done
-  pass programs:reload "simulator reloaded with BTF and extra_hws_gpus=7: $n GPUs; inference on nodes $nodes (HWS), the pair on node 2 (MES)"
+  # node 1 (HWS), node 2 (MES) and 6 of the 8 added last; the pair on the last
+  nodes=1,2
+  for i in $(seq $((n - 7)) $((n - 2))); do nodes="$nodes,$i"; done
+  PAIR_NODE=$n
+  PAIR_GPU=$(cat $KFD/topology/nodes/$n/gpu_id)
+  pass programs:reload "simulator reloaded with BTF, extra_hws_gpus=8 and cp_queue_slots=2: $n GPUs; inference on nodes $nodes (HWS and MES), the pair on node $n (HWS, gpu_id $PAIR_GPU)"
   mkdir -p $CG_C
   {
     qtypes
@@ -1794,9 +1904,15 @@ programs_checks() {
   done
 
   ktime programs-agents-up
+  # The experiment recorded as a user would, for `report` (prog_report).
+  rm -f /tmp/exp.cap
+  /bin/gpuq-agent record -o /tmp/exp.cap --no-runtime-lookup > /tmp/exp-rec.log 2>&1 &
+  REC_PID=$!
+  t0=$(up)
+  while [ ! -e /tmp/exp.cap ] && kill -0 $REC_PID 2> /dev/null && within 240 "$t0"; do sleep 0.1; done
   start_prog infer 5 8xgfx90a "$nodes" infer 8 2 2
-  start_prog lat 6 1xgfx90a 2 latency 0 100 1500
-  start_prog batch 7 1xgfx90a 2 batch 0 1500
+  start_prog lat 6 1xgfx90a $PAIR_NODE latency 0 100 1500 high
+  start_prog batch 7 1xgfx90a $PAIR_NODE batch 0 1500
   t0=$(up)
   # 470 s in CI (2026-11-26) and 602 s on a host busy with a build beside
   # both guests: the limit is for a hung program, not a slow host.
@@ -1843,8 +1959,10 @@ programs_checks() {
     URL=http://127.0.0.1:$(prog_port $t)/metrics
     TIER=$t
     expect_both programs-$t:live "$LIFECYCLE $SUBMISSION" "$LIFECYCLE $SUBMISSION"
+    prog_experiment programs-$t:experiment $t
     prog_doorbells programs-$t:doorbells $t
   done
+  prog_report programs:report
 
   # the hold ends: each program exits with its queues, KFD tears them down
   for fd in 5 6 7; do eval "exec $fd>&-"; done
