@@ -189,7 +189,7 @@ def cmd_dashboard(path, metrics_path):
                  "gpuq_runlist_operations_total", "gpuq_evictions_total",
                  "gpuq_eviction_duration_seconds", "gpuq_evicted_processes",
                  "gpuq_queue_preemptions_total", "gpuq_queue_preempted_seconds_total",
-                 "gpuq_queues_by_priority"):
+                 "gpuq_queues_by_priority", "gpuq_queues_cu_masked"):
         check(f"a panel charts {name}", name in charted)
 
 

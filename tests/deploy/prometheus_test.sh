@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Real Prometheus (Debian's package, on the host) scrapes real agents, and
 # every query of every panel of dashboards/gpuq.json, with its variables set
-# to match-all (.*), returns at least one series. Two agents are scraped:
+# to match-all (.*), returns at least one series. Three agents are scraped:
 #   replay  - the bundled capture (queue inventory, lifecycle, GPUs);
+#   pair    - the users' experiment (gpuq-gen-capture --scenario
+#             pair-oversubscribed, GPUQ_GEN_CAPTURE): a high-priority and a
+#             CU-masked queue, which the bundled capture has not;
 #   fixture - live mode on tests/fixtures/root (sysfs inventory): the only
 #             source of gpuq_probe_attached series and the reconciliation
 #             families, which a replay does not export.
@@ -35,6 +38,16 @@ if start_agent "$replay_port" --replay "$SRC/examples/default.gpuqcap"; then
 else
   fail "replay agent did not start" "$(cat "$TMP"/agent-*.log)"
 fi
+pair_port=$(free_port)
+if [ ! -x "${GPUQ_GEN_CAPTURE:-}" ]; then
+  fail "GPUQ_GEN_CAPTURE (gpuq-gen-capture) not given: '${GPUQ_GEN_CAPTURE:-}'"
+elif ! "$GPUQ_GEN_CAPTURE" --scenario pair-oversubscribed -o "$TMP/pair.gpuqcap" > "$TMP/gen.log" 2>&1; then
+  fail "gpuq-gen-capture --scenario pair-oversubscribed" "$(cat "$TMP/gen.log")"
+elif start_agent "$pair_port" --replay "$TMP/pair.gpuqcap"; then
+  pass "pair replay agent serves /metrics"
+else
+  fail "pair replay agent did not start" "$(cat "$TMP"/agent-*.log)"
+fi
 fixture_port=$(free_port)
 if start_agent "$fixture_port" --host-root "$SRC/tests/fixtures/root" --reconcile-interval 1s; then
   pass "fixture-host live agent serves /metrics"
@@ -53,6 +66,8 @@ scrape_configs:
     static_configs:
       - targets: ['127.0.0.1:$replay_port']
         labels: {agent: replay}
+      - targets: ['127.0.0.1:$pair_port']
+        labels: {agent: pair}
       - targets: ['127.0.0.1:$fixture_port']
         labels: {agent: fixture}
   # What the operator does to a pod target: namespace/pod/container of the
@@ -81,14 +96,14 @@ except Exception:
     print(-1)'
 }
 # Rates need two samples of every target in the window: wait for the third
-# scrape of both agents.
+# scrape of all three agents.
 ok=0
 for _ in $(seq 200); do
-  [ "$(query 'count_over_time(gpuq_build_info{job="gpuq"}[1m]) >= 3')" = 2 ] && ok=1 && break
+  [ "$(query 'count_over_time(gpuq_build_info{job="gpuq"}[1m]) >= 3')" = 3 ] && ok=1 && break
   sleep 0.1
 done
 if [ $ok = 1 ]; then
-  pass "both agents scraped 3 times ($(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }') s after start)"
+  pass "the three agents scraped 3 times ($(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }') s after start)"
 else
   fail "agents not scraped 3 times within 20 s" "$(curl -s "http://127.0.0.1:$prom_port/api/v1/targets")"
 fi
