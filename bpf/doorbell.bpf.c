@@ -321,6 +321,36 @@ classify:
 	return 0;
 }
 
+/*
+ * Two pairs of doorbell programs; the agent loads one (doorbell_counter.cc,
+ * decided from vmlinux BTF before the load).
+ *
+ * Since Linux 6.13 ("bpf: Support private stack for bpf progs",
+ * a76ab5731e32) a kprobe-type program, which a uprobe program is, runs on a
+ * per-CPU private stack when a frame of it takes 64 bytes or more, as
+ * count_doorbell's does. A uprobe program runs with migration, not
+ * preemption, disabled (Linux 6.1, 8c7dcb84e3b7), and no recursion guard
+ * keeps a second task out. On a preemptible kernel (Debian's boot lazy from
+ * 6.16) a task preempted inside count_doorbell and the next task ringing a
+ * doorbell on that CPU share one stack: the second overwrites the first's
+ * pointers, and the first dereferences them. Seen on 7.3 as a NULL
+ * dereference in classify_slot.
+ *
+ * The guarded pair holds preemption off around count_doorbell, a
+ * subprogram so that its frame is taken only once preemption is off
+ * (bpf_preempt_disable/enable, Linux 6.10, fc7566ad0a82). Where the kernel
+ * lacks these kfuncs it has no private stacks either, and the plain pair
+ * runs. The kfuncs are weak: libbpf leaves the plain pair's object loadable
+ * on kernels without them, as the guarded pair is then not loaded.
+ */
+extern void bpf_preempt_disable(void) __ksym __weak;
+extern void bpf_preempt_enable(void) __ksym __weak;
+
+static __noinline int count_doorbell_frame(void *ctx, __u64 handle, __u64 value)
+{
+	return count_doorbell(ctx, handle, value);
+}
+
 SEC("uprobe")
 int BPF_KPROBE(doorbell_store_screlease, __u64 handle, __s64 value)
 {
@@ -331,6 +361,24 @@ SEC("uprobe")
 int BPF_KPROBE(doorbell_store_relaxed, __u64 handle, __s64 value)
 {
 	return count_doorbell(ctx, handle, value);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(doorbell_store_screlease_guarded, __u64 handle, __s64 value)
+{
+	bpf_preempt_disable();
+	count_doorbell_frame(ctx, handle, value);
+	bpf_preempt_enable();
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(doorbell_store_relaxed_guarded, __u64 handle, __s64 value)
+{
+	bpf_preempt_disable();
+	count_doorbell_frame(ctx, handle, value);
+	bpf_preempt_enable();
+	return 0;
 }
 
 /*

@@ -276,11 +276,21 @@ int RunCheck(const Options& options) {
     DoorbellCounter::Options doorbell_options;
     doorbell_options.scan_processes = false;
     std::string doorbell_err;
-    const bool doorbell_ok =
-        DoorbellCounter::Open(doorbell_options, &doorbell_err) != nullptr;
+    const std::unique_ptr<DoorbellCounter> doorbells =
+        DoorbellCounter::Open(doorbell_options, &doorbell_err);
     std::cout << fmt::format(
         "verifier, doorbell programs: {}\n",
-        doorbell_ok ? "all accepted" : "refused: " + doorbell_err);
+        doorbells != nullptr ? "all accepted" : "refused: " + doorbell_err);
+    // Which pair was loaded (bpf/doorbell.bpf.c: a preemptible uprobe
+    // program on a 6.13+ private stack must hold preemption off).
+    if (doorbells != nullptr) {
+      std::cout << fmt::format(
+          "  doorbell programs hold preemption off: {}\n",
+          doorbells->HoldsPreemptionOff()
+              ? "yes (the kernel has bpf_preempt_disable)"
+              : "no (the kernel lacks bpf_preempt_disable, Linux 6.10, and "
+                "private stacks)");
+    }
   }
   if (loader == nullptr) {
     Warn(privileged ? error : kNoPrivileges);

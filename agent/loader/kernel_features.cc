@@ -266,4 +266,15 @@ bool HasBpfPrivileges() {
 
 bool HasCapSysAdmin() { return Has(EffectiveCaps(), kCapSysAdmin); }
 
+bool KernelHasPreemptKfuncs() {
+  btf* vmlinux = btf__load_vmlinux_btf();
+  if (libbpf_get_error(vmlinux) != 0) return false;
+  const bool found =
+      btf__find_by_name_kind(vmlinux, "bpf_preempt_disable", BTF_KIND_FUNC) >
+          0 &&
+      btf__find_by_name_kind(vmlinux, "bpf_preempt_enable", BTF_KIND_FUNC) > 0;
+  btf__free(vmlinux);
+  return found;
+}
+
 }  // namespace gpuq

@@ -97,6 +97,11 @@ KernelFeatures ProbeKernel(const HostPaths& paths,
 /// attach_probed). Needs BPF privileges; without them it leaves `f` as is.
 void ProbeAttachKinds(KernelFeatures* f);
 
+/// vmlinux BTF, as libbpf finds it, has the kfuncs bpf_preempt_disable and
+/// bpf_preempt_enable (Linux 6.10): the doorbell programs that hold
+/// preemption off can load (bpf/doorbell.bpf.c says why they must, 6.13+).
+bool KernelHasPreemptKfuncs();
+
 /// True if this process may load and attach BPF programs (root, or
 /// CAP_BPF + CAP_PERFMON, or CAP_SYS_ADMIN), from /proc/self/status.
 bool HasBpfPrivileges();

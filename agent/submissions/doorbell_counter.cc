@@ -21,6 +21,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "doorbell.skel.h"
+#include "loader/kernel_features.h"
 #include "loader/percpu_sum.h"
 
 namespace gpuq {
@@ -167,6 +168,24 @@ std::unique_ptr<DoorbellCounter> DoorbellCounter::Open(const Options& options,
         "later)";
     return nullptr;
   }
+  // One pair of store programs is loaded: the one holding preemption off
+  // where the kernel has the kfuncs for it (it may run them on a per-CPU
+  // private stack, 6.13+), else the plain one (bpf/doorbell.bpf.c).
+  DoorbellCounter& c = *counter;
+  c.guarded_ = KernelHasPreemptKfuncs();
+  bpf_program* const plain[] = {c.skel_->progs.doorbell_store_screlease,
+                                c.skel_->progs.doorbell_store_relaxed};
+  bpf_program* const guarded[] = {
+      c.skel_->progs.doorbell_store_screlease_guarded,
+      c.skel_->progs.doorbell_store_relaxed_guarded};
+  for (bpf_program* p : c.guarded_ ? plain : guarded) {
+    bpf_program__set_autoload(p, false);
+  }
+  c.screlease_ = c.guarded_ ? guarded[0] : plain[0];
+  c.relaxed_ = c.guarded_ ? guarded[1] : plain[1];
+  LogAt(LogLevel::kDebug, "doorbell programs: {}",
+        c.guarded_ ? "holding preemption off (bpf_preempt_disable)"
+                   : "plain (no bpf_preempt_disable kfunc)");
   const int err = doorbell_bpf__load(counter->skel_);
   if (err != 0) {
     *error = fmt::format("loading the doorbell BPF programs failed: {}",
@@ -233,10 +252,9 @@ bool DoorbellCounter::AttachLibrary(const std::string& path,
       continue;
     }
     const bool retire = f.name == kQueueDestroy || f.name == kShutDown;
-    bpf_program* prog = retire ? skel_->progs.doorbell_retire
-                        : f.name == kRelaxed
-                            ? skel_->progs.doorbell_store_relaxed
-                            : skel_->progs.doorbell_store_screlease;
+    bpf_program* prog = retire               ? skel_->progs.doorbell_retire
+                        : f.name == kRelaxed ? relaxed_
+                                             : screlease_;
     // LIBBPF_OPTS spelled out: its statement expression is a GNU extension
     // clang -Wpedantic refuses (the sanitizer build, tests/fuzz).
     bpf_uprobe_opts opts;
@@ -330,8 +348,7 @@ uint64_t DoorbellCounter::Drops() const {
 }
 
 std::vector<int> DoorbellCounter::ProgramFds() const {
-  return {bpf_program__fd(skel_->progs.doorbell_store_screlease),
-          bpf_program__fd(skel_->progs.doorbell_store_relaxed)};
+  return {bpf_program__fd(screlease_), bpf_program__fd(relaxed_)};
 }
 
 bool DoorbellCounter::AddKnownDoorbell(uint32_t tgid, uint64_t handle) {

@@ -24,6 +24,7 @@
 
 struct doorbell_bpf;
 struct bpf_link;
+struct bpf_program;
 
 namespace gpuq {
 
@@ -122,6 +123,10 @@ class DoorbellCounter {
 
   const std::vector<DoorbellLibrary>& Libraries() const { return libraries_; }
 
+  /// The loaded programs hold preemption off while they count (the kernel
+  /// has bpf_preempt_disable, Linux 6.10; bpf/doorbell.bpf.c says why).
+  bool HoldsPreemptionOff() const { return guarded_; }
+
   /// The fds of the uprobe programs (for run-time statistics, e.g. the
   /// doorbell benchmark's BPF_ENABLE_STATS figures).
   std::vector<int> ProgramFds() const;
@@ -131,6 +136,10 @@ class DoorbellCounter {
   HostPaths paths_;
   bool scan_ = true;
   doorbell_bpf* skel_ = nullptr;
+  bool guarded_ = false;  // HoldsPreemptionOff
+  // The loaded pair: plain or guarded (Open).
+  bpf_program* screlease_ = nullptr;
+  bpf_program* relaxed_ = nullptr;
   mutable std::atomic<uint64_t> last_drops_{0};  // Drops
   std::vector<bpf_link*> links_;
   // library files tried -> index in libraries_

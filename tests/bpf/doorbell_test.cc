@@ -6,7 +6,9 @@
 // The probes attach for all processes, so tests running in parallel see each
 // other's callers: every assertion is about the callers a test started (by
 // tgid), which is exact whatever else runs.
+#include <bpf/bpf.h>
 #include <gtest/gtest.h>
+#include <linux/bpf.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -1032,6 +1034,57 @@ TEST(DoorbellTest, AFullCountMapDropsAndCountsTheDrops) {
   ASSERT_EQ(counts.size(), 2u);
   EXPECT_EQ(counts[0].doorbells + counts[1].doorbells, 6u);
   EXPECT_EQ(counter->Drops(), 6u);
+}
+
+// Kfunc calls in the program `fd` as the verifier left it (its xlated
+// instructions); -1 if they cannot be read.
+int KfuncCalls(int fd) {
+  bpf_prog_info info;
+  std::memset(&info, 0, sizeof(info));
+  uint32_t len = sizeof(info);
+  if (bpf_obj_get_info_by_fd(fd, &info, &len) != 0) return -1;
+  std::vector<bpf_insn> insns(info.xlated_prog_len / sizeof(bpf_insn));
+  std::memset(&info, 0, sizeof(info));
+  info.xlated_prog_len = static_cast<uint32_t>(insns.size() * sizeof(bpf_insn));
+  info.xlated_prog_insns = reinterpret_cast<uint64_t>(insns.data());
+  len = sizeof(info);
+  if (insns.empty() || bpf_obj_get_info_by_fd(fd, &info, &len) != 0) return -1;
+  int calls = 0;
+  for (const bpf_insn& insn : insns) {
+    if (insn.code == (BPF_JMP | BPF_CALL) &&
+        insn.src_reg == BPF_PSEUDO_KFUNC_CALL)
+      ++calls;
+  }
+  return calls;
+}
+
+// The store programs run preemptible; on a 6.13+ kernel a frame of theirs is
+// a per-CPU private stack that another task's ring would overwrite
+// (bpf/doorbell.bpf.c). Where the kernel has bpf_preempt_disable, the loaded
+// pair must call it (and bpf_preempt_enable): no kfunc otherwise. The
+// QEMU tier checks the choice on each Debian kernel (6.1 lacks the kfuncs).
+TEST(DoorbellTest, StoreProgramsHoldPreemptionOffWhereTheKernelCan) {
+  REQUIRE_BPF_PRIVILEGES();
+  std::string error;
+  auto counter = OpenOnStandIn(&error);
+  ASSERT_NE(counter, nullptr) << error;
+  const bool kfuncs = KernelHasPreemptKfuncs();
+  EXPECT_EQ(counter->HoldsPreemptionOff(), kfuncs);
+  const std::vector<int> fds = counter->ProgramFds();
+  ASSERT_EQ(fds.size(), 2u);
+  for (int fd : fds) {
+    ASSERT_GE(fd, 0);
+    const int calls = KfuncCalls(fd);
+    if (kfuncs) {
+      EXPECT_EQ(calls, 2) << "bpf_preempt_disable and bpf_preempt_enable";
+    } else {
+      EXPECT_EQ(calls, 0);
+    }
+  }
+  // And the guarded pair still counts exactly.
+  const CallerRun a =
+      RunCaller({"dispatch=40", "barrier=4", "queues=2", "via=mix"});
+  ExpectCountsMatch(*counter, a);
 }
 
 }  // namespace

@@ -255,6 +255,26 @@ for vt in fentry kprobe args-kprobe tracepoint doorbell; do
   fi
 done
 
+# The doorbell uprobe programs hold preemption off where the kernel has the
+# bpf_preempt_disable kfunc (6.10+; from 6.13 a preemptible uprobe program on
+# a per-CPU private stack oopsed without it): the pair is chosen from this
+# kernel's own BTF, which the release says what to expect of.
+rel=$(uname -r)
+rel_major=${rel%%.*}
+rel_minor=${rel#*.}
+rel_minor=${rel_minor%%[!0-9]*}
+if [ "$rel_major" -gt 6 ] || { [ "$rel_major" -eq 6 ] && [ "$rel_minor" -ge 10 ]; }; then
+  want="  doorbell programs hold preemption off: yes (the kernel has bpf_preempt_disable)"
+else
+  want="  doorbell programs hold preemption off: no (the kernel lacks bpf_preempt_disable, Linux 6.10, and private stacks)"
+fi
+v=$(grep "^  doorbell programs hold preemption off: " /tmp/check-verify.out)
+if [ "$v" = "$want" ]; then
+  pass check-verify:doorbell-preemption "$rel: $v"
+else
+  fail check-verify:doorbell-preemption "$rel: want '$want'; got '${v:-no line}'"
+fi
+
 # ---- 3. the daemon + kfdtest, per mode --------------------------------------
 # Not `wget -T`: Debian's busybox-static 1.35 wget segfaults with it.
 scrape() { timeout 10 wget -q -O "$1" "$URL" 2> /dev/null; }

@@ -86,7 +86,7 @@ expected_checks() {
   done
   echo check:preemption kprobes-off
   for c in tp_ioctl tp_exit exit-code; do echo "check-tp:$c"; done
-  for c in fentry kprobe args-kprobe tracepoint doorbell; do echo "check-verify:$c"; done
+  for c in fentry kprobe args-kprobe tracepoint doorbell doorbell-preemption; do echo "check-verify:$c"; done
   echo nobtf-reload
   echo kernel-clean
   [ "$scope" = attach ] && return 0
