@@ -311,7 +311,8 @@ static __always_inline int args__context_created(int ret)
 	return 0;
 }
 
-GPUQ_ARGS_EXIT(kfd_ioctl_create_process, args__context_created)
+GPUQ_ARGS_EXIT(kfd_ioctl_create_process, args_kretprobe_kfd_ioctl_create_process,
+	       args__context_created)
 
 /*
  * ---- context_exit: kfd_release(inode, filep) ------------------------------
@@ -456,7 +457,7 @@ int args_kprobe_create_queue_cpsch(struct pt_regs *ctx)
 	return args__create_op(ctx);
 }
 
-GPUQ_ARGS_EXIT(create_queue_cpsch, op_exit)
+GPUQ_ARGS_EXIT(create_queue_cpsch, args_kretprobe_create_queue_cpsch, op_exit)
 
 SEC("kprobe/create_queue_nocpsch")
 int args_kprobe_create_queue_nocpsch(struct pt_regs *ctx)
@@ -464,7 +465,7 @@ int args_kprobe_create_queue_nocpsch(struct pt_regs *ctx)
 	return args__create_op(ctx);
 }
 
-GPUQ_ARGS_EXIT(create_queue_nocpsch, op_exit)
+GPUQ_ARGS_EXIT(create_queue_nocpsch, args_kretprobe_create_queue_nocpsch, op_exit)
 
 SEC("kprobe/destroy_queue_cpsch")
 int args_kprobe_destroy_queue_cpsch(struct pt_regs *ctx)
@@ -480,7 +481,7 @@ int args_kprobe_destroy_queue_cpsch(struct pt_regs *ctx)
 	return 0;
 }
 
-GPUQ_ARGS_EXIT(destroy_queue_cpsch, op_exit)
+GPUQ_ARGS_EXIT(destroy_queue_cpsch, args_kretprobe_destroy_queue_cpsch, op_exit)
 
 /*
  * A termination inside the exit teardown of p: the qpd is p's on this GPU,
@@ -517,7 +518,7 @@ int args_kprobe_process_termination_cpsch(struct pt_regs *ctx)
 	return args__terminate(ctx);
 }
 
-GPUQ_ARGS_EXIT(process_termination_cpsch, op_exit)
+GPUQ_ARGS_EXIT(process_termination_cpsch, args_kretprobe_process_termination_cpsch, op_exit)
 
 SEC("kprobe/process_termination_nocpsch")
 int args_kprobe_process_termination_nocpsch(struct pt_regs *ctx)
@@ -525,7 +526,7 @@ int args_kprobe_process_termination_nocpsch(struct pt_regs *ctx)
 	return args__terminate(ctx);
 }
 
-GPUQ_ARGS_EXIT(process_termination_nocpsch, op_exit)
+GPUQ_ARGS_EXIT(process_termination_nocpsch, args_kretprobe_process_termination_nocpsch, op_exit)
 
 /* ---- runlist_unmap / runlist_map (HWS) ---------------------------------- */
 
@@ -557,7 +558,7 @@ int args_kprobe_unmap_queues_cpsch(struct pt_regs *ctx)
 			       (__u32)args__arg(ctx, GPUQ_ARG_RUNLIST_FILTER));
 }
 
-GPUQ_ARGS_EXIT(unmap_queues_cpsch, handle_unmap_exit)
+GPUQ_ARGS_EXIT(unmap_queues_cpsch, args_kretprobe_unmap_queues_cpsch, handle_unmap_exit)
 
 SEC("kprobe/map_queues_cpsch")
 int args_kprobe_map_queues_cpsch(struct pt_regs *ctx)
@@ -565,7 +566,7 @@ int args_kprobe_map_queues_cpsch(struct pt_regs *ctx)
 	return args__hws_entry(GPUQ_RUNLIST_MAP, args__arg(ctx, GPUQ_ARG_RUNLIST_DQM), 0);
 }
 
-GPUQ_ARGS_EXIT(map_queues_cpsch, handle_map_exit)
+GPUQ_ARGS_EXIT(map_queues_cpsch, args_kretprobe_map_queues_cpsch, handle_map_exit)
 
 /* ---- mes_add / mes_remove_v11/v12/v12_1 --------------------------------------- */
 
@@ -587,7 +588,7 @@ int args_kprobe_add_queue_mes(struct pt_regs *ctx)
 	return 0;
 }
 
-GPUQ_ARGS_EXIT(add_queue_mes, handle_mes_add_exit)
+GPUQ_ARGS_EXIT(add_queue_mes, args_kretprobe_add_queue_mes, handle_mes_add_exit)
 
 /*
  * mes_v1x_0_remove_hw_queue(mes, input): input is amdgpu's, not uapi; the
@@ -615,7 +616,8 @@ int args_kprobe_mes_v11_0_remove_hw_queue(struct pt_regs *ctx)
 	return args__mes_remove_entry();
 }
 
-GPUQ_ARGS_EXIT(mes_v11_0_remove_hw_queue, handle_mes_remove_exit)
+GPUQ_ARGS_EXIT(mes_v11_0_remove_hw_queue, args_kretprobe_mes_v11_0_remove_hw_queue,
+	       handle_mes_remove_exit)
 
 SEC("kprobe/mes_v12_0_remove_hw_queue")
 int args_kprobe_mes_v12_0_remove_hw_queue(struct pt_regs *ctx)
@@ -623,7 +625,8 @@ int args_kprobe_mes_v12_0_remove_hw_queue(struct pt_regs *ctx)
 	return args__mes_remove_entry();
 }
 
-GPUQ_ARGS_EXIT(mes_v12_0_remove_hw_queue, handle_mes_remove_exit)
+GPUQ_ARGS_EXIT(mes_v12_0_remove_hw_queue, args_kretprobe_mes_v12_0_remove_hw_queue,
+	       handle_mes_remove_exit)
 
 SEC("kprobe/mes_v12_1_remove_hw_queue")
 int args_kprobe_mes_v12_1_remove_hw_queue(struct pt_regs *ctx)
@@ -631,7 +634,8 @@ int args_kprobe_mes_v12_1_remove_hw_queue(struct pt_regs *ctx)
 	return args__mes_remove_entry();
 }
 
-GPUQ_ARGS_EXIT(mes_v12_1_remove_hw_queue, handle_mes_remove_exit)
+GPUQ_ARGS_EXIT(mes_v12_1_remove_hw_queue, args_kretprobe_mes_v12_1_remove_hw_queue,
+	       handle_mes_remove_exit)
 
 /* ---- evict_* / restore_* ------------------------------------------------- */
 
@@ -693,17 +697,21 @@ static __always_inline int args__evict_exit(int ret)
 	return 0;
 }
 
-#define GPUQ_ARGS_EVICT_PROGRAMS(fn, kind)                                                         \
+#define GPUQ_ARGS_EVICT_PROGRAMS(fn, args_kprobe_prog, args_kretprobe_prog, kind)                  \
 	SEC("kprobe/" #fn)                                                                         \
-	int args_kprobe_##fn(struct pt_regs *ctx)                                                  \
+	int args_kprobe_prog(struct pt_regs *ctx)                                                  \
 	{                                                                                          \
 		return args__evict_entry(ctx, kind);                                               \
 	}                                                                                          \
-	GPUQ_ARGS_EXIT(fn, args__evict_exit)
+	GPUQ_ARGS_EXIT(fn, args_kretprobe_prog, args__evict_exit)
 
-GPUQ_ARGS_EVICT_PROGRAMS(evict_process_queues_cpsch, GPUQ_EVICTION_EVICT)
-GPUQ_ARGS_EVICT_PROGRAMS(evict_process_queues_nocpsch, GPUQ_EVICTION_EVICT)
-GPUQ_ARGS_EVICT_PROGRAMS(restore_process_queues_cpsch, GPUQ_EVICTION_RESTORE)
-GPUQ_ARGS_EVICT_PROGRAMS(restore_process_queues_nocpsch, GPUQ_EVICTION_RESTORE)
+GPUQ_ARGS_EVICT_PROGRAMS(evict_process_queues_cpsch, args_kprobe_evict_process_queues_cpsch,
+			 args_kretprobe_evict_process_queues_cpsch, GPUQ_EVICTION_EVICT)
+GPUQ_ARGS_EVICT_PROGRAMS(evict_process_queues_nocpsch, args_kprobe_evict_process_queues_nocpsch,
+			 args_kretprobe_evict_process_queues_nocpsch, GPUQ_EVICTION_EVICT)
+GPUQ_ARGS_EVICT_PROGRAMS(restore_process_queues_cpsch, args_kprobe_restore_process_queues_cpsch,
+			 args_kretprobe_restore_process_queues_cpsch, GPUQ_EVICTION_RESTORE)
+GPUQ_ARGS_EVICT_PROGRAMS(restore_process_queues_nocpsch, args_kprobe_restore_process_queues_nocpsch,
+			 args_kretprobe_restore_process_queues_nocpsch, GPUQ_EVICTION_RESTORE)
 
 #endif /* GPUQ_ARGS_TIER_BPF_H */

@@ -174,10 +174,14 @@ static __always_inline int op_exit(int ret)
  * fexit and kretprobe programs of a hook whose exit only needs the return
  * value: bpf_get_func_ret() (5.17) instead of a declared argument list, whose
  * length differs between kernels (unmap_queues_cpsch gained grace_period).
+ *
+ * These macros take each program's name spelled out, not pasted from fn, so
+ * that grep finds the programs agent/loader/hooks.cc names; the unit tier
+ * checks each name's section against its hook (HooksTest).
  */
-#define GPUQ_EXIT_PROGRAMS(fn, handler)                                                            \
+#define GPUQ_EXIT_PROGRAMS(fn, fexit_prog, kretprobe_prog, handler)                                \
 	SEC("fexit/" #fn)                                                                          \
-	int fexit_##fn(__u64 *ctx)                                                                 \
+	int fexit_prog(__u64 *ctx)                                                                 \
 	{                                                                                          \
 		__u64 ret = 0;                                                                     \
                                                                                                    \
@@ -185,15 +189,15 @@ static __always_inline int op_exit(int ret)
 		return handler((int)ret);                                                          \
 	}                                                                                          \
 	SEC("kretprobe/" #fn)                                                                      \
-	int BPF_KRETPROBE(kretprobe_##fn, long ret)                                                \
+	int BPF_KRETPROBE(kretprobe_prog, long ret)                                                \
 	{                                                                                          \
 		return handler((int)ret);                                                          \
 	}
 
 /* The args-kprobe tier's kretprobe of fn (bpf/args_tier.bpf.h). */
-#define GPUQ_ARGS_EXIT(fn, handler)                                                                \
+#define GPUQ_ARGS_EXIT(fn, args_kretprobe_prog, handler)                                           \
 	SEC("kretprobe/" #fn)                                                                      \
-	int BPF_KRETPROBE(args_kretprobe_##fn, long ret)                                           \
+	int BPF_KRETPROBE(args_kretprobe_prog, long ret)                                           \
 	{                                                                                          \
 		return handler((int)ret);                                                          \
 	}
@@ -202,19 +206,20 @@ static __always_inline int op_exit(int ret)
  * The four programs of a dqm op taking (dqm, qpd): fentry and kprobe entry
  * twins calling enter(arg, dqm, qpd), and the exit twins above.
  */
-#define GPUQ_DQM_QPD_PROGRAMS(fn, enter, arg, exit_handler)                                        \
+#define GPUQ_DQM_QPD_PROGRAMS(fn, fentry_prog, kprobe_prog, fexit_prog, kretprobe_prog, enter,     \
+			      arg, exit_handler)                                                   \
 	SEC("fentry/" #fn)                                                                         \
-	int BPF_PROG(fentry_##fn, struct device_queue_manager *dqm,                                \
+	int BPF_PROG(fentry_prog, struct device_queue_manager *dqm,                                \
 		     struct qcm_process_device *qpd)                                               \
 	{                                                                                          \
 		return enter(arg, dqm, qpd);                                                       \
 	}                                                                                          \
 	SEC("kprobe/" #fn)                                                                         \
-	int BPF_KPROBE(kprobe_##fn, struct device_queue_manager *dqm,                              \
+	int BPF_KPROBE(kprobe_prog, struct device_queue_manager *dqm,                              \
 		       struct qcm_process_device *qpd)                                             \
 	{                                                                                          \
 		return enter(arg, dqm, qpd);                                                       \
 	}                                                                                          \
-	GPUQ_EXIT_PROGRAMS(fn, exit_handler)
+	GPUQ_EXIT_PROGRAMS(fn, fexit_prog, kretprobe_prog, exit_handler)
 
 #endif /* GPUQ_ATTRIBUTION_BPF_H */

@@ -52,17 +52,25 @@ static __always_inline int handle_evict_exit(int ret)
 	return 0;
 }
 
-GPUQ_DQM_QPD_PROGRAMS(evict_process_queues_cpsch, handle_evict_entry, GPUQ_EVICTION_EVICT,
+GPUQ_DQM_QPD_PROGRAMS(evict_process_queues_cpsch, fentry_evict_process_queues_cpsch,
+		      kprobe_evict_process_queues_cpsch, fexit_evict_process_queues_cpsch,
+		      kretprobe_evict_process_queues_cpsch, handle_evict_entry, GPUQ_EVICTION_EVICT,
 		      handle_evict_exit)
 
-GPUQ_DQM_QPD_PROGRAMS(evict_process_queues_nocpsch, handle_evict_entry, GPUQ_EVICTION_EVICT,
-		      handle_evict_exit)
+GPUQ_DQM_QPD_PROGRAMS(evict_process_queues_nocpsch, fentry_evict_process_queues_nocpsch,
+		      kprobe_evict_process_queues_nocpsch, fexit_evict_process_queues_nocpsch,
+		      kretprobe_evict_process_queues_nocpsch, handle_evict_entry,
+		      GPUQ_EVICTION_EVICT, handle_evict_exit)
 
-GPUQ_DQM_QPD_PROGRAMS(restore_process_queues_cpsch, handle_evict_entry, GPUQ_EVICTION_RESTORE,
-		      handle_evict_exit)
+GPUQ_DQM_QPD_PROGRAMS(restore_process_queues_cpsch, fentry_restore_process_queues_cpsch,
+		      kprobe_restore_process_queues_cpsch, fexit_restore_process_queues_cpsch,
+		      kretprobe_restore_process_queues_cpsch, handle_evict_entry,
+		      GPUQ_EVICTION_RESTORE, handle_evict_exit)
 
-GPUQ_DQM_QPD_PROGRAMS(restore_process_queues_nocpsch, handle_evict_entry, GPUQ_EVICTION_RESTORE,
-		      handle_evict_exit)
+GPUQ_DQM_QPD_PROGRAMS(restore_process_queues_nocpsch, fentry_restore_process_queues_nocpsch,
+		      kprobe_restore_process_queues_nocpsch, fexit_restore_process_queues_nocpsch,
+		      kretprobe_restore_process_queues_nocpsch, handle_evict_entry,
+		      GPUQ_EVICTION_RESTORE, handle_evict_exit)
 
 /* ---- evict_trigger ----------------------------------------------------- */
 
@@ -78,6 +86,7 @@ int BPF_KPROBE(kprobe_kfd_process_evict_queues, void *p, __u32 trigger)
 	return eviction_trigger_begin((__u64)p, trigger);
 }
 
-GPUQ_EXIT_PROGRAMS(kfd_process_evict_queues, eviction_trigger_end)
+GPUQ_EXIT_PROGRAMS(kfd_process_evict_queues, fexit_kfd_process_evict_queues,
+		   kretprobe_kfd_process_evict_queues, eviction_trigger_end)
 
 #endif /* GPUQ_EVICTION_BPF_H */

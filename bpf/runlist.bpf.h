@@ -91,7 +91,8 @@ int BPF_KPROBE(kprobe_unmap_queues_cpsch, struct device_queue_manager *dqm, __u3
 	return handle_hws_entry(GPUQ_RUNLIST_UNMAP, dqm, filter);
 }
 
-GPUQ_EXIT_PROGRAMS(unmap_queues_cpsch, handle_unmap_exit)
+GPUQ_EXIT_PROGRAMS(unmap_queues_cpsch, fexit_unmap_queues_cpsch, kretprobe_unmap_queues_cpsch,
+		   handle_unmap_exit)
 
 SEC("fentry/map_queues_cpsch")
 int BPF_PROG(fentry_map_queues_cpsch, struct device_queue_manager *dqm)
@@ -105,7 +106,8 @@ int BPF_KPROBE(kprobe_map_queues_cpsch, struct device_queue_manager *dqm)
 	return handle_hws_entry(GPUQ_RUNLIST_MAP, dqm, 0);
 }
 
-GPUQ_EXIT_PROGRAMS(map_queues_cpsch, handle_map_exit)
+GPUQ_EXIT_PROGRAMS(map_queues_cpsch, fexit_map_queues_cpsch, kretprobe_map_queues_cpsch,
+		   handle_map_exit)
 
 /* ---- mes_add ----------------------------------------------------------- */
 
@@ -144,7 +146,7 @@ int BPF_KPROBE(kprobe_add_queue_mes, struct device_queue_manager *dqm, struct qu
 	return handle_mes_add_entry(dqm, q);
 }
 
-GPUQ_EXIT_PROGRAMS(add_queue_mes, handle_mes_add_exit)
+GPUQ_EXIT_PROGRAMS(add_queue_mes, fexit_add_queue_mes, kretprobe_add_queue_mes, handle_mes_add_exit)
 
 /* ---- mes_remove_v11 / mes_remove_v12 ----------------------------------- */
 
@@ -191,7 +193,8 @@ int BPF_KPROBE(kprobe_mes_v11_0_remove_hw_queue, void *mes, struct mes_remove_qu
 	return handle_mes_remove_entry(input);
 }
 
-GPUQ_EXIT_PROGRAMS(mes_v11_0_remove_hw_queue, handle_mes_remove_exit)
+GPUQ_EXIT_PROGRAMS(mes_v11_0_remove_hw_queue, fexit_mes_v11_0_remove_hw_queue,
+		   kretprobe_mes_v11_0_remove_hw_queue, handle_mes_remove_exit)
 
 SEC("fentry/mes_v12_0_remove_hw_queue")
 int BPF_PROG(fentry_mes_v12_0_remove_hw_queue, void *mes, struct mes_remove_queue_input *input)
@@ -205,7 +208,8 @@ int BPF_KPROBE(kprobe_mes_v12_0_remove_hw_queue, void *mes, struct mes_remove_qu
 	return handle_mes_remove_entry(input);
 }
 
-GPUQ_EXIT_PROGRAMS(mes_v12_0_remove_hw_queue, handle_mes_remove_exit)
+GPUQ_EXIT_PROGRAMS(mes_v12_0_remove_hw_queue, fexit_mes_v12_0_remove_hw_queue,
+		   kretprobe_mes_v12_0_remove_hw_queue, handle_mes_remove_exit)
 
 /* GC 12.1's MES (7.2+); mes_remove_queue_input gained xcc_id before doorbell_offset there */
 SEC("fentry/mes_v12_1_remove_hw_queue")
@@ -220,40 +224,51 @@ int BPF_KPROBE(kprobe_mes_v12_1_remove_hw_queue, void *mes, struct mes_remove_qu
 	return handle_mes_remove_entry(input);
 }
 
-GPUQ_EXIT_PROGRAMS(mes_v12_1_remove_hw_queue, handle_mes_remove_exit)
+GPUQ_EXIT_PROGRAMS(mes_v12_1_remove_hw_queue, fexit_mes_v12_1_remove_hw_queue,
+		   kretprobe_mes_v12_1_remove_hw_queue, handle_mes_remove_exit)
 
 /* ---- op_*: the dqm operations that cause runlist operations ------------- */
 
 /* create_queue_cpsch/nocpsch(dqm, q, qpd, ...): the create's programs */
-#define GPUQ_CREATE_OP_PROGRAMS(fn)                                                                \
+#define GPUQ_CREATE_OP_PROGRAMS(fn, fentry_prog, kprobe_prog, fexit_prog, kretprobe_prog)          \
 	SEC("fentry/" #fn)                                                                         \
-	int BPF_PROG(fentry_##fn, struct device_queue_manager *dqm, struct queue *q,               \
+	int BPF_PROG(fentry_prog, struct device_queue_manager *dqm, struct queue *q,               \
 		     struct qcm_process_device *qpd)                                               \
 	{                                                                                          \
 		return op_enter(GPUQ_CAUSE_CREATE, dqm, qpd);                                      \
 	}                                                                                          \
 	SEC("kprobe/" #fn)                                                                         \
-	int BPF_KPROBE(kprobe_##fn, struct device_queue_manager *dqm, struct queue *q,             \
+	int BPF_KPROBE(kprobe_prog, struct device_queue_manager *dqm, struct queue *q,             \
 		       struct qcm_process_device *qpd)                                             \
 	{                                                                                          \
 		return op_enter(GPUQ_CAUSE_CREATE, dqm, qpd);                                      \
 	}                                                                                          \
-	GPUQ_EXIT_PROGRAMS(fn, op_exit)
+	GPUQ_EXIT_PROGRAMS(fn, fexit_prog, kretprobe_prog, op_exit)
 
-GPUQ_CREATE_OP_PROGRAMS(create_queue_cpsch)
+GPUQ_CREATE_OP_PROGRAMS(create_queue_cpsch, fentry_create_queue_cpsch, kprobe_create_queue_cpsch,
+			fexit_create_queue_cpsch, kretprobe_create_queue_cpsch)
 
 /*
  * NO_HWS (sched_policy=2) creates: no runlist to attribute, but the same
  * (dqm, q, qpd) prototype, and the args-kprobe tier learns a NO_HWS GPU's
  * dqm and qpd here (its evictions and terminations need them).
  */
-GPUQ_CREATE_OP_PROGRAMS(create_queue_nocpsch)
+GPUQ_CREATE_OP_PROGRAMS(create_queue_nocpsch, fentry_create_queue_nocpsch,
+			kprobe_create_queue_nocpsch, fexit_create_queue_nocpsch,
+			kretprobe_create_queue_nocpsch)
 
-GPUQ_DQM_QPD_PROGRAMS(destroy_queue_cpsch, op_enter, GPUQ_CAUSE_DESTROY, op_exit)
+GPUQ_DQM_QPD_PROGRAMS(destroy_queue_cpsch, fentry_destroy_queue_cpsch, kprobe_destroy_queue_cpsch,
+		      fexit_destroy_queue_cpsch, kretprobe_destroy_queue_cpsch, op_enter,
+		      GPUQ_CAUSE_DESTROY, op_exit)
 
-GPUQ_DQM_QPD_PROGRAMS(process_termination_cpsch, op_enter, GPUQ_CAUSE_TERMINATE, op_exit)
+GPUQ_DQM_QPD_PROGRAMS(process_termination_cpsch, fentry_process_termination_cpsch,
+		      kprobe_process_termination_cpsch, fexit_process_termination_cpsch,
+		      kretprobe_process_termination_cpsch, op_enter, GPUQ_CAUSE_TERMINATE, op_exit)
 
-GPUQ_DQM_QPD_PROGRAMS(process_termination_nocpsch, op_enter, GPUQ_CAUSE_TERMINATE, op_exit)
+GPUQ_DQM_QPD_PROGRAMS(process_termination_nocpsch, fentry_process_termination_nocpsch,
+		      kprobe_process_termination_nocpsch, fexit_process_termination_nocpsch,
+		      kretprobe_process_termination_nocpsch, op_enter, GPUQ_CAUSE_TERMINATE,
+		      op_exit)
 
 /*
  * The queue ioctls that change a live queue: AMDKFD_IOC_UPDATE_QUEUE
@@ -348,7 +363,8 @@ int BPF_KPROBE(kprobe_kfd_ioctl_update_queue, void *filep, struct kfd_process *p
 	return handle_queue_ioctl_entry(p, data, QUEUE_IOCTL_UPDATE);
 }
 
-GPUQ_EXIT_PROGRAMS(kfd_ioctl_update_queue, handle_queue_ioctl_exit)
+GPUQ_EXIT_PROGRAMS(kfd_ioctl_update_queue, fexit_kfd_ioctl_update_queue,
+		   kretprobe_kfd_ioctl_update_queue, handle_queue_ioctl_exit)
 
 SEC("fentry/kfd_ioctl_set_cu_mask")
 int BPF_PROG(fentry_kfd_ioctl_set_cu_mask, void *filep, struct kfd_process *p, void *data)
@@ -362,6 +378,7 @@ int BPF_KPROBE(kprobe_kfd_ioctl_set_cu_mask, void *filep, struct kfd_process *p,
 	return handle_queue_ioctl_entry(p, data, QUEUE_IOCTL_CU_MASK);
 }
 
-GPUQ_EXIT_PROGRAMS(kfd_ioctl_set_cu_mask, handle_queue_ioctl_exit)
+GPUQ_EXIT_PROGRAMS(kfd_ioctl_set_cu_mask, fexit_kfd_ioctl_set_cu_mask,
+		   kretprobe_kfd_ioctl_set_cu_mask, handle_queue_ioctl_exit)
 
 #endif /* GPUQ_RUNLIST_BPF_H */

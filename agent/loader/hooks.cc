@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <deque>
 #include <map>
 
 namespace gpuq {
@@ -78,51 +77,55 @@ bool ParseTierRequest(const std::string& text, TierRequest* out) {
 
 namespace {
 
-// Program names are static strings (HookSpec holds const char*).
-const char* Intern(const std::string& name) {
-  static std::deque<std::string> names;
-  names.push_back(name);
-  return names.back().c_str();
-}
-
-// How a hook's args-kprobe body is named.
-enum class Args {
-  kOwn,     ///< args_kprobe_<fn> (+ args_kretprobe_<fn>), bpf/args_tier.bpf.h
-  kKprobe,  ///< kprobe_<fn> itself: it reads only arguments
+// The programs of a function hook, each name spelled out as bpf/ defines
+// it, so grep finds both sides; HooksTest checks each name's section
+// against the hook's function and mode. The args-kprobe pair may name the
+// kprobe twins where those read only arguments already.
+struct Programs {
+  const char* fentry_entry = nullptr;
+  const char* fentry_exit = nullptr;
+  const char* kprobe_entry = nullptr;
+  const char* kprobe_exit = nullptr;
+  const char* args_entry = nullptr;
+  const char* args_exit = nullptr;
 };
 
-// An optional hook with entry and exit programs named after its function,
-// as bpf/runlist.bpf.h and bpf/eviction.bpf.h define them (and, for
-// Args::kOwn, bpf/args_tier.bpf.h its args-kprobe twins).
+// An optional hook with entry and exit programs in every function tier, as
+// bpf/runlist.bpf.h and bpf/eviction.bpf.h define them (and
+// bpf/args_tier.bpf.h the args-kprobe ones).
 HookSpec Twins(const char* probe, const char* function, const char* group,
-               Args args) {
-  const std::string fn(function);
+               const Programs& p) {
   HookSpec spec{probe,
                 function,
-                Intern("fentry_" + fn),
-                Intern("fexit_" + fn),
-                Intern("kprobe_" + fn),
-                Intern("kretprobe_" + fn),
-                true,
+                p.fentry_entry,
+                p.fentry_exit,
+                p.kprobe_entry,
+                p.kprobe_exit,
+                /*needs_kfd_types=*/true,
                 group,
-                true};
+                /*optional=*/true};
   spec.exit_needs_func_ret =
       true;  // GPUQ_EXIT_PROGRAMS (bpf/attribution.bpf.h)
-  spec.args_entry =
-      args == Args::kOwn ? Intern("args_kprobe_" + fn) : spec.kprobe_entry;
-  spec.args_exit =
-      args == Args::kOwn ? Intern("args_kretprobe_" + fn) : spec.kprobe_exit;
+  spec.args_entry = p.args_entry;
+  spec.args_exit = p.args_exit;
   return spec;
 }
 
 // A hook only the args-kprobe tier has: it learns an identity the BTF
 // bodies read from amdkfd's structs, so they need no program there.
-HookSpec ArgsOnly(const char* probe, const char* function, bool with_exit) {
-  const std::string fn(function);
-  HookSpec spec{probe,   function, nullptr, nullptr,          nullptr,
-                nullptr, false,    "args",  /*optional=*/true};
-  spec.args_entry = Intern("args_kprobe_" + fn);
-  spec.args_exit = with_exit ? Intern("args_kretprobe_" + fn) : nullptr;
+HookSpec ArgsOnly(const char* probe, const char* function,
+                  const char* args_entry, const char* args_exit) {
+  HookSpec spec{probe,
+                function,
+                nullptr,
+                nullptr,
+                nullptr,
+                nullptr,
+                /*needs_kfd_types=*/false,
+                "args",
+                /*optional=*/true};
+  spec.args_entry = args_entry;
+  spec.args_exit = args_exit;
   return spec;
 }
 
@@ -139,18 +142,18 @@ HookSpec Tracepoint(const char* probe, const char* tracepoints,
 // An optional hook on a core kernel function whose body reads only
 // vmlinux types: the same kprobe program in the args-kprobe tier.
 HookSpec CoreKernel(const char* probe, const char* function,
-                    const char* renamed_to, const char* group) {
-  const std::string fn(function);
+                    const char* renamed_to, const char* group,
+                    const char* fentry_entry, const char* kprobe_entry) {
   HookSpec spec{probe,
                 function,
-                Intern("fentry_" + fn),
+                fentry_entry,
                 nullptr,
-                Intern("kprobe_" + fn),
+                kprobe_entry,
                 nullptr,
-                false,
+                /*needs_kfd_types=*/false,
                 group,
                 /*optional=*/true};
-  spec.args_entry = spec.kprobe_entry;
+  spec.args_entry = kprobe_entry;
   spec.core_kernel = true;
   spec.renamed_to = renamed_to;
   return spec;
@@ -182,7 +185,8 @@ const std::vector<HookSpec>& Hooks() {
       // args-kprobe: q learned inside the create ioctl, keyed by its pointer
       Lifecycle({"queue_create", "kfd_procfs_add_queue",
                  "fentry_kfd_procfs_add_queue", nullptr,
-                 "kprobe_kfd_procfs_add_queue", nullptr, true},
+                 "kprobe_kfd_procfs_add_queue", nullptr,
+                 /*needs_kfd_types=*/true},
                 "args_kprobe_kfd_procfs_add_queue", nullptr),
       // Uses only the uapi args, so it works without amdgpu BTF; it is the
       // create path when kfd_procfs_add_queue cannot be hooked.
@@ -190,69 +194,155 @@ const std::vector<HookSpec>& Hooks() {
           {"create_ioctl", "kfd_ioctl_create_queue",
            "fentry_kfd_ioctl_create_queue", "fexit_kfd_ioctl_create_queue",
            "kprobe_kfd_ioctl_create_queue", "kretprobe_kfd_ioctl_create_queue",
-           false},
+           /*needs_kfd_types=*/false},
           "kprobe_kfd_ioctl_create_queue", "kretprobe_kfd_ioctl_create_queue"),
       Lifecycle({"queue_destroy", "uninit_queue", "fentry_uninit_queue",
-                 nullptr, "kprobe_uninit_queue", nullptr, true},
+                 nullptr, "kprobe_uninit_queue", nullptr,
+                 /*needs_kfd_types=*/true},
                 "args_kprobe_uninit_queue", nullptr),
       // Not kfd_process_notifier_release_internal: inlined into this one on
       // 6.12, so a hook there misses every ordinary exit.
       Lifecycle({"process_exit", "kfd_process_notifier_release",
                  "fentry_kfd_process_notifier_release", nullptr,
-                 "kprobe_kfd_process_notifier_release", nullptr, true},
+                 "kprobe_kfd_process_notifier_release", nullptr,
+                 /*needs_kfd_types=*/true},
                 "args_kprobe_kfd_process_notifier_release", nullptr),
       // Secondary KFD contexts (AMDKFD_IOC_CREATE_PROCESS, 7.2+) have no
       // mmu_notifier: amdkfd tears one down when its file is released
       // (kfd_release -> kfd_process_notifier_release_internal). Planned only
       // where the kernel has them (bpf/contexts.bpf.h).
       Context({"context_exit", "kfd_release", "fentry_kfd_release", nullptr,
-               "kprobe_kfd_release", nullptr, true, "contexts", true},
+               "kprobe_kfd_release", nullptr, /*needs_kfd_types=*/true,
+               "contexts", /*optional=*/true},
               "args_kprobe_kfd_release", nullptr),
       // The scheduler hooks: runlist, MES, eviction and their attribution
       // (bpf/runlist.bpf.h, bpf/eviction.bpf.h). All optional, each
       // present or reported missing on its own. HWS runlist: not
       // execute_queues_cpsch (inlined on 6.1, a clone without BTF on 6.12).
-      Twins("runlist_unmap", "unmap_queues_cpsch", "runlist", Args::kOwn),
-      Twins("runlist_map", "map_queues_cpsch", "runlist", Args::kOwn),
+      Twins("runlist_unmap", "unmap_queues_cpsch", "runlist",
+            {"fentry_unmap_queues_cpsch", "fexit_unmap_queues_cpsch",
+             "kprobe_unmap_queues_cpsch", "kretprobe_unmap_queues_cpsch",
+             "args_kprobe_unmap_queues_cpsch",
+             "args_kretprobe_unmap_queues_cpsch"}),
+      Twins(
+          "runlist_map", "map_queues_cpsch", "runlist",
+          {"fentry_map_queues_cpsch", "fexit_map_queues_cpsch",
+           "kprobe_map_queues_cpsch", "kretprobe_map_queues_cpsch",
+           "args_kprobe_map_queues_cpsch", "args_kretprobe_map_queues_cpsch"}),
       // MES: not remove_queue_mes (a .constprop clone without BTF); v12 is
       // absent on 6.1.
-      Twins("mes_add", "add_queue_mes", "mes", Args::kOwn),
-      Twins("mes_remove_v11", "mes_v11_0_remove_hw_queue", "mes", Args::kOwn),
-      Twins("mes_remove_v12", "mes_v12_0_remove_hw_queue", "mes", Args::kOwn),
+      Twins("mes_add", "add_queue_mes", "mes",
+            {"fentry_add_queue_mes", "fexit_add_queue_mes",
+             "kprobe_add_queue_mes", "kretprobe_add_queue_mes",
+             "args_kprobe_add_queue_mes", "args_kretprobe_add_queue_mes"}),
+      Twins("mes_remove_v11", "mes_v11_0_remove_hw_queue", "mes",
+            {"fentry_mes_v11_0_remove_hw_queue",
+             "fexit_mes_v11_0_remove_hw_queue",
+             "kprobe_mes_v11_0_remove_hw_queue",
+             "kretprobe_mes_v11_0_remove_hw_queue",
+             "args_kprobe_mes_v11_0_remove_hw_queue",
+             "args_kretprobe_mes_v11_0_remove_hw_queue"}),
+      Twins("mes_remove_v12", "mes_v12_0_remove_hw_queue", "mes",
+            {"fentry_mes_v12_0_remove_hw_queue",
+             "fexit_mes_v12_0_remove_hw_queue",
+             "kprobe_mes_v12_0_remove_hw_queue",
+             "kretprobe_mes_v12_0_remove_hw_queue",
+             "args_kprobe_mes_v12_0_remove_hw_queue",
+             "args_kretprobe_mes_v12_0_remove_hw_queue"}),
       // GC 12.1 (gfx_target_version 120500) has its own MES, from 7.2.
-      Twins("mes_remove_v12_1", "mes_v12_1_remove_hw_queue", "mes", Args::kOwn),
+      Twins("mes_remove_v12_1", "mes_v12_1_remove_hw_queue", "mes",
+            {"fentry_mes_v12_1_remove_hw_queue",
+             "fexit_mes_v12_1_remove_hw_queue",
+             "kprobe_mes_v12_1_remove_hw_queue",
+             "kretprobe_mes_v12_1_remove_hw_queue",
+             "args_kprobe_mes_v12_1_remove_hw_queue",
+             "args_kretprobe_mes_v12_1_remove_hw_queue"}),
       Twins("evict_cpsch", "evict_process_queues_cpsch", "eviction",
-            Args::kOwn),
+            {"fentry_evict_process_queues_cpsch",
+             "fexit_evict_process_queues_cpsch",
+             "kprobe_evict_process_queues_cpsch",
+             "kretprobe_evict_process_queues_cpsch",
+             "args_kprobe_evict_process_queues_cpsch",
+             "args_kretprobe_evict_process_queues_cpsch"}),
       Twins("evict_nocpsch", "evict_process_queues_nocpsch", "eviction",
-            Args::kOwn),
+            {"fentry_evict_process_queues_nocpsch",
+             "fexit_evict_process_queues_nocpsch",
+             "kprobe_evict_process_queues_nocpsch",
+             "kretprobe_evict_process_queues_nocpsch",
+             "args_kprobe_evict_process_queues_nocpsch",
+             "args_kretprobe_evict_process_queues_nocpsch"}),
       Twins("restore_cpsch", "restore_process_queues_cpsch", "eviction",
-            Args::kOwn),
+            {"fentry_restore_process_queues_cpsch",
+             "fexit_restore_process_queues_cpsch",
+             "kprobe_restore_process_queues_cpsch",
+             "kretprobe_restore_process_queues_cpsch",
+             "args_kprobe_restore_process_queues_cpsch",
+             "args_kretprobe_restore_process_queues_cpsch"}),
       Twins("restore_nocpsch", "restore_process_queues_nocpsch", "eviction",
-            Args::kOwn),
-      Twins("evict_trigger", "kfd_process_evict_queues", "eviction",
-            Args::kKprobe),
+            {"fentry_restore_process_queues_nocpsch",
+             "fexit_restore_process_queues_nocpsch",
+             "kprobe_restore_process_queues_nocpsch",
+             "kretprobe_restore_process_queues_nocpsch",
+             "args_kprobe_restore_process_queues_nocpsch",
+             "args_kretprobe_restore_process_queues_nocpsch"}),
+      Twins(
+          "evict_trigger", "kfd_process_evict_queues", "eviction",
+          {"fentry_kfd_process_evict_queues", "fexit_kfd_process_evict_queues",
+           "kprobe_kfd_process_evict_queues",
+           "kretprobe_kfd_process_evict_queues",
+           "kprobe_kfd_process_evict_queues",
+           "kretprobe_kfd_process_evict_queues"}),
       // The dqm operations runlist/MES operations are attributed to. Not the
       // dqm's update_queue: vmlinux BTF has an ipc/sem.c update_queue that
       // libbpf would attach with the wrong prototype; the ioctl instead.
       // args-kprobe: create_queue_cpsch also teaches dqm -> gpu_id and
       // qpd -> (process, gpu_id).
-      Twins("op_create", "create_queue_cpsch", "attribution", Args::kOwn),
+      Twins("op_create", "create_queue_cpsch", "attribution",
+            {"fentry_create_queue_cpsch", "fexit_create_queue_cpsch",
+             "kprobe_create_queue_cpsch", "kretprobe_create_queue_cpsch",
+             "args_kprobe_create_queue_cpsch",
+             "args_kretprobe_create_queue_cpsch"}),
       // NO_HWS: nothing to attribute in the BTF tiers; args-kprobe learns the
       // GPU's dqm and the process's qpd here.
       Twins("op_create_nocpsch", "create_queue_nocpsch", "attribution",
-            Args::kOwn),
-      Twins("op_destroy", "destroy_queue_cpsch", "attribution", Args::kOwn),
+            {"fentry_create_queue_nocpsch", "fexit_create_queue_nocpsch",
+             "kprobe_create_queue_nocpsch", "kretprobe_create_queue_nocpsch",
+             "args_kprobe_create_queue_nocpsch",
+             "args_kretprobe_create_queue_nocpsch"}),
+      Twins("op_destroy", "destroy_queue_cpsch", "attribution",
+            {"fentry_destroy_queue_cpsch", "fexit_destroy_queue_cpsch",
+             "kprobe_destroy_queue_cpsch", "kretprobe_destroy_queue_cpsch",
+             "args_kprobe_destroy_queue_cpsch",
+             "args_kretprobe_destroy_queue_cpsch"}),
       Twins("op_terminate", "process_termination_cpsch", "attribution",
-            Args::kOwn),
+            {"fentry_process_termination_cpsch",
+             "fexit_process_termination_cpsch",
+             "kprobe_process_termination_cpsch",
+             "kretprobe_process_termination_cpsch",
+             "args_kprobe_process_termination_cpsch",
+             "args_kretprobe_process_termination_cpsch"}),
       Twins("op_terminate_nocpsch", "process_termination_nocpsch",
-            "attribution", Args::kOwn),
-      Twins("op_update", "kfd_ioctl_update_queue", "attribution",
-            Args::kKprobe),
+            "attribution",
+            {"fentry_process_termination_nocpsch",
+             "fexit_process_termination_nocpsch",
+             "kprobe_process_termination_nocpsch",
+             "kretprobe_process_termination_nocpsch",
+             "args_kprobe_process_termination_nocpsch",
+             "args_kretprobe_process_termination_nocpsch"}),
+      Twins(
+          "op_update", "kfd_ioctl_update_queue", "attribution",
+          {"fentry_kfd_ioctl_update_queue", "fexit_kfd_ioctl_update_queue",
+           "kprobe_kfd_ioctl_update_queue", "kretprobe_kfd_ioctl_update_queue",
+           "kprobe_kfd_ioctl_update_queue",
+           "kretprobe_kfd_ioctl_update_queue"}),
       // AMDKFD_IOC_SET_CU_MASK: its runlist operations (pqm_update_mqd ->
       // the dqm's update_queue) are an update's; a success is the queue's
       // CU mask (queue_cu_mask record).
-      Twins("op_cu_mask", "kfd_ioctl_set_cu_mask", "attribution",
-            Args::kKprobe),
+      Twins(
+          "op_cu_mask", "kfd_ioctl_set_cu_mask", "attribution",
+          {"fentry_kfd_ioctl_set_cu_mask", "fexit_kfd_ioctl_set_cu_mask",
+           "kprobe_kfd_ioctl_set_cu_mask", "kretprobe_kfd_ioctl_set_cu_mask",
+           "kprobe_kfd_ioctl_set_cu_mask", "kretprobe_kfd_ioctl_set_cu_mask"}),
       // The last thread of a process with ROCr queues, its memory still
       // mapped: the write indexes its exit teardown's destroys carry
       // (bpf/exit_read.bpf.h). Not do_exit or the sched_process_exit
@@ -263,16 +353,20 @@ const std::vector<HookSpec>& Hooks() {
       // only for the group's last thread (signal->live == 0), which an exec
       // never is.
       CoreKernel("exit_read", "exit_mm_release", "mm_exit_exec_release",
-                 "submissions"),
+                 "submissions", "fentry_exit_mm_release",
+                 "kprobe_exit_mm_release"),
       // args-kprobe only: every process issuing a KFD ioctl is learned
       // (p = filep->private_data), so its exit is seen without a create;
       // the exit teardown names the process whose terminations follow.
-      ArgsOnly("process_seen", "kfd_ioctl", false),
+      ArgsOnly("process_seen", "kfd_ioctl", "args_kprobe_kfd_ioctl", nullptr),
       ArgsOnly("process_teardown", "kfd_process_dequeue_from_all_devices",
-               true),
+               "args_kprobe_kfd_process_dequeue_from_all_devices",
+               "args_kretprobe_kfd_process_dequeue_from_all_devices"),
       // args-kprobe only: a secondary context is the new filep->private_data
       // when AMDKFD_IOC_CREATE_PROCESS returns 0 (7.2+).
-      Context(ArgsOnly("context_create", "kfd_ioctl_create_process", true),
+      Context(ArgsOnly("context_create", "kfd_ioctl_create_process",
+                       "args_kprobe_kfd_ioctl_create_process",
+                       "args_kretprobe_kfd_ioctl_create_process"),
               nullptr, nullptr),
       // The tracepoint tier (bpf/tracepoint_tier.bpf.h): kernels without
       // kprobes. Planned only when no function hook carries creates.

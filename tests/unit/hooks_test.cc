@@ -4,6 +4,7 @@
 // none with a reason otherwise.
 #include "loader/hooks.h"
 
+#include <bpf/libbpf.h>
 #include <fnmatch.h>
 #include <gtest/gtest.h>
 
@@ -16,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "gpuq.skel.h"
 #include "sources/cgroup_watcher.h"
 
 namespace gpuq {
@@ -335,6 +337,47 @@ TEST(HooksTest, ProgramNamesFollowTheFunctionAndMapBack) {
   EXPECT_EQ(HookOfProgram("fentry_kfd_procfs_add_queue"),
             plans.at("queue_create").spec);
   EXPECT_EQ(HookOfProgram("no_such_program"), nullptr);
+}
+
+// Program names are spelled out in full on both sides (hooks.cc and bpf/),
+// so nothing pastes them together: each name a hook gives is checked here
+// against the BPF object (opened, not loaded: no privileges needed). It
+// exists, its section is its mode's and the hook's function, and every
+// program of the object is some hook's.
+TEST(HooksTest, EveryProgramIsInTheObjectUnderItsHooksSection) {
+  gpuq_bpf* skel = gpuq_bpf__open();
+  ASSERT_NE(skel, nullptr) << "cannot open the BPF object";
+  std::set<std::string> named;
+  for (const HookSpec& spec : Hooks()) {
+    const std::pair<const char*, const char*> slots[] = {
+        {spec.fentry_entry, "fentry/"}, {spec.fentry_exit, "fexit/"},
+        {spec.kprobe_entry, "kprobe/"}, {spec.kprobe_exit, "kretprobe/"},
+        {spec.args_entry, "kprobe/"},   {spec.args_exit, "kretprobe/"},
+        {spec.tp_entry, "tp_btf/"},     {spec.tp_exit, "tp_btf/"}};
+    for (const auto& [name, kind] : slots) {
+      if (name == nullptr) continue;
+      named.insert(name);
+      const bpf_program* p = bpf_object__find_program_by_name(skel->obj, name);
+      if (p == nullptr) {
+        ADD_FAILURE() << spec.probe << ": no program " << name;
+        continue;
+      }
+      const std::string section = bpf_program__section_name(p);
+      EXPECT_EQ(section.substr(0, section.find('/') + 1), kind)
+          << spec.probe << ": " << name << " in " << section;
+      if (spec.tp_entry == nullptr) {
+        EXPECT_EQ(section.substr(section.find('/') + 1), spec.function)
+            << spec.probe << ": " << name << " in " << section;
+      }
+    }
+  }
+  bpf_program* prog = nullptr;
+  bpf_object__for_each_program(prog, skel->obj) {
+    EXPECT_EQ(named.count(bpf_program__name(prog)), 1u)
+        << bpf_program__name(prog) << " (" << bpf_program__section_name(prog)
+        << ") is no hook's program";
+  }
+  gpuq_bpf__destroy(skel);
 }
 
 // A row of README.md's table of kernel hooks: the probe names of its first
