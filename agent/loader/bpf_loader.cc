@@ -122,12 +122,14 @@ gpuq_bpf* OpenFor(const std::vector<HookPlan>& plans, std::string* error,
         return nullptr;
       }
     }
-    const std::string probe = plan.spec->probe;
-    if (probe == "queue_create" && (plan.tier == ProbeTier::kBtfFentry ||
-                                    plan.tier == ProbeTier::kBtfKprobe)) {
+    const HookSpec::Creates creates = plan.spec->creates;
+    if (creates == HookSpec::Creates::kQueueObject &&
+        (plan.tier == ProbeTier::kBtfFentry ||
+         plan.tier == ProbeTier::kBtfKprobe)) {
       create_btf = true;
     }
-    if (probe == "create_ioctl" && plan.tier != ProbeTier::kNone) {
+    if (creates == HookSpec::Creates::kIoctlArgs &&
+        plan.tier != ProbeTier::kNone) {
       ioctl_hooked = true;
     }
     if (plan.tier == ProbeTier::kArgsKprobe) args = true;
@@ -277,8 +279,7 @@ std::unique_ptr<BpfLoader> BpfLoader::Load(const Options& options,
                       std::strerror(-err), LibbpfLogTail());
       return nullptr;
     }
-    for (const char* group : {"contexts", "runlist", "mes", "eviction",
-                              "attribution", "submissions", "args"}) {
+    for (const std::string& group : OptionalHookGroups()) {
       std::set<std::string> with = groups;
       with.insert(group);
       if (LoadsWith(Only(plans, with), features, &loader->skel_, &err, error)) {
@@ -287,7 +288,7 @@ std::unique_ptr<BpfLoader> BpfLoader::Load(const Options& options,
       }
       if (loader->skel_ == nullptr) return nullptr;
       for (size_t i = 0; i < plans.size(); ++i) {
-        if (plans[i].spec->group != std::string(group) ||
+        if (plans[i].spec->group != group ||
             plans[i].tier == ProbeTier::kNone) {
           continue;
         }

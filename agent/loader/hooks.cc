@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <map>
 
 namespace gpuq {
@@ -167,6 +168,12 @@ HookSpec Lifecycle(HookSpec spec, const char* args_entry,
   return spec;
 }
 
+// The hook `spec`, learning queue creates as `creates`.
+HookSpec LearnsCreates(HookSpec spec, HookSpec::Creates creates) {
+  spec.creates = creates;
+  return spec;
+}
+
 // A hook of secondary KFD contexts (optional): planned only where the
 // kernel has them. Its args-kprobe body, if not set already.
 HookSpec Context(HookSpec spec, const char* args_entry, const char* args_exit) {
@@ -183,19 +190,23 @@ const std::vector<HookSpec>& Hooks() {
   // Choices (docs/kfd-probe-points.md sections 1 and 4) and traps (section 5).
   static const std::vector<HookSpec> kHooks = {
       // args-kprobe: q learned inside the create ioctl, keyed by its pointer
-      Lifecycle({"queue_create", "kfd_procfs_add_queue",
-                 "fentry_kfd_procfs_add_queue", nullptr,
-                 "kprobe_kfd_procfs_add_queue", nullptr,
-                 /*needs_kfd_types=*/true},
-                "args_kprobe_kfd_procfs_add_queue", nullptr),
+      LearnsCreates(Lifecycle({"queue_create", "kfd_procfs_add_queue",
+                               "fentry_kfd_procfs_add_queue", nullptr,
+                               "kprobe_kfd_procfs_add_queue", nullptr,
+                               /*needs_kfd_types=*/true},
+                              "args_kprobe_kfd_procfs_add_queue", nullptr),
+                    HookSpec::Creates::kQueueObject),
       // Uses only the uapi args, so it works without amdgpu BTF; it is the
       // create path when kfd_procfs_add_queue cannot be hooked.
-      Lifecycle(
-          {"create_ioctl", "kfd_ioctl_create_queue",
-           "fentry_kfd_ioctl_create_queue", "fexit_kfd_ioctl_create_queue",
-           "kprobe_kfd_ioctl_create_queue", "kretprobe_kfd_ioctl_create_queue",
-           /*needs_kfd_types=*/false},
-          "kprobe_kfd_ioctl_create_queue", "kretprobe_kfd_ioctl_create_queue"),
+      LearnsCreates(Lifecycle({"create_ioctl", "kfd_ioctl_create_queue",
+                               "fentry_kfd_ioctl_create_queue",
+                               "fexit_kfd_ioctl_create_queue",
+                               "kprobe_kfd_ioctl_create_queue",
+                               "kretprobe_kfd_ioctl_create_queue",
+                               /*needs_kfd_types=*/false},
+                              "kprobe_kfd_ioctl_create_queue",
+                              "kretprobe_kfd_ioctl_create_queue"),
+                    HookSpec::Creates::kIoctlArgs),
       Lifecycle({"queue_destroy", "uninit_queue", "fentry_uninit_queue",
                  nullptr, "kprobe_uninit_queue", nullptr,
                  /*needs_kfd_types=*/true},
@@ -376,6 +387,20 @@ const std::vector<HookSpec>& Hooks() {
                  nullptr),
   };
   return kHooks;
+}
+
+const std::vector<std::string>& OptionalHookGroups() {
+  static const std::vector<std::string> kGroups = [] {
+    std::vector<std::string> groups;
+    for (const HookSpec& spec : Hooks()) {
+      if (spec.optional &&
+          std::find(groups.begin(), groups.end(), spec.group) == groups.end()) {
+        groups.emplace_back(spec.group);
+      }
+    }
+    return groups;
+  }();
+  return kGroups;
 }
 
 const HookSpec* HookOfProgram(const std::string& program) {
@@ -570,7 +595,7 @@ std::vector<HookPlan> PlanHooks(const KernelFeatures& f, const PlanOptions& o) {
     }
     plans.back().target = target;
     NoteClone(f, &plans.back());
-    if (std::string(spec.probe) == "create_ioctl") {
+    if (spec.creates == HookSpec::Creates::kIoctlArgs) {
       create_hooked = plans.back().tier != ProbeTier::kNone;
       create_reason = plans.back().reason;
     }

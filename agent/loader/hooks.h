@@ -79,10 +79,26 @@ struct HookSpec {
   /// Serves secondary KFD contexts (AMDKFD_IOC_CREATE_PROCESS, 7.2+):
   /// planned only where the kernel has them (KernelFeatures::kfd_contexts).
   bool kfd_contexts = false;
+  /// How the hook learns queue creates, if it does.
+  enum class Creates {
+    kNo,
+    /// From the created `struct queue` (kfd_procfs_add_queue): the BTF
+    /// tiers' create records; the args-kprobe body only learns its pointer.
+    kQueueObject,
+    /// From the create ioctl's uapi args (any tier): the create records
+    /// where the queue object cannot be read. The core-kernel hooks and the
+    /// tracepoint tier are planned by whether this hook attaches.
+    kIoctlArgs,
+  };
+  Creates creates = Creates::kNo;
 };
 
 /// Every hook, in a stable order, grouped (hooks of a group are adjacent).
 const std::vector<HookSpec>& Hooks();
+
+/// The groups of the optional hooks, in Hooks() order: the loader adds them
+/// back one by one when the kernel refuses the whole set.
+const std::vector<std::string>& OptionalHookGroups();
 /// The hook one of whose programs is `program`, or nullptr.
 const HookSpec* HookOfProgram(const std::string& program);
 /// A hook of the tracepoint tier (no kernel function).

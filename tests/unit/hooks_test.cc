@@ -380,6 +380,36 @@ TEST(HooksTest, EveryProgramIsInTheObjectUnderItsHooksSection) {
   gpuq_bpf__destroy(skel);
 }
 
+// The loader's fallback (the kernel refused the whole set) adds the
+// optional groups back one by one from this list: every optional hook's
+// group is in it once, in table order, and no group of required hooks only.
+TEST(HooksTest, OptionalGroupsComeFromTheTable) {
+  const std::vector<std::string>& groups = OptionalHookGroups();
+  std::set<std::string> optional;
+  std::vector<std::string> in_order;
+  for (const HookSpec& spec : Hooks()) {
+    if (!spec.optional) continue;
+    if (optional.insert(spec.group).second) in_order.emplace_back(spec.group);
+  }
+  EXPECT_EQ(groups, in_order);
+  EXPECT_EQ(std::set<std::string>(groups.begin(), groups.end()).size(),
+            groups.size());
+  EXPECT_EQ(std::count(groups.begin(), groups.end(), "lifecycle"), 0);
+  EXPECT_EQ(std::count(groups.begin(), groups.end(), "runlist"), 1);
+}
+
+// One hook reads creates from the queue object, one from the ioctl's args:
+// the loader and the planner find them by this role, not by probe name.
+TEST(HooksTest, TheCreatePathsAreRolesOfTheTable) {
+  std::map<HookSpec::Creates, std::vector<std::string>> by_role;
+  for (const HookSpec& spec : Hooks())
+    by_role[spec.creates].push_back(spec.probe);
+  EXPECT_EQ(by_role[HookSpec::Creates::kQueueObject],
+            std::vector<std::string>{"queue_create"});
+  EXPECT_EQ(by_role[HookSpec::Creates::kIoctlArgs],
+            std::vector<std::string>{"create_ioctl"});
+}
+
 // A row of README.md's table of kernel hooks: the probe names of its first
 // cell (patterns: `evict_*`) and the functions of its second, a brace list
 // expanded (`evict_process_queues_{cpsch,nocpsch}`) and a comma-separated
