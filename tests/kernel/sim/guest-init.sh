@@ -68,6 +68,30 @@ elapsed() { awk -v a="$1" -v b="$(up)" 'BEGIN { printf "%.1f", b - a }'; }
 # within SECONDS T0: true while less than SECONDS have passed since T0.
 within() { awk -v s="$1" -v a="$2" -v b="$(up)" 'BEGIN { exit !(b - a < s) }'; }
 
+# start_recorder CAP LOG LIMIT: `gpuq-agent record -o CAP` in the
+# background (its pid in REC_PID), waiting up to LIMIT seconds for the
+# capture file, which exists once its programs are attached.
+start_recorder() {
+  rm -f "$1"
+  /bin/gpuq-agent record -o "$1" --no-runtime-lookup > "$2" 2>&1 &
+  REC_PID=$!
+  local t0
+  t0=$(up)
+  while [ ! -e "$1" ] && kill -0 $REC_PID 2> /dev/null && within "$3" "$t0"; do sleep 0.1; done
+}
+
+# stop_recorder: SIGINT to REC_PID, SIGKILL after 60 s; its exit status in
+# REC_RC.
+stop_recorder() {
+  local t0
+  kill -INT $REC_PID
+  t0=$(up)
+  while kill -0 $REC_PID 2> /dev/null && within 60 "$t0"; do sleep 0.1; done
+  kill -KILL $REC_PID 2> /dev/null
+  wait $REC_PID
+  REC_RC=$?
+}
+
 finish() {
   ktime finished
   dmesg > /tmp/dmesg.txt
@@ -1442,17 +1466,10 @@ record_checks() {
     fail record-container "creates of A: $a (want 2), ioctl destroys: $d (want 1), series of B: $b (want 0)"
     dump record-prom /tmp/rec.prom
   fi
-  /bin/gpuq-agent record -o /tmp/int.cap --no-runtime-lookup > /tmp/int.log 2>&1 &
-  rec=$!
-  t0=$(up)
-  while [ ! -e /tmp/int.cap ] && kill -0 $rec 2> /dev/null && within 180 "$t0"; do sleep 0.1; done
+  start_recorder /tmp/int.cap /tmp/int.log 180
   drv r2 create rb2 "$G_MES" sdma
-  kill -INT $rec
-  t0=$(up)
-  while kill -0 $rec 2> /dev/null && within 60 "$t0"; do sleep 0.1; done
-  kill -KILL $rec 2> /dev/null
-  wait $rec
-  rc=$?
+  stop_recorder
+  rc=$REC_RC
   dump record-int /tmp/int.log
   timeout 60 /bin/gpuq-agent --once -o prometheus --replay /tmp/int.cap > /tmp/int.prom 2>&1
   n=$(grep "^gpuq_queue_creates_total{container=\"$short_b\"" /tmp/int.prom | awk '{ s += $NF } END { print s + 0 }')
@@ -1684,12 +1701,8 @@ prog_experiment() {
 # records to skipped programs (7.x) cannot be held to that: a SKIP naming it.
 prog_report() {
   local rc rrc lat row want_self want_other want_off got_self got_other got_off off lost
-  kill -INT $REC_PID
-  t0=$(up)
-  while kill -0 $REC_PID 2> /dev/null && within 60 "$t0"; do sleep 0.1; done
-  kill -KILL $REC_PID 2> /dev/null
-  wait $REC_PID
-  rc=$?
+  stop_recorder
+  rc=$REC_RC
   dump programs-record /tmp/exp-rec.log
   timeout 120 /bin/gpuq-agent report /tmp/exp.cap > /tmp/exp.txt 2> /tmp/exp.err
   rrc=$?
@@ -1908,11 +1921,7 @@ programs_checks() {
 
   ktime programs-agents-up
   # The experiment recorded as a user would, for `report` (prog_report).
-  rm -f /tmp/exp.cap
-  /bin/gpuq-agent record -o /tmp/exp.cap --no-runtime-lookup > /tmp/exp-rec.log 2>&1 &
-  REC_PID=$!
-  t0=$(up)
-  while [ ! -e /tmp/exp.cap ] && kill -0 $REC_PID 2> /dev/null && within 240 "$t0"; do sleep 0.1; done
+  start_recorder /tmp/exp.cap /tmp/exp-rec.log 240
   start_prog infer 5 8xgfx90a "$nodes" infer 8 2 2
   start_prog lat 6 1xgfx90a $PAIR_NODE latency 0 100 1500 high
   start_prog batch 7 1xgfx90a $PAIR_NODE batch 0 1500
