@@ -4,6 +4,8 @@
 //   none      no probe,
 //   empty     a uprobe whose BPF program returns 0 (the trap alone),
 //   gpuq      gpuq's doorbell probes (DoorbellCounter on the stand-in),
+//   gpuq plain  the same without the preemption guard (where the kernel has
+//             bpf_preempt_disable): the guard's cost,
 //   empty again  the empty uprobe once more (its ratio to the first: noise),
 //   bpftrace  `uprobe:<lib>:hsa_signal_store_screlease
 //              { @[pid, arg0] = count(); }` (per process and doorbell, as gpuq)
@@ -321,42 +323,49 @@ int main(int argc, char** argv) {
     doorbell_bench_bpf__destroy(empty);
     return true;
   };
+  // gpuq's store programs, counted exactly. `plain`: the pair without the
+  // preemption guard (bpf/doorbell.bpf.c), measured beside the guarded one
+  // where the kernel has the kfuncs: the guard's own cost. One ringer, so
+  // the plain pair's shared private stack is never contended here.
+  auto measure_gpuq = [&](const char* mode, bool plain) {
+    gpuq::DoorbellCounter::Options options;
+    options.libraries = {library};
+    options.scan_processes = false;
+    options.plain_programs = plain;
+    auto counter = gpuq::DoorbellCounter::Open(options, &error);
+    if (counter == nullptr) {
+      std::printf("cannot attach gpuq's probes: %s\n", error.c_str());
+      return false;
+    }
+    secs[mode].push_back(RingLoop(&ring, calls));
+    const auto st = ProgramStats(counter->ProgramFds());
+    body[mode].first += st.first;
+    body[mode].second += st.second;
+    uint64_t counted = 0;
+    uint64_t typed = 0;
+    for (const gpuq::DoorbellCount& c : counter->Read()) {
+      if (c.tgid != static_cast<uint32_t>(getpid())) continue;
+      counted += c.doorbells;
+      typed +=
+          c.by_packet[GPUQ_PACKET_DISPATCH] + c.by_packet[GPUQ_PACKET_BARRIER];
+    }
+    if (counted != static_cast<uint64_t>(calls) || typed != counted) {
+      std::printf("%s counted %lu doorbells (%lu typed), rang %ld\n", mode,
+                  static_cast<unsigned long>(counted),
+                  static_cast<unsigned long>(typed), calls);
+      counts_ok = false;
+    }
+    return true;
+  };
+  const bool guarded = gpuq::KernelHasPreemptKfuncs();
   RingLoop(&ring, calls / 10);  // warm up
   for (int rep = 0; rep < reps; ++rep) {
     secs["none"].push_back(RingLoop(&ring, calls));
 
     if (!measure_empty("empty")) return 1;
-    {
-      gpuq::DoorbellCounter::Options options;
-      options.libraries = {library};
-      options.scan_processes = false;
-      auto counter = gpuq::DoorbellCounter::Open(options, &error);
-      if (counter == nullptr) {
-        std::printf("cannot attach gpuq's probes: %s\n", error.c_str());
-        return 1;
-      }
-      secs["gpuq"].push_back(RingLoop(&ring, calls));
-      rep_ratio.push_back(secs["gpuq"].back() / secs["empty"].back());
-      {
-        auto st = ProgramStats(counter->ProgramFds());
-        body["gpuq"].first += st.first;
-        body["gpuq"].second += st.second;
-      }
-      uint64_t counted = 0;
-      uint64_t typed = 0;
-      for (const gpuq::DoorbellCount& c : counter->Read()) {
-        if (c.tgid != static_cast<uint32_t>(getpid())) continue;
-        counted += c.doorbells;
-        typed += c.by_packet[GPUQ_PACKET_DISPATCH] +
-                 c.by_packet[GPUQ_PACKET_BARRIER];
-      }
-      if (counted != static_cast<uint64_t>(calls) || typed != counted) {
-        std::printf("gpuq counted %lu doorbells (%lu typed), rang %ld\n",
-                    static_cast<unsigned long>(counted),
-                    static_cast<unsigned long>(typed), calls);
-        counts_ok = false;
-      }
-    }
+    if (!measure_gpuq("gpuq", false)) return 1;
+    rep_ratio.push_back(secs["gpuq"].back() / secs["empty"].back());
+    if (guarded && !measure_gpuq("gpuq plain", true)) return 1;
 
     if (!measure_empty("empty again")) return 1;
 
@@ -386,7 +395,7 @@ int main(int argc, char** argv) {
               reps);
   std::map<std::string, double> ns;
   for (const char* mode :
-       {"none", "empty", "gpuq", "empty again", "bpftrace"}) {
+       {"none", "empty", "gpuq", "gpuq plain", "empty again", "bpftrace"}) {
     if (secs[mode].empty()) continue;
     const double s = Median(secs[mode]);
     ns[mode] = s * 1e9 / calls;
@@ -395,11 +404,11 @@ int main(int argc, char** argv) {
   }
   double body_extra = -1;  // gpuq's body minus the empty one, ns per ring
   if (stats_fd >= 0) {
-    for (const char* mode : {"empty", "gpuq", "bpftrace"}) {
+    for (const char* mode : {"empty", "gpuq", "gpuq plain", "bpftrace"}) {
       const auto& b = body[mode];
       if (b.second != 0)
         std::printf(
-            "  %-9s BPF program body %.0f ns/run (kernel stats, %lu runs)\n",
+            "  %-10s BPF program body %.0f ns/run (kernel stats, %lu runs)\n",
             mode, static_cast<double>(b.first) / b.second,
             static_cast<unsigned long>(b.second));
     }
@@ -423,12 +432,26 @@ int main(int argc, char** argv) {
             (static_cast<double>(bg.first) / bg.second) /
                 (static_cast<double>(bb.first) / bb.second));
     }
+    const auto& bp = body["gpuq plain"];
+    if (bg.second != 0 && bp.second != 0)
+      std::printf(
+          "  ratio gpuq / gpuq plain body: %.3f (the preemption guard, "
+          "bpf_preempt_disable/enable and a subprogram call)\n",
+          (static_cast<double>(bg.first) / bg.second) /
+              (static_cast<double>(bp.first) / bp.second));
     close(stats_fd);
   } else {
     std::printf("  (BPF_ENABLE_STATS refused: no program body times)\n");
   }
   if (bpftrace_status != "ok")
     std::printf("  bpftrace: %s\n", bpftrace_status.c_str());
+  if (!guarded)
+    std::printf(
+        "  gpuq plain: row skipped: this kernel lacks bpf_preempt_disable, so "
+        "gpuq runs the plain programs (the gpuq row)\n");
+  else
+    std::printf("ratio gpuq / gpuq plain (ns per call): %.3f\n",
+                ns["gpuq"] / ns["gpuq plain"]);
   const double ratio = ns["gpuq"] / ns["empty"];
   std::printf("ratio gpuq / empty uprobe (ns per call): %.3f\n", ratio);
   std::printf(

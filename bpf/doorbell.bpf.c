@@ -351,6 +351,14 @@ static __noinline int count_doorbell_frame(void *ctx, __u64 handle, __u64 value)
 	return count_doorbell(ctx, handle, value);
 }
 
+static __always_inline int count_doorbell_unpreempted(void *ctx, __u64 handle, __u64 value)
+{
+	bpf_preempt_disable();
+	count_doorbell_frame(ctx, handle, value);
+	bpf_preempt_enable();
+	return 0;
+}
+
 SEC("uprobe")
 int BPF_KPROBE(doorbell_store_screlease, __u64 handle, __s64 value)
 {
@@ -366,19 +374,13 @@ int BPF_KPROBE(doorbell_store_relaxed, __u64 handle, __s64 value)
 SEC("uprobe")
 int BPF_KPROBE(doorbell_store_screlease_guarded, __u64 handle, __s64 value)
 {
-	bpf_preempt_disable();
-	count_doorbell_frame(ctx, handle, value);
-	bpf_preempt_enable();
-	return 0;
+	return count_doorbell_unpreempted(ctx, handle, value);
 }
 
 SEC("uprobe")
 int BPF_KPROBE(doorbell_store_relaxed_guarded, __u64 handle, __s64 value)
 {
-	bpf_preempt_disable();
-	count_doorbell_frame(ctx, handle, value);
-	bpf_preempt_enable();
-	return 0;
+	return count_doorbell_unpreempted(ctx, handle, value);
 }
 
 /*

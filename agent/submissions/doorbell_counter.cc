@@ -172,7 +172,7 @@ std::unique_ptr<DoorbellCounter> DoorbellCounter::Open(const Options& options,
   // where the kernel has the kfuncs for it (it may run them on a per-CPU
   // private stack, 6.13+), else the plain one (bpf/doorbell.bpf.c).
   DoorbellCounter& c = *counter;
-  c.guarded_ = KernelHasPreemptKfuncs();
+  c.guarded_ = !options.plain_programs && KernelHasPreemptKfuncs();
   bpf_program* const plain[] = {c.skel_->progs.doorbell_store_screlease,
                                 c.skel_->progs.doorbell_store_relaxed};
   bpf_program* const guarded[] = {

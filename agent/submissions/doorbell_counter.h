@@ -77,6 +77,11 @@ class DoorbellCounter {
     /// Size of the count map, (process, doorbell) entries; 0 keeps the
     /// object's 16384. Tests make it small to see map-full drops.
     uint32_t max_doorbells = 0;
+    /// Loads the plain store programs even where the kernel has the
+    /// preemption kfuncs: for the benchmark's side-by-side cost of the
+    /// guard only (with a single ringer; bpf/doorbell.bpf.c says why more
+    /// ringers must not run them on 6.13+).
+    bool plain_programs = false;
   };
 
   /// Loads the programs and attaches to the libraries of `options`. Returns
