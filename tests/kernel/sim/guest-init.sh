@@ -1598,17 +1598,24 @@ ktime nobtf-done
 #   containers B and C: the users' experiment on an HWS GPU of its own, a
 #     latency-sensitive process (one kernel and a sync at 100 Hz on HIP's
 #     greatest-priority stream) beside a batch one (64 kernels, then a
-#     sync); the simulator reloaded with cp_queue_slots=2, so a runlist with
+#     sync, on a stream fenced to CUs 0-15: AMDKFD_IOC_SET_CU_MASK); the simulator reloaded with cp_queue_slots=2, so a runlist with
 #     more than 2 compute queues is oversubscribed (HWS time-slices it)
+#   containers D and E: the experiment's second run, at the same time on
+#     another HWS GPU that keeps 24 CP queue slots (the simulator's
+#     fits_gpu_id), where the pair fits: shorter (0.3 s each)
 # Four agents watch them at once, one per probe tier (kprobes, fentry,
 # tracepoints and uprobes all take several consumers), each with
 # --doorbells=uprobe on Debian's libhsa-runtime64: the programs run once and
 # every tier is compared with the same truths (the simulator's and each
 # thunk's), per container and GPU.
 PROG_TIERS="btf-fentry btf-kprobe args-kprobe tracepoint"
-PROGS="infer lat batch"
+PROGS="infer lat batch fitlat fitbatch"
 ID_C=c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00
 CG_C=/sys/fs/cgroup/system.slice/docker-$ID_C.scope
+ID_D=d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0
+CG_D=/sys/fs/cgroup/system.slice/docker-$ID_D.scope
+ID_E=e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0
+CG_E=/sys/fs/cgroup/system.slice/docker-$ID_E.scope
 PROG_CHECKS="start live experiment doorbells teardown stops"
 prog_var() { echo "$1" | tr - _; }
 prog_port() {
@@ -1632,6 +1639,8 @@ prog_cg() {
     infer) echo $CG_A ;;
     lat) echo $CG_B ;;
     batch) echo $CG_C ;;
+    fitlat) echo $CG_D ;;
+    fitbatch) echo $CG_E ;;
   esac
 }
 prog_id() {
@@ -1639,6 +1648,8 @@ prog_id() {
     infer) echo $ID_A ;;
     lat) echo $ID_B ;;
     batch) echo $ID_C ;;
+    fitlat) echo $ID_D ;;
+    fitbatch) echo $ID_E ;;
   esac | cut -c1-12
 }
 # prog_gives TIER: the optional family groups TIER exports (as TIER_GIVES).
@@ -1651,15 +1662,36 @@ prog_gives() {
 # prog_experiment CHECK TIER: the users' experiment as TIER's agent sees it,
 # HIP to KFD for real: the latency program's stream at HIP's greatest
 # priority (ROCr's hsa_amd_queue_set_priority: AMDKFD_IOC_UPDATE_QUEUE to
-# 15), whose queues were taken off the pair's GPU by whom and for how long,
-# and the seconds that GPU's runlist was oversubscribed (2 CP queue slots),
+# 15), the batch program's fenced to CUs 0-15 of the 104
+# (hipExtStreamCreateWithCUMask: AMDKFD_IOC_SET_CU_MASK), whose queues were
+# taken off the pair's GPU by whom and for how long, and the seconds that
+# GPU's runlist was oversubscribed (2 CP queue slots); the same for the
+# second pair, whose GPU's runlist must never be oversubscribed (they fit);
 # each family TIER has equal to the simulator's truth, for every program.
 # A tier that lost records to skipped programs (7.x) passes within what
 # those can lose (within_skips: a lost create, destroy, exit or runlist
 # record, and then any victims and oversubscription figure), named.
+# pair_figures PROG GPU: from /tmp/m.prom, the latency program PROG's
+# high-priority queues (P_HI), the times its queues were taken off the GPU by
+# itself and by others (P_SELF, P_OTHER) and the seconds off (P_OFF); GPU's
+# oversubscribed maps and seconds (P_OVER, P_OVER_S) and the compute queues
+# its runlist last held (P_QUEUES).
+pair_figures() {
+  local id
+  id=$(prog_id "$1")
+  P_HI=$(sum_for gpuq_queues_by_priority "$id" priority=high)
+  P_SELF=$(sum_for gpuq_queue_preemptions_total "$id" caused_by=self)
+  P_OTHER=$(sum_for gpuq_queue_preemptions_total "$id" caused_by=other)
+  P_OFF=$(awk -v c="container=\"$id\"" 'index($0, "gpuq_queue_preempted_seconds_total{") == 1 && index($0, c) { s += $NF } END { printf "%.6f", s }' /tmp/m.prom)
+  P_OVER=$(awk -v g="gpu_id=\"$2\"" 'index($0, "gpuq_runlist_oversubscribed_maps_total{") == 1 && index($0, g) { s += $NF } END { print s + 0 }' /tmp/m.prom)
+  P_OVER_S=$(awk -v g="gpu_id=\"$2\"" 'index($0, "gpuq_runlist_oversubscribed_seconds_total{") == 1 && index($0, g) { s += $NF } END { printf "%.6f", s }' /tmp/m.prom)
+  P_QUEUES=$(awk -v g="gpu_id=\"$2\"" 'index($0, "gpuq_runlist_entries{") == 1 && index($0, g) && index($0, "kind=\"compute_queues\"") { s += $NF } END { print s + 0 }' /tmp/m.prom)
+}
+
 prog_experiment() {
   # the lifecycle too: a record lost to a skipped program shows there
-  local fams="$LIFECYCLE gpuq_queues_by_priority" g lat hi self other off over over_s
+  local fams="$LIFECYCLE gpuq_queues_by_priority gpuq_queues_cu_masked" g hi cm self other off over over_s
+  local fhi fself fother foff fover fentries
   g=$(prog_gives "$2")
   case " $g " in *" runlist "*) fams="$fams $RUNLIST" ;; esac
   case " $g " in *" oversubscription "*) fams="$fams $OVERSUB" ;; esac
@@ -1669,21 +1701,26 @@ prog_experiment() {
     dump "$1" /tmp/cmp.out /tmp/truth.txt /tmp/m.prom
     return
   fi
-  lat=$(prog_id lat)
-  hi=$(sum_for gpuq_queues_by_priority "$lat" priority=high)
-  self=$(sum_for gpuq_queue_preemptions_total "$lat" caused_by=self)
-  other=$(sum_for gpuq_queue_preemptions_total "$lat" caused_by=other)
-  off=$(awk -v c="container=\"$lat\"" 'index($0, "gpuq_queue_preempted_seconds_total{") == 1 && index($0, c) { s += $NF } END { printf "%.6f", s }' /tmp/m.prom)
-  over=$(awk -v g="gpu_id=\"$PAIR_GPU\"" 'index($0, "gpuq_runlist_oversubscribed_maps_total{") == 1 && index($0, g) { s += $NF } END { print s + 0 }' /tmp/m.prom)
-  over_s=$(awk -v g="gpu_id=\"$PAIR_GPU\"" 'index($0, "gpuq_runlist_oversubscribed_seconds_total{") == 1 && index($0, g) { s += $NF } END { printf "%.6f", s }' /tmp/m.prom)
-  detail="$(tail -n 1 /tmp/cmp.out | awk '{ r = $3; for (i = 5; i <= NF; i++) r = r " " $i; print r }') series equal the simulator's truth ($fams)${SKIPPED_SHORT:+ but $SKIPPED_SHORT}: the latency program's high-priority queues $hi"
+  pair_figures lat "$PAIR_GPU"
+  hi=$P_HI self=$P_SELF other=$P_OTHER off=$P_OFF over=$P_OVER over_s=$P_OVER_S
+  cm=$(sum_for gpuq_queues_cu_masked "$(prog_id batch)" cu_mask=restricted)
+  # the second run, where the pair fits
+  pair_figures fitlat "$FITS_GPU"
+  fhi=$P_HI fself=$P_SELF fother=$P_OTHER foff=$P_OFF fover=$P_OVER fentries=$P_QUEUES
+  detail="$(tail -n 1 /tmp/cmp.out | awk '{ r = $3; for (i = 5; i <= NF; i++) r = r " " $i; print r }') series equal the simulator's truth ($fams)${SKIPPED_SHORT:+ but $SKIPPED_SHORT}: the latency program's high-priority queues $hi, the batch program's CU-restricted queues $cm"
   case " $g " in *" runlist "*) detail="$detail, taken off GPU $PAIR_GPU $self times by itself and $other by others, $off s off" ;; esac
   case " $g " in *" oversubscription "*) detail="$detail; that GPU's runlist oversubscribed $over times, $over_s s" ;; esac
-  if [ "$hi" -lt 1 ] && [ -z "$SKIPPED_SHORT" ]; then
-    fail "$1" "the truth agrees but the experiment is not there: $detail (want >= 1 high-priority queue)"
+  detail="$detail. Where they fit: high-priority queues $fhi"
+  case " $g " in *" runlist "*) detail="$detail, taken off GPU $FITS_GPU $fself times by itself and $fother by others, $foff s off" ;; esac
+  case " $g " in *" oversubscription "*) detail="$detail; that GPU's runlist oversubscribed $fover times, $fentries compute queues in it" ;; esac
+  if { [ "$hi" -lt 1 ] || [ "$fhi" -lt 1 ] || [ "$cm" != 1 ]; } && [ -z "$SKIPPED_SHORT" ]; then
+    fail "$1" "the truth agrees but the experiment is not there: $detail (want >= 1 high-priority queue in each run, 1 CU-restricted batch queue)"
     dump "$1" /tmp/m.prom
   elif case " $g " in *" oversubscription "*) [ "$over" -lt 1 ] && [ -z "$SKIPPED_SHORT" ] ;; *) false ;; esac; then
     fail "$1" "the truth agrees but the pair's runlist never oversubscribed: $detail"
+    dump "$1" /tmp/m.prom
+  elif case " $g " in *" oversubscription "*) [ "$fover" != 0 ] || { [ "$fentries" -lt 2 ] && [ -z "$SKIPPED_SHORT" ]; } ;; *) false ;; esac; then
+    fail "$1" "the truth agrees but the second pair did not fit on its GPU: $detail (want no oversubscription, >= 2 compute queues in its runlist)"
     dump "$1" /tmp/m.prom
   else
     pass "$1" "$detail"
@@ -1752,7 +1789,7 @@ start_prog() {
   mkfifo /tmp/p-$name.in
   eval "exec $fd<> /tmp/p-$name.in"
   ng_run "$(prog_cg $name)" /tmp/ngctl-$name /tmp/ng-$name.truth $gpus $nodes \
-    GPUQ_HIP_CLIENT_HOLD=1 /bin/hip_client "$@" < /tmp/p-$name.in > /tmp/p-$name.out 2>&1 5>&- 6>&- 7>&- &
+    GPUQ_HIP_CLIENT_HOLD=1 /bin/hip_client "$@" < /tmp/p-$name.in > /tmp/p-$name.out 2>&1 5>&- 6>&- 7>&- 8>&- 9>&- &
   eval "PROG_PID_$name=$!"
 }
 
@@ -1847,7 +1884,7 @@ prog_doorbells() {
   if [ $ok != 1 ]; then
     grep '^gpuq_doorbell\|^gpuq_events_dropped' /tmp/m.prom > /tmp/db.txt
     eval "threads \$AG_PID_$(prog_var "$2")" > /tmp/db-threads.txt
-    dump "$1" /tmp/db.txt /tmp/want-infer /tmp/want-lat /tmp/want-batch /tmp/db-threads.txt
+    dump "$1" /tmp/db.txt /tmp/want-infer /tmp/want-lat /tmp/want-batch /tmp/want-fitlat /tmp/want-fitbatch /tmp/db-threads.txt
   fi
 }
 
@@ -1859,7 +1896,8 @@ programs_checks() {
   fi
   ktime programs-start
   # The BTF module with 8 more HWS GPUs: 6 of them and the first two for
-  # the inference run, the last for the pair; 2 CP queue slots per HWS GPU.
+  # the inference run, the last for the pair; 2 CP queue slots per HWS GPU
+  # but the second pair's (the one before the last).
   rmmod amdgpu > /tmp/prog-mod.txt 2>&1 && insmod $SIM/amdgpu.ko extra_hws_gpus=8 cp_queue_slots=2 >> /tmp/prog-mod.txt 2>&1
   rc=$?
   n=$(($(ls -d $KFD/topology/nodes/* | wc -l) - 1))
@@ -1872,8 +1910,14 @@ programs_checks() {
   for i in $(seq $((n - 7)) $((n - 2))); do nodes="$nodes,$i"; done
   PAIR_NODE=$n
   PAIR_GPU=$(cat $KFD/topology/nodes/$n/gpu_id)
-  pass programs:reload "simulator reloaded with BTF, extra_hws_gpus=8 and cp_queue_slots=2: $n GPUs; inference on nodes $nodes (HWS and MES), the pair on node $n (HWS, gpu_id $PAIR_GPU)"
-  mkdir -p $CG_C
+  FITS_NODE=$((n - 1))
+  FITS_GPU=$(cat $KFD/topology/nodes/$FITS_NODE/gpu_id)
+  if ! echo "$FITS_GPU" > $SIMPARAM/fits_gpu_id; then
+    fail programs:reload "cannot set the simulator's fits_gpu_id to $FITS_GPU"
+    return
+  fi
+  pass programs:reload "simulator reloaded with BTF, extra_hws_gpus=8 and cp_queue_slots=2: $n GPUs; inference on nodes $nodes (HWS and MES), the pair on node $n (HWS, gpu_id $PAIR_GPU), the pair that fits on node $FITS_NODE (gpu_id $FITS_GPU, 24 CP queue slots)"
+  mkdir -p $CG_C $CG_D $CG_E
   {
     qtypes
     echo "CG $(stat -c %i $CG_HOST) -"
@@ -1924,7 +1968,9 @@ programs_checks() {
   start_recorder /tmp/exp.cap /tmp/exp-rec.log 240
   start_prog infer 5 8xgfx90a "$nodes" infer 8 2 2
   start_prog lat 6 1xgfx90a $PAIR_NODE latency 0 100 1500 high
-  start_prog batch 7 1xgfx90a $PAIR_NODE batch 0 1500
+  start_prog batch 7 1xgfx90a $PAIR_NODE batch 0 1500 0x0000ffff
+  start_prog fitlat 8 1xgfx90a $FITS_NODE latency 0 100 300 high
+  start_prog fitbatch 9 1xgfx90a $FITS_NODE batch 0 300
   t0=$(up)
   # 470 s in CI (2026-11-26) and 602 s on a host busy with a build beside
   # both guests: the limit is for a hung program, not a slow host.
@@ -1977,7 +2023,7 @@ programs_checks() {
   prog_report programs:report
 
   # the hold ends: each program exits with its queues, KFD tears them down
-  for fd in 5 6 7; do eval "exec $fd>&-"; done
+  for fd in 5 6 7 8 9; do eval "exec $fd>&-"; done
   t0=$(up)
   for p in $PROGS; do
     eval "pid=\$PROG_PID_$p"

@@ -137,10 +137,20 @@ static void count_op(struct device_queue_manager *dqm, const char *what, uint32_
 static unsigned int hws_max_conc_proc = 8;
 module_param(hws_max_conc_proc, uint, 0644);
 MODULE_PARM_DESC(hws_max_conc_proc, "processes an HWS runlist maps at once (max_proc_per_quantum)");
-static unsigned int cp_queue_slots = 24;
+#define SIM_CP_QUEUE_SLOTS 24 /* an MI210's cp_queue_bitmap: 24 queues KFD owns */
+static unsigned int cp_queue_slots = SIM_CP_QUEUE_SLOTS;
 module_param(cp_queue_slots, uint, 0644);
 MODULE_PARM_DESC(cp_queue_slots,
 		 "CP queues KFD owns per GPU (bits of cp_queue_bitmap, at most 128)");
+/*
+ * The users' experiment runs twice at once: the pair on a GPU held to
+ * cp_queue_slots (oversubscribed) and a second pair on this one, which keeps
+ * the default slots (they fit).
+ */
+static unsigned int fits_gpu_id;
+module_param(fits_gpu_id, uint, 0644);
+MODULE_PARM_DESC(fits_gpu_id,
+		 "a GPU (gpu_id) keeping 24 CP queue slots whatever cp_queue_slots says (0: none)");
 
 #ifdef SIM_KFD_NODE
 #define SIM_SHARED(dev) (&(dev)->kfd->shared_resources)
@@ -151,10 +161,13 @@ MODULE_PARM_DESC(cp_queue_slots,
 static void sim_apply_limits(SIM_DEV *dev)
 {
 	unsigned long *bm = SIM_SHARED(dev)->cp_queue_bitmap;
+	unsigned int slots = cp_queue_slots;
 
+	if (fits_gpu_id && dev->id == fits_gpu_id)
+		slots = SIM_CP_QUEUE_SLOTS;
 	dev->max_proc_per_quantum = hws_max_conc_proc;
 	bitmap_zero(bm, 128);
-	bitmap_set(bm, 0, min_t(unsigned int, cp_queue_slots, 128));
+	bitmap_set(bm, 0, min_t(unsigned int, slots, 128));
 }
 
 /* A truth gauge moved to `now` from what it last said. */
