@@ -64,6 +64,8 @@ struct kfd_process {
 	struct mmu_notifier mmu_notifier;
 	/* 7.2+: secondary contexts (AMDKFD_IOC_CREATE_PROCESS) */
 	__u16 context_id;
+	/* the process's XNACK mode (AMDKFD_IOC_SET_XNACK_MODE; 5.13+) */
+	bool xnack_enabled;
 };
 
 /* kfd_priv.h: the context_id of the process /dev/kfd's open() creates */
@@ -85,6 +87,8 @@ struct packet_manager {
 struct device_queue_manager {
 	void *dev; /* struct kfd_dev * before 6.5, struct kfd_node * since */
 	struct packet_manager packet_mgr;
+	/* the registered processes: struct device_process_node, by .list */
+	struct list_head queues;
 	unsigned int processes_count;
 	unsigned int active_queue_count;
 	unsigned int active_cp_queue_count;
@@ -108,6 +112,25 @@ struct qcm_process_device {
 	unsigned int evicted; /* eviction nesting count: 0 = queues on the GPU */
 };
 
+/* kfd_priv.h: one entry of dqm->queues per process registered on the GPU */
+struct device_process_node {
+	struct qcm_process_device *qpd;
+	struct list_head list;
+};
+
+/*
+ * amdgpu_gmc.h: the GPU asks KFD to chain (time-slice) a runlist that mixes
+ * XNACK modes (between 6.12 and 6.16: not in Debian's 6.12.117, in 6.16.12 on; GC 9.4.3 with MEC
+ * firmware 184+, GC 9.5.0 with 23+): AMDGPU_GMC_XNACK_FLAG_CHAIN.
+ */
+#define KFD__XNACK_FLAG_CHAIN (1u << 0)
+struct amdgpu_gmc {
+	__u32 xnack_flags;
+};
+struct amdgpu_device {
+	struct amdgpu_gmc gmc;
+};
+
 /* amdgpu_mes.h: what remove_queue_mes() hands mes_v1x_0_remove_hw_queue() */
 struct mes_remove_queue_input {
 	__u32 doorbell_offset; /* = queue_properties.doorbell_off */
@@ -128,6 +151,7 @@ struct kfd_node___v6_5 {
 	__u32 id;
 	unsigned int max_proc_per_quantum;
 	struct kfd_dev___v6_5 *kfd;
+	struct amdgpu_device *adev;
 };
 struct kfd_dev___v6_1 {
 	__u32 id;
@@ -222,6 +246,60 @@ static __always_inline void kfd__runlist_limits(void *dev, __u32 *processes, __u
 	if (*processes < 1)
 		*processes = 1;
 	*cp_queues = kfd__popcount_bitmap(bm);
+}
+
+/*
+ * The processes pm_create_runlist_ib looks at for an XNACK conflict: it
+ * walks all of dqm->queues; beyond this many the walk says no conflict.
+ */
+#define KFD__RUNLIST_PROCESSES_MAX 64
+
+/*
+ * pm_create_runlist_ib's XNACK test (kfd_packet_manager.c, with
+ * OVER_SUBSCRIPTION_XNACK_CONFLICT, 6.16+ in Debian's kernels): on a GPU that chains on it
+ * (adev->gmc.xnack_flags & AMDGPU_GMC_XNACK_FLAG_CHAIN), processes of the
+ * runlist (dqm->queues) with different XNACK modes oversubscribe it. Read
+ * at the map's return under the dqm lock. False where the kernel has no
+ * such test (no xnack_flags: 6.12 and older, every kfd_dev-shaped kernel),
+ * on a GPU that does not chain, and where a read fails.
+ */
+static __always_inline bool kfd__xnack_conflict(struct device_queue_manager *dqm)
+{
+	struct kfd_node___v6_5 *node;
+	struct amdgpu_device *adev;
+	struct list_head *head, *pos;
+	__u32 flags;
+	int first = -1, i;
+
+	if (!bpf_core_type_exists(struct kfd_node___v6_5) ||
+	    !bpf_core_field_exists(struct amdgpu_gmc, xnack_flags) ||
+	    !bpf_core_field_exists(struct kfd_process, xnack_enabled) ||
+	    !bpf_core_type_exists(struct device_process_node))
+		return false;
+	node = BPF_CORE_READ(dqm, dev);
+	adev = node ? BPF_CORE_READ(node, adev) : NULL;
+	if (!adev || bpf_core_read(&flags, sizeof(flags), &adev->gmc.xnack_flags) ||
+	    !(flags & KFD__XNACK_FLAG_CHAIN))
+		return false;
+	head = &dqm->queues;
+	if (bpf_core_read(&pos, sizeof(pos), &head->next))
+		return false;
+	for (i = 0; i < KFD__RUNLIST_PROCESSES_MAX && pos && pos != head; i++) {
+		struct device_process_node *n =
+		    (void *)((char *)pos - bpf_core_field_offset(struct device_process_node, list));
+		struct kfd_process *p = BPF_CORE_READ(n, qpd, pqm, process);
+		bool xnack;
+
+		if (!p || bpf_core_read(&xnack, sizeof(xnack), &p->xnack_enabled))
+			return false;
+		if (first < 0)
+			first = xnack;
+		else if (xnack != first)
+			return true;
+		if (bpf_core_read(&pos, sizeof(pos), &n->list.next))
+			return false;
+	}
+	return false;
 }
 
 /* gpu_id of a queue->device or dqm->dev (0 when neither layout matches). */

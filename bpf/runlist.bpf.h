@@ -74,8 +74,11 @@ static __always_inline int handle_map_exit(int ret)
 	kfd__runlist_limits(BPF_CORE_READ(dqm, dev), &st.process_limit, &st.compute_queue_limit);
 	st.flags = GPUQ_RUNLIST_F_RUNLIST_READ;
 	if (BPF_CORE_READ(dqm, packet_mgr.is_over_subscription) && st.processes &&
-	    BPF_CORE_READ(dqm, active_queue_count))
+	    BPF_CORE_READ(dqm, active_queue_count)) {
 		st.flags |= GPUQ_RUNLIST_F_OVERSUBSCRIBED;
+		if (kfd__xnack_conflict(dqm))
+			st.flags |= GPUQ_RUNLIST_F_XNACK_CONFLICT;
+	}
 	return runlist_end_with(GPUQ_RUNLIST_MAP, ret, &st);
 }
 

@@ -14,6 +14,8 @@ const char* OversubscriptionReasonLabel(OversubscriptionReason reason) {
       return "compute_queues";
     case OversubscriptionReason::kGwsQueues:
       return "gws_queues";
+    case OversubscriptionReason::kXnackConflict:
+      return "xnack_conflict";
     case OversubscriptionReason::kOther:
       break;
   }
@@ -42,6 +44,10 @@ std::array<bool, kOversubscriptionReasons> ReasonsOf(const RunlistShape& s) {
       any = true;
     }
   }
+  if (s.xnack_conflict) {
+    out[static_cast<size_t>(OversubscriptionReason::kXnackConflict)] = true;
+    any = true;
+  }
   out[static_cast<size_t>(OversubscriptionReason::kOther)] = !any;
   return out;
 }
@@ -54,6 +60,11 @@ std::string OversubscribedBecause(const RunlistShape& shape) {
     out += fmt::format("{}{} {}/{}", out.empty() ? "" : ", ",
                        RunlistEntryKindLabel(static_cast<RunlistEntryKind>(k)),
                        shape.entries[k], shape.limits[k]);
+  }
+  if (reasons[static_cast<size_t>(OversubscriptionReason::kXnackConflict)]) {
+    out += fmt::format(
+        "{}{}", out.empty() ? "" : ", ",
+        OversubscriptionReasonLabel(OversubscriptionReason::kXnackConflict));
   }
   return out.empty()
              ? OversubscriptionReasonLabel(OversubscriptionReason::kOther)
@@ -95,6 +106,8 @@ void OnRunlistForOversubscription(
   RunlistShape shape;
   shape.oversubscribed =
       e.ret == 0 && (e.flags & GPUQ_RUNLIST_F_OVERSUBSCRIBED) != 0;
+  shape.xnack_conflict =
+      shape.oversubscribed && (e.flags & GPUQ_RUNLIST_F_XNACK_CONFLICT) != 0;
   shape.entries = {e.processes, e.compute_queues, e.gws_queues};
   shape.limits = {e.process_limit, e.compute_queue_limit, 1};
   // A map while a runlist is already up (amdkfd returns early on

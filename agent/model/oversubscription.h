@@ -4,13 +4,14 @@
 // kfd_packet_manager.c, the same tests from 6.1 to 6.12): more processes than
 // max(1, max_proc_per_quantum) (module parameter hws_max_conc_proc, bounded
 // by the VMIDs KFD owns), more active compute queues than the CP queue slots
-// KFD owns (get_cp_queues_num), more than one GWS queue, or (7.x, GPUs that
+// KFD owns (get_cp_queues_num), more than one GWS queue, or (6.16+, GPUs that
 // chain on it) processes with conflicting XNACK modes.
 //
 // The verdict is the kernel's own (packet_manager.is_over_subscription, read
 // at the map's return, GPUQ_RUNLIST_F_OVERSUBSCRIBED); the reasons are the
-// counts against the limits read beside it. A verdict no count explains is
-// reason "other" (an XNACK conflict, which no count shows).
+// counts against the limits read beside it, and the XNACK modes of the
+// runlist's processes (GPUQ_RUNLIST_F_XNACK_CONFLICT, read where the kernel
+// makes that test). A verdict nothing read explains is reason "other".
 #pragma once
 
 #include <gpuq/abi.h>
@@ -28,10 +29,12 @@ enum class OversubscriptionReason : uint8_t {
   kProcesses,
   kComputeQueues,
   kGwsQueues,
+  kXnackConflict,
   kOther,
 };
-inline constexpr size_t kOversubscriptionReasons = 4;
-/// "processes", "compute_queues", "gws_queues", "other": the `reason` label.
+inline constexpr size_t kOversubscriptionReasons = 5;
+/// "processes", "compute_queues", "gws_queues", "xnack_conflict", "other":
+/// the `reason` label.
 const char* OversubscriptionReasonLabel(OversubscriptionReason reason);
 
 /// What a runlist holds against its limit: the `kind` label of
@@ -56,6 +59,8 @@ static_assert(static_cast<size_t>(OversubscriptionReason::kGwsQueues) ==
 /// An HWS GPU's runlist as the last map that read it left it.
 struct RunlistShape {
   bool oversubscribed = false;
+  /// Its processes mix XNACK modes on a GPU that chains on that (6.16+).
+  bool xnack_conflict = false;
   std::array<uint32_t, kRunlistEntryKinds> entries{};
   /// 0: not read (a layout the agent does not know); GWS's is always 1.
   std::array<uint32_t, kRunlistEntryKinds> limits{};
@@ -79,12 +84,14 @@ struct OversubscriptionSeries {
 };
 
 /// The reasons of an oversubscribed `shape`, as pm_calc_rlib_size tests
-/// them; {kOther} when none of its counts exceeds a limit it read.
+/// them; {kOther} when none of its counts exceeds a limit it read and its
+/// processes' XNACK modes do not conflict.
 std::array<bool, kOversubscriptionReasons> ReasonsOf(const RunlistShape& shape);
 
 /// Why `shape` is oversubscribed, each reason with its count and limit:
-/// "compute_queues 24/18", "processes 3/2, gws_queues 2/1"; "other" when
-/// no count explains the kernel's verdict (top, the report's timeline).
+/// "compute_queues 24/18", "processes 3/2, gws_queues 2/1", "xnack_conflict";
+/// "other" when nothing read explains the kernel's verdict (top, the
+/// report's timeline).
 std::string OversubscribedBecause(const RunlistShape& shape);
 
 /// Receives each oversubscribed window as it closes: the GPU, from the map

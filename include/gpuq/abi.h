@@ -234,6 +234,10 @@ enum gpuq_runlist_op {
 /* With RUNLIST_READ: amdkfd built the runlist oversubscribed
  * (packet_manager.is_over_subscription): HWS time-slices it, chained. */
 #define GPUQ_RUNLIST_F_OVERSUBSCRIBED (1u << 1)
+/* With OVERSUBSCRIBED: the runlist mixes processes of both XNACK modes on a
+ * GPU that chains on that (6.16+, OVER_SUBSCRIPTION_XNACK_CONFLICT); 0 in
+ * captures before 2026-11-27 and where the kernel has no such test. */
+#define GPUQ_RUNLIST_F_XNACK_CONFLICT (1u << 2)
 
 /* The process-level operation a runlist operation ran inside (per-tid slot). */
 enum gpuq_runlist_cause {

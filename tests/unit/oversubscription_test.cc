@@ -88,8 +88,8 @@ TEST(OversubscriptionTest, EveryReasonThatHeldAndOtherWhenNoneDid) {
   EXPECT_EQ(by[Reason(OversubscriptionReason::kGwsQueues)], 1u);
   EXPECT_EQ(by[Reason(OversubscriptionReason::kOther)], 0u);
   m.Apply(Unmap(110 * kMs, 1 * kMs));
-  // The kernel's verdict with every count within its limit: an XNACK
-  // conflict, or a limit this kernel keeps elsewhere.
+  // The kernel's verdict with every count within its limit and no XNACK
+  // conflict read: a limit this kernel keeps elsewhere.
   m.Apply(Map(120 * kMs, 1, 1, true));
   EXPECT_EQ(Of(m).maps_by_reason[Reason(OversubscriptionReason::kOther)], 1u);
   EXPECT_EQ(Of(m).oversubscribed_maps, 2u);
@@ -100,6 +100,39 @@ TEST(OversubscriptionTest, EveryReasonThatHeldAndOtherWhenNoneDid) {
   unread.compute_queue_limit = 0;
   m.Apply(unread);
   EXPECT_EQ(Of(m).maps_by_reason[Reason(OversubscriptionReason::kOther)], 2u);
+}
+
+TEST(OversubscriptionTest, AnXnackConflictIsItsOwnReasonBesideTheCounts) {
+  Model m;
+  // 6.16+ on a GPU that chains on it: the counts fit, the modes conflict.
+  gpuq_runlist_event mixed = Map(100 * kMs, 2, 2, true);
+  mixed.flags |= GPUQ_RUNLIST_F_XNACK_CONFLICT;
+  m.Apply(mixed);
+  EXPECT_TRUE(Of(m).shape.xnack_conflict);
+  auto by = Of(m).maps_by_reason;
+  EXPECT_EQ(by[Reason(OversubscriptionReason::kXnackConflict)], 1u);
+  EXPECT_EQ(by[Reason(OversubscriptionReason::kOther)], 0u)
+      << "the conflict explains the verdict";
+  EXPECT_EQ(OversubscribedBecause(Of(m).shape), "xnack_conflict");
+  m.Apply(Unmap(110 * kMs, 1 * kMs));
+  // Both: a count over its limit and the conflict, each counted once.
+  gpuq_runlist_event both = Map(120 * kMs, 3, 2, true);
+  both.flags |= GPUQ_RUNLIST_F_XNACK_CONFLICT;
+  m.Apply(both);
+  by = Of(m).maps_by_reason;
+  EXPECT_EQ(by[Reason(OversubscriptionReason::kProcesses)], 1u);
+  EXPECT_EQ(by[Reason(OversubscriptionReason::kXnackConflict)], 2u);
+  EXPECT_EQ(OversubscribedBecause(Of(m).shape),
+            "processes 3/2, xnack_conflict");
+  EXPECT_EQ(Of(m).oversubscribed_maps, 2u);
+  m.Apply(Unmap(130 * kMs, 1 * kMs));
+  // The flag without the verdict (never set so by the BPF side) is no
+  // reason: a runlist that fits.
+  gpuq_runlist_event fits = Map(140 * kMs, 1, 1, false);
+  fits.flags |= GPUQ_RUNLIST_F_XNACK_CONFLICT;
+  m.Apply(fits);
+  EXPECT_FALSE(Of(m).shape.xnack_conflict);
+  EXPECT_EQ(Of(m).oversubscribed_maps, 2u);
 }
 
 TEST(OversubscriptionTest, MapsThatDidNotReadTheRunlistLeaveNoSeries) {
