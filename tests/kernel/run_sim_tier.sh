@@ -78,7 +78,7 @@ expected_checks() {
   local m c extra
   for m in fentry kprobe args tracepoint; do
     case $m in
-      fentry | kprobe) extra="restart-seeded after-restart runlist runlist-durations" ;;
+      fentry | kprobe) extra="restart-seeded after-restart runlist runlist-durations oversubscription-xnack" ;;
       # the BTF-free tiers restart fresh (docs/probe-tiers.md "What differs")
       args) extra="restart-seeded after-restart fresh-start runlist runlist-durations" ;;
       tracepoint) extra="restart-seeded after-restart fresh-start runlist runlist-lifecycle" ;;
@@ -383,6 +383,7 @@ build_module() {
   cp "$b/src/flavor" "$b/root/lib/kfd-sim/flavor"
   # What the guest learns of this kernel's amdkfd (from the real BTF)
   grep -q 'KFD_SIM_HAS_KFD_PROCESS_CONTEXT_ID' "$b/kfd_sim_btf.h" && echo contexts >> "$b/root/lib/kfd-sim/features"
+  grep -q 'KFD_SIM_HAS_AMDGPU_GMC_XNACK_FLAGS' "$b/kfd_sim_btf.h" && echo xnack-chain >> "$b/root/lib/kfd-sim/features"
   touch "$b/root/lib/kfd-sim/features"
   (cd "$b/root" && find . | cpio -o -H newc --quiet | gzip -1) > "$b/module.cpio.gz"
   MODCPIO=$b/module.cpio.gz

@@ -69,8 +69,8 @@ function runlist(sign, g, sched, op, filt, err, v,   gs) {
 }
 function add(key, v) { want[key] += v }
 function oreason(r) {
-	split("processes compute_queues gws_queues other", names, " ")
-	return (r >= 0 && r <= 3) ? names[r + 1] : "reason_" r
+	split("processes compute_queues gws_queues xnack_conflict other", names, " ")
+	return (r >= 0 && r <= 4) ? names[r + 1] : "reason_" r
 }
 function rlkind(k) {
 	split("processes compute_queues gws_queues", names, " ")

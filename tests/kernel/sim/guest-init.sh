@@ -150,9 +150,13 @@ sim_gpus
 echo "GPUQ-INFO $K gpus hws=$G_HWS mes=$G_MES nohws=$G_NOHWS mes12=$G_MES12 mes12.1=$G_MES121"
 # What the kernel's amdkfd has, as the simulator was built for it
 # (run_sim_tier.sh, from the real module's BTF): "contexts" = secondary KFD
-# contexts (AMDKFD_IOC_CREATE_PROCESS, 7.2+).
+# contexts (AMDKFD_IOC_CREATE_PROCESS, 7.2+); "xnack-chain" = runlists of
+# mixed XNACK modes chained on GPUs that ask for it (gmc.xnack_flags, 6.16+
+# in Debian's kernels).
 HAS_CONTEXTS=0
 grep -qx contexts $SIM/features && HAS_CONTEXTS=1
+HAS_XNACK_CHAIN=0
+grep -qx xnack-chain $SIM/features && HAS_XNACK_CHAIN=1
 [ $HAS_CONTEXTS = 1 ] && LIFECYCLE_PROBES="$LIFECYCLE_PROBES context_exit"
 
 if v=$(/bin/gpuq-agent --version 2>&1); then pass agent-version "$v"; else fail agent-version "$v"; fi
@@ -469,6 +473,25 @@ expect_truth() {
     pass "$1" "$(tail -n 1 /tmp/cmp.out | awk '{ print $3 }') series compared with the simulator's truth ($2): $SKIPPED_SHORT; drops: $(dropped)"
   else
     pass "$1" "$(tail -n 1 /tmp/cmp.out | awk '{ r = $3; for (i = 5; i <= NF; i++) r = r " " $i; print r }') series equal the simulator's truth ($2); drops: $(dropped)"
+  fi
+}
+
+# xnack_conflicts CHECK: the runlists the simulator built oversubscribed
+# with an XNACK conflict since the mode began (truth "oversub", a = 3) are
+# the agent's maps under reason="xnack_conflict" (the last scrape), and
+# there are some where amdkfd chains on mixed modes (HAS_XNACK_CHAIN), none
+# where it has no such test.
+xnack_conflicts() {
+  local want got
+  want=$(($(awk '$1 == "oversub" && $3 == 3 { s += $6 } END { print s + 0 }' $TRUTH) -
+    $(awk '$1 == "oversub" && $3 == 3 { s += $6 } END { print s + 0 }' /tmp/base.truth)))
+  got=$(awk 'index($0, "gpuq_runlist_oversubscribed_maps_total{") == 1 && index($0, "reason=\"xnack_conflict\"") { s += $NF } END { print s + 0 }' /tmp/m.prom)
+  if [ $HAS_XNACK_CHAIN = 0 ]; then
+    [ "$want" = 0 ] && [ "$got" = 0 ] && pass "$1" "this kernel's amdkfd has no XNACK test (no gmc.xnack_flags): the runlist mixing XNACK modes fits (simulator 0, agent 0)" ||
+      fail "$1" "the runlist mixing XNACK modes where amdkfd has no such test: simulator $want, agent $got oversubscribed maps, want 0"
+  else
+    [ "$want" -gt 0 ] && [ "$got" = "$want" ] && pass "$1" "$got runlists oversubscribed with mixed XNACK modes, as the simulator's $want" ||
+      fail "$1" "runlists oversubscribed with mixed XNACK modes: simulator $want, agent $got (want equal, more than 0)"
   fi
 }
 
@@ -866,8 +889,18 @@ run_mode() {
   echo 24 > $SIMPARAM/cp_queue_slots
   echo 8 > $SIMPARAM/hws_max_conc_proc
   drv d1 update a6 100
+  #    then XNACK modes mixed on a GPU that chains on them (6.16+): d7
+  #    turns XNACK on before its first queue, beside d1 (off) on the HWS
+  #    GPU, and exits; where amdkfd has no such test the runlist fits
+  echo 1 > $SIMPARAM/xnack_chain
+  start_driver d7 $CG_B 8
+  drv d7 xnack 1
+  drv d7 create x1 "$G_HWS" aql
+  exit_driver d7
+  echo 0 > $SIMPARAM/xnack_chain
   if gives oversubscription; then
     expect_truth "$m:oversubscription" "$OVERSUB"
+    xnack_conflicts "$m:oversubscription-xnack"
   else
     expect_absent "$m:oversubscription" "$OVERSUB"
   fi

@@ -9,7 +9,8 @@
 //       their real values, a KFD_SIM_HAS_<ENUMERATOR> per enumerator, the
 //       queue-type labels gpuq exports, derived from the enumerator names,
 //       and a KFD_SIM_HAS_<STRUCT>_<FIELD> for the fields that come and go
-//       between kernels (kfd_process.context_id, 7.2+).
+//       between kernels (kfd_process.context_id, 7.2+; amdgpu_gmc.xnack_flags,
+//       6.16+).
 //
 //   kfd_btf describe BPF_OBJECT VMLINUX_BTF MODULE_BTF [MODULE_BASE_BTF]
 //       What gpuq's BPF object reads of amdkfd, as MODULE_BTF presents it:
@@ -196,8 +197,9 @@ int Header(const char *vmlinux_path, const char *amdgpu_path)
 		std::printf("\n\n");
 	}
 	// Fields whose presence the simulator follows.
-	const std::vector<std::pair<const char *, const char *>> fields = { { "kfd_process",
-									      "context_id" } };
+	const std::vector<std::pair<const char *, const char *>> fields = {
+		{ "kfd_process", "context_id" }, { "amdgpu_gmc", "xnack_flags" }
+	};
 	for (const auto &[type, field] : fields) {
 		const int id = ModuleType(amdgpu, base, type, BTF_KIND_STRUCT);
 		if (id == 0)

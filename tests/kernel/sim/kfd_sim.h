@@ -56,8 +56,9 @@
 /*
  * enum kfd_queue_type, kfd_queue_format, kfd_unmap_queues_filter and
  * kfd_sched_policy with the real values, a KFD_SIM_HAS_<enumerator> each,
- * KFD_SIM_QUEUE_TYPE_LABELS, and KFD_SIM_HAS_KFD_PROCESS_CONTEXT_ID where
- * amdkfd has secondary contexts (7.2+).
+ * KFD_SIM_QUEUE_TYPE_LABELS, KFD_SIM_HAS_KFD_PROCESS_CONTEXT_ID where
+ * amdkfd has secondary contexts (7.2+) and KFD_SIM_HAS_AMDGPU_GMC_XNACK_FLAGS
+ * where it chains runlists of mixed XNACK modes (6.16+).
  */
 #include "kfd_sim_btf.h"
 
@@ -109,6 +110,23 @@ struct kfd_process;
 struct qcm_process_device;
 struct queue;
 
+/*
+ * amdgpu_gmc.h: the GPU asks KFD to chain a runlist that mixes XNACK modes
+ * (AMDGPU_GMC_XNACK_FLAG_CHAIN, 6.16+; kfd_sim_dqm.c's xnack_chain)
+ */
+#define AMDGPU_GMC_XNACK_FLAG_CHAIN (1u << 0)
+struct amdgpu_gmc {
+	int noretry;
+#ifdef KFD_SIM_HAS_AMDGPU_GMC_XNACK_FLAGS
+	uint32_t xnack_flags;
+#endif
+};
+
+/* amdgpu.h: of the device, what KFD reads */
+struct amdgpu_device {
+	struct amdgpu_gmc gmc;
+};
+
 #ifdef SIM_KFD_NODE
 struct kfd_dev {
 	void *adev;
@@ -119,7 +137,7 @@ struct kfd_dev {
 
 struct kfd_node {
 	unsigned int node_id;
-	void *adev;
+	struct amdgpu_device *adev;
 	unsigned int id;
 	uint32_t xcc_mask;
 	unsigned int max_proc_per_quantum; /* hws_max_conc_proc, bounded by VMIDs */
@@ -222,8 +240,12 @@ struct qcm_process_device {
 	unsigned int vmid;
 	bool is_debug;
 	unsigned int evicted;
-	/* simulator only: on its GPU's sim_qpds while registered */
-	struct list_head sim_node;
+};
+
+/* kfd_priv.h: a registered process on dqm->queues (register_process) */
+struct device_process_node {
+	struct qcm_process_device *qpd;
+	struct list_head list;
 };
 
 struct kfd_process_device {
@@ -256,6 +278,7 @@ struct kfd_process {
 #ifdef KFD_SIM_HAS_KFD_PROCESS_CONTEXT_ID
 	u16 context_id;
 #endif
+	bool xnack_enabled; /* AMDKFD_IOC_SET_XNACK_MODE */
 	/* simulator only: the eviction a control ioctl runs in a kworker */
 	struct work_struct sim_evict_work;
 	u32 sim_evict_trigger;
@@ -330,6 +353,7 @@ enum sim_sched {
 
 struct sim_gpu {
 	SIM_DEV dev;
+	struct amdgpu_device adev; /* dev.adev */
 #ifdef SIM_KFD_NODE
 	struct kfd_dev kfd;
 #endif
@@ -352,8 +376,7 @@ struct sim_gpu {
 	/* doorbell slots handed out (64-bit doorbells, 2 dwords each) */
 	unsigned long doorbell_bitmap[KFD_SIM_MAX_QUEUES_PER_PROCESS / BITS_PER_LONG];
 	/* victims (kfd_sim_victims.c), under the dqm lock */
-	struct list_head sim_qpds; /* registered processes, amdkfd's dqm->queues */
-	u64 map_gen;		   /* bumped by every unmap that preempts */
+	u64 map_gen; /* bumped by every unmap that preempts */
 	/* oversubscription truth (kfd_sim_dqm.c, sim_calc_rlib): the open
 	 * window's start and the gauges last reported */
 	u64 oversub_since_ns;
@@ -375,8 +398,6 @@ extern unsigned int sim_num_gpus;
 struct sim_gpu *sim_gpu_by_id(uint32_t gpu_id);
 /* kfd_sim_victims.c: preemption as the victims see it (truth "victim",
  * "victim_ns"; a = cause, b = 1 if the victim's own cgroup caused it, +2 MES) */
-void sim_victims_register(struct sim_gpu *g, struct qcm_process_device *qpd);
-void sim_victims_unregister(struct qcm_process_device *qpd);
 void sim_victims_unmapped(struct sim_gpu *g, u64 start_ns);
 void sim_victims_mapped(struct sim_gpu *g);
 void sim_victims_mes_removed(struct sim_gpu *g, struct queue *q);
@@ -397,6 +418,7 @@ void uninit_queue(struct queue *q);
 int kfd_ioctl_create_queue(struct file *filep, struct kfd_process *p, void *data);
 int kfd_ioctl_destroy_queue(struct file *filp, struct kfd_process *p, void *data);
 int kfd_ioctl_update_queue(struct file *filp, struct kfd_process *p, void *data);
+int kfd_ioctl_set_xnack_mode(struct file *filp, struct kfd_process *p, void *data);
 int kfd_ioctl_set_cu_mask(struct file *filp, struct kfd_process *p, void *data);
 int pqm_destroy_queue(struct process_queue_manager *pqm, unsigned int qid);
 void pqm_uninit(struct process_queue_manager *pqm);

@@ -152,6 +152,18 @@ module_param(fits_gpu_id, uint, 0644);
 MODULE_PARM_DESC(fits_gpu_id,
 		 "a GPU (gpu_id) keeping 24 CP queue slots whatever cp_queue_slots says (0: none)");
 
+/*
+ * 6.16+: the GPUs ask KFD to chain a runlist whose processes mix XNACK modes
+ * (adev->gmc.xnack_flags, AMDGPU_GMC_XNACK_FLAG_CHAIN: GC 9.4.3 and 9.5.0
+ * with recent MEC firmware), read at each map like the limits; only where
+ * the real amdgpu has xnack_flags.
+ */
+static bool xnack_chain;
+module_param(xnack_chain, bool, 0644);
+MODULE_PARM_DESC(
+    xnack_chain,
+    "every GPU chains a runlist of mixed XNACK modes (6.16+ kernels: gmc.xnack_flags)");
+
 #ifdef SIM_KFD_NODE
 #define SIM_SHARED(dev) (&(dev)->kfd->shared_resources)
 #else
@@ -168,7 +180,34 @@ static void sim_apply_limits(SIM_DEV *dev)
 	dev->max_proc_per_quantum = hws_max_conc_proc;
 	bitmap_zero(bm, 128);
 	bitmap_set(bm, 0, min_t(unsigned int, slots, 128));
+#ifdef KFD_SIM_HAS_AMDGPU_GMC_XNACK_FLAGS
+	((struct amdgpu_device *)dev->adev)->gmc.xnack_flags =
+	    xnack_chain ? AMDGPU_GMC_XNACK_FLAG_CHAIN : 0;
+#endif
 }
+
+#ifdef KFD_SIM_HAS_AMDGPU_GMC_XNACK_FLAGS
+/*
+ * pm_create_runlist_ib (6.16+): the registered processes (dqm->queues) do not
+ * all have the first one's XNACK mode.
+ */
+static bool sim_xnack_conflict(struct device_queue_manager *dqm)
+{
+	struct device_process_node *n;
+	int first = -1;
+
+	list_for_each_entry(n, &dqm->queues, list)
+	{
+		bool x = n->qpd->pqm->process->xnack_enabled;
+
+		if (first < 0)
+			first = x;
+		else if (x != first)
+			return true;
+	}
+	return false;
+}
+#endif
 
 /* A truth gauge moved to `now` from what it last said. */
 static void truth_gauge(const char *what, uint32_t gpu_id, uint32_t a, unsigned int *last,
@@ -180,10 +219,11 @@ static void truth_gauge(const char *what, uint32_t gpu_id, uint32_t a, unsigned 
 }
 
 /*
- * pm_calc_rlib_size (kfd_packet_manager.c, 6.1 to 6.12) for the runlist a
+ * pm_calc_rlib_size (kfd_packet_manager.c, 6.1 to 7.3) for the runlist a
  * map builds, and pm_create_runlist_ib's pm->is_over_subscription. Truth:
- * "oversub" per reason (a = 0 processes, 1 compute queues, 2 GWS queues),
- * "oversub_maps", the gauges, and the window to the unmap that ends it.
+ * "oversub" per reason (a = 0 processes, 1 compute queues, 2 GWS queues,
+ * 3 an XNACK conflict on a GPU that chains on it, 6.16+), "oversub_maps", the
+ * gauges, and the window to the unmap that ends it.
  */
 static void sim_calc_rlib(struct device_queue_manager *dqm, struct sim_gpu *g)
 {
@@ -198,8 +238,13 @@ static void sim_calc_rlib(struct device_queue_manager *dqm, struct sim_gpu *g)
 		over |= 2;
 	if (dqm->gws_queue_count > 1)
 		over |= 4;
+#ifdef KFD_SIM_HAS_AMDGPU_GMC_XNACK_FLAGS
+	if ((((struct amdgpu_device *)dev->adev)->gmc.xnack_flags & AMDGPU_GMC_XNACK_FLAG_CHAIN) &&
+	    sim_xnack_conflict(dqm))
+		over |= 8;
+#endif
 	dqm->packet_mgr.is_over_subscription = over != 0;
-	for (r = 0; r < 3; r++)
+	for (r = 0; r < 4; r++)
 		if (over & (1u << r))
 			sim_truth_count("oversub", dev->id, r, 0, 0, 1);
 	if (over) {
@@ -537,11 +582,33 @@ out_unlock:
 	return retval;
 }
 
+/*
+ * A process's qpd off dqm->queues, its device_process_node freed, as
+ * amdkfd's unregister_process and process_termination_cpsch; under the
+ * dqm lock.
+ */
+static void remove_process_node(struct device_queue_manager *dqm, struct qcm_process_device *qpd)
+{
+	struct device_process_node *n, *next;
+
+	list_for_each_entry_safe(n, next, &dqm->queues, list) if (n->qpd == qpd)
+	{
+		list_del(&n->list);
+		kfree(n);
+		break;
+	}
+}
+
 static int register_process(struct device_queue_manager *dqm, struct qcm_process_device *qpd)
 {
+	struct device_process_node *n = kzalloc(sizeof(*n), GFP_KERNEL);
+
+	if (!n)
+		return -ENOMEM;
+	n->qpd = qpd;
 	dqm_lock(dqm);
+	list_add(&n->list, &dqm->queues);
 	dqm->processes_count++;
-	sim_victims_register(gpu_of(dqm), qpd);
 	dqm_unlock(dqm);
 	return 0;
 }
@@ -550,7 +617,7 @@ static int unregister_process(struct device_queue_manager *dqm, struct qcm_proce
 {
 	dqm_lock(dqm);
 	dqm->processes_count--;
-	sim_victims_unregister(qpd);
+	remove_process_node(dqm, qpd);
 	dqm_unlock(dqm);
 	return 0;
 }
@@ -677,7 +744,7 @@ static SIM_HOOK int process_termination_cpsch(struct device_queue_manager *dqm,
 		count_transition_gauge(dqm, qpd, -1);
 	if (pdd->sim_registered) {
 		dqm->processes_count--;
-		sim_victims_unregister(qpd); /* off dqm->queues, as amdkfd */
+		remove_process_node(dqm, qpd); /* as amdkfd */
 		pdd->sim_registered = false;
 	}
 	if (!SIM_ENABLE_MES(dqm->dev))
@@ -796,7 +863,7 @@ static SIM_HOOK int process_termination_nocpsch(struct device_queue_manager *dqm
 		count_transition_gauge(dqm, qpd, -1);
 	if (pdd->sim_registered) {
 		dqm->processes_count--;
-		sim_victims_unregister(qpd); /* off dqm->queues, as amdkfd */
+		remove_process_node(dqm, qpd); /* as amdkfd */
 		pdd->sim_registered = false;
 	}
 	dqm_unlock(dqm);
@@ -890,12 +957,12 @@ void sim_gpus_init(void)
 		g->dev.shared_resources.drm_render_minor = 128 + i;
 		g->dev.init_complete = true;
 #endif
+		g->dev.adev = &g->adev;
 		dqm->dev = &g->dev;
 		sim_apply_limits(&g->dev);
 		dqm->packet_mgr.dqm = dqm;
 		mutex_init(&dqm->lock_hidden);
 		INIT_LIST_HEAD(&dqm->queues);
-		INIT_LIST_HEAD(&g->sim_qpds);
 		g->map_gen = 1; /* a new queue's 0 is never mapped */
 		dqm->sched_running = true;
 		g->mes.sim_add_hw_queue = mes_v11_0_add_hw_queue;

@@ -31,6 +31,9 @@
  *   cumaskfail NAME|QID ERRNO [HEXWORD...]  the same, which must fail with
  *                             ERRNO: QID a queue id (decimal) on the current
  *                             fd; no words: num_cu_mask 0
+ *   xnack 0|1                 AMDKFD_IOC_SET_XNACK_MODE of this process (before
+ *                             its first queue: amdkfd refuses it after), then
+ *                             read back
  *   destroy NAME
  *   burst GPU N               N x (create aql + destroy)
  *   evict PID TRIGGER | restore PID     (0: this process)
@@ -417,6 +420,16 @@ static void command(char *line)
 		r = set_cu_mask(fd, qid, argv + 3, argc - 3);
 		say("CUMASKFAIL %s qid=%u words=%d rc=%d want=%d", argv[1], qid, argc - 3, r, want);
 		expect(r == want, "cumaskfail: unexpected result");
+	} else if (strcmp(argv[0], "xnack") == 0 && argc == 2) {
+		struct kfd_ioctl_set_xnack_mode_args a = { .xnack_enabled = (int32_t)NUM(1) };
+		struct kfd_ioctl_set_xnack_mode_args now = { .xnack_enabled = -1 };
+
+		r = ioctl(kfd, AMDKFD_IOC_SET_XNACK_MODE, &a) ? -errno : 0;
+		if (r == 0)
+			r = ioctl(kfd, AMDKFD_IOC_SET_XNACK_MODE, &now) ? -errno : 0;
+		say("XNACK %s rc=%d now=%d", argv[1], r, now.xnack_enabled);
+		expect(r == 0 && now.xnack_enabled == a.xnack_enabled,
+		       "xnack: the mode did not take");
 	} else if (strcmp(argv[0], "destroy") == 0 && (q = find(ARG(1)))) {
 		r = destroy(q);
 		say("DESTROY %s rc=%d", argv[1], r);

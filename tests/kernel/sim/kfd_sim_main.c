@@ -9,8 +9,8 @@
  * /dev/kfd and /sys/class/kfd/kfd exist, and dispatches ioctls through a
  * table of amdkfd_ioctl_t with the kernel copy of the args. The real uapi
  * ioctls it implements: GET_VERSION, CREATE_QUEUE, DESTROY_QUEUE,
- * UPDATE_QUEUE, SET_CU_MASK, and CREATE_PROCESS where the kernel has it
- * (7.2+); plus the simulator's controls of kfd_sim_uapi.h.
+ * UPDATE_QUEUE, SET_CU_MASK, SET_XNACK_MODE, and CREATE_PROCESS where the
+ * kernel has it (7.2+); plus the simulator's controls of kfd_sim_uapi.h.
  */
 #include <linux/device.h>
 #include <linux/fs.h>
@@ -117,6 +117,7 @@ static const struct sim_ioctl_desc sim_ioctls[] = {
 	{ AMDKFD_IOC_DESTROY_QUEUE, kfd_ioctl_destroy_queue },
 	{ AMDKFD_IOC_UPDATE_QUEUE, kfd_ioctl_update_queue },
 	{ AMDKFD_IOC_SET_CU_MASK, kfd_ioctl_set_cu_mask },
+	{ AMDKFD_IOC_SET_XNACK_MODE, kfd_ioctl_set_xnack_mode },
 #ifdef KFD_SIM_HAS_KFD_PROCESS_CONTEXT_ID
 	{ AMDKFD_IOC_CREATE_PROCESS, kfd_ioctl_create_process },
 #endif

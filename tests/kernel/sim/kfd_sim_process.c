@@ -149,11 +149,17 @@ static int pqm_create_queue(struct process_queue_manager *pqm, struct kfd_proces
 		kfree(q);
 		return -ENOMEM;
 	}
-	set_bit(slot, pqm->queue_slot_bitmap);
 	if (!pdd->sim_registered) {
-		dqm->ops.register_process(dqm, &pdd->qpd);
+		int err = dqm->ops.register_process(dqm, &pdd->qpd);
+
+		if (err) {
+			kfree(pqn);
+			kfree(q);
+			return err;
+		}
 		pdd->sim_registered = true;
 	}
+	set_bit(slot, pqm->queue_slot_bitmap);
 	/* init_queue() */
 	q->properties = *properties;
 	q->properties.queue_id = slot;
@@ -447,6 +453,30 @@ SIM_HOOK int kfd_ioctl_set_cu_mask(struct file *filp, struct kfd_process *p, voi
 	mutex_unlock(&p->mutex);
 	kfree(minfo.cu_mask.ptr);
 	return retval;
+}
+
+/*
+ * kfd_chardev.c (5.13+): a process's XNACK mode, which amdkfd lets change
+ * only while it has no queues; a negative value asks for the mode. The
+ * simulator skips amdkfd's checks of the GPUs' support and its SVM
+ * reservations.
+ */
+int kfd_ioctl_set_xnack_mode(struct file *filp, struct kfd_process *p, void *data)
+{
+	struct kfd_ioctl_set_xnack_mode_args *args = data;
+	int r = 0;
+
+	mutex_lock(&p->mutex);
+	if (args->xnack_enabled >= 0) {
+		if (!list_empty(&p->pqm.queues))
+			r = -EBUSY; /* "Process has user queues running" */
+		else
+			p->xnack_enabled = args->xnack_enabled;
+	} else {
+		args->xnack_enabled = p->xnack_enabled;
+	}
+	mutex_unlock(&p->mutex);
+	return r;
 }
 
 /* ---- exit teardown ------------------------------------------------------------------ */

@@ -22,16 +22,6 @@
 
 #include "kfd_sim.h"
 
-void sim_victims_register(struct sim_gpu *g, struct qcm_process_device *qpd)
-{
-	list_add_tail(&qpd->sim_node, &g->sim_qpds);
-}
-
-void sim_victims_unregister(struct qcm_process_device *qpd)
-{
-	list_del_init(&qpd->sim_node);
-}
-
 static uint32_t victim_b(struct sim_gpu *g, u64 cgroup, bool mes)
 {
 	return (g->sim_cause && g->sim_cause_cgroup == cgroup ? 1 : 0) + (mes ? 2 : 0);
@@ -39,11 +29,12 @@ static uint32_t victim_b(struct sim_gpu *g, u64 cgroup, bool mes)
 
 void sim_victims_unmapped(struct sim_gpu *g, u64 start_ns)
 {
-	struct qcm_process_device *qpd;
+	struct device_process_node *n;
 	unsigned int i;
 
-	list_for_each_entry(qpd, &g->sim_qpds, sim_node)
+	list_for_each_entry(n, &g->dqm.queues, list)
 	{
+		struct qcm_process_device *qpd = n->qpd;
 		u64 cg = sim_process_cgroup(qpd->pqm->process);
 		bool on_gpu = false;
 		struct queue *q;
@@ -74,18 +65,18 @@ void sim_victims_unmapped(struct sim_gpu *g, u64 start_ns)
 void sim_victims_mapped(struct sim_gpu *g)
 {
 	u64 now = ktime_get_ns();
-	struct qcm_process_device *qpd;
+	struct device_process_node *n;
 	unsigned int i;
 
 	for (i = 0; i < g->n_off; i++)
 		sim_truth_count("victim_ns", g->dev.id, g->off[i].cause, g->off[i].self,
 				g->off[i].cgroup, now - g->off[i].start_ns);
 	g->n_off = 0;
-	list_for_each_entry(qpd, &g->sim_qpds, sim_node)
+	list_for_each_entry(n, &g->dqm.queues, list)
 	{
 		struct queue *q;
 
-		list_for_each_entry(q, &qpd->queues_list, list) if (q->properties.is_active)
+		list_for_each_entry(q, &n->qpd->queues_list, list) if (q->properties.is_active)
 		    q->sim_map_gen = g->map_gen;
 	}
 }
