@@ -73,6 +73,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cp_idle.h"
 #include "pid_path.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -1044,20 +1045,19 @@ static unsigned service_queue(null_queue* q) {
 
 static void* cp_main(void* arg) {
   (void)arg;
-  unsigned idle = 0;
+  uint64_t last_work = now_ns();
   for (;;) {
     unsigned n = 0;
     pthread_mutex_lock(&g_q_lock);
     for (unsigned i = 0; i < g_nqueues; i++)
       if (g_queues[i].live) n += service_queue(&g_queues[i]);
     pthread_mutex_unlock(&g_q_lock);
+    uint64_t t = now_ns();
     if (n) {
-      idle = 0;
+      last_work = t;
       continue;
     }
-    idle++;
-    struct timespec ts = {0, idle < 2000 ? 20000 : 500000};
-    nanosleep(&ts, NULL);
+    cp_idle_sleep(t - last_work);
   }
   return NULL;
 }

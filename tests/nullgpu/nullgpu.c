@@ -63,6 +63,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cp_idle.h"
 #include "pid_path.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -505,8 +506,7 @@ static void poll_control(void) {
 
 static void* cp_main(void* arg) {
   (void)arg;
-  unsigned idle = 0;
-  uint64_t next_control = 0;
+  uint64_t next_control = 0, last_work = now_ns();
   while (!atomic_load(&g_cp_stop)) {
     unsigned n = 0;
     pthread_mutex_lock(&g_q_lock);
@@ -520,14 +520,10 @@ static void* cp_main(void* arg) {
     }
     pthread_mutex_unlock(&g_q_lock);
     if (n) {
-      idle = 0;
+      last_work = t;
       continue;
     }
-    /* No work: poll fast for a while (a client waiting on a completion),
-     * then back off to 0.5 ms (an idle process costs little). */
-    idle++;
-    struct timespec ts = {0, idle < 2000 ? 20000 : 500000};
-    nanosleep(&ts, NULL);
+    cp_idle_sleep(t - last_work);
   }
   return NULL;
 }
