@@ -483,8 +483,7 @@ expect_truth() {
 # where it has no such test.
 xnack_conflicts() {
   local want got
-  want=$(($(awk '$1 == "oversub" && $3 == 3 { s += $6 } END { print s + 0 }' $TRUTH) -
-    $(awk '$1 == "oversub" && $3 == 3 { s += $6 } END { print s + 0 }' /tmp/base.truth)))
+  want=$(($(truth_sum oversub a=3) - $(truth_sum oversub a=3 /tmp/base.truth)))
   got=$(awk 'index($0, "gpuq_runlist_oversubscribed_maps_total{") == 1 && index($0, "reason=\"xnack_conflict\"") { s += $NF } END { print s + 0 }' /tmp/m.prom)
   if [ $HAS_XNACK_CHAIN = 0 ]; then
     [ "$want" = 0 ] && [ "$got" = 0 ] && pass "$1" "this kernel's amdkfd has no XNACK test (no gmc.xnack_flags): the runlist mixing XNACK modes fits (simulator 0, agent 0)" ||
@@ -605,7 +604,7 @@ sum_of() {
 # sysfs_inventory CHECK: the simulator's own sysfs agrees with its truth.
 sysfs_inventory() {
   n_sysfs=$(ls -d $KFD/proc/*/queues/* $KFD/proc/*/context_*/queues/* 2> /dev/null | wc -l)
-  n_truth=$(awk '$1 == "queues" { s += $6 } END { print s + 0 }' $TRUTH)
+  n_truth=$(truth_sum queues)
   if [ "$n_sysfs" = "$n_truth" ]; then
     pass "$1" "$n_sysfs queue directories under $KFD/proc = live queues in the truth"
   else
@@ -613,10 +612,18 @@ sysfs_inventory() {
   fi
 }
 
-# truth_sum WHAT [B]: the simulator's truth lines WHAT (with b = B), summed.
+# truth_sum WHAT [a=A|b=B|-] [FILE]: the simulator's truth lines WHAT (with
+# their field a or b equal to the value given; - for any), summed, from FILE
+# (default: the live truth).
 truth_sum() {
-  awk -v w="$1" -v b="${2:-}" '$1 == w && (b == "" || $4 == b) { s += $6 } END { print s + 0 }' $TRUTH
+  local col=0 v=""
+  case ${2:--} in
+    a=*) col=3 v=${2#a=} ;;
+    b=*) col=4 v=${2#b=} ;;
+  esac
+  awk -v w="$1" -v c=$col -v v="$v" '$1 == w && (c == 0 || $c == v) { s += $6 } END { print s + 0 }' "${3:-$TRUTH}"
 }
+
 
 # labels_check CHECK: the agent's queue_type labels are the real module's
 # enumerator names (the truth's labels, /sys/kernel/debug/kfd_sim/queue_types,
@@ -771,13 +778,13 @@ run_mode() {
   if [ $HAS_CONTEXTS = 1 ]; then
     # the context's file is closed: amdkfd tears it down at once, in d3
     exits_before=$(truth_sum exit)
-    torn_before=$(truth_sum destroy 2)
+    torn_before=$(truth_sum destroy b=2)
     drv d3 closecontext
     fams=$LIFECYCLE
     gives runlist && fams="$fams $RUNLIST"
     expect_truth "$m:context-teardown" "$fams"
     exits=$(($(truth_sum exit) - exits_before))
-    torn=$(($(truth_sum destroy 2) - torn_before))
+    torn=$(($(truth_sum destroy b=2) - torn_before))
     if [ "$exits" = 1 ] && [ "$torn" = 2 ]; then
       pass "$m:context" "the simulator tore a secondary context down: 1 exit, 2 exit-teardown destroys (sysfs had proc/<pid>/context_<id>); the agent agreed above"
     else
