@@ -1,6 +1,8 @@
 #!/bin/sh
 # Builds the benchmarks if needed and runs them. Prints to stdout only: copy
 # the numbers into bench/README.md by hand, with the machine and the date.
+# Not run here: bench/kfd_hooks.sh (the kernel hooks' cost, in a QEMU guest
+# of the simulator tier: minutes, and the tier's packages).
 # BUILD_DIR overrides the build directory (default: build/ at the top).
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)

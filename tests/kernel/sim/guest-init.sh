@@ -624,7 +624,6 @@ truth_sum() {
   awk -v w="$1" -v c=$col -v v="$v" '$1 == w && (c == 0 || $c == v) { s += $6 } END { print s + 0 }' "${3:-$TRUTH}"
 }
 
-
 # labels_check CHECK: the agent's queue_type labels are the real module's
 # enumerator names (the truth's labels, /sys/kernel/debug/kfd_sim/queue_types,
 # from kfd_sim_btf.h), which put SDMA_XGMI at 4 up to 6.18 and at 3 from 7.2
@@ -2116,6 +2115,44 @@ programs_checks() {
   ktime programs-done
 }
 only programs && (programs_checks)
+
+# ---- bench: what the agent's kernel hooks cost an ioctl --------------------------
+# bench/kfd_hooks.sh (never a test run: a group that runs only when named).
+# One driver with an AQL queue on the HWS GPU times 500 of each ioctl the
+# hooks sit on (kfd_sim_driver's "timed"): set-CU-mask and update (each also
+# unmaps and maps the runlist), and create + destroy. Per round, with no
+# agent and then with each tier's agent alone (started, attached, stopped),
+# so every configuration sees the same guest; one GPUQ-BENCH line each.
+named() { case ",$ONLY," in *",$1,"*) true ;; *) false ;; esac; }
+bench_hooks() {
+  local round t op ns
+  start_driver bd $CG_A 3
+  drv bd create bq $G_HWS aql
+  for round in 1 2 3; do
+    for t in none btf-fentry btf-kprobe args-kprobe tracepoint; do
+      if [ $t != none ]; then
+        ATTACH_MIN=4
+        [ $t = tracepoint ] && ATTACH_MIN=2
+        # shellcheck disable=SC2046
+        start_agent bench-$t $(prog_flags $t)
+        if [ -z "$AG_UP" ]; then
+          echo "GPUQ-BENCH $K round=$round tier=$t error=not-attached"
+          stop_agent
+          continue
+        fi
+      fi
+      for op in "cumask bq ffff0000" "update bq 100 7" "burst $G_HWS 1"; do
+        drv bd timed 500 $op
+        ns=$(grep '^DRV [0-9]* TIMED ' /tmp/bd.out | tail -n 1 |
+          sed -n 's/.* \(ns_per_op=[0-9]* cpu_ns_per_op=[0-9]*\) bad=0$/\1/p')
+        echo "GPUQ-BENCH $K round=$round tier=$t op=${op%% *} ${ns:-error=bad}"
+      done
+      [ $t != none ] && stop_agent
+    done
+  done
+  exit_driver bd
+}
+named bench && (bench_hooks)
 
 dump drivers /tmp/drivers.out
 if [ -s /tmp/drv-errors.txt ]; then

@@ -45,6 +45,11 @@
  *   closecontext              closes the context's fd (amdkfd tears it down)
  *   truth                     one QUEUE line per live queue
  *   sync TOKEN                prints "SYNC TOKEN" (all before it is done)
+ *   timed N COMMAND...        COMMAND N times, its own lines silenced; prints
+ *                             "TIMED N ns_per_op=T cpu_ns_per_op=C bad=0|1", T
+ *                             elapsed, C this thread's CPU: the kernel's work
+ *                             in its ioctls, BPF programs included, without
+ *                             whatever else ran meanwhile (bench/kfd_hooks.sh)
  *   exit                      exits with its queues still alive
  * Output lines start with "DRV <pid> ". Exit 1 on an unexpected result.
  */
@@ -59,6 +64,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/kfd_ioctl.h>
@@ -116,12 +122,15 @@ static int primary_fd = -1; /* the first open: the primary process */
 static int context_fd = -1; /* a secondary context, if any */
 static int bad;
 static int pid;
+static int quiet; /* inside "timed": only BAD lines are said */
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
 {
 	va_list ap;
 
+	if (quiet && strncmp(fmt, "BAD", 3) != 0)
+		return;
 	printf("DRV %d ", pid);
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
@@ -502,6 +511,31 @@ static void command(char *line)
 			    (unsigned long long)(*write_index(q) - q->write_at_create),
 			    (unsigned long long)(*write_index(q) - *read_index(q)));
 		}
+	} else if (strcmp(argv[0], "timed") == 0 && argc >= 3 && !quiet) {
+		unsigned long n = NUM(1);
+		char body[1024] = "", each[1024];
+		struct timespec t0, t1, c0, c1;
+		int was_bad = bad;
+
+		for (int i = 2; i < argc; i++) {
+			strncat(body, argv[i], sizeof(body) - strlen(body) - 2);
+			strcat(body, " ");
+		}
+		bad = 0;
+		quiet = 1;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+		for (unsigned long i = 0; i < n && !bad; i++) {
+			memcpy(each, body, sizeof(each));
+			command(each);
+		}
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		quiet = 0;
+		say("TIMED %lu ns_per_op=%.0f cpu_ns_per_op=%.0f bad=%d", n,
+		    ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / (n ? n : 1),
+		    ((c1.tv_sec - c0.tv_sec) * 1e9 + (c1.tv_nsec - c0.tv_nsec)) / (n ? n : 1), bad);
+		bad |= was_bad;
 	} else if (strcmp(argv[0], "sync") == 0) {
 		say("SYNC %s", ARG(1));
 	} else if (strcmp(argv[0], "exit") == 0) {
