@@ -389,6 +389,25 @@ const std::vector<HookSpec>& Hooks() {
   return kHooks;
 }
 
+const std::vector<HookGroup>& HookGroups() {
+  static const std::vector<HookGroup> kGroups = {
+      {"lifecycle", "queues, creates, destroys and exits", true},
+      // bpf/tracepoint_tier.bpf.h: a second KFD fd of a process is a context
+      {"contexts", "secondary KFD contexts", true},
+      {"runlist", "runlist unmaps and maps", false},
+      {"mes", "MES queue adds and removes", false},
+      {"eviction", "evictions and restores", false},
+      // The tracepoint tier decodes UPDATE_QUEUE and SET_CU_MASK itself
+      // (priorities, CU masks), but no runlist operation to attribute.
+      {"attribution", "the causes of runlist operations", false},
+      // It reads at exit_group and the last thread's exit instead.
+      {"submissions", "submissions read at a process's exit", true},
+      {"args", "identities for the BTF-free bodies", true},
+      {"tracepoint", "the tracepoint tier itself", true},
+  };
+  return kGroups;
+}
+
 const std::vector<std::string>& OptionalHookGroups() {
   static const std::vector<std::string> kGroups = [] {
     std::vector<std::string> groups;
@@ -666,10 +685,14 @@ std::string TierSummary(const std::vector<HookPlan>& plans) {
                             ? std::string("none")
                             : fmt::format("{}", fmt::join(tiers, ", ")));
   if (tp) {
-    line +=
-        "; tracepoint tier: queues, creates, destroys (ioctl), exits, "
-        "submissions and doorbells only: no runlist, MES, eviction or "
-        "update metrics (docs/probe-tiers.md)";
+    std::vector<std::string> absent;
+    for (const HookGroup& g : HookGroups()) {
+      if (!g.tracepoint_feeds_too) absent.emplace_back(g.feeds);
+    }
+    line += fmt::format(
+        "; tracepoint tier: no {}: those families are absent "
+        "(docs/probe-tiers.md)",
+        fmt::join(absent, ", "));
   }
   if (args) {
     line +=

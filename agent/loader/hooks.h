@@ -50,9 +50,7 @@ struct HookSpec {
   const char* kprobe_exit;
   /// Reads amdkfd structs through CO-RE: useless without their BTF.
   bool needs_kfd_types;
-  /// What the hook serves, for grouped output: "lifecycle", "contexts",
-  /// "runlist", "mes", "eviction", "attribution", "submissions" or "args"
-  /// (args-kprobe only).
+  /// What the hook serves, for grouped output: one of HookGroups().
   const char* group = "lifecycle";
   /// Never fails the load: if the kernel refuses its programs, the hook is
   /// reported (mode none, with the reason) and the others load without it.
@@ -95,6 +93,18 @@ struct HookSpec {
 
 /// Every hook, in a stable order, grouped (hooks of a group are adjacent).
 const std::vector<HookSpec>& Hooks();
+
+/// A group of hooks (HookSpec::group) and what its records feed.
+struct HookGroup {
+  const char* name;   ///< HookSpec::group
+  const char* feeds;  ///< what its records feed, as the tier summary says it
+  /// The tracepoint tier feeds the same from the KFD ioctls it decodes and
+  /// the process ends it sees; where it does not, the group's families are
+  /// absent in that tier (docs/probe-tiers.md, "What each tier gives").
+  bool tracepoint_feeds_too;
+};
+/// Every group of Hooks(), in Hooks() order.
+const std::vector<HookGroup>& HookGroups();
 
 /// The groups of the optional hooks, in Hooks() order: the loader adds them
 /// back one by one when the kernel refuses the whole set.

@@ -663,7 +663,23 @@ TEST(HooksTest, TracepointTierWhenNothingElseCarriesCreates) {
   }
   const std::string line = TierSummary(PlanHooks(f, kAuto));
   EXPECT_NE(line.find("tracepoint (2 hooks)"), std::string::npos) << line;
-  EXPECT_NE(line.find("no runlist, MES, eviction"), std::string::npos);
+  EXPECT_NE(line.find("no runlist unmaps and maps, MES queue adds and "
+                      "removes, evictions and restores, the causes of "
+                      "runlist operations: those families are absent"),
+            std::string::npos)
+      << line;
+}
+
+TEST(HooksTest, EveryHookGroupIsDescribedOnce) {
+  std::vector<std::string> described;
+  for (const HookGroup& g : HookGroups()) described.emplace_back(g.name);
+  std::vector<std::string> used;
+  for (const HookSpec& spec : Hooks()) {
+    if (used.empty() || used.back() != spec.group)
+      used.emplace_back(spec.group);
+  }
+  // Hooks of a group are adjacent, so `used` is the groups in Hooks() order.
+  EXPECT_EQ(described, used);
 }
 
 TEST(HooksTest, TracepointTierNeverMixedWithFunctionHooks) {
