@@ -167,15 +167,7 @@ run_kernel() {
 # ---- main ---------------------------------------------------------------------
 note "kernel tier: agent $AGENT, cache $CACHE, logs $WORK"
 READY=() # "label dir" of every kernel that could be had
-# Full-scope guests first, newest first: they run about twice as long as the
-# attach-only ones (6.12, 6.18 and 7.3 took 210-260 s in CI, 6.16, 6.17 and
-# 7.2 about 135 s), and the two guest slots finish together sooner when the
-# longest start first (by kernel version, the tier took 763 s; longest
-# first would have taken about 705 s).
-ORDERED=()
-for k in $KERNELS; do [ -z "${GUEST_SCOPE[$k]:-}" ] && ORDERED=("$k" "${ORDERED[@]}"); done
-for k in $KERNELS; do [ -n "${GUEST_SCOPE[$k]:-}" ] && ORDERED+=("$k"); done
-for k in "${ORDERED[@]}"; do
+for k in $KERNELS; do
   if prepare "$k"; then
     READY+=("$k $KDIR")
   else
