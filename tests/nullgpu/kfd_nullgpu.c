@@ -51,7 +51,23 @@
  *   GPUQ_KFDNULL_TRUTH  the truth file ("%p" = pid), nullgpu.c's format
  *                       (blits = ROCr's, rocclr_blits = HIP's copies):
  *                       written at every queue destroy and at exit
- *   GPUQ_KFDNULL_PAUSED 1: the CP never consumes (packets stay pending)
+ *   GPUQ_KFDNULL_PAUSED 1: the CP starts paused (packets stay pending)
+ *   GPUQ_KFDNULL_CONTROL a directory polled every ~10 ms, as nullgpu.c's
+ *                       GPUQ_NULLGPU_CONTROL: a file "pause" pauses the CP
+ *                       while it exists; a file "dump" makes it write the
+ *                       truth file, then it is removed
+ *   GPUQ_KFDNULL_KFD    1: KFD forwarding (the QEMU simulator tier of
+ *                       tests/kernel/sim), as nullgpu.c's GPUQ_NULLGPU_KFD:
+ *                       the real /dev/kfd (a KFD char device: the
+ *                       simulator) is opened beside the memfd, the null
+ *                       GPUs take the gpu_ids of its topology nodes, and
+ *                       queue create, destroy, update and CU mask also go
+ *                       to it with ROCr's own arguments (ring, read and
+ *                       write pointers, priority, mask words), so the
+ *                       kernel and gpuq-agent's hooks see ROCr's real
+ *                       queues; the null CP still consumes the packets
+ *   GPUQ_KFDNULL_KFD_NODES the KFD topology node of each null GPU, "1,2"
+ *                       (default 1, 2, ...)
  *   GPUQ_KFDNULL_DEBUG  1: every redirected path and ioctl on stderr */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -100,7 +116,8 @@ enum {
 };
 
 static int g_debug;
-static int g_paused;
+static _Atomic int g_paused;
+static const char* g_control_dir;
 static unsigned g_ngpus = 1;
 static int g_memfd = -1;
 static dev_t g_memfd_dev;
@@ -169,12 +186,22 @@ static uint64_t now_ns(void) {
 
 /* ------------------------------------------------------- the topology ---- */
 
-static uint32_t gpu_id_of(unsigned gpu) { return GPU_ID_BASE + gpu; }
+/* KFD forwarding (GPUQ_KFDNULL_KFD): the real /dev/kfd and the gpu_id of
+ * the KFD topology node each null GPU stands on; g_kfd_error is the one
+ * line saying why forwarding could not be set up (then /dev/kfd does not
+ * open: ROCr reports no KFD). */
+static int g_kfd_fd = -1;
+static uint32_t g_kfd_gpu_id[MAX_GPUS];
+static char g_kfd_error[256];
+
+static uint32_t gpu_id_of(unsigned gpu) {
+  return g_kfd_fd >= 0 ? g_kfd_gpu_id[gpu] : GPU_ID_BASE + gpu;
+}
 
 static int gpu_of_id(uint32_t gpu_id) {
-  return gpu_id >= GPU_ID_BASE && gpu_id < GPU_ID_BASE + g_ngpus
-             ? (int)(gpu_id - GPU_ID_BASE)
-             : -1;
+  for (unsigned g = 0; g < g_ngpus; g++)
+    if (gpu_id_of(g) == gpu_id) return (int)g;
+  return -1;
 }
 
 static void put_file(const char* rel, const char* fmt, ...) {
@@ -301,16 +328,63 @@ __attribute__((destructor)) static void at_exit(void) {
   if (g_sysfs[0]) nftw(g_sysfs, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* GPUQ_KFDNULL_KFD: opens the real /dev/kfd and learns the gpu_id of each
+ * null GPU's KFD node from the real sysfs (libc's own open and fopen: the
+ * interposed ones redirect both). Sets g_kfd_error when it cannot. */
+static void kfd_forward_open(void) {
+  const char* nodes = getenv("GPUQ_KFDNULL_KFD_NODES");
+  for (unsigned g = 0; g < g_ngpus; g++) {
+    unsigned node = g + 1;
+    if (nodes && *nodes) {
+      char* end;
+      node = (unsigned)strtoul(nodes, &end, 10);
+      nodes = *end == ',' ? end + 1 : end;
+    }
+    char path[128];
+    snprintf(path, sizeof(path), "/sys/class/kfd/kfd/topology/nodes/%u/gpu_id",
+             node);
+    FILE* f = ((fopen_fn)real("fopen"))(path, "r");
+    unsigned id = 0;
+    if (f) {
+      if (fscanf(f, "%u", &id) != 1) id = 0;
+      fclose(f);
+    }
+    if (!id) {
+      snprintf(g_kfd_error, sizeof(g_kfd_error),
+               "GPUQ_KFDNULL_KFD=1 but no KFD GPU at topology node %u (%s)",
+               node, path);
+      return;
+    }
+    g_kfd_gpu_id[g] = id;
+  }
+  int fd = ((open_fn)real("open"))("/dev/kfd", O_RDWR | O_CLOEXEC, 0);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0 || !S_ISCHR(st.st_mode)) {
+    snprintf(g_kfd_error, sizeof(g_kfd_error),
+             "GPUQ_KFDNULL_KFD=1 but /dev/kfd is not a KFD device: %s",
+             fd < 0 ? strerror(errno) : "not a char device");
+    if (fd >= 0) close(fd);
+    return;
+  }
+  g_kfd_fd = fd;
+}
+
 static void init_once(void) {
   const char* d = getenv("GPUQ_KFDNULL_DEBUG");
   g_debug = d && *d == '1';
   const char* paused = getenv("GPUQ_KFDNULL_PAUSED");
   g_paused = paused && *paused == '1';
+  g_control_dir = getenv("GPUQ_KFDNULL_CONTROL");
   const char* n = getenv("GPUQ_KFDNULL_GPUS");
   if (n && *n) {
     g_ngpus = (unsigned)strtoul(n, NULL, 10);
     if (g_ngpus < 1) g_ngpus = 1;
     if (g_ngpus > MAX_GPUS) g_ngpus = MAX_GPUS;
+  }
+  const char* kfd = getenv("GPUQ_KFDNULL_KFD");
+  if (kfd && *kfd == '1') {
+    kfd_forward_open();
+    if (g_kfd_error[0]) fprintf(stderr, "kfdnull: %s\n", g_kfd_error);
   }
   g_memfd = memfd_create("kfd-nullgpu", MFD_CLOEXEC);
   if (g_memfd < 0 || ftruncate(g_memfd, (off_t)MEMFD_BYTES) != 0) {
@@ -388,6 +462,10 @@ static int device_fd(const char* path, int flags) {
     }
   }
   init();
+  if (g_kfd_error[0]) {
+    errno = ENODEV;
+    return -1;
+  }
   int fd = fcntl(g_memfd, (flags & O_CLOEXEC) ? F_DUPFD_CLOEXEC : F_DUPFD, 0);
   DBG("open %s = %d\n", path, fd);
   return fd;
@@ -760,7 +838,8 @@ typedef struct {
   uint64_t doorbell_changes, consumed, dispatches, barriers, vendor, agent;
   uint64_t unknown, final_write_index, final_read_index, updates, cu_masks;
   uint64_t blits, rocclr_blits;
-  uint32_t priority; /* the uapi's 0..15, at create or the last update */
+  uint32_t priority;     /* the uapi's 0..15, at create or the last update */
+  uint32_t kfd_queue_id; /* with KFD forwarding */
 } null_queue;
 
 static pthread_mutex_t g_q_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -1043,16 +1122,35 @@ static unsigned service_queue(null_queue* q) {
   return n;
 }
 
+/* GPUQ_KFDNULL_CONTROL, polled by the CP. Caller holds g_q_lock. */
+static void poll_control(void) {
+  if (!g_control_dir) return;
+  char p[4200];
+  struct stat st;
+  snprintf(p, sizeof(p), "%s/pause", g_control_dir);
+  g_paused = stat(p, &st) == 0;
+  snprintf(p, sizeof(p), "%s/dump", g_control_dir);
+  if (stat(p, &st) == 0) {
+    write_truth_locked();
+    unlink(p);
+  }
+}
+
 static void* cp_main(void* arg) {
   (void)arg;
-  uint64_t last_work = now_ns();
+  uint64_t last_work = now_ns(), next_control = 0;
   for (;;) {
     unsigned n = 0;
     pthread_mutex_lock(&g_q_lock);
+    /* the control first: a CP started with "pause" there never runs */
+    uint64_t t = now_ns();
+    if (t >= next_control) {
+      poll_control();
+      next_control = t + 10000000ull;
+    }
     for (unsigned i = 0; i < g_nqueues; i++)
       if (g_queues[i].live) n += service_queue(&g_queues[i]);
     pthread_mutex_unlock(&g_q_lock);
-    uint64_t t = now_ns();
     if (n) {
       last_work = t;
       continue;
@@ -1060,6 +1158,17 @@ static void* cp_main(void* arg) {
     cp_idle_sleep(t - last_work);
   }
   return NULL;
+}
+
+/* KFD forwarding: the same ioctl on the real /dev/kfd, with the caller's
+ * arguments (its gpu_id is already the KFD node's: the topology says so)
+ * and the KFD queue id in place of ours. -errno on failure. */
+static int kfd_forward(unsigned long req, void* arg) {
+  if (((ioctl_fn)real("ioctl"))(g_kfd_fd, req, arg) == 0) return 0;
+  int e = errno;
+  fprintf(stderr, "kfdnull: forwarding ioctl nr 0x%02x to /dev/kfd: %s\n",
+          (unsigned)_IOC_NR(req), strerror(e));
+  return -e;
 }
 
 static int queue_create(struct kfd_ioctl_create_queue_args* a) {
@@ -1096,6 +1205,18 @@ static int queue_create(struct kfd_ioctl_create_queue_args* a) {
   q->doorbell = &g_doorbell_page[g][q->slot];
   atomic_store(q->doorbell, DOORBELL_UNRUNG);
   q->last_doorbell = DOORBELL_UNRUNG;
+  if (g_kfd_fd >= 0) {
+    struct kfd_ioctl_create_queue_args k = *a;
+    int rc = kfd_forward(AMDKFD_IOC_CREATE_QUEUE, &k);
+    if (rc != 0) { /* as if never created: the id and slot are the next's */
+      q->used = q->live = 0;
+      g_nqueues--;
+      g_next_slot[g]--;
+      pthread_mutex_unlock(&g_q_lock);
+      return rc;
+    }
+    q->kfd_queue_id = k.queue_id;
+  }
   a->queue_id = q->id;
   /* SOC15: the doorbell page's mmap offset | the byte offset in it */
   a->doorbell_offset = (uint64_t)g * DOORBELL_PAGE | q->slot * 8u;
@@ -1129,25 +1250,40 @@ static int queue_destroy(uint32_t id) {
   q->final_write_index = *q->wptr;
   q->final_read_index = *q->rptr;
   q->live = 0;
+  if (g_kfd_fd >= 0) {
+    struct kfd_ioctl_destroy_queue_args k = {.queue_id = q->kfd_queue_id};
+    kfd_forward(AMDKFD_IOC_DESTROY_QUEUE, &k);
+  }
   write_truth_locked();
   pthread_mutex_unlock(&g_q_lock);
   return 0;
 }
 
-/* An update (priority: its new one) or, with cu_mask, a CU mask set. */
-static int queue_count(uint32_t id, int cu_mask, uint32_t priority) {
+/* AMDKFD_IOC_UPDATE_QUEUE (priority: its new one) or, with mask,
+ * AMDKFD_IOC_SET_CU_MASK: counted, and forwarded under the KFD queue id. */
+static int queue_update(struct kfd_ioctl_update_queue_args* u,
+                        struct kfd_ioctl_set_cu_mask_args* mask) {
   pthread_mutex_lock(&g_q_lock);
-  null_queue* q = queue_get(id);
-  if (q) {
-    if (cu_mask) {
-      q->cu_masks++;
-    } else {
-      q->updates++;
-      q->priority = priority;
+  null_queue* q = queue_get(mask ? mask->queue_id : u->queue_id);
+  int rc = q ? 0 : -EINVAL;
+  if (q && mask) {
+    q->cu_masks++;
+    if (g_kfd_fd >= 0) {
+      struct kfd_ioctl_set_cu_mask_args k = *mask;
+      k.queue_id = q->kfd_queue_id;
+      rc = kfd_forward(AMDKFD_IOC_SET_CU_MASK, &k);
+    }
+  } else if (q) {
+    q->updates++;
+    q->priority = u->queue_priority;
+    if (g_kfd_fd >= 0) {
+      struct kfd_ioctl_update_queue_args k = *u;
+      k.queue_id = q->kfd_queue_id;
+      rc = kfd_forward(AMDKFD_IOC_UPDATE_QUEUE, &k);
     }
   }
   pthread_mutex_unlock(&g_q_lock);
-  return q ? 0 : -EINVAL;
+  return rc;
 }
 
 /* ----------------------------------------------------------- ioctls ---- */
@@ -1165,13 +1301,10 @@ static int kfd_ioctl(unsigned long req, void* arg) {
     case _IOC_NR(AMDKFD_IOC_DESTROY_QUEUE):
       return queue_destroy(
           ((struct kfd_ioctl_destroy_queue_args*)arg)->queue_id);
-    case _IOC_NR(AMDKFD_IOC_UPDATE_QUEUE): {
-      struct kfd_ioctl_update_queue_args* a = arg;
-      return queue_count(a->queue_id, 0, a->queue_priority);
-    }
+    case _IOC_NR(AMDKFD_IOC_UPDATE_QUEUE):
+      return queue_update(arg, NULL);
     case _IOC_NR(AMDKFD_IOC_SET_CU_MASK):
-      return queue_count(((struct kfd_ioctl_set_cu_mask_args*)arg)->queue_id, 1,
-                         0);
+      return queue_update(NULL, arg);
     case _IOC_NR(AMDKFD_IOC_SET_MEMORY_POLICY):
     case _IOC_NR(AMDKFD_IOC_ACQUIRE_VM):
     case _IOC_NR(AMDKFD_IOC_SET_SCRATCH_BACKING_VA):

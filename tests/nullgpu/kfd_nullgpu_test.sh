@@ -15,7 +15,12 @@
 #     consumes them: the truth file's per-queue dispatches and barriers =
 #     what the client says it wrote, nothing pending, ROCr's utility queue
 #     seen, queues destroyed, hsa_shut_down and exit 0;
-#   - a paused CP leaves the packets pending;
+#   - a paused CP leaves the packets pending, from the start
+#     (GPUQ_KFDNULL_PAUSED) or by the control directory's "pause" file,
+#     whose "dump" file makes it write the truth then and removes it;
+#   - KFD forwarding (GPUQ_KFDNULL_KFD=1) with no KFD: /dev/kfd does not
+#     open and one line says why (the QEMU simulator tier forwards for
+#     real: tests/kernel/sim);
 #   - ROCr's own blit kernels (its copies and fills without SDMA) are
 #     performed: rocr_client's copy command round-trips on both GPUs;
 #   - gpuq-agent --doorbells=uprobe --hsa-runtime <the root's ROCr> counts
@@ -138,6 +143,23 @@ for stack in 6.4 7.2; do
   [ "$RUN_RC" = 0 ] && [ -n "$p" ] && [ "$(sum "$p" owner=client pending)" = 30 ] && [ "$(sum "$p" owner=client consumed)" = 0 ] &&
     pass "ROCm $stack: a paused null CP leaves the 30 packets pending" ||
     fail "ROCm $stack: paused run exit $RUN_RC" "$(cat "$TMP/paused-$stack.out" "$p" 2> /dev/null)"
+  # the same by the control directory, whose dump comes before any packet
+  mkdir -p "$R$D/ctl"
+  touch "$R$D/ctl/pause" "$R$D/ctl/dump"
+  printf 'queue q1 0 128\nsubmit q1 30 nowait\nexit\n' > "$R$D/ctl.in"
+  run_group "${IN_ROOT[@]}" "$R" "${PRE[@]}" GPUQ_KFDNULL_CONTROL="$D/ctl" GPUQ_KFDNULL_TRUTH="$D/ctl.%p" \
+    bash -c 'exec "$0" < "$1"' "$D/rocr_client" "$D/ctl.in" > "$TMP/ctl-$stack.out" 2>&1
+  p=$(ls "$R$D"/ctl.[0-9]* 2> /dev/null | head -1)
+  [ "$RUN_RC" = 0 ] && [ -n "$p" ] && [ ! -e "$R$D/ctl/dump" ] && [ "$(sum "$p" owner=client pending)" = 30 ] &&
+    [ "$(sum "$p" owner=client consumed)" = 0 ] && grep -q 'paused=1' "$p" &&
+    pass "ROCm $stack: the control directory's pause file leaves the 30 packets pending; its dump file was taken (truth written, file removed)" ||
+    fail "ROCm $stack: control run exit $RUN_RC, dump file $([ -e "$R$D/ctl/dump" ] && echo left || echo taken)" "$(cat "$TMP/ctl-$stack.out" "$p" 2> /dev/null)"
+  # forwarding asked for where there is no KFD
+  run_group "${IN_ROOT[@]}" "$R" "${PRE[@]}" GPUQ_KFDNULL_KFD=1 rocminfo > "$TMP/fwd-$stack.out" 2>&1
+  line=$(grep -c '^kfdnull: GPUQ_KFDNULL_KFD=1 but no KFD GPU at topology node 1 ' "$TMP/fwd-$stack.out")
+  [ "$RUN_RC" != 0 ] && [ "$line" = 1 ] &&
+    pass "ROCm $stack: KFD forwarding without a KFD: rocminfo exit $RUN_RC, one line: $(grep '^kfdnull:' "$TMP/fwd-$stack.out")" ||
+    fail "ROCm $stack: KFD forwarding without a KFD: rocminfo exit $RUN_RC, $line lines naming it" "$(tail -20 "$TMP/fwd-$stack.out")"
 
   # ROCr's own copies: its blit kernels on its utility queue, performed
   printf 'copy 0 65536\ncopy 1 4099\nshutdown\nexit\n' > "$R$D/copy.in"
