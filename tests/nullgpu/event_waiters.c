@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -79,6 +80,8 @@ static HsaEvent* new_event(bool manual_reset) {
 
 int main(void) {
   setvbuf(stdout, NULL, _IOLBF, 0);
+  /* amdkfd's waits exactly: no bounded slices (nullgpu.c, WAIT_SLICE_MS) */
+  setenv("GPUQ_NULLGPU_WAIT_SLICE_MS", "0", 1);
   HsaEvent* ev = new_event(false);
   if (!ev) {
     printf("FAIL - hsaKmtCreateEvent\n");

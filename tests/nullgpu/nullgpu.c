@@ -1051,17 +1051,43 @@ EXPORT HSAKMT_STATUS hsaKmtSetEvent(HsaEvent* ev) {
   return HSAKMT_STATUS_SUCCESS;
 }
 
+/* A wait sleeps at most WAIT_SLICE_MS, then returns WAIT_TIMEOUT, which
+ * ROCr 5.2.3's wait loops (InterruptSignal::WaitRelaxed, Signal::WaitAny)
+ * ignore: they re-check the signal and wait again. amdkfd would sleep on,
+ * and ROCr 5.2.3 can lose a wakeup there: a completion whose set lands
+ * between a thread's value check and its wait, while another thread (its
+ * async-events thread) waits on the same auto-reset event, wakes only that
+ * one and leaves the event unsignaled (kfd_events.c set_event), so the
+ * first sleeps for good. KFD 1.14's event ages, which ROCr 6.x passes
+ * (kfd_nullgpu.c models them), close that race. A program hung on it says
+ * nothing about the agent; one suspected in the simulator tier (the 8-GPU
+ * HIP program, 1 run in about 10 since 2026-11-27) is why this bound. */
+#define WAIT_SLICE_MS 200
+
+/* GPUQ_NULLGPU_WAIT_SLICE_MS=0: no bound, amdkfd's waits exactly (the
+ * event semantics test, event_waiters.c). */
+static HSAuint32 wait_slice_ms(void) {
+  static _Atomic long slice = -1;
+  long v = atomic_load(&slice);
+  if (v < 0) {
+    const char* e = getenv("GPUQ_NULLGPU_WAIT_SLICE_MS");
+    v = e && *e ? strtol(e, NULL, 10) : WAIT_SLICE_MS;
+    if (v <= 0) v = HSA_EVENTTIMEOUT_INFINITE;
+    atomic_store(&slice, v);
+  }
+  return (HSAuint32)v;
+}
+
 EXPORT HSAKMT_STATUS hsaKmtWaitOnMultipleEvents(HsaEvent* evs[], HSAuint32 n,
                                                 bool all, HSAuint32 ms) {
   struct timespec deadline;
   clock_gettime(CLOCK_REALTIME, &deadline);
-  if (ms != HSA_EVENTTIMEOUT_INFINITE) {
-    deadline.tv_sec += ms / 1000;
-    deadline.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (deadline.tv_nsec >= 1000000000L) {
-      deadline.tv_sec++;
-      deadline.tv_nsec -= 1000000000L;
-    }
+  HSAuint32 slice = ms > wait_slice_ms() ? wait_slice_ms() : ms;
+  deadline.tv_sec += slice / 1000;
+  deadline.tv_nsec += (long)(slice % 1000) * 1000000L;
+  if (deadline.tv_nsec >= 1000000000L) {
+    deadline.tv_sec++;
+    deadline.tv_nsec -= 1000000000L;
   }
   if (n == 0 || n > MAX_EVENTS) return HSAKMT_STATUS_INVALID_PARAMETER;
   /* As kfd_wait_on_events: an event already signaled counts (and an
@@ -1097,7 +1123,7 @@ EXPORT HSAKMT_STATUS hsaKmtWaitOnMultipleEvents(HsaEvent* evs[], HSAuint32 n,
       st = HSAKMT_STATUS_WAIT_TIMEOUT;
       break;
     }
-    int rc = ms == HSA_EVENTTIMEOUT_INFINITE
+    int rc = slice == HSA_EVENTTIMEOUT_INFINITE
                  ? pthread_cond_wait(&g_ev_cond, &g_ev_lock)
                  : pthread_cond_timedwait(&g_ev_cond, &g_ev_lock, &deadline);
     if (rc == ETIMEDOUT) {
