@@ -69,12 +69,28 @@ BPF_OBJECT=${GPUQ_KTEST_BPF_OBJECT:-$(dirname "$AGENT")/bpf/gpuq.bpf.o}
 # forwarding to the simulator (sim/guest-init.sh says why hip has no
 # destroys check).
 ROCR_CHECKS="start queues creates submissions pending drained doorbells destroys teardown stops"
+# rocr-6.4:*, rocr-7.2:*: Debian's ROCr 6.4.3 (sid) and 7.2.4 (experimental)
+# on the KFD null GPU forwarding to the simulator (build_rocm_stacks).
+ROCM_STACKS="6.4 7.2"
 HIP_CHECKS="start queues creates submissions pending drained doorbells teardown stops"
 # has_contexts LABEL: the simulator built for LABEL's kernel has secondary
 # KFD contexts (its real amdgpu.ko has kfd_process.context_id).
-has_contexts() { grep -qx contexts "$WORK/mod-$1/root/lib/kfd-sim/features" 2> /dev/null; }
+has_contexts() { grep -qx contexts "$WORK/mod-${1%-programs}/root/lib/kfd-sim/features" 2> /dev/null; }
+# expected_checks [SCOPE]: the checks of a guest of that GPUQ_SCOPE
+# ("main", "programs"; "": all).
 expected_checks() {
+  local scope=${1:-} m c extra
   echo insmod btf-flavor agent-version
+  [ "$scope" = programs ] || main_checks
+  if [ "$scope" != main ]; then
+    echo programs:reload programs:run programs:report
+    for m in btf-fentry btf-kprobe args-kprobe tracepoint; do
+      for c in start live experiment doorbells teardown stops; do echo "programs-$m:$c"; done
+    done
+  fi
+  echo drivers kernel-clean
+}
+main_checks() {
   local m c extra
   for m in fentry kprobe args tracepoint; do
     case $m in
@@ -91,15 +107,15 @@ expected_checks() {
     done
   done
   for m in rocr rocr-args rocr-tp; do for c in $ROCR_CHECKS; do echo "$m:$c"; done; done
+  # the ROCm stacks of build_rocm_stacks, in the btf-fentry, args-kprobe and
+  # tracepoint tiers
+  for m in $ROCM_STACKS; do
+    for c in $ROCR_CHECKS; do echo "rocr-$m:$c rocr-$m-args:$c rocr-$m-tp:$c"; done
+  done
   # beside the rocr client's agent: the deployment's capabilities, and without CAP_SYS_PTRACE
   echo rocr:least-privilege rocr:no-ptrace
   for m in hip hip-args; do for c in $HIP_CHECKS; do echo "$m:$c"; done; done
-  echo programs:reload programs:run programs:report
-  for m in btf-fentry btf-kprobe args-kprobe tracepoint; do
-    for c in start live experiment doorbells teardown stops; do echo "programs-$m:$c"; done
-  done
   echo record-command record-container record-sigint short-lived-named nobtf-reload kprobes-off
-  echo drivers kernel-clean
 }
 JUDGED=""
 N_CHECKS=$(expected_checks | wc -w)
@@ -463,6 +479,55 @@ build_hip() {
   note "hip client: Debian's $(readlink -f /usr/lib/x86_64-linux-gnu/libamdhip64.so.5 | xargs basename) and $(readlink -f "$COMGR_LIB" | xargs basename) over it"
 }
 
+# build_rocm_stacks ROOT: the ROCm stacks users run in their containers in
+# 2026 (ROCr 6.4.3 from Debian sid, 7.2.4 from experimental: the cached
+# roots of tests/nullgpu/rocm_stacks.sh), each as ROOT/rocm/STACK: lib/ with
+# that root's ROCr and its closure (its own glibc and loader: the guest runs
+# bin/ through lib/ld-linux-x86-64.so.2 --library-path lib, as a container
+# with its own ROCm), rocminfo, rocr_client compiled against that root's
+# hsa.h, and the KFD null GPU (kfd_nullgpu.c: ROCr >= 6.3 links the thunk
+# in) forwarding its queues to the simulator's /dev/kfd. About 12 MB each.
+# A stack that cannot be had leaves ROOT/lib/nullgpu/rocm-STACK-missing:
+# the guest skips its checks naming it.
+build_rocm_stacks() {
+  local r=$1 out=$WORK/nullgpu stack d p why=""
+  . "$SRC/tests/nullgpu/rocm_stacks.sh"
+  mkdir -p "$r/lib/nullgpu" "$out"
+  echo "$ROCM_STACKS" > "$r/lib/nullgpu/rocm-stacks"
+  if ! gcc -std=gnu11 -shared -fPIC -O2 -Wall -Wextra -Wpedantic -Werror -fvisibility=hidden \
+    -I "$WORK/shim" -o "$out/libgpuq_kfdnull.so" "$SRC/tests/nullgpu/kfd_nullgpu.c" -ldl -lpthread \
+    > "$out/kfdnull-build.log" 2>&1; then
+    fail "build the KFD null GPU (kfd_nullgpu.c)" "$(cat "$out/kfdnull-build.log")"
+    why="the KFD null GPU did not build"
+  fi
+  for stack in $ROCM_STACKS; do
+    d=$r/rocm/$stack
+    if [ -z "$why" ] && ! rocm_root "$stack"; then
+      echo "$ROCM_WHY" > "$r/lib/nullgpu/rocm-$stack-missing"
+      note "ROCm $stack checks will skip: $ROCM_WHY"
+      continue
+    elif [ -n "$why" ]; then
+      echo "$why" > "$r/lib/nullgpu/rocm-$stack-missing"
+      continue
+    fi
+    mkdir -p "$d/lib" "$d/bin"
+    if ! gcc -std=gnu11 -O2 -Wall -Wextra -Werror -I "$ROCM_ROOT/usr/include" "$SRC/tests/nullgpu/rocr_client.c" \
+      -o "$d/bin/rocr_client" -L "$ROCM_ROOT/usr/lib/x86_64-linux-gnu" -l:libhsa-runtime64.so.1 \
+      -Wl,--allow-shlib-undefined > "$out/rocr-client-$stack.log" 2>&1; then
+      fail "build rocr_client against ROCm $stack's hsa.h" "$(cat "$out/rocr-client-$stack.log")"
+      echo "rocr_client did not build against ROCm $stack's hsa.h" > "$r/lib/nullgpu/rocm-$stack-missing"
+      continue
+    fi
+    cp -L "$ROCM_ROOT/usr/bin/rocminfo" "$d/bin/"
+    for p in $(chroot "$ROCM_ROOT" ldd /usr/bin/rocminfo | grep -oE '/[^ ]+'); do
+      cp -L "$ROCM_ROOT$p" "$d/lib/"
+    done
+    cp "$out/libgpuq_kfdnull.so" "$d/lib/"
+    echo "$ROCM_VERSION" > "$d/version"
+    note "ROCm $stack: Debian's libhsa-runtime64-1 $ROCM_VERSION ($(du -sm "$d" | cut -f1) MB with its closure) + the KFD null GPU"
+  done
+}
+
 # ---- the guest payload (same for every kernel) ------------------------------------
 build_payload() {
   local r=$WORK/rootfs
@@ -481,6 +546,7 @@ build_payload() {
   fi
   build_rocr "$r"
   build_hip "$r"
+  build_rocm_stacks "$r"
   copy_with_libs /bin/busybox /bin/busybox "$r"
   copy_with_libs "$AGENT" /bin/gpuq-agent "$r"
   # the kernel's own counts of skipped programs (recursion_misses)
@@ -522,12 +588,37 @@ start_guest() {
 }
 judge_guest() {
   judge_markers "$1" "$WORK/boot-$1.log"
-  "$HERE/compat.sh" rows sim "$1" "$(cat "${KDIR_OF[$1]}/package")" "$WORK/boot-$1.log" >> "$WORK/compat.tsv"
+  # the compatibility rows come from the tiers' lifecycle checks (main scope)
+  [ "${GUEST_SCOPE[$1]:-}" = programs ] ||
+    "$HERE/compat.sh" rows sim "$1" "$(cat "${KDIR_OF[$1]}/package")" "$WORK/boot-$1.log" >> "$WORK/compat.tsv"
+}
+# Each kernel's checks in two guests, "K" (GPUQ_SCOPE=main) and
+# "K-programs" (the programs group, the longest: 290 s of the 7.3 guest's
+# 807 s in the run of 2026-11-27 16:50), so that the two cores stay busy
+# until the end: the mains newest first, then the programs newest first
+# (7.3 main ~540 s beside 6.1 main ~300 s then 7.3's programs, 6.1's
+# programs last). Not with GPUQ_KTEST_ONLY (a developer's knob: one guest
+# per kernel, running the groups named).
+split_guests() {
+  local e label rest mains=() progs=()
+  for e in "$@"; do
+    read -r label rest <<< "$e"
+    if [ -n "${GPUQ_KTEST_ONLY:-}" ]; then
+      mains=("$e" "${mains[@]}")
+      continue
+    fi
+    GUEST_SCOPE[$label]=main
+    GUEST_SCOPE[$label-programs]=programs
+    mains=("$e" "${mains[@]}")
+    progs=("$label-programs $rest" "${progs[@]}")
+  done
+  GUESTS=("${mains[@]}" "${progs[@]}")
 }
 if build_payload; then
   prepare_unlock
   t_k=$(now)
-  run_guests start_guest judge_guest "${READY[@]}"
+  split_guests "${READY[@]}"
+  run_guests start_guest judge_guest "${GUESTS[@]}"
   note "kernels ${KERNELS}: boots and checks, $KTEST_JOBS at a time, took $(since "$t_k") s"
 fi
 if [ -s "$WORK/compat.tsv" ]; then

@@ -21,9 +21,20 @@ K=${GPUQ_KERNEL:-$(uname -r)}
 # named group of checks after the common setup; the host then reports every
 # other check missing, so such a run never passes.
 ONLY=${GPUQ_ONLY:-}
-# only GROUP: GPUQ_ONLY (GPUQ_KTEST_ONLY on the host) is empty or names
-# GROUP, alone or in a comma-separated list (fentry,nobtf).
-only() { [ -z "$ONLY" ] || named "$1"; }
+# GPUQ_SCOPE: run_sim_tier.sh splits a kernel's checks over two guests that
+# run beside the other kernel's (the programs group is the longest):
+# "programs" runs that group only, "main" every other one; unset: all.
+SCOPE=${GPUQ_SCOPE:-}
+# only GROUP: GROUP is in this guest's scope, and GPUQ_ONLY (GPUQ_KTEST_ONLY
+# on the host) is empty or names GROUP, alone or in a comma-separated list
+# (fentry,nobtf).
+only() {
+  case $SCOPE in
+    programs) [ "$1" = programs ] || return 1 ;;
+    main) [ "$1" != programs ] || return 1 ;;
+  esac
+  [ -z "$ONLY" ] || named "$1"
+}
 # named GROUP: GPUQ_ONLY names GROUP (a group that runs only when asked for).
 named() { case ",$ONLY," in *",$1,"*) true ;; *) false ;; esac; }
 SIM=/lib/kfd-sim
@@ -1017,9 +1028,34 @@ ng_run() {
     GPUQ_NULLGPU_CONTROL=$ctl GPUQ_NULLGPU_TRUTH=$truth HSA_ENABLE_SDMA=0 $*"
 }
 
+# kfd_run STACK CGROUP CONTROL TRUTH GPUS KFD-NODES CMD...: as ng_run, for
+# a ROCm stack of /rocm (run_sim_tier.sh's build_rocm_stacks: ROCr 6.4 or
+# 7.2, which link the thunk in): CMD through the stack's own loader and
+# libraries (a container with its own ROCm), on the KFD null GPU
+# (kfd_nullgpu.c) with GPUS gfx90a, forwarding its queues to KFD-NODES.
+kfd_run() {
+  local d=/rocm/$1 cg=$2 ctl=$3 truth=$4 gpus=$5 nodes=$6
+  shift 6
+  exec sh -c "echo \$\$ > $cg/cgroup.procs && exec env LD_PRELOAD=$d/lib/libgpuq_kfdnull.so \
+    GPUQ_KFDNULL_KFD=1 GPUQ_KFDNULL_KFD_NODES=$nodes GPUQ_KFDNULL_GPUS=$gpus \
+    GPUQ_KFDNULL_CONTROL=$ctl GPUQ_KFDNULL_TRUTH=$truth HSA_ENABLE_SDMA=0 \
+    $d/lib/ld-linux-x86-64.so.2 --library-path $d/lib $*"
+}
+
+# rocr_runtime: the ROCr the clients map: Debian 12's, or with STACK set
+# that ROCm stack's.
+rocr_runtime() {
+  if [ -n "${STACK:-}" ]; then
+    echo /rocm/$STACK/lib/libhsa-runtime64.so.1
+  else
+    echo /usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1
+  fi
+}
+
 # start_client NAME: NAME's client in container A, commands on fd 8; waits
 # for READY (hsa_init under TCG takes seconds; HIP also loads LLVM through
-# comgr). Sets PID_NAME, FD_NAME.
+# comgr). Sets PID_NAME, FD_NAME. With STACK set (rocr only), the client of
+# that ROCm stack (kfd_run).
 start_client() {
   local name=$1 cmd
   case $name in
@@ -1028,9 +1064,14 @@ start_client() {
   esac
   rm -f /tmp/$name.in /tmp/$name.out $NG_TRUTH
   mkdir -p $NG_CTL
+  rm -f $NG_CTL/*
   mkfifo /tmp/$name.in
   exec 8<> /tmp/$name.in
-  ng_run $CG_A $NG_CTL $NG_TRUTH 2xgfx90a 1,2 $cmd < /tmp/$name.in > /tmp/$name.out 2>&1 &
+  if [ -n "${STACK:-}" ]; then
+    kfd_run $STACK $CG_A $NG_CTL $NG_TRUTH 2 1,2 /rocm/$STACK/bin/rocr_client < /tmp/$name.in > /tmp/$name.out 2>&1 &
+  else
+    ng_run $CG_A $NG_CTL $NG_TRUTH 2xgfx90a 1,2 $cmd < /tmp/$name.in > /tmp/$name.out 2>&1 &
+  fi
   eval "FD_$name=8"
   t0=$(up)
   while ! grep -q '^READY\|^BAD' /tmp/$name.out 2> /dev/null && within 180 "$t0"; do
@@ -1323,10 +1364,11 @@ lp_checks() {
 # client_checks P TIER NAME: NAME's client (rocr or hip) under the agent
 # with its lifecycle probes (PROBES) in TIER and --doorbells=uprobe.
 client_checks() {
-  local P=$1 want_tier=$2 name=$3 c rings got t0 tiers checks pid
+  local P=$1 want_tier=$2 name=$3 c rings got t0 tiers checks pid runtime
+  runtime=$(rocr_runtime)
   eval "checks=\$$(echo "$name" | tr a-z A-Z)_CHECKS"
   [ $P = rocr ] && checks="$checks least-privilege no-ptrace"
-  for c in missing $name-missing; do
+  for c in missing $name-missing ${STACK:+rocm-$STACK-missing}; do
     if [ -f /lib/nullgpu/$c ]; then
       for c2 in $checks; do skip "$P:$c2" "$(cat /lib/nullgpu/$c)"; done
       return
@@ -1334,8 +1376,7 @@ client_checks() {
   done
   ktime $P-start
   : > /tmp/drv.truth
-  start_agent $P --sample-interval 100ms --doorbells=uprobe \
-    --hsa-runtime /usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1
+  start_agent $P --sample-interval 100ms --doorbells=uprobe --hsa-runtime $runtime
   if [ -z "$AG_UP" ]; then
     fail $P:start "the agent (--doorbells=uprobe) never served /metrics with its probes attached"
     dump $P /tmp/agent-$P.out /tmp/m.prom
@@ -1370,7 +1411,7 @@ client_checks() {
   # the doorbell uprobes sit on --hsa-runtime's file: it must be the ROCr
   # the client maps
   maps=$(grep -o '/[^ ]*libhsa-runtime64[^ ]*' /proc/$pid/maps | sort -u | tr '\n' ' ')
-  if [ "$maps" != "/usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1 " ]; then
+  if [ "$maps" != "$runtime " ]; then
     fail $P:start "the $name client maps ROCr as '$maps', not the --hsa-runtime file"
     exit_driver $name
     lp_stop
@@ -1378,7 +1419,11 @@ client_checks() {
     return
   fi
   rm -f /tmp/lost-creates*
-  pass $P:start "agent up after ${AG_UP}s ($tiers); $name client pid $pid: $(head -n 1 /tmp/$name.out) (on the null thunk with /dev/kfd)"
+  if [ -n "${STACK:-}" ]; then
+    pass $P:start "agent up after ${AG_UP}s ($tiers); $name client pid $pid: $(head -n 1 /tmp/$name.out) (Debian's ROCr $(cat /rocm/$STACK/version) on the KFD null GPU forwarding to /dev/kfd)"
+  else
+    pass $P:start "agent up after ${AG_UP}s ($tiers); $name client pid $pid: $(head -n 1 /tmp/$name.out) (on the null thunk with /dev/kfd)"
+  fi
   ktime $P-ready
   ${name}_steps $P
   if [ $P = rocr ]; then
@@ -1443,7 +1488,7 @@ client_checks() {
     scrape /tmp/m.prom
   done
   if [ $ok = 1 ]; then
-    pass $P:doorbells "--doorbells=uprobe on Debian's libhsa-runtime64.so.1:$detail"
+    pass $P:doorbells "--doorbells=uprobe on $runtime:$detail"
   else
     fail $P:doorbells "$detail"
     grep '^gpuq_doorbell\|^gpuq_probe_attached' /tmp/m.prom > /tmp/db.txt
@@ -1488,6 +1533,13 @@ client_checks() {
 }
 only clients && (client_checks rocr btf-fentry rocr)
 only clients && (client_checks hip btf-fentry hip)
+# The ROCm stacks users run in 2026 (run_sim_tier.sh's ROCM_STACKS, listed
+# in /lib/nullgpu/rocm-stacks): Debian's ROCr 6.4.3 and 7.2.4, whose queues
+# the KFD null GPU forwards, under the same checks as Debian 12's, here and
+# in the args-kprobe and tracepoint tiers below.
+for stack in $(cat /lib/nullgpu/rocm-stacks 2> /dev/null); do
+  only clients && (STACK=$stack client_checks rocr-$stack btf-fentry rocr)
+done
 
 # Subshells: whatever goes wrong in a mode, init lives on to report it.
 only fentry && (run_mode fentry)
@@ -1627,6 +1679,9 @@ if [ $rc = 0 ] && [ ! -e /sys/kernel/btf/amdgpu ] && [ -c /dev/kfd ] &&
   [ $HAS_CONTEXTS = 1 ] && ARGS_PROBES="$ARGS_PROBES context_create"
   (MODE=kprobe TIER=args-kprobe SEEDED_EXACT=0 PROBES=$ARGS_PROBES TIER_GIVES="runlist eviction" run_mode args)
   (client_checks rocr-args args-kprobe rocr)
+  for stack in $(cat /lib/nullgpu/rocm-stacks 2> /dev/null); do
+    (STACK=$stack client_checks rocr-$stack-args args-kprobe rocr)
+  done
   (client_checks hip-args args-kprobe hip)
   if echo 0 > /sys/kernel/debug/kprobes/enabled 2> /tmp/kp.txt; then
     pass kprobes-off "kprobes disarmed (/sys/kernel/debug/kprobes/enabled = 0)"
@@ -1635,6 +1690,9 @@ if [ $rc = 0 ] && [ ! -e /sys/kernel/btf/amdgpu ] && [ -c /dev/kfd ] &&
     # ROCr's client only: the tier reads the same ioctl args for HIP's
     # queues, and a HIP group costs a minute of TCG time per kernel
     (PROBES="tp_ioctl tp_exit" ATTACH_MIN=2 client_checks rocr-tp tracepoint rocr)
+    for stack in $(cat /lib/nullgpu/rocm-stacks 2> /dev/null); do
+      (STACK=$stack PROBES="tp_ioctl tp_exit" ATTACH_MIN=2 client_checks rocr-$stack-tp tracepoint rocr)
+    done
     echo 1 > /sys/kernel/debug/kprobes/enabled
   else
     fail kprobes-off "cannot disarm kprobes: $(cat /tmp/kp.txt)"
