@@ -90,6 +90,7 @@
 #include <unistd.h>
 
 #include "cp_idle.h"
+#include "kfd_nodes.h"
 #include "pid_path.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -334,21 +335,10 @@ __attribute__((destructor)) static void at_exit(void) {
 static void kfd_forward_open(void) {
   const char* nodes = getenv("GPUQ_KFDNULL_KFD_NODES");
   for (unsigned g = 0; g < g_ngpus; g++) {
-    unsigned node = g + 1;
-    if (nodes && *nodes) {
-      char* end;
-      node = (unsigned)strtoul(nodes, &end, 10);
-      nodes = *end == ',' ? end + 1 : end;
-    }
+    unsigned node;
     char path[128];
-    snprintf(path, sizeof(path), "/sys/class/kfd/kfd/topology/nodes/%u/gpu_id",
-             node);
-    FILE* f = ((fopen_fn)real("fopen"))(path, "r");
-    unsigned id = 0;
-    if (f) {
-      if (fscanf(f, "%u", &id) != 1) id = 0;
-      fclose(f);
-    }
+    unsigned id = kfd_node_gpu_id(&nodes, g + 1, (fopen_fn)real("fopen"), &node,
+                                  path, sizeof(path));
     if (!id) {
       snprintf(g_kfd_error, sizeof(g_kfd_error),
                "GPUQ_KFDNULL_KFD=1 but no KFD GPU at topology node %u (%s)",

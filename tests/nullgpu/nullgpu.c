@@ -64,6 +64,7 @@
 #include <unistd.h>
 
 #include "cp_idle.h"
+#include "kfd_nodes.h"
 #include "pid_path.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -567,21 +568,10 @@ static int kfd_open(void) {
   }
   const char* nodes = getenv("GPUQ_NULLGPU_KFD_NODES");
   for (unsigned n = 1; n <= g_ngpus; n++) {
-    unsigned kfd_node = n;
-    if (nodes && *nodes) {
-      char* end;
-      kfd_node = (unsigned)strtoul(nodes, &end, 10);
-      nodes = *end == ',' ? end + 1 : end;
-    }
+    unsigned kfd_node;
     char path[128];
-    snprintf(path, sizeof(path), "/sys/class/kfd/kfd/topology/nodes/%u/gpu_id",
-             kfd_node);
-    FILE* f = fopen(path, "r");
-    unsigned gpu_id = 0;
-    if (f) {
-      if (fscanf(f, "%u", &gpu_id) != 1) gpu_id = 0;
-      fclose(f);
-    }
+    unsigned gpu_id =
+        kfd_node_gpu_id(&nodes, n, fopen, &kfd_node, path, sizeof(path));
     if (!gpu_id) {
       fprintf(stderr, "nullgpu: no KFD GPU at topology node %u (%s)\n",
               kfd_node, path);
