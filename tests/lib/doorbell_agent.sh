@@ -31,3 +31,38 @@ start_doorbell_agent() {
     fail "doorbell probes not attached to $lib:$missing" "$(grep doorbell <<< "$m"; cat "$TMP/agent.log")"
   fi
 }
+
+# metric_sum REGEX: the agent's /metrics (URL) series matching ^REGEX, summed.
+metric_sum() { curl -s "$URL" | grep -E "^$1" | awk '{ s += $NF } END { print s + 0 }'; }
+
+# doorbell_packets: gpuq_doorbell_packets_total now, as "KERNEL_DISPATCH
+# BARRIER OTHER" (other: other and unreadable packets).
+doorbell_packets() {
+  echo "$(metric_sum 'gpuq_doorbell_packets_total\{[^}]*packet_type="kernel_dispatch"')" \
+    "$(metric_sum 'gpuq_doorbell_packets_total\{[^}]*packet_type="barrier"')" \
+    "$(metric_sum 'gpuq_doorbell_packets_total\{[^}]*packet_type="(other|unreadable)"')"
+}
+
+# settled_doorbell_packets WANT: doorbell_packets once they equal WANT (up
+# to 10 s), read again half a second later: an over-count would show by then.
+settled_doorbell_packets() {
+  for _ in $(seq 100); do
+    [ "$(doorbell_packets)" = "$1" ] && break
+    sleep 0.1
+  done
+  sleep 0.5
+  doorbell_packets
+}
+
+# check_doorbell_packets WHAT TRUTH: passes when the agent's packets by type
+# equal what the null CP consumed on the client's queues (TRUTH, a truth
+# file of tests/nullgpu; truth_packets of nullgpu_env.sh).
+check_doorbell_packets() {
+  local want got rings
+  want=$(truth_packets "$2")
+  got=$(settled_doorbell_packets "$want")
+  rings=$(metric_sum 'gpuq_doorbells_total\{')
+  [ "$got" = "$want" ] &&
+    pass "$1: gpuq_doorbell_packets_total by type (kernel_dispatch barrier other) = the null CP's truth on the client's queues ($got) from $rings doorbell rings" ||
+    fail "$1: doorbell packets by type $got, truth $want ($rings rings)" "$(curl -s "$URL" | grep '^gpuq_doorbell'; cat "$2")"
+}

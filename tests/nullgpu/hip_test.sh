@@ -21,8 +21,6 @@ procs_init
 . "$SRC/tests/nullgpu/nullgpu_env.sh"
 nullgpu_require "$LIB" "$HIP"
 
-# sum FILE FILTER KEY: KEY summed over the queue lines matching FILTER.
-sum() { truth_queues "$1" "$2" | tr ' ' '\n' | sed -n "s/^$3=//p" | awk '{ s += $1 } END { print s + 0 }'; }
 
 # --- inference-like, 8 GPUs
 T=$TMP/infer.%p

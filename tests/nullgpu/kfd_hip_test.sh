@@ -33,24 +33,9 @@ SRC=$1 AGENT=$2 LIB=$3 OUT=${4:-/dev/null}
 . "$SRC/tests/lib/doorbell_agent.sh"
 use_background_cleanup
 . "$SRC/tests/nullgpu/rocm_stacks.sh"
-. "$SRC/tests/nullgpu/nullgpu_env.sh" # truth_queues, tv
-if [ "$(id -u)" != 0 ] || ! command -v unshare > /dev/null; then
-  skip "HIP 6.4/7.2 on the KFD null GPU: needs root and unshare (mmdebstrap, chroot, mounts, uprobes)"
-  summary
-  exit 77
-fi
-if [ ! -f "$LIB" ]; then
-  skip "the KFD null GPU (libgpuq_kfdnull.so) was not built"
-  summary
-  exit 77
-fi
+. "$SRC/tests/nullgpu/nullgpu_env.sh" # kfdnull_require, truth_queues, sum
+kfdnull_require "HIP 6.4/7.2" "$LIB"
 
-IN_ROOT=(unshare --mount --propagation private bash -c '
-  r=$1; shift
-  mount -t proc proc "$r/proc" && mount --rbind /sys "$r/sys" &&
-    mount --rbind /dev "$r/dev" && exec chroot "$r" "$@"' in_root)
-# sum FILE FILTER KEY: KEY summed over the truth's queue lines matching FILTER.
-sum() { truth_queues "$1" "$2" | tr ' ' '\n' | sed -n "s/^$3=//p" | awk '{ s += $1 } END { print s + 0 }'; }
 # per_gpu FILE OWNER: "n" if both nodes have n such queues, else "n1/n2"
 per_gpu() {
   local c
@@ -61,13 +46,6 @@ per_gpu() {
 stop_bg_wait() {
   for _ in $(seq 100); do kill -0 "$1" 2> /dev/null || break; sleep 0.1; done
   stop_bg "$1"
-}
-# truth_of DIR PREFIX: the one truth file a run left, copied out of the root.
-truth_of() {
-  local f
-  for f in "$1/$2".[0-9]*; do
-    case $f in *.tmp.*) ;; *) [ -f "$f" ] && echo "$f" && return ;; esac
-  done
 }
 
 STREAMS="1 2 4 8"
@@ -85,15 +63,8 @@ for stack in 6.4 7.2; do
   STACKS=$((STACKS + 1))
   R=$ROCM_ROOT V=${ROCM_HIP_VERSION%%[-+]*}
   pass "HIP $stack: Debian's libamdhip64 $ROCM_HIP_VERSION with ROCr $ROCM_VERSION in $R ($(($(date +%s) - t0)) s to get it)"
-  D=/tmp/gpuq-kfdhip-$$ # inside the root; the cached root keeps nothing
-  mkdir -p "$R$D"
-  on_exit "rm -rf '$R$D'; rm -rf '$R'/tmp/gpuq-kfdnull.* '$R'/tmp/comgr-*"
-  cp "$LIB" "$R$D/libgpuq_kfdnull.so"
-  cp "$SRC/tests/nullgpu/hip_client.cc" "$R$D/"
-  # HOME inside the run's directory: comgr (HIP 7.2) caches in ~/.cache
-  run_group "${IN_ROOT[@]}" "$R" env HOME="$D" hipcc --offload-arch=gfx90a -std=c++17 -O2 -Wall -Wextra -Werror \
-    -o "$D/hip_client" "$D/hip_client.cc" > "$TMP/hipcc-$stack.log" 2>&1
-  if [ "$RUN_RC" != 0 ] || [ ! -x "$R$D/hip_client" ]; then
+  kfdnull_workdir "$R" kfdhip "$LIB" "$SRC/tests/nullgpu/hip_client.cc"
+  if ! root_hipcc "$R" hip_client "$TMP/hipcc-$stack.log" "$D/hip_client.cc"; then
     fail "HIP $stack: hip_client does not build with the root's hipcc" "$(head -20 "$TMP/hipcc-$stack.log")"
     continue
   fi
@@ -187,20 +158,7 @@ for stack in 6.4 7.2; do
     fail "HIP $stack: graph 300 2 10: exit $RUN_RC" "$(tail -20 "$TMP/graph-$stack.out")"
   fi
   if [ "$agent" = 1 ]; then
-    value() { curl -s "$URL" | grep -E "^$1" | awk '{ s += $NF } END { print s + 0 }'; }
-    want="$(sum "$t" owner=client dispatches) $(sum "$t" owner=client barriers) $(($(sum "$t" owner=client vendor) + $(sum "$t" owner=client agent) + $(sum "$t" owner=client other)))"
-    got=""
-    for _ in $(seq 100); do
-      got="$(value 'gpuq_doorbell_packets_total\{[^}]*packet_type="kernel_dispatch"') $(value 'gpuq_doorbell_packets_total\{[^}]*packet_type="barrier"') $(value 'gpuq_doorbell_packets_total\{[^}]*packet_type="(other|unreadable)"')"
-      [ "$got" = "$want" ] && break
-      sleep 0.1
-    done
-    sleep 0.5 # a poll more: an over-count would show by now
-    got="$(value 'gpuq_doorbell_packets_total\{[^}]*packet_type="kernel_dispatch"') $(value 'gpuq_doorbell_packets_total\{[^}]*packet_type="barrier"') $(value 'gpuq_doorbell_packets_total\{[^}]*packet_type="(other|unreadable)"')"
-    rings=$(value 'gpuq_doorbells_total\{')
-    [ "$got" = "$want" ] &&
-      pass "HIP $stack: gpuq_doorbell_packets_total by type (kernel_dispatch barrier other) = the null CP's truth on HIP's queues ($got) from $rings doorbell rings" ||
-      fail "HIP $stack: doorbell packets by type $got, truth $want ($rings rings)" "$(curl -s "$URL" | grep '^gpuq_doorbell'; cat "$t")"
+    check_doorbell_packets "HIP $stack" "$t"
     stop_bg "$AGENT_PID"
     [ "$STOP_RC" = 0 ] || fail "HIP $stack: the agent exited $STOP_RC" "$(cat "$TMP/agent.log")"
   fi

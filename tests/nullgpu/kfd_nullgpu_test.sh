@@ -33,28 +33,11 @@ SRC=$1 AGENT=$2 LIB=$3
 . "$SRC/tests/lib/doorbell_agent.sh"
 use_background_cleanup
 . "$SRC/tests/nullgpu/rocm_stacks.sh"
-. "$SRC/tests/nullgpu/nullgpu_env.sh" # truth_queues, tv
-if [ "$(id -u)" != 0 ] || ! command -v unshare > /dev/null; then
-  skip "ROCm 6.4/7.2 on the KFD null GPU: needs root and unshare (mmdebstrap, chroot, mounts, uprobes)"
-  summary
-  exit 77
-fi
-if [ ! -f "$LIB" ]; then
-  skip "the KFD null GPU (libgpuq_kfdnull.so) was not built"
-  summary
-  exit 77
-fi
+. "$SRC/tests/nullgpu/nullgpu_env.sh" # kfdnull_require, truth_queues, sum
+kfdnull_require "ROCm 6.4/7.2" "$LIB"
 CC=$(command -v cc || command -v gcc)
 [ -n "$CC" ] || { skip "no C compiler (cc) for rocr_client"; summary; exit 77; }
 
-# "${IN_ROOT[@]}" ROOT CMD...: CMD chrooted in ROOT with /proc, /sys and
-# /dev, in a mount namespace of its own (nothing stays mounted after it).
-IN_ROOT=(unshare --mount --propagation private bash -c '
-  r=$1; shift
-  mount -t proc proc "$r/proc" && mount --rbind /sys "$r/sys" &&
-    mount --rbind /dev "$r/dev" && exec chroot "$r" "$@"' in_root)
-# sum FILE FILTER KEY: KEY summed over the truth's queue lines matching FILTER.
-sum() { truth_queues "$1" "$2" | tr ' ' '\n' | sed -n "s/^$3=//p" | awk '{ s += $1 } END { print s + 0 }'; }
 # client_field OUT NAME KEY: KEY of the client's "QUEUE NAME gpu=..." line.
 client_field() { sed -n "s/^QUEUE $2 gpu=.* $3=\\([0-9]*\\).*/\\1/p" "$1"; }
 
@@ -185,19 +168,18 @@ for stack in 6.4 7.2; do
   f=$(ls "$R$D"/truth.* 2> /dev/null | head -1)
   [ "$RUN_RC" = 0 ] && ! grep -q '^BAD' "$TMP/rca-$stack.out" && [ -n "$f" ] ||
     fail "ROCm $stack: rocr_client under the agent: exit $RUN_RC" "$(tail -20 "$TMP/rca-$stack.out")"
-  value() { curl -s "$URL" | grep -E "^$1" | awk '{ s += $NF } END { print s + 0 }'; }
   rings=0
   for q in q1 q2 q3; do rings=$((rings + $(client_field "$TMP/rca-$stack.out" $q rings))); done
   for _ in $(seq 100); do
-    [ "$(value 'gpuq_doorbells_total\{')" = "$rings" ] && break
+    [ "$(metric_sum 'gpuq_doorbells_total\{')" = "$rings" ] && break
     sleep 0.1
   done
   sleep 0.5 # a poll more: an over-count would show by now
-  got=$(value 'gpuq_doorbells_total\{')
+  got=$(metric_sum 'gpuq_doorbells_total\{')
   [ "$got" = "$rings" ] && pass "ROCm $stack: gpuq_doorbells_total = $got = the client's rings (75 single, 2 batches)" ||
     fail "ROCm $stack: gpuq_doorbells_total $got, the client rang $rings" "$(curl -s "$URL" | grep '^gpuq_doorbell'; cat "$TMP/agent.log")"
   want="$(sum "$f" owner=client dispatches) $(sum "$f" owner=client barriers) 0"
-  got="$(value 'gpuq_doorbell_packets_total\{[^}]*packet_type="kernel_dispatch"') $(value 'gpuq_doorbell_packets_total\{[^}]*packet_type="barrier"') $(value 'gpuq_doorbell_packets_total\{[^}]*packet_type="(other|unreadable)"')"
+  got=$(doorbell_packets)
   [ "$got" = "$want" ] && pass "ROCm $stack: gpuq_doorbell_packets_total by type (kernel_dispatch barrier other) = the null CP's truth ($got)" ||
     fail "ROCm $stack: doorbell packets by type $got, truth $want" "$(curl -s "$URL" | grep '^gpuq_doorbell_packets'; cat "$f")"
   stop_bg "$AGENT_PID"

@@ -5,6 +5,10 @@
 # changed.
 #
 #   nullgpu_require LIB [HIP_CLIENT]   skip (exit 77) naming what is missing
+#   kfdnull_require WHAT LIB           the same for the KFD null GPU's tests
+#                                      (root, unshare, LIB built)
+#   kfdnull_workdir ROOT NAME LIB SRC  a run directory in a ROCm root (D)
+#   root_hipcc ROOT OUT LOG [ARGS...]  D/OUT built by the root's hipcc
 #   "${NULLGPU[@]}" CMD ARGS...        CMD with the null thunk and the lsmod
 #                                      shim (set by nullgpu_require)
 #   with_kfd.sh CMD ARGS...            CMD in a private mount namespace where
@@ -52,6 +56,46 @@ nullgpu_require() {
   nullgpu_prefix
 }
 
+# kfdnull_require WHAT LIB: the tests of the KFD null GPU (kfd_nullgpu.c)
+# chroot ROCm roots and attach uprobes: skip (exit 77) naming what is missing
+# for WHAT, or LIB (libgpuq_kfdnull.so) not built.
+kfdnull_require() {
+  if [ "$(id -u)" != 0 ] || ! command -v unshare > /dev/null; then
+    skip "$1 on the KFD null GPU: needs root and unshare (mmdebstrap, chroot, mounts, uprobes)"
+    summary
+    exit 77
+  fi
+  if [ ! -f "$2" ]; then
+    skip "the KFD null GPU (libgpuq_kfdnull.so) was not built"
+    summary
+    exit 77
+  fi
+}
+
+# kfdnull_workdir ROOT NAME LIB SOURCE: a run directory inside ROOT (a
+# cached root of rocm_stacks.sh, which keeps nothing of a run: removed at
+# exit, with what ROCr and comgr leave in the root's /tmp) holding LIB as
+# libgpuq_kfdnull.so and SOURCE; sets D, its path inside ROOT.
+kfdnull_workdir() {
+  D=/tmp/gpuq-$2-$$
+  mkdir -p "$1$D"
+  on_exit "rm -rf '$1$D'; rm -rf '$1'/tmp/gpuq-kfdnull.* '$1'/tmp/comgr-*"
+  cp "$3" "$1$D/libgpuq_kfdnull.so"
+  cp "$4" "$1$D/"
+}
+
+# root_hipcc ROOT OUT LOG ARGS...: D/OUT built in ROOT by its own hipcc for
+# gfx90a from ARGS (sources in D, libraries), its output in LOG; true when
+# the program is there.
+root_hipcc() {
+  local r=$1 out=$2 log=$3
+  shift 3
+  # HOME inside the run's directory: comgr (HIP 7.2) caches in ~/.cache
+  run_group "${IN_ROOT[@]}" "$r" env HOME="$D" hipcc --offload-arch=gfx90a -std=c++17 -O2 -Wall -Wextra -Werror \
+    -o "$D/$out" "$@" > "$log" 2>&1
+  [ "$RUN_RC" = 0 ] && [ -x "$r$D/$out" ]
+}
+
 # NULLGPU: the command prefix (an array) that gives CMD the null thunk and
 # the lsmod shim: run_group "${NULLGPU[@]}" CMD ARGS...
 nullgpu_prefix() {
@@ -63,3 +107,21 @@ truth_queues() {
 }
 
 tv() { tr ' ' '\n' <<< "$1" | sed -n "s/^$2=//p" | head -1; }
+
+# sum FILE FILTER KEY: KEY summed over the truth's queue lines matching FILTER.
+sum() { truth_queues "$1" "$2" | tr ' ' '\n' | sed -n "s/^$3=//p" | awk '{ s += $1 } END { print s + 0 }'; }
+
+# truth_packets FILE: the packets the null CP consumed on the client's own
+# queues, as "KERNEL_DISPATCH BARRIER OTHER" (doorbell_packets' order).
+truth_packets() {
+  echo "$(sum "$1" owner=client dispatches) $(sum "$1" owner=client barriers)" \
+    "$(($(sum "$1" owner=client vendor) + $(sum "$1" owner=client agent) + $(sum "$1" owner=client other)))"
+}
+
+# truth_of DIR PREFIX: the one truth file a run left, copied out of the root.
+truth_of() {
+  local f
+  for f in "$1/$2".[0-9]*; do
+    case $f in *.tmp.*) ;; *) [ -f "$f" ] && echo "$f" && return ;; esac
+  done
+}

@@ -19,6 +19,10 @@
 # 6.4 and 114 s for 7.2 on the project machine, 2026-11-26). Also sets
 # ROCM_HIP_VERSION (the libamdhip64 package's version). The small roots
 # stay as they are.
+#
+# rocm_root 6.4 rocblas: the HIP flavour plus rocBLAS (sid's librocblas-dev
+# 6.4.4, built for HIP 6.4; experimental has no rocBLAS 7), cached apart;
+# also sets ROCM_ROCBLAS_VERSION.
 
 ROCM_CACHE=${GPUQ_ROCM_CACHE:-${XDG_CACHE_HOME:-/var/cache}/gpuq-rocm}
 # Bumped when what a root holds changes: older roots are rebuilt.
@@ -27,6 +31,8 @@ ROCM_PACKAGES="libhsa-runtime64-1 libhsa-runtime-dev rocminfo"
 # The HIP flavour's own format and packages (hipcc pulls its clang).
 ROCM_HIP_FORMAT=1
 ROCM_HIP_PACKAGES="libamdhip64-dev hipcc"
+ROCM_ROCBLAS_FORMAT=1
+ROCM_ROCBLAS_PACKAGES="librocblas-dev"
 
 rocm_mirror() {
   local m
@@ -37,13 +43,16 @@ rocm_mirror() {
 
 rocm_root() {
   local stack=$1 flavour=${2:-} dir tmp mirror suite p include=() sources=() log
-  local format=$ROCM_FORMAT packages=$ROCM_PACKAGES name=$1 hip
-  ROCM_ROOT="" ROCM_VERSION="" ROCM_WHY="" ROCM_HIP_VERSION=""
+  local format=$ROCM_FORMAT packages=$ROCM_PACKAGES name=$1 hip blas
+  ROCM_ROOT="" ROCM_VERSION="" ROCM_WHY="" ROCM_HIP_VERSION="" ROCM_ROCBLAS_VERSION=""
   case $flavour in
     "") ;;
     hip) format=$ROCM_HIP_FORMAT packages="$ROCM_PACKAGES $ROCM_HIP_PACKAGES" name=$stack-hip
       # libamdhip64-7 wants experimental's comgr, which apt does not pick alone
       [ "$stack" != 7.2 ] || packages="$packages libamd-comgr3 libamd-comgr-dev" ;;
+    rocblas)
+      [ "$stack" = 6.4 ] || { ROCM_WHY="Debian has no rocBLAS built for HIP $stack (sid's librocblas 6.4.4 is HIP 6.4's)" && return 1; }
+      format=$ROCM_ROCBLAS_FORMAT packages="$ROCM_PACKAGES $ROCM_HIP_PACKAGES $ROCM_ROCBLAS_PACKAGES" name=$stack-rocblas ;;
     *) ROCM_WHY="no flavour '$flavour' of the ROCm roots" && return 1 ;;
   esac
   dir=$ROCM_CACHE/rocm-$name
@@ -56,6 +65,7 @@ rocm_root() {
   if [ "$(cat "$dir/.complete" 2> /dev/null)" = "$format" ]; then
     ROCM_ROOT=$dir/root ROCM_VERSION=$(cat "$dir/version")
     [ -z "$flavour" ] || ROCM_HIP_VERSION=$(cat "$dir/hip-version")
+    [ "$flavour" != rocblas ] || ROCM_ROCBLAS_VERSION=$(cat "$dir/rocblas-version")
     return 0
   fi
   command -v mmdebstrap > /dev/null || { ROCM_WHY="mmdebstrap is not installed (package mmdebstrap)" && return 1; }
@@ -97,9 +107,22 @@ rocm_root() {
     echo "$hip" > "$tmp/hip-version"
     ROCM_HIP_VERSION=$hip
   fi
+  if [ "$flavour" = rocblas ]; then
+    blas=$(chroot "$tmp/root" dpkg-query -W -f '${Version}' librocblas-dev 2> /dev/null)
+    [ -n "$blas" ] || { ROCM_WHY="Debian $suite has no librocblas-dev" && rm -rf "$tmp" && return 1; }
+    echo "$blas" > "$tmp/rocblas-version"
+    ROCM_ROCBLAS_VERSION=$blas
+  fi
   echo "$ROCM_VERSION" > "$tmp/version"
   echo "$format" > "$tmp/.complete"
   rm -rf "$dir"
   mv "$tmp" "$dir"
   ROCM_ROOT=$dir/root
 }
+
+# "${IN_ROOT[@]}" ROOT CMD...: CMD chrooted in ROOT with /proc, /sys and
+# /dev, in a mount namespace of its own (nothing stays mounted after it).
+IN_ROOT=(unshare --mount --propagation private bash -c '
+  r=$1; shift
+  mount -t proc proc "$r/proc" && mount --rbind /sys "$r/sys" &&
+    mount --rbind /dev "$r/dev" && exec chroot "$r" "$@"' in_root)

@@ -17,8 +17,6 @@ if [ -z "$CLIENT" ] || [ ! -x "$CLIENT" ]; then
   summary
   exit 77
 fi
-# sum FILE FILTER KEY: KEY summed over the queue lines matching FILTER.
-sum() { truth_queues "$1" "$2" | tr ' ' '\n' | sed -n "s/^$3=//p" | awk '{ s += $1 } END { print s + 0 }'; }
 
 # CLIENT_IN FILE: runs CLIENT with its commands from FILE (a background job
 # of this shell would read /dev/null).
