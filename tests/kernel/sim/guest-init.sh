@@ -2014,7 +2014,7 @@ prog_doorbells() {
 }
 
 programs_checks() {
-  local t fd p pid alive
+  local t fd p pid alive st
   if [ -f /lib/nullgpu/missing ] || [ -f /lib/nullgpu/hip-missing ]; then
     prog_skip_all "$(cat /lib/nullgpu/missing /lib/nullgpu/hip-missing 2> /dev/null | head -n 1)"
     return
@@ -2140,6 +2140,13 @@ programs_checks() {
         threads $pid > /tmp/p-$p.threads
         dump programs-$p-threads /tmp/p-$p.threads
         bad="$bad (no HOLD after $(elapsed "$t0") s; threads by state, syscall and wchan: $(awk '/^thread / { for (i = 3; i < NF; i++) if ($i == "state") { print $(i + 1) "/" $(i + 3) "/" $(i + 5); break } }' /tmp/p-$p.threads | sort | uniq -c | awk '{ printf "%s%sx%s", (NR > 1 ? ", " : ""), $1, $2 }'))"
+      elif ! grep -q '^HOLD' /tmp/p-$p.out; then
+        # A program that died before its HOLD (its stdout, a file, is
+        # flushed only at exit): how it ended, and what the kernel said of
+        # its pid (a segfault line, an OOM kill), in the line CI shows.
+        wait $pid
+        st=$?
+        bad="$bad (died before its HOLD, exit status $st$([ $st -gt 128 ] && echo " = signal $((st - 128))"); dmesg on pid $pid: $(dmesg | grep -E "\[$pid\]|[Kk]illed process $pid " | tail -n 2 | tr '\n' ' '))"
       fi
     fi
   done
