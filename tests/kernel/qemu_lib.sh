@@ -421,17 +421,11 @@ qemu_start() {
   # tracepoint tier enabled its sys_enter/sys_exit tracepoints, and 6.1 sat
   # in a soft lockup on both CPUs as kprobes attached. One vCPU cannot race
   # itself; the simulator tier took 394 s with it (364-384 s with two).
-  # transparent_hugepage=never: khugepaged is a nice-19 kthread that
-  # collapses pages inside an RCU read-side section; preempted there (7.3
-  # boots with lazy preemption) while the simulator tier's programs phase
-  # keeps the one vCPU busy, it starved for 21 s and the kernel reported an
-  # RCU stall with its Call Trace (2026-11-28, 7.3, kernel-clean failed).
-  # Huge pages are nothing these guests test.
   # guest_slot.sh: the kernel tiers share the machine's cores (it says how);
   # BOOT_TIMEOUT counts from when the guest got its slot.
   start_bg "$SRC/tests/kernel/guest_slot.sh" timeout "$BOOT_TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -smp 1 -m 2G -nic none \
     -kernel "$kdir/vmlinuz" -initrd "$initrd" \
-    -append "console=ttyS0 panic=-1 loglevel=5 transparent_hugepage=never GPUQ_KERNEL=$label${GPUQ_KTEST_ONLY:+ GPUQ_ONLY=$GPUQ_KTEST_ONLY}${GUEST_SCOPE[$label]:+ GPUQ_SCOPE=${GUEST_SCOPE[$label]}}" \
+    -append "console=ttyS0 panic=-1 loglevel=5 GPUQ_KERNEL=$label${GPUQ_KTEST_ONLY:+ GPUQ_ONLY=$GPUQ_KTEST_ONLY}${GUEST_SCOPE[$label]:+ GPUQ_SCOPE=${GUEST_SCOPE[$label]}}" \
     -nographic -no-reboot < /dev/null > "$log.raw" 2>&1
   QEMU_PID[$label]=$BG_PID
 }
