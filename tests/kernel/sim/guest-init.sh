@@ -2104,9 +2104,10 @@ programs_checks() {
   # both guests; 174 s (6.1) and 244 s (7.3) since the null CP's idle
   # back-off (tests/nullgpu/cp_idle.h, 2026-11-27): the limit is for a hung
   # program, not a slow host. 849 s on 7.3 from a clean clone on
-  # 2026-11-28 (the CP threads' polling, since made proportional, and a
-  # khugepaged RCU stall): 1200 s, which with the agents' start and the
-  # checks after it stays within the guest's 1800 s.
+  # 2026-11-28 (about 40 s of system time per program, much of it its null
+  # CP's polling; a khugepaged RCU stall in the same guest): 1200 s, which
+  # with the agents' start and the checks after it stays within the
+  # guest's 1800 s.
   while within 1200 "$t0"; do
     alive=0
     for p in $PROGS; do
