@@ -75,6 +75,7 @@ nlohmann::ordered_json RunJson(const RunReport& r) {
   run["create_failures"] = r.create_failures;
   run["process_exits"] = r.process_exits;
   run["events_dropped"] = r.events_dropped;
+  run["events_dropped_by_reason"] = r.events_dropped_by_reason;
   run["classification"] =
       Json{{"class", QueueClassName(r.classification)},
            {"verdict", QueueClassVerdict(r.classification)},

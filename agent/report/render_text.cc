@@ -98,6 +98,17 @@ std::string Dash(const std::string& s) { return s.empty() ? "-" : s; }
 std::string N(uint64_t n) { return std::to_string(n); }
 std::string Rate(double v) { return fmt::format("{:.1f}", v); }
 std::string Sec(double s) { return fmt::format("{:.3f}", s); }
+// "0", or "5 (unknown_queue 3, prog_skipped 2)": the reasons as
+// gpuq_events_dropped_total labels them.
+std::string DroppedText(const RunReport& r) {
+  std::string text = N(r.events_dropped);
+  const char* sep = " (";
+  for (const auto& [reason, n] : r.events_dropped_by_reason) {
+    text += fmt::format("{}{} {}", sep, reason, n);
+    sep = ", ";
+  }
+  return r.events_dropped_by_reason.empty() ? text : text + ")";
+}
 std::string Dur(const DurationStats& d, double DurationStats::*field) {
   return d.count == 0 ? "-" : FormatDuration(d.*field);
 }
@@ -177,7 +188,7 @@ std::string RenderRunText(const RunReport& r, bool md) {
                                 r.restores, Sec(EvictedSeconds(r)))});
   summary.Add({"create failures", N(r.create_failures)});
   summary.Add({"process exits", N(r.process_exits)});
-  summary.Add({"events dropped", N(r.events_dropped)});
+  summary.Add({"events dropped", DroppedText(r)});
   summary.Add({"classification", QueueClassName(r.classification)});
   summary.Add({"verdict", QueueClassVerdict(r.classification)});
   summary.Add({"compute queues only",

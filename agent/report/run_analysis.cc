@@ -705,8 +705,11 @@ RunReport Analyzer::Impl::Finish() {
   for (const auto& [key, n] : s.restores) r.restores += n;
   for (const auto& [key, n] : s.create_failures) r.create_failures += n;
   for (const auto& [cgroup, n] : s.process_exits) r.process_exits += n;
-  r.events_dropped = s.model_drops.unknown_queue +
-                     s.model_drops.duplicate_create + s.model_drops.no_owner;
+  for (const auto& [reason, n] : DroppedEvents(s)) {
+    if (n == 0) continue;
+    r.events_dropped += n;
+    r.events_dropped_by_reason[reason] = n;
+  }
   r.queues_peak = run_.peak;
   r.compute_peak = run_.compute_peak;
   r.gpus_used = run_.peak_per_gpu.size();

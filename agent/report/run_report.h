@@ -248,7 +248,10 @@ struct RunReport {
   uint64_t cu_restricted_peak = 0;
   uint64_t restores = 0;
   uint64_t runlist_failures = 0;
-  uint64_t events_dropped = 0;  ///< model drops (unknown queue, ...)
+  /// gpuq_events_dropped_total at the capture's end: its sum and each
+  /// reason above 0 (DroppedEvents(), so a new reason reaches the report).
+  uint64_t events_dropped = 0;
+  std::map<std::string, uint64_t> events_dropped_by_reason;
   std::vector<GpuSubmissionRow> gpu_submissions;
 
   std::vector<ContainerRow> containers;

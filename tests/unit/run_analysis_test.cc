@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <map>
+#include <string>
 
 namespace gpuq::report {
 namespace {
@@ -427,6 +429,18 @@ TEST_F(DefaultCaptureTest, Containers) {
   EXPECT_EQ(host.preemptions_caused, 1u);
   // Two on GPU 23710 at once (the seeded queue and queue 1).
   EXPECT_EQ(host.classification, QueueClass::kMoreThanGpus);
+}
+
+// The report's drops are gpuq_events_dropped_total's, reason by reason: a
+// destroy of a queue never created and a second create of a live one.
+TEST(AnalyzerTest, DropsAreTheExportedFamilysByReason) {
+  const RunReport r =
+      Analyze({HostPath(kT0), Create(10, 0, 7, kT0), Create(10, 0, 7, kT0 + 1),
+               Destroy(10, 5, 7, kT0 + 2)});
+  const std::map<std::string, uint64_t> want = {{"duplicate_create", 1},
+                                                {"unknown_queue", 1}};
+  EXPECT_EQ(r.events_dropped_by_reason, want);
+  EXPECT_EQ(r.events_dropped, 2u);
 }
 
 }  // namespace
