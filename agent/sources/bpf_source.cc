@@ -28,11 +28,25 @@ BpfEventSource::~BpfEventSource() {
   if (rb_ != nullptr) ring_buffer__free(rb_);
 }
 
+bool DecodeKernelRecord(const void* data, size_t size, Event* out) {
+  size_t consumed = 0;
+  const DecodeStatus status = Decode(data, size, out, &consumed);
+  if (status == DecodeStatus::kOk) return true;
+  gpuq_event_header hdr{};
+  if (size >= sizeof(hdr)) std::memcpy(&hdr, data, sizeof(hdr));
+  Log().Write(
+      LogLevel::kWarn,
+      fmt::format("a kernel record did not decode ({}: type {}, "
+                  "size {} in a {}-byte record), counted in "
+                  "gpuq_events_dropped_total{{reason=\"decode_error\"}}",
+                  DecodeStatusName(status), hdr.type, hdr.size, size));
+  return false;
+}
+
 int BpfEventSource::OnRecord(void* ctx, void* data, size_t size) {
   auto* self = static_cast<BpfEventSource*>(ctx);
   Event event;
-  size_t consumed = 0;
-  if (Decode(data, size, &event, &consumed) == DecodeStatus::kOk) {
+  if (DecodeKernelRecord(data, size, &event)) {
     self->pending_.push_back(std::move(event));
   } else {
     self->decode_errors_.fetch_add(1);

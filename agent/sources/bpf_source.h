@@ -9,11 +9,18 @@
 #include <string>
 #include <vector>
 
+#include "sources/event.h"
 #include "sources/event_source.h"
 
 struct ring_buffer;
 
 namespace gpuq {
+
+/// Decodes one record of the kernel side's ring buffer into `*out`. A record
+/// that does not decode (a kernel/agent ABI mismatch) is said in a warn line
+/// naming its status, type and size (the logger writes a repeated line once
+/// per 10 s) and returns false; the caller counts it (decode_error).
+bool DecodeKernelRecord(const void* data, size_t size, Event* out);
 
 /// Thread-safety: Next() from one thread; Drops() from any thread.
 class BpfEventSource : public EventSource {

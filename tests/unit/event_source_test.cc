@@ -13,7 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "common/log.h"
 #include "event_builders.h"
+#include "sources/bpf_source.h"
 #include "sources/capture.h"
 #include "sources/event.h"
 #include "sources/fake_source.h"
@@ -143,6 +145,30 @@ TEST(FakeEventSourceTest, ReportsGivenDrops) {
   EXPECT_EQ(source.Drops().ringbuf_full, 3u);
   EXPECT_EQ(source.Drops().map_full, 2u);
   EXPECT_EQ(source.Drops().decode_error, 1u);
+}
+
+// The live source's decoding (BpfEventSource::OnRecord calls it; the host
+// BPF tier runs the source itself): a record that does not decode is said,
+// naming its status, type and size, and one that does is not.
+TEST(KernelRecordTest, AnUndecodableRecordIsSaidWithItsStatus) {
+  std::vector<std::string> said;
+  Log().SetSink([&said](const std::string& line) { said.push_back(line); });
+  gpuq_event_header hdr{};
+  hdr.type = 999;
+  hdr.size = sizeof(hdr);
+  Event event;
+  EXPECT_FALSE(DecodeKernelRecord(&hdr, sizeof(hdr), &event));
+  const std::vector<Event> ok = Events();
+  const std::string bytes = Encode(ok.front());
+  EXPECT_TRUE(DecodeKernelRecord(bytes.data(), bytes.size(), &event));
+  Log().SetSink([](const std::string&) {});  // this process's later tests
+  ASSERT_EQ(said.size(), 1u);
+  EXPECT_NE(said[0].find("warn:"), std::string::npos) << said[0];
+  EXPECT_NE(said[0].find(DecodeStatusName(DecodeStatus::kUnknownType)),
+            std::string::npos)
+      << said[0];
+  EXPECT_NE(said[0].find("type 999"), std::string::npos) << said[0];
+  EXPECT_NE(said[0].find("decode_error"), std::string::npos) << said[0];
 }
 
 }  // namespace
