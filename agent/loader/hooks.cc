@@ -675,10 +675,8 @@ std::string TierSummary(const std::vector<HookPlan>& plans) {
     }
   }
   std::vector<std::string> tiers;
-  bool args = false;
   for (const auto& [tier, n] : by_tier) {
     tiers.push_back(fmt::format("{} ({} hooks)", tier, n));
-    args = args || tier == "args-kprobe";
   }
   std::string line =
       "probe tier: " + (tiers.empty()
@@ -694,7 +692,7 @@ std::string TierSummary(const std::vector<HookPlan>& plans) {
         "(docs/probe-tiers.md)",
         fmt::join(absent, ", "));
   }
-  if (args) {
+  if (args_tier) {
     line +=
         "; BTF-free: identities learned from nested calls (queues, processes "
         "and GPUs first seen while the agent runs; docs/probe-tiers.md)";
