@@ -55,63 +55,6 @@ std::map<std::string, double> DestroysByReason(const RowTotals& row) {
   return out;
 }
 
-// One runlist row per (gpu, scheduler): what the GPU's scheduler did.
-struct RunlistRow {
-  double unmaps = 0, maps = 0, failures = 0;
-  double unmap_sum = 0, unmap_count = 0;
-  double unmap_slowest = 0;  // upper bound of the highest non-empty bucket
-  std::string failed;        // "unmap:ETIME=1 ..."
-};
-
-std::map<std::pair<std::string, std::string>, RunlistRow> RunlistRows(
-    const Snapshot& s) {
-  using Key = std::pair<std::string, std::string>;  // gpu_id, scheduler
-  auto key = [](uint32_t gpu_id, Scheduler scheduler) {
-    return Key(std::to_string(gpu_id), SchedulerLabel(scheduler));
-  };
-  std::map<Key, RunlistRow> rows;
-  for (const auto& [k, series] : s.runlist) {
-    if (series.unmap.count > 0) {
-      RunlistRow& r = rows[key(k.gpu_id, k.scheduler)];
-      const DurationHistogram& h = series.unmap;
-      r.unmaps += static_cast<double>(h.count);
-      r.unmap_count += static_cast<double>(h.count);
-      r.unmap_sum += h.sum_seconds;
-      const std::vector<double>& bounds = RunlistBuckets();
-      uint64_t below = 0;
-      for (size_t i = 0; i < bounds.size(); ++i) {
-        const uint64_t cumulative =
-            below + (i < h.counts.size() ? h.counts[i] : 0);
-        if (cumulative > below) r.unmap_slowest = bounds[i];
-        below = cumulative;
-      }
-      if (below < h.count) {
-        r.unmap_slowest = std::numeric_limits<double>::infinity();
-      }
-    }
-    if (series.map.count > 0) {
-      rows[key(k.gpu_id, k.scheduler)].maps +=
-          static_cast<double>(series.map.count);
-    }
-  }
-  // Listed by (op, error) label, as gpuq_runlist_failures_total sorts them.
-  std::map<Key, std::map<std::pair<std::string, std::string>, double>> failed;
-  for (const auto& [k, n] : s.runlist_failures) {
-    failed[key(k.gpu_id, k.scheduler)]
-          [{k.unmap ? "unmap" : "map", ErrnoLabel(k.error)}] +=
-        static_cast<double>(n);
-  }
-  for (const auto& [k, by_error] : failed) {
-    RunlistRow& r = rows[k];
-    for (const auto& [op_error, n] : by_error) {
-      r.failures += n;
-      r.failed += fmt::format("{}{}:{}={}", r.failed.empty() ? "" : " ",
-                              op_error.first, op_error.second, n);
-    }
-  }
-  return rows;
-}
-
 // The containers' ids behind a row, by (container, pod, namespace).
 std::map<std::tuple<std::string, std::string, std::string>, const ContainerRow*>
 ContainerInfo(const Snapshot& s) {
@@ -151,6 +94,60 @@ std::string LabelOf(const prometheus::ClientMetric& m,
     if (l.name == name) return l.value;
   }
   return "";
+}
+
+// One runlist row per (gpu, scheduler): what the GPU's scheduler did, read
+// from the collector's runlist families (gpuq_runlist_unmap_duration_seconds,
+// gpuq_runlist_map_duration_seconds, gpuq_runlist_failures_total).
+struct RunlistRow {
+  double unmaps = 0, maps = 0, failures = 0;
+  double unmap_sum = 0;
+  double unmap_slowest = 0;  // upper bound of the highest non-empty bucket
+  std::string failed;        // "unmap:ETIME=1 ..."
+};
+
+std::map<std::pair<std::string, std::string>, RunlistRow> RunlistRows(
+    const std::vector<MetricFamily>& families) {
+  using Key = std::pair<std::string, std::string>;  // gpu_id, scheduler
+  auto key = [](const prometheus::ClientMetric& m) {
+    return Key(LabelOf(m, "gpu_id"), LabelOf(m, "scheduler"));
+  };
+  std::map<Key, RunlistRow> rows;
+  for (const auto& m :
+       FindFamily(families, "gpuq_runlist_unmap_duration_seconds")->metric) {
+    const auto& h = m.histogram;
+    RunlistRow& r = rows[key(m)];
+    r.unmaps += static_cast<double>(h.sample_count);
+    r.unmap_sum += h.sample_sum;
+    // The first bucket holding every unmap (+Inf when one took longer than
+    // the last finite bound: the family lists the finite ones only).
+    r.unmap_slowest = std::numeric_limits<double>::infinity();
+    for (const auto& b : h.bucket) {
+      if (b.cumulative_count >= h.sample_count) {
+        r.unmap_slowest = b.upper_bound;
+        break;
+      }
+    }
+  }
+  for (const auto& m :
+       FindFamily(families, "gpuq_runlist_map_duration_seconds")->metric) {
+    rows[key(m)].maps += static_cast<double>(m.histogram.sample_count);
+  }
+  // Listed by (op, error) label.
+  std::map<Key, std::map<std::pair<std::string, std::string>, double>> failed;
+  for (const auto& m :
+       FindFamily(families, "gpuq_runlist_failures_total")->metric) {
+    failed[key(m)][{LabelOf(m, "op"), LabelOf(m, "error")}] += m.counter.value;
+  }
+  for (const auto& [k, by_error] : failed) {
+    RunlistRow& r = rows[k];
+    for (const auto& [op_error, n] : by_error) {
+      r.failures += n;
+      r.failed += fmt::format("{}{}:{}={}", r.failed.empty() ? "" : " ",
+                              op_error.first, op_error.second, n);
+    }
+  }
+  return rows;
 }
 
 /// Left-aligned text table.
@@ -260,16 +257,19 @@ std::string RenderTable(const Snapshot& s) {
       "PREEMPTED: times its queues were taken off the GPU, by its own "
       "operations and by others'; OFF_GPU_S: seconds they were off\n\n";
 
-  const auto runlist = RunlistRows(s);
+  // The sections below the containers' list what /metrics says, read from
+  // the collector's own families: their rules (sums, sort order, which
+  // reasons) are its.
+  const std::vector<MetricFamily> families = BuildFamilies(s);
+  const auto runlist = RunlistRows(families);
   if (!runlist.empty()) {
     Table rl({"GPU_ID", "SCHEDULER", "UNMAPS", "MAPS", "UNMAP_AVG_MS",
               "UNMAP_SLOWEST", "FAILED"});
     for (const auto& [key, r] : runlist) {
       rl.Add({key.first, key.second, Num(r.unmaps), Num(r.maps),
-              r.unmap_count > 0
-                  ? fmt::format("{:.3f}", r.unmap_sum / r.unmap_count * 1e3)
-                  : "-",
-              r.unmap_count > 0 ? fmt::format("<={}s", r.unmap_slowest) : "-",
+              r.unmaps > 0 ? fmt::format("{:.3f}", r.unmap_sum / r.unmaps * 1e3)
+                           : "-",
+              r.unmaps > 0 ? fmt::format("<={}s", r.unmap_slowest) : "-",
               r.failed.empty() ? "-" : r.failed});
     }
     out += "RUNLIST (preemption)\n" + rl.Render() + "\n";
@@ -325,9 +325,6 @@ std::string RenderTable(const Snapshot& s) {
     out += "PROCESSES\n" + procs.Render() + "\n";
   }
 
-  // The sections below list what /metrics says, read from the collector's
-  // own families: their rules (sums, sort order, which reasons) are its.
-  const std::vector<MetricFamily> families = BuildFamilies(s);
   Table gpus({"GPU_ID", "NODE", "GFX", "PCI", "UNIQUE_ID", "RENDER_MINOR"});
   const MetricFamily* gpu_info = FindFamily(families, "gpuq_gpu_info");
   for (const auto& m : gpu_info->metric) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "export/collector.h"
+#include "model/histogram.h"
 #include "model/pipeline.h"
 
 namespace gpuq {
@@ -213,6 +214,24 @@ TEST(OnceRenderTest, TableHasHeaderHostRowAndRightNumbers) {
       << out;
   EXPECT_EQ(RowStartingWith(out, "runlist_unmap"),
             (std::vector<std::string>{"runlist_unmap", "none", "no"}))
+      << out;
+}
+
+// The runlist table is the collector's runlist families: unmaps, maps and
+// their mean from the duration histograms, the slowest as the first bucket
+// holding every unmap (+Inf past the last finite bound), failures by label.
+TEST(OnceRenderTest, RunlistRowsAreTheRunlistFamilies) {
+  Snapshot s;
+  RunlistSeries hws;
+  hws.unmap.Observe(RunlistBuckets(), 0.0002);
+  hws.unmap.Observe(RunlistBuckets(), 3600.0);  // past every finite bound
+  hws.map.Observe(RunlistBuckets(), 0.0001);
+  s.runlist[{64512, Scheduler::kHws}] = hws;
+  s.runlist_failures[{64512, Scheduler::kHws, true, -62}] = 1;  // ETIME
+  const std::string out = RenderOnce(s, OnceFormat::kTable);
+  EXPECT_EQ(RowStartingWith(out, "64512"),
+            (std::vector<std::string>{"64512", "hws", "2", "1", "1800000.100",
+                                      "<=infs", "unmap:ETIME=1"}))
       << out;
 }
 
