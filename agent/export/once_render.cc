@@ -4,6 +4,7 @@
 #include <gpuq/abi.h>
 #include <prometheus/text_serializer.h>
 
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -150,6 +151,48 @@ std::map<std::pair<std::string, std::string>, RunlistRow> RunlistRows(
   return rows;
 }
 
+// One row per HWS GPU, by gpu_id as a number, from the collector's
+// oversubscription families (gpuq_runlist_oversubscribed, _maps_total by
+// reason, _seconds_total, gpuq_runlist_entries and _entry_limit by kind).
+struct OversubscriptionRow {
+  bool oversubscribed = false;
+  std::map<std::string, double> entries, limits;  // by kind label
+  std::string reasons;  // "compute_queues=1 ...": the reasons above 0
+  double seconds = 0;
+};
+
+std::map<uint64_t, OversubscriptionRow> OversubscriptionRows(
+    const std::vector<MetricFamily>& families) {
+  std::map<uint64_t, OversubscriptionRow> rows;
+  auto row = [&rows](const prometheus::ClientMetric& m) -> auto& {
+    return rows[std::strtoull(LabelOf(m, "gpu_id").c_str(), nullptr, 10)];
+  };
+  for (const auto& m :
+       FindFamily(families, "gpuq_runlist_oversubscribed")->metric) {
+    row(m).oversubscribed = m.gauge.value != 0;
+  }
+  for (const auto& m :
+       FindFamily(families, "gpuq_runlist_oversubscribed_maps_total")->metric) {
+    if (m.counter.value == 0) continue;
+    std::string& reasons = row(m).reasons;
+    reasons += fmt::format("{}{}={}", reasons.empty() ? "" : " ",
+                           LabelOf(m, "reason"), m.counter.value);
+  }
+  for (const auto& m :
+       FindFamily(families, "gpuq_runlist_oversubscribed_seconds_total")
+           ->metric) {
+    row(m).seconds = m.counter.value;
+  }
+  for (const auto& m : FindFamily(families, "gpuq_runlist_entries")->metric) {
+    row(m).entries[LabelOf(m, "kind")] = m.gauge.value;
+  }
+  for (const auto& m :
+       FindFamily(families, "gpuq_runlist_entry_limit")->metric) {
+    row(m).limits[LabelOf(m, "kind")] = m.gauge.value;
+  }
+  return rows;
+}
+
 /// Left-aligned text table.
 class Table {
  public:
@@ -275,33 +318,25 @@ std::string RenderTable(const Snapshot& s) {
     out += "RUNLIST (preemption)\n" + rl.Render() + "\n";
   }
 
-  if (!s.oversubscription.empty()) {
-    // gpuq_runlist_oversubscribed*, gpuq_runlist_entries and _entry_limit.
+  const auto oversubscription = OversubscriptionRows(families);
+  if (!oversubscription.empty()) {
     Table os({"GPU_ID", "OVERSUBSCRIBED", "PROCESSES", "COMPUTE_QUEUES",
               "GWS_QUEUES", "OVERSUBSCRIBED_MAPS", "OVERSUBSCRIBED_S"});
-    for (const auto& [gpu_id, series] : s.oversubscription) {
-      const RunlistShape& shape = series.shape;
+    for (const auto& [gpu_id, r] : oversubscription) {
       auto of = [&](RunlistEntryKind kind) {
-        const size_t k = static_cast<size_t>(kind);
-        return shape.limits[k] == 0
-                   ? fmt::format("{}", shape.entries[k])
-                   : fmt::format("{}/{}", shape.entries[k], shape.limits[k]);
+        const std::string label = RunlistEntryKindLabel(kind);
+        const auto limit = r.limits.find(label);
+        const double n = r.entries.count(label) ? r.entries.at(label) : 0;
+        return limit == r.limits.end()
+                   ? Num(n)
+                   : fmt::format("{}/{}", Num(n), Num(limit->second));
       };
-      std::string reasons;
-      for (size_t r = 0; r < kOversubscriptionReasons; ++r) {
-        if (series.maps_by_reason[r] == 0) continue;
-        reasons += fmt::format(
-            "{}{}={}", reasons.empty() ? "" : " ",
-            OversubscriptionReasonLabel(static_cast<OversubscriptionReason>(r)),
-            series.maps_by_reason[r]);
-      }
-      os.Add(
-          {std::to_string(gpu_id), shape.oversubscribed ? "yes" : "no",
-           of(RunlistEntryKind::kProcesses),
-           of(RunlistEntryKind::kComputeQueues),
-           of(RunlistEntryKind::kGwsQueues), reasons.empty() ? "-" : reasons,
-           fmt::format("{:.3f}",
-                       static_cast<double>(series.oversubscribed_ns) / 1e9)});
+      os.Add({std::to_string(gpu_id), r.oversubscribed ? "yes" : "no",
+              of(RunlistEntryKind::kProcesses),
+              of(RunlistEntryKind::kComputeQueues),
+              of(RunlistEntryKind::kGwsQueues),
+              r.reasons.empty() ? "-" : r.reasons,
+              fmt::format("{:.3f}", r.seconds)});
     }
     out +=
         "RUNLIST (oversubscription: count/limit of the runlist last built)\n" +

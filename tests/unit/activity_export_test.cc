@@ -212,7 +212,8 @@ TEST(ActivityExportTest, OversubscriptionFamiliesAndOnceTable) {
   EXPECT_NE(out.find("RUNLIST (oversubscription"), std::string::npos) << out;
   EXPECT_NE(out.find("3/2"), std::string::npos) << out;
   EXPECT_NE(out.find("25/24"), std::string::npos) << out;
-  EXPECT_NE(out.find("processes=1 compute_queues=1"), std::string::npos) << out;
+  // The reasons as gpuq_runlist_oversubscribed_maps_total lists them.
+  EXPECT_NE(out.find("compute_queues=1 processes=1"), std::string::npos) << out;
   EXPECT_NE(out.find("2.000"), std::string::npos) << out;
   // Without such a map, no table.
   EXPECT_EQ(RenderOnce(Busy()->TakeSnapshot(), OnceFormat::kTable)
