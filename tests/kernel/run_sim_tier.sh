@@ -16,7 +16,10 @@
 #            (default ${XDG_CACHE_HOME:-/var/cache}/gpuq-kernels, shared with
 #            run_qemu_tier.sh)
 #
-# Environment: GPUQ_KTEST_KERNELS (default: the newest series apt serves; "all": every series), GPUQ_KTEST_BOOT_TIMEOUT
+# Environment: GPUQ_KTEST_KERNELS (default: the oldest series and the newest
+# apt serves; "all": every series), GPUQ_KTEST_MAINS and GPUQ_KTEST_PROGRAMS
+# (the kernels that get a main guest, default the newest, and a programs
+# guest, default the oldest; split_guests), GPUQ_KTEST_BOOT_TIMEOUT
 # (seconds per boot, 1800: the 7.3 guest took 1262 s in CI, and its programs may
 # take 900 s on a busy host), GPUQ_KTEST_WORKDIR (logs; default a new
 # /tmp/gpuq-simtest.XXXXXX, kept and printed), GPUQ_KTEST_HIP_CLIENT (the
@@ -51,17 +54,15 @@ rm -f "$WORK/compat.tsv"
 T_START=$(date +%s)
 . "$HERE/qemu_lib.sh"
 prepare_lock
-# The simulator tier runs on the newest series apt serves (7.3 when this
-# was written), the end of what users run (6.8 to 7.3) where amdkfd's shape
-# changes (secondary contexts, mm_exit_exec_release, preemptible
-# tracepoints and uprobes): its main guest and its programs guest, about
-# 1300 s each under TCG, fill CI's two cores. The oldest series (6.1,
-# kfd_dev and the DIQ) ran beside it until 2026-11-28, when the suite took
-# over CI's 90 minutes; GPUQ_KTEST_KERNELS="6.1 7.3" runs both (the
-# runtime clients then split between them, client_plan). Every series of
+# The simulator tier runs on the oldest series of the matrix and the newest
+# one apt serves (7.3 when this was written): the two ends of what users
+# run, and the two shapes that differ most (kfd_dev vs kfd_node, DIQ vs none,
+# secondary contexts, mm_exit_exec_release). Two guests, one per core: the
+# newest kernel's main guest (every check but the programs group) and the
+# oldest kernel's programs guest (split_guests says why). Every series of
 # the matrix gets the real module's attach and verifier checks in the QEMU
 # tier, and 6.1 and the newest its daemon against real KFD calls.
-KERNELS=$(kernels_to_boot "$KERNELS" "")
+KERNELS=$(kernels_to_boot "$KERNELS" "${KERNEL_SERIES%% *}")
 # kfd_btf (sim/kfd_btf.cc) and the BPF object it reads, from AGENT's build.
 KFD_BTF=${GPUQ_KTEST_KFD_BTF:-$(dirname "$AGENT")/tests/kernel/kfd_btf}
 BPF_OBJECT=${GPUQ_KTEST_BPF_OBJECT:-$(dirname "$AGENT")/bpf/gpuq.bpf.o}
@@ -122,25 +123,22 @@ main_checks() {
 # (sim/guest-init.sh's GPUQ_CLIENTS): each client under the agent of one
 # probe tier (rocr, rocr-args, rocr-tp: Debian 12's ROCr 5.2.3 in
 # btf-fentry, args-kprobe and tracepoint; rocr-6.4-args...: ROCr 6.4.3 and
-# 7.2.4, build_rocm_stacks; hip, hip-args: HIP 5.2.3). Every client of
-# every stack in every probe tier took 696 s of the 7.3 guest's 1312 s
-# (2026-11-28) and the suite was over CI's 90 minutes, so each pair of
-# stack and tier runs on one kernel, and every stack in btf-fentry on
-# each: ROCr 5.2.3's other tiers and HIP's args-kprobe on the older kernel,
-# the 2026 stacks' (6.4, 7.2) on the kernel of the programs guest, whose
-# five HIP programs run under an agent of every tier already.
-# With one kernel, GPUQ_KTEST_ONLY, or none yet (N_CHECKS), every group
-# (SPLIT_CLIENTS=0).
-PROGRAMS_KERNEL=""
+# 7.2.4, build_rocm_stacks; hip, hip-args: HIP 5.2.3). One main guest (the
+# default) runs every group. With two (GPUQ_KTEST_MAINS), each pair of stack
+# and tier runs on one kernel and every stack in btf-fentry on each: ROCr
+# 5.2.3's other tiers and hip-args on the older, the 2026 stacks' (6.4,
+# 7.2) on the newer (every client in every tier took 696 s of the 7.3
+# guest's 1312 s on 2026-11-28). N_CHECKS (no guests yet): every group.
+NEWEST_MAIN=""
 SPLIT_CLIENTS=0
 client_plan() {
   local label=${1%-programs} s
   echo rocr hip
   for s in $ROCM_STACKS; do echo "rocr-$s"; done
-  if [ "$SPLIT_CLIENTS" = 0 ] || [ "$label" != "$PROGRAMS_KERNEL" ]; then
+  if [ "$SPLIT_CLIENTS" = 0 ] || [ "$label" != "$NEWEST_MAIN" ]; then
     echo rocr-args hip-args rocr-tp
   fi
-  if [ "$SPLIT_CLIENTS" = 0 ] || [ "$label" = "$PROGRAMS_KERNEL" ]; then
+  if [ "$SPLIT_CLIENTS" = 0 ] || [ "$label" = "$NEWEST_MAIN" ]; then
     for s in $ROCM_STACKS; do echo "rocr-$s-args rocr-$s-tp"; done
   fi
 }
@@ -619,41 +617,57 @@ judge_guest() {
   [ "${GUEST_SCOPE[$1]:-}" = programs ] ||
     "$HERE/compat.sh" rows sim "$1" "$(cat "${KDIR_OF[$1]}/package")" "$WORK/boot-$1.log" >> "$WORK/compat.tsv"
 }
-# Each kernel's checks in a guest "K" (GPUQ_SCOPE=main), and the newest
-# kernel's programs group (the users' experiment with five HIP programs
-# under four agents, the longest) in a guest of its own, "K-programs"
-# (GPUQ_SCOPE=programs), started first so that the two cores stay busy
-# until the end: then the mains, newest first (7.3's programs about
-# 1300 s, 7.3 main 1312 s and 6.1 main 842 s in the run of 2026-11-28).
-# The programs group ran on both kernels until then; 6.1's (590-1000 s)
-# went for the suite's time: 6.1 runs HIP in its main guest (hip,
-# hip-args); GPUQ_KTEST_PROGRAMS="6.1" gives it its programs guest again
-# (where the doorbells of the programs are exact: 6.1 does not preempt
-# BPF programs). Not with GPUQ_KTEST_ONLY (a developer's knob: one guest
-# per kernel, running the groups named).
+# split_guests ENTRY... (oldest first): GUESTS, the guests to boot. A main
+# guest "K" (GPUQ_SCOPE=main: every check but the programs group) for each
+# kernel of GPUQ_KTEST_MAINS (default: the newest), and a programs guest
+# "K-programs" (GPUQ_SCOPE=programs: the users' experiment, five HIP
+# programs under four agents, one per probe tier) for each kernel of
+# GPUQ_KTEST_PROGRAMS (default: the oldest); the mains first, newest first.
+# Until 2026-11-28 each kernel had both (four guests); that day the suite
+# took over CI's 90 minutes, and 7.3's programs guest needed 1237 s and
+# more to hold its programs (6.1's 430-800 s): under TCG every packet's
+# completion, doorbell uprobe and syscall tracepoint costs more on 7.3. So
+# the newest kernel runs the lifecycle, the runtime clients (ROCr 5.2.3,
+# 6.4.3, 7.2.4 and HIP 5.2.3 in their probe tiers) and its concurrent
+# ringers there, and 6.1 the experiment, where the doorbells of the
+# programs are exact (6.1 does not preempt BPF programs). Not with
+# GPUQ_KTEST_ONLY (a developer's knob: one guest per kernel, running the
+# groups named).
 split_guests() {
-  local e label rest mains=() progs=()
+  local e label rest first="" last="" mains=() progs=() n=0
   for e in "$@"; do
     read -r label rest <<< "$e"
-    mains=("$e" "${mains[@]}")
-    [ -n "${GPUQ_KTEST_ONLY:-}" ] && continue
-    GUEST_SCOPE[$label]=main
-    PROGRAMS_KERNEL=$label
-    case " ${GPUQ_KTEST_PROGRAMS:-} " in
-      *" $label "*) progs=("$label-programs $rest" "${progs[@]}") GUEST_SCOPE[$label-programs]=programs ;;
+    [ -n "$first" ] || first=$label
+    last=$label
+  done
+  for e in "$@"; do
+    read -r label rest <<< "$e"
+    if [ -n "${GPUQ_KTEST_ONLY:-}" ]; then
+      mains=("$e" "${mains[@]}")
+      continue
+    fi
+    case " ${GPUQ_KTEST_MAINS:-$last} " in
+      *" $label "*)
+        mains=("$e" "${mains[@]}")
+        GUEST_SCOPE[$label]=main
+        NEWEST_MAIN=$label
+        n=$((n + 1))
+        ;;
+    esac
+    case " ${GPUQ_KTEST_PROGRAMS:-$first} " in
+      *" $label "*)
+        progs=("$label-programs $rest" "${progs[@]}")
+        GUEST_SCOPE[$label-programs]=programs
+        ;;
     esac
   done
-  # the newest kernel's programs guest, first
-  if [ -n "$PROGRAMS_KERNEL" ] && [ -z "${GUEST_SCOPE[$PROGRAMS_KERNEL-programs]:-}" ]; then
-    GUEST_SCOPE[$PROGRAMS_KERNEL-programs]=programs
-    progs=("$PROGRAMS_KERNEL-programs $rest" "${progs[@]}")
-  fi
-  [ -n "$PROGRAMS_KERNEL" ] && [ $# -gt 1 ] && SPLIT_CLIENTS=1
+  [ $n -gt 1 ] && SPLIT_CLIENTS=1
   for e in "${mains[@]}"; do
     read -r label rest <<< "$e"
-    GUEST_APPEND[$label]="GPUQ_CLIENTS=$(client_plan "$label" | tr -s ' \n' ',' | sed 's/,$//')"
+    [ -n "${GPUQ_KTEST_ONLY:-}" ] ||
+      GUEST_APPEND[$label]="GPUQ_CLIENTS=$(client_plan "$label" | tr -s ' \n' ',' | sed 's/,$//')"
   done
-  GUESTS=("${progs[@]}" "${mains[@]}")
+  GUESTS=("${mains[@]}" "${progs[@]}")
 }
 if build_payload; then
   prepare_unlock
