@@ -322,7 +322,11 @@ std::string RenderTable(const Snapshot& s) {
   if (!oversubscription.empty()) {
     Table os({"GPU_ID", "OVERSUBSCRIBED", "PROCESSES", "COMPUTE_QUEUES",
               "GWS_QUEUES", "OVERSUBSCRIBED_MAPS", "OVERSUBSCRIBED_S"});
-    for (const auto& [gpu_id, r] : oversubscription) {
+    for (const auto& gpu_row : oversubscription) {
+      // A named reference, not a structured binding: C++17 lambdas cannot
+      // capture those (clang refuses; the sanitize build is clang's).
+      const uint64_t gpu_id = gpu_row.first;
+      const OversubscriptionRow& r = gpu_row.second;
       auto of = [&](RunlistEntryKind kind) {
         const std::string label = RunlistEntryKindLabel(kind);
         const auto limit = r.limits.find(label);
