@@ -329,8 +329,9 @@ std::string RenderTable(const Snapshot& s) {
       const OversubscriptionRow& r = gpu_row.second;
       auto of = [&](RunlistEntryKind kind) {
         const std::string label = RunlistEntryKindLabel(kind);
+        const auto entries = r.entries.find(label);
+        const double n = entries == r.entries.end() ? 0 : entries->second;
         const auto limit = r.limits.find(label);
-        const double n = r.entries.count(label) ? r.entries.at(label) : 0;
         return limit == r.limits.end()
                    ? Num(n)
                    : fmt::format("{}/{}", Num(n), Num(limit->second));

@@ -61,9 +61,9 @@ prepare_lock
 # main guest, every check but the programs group. The oldest series (6.1:
 # kfd_dev, the DIQ) and the programs guests run on request
 # (GPUQ_KTEST_KERNELS="6.1 7.3", GPUQ_KTEST_MAINS, GPUQ_KTEST_PROGRAMS;
-# split_guests says why). Every series of the matrix gets the real module's
-# attach and verifier checks in the QEMU tier, and 6.1 and the newest its
-# daemon against real KFD calls.
+# split_guests says why). The QEMU tier's series get the real module's
+# attach and verifier checks, and 6.1 and the newest its daemon against
+# real KFD calls.
 KERNELS=$(kernels_to_boot "$KERNELS" "")
 # kfd_btf (sim/kfd_btf.cc) and the BPF object it reads, from AGENT's build.
 KFD_BTF=${GPUQ_KTEST_KFD_BTF:-$(dirname "$AGENT")/tests/kernel/kfd_btf}
@@ -134,7 +134,7 @@ main_checks() {
 NEWEST_MAIN=""
 SPLIT_CLIENTS=0
 client_plan() {
-  local label=${1%-programs} s
+  local label=$1 s
   echo rocr hip
   for s in $ROCM_STACKS; do echo "rocr-$s"; done
   if [ "$SPLIT_CLIENTS" = 0 ] || [ "$label" != "$NEWEST_MAIN" ]; then
@@ -638,11 +638,8 @@ judge_guest() {
 # GPUQ_KTEST_ONLY (a developer's knob: one guest per kernel, running the
 # groups named).
 split_guests() {
-  local e label rest last="" mains=() progs=() n=0
-  for e in "$@"; do
-    read -r label rest <<< "$e"
-    last=$label
-  done
+  local e label rest last=${!#} mains=() progs=() n=0
+  last=${last%% *} # the newest kernel's label
   for e in "$@"; do
     read -r label rest <<< "$e"
     if [ -n "${GPUQ_KTEST_ONLY:-}" ]; then

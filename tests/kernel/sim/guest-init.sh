@@ -2006,9 +2006,9 @@ prog_doorbells() {
   if [ $ok = 1 ]; then
     pass "$1" "per container and GPU:$detail"
   elif [ "$SKIPPED" -gt 0 ] && [ -n "$PREEMPTS" ]; then
-    skip "$1" "the kernel preempts programs (sched/preempt: $PREEMPTS) and skipped this tier's $SKIPPED times ($SKIP_REASON): doorbells of queues whose lifecycle records were lost are not exact here (6.1, which does not preempt programs, checks them exactly: GPUQ_KTEST_KERNELS="6.1 7.3" GPUQ_KTEST_PROGRAMS=6.1):$detail"
+    skip "$1" "the kernel preempts programs (sched/preempt: $PREEMPTS) and skipped this tier's $SKIPPED times ($SKIP_REASON): doorbells of queues whose lifecycle records were lost are not exact here (6.1, which does not preempt programs, checks them exactly: GPUQ_KTEST_KERNELS='6.1 7.3' GPUQ_KTEST_PROGRAMS=6.1):$detail"
   elif [ $rings_ok = 1 ] && [ -n "$PREEMPTS" ]; then
-    skip "$1" "the kernel preempts programs (sched/preempt: $PREEMPTS): every doorbell counted exactly, but the packet classes differ from what the null CP consumed (a known 7.3 difference, not understood yet; 6.1 checks them exactly: GPUQ_KTEST_KERNELS="6.1 7.3" GPUQ_KTEST_PROGRAMS=6.1):$detail"
+    skip "$1" "the kernel preempts programs (sched/preempt: $PREEMPTS): every doorbell counted exactly, but the packet classes differ from what the null CP consumed (a known 7.3 difference, not understood yet; 6.1 checks them exactly: GPUQ_KTEST_KERNELS='6.1 7.3' GPUQ_KTEST_PROGRAMS=6.1):$detail"
   else
     fail "$1" "$detail"
   fi
