@@ -16,22 +16,27 @@
  * KFD ioctl too (kfd_ioctl: p = filep->private_data). So: processes are known
  * once they issued a KFD ioctl while the agent ran, queues and GPUs once one
  * of their queues was created; docs/probe-tiers.md says what differs from the BTF tier.
- * Included by gpuq.bpf.c last; enabled only when the agent plans this tier
+ * Included by gpuq.bpf.c; enabled only when the agent plans this tier
  * (rodata args_tier), never together with the BTF bodies.
  */
 #ifndef GPUQ_ARGS_TIER_BPF_H
 #define GPUQ_ARGS_TIER_BPF_H
 
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <gpuq/abi.h>
 #include <gpuq/args_positions.h>
+#include <gpuq/kfd_uapi.h>
+#include "args_state.bpf.h"
 #include "attribution.bpf.h"
+#include "events.bpf.h"
 #include "eviction_events.bpf.h"
+#include "live_queues.bpf.h"
+#include "queue_records.bpf.h"
+#include "runlist.bpf.h"
 #include "runlist_events.bpf.h"
-
-/* A queue created while the agent ran, by its struct queue pointer. */
-struct args_queue {
-	struct live_key key;
-	struct live_val val;
-};
 
 /* A process's state on one GPU, by its qcm_process_device pointer. */
 struct args_qpd {
@@ -43,20 +48,6 @@ struct args_qpd {
 	 */
 	__u32 evicted;
 };
-
-/* A KFD process by its mm, for the exit notifier (mn, mm). */
-struct args_mm {
-	__u64 process_key;
-	char comm[GPUQ_COMM_LEN];
-};
-
-/* @brief args tier: struct queue * -> queue identity (created while we ran) */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u64);
-	__type(value, struct args_queue);
-} args_queues SEC(".maps");
 
 /* @brief args tier: device_queue_manager * -> gpu_id */
 struct {
@@ -82,14 +73,6 @@ struct {
 	__type(value, __u64);
 } args_teardowns SEC(".maps");
 
-/* @brief args tier: secondary kfd_process (7.2+) -> 1, from AMDKFD_IOC_CREATE_PROCESS's return */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 8192);
-	__type(key, __u64);
-	__type(value, __u8);
-} args_contexts SEC(".maps");
-
 /* @brief args tier: thread in kfd_ioctl_create_process -> its struct file * */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -97,14 +80,6 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } args_context_calls SEC(".maps");
-
-/* @brief args tier: mm_struct * -> kfd_process, for process_exit */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 8192);
-	__type(key, __u64);
-	__type(value, struct args_mm);
-} args_mms SEC(".maps");
 
 /* Argument n (0-based) of a kprobe, in a register: at most the fifth. */
 static __always_inline __u64 args__arg_at(struct pt_regs *ctx, int n)
@@ -146,35 +121,6 @@ static __always_inline void args__owner(__u64 p, struct gpuq_owner *o)
 		o->tgid = cached->tgid;
 		o->cgroup_id = cached->cgroup_id;
 	}
-}
-
-/*
- * Called at the create ioctl's entry (current is the owner of p): its mm and
- * owner, so its exit is seen and attributed even if the create fails.
- */
-static __always_inline void args__learn_mm(__u64 p)
-{
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	struct args_mm v = { .process_key = p };
-	__u64 mm = (__u64)BPF_CORE_READ(task, mm);
-
-	remember_owner(p, current_tgid(), bpf_get_current_cgroup_id());
-	/* a secondary context shares the mm but not its exit notifier */
-	if (!mm || bpf_map_lookup_elem(&args_contexts, &p))
-		return;
-	bpf_get_current_comm(v.comm, sizeof(v.comm));
-	bpf_map_update_elem(&args_mms, &mm, &v, BPF_ANY);
-}
-
-/* Called at the create ioctl's successful return: q is now that queue. */
-static __always_inline void args__learn_queue(__u64 q, struct live_key *key, struct live_val *val)
-{
-	struct args_queue v = { .key = *key, .val = *val };
-
-	if (!q)
-		return;
-	if (bpf_map_update_elem(&args_queues, &q, &v, BPF_ANY))
-		count_drop(GPUQ_DROP_MAP_FULL);
 }
 
 /* ---- queue_create: kfd_procfs_add_queue(q) inside the create ioctl ------ */

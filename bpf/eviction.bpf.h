@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * Eviction and restore of one process's queues on one GPU (GPUQ_EV_EVICTION).
- * Included by gpuq.bpf.c after runlist.bpf.h.
+ * Included by gpuq.bpf.c.
  *
  *   evict_cpsch / evict_nocpsch      evict_process_queues_{cpsch,nocpsch}(dqm, qpd)
  *   restore_cpsch / restore_nocpsch  restore_process_queues_{cpsch,nocpsch}(dqm, qpd)
@@ -15,6 +15,11 @@
 #ifndef GPUQ_EVICTION_BPF_H
 #define GPUQ_EVICTION_BPF_H
 
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <gpuq/abi.h>
 #include "attribution.bpf.h"
 #include "eviction_events.bpf.h"
 

@@ -17,10 +17,16 @@
  * Tracepoint tier: sys_enter of exit_group, and of exit by the last thread
  * (tracepoint_tier.bpf.h); a process killed by a signal is not read there.
  *
- * Included by gpuq.bpf.c after live_queues.
  */
 #ifndef GPUQ_EXIT_READ_BPF_H
 #define GPUQ_EXIT_READ_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "events.bpf.h"
+#include "live_queues.bpf.h"
 
 /* @brief tgids that created ROCr queues while we ran: whose exit to read */
 struct {

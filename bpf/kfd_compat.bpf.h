@@ -19,6 +19,8 @@
 #define GPUQ_KFD_COMPAT_BPF_H
 
 #include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <gpuq/abi.h>
 #include <bpf/bpf_core_read.h>
 
 #pragma clang attribute push(__attribute__((preserve_access_index)), apply_to = record)

@@ -2,7 +2,7 @@
 /*
  * Runlist and MES operations (GPUQ_EV_RUNLIST), one record at each return,
  * and the dqm operations whose per-thread slot attributes them
- * (attribution.bpf.h). Included by gpuq.bpf.c after its lifecycle hooks.
+ * (attribution.bpf.h). Included by gpuq.bpf.c.
  *
  *   runlist_unmap     unmap_queues_cpsch(dqm, filter, filter_param, ...): HWS
  *                     preemption of the runlist. Only args 0-2: 6.12 inserts
@@ -25,7 +25,15 @@
 #ifndef GPUQ_RUNLIST_BPF_H
 #define GPUQ_RUNLIST_BPF_H
 
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <gpuq/abi.h>
+#include <gpuq/kfd_uapi.h>
 #include "attribution.bpf.h"
+#include "live_queues.bpf.h"
+#include "queue_records.bpf.h"
 #include "runlist_events.bpf.h"
 
 /* ---- runlist_unmap / runlist_map (HWS) --------------------------------- */

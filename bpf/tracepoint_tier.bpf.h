@@ -33,6 +33,18 @@
 #ifndef GPUQ_TRACEPOINT_TIER_BPF_H
 #define GPUQ_TRACEPOINT_TIER_BPF_H
 
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <gpuq/abi.h>
+#include <gpuq/kfd_uapi.h>
+#include "attribution.bpf.h"
+#include "events.bpf.h"
+#include "exit_read.bpf.h"
+#include "live_queues.bpf.h"
+#include "queue_records.bpf.h"
+
 /* Set by the agent from /proc/devices ("kfd"). */
 const volatile __u32 kfd_major = 0;
 
