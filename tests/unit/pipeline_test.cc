@@ -19,6 +19,7 @@
 #include <tuple>
 #include <vector>
 
+#include "common/log.h"
 #include "event_builders.h"
 #include "export/collector.h"
 #include "metric_matchers.h"
@@ -502,6 +503,40 @@ TEST(PipelineReconcileTest, DestroyAfterTwoPassesForgotTheQueueIsADestroy) {
                 .destroys[GPUQ_DESTROY_IOCTL],
             1u);
   EXPECT_EQ(s.model_drops.unknown_queue, 1u);
+}
+
+// Each correction is said once, at info, naming the queues (at most three):
+// a queue added from sysfs has no ring addresses, so its submissions are
+// not sampled, and an operator reading the log should know why.
+TEST(PipelineReconcileTest, CorrectionsAreSaidNamingTheirQueues) {
+  std::vector<std::string> said;
+  Log().SetSink([&said](const std::string& line) { said.push_back(line); });
+  TempDir root;
+  const std::string queue_dir = "class/kfd/kfd/proc/4244/queues/5";
+  root.Write(queue_dir + "/gpuid", "11437\n");
+  root.Write(queue_dir + "/type", "0\n");
+  root.Write(queue_dir + "/size", "4096\n");
+  PipelineOptions options;
+  options.paths.sysfs = root.path();
+  options.paths.procfs = root.File("proc");
+  std::deque<Event> events;
+  Pipeline pipeline(options, std::make_unique<ScriptedSource>(&events));
+  // queue 6 was created (its record arrived) but is not in sysfs
+  events.push_back(Create(0xffff888100004244ull, 4244, 779, 11437, 6));
+  pipeline.ReconcileNow();
+  EXPECT_TRUE(said.empty()) << "one pass corrects nothing: " << said[0];
+  pipeline.ReconcileNow();
+  Log().SetSink([](const std::string&) {});  // this process's later tests
+  EXPECT_EQ(pipeline.TakeSnapshot().reconcile.added, 1u);
+  EXPECT_EQ(pipeline.TakeSnapshot().reconcile.removed, 1u);
+  EXPECT_EQ(said, (std::vector<std::string>{
+                      "gpuq-agent: info: reconciliation: 1 queue(s) in sysfs "
+                      "that no create record announced, added without ring "
+                      "addresses (their submissions are not sampled): pid "
+                      "4244 queue 5 on GPU 11437",
+                      "gpuq-agent: info: reconciliation: 1 queue(s) gone from "
+                      "sysfs with no destroy record, removed: pid 4244 queue "
+                      "6 on GPU 11437"}));
 }
 
 // The other direction: a create in flight when sysfs already shows its
