@@ -214,6 +214,20 @@ void AddSubmissionFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
   sampled.Add({}, static_cast<double>(s.sampled_queues));
   out->push_back(sampled.Build());
 
+  FamilyBuilder unsampled(
+      "gpuq_unsampled_queues",
+      "Live compute queues whose submissions are not counted, by why: "
+      "sysfs_only (found in sysfs, its create not seen: no ring addresses), "
+      "not_rocr (not ROCr's amd_queue_t), unreadable (its last sample).",
+      MetricType::Gauge);
+  for (const auto& [key, n] : s.unsampled_queues) {
+    const auto& [cgroup, gpu, why] = key;
+    unsampled.Add(
+        With(GpuLabels(s, cgroup, gpu), "reason", UnsampledReasonLabel(why)),
+        static_cast<double>(n));
+  }
+  out->push_back(unsampled.Build());
+
   FamilyBuilder samples("gpuq_queue_samples_total",
                         "Queue index samples by result: ok, reset (write "
                         "index went backwards: new baseline), unreadable, "

@@ -437,6 +437,7 @@ void Model::On(const gpuq_queue_sample_record& e) {
     ++((e.flags & GPUQ_SAMPLE_F_DENIED) != 0 ? series_.sample_stats.denied
                                              : series_.sample_stats.unreadable);
     q->readable = false;
+    q->read_failed = true;
     return;
   }
   const WriteIndexStep step =
@@ -452,6 +453,7 @@ void Model::On(const gpuq_queue_sample_record& e) {
   }
   q->sampled = true;
   q->readable = true;
+  q->read_failed = false;
   q->write_index = e.write_index;
   q->read_index = e.read_index;
   q->sample_ns = e.hdr.ts_ns;
@@ -631,8 +633,10 @@ void Model::On(const gpuq_eviction_event& e) {
 std::vector<SampleTarget> Model::SampleTargets() const {
   std::vector<SampleTarget> out;
   for (const auto& [key, q] : queues_) {
-    if ((q.flags & GPUQ_CREATE_F_ROCR_LAYOUT) == 0 || q.write_ptr == 0 ||
-        q.read_ptr == 0) {
+    // Read again after a failed read: an unreadable queue may become
+    // readable (the owner's memory was mid-change, privileges granted).
+    if (UnsampledReasonOf(q.seeded, q.flags, q.write_ptr, q.read_ptr,
+                          /*read_failed=*/false)) {
       continue;
     }
     SampleTarget t;
@@ -723,6 +727,11 @@ ModelSeries Model::Series() const {
                                 : PriorityClassOf(q.priority);
     ++s.queues_by_priority[{q.cgroup_id, q.gpu_id, c}];
     if (q.cu_mask) ++s.queues_cu_masked[{q.cgroup_id, q.gpu_id, *q.cu_mask}];
+    if (q.queue_type != GPUQ_QUEUE_COMPUTE) continue;  // never sampled
+    if (const auto why = UnsampledReasonOf(q.seeded, q.flags, q.write_ptr,
+                                           q.read_ptr, q.read_failed)) {
+      ++s.unsampled_queues[{q.cgroup_id, q.gpu_id, *why}];
+    }
   }
   const auto rates = SubmissionRates();
   for (const auto& [key, p] : processes_) {

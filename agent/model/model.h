@@ -25,6 +25,7 @@
 #include "model/queue_cu_mask.h"
 #include "model/queue_priority.h"
 #include "model/scheduler.h"
+#include "model/unsampled.h"
 #include "resolver/gpu_topology.h"
 #include "sources/event.h"
 #include "sources/kfd_sysfs.h"
@@ -60,8 +61,9 @@ struct QueueState {
   uint64_t write_index_at_create = 0;  ///< baseline with ROCR_LAYOUT
 
   // What the sampler last read (GPUQ_EV_QUEUE_SAMPLE).
-  bool sampled = false;   ///< has a baseline: deltas count from here
-  bool readable = false;  ///< the last sample could be read
+  bool sampled = false;      ///< has a baseline: deltas count from here
+  bool readable = false;     ///< the last sample could be read
+  bool read_failed = false;  ///< the last sample could not be read
   uint64_t write_index = 0;
   uint64_t read_index = 0;
   uint64_t sample_ns = 0;  ///< ts_ns of the last readable sample
@@ -235,6 +237,10 @@ inline uint64_t CgroupOfKey(
     const std::tuple<uint64_t, uint32_t, CuMaskClass>& key) {
   return std::get<0>(key);  // (cgroup, gpu, CU mask class)
 }
+inline uint64_t CgroupOfKey(
+    const std::tuple<uint64_t, uint32_t, UnsampledReason>& key) {
+  return std::get<0>(key);  // (cgroup, gpu, why not sampled)
+}
 template <class Key>
 uint64_t CgroupOfKey(const Key& key) {
   return key.cgroup_id;
@@ -279,6 +285,10 @@ struct ModelSeries {
   /// Live queues given a CU mask, by (cgroup id, gpu id, its class).
   std::map<std::tuple<uint64_t, uint32_t, CuMaskClass>, uint64_t>
       queues_cu_masked;
+  /// Live compute queues whose submissions are not counted, by (cgroup id,
+  /// gpu id, why: model/unsampled.h).
+  std::map<std::tuple<uint64_t, uint32_t, UnsampledReason>, uint64_t>
+      unsampled_queues;
   /// By (cgroup id, pid).
   std::vector<ProcessRow> process_rows;
 
@@ -293,6 +303,7 @@ struct ModelSeries {
     f(self.processes);
     f(self.queues_by_priority);
     f(self.queues_cu_masked);
+    f(self.unsampled_queues);
     f(self.pending_packets);
     f(self.doorbells);
     f(self.runlist_causes);

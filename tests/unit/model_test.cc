@@ -9,8 +9,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -99,6 +101,48 @@ TEST(ModelTest, CreateCountsLiveAndCreatesPerSeries) {
   EXPECT_EQ(c2.live, 1u);
   EXPECT_EQ(c2.creates, 1u);
   for (uint64_t d : c1.destroys) EXPECT_EQ(d, 0u);
+}
+
+// gpuq_unsampled_queues: which live compute queues the sampler cannot
+// count, and why; sampled-capable ROCr queues and other queue types are not
+// in it. A queue seeded from sysfs has no addresses (sysfs_only), one
+// without ROCr's layout is not_rocr, a ROCr queue whose last read failed is
+// unreadable until a read succeeds.
+TEST(ModelTest, UnsampledQueuesSayWhySubmissionsAreNotCounted) {
+  Model m;
+  gpuq_queue_create_event rocr = Create(kKeyA, 100, kCgroupVllm, kGpu1, 0);
+  rocr.flags = GPUQ_CREATE_F_ROCR_LAYOUT;
+  rocr.write_ptr = 0x7f0000000038;
+  rocr.read_ptr = 0x7f0000000080;
+  m.Apply(rocr);
+  m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, 1));  // no layout: PM4-like
+  m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, 2, kSdma));  // never sampled
+  gpuq_queue_create_event seeded = Create(0, 100, kCgroupVllm, kGpu1, 3);
+  seeded.flags = GPUQ_CREATE_F_SEEDED;
+  m.Apply(seeded);
+  using Key = std::tuple<uint64_t, uint32_t, UnsampledReason>;
+  EXPECT_EQ(m.Series().unsampled_queues,
+            (std::map<Key, uint64_t>{
+                {{kCgroupVllm, kGpu1, UnsampledReason::kSysfsOnly}, 1},
+                {{kCgroupVllm, kGpu1, UnsampledReason::kNotRocr}, 1}}));
+  EXPECT_EQ(m.SampleTargets().size(), 1u);
+
+  gpuq_queue_sample_record read{};
+  read.hdr = Hdr(GPUQ_EV_QUEUE_SAMPLE, kKeyA, 100, kCgroupVllm);
+  read.queue_id = 0;
+  read.write_ptr = rocr.write_ptr;
+  read.flags = GPUQ_SAMPLE_F_UNREADABLE;
+  m.Apply(read);
+  EXPECT_EQ(m.Series().unsampled_queues.count(
+                {kCgroupVllm, kGpu1, UnsampledReason::kUnreadable}),
+            1u);
+  EXPECT_EQ(m.SampleTargets().size(), 1u) << "read again at the next round";
+  read.flags = 0;
+  read.write_index = 5;
+  m.Apply(read);
+  EXPECT_EQ(m.Series().unsampled_queues.count(
+                {kCgroupVllm, kGpu1, UnsampledReason::kUnreadable}),
+            0u);
 }
 
 TEST(ModelTest, DestroyCountsByReasonUnderCreateLabels) {

@@ -117,6 +117,7 @@ TEST_F(SamplerPipelineTest, ExactSubmissionsAndPendingPackets) {
   const auto families = Families(pipeline);
   EXPECT_EQ(Sum(families, "gpuq_queue_samples_total", {{"result", "ok"}}), 9);
   EXPECT_EQ(Sum(families, "gpuq_sampled_queues"), 3);
+  EXPECT_EQ(Sum(families, "gpuq_unsampled_queues"), 0);
 }
 
 TEST_F(SamplerPipelineTest, ProcessExitingIsNotAnError) {
@@ -140,6 +141,8 @@ TEST_F(SamplerPipelineTest, ProcessExitingIsNotAnError) {
   EXPECT_EQ(
       Sum(families, "gpuq_queue_samples_total", {{"result", "unreadable"}}), 3);
   EXPECT_EQ(Sum(families, "gpuq_sampled_queues"), 0);
+  EXPECT_EQ(Sum(families, "gpuq_unsampled_queues", {{"reason", "unreadable"}}),
+            3);
 
   // Then the teardown: no targets left, a round is a no-op.
   for (uint32_t q = 0; q < 3; ++q) {
