@@ -445,6 +445,21 @@ class ScriptedSource : public EventSource {
   std::deque<Event>* events_;
 };
 
+// A sysfs tree under `root` with one compute queue (ring of 4096 bytes) of
+// `pid` on `gpu`, and options reading it.
+PipelineOptions SysfsWithQueue(TempDir& root, uint32_t pid, uint32_t qid,
+                               uint32_t gpu) {
+  const std::string queue_dir = "class/kfd/kfd/proc/" + std::to_string(pid) +
+                                "/queues/" + std::to_string(qid);
+  root.Write(queue_dir + "/gpuid", std::to_string(gpu) + "\n");
+  root.Write(queue_dir + "/type", "0\n");
+  root.Write(queue_dir + "/size", "4096\n");
+  PipelineOptions options;
+  options.paths.sysfs = root.path();
+  options.paths.procfs = root.File("proc");
+  return options;
+}
+
 // A destroy racing reconciliation: on 6.1, kfd_procfs_del_queue() removes a
 // queue's sysfs entry before the HW destroy and uninit_queue() emit its
 // destroy event. Two reconciliation passes see the queue gone and forget it
@@ -453,13 +468,7 @@ class ScriptedSource : public EventSource {
 // decremented twice.
 TEST(PipelineReconcileTest, DestroyAfterTwoPassesForgotTheQueueIsADestroy) {
   TempDir root;
-  const std::string queue_dir = "class/kfd/kfd/proc/4242/queues/3";
-  root.Write(queue_dir + "/gpuid", "11437\n");
-  root.Write(queue_dir + "/type", "0\n");
-  root.Write(queue_dir + "/size", "4096\n");
-  PipelineOptions options;
-  options.paths.sysfs = root.path();
-  options.paths.procfs = root.File("proc");
+  PipelineOptions options = SysfsWithQueue(root, 4242, 3, 11437);
   options.use_sysfs = true;
   std::deque<Event> events;
   Pipeline pipeline(options, std::make_unique<ScriptedSource>(&events));
@@ -512,13 +521,7 @@ TEST(PipelineReconcileTest, CorrectionsAreSaidNamingTheirQueues) {
   std::vector<std::string> said;
   Log().SetSink([&said](const std::string& line) { said.push_back(line); });
   TempDir root;
-  const std::string queue_dir = "class/kfd/kfd/proc/4244/queues/5";
-  root.Write(queue_dir + "/gpuid", "11437\n");
-  root.Write(queue_dir + "/type", "0\n");
-  root.Write(queue_dir + "/size", "4096\n");
-  PipelineOptions options;
-  options.paths.sysfs = root.path();
-  options.paths.procfs = root.File("proc");
+  PipelineOptions options = SysfsWithQueue(root, 4244, 5, 11437);
   std::deque<Event> events;
   Pipeline pipeline(options, std::make_unique<ScriptedSource>(&events));
   // queue 6 was created (its record arrived) but is not in sysfs
@@ -544,13 +547,7 @@ TEST(PipelineReconcileTest, CorrectionsAreSaidNamingTheirQueues) {
 // so the queue is never seeded (no duplicate_create, the create counted).
 TEST(PipelineReconcileTest, CreateInFlightAtTheSysfsReadIsNotSeeded) {
   TempDir root;
-  const std::string queue_dir = "class/kfd/kfd/proc/4243/queues/0";
-  root.Write(queue_dir + "/gpuid", "11437\n");
-  root.Write(queue_dir + "/type", "0\n");
-  root.Write(queue_dir + "/size", "4096\n");
-  PipelineOptions options;
-  options.paths.sysfs = root.path();
-  options.paths.procfs = root.File("proc");
+  PipelineOptions options = SysfsWithQueue(root, 4243, 0, 11437);
   std::deque<Event> events;
   Pipeline pipeline(options, std::make_unique<ScriptedSource>(&events));
   events.push_back(Create(0xffff888100004243ull, 4243, 778, 11437, 0));
