@@ -377,9 +377,11 @@ lost_file() { echo "/tmp/lost-creates${TIER:+-$TIER}"; }
 # in CMP (/tmp/cmp.out) is a shortfall of creates, failed creates, destroys, exits or
 # runlist operations (then any victims and oversubscription figure) adding
 # up to no more than twice that count, or of submissions or pending packets
-# of a queue whose create was lost (on a series short of a create in CMP, or
-# in lost_file, where each accepted shortfall of creates is noted for the
-# group's later checks); WITHIN then says so.
+# of a queue whose create was lost (on a series short of a create in CMP, in
+# lost_file, where each accepted shortfall of creates is noted for the
+# group's later checks, or where the agent says it holds a queue it learned
+# from sysfs: gpuq_unsampled_queues{reason="sysfs_only"}); WITHIN then says
+# so.
 # tier_skips PROM: the records the TIER's agent lost to skipped programs, as
 # far as it and the kernel count them, in SKIPPED with SKIP_REASON.
 tier_skips() {
@@ -411,12 +413,22 @@ within_skips() {
   skipped=$SKIPPED
   [ "${skipped:-0}" -gt 0 ] 2> /dev/null || return 1
   touch "$(lost_file)"
+  # The (container, GPU)s where the agent says it holds a queue it learned
+  # from sysfs (gpuq_unsampled_queues{reason="sysfs_only"}): one whose create
+  # was lost after the last check that compared creates, so no lost_file
+  # note names it; its submissions cannot be sampled.
+  awk 'index($0, "gpuq_unsampled_queues{") == 1 && /reason="sysfs_only"/ && $NF + 0 > 0 {
+      match($0, /container="[^"]*"/); c = substr($0, RSTART, RLENGTH)
+      match($0, /gpu_id="[^"]*"/); print "{" c "," substr($0, RSTART, RLENGTH) "}" }' /tmp/m.prom > /tmp/sysfs-only
   WITHIN=$(awk -v skipped="$skipped" -v reason="$reason" -v lost="$(lost_file)" '
     # {container="c",gpu_id="g",queue_type="t"} -> {container="c",gpu_id="g"}
     function gpu_of(l) { sub(/,queue_type="[^"]*"/, "", l); return l }
     # a destroy series -> its queues submission series (no reason label)
     function queue_of(l) { sub(/,reason="[^"]*"/, "", l); return l }
-    BEGIN { while ((getline l < lost) > 0) { created[l] = 1; lost_gpu[gpu_of(l)] = 1 } }
+    BEGIN {
+      while ((getline l < lost) > 0) { created[l] = 1; lost_gpu[gpu_of(l)] = 1 }
+      while ((getline l < "/tmp/sysfs-only") > 0) { lost_gpu[l] = 1; sysfs_only[l] = 1 }
+    }
     $1 == "DIFF" {
       name = $2; labels = $2
       sub(/\{.*/, "", name); sub(/^[^{]*/, "", labels)
@@ -477,7 +489,7 @@ within_skips() {
     END {
       # queues learned without their create: one lost create each
       short += unknown_over < class_short ? unknown_over : class_short
-      for (l in subs) if (!(l in created) && !(l in destroyed)) bad = 1
+      for (l in subs) if (!(l in created) && !(l in destroyed) && !(gpu_of(l) in sysfs_only)) bad = 1
       for (c in teardown) if (c in exit_lost) short -= teardown[c]
       for (l in moved) if (ioctl_short[l] + 0 < moved[l]) bad = 1
       for (l in pend) if (!(l in lost_gpu)) bad = 1
