@@ -551,7 +551,11 @@ void Pipeline::ReconcileNow() {
   //    scheduler's preemption): the model keeps what reconciliation forgets
   //    as a tombstone, so that destroy is still counted as a destroy
   //    (Model::Forget).
-  // A difference is corrected only when two consecutive passes see it.
+  // A difference is corrected only when two consecutive passes see it. That
+  // also covers the tiers whose create record is written at the create
+  // ioctl's return, after the sysfs entry exists (create_ioctl without
+  // queue_create, the tracepoint tier's sys_exit): a create in flight at one
+  // pass has arrived by the next, unless the ioctl outlasts the interval.
   std::vector<SysfsQueue> sysfs;
   std::string error;
   const bool read = ReadKfdQueues(options_.paths.Kfd(), &sysfs, &error);
