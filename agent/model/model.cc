@@ -436,8 +436,7 @@ void Model::On(const gpuq_queue_sample_record& e) {
   if ((e.flags & GPUQ_SAMPLE_F_UNREADABLE) != 0) {
     ++((e.flags & GPUQ_SAMPLE_F_DENIED) != 0 ? series_.sample_stats.denied
                                              : series_.sample_stats.unreadable);
-    q->readable = false;
-    q->read_failed = true;
+    q->last_read = QueueState::LastRead::kFailed;
     return;
   }
   const WriteIndexStep step =
@@ -452,8 +451,7 @@ void Model::On(const gpuq_queue_sample_record& e) {
     q->rate_ns = 0;
   }
   q->sampled = true;
-  q->readable = true;
-  q->read_failed = false;
+  q->last_read = QueueState::LastRead::kOk;
   q->write_index = e.write_index;
   q->read_index = e.read_index;
   q->sample_ns = e.hdr.ts_ns;
@@ -682,7 +680,7 @@ std::map<std::pair<uint64_t, uint32_t>, uint64_t> Model::PendingPackets()
     const {
   std::map<std::pair<uint64_t, uint32_t>, uint64_t> out;
   for (const auto& [key, q] : queues_) {
-    if (!q.readable) continue;
+    if (!q.readable()) continue;
     // read > write happens when a read lands between the CP's update of
     // read_dispatch_id and ours of write: nothing is pending then.
     out[{q.cgroup_id, q.gpu_id}] +=
@@ -693,14 +691,14 @@ std::map<std::pair<uint64_t, uint32_t>, uint64_t> Model::PendingPackets()
 
 size_t Model::SampledQueues() const {
   size_t n = 0;
-  for (const auto& [key, q] : queues_) n += q.readable ? 1 : 0;
+  for (const auto& [key, q] : queues_) n += q.readable() ? 1 : 0;
   return n;
 }
 
 std::map<uint64_t, std::map<uint32_t, double>> Model::SubmissionRates() const {
   std::map<uint64_t, std::map<uint32_t, double>> out;
   for (const auto& [key, q] : queues_) {
-    if (q.rate_ns == 0 || !q.readable) continue;
+    if (q.rate_ns == 0 || !q.readable()) continue;
     out[q.process_key][q.gpu_id] +=
         static_cast<double>(q.rate_packets) / Seconds(q.rate_ns);
   }
@@ -728,8 +726,9 @@ ModelSeries Model::Series() const {
     ++s.queues_by_priority[{q.cgroup_id, q.gpu_id, c}];
     if (q.cu_mask) ++s.queues_cu_masked[{q.cgroup_id, q.gpu_id, *q.cu_mask}];
     if (q.queue_type != GPUQ_QUEUE_COMPUTE) continue;  // never sampled
-    if (const auto why = UnsampledReasonOf(q.seeded, q.flags, q.write_ptr,
-                                           q.read_ptr, q.read_failed)) {
+    if (const auto why =
+            UnsampledReasonOf(q.seeded, q.flags, q.write_ptr, q.read_ptr,
+                              q.last_read == QueueState::LastRead::kFailed)) {
       ++s.unsampled_queues[{q.cgroup_id, q.gpu_id, *why}];
     }
   }

@@ -61,9 +61,11 @@ struct QueueState {
   uint64_t write_index_at_create = 0;  ///< baseline with ROCR_LAYOUT
 
   // What the sampler last read (GPUQ_EV_QUEUE_SAMPLE).
-  bool sampled = false;      ///< has a baseline: deltas count from here
-  bool readable = false;     ///< the last sample could be read
-  bool read_failed = false;  ///< the last sample could not be read
+  bool sampled = false;  ///< has a baseline: deltas count from here
+  /// The last sample: none yet, read, or not readable.
+  enum class LastRead : uint8_t { kNone, kOk, kFailed };
+  LastRead last_read = LastRead::kNone;
+  bool readable() const { return last_read == LastRead::kOk; }
   uint64_t write_index = 0;
   uint64_t read_index = 0;
   uint64_t sample_ns = 0;  ///< ts_ns of the last readable sample
