@@ -413,21 +413,28 @@ within_skips() {
   skipped=$SKIPPED
   [ "${skipped:-0}" -gt 0 ] 2> /dev/null || return 1
   touch "$(lost_file)"
-  # The (container, GPU)s where the agent says it holds a queue it learned
-  # from sysfs (gpuq_unsampled_queues{reason="sysfs_only"}): one whose create
-  # was lost after the last check that compared creates, so no lost_file
-  # note names it; its submissions cannot be sampled.
-  awk 'index($0, "gpuq_unsampled_queues{") == 1 && /reason="sysfs_only"/ && $NF + 0 > 0 {
-      match($0, /container="[^"]*"/); c = substr($0, RSTART, RLENGTH)
-      match($0, /gpu_id="[^"]*"/); print "{" c "," substr($0, RSTART, RLENGTH) "}" }' /tmp/m.prom > /tmp/sysfs-only
   WITHIN=$(awk -v skipped="$skipped" -v reason="$reason" -v lost="$(lost_file)" '
     # {container="c",gpu_id="g",queue_type="t"} -> {container="c",gpu_id="g"}
     function gpu_of(l) { sub(/,queue_type="[^"]*"/, "", l); return l }
     # a destroy series -> its queues submission series (no reason label)
     function queue_of(l) { sub(/,reason="[^"]*"/, "", l); return l }
+    # name="value" of the scraped series line l, or ""
+    function label(l, name) { return match(l, name "=\"[^\"]*\"") ? substr(l, RSTART, RLENGTH) : "" }
     BEGIN {
       while ((getline l < lost) > 0) { created[l] = 1; lost_gpu[gpu_of(l)] = 1 }
-      while ((getline l < "/tmp/sysfs-only") > 0) { lost_gpu[l] = 1; sysfs_only[l] = 1 }
+      # the (container, GPU)s where the agent says it holds a queue it
+      # learned from sysfs (gpuq_unsampled_queues{reason="sysfs_only"}): one
+      # whose create was lost after the last check that compared creates, so
+      # no lost_file note names it; its submissions cannot be sampled
+      while ((getline l < "/tmp/m.prom") > 0)
+        if (index(l, "gpuq_unsampled_queues{") == 1 && l ~ /reason="sysfs_only"/) {
+          n = split(l, f, " ")
+          if (f[n] + 0 > 0) {
+            g = "{" label(l, "container") "," label(l, "gpu_id") "}"
+            lost_gpu[g] = 1
+            sysfs_only[g] = 1
+          }
+        }
     }
     $1 == "DIFF" {
       name = $2; labels = $2
