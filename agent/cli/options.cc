@@ -4,72 +4,61 @@
 #include <gpuq/abi.h>
 
 #include <CLI/CLI.hpp>
-#include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <iostream>
+#include <map>
 #include <string_view>
-#include <type_traits>
 
 #include "common/log.h"
 
 namespace gpuq {
 namespace {
 
-// The number `text` begins with, and the rest after it in *rest (null: the
-// whole text must be the number). False when it begins with none or the
-// number is out of T's range. The syntax is strtod's and strtol's, which
-// these flags always took: leading white space, one optional sign, and for
-// floating point a "0x" hexadecimal form.
-template <typename T>
-bool ParseNumber(std::string_view text, T* value,
-                 std::string_view* rest = nullptr) {
-  while (!text.empty() &&
-         std::isspace(static_cast<unsigned char>(text.front())) != 0) {
-    text.remove_prefix(1);
-  }
-  bool negative = false;
-  if (!text.empty() && (text.front() == '+' || text.front() == '-')) {
-    negative = text.front() == '-';
-    text.remove_prefix(1);
-  }
-  // from_chars takes a '-' of its own; strto* take one sign only.
-  if (!text.empty() && (text.front() == '+' || text.front() == '-')) {
-    return false;
-  }
-  const char* end = text.data() + text.size();
-  std::from_chars_result result{};
-  if constexpr (std::is_floating_point_v<T>) {
-    const bool hex = text.size() > 2 && text[0] == '0' &&
-                     (text[1] == 'x' || text[1] == 'X') &&
-                     (std::isxdigit(static_cast<unsigned char>(text[2])) != 0 ||
-                      text[2] == '.');
-    result = hex ? std::from_chars(text.data() + 2, end, *value,
-                                   std::chars_format::hex)
-                 : std::from_chars(text.data(), end, *value);
-  } else {
-    result = std::from_chars(text.data(), end, *value);
-  }
-  if (result.ec != std::errc()) return false;
-  if (negative) *value = -*value;
-  if (rest != nullptr) {
-    *rest = std::string_view(result.ptr, static_cast<size_t>(end - result.ptr));
-    return true;
-  }
-  return result.ptr == end;
-}
-
-// CLI11 validator wrapper for durations.
-CLI::Validator DurationValidator() {
+// A duration: seconds, alone or with a unit (ms, s, m), converted by CLI11's
+// AsNumberWithUnit into seconds, which the flag's double then holds. From 0
+// to 1e9 s; anything else is refused in one line (an interval of "s" alone,
+// which AsNumberWithUnit would take as 1 s, too).
+CLI::Validator DurationTransform() {
+  const CLI::AsNumberWithUnit units(
+      std::map<std::string, double>{{"ms", 1e-3}, {"s", 1.0}, {"m", 60.0}},
+      CLI::AsNumberWithUnit::CASE_SENSITIVE);
   return CLI::Validator(
-      [](std::string& value) -> std::string {
-        if (!ParseDuration(value)) {
-          return fmt::format(
-              "'{}' is not a duration (examples: 1s, 500ms, 2m, 10)", value);
+      [units](std::string& value) -> std::string {
+        const std::string refused = fmt::format(
+            "'{}' is not a duration (examples: 1s, 500ms, 2m, 10)", value);
+        if (value.find_first_of("0123456789") == std::string::npos) {
+          return refused;
         }
+        std::string seconds = value;
+        try {
+          units(seconds);
+        } catch (const CLI::ValidationError&) {
+          return refused;
+        }
+        // AsNumberWithUnit wrote a number CLI11 read (strtold's syntax).
+        const double s = std::strtod(seconds.c_str(), nullptr);
+        if (!std::isfinite(s) || s < 0 || s > 1e9) return refused;
+        value = seconds;
         return "";
       },
-      "DURATION");
+      "");
+}
+
+// Adds a duration flag (DurationTransform) to `app`, holding seconds in
+// *seconds; its default is what *seconds holds (below 0: none).
+CLI::Option* AddDuration(CLI::App& app, const std::string& name,
+                         double* seconds, const std::string& help) {
+  CLI::Option* option = app.add_option(name, *seconds, help)
+                            ->transform(DurationTransform())
+                            ->type_name("DURATION");
+  if (*seconds >= 0) option->default_str(fmt::format("{}s", *seconds));
+  return option;
+}
+
+std::chrono::milliseconds ToMilliseconds(double seconds) {
+  return std::chrono::milliseconds(std::llround(seconds * 1000));
 }
 
 // "host:port" or ":port"; port 0..65535.
@@ -77,10 +66,15 @@ CLI::Validator ListenAddressValidator() {
   return CLI::Validator(
       [](std::string& value) -> std::string {
         const auto colon = value.rfind(':');
-        const std::string port =
-            colon == std::string::npos ? "" : value.substr(colon + 1);
-        long n = 0;
-        if (!ParseNumber(port, &n) || n < 0 || n > 65535) {
+        const std::string_view port =
+            colon == std::string::npos
+                ? std::string_view()
+                : std::string_view(value).substr(colon + 1);
+        unsigned n = 0;
+        const auto [end, ec] =
+            std::from_chars(port.data(), port.data() + port.size(), n);
+        if (port.empty() || ec != std::errc() ||
+            end != port.data() + port.size() || n > 65535) {
           return fmt::format("'{}' is not HOST:PORT (example: 0.0.0.0:9464)",
                              value);
         }
@@ -91,41 +85,26 @@ CLI::Validator ListenAddressValidator() {
 
 }  // namespace
 
-std::optional<std::chrono::milliseconds> ParseDuration(
-    const std::string& text) {
-  double value = 0;
-  std::string_view unit;
-  if (!ParseNumber(text, &value, &unit)) return std::nullopt;
-  double ms = 0;
-  if (unit.empty() || unit == "s") {
-    ms = value * 1000;
-  } else if (unit == "ms") {
-    ms = value;
-  } else if (unit == "m") {
-    ms = value * 60000;
-  } else {
-    return std::nullopt;
-  }
-  if (!std::isfinite(ms) || ms < 0 || ms > 1e12) return std::nullopt;
-  return std::chrono::milliseconds(static_cast<int64_t>(ms));
-}
-
 namespace {
 
 // What the flags hold until they are checked and turned into Options (those
 // CLI11 can fill in directly go straight into Options).
 struct RawFlags {
   bool once = false;
-  std::string interval = "1s", output = "table";
-  std::string host_root, sysfs_root, procfs_root, reconcile = "10s";
+  // Durations in seconds (DurationTransform); -1: not given.
+  double interval = 1;
+  std::string output = "table";
+  std::string host_root, sysfs_root, procfs_root;
+  double reconcile = 10;
   bool no_fentry = false;
   std::string probe_tier = "auto";
-  std::string grace = "5m", runtime_timeout = "2s";
+  double grace = 300, runtime_timeout = 2;
   bool no_runtime_lookup = false;
-  std::string sample_interval = "1s", doorbells = "off";
+  double sample_interval = 1;
+  std::string doorbells = "off";
   std::string log_level = "info";
   bool verbose = false;
-  std::string duration, speed = "1";
+  double duration = -1;
 };
 
 struct Subcommands {
@@ -142,11 +121,9 @@ void AddSnapshotFlags(CLI::App& app, RawFlags* raw) {
                "Print a snapshot (queues per container and GPU) and exit. "
                "Live: measured over --interval; with --replay: the whole "
                "capture.");
-  app.add_option("--interval", raw->interval,
-                 "Measurement window of --once on a live kernel; how often "
-                 "top refreshes.")
-      ->check(DurationValidator())
-      ->capture_default_str();
+  AddDuration(app, "--interval", &raw->interval,
+              "Measurement window of --once on a live kernel; how often "
+              "top refreshes.");
   app.add_option("--output,-o", raw->output, "--once format.")
       ->check(CLI::IsMember({"table", "json", "prometheus"}))
       ->capture_default_str();
@@ -181,10 +158,8 @@ void AddKernelFlags(CLI::App& app, RawFlags* raw, Options* out) {
                  "Root of sysfs (default /sys).");
   app.add_option("--procfs-root", raw->procfs_root,
                  "Root of procfs (default /proc).");
-  app.add_option("--reconcile-interval", raw->reconcile,
-                 "How often the model is checked against KFD sysfs.")
-      ->check(DurationValidator())
-      ->capture_default_str();
+  AddDuration(app, "--reconcile-interval", &raw->reconcile,
+              "How often the model is checked against KFD sysfs.");
   app.add_flag("--no-fentry", raw->no_fentry,
                "Use kprobes even where fentry would work.");
   app.add_option("--probe-tier", raw->probe_tier,
@@ -215,11 +190,9 @@ void AddAttributionFlags(CLI::App& app, RawFlags* raw, Options* out) {
                  "gpuq_containers_folded).")
       ->check(CLI::Range(size_t{1}, size_t{1000000}))
       ->capture_default_str();
-  app.add_option("--container-grace", raw->grace,
-                 "Series of a container holding no queue are removed after "
-                 "this long; idle processes fold into their container.")
-      ->check(DurationValidator())
-      ->capture_default_str();
+  AddDuration(app, "--container-grace", &raw->grace,
+              "Series of a container holding no queue are removed after "
+              "this long; idle processes fold into their container.");
   app.add_flag("--no-runtime-lookup", raw->no_runtime_lookup,
                "Do not ask container runtimes for names (labels keep ids).");
   app.add_option("--runtime.docker-socket", out->docker_sockets,
@@ -229,21 +202,17 @@ void AddAttributionFlags(CLI::App& app, RawFlags* raw, Options* out) {
   app.add_option("--runtime.run-dir", out->run_dir,
                  "Where containerd and CRI-O keep OCI bundles (default: /run "
                  "under --host-root).");
-  app.add_option("--runtime.timeout", raw->runtime_timeout,
-                 "Timeout of one runtime lookup (lookups never block events "
-                 "or /metrics).")
-      ->check(DurationValidator())
-      ->capture_default_str();
+  AddDuration(app, "--runtime.timeout", &raw->runtime_timeout,
+              "Timeout of one runtime lookup (lookups never block events "
+              "or /metrics).");
 }
 
 void AddSubmissionFlags(CLI::App& app, RawFlags* raw, Options* out) {
-  app.add_option("--sample-interval", raw->sample_interval,
-                 "How often the write and read indexes of every ROCr queue are "
-                 "read from its process's memory (gpuq_submissions_total, "
-                 "gpuq_queue_pending_packets); 0 turns sampling off. Needs "
-                 "ptrace access to the processes (root, or CAP_SYS_PTRACE).")
-      ->check(DurationValidator())
-      ->capture_default_str();
+  AddDuration(app, "--sample-interval", &raw->sample_interval,
+              "How often the write and read indexes of every ROCr queue are "
+              "read from its process's memory (gpuq_submissions_total, "
+              "gpuq_queue_pending_packets); 0 turns sampling off. Needs "
+              "ptrace access to the processes (root, or CAP_SYS_PTRACE).");
   app.add_option("--doorbells", raw->doorbells,
                  "Count doorbell rings with uprobes on libhsa-runtime64 "
                  "(gpuq_doorbells_total): off or uprobe. Costs one uprobe hit "
@@ -280,11 +249,9 @@ Subcommands AddSubcommands(CLI::App& app, RawFlags* raw, Options* out) {
   sub.record
       ->add_option("-o,--output-file", out->record_path, "Capture to write.")
       ->required();
-  sub.record
-      ->add_option("--duration", raw->duration,
-                   "Stop after this long (with a command: whichever comes "
-                   "first; the command is then sent SIGTERM).")
-      ->check(DurationValidator());
+  AddDuration(*sub.record, "--duration", &raw->duration,
+              "Stop after this long (with a command: whichever comes "
+              "first; the command is then sent SIGTERM).");
   sub.record->add_option("--container", out->record_container,
                          "Keep only this container's records (its name, "
                          "Kubernetes container name, short or full id); the "
@@ -299,9 +266,10 @@ Subcommands AddSubcommands(CLI::App& app, RawFlags* raw, Options* out) {
       "preemption and eviction rates, refreshed every --interval "
       "(docs/top.md).");
   sub.top
-      ->add_option("--speed", raw->speed,
+      ->add_option("--speed", out->replay_speed,
                    "With --replay: N times the recorded speed; 0 or max: as "
                    "fast as possible.")
+      ->transform(CLI::Transformer({{"max", "0"}}))
       ->capture_default_str();
   sub.report = app.add_subcommand(
       "report",
@@ -325,9 +293,8 @@ Subcommands AddSubcommands(CLI::App& app, RawFlags* raw, Options* out) {
 // refuse a combination print why and return false (exit status 2); the
 // checks run in the order the groups are listed.
 
-// The validators passed every duration, so ParseDuration succeeds here.
 void ApplySnapshotFlags(const RawFlags& raw, Options* out) {
-  out->interval = *ParseDuration(raw.interval);
+  out->interval = ToMilliseconds(raw.interval);
   out->output = *ParseOnceFormat(raw.output);
 }
 
@@ -338,7 +305,7 @@ bool ApplyKernelFlags(const RawFlags& raw, Options* out) {
   }
   if (!raw.sysfs_root.empty()) out->paths.sysfs = raw.sysfs_root;
   if (!raw.procfs_root.empty()) out->paths.procfs = raw.procfs_root;
-  out->reconcile_interval = *ParseDuration(raw.reconcile);
+  out->reconcile_interval = ToMilliseconds(raw.reconcile);
   if (out->reconcile_interval.count() == 0) {
     std::cerr << "gpuq-agent: --reconcile-interval must be above 0\n";
     return false;
@@ -349,13 +316,13 @@ bool ApplyKernelFlags(const RawFlags& raw, Options* out) {
 }
 
 void ApplyAttributionFlags(const RawFlags& raw, Options* out) {
-  out->container_grace = *ParseDuration(raw.grace);
-  out->runtime_timeout = *ParseDuration(raw.runtime_timeout);
+  out->container_grace = ToMilliseconds(raw.grace);
+  out->runtime_timeout = ToMilliseconds(raw.runtime_timeout);
   out->runtime_lookup = !raw.no_runtime_lookup;
 }
 
 bool ApplySubmissionFlags(const RawFlags& raw, Options* out) {
-  out->sample_interval = *ParseDuration(raw.sample_interval);
+  out->sample_interval = ToMilliseconds(raw.sample_interval);
   if (out->sample_interval.count() > 0 &&
       out->sample_interval < std::chrono::milliseconds(10)) {
     std::cerr << "gpuq-agent: --sample-interval must be 0 (off) or at least "
@@ -385,12 +352,11 @@ void ApplyLoggingFlags(const RawFlags& raw, Options* out) {
 // The subcommand's own flags, then which command runs.
 bool ApplySubcommand(const Subcommands& sub, const RawFlags& raw,
                      Options* out) {
-  if (!raw.duration.empty()) out->duration = *ParseDuration(raw.duration);
-  const std::string speed = raw.speed == "max" ? "0" : raw.speed;
-  if (!ParseNumber(speed, &out->replay_speed) ||
-      !std::isfinite(out->replay_speed) || out->replay_speed < 0) {
-    std::cerr << "gpuq-agent: --speed '" << OneLine(speed)
-              << "' is not a number >= 0 (or max)\n";
+  if (raw.duration >= 0) out->duration = ToMilliseconds(raw.duration);
+  // strtold's syntax (CLI11) reads "inf" and "nan" as numbers.
+  if (!std::isfinite(out->replay_speed) || out->replay_speed < 0) {
+    std::cerr << "gpuq-agent: --speed " << out->replay_speed
+              << " is not a number >= 0 (or max)\n";
     return false;
   }
   if (sub.check->parsed()) {

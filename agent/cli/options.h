@@ -59,9 +59,6 @@ struct Options {
   LogLevel log_level = LogLevel::kInfo;  ///< --log.level; -v: debug
 };
 
-/// Parses a duration: "1.5s", "500ms", "2m" or plain seconds ("10").
-std::optional<std::chrono::milliseconds> ParseDuration(const std::string& text);
-
 /// Parses argv. Returns the exit code to use when the program should stop
 /// now (--help: 0, bad usage: 2, with the message printed), or nullopt.
 std::optional<int> ParseOptions(int argc, char** argv, Options* out);
