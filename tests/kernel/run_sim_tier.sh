@@ -18,11 +18,12 @@
 #
 # Environment: GPUQ_KTEST_KERNELS (default: the newest series apt serves;
 # "all": every series), GPUQ_KTEST_MAINS and GPUQ_KTEST_PROGRAMS (the
-# kernels that get a main guest, default the newest, and a programs guest,
-# default none; split_guests), GPUQ_KTEST_BOOT_TIMEOUT
+# kernels that get a main pair of guests, default the newest, and a
+# programs guest, default none; split_guests), GPUQ_KTEST_BOOT_TIMEOUT
 # (seconds per boot, 2400: 7.3's main guest, every check but the programs,
-# took 1401 s from a clean clone on 2026-11-28 and ran a quarter slower in
-# the next run; the limit is for a hung guest, not a slow host), GPUQ_KTEST_WORKDIR (logs; default a new
+# took 1401 s in one guest from a clean clone on 2026-11-28 and ran a
+# quarter slower in the next run; the limit is for a hung guest, not a slow
+# host), GPUQ_KTEST_WORKDIR (logs; default a new
 # /tmp/gpuq-simtest.XXXXXX, kept and printed), GPUQ_KTEST_HIP_CLIENT (the
 # hip_client hipcc built; default AGENT's build tree's
 # tests/nullgpu/hip_client), GPUQ_KTEST_ONLY (a developer's knob: only the
@@ -57,8 +58,8 @@ T_START=$(date +%s)
 prepare_lock
 # The simulator tier runs on the newest series apt serves (7.3 when this
 # was written), the end of what users run where amdkfd's shape changes most
-# (secondary contexts, mm_exit_exec_release, preemptible BPF programs): one
-# main guest, every check but the programs group. The oldest series (6.1:
+# (secondary contexts, mm_exit_exec_release, preemptible BPF programs): its
+# main pair of guests, every check but the programs group. The oldest series (6.1:
 # kfd_dev, the DIQ) and the programs guests run on request
 # (GPUQ_KTEST_KERNELS="6.1 7.3", GPUQ_KTEST_MAINS, GPUQ_KTEST_PROGRAMS;
 # split_guests says why). The QEMU tier's series get the real module's
@@ -80,14 +81,18 @@ ROCM_STACKS="6.4 7.2"
 HIP_CHECKS="start queues creates submissions pending drained doorbells teardown stops"
 # has_contexts LABEL: the simulator built for LABEL's kernel has secondary
 # KFD contexts (its real amdgpu.ko has kfd_process.context_id).
-has_contexts() { grep -qx contexts "$WORK/mod-${1%-programs}/root/lib/kfd-sim/features" 2> /dev/null; }
-# expected_checks [SCOPE]: the checks of a guest of that GPUQ_SCOPE
-# ("main", "programs"; "": all).
+has_contexts() { grep -qx contexts "$WORK/mod-$(series_of "$1")/root/lib/kfd-sim/features" 2> /dev/null; }
+# series_of LABEL: the kernel series a guest's label names ("7.3-nobtf": 7.3).
+series_of() { echo "${1%%-*}"; }
+# expected_checks [SCOPE]: the checks of a guest of that GPUQ_SCOPE ("btf",
+# "nobtf", "programs": sim/guest-init.sh's only() says which groups each
+# runs; "": all).
 expected_checks() {
-  local scope=${1:-} m c extra
+  local scope=${1:-} m c
   echo insmod btf-flavor agent-version
-  [ "$scope" = programs ] || main_checks
-  if [ "$scope" != main ]; then
+  case $scope in btf | "") btf_checks ;; esac
+  case $scope in nobtf | "") nobtf_checks ;; esac
+  if [ -z "$scope" ] || [ "$scope" = programs ]; then
     echo programs:reload programs:run programs:report
     for m in btf-fentry btf-kprobe args-kprobe tracepoint; do
       for c in start live experiment doorbells teardown stops; do echo "programs-$m:$c"; done
@@ -95,9 +100,42 @@ expected_checks() {
   fi
   echo drivers kernel-clean
 }
-main_checks() {
+# btf_checks: the simulator with its BTF: the fentry and kprobe tiers, the
+# runtime clients in btf-fentry, record and short-lived containers.
+btf_checks() {
+  tier_checks fentry kprobe
+  client_checks_of btf
+  # beside the rocr client's agent: the deployment's capabilities, and without CAP_SYS_PTRACE
+  echo rocr:least-privilege rocr:no-ptrace
+  echo record-command record-container record-sigint short-lived-named
+}
+# nobtf_checks: the simulator reloaded without BTF: the args-kprobe and
+# tracepoint tiers and their runtime clients.
+nobtf_checks() {
+  echo nobtf-reload kprobes-off
+  tier_checks args tracepoint
+  client_checks_of nobtf
+}
+# client_checks_of btf|nobtf: the checks of JUDGED's runtime client groups
+# whose agent runs on the simulator with (rocr, hip-...) or without BTF
+# (...-args, ...-tp).
+client_checks_of() {
+  local m c
+  for m in $(client_plan "$JUDGED"); do
+    case $m in
+      *-args | *-tp) [ "$1" = nobtf ] || continue ;;
+      *) [ "$1" = btf ] || continue ;;
+    esac
+    case $m in
+      hip*) for c in $HIP_CHECKS; do echo "$m:$c"; done ;;
+      *) for c in $ROCR_CHECKS; do echo "$m:$c"; done ;;
+    esac
+  done
+}
+# tier_checks GROUP...: the lifecycle checks of each probe tier's group.
+tier_checks() {
   local m c extra
-  for m in fentry kprobe args tracepoint; do
+  for m in "$@"; do
     case $m in
       fentry | kprobe) extra="restart-seeded after-restart runlist runlist-durations oversubscription-xnack" ;;
       # the BTF-free tiers restart fresh (docs/probe-tiers.md "What differs")
@@ -111,21 +149,13 @@ main_checks() {
       echo "$m:$c"
     done
   done
-  for m in $(client_plan "$JUDGED"); do
-    case $m in
-      hip*) for c in $HIP_CHECKS; do echo "$m:$c"; done ;;
-      *) for c in $ROCR_CHECKS; do echo "$m:$c"; done ;;
-    esac
-  done
-  # beside the rocr client's agent: the deployment's capabilities, and without CAP_SYS_PTRACE
-  echo rocr:least-privilege rocr:no-ptrace
-  echo record-command record-container record-sigint short-lived-named nobtf-reload kprobes-off
 }
-# client_plan LABEL: the runtime client groups LABEL's main guest runs
-# (sim/guest-init.sh's GPUQ_CLIENTS): each client under the agent of one
+# client_plan LABEL: the runtime client groups LABEL's main pair runs
+# (sim/guest-init.sh's GPUQ_CLIENTS; each guest of the pair runs those of
+# its scope): each client under the agent of one
 # probe tier (rocr, rocr-args, rocr-tp: Debian 12's ROCr 5.2.3 in
 # btf-fentry, args-kprobe and tracepoint; rocr-6.4-args...: ROCr 6.4.3 and
-# 7.2.4, build_rocm_stacks; hip, hip-args: HIP 5.2.3). One main guest (the
+# 7.2.4, build_rocm_stacks; hip, hip-args: HIP 5.2.3). One main pair (the
 # default) runs every group. With two (GPUQ_KTEST_MAINS), each pair of stack
 # and tier runs on one kernel and every stack in btf-fentry on each: ROCr
 # 5.2.3's other tiers and hip-args on the older, the 2026 stacks' (6.4,
@@ -134,7 +164,8 @@ main_checks() {
 NEWEST_MAIN=""
 SPLIT_CLIENTS=0
 client_plan() {
-  local label=$1 s
+  local label s
+  label=$(series_of "$1")
   echo rocr hip
   for s in $ROCM_STACKS; do echo "rocr-$s"; done
   if [ "$SPLIT_CLIENTS" = 0 ] || [ "$label" != "$NEWEST_MAIN" ]; then
@@ -615,13 +646,21 @@ start_guest() {
 }
 judge_guest() {
   judge_markers "$1" "$WORK/boot-$1.log"
-  # the compatibility rows come from the tiers' lifecycle checks (main scope)
+  # the compatibility rows come from the tiers' lifecycle checks (the btf
+  # and nobtf scopes), one row per kernel series
   [ "${GUEST_SCOPE[$1]:-}" = programs ] ||
-    "$HERE/compat.sh" rows sim "$1" "$(cat "${KDIR_OF[$1]}/package")" "$WORK/boot-$1.log" >> "$WORK/compat.tsv"
+    "$HERE/compat.sh" rows sim "$1" "$(cat "${KDIR_OF[$1]}/package")" "$WORK/boot-$1.log" |
+    awk -F'\t' -v OFS='\t' -v series="$(series_of "$1")" '{ $1 = series; print }' >> "$WORK/compat.tsv"
 }
 # split_guests ENTRY... (oldest first): GUESTS, the guests to boot. A main
-# guest "K" (GPUQ_SCOPE=main: every check but the programs group) for each
-# kernel of GPUQ_KTEST_MAINS (default: the newest), and a programs guest
+# pair for each kernel of GPUQ_KTEST_MAINS (default: the newest): "K"
+# (GPUQ_SCOPE=btf: the simulator with its BTF, the fentry and kprobe tiers,
+# the runtime clients in btf-fentry, record, short-lived) and "K-nobtf"
+# (GPUQ_SCOPE=nobtf: the simulator without BTF, the args-kprobe and
+# tracepoint tiers and their clients), side by side, one core each. In one
+# guest they took 1044 s on 7.3 (clean clone of fac2087, 2026-11-28), of
+# which 517 s the nobtf group; split, 571 s and 528 s at once, the tier
+# 637 s instead of 1117 s. And a programs guest
 # "K-programs" (GPUQ_SCOPE=programs: the users' experiment, five HIP
 # programs under four agents, one per probe tier) for each kernel of
 # GPUQ_KTEST_PROGRAMS (default: none); the mains first, newest first.
@@ -648,8 +687,9 @@ split_guests() {
     fi
     case " ${GPUQ_KTEST_MAINS:-$last} " in
       *" $label "*)
-        mains=("$e" "${mains[@]}")
-        GUEST_SCOPE[$label]=main
+        mains=("$e" "$label-nobtf $rest" "${mains[@]}")
+        GUEST_SCOPE[$label]=btf
+        GUEST_SCOPE[$label-nobtf]=nobtf
         NEWEST_MAIN=$label
         n=$((n + 1))
         ;;

@@ -21,17 +21,23 @@ K=${GPUQ_KERNEL:-$(uname -r)}
 # named group of checks after the common setup; the host then reports every
 # other check missing, so such a run never passes.
 ONLY=${GPUQ_ONLY:-}
-# GPUQ_SCOPE: run_sim_tier.sh splits a kernel's checks over two guests that
-# run beside the other kernel's (the programs group is the longest):
-# "programs" runs that group only, "main" every other one; unset: all.
+# GPUQ_SCOPE: run_sim_tier.sh splits a kernel's checks over guests that
+# run side by side, one core each: "btf" runs every group of the simulator
+# with its BTF (the runtime clients in btf-fentry, the fentry and kprobe
+# tiers, record, short-lived), "nobtf" the nobtf group (the simulator
+# reloaded without BTF: the args-kprobe and tracepoint tiers and their
+# clients), "programs" the programs group; unset: all.
 SCOPE=${GPUQ_SCOPE:-}
+# SERIES: the kernel series this guest boots (K is the host's label for the
+# guest: "7.3", "7.3-nobtf", "6.1-programs").
+SERIES=${K%%-*}
 # only GROUP: GROUP is in this guest's scope, and GPUQ_ONLY (GPUQ_KTEST_ONLY
 # on the host) is empty or names GROUP, alone or in a comma-separated list
 # (fentry,nobtf).
 only() {
   case $SCOPE in
-    programs) [ "$1" = programs ] || return 1 ;;
-    main) [ "$1" != programs ] || return 1 ;;
+    programs | nobtf) [ "$1" = "$SCOPE" ] || return 1 ;;
+    btf) case $1 in programs | nobtf) return 1 ;; esac ;;
   esac
   [ -z "$ONLY" ] || named "$1"
 }
@@ -685,7 +691,7 @@ truth_sum() {
 # numbering must find a difference (d2's b4 is an sdma_xgmi queue).
 labels_check() {
   local want other xgmi
-  case $K in
+  case $SERIES in
     6.* | 7.0 | 7.1)
       want=4
       other="0 compute;1 sdma;2 hiq;3 sdma_xgmi;4 sdma_by_eng_id"
@@ -710,7 +716,7 @@ labels_check() {
     # cannot be judged on this run; 6.1 and the other tiers judge them
     skip "$1" "kernel enum: sdma_xgmi = $xgmi; the agent's creates differ from the truth only by records skipped programs lost: $WITHIN"
   else
-    fail "$1" "sdma_xgmi = ${xgmi:-none} (want $want on $K); agent = truth: $([ $ok = 0 ] && echo yes || echo no); negative control: $(tail -n 1 /tmp/cmp-other.out)"
+    fail "$1" "sdma_xgmi = ${xgmi:-none} (want $want on $SERIES); agent = truth: $([ $ok = 0 ] && echo yes || echo no); negative control: $(tail -n 1 /tmp/cmp-other.out)"
     dump "$1" /tmp/cmp.out /tmp/cmp-other.out
   fi
 }
