@@ -11,6 +11,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "common/text_table.h"
 #include "export/collector.h"
 #include "model/container_rows.h"
 
@@ -193,35 +194,6 @@ std::map<uint64_t, OversubscriptionRow> OversubscriptionRows(
   return rows;
 }
 
-/// Left-aligned text table.
-class Table {
- public:
-  explicit Table(std::vector<std::string> header) { rows_.push_back(header); }
-  void Add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
-  std::string Render() const {
-    std::vector<size_t> width;
-    for (const auto& row : rows_) {
-      width.resize(std::max(width.size(), row.size()));
-      for (size_t i = 0; i < row.size(); ++i) {
-        width[i] = std::max(width[i], row[i].size());
-      }
-    }
-    std::string out;
-    for (const auto& row : rows_) {
-      std::string line;
-      for (size_t i = 0; i < row.size(); ++i) {
-        line += i + 1 < row.size() ? fmt::format("{:<{}}  ", row[i], width[i])
-                                   : row[i];
-      }
-      out += line + "\n";
-    }
-    return out;
-  }
-
- private:
-  std::vector<std::vector<std::string>> rows_;
-};
-
 std::string GpuList(const std::map<uint32_t, uint32_t>& queues_per_gpu) {
   std::string out;
   for (const auto& [gpu, n] : queues_per_gpu) {
@@ -239,26 +211,26 @@ std::string RenderTable(const Snapshot& s) {
   out += fmt::format("gpuq-agent snapshot: source {}, {} events\n\n", s.source,
                      events);
 
-  Table queues({"CONTAINER",
-                "ID",
-                "POD",
-                "NAMESPACE",
-                "GPU_ID",
-                "COMPUTE",
-                "SDMA",
-                "OTHER",
-                "PROCS",
-                "HIGH_PRIO",
-                "CU_RESTRICTED",
-                "CREATED",
-                "DESTROYED(ioctl/exit)",
-                "SUBMITTED",
-                "SUBMIT/S",
-                "PENDING",
-                "UNMAPS",
-                "PREEMPTED(self/other)",
-                "OFF_GPU_S",
-                "EVICTIONS"});
+  TextTable queues({"CONTAINER",
+                    "ID",
+                    "POD",
+                    "NAMESPACE",
+                    "GPU_ID",
+                    "COMPUTE",
+                    "SDMA",
+                    "OTHER",
+                    "PROCS",
+                    "HIGH_PRIO",
+                    "CU_RESTRICTED",
+                    "CREATED",
+                    "DESTROYED(ioctl/exit)",
+                    "SUBMITTED",
+                    "SUBMIT/S",
+                    "PENDING",
+                    "UNMAPS",
+                    "PREEMPTED(self/other)",
+                    "OFF_GPU_S",
+                    "EVICTIONS"});
   const auto info = ContainerInfo(s);
   uint64_t total_live = 0;
   for (const auto& [key, row] : ContainerGpuRows(s)) {
@@ -306,8 +278,8 @@ std::string RenderTable(const Snapshot& s) {
   const std::vector<MetricFamily> families = BuildFamilies(s);
   const auto runlist = RunlistRows(families);
   if (!runlist.empty()) {
-    Table rl({"GPU_ID", "SCHEDULER", "UNMAPS", "MAPS", "UNMAP_AVG_MS",
-              "UNMAP_SLOWEST", "FAILED"});
+    TextTable rl({"GPU_ID", "SCHEDULER", "UNMAPS", "MAPS", "UNMAP_AVG_MS",
+                  "UNMAP_SLOWEST", "FAILED"});
     for (const auto& [key, r] : runlist) {
       rl.Add({key.first, key.second, Num(r.unmaps), Num(r.maps),
               r.unmaps > 0 ? fmt::format("{:.3f}", r.unmap_sum / r.unmaps * 1e3)
@@ -320,8 +292,8 @@ std::string RenderTable(const Snapshot& s) {
 
   const auto oversubscription = OversubscriptionRows(families);
   if (!oversubscription.empty()) {
-    Table os({"GPU_ID", "OVERSUBSCRIBED", "PROCESSES", "COMPUTE_QUEUES",
-              "GWS_QUEUES", "OVERSUBSCRIBED_MAPS", "OVERSUBSCRIBED_S"});
+    TextTable os({"GPU_ID", "OVERSUBSCRIBED", "PROCESSES", "COMPUTE_QUEUES",
+                  "GWS_QUEUES", "OVERSUBSCRIBED_MAPS", "OVERSUBSCRIBED_S"});
     for (const auto& gpu_row : oversubscription) {
       // A named reference, not a structured binding: C++17 lambdas cannot
       // capture those (clang refuses; the sanitize build is clang's).
@@ -349,8 +321,8 @@ std::string RenderTable(const Snapshot& s) {
   }
 
   if (!s.process_rows.empty()) {
-    Table procs({"PID", "COMM", "CONTAINER", "POD", "NAMESPACE",
-                 "QUEUES(gpu:n)", "SUBMIT/S(gpu:n)", "STATE"});
+    TextTable procs({"PID", "COMM", "CONTAINER", "POD", "NAMESPACE",
+                     "QUEUES(gpu:n)", "SUBMIT/S(gpu:n)", "STATE"});
     for (const ProcessRow& p : s.process_rows) {
       const SeriesLabels& l = s.LabelsOf(p.cgroup_id);
       std::string rates;
@@ -365,7 +337,7 @@ std::string RenderTable(const Snapshot& s) {
     out += "PROCESSES\n" + procs.Render() + "\n";
   }
 
-  Table gpus({"GPU_ID", "NODE", "GFX", "PCI", "UNIQUE_ID", "RENDER_MINOR"});
+  TextTable gpus({"GPU_ID", "NODE", "GFX", "PCI", "UNIQUE_ID", "RENDER_MINOR"});
   const MetricFamily* gpu_info = FindFamily(families, "gpuq_gpu_info");
   for (const auto& m : gpu_info->metric) {
     gpus.Add({LabelOf(m, "gpu_id"), LabelOf(m, "node"), LabelOf(m, "gfx"),
@@ -377,7 +349,7 @@ std::string RenderTable(const Snapshot& s) {
 
   const MetricFamily* attached = FindFamily(families, "gpuq_probe_attached");
   if (!attached->metric.empty()) {
-    Table probes({"PROBE", "MODE", "ATTACHED"});
+    TextTable probes({"PROBE", "MODE", "ATTACHED"});
     for (const auto& m : attached->metric) {
       probes.Add({LabelOf(m, "probe"), LabelOf(m, "mode"),
                   m.gauge.value > 0 ? "yes" : "no"});

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <ctime>
 
+#include "common/text_table.h"
 #include "model/container_rows.h"
 #include "report/report_format.h"
 
@@ -21,64 +22,9 @@ std::optional<ReportFormat> ParseReportFormat(const std::string& name) {
 
 namespace {
 
-// Rows of cells: aligned columns (text) or a GitHub table (markdown).
-class Table {
- public:
-  explicit Table(std::vector<std::string> header)
-      : header_(std::move(header)) {}
-  void Add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
-  bool empty() const { return rows_.empty(); }
-
-  std::string Render(bool markdown) const {
-    std::string out;
-    if (markdown) {
-      auto line = [&out](const std::vector<std::string>& cells) {
-        out += "|";
-        for (const std::string& c : cells) out += " " + Escape(c) + " |";
-        out += "\n";
-      };
-      line(header_);
-      out += "|";
-      for (size_t i = 0; i < header_.size(); ++i) out += "---|";
-      out += "\n";
-      for (const auto& row : rows_) line(row);
-      return out;
-    }
-    std::vector<size_t> width(header_.size(), 0);
-    auto measure = [&width](const std::vector<std::string>& cells) {
-      for (size_t i = 0; i < cells.size() && i < width.size(); ++i) {
-        width[i] = std::max(width[i], cells[i].size());
-      }
-    };
-    measure(header_);
-    for (const auto& row : rows_) measure(row);
-    auto line = [&](const std::vector<std::string>& cells) {
-      std::string l;
-      for (size_t i = 0; i < cells.size(); ++i) {
-        l += cells[i];
-        if (i + 1 < cells.size()) {
-          l += std::string(width[i] - cells[i].size() + 2, ' ');
-        }
-      }
-      out += l + "\n";
-    };
-    line(header_);
-    for (const auto& row : rows_) line(row);
-    return out;
-  }
-
- private:
-  static std::string Escape(const std::string& s) {
-    std::string out;
-    for (char c : s) {
-      if (c == '|') out += '\\';
-      out += c;
-    }
-    return out;
-  }
-  std::vector<std::string> header_;
-  std::vector<std::vector<std::string>> rows_;
-};
+std::string Rendered(const TextTable& table, bool markdown) {
+  return markdown ? table.RenderMarkdown() : table.Render();
+}
 
 std::string Section(const std::string& title, bool markdown) {
   if (markdown) return "\n## " + title + "\n\n";
@@ -88,9 +34,9 @@ std::string Section(const std::string& title, bool markdown) {
   return "\n" + upper + "\n";
 }
 
-std::string Emit(const Table& table, bool markdown) {
+std::string Emit(const TextTable& table, bool markdown) {
   if (table.empty()) return "(none)\n";
-  return table.Render(markdown);
+  return Rendered(table, markdown);
 }
 
 std::string Container(const Owner& o) { return ContainerOrHost(o.container); }
@@ -161,7 +107,7 @@ std::string RenderRunText(const RunReport& r, bool md) {
       md ? "# gpuq report: " + r.name + "\n" : "gpuq report: " + r.name + "\n";
 
   out += Section("Summary", md);
-  Table summary({"WHAT", "VALUE"});
+  TextTable summary({"WHAT", "VALUE"});
   summary.Add({"capture started", Utc(r.start_realtime_ns)});
   summary.Add({"duration",
                fmt::format("{} s ({} records)", Sec(r.duration_s), r.records)});
@@ -194,13 +140,13 @@ std::string RenderRunText(const RunReport& r, bool md) {
   summary.Add({"compute queues only",
                fmt::format("{}: {}", QueueClassName(r.compute_classification),
                            QueueClassVerdict(r.compute_classification))});
-  out += summary.Render(md);
+  out += Rendered(summary, md);
 
   out += Section("Containers", md);
-  Table containers({"CONTAINER", "POD", "NAMESPACE", "ID", "PROCS", "GPUS",
-                    "QUEUES_PEAK", "COMPUTE_PEAK", "CREATED", "SUBMISSIONS",
-                    "MEAN/S", "PEAK/S", "EVICTIONS", "CREATE_FAILURES",
-                    "EXITS"});
+  TextTable containers({"CONTAINER", "POD", "NAMESPACE", "ID", "PROCS", "GPUS",
+                        "QUEUES_PEAK", "COMPUTE_PEAK", "CREATED", "SUBMISSIONS",
+                        "MEAN/S", "PEAK/S", "EVICTIONS", "CREATE_FAILURES",
+                        "EXITS"});
   for (const ContainerRow& c : r.containers) {
     containers.Add({Container(c.owner), Dash(c.owner.pod), Dash(c.owner.ns),
                     Dash(c.container_id.substr(0, 12)), N(c.processes),
@@ -213,9 +159,9 @@ std::string RenderRunText(const RunReport& r, bool md) {
   out += Emit(containers, md);
 
   out += Section("Processes", md);
-  Table processes({"PID", "COMM", "CONTAINER", "GPUS", "QUEUES_PEAK",
-                   "COMPUTE_PEAK", "CREATED", "SUBMISSIONS", "MEAN/S", "PEAK/S",
-                   "CREATE_FAILURES", "EXITED"});
+  TextTable processes({"PID", "COMM", "CONTAINER", "GPUS", "QUEUES_PEAK",
+                       "COMPUTE_PEAK", "CREATED", "SUBMISSIONS", "MEAN/S",
+                       "PEAK/S", "CREATE_FAILURES", "EXITED"});
   for (const ProcessRow& p : r.processes) {
     processes.Add({N(p.pid), Dash(p.comm), Container(p.owner), N(p.gpus_used),
                    N(p.queues_peak), N(p.compute_peak), N(p.queues_created),
@@ -226,9 +172,9 @@ std::string RenderRunText(const RunReport& r, bool md) {
   out += Emit(processes, md);
 
   out += Section("Hardware queues", md);
-  Table queues({"GPU_ID", "GPU", "TYPE", "PEAK", "AT_START", "AT_END",
-                "CREATED", "DESTROYED", "LIFETIMES", "LIFETIME_P50",
-                "LIFETIME_P90", "LIFETIME_MAX"});
+  TextTable queues({"GPU_ID", "GPU", "TYPE", "PEAK", "AT_START", "AT_END",
+                    "CREATED", "DESTROYED", "LIFETIMES", "LIFETIME_P50",
+                    "LIFETIME_P90", "LIFETIME_MAX"});
   for (const GpuQueueRow& q : r.gpu_queues) {
     queues.Add({N(q.gpu_id), Dash(q.gpu_name), q.queue_type, N(q.peak),
                 N(q.at_start), N(q.at_end), N(q.created), N(q.destroyed),
@@ -244,15 +190,16 @@ std::string RenderRunText(const RunReport& r, bool md) {
       r.submissions, Rate(r.submissions_mean_per_s),
       Rate(r.submissions_peak_per_s), r.timeline.step_s, r.pending_peak,
       md ? "\n" : "");
-  Table per_gpu({"GPU_ID", "SUBMISSIONS", "MEAN/S", "PEAK/S", "PENDING_PEAK"});
+  TextTable per_gpu(
+      {"GPU_ID", "SUBMISSIONS", "MEAN/S", "PEAK/S", "PENDING_PEAK"});
   for (const GpuSubmissionRow& g : r.gpu_submissions) {
     per_gpu.Add({N(g.gpu_id), N(g.submissions), Rate(g.mean_per_s),
                  Rate(g.peak_per_s), N(g.pending_peak)});
   }
   out += Emit(per_gpu, md);
   out += "\n";
-  Table per_queue({"CONTAINER", "PID", "COMM", "GPU_ID", "QUEUE", "TYPE",
-                   "SUBMISSIONS", "PENDING_PEAK", "SAMPLES"});
+  TextTable per_queue({"CONTAINER", "PID", "COMM", "GPU_ID", "QUEUE", "TYPE",
+                       "SUBMISSIONS", "PENDING_PEAK", "SAMPLES"});
   for (const QueueSubmissionRow& q : r.queue_submissions) {
     per_queue.Add({Container(q.owner), N(q.pid), Dash(q.comm), N(q.gpu_id),
                    N(q.queue_id), q.queue_type, N(q.submissions),
@@ -261,9 +208,9 @@ std::string RenderRunText(const RunReport& r, bool md) {
   out += Emit(per_queue, md);
 
   out += Section("Runlist (preemption)", md);
-  Table runlist({"GPU_ID", "SCHEDULER", "UNMAPS", "UNMAP_P50", "UNMAP_P90",
-                 "UNMAP_P99", "UNMAP_MAX", "MAPS", "MAP_P50", "MAP_P90",
-                 "MAP_P99", "MAP_MAX", "FAILED"});
+  TextTable runlist({"GPU_ID", "SCHEDULER", "UNMAPS", "UNMAP_P50", "UNMAP_P90",
+                     "UNMAP_P99", "UNMAP_MAX", "MAPS", "MAP_P50", "MAP_P90",
+                     "MAP_P99", "MAP_MAX", "FAILED"});
   for (const RunlistRow& l : r.runlist) {
     const std::string failed = JoinCounts(l.failures, ",");
     runlist.Add(
@@ -276,7 +223,7 @@ std::string RenderRunText(const RunReport& r, bool md) {
   }
   out += Emit(runlist, md);
   // Only where a map read its runlist (BTF tiers): the others cannot tell.
-  Table over(
+  TextTable over(
       {"GPU_ID", "OVERSUBSCRIBED_MAPS", "REASONS", "OVERSUBSCRIBED", "AT_END"});
   for (const RunlistRow& l : r.runlist) {
     if (!l.oversubscription) continue;
@@ -293,8 +240,8 @@ std::string RenderRunText(const RunReport& r, bool md) {
   // Caused: unmaps the container's operations ran; suffered: times its
   // queues were taken off a GPU (by its own operations or others').
   out += Section("Preemptions caused and suffered", md);
-  Table caused({"CONTAINER", "UNMAPS_CAUSED", "PREEMPTED_BY_SELF",
-                "PREEMPTED_BY_OTHERS", "OFF_GPU"});
+  TextTable caused({"CONTAINER", "UNMAPS_CAUSED", "PREEMPTED_BY_SELF",
+                    "PREEMPTED_BY_OTHERS", "OFF_GPU"});
   uint64_t attributed = 0;
   for (const ContainerRow& c : r.containers) {
     if (c.preemptions_caused == 0 && c.preempted_by_self == 0 &&
@@ -315,7 +262,8 @@ std::string RenderRunText(const RunReport& r, bool md) {
   // What a priority scheduler works with: the containers whose queues ran
   // at amdkfd's high pipe priority or fenced by a CU mask (most at once).
   out += Section("Queue priorities and CU masks", md);
-  Table classes_of({"CONTAINER", "HIGH_PRIORITY_PEAK", "CU_RESTRICTED_PEAK"});
+  TextTable classes_of(
+      {"CONTAINER", "HIGH_PRIORITY_PEAK", "CU_RESTRICTED_PEAK"});
   for (const ContainerRow& c : r.containers) {
     if (c.high_priority_peak == 0 && c.cu_restricted_peak == 0) continue;
     classes_of.Add(
@@ -324,7 +272,7 @@ std::string RenderRunText(const RunReport& r, bool md) {
   out += Emit(classes_of, md);
 
   out += Section("Evictions", md);
-  Table evictions(
+  TextTable evictions(
       {"CONTAINER", "PID", "COMM", "GPU_ID", "TRIGGER", "START_S", "DURATION"});
   for (const EvictionRow& e : r.eviction_list) {
     evictions.Add({Container(e.owner), N(e.pid), Dash(e.comm), N(e.gpu_id),
@@ -336,7 +284,7 @@ std::string RenderRunText(const RunReport& r, bool md) {
   out += Emit(evictions, md);
 
   out += Section("Create failures", md);
-  Table failures({"CONTAINER", "PID", "GPU_ID", "ERROR", "COUNT"});
+  TextTable failures({"CONTAINER", "PID", "GPU_ID", "ERROR", "COUNT"});
   for (const CreateFailureRow& f : r.create_failure_list) {
     failures.Add(
         {Container(f.owner), N(f.pid), N(f.gpu_id), f.error, N(f.count)});
@@ -344,8 +292,8 @@ std::string RenderRunText(const RunReport& r, bool md) {
   out += Emit(failures, md);
 
   out += Section("Classification", md);
-  Table classes({"SCOPE", "NAME", "GPUS", "QUEUES_PEAK", "MAX_PER_GPU",
-                 "COMPUTE_PEAK", "CLASS", "COMPUTE_CLASS", "VERDICT"});
+  TextTable classes({"SCOPE", "NAME", "GPUS", "QUEUES_PEAK", "MAX_PER_GPU",
+                     "COMPUTE_PEAK", "CLASS", "COMPUTE_CLASS", "VERDICT"});
   classes.Add({"run", ShortName(r.name), N(r.gpus_used), N(r.queues_peak),
                N(MaxPerGpu(r.peak_per_gpu)), N(r.compute_peak),
                ClassCell(r.classification), ClassCell(r.compute_classification),
@@ -367,14 +315,14 @@ std::string RenderRunText(const RunReport& r, bool md) {
          ClassCell(p.compute_classification),
          QueueClassVerdict(p.classification)});
   }
-  out += classes.Render(md);
+  out += Rendered(classes, md);
   return out;
 }
 
 std::string RenderComparisonText(const std::vector<RunReport>& runs, bool md) {
   std::vector<std::string> header = {""};
   for (const RunReport& r : runs) header.push_back(ShortName(r.name));
-  Table t(header);
+  TextTable t(header);
   auto row = [&](const std::string& what, auto cell) {
     std::vector<std::string> cells = {what};
     for (const RunReport& r : runs) cells.push_back(cell(r));
@@ -447,7 +395,7 @@ std::string RenderComparisonText(const std::vector<RunReport>& runs, bool md) {
   });
   std::string out =
       md ? "# gpuq report: comparison\n\n" : "gpuq report: comparison\n\n";
-  return out + t.Render(md);
+  return out + Rendered(t, md);
 }
 
 std::string RenderText(const std::vector<RunReport>& runs, bool markdown) {

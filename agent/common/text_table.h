@@ -1,0 +1,28 @@
+// Rows of cells under a header, as aligned columns or a GitHub markdown
+// table: --once's tables and report's text and markdown sections.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace gpuq {
+
+class TextTable {
+ public:
+  explicit TextTable(std::vector<std::string> header);
+  void Add(std::vector<std::string> row);
+  /// No row below the header.
+  bool empty() const { return rows_.empty(); }
+  /// Columns as wide as their widest cell, two spaces apart; the last
+  /// column unpadded. A row may have fewer or more cells than the header.
+  std::string Render() const;
+  /// "| a | b |" lines, the header's underline after the first; a '|' in a
+  /// cell is escaped.
+  std::string RenderMarkdown() const;
+
+ private:
+  std::vector<std::string> header_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+}  // namespace gpuq
