@@ -57,6 +57,18 @@ std::map<std::string, double> DestroysByReason(const RowTotals& row) {
   return out;
 }
 
+// Unsampled queues by reason label, as gpuq_unsampled_queues has them (only
+// the reasons it has a series for).
+std::map<std::string, double> UnsampledByReason(const RowTotals& row) {
+  std::map<std::string, double> out;
+  for (size_t why = 0; why < row.unsampled.size(); ++why) {
+    if (row.unsampled[why] == 0) continue;
+    out[UnsampledReasonLabel(static_cast<UnsampledReason>(why))] =
+        static_cast<double>(row.unsampled[why]);
+  }
+  return out;
+}
+
 // The containers' ids behind a row, by (container, pod, namespace).
 std::map<std::tuple<std::string, std::string, std::string>, const ContainerRow*>
 ContainerInfo(const Snapshot& s) {
@@ -227,6 +239,7 @@ std::string RenderTable(const Snapshot& s) {
                     "SUBMITTED",
                     "SUBMIT/S",
                     "PENDING",
+                    "UNSAMPLED",
                     "UNMAPS",
                     "PREEMPTED(self/other)",
                     "OFF_GPU_S",
@@ -256,6 +269,7 @@ std::string RenderTable(const Snapshot& s) {
          Num(row.submissions),
          Rate(row),
          Num(row.pending),
+         Num(row.Unsampled()),
          Num(row.unmaps_caused),
          fmt::format("{}/{}", row.preempted_by_self, row.preempted_by_others),
          fmt::format("{:.3f}", OffSeconds(row)),
@@ -268,6 +282,8 @@ std::string RenderTable(const Snapshot& s) {
       "priority 11-15); CU_RESTRICTED: live queues a CU mask fences to a "
       "subset of the GPU's CUs; "
       "SUBMIT/S: AQL packets per second between the last two samples; "
+      "UNSAMPLED: live compute queues whose submissions are not counted "
+      "(why: gpuq_unsampled_queues, --output json); "
       "UNMAPS: runlist preemptions the container's operations caused; "
       "PREEMPTED: times its queues were taken off the GPU, by its own "
       "operations and by others'; OFF_GPU_S: seconds they were off\n\n";
@@ -445,6 +461,7 @@ std::string RenderJson(const Snapshot& s) {
          {"submissions_per_second",
           row.submission_rate ? Json(*row.submission_rate) : Json(nullptr)},
          {"pending_packets", d(row.pending)},
+         {"unsampled_queues", UnsampledByReason(row)},
          {"runlist_unmaps_caused", d(row.unmaps_caused)},
          {"preempted_by_self", d(row.preempted_by_self)},
          {"preempted_by_others", d(row.preempted_by_others)},

@@ -20,6 +20,7 @@ RowTotals& RowTotals::operator+=(const RowTotals& o) {
   for (size_t i = 0; i < destroys.size(); ++i) destroys[i] += o.destroys[i];
   submissions += o.submissions;
   pending += o.pending;
+  for (size_t i = 0; i < unsampled.size(); ++i) unsampled[i] += o.unsampled[i];
   unmaps_caused += o.unmaps_caused;
   preempted_by_self += o.preempted_by_self;
   preempted_by_others += o.preempted_by_others;
@@ -29,6 +30,12 @@ RowTotals& RowTotals::operator+=(const RowTotals& o) {
     submission_rate = submission_rate.value_or(0) + *o.submission_rate;
   }
   return *this;
+}
+
+uint64_t RowTotals::Unsampled() const {
+  uint64_t n = 0;
+  for (uint64_t by_reason : unsampled) n += by_reason;
+  return n;
 }
 
 std::map<CgroupGpu, RowTotals> RowsByCgroupGpu(const Snapshot& s) {
@@ -54,6 +61,10 @@ std::map<CgroupGpu, RowTotals> RowsByCgroupGpu(const Snapshot& s) {
     if (c == CuMaskClass::kRestricted) rows[{cgroup, gpu}].cu_restricted += n;
   }
   for (const auto& [key, n] : s.pending_packets) rows[key].pending += n;
+  for (const auto& [key, n] : s.unsampled_queues) {
+    const auto& [cgroup, gpu, why] = key;
+    rows[{cgroup, gpu}].unsampled[static_cast<size_t>(why)] += n;
+  }
   for (const auto& [key, n] : s.runlist_causes) {
     if (key.unmap) rows[{key.cgroup_id, key.gpu_id}].unmaps_caused += n;
   }

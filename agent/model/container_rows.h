@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include "model/pipeline.h"
+#include "model/unsampled.h"
 
 namespace gpuq {
 
@@ -38,7 +39,10 @@ struct RowTotals {
   uint64_t creates = 0;
   std::array<uint64_t, GPUQ_DESTROY__MAX> destroys{};  ///< by reason
   uint64_t submissions = 0;                            ///< AQL packets written
-  uint64_t pending = 0;        ///< written minus consumed, sampled queues
+  uint64_t pending = 0;  ///< written minus consumed, sampled queues
+  /// Live compute queues whose submissions are not counted, by
+  /// UnsampledReason (gpuq_unsampled_queues).
+  std::array<uint64_t, kUnsampledReasons> unsampled{};
   uint64_t unmaps_caused = 0;  ///< runlist unmaps its operations caused
   /// Times its queues were taken off the GPU by its own operations and by
   /// others', and the time they were off (credited when they are back).
@@ -51,6 +55,7 @@ struct RowTotals {
   std::optional<double> submission_rate;
 
   uint64_t Live() const { return compute + sdma + other; }
+  uint64_t Unsampled() const;
   uint64_t Preempted() const { return preempted_by_self + preempted_by_others; }
   RowTotals& operator+=(const RowTotals& o);
 };

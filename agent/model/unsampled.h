@@ -7,6 +7,7 @@
 
 #include <gpuq/abi.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 
@@ -24,6 +25,9 @@ enum class UnsampledReason : uint32_t {
   /// whether unreadable or denied).
   kUnreadable,
 };
+
+/// How many reasons there are (arrays indexed by UnsampledReason).
+inline constexpr size_t kUnsampledReasons = 3;
 
 inline const char* UnsampledReasonLabel(UnsampledReason r) {
   switch (r) {

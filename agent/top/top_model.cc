@@ -100,19 +100,20 @@ const std::vector<Column>& Columns() {
       {"OFF_S", 8, 6, std::nullopt},
       {"HIGH_PRIO", 9, 11, std::nullopt},
       {"CU_RESTRICTED", 13, 12, std::nullopt},
+      {"UNSAMPLED", 9, 13, std::nullopt},
   };
   return columns;
 }
 
 std::vector<std::string> Cells(const TopRow& row) {
   const RowTotals& t = row.totals;
-  return {std::to_string(t.Live()),       std::to_string(t.compute),
-          std::to_string(t.sdma),         std::to_string(t.other),
-          std::to_string(t.processes),    FormatRate(row.submit_rate),
-          std::to_string(t.pending),      FormatRate(row.unmap_rate),
-          FormatRate(row.evict_rate),     FormatRate(row.preempt_rate),
-          FormatOffSeconds(t.off_ns),     std::to_string(t.high_priority),
-          std::to_string(t.cu_restricted)};
+  return {std::to_string(t.Live()),        std::to_string(t.compute),
+          std::to_string(t.sdma),          std::to_string(t.other),
+          std::to_string(t.processes),     FormatRate(row.submit_rate),
+          std::to_string(t.pending),       FormatRate(row.unmap_rate),
+          FormatRate(row.evict_rate),      FormatRate(row.preempt_rate),
+          FormatOffSeconds(t.off_ns),      std::to_string(t.high_priority),
+          std::to_string(t.cu_restricted), std::to_string(t.Unsampled())};
 }
 
 std::string Fit(const std::string& text, size_t width) {

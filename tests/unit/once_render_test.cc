@@ -66,6 +66,8 @@ Snapshot SmallSnapshot() {
 
   s.processes[{kCgVllm, 11437}] = 1;
   s.processes[{kCgHost, 23710}] = 2;
+  // The host's compute queue was found in sysfs: not sampled.
+  s.unsampled_queues[{kCgHost, 23710, UnsampledReason::kSysfsOnly}] = 1;
 
   // vllm's queues taken off GPU 11437: 3 times by the host's updates
   // (0.25 s), once by its own create (0.05 s).
@@ -163,6 +165,7 @@ TEST(OnceRenderTest, TableHasHeaderHostRowAndRightNumbers) {
                                       "SUBMITTED",
                                       "SUBMIT/S",
                                       "PENDING",
+                                      "UNSAMPLED",
                                       "UNMAPS",
                                       "PREEMPTED(self/other)",
                                       "OFF_GPU_S",
@@ -171,11 +174,11 @@ TEST(OnceRenderTest, TableHasHeaderHostRowAndRightNumbers) {
   // An empty container label is the host, shown as "(host)"; empty pod and
   // namespace as "-". HIQ counts under OTHER. ID comes from
   // gpuq_container_info, which these families lack: "-".
-  EXPECT_EQ(
-      RowStartingWith(out, "(host)"),
-      (std::vector<std::string>{"(host)", "-", "-", "-",   "23710", "1",   "0",
-                                "1",      "2", "0", "0",   "2",     "1/0", "0",
-                                "-",      "0", "0", "0/0", "0.000", "0"}))
+  EXPECT_EQ(RowStartingWith(out, "(host)"),
+            (std::vector<std::string>{"(host)", "-",     "-", "-", "23710", "1",
+                                      "0",      "1",     "2", "0", "0",     "2",
+                                      "1/0",    "0",     "-", "0", "1",     "0",
+                                      "0/0",    "0.000", "0"}))
       << out;
   EXPECT_EQ(RowStartingWith(out, "0124dd351391"),
             (std::vector<std::string>{"0124dd351391",
@@ -193,6 +196,7 @@ TEST(OnceRenderTest, TableHasHeaderHostRowAndRightNumbers) {
                                       "1/0",
                                       "0",
                                       "-",
+                                      "0",
                                       "0",
                                       "0",
                                       "1/3",
@@ -281,6 +285,9 @@ TEST(OnceRenderTest, JsonHasContainersAndMetrics) {
   EXPECT_EQ(h["queues"]["compute"], 1);
   EXPECT_EQ(h["queues"]["hiq"], 1);
   EXPECT_EQ(h["processes"], 2);
+  // Why its submissions are not counted, by gpuq_unsampled_queues' reason.
+  EXPECT_EQ(h["unsampled_queues"], nlohmann::json({{"sysfs_only", 1}}));
+  EXPECT_EQ(g["unsampled_queues"], nlohmann::json::object());
 
   // metrics[]: every family, with its samples.
   ASSERT_TRUE(doc["metrics"].is_array());

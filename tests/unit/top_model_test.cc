@@ -212,6 +212,8 @@ TEST(TopModelTest, HighPriorityAndCuRestrictedQueuesAreColumns) {
   s.queues_by_priority[{kCgA, 100, PriorityClass::kMedium}] = 4;
   s.queues_cu_masked[{kCgB, 100, CuMaskClass::kRestricted}] = 1;
   s.queues_cu_masked[{kCgB, 100, CuMaskClass::kAllCus}] = 1;
+  // And one of beta's compute queues not sampled (its column is the last).
+  s.unsampled_queues[{kCgB, 100, UnsampledReason::kNotRocr}] = 1;
   TopModel model;
   model.Update(s, kSecond);
   const auto groups = model.Groups(TopSort::kName);
@@ -225,14 +227,18 @@ TEST(TopModelTest, HighPriorityAndCuRestrictedQueuesAreColumns) {
   const std::string& h = lines[header];
   ASSERT_NE(h.find("HIGH_PRIO"), std::string::npos) << h;
   ASSERT_NE(h.find("CU_RESTRICTED"), std::string::npos) << h;
+  ASSERT_NE(h.find("UNSAMPLED"), std::string::npos) << h;
   // Each cell right-aligned under its header.
-  const size_t hi_end = h.find("HIGH_PRIO") + 9, cu_end = h.size();
+  const size_t hi_end = h.find("HIGH_PRIO") + 9,
+               cu_end = h.find("CU_RESTRICTED") + 13, un_end = h.size();
   EXPECT_EQ(lines[header + 1].substr(hi_end - 1, 1), "1") << lines[header + 1];
   EXPECT_EQ(lines[header + 1].substr(cu_end - 1, 1), "0") << lines[header + 1];
+  EXPECT_EQ(lines[header + 1].substr(un_end - 1, 1), "0") << lines[header + 1];
   const std::string& beta = lines[header + 4];
   ASSERT_EQ(beta.rfind("beta", 0), 0u) << beta;
   EXPECT_EQ(beta.substr(hi_end - 1, 1), "0") << beta;
   EXPECT_EQ(beta.substr(cu_end - 1, 1), "1") << beta;
+  EXPECT_EQ(beta.substr(un_end - 1, 1), "1") << beta;
 }
 
 TEST(TopModelTest, HostProcessesAndProbeSummary) {
