@@ -5,7 +5,7 @@ set -euo pipefail
 BUILD=(build-essential cmake pkg-config git clang clang-format llvm bpftool libbpf-dev
   libelf-dev zlib1g-dev prometheus-cpp-dev libcli11-dev libfmt-dev
   nlohmann-json3-dev libcurl4-openssl-dev libssl-dev libncurses-dev libcrypt-dev
-  libyaml-dev)
+  libyaml-dev libcap-dev)
 TEST=(googletest libgtest-dev prometheus prometheus-node-exporter curl podman runc
   debootstrap mmdebstrap docker-compose aardvark-dns python3-yaml systemd
   python3 util-linux bpftrace openssl

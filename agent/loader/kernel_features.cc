@@ -2,10 +2,10 @@
 
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <sys/capability.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -236,35 +236,27 @@ KernelFeatures ProbeKernel(const HostPaths& paths,
 
 namespace {
 
-constexpr int kCapSysAdmin = 21, kCapPerfmon = 38, kCapBpf = 39;
-
-// Effective capabilities of this process (/proc/self/status CapEff).
-unsigned long long EffectiveCaps() {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("CapEff:", 0) == 0) {
-      const size_t hex = line.find_first_not_of(" \t", 7);
-      if (hex == std::string::npos) return 0;
-      unsigned long long caps = 0;
-      std::from_chars(line.data() + hex, line.data() + line.size(), caps, 16);
-      return caps;
-    }
-  }
-  return 0;
+// Whether this process's effective set holds `cap` (libcap); false when it
+// cannot be read.
+bool Effective(cap_value_t cap) {
+  cap_t caps = cap_get_proc();
+  if (caps == nullptr) return false;
+  cap_flag_value_t value = CAP_CLEAR;
+  const bool read = cap_get_flag(caps, cap, CAP_EFFECTIVE, &value) == 0;
+  cap_free(caps);
+  return read && value == CAP_SET;
 }
-
-bool Has(unsigned long long caps, int cap) { return (caps >> cap) & 1ull; }
 
 }  // namespace
 
 bool HasBpfPrivileges() {
-  const unsigned long long caps = EffectiveCaps();
-  return Has(caps, kCapSysAdmin) ||
-         (Has(caps, kCapBpf) && Has(caps, kCapPerfmon));
+  // CAP_BPF and CAP_PERFMON since Linux 5.8 (a17b53c4a4b5); CAP_SYS_ADMIN
+  // alone before.
+  return Effective(CAP_SYS_ADMIN) ||
+         (Effective(CAP_BPF) && Effective(CAP_PERFMON));
 }
 
-bool HasCapSysAdmin() { return Has(EffectiveCaps(), kCapSysAdmin); }
+bool HasCapSysAdmin() { return Effective(CAP_SYS_ADMIN); }
 
 bool KernelHasPreemptKfuncs() {
   btf* vmlinux = btf__load_vmlinux_btf();
