@@ -428,6 +428,11 @@ within_skips() {
     function label(l, name) { return match(l, name "=\"[^\"]*\"") ? substr(l, RSTART, RLENGTH) : "" }
     BEGIN {
       while ((getline l < lost) > 0) { created[l] = 1; lost_gpu[gpu_of(l)] = 1 }
+      # busybox awk keeps one stream per file name: without the close, the
+      # notes printed to it at END went to the stream opened for reading
+      # and were lost (no note was ever written in the guest until
+      # 2026-11-28; gawk, where this was tried, keeps them apart)
+      close(lost)
       # the (container, GPU)s where the agent says it holds a queue it
       # learned from sysfs (gpuq_unsampled_queues{reason="sysfs_only"}): one
       # whose create was lost after the last check that compared creates, so
