@@ -528,7 +528,7 @@ std::string RunSection(const RunReport& r, const std::string& name, size_t i) {
             "#created", "#submissions", "#mean / peak per s", "#unmaps caused",
             "#preempted by self / others", "off GPU", "#evictions",
             "#high-priority queues peak", "#CU-restricted queues peak",
-            "#create failures"},
+            "#unsampled queues peak / at end", "#create failures"},
            {}};
   for (const auto& c : r.containers) {
     ct.rows.push_back(
@@ -541,6 +541,7 @@ std::string RunSection(const RunReport& r, const std::string& name, size_t i) {
          U(c.preempted_by_self) + " / " + U(c.preempted_by_others),
          FormatSeconds(c.seconds_off_gpu), U(c.evictions),
          U(c.high_priority_peak), U(c.cu_restricted_peak),
+         U(c.unsampled_peak) + " / " + U(c.unsampled_at_end),
          U(c.create_failures)});
   }
   out += RenderTable(ct, p + "containers", "No container held a queue.");
@@ -666,6 +667,7 @@ std::string Comparison(const std::vector<RunReport>& runs,
   row("high-priority / CU-restricted queues, peak", [](R r) {
     return fmt::format("{} / {}", r.high_priority_peak, r.cu_restricted_peak);
   });
+  row("unsampled queues, peak", [](R r) { return U(r.unsampled_peak); });
   row("evictions", [](R r) { return U(r.evictions); });
   row("time evicted, total",
       [](R r) { return FormatSeconds(EvictedSeconds(r)); });

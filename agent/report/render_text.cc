@@ -125,6 +125,7 @@ std::string RenderRunText(const RunReport& r, bool md) {
       {"submissions", fmt::format("{} (mean {}/s, peak {}/s)", r.submissions,
                                   Rate(r.submissions_mean_per_s),
                                   Rate(r.submissions_peak_per_s))});
+  summary.Add({"unsampled queues peak", N(r.unsampled_peak)});
   summary.Add({"pending packets peak", N(r.pending_peak)});
   summary.Add({"doorbells", N(r.doorbells)});
   summary.Add({"runlist", fmt::format("{} unmaps, {} maps, {} failed", r.unmaps,
@@ -206,6 +207,18 @@ std::string RenderRunText(const RunReport& r, bool md) {
                    N(q.pending_peak), N(q.samples)});
   }
   out += Emit(per_queue, md);
+  // Where a container's submissions fall short: its live compute queues
+  // the agent could not read (why: gpuq_unsampled_queues).
+  out += "\n";
+  TextTable unsampled({"CONTAINER", "UNSAMPLED_PEAK", "UNSAMPLED_AT_END"});
+  for (const ContainerRow& c : r.containers) {
+    if (c.unsampled_peak == 0 && c.unsampled_at_end == 0) continue;
+    unsampled.Add(
+        {Container(c.owner), N(c.unsampled_peak), N(c.unsampled_at_end)});
+  }
+  out += unsampled.empty() ? "unsampled queues: none, the submissions are "
+                             "complete\n"
+                           : Rendered(unsampled, md);
 
   out += Section("Runlist (preemption)", md);
   TextTable runlist({"GPU_ID", "SCHEDULER", "UNMAPS", "UNMAP_P50", "UNMAP_P90",
@@ -379,6 +392,8 @@ std::string RenderComparisonText(const std::vector<RunReport>& runs, bool md) {
       [](const RunReport& r) { return N(r.high_priority_peak); });
   row("CU-restricted queues peak",
       [](const RunReport& r) { return N(r.cu_restricted_peak); });
+  row("unsampled queues peak",
+      [](const RunReport& r) { return N(r.unsampled_peak); });
   row("evictions", [](const RunReport& r) { return N(r.evictions); });
   row("evicted (s)", [](const RunReport& r) { return Sec(EvictedSeconds(r)); });
   row("create failures",

@@ -107,13 +107,16 @@ struct ContainerInfo {
   uint64_t create_failures = 0;
 };
 
-// Most queues at once at high priority and fenced by a CU mask.
+// Most queues at once at high priority, fenced by a CU mask, and whose
+// submissions are not counted.
 struct QueueClassPeaks {
   uint64_t high_priority = 0;
   uint64_t cu_restricted = 0;
+  uint64_t unsampled = 0;
   void RaiseWith(const QueueClassPeaks& now) {
     Raise(now.high_priority, &high_priority);
     Raise(now.cu_restricted, &cu_restricted);
+    Raise(now.unsampled, &unsampled);
   }
 };
 
@@ -283,17 +286,20 @@ class Analyzer::Impl {
     dirty_ = false;
   }
 
-  // The queues at high priority and CU-restricted now, as the one row model
-  // sums the model's gauges, raise their container's and the run's peaks.
+  // The queues at high priority, CU-restricted and unsampled now, as the
+  // one row model sums the model's gauges, raise their container's and the
+  // run's peaks.
   void RaiseQueueClassPeaks(const Snapshot& s) {
     std::map<std::string, QueueClassPeaks> now;
     QueueClassPeaks run;
     for (const auto& [key, t] : RowsByCgroupGpu(s)) {
-      QueueClassPeaks& c = now[ContainerKey(key.first)];
-      c.high_priority += t.high_priority;
-      c.cu_restricted += t.cu_restricted;
-      run.high_priority += t.high_priority;
-      run.cu_restricted += t.cu_restricted;
+      const QueueClassPeaks row{t.high_priority, t.cu_restricted,
+                                t.Unsampled()};
+      for (QueueClassPeaks* sum : {&now[ContainerKey(key.first)], &run}) {
+        sum->high_priority += row.high_priority;
+        sum->cu_restricted += row.cu_restricted;
+        sum->unsampled += row.unsampled;
+      }
     }
     for (const auto& [key, c] : now) class_peaks_[key].RaiseWith(c);
     run_class_peaks_.RaiseWith(run);
@@ -718,6 +724,7 @@ RunReport Analyzer::Impl::Finish() {
   r.compute_classification = run_.ComputeClass();
   r.high_priority_peak = run_class_peaks_.high_priority;
   r.cu_restricted_peak = run_class_peaks_.cu_restricted;
+  r.unsampled_peak = run_class_peaks_.unsampled;
 
   // ---- Hardware queues per (GPU, type) ----
   for (const auto& [key, gt] : gpu_types_) {
@@ -790,6 +797,8 @@ RunReport Analyzer::Impl::Finish() {
     row.evictions = t.evictions;
     row.high_priority_peak = class_peaks_[key].high_priority;
     row.cu_restricted_peak = class_peaks_[key].cu_restricted;
+    row.unsampled_peak = class_peaks_[key].unsampled;
+    row.unsampled_at_end = t.Unsampled();
     row.create_failures = c.create_failures;
     row.process_exits = exits_of[key];
     row.classification = c.counts.Class();

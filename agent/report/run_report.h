@@ -101,6 +101,12 @@ struct ContainerRow {
   /// timeline bucket's end.
   uint64_t high_priority_peak = 0;
   uint64_t cu_restricted_peak = 0;
+  /// Its live compute queues whose submissions were not counted
+  /// (gpuq_unsampled_queues): most at once, read at every timeline bucket's
+  /// end, and after the last record (what --once and top show). Where both
+  /// are 0 its `submissions` are complete.
+  uint64_t unsampled_peak = 0;
+  uint64_t unsampled_at_end = 0;
   QueueClass classification = QueueClass::kNone;
   // Added by the analysis core (report-core):
   uint64_t compute_peak = 0;
@@ -246,6 +252,7 @@ struct RunReport {
   /// As ContainerRow's, over the whole host.
   uint64_t high_priority_peak = 0;
   uint64_t cu_restricted_peak = 0;
+  uint64_t unsampled_peak = 0;
   uint64_t restores = 0;
   uint64_t runlist_failures = 0;
   /// gpuq_events_dropped_total at the capture's end: its sum and each

@@ -34,7 +34,7 @@ struct Figures {
   uint64_t preempted_by_self = 0, preempted_by_others = 0;
   double off_s = 0;  ///< compared to the millisecond: the views print seconds
   uint64_t evictions = 0;
-  uint64_t unsampled = 0;  ///< --once and top (the report has none)
+  uint64_t unsampled = 0;  ///< live now; the report's at its end
   auto Compared() const {
     return std::make_tuple(live_by_type, compute, sdma, other, submissions,
                            unmaps_caused, preempted_by_self,
@@ -151,6 +151,7 @@ std::map<std::string, Figures> ReportFigures(const std::vector<Event>& events,
     f.preempted_by_others += c.preempted_by_others;
     f.off_s += c.seconds_off_gpu;
     f.evictions += c.evictions;
+    f.unsampled += c.unsampled_at_end;
   }
   if (one_container && out.size() == 1) {
     Figures& f = out.begin()->second;
@@ -195,7 +196,43 @@ TEST(ContainerRowsTest, OnceTopAndReportAgreeOnEveryQueueType) {
     const report::RunReport r = report::AnalyzeCapture(capture, "rows");
     ASSERT_EQ(r.containers.size(), 1u) << type;
     EXPECT_EQ(r.containers[0].compute_peak, o.compute) << "type " << type;
+    EXPECT_EQ(r.containers[0].unsampled_at_end, o.unsampled) << type;
+    EXPECT_EQ(r.containers[0].unsampled_peak, o.unsampled) << type;
+    EXPECT_EQ(r.unsampled_peak, o.unsampled) << type;
   }
+}
+
+// The report's unsampled queues are the model's gauge: read at each bucket's
+// end for the peak, after the last record for the end, as --once shows it.
+TEST(ContainerRowsTest, ReportKeepsThePeakOfUnsampledQueues) {
+  constexpr uint64_t kCgroup = 7;
+  constexpr uint64_t kPkey = 0xffff888000001000ull;
+  const std::string id(64, 'c');
+  auto at = [](auto e, double seconds) {
+    e.hdr.ts_ns = static_cast<uint64_t>(std::llround(seconds * 1e9));
+    return e;
+  };
+  // Two compute queues without ring addresses (not ROCr's: not sampled)
+  // live together in second 1; one is left at the end; an SDMA queue is
+  // never asked about.
+  const std::vector<Event> events = {
+      GpuInfo(100, 1),
+      PathRecord(kCgroup, "/system.slice/docker-" + id + ".scope"),
+      at(Create(kPkey, 4242, kCgroup, 100, 1), 0.5),
+      at(Create(kPkey, 4242, kCgroup, 100, 2), 1.2),
+      at(Create(kPkey, 4242, kCgroup, 100, 3, GPUQ_QUEUE_SDMA), 1.3),
+      at(Destroy(kPkey, 4242, kCgroup, 100, 1, GPUQ_QUEUE_COMPUTE), 2.5),
+      at(Destroy(kPkey, 4242, kCgroup, 100, 3, GPUQ_QUEUE_SDMA), 3.5)};
+  const auto once = OnceFigures(SnapshotOf(events));
+  ASSERT_EQ(once.size(), 1u);
+  EXPECT_EQ(once.begin()->second.unsampled, 1u);
+  Capture capture;
+  capture.events = events;
+  const report::RunReport r = report::AnalyzeCapture(capture, "unsampled");
+  ASSERT_EQ(r.containers.size(), 1u);
+  EXPECT_EQ(r.containers[0].unsampled_peak, 2u);
+  EXPECT_EQ(r.containers[0].unsampled_at_end, 1u);
+  EXPECT_EQ(r.unsampled_peak, 2u);
 }
 
 class ScenarioRowsTest : public testing::TestWithParam<const char*> {};
@@ -217,7 +254,6 @@ TEST_P(ScenarioRowsTest, OnceTopAndReportAgreePerContainer) {
     for (auto& [name, f] : m) {
       f.live_by_type.clear();
       f.compute = f.sdma = f.other = 0;
-      f.unsampled = 0;  // not in the report (README, "Not done yet")
     }
     return m;
   };
