@@ -31,6 +31,11 @@ def main():
             first_line = conn.recv(4096).split(b"\r\n", 1)[0]
         except OSError:
             first_line = b"(no request line)"
+        # A connection closed before sending anything (chromium's speculative
+        # preconnects to its proxy) carried no request: marked so the test
+        # can tell it from one that did.
+        if not first_line:
+            first_line = b"(closed without a request)"
         with open(log, "a") as f:
             f.write(first_line.decode("latin-1") + "\n")
         try:
