@@ -16,7 +16,10 @@ namespace gpuq {
 
 BpfEventSource::BpfEventSource(int events_fd, int drops_fd,
                                std::vector<int> prog_fds)
-    : drops_fd_(drops_fd), prog_fds_(std::move(prog_fds)) {
+    : drops_fd_(drops_fd),
+      prog_fds_(std::move(prog_fds)),
+      last_prog_skipped_(
+          std::make_unique<std::atomic<uint64_t>[]>(prog_fds_.size())) {
   rb_ = ring_buffer__new(events_fd, &BpfEventSource::OnRecord, this, nullptr);
   if (rb_ == nullptr) {
     error_ = fmt::format("cannot open the events ring buffer: {}",
@@ -80,13 +83,20 @@ SourceDrops BpfEventSource::Drops() const {
   drops.map_full = sum(GPUQ_DROP_MAP_FULL);
   drops.kfd_exit_skipped = sum(GPUQ_DROP_KFD_EXIT_SKIPPED);
   drops.args_unreadable = sum(GPUQ_DROP_ARGS_UNREADABLE);
-  for (int fd : prog_fds_) {
+  for (size_t i = 0; i < prog_fds_.size(); ++i) {
     bpf_prog_info info;
     std::memset(&info, 0, sizeof(info));
     __u32 len = sizeof(info);
-    if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0) {
-      drops.prog_skipped += info.recursion_misses;
+    if (bpf_obj_get_info_by_fd(prog_fds_[i], &info, &len) == 0) {
+      last_prog_skipped_[i].store(info.recursion_misses);
+    } else {
+      Log().Write(LogLevel::kWarn,
+                  fmt::format("cannot read a program's skipped runs: {}; its "
+                              "last value stays counted",
+                              std::strerror(errno)));
     }
+    // A failed read keeps the program's last value: the sum never goes back.
+    drops.prog_skipped += last_prog_skipped_[i].load();
   }
   return drops;
 }

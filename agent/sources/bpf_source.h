@@ -6,6 +6,7 @@
 #include <array>
 #include <atomic>
 #include <deque>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,8 @@ class BpfEventSource : public EventSource {
   /// The last sum read of each kernel drop counter: a failed read keeps it
   /// (a counter never goes back) and is logged.
   mutable std::array<std::atomic<uint64_t>, GPUQ_DROP__MAX> last_drops_{};
+  /// The same for each program's skipped runs (prog_fds_'s order).
+  std::unique_ptr<std::atomic<uint64_t>[]> last_prog_skipped_;
   std::string error_;
 };
 

@@ -6,6 +6,7 @@
 // Needs root.
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <fcntl.h>
 #include <gpuq/abi.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -56,6 +57,44 @@ TEST(SourceDropsTest, AFailedReadKeepsTheLastValueAndIsLogged) {
     }
   }
   EXPECT_TRUE(said) << "the failed read was not logged";
+  close(drops);
+  close(events);
+}
+
+// A program whose run counts cannot be read (here: an fd that is no BPF
+// object) is logged, and the sum keeps what it last read of it (0 here: a
+// non-zero skip count needs a program that recursed, which only the kernel
+// tiers provoke).
+TEST(SourceDropsTest, AProgramThatCannotBeReadIsLogged) {
+  if (!HasBpfPrivileges()) {
+    GTEST_SKIP() << "needs root (CAP_BPF or CAP_SYS_ADMIN) to create maps";
+  }
+  const int events =
+      bpf_map_create(BPF_MAP_TYPE_RINGBUF, "events", 0, 0, 4096 * 4, nullptr);
+  ASSERT_GE(events, 0);
+  const int drops =
+      bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, "drops", sizeof(uint32_t),
+                     sizeof(uint64_t), GPUQ_DROP__MAX, nullptr);
+  ASSERT_GE(drops, 0);
+  const int not_a_program = open("/dev/null", O_RDONLY);  // no BPF object
+  ASSERT_GE(not_a_program, 0);
+  std::vector<std::string> logged;
+  Log().SetSink([&](const std::string& line) { logged.push_back(line); });
+  {
+    BpfEventSource source(events, drops, {not_a_program});
+    ASSERT_TRUE(source.Ok()) << source.Error();
+    EXPECT_EQ(source.Drops().prog_skipped, 0u);
+  }
+  Log().SetSink([](const std::string&) {});
+  bool said = false;
+  for (const std::string& line : logged) {
+    if (line.find("cannot read a program's skipped runs") !=
+        std::string::npos) {
+      said = true;
+    }
+  }
+  EXPECT_TRUE(said) << "the failed read was not logged";
+  close(not_a_program);
   close(drops);
   close(events);
 }
