@@ -6,6 +6,7 @@
 #include <curl/curl.h>
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
 #include <utility>
 
 #include "common/log.h"
@@ -72,19 +73,36 @@ size_t DockerEventsWatcher::OnData(char* data, size_t size, size_t count,
     self->OnLine(self->pending_.substr(start, nl - start));
   }
   self->pending_.erase(0, start);
-  if (self->pending_.size() > kMaxLineBytes) self->pending_.clear();
+  if (self->pending_.size() > kMaxLineBytes) {
+    self->pending_.clear();
+    self->Garbled(fmt::format("a line of more than {} bytes", kMaxLineBytes));
+  }
   return bytes;
 }
 
 void DockerEventsWatcher::OnLine(const std::string& line) {
   std::string id, action;
   ContainerMetadata said;
-  if (!ParseDockerEvent(line, &id, &action, &said)) return;
+  if (!ParseDockerEvent(line, &id, &action, &said)) {
+    // The stream is filtered to container events: JSON that is not one we
+    // use is the runtime's business; a line that is no JSON at all is not.
+    if (!nlohmann::json::accept(line)) {
+      Garbled(fmt::format("a line that is not JSON ({} bytes)", line.size()));
+    }
+    return;
+  }
   // The stream works: a failure logged before is over.
   Log().WriteOnChange(LogLevel::kWarn, "events " + socket_path_, "");
   if (action != "create" && action != "start") return;
   resolver_->Announce(id, std::move(said));
   announced_.fetch_add(1);
+}
+
+void DockerEventsWatcher::Garbled(const std::string& why) {
+  garbled_.fetch_add(1);
+  resolver_->CountError(kEventsClient);
+  Log().Write(LogLevel::kWarn, fmt::format("runtime events on {}: {}, skipped",
+                                           socket_path_, why));
 }
 
 void DockerEventsWatcher::Failed(const std::string& why) {

@@ -35,6 +35,9 @@ class DockerEventsWatcher {
   /// Connections that ended in an error (the runtime is down, not a Docker
   /// API, ...). Reconnects follow.
   uint64_t Failures() const { return failures_.load(); }
+  /// Lines of the stream that were no JSON (or longer than any event):
+  /// skipped, counted with the failed connections' runtime label and said.
+  uint64_t Garbled() const { return garbled_.load(); }
 
  private:
   void Work();
@@ -44,6 +47,8 @@ class DockerEventsWatcher {
   void OnLine(const std::string& line);
   /// A connection ended in an error: counted, logged once while it lasts.
   void Failed(const std::string& why);
+  /// A line that is no event: counted, logged (rate-limited).
+  void Garbled(const std::string& why);
 
   std::string socket_path_;
   MetadataResolver* resolver_;
@@ -51,6 +56,7 @@ class DockerEventsWatcher {
   std::string pending_;  // a line not yet complete (worker thread only)
   std::atomic<uint64_t> announced_{0};
   std::atomic<uint64_t> failures_{0};
+  std::atomic<uint64_t> garbled_{0};
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;

@@ -1074,6 +1074,49 @@ TEST(DockerEventsWatcherTest, AnnouncesContainersOfTheStream) {
   EXPECT_FALSE(resolver.Get(Container("dead0001")).has_value());
 }
 
+// A stream line that is no JSON is skipped, counted with the failed
+// connections (gpuq_runtime_lookup_errors_total{runtime="docker-events"})
+// and said; JSON that is not an event the agent uses is neither; the events
+// around both are still announced.
+TEST(DockerEventsWatcherTest, GarbledLinesAreCountedAndSaid) {
+  TempDir tmp;
+  const std::string socket = tmp.path() + "/podman.sock";
+  const std::string other =
+      R"({"Type":"container","Action":"die","Actor":{"ID":"dead0001"}})";
+  FakeDockerd server(socket, FakeDockerd::Mode::kServe,
+                     "<html>502 Bad Gateway</html>\n" + other + "\n" +
+                         std::string(kPodmanCreateEvent) + "\n");
+  std::mutex mu;
+  std::vector<std::string> lines;
+  Log().SetSink([&](const std::string& line) {
+    std::lock_guard<std::mutex> lock(mu);
+    lines.push_back(line);
+  });
+  auto script = std::make_shared<Script>();  // inspect: 404, removed
+  std::vector<std::unique_ptr<RuntimeClient>> clients;
+  clients.push_back(std::make_unique<ScriptedClient>("docker-api", script));
+  MetadataResolver resolver(std::move(clients), {});
+  uint64_t garbled = 0;
+  {
+    DockerEventsWatcher watcher(socket, &resolver, milliseconds(50));
+    EXPECT_TRUE(Eventually([&] { return watcher.Announced() >= 1; }));
+    garbled = watcher.Garbled();
+  }
+  Log().SetSink([](const std::string&) {});  // this process's later tests
+  EXPECT_GE(garbled, 1u);
+  // (more lines may have been garbled between the read and the join)
+  EXPECT_GE(resolver.Errors()["docker-events"], garbled);
+  std::lock_guard<std::mutex> lock(mu);
+  bool said = false;
+  for (const std::string& line : lines) {
+    if (line.find("a line that is not JSON (28 bytes), skipped") !=
+        std::string::npos) {
+      said = true;
+    }
+  }
+  EXPECT_TRUE(said) << "the garbled line was not logged";
+}
+
 TEST(DockerEventsWatcherTest, MissingSocketNeitherBlocksNorCrashes) {
   TempDir tmp;
   MetadataResolver resolver({}, {});
