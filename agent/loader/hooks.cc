@@ -422,18 +422,6 @@ const std::vector<std::string>& OptionalHookGroups() {
   return kGroups;
 }
 
-const HookSpec* HookOfProgram(const std::string& program) {
-  for (const HookSpec& spec : Hooks()) {
-    for (const char* name :
-         {spec.fentry_entry, spec.fentry_exit, spec.kprobe_entry,
-          spec.kprobe_exit, spec.args_entry, spec.args_exit, spec.tp_entry,
-          spec.tp_exit}) {
-      if (name != nullptr && program == name) return &spec;
-    }
-  }
-  return nullptr;
-}
-
 std::vector<std::string> ProgramsOf(const HookSpec& spec, ProbeTier tier) {
   std::vector<std::string> programs;
   const char* entry = nullptr;

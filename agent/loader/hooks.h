@@ -109,8 +109,6 @@ const std::vector<HookGroup>& HookGroups();
 /// The groups of the optional hooks, in Hooks() order: the loader adds them
 /// back one by one when the kernel refuses the whole set.
 const std::vector<std::string>& OptionalHookGroups();
-/// The hook one of whose programs is `program`, or nullptr.
-const HookSpec* HookOfProgram(const std::string& program);
 /// A hook of the tracepoint tier (no kernel function).
 bool IsTracepointHook(const HookSpec& spec);
 /// A hook only the args-kprobe tier runs (no BTF programs): it learns what

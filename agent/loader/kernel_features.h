@@ -103,7 +103,7 @@ void ProbeAttachKinds(KernelFeatures* f);
 bool KernelHasPreemptKfuncs();
 
 /// True if this process may load and attach BPF programs (root, or
-/// CAP_BPF + CAP_PERFMON, or CAP_SYS_ADMIN), from /proc/self/status.
+/// CAP_BPF + CAP_PERFMON, or CAP_SYS_ADMIN), read with libcap.
 bool HasBpfPrivileges();
 /// True if this process has CAP_SYS_ADMIN.
 bool HasCapSysAdmin();

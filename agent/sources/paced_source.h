@@ -12,8 +12,7 @@
 
 namespace gpuq {
 
-/// Thread-safety: Next() from one consumer thread; NowNs() and Finished()
-/// from any thread.
+/// Thread-safety: Next() from one consumer thread; NowNs() from any thread.
 class PacedEventSource : public EventSource {
  public:
   /// `speed` 0: no pacing (as fast as the consumer takes events).
@@ -33,8 +32,6 @@ class PacedEventSource : public EventSource {
   /// unstamped): where the capture's clock starts. Before the first Next(),
   /// on the consumer's thread.
   uint64_t PeekFirstTimestamp();
-  /// The inner source has ended and every record was delivered.
-  bool Finished() const { return finished_.load(); }
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -48,6 +45,7 @@ class PacedEventSource : public EventSource {
   Clock::time_point start_wall_{};  ///< set before started_ (release)
   uint64_t start_ts_ = 0;
   std::atomic<uint64_t> last_ts_{0};
+  /// The inner source has ended and every record was delivered.
   std::atomic<bool> finished_{false};
 };
 

@@ -370,18 +370,4 @@ bool DoorbellCounter::DeleteCount(uint32_t tgid, uint64_t handle) {
          0;
 }
 
-void DoorbellCounter::ForgetProcess(uint32_t tgid) {
-  for (bpf_map* map :
-       {skel_->maps.doorbell_counts, skel_->maps.known_doorbells}) {
-    const int fd = bpf_map__fd(map);
-    std::vector<gpuq_doorbell_key> doomed;
-    ForEachDoorbellKey(fd, [&](const gpuq_doorbell_key& key) {
-      if (key.tgid == tgid) doomed.push_back(key);
-    });
-    // Deleted after the walk: a walk whose previous key vanished starts
-    // over from the map's first key.
-    for (const gpuq_doorbell_key& k : doomed) bpf_map_delete_elem(fd, &k);
-  }
-}
-
 }  // namespace gpuq

@@ -123,9 +123,6 @@ class DoorbellCounter {
   /// final counts were read). False if there were none.
   bool DeleteCount(uint32_t tgid, uint64_t handle);
 
-  /// Drops the counts and known doorbells of a process that exited.
-  void ForgetProcess(uint32_t tgid);
-
   const std::vector<DoorbellLibrary>& Libraries() const { return libraries_; }
 
   /// The loaded programs hold preemption off while they count (the kernel

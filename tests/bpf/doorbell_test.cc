@@ -427,7 +427,9 @@ TEST(DoorbellTest, KnownDoorbellsCountWhateverTheirKind) {
   EXPECT_EQ(counts[0].doorbells, 8u);  // 16 packets round-robin on 2 queues
   EXPECT_EQ(counts[0].by_packet[GPUQ_PACKET_UNREADABLE], 8u);
 
-  counter->ForgetProcess(pid);
+  // What the agent does once an exited process's final counts are read.
+  EXPECT_TRUE(counter->DeleteCount(pid, known));
+  EXPECT_TRUE(counter->RemoveKnownDoorbell(pid, known));
   EXPECT_TRUE(CountsOf(*counter, pid).empty());
 }
 
