@@ -47,7 +47,6 @@ const std::string kFixtures =
 
 // Client timeout in these tests, and what a loaded CI machine may add to it.
 constexpr milliseconds kTimeout{200};
-constexpr milliseconds kSlack{300};
 
 // Ids of the recorded and hand-built fixtures (tests/fixtures/runtime/).
 const std::string kPodmanId =
@@ -377,7 +376,9 @@ TEST_F(DockerApiClientTest, SilentServerTimesOutWithAnError) {
   const milliseconds took = Since(start);
 
   EXPECT_GE(took, kTimeout - milliseconds(20));  // it did wait for an answer
-  EXPECT_LT(took, kTimeout + kSlack);
+  // ... and ended at its timeout (the error says so), not later: a bound far
+  // beyond any scheduling delay on a loaded machine.
+  EXPECT_LT(took, kTimeout * 25);
   ExpectOneLine(error);
   EXPECT_NE(error.find("no answer within 200 ms"), std::string::npos) << error;
 }
@@ -407,9 +408,9 @@ TEST_F(DockerApiClientTest, MissingSocketIsAnErrorEveryTime) {
   const auto client = Client();
   for (int i = 0; i < 2; ++i) {
     std::string error;
-    const auto start = Clock::now();
+    // Refused at connect (the errno below), not after the timeout, whose
+    // error would say "no answer within".
     EXPECT_FALSE(client->Lookup(Container(kPodmanId), &error).has_value());
-    EXPECT_LT(Since(start), kTimeout);  // fails fast, no waiting
     ExpectOneLine(error);
     EXPECT_NE(error.find(Socket()), std::string::npos) << error;
     EXPECT_NE(error.find("No such file or directory"), std::string::npos)
@@ -864,48 +865,52 @@ class HangingRuntimeTest : public ::testing::Test {
   TempDir tmp_;
 };
 
+// A lookup the runtime never answers (its client's timeout is far beyond
+// the test) is in progress while Get() is asked again and again: each returns
+// at once, and one lookup was made. Were Get() waiting for the runtime, it
+// would take the client's 10 minutes.
+constexpr auto kNeverAnswered = std::chrono::minutes(10);
+
+// Polls until the fake runtime has `n` requests (at most 10 s).
+bool RequestsReach(const FakeDockerd& server, size_t n) {
+  for (int i = 0; i < 5000 && server.Requests().size() < n; ++i) {
+    std::this_thread::sleep_for(milliseconds(2));
+  }
+  return server.Requests().size() >= n;
+}
+
 TEST_F(HangingRuntimeTest, GetNeverWaitsForTheRuntime) {
   FakeDockerd server(Socket(), FakeDockerd::Mode::kHang);
   std::vector<std::unique_ptr<RuntimeClient>> clients;
-  clients.push_back(MakeDockerApiClient(Socket(), kTimeout));
+  clients.push_back(MakeDockerApiClient(Socket(), kNeverAnswered));
   MetadataResolver resolver(std::move(clients), {});
-
-  // Ask repeatedly while the lookup is stuck in the client.
-  milliseconds slowest{0};
+  EXPECT_FALSE(resolver.Get(Container(kPodmanId)).has_value());
+  ASSERT_TRUE(RequestsReach(server, 1)) << "lookup never started";
   const auto start = Clock::now();
-  while (Since(start) < kTimeout / 2) {
-    const auto before = Clock::now();
+  for (int i = 0; i < 20; ++i) {
     EXPECT_FALSE(resolver.Get(Container(kPodmanId)).has_value());
-    slowest = std::max(slowest, Since(before));
-    std::this_thread::sleep_for(milliseconds(10));
   }
-  EXPECT_LT(slowest, milliseconds(50));
+  // Far below the lookup's 10 minutes, far above any scheduling delay.
+  EXPECT_LT(Since(start), std::chrono::seconds(30));
   EXPECT_EQ(server.Requests().size(), 1u);  // one lookup, not one per Get
-
-  resolver.WaitIdle();
-  EXPECT_EQ(resolver.Errors(),
-            (std::map<std::string, uint64_t>{{"docker-api", 1}}));
 }
 
-TEST_F(HangingRuntimeTest, DestructorWaitsForAtMostOneTimeout) {
+// The destructor cancels the lookup in progress (10 minutes from its
+// timeout) and asks no other client: it neither waits for the runtime nor
+// for each client in turn.
+TEST_F(HangingRuntimeTest, DestructorCancelsTheLookupInProgress) {
   FakeDockerd server(Socket(), FakeDockerd::Mode::kHang);
   std::vector<std::unique_ptr<RuntimeClient>> clients;
-  // Two hanging clients: a destructor that let the lookup run to its end
-  // would wait twice the timeout.
-  clients.push_back(MakeDockerApiClient(Socket(), kTimeout));
-  clients.push_back(MakeDockerApiClient(Socket(), kTimeout));
+  clients.push_back(MakeDockerApiClient(Socket(), kNeverAnswered));
+  clients.push_back(MakeDockerApiClient(Socket(), kNeverAnswered));
   auto resolver = std::make_unique<MetadataResolver>(
       std::move(clients), MetadataResolver::Options{});
   resolver->Get(Container(kPodmanId));
-  const auto asked = Clock::now();
-  while (server.Requests().empty() && Since(asked) < kTimeout) {
-    std::this_thread::sleep_for(milliseconds(2));
-  }
-  ASSERT_EQ(server.Requests().size(), 1u) << "lookup never started";
+  ASSERT_TRUE(RequestsReach(server, 1)) << "lookup never started";
 
   const auto start = Clock::now();
   resolver.reset();
-  EXPECT_LT(Since(start), kTimeout + kSlack);
+  EXPECT_LT(Since(start), std::chrono::seconds(30));
   EXPECT_EQ(server.Requests().size(), 1u);  // the second client was not asked
 }
 
