@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "common/log.h"
 #include "loader/kernel_features.h"
+#include "log_capture.h"
 #include "sources/bpf_source.h"
 
 namespace gpuq {
@@ -38,8 +38,7 @@ TEST(SourceDropsTest, AFailedReadKeepsTheLastValueAndIsLogged) {
   std::vector<uint64_t> per_cpu(static_cast<size_t>(ncpus), 3);
   ASSERT_EQ(bpf_map_update_elem(drops, &reason, per_cpu.data(), BPF_ANY), 0);
 
-  std::vector<std::string> logged;
-  Log().SetSink([&](const std::string& line) { logged.push_back(line); });
+  const LogCapture log;
   {
     BpfEventSource source(events, drops);
     ASSERT_TRUE(source.Ok()) << source.Error();
@@ -48,15 +47,8 @@ TEST(SourceDropsTest, AFailedReadKeepsTheLastValueAndIsLogged) {
     EXPECT_EQ(source.Drops().ringbuf_full, 3u * ncpus)
         << "a counter read that failed went back";
   }
-  Log().SetSink([](const std::string&) {});  // this process's later tests
-  bool said = false;
-  for (const std::string& line : logged) {
-    if (line.find("cannot read the kernel's drop counter 0") !=
-        std::string::npos) {
-      said = true;
-    }
-  }
-  EXPECT_TRUE(said) << "the failed read was not logged";
+  EXPECT_TRUE(log.Said("cannot read the kernel's drop counter 0"))
+      << "the failed read was not logged";
   close(drops);
   close(events);
 }
@@ -78,22 +70,14 @@ TEST(SourceDropsTest, AProgramThatCannotBeReadIsLogged) {
   ASSERT_GE(drops, 0);
   const int not_a_program = open("/dev/null", O_RDONLY);  // no BPF object
   ASSERT_GE(not_a_program, 0);
-  std::vector<std::string> logged;
-  Log().SetSink([&](const std::string& line) { logged.push_back(line); });
+  const LogCapture log;
   {
     BpfEventSource source(events, drops, {not_a_program});
     ASSERT_TRUE(source.Ok()) << source.Error();
     EXPECT_EQ(source.Drops().prog_skipped, 0u);
   }
-  Log().SetSink([](const std::string&) {});
-  bool said = false;
-  for (const std::string& line : logged) {
-    if (line.find("cannot read a program's skipped runs") !=
-        std::string::npos) {
-      said = true;
-    }
-  }
-  EXPECT_TRUE(said) << "the failed read was not logged";
+  EXPECT_TRUE(log.Said("cannot read a program's skipped runs"))
+      << "the failed read was not logged";
   close(not_a_program);
   close(drops);
   close(events);

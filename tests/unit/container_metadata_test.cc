@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "log_capture.h"
 #include "resolver/container_metadata_json.h"
 #include "resolver/docker_api_client.h"
 #include "resolver/oci_bundle_client.h"
@@ -1091,12 +1092,7 @@ TEST(DockerEventsWatcherTest, GarbledLinesAreCountedAndSaid) {
   FakeDockerd server(socket, FakeDockerd::Mode::kServe,
                      "<html>502 Bad Gateway</html>\n" + other + "\n" +
                          std::string(kPodmanCreateEvent) + "\n");
-  std::mutex mu;
-  std::vector<std::string> lines;
-  Log().SetSink([&](const std::string& line) {
-    std::lock_guard<std::mutex> lock(mu);
-    lines.push_back(line);
-  });
+  const LogCapture log;
   auto script = std::make_shared<Script>();  // inspect: 404, removed
   std::vector<std::unique_ptr<RuntimeClient>> clients;
   clients.push_back(std::make_unique<ScriptedClient>("docker-api", script));
@@ -1107,19 +1103,11 @@ TEST(DockerEventsWatcherTest, GarbledLinesAreCountedAndSaid) {
     EXPECT_TRUE(Eventually([&] { return watcher.Announced() >= 1; }));
     garbled = watcher.Garbled();
   }
-  Log().SetSink([](const std::string&) {});  // this process's later tests
   EXPECT_GE(garbled, 1u);
   // (more lines may have been garbled between the read and the join)
   EXPECT_GE(resolver.Errors()["docker-events"], garbled);
-  std::lock_guard<std::mutex> lock(mu);
-  bool said = false;
-  for (const std::string& line : lines) {
-    if (line.find("a line that is not JSON (28 bytes), skipped") !=
-        std::string::npos) {
-      said = true;
-    }
-  }
-  EXPECT_TRUE(said) << "the garbled line was not logged";
+  EXPECT_TRUE(log.Said("a line that is not JSON (28 bytes), skipped"))
+      << "the garbled line was not logged";
 }
 
 TEST(DockerEventsWatcherTest, MissingSocketNeitherBlocksNorCrashes) {
@@ -1135,21 +1123,15 @@ TEST(DockerEventsWatcherTest, MissingSocketNeitherBlocksNorCrashes) {
 // label "docker-events" of gpuq_runtime_lookup_errors_total) and said once.
 TEST(DockerEventsWatcherTest, FailedConnectionsAreCountedAndSaidOnce) {
   TempDir tmp;
-  std::mutex mu;
-  std::vector<std::string> lines;
-  Log().SetSink([&](const std::string& line) {
-    std::lock_guard<std::mutex> lock(mu);
-    lines.push_back(line);
-  });
+  const LogCapture log;
   MetadataResolver resolver({}, {});
   {
     DockerEventsWatcher watcher(tmp.path() + "/absent.sock", &resolver,
                                 milliseconds(20));
     EXPECT_TRUE(Eventually([&] { return watcher.Failures() >= 3; }));
   }
-  Log().SetSink([](const std::string&) {});  // this process's later tests
   EXPECT_GE(resolver.Errors()["docker-events"], 3u);
-  std::lock_guard<std::mutex> lock(mu);
+  const std::vector<std::string> lines = log.Lines();
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_NE(lines[0].find("absent.sock"), std::string::npos) << lines[0];
 }

@@ -15,6 +15,7 @@
 
 #include "common/log.h"
 #include "event_builders.h"
+#include "log_capture.h"
 #include "sources/bpf_source.h"
 #include "sources/capture.h"
 #include "sources/event.h"
@@ -151,8 +152,7 @@ TEST(FakeEventSourceTest, ReportsGivenDrops) {
 // BPF tier runs the source itself): a record that does not decode is said,
 // naming its status, type and size, and one that does is not.
 TEST(KernelRecordTest, AnUndecodableRecordIsSaidWithItsStatus) {
-  std::vector<std::string> said;
-  Log().SetSink([&said](const std::string& line) { said.push_back(line); });
+  const LogCapture log;
   gpuq_event_header hdr{};
   hdr.type = 999;
   hdr.size = sizeof(hdr);
@@ -161,7 +161,7 @@ TEST(KernelRecordTest, AnUndecodableRecordIsSaidWithItsStatus) {
   const std::vector<Event> ok = Events();
   const std::string bytes = Encode(ok.front());
   EXPECT_TRUE(DecodeKernelRecord(bytes.data(), bytes.size(), &event));
-  Log().SetSink([](const std::string&) {});  // this process's later tests
+  const std::vector<std::string> said = log.Lines();
   ASSERT_EQ(said.size(), 1u);
   EXPECT_NE(said[0].find("warn:"), std::string::npos) << said[0];
   EXPECT_NE(said[0].find(DecodeStatusName(DecodeStatus::kUnknownType)),

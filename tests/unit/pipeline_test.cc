@@ -22,6 +22,7 @@
 #include "common/log.h"
 #include "event_builders.h"
 #include "export/collector.h"
+#include "log_capture.h"
 #include "metric_matchers.h"
 #include "sources/capture.h"
 #include "sources/fake_source.h"
@@ -518,8 +519,7 @@ TEST(PipelineReconcileTest, DestroyAfterTwoPassesForgotTheQueueIsADestroy) {
 // a queue added from sysfs has no ring addresses, so its submissions are
 // not sampled, and an operator reading the log should know why.
 TEST(PipelineReconcileTest, CorrectionsAreSaidNamingTheirQueues) {
-  std::vector<std::string> said;
-  Log().SetSink([&said](const std::string& line) { said.push_back(line); });
+  const LogCapture log;
   TempDir root;
   PipelineOptions options = SysfsWithQueue(root, 4244, 5, 11437);
   std::deque<Event> events;
@@ -527,19 +527,20 @@ TEST(PipelineReconcileTest, CorrectionsAreSaidNamingTheirQueues) {
   // queue 6 was created (its record arrived) but is not in sysfs
   events.push_back(Create(0xffff888100004244ull, 4244, 779, 11437, 6));
   pipeline.ReconcileNow();
-  EXPECT_TRUE(said.empty()) << "one pass corrects nothing: " << said[0];
+  EXPECT_TRUE(log.Lines().empty())
+      << "one pass corrects nothing: " << log.Lines()[0];
   pipeline.ReconcileNow();
-  Log().SetSink([](const std::string&) {});  // this process's later tests
   EXPECT_EQ(pipeline.TakeSnapshot().reconcile.added, 1u);
   EXPECT_EQ(pipeline.TakeSnapshot().reconcile.removed, 1u);
-  EXPECT_EQ(said, (std::vector<std::string>{
-                      "gpuq-agent: info: reconciliation: 1 queue(s) in sysfs "
-                      "that no create record announced, added without ring "
-                      "addresses (their submissions are not sampled): pid "
-                      "4244 queue 5 on GPU 11437",
-                      "gpuq-agent: info: reconciliation: 1 queue(s) gone from "
-                      "sysfs with no destroy record, removed: pid 4244 queue "
-                      "6 on GPU 11437"}));
+  EXPECT_EQ(log.Lines(),
+            (std::vector<std::string>{
+                "gpuq-agent: info: reconciliation: 1 queue(s) in sysfs "
+                "that no create record announced, added without ring "
+                "addresses (their submissions are not sampled): pid "
+                "4244 queue 5 on GPU 11437",
+                "gpuq-agent: info: reconciliation: 1 queue(s) gone from "
+                "sysfs with no destroy record, removed: pid 4244 queue "
+                "6 on GPU 11437"}));
 }
 
 // The other direction: a create in flight when sysfs already shows its
