@@ -17,8 +17,8 @@
 
 #include "cli/child_command.h"
 #include "cli/commands.h"
+#include "cli/event_loop_thread.h"
 #include "cli/source_setup.h"
-#include "common/worker_thread.h"
 #include "sources/capture.h"
 
 namespace gpuq {
@@ -119,17 +119,7 @@ int RunRecord(const Options& options) {
 
   // The event loop on a thread of its own; this one watches the command,
   // --duration, signals and shows progress.
-  std::atomic<bool> stop_loop{false};
-  std::atomic<bool> loop_done{false};
-  Pipeline::RunResult result = Pipeline::RunResult::kStopped;
-  std::thread loop([&] {
-    if (!RunWorkerBody("record event loop", [&] {
-          result = pipeline.Run(stop_loop, std::nullopt);
-        })) {
-      result = Pipeline::RunResult::kError;
-    }
-    loop_done.store(true);
-  });
+  EventLoopThread loop(&pipeline, "record event loop");
 
   const std::vector<std::string>& command = options.record_command;
   pid_t child = -1;
@@ -162,7 +152,7 @@ int RunRecord(const Options& options) {
     if (child <= 0) {
       // Without a command: a signal, --duration or the end of a replayed
       // capture ends the recording.
-      if (stop.load() || deadline_hit || loop_done.load()) break;
+      if (stop.load() || deadline_hit || loop.Done()) break;
     } else if (!kill_at && (stop.load() || deadline_hit)) {
       // Keep recording while the command stops, so its queues' teardown is
       // in the capture: ask it once, then kill it after a grace period.
@@ -175,7 +165,7 @@ int RunRecord(const Options& options) {
       kill_at = Clock::time_point::max();
       stop.store(false);
     }
-    if (loop_done.load() && result == Pipeline::RunResult::kError) {
+    if (loop.Failed()) {
       // The source failed: record no further, but the command still owns
       // the terminal and its status is what the caller waits for.
       if (!kill_at) {
@@ -189,14 +179,13 @@ int RunRecord(const Options& options) {
   if (live.setup.replay) {
     // A capture is re-recorded whole (it ends on its own, quickly), also
     // when the command was quicker.
-    while (!loop_done.load()) {
+    while (!loop.Done()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
-  } else if (!loop_done.load()) {
+  } else if (!loop.Done()) {
     std::this_thread::sleep_for(kDrain);
   }
-  stop_loop.store(true);
-  loop.join();
+  const bool failed = loop.Stop();
   progress.Done();
   if (live.ticker != nullptr) {
     // A last round, so the capture ends with the state at its end.
@@ -213,7 +202,7 @@ int RunRecord(const Options& options) {
     Warn(error);
     return command.empty() ? 1 : exit_status;
   }
-  if (result == Pipeline::RunResult::kError) Warn(pipeline.Error());
+  if (failed) Warn(pipeline.Error());
   std::cerr << fmt::format("gpuq-agent: wrote {} records to {}\n", records,
                            options.record_path);
   if (writer->Skipped() > 0) {
@@ -233,7 +222,7 @@ int RunRecord(const Options& options) {
                              Quoted(command), exit_status);
   }
   if (!command.empty()) return exit_status;
-  return result == Pipeline::RunResult::kError ? 1 : 0;
+  return failed ? 1 : 0;
 }
 
 }  // namespace gpuq

@@ -9,9 +9,9 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/event_loop_thread.h"
 #include "cli/source_setup.h"
 #include "common/clock.h"
-#include "common/worker_thread.h"
 #include "sources/kfd_sysfs.h"
 #include "sources/paced_source.h"
 #include "top/top_model.h"
@@ -84,17 +84,7 @@ int RunTop(const Options& options) {
     Warn(error);
     return 1;
   }
-  std::atomic<bool> stop_loop{false};
-  std::atomic<bool> loop_done{false};
-  Pipeline::RunResult result = Pipeline::RunResult::kStopped;
-  std::thread loop([&] {
-    if (!RunWorkerBody("top event loop", [&] {
-          result = pipeline.Run(stop_loop, std::nullopt);
-        })) {
-      result = Pipeline::RunResult::kError;
-    }
-    loop_done.store(true);
-  });
+  EventLoopThread loop(&pipeline, "top event loop");
 
   TopSort sort = TopSort::kQueues;
   auto next_update = Clock::now() + options.interval;
@@ -120,12 +110,12 @@ int RunTop(const Options& options) {
     } else if (key == TopScreen::ResizeKey()) {
       redraw = true;
     }
-    const bool just_finished = !finished && loop_done.load();
+    const bool just_finished = !finished && loop.Done();
     if (just_finished || Clock::now() >= next_update) {
       // The end of a replay is shown at once, not an interval later.
       if (just_finished) {
         finished = true;
-        status = result == Pipeline::RunResult::kError
+        status = loop.Failed()
                      ? "source failed: " + pipeline.Error()
                      : "replay finished: showing the final state; q quits";
       }
@@ -135,9 +125,7 @@ int RunTop(const Options& options) {
     }
   }
   screen.reset();
-  stop_loop.store(true);
-  loop.join();
-  if (result == Pipeline::RunResult::kError) {
+  if (loop.Stop()) {
     Warn(pipeline.Error());
     return 1;
   }
