@@ -139,6 +139,17 @@ struct SeriesAcc {
   double last_cumulative = 0;  // rates: the cumulative count at last close
 };
 
+// The largest value of `key`'s series in `series` (a rate's busiest
+// bucket); 0 without one.
+template <typename Map, typename Key>
+double BusiestBucket(const Map& series, const Key& key) {
+  auto it = series.find(key);
+  if (it == series.end()) return 0.0;
+  double peak = 0.0;
+  for (double v : it->second.values) peak = std::max(peak, v);
+  return peak;
+}
+
 void AppendAt(SeriesAcc* s, size_t bucket, double value) {
   if (s->values.size() < bucket) s->values.resize(bucket, 0.0);
   s->values.push_back(value);
@@ -784,12 +795,7 @@ RunReport Analyzer::Impl::Finish() {
     const RowTotals& t = totals_of[key];
     row.submissions = t.submissions;
     row.submissions_mean_per_s = per_s(row.submissions);
-    auto series = container_series_.find(key);
-    if (series != container_series_.end()) {
-      for (double v : series->second.values) {
-        row.submissions_peak_per_s = std::max(row.submissions_peak_per_s, v);
-      }
-    }
+    row.submissions_peak_per_s = BusiestBucket(container_series_, key);
     row.preemptions_caused = t.unmaps_caused;
     row.preempted_by_self = t.preempted_by_self;
     row.preempted_by_others = t.preempted_by_others;
@@ -826,12 +832,7 @@ RunReport Analyzer::Impl::Finish() {
     row.gpus_used = p.counts.peak_per_gpu.size();
     row.submissions = submissions_by_tgid[pid];
     row.submissions_mean_per_s = per_s(row.submissions);
-    auto series = process_series_.find(pid);
-    if (series != process_series_.end()) {
-      for (double v : series->second.values) {
-        row.submissions_peak_per_s = std::max(row.submissions_peak_per_s, v);
-      }
-    }
+    row.submissions_peak_per_s = BusiestBucket(process_series_, pid);
     row.exited = p.exited;
     row.create_failures = p.create_failures;
     row.classification = p.counts.Class();
@@ -850,12 +851,7 @@ RunReport Analyzer::Impl::Finish() {
     row.gpu_id = gpu;
     row.submissions = n;
     row.mean_per_s = per_s(n);
-    auto series = gpu_rate_series_.find(gpu);
-    if (series != gpu_rate_series_.end()) {
-      for (double v : series->second.values) {
-        row.peak_per_s = std::max(row.peak_per_s, v);
-      }
-    }
+    row.peak_per_s = BusiestBucket(gpu_rate_series_, gpu);
     row.pending_peak = pending_peak_per_gpu_[gpu];
     r.gpu_submissions.push_back(row);
   }
