@@ -10,7 +10,6 @@
 
 #include "common/clock.h"
 #include "common/log.h"
-#include "model/container_match.h"
 #include "resolver/container_metadata_json.h"
 #include "resolver/gpu_topology.h"
 #include "resolver/proc_cgroup.h"
@@ -175,12 +174,20 @@ void Pipeline::RecordCgroupLocked(uint64_t cgroup_id) {
 
 void Pipeline::RecordOnlyContainer(std::string wanted) {
   std::lock_guard<std::mutex> lock(mu_);
-  record_container_ = std::move(wanted);
+  if (recorder_ == nullptr || wanted.empty()) return;
+  // Both lookups run under mu_, which the filter's caller holds.
+  record_filter_ = std::make_unique<RecordFilter>(
+      recorder_, std::move(wanted),
+      [this](uint64_t cgroup) -> const Attribution& {
+        return attributor_.Attribute(cgroup);
+      },
+      [this](const ContainerIdentity& id) { return MetadataLocked(id); },
+      options_.metadata != nullptr);
 }
 
 uint64_t Pipeline::RecordedContainerRecords() {
   std::lock_guard<std::mutex> lock(mu_);
-  return container_records_;
+  return record_filter_ != nullptr ? record_filter_->ContainerRecords() : 0;
 }
 
 void Pipeline::FinishRecording() {
@@ -189,106 +196,16 @@ void Pipeline::FinishRecording() {
   // takes it.
   if (options_.metadata != nullptr) options_.metadata->WaitIdle();
   std::lock_guard<std::mutex> lock(mu_);
-  ReleaseHeldLocked(/*final=*/true);
-}
-
-std::optional<bool> Pipeline::RecordVerdictLocked(const ContainerIdentity& id,
-                                                  bool names_may_come) {
-  auto known = record_verdicts_.find(id.container_id);
-  if (known != record_verdicts_.end()) return known->second;
-  const auto verdict = MatchesContainer(record_container_, id,
-                                        MetadataLocked(id), names_may_come);
-  if (verdict) record_verdicts_[id.container_id] = *verdict;
-  return verdict;
-}
-
-namespace {
-bool IsNaming(const Event& e) {
-  return std::holds_alternative<CgroupPathRecord>(e) ||
-         std::holds_alternative<ContainerMetaRecord>(e);
-}
-}  // namespace
-
-void Pipeline::FlushHeldLocked(const HeldRecords& held, bool keep) {
-  if (!keep) return;
-  for (const Event& e : held.events) {
-    recorder_->Write(e);
-    if (!IsNaming(e)) ++container_records_;
-  }
-}
-
-void Pipeline::ReleaseHeldLocked(bool final) {
-  const auto now = Clock::now();
-  for (auto it = held_.begin(); it != held_.end();) {
-    HeldRecords& held = it->second;
-    std::optional<bool> verdict;
-    auto known = record_verdicts_.find(it->first);
-    if (known != record_verdicts_.end()) {
-      verdict = known->second;
-    } else if (held.has_event) {
-      // Names may still come, within bounds: else what is known decides.
-      const bool may_wait = !final && options_.metadata != nullptr &&
-                            held.events.size() < kHeldRecordsMax &&
-                            now - held.since < kHeldFor;
-      verdict = RecordVerdictLocked(held.identity, may_wait);
-      if (!verdict.has_value()) {
-        ++it;  // still waiting for the container's names
-        continue;
-      }
-    } else if (!final) {
-      ++it;  // cgroup paths and names wait for the container's first event
-      continue;
-    } else {
-      verdict = false;  // no event of this container was ever recorded
-    }
-    FlushHeldLocked(held, *verdict);
-    it = held_.erase(it);
-  }
+  if (record_filter_ != nullptr) record_filter_->Finish();
 }
 
 void Pipeline::WriteLocked(const Event& event) {
   if (recorder_ == nullptr) return;
-  if (record_container_.empty()) {
+  if (record_filter_ != nullptr) {
+    record_filter_->Write(event);
+  } else {
     recorder_->Write(event);
-    return;
   }
-  if (!held_.empty()) ReleaseHeldLocked(/*final=*/false);
-  const uint64_t cgroup = Header(event).cgroup_id;
-  if (std::holds_alternative<gpuq_gpu_info_record>(event) ||
-      (cgroup == 0 && std::holds_alternative<gpuq_runlist_event>(event))) {
-    recorder_->Write(event);  // topology and GPU-wide preemptions stay
-    return;
-  }
-  const Attribution& a = attributor_.Attribute(cgroup);
-  if (!a.identity.InContainer()) return;  // host, unresolved, no owner
-  const std::string& id = a.identity.container_id;
-  const bool naming = IsNaming(event);
-  // A cgroup path or name comes before the container's first event (and,
-  // in a replay, before its names): it waits for that event's verdict.
-  std::optional<bool> verdict;
-  auto known = record_verdicts_.find(id);
-  if (known != record_verdicts_.end()) {
-    verdict = known->second;
-  } else if (!naming) {
-    verdict = RecordVerdictLocked(a.identity, options_.metadata != nullptr);
-  }
-  auto held = held_.find(id);
-  if (!verdict) {
-    if (held == held_.end()) {
-      held = held_.emplace(id, HeldRecords{Clock::now(), a.identity, {}, false})
-                 .first;
-    }
-    held->second.events.push_back(event);
-    held->second.has_event = held->second.has_event || !naming;
-    return;
-  }
-  if (held != held_.end()) {  // in order: what waited, then this record
-    FlushHeldLocked(held->second, *verdict);
-    held_.erase(held);
-  }
-  if (!*verdict) return;
-  if (!naming) ++container_records_;
-  recorder_->Write(event);
 }
 
 void Pipeline::HandleLocked(const Event& event) {

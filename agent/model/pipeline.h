@@ -22,6 +22,7 @@
 #include "loader/probe_status.h"
 #include "model/model.h"
 #include "model/reconciler.h"
+#include "model/record_filter.h"
 #include "resolver/attributor.h"
 #include "resolver/container_metadata.h"
 #include "resolver/learned_cgroups.h"
@@ -132,11 +133,9 @@ class Pipeline {
   /// `writer`, which must outlive the pipeline. Call before Start().
   void RecordTo(CaptureWriter* writer) { recorder_ = writer; }
   /// Records only the processes of container `wanted` (its name, Kubernetes
-  /// container name, full or short id: MatchesContainer); the GPU topology
-  /// and runlist operations without an owner stay. Attribution decides, so
-  /// a container whose name is still being looked up has its records held
-  /// until the name arrives (at most kHeldRecordsMax records or
-  /// kHeldFor). Call before Start().
+  /// container name, full or short id: MatchesContainer) through a
+  /// RecordFilter (model/record_filter.h says what it holds back and what
+  /// always stays). Call after RecordTo(), before Start().
   void RecordOnlyContainer(std::string wanted);
   /// Decides every held record (after the pending name lookups) and writes
   /// those of the wanted container. Call when Run() has returned and the
@@ -145,8 +144,6 @@ class Pipeline {
   /// Records of the wanted container's processes written so far (cgroup
   /// paths and names not counted).
   uint64_t RecordedContainerRecords();
-  static constexpr size_t kHeldRecordsMax = 65536;
-  static constexpr std::chrono::seconds kHeldFor{10};
   void SetProbes(std::vector<ProbeStatus> probes);
   /// Doorbells the doorbell poller's full kernel maps could not count
   /// (DoorbellPoller::MapFullDrops), monotonic.
@@ -218,14 +215,6 @@ class Pipeline {
   void RecordCgroupLocked(uint64_t cgroup_id);
   /// Writes a record to the capture, through the --container filter.
   void WriteLocked(const Event& event);
-  /// Whether a container's records are kept (nullopt: not known yet).
-  std::optional<bool> RecordVerdictLocked(const ContainerIdentity& id,
-                                          bool names_may_come);
-  /// Writes or drops the held records of containers decided now; `final`:
-  /// decides every one (undecided ones are dropped).
-  void ReleaseHeldLocked(bool final);
-  struct HeldRecords;
-  void FlushHeldLocked(const HeldRecords& held, bool keep);
   /// On cgroup v1 hosts, where the v2 id names no container: a stable
   /// synthetic id for the owner's v1 container cgroup, or nullopt when the
   /// event's own id stands.
@@ -241,16 +230,8 @@ class Pipeline {
   PipelineOptions options_;
   std::unique_ptr<EventSource> source_;
   CaptureWriter* recorder_ = nullptr;
-  std::string record_container_;                 ///< "" = record everything
-  std::map<std::string, bool> record_verdicts_;  ///< by container id
-  struct HeldRecords {
-    std::chrono::steady_clock::time_point since;
-    ContainerIdentity identity;
-    std::vector<Event> events;
-    bool has_event = false;  ///< a record other than a cgroup path or name
-  };
-  std::map<std::string, HeldRecords> held_;  ///< by container id
-  uint64_t container_records_ = 0;
+  /// `record --container`'s; null: every record is written.
+  std::unique_ptr<RecordFilter> record_filter_;
 
   std::mutex mu_;
   CgroupResolver resolver_;

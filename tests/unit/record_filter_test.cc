@@ -1,6 +1,7 @@
 // `record --container`: MatchesContainer, and the pipeline keeping only one
-// container's records (Pipeline::RecordOnlyContainer) on the bundled capture
-// and while a container's name is still being looked up.
+// container's records (Pipeline::RecordOnlyContainer, model/record_filter.h)
+// on the bundled capture and while a container's name is still being looked
+// up.
 #include <gtest/gtest.h>
 
 #include <atomic>
