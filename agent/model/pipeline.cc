@@ -172,12 +172,23 @@ void Pipeline::RecordCgroupLocked(uint64_t cgroup_id) {
   WriteLocked(CgroupPathRecord{hdr, attr.cgroup_path});
 }
 
+void Pipeline::RecordTo(CaptureWriter* writer) {
+  std::lock_guard<std::mutex> lock(mu_);
+  recorder_ = writer;
+  MakeRecordFilterLocked();
+}
+
 void Pipeline::RecordOnlyContainer(std::string wanted) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (recorder_ == nullptr || wanted.empty()) return;
+  record_container_ = std::move(wanted);
+  MakeRecordFilterLocked();
+}
+
+void Pipeline::MakeRecordFilterLocked() {
+  if (recorder_ == nullptr || record_container_.empty()) return;
   // Both lookups run under mu_, which the filter's caller holds.
   record_filter_ = std::make_unique<RecordFilter>(
-      recorder_, std::move(wanted),
+      recorder_, record_container_,
       [this](uint64_t cgroup) -> const Attribution& {
         return attributor_.Attribute(cgroup);
       },

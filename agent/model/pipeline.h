@@ -131,11 +131,11 @@ class Pipeline {
 
   /// Records every event (and the cgroup paths and topology it needs) to
   /// `writer`, which must outlive the pipeline. Call before Start().
-  void RecordTo(CaptureWriter* writer) { recorder_ = writer; }
+  void RecordTo(CaptureWriter* writer);
   /// Records only the processes of container `wanted` (its name, Kubernetes
   /// container name, full or short id: MatchesContainer) through a
   /// RecordFilter (model/record_filter.h says what it holds back and what
-  /// always stays). Call after RecordTo(), before Start().
+  /// always stays). Call before Start().
   void RecordOnlyContainer(std::string wanted);
   /// Decides every held record (after the pending name lookups) and writes
   /// those of the wanted container. Call when Run() has returned and the
@@ -215,6 +215,9 @@ class Pipeline {
   void RecordCgroupLocked(uint64_t cgroup_id);
   /// Writes a record to the capture, through the --container filter.
   void WriteLocked(const Event& event);
+  /// Makes the --container filter once both the writer and the container
+  /// are given (in either order: never a capture of every container).
+  void MakeRecordFilterLocked();
   /// On cgroup v1 hosts, where the v2 id names no container: a stable
   /// synthetic id for the owner's v1 container cgroup, or nullopt when the
   /// event's own id stands.
@@ -230,6 +233,7 @@ class Pipeline {
   PipelineOptions options_;
   std::unique_ptr<EventSource> source_;
   CaptureWriter* recorder_ = nullptr;
+  std::string record_container_;  ///< "" = record everything
   /// `record --container`'s; null: every record is written.
   std::unique_ptr<RecordFilter> record_filter_;
 

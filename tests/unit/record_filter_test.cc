@@ -67,7 +67,9 @@ TEST(MatchesContainerTest, UndecidedOnlyWhileNamesMayCome) {
 
 /// Replays the bundled capture, recording only `container`; returns what
 /// was written and the container's record count.
-Capture RecordFiltered(const std::string& container, uint64_t* kept) {
+/// `container_first`: the container is named before the writer is given.
+Capture RecordFiltered(const std::string& container, uint64_t* kept,
+                       bool container_first = false) {
   TempDir dir;
   const std::string path = dir.File("filtered.gpuqcap");
   std::string error;
@@ -79,8 +81,9 @@ Capture RecordFiltered(const std::string& container, uint64_t* kept) {
   options.use_sysfs = false;
   Pipeline pipeline(options,
                     std::make_unique<ReplayEventSource>(std::move(original)));
+  if (container_first) pipeline.RecordOnlyContainer(container);
   pipeline.RecordTo(writer.get());
-  pipeline.RecordOnlyContainer(container);
+  if (!container_first) pipeline.RecordOnlyContainer(container);
   pipeline.Start();
   std::atomic<bool> stop{false};
   EXPECT_EQ(pipeline.Run(stop, std::nullopt), Pipeline::RunResult::kEof);
@@ -150,6 +153,20 @@ TEST(RecordFilterTest, ShortIdAndKubernetesName) {
   EXPECT_GT(kept, 0u);
   EXPECT_EQ(Count(RecordFiltered("trainer", &kept)).cgroups,
             std::set<uint64_t>{kCgTrainer});
+  EXPECT_GT(kept, 0u);
+}
+
+// Naming the container before giving the writer filters the same: never
+// a capture of every container.
+TEST(RecordFilterTest, TheOrderOfTheSetUpCallsDoesNotMatter) {
+  uint64_t kept = 0;
+  uint64_t kept_first = 0;
+  const Census after = Count(RecordFiltered("trainer", &kept));
+  const Census first = Count(RecordFiltered("trainer", &kept_first, true));
+  EXPECT_EQ(first.cgroups, std::set<uint64_t>{kCgTrainer});
+  EXPECT_EQ(first.cgroups, after.cgroups);
+  EXPECT_EQ(first.gpu_info, after.gpu_info);
+  EXPECT_EQ(kept_first, kept);
   EXPECT_GT(kept, 0u);
 }
 
