@@ -10,8 +10,8 @@ EventLoopThread::EventLoopThread(Pipeline* pipeline, const char* name) {
   thread_ = std::thread([this, pipeline, name] {
     Pipeline::RunResult result = Pipeline::RunResult::kError;
     RunWorkerBody(name, [&] { result = pipeline->Run(stop_, std::nullopt); });
-    result_.store(result == Pipeline::RunResult::kError ? kFailed : 0);
-    done_.store(true);  // after result_: Failed() reads it once Done()
+    failed_.store(result == Pipeline::RunResult::kError);
+    done_.store(true);  // after failed_: Failed() reads it once Done()
   });
 }
 

@@ -25,15 +25,14 @@ class EventLoopThread {
   bool Done() const { return done_.load(); }
   /// Once Done(): whether the loop ended in an error (Pipeline::Error()
   /// says which), a failed source or a worker that threw.
-  bool Failed() const { return Done() && result_.load() == kFailed; }
+  bool Failed() const { return Done() && failed_.load(); }
   /// Asks the loop to stop, waits for it, and returns Failed().
   bool Stop();
 
  private:
-  static constexpr int kFailed = 1;
   std::atomic<bool> stop_{false};
   std::atomic<bool> done_{false};
-  std::atomic<int> result_{0};
+  std::atomic<bool> failed_{false};
   std::thread thread_;
 };
 
