@@ -648,6 +648,16 @@ driver_truth() {
     }' > /tmp/drv.truth
 }
 
+# reveal_exit_skips DRIVER...: each driver makes one more KFD call (GET_VERSION,
+# which changes nothing), so that a call of theirs whose sys_exit program the
+# kernel skipped is counted now: the tracepoint tier finds such a call only at
+# the thread's next ioctl (a CI run on 7.3 failed priority-update because the
+# lost update was not yet counted, so the check could not tell it was lost).
+reveal_exit_skips() {
+  local d
+  for d in "$@"; do drv "$d" version; done
+}
+
 # exit_skips: KFD calls whose sys_exit program the kernel skipped (the
 # tracepoint tier's kfd_exit_skipped drops), scraped now.
 exit_skips() {
@@ -802,6 +812,7 @@ run_mode() {
   lost0=$(exit_skips)
   drv d1 update a3 100 15
   drv d3 update c1 100 9
+  reveal_exit_skips d1 d3
   if [ "$m" = tracepoint ] && ! converge gpuq_queues_by_priority && [ "$(exit_skips)" -gt "$lost0" ]; then
     skip "$m:priority-update" "the kernel skipped $(($(exit_skips) - lost0)) sys_exit programs of KFD calls during the updates (7.x preempts tracepoint programs; each lost record is counted as kfd_exit_skipped): $(grep '^DIFF' /tmp/cmp.out | head -n 2 | tr '\n' ';')"
   else
@@ -826,6 +837,7 @@ run_mode() {
   drv d3 cumaskfail c1 22
   drv d1 cumaskfail a3 22 0x00000001
   drv d1 cumaskfail 999 14 0x0000ffff
+  reveal_exit_skips d1 d3
   fams=gpuq_queues_cu_masked
   gives runlist && fams="$fams $RUNLIST"
   if [ "$m" = tracepoint ] && ! converge "$fams" && [ "$(exit_skips)" -gt "$lost0" ]; then
