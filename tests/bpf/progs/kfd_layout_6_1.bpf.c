@@ -5,7 +5,10 @@
  * (docs/kfd-probe-points.md, Appendix A). Compiled with -g into an
  * object whose .BTF the host tests pass as btf_custom_path, so the verifier
  * checks the full hook bodies on a host without amdgpu. Stands for the real
- * module BTF; tests/kernel (QEMU, Debian kernels) covers the real one.
+ * module BTF; tests/kernel (QEMU, Debian kernels) covers the real one, and
+ * tests/bpf/layout_btf_test.sh holds this file to it (kind and offset of
+ * every amdkfd field and enumerator gpuq reads: a field missing here would
+ * leave the program paths that read it dead in the verifier tests).
  *
  * 6.1 shape: queue->device is a struct kfd_dev (no struct kfd_node yet), the
  * wptr/rptr fields are uint32_t pointers, is_active at +70.
@@ -18,6 +21,7 @@ enum kfd_queue_type {
 	KFD_QUEUE_TYPE_HIQ,
 	KFD_QUEUE_TYPE_DIQ,
 	KFD_QUEUE_TYPE_SDMA_XGMI,
+	KFD_QUEUE_TYPE_MAX,
 };
 enum kfd_queue_format { KFD_QUEUE_FORMAT_PM4, KFD_QUEUE_FORMAT_AQL };
 
@@ -59,6 +63,18 @@ struct kfd_process {
 	char head[96];
 	struct task_struct *lead_thread;
 	struct mmu_notifier mmu_notifier;
+	char mid[928 - 104 - sizeof(struct mmu_notifier)];
+	bool xnack_enabled; /* +928 */
+};
+
+/* amdgpu_gmc has no xnack_flags before 6.16: gpuq reads xnack_enabled then */
+struct amdgpu_gmc {
+	char opaque[8]; /* nothing in it is read here, nor after it */
+};
+
+struct amdgpu_device {
+	char head[2952];
+	struct amdgpu_gmc gmc; /* +2952 */
 };
 
 struct queue {
@@ -80,11 +96,18 @@ struct device_queue_manager {
 	char head[224];
 	struct packet_manager packet_mgr; /* +224 */
 	struct kfd_dev *dev;		  /* +304 */
-	char mid[52];
+	char mid[32];
+	struct list_head queues; /* +344: the processes (device_process_node) */
+	char mid2[4];
 	unsigned int processes_count;	    /* +364 */
 	unsigned int active_queue_count;    /* +368 */
 	unsigned int active_cp_queue_count; /* +372 */
 	unsigned int gws_queue_count;	    /* +376 */
+};
+
+struct device_process_node {
+	struct qcm_process_device *qpd;
+	struct list_head list;
 };
 
 struct process_queue_manager {
@@ -138,12 +161,17 @@ _Static_assert(__builtin_offsetof(struct kfd_dev, max_proc_per_quantum) == 584, 
 _Static_assert(__builtin_offsetof(struct kgd2kfd_shared_resources, cp_queue_bitmap) == 16,
 	       "6.1 layout");
 _Static_assert(sizeof(struct kgd2kfd_shared_resources) == 88, "6.1 layout");
+_Static_assert(__builtin_offsetof(struct device_queue_manager, queues) == 344, "6.1 layout");
+_Static_assert(__builtin_offsetof(struct kfd_process, xnack_enabled) == 928, "6.1 layout");
+_Static_assert(__builtin_offsetof(struct amdgpu_device, gmc) == 2952, "6.1 layout");
 /* Globals make clang emit BTF for these types and all they reference. */
 struct queue gpuq_layout_queue;
 struct kfd_process gpuq_layout_process;
 struct kfd_dev gpuq_layout_dev;
 struct device_queue_manager gpuq_layout_dqm;
 struct process_queue_manager gpuq_layout_pqm;
+struct device_process_node gpuq_layout_process_node;
+struct amdgpu_device gpuq_layout_amdgpu;
 struct qcm_process_device gpuq_layout_qpd;
 struct mes_remove_queue_input gpuq_layout_mes_remove;
 struct css_set gpuq_layout_css_set;

@@ -22,6 +22,7 @@ enum kfd_queue_type {
 	KFD_QUEUE_TYPE_DIQ,
 	KFD_QUEUE_TYPE_SDMA_XGMI,
 	KFD_QUEUE_TYPE_SDMA_BY_ENG_ID,
+	KFD_QUEUE_TYPE_MAX,
 };
 enum kfd_queue_format { KFD_QUEUE_FORMAT_PM4, KFD_QUEUE_FORMAT_AQL };
 
@@ -64,7 +65,9 @@ struct kfd_dev {
 };
 
 struct kfd_node {
-	char head[36];
+	char head[8];
+	struct amdgpu_device *adev; /* +8 */
+	char head2[20];
 	unsigned int id;
 	char mid[144];
 	unsigned int max_proc_per_quantum; /* +184 */
@@ -76,6 +79,18 @@ struct kfd_process {
 	char head[96];
 	struct task_struct *lead_thread;
 	struct mmu_notifier mmu_notifier;
+	char mid[1920 - 104 - sizeof(struct mmu_notifier)];
+	bool xnack_enabled; /* +1920 */
+};
+
+/* amdgpu_gmc has no xnack_flags before 6.16: gpuq reads xnack_enabled then */
+struct amdgpu_gmc {
+	char opaque[8]; /* nothing in it is read here, nor after it */
+};
+
+struct amdgpu_device {
+	char head[3032];
+	struct amdgpu_gmc gmc; /* +3032 */
 };
 
 struct queue {
@@ -97,11 +112,18 @@ struct device_queue_manager {
 	char head[232];
 	struct packet_manager packet_mgr; /* +232 */
 	struct kfd_node *dev;		  /* +312 */
-	char mid[52];
+	char mid[32];
+	struct list_head queues; /* +352: the processes (device_process_node) */
+	char mid2[4];
 	unsigned int processes_count;	    /* +372 */
 	unsigned int active_queue_count;    /* +376 */
 	unsigned int active_cp_queue_count; /* +380 */
 	unsigned int gws_queue_count;	    /* +384 */
+};
+
+struct device_process_node {
+	struct qcm_process_device *qpd;
+	struct list_head list;
 };
 
 struct process_queue_manager {
@@ -135,6 +157,7 @@ _Static_assert(__builtin_offsetof(struct queue, properties) == 40, "6.12 layout"
 _Static_assert(__builtin_offsetof(struct queue, process) == 264, "6.12 layout");
 _Static_assert(__builtin_offsetof(struct queue, device) == 272, "6.12 layout");
 _Static_assert(__builtin_offsetof(struct kfd_node, id) == 36, "6.12 layout");
+_Static_assert(__builtin_offsetof(struct kfd_node, adev) == 8, "6.12 layout");
 _Static_assert(__builtin_offsetof(struct kfd_node, kfd) == 216, "6.12 layout");
 _Static_assert(__builtin_offsetof(struct kfd_process, mmu_notifier) == 104, "6.12 layout");
 
@@ -164,12 +187,17 @@ _Static_assert(__builtin_offsetof(struct kfd_node, kfd) == 216, "6.12 layout");
 _Static_assert(__builtin_offsetof(struct kgd2kfd_shared_resources, cp_queue_bitmap) == 16,
 	       "6.12 layout");
 _Static_assert(sizeof(struct kgd2kfd_shared_resources) == 88, "6.12 layout");
+_Static_assert(__builtin_offsetof(struct device_queue_manager, queues) == 352, "6.12 layout");
+_Static_assert(__builtin_offsetof(struct kfd_process, xnack_enabled) == 1920, "6.12 layout");
+_Static_assert(__builtin_offsetof(struct amdgpu_device, gmc) == 3032, "6.12 layout");
 struct queue gpuq_layout_queue;
 struct kfd_process gpuq_layout_process;
 struct kfd_node gpuq_layout_node;
 struct kfd_dev gpuq_layout_dev;
 struct device_queue_manager gpuq_layout_dqm;
 struct process_queue_manager gpuq_layout_pqm;
+struct device_process_node gpuq_layout_process_node;
+struct amdgpu_device gpuq_layout_amdgpu;
 struct qcm_process_device gpuq_layout_qpd;
 struct mes_remove_queue_input gpuq_layout_mes_remove;
 struct css_set gpuq_layout_css_set;

@@ -20,11 +20,19 @@
 //       reads. run_sim_tier.sh compares the lines of the simulator's module
 //       with those of the real amdgpu.ko: they must be equal.
 //
+//   kfd_btf layout BPF_OBJECT VMLINUX_BTF MODULE_BTF [MODULE_BASE_BTF]
+//       As describe, with each field's byte offset: for layouts that claim
+//       the real offsets (the host BPF tests'), not for the simulator (built
+//       from its own structs, whose offsets CO-RE makes irrelevant).
+//
 // MODULE_BTF and AMDGPU_BTF are a module's .BTF (raw, or the .ko itself),
 // split over VMLINUX_BTF, or over MODULE_BASE_BTF: the .BTF.base section of
 // an out-of-tree module built by 6.12+'s kbuild (pahole's distilled base,
-// which the kernel relocates onto its own vmlinux BTF at load). Exit 0, or 1
-// with one line on stderr.
+// which the kernel relocates onto its own vmlinux BTF at load). MODULE_BASE_BTF
+// "standalone": MODULE_BTF is whole on its own, as the .BTF of the host BPF
+// tests' amdkfd layout objects (tests/bpf/progs/kfd_layout_*.bpf.c), which
+// tests/bpf/layout_btf_test.sh describes beside the real amdgpu.ko's.
+// Exit 0, or 1 with one line on stderr.
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
@@ -226,7 +234,7 @@ int Header(const char *vmlinux_path, const char *amdgpu_path)
 }
 
 int DescribeUse(const char *object_path, const char *vmlinux_path, const char *module_path,
-		const char *module_base_path)
+		const char *module_base_path, bool offsets)
 {
 	btf *local = nullptr;
 	btf *vmlinux = nullptr;
@@ -237,12 +245,19 @@ int DescribeUse(const char *object_path, const char *vmlinux_path, const char *m
 		std::fprintf(stderr, "kfd_btf: no BTF in %s\n", object_path);
 		return 1;
 	}
+	const bool standalone =
+	    module_base_path != nullptr && std::strcmp(module_base_path, "standalone") == 0;
 	if (!ReadBtf(vmlinux_path, nullptr, &vmlinux) ||
-	    (module_base_path != nullptr && !ReadBtf(module_base_path, nullptr, &distilled))) {
+	    (module_base_path != nullptr && !standalone &&
+	     !ReadBtf(module_base_path, nullptr, &distilled))) {
 		return 1;
 	}
+	// A standalone module's own types start at 1: an empty base says so to
+	// ModuleType.
+	if (standalone)
+		distilled = btf__new_empty();
 	btf *base = distilled != nullptr ? distilled : vmlinux;
-	if (!ReadBtf(module_path, base, &module))
+	if (!ReadBtf(module_path, standalone ? nullptr : base, &module))
 		return 1;
 	std::set<std::string> lines;
 	for (__u32 id = 1; id < btf__type_cnt(local); ++id) {
@@ -280,6 +295,12 @@ int DescribeUse(const char *object_path, const char *vmlinux_path, const char *m
 			for (int j = 0; j < btf_vlen(r); ++j) {
 				if (field == Name(module, btf_members(r)[j].name_off)) {
 					what = Describe(module, btf_members(r)[j].type);
+					if (offsets) {
+						const __u32 bits = btf_member_bit_offset(r, j);
+						what += " @" + std::to_string(bits / 8);
+						if (bits % 8 != 0)
+							what += "." + std::to_string(bits % 8);
+					}
 				}
 			}
 			lines.insert("struct " + name + "." + field + ": " + what);
@@ -303,11 +324,15 @@ int main(int argc, char **argv)
 	if (argc == 4 && std::strcmp(argv[1], "header") == 0) {
 		return Header(argv[2], argv[3]);
 	}
-	if ((argc == 5 || argc == 6) && std::strcmp(argv[1], "describe") == 0) {
-		return DescribeUse(argv[2], argv[3], argv[4], argc == 6 ? argv[5] : nullptr);
+	if ((argc == 5 || argc == 6) &&
+	    (std::strcmp(argv[1], "describe") == 0 || std::strcmp(argv[1], "layout") == 0)) {
+		return DescribeUse(argv[2], argv[3], argv[4], argc == 6 ? argv[5] : nullptr,
+				   std::strcmp(argv[1], "layout") == 0);
 	}
 	std::fprintf(stderr, "usage: kfd_btf header VMLINUX_BTF AMDGPU_BTF\n"
 			     "       kfd_btf describe BPF_OBJECT VMLINUX_BTF MODULE_BTF "
-			     "[MODULE_BASE_BTF]\n");
+			     "[MODULE_BASE_BTF|standalone]\n"
+			     "       kfd_btf layout BPF_OBJECT VMLINUX_BTF MODULE_BTF "
+			     "[MODULE_BASE_BTF|standalone]\n");
 	return 2;
 }
