@@ -96,19 +96,23 @@ int RunOnce(const Options& options) {
   SourceSetup setup = MakeSource(options);
   if (setup.source == nullptr) {
     if (setup.replay || !KfdPresent(options.paths.Kfd())) {
-      Warn(setup.error);
-      if (!setup.replay) {
-        Warn(
-            "to see what the output looks like without amdkfd: gpuq-agent "
-            "--once --replay examples/default.gpuqcap");
-      }
+      // One line: the error, and without amdkfd what to try instead.
+      Log().Write(
+          LogLevel::kError,
+          setup.replay
+              ? setup.error
+              : setup.error +
+                    "; to see what the output looks like without amdkfd: "
+                    "gpuq-agent --once --replay examples/default.gpuqcap");
       return 1;
     }
     // amdkfd is here but no hook is: its sysfs inventory still answers
     // "which queues exist where", without lifecycle counters.
-    Warn(setup.error + "; showing the KFD sysfs inventory only");
+    Log().Write(LogLevel::kWarn,
+                setup.error + "; showing the KFD sysfs inventory only");
   }
-  if (!setup.tier_summary.empty()) Warn(setup.tier_summary);
+  if (!setup.tier_summary.empty())
+    Log().Write(LogLevel::kInfo, setup.tier_summary);
   // Submissions over the window: a round at its start and one at its end.
   const LiveSession live = StartLiveSession(options, std::move(setup), {});
   Pipeline& pipeline = *live.pipeline;
@@ -117,7 +121,7 @@ int RunOnce(const Options& options) {
   std::optional<std::chrono::steady_clock::time_point> deadline;
   if (!replay) deadline = std::chrono::steady_clock::now() + options.interval;
   if (pipeline.Run(stop, deadline) == Pipeline::RunResult::kError) {
-    Warn(pipeline.Error());
+    Log().Write(LogLevel::kError, pipeline.Error());
     return 1;
   }
   if (live.readers != nullptr) live.readers->Round();
@@ -133,26 +137,29 @@ int RunDaemon(const Options& options) {
   if (!options.web_config_file.empty()) {
     std::string web_error;
     if (!LoadWebConfig(options.web_config_file, &web, &web_error)) {
-      Warn(web_error);
+      Log().Write(LogLevel::kError, web_error);
       return 1;
     }
     if (web.basic_auth_users.empty() && !web.tls) {
-      Warn("--web.config.file " + options.web_config_file +
-           " has no basic_auth_users: /metrics is not protected");
+      Log().Write(LogLevel::kWarn,
+                  "--web.config.file " + options.web_config_file +
+                      " has no basic_auth_users: /metrics is not protected");
     }
   }
   SourceSetup setup = MakeSource(options);
   if (setup.source == nullptr) {
     if (setup.replay) {
-      Warn(setup.error);
+      Log().Write(LogLevel::kError, setup.error);
       return 1;
     }
     // Degrade, never crash-loop: serve the sysfs inventory and self-metrics.
-    Warn(setup.error +
-         "; serving the KFD sysfs inventory and self-metrics "
-         "only");
+    Log().Write(LogLevel::kWarn,
+                setup.error +
+                    "; serving the KFD sysfs inventory and self-metrics "
+                    "only");
   }
-  if (!setup.tier_summary.empty()) Warn(setup.tier_summary);
+  if (!setup.tier_summary.empty())
+    Log().Write(LogLevel::kInfo, setup.tier_summary);
   LiveSessionOptions how;
   how.tick = true;
   const LiveSession live = StartLiveSession(options, std::move(setup), how);
@@ -163,7 +170,7 @@ int RunDaemon(const Options& options) {
       options.listen_address, web,
       std::make_shared<PipelineCollectable>(&pipeline), &error);
   if (server == nullptr) {
-    Warn(error);
+    Log().Write(LogLevel::kError, error);
     return 1;
   }
   std::cerr << fmt::format("gpuq-agent: serving /metrics on port {} ({}{})\n",
@@ -172,7 +179,7 @@ int RunDaemon(const Options& options) {
   std::atomic<bool>& stop = StopRequested();
   const auto result = pipeline.Run(stop, std::nullopt);
   if (result == Pipeline::RunResult::kError) {
-    Warn(pipeline.Error());
+    Log().Write(LogLevel::kError, pipeline.Error());
     return 1;
   }
   // A finished replay keeps serving its final state until stopped.
@@ -293,7 +300,7 @@ int RunCheck(const Options& options) {
     }
   }
   if (loader == nullptr) {
-    Warn(privileged ? error : kNoPrivileges);
+    Log().Write(LogLevel::kError, privileged ? error : kNoPrivileges);
     return 1;
   }
   return 0;

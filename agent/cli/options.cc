@@ -7,7 +7,6 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
-#include <iostream>
 #include <map>
 #include <string_view>
 
@@ -307,7 +306,7 @@ bool ApplyKernelFlags(const RawFlags& raw, Options* out) {
   if (!raw.procfs_root.empty()) out->paths.procfs = raw.procfs_root;
   out->reconcile_interval = ToMilliseconds(raw.reconcile);
   if (out->reconcile_interval.count() == 0) {
-    std::cerr << "gpuq-agent: --reconcile-interval must be above 0\n";
+    Log().Write(LogLevel::kError, "--reconcile-interval must be above 0");
     return false;
   }
   out->allow_fentry = !raw.no_fentry;
@@ -325,20 +324,21 @@ bool ApplySubmissionFlags(const RawFlags& raw, Options* out) {
   out->sample_interval = ToMilliseconds(raw.sample_interval);
   if (out->sample_interval.count() > 0 &&
       out->sample_interval < std::chrono::milliseconds(10)) {
-    std::cerr << "gpuq-agent: --sample-interval must be 0 (off) or at least "
-                 "10ms\n";
+    Log().Write(LogLevel::kError,
+                "--sample-interval must be 0 (off) or at least 10ms");
     return false;
   }
   out->doorbells =
       raw.doorbells == "uprobe" ? DoorbellMode::kUprobe : DoorbellMode::kOff;
   if (!out->hsa_runtimes.empty() && out->doorbells != DoorbellMode::kUprobe) {
-    std::cerr << "gpuq-agent: --hsa-runtime needs --doorbells=uprobe\n";
+    Log().Write(LogLevel::kError, "--hsa-runtime needs --doorbells=uprobe");
     return false;
   }
   if (!out->replay.empty() && out->doorbells == DoorbellMode::kUprobe) {
-    std::cerr << "gpuq-agent: --doorbells=uprobe counts live processes; it "
-                 "does not apply to --replay (a capture replays the doorbell "
-                 "counts it recorded)\n";
+    Log().Write(LogLevel::kError,
+                "--doorbells=uprobe counts live processes; it does not apply "
+                "to --replay (a capture replays the doorbell counts it "
+                "recorded)");
     return false;
   }
   return true;
@@ -355,8 +355,9 @@ bool ApplySubcommand(const Subcommands& sub, const RawFlags& raw,
   if (raw.duration >= 0) out->duration = ToMilliseconds(raw.duration);
   // strtold's syntax (CLI11) reads "inf" and "nan" as numbers.
   if (!std::isfinite(out->replay_speed) || out->replay_speed < 0) {
-    std::cerr << "gpuq-agent: --speed " << out->replay_speed
-              << " is not a number >= 0 (or max)\n";
+    Log().Write(LogLevel::kError,
+                fmt::format("--speed {} is not a number >= 0 (or max)",
+                            out->replay_speed));
     return false;
   }
   if (sub.check->parsed()) {
@@ -368,8 +369,9 @@ bool ApplySubcommand(const Subcommands& sub, const RawFlags& raw,
   } else if (sub.report->parsed()) {
     out->command = Command::kReport;
     if (!out->replay.empty()) {
-      std::cerr << "gpuq-agent: --replay does not apply to `report` (name "
-                   "the captures as arguments)\n";
+      Log().Write(LogLevel::kError,
+                  "--replay does not apply to `report` (name the captures as "
+                  "arguments)");
       return false;
     }
     return true;
@@ -379,7 +381,7 @@ bool ApplySubcommand(const Subcommands& sub, const RawFlags& raw,
   if (out->command != Command::kOnce && out->command != Command::kRecord &&
       out->command != Command::kDaemon && out->command != Command::kTop) {
     if (!out->replay.empty()) {
-      std::cerr << "gpuq-agent: --replay does not apply to `check`\n";
+      Log().Write(LogLevel::kError, "--replay does not apply to `check`");
       return false;
     }
   }
@@ -418,8 +420,8 @@ std::optional<int> ParseOptions(int argc, char** argv, Options* out) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "gpuq-agent: " << OneLine(e.what())
-              << "\nRun with --help for usage.\n";
+    Log().Write(LogLevel::kError,
+                std::string(e.what()) + "; run with --help for usage");
     return 2;
   }
 

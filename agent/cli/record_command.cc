@@ -19,6 +19,7 @@
 #include "cli/commands.h"
 #include "cli/event_loop_thread.h"
 #include "cli/source_setup.h"
+#include "common/log.h"
 #include "sources/capture.h"
 
 namespace gpuq {
@@ -94,13 +95,13 @@ bool InterruptFromTerminal() {
 int RunRecord(const Options& options) {
   SourceSetup setup = MakeSource(options);
   if (setup.source == nullptr) {
-    Warn(setup.error);
+    Log().Write(LogLevel::kError, setup.error);
     return 1;
   }
   std::string error;
   auto writer = CaptureWriter::Create(options.record_path, &error);
   if (writer == nullptr) {
-    Warn(error);
+    Log().Write(LogLevel::kError, error);
     return 1;
   }
   LiveSessionOptions how;
@@ -129,7 +130,8 @@ int RunRecord(const Options& options) {
     int err = 0;
     child = SpawnCommand(command, &err);
     if (child < 0) {
-      Warn(fmt::format("cannot run {}: {}", command[0], std::strerror(err)));
+      Log().Write(LogLevel::kError, fmt::format("cannot run {}: {}", command[0],
+                                                std::strerror(err)));
       exit_status = SpawnFailureStatus(err);
     }
   }
@@ -199,23 +201,25 @@ int RunRecord(const Options& options) {
   pipeline.RecordLateMetadata();
   const uint64_t records = writer->Records();
   if (!writer->Close(&error)) {
-    Warn(error);
+    Log().Write(LogLevel::kError, error);
     return command.empty() ? 1 : exit_status;
   }
-  if (failed) Warn(pipeline.Error());
+  if (failed) Log().Write(LogLevel::kError, pipeline.Error());
   std::cerr << fmt::format("gpuq-agent: wrote {} records to {}\n", records,
                            options.record_path);
   if (writer->Skipped() > 0) {
     // Over a type's size limits, the reader would refuse the whole file.
-    Warn(fmt::format("left out {} records that would not read back",
-                     writer->Skipped()));
+    Log().Write(LogLevel::kWarn,
+                fmt::format("left out {} records that would not read back",
+                            writer->Skipped()));
   }
   if (!options.record_container.empty() &&
       pipeline.RecordedContainerRecords() == 0) {
-    Warn(fmt::format(
-        "no records of container {} (the capture has the GPU topology only; "
-        "check the name with gpuq-agent --once)",
-        options.record_container));
+    Log().Write(LogLevel::kWarn,
+                fmt::format("no records of container {} (the capture has the "
+                            "GPU topology only; "
+                            "check the name with gpuq-agent --once)",
+                            options.record_container));
   }
   if (ran_command) {
     std::cerr << fmt::format("gpuq-agent: {} exited with status {}\n",

@@ -16,8 +16,8 @@ namespace gpuq {
 int RunReportCommand(const Options& options) {
   const auto format = report::ParseReportFormat(options.report_output);
   if (!format) {  // options.cc only lets the known names through
-    std::cerr << "gpuq-agent: report: unknown --output "
-              << options.report_output << "\n";
+    Log().Write(LogLevel::kError,
+                "report: unknown --output " + options.report_output);
     return 2;
   }
   std::vector<report::RunReport> runs;
@@ -26,11 +26,11 @@ int RunReportCommand(const Options& options) {
     std::string error;
     if (!report::AnalyzeCaptureFile(path, 1.0, options.allow_truncated, &run,
                                     &error)) {
-      std::cerr << "gpuq-agent: " << OneLine(error) << "\n";
+      Log().Write(LogLevel::kError, error);
       return 1;
     }
     if (!error.empty()) {  // --allow-truncated: the complete records
-      std::cerr << "gpuq-agent: warning: " << OneLine(error) << "\n";
+      Log().Write(LogLevel::kWarn, error);
     }
     runs.push_back(std::move(run));
   }
@@ -53,7 +53,7 @@ int RunReportCommand(const Options& options) {
   }
   std::cout.flush();
   if (!std::cout) {
-    std::cerr << "gpuq-agent: report: writing to stdout failed\n";
+    Log().Write(LogLevel::kError, "report: writing to stdout failed");
     return 1;
   }
   return 0;

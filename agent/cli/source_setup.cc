@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <iostream>
 
 #include "common/log.h"
 #include "loader/kernel_features.h"
@@ -16,11 +15,6 @@
 #include "sources/replay_source.h"
 
 namespace gpuq {
-
-void Warn(const std::string& message) {
-  std::cout.flush();  // keep stdout and stderr in order on a terminal
-  std::cerr << "gpuq-agent: " << OneLine(message) << "\n";
-}
 
 SourceSetup MakeSource(const Options& options) {
   SourceSetup setup;
@@ -34,7 +28,7 @@ SourceSetup MakeSource(const Options& options) {
       setup.error = error;
       return setup;
     }
-    if (result == CaptureError::kTruncated) Warn(error);
+    if (result == CaptureError::kTruncated) Log().Write(LogLevel::kWarn, error);
     setup.source = std::make_unique<ReplayEventSource>(std::move(capture));
     return setup;
   }
@@ -114,7 +108,9 @@ CgroupLearning StartCgroupLearning(const Options& options, bool replay,
   std::string error;
   out.watcher = CgroupWatcher::Start(out.learned.get(), &error);
   if (out.watcher == nullptr) {
-    Warn(error + "; cgroups removed before their first event stay unresolved");
+    Log().Write(
+        LogLevel::kWarn,
+        error + "; cgroups removed before their first event stay unresolved");
     out.learned.reset();
   }
   for (ProbeStatus& p : CgroupWatcher::Probes(out.watcher != nullptr, error)) {
@@ -142,7 +138,7 @@ PipelineOptions PipelineOptionsFor(const Options& options, bool replay,
 }
 
 void PrintWarnings(const std::vector<std::string>& warnings) {
-  for (const auto& w : warnings) Warn(w);
+  for (const auto& w : warnings) Log().Write(LogLevel::kWarn, w);
 }
 
 SubmissionSinks PipelineSinks(Pipeline* pipeline,

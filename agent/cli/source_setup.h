@@ -36,8 +36,7 @@ inline constexpr const char* kNoPrivileges =
     "load its kernel probes; run it as root, or read a capture with --replay "
     "FILE";
 
-/// "gpuq-agent: <message>" on stderr, after flushing stdout.
-void Warn(const std::string& message);
+/// Each as a warning of the agent's logger.
 void PrintWarnings(const std::vector<std::string>& warnings);
 
 /// The event source and what keeps it alive.

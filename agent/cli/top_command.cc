@@ -12,6 +12,7 @@
 #include "cli/event_loop_thread.h"
 #include "cli/source_setup.h"
 #include "common/clock.h"
+#include "common/log.h"
 #include "sources/kfd_sysfs.h"
 #include "sources/paced_source.h"
 #include "top/top_model.h"
@@ -27,23 +28,25 @@ using Clock = std::chrono::steady_clock;
 int RunTop(const Options& options) {
   // Before anything is loaded: without a terminal there is nothing to show.
   if (isatty(STDOUT_FILENO) != 1 || isatty(STDIN_FILENO) != 1) {
-    Warn("top needs a terminal; use --once for a snapshot");
+    Log().Write(LogLevel::kError,
+                "top needs a terminal; use --once for a snapshot");
     return 1;
   }
   if (options.interval < std::chrono::milliseconds(100)) {
-    Warn("--interval of top must be at least 100ms");
+    Log().Write(LogLevel::kError, "--interval of top must be at least 100ms");
     return 2;
   }
   SourceSetup setup = MakeSource(options);
   std::string status;
   if (setup.source == nullptr) {
     if (setup.replay || !KfdPresent(options.paths.Kfd())) {
-      Warn(setup.error);
-      if (!setup.replay) {
-        Warn(
-            "to see what top looks like without amdkfd: gpuq-agent top "
-            "--replay examples/default.gpuqcap");
-      }
+      // One line: the error, and without amdkfd what to try instead.
+      Log().Write(LogLevel::kError,
+                  setup.replay
+                      ? setup.error
+                      : setup.error +
+                            "; to see what top looks like without amdkfd: "
+                            "gpuq-agent top --replay examples/default.gpuqcap");
       return 1;
     }
     status = setup.error + "; showing the KFD sysfs inventory only";
@@ -81,7 +84,7 @@ int RunTop(const Options& options) {
   std::string error;
   auto screen = TopScreen::Open(&error);
   if (screen == nullptr) {
-    Warn(error);
+    Log().Write(LogLevel::kError, error);
     return 1;
   }
   EventLoopThread loop(&pipeline, "top event loop");
@@ -126,7 +129,7 @@ int RunTop(const Options& options) {
   }
   screen.reset();
   if (loop.Stop()) {
-    Warn(pipeline.Error());
+    Log().Write(LogLevel::kError, pipeline.Error());
     return 1;
   }
   return 0;

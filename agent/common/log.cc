@@ -100,6 +100,9 @@ void Logger::WriteOnChange(LogLevel level, const std::string& key,
 Logger& Log() {
   // Never destroyed: worker threads may still log while statics go away.
   static Logger* logger = new Logger([](const std::string& line) {
+    // What a command printed on stdout comes first on a shared terminal
+    // or file (stdout is buffered, stderr is not).
+    std::fflush(stdout);
     std::fprintf(stderr, "%s\n", line.c_str());
   });
   return *logger;
