@@ -309,9 +309,7 @@ int RunCheck(const Options& options) {
 int Main(int argc, char** argv) {
   Options options;
   if (auto exit_code = ParseOptions(argc, argv, &options)) return *exit_code;
-  // top draws on the terminal stderr shares: only errors interrupt it.
-  Log().SetLevel(options.command == Command::kTop ? LogLevel::kError
-                                                  : options.log_level);
+  Log().SetLevel(options.log_level);
   InstallSignalHandlers();
   switch (options.command) {
     case Command::kOnce:

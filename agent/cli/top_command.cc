@@ -87,6 +87,10 @@ int RunTop(const Options& options) {
     Log().Write(LogLevel::kError, error);
     return 1;
   }
+  // top draws on the terminal stderr shares: while it does, only errors
+  // interrupt it (what was said before it opened stays on the terminal).
+  const LogLevel level = Log().level();
+  Log().SetLevel(LogLevel::kError);
   EventLoopThread loop(&pipeline, "top event loop");
 
   TopSort sort = TopSort::kQueues;
@@ -128,6 +132,7 @@ int RunTop(const Options& options) {
     }
   }
   screen.reset();
+  Log().SetLevel(level);
   if (loop.Stop()) {
     Log().Write(LogLevel::kError, pipeline.Error());
     return 1;
