@@ -69,16 +69,12 @@ footer{color:#57606a;margin-top:32px;font-size:12px}
 
 std::string OwnerName(const Owner& o) { return ContainerOrHost(o.container); }
 
-std::string Dash(const std::string& s) { return s.empty() ? "-" : s; }
-
 // The timeline step for titles: "1 s", "0.5 s", "100 ms".
 std::string StepText(double s) {
   return s >= 0.1 ? fmt::format("{:g} s", s) : FormatSeconds(s);
 }
 
 std::string U(uint64_t v) { return fmt::format("{}", v); }
-
-std::string Rate(double v) { return fmt::format("{:.1f}", v); }
 
 std::string PerGpu(const std::map<uint32_t, uint64_t>& m) {
   std::string s;
@@ -177,12 +173,6 @@ std::vector<double> UnmapDurations(const RunReport& r) {
   }
   std::sort(d.begin(), d.end());
   return d;
-}
-
-double EvictedSeconds(const RunReport& r) {
-  double sum = 0;
-  for (const auto& e : r.eviction_list) sum += e.duration_s.value_or(0);
-  return sum;
 }
 
 std::string Headline(const RunReport& r) {
@@ -504,7 +494,7 @@ std::string RunSection(const RunReport& r, const std::string& name, size_t i) {
             "#created", "#destroyed", "#lifetime p50", "#lifetime max"},
            {}};
   for (const auto& g : r.gpu_queues) {
-    gq.rows.push_back({U(g.gpu_id), Dash(g.gpu_name), g.queue_type,
+    gq.rows.push_back({U(g.gpu_id), DashIfEmpty(g.gpu_name), g.queue_type,
                        U(g.at_start), U(g.peak), U(g.at_end), U(g.created),
                        U(g.destroyed), Stat(g.lifetime, &DurationStats::p50),
                        Stat(g.lifetime, &DurationStats::max)});
@@ -516,8 +506,9 @@ std::string RunSection(const RunReport& r, const std::string& name, size_t i) {
             "queues peak per GPU", "queue pattern", "verdict"},
            {}};
   for (const auto& c : r.containers) {
-    vt.rows.push_back({OwnerName(c.owner), Dash(c.owner.pod), Dash(c.owner.ns),
-                       U(c.queues_peak), U(c.gpus_used), PerGpu(c.peak_per_gpu),
+    vt.rows.push_back({OwnerName(c.owner), DashIfEmpty(c.owner.pod),
+                       DashIfEmpty(c.owner.ns), U(c.queues_peak),
+                       U(c.gpus_used), PerGpu(c.peak_per_gpu),
                        QueueClassName(c.classification),
                        QueueClassVerdict(c.classification)});
   }
@@ -532,11 +523,11 @@ std::string RunSection(const RunReport& r, const std::string& name, size_t i) {
            {}};
   for (const auto& c : r.containers) {
     ct.rows.push_back(
-        {OwnerName(c.owner), Dash(c.owner.pod), Dash(c.owner.ns),
-         Dash(c.container_id.substr(0, 12)), U(c.processes), U(c.queues_peak),
-         U(c.queues_created), U(c.submissions),
-         Rate(c.submissions_mean_per_s) + " / " +
-             Rate(c.submissions_peak_per_s),
+        {OwnerName(c.owner), DashIfEmpty(c.owner.pod), DashIfEmpty(c.owner.ns),
+         DashIfEmpty(c.container_id.substr(0, 12)), U(c.processes),
+         U(c.queues_peak), U(c.queues_created), U(c.submissions),
+         FormatRate(c.submissions_mean_per_s) + " / " +
+             FormatRate(c.submissions_peak_per_s),
          U(c.preemptions_caused),
          U(c.preempted_by_self) + " / " + U(c.preempted_by_others),
          FormatSeconds(c.seconds_off_gpu), U(c.evictions),
@@ -582,7 +573,8 @@ std::string RunSection(const RunReport& r, const std::string& name, size_t i) {
                        Stat(row.unmap, &DurationStats::max),
                        Stat(row.unmap, &DurationStats::sum), U(row.maps),
                        Stat(row.map, &DurationStats::p50),
-                       Stat(row.map, &DurationStats::max), Dash(failures)});
+                       Stat(row.map, &DurationStats::max),
+                       DashIfEmpty(failures)});
   }
   out += RenderTable(rl, p + "runlist", "No runlist operation in this run.");
   Table over{{"GPU", "#oversubscribed runlists", "reasons",
@@ -592,7 +584,7 @@ std::string RunSection(const RunReport& r, const std::string& name, size_t i) {
     if (!row.oversubscription) continue;
     over.rows.push_back(
         {U(row.gpu_id), U(row.oversubscription->maps),
-         Dash(JoinCounts(row.oversubscription->by_reason, ", ")),
+         DashIfEmpty(JoinCounts(row.oversubscription->by_reason, ", ")),
          fmt::format("{:.3f}", row.oversubscription->seconds),
          row.oversubscription->at_end ? "yes" : "no"});
   }
@@ -649,8 +641,8 @@ std::string Comparison(const std::vector<RunReport>& runs,
   });
   row("submissions", [](R r) { return U(r.submissions); });
   row("submissions mean / peak per s", [](R r) {
-    return fmt::format("{} / {}", Rate(r.submissions_mean_per_s),
-                       Rate(r.submissions_peak_per_s));
+    return fmt::format("{} / {}", FormatRate(r.submissions_mean_per_s),
+                       FormatRate(r.submissions_peak_per_s));
   });
   row("runlist unmaps / maps",
       [](R r) { return fmt::format("{} / {}", r.unmaps, r.maps); });

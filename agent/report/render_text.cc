@@ -40,9 +40,7 @@ std::string Emit(const TextTable& table, bool markdown) {
 }
 
 std::string Container(const Owner& o) { return ContainerOrHost(o.container); }
-std::string Dash(const std::string& s) { return s.empty() ? "-" : s; }
 std::string N(uint64_t n) { return std::to_string(n); }
-std::string Rate(double v) { return fmt::format("{:.1f}", v); }
 std::string Sec(double s) { return fmt::format("{:.3f}", s); }
 // "0", or "5 (unknown_queue 3, prog_skipped 2)": the reasons as
 // gpuq_events_dropped_total labels them.
@@ -75,14 +73,6 @@ uint64_t MaxPerGpu(const std::map<uint32_t, uint64_t>& peaks) {
 }
 
 std::string ClassCell(QueueClass c) { return QueueClassName(c); }
-
-double EvictedSeconds(const RunReport& r) {
-  double total = 0;
-  for (const EvictionRow& e : r.eviction_list) {
-    if (e.duration_s) total += *e.duration_s;
-  }
-  return total;
-}
 
 }  // namespace
 
@@ -123,8 +113,8 @@ std::string RenderRunText(const RunReport& r, bool md) {
                    r.queues_created, r.queues_destroyed, r.queues_at_end)});
   summary.Add(
       {"submissions", fmt::format("{} (mean {}/s, peak {}/s)", r.submissions,
-                                  Rate(r.submissions_mean_per_s),
-                                  Rate(r.submissions_peak_per_s))});
+                                  FormatRate(r.submissions_mean_per_s),
+                                  FormatRate(r.submissions_peak_per_s))});
   summary.Add({"unsampled queues peak", N(r.unsampled_peak)});
   summary.Add({"pending packets peak", N(r.pending_peak)});
   summary.Add({"doorbells", N(r.doorbells)});
@@ -149,12 +139,13 @@ std::string RenderRunText(const RunReport& r, bool md) {
                         "MEAN/S", "PEAK/S", "EVICTIONS", "CREATE_FAILURES",
                         "EXITS"});
   for (const ContainerRow& c : r.containers) {
-    containers.Add({Container(c.owner), Dash(c.owner.pod), Dash(c.owner.ns),
-                    Dash(c.container_id.substr(0, 12)), N(c.processes),
+    containers.Add({Container(c.owner), DashIfEmpty(c.owner.pod),
+                    DashIfEmpty(c.owner.ns),
+                    DashIfEmpty(c.container_id.substr(0, 12)), N(c.processes),
                     N(c.gpus_used), N(c.queues_peak), N(c.compute_peak),
                     N(c.queues_created), N(c.submissions),
-                    Rate(c.submissions_mean_per_s),
-                    Rate(c.submissions_peak_per_s), N(c.evictions),
+                    FormatRate(c.submissions_mean_per_s),
+                    FormatRate(c.submissions_peak_per_s), N(c.evictions),
                     N(c.create_failures), N(c.process_exits)});
   }
   out += Emit(containers, md);
@@ -164,10 +155,11 @@ std::string RenderRunText(const RunReport& r, bool md) {
                        "COMPUTE_PEAK", "CREATED", "SUBMISSIONS", "MEAN/S",
                        "PEAK/S", "CREATE_FAILURES", "EXITED"});
   for (const ProcessRow& p : r.processes) {
-    processes.Add({N(p.pid), Dash(p.comm), Container(p.owner), N(p.gpus_used),
-                   N(p.queues_peak), N(p.compute_peak), N(p.queues_created),
-                   N(p.submissions), Rate(p.submissions_mean_per_s),
-                   Rate(p.submissions_peak_per_s), N(p.create_failures),
+    processes.Add({N(p.pid), DashIfEmpty(p.comm), Container(p.owner),
+                   N(p.gpus_used), N(p.queues_peak), N(p.compute_peak),
+                   N(p.queues_created), N(p.submissions),
+                   FormatRate(p.submissions_mean_per_s),
+                   FormatRate(p.submissions_peak_per_s), N(p.create_failures),
                    p.exited ? "yes" : "no"});
   }
   out += Emit(processes, md);
@@ -177,7 +169,7 @@ std::string RenderRunText(const RunReport& r, bool md) {
                     "CREATED", "DESTROYED", "LIFETIMES", "LIFETIME_P50",
                     "LIFETIME_P90", "LIFETIME_MAX"});
   for (const GpuQueueRow& q : r.gpu_queues) {
-    queues.Add({N(q.gpu_id), Dash(q.gpu_name), q.queue_type, N(q.peak),
+    queues.Add({N(q.gpu_id), DashIfEmpty(q.gpu_name), q.queue_type, N(q.peak),
                 N(q.at_start), N(q.at_end), N(q.created), N(q.destroyed),
                 N(q.lifetime.count), Dur(q.lifetime, &DurationStats::p50),
                 Dur(q.lifetime, &DurationStats::p90),
@@ -188,22 +180,22 @@ std::string RenderRunText(const RunReport& r, bool md) {
   out += Section("Submissions", md);
   out += fmt::format(
       "total {}, mean {}/s, peak {}/s ({:g} s buckets), pending peak {}\n{}",
-      r.submissions, Rate(r.submissions_mean_per_s),
-      Rate(r.submissions_peak_per_s), r.timeline.step_s, r.pending_peak,
+      r.submissions, FormatRate(r.submissions_mean_per_s),
+      FormatRate(r.submissions_peak_per_s), r.timeline.step_s, r.pending_peak,
       md ? "\n" : "");
   TextTable per_gpu(
       {"GPU_ID", "SUBMISSIONS", "MEAN/S", "PEAK/S", "PENDING_PEAK"});
   for (const GpuSubmissionRow& g : r.gpu_submissions) {
-    per_gpu.Add({N(g.gpu_id), N(g.submissions), Rate(g.mean_per_s),
-                 Rate(g.peak_per_s), N(g.pending_peak)});
+    per_gpu.Add({N(g.gpu_id), N(g.submissions), FormatRate(g.mean_per_s),
+                 FormatRate(g.peak_per_s), N(g.pending_peak)});
   }
   out += Emit(per_gpu, md);
   out += "\n";
   TextTable per_queue({"CONTAINER", "PID", "COMM", "GPU_ID", "QUEUE", "TYPE",
                        "SUBMISSIONS", "PENDING_PEAK", "SAMPLES"});
   for (const QueueSubmissionRow& q : r.queue_submissions) {
-    per_queue.Add({Container(q.owner), N(q.pid), Dash(q.comm), N(q.gpu_id),
-                   N(q.queue_id), q.queue_type, N(q.submissions),
+    per_queue.Add({Container(q.owner), N(q.pid), DashIfEmpty(q.comm),
+                   N(q.gpu_id), N(q.queue_id), q.queue_type, N(q.submissions),
                    N(q.pending_peak), N(q.samples)});
   }
   out += Emit(per_queue, md);
@@ -232,7 +224,7 @@ std::string RenderRunText(const RunReport& r, bool md) {
          Dur(l.unmap, &DurationStats::p99), Dur(l.unmap, &DurationStats::max),
          N(l.maps), Dur(l.map, &DurationStats::p50),
          Dur(l.map, &DurationStats::p90), Dur(l.map, &DurationStats::p99),
-         Dur(l.map, &DurationStats::max), Dash(failed)});
+         Dur(l.map, &DurationStats::max), DashIfEmpty(failed)});
   }
   out += Emit(runlist, md);
   // Only where a map read its runlist (BTF tiers): the others cannot tell.
@@ -241,7 +233,7 @@ std::string RenderRunText(const RunReport& r, bool md) {
   for (const RunlistRow& l : r.runlist) {
     if (!l.oversubscription) continue;
     over.Add({N(l.gpu_id), N(l.oversubscription->maps),
-              Dash(JoinCounts(l.oversubscription->by_reason, ",")),
+              DashIfEmpty(JoinCounts(l.oversubscription->by_reason, ",")),
               FormatDuration(l.oversubscription->seconds),
               l.oversubscription->at_end ? "yes" : "no"});
   }
@@ -288,8 +280,8 @@ std::string RenderRunText(const RunReport& r, bool md) {
   TextTable evictions(
       {"CONTAINER", "PID", "COMM", "GPU_ID", "TRIGGER", "START_S", "DURATION"});
   for (const EvictionRow& e : r.eviction_list) {
-    evictions.Add({Container(e.owner), N(e.pid), Dash(e.comm), N(e.gpu_id),
-                   e.trigger, Sec(e.start_s),
+    evictions.Add({Container(e.owner), N(e.pid), DashIfEmpty(e.comm),
+                   N(e.gpu_id), e.trigger, Sec(e.start_s),
                    e.duration_s       ? FormatDuration(*e.duration_s)
                    : e.process_exited ? "(process exited)"
                                       : "(not restored)"});
@@ -321,7 +313,7 @@ std::string RenderRunText(const RunReport& r, bool md) {
   for (const ProcessRow& p : r.processes) {
     classes.Add(
         {"process",
-         fmt::format("{} {} ({})", p.pid, Dash(p.comm),
+         fmt::format("{} {} ({})", p.pid, DashIfEmpty(p.comm),
                      p.owner.container.empty() ? "host" : p.owner.container),
          N(p.gpus_used), N(p.queues_peak), N(MaxPerGpu(p.peak_per_gpu)),
          N(p.compute_peak), ClassCell(p.classification),
@@ -355,9 +347,9 @@ std::string RenderComparisonText(const std::vector<RunReport>& runs, bool md) {
   row("queues at end", [](const RunReport& r) { return N(r.queues_at_end); });
   row("submissions", [](const RunReport& r) { return N(r.submissions); });
   row("submissions mean/s",
-      [](const RunReport& r) { return Rate(r.submissions_mean_per_s); });
+      [](const RunReport& r) { return FormatRate(r.submissions_mean_per_s); });
   row("submissions peak/s",
-      [](const RunReport& r) { return Rate(r.submissions_peak_per_s); });
+      [](const RunReport& r) { return FormatRate(r.submissions_peak_per_s); });
   row("pending packets peak",
       [](const RunReport& r) { return N(r.pending_peak); });
   row("runlist unmaps", [](const RunReport& r) { return N(r.unmaps); });

@@ -30,6 +30,17 @@ std::optional<OversubscriptionFigures> OversubscribedTotals(
   return total;
 }
 
+double EvictedSeconds(const RunReport& r) {
+  double total = 0;
+  for (const EvictionRow& e : r.eviction_list)
+    total += e.duration_s.value_or(0);
+  return total;
+}
+
+std::string DashIfEmpty(const std::string& s) { return s.empty() ? "-" : s; }
+
+std::string FormatRate(double per_s) { return fmt::format("{:.1f}", per_s); }
+
 std::string JoinCounts(const std::map<std::string, uint64_t>& counts,
                        const char* separator) {
   std::string out;
