@@ -11,7 +11,9 @@
 #include "model/histogram.h"
 #include "model/model.h"
 
-namespace gpuq {
+// Its own namespace: the unit tests build as one unity translation unit per
+// batch (tests/CMakeLists.txt), where its constants met another file's.
+namespace gpuq::activity_model_test {
 namespace {
 
 constexpr uint64_t kKey = 0xffff88811d208000ull;
@@ -546,4 +548,4 @@ TEST(EvictionTest, EraseCgroupRemovesEveryNewSeries) {
 }
 
 }  // namespace
-}  // namespace gpuq
+}  // namespace gpuq::activity_model_test

@@ -61,12 +61,6 @@ void BuildTree(const std::string& dirs_file, const std::string& root) {
   ASSERT_GT(created, 0) << dirs_file;
 }
 
-uint64_t InodeOf(const std::string& path) {
-  struct stat st;
-  EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
-  return st.st_ino;
-}
-
 // Builds unified_systemd.dirs under `tmp` as a cgroup2 mount; returns it.
 std::string MakeUnifiedMount(const TempDir& tmp) {
   const std::string mount = tmp.path() + "/fs/cgroup";

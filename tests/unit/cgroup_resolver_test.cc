@@ -16,7 +16,9 @@
 #include "common/host_paths.h"
 #include "test_support.h"
 
-namespace gpuq {
+// Its own namespace: the unit tests build as one unity translation unit per
+// batch (tests/CMakeLists.txt), where its constants met another file's.
+namespace gpuq::cgroup_resolver_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -32,12 +34,6 @@ struct FakeClock {
     return [this] { return now; };
   }
 };
-
-uint64_t InodeOf(const std::string& path) {
-  struct stat st;
-  EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
-  return st.st_ino;
-}
 
 // A cgroup2 root at `root`: the marker file plus a few interface files and a
 // systemd-like layout below it.
@@ -307,4 +303,4 @@ TEST(CgroupResolverRealTest, ResolvesOwnCgroup) {
 }
 
 }  // namespace
-}  // namespace gpuq
+}  // namespace gpuq::cgroup_resolver_test

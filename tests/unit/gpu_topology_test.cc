@@ -18,10 +18,6 @@
 namespace gpuq {
 namespace {
 
-std::string FixtureKfd() {
-  return HostPaths::FromHostRoot(GPUQ_FIXTURE_ROOT).Kfd();
-}
-
 // Writes a minimal GPU node `n` under <kfd>/topology/nodes.
 void WriteGpuNode(const TempDir& kfd, int n, const std::string& gpu_id,
                   const std::string& properties) {

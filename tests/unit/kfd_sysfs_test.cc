@@ -41,10 +41,6 @@ std::vector<QueueTuple> Tuples(const std::vector<SysfsQueue>& queues) {
   return out;
 }
 
-std::string FixtureKfd() {
-  return HostPaths::FromHostRoot(GPUQ_FIXTURE_ROOT).Kfd();
-}
-
 TEST(KfdSysfsTest, ReadsEveryQueueOfTheFixtureSorted) {
   std::vector<SysfsQueue> queues;
   std::string error;

@@ -22,7 +22,9 @@
 #include "common/clock.h"
 #include "model/pipeline.h"
 
-namespace gpuq {
+// Its own namespace: the unit tests build as one unity translation unit per
+// batch (tests/CMakeLists.txt), where its constants met another file's.
+namespace gpuq::pipeline_reads_test {
 namespace {
 
 constexpr uint64_t kKey = 0xffff888012340000ull;
@@ -171,4 +173,4 @@ TEST(PipelineReadsTest, ReadsStillWaitingAreAppliedWhenRunEnds) {
 }
 
 }  // namespace
-}  // namespace gpuq
+}  // namespace gpuq::pipeline_reads_test

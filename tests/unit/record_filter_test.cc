@@ -16,7 +16,9 @@
 #include "sources/replay_source.h"
 #include "test_support.h"
 
-namespace gpuq {
+// Its own namespace: the unit tests build as one unity translation unit per
+// batch (tests/CMakeLists.txt), where its constants met another file's.
+namespace gpuq::record_filter_test {
 namespace {
 
 const std::string kBundled =
@@ -263,4 +265,4 @@ TEST(RecordFilterTest, RecordsOfAnotherNameAreDropped) {
 }
 
 }  // namespace
-}  // namespace gpuq
+}  // namespace gpuq::record_filter_test

@@ -5,14 +5,18 @@
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
 #include <system_error>
+
+#include "common/host_paths.h"
 
 namespace gpuq {
 
@@ -76,5 +80,18 @@ class TempDir {
  private:
   std::string path_;
 };
+
+/// The inode number of `path` (a cgroup directory's is its cgroup id);
+/// fails the test if it cannot be stat'ed.
+inline uint64_t InodeOf(const std::string& path) {
+  struct stat st;
+  EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
+  return st.st_ino;
+}
+
+/// The KFD sysfs directory of the fixture host (tests/fixtures/root).
+inline std::string FixtureKfd() {
+  return HostPaths::FromHostRoot(GPUQ_FIXTURE_ROOT).Kfd();
+}
 
 }  // namespace gpuq

@@ -15,7 +15,9 @@
 #include "sources/fake_source.h"
 #include "sources/paced_source.h"
 
-namespace gpuq {
+// Its own namespace: the unit tests build as one unity translation unit per
+// batch (tests/CMakeLists.txt), where its constants met another file's.
+namespace gpuq::top_model_test {
 namespace {
 
 constexpr uint64_t kCgA = 10, kCgB = 20;
@@ -346,4 +348,4 @@ TEST(ChildCommandTest, ShellExitStatuses) {
 }
 
 }  // namespace
-}  // namespace gpuq
+}  // namespace gpuq::top_model_test
