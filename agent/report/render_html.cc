@@ -76,7 +76,7 @@ std::string StepText(double s) {
 
 std::string U(uint64_t v) { return fmt::format("{}", v); }
 
-std::string PerGpu(const std::map<uint32_t, uint64_t>& m) {
+std::string PerGpuCell(const std::map<uint32_t, uint64_t>& m) {
   std::string s;
   for (const auto& [gpu, n] : m) {
     if (!s.empty()) s += ", ";
@@ -508,7 +508,7 @@ std::string RunSection(const RunReport& r, const std::string& name, size_t i) {
   for (const auto& c : r.containers) {
     vt.rows.push_back({OwnerName(c.owner), DashIfEmpty(c.owner.pod),
                        DashIfEmpty(c.owner.ns), U(c.queues_peak),
-                       U(c.gpus_used), PerGpu(c.peak_per_gpu),
+                       U(c.gpus_used), PerGpuCell(c.peak_per_gpu),
                        QueueClassName(c.classification),
                        QueueClassVerdict(c.classification)});
   }
@@ -544,7 +544,7 @@ std::string RunSection(const RunReport& r, const std::string& name, size_t i) {
   for (const auto& pr : r.processes) {
     pt.rows.push_back(
         {OwnerName(pr.owner), U(pr.pid), pr.comm, U(pr.queues_peak),
-         U(pr.queues_created), PerGpu(pr.peak_per_gpu), U(pr.submissions),
+         U(pr.queues_created), PerGpuCell(pr.peak_per_gpu), U(pr.submissions),
          pr.exited ? "yes" : "no", QueueClassName(pr.classification)});
   }
   out += RenderTable(pt, p + "processes", "No process held a queue.");

@@ -16,7 +16,7 @@ Json Stats(const DurationStats& d) {
 }
 
 // JSON object keys are strings: GPU ids become "11437".
-Json PerGpu(const std::map<uint32_t, uint64_t>& m) {
+Json PerGpuObject(const std::map<uint32_t, uint64_t>& m) {
   Json out = Json::object();
   for (const auto& [gpu, n] : m) out[std::to_string(gpu)] = n;
   return out;
@@ -59,7 +59,7 @@ nlohmann::ordered_json RunJson(const RunReport& r) {
                        {"high_priority_peak", r.high_priority_peak},
                        {"cu_restricted_peak", r.cu_restricted_peak},
                        {"unsampled_peak", r.unsampled_peak},
-                       {"peak_per_gpu", PerGpu(r.peak_per_gpu)},
+                       {"peak_per_gpu", PerGpuObject(r.peak_per_gpu)},
                        {"at_start", r.queues_at_start},
                        {"created", r.queues_created},
                        {"destroyed", r.queues_destroyed},
@@ -92,7 +92,7 @@ nlohmann::ordered_json RunJson(const RunReport& r) {
              {"gpus_used", c.gpus_used},
              {"queues_peak", c.queues_peak},
              {"compute_peak", c.compute_peak},
-             {"peak_per_gpu", PerGpu(c.peak_per_gpu)},
+             {"peak_per_gpu", PerGpuObject(c.peak_per_gpu)},
              {"queues_created", c.queues_created},
              {"submissions", c.submissions},
              {"submissions_mean_per_s", c.submissions_mean_per_s},
@@ -124,7 +124,7 @@ nlohmann::ordered_json RunJson(const RunReport& r) {
              {"gpus_used", p.gpus_used},
              {"queues_peak", p.queues_peak},
              {"compute_peak", p.compute_peak},
-             {"peak_per_gpu", PerGpu(p.peak_per_gpu)},
+             {"peak_per_gpu", PerGpuObject(p.peak_per_gpu)},
              {"queues_created", p.queues_created},
              {"submissions", p.submissions},
              {"submissions_mean_per_s", p.submissions_mean_per_s},
