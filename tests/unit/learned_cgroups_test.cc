@@ -5,7 +5,6 @@
 
 #include <gpuq/cgroup_watch.h>
 #include <gtest/gtest.h>
-#include <sys/stat.h>
 
 #include <chrono>
 #include <cstddef>
@@ -114,9 +113,7 @@ class ResolverWithLearnedTest : public ::testing::Test {
   }
   uint64_t MakeCgroup(const std::string& path) {
     fs::create_directories(mount_ + path);
-    struct stat st;
-    EXPECT_EQ(::stat((mount_ + path).c_str(), &st), 0);
-    return st.st_ino;
+    return InodeOf(mount_ + path);
   }
   TempDir tmp_;
   std::string mount_;
