@@ -1,5 +1,7 @@
 #include "common/text_table.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <utility>
 
@@ -62,6 +64,14 @@ std::string TextTable::RenderMarkdown() const {
   out += "\n";
   for (const auto& row : rows_) line(row);
   return out;
+}
+
+std::string DashIfEmpty(const std::string& s) { return s.empty() ? "-" : s; }
+
+std::string FormatRate(double per_s) { return fmt::format("{:.1f}", per_s); }
+
+std::string FormatRate(const std::optional<double>& per_s) {
+  return per_s ? FormatRate(*per_s) : "-";
 }
 
 }  // namespace gpuq

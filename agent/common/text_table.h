@@ -2,6 +2,7 @@
 // table: --once's tables and report's text and markdown sections.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,5 +25,14 @@ class TextTable {
   std::vector<std::string> header_;
   std::vector<std::vector<std::string>> rows_;
 };
+
+// The cells --once, top and report share (their tables and the HTML
+// report's).
+/// `s`, or "-" when it is empty.
+std::string DashIfEmpty(const std::string& s);
+/// A rate: one decimal ("12.5").
+std::string FormatRate(double per_s);
+/// A rate, "-" when there is none.
+std::string FormatRate(const std::optional<double>& per_s);
 
 }  // namespace gpuq

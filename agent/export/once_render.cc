@@ -27,10 +27,6 @@ using Json = nlohmann::ordered_json;
 
 std::string Num(double v) { return fmt::format("{}", v); }
 std::string Num(uint64_t v) { return std::to_string(v); }
-std::string Rate(const RowTotals& row) {
-  return row.submission_rate ? fmt::format("{:.1f}", *row.submission_rate)
-                             : "-";
-}
 double OffSeconds(const RowTotals& row) {
   return static_cast<double>(row.off_ns) / 1e9;
 }
@@ -254,8 +250,8 @@ std::string RenderTable(const Snapshot& s) {
     queues.Add(
         {ContainerOrHost(key.container),
          id,
-         key.pod.empty() ? "-" : key.pod,
-         key.ns.empty() ? "-" : key.ns,
+         DashIfEmpty(key.pod),
+         DashIfEmpty(key.ns),
          std::to_string(key.gpu_id),
          Num(row.compute),
          Num(row.sdma),
@@ -267,7 +263,7 @@ std::string RenderTable(const Snapshot& s) {
          fmt::format("{}/{}", row.destroys[GPUQ_DESTROY_IOCTL],
                      row.destroys[GPUQ_DESTROY_PROCESS_EXIT]),
          Num(row.submissions),
-         Rate(row),
+         FormatRate(row.submission_rate),
          Num(row.pending),
          Num(row.Unsampled()),
          Num(row.unmaps_caused),
@@ -301,7 +297,7 @@ std::string RenderTable(const Snapshot& s) {
               r.unmaps > 0 ? fmt::format("{:.3f}", r.unmap_sum / r.unmaps * 1e3)
                            : "-",
               r.unmaps > 0 ? fmt::format("<={}s", r.unmap_slowest) : "-",
-              r.failed.empty() ? "-" : r.failed});
+              DashIfEmpty(r.failed)});
     }
     out += "RUNLIST (preemption)\n" + rl.Render() + "\n";
   }
@@ -327,8 +323,7 @@ std::string RenderTable(const Snapshot& s) {
       os.Add({std::to_string(gpu_id), r.oversubscribed ? "yes" : "no",
               of(RunlistEntryKind::kProcesses),
               of(RunlistEntryKind::kComputeQueues),
-              of(RunlistEntryKind::kGwsQueues),
-              r.reasons.empty() ? "-" : r.reasons,
+              of(RunlistEntryKind::kGwsQueues), DashIfEmpty(r.reasons),
               fmt::format("{:.3f}", r.seconds)});
     }
     out +=
@@ -345,10 +340,10 @@ std::string RenderTable(const Snapshot& s) {
       for (const auto& [gpu, r] : p.submission_rate_per_gpu) {
         rates += fmt::format("{}{}:{:.1f}", rates.empty() ? "" : ",", gpu, r);
       }
-      procs.Add({std::to_string(p.pid), p.comm.empty() ? "-" : p.comm,
-                 ContainerOrHost(l.container), l.pod.empty() ? "-" : l.pod,
-                 l.ns.empty() ? "-" : l.ns, GpuList(p.queues_per_gpu),
-                 rates.empty() ? "-" : rates, p.exited ? "exited" : "running"});
+      procs.Add({std::to_string(p.pid), DashIfEmpty(p.comm),
+                 ContainerOrHost(l.container), DashIfEmpty(l.pod),
+                 DashIfEmpty(l.ns), GpuList(p.queues_per_gpu),
+                 DashIfEmpty(rates), p.exited ? "exited" : "running"});
     }
     out += "PROCESSES\n" + procs.Render() + "\n";
   }

@@ -7,6 +7,7 @@
 #include <ctime>
 #include <map>
 
+#include "common/text_table.h"
 #include "model/container_rows.h"
 #include "report/svg_chart.h"
 
@@ -82,7 +83,7 @@ std::string PerGpuCell(const std::map<uint32_t, uint64_t>& m) {
     if (!s.empty()) s += ", ";
     s += fmt::format("{}: {}", gpu, n);
   }
-  return s.empty() ? "-" : s;
+  return DashIfEmpty(s);
 }
 
 std::string Stat(const DurationStats& d, double DurationStats::*field) {

@@ -37,10 +37,6 @@ double EvictedSeconds(const RunReport& r) {
   return total;
 }
 
-std::string DashIfEmpty(const std::string& s) { return s.empty() ? "-" : s; }
-
-std::string FormatRate(double per_s) { return fmt::format("{:.1f}", per_s); }
-
 std::string JoinCounts(const std::map<std::string, uint64_t>& counts,
                        const char* separator) {
   std::string out;

@@ -284,12 +284,6 @@ std::string JoinCounts(const std::map<std::string, uint64_t>& counts,
 /// eviction still open at the end counts nothing).
 double EvictedSeconds(const RunReport& r);
 
-/// The report's cells: `s`, or "-" when it is empty.
-std::string DashIfEmpty(const std::string& s);
-
-/// A rate in a report cell: one decimal ("12.5").
-std::string FormatRate(double per_s);
-
 /// "single queue", "one per GPU", "more queues than GPUs", "no queues".
 const char* QueueClassName(QueueClass c);
 /// The users' design verdict: "design fits", "needs batched suspend/resume",

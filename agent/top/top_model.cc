@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <set>
 
+#include "common/text_table.h"
+
 namespace gpuq {
 namespace {
 
@@ -63,11 +65,6 @@ void AddRates(TopRow* total, const TopRow& gpu) {
   add(&total->unmap_rate, gpu.unmap_rate);
   add(&total->evict_rate, gpu.evict_rate);
   add(&total->preempt_rate, gpu.preempt_rate);
-}
-
-std::string FormatRate(const std::optional<double>& rate) {
-  if (!rate) return "-";
-  return fmt::format("{:.1f}", *rate);
 }
 
 // Seconds in total: a window's time is credited when its queues are back,
