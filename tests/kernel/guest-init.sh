@@ -26,22 +26,14 @@ K=${GPUQ_KERNEL:-$(uname -r)}
 SCOPE=${GPUQ_SCOPE:-full}
 PORT=9464
 URL=http://127.0.0.1:$PORT/metrics
-# "probe:function"; "probe:a|b": the function is a, or b on kernels that
-# renamed it (the agent reports the one it attached to).
-PROBES="queue_create:kfd_procfs_add_queue create_ioctl:kfd_ioctl_create_queue queue_destroy:uninit_queue process_exit:kfd_process_notifier_release context_exit:kfd_release exit_read:exit_mm_release|mm_exit_exec_release"
-# The scheduler hooks (runlist, MES, eviction, attribution; all optional, entry + exit programs each), as agent/loader/hooks.cc
-# (tests/unit/hooks_test.cc holds these lists equal to its table).
-SCHED_PROBES="runlist_unmap:unmap_queues_cpsch runlist_map:map_queues_cpsch
-mes_add:add_queue_mes mes_remove_v11:mes_v11_0_remove_hw_queue mes_remove_v12:mes_v12_0_remove_hw_queue
-mes_remove_v12_1:mes_v12_1_remove_hw_queue
-evict_cpsch:evict_process_queues_cpsch evict_nocpsch:evict_process_queues_nocpsch
-restore_cpsch:restore_process_queues_cpsch restore_nocpsch:restore_process_queues_nocpsch
-evict_trigger:kfd_process_evict_queues op_create:create_queue_cpsch
-op_create_nocpsch:create_queue_nocpsch op_destroy:destroy_queue_cpsch
-op_terminate:process_termination_cpsch op_terminate_nocpsch:process_termination_nocpsch
-op_update:kfd_ioctl_update_queue
-op_cu_mask:kfd_ioctl_set_cu_mask"
-PROBES="$PROBES $(echo $SCHED_PROBES)"
+# The hooks to judge `check` and gpuq_probe_attached by, generated from the
+# agent's hook table (tests/kernel/guest_hooks.cc; run_qemu_tier.sh puts it
+# here): PROBES the lifecycle hooks, SCHED_PROBES the scheduler's (runlist,
+# MES, eviction, attribution; entry + exit programs each), TP_PROBES the
+# tracepoint tier's. "probe:function"; "probe:a|b": the function is a, or b
+# on kernels that renamed it (the agent reports the one it attached to).
+. /etc/gpuq-hooks.sh
+PROBES="$PROBES $SCHED_PROBES"
 # Hooks whose function this Debian build lacks (nm and BTF of amdgpu.ko,
 # docs/kfd-probe-points.md 1a): `check` must report them missing. Hooks of
 # secondary KFD contexts, which amdkfd has from 7.2 on: `check` must report
@@ -625,7 +617,7 @@ ktime tp-start
 if echo 0 > /sys/kernel/debug/kprobes/enabled 2> /tmp/tp.txt; then
   pass kprobes-off "kprobes disarmed (/sys/kernel/debug/kprobes/enabled = 0)"
   SAVED_PROBES=$PROBES SAVED_MISSING=$MISSING
-  PROBES="tp_ioctl:sys_enter,sys_exit tp_exit:sched_process_exit" MISSING=""
+  PROBES=$TP_PROBES MISSING=""
   check_mode tp tracepoint tracepoint
   daemon_mode tp tracepoint
   PROBES=$SAVED_PROBES MISSING=$SAVED_MISSING

@@ -543,69 +543,6 @@ TEST(HooksTest, ReadmeHookTableIsTheHookTable) {
   }
 }
 
-// The QEMU tier's guest (tests/kernel/guest-init.sh) holds its own list of
-// "probe:function" pairs ("a|b": renamed in later kernels) to judge `check`
-// and gpuq_probe_attached by on real kernels: the lifecycle hooks, then the
-// scheduler hooks, then the tracepoint tier's. Checked against the table
-// here, so a hook added to one and not the other fails on the host.
-TEST(HooksTest, TheQemuGuestExpectsEveryHookOfTheTable) {
-  std::ifstream guest(std::string(GPUQ_SOURCE_DIR) +
-                      "/tests/kernel/guest-init.sh");
-  std::map<std::string, std::string> listed;  // probe -> function(s)
-  std::string text;
-  bool open = false;
-  for (std::string line; std::getline(guest, line);) {
-    for (const char* var : {"PROBES=\"", "SCHED_PROBES=\""}) {
-      if (!open && line.rfind(var, 0) == 0 &&
-          line.find('$') == std::string::npos) {
-        text += line.substr(std::string(var).size()) + " ";
-        open = line.find('"', std::string(var).size()) == std::string::npos;
-        line.clear();
-      }
-    }
-    if (open && !line.empty()) {
-      text += line + " ";
-      open = line.find('"') == std::string::npos;
-    }
-  }
-  // the tracepoint tier's, set inline where that tier is checked
-  const std::string tp = "PROBES=\"tp_ioctl:";
-  std::ifstream again(std::string(GPUQ_SOURCE_DIR) +
-                      "/tests/kernel/guest-init.sh");
-  for (std::string line; std::getline(again, line);) {
-    const size_t at = line.find(tp);
-    if (at != std::string::npos) {
-      const size_t from = at + std::string("PROBES=\"").size();
-      text += line.substr(from, line.find('"', from) - from) + " ";
-    }
-  }
-  std::istringstream pairs(text);
-  for (std::string pair; pairs >> pair;) {
-    if (!pair.empty() && pair.back() == '"') pair.pop_back();
-    const size_t colon = pair.find(':');
-    ASSERT_NE(colon, std::string::npos) << pair;
-    listed[pair.substr(0, colon)] = pair.substr(colon + 1);
-  }
-  ASSERT_GT(listed.size(), 20u) << "guest-init.sh's PROBES not found";
-  for (const HookSpec& spec : Hooks()) {
-    if (IsArgsOnlyHook(spec)) continue;  // the args modes' own checks
-    std::string want = spec.function;
-    if (spec.renamed_to != nullptr) want += std::string("|") + spec.renamed_to;
-    auto it = listed.find(spec.probe);
-    if (it == listed.end()) {
-      ADD_FAILURE() << spec.probe
-                    << " is a hook the QEMU guest does not expect";
-      continue;
-    }
-    EXPECT_EQ(it->second, want) << spec.probe << " in guest-init.sh";
-    listed.erase(it);
-  }
-  for (const auto& [probe, fn] : listed) {
-    ADD_FAILURE() << "the QEMU guest expects " << probe << ":" << fn
-                  << ", which is no hook";
-  }
-}
-
 TEST(HooksTest, NeverTheTrapFunctions) {
   // kfd-probe-points.md 5: inlined/cloned (no BTF) or a vmlinux name clash.
   for (const HookSpec& spec : Hooks()) {
