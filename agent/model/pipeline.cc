@@ -40,7 +40,14 @@ Pipeline::Pipeline(PipelineOptions options, std::unique_ptr<EventSource> source)
       // A capture's cgroup ids mean nothing on this host: replay resolves
       // only the paths the capture itself carries.
       resolver_(options_.use_sysfs ? options_.paths.CgroupMount() : ""),
-      attributor_(&resolver_) {
+      attributor_(&resolver_),
+      // Both lookups run under mu_, which CaptureRecording's caller holds.
+      recording_(
+          [this](uint64_t cgroup) -> const Attribution& {
+            return attributor_.Attribute(cgroup);
+          },
+          [this](const ContainerIdentity& id) { return MetadataLocked(id); },
+          options_.metadata != nullptr) {
   if (options_.use_sysfs) resolver_.SetLearned(options_.learned_cgroups);
 }
 
@@ -160,45 +167,19 @@ std::vector<std::pair<uint32_t, uint64_t>> Pipeline::KnownDoorbells() {
   return model_.KnownDoorbells();
 }
 
-void Pipeline::RecordCgroupLocked(uint64_t cgroup_id) {
-  if (recorder_ == nullptr || cgroup_id == 0) return;
-  if (!recorded_cgroups_.insert(cgroup_id).second) return;
-  const Attribution& attr = attributor_.Attribute(cgroup_id);
-  if (!attr.resolved) return;
-  gpuq_event_header hdr{};
-  hdr.type = GPUQ_EV_CGROUP_PATH;
-  hdr.cgroup_id = cgroup_id;
-  hdr.ts_ns = MonotonicNowNs();
-  WriteLocked(CgroupPathRecord{hdr, attr.cgroup_path});
-}
-
 void Pipeline::RecordTo(CaptureWriter* writer) {
   std::lock_guard<std::mutex> lock(mu_);
-  recorder_ = writer;
-  MakeRecordFilterLocked();
+  recording_.SetWriter(writer);
 }
 
 void Pipeline::RecordOnlyContainer(std::string wanted) {
   std::lock_guard<std::mutex> lock(mu_);
-  record_container_ = std::move(wanted);
-  MakeRecordFilterLocked();
-}
-
-void Pipeline::MakeRecordFilterLocked() {
-  if (recorder_ == nullptr || record_container_.empty()) return;
-  // Both lookups run under mu_, which the filter's caller holds.
-  record_filter_ = std::make_unique<RecordFilter>(
-      recorder_, record_container_,
-      [this](uint64_t cgroup) -> const Attribution& {
-        return attributor_.Attribute(cgroup);
-      },
-      [this](const ContainerIdentity& id) { return MetadataLocked(id); },
-      options_.metadata != nullptr);
+  recording_.OnlyContainer(std::move(wanted));
 }
 
 uint64_t Pipeline::RecordedContainerRecords() {
   std::lock_guard<std::mutex> lock(mu_);
-  return record_filter_ != nullptr ? record_filter_->ContainerRecords() : 0;
+  return recording_.ContainerRecords();
 }
 
 void Pipeline::FinishRecording() {
@@ -207,28 +188,19 @@ void Pipeline::FinishRecording() {
   // takes it.
   if (options_.metadata != nullptr) options_.metadata->WaitIdle();
   std::lock_guard<std::mutex> lock(mu_);
-  if (record_filter_ != nullptr) record_filter_->Finish();
-}
-
-void Pipeline::WriteLocked(const Event& event) {
-  if (recorder_ == nullptr) return;
-  if (record_filter_ != nullptr) {
-    record_filter_->Write(event);
-  } else {
-    recorder_->Write(event);
-  }
+  recording_.Finish();
 }
 
 void Pipeline::HandleLocked(const Event& event) {
   if (const auto* rec = std::get_if<CgroupPathRecord>(&event)) {
     attributor_.Learn(rec->hdr.cgroup_id, rec->path);
-    recorded_cgroups_.insert(rec->hdr.cgroup_id);
+    recording_.PathCarried(rec->hdr.cgroup_id);
   } else if (const auto* meta = std::get_if<ContainerMetaRecord>(&event)) {
     const Attribution& a = attributor_.Attribute(meta->hdr.cgroup_id);
     const auto parsed = MetadataFromJson(meta->json);
     if (parsed && a.identity.InContainer()) {
       carried_metadata_[a.identity.container_id] = *parsed;
-      recorded_metadata_.insert(a.identity.container_id);
+      recording_.NamesCarried(a.identity.container_id);
     }
   } else if (std::holds_alternative<gpuq_queue_sample_record>(event)) {
     // Counted under the sampled queue's own (settled, attributed) cgroup:
@@ -254,16 +226,15 @@ void Pipeline::AttributeLocked(uint64_t cgroup_id) {
   // Resolve now, while the cgroup surely exists; the answer is pinned.
   const Attribution& a = attributor_.Attribute(cgroup_id);
   AdmitLocked(a);
-  RecordCgroupLocked(cgroup_id);
   // Ask the runtime now, at the container's first event, not at the first
   // scrape: a short-lived container may be removed (and unknown to its
   // runtime) by then. Get() never blocks and asks once.
   if (a.identity.InContainer()) (void)MetadataLocked(a.identity);
-  RecordMetadataLocked(cgroup_id, a);
+  recording_.Attributed(cgroup_id, a);
 }
 
 void Pipeline::ApplyLocked(const Event& event) {
-  WriteLocked(event);
+  recording_.Write(event);
   model_.SetNow(MonotonicNowNs());
   model_.Apply(event);
 }
@@ -303,35 +274,9 @@ std::optional<ContainerMetadata> Pipeline::MetadataLocked(
   return options_.metadata->Get(id);  // never blocks
 }
 
-void Pipeline::RecordMetadataLocked(uint64_t cgroup_id, const Attribution& a) {
-  if (recorder_ == nullptr || !a.identity.InContainer()) return;
-  if (recorded_metadata_.count(a.identity.container_id) != 0) return;
-  const auto metadata = MetadataLocked(a.identity);
-  if (!metadata) {  // not known yet: a later event or RecordLateMetadata
-    metadata_pending_.insert(cgroup_id);
-    return;
-  }
-  recorded_metadata_.insert(a.identity.container_id);
-  metadata_pending_.erase(cgroup_id);
-  gpuq_event_header hdr{};
-  hdr.type = GPUQ_EV_CONTAINER_META;
-  hdr.cgroup_id = cgroup_id;
-  hdr.ts_ns = MonotonicNowNs();
-  WriteLocked(ContainerMetaRecord{hdr, MetadataToJson(*metadata)});
-}
-
 void Pipeline::RecordLateMetadata() {
   std::lock_guard<std::mutex> lock(mu_);
-  if (recorder_ == nullptr || metadata_pending_.empty()) return;
-  const std::set<uint64_t> pending = metadata_pending_;
-  for (uint64_t cgroup_id : pending) {
-    const Attribution& a = attributor_.Attribute(cgroup_id);
-    if (recorded_metadata_.count(a.identity.container_id) != 0) {
-      metadata_pending_.erase(cgroup_id);
-      continue;
-    }
-    RecordMetadataLocked(cgroup_id, a);
-  }
+  recording_.WriteLateNames();
 }
 
 SeriesLabels Pipeline::LabelsLocked(

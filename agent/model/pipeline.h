@@ -20,9 +20,9 @@
 #include "common/host_paths.h"
 #include "loader/kfd_queue_types.h"
 #include "loader/probe_status.h"
+#include "model/capture_recording.h"
 #include "model/model.h"
 #include "model/reconciler.h"
-#include "model/record_filter.h"
 #include "resolver/attributor.h"
 #include "resolver/container_metadata.h"
 #include "resolver/learned_cgroups.h"
@@ -212,12 +212,6 @@ class Pipeline {
   void AttributeLocked(uint64_t cgroup_id);
   /// Records the event (when recording) and applies it to the model.
   void ApplyLocked(const Event& event);
-  void RecordCgroupLocked(uint64_t cgroup_id);
-  /// Writes a record to the capture, through the --container filter.
-  void WriteLocked(const Event& event);
-  /// Makes the --container filter once both the writer and the container
-  /// are given (in either order: never a capture of every container).
-  void MakeRecordFilterLocked();
   /// On cgroup v1 hosts, where the v2 id names no container: a stable
   /// synthetic id for the owner's v1 container cgroup, or nullopt when the
   /// event's own id stands.
@@ -225,31 +219,22 @@ class Pipeline {
   /// Admits a container to its own series or folds it (pinned).
   void AdmitLocked(const Attribution& attribution);
   std::optional<ContainerMetadata> MetadataLocked(const ContainerIdentity& id);
-  void RecordMetadataLocked(uint64_t cgroup_id, const Attribution& a);
   SeriesLabels LabelsLocked(const Attribution& a,
                             const std::optional<ContainerMetadata>& metadata);
   gpuq_queue_create_event SeedEventLocked(const SysfsQueue& q);
 
   PipelineOptions options_;
   std::unique_ptr<EventSource> source_;
-  CaptureWriter* recorder_ = nullptr;
-  std::string record_container_;  ///< "" = record everything
-  /// `record --container`'s; null: every record is written.
-  std::unique_ptr<RecordFilter> record_filter_;
-
   std::mutex mu_;
   CgroupResolver resolver_;
   Attributor attributor_;
   Model model_;
   Reconciler reconciler_;
+  CaptureRecording recording_;
   uint64_t doorbell_map_full_ = 0;
   std::vector<ProbeStatus> probes_;
   bool running_ = false;     ///< Run() is reading the source
   std::deque<Event> reads_;  ///< HandleRead()'s, oldest first
-  std::set<uint64_t> recorded_cgroups_;
-  std::set<std::string> recorded_metadata_;  // container ids
-  /// Recorded cgroups whose container's metadata is not recorded yet.
-  std::set<uint64_t> metadata_pending_;
   /// tgid -> synthetic cgroup id on v1 hosts: later events of the process
   /// (teardown in a kworker, after the pid is gone) keep its attribution.
   std::unordered_map<uint32_t, uint64_t> v1_cgroup_of_tgid_;
