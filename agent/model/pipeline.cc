@@ -358,57 +358,6 @@ bool Pipeline::DrainSource() {
   return false;
 }
 
-namespace {
-
-// "pid 12 queue 3 on GPU 43459, ..." for the first few of `queues`.
-template <typename Queue, typename Describe>
-std::string FirstQueues(const std::vector<Queue>& queues, Describe describe) {
-  constexpr size_t kShown = 3;
-  std::string out;
-  for (size_t i = 0; i < queues.size() && i < kShown; ++i) {
-    if (i != 0) out += ", ";
-    out += describe(queues[i]);
-  }
-  if (queues.size() > kShown) {
-    out += fmt::format(" and {} more", queues.size() - kShown);
-  }
-  return out;
-}
-
-}  // namespace
-
-// A correction means a record was lost (a skipped program, a full ring
-// buffer) or the queue predates the agent: counted in
-// gpuq_reconcile_corrections_total, and said here, because a queue added
-// from sysfs has no ring addresses and its submissions are not sampled.
-void Pipeline::LogCorrections(const Reconciler::Actions& actions) {
-  if (!actions.add.empty()) {
-    Log().Write(
-        LogLevel::kInfo,
-        fmt::format(
-            "reconciliation: {} queue(s) in sysfs that no create record "
-            "announced, added without ring addresses (their submissions are "
-            "not sampled): {}",
-            actions.add.size(),
-            FirstQueues(actions.add, [](const SysfsQueue& q) {
-              return fmt::format("pid {} queue {} on GPU {}", q.pid, q.queue_id,
-                                 q.gpu_id);
-            })));
-  }
-  if (!actions.remove.empty()) {
-    Log().Write(
-        LogLevel::kInfo,
-        fmt::format(
-            "reconciliation: {} queue(s) gone from sysfs with no destroy "
-            "record, removed: {}",
-            actions.remove.size(),
-            FirstQueues(actions.remove, [](const QueueState& q) {
-              return fmt::format("pid {} queue {} on GPU {}", q.tgid,
-                                 q.queue_id, q.gpu_id);
-            })));
-  }
-}
-
 void Pipeline::ReconcileNow() {
   // Order matters (README "Seeding and reconciliation"):
   // 1. sysfs is read first. amdkfd emits a queue's create event at the

@@ -205,8 +205,6 @@ class Pipeline {
   /// Applies every event the source has ready, for at most 200 ms; false if
   /// it was not emptied (or failed).
   bool DrainSource();
-  /// Says (info) which queues a reconciliation pass adds or removes.
-  static void LogCorrections(const Reconciler::Actions& actions);
   /// Attributes a kernel event's (final) cgroup id: pins it, admits its
   /// container under the cap, and records its path and metadata.
   void AttributeLocked(uint64_t cgroup_id);

@@ -48,4 +48,8 @@ class Reconciler {
   ReconcileStats stats_;
 };
 
+/// Says (info, one line each) which queues a pass adds or removes, the
+/// first few by pid, queue and GPU.
+void LogCorrections(const Reconciler::Actions& actions);
+
 }  // namespace gpuq
