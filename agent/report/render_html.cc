@@ -9,6 +9,7 @@
 
 #include "common/text_table.h"
 #include "model/container_rows.h"
+#include "report/report_tables.h"
 #include "report/svg_chart.h"
 
 namespace gpuq::report {
@@ -135,6 +136,21 @@ std::string RenderTable(const Table& t, const std::string& id,
   }
   out += "</tbody></table></div>\n";
   return out;
+}
+
+std::string HtmlTableSection(const ReportTable* t, const std::string& prefix) {
+  if (t == nullptr) return "";
+  Table table;
+  for (const ReportColumn& c : t->columns) {
+    table.head.push_back((c.numeric ? "#" : "") + std::string(c.html));
+  }
+  for (const auto& row : t->rows) {
+    std::vector<std::string> cells;
+    for (const ReportCell& cell : row) cells.push_back(cell.text);
+    table.rows.push_back(std::move(cells));
+  }
+  return fmt::format("<h3>{}</h3>\n", Escape(t->html_title)) +
+         RenderTable(table, prefix + t->html_id, t->html_empty);
 }
 
 const char* ClassKey(QueueClass c) {
@@ -605,14 +621,9 @@ std::string RunSection(const RunReport& r, const std::string& name, size_t i) {
   }
   out += RenderTable(ev, p + "eviction-list", "");
 
-  out += "<h3>Queue creation failures</h3>\n";
-  Table cf{{"container", "#pid", "#GPU", "error", "#count"}, {}};
-  for (const auto& f : r.create_failure_list) {
-    cf.rows.push_back(
-        {OwnerName(f.owner), U(f.pid), U(f.gpu_id), f.error, U(f.count)});
-  }
-  out += RenderTable(cf, p + "create-failures",
-                     "No queue creation failed in this run.");
+  ReportTablePlacement tables(r);
+  out += HtmlTableSection(tables.Take("create_failure_list"), p);
+  for (const ReportTable* t : tables.Rest()) out += HtmlTableSection(t, p);
   out += "</section>\n";
   return out;
 }

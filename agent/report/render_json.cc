@@ -1,13 +1,11 @@
 #include "report/render_json.h"
 
+#include "report/report_tables.h"
+
 namespace gpuq::report {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-Json OwnerJson(const Owner& o) {
-  return Json{{"container", o.container}, {"pod", o.pod}, {"namespace", o.ns}};
-}
 
 Json Stats(const DurationStats& d) {
   return Json{{"count", d.count}, {"sum_s", d.sum}, {"min_s", d.min},
@@ -211,15 +209,21 @@ nlohmann::ordered_json RunJson(const RunReport& r) {
   }
   run["eviction_list"] = evictions;
 
-  Json failures = Json::array();
-  for (const CreateFailureRow& f : r.create_failure_list) {
-    failures.push_back(Json{{"owner", OwnerJson(f.owner)},
-                            {"pid", f.pid},
-                            {"gpu_id", f.gpu_id},
-                            {"error", f.error},
-                            {"count", f.count}});
-  }
-  run["create_failure_list"] = failures;
+  ReportTablePlacement tables(r);
+  const auto add = [&run](const ReportTable* t) {
+    if (t == nullptr) return;
+    Json rows = Json::array();
+    for (const auto& row : t->rows) {
+      Json object = Json::object();
+      for (size_t i = 0; i < row.size() && i < t->columns.size(); ++i) {
+        object[t->columns[i].json] = row[i].json;
+      }
+      rows.push_back(std::move(object));
+    }
+    run[t->key] = std::move(rows);
+  };
+  add(tables.Take("create_failure_list"));
+  for (const ReportTable* t : tables.Rest()) add(t);
 
   const Timeline& t = r.timeline;
   run["timeline"] = Json{{"step_s", t.step_s},

@@ -8,6 +8,7 @@
 #include "common/text_table.h"
 #include "model/container_rows.h"
 #include "report/report_format.h"
+#include "report/report_tables.h"
 
 namespace gpuq::report {
 
@@ -73,6 +74,19 @@ uint64_t MaxPerGpu(const std::map<uint32_t, uint64_t>& peaks) {
 }
 
 std::string ClassCell(QueueClass c) { return QueueClassName(c); }
+
+std::string TextTableSection(const ReportTable* t, bool md) {
+  if (t == nullptr) return "";
+  std::vector<std::string> header;
+  for (const ReportColumn& c : t->columns) header.emplace_back(c.text);
+  TextTable table(header);
+  for (const auto& row : t->rows) {
+    std::vector<std::string> cells;
+    for (const ReportCell& cell : row) cells.push_back(cell.text);
+    table.Add(std::move(cells));
+  }
+  return Section(t->text_title, md) + Emit(table, md);
+}
 
 }  // namespace
 
@@ -288,13 +302,8 @@ std::string RenderRunText(const RunReport& r, bool md) {
   }
   out += Emit(evictions, md);
 
-  out += Section("Create failures", md);
-  TextTable failures({"CONTAINER", "PID", "GPU_ID", "ERROR", "COUNT"});
-  for (const CreateFailureRow& f : r.create_failure_list) {
-    failures.Add(
-        {Container(f.owner), N(f.pid), N(f.gpu_id), f.error, N(f.count)});
-  }
-  out += Emit(failures, md);
+  ReportTablePlacement tables(r);
+  out += TextTableSection(tables.Take("create_failure_list"), md);
 
   out += Section("Classification", md);
   TextTable classes({"SCOPE", "NAME", "GPUS", "QUEUES_PEAK", "MAX_PER_GPU",
@@ -321,6 +330,7 @@ std::string RenderRunText(const RunReport& r, bool md) {
          QueueClassVerdict(p.classification)});
   }
   out += Rendered(classes, md);
+  for (const ReportTable* t : tables.Rest()) out += TextTableSection(t, md);
   return out;
 }
 

@@ -816,6 +816,19 @@ RunReport Analyzer::Impl::Finish() {
             [](const ContainerRow& a, const ContainerRow& b) {
               return a.owner < b.owner;
             });
+  for (const auto& [key, t] : ContainerGpuRows(s)) {
+    ContainerGpuEndRow row;
+    row.owner = Owner{key.container, key.pod, key.ns};
+    row.gpu_id = key.gpu_id;
+    row.compute = t.compute;
+    row.sdma = t.sdma;
+    row.other = t.other;
+    row.created = t.creates;
+    for (uint64_t n : t.destroys) row.destroyed += n;
+    row.submissions = t.submissions;
+    row.unsampled = t.Unsampled();
+    r.container_gpus_at_end.push_back(row);
+  }
 
   // ---- Processes ----
   for (const auto& [pid, p] : processes_) {

@@ -179,6 +179,20 @@ struct CreateFailureRow {
   uint64_t count = 0;
 };
 
+/// A container on a GPU at the capture's end: the row `--once` shows
+/// (model/container_rows.h), for containers that still have series there.
+struct ContainerGpuEndRow {
+  Owner owner;
+  uint32_t gpu_id = 0;
+  uint64_t compute = 0;  ///< live queues by column (model/queue_column.h)
+  uint64_t sdma = 0;
+  uint64_t other = 0;
+  uint64_t created = 0;
+  uint64_t destroyed = 0;  ///< every destroy reason
+  uint64_t submissions = 0;
+  uint64_t unsampled = 0;  ///< live compute queues not sampled
+};
+
 // ---- Time series and slices (HTML charts, Perfetto tracks) ----
 
 /// A value per time bucket (bucket i covers [i*step, (i+1)*step)).
@@ -268,6 +282,7 @@ struct RunReport {
   std::vector<RunlistRow> runlist;
   std::vector<EvictionRow> eviction_list;
   std::vector<CreateFailureRow> create_failure_list;
+  std::vector<ContainerGpuEndRow> container_gpus_at_end;
   Timeline timeline;
 };
 

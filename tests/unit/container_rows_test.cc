@@ -265,6 +265,30 @@ TEST_P(ScenarioRowsTest, OnceTopAndReportAgreePerContainer) {
     ASSERT_NE(it, report.end()) << "report has no row for '" << name << "'";
     EXPECT_EQ(it->second, f) << "container '" << name << "'";
   }
+  // Its queues per container and GPU at the end are --once's rows, queue
+  // columns included.
+  Capture capture;
+  capture.events = events;
+  const report::RunReport r = report::AnalyzeCapture(capture, GetParam());
+  std::map<std::string, Figures> at_end;
+  for (const report::ContainerGpuEndRow& g : r.container_gpus_at_end) {
+    Figures& f = at_end[g.owner.container];
+    f.compute += g.compute;
+    f.sdma += g.sdma;
+    f.other += g.other;
+    f.submissions += g.submissions;
+    f.unsampled += g.unsampled;
+  }
+  EXPECT_EQ(at_end.size(), once.size());
+  for (const auto& [name, f] : once) {
+    auto it = at_end.find(name);
+    ASSERT_NE(it, at_end.end()) << "no row at the end for '" << name << "'";
+    const Figures& e = it->second;
+    EXPECT_EQ(
+        std::make_tuple(e.compute, e.sdma, e.other, e.submissions, e.unsampled),
+        std::make_tuple(f.compute, f.sdma, f.other, f.submissions, f.unsampled))
+        << "container '" << name << "'";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Scenarios, ScenarioRowsTest,
