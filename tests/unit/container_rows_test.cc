@@ -135,13 +135,18 @@ std::map<std::string, Figures> TopFigures(const Snapshot& s) {
   return out;
 }
 
+/// `report` on a capture of `events`.
+report::RunReport Analyze(const std::vector<Event>& events) {
+  Capture capture;
+  capture.events = events;
+  return report::AnalyzeCapture(capture, "rows");
+}
+
 /// The report's containers table; queues by type from its per-(GPU, type)
 /// table, which has no container: only for a capture with one container.
 std::map<std::string, Figures> ReportFigures(const std::vector<Event>& events,
                                              bool one_container) {
-  Capture capture;
-  capture.events = events;
-  const report::RunReport r = report::AnalyzeCapture(capture, "rows");
+  const report::RunReport r = Analyze(events);
   std::map<std::string, Figures> out;
   for (const report::ContainerRow& c : r.containers) {
     Figures& f = out[c.owner.container];
@@ -158,6 +163,23 @@ std::map<std::string, Figures> ReportFigures(const std::vector<Event>& events,
     for (const report::GpuQueueRow& g : r.gpu_queues) {
       if (g.at_end > 0) f.live_by_type[g.queue_type] += g.at_end;
     }
+  }
+  return out;
+}
+
+/// The report's queues per container and GPU at the end, summed per
+/// container: the queue columns, submissions and unsampled queues.
+std::map<std::string, Figures> ReportAtEndFigures(
+    const std::vector<Event>& events) {
+  std::map<std::string, Figures> out;
+  for (const report::ContainerGpuEndRow& g :
+       Analyze(events).container_gpus_at_end) {
+    Figures& f = out[g.owner.container];
+    f.compute += g.compute;
+    f.sdma += g.sdma;
+    f.other += g.other;
+    f.submissions += g.submissions;
+    f.unsampled += g.unsampled;
   }
   return out;
 }
@@ -191,9 +213,7 @@ TEST(ContainerRowsTest, OnceTopAndReportAgreeOnEveryQueueType) {
     auto report = ReportFigures(events, true);
     ASSERT_EQ(report.size(), 1u) << type;
     EXPECT_EQ(report.begin()->second.live_by_type, o.live_by_type) << type;
-    Capture capture;
-    capture.events = events;
-    const report::RunReport r = report::AnalyzeCapture(capture, "rows");
+    const report::RunReport r = Analyze(events);
     ASSERT_EQ(r.containers.size(), 1u) << type;
     EXPECT_EQ(r.containers[0].compute_peak, o.compute) << "type " << type;
     EXPECT_EQ(r.containers[0].unsampled_at_end, o.unsampled) << type;
@@ -267,18 +287,7 @@ TEST_P(ScenarioRowsTest, OnceTopAndReportAgreePerContainer) {
   }
   // Its queues per container and GPU at the end are --once's rows, queue
   // columns included.
-  Capture capture;
-  capture.events = events;
-  const report::RunReport r = report::AnalyzeCapture(capture, GetParam());
-  std::map<std::string, Figures> at_end;
-  for (const report::ContainerGpuEndRow& g : r.container_gpus_at_end) {
-    Figures& f = at_end[g.owner.container];
-    f.compute += g.compute;
-    f.sdma += g.sdma;
-    f.other += g.other;
-    f.submissions += g.submissions;
-    f.unsampled += g.unsampled;
-  }
+  const auto at_end = ReportAtEndFigures(events);
   EXPECT_EQ(at_end.size(), once.size());
   for (const auto& [name, f] : once) {
     auto it = at_end.find(name);
