@@ -26,7 +26,6 @@ using Json = nlohmann::ordered_json;
 // and `report` show; their labels are the collector's.
 
 std::string Num(double v) { return fmt::format("{}", v); }
-std::string Num(uint64_t v) { return std::to_string(v); }
 double OffSeconds(const RowTotals& row) {
   return static_cast<double>(row.off_ns) / 1e9;
 }
@@ -219,27 +218,10 @@ std::string RenderTable(const Snapshot& s) {
   out += fmt::format("gpuq-agent snapshot: source {}, {} events\n\n", s.source,
                      events);
 
-  TextTable queues({"CONTAINER",
-                    "ID",
-                    "POD",
-                    "NAMESPACE",
-                    "GPU_ID",
-                    "COMPUTE",
-                    "SDMA",
-                    "OTHER",
-                    "PROCS",
-                    "HIGH_PRIO",
-                    "CU_RESTRICTED",
-                    "CREATED",
-                    "DESTROYED(ioctl/exit)",
-                    "SUBMITTED",
-                    "SUBMIT/S",
-                    "PENDING",
-                    "UNSAMPLED",
-                    "UNMAPS",
-                    "PREEMPTED(self/other)",
-                    "OFF_GPU_S",
-                    "EVICTIONS"});
+  std::vector<std::string> header = {"CONTAINER", "ID", "POD", "NAMESPACE",
+                                     "GPU_ID"};
+  for (const RowColumn& c : RowColumns()) header.emplace_back(c.header);
+  TextTable queues(header);
   const auto info = ContainerInfo(s);
   uint64_t total_live = 0;
   for (const auto& [key, row] : ContainerGpuRows(s)) {
@@ -247,29 +229,11 @@ std::string RenderTable(const Snapshot& s) {
     auto ci = info.find({key.container, key.pod, key.ns});
     const std::string id =
         ci == info.end() ? "-" : ci->second->container_id.substr(0, 12);
-    queues.Add(
-        {ContainerOrHost(key.container),
-         id,
-         DashIfEmpty(key.pod),
-         DashIfEmpty(key.ns),
-         std::to_string(key.gpu_id),
-         Num(row.compute),
-         Num(row.sdma),
-         Num(row.other),
-         Num(row.processes),
-         Num(row.high_priority),
-         Num(row.cu_restricted),
-         Num(row.creates),
-         fmt::format("{}/{}", row.destroys[GPUQ_DESTROY_IOCTL],
-                     row.destroys[GPUQ_DESTROY_PROCESS_EXIT]),
-         Num(row.submissions),
-         FormatRate(row.submission_rate),
-         Num(row.pending),
-         Num(row.Unsampled()),
-         Num(row.unmaps_caused),
-         fmt::format("{}/{}", row.preempted_by_self, row.preempted_by_others),
-         fmt::format("{:.3f}", OffSeconds(row)),
-         Num(row.evictions)});
+    std::vector<std::string> cells = {ContainerOrHost(key.container), id,
+                                      DashIfEmpty(key.pod), DashIfEmpty(key.ns),
+                                      std::to_string(key.gpu_id)};
+    for (const RowColumn& c : RowColumns()) cells.push_back(c.text(row));
+    queues.Add(std::move(cells));
   }
   out += "HARDWARE QUEUES\n" + queues.Render();
   out += fmt::format("live queues: {}\n", total_live);

@@ -1,5 +1,8 @@
 #include "model/container_rows.h"
 
+#include <fmt/format.h>
+
+#include "common/text_table.h"
 #include "model/queue_column.h"
 
 namespace gpuq {
@@ -93,6 +96,75 @@ std::map<ContainerGpu, RowTotals> ContainerGpuRows(const Snapshot& s) {
     rows[{l.container, l.pod, l.ns, key.second}] += totals;
   }
   return rows;
+}
+
+namespace {
+
+// A column whose cell is one count.
+template <uint64_t (*kCount)(const RowTotals&)>
+RowColumn CountColumn(const char* header, const char* key, size_t top_width = 0,
+                      int top_drop_rank = 0) {
+  return {header,
+          key,
+          [](const RowTotals& t) { return std::to_string(kCount(t)); },
+          kCount,
+          nullptr,
+          top_width,
+          top_drop_rank};
+}
+
+uint64_t Compute(const RowTotals& t) { return t.compute; }
+uint64_t Sdma(const RowTotals& t) { return t.sdma; }
+uint64_t Other(const RowTotals& t) { return t.other; }
+uint64_t Processes(const RowTotals& t) { return t.processes; }
+uint64_t HighPriority(const RowTotals& t) { return t.high_priority; }
+uint64_t CuRestricted(const RowTotals& t) { return t.cu_restricted; }
+uint64_t Creates(const RowTotals& t) { return t.creates; }
+uint64_t Submissions(const RowTotals& t) { return t.submissions; }
+uint64_t Pending(const RowTotals& t) { return t.pending; }
+uint64_t Unsampled(const RowTotals& t) { return t.Unsampled(); }
+uint64_t UnmapsCaused(const RowTotals& t) { return t.unmaps_caused; }
+uint64_t Evictions(const RowTotals& t) { return t.evictions; }
+
+}  // namespace
+
+const std::vector<RowColumn>& RowColumns() {
+  static const std::vector<RowColumn> kColumns = {
+      CountColumn<Compute>("COMPUTE", "compute"),
+      CountColumn<Sdma>("SDMA", "sdma"),
+      CountColumn<Other>("OTHER", "other"),
+      CountColumn<Processes>("PROCS", "processes"),
+      CountColumn<HighPriority>("HIGH_PRIO", "high_priority", 9, 11),
+      CountColumn<CuRestricted>("CU_RESTRICTED", "cu_restricted", 13, 12),
+      CountColumn<Creates>("CREATED", "created"),
+      {"DESTROYED(ioctl/exit)", "destroyed_ioctl_exit",
+       [](const RowTotals& t) {
+         return fmt::format("{}/{}", t.destroys[GPUQ_DESTROY_IOCTL],
+                            t.destroys[GPUQ_DESTROY_PROCESS_EXIT]);
+       }},
+      CountColumn<Submissions>("SUBMITTED", "submissions"),
+      {"SUBMIT/S", "submissions_per_s",
+       [](const RowTotals& t) { return FormatRate(t.submission_rate); },
+       nullptr, [](const RowTotals& t) { return t.submission_rate; }},
+      CountColumn<Pending>("PENDING", "pending"),
+      CountColumn<Unsampled>("UNSAMPLED", "unsampled", 9, 13),
+      CountColumn<UnmapsCaused>("UNMAPS", "unmaps_caused"),
+      {"PREEMPTED(self/other)", "preempted_self_other",
+       [](const RowTotals& t) {
+         return fmt::format("{}/{}", t.preempted_by_self,
+                            t.preempted_by_others);
+       }},
+      {"OFF_GPU_S", "seconds_off_gpu",
+       [](const RowTotals& t) {
+         return fmt::format("{:.3f}", static_cast<double>(t.off_ns) / 1e9);
+       },
+       nullptr,
+       [](const RowTotals& t) -> std::optional<double> {
+         return static_cast<double>(t.off_ns) / 1e9;
+       }},
+      CountColumn<Evictions>("EVICTIONS", "evictions"),
+  };
+  return kColumns;
 }
 
 }  // namespace gpuq

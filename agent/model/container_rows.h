@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "model/pipeline.h"
 #include "model/unsampled.h"
@@ -78,6 +79,23 @@ struct ContainerGpu {
            std::tie(o.container, o.pod, o.ns, o.gpu_id);
   }
 };
+
+/// A column of the (container, GPU) rows. `--once`'s table and the report's
+/// queues at the end show every one after the row's labels and GPU, in
+/// this order; `top` those with a top width, after its own columns. A family
+/// every view shows gets a RowTotals field (summed above) and an entry here.
+struct RowColumn {
+  const char* header;  ///< `--once`'s and the report's text: "UNSAMPLED"
+  const char* key;     ///< the report's HTML header and JSON member
+  std::string (*text)(const RowTotals&);
+  /// The JSON value: `count`'s, else `real`'s (null when none), else the
+  /// text (a cell of two figures, "1/0").
+  uint64_t (*count)(const RowTotals&) = nullptr;
+  std::optional<double> (*real)(const RowTotals&) = nullptr;
+  size_t top_width = 0;   ///< 0: not in `top`
+  int top_drop_rank = 0;  ///< `top` drops higher ranks first when narrow
+};
+const std::vector<RowColumn>& RowColumns();
 
 /// RowsByCgroupGpu summed by labels: cgroups whose labels coincide (a
 /// container's nested cgroups, folded containers) share a row, as their

@@ -36,28 +36,32 @@ ReportTable CreateFailures(const RunReport& r) {
 }
 
 // The rows --once shows, at the capture's end: what a live `--once` would
-// have printed then.
+// have printed then, one column per RowColumns() entry.
 ReportTable ContainerGpusAtEnd(const RunReport& r) {
-  ReportTable t{"container_gpus_at_end",
-                "container-gpus-at-end",
-                "Queues per container and GPU at the end",
-                "Queues per container and GPU at the end of the run",
-                "No container held a queue at the end of the run.",
-                {{"CONTAINER", "container", "owner"},
-                 {"GPU_ID", "GPU", "gpu_id", true},
-                 {"COMPUTE", "compute", "compute", true},
-                 {"SDMA", "SDMA", "sdma", true},
-                 {"OTHER", "other", "other", true},
-                 {"CREATED", "created", "created", true},
-                 {"DESTROYED", "destroyed", "destroyed", true},
-                 {"SUBMISSIONS", "submissions", "submissions", true},
-                 {"UNSAMPLED", "unsampled", "unsampled", true}},
-                {}};
+  ReportTable t{
+      "container_gpus_at_end",
+      "container-gpus-at-end",
+      "Queues per container and GPU at the end",
+      "Queues per container and GPU at the end of the run",
+      "No container held a queue at the end of the run.",
+      {{"CONTAINER", "container", "owner"}, {"GPU_ID", "GPU", "gpu_id", true}},
+      {}};
+  for (const RowColumn& c : RowColumns()) {
+    t.columns.push_back({c.header, c.key, c.key, true});
+  }
   for (const ContainerGpuEndRow& g : r.container_gpus_at_end) {
-    t.rows.push_back({OwnerCell(g.owner), Count(g.gpu_id), Count(g.compute),
-                      Count(g.sdma), Count(g.other), Count(g.created),
-                      Count(g.destroyed), Count(g.submissions),
-                      Count(g.unsampled)});
+    std::vector<ReportCell> cells = {OwnerCell(g.owner), Count(g.gpu_id)};
+    for (const RowColumn& c : RowColumns()) {
+      Json value = c.text(g.totals);
+      if (c.count != nullptr) {
+        value = c.count(g.totals);
+      } else if (c.real != nullptr) {
+        const auto real = c.real(g.totals);
+        value = real ? Json(*real) : Json();
+      }
+      cells.push_back({c.text(g.totals), std::move(value)});
+    }
+    t.rows.push_back(std::move(cells));
   }
   return t;
 }

@@ -820,13 +820,7 @@ RunReport Analyzer::Impl::Finish() {
     ContainerGpuEndRow row;
     row.owner = Owner{key.container, key.pod, key.ns};
     row.gpu_id = key.gpu_id;
-    row.compute = t.compute;
-    row.sdma = t.sdma;
-    row.other = t.other;
-    row.created = t.creates;
-    for (uint64_t n : t.destroys) row.destroyed += n;
-    row.submissions = t.submissions;
-    row.unsampled = t.Unsampled();
+    row.totals = t;
     r.container_gpus_at_end.push_back(row);
   }
 

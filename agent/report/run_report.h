@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "model/container_rows.h"
+
 namespace gpuq::report {
 
 /// Who a series belongs to: the exported container labels ("" = host).
@@ -179,18 +181,12 @@ struct CreateFailureRow {
   uint64_t count = 0;
 };
 
-/// A container on a GPU at the capture's end: the row `--once` shows
-/// (model/container_rows.h), for containers that still have series there.
+/// A container on a GPU at the capture's end: the row `--once` shows, for
+/// containers that still have series there (its columns: RowColumns()).
 struct ContainerGpuEndRow {
   Owner owner;
   uint32_t gpu_id = 0;
-  uint64_t compute = 0;  ///< live queues by column (model/queue_column.h)
-  uint64_t sdma = 0;
-  uint64_t other = 0;
-  uint64_t created = 0;
-  uint64_t destroyed = 0;  ///< every destroy reason
-  uint64_t submissions = 0;
-  uint64_t unsampled = 0;  ///< live compute queues not sampled
+  RowTotals totals;
 };
 
 // ---- Time series and slices (HTML charts, Perfetto tracks) ----

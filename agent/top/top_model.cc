@@ -82,35 +82,46 @@ struct Column {
   std::optional<TopSort> sort;
 };
 
+// top's own columns (rates between two updates among them), then the row
+// model's columns that have a top width (model/container_rows.h).
 const std::vector<Column>& Columns() {
-  static const std::vector<Column> columns = {
-      {"QUEUES", 7, 0, TopSort::kQueues},
-      {"COMPUTE", 7, 9, std::nullopt},
-      {"SDMA", 5, 8, std::nullopt},
-      {"OTHER", 5, 10, std::nullopt},
-      {"PROCS", 5, 7, std::nullopt},
-      {"SUBMIT/S", 10, 1, TopSort::kSubmitRate},
-      {"PENDING", 8, 5, TopSort::kPending},
-      {"UNMAPS/S", 9, 2, TopSort::kUnmapRate},
-      {"EVICT/S", 8, 4, TopSort::kEvictRate},
-      {"PREEMPT/S", 10, 3, TopSort::kPreemptRate},
-      {"OFF_S", 8, 6, std::nullopt},
-      {"HIGH_PRIO", 9, 11, std::nullopt},
-      {"CU_RESTRICTED", 13, 12, std::nullopt},
-      {"UNSAMPLED", 9, 13, std::nullopt},
-  };
+  static const std::vector<Column> columns = [] {
+    std::vector<Column> list = {
+        {"QUEUES", 7, 0, TopSort::kQueues},
+        {"COMPUTE", 7, 9, std::nullopt},
+        {"SDMA", 5, 8, std::nullopt},
+        {"OTHER", 5, 10, std::nullopt},
+        {"PROCS", 5, 7, std::nullopt},
+        {"SUBMIT/S", 10, 1, TopSort::kSubmitRate},
+        {"PENDING", 8, 5, TopSort::kPending},
+        {"UNMAPS/S", 9, 2, TopSort::kUnmapRate},
+        {"EVICT/S", 8, 4, TopSort::kEvictRate},
+        {"PREEMPT/S", 10, 3, TopSort::kPreemptRate},
+        {"OFF_S", 8, 6, std::nullopt},
+    };
+    for (const RowColumn& c : RowColumns()) {
+      if (c.top_width > 0) {
+        list.push_back({c.header, c.top_width, c.top_drop_rank, std::nullopt});
+      }
+    }
+    return list;
+  }();
   return columns;
 }
 
 std::vector<std::string> Cells(const TopRow& row) {
   const RowTotals& t = row.totals;
-  return {std::to_string(t.Live()),        std::to_string(t.compute),
-          std::to_string(t.sdma),          std::to_string(t.other),
-          std::to_string(t.processes),     FormatRate(row.submit_rate),
-          std::to_string(t.pending),       FormatRate(row.unmap_rate),
-          FormatRate(row.evict_rate),      FormatRate(row.preempt_rate),
-          FormatOffSeconds(t.off_ns),      std::to_string(t.high_priority),
-          std::to_string(t.cu_restricted), std::to_string(t.Unsampled())};
+  std::vector<std::string> cells = {
+      std::to_string(t.Live()),    std::to_string(t.compute),
+      std::to_string(t.sdma),      std::to_string(t.other),
+      std::to_string(t.processes), FormatRate(row.submit_rate),
+      std::to_string(t.pending),   FormatRate(row.unmap_rate),
+      FormatRate(row.evict_rate),  FormatRate(row.preempt_rate),
+      FormatOffSeconds(t.off_ns)};
+  for (const RowColumn& c : RowColumns()) {
+    if (c.top_width > 0) cells.push_back(c.text(t));
+  }
+  return cells;
 }
 
 std::string Fit(const std::string& text, size_t width) {

@@ -175,11 +175,11 @@ std::map<std::string, Figures> ReportAtEndFigures(
   for (const report::ContainerGpuEndRow& g :
        Analyze(events).container_gpus_at_end) {
     Figures& f = out[g.owner.container];
-    f.compute += g.compute;
-    f.sdma += g.sdma;
-    f.other += g.other;
-    f.submissions += g.submissions;
-    f.unsampled += g.unsampled;
+    f.compute += g.totals.compute;
+    f.sdma += g.totals.sdma;
+    f.other += g.totals.other;
+    f.submissions += g.totals.submissions;
+    f.unsampled += g.totals.Unsampled();
   }
   return out;
 }
