@@ -26,9 +26,6 @@ using Json = nlohmann::ordered_json;
 // and `report` show; their labels are the collector's.
 
 std::string Num(double v) { return fmt::format("{}", v); }
-double OffSeconds(const RowTotals& row) {
-  return static_cast<double>(row.off_ns) / 1e9;
-}
 
 // Live queues by queue type label, as gpuq_queues has them.
 std::map<std::string, double> QueuesByType(const RowTotals& row) {
@@ -424,7 +421,7 @@ std::string RenderJson(const Snapshot& s) {
          {"runlist_unmaps_caused", d(row.unmaps_caused)},
          {"preempted_by_self", d(row.preempted_by_self)},
          {"preempted_by_others", d(row.preempted_by_others)},
-         {"seconds_off_gpu", OffSeconds(row)},
+         {"seconds_off_gpu", row.OffSeconds()},
          {"evictions", d(row.evictions)}});
   }
   Json procs = Json::array();

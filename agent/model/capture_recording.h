@@ -28,7 +28,6 @@ class CaptureRecording {
   void SetWriter(CaptureWriter* writer);
   /// Records only container `wanted`'s processes (RecordFilter).
   void OnlyContainer(std::string wanted);
-  bool recording() const { return writer_ != nullptr; }
 
   /// Writes one record (nothing when not recording).
   void Write(const Event& event);

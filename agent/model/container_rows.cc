@@ -128,6 +128,10 @@ uint64_t Evictions(const RowTotals& t) { return t.evictions; }
 
 }  // namespace
 
+std::string OffSecondsCell(const RowTotals& t) {
+  return fmt::format("{:.3f}", t.OffSeconds());
+}
+
 const std::vector<RowColumn>& RowColumns() {
   static const std::vector<RowColumn> kColumns = {
       CountColumn<Compute>("COMPUTE", "compute"),
@@ -154,13 +158,9 @@ const std::vector<RowColumn>& RowColumns() {
          return fmt::format("{}/{}", t.preempted_by_self,
                             t.preempted_by_others);
        }},
-      {"OFF_GPU_S", "seconds_off_gpu",
-       [](const RowTotals& t) {
-         return fmt::format("{:.3f}", static_cast<double>(t.off_ns) / 1e9);
-       },
-       nullptr,
+      {"OFF_GPU_S", "seconds_off_gpu", OffSecondsCell, nullptr,
        [](const RowTotals& t) -> std::optional<double> {
-         return static_cast<double>(t.off_ns) / 1e9;
+         return t.OffSeconds();
        }},
       CountColumn<Evictions>("EVICTIONS", "evictions"),
   };

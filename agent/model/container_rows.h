@@ -58,6 +58,7 @@ struct RowTotals {
   uint64_t Live() const { return compute + sdma + other; }
   uint64_t Unsampled() const;
   uint64_t Preempted() const { return preempted_by_self + preempted_by_others; }
+  double OffSeconds() const { return static_cast<double>(off_ns) / 1e9; }
   RowTotals& operator+=(const RowTotals& o);
 };
 
@@ -96,6 +97,8 @@ struct RowColumn {
   int top_drop_rank = 0;  ///< `top` drops higher ranks first when narrow
 };
 const std::vector<RowColumn>& RowColumns();
+/// The seconds off the GPU as every view prints them: "12.784".
+std::string OffSecondsCell(const RowTotals& t);
 
 /// RowsByCgroupGpu summed by labels: cgroups whose labels coincide (a
 /// container's nested cgroups, folded containers) share a row, as their

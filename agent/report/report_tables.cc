@@ -52,14 +52,15 @@ ReportTable ContainerGpusAtEnd(const RunReport& r) {
   for (const ContainerGpuEndRow& g : r.container_gpus_at_end) {
     std::vector<ReportCell> cells = {OwnerCell(g.owner), Count(g.gpu_id)};
     for (const RowColumn& c : RowColumns()) {
-      Json value = c.text(g.totals);
+      std::string text = c.text(g.totals);
+      Json value = text;
       if (c.count != nullptr) {
         value = c.count(g.totals);
       } else if (c.real != nullptr) {
         const auto real = c.real(g.totals);
         value = real ? Json(*real) : Json();
       }
-      cells.push_back({c.text(g.totals), std::move(value)});
+      cells.push_back({std::move(text), std::move(value)});
     }
     t.rows.push_back(std::move(cells));
   }

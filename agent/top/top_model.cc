@@ -67,12 +67,6 @@ void AddRates(TopRow* total, const TopRow& gpu) {
   add(&total->preempt_rate, gpu.preempt_rate);
 }
 
-// Seconds in total: a window's time is credited when its queues are back,
-// so a rate of it would jump past 100% when a long window closes.
-std::string FormatOffSeconds(uint64_t off_ns) {
-  return fmt::format("{:.3f}", static_cast<double>(off_ns) / 1e9);
-}
-
 /// One column of the screen: its header, width, and when it is left out on
 /// a narrow terminal (higher drops first; 0 never).
 struct Column {
@@ -112,12 +106,14 @@ const std::vector<Column>& Columns() {
 std::vector<std::string> Cells(const TopRow& row) {
   const RowTotals& t = row.totals;
   std::vector<std::string> cells = {
-      std::to_string(t.Live()),    std::to_string(t.compute),
-      std::to_string(t.sdma),      std::to_string(t.other),
+      std::to_string(t.Live()), std::to_string(t.compute),
+      std::to_string(t.sdma), std::to_string(t.other),
       std::to_string(t.processes), FormatRate(row.submit_rate),
-      std::to_string(t.pending),   FormatRate(row.unmap_rate),
-      FormatRate(row.evict_rate),  FormatRate(row.preempt_rate),
-      FormatOffSeconds(t.off_ns)};
+      std::to_string(t.pending), FormatRate(row.unmap_rate),
+      FormatRate(row.evict_rate), FormatRate(row.preempt_rate),
+      // Seconds in total: a window's time is credited when its queues are
+      // back, so a rate of it would jump past 100% when a long window closes.
+      OffSecondsCell(t)};
   for (const RowColumn& c : RowColumns()) {
     if (c.top_width > 0) cells.push_back(c.text(t));
   }
