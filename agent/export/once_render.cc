@@ -13,6 +13,7 @@
 
 #include "common/text_table.h"
 #include "export/collector.h"
+#include "export/row_json.h"
 #include "model/container_rows.h"
 
 namespace gpuq {
@@ -26,40 +27,6 @@ using Json = nlohmann::ordered_json;
 // and `report` show; their labels are the collector's.
 
 std::string Num(double v) { return fmt::format("{}", v); }
-
-// Live queues by queue type label, as gpuq_queues has them.
-std::map<std::string, double> QueuesByType(const RowTotals& row) {
-  std::map<std::string, double> out;
-  for (const auto& [type, n] : row.live_by_type) {
-    out[QueueTypeLabel(type)] += static_cast<double>(n);
-  }
-  return out;
-}
-
-// Destroys by reason label, as gpuq_queue_destroys_total has them: none for
-// a row without queue series, and "unknown" only once it counted.
-std::map<std::string, double> DestroysByReason(const RowTotals& row) {
-  std::map<std::string, double> out;
-  if (row.live_by_type.empty()) return out;
-  for (uint32_t reason = 0; reason < GPUQ_DESTROY__MAX; ++reason) {
-    if (row.destroys[reason] == 0 && reason == GPUQ_DESTROY_UNKNOWN) continue;
-    out[DestroyReasonLabel(reason)] +=
-        static_cast<double>(row.destroys[reason]);
-  }
-  return out;
-}
-
-// Unsampled queues by reason label, as gpuq_unsampled_queues has them (only
-// the reasons it has a series for).
-std::map<std::string, double> UnsampledByReason(const RowTotals& row) {
-  std::map<std::string, double> out;
-  for (size_t why = 0; why < row.unsampled.size(); ++why) {
-    if (row.unsampled[why] == 0) continue;
-    out[UnsampledReasonLabel(static_cast<UnsampledReason>(why))] =
-        static_cast<double>(row.unsampled[why]);
-  }
-  return out;
-}
 
 // The containers' ids behind a row, by (container, pod, namespace).
 std::map<std::tuple<std::string, std::string, std::string>, const ContainerRow*>
@@ -405,24 +372,9 @@ std::string RenderJson(const Snapshot& s) {
         c["pod_uid"] = ci->second->pod_uid;
       }
     }
-    // Numbers as doubles, as the metric values below are.
-    auto d = [](uint64_t v) { return static_cast<double>(v); };
-    c["gpus"].push_back(
-        {{"gpu_id", std::to_string(key.gpu_id)},
-         {"queues", QueuesByType(row)},
-         {"processes", d(row.processes)},
-         {"creates", d(row.creates)},
-         {"destroys", DestroysByReason(row)},
-         {"submissions", d(row.submissions)},
-         {"submissions_per_second",
-          row.submission_rate ? Json(*row.submission_rate) : Json(nullptr)},
-         {"pending_packets", d(row.pending)},
-         {"unsampled_queues", UnsampledByReason(row)},
-         {"runlist_unmaps_caused", d(row.unmaps_caused)},
-         {"preempted_by_self", d(row.preempted_by_self)},
-         {"preempted_by_others", d(row.preempted_by_others)},
-         {"seconds_off_gpu", row.OffSeconds()},
-         {"evictions", d(row.evictions)}});
+    Json gpu = {{"gpu_id", std::to_string(key.gpu_id)}};
+    gpu.update(RowJson(row));
+    c["gpus"].push_back(std::move(gpu));
   }
   Json procs = Json::array();
   for (const ProcessRow& p : s.process_rows) {

@@ -103,12 +103,14 @@ namespace {
 // A column whose cell is one count.
 template <uint64_t (*kCount)(const RowTotals&)>
 RowColumn CountColumn(const char* header, const char* key, size_t top_width = 0,
-                      int top_drop_rank = 0) {
+                      int top_drop_rank = 0,
+                      RowBreakdown breakdown = RowBreakdown::kNone) {
   return {header,
           key,
           [](const RowTotals& t) { return std::to_string(kCount(t)); },
           kCount,
           nullptr,
+          breakdown,
           top_width,
           top_drop_rank};
 }
@@ -140,24 +142,27 @@ const std::vector<RowColumn>& RowColumns() {
       CountColumn<Processes>("PROCS", "processes"),
       CountColumn<HighPriority>("HIGH_PRIO", "high_priority", 9, 11),
       CountColumn<CuRestricted>("CU_RESTRICTED", "cu_restricted", 13, 12),
-      CountColumn<Creates>("CREATED", "created"),
-      {"DESTROYED(ioctl/exit)", "destroyed_ioctl_exit",
+      CountColumn<Creates>("CREATED", "creates"),
+      {"DESTROYED(ioctl/exit)", "destroys",
        [](const RowTotals& t) {
          return fmt::format("{}/{}", t.destroys[GPUQ_DESTROY_IOCTL],
                             t.destroys[GPUQ_DESTROY_PROCESS_EXIT]);
-       }},
+       },
+       nullptr, nullptr, RowBreakdown::kDestroyReason},
       CountColumn<Submissions>("SUBMITTED", "submissions"),
-      {"SUBMIT/S", "submissions_per_s",
+      {"SUBMIT/S", "submissions_per_second",
        [](const RowTotals& t) { return FormatRate(t.submission_rate); },
        nullptr, [](const RowTotals& t) { return t.submission_rate; }},
-      CountColumn<Pending>("PENDING", "pending"),
-      CountColumn<Unsampled>("UNSAMPLED", "unsampled", 9, 13),
-      CountColumn<UnmapsCaused>("UNMAPS", "unmaps_caused"),
-      {"PREEMPTED(self/other)", "preempted_self_other",
+      CountColumn<Pending>("PENDING", "pending_packets"),
+      CountColumn<Unsampled>("UNSAMPLED", "unsampled_queues", 9, 13,
+                             RowBreakdown::kUnsampledReason),
+      CountColumn<UnmapsCaused>("UNMAPS", "runlist_unmaps_caused"),
+      {"PREEMPTED(self/other)", "preempted",
        [](const RowTotals& t) {
          return fmt::format("{}/{}", t.preempted_by_self,
                             t.preempted_by_others);
-       }},
+       },
+       nullptr, nullptr, RowBreakdown::kPreemptedCausedBy},
       {"OFF_GPU_S", "seconds_off_gpu", OffSecondsCell, nullptr,
        [](const RowTotals& t) -> std::optional<double> {
          return t.OffSeconds();

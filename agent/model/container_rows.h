@@ -81,18 +81,29 @@ struct ContainerGpu {
   }
 };
 
+/// A cell's figures by a label of its metric, for JSON (export/row_json.h
+/// names them with the collector's label values).
+enum class RowBreakdown : uint8_t {
+  kNone,
+  kDestroyReason,     ///< gpuq_queue_destroys_total's `reason`
+  kUnsampledReason,   ///< gpuq_unsampled_queues' `reason`
+  kPreemptedCausedBy  ///< gpuq_queue_preemptions_total's `caused_by`
+};
+
 /// A column of the (container, GPU) rows. `--once`'s table and the report's
 /// queues at the end show every one after the row's labels and GPU, in
-/// this order; `top` those with a top width, after its own columns. A family
+/// this order; `top` those with a top width, after its own columns; and
+/// `--once --output json` and the report's JSON one member each. A family
 /// every view shows gets a RowTotals field (summed above) and an entry here.
 struct RowColumn {
   const char* header;  ///< `--once`'s and the report's text: "UNSAMPLED"
-  const char* key;     ///< the report's HTML header and JSON member
+  const char* key;     ///< the JSON member and the report's HTML header
   std::string (*text)(const RowTotals&);
-  /// The JSON value: `count`'s, else `real`'s (null when none), else the
-  /// text (a cell of two figures, "1/0").
+  /// The JSON value: the breakdown's object, else `count`'s, else `real`'s
+  /// (null when none), else the text.
   uint64_t (*count)(const RowTotals&) = nullptr;
   std::optional<double> (*real)(const RowTotals&) = nullptr;
+  RowBreakdown breakdown = RowBreakdown::kNone;
   size_t top_width = 0;   ///< 0: not in `top`
   int top_drop_rank = 0;  ///< `top` drops higher ranks first when narrow
 };

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "common/text_table.h"
+#include "export/row_json.h"
 #include "model/container_rows.h"
 
 namespace gpuq::report {
@@ -52,15 +53,7 @@ ReportTable ContainerGpusAtEnd(const RunReport& r) {
   for (const ContainerGpuEndRow& g : r.container_gpus_at_end) {
     std::vector<ReportCell> cells = {OwnerCell(g.owner), Count(g.gpu_id)};
     for (const RowColumn& c : RowColumns()) {
-      std::string text = c.text(g.totals);
-      Json value = text;
-      if (c.count != nullptr) {
-        value = c.count(g.totals);
-      } else if (c.real != nullptr) {
-        const auto real = c.real(g.totals);
-        value = real ? Json(*real) : Json();
-      }
-      cells.push_back({std::move(text), std::move(value)});
+      cells.push_back({c.text(g.totals), RowColumnJson(c, g.totals)});
     }
     t.rows.push_back(std::move(cells));
   }

@@ -75,8 +75,8 @@ std::map<std::string, Figures> OnceFigures(const Snapshot& s) {
       }
       f.submissions += g["submissions"].get<uint64_t>();
       f.unmaps_caused += g["runlist_unmaps_caused"].get<uint64_t>();
-      f.preempted_by_self += g["preempted_by_self"].get<uint64_t>();
-      f.preempted_by_others += g["preempted_by_others"].get<uint64_t>();
+      f.preempted_by_self += g["preempted"]["self"].get<uint64_t>();
+      f.preempted_by_others += g["preempted"]["other"].get<uint64_t>();
       f.off_s += g["seconds_off_gpu"].get<double>();
       f.evictions += g["evictions"].get<uint64_t>();
       for (const auto& [why, n] : g["unsampled_queues"].items()) {

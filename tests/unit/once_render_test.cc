@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "export/collector.h"
+#include "model/container_rows.h"
 #include "model/histogram.h"
 #include "model/pipeline.h"
 
@@ -275,9 +276,52 @@ TEST(OnceRenderTest, JsonHasContainersAndMetrics) {
   EXPECT_EQ(g["creates"], 6);
   EXPECT_EQ(g["destroys"]["ioctl"], 1);
   EXPECT_EQ(g["destroys"]["process_exit"], 0);
-  EXPECT_EQ(g["preempted_by_self"], 1);
-  EXPECT_EQ(g["preempted_by_others"], 3);
   EXPECT_DOUBLE_EQ(g["seconds_off_gpu"].get<double>(), 0.3);
+
+  EXPECT_EQ(g["high_priority"], 2);
+  EXPECT_EQ(g["cu_restricted"], 1);
+
+  // One member per column of the table, by its key (model/container_rows.h):
+  // a count as the table's cell, a cell of two figures as an object of
+  // them, named by their metric's labels.
+  const std::vector<std::string> header = RowStartingWith(
+      RenderOnce(SmallSnapshot(), OnceFormat::kTable), "CONTAINER");
+  const std::vector<std::string> cells = RowStartingWith(
+      RenderOnce(SmallSnapshot(), OnceFormat::kTable), "0124dd351391");
+  ASSERT_EQ(header.size(), cells.size());
+  size_t checked = 0;
+  for (const RowColumn& c : RowColumns()) {
+    ASSERT_TRUE(g.contains(c.key)) << c.key;
+    size_t at = 0;
+    while (at < header.size() && header[at] != c.header) ++at;
+    ASSERT_LT(at, header.size()) << c.header;
+    const nlohmann::json& v = g[c.key];
+    auto n = [](const nlohmann::json& j) {
+      return std::to_string(j.get<uint64_t>());
+    };
+    switch (c.breakdown) {
+      case RowBreakdown::kDestroyReason:
+        EXPECT_EQ(n(v["ioctl"]) + "/" + n(v["process_exit"]), cells[at]);
+        break;
+      case RowBreakdown::kPreemptedCausedBy:
+        EXPECT_EQ(n(v["self"]) + "/" + n(v["other"]), cells[at]);
+        break;
+      case RowBreakdown::kUnsampledReason: {
+        uint64_t sum = 0;
+        for (const auto& [why, k] : v.items()) sum += k.get<uint64_t>();
+        EXPECT_EQ(std::to_string(sum), cells[at]);
+        break;
+      }
+      case RowBreakdown::kNone:
+        if (c.count != nullptr) {
+          EXPECT_EQ(n(v), cells[at]) << c.key;
+        }
+        break;
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, RowColumns().size());
+  EXPECT_EQ(g["preempted"], nlohmann::json({{"self", 1}, {"other", 3}}));
 
   ASSERT_EQ((*host)["gpus"].size(), 1u);
   const auto& h = (*host)["gpus"][0];
