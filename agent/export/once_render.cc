@@ -201,16 +201,13 @@ std::string RenderTable(const Snapshot& s) {
   }
   out += "HARDWARE QUEUES\n" + queues.Render();
   out += fmt::format("live queues: {}\n", total_live);
-  out +=
-      "HIGH_PRIO: live queues at amdkfd's high pipe priority (queue "
-      "priority 11-15); CU_RESTRICTED: live queues a CU mask fences to a "
-      "subset of the GPU's CUs; "
-      "SUBMIT/S: AQL packets per second between the last two samples; "
-      "UNSAMPLED: live compute queues whose submissions are not counted "
-      "(why: gpuq_unsampled_queues, --output json); "
-      "UNMAPS: runlist preemptions the container's operations caused; "
-      "PREEMPTED: times its queues were taken off the GPU, by its own "
-      "operations and by others'; OFF_GPU_S: seconds they were off\n\n";
+  std::string legend;
+  for (const RowColumn& c : RowColumns()) {
+    if (*c.help == '\0') continue;
+    legend +=
+        fmt::format("{}{}: {}", legend.empty() ? "" : "; ", c.header, c.help);
+  }
+  out += legend + "\n\n";
 
   // The sections below the containers' list what /metrics says, read from
   // the collector's own families: their rules (sums, sort order, which

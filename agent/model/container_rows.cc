@@ -102,11 +102,12 @@ namespace {
 
 // A column whose cell is one count.
 template <uint64_t (*kCount)(const RowTotals&)>
-RowColumn CountColumn(const char* header, const char* key, size_t top_width = 0,
-                      int top_drop_rank = 0,
+RowColumn CountColumn(const char* header, const char* key, const char* help,
+                      size_t top_width = 0, int top_drop_rank = 0,
                       RowBreakdown breakdown = RowBreakdown::kNone) {
   return {header,
           key,
+          help,
           [](const RowTotals& t) { return std::to_string(kCount(t)); },
           kCount,
           nullptr,
@@ -136,38 +137,52 @@ std::string OffSecondsCell(const RowTotals& t) {
 
 const std::vector<RowColumn>& RowColumns() {
   static const std::vector<RowColumn> kColumns = {
-      CountColumn<Compute>("COMPUTE", "compute"),
-      CountColumn<Sdma>("SDMA", "sdma"),
-      CountColumn<Other>("OTHER", "other"),
-      CountColumn<Processes>("PROCS", "processes"),
-      CountColumn<HighPriority>("HIGH_PRIO", "high_priority", 9, 11),
-      CountColumn<CuRestricted>("CU_RESTRICTED", "cu_restricted", 13, 12),
-      CountColumn<Creates>("CREATED", "creates"),
-      {"DESTROYED(ioctl/exit)", "destroys",
+      CountColumn<Compute>("COMPUTE", "compute", ""),
+      CountColumn<Sdma>("SDMA", "sdma", ""),
+      CountColumn<Other>("OTHER", "other", ""),
+      CountColumn<Processes>("PROCS", "processes", ""),
+      CountColumn<HighPriority>("HIGH_PRIO", "high_priority",
+                                "live queues at amdkfd's high pipe priority "
+                                "(queue priority 11-15)",
+                                9, 11),
+      CountColumn<CuRestricted>(
+          "CU_RESTRICTED", "cu_restricted",
+          "live queues a CU mask fences to a subset of the GPU's CUs", 13, 12),
+      CountColumn<Creates>("CREATED", "creates", ""),
+      {"DESTROYED(ioctl/exit)", "destroys", "",
        [](const RowTotals& t) {
          return fmt::format("{}/{}", t.destroys[GPUQ_DESTROY_IOCTL],
                             t.destroys[GPUQ_DESTROY_PROCESS_EXIT]);
        },
        nullptr, nullptr, RowBreakdown::kDestroyReason},
-      CountColumn<Submissions>("SUBMITTED", "submissions"),
+      CountColumn<Submissions>("SUBMITTED", "submissions", ""),
       {"SUBMIT/S", "submissions_per_second",
+       "AQL packets per second between the last two samples",
        [](const RowTotals& t) { return FormatRate(t.submission_rate); },
        nullptr, [](const RowTotals& t) { return t.submission_rate; }},
-      CountColumn<Pending>("PENDING", "pending_packets"),
-      CountColumn<Unsampled>("UNSAMPLED", "unsampled_queues", 9, 13,
-                             RowBreakdown::kUnsampledReason),
-      CountColumn<UnmapsCaused>("UNMAPS", "runlist_unmaps_caused"),
+      CountColumn<Pending>("PENDING", "pending_packets", ""),
+      CountColumn<Unsampled>("UNSAMPLED", "unsampled_queues",
+                             "live compute queues whose submissions are not "
+                             "counted (why: gpuq_unsampled_queues, --output "
+                             "json)",
+                             9, 13, RowBreakdown::kUnsampledReason),
+      CountColumn<UnmapsCaused>(
+          "UNMAPS", "runlist_unmaps_caused",
+          "runlist preemptions the container's operations caused"),
       {"PREEMPTED(self/other)", "preempted",
+       "times its queues were taken off the GPU, by its own operations and by "
+       "others'",
        [](const RowTotals& t) {
          return fmt::format("{}/{}", t.preempted_by_self,
                             t.preempted_by_others);
        },
        nullptr, nullptr, RowBreakdown::kPreemptedCausedBy},
-      {"OFF_GPU_S", "seconds_off_gpu", OffSecondsCell, nullptr,
+      {"OFF_GPU_S", "seconds_off_gpu", "seconds they were off", OffSecondsCell,
+       nullptr,
        [](const RowTotals& t) -> std::optional<double> {
          return t.OffSeconds();
        }},
-      CountColumn<Evictions>("EVICTIONS", "evictions"),
+      CountColumn<Evictions>("EVICTIONS", "evictions", ""),
   };
   return kColumns;
 }

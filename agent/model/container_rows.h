@@ -98,6 +98,8 @@ enum class RowBreakdown : uint8_t {
 struct RowColumn {
   const char* header;  ///< `--once`'s and the report's text: "UNSAMPLED"
   const char* key;     ///< the JSON member and the report's HTML header
+  /// `--once`'s legend for the column ("" for one that needs none).
+  const char* help;
   std::string (*text)(const RowTotals&);
   /// The JSON value: the breakdown's object, else `count`'s, else `real`'s
   /// (null when none), else the text.
