@@ -481,6 +481,25 @@ void AddEvictionFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
   }
   out->push_back(restores.Build());
   out->push_back(evicted.Build());
+
+  // Beside every row that has evicted processes' series, so a restore takes
+  // it back to 0 rather than making it vanish.
+  FamilyBuilder queues_evicted(
+      "gpuq_queues_evicted",
+      "Live queues of processes evicted on a GPU and not restored yet: off "
+      "the GPU until the restore.",
+      MetricType::Gauge);
+  for (const auto& [key, series] : s.evictions) {
+    queues_evicted.Add(GpuLabels(s, key.cgroup_id, key.gpu_id), 0);
+  }
+  for (const auto& [key, n] : s.restores) {
+    queues_evicted.Add(GpuLabels(s, key.first, key.second), 0);
+  }
+  for (const auto& [key, n] : s.queues_evicted) {
+    queues_evicted.Add(GpuLabels(s, key.first, key.second),
+                       static_cast<double>(n));
+  }
+  out->push_back(queues_evicted.Build());
 }
 
 void AddInfoFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {

@@ -29,6 +29,7 @@ RowTotals& RowTotals::operator+=(const RowTotals& o) {
   preempted_by_others += o.preempted_by_others;
   off_ns += o.off_ns;
   evictions += o.evictions;
+  queues_evicted += o.queues_evicted;
   if (o.submission_rate) {
     submission_rate = submission_rate.value_or(0) + *o.submission_rate;
   }
@@ -80,6 +81,7 @@ std::map<CgroupGpu, RowTotals> RowsByCgroupGpu(const Snapshot& s) {
   for (const auto& [key, series] : s.evictions) {
     rows[{key.cgroup_id, key.gpu_id}].evictions += series.evictions;
   }
+  for (const auto& [key, n] : s.queues_evicted) rows[key].queues_evicted += n;
   for (const ProcessRow& p : s.process_rows) {
     for (const auto& [gpu, rate] : p.submission_rate_per_gpu) {
       std::optional<double>& sum = rows[{p.cgroup_id, gpu}].submission_rate;
@@ -128,6 +130,7 @@ uint64_t Pending(const RowTotals& t) { return t.pending; }
 uint64_t Unsampled(const RowTotals& t) { return t.Unsampled(); }
 uint64_t UnmapsCaused(const RowTotals& t) { return t.unmaps_caused; }
 uint64_t Evictions(const RowTotals& t) { return t.evictions; }
+uint64_t QueuesEvicted(const RowTotals& t) { return t.queues_evicted; }
 
 }  // namespace
 
@@ -183,6 +186,11 @@ const std::vector<RowColumn>& RowColumns() {
          return t.OffSeconds();
        }},
       CountColumn<Evictions>("EVICTIONS", "evictions", ""),
+      CountColumn<QueuesEvicted>(
+          "EVICTED", "queues_evicted",
+          "live queues whose process is evicted on the GPU (off it until its "
+          "restore)",
+          8, 14),
   };
   return kColumns;
 }

@@ -51,6 +51,8 @@ struct RowTotals {
   uint64_t preempted_by_others = 0;
   uint64_t off_ns = 0;
   uint64_t evictions = 0;
+  /// Live queues of processes evicted there and not restored yet.
+  uint64_t queues_evicted = 0;
   /// AQL packets per second between its processes' last two samples;
   /// nullopt where none has two.
   std::optional<double> submission_rate;

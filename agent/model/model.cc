@@ -725,6 +725,9 @@ ModelSeries Model::Series() const {
                                 : PriorityClassOf(q.priority);
     ++s.queues_by_priority[{q.cgroup_id, q.gpu_id, c}];
     if (q.cu_mask) ++s.queues_cu_masked[{q.cgroup_id, q.gpu_id, *q.cu_mask}];
+    if (pending_evictions_.count({q.process_key, q.gpu_id}) != 0) {
+      ++s.queues_evicted[{q.cgroup_id, q.gpu_id}];
+    }
     if (q.queue_type != GPUQ_QUEUE_COMPUTE) continue;  // never sampled
     if (const auto why =
             UnsampledReasonOf(q.seeded, q.flags, q.write_ptr, q.read_ptr,

@@ -278,6 +278,10 @@ struct ModelSeries {
   std::map<std::pair<uint64_t, uint32_t>, uint64_t> pending_packets;
   uint64_t sampled_queues = 0;
   std::map<std::pair<uint64_t, uint32_t>, uint64_t> evicted;  ///< (cgroup, gpu)
+  /// Live queues of processes evicted on their GPU and not restored yet
+  /// (amdkfd marks every queue of an evicted process `is_evicted` and keeps
+  /// it off the GPU until the restore), by (cgroup id, gpu id).
+  std::map<std::pair<uint64_t, uint32_t>, uint64_t> queues_evicted;
   /// Processes holding queues, by (cgroup id, gpu id).
   std::map<std::pair<uint64_t, uint32_t>, uint64_t> processes;
   /// Live queues by (cgroup id, gpu id, priority class at create; kUnknown
@@ -313,6 +317,7 @@ struct ModelSeries {
     f(self.evictions);
     f(self.restores);
     f(self.evicted);
+    f(self.queues_evicted);
   }
   /// Calls `f(cgroup_id)` for the cgroup of every per-cgroup series (once
   /// per series, not per cgroup).

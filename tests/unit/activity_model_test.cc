@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <map>
+#include <utility>
 
 #include "activity_builders.h"
 #include "model/histogram.h"
@@ -493,6 +495,35 @@ TEST(EvictionTest, RestoreObservesTheEvictionsDurationAndTrigger) {
   EXPECT_EQ(
       m.Series().evictions.at({kCg, kGpu2, GPUQ_TRIGGER_SVM}).duration.count,
       0u);
+}
+
+TEST(EvictionTest, QueuesOfAnEvictedProcessAreEvictedUntilItsRestore) {
+  Model m;
+  m.Apply(Create(kKey, kPid, kCg, kGpu, 1));
+  m.Apply(Create(kKey, kPid, kCg, kGpu, 2, GPUQ_QUEUE_SDMA));
+  m.Apply(Create(kKey, kPid, kCg, kGpu2, 3));
+  m.Apply(Create(kKey2, kPid2, kCg2, kGpu, 4));
+  EXPECT_TRUE(m.Series().queues_evicted.empty());
+  // Evicted on kGpu: its two queues there, not its queue on kGpu2 nor the
+  // other process's on kGpu (amdkfd's is_evicted is per process and GPU).
+  m.Apply(Eviction(kKey, kPid, kCg, kGpu, GPUQ_EVICTION_EVICT, GPUQ_TRIGGER_TTM,
+                   1 * kSec));
+  using Evicted = std::map<std::pair<uint64_t, uint32_t>, uint64_t>;
+  EXPECT_EQ(m.Series().queues_evicted, (Evicted{{{kCg, kGpu}, 2}}));
+  // A queue created while its process is evicted is created evicted; one
+  // destroyed is gone.
+  m.Apply(Create(kKey, kPid, kCg, kGpu, 5));
+  m.Apply(Destroy(kKey, kPid, kCg, kGpu, 2, GPUQ_QUEUE_SDMA));
+  EXPECT_EQ(m.Series().queues_evicted, (Evicted{{{kCg, kGpu}, 2}}));
+  m.Apply(Eviction(kKey, kPid, kCg, kGpu, GPUQ_EVICTION_RESTORE,
+                   GPUQ_TRIGGER_UNKNOWN, 2 * kSec));
+  EXPECT_TRUE(m.Series().queues_evicted.empty());
+  // Evicted again, then its exit takes the queues and the eviction away.
+  m.Apply(Eviction(kKey, kPid, kCg, kGpu2, GPUQ_EVICTION_EVICT,
+                   GPUQ_TRIGGER_SVM, 3 * kSec));
+  EXPECT_EQ(m.Series().queues_evicted, (Evicted{{{kCg, kGpu2}, 1}}));
+  m.Apply(Exit(kKey, kPid, kCg));
+  EXPECT_TRUE(m.Series().queues_evicted.empty());
 }
 
 TEST(EvictionTest, RestoreWithoutEvictionAndOddTriggers) {

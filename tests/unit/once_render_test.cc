@@ -82,6 +82,9 @@ Snapshot SmallSnapshot() {
   s.queues_by_priority[{kCgVllm, 11437, PriorityClass::kMedium}] = 1;
   s.queues_cu_masked[{kCgVllm, 11437, CuMaskClass::kRestricted}] = 1;
   s.queues_cu_masked[{kCgVllm, 11437, CuMaskClass::kAllCus}] = 1;
+  // Its process evicted on that GPU, with its 5 queues.
+  s.evicted[{kCgVllm, 11437}] = 1;
+  s.queues_evicted[{kCgVllm, 11437}] = 5;
 
   GpuNode gpu;
   gpu.node = 1;
@@ -170,7 +173,8 @@ TEST(OnceRenderTest, TableHasHeaderHostRowAndRightNumbers) {
                                       "UNMAPS",
                                       "PREEMPTED(self/other)",
                                       "OFF_GPU_S",
-                                      "EVICTIONS"}))
+                                      "EVICTIONS",
+                                      "EVICTED"}))
       << out;
   // An empty container label is the host, shown as "(host)"; empty pod and
   // namespace as "-". HIQ counts under OTHER. ID comes from
@@ -179,7 +183,7 @@ TEST(OnceRenderTest, TableHasHeaderHostRowAndRightNumbers) {
             (std::vector<std::string>{"(host)", "-",     "-", "-", "23710", "1",
                                       "0",      "1",     "2", "0", "0",     "2",
                                       "1/0",    "0",     "-", "0", "1",     "0",
-                                      "0/0",    "0.000", "0"}))
+                                      "0/0",    "0.000", "0", "0"}))
       << out;
   EXPECT_EQ(RowStartingWith(out, "0124dd351391"),
             (std::vector<std::string>{"0124dd351391",
@@ -202,7 +206,8 @@ TEST(OnceRenderTest, TableHasHeaderHostRowAndRightNumbers) {
                                       "0",
                                       "1/3",
                                       "0.300",
-                                      "0"}))
+                                      "0",
+                                      "5"}))
       << out;
   EXPECT_TRUE(HasLine(out, "live queues: 7")) << out;
 
@@ -280,6 +285,7 @@ TEST(OnceRenderTest, JsonHasContainersAndMetrics) {
 
   EXPECT_EQ(g["high_priority"], 2);
   EXPECT_EQ(g["cu_restricted"], 1);
+  EXPECT_EQ(g["queues_evicted"], 5);
 
   // One member per column of the table, by its key (model/container_rows.h):
   // a count as the table's cell, a cell of two figures as an object of

@@ -214,8 +214,10 @@ TEST(TopModelTest, HighPriorityAndCuRestrictedQueuesAreColumns) {
   s.queues_by_priority[{kCgA, 100, PriorityClass::kMedium}] = 4;
   s.queues_cu_masked[{kCgB, 100, CuMaskClass::kRestricted}] = 1;
   s.queues_cu_masked[{kCgB, 100, CuMaskClass::kAllCus}] = 1;
-  // And one of beta's compute queues not sampled (its column is the last).
+  // And one of beta's compute queues not sampled, two of its queues
+  // evicted (EVICTED is the last column).
   s.unsampled_queues[{kCgB, 100, UnsampledReason::kNotRocr}] = 1;
+  s.queues_evicted[{kCgB, 100}] = 2;
   TopModel model;
   model.Update(s, kSecond);
   const auto groups = model.Groups(TopSort::kName);
@@ -230,17 +232,21 @@ TEST(TopModelTest, HighPriorityAndCuRestrictedQueuesAreColumns) {
   ASSERT_NE(h.find("HIGH_PRIO"), std::string::npos) << h;
   ASSERT_NE(h.find("CU_RESTRICTED"), std::string::npos) << h;
   ASSERT_NE(h.find("UNSAMPLED"), std::string::npos) << h;
+  ASSERT_EQ(h.substr(h.size() - 7), "EVICTED") << h;
   // Each cell right-aligned under its header.
   const size_t hi_end = h.find("HIGH_PRIO") + 9,
-               cu_end = h.find("CU_RESTRICTED") + 13, un_end = h.size();
+               cu_end = h.find("CU_RESTRICTED") + 13,
+               un_end = h.find("UNSAMPLED") + 9, ev_end = h.size();
   EXPECT_EQ(lines[header + 1].substr(hi_end - 1, 1), "1") << lines[header + 1];
   EXPECT_EQ(lines[header + 1].substr(cu_end - 1, 1), "0") << lines[header + 1];
   EXPECT_EQ(lines[header + 1].substr(un_end - 1, 1), "0") << lines[header + 1];
+  EXPECT_EQ(lines[header + 1].substr(ev_end - 1, 1), "0") << lines[header + 1];
   const std::string& beta = lines[header + 4];
   ASSERT_EQ(beta.rfind("beta", 0), 0u) << beta;
   EXPECT_EQ(beta.substr(hi_end - 1, 1), "0") << beta;
   EXPECT_EQ(beta.substr(cu_end - 1, 1), "1") << beta;
   EXPECT_EQ(beta.substr(un_end - 1, 1), "1") << beta;
+  EXPECT_EQ(beta.substr(ev_end - 1, 1), "2") << beta;
 }
 
 TEST(TopModelTest, HostProcessesAndProbeSummary) {

@@ -117,6 +117,8 @@ function truth(sign, what, g, a, b, c, v) {
 		add("gpuq_eviction_restores_total{container=\"" container(c) "\",gpu_id=\"" g "\"}", sign * v)
 	else if (what == "evicted" && sign > 0)
 		add("gpuq_evicted_processes{container=\"" container(c) "\",gpu_id=\"" g "\"}", v)
+	else if (what == "evicted_queues" && sign > 0)
+		add("gpuq_queues_evicted{container=\"" container(c) "\",gpu_id=\"" g "\"}", v)
 	else if (what == "submit")
 		add("gpuq_submissions_total{container=\"" container(c) "\",gpu_id=\"" g "\",queue_type=\"" qtype(a) "\"}", sign * v)
 	else if (what == "pending" && sign > 0)
@@ -173,6 +175,7 @@ BEGIN {
 	keep["gpuq_evictions_total"] = "container gpu_id trigger"
 	keep["gpuq_eviction_restores_total"] = "container gpu_id"
 	keep["gpuq_evicted_processes"] = "container gpu_id"
+	keep["gpuq_queues_evicted"] = "container gpu_id"
 	keep["gpuq_submissions_total"] = "container gpu_id queue_type"
 	keep["gpuq_queue_pending_packets"] = "container gpu_id"
 	PREEMPT_SLACK = 0.02

@@ -56,7 +56,7 @@ KFD=/sys/class/kfd/kfd
 LIFECYCLE="gpuq_queues gpuq_processes gpuq_queue_creates_total gpuq_queue_destroys_total gpuq_process_exits_total gpuq_queue_create_failures_total"
 LIFECYCLE_PROBES="queue_create create_ioctl queue_destroy process_exit"
 RUNLIST="gpuq_runlist_unmaps_total gpuq_runlist_unmap_duration_seconds_count gpuq_runlist_map_duration_seconds_count gpuq_runlist_failures_total gpuq_runlist_operations_total gpuq_queue_preemptions_total gpuq_queue_preempted_seconds_total"
-EVICTION="gpuq_evictions_total gpuq_eviction_restores_total gpuq_evicted_processes"
+EVICTION="gpuq_evictions_total gpuq_eviction_restores_total gpuq_evicted_processes gpuq_queues_evicted"
 # The BTF tiers read the runlist at each HWS map (docs/kfd-probe-points.md).
 OVERSUB="gpuq_runlist_oversubscribed gpuq_runlist_oversubscribed_maps_total gpuq_runlist_oversubscribed_seconds_total gpuq_runlist_entries gpuq_runlist_entry_limit"
 # The simulator's writable parameters (the limits a runlist is held to).

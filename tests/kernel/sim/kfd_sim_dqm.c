@@ -466,6 +466,18 @@ static void deallocate_doorbell(struct sim_gpu *g, struct queue *q)
 	clear_bit(q->doorbell_id, g->doorbell_bitmap);
 }
 
+/*
+ * Live queues amdkfd marks is_evicted (gpuq_queues_evicted): called with
+ * +1 after a queue becomes evicted or an evicted one is added, -1 before it
+ * stops being evicted or leaves the process's list.
+ */
+static void count_evicted_queue(struct device_queue_manager *dqm, struct qcm_process_device *qpd,
+				struct queue *q, int delta)
+{
+	if (q->properties.is_evicted)
+		sim_truth_count("evicted_queues", dqm->dev->id, 0, 0, qpd_cgroup(qpd), delta);
+}
+
 static SIM_HOOK int create_queue_cpsch(struct device_queue_manager *dqm, struct queue *q,
 				       struct qcm_process_device *qpd,
 				       const struct kfd_criu_queue_priv_data *qd,
@@ -483,6 +495,7 @@ static SIM_HOOK int create_queue_cpsch(struct device_queue_manager *dqm, struct 
 	q->properties.is_evicted = !!qpd->evicted;
 	q->properties.is_active = SIM_QUEUE_IS_ACTIVE(q->properties);
 	list_add(&q->list, &qpd->queues_list);
+	count_evicted_queue(dqm, qpd, q, 1);
 	qpd->queue_count++;
 	if (q->properties.is_active) {
 		increment_queue_count(dqm, q);
@@ -501,6 +514,7 @@ static SIM_HOOK int create_queue_cpsch(struct device_queue_manager *dqm, struct 
 
 cleanup_queue:
 	qpd->queue_count--;
+	count_evicted_queue(dqm, qpd, q, -1);
 	list_del(&q->list);
 	if (q->properties.is_active)
 		decrement_queue_count(dqm, q);
@@ -519,6 +533,7 @@ static SIM_HOOK int destroy_queue_cpsch(struct device_queue_manager *dqm,
 	dqm_lock(dqm);
 	cause_begin(dqm, CAUSE_DESTROY, qpd);
 	deallocate_doorbell(gpu_of(dqm), q);
+	count_evicted_queue(dqm, qpd, q, -1);
 	list_del(&q->list);
 	qpd->queue_count--;
 	if (q->properties.is_active) {
@@ -655,6 +670,7 @@ static SIM_HOOK int evict_process_queues_cpsch(struct device_queue_manager *dqm,
 	list_for_each_entry(q, &qpd->queues_list, list)
 	{
 		q->properties.is_evicted = true;
+		count_evicted_queue(dqm, qpd, q, 1);
 		if (!q->properties.is_active)
 			continue;
 		q->properties.is_active = false;
@@ -695,6 +711,7 @@ static SIM_HOOK int restore_process_queues_cpsch(struct device_queue_manager *dq
 	count_transition_gauge(dqm, qpd, -1);
 	list_for_each_entry(q, &qpd->queues_list, list)
 	{
+		count_evicted_queue(dqm, qpd, q, -1);
 		q->properties.is_evicted = false;
 		if (!SIM_QUEUE_IS_ACTIVE(q->properties))
 			continue;
@@ -737,6 +754,7 @@ static SIM_HOOK int process_termination_cpsch(struct device_queue_manager *dqm,
 		}
 		deallocate_doorbell(gpu_of(dqm), q);
 		dqm->total_queue_count--;
+		count_evicted_queue(dqm, qpd, q, -1);
 		list_del(&q->list);
 		qpd->queue_count--;
 	}
@@ -769,6 +787,7 @@ static SIM_HOOK int create_queue_nocpsch(struct device_queue_manager *dqm, struc
 		q->properties.is_evicted = !!qpd->evicted;
 		q->properties.is_active = SIM_QUEUE_IS_ACTIVE(q->properties);
 		list_add(&q->list, &qpd->queues_list);
+		count_evicted_queue(dqm, qpd, q, 1);
 		qpd->queue_count++;
 		if (q->properties.is_active)
 			increment_queue_count(dqm, q);
@@ -783,6 +802,7 @@ static SIM_HOOK int destroy_queue_nocpsch(struct device_queue_manager *dqm,
 {
 	dqm_lock(dqm);
 	deallocate_doorbell(gpu_of(dqm), q);
+	count_evicted_queue(dqm, qpd, q, -1);
 	list_del(&q->list);
 	qpd->queue_count--;
 	if (q->properties.is_active)
@@ -805,6 +825,7 @@ static SIM_HOOK int evict_process_queues_nocpsch(struct device_queue_manager *dq
 	list_for_each_entry(q, &qpd->queues_list, list)
 	{
 		q->properties.is_evicted = true;
+		count_evicted_queue(dqm, qpd, q, 1);
 		if (!q->properties.is_active)
 			continue;
 		q->properties.is_active = false; /* destroy_mqd(WAVEFRONT_SAVE) */
@@ -831,6 +852,7 @@ static SIM_HOOK int restore_process_queues_nocpsch(struct device_queue_manager *
 	count_transition_gauge(dqm, qpd, -1);
 	list_for_each_entry(q, &qpd->queues_list, list)
 	{
+		count_evicted_queue(dqm, qpd, q, -1);
 		q->properties.is_evicted = false;
 		if (!SIM_QUEUE_IS_ACTIVE(q->properties))
 			continue;
@@ -856,6 +878,7 @@ static SIM_HOOK int process_termination_nocpsch(struct device_queue_manager *dqm
 			decrement_queue_count(dqm, q);
 		deallocate_doorbell(gpu_of(dqm), q);
 		dqm->total_queue_count--;
+		count_evicted_queue(dqm, qpd, q, -1);
 		list_del(&q->list);
 		qpd->queue_count--;
 	}

@@ -25,6 +25,8 @@
  * mes_remove  0                  errno        remove_queue_mes calls
  * evict       trigger            0            qpd->evicted 0 -> 1 transitions
  * restore     255                0            qpd->evicted 1 -> 0 transitions
+ * evicted     0                  0            processes evicted on the GPU (gauge)
+ * evicted_queues  0              0            live queues marked is_evicted (gauge)
  * victim      cause              1 own cgroup caused it, +2 MES
  *                                             times the cgroup's queues were taken off
  * victim_ns   cause              as victim    nanoseconds off, unmap entry to the map
