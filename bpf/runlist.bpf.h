@@ -15,8 +15,8 @@
  *                     users of MES run outside any dqm operation: ignored.
  *   op_*              create_queue_cpsch/nocpsch, destroy_queue_cpsch,
  *                     process_termination_cpsch/nocpsch,
- *                     kfd_ioctl_update_queue, kfd_ioctl_set_cu_mask: set the
- *                     per-thread slot only.
+ *                     kfd_ioctl_update_queue, kfd_ioctl_set_cu_mask,
+ *                     kfd_ioctl_alloc_queue_gws: set the per-thread slot only.
  *                     Not dqm update_queue: the name is also an ipc/sem.c
  *                     FUNC in vmlinux BTF, which libbpf would pick (5.4).
  * execute_queues_cpsch is inlined (6.1) or a clone (6.12): not hookable; its
@@ -283,17 +283,21 @@ GPUQ_DQM_QPD_PROGRAMS(process_termination_nocpsch, fentry_process_termination_no
 
 /*
  * The queue ioctls that change a live queue: AMDKFD_IOC_UPDATE_QUEUE
- * (percentage, priority, ring) and AMDKFD_IOC_SET_CU_MASK. current is the
- * owner and p its kfd_process; `data` is amdkfd's kernel copy of the uapi
- * args, whose queue is looked up in the live-queue map for the GPU (0 if
- * created before we ran). The runlist operations inside are attributed to
- * the caller as cause update (the set's pqm_update_mqd calls the dqm's
- * update_queue too: unmap and map on HWS, remove and add on MES); at the
- * return, a success is the queue's update or CU mask record.
+ * (percentage, priority, ring), AMDKFD_IOC_SET_CU_MASK and
+ * AMDKFD_IOC_ALLOC_QUEUE_GWS (ROCr's hsaKmtAllocQueueGWS, for cooperative
+ * launches). current is the owner and p its kfd_process; `data` is amdkfd's
+ * kernel copy of the uapi args, whose queue is looked up in the live-queue
+ * map for the GPU (0 if created before we ran). The runlist operations
+ * inside are attributed to the caller as cause update (the set's
+ * pqm_update_mqd and the GWS's pqm_set_gws call the dqm's update_queue too,
+ * 6.1-7.3: unmap and map on HWS, remove and add on MES); at the return, a
+ * successful update or CU mask set is the queue's record (a GWS has none:
+ * the runlist's GWS queue count is read at each map, runlist_events.bpf.h).
  */
 enum queue_ioctl {
 	QUEUE_IOCTL_UPDATE,
 	QUEUE_IOCTL_CU_MASK,
+	QUEUE_IOCTL_GWS,
 };
 
 /* A queue ioctl in progress: its process and args, for its return. */
@@ -304,6 +308,7 @@ struct queue_ioctl_call {
 	union {
 		struct gpuq_kfd_update_queue_args update;
 		struct gpuq_kfd_set_cu_mask_args cu_mask;
+		struct gpuq_kfd_alloc_queue_gws_args gws;
 	} args;
 };
 
@@ -326,17 +331,21 @@ static __always_inline int handle_queue_ioctl_entry(struct kfd_process *p, void 
 	long err;
 
 	/* amdkfd's kernel copy of the uapi args; unread, no cause is made up */
-	if (ioctl == QUEUE_IOCTL_UPDATE)
+	if (ioctl == QUEUE_IOCTL_UPDATE) {
 		err = bpf_probe_read_kernel(&call.args.update, sizeof(call.args.update), data);
-	else
+		key.queue_id = call.args.update.queue_id;
+	} else if (ioctl == QUEUE_IOCTL_CU_MASK) {
 		err = bpf_probe_read_kernel(&call.args.cu_mask, sizeof(call.args.cu_mask), data);
+		key.queue_id = call.args.cu_mask.queue_id;
+	} else {
+		err = bpf_probe_read_kernel(&call.args.gws, sizeof(call.args.gws), data);
+		key.queue_id = call.args.gws.queue_id;
+	}
 	if (err) {
 		count_drop(GPUQ_DROP_ARGS_UNREADABLE);
 		return 0;
 	}
 	key.process_key = (__u64)p;
-	key.queue_id =
-	    ioctl == QUEUE_IOCTL_UPDATE ? call.args.update.queue_id : call.args.cu_mask.queue_id;
 	live = bpf_map_lookup_elem(&live_queues, &key);
 	owner.process_key = (__u64)p;
 	owner.tgid = current_tgid();
@@ -355,7 +364,7 @@ static __always_inline int handle_queue_ioctl_exit(int ret)
 	if (call) {
 		if (ret == 0 && call->ioctl == QUEUE_IOCTL_UPDATE)
 			emit_update(call->process_key, &call->args.update);
-		else if (ret == 0)
+		else if (ret == 0 && call->ioctl == QUEUE_IOCTL_CU_MASK)
 			emit_cu_mask(call->process_key, &call->args.cu_mask);
 		bpf_map_delete_elem(&queue_ioctl_calls, &tid);
 	}
@@ -391,5 +400,20 @@ int BPF_KPROBE(kprobe_kfd_ioctl_set_cu_mask, void *filep, struct kfd_process *p,
 
 GPUQ_EXIT_PROGRAMS(kfd_ioctl_set_cu_mask, fexit_kfd_ioctl_set_cu_mask,
 		   kretprobe_kfd_ioctl_set_cu_mask, handle_queue_ioctl_exit)
+
+SEC("fentry/kfd_ioctl_alloc_queue_gws")
+int BPF_PROG(fentry_kfd_ioctl_alloc_queue_gws, void *filep, struct kfd_process *p, void *data)
+{
+	return handle_queue_ioctl_entry(p, data, QUEUE_IOCTL_GWS);
+}
+
+SEC("kprobe/kfd_ioctl_alloc_queue_gws")
+int BPF_KPROBE(kprobe_kfd_ioctl_alloc_queue_gws, void *filep, struct kfd_process *p, void *data)
+{
+	return handle_queue_ioctl_entry(p, data, QUEUE_IOCTL_GWS);
+}
+
+GPUQ_EXIT_PROGRAMS(kfd_ioctl_alloc_queue_gws, fexit_kfd_ioctl_alloc_queue_gws,
+		   kretprobe_kfd_ioctl_alloc_queue_gws, handle_queue_ioctl_exit)
 
 #endif /* GPUQ_RUNLIST_BPF_H */

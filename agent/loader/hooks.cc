@@ -354,6 +354,16 @@ const std::vector<HookSpec>& Hooks() {
           {"fentry_kfd_ioctl_set_cu_mask", "fexit_kfd_ioctl_set_cu_mask",
            "kprobe_kfd_ioctl_set_cu_mask", "kretprobe_kfd_ioctl_set_cu_mask",
            "kprobe_kfd_ioctl_set_cu_mask", "kretprobe_kfd_ioctl_set_cu_mask"}),
+      // AMDKFD_IOC_ALLOC_QUEUE_GWS (ROCr's hsaKmtAllocQueueGWS, cooperative
+      // launches): pqm_set_gws calls the dqm's update_queue, so its
+      // runlist operations are an update's (6.1-7.3); no record of its own.
+      Twins("op_gws", "kfd_ioctl_alloc_queue_gws", "attribution",
+            {"fentry_kfd_ioctl_alloc_queue_gws",
+             "fexit_kfd_ioctl_alloc_queue_gws",
+             "kprobe_kfd_ioctl_alloc_queue_gws",
+             "kretprobe_kfd_ioctl_alloc_queue_gws",
+             "kprobe_kfd_ioctl_alloc_queue_gws",
+             "kretprobe_kfd_ioctl_alloc_queue_gws"}),
       // The last thread of a process with ROCr queues, its memory still
       // mapped: the write indexes its exit teardown's destroys carry
       // (bpf/exit_read.bpf.h). Not do_exit or the sched_process_exit

@@ -60,4 +60,12 @@ struct gpuq_kfd_set_cu_mask_args {
 	__u64 cu_mask_ptr; /* user address of num_cu_mask / 32 words */
 };
 
+/* struct kfd_ioctl_alloc_queue_gws_args, whole */
+struct gpuq_kfd_alloc_queue_gws_args {
+	__u32 queue_id;
+	__u32 num_gws;	 /* 0: take the queue's GWS back */
+	__u32 first_gws; /* written by amdkfd (0) */
+	__u32 pad;
+};
+
 #endif /* GPUQ_KFD_UAPI_H */

@@ -41,6 +41,8 @@ const std::vector<Arg>& ArgsRead() {
       {"kfd_ioctl_update_queue", GPUQ_ARG_IOCTL_DATA, "data", "void"},
       {"kfd_ioctl_set_cu_mask", GPUQ_ARG_IOCTL_PROCESS, "p", "kfd_process"},
       {"kfd_ioctl_set_cu_mask", GPUQ_ARG_IOCTL_DATA, "data", "void"},
+      {"kfd_ioctl_alloc_queue_gws", GPUQ_ARG_IOCTL_PROCESS, "p", "kfd_process"},
+      {"kfd_ioctl_alloc_queue_gws", GPUQ_ARG_IOCTL_DATA, "data", "void"},
       {"kfd_procfs_add_queue", GPUQ_ARG_QUEUE_Q, "q", "queue"},
       {"uninit_queue", GPUQ_ARG_QUEUE_Q, "q", "queue"},
       {"kfd_process_notifier_release", GPUQ_ARG_NOTIFIER_MM, "mm", "mm_struct"},
@@ -233,6 +235,8 @@ TEST_P(DebianBtf, UapiFieldsAreWhereTheBpfSideReadsThem) {
       {"kfd_ioctl_set_cu_mask_args", "queue_id", 0},
       {"kfd_ioctl_set_cu_mask_args", "num_cu_mask", 4},
       {"kfd_ioctl_set_cu_mask_args", "cu_mask_ptr", 8},
+      {"kfd_ioctl_alloc_queue_gws_args", "queue_id", 0},
+      {"kfd_ioctl_alloc_queue_gws_args", "num_gws", 4},
   };
   for (const auto& f : fields) {
     EXPECT_EQ(Offset(f.type, f.member), f.offset)

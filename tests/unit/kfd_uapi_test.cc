@@ -64,6 +64,15 @@ GPUQ_SAME_FIELD(gpuq_kfd_set_cu_mask_args, kfd_ioctl_set_cu_mask_args,
 static_assert(sizeof(gpuq_kfd_set_cu_mask_args) ==
               sizeof(kfd_ioctl_set_cu_mask_args));
 
+GPUQ_SAME_FIELD(gpuq_kfd_alloc_queue_gws_args, kfd_ioctl_alloc_queue_gws_args,
+                queue_id);
+GPUQ_SAME_FIELD(gpuq_kfd_alloc_queue_gws_args, kfd_ioctl_alloc_queue_gws_args,
+                num_gws);
+GPUQ_SAME_FIELD(gpuq_kfd_alloc_queue_gws_args, kfd_ioctl_alloc_queue_gws_args,
+                first_gws);
+static_assert(sizeof(gpuq_kfd_alloc_queue_gws_args) ==
+              sizeof(kfd_ioctl_alloc_queue_gws_args));
+
 TEST(KfdUapiTest, IoctlNumbersAreTheHeaders) {
   EXPECT_EQ(_IOC_TYPE(AMDKFD_IOC_CREATE_QUEUE),
             static_cast<unsigned>(GPUQ_KFD_IOC_TYPE));

@@ -845,6 +845,20 @@ run_mode() {
   else
     expect_truth "$m:cu-mask" "$fams"
   fi
+  # -- GWS by AMDKFD_IOC_ALLOC_QUEUE_GWS (ROCr's hsaKmtAllocQueueGWS, for
+  #    cooperative launches): a1 (HWS) and a3 (MES) are given the GWS (one
+  #    queue per process and GPU may hold it); each runs the dqm's
+  #    update_queue, whose HWS unmap/map and MES remove/add are cause update
+  #    (the op_gws hook: without it they would have no cause). The GWS
+  #    queues the HWS runlist holds are gpuq_runlist_entries' gws_queues
+  #    (BTF tiers).
+  if gives runlist; then
+    drv d1 gws a1 1
+    drv d1 gws a3 1
+    fams=$RUNLIST
+    gives oversubscription && fams="$fams gpuq_runlist_entries"
+    expect_truth "$m:gws" "$fams"
+  fi
   expect_truth "$m:processes" gpuq_processes
   expect_truth "$m:creates" gpuq_queue_creates_total
   expect_truth "$m:destroys" gpuq_queue_destroys_total
@@ -1000,6 +1014,14 @@ run_mode() {
   exit_driver d5
   if gives eviction; then
     expect_exported "$m:evictions" "$EVICTION" "KERNEL eviction hooks, MODEL export"
+    # d1 is still evicted (d5's SVM eviction): its queues were compared
+    # above as evicted, not only as zeros
+    n=$(truth_sum evicted_queues)
+    if [ "${n:-0}" -gt 0 ]; then
+      pass "$m:evicted-queues" "$n queues of the evicted d1 held off the GPU, in gpuq_queues_evicted as in the simulator"
+    else
+      fail "$m:evicted-queues" "d1 should hold evicted queues now: the simulator counts ${n:-none}"
+    fi
   else
     expect_absent "$m:evictions" "$EVICTION"
   fi

@@ -257,7 +257,8 @@ struct kfd_process_device {
 	uint32_t user_gpu_id;
 	/* simulator only: registered with the dqm (first queue created) */
 	bool sim_registered;
-	unsigned int sim_queues; /* queues of this process on this GPU */
+	unsigned int sim_queues;  /* queues of this process on this GPU */
+	unsigned int sim_num_gws; /* amdkfd's qpd.num_gws: a queue holds the GWS */
 };
 
 struct kfd_process {
@@ -420,6 +421,7 @@ int kfd_ioctl_destroy_queue(struct file *filp, struct kfd_process *p, void *data
 int kfd_ioctl_update_queue(struct file *filp, struct kfd_process *p, void *data);
 int kfd_ioctl_set_xnack_mode(struct file *filp, struct kfd_process *p, void *data);
 int kfd_ioctl_set_cu_mask(struct file *filp, struct kfd_process *p, void *data);
+int kfd_ioctl_alloc_queue_gws(struct file *filp, struct kfd_process *p, void *data);
 int pqm_destroy_queue(struct process_queue_manager *pqm, unsigned int qid);
 void pqm_uninit(struct process_queue_manager *pqm);
 int kfd_process_evict_queues(struct kfd_process *p, uint32_t trigger);

@@ -577,10 +577,20 @@ static int update_queue(struct device_queue_manager *dqm, struct queue *q,
 			goto out_unlock; /* "unmap queue failed" */
 	}
 	q->properties.is_active = SIM_QUEUE_IS_ACTIVE(q->properties);
-	if (q->properties.is_active && !prev_active)
+	/* amdkfd's order: a GWS change is only seen when the activity did not change */
+	if (q->properties.is_active && !prev_active) {
 		increment_queue_count(dqm, q);
-	else if (!q->properties.is_active && prev_active)
+	} else if (!q->properties.is_active && prev_active) {
 		decrement_queue_count(dqm, q);
+	} else if (q->gws && !q->properties.is_gws) {
+		if (q->properties.is_active)
+			dqm->gws_queue_count++;
+		q->properties.is_gws = true;
+	} else if (!q->gws && q->properties.is_gws) {
+		if (q->properties.is_active)
+			dqm->gws_queue_count--;
+		q->properties.is_gws = false;
+	}
 	if (dqm->sched_policy != KFD_SCHED_POLICY_NO_HWS) {
 		if (!SIM_ENABLE_MES(dqm->dev))
 			retval = map_queues_cpsch(dqm);

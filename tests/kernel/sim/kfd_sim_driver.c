@@ -31,6 +31,8 @@
  *   cumaskfail NAME|QID ERRNO [HEXWORD...]  the same, which must fail with
  *                             ERRNO: QID a queue id (decimal) on the current
  *                             fd; no words: num_cu_mask 0
+ *   gws NAME 0|1              AMDKFD_IOC_ALLOC_QUEUE_GWS: gives queue NAME the
+ *                             GWS (1) or takes it back (0); must succeed
  *   xnack 0|1                 AMDKFD_IOC_SET_XNACK_MODE of this process (before
  *                             its first queue: amdkfd refuses it after), then
  *                             read back
@@ -429,6 +431,15 @@ static void command(char *line)
 		r = set_cu_mask(fd, qid, argv + 3, argc - 3);
 		say("CUMASKFAIL %s qid=%u words=%d rc=%d want=%d", argv[1], qid, argc - 3, r, want);
 		expect(r == want, "cumaskfail: unexpected result");
+	} else if (strcmp(argv[0], "gws") == 0 && argc == 3 && (q = find(ARG(1)))) {
+		struct kfd_ioctl_alloc_queue_gws_args a = {
+			.queue_id = q->queue_id,
+			.num_gws = (uint32_t)NUM(2),
+		};
+
+		r = ioctl(q->fd, AMDKFD_IOC_ALLOC_QUEUE_GWS, &a) ? -errno : 0;
+		say("GWS %s num_gws=%u rc=%d", argv[1], a.num_gws, r);
+		expect(r == 0, "gws: the allocation failed");
 	} else if (strcmp(argv[0], "xnack") == 0 && argc == 2) {
 		struct kfd_ioctl_set_xnack_mode_args a = { .xnack_enabled = (int32_t)NUM(1) };
 		struct kfd_ioctl_set_xnack_mode_args now = { .xnack_enabled = -1 };

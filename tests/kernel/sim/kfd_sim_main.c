@@ -117,6 +117,7 @@ static const struct sim_ioctl_desc sim_ioctls[] = {
 	{ AMDKFD_IOC_DESTROY_QUEUE, kfd_ioctl_destroy_queue },
 	{ AMDKFD_IOC_UPDATE_QUEUE, kfd_ioctl_update_queue },
 	{ AMDKFD_IOC_SET_CU_MASK, kfd_ioctl_set_cu_mask },
+	{ AMDKFD_IOC_ALLOC_QUEUE_GWS, kfd_ioctl_alloc_queue_gws },
 	{ AMDKFD_IOC_SET_XNACK_MODE, kfd_ioctl_set_xnack_mode },
 #ifdef KFD_SIM_HAS_KFD_PROCESS_CONTEXT_ID
 	{ AMDKFD_IOC_CREATE_PROCESS, kfd_ioctl_create_process },

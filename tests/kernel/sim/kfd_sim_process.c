@@ -15,6 +15,7 @@
  *    process_termination per GPU, then pqm_uninit -> uninit_queue;
  *  - kfd_ioctl_set_cu_mask -> pqm_update_mqd -> dqm->ops.update_queue, the
  *    mask's class (gpuq's rule) kept on the queue for the truth;
+ *  - kfd_ioctl_alloc_queue_gws -> pqm_set_gws -> dqm->ops.update_queue;
  *  - kfd_process_evict_queues(p, trigger) / kfd_process_restore_queues(p);
  *  - 7.2+ (KFD_SIM_HAS_KFD_PROCESS_CONTEXT_ID): AMDKFD_IOC_CREATE_PROCESS
  *    makes a secondary context of the same mm, without an mmu notifier,
@@ -282,6 +283,8 @@ SIM_HOOK int pqm_destroy_queue(struct process_queue_manager *pqm, unsigned int q
 	retval = dqm->ops.destroy_queue(dqm, &pdd->qpd, q);
 	if (retval)
 		return retval;
+	if (q->gws)
+		pdd->sim_num_gws = 0;
 #ifdef SIM_KFD_NODE
 	kfd_procfs_del_queue(q);
 #endif
@@ -452,6 +455,56 @@ SIM_HOOK int kfd_ioctl_set_cu_mask(struct file *filp, struct kfd_process *p, voi
 	retval = pqm_update_mqd(&p->pqm, args->queue_id, &minfo);
 	mutex_unlock(&p->mutex);
 	kfree(minfo.cu_mask.ptr);
+	return retval;
+}
+
+/*
+ * kfd_chardev.c's kfd_ioctl_alloc_queue_gws and kfd_process_queue_manager.c's
+ * pqm_set_gws (the same from 6.1 to 7.3; ROCr's hsaKmtAllocQueueGWS, for
+ * cooperative launches): one queue per process may hold the GWS; the dqm's
+ * update_queue counts it in gws_queue_count while active and unmaps and maps
+ * the runlist (HWS) or removes and adds the queue (MES) under cause update,
+ * as a CU mask does. The token amdkfd keeps on MES and GC 9.4.3 GPUs
+ * (ERR_PTR(-ENOMEM)) stands for the GWS here on every GPU; the simulator
+ * skips amdgpu_amdkfd_add_gws_to_process and the debugger's check.
+ */
+SIM_HOOK int kfd_ioctl_alloc_queue_gws(struct file *filp, struct kfd_process *p, void *data)
+{
+	struct kfd_ioctl_alloc_queue_gws_args *args = data;
+	struct process_queue_node *pqn;
+	struct kfd_process_device *pdd;
+	struct queue *q;
+	int retval;
+
+	mutex_lock(&p->mutex);
+	pqn = sim_get_queue_by_qid(&p->pqm, args->queue_id);
+	q = pqn ? pqn->q : NULL;
+	if (!q) {
+		retval = -EINVAL;
+		goto out_unlock;
+	}
+	if (q->device->dqm->sched_policy == KFD_SCHED_POLICY_NO_HWS) {
+		retval = -ENODEV;
+		goto out_unlock;
+	}
+	pdd = sim_pdd_by_gpu(p, q->device->id);
+	if (args->num_gws && pdd->sim_num_gws) {
+		retval = -EBUSY; /* "Only allow one queue per process can have GWS" */
+		goto out_unlock;
+	}
+	if (!args->num_gws && pdd->sim_num_gws == 0) {
+		retval = -EINVAL;
+		goto out_unlock;
+	}
+	q->gws = args->num_gws ? ERR_PTR(-ENOMEM) : NULL;
+	pdd->sim_num_gws = args->num_gws ? 64 : 0; /* gds.gws_size; num_gws in sysfs */
+	retval = q->device->dqm->ops.update_queue(q->device->dqm, q, NULL);
+	mutex_unlock(&p->mutex);
+	args->first_gws = 0;
+	return retval;
+
+out_unlock:
+	mutex_unlock(&p->mutex);
 	return retval;
 }
 
