@@ -137,9 +137,9 @@ tier_checks() {
   local m c extra
   for m in "$@"; do
     case $m in
-      fentry | kprobe) extra="restart-seeded after-restart runlist runlist-durations oversubscription-xnack" ;;
+      fentry | kprobe) extra="gws restart-seeded after-restart runlist runlist-durations oversubscription-xnack evicted-queues" ;;
       # the BTF-free tiers restart fresh (docs/probe-tiers.md "What differs")
-      args) extra="restart-seeded after-restart fresh-start runlist runlist-durations" ;;
+      args) extra="gws restart-seeded after-restart fresh-start runlist runlist-durations evicted-queues" ;;
       tracepoint) extra="restart-seeded after-restart fresh-start runlist runlist-lifecycle" ;;
     esac
     # 7.2+: a secondary KFD context's queues and teardown
