@@ -496,8 +496,10 @@ run_guests() {
 }
 
 # judge_markers LABEL LOG: one ok/FAIL per expected check from the guest's
-# "GPUQ-KTEST <label> <check> PASS|FAIL <detail>" lines; a missing marker
-# and a FAIL the host does not know about are failures too.
+# "GPUQ-KTEST <label> <check> PASS|FAIL|SKIP <detail>" lines; a missing
+# marker and any check the host does not expect are failures too (a guest
+# check missing from the host's list would otherwise never be counted, even
+# when it passes: seen with two new checks on 2026-11-29).
 judge_markers() {
   local label=$1 log=$2 check line status detail group
   JUDGED=$label
@@ -518,10 +520,16 @@ judge_markers() {
       fail "$label $check: $detail" "$( (grep -F "GPUQ-LOG $label $group| " "$log" | head -n 60) ; echo "full log: $log")"
     fi
   done
-  grep -E "^GPUQ-KTEST $label [^ ]+ FAIL" "$log" | while read -r _ _ check _; do
-    expected_checks "${GUEST_SCOPE[$label]:-}" | tr ' ' '\n' | grep -qxF "$check" || echo "$check"
-  done > "$WORK/unexpected-$label"
-  while read -r check; do
-    fail "$label $check: $(grep -F "GPUQ-KTEST $label $check " "$log" | cut -d' ' -f5- | tail -n 1)"
+  local expected
+  expected=$(expected_checks "${GUEST_SCOPE[$label]:-}" | tr ' ' '\n')
+  grep -E "^GPUQ-KTEST $label [^ ]+ (PASS|FAIL|SKIP)" "$log" | while read -r _ _ check status _; do
+    grep -qxF "$check" <<< "$expected" || echo "$check $status"
+  done | sort -u > "$WORK/unexpected-$label"
+  while read -r check status; do
+    if [ "$status" = FAIL ]; then
+      fail "$label $check: $(grep -F "GPUQ-KTEST $label $check " "$log" | cut -d' ' -f5- | tail -n 1)"
+    else
+      fail "$label $check: the guest reported $status for a check the host does not expect (add it to the host's list of checks, or it is never counted)"
+    fi
   done < "$WORK/unexpected-$label"
 }
