@@ -604,6 +604,9 @@ void Model::On(const gpuq_eviction_event& e) {
     ++series_.model_drops.no_owner;
     return;
   }
+  // The record names the owner (tgid and kfd_process), so queues seeded
+  // from sysfs are its from here: an evicted process's queues are evicted.
+  AdoptSeeded(e.hdr.process_key, e.hdr.tgid);
   const std::pair<uint64_t, uint32_t> key{e.hdr.process_key, e.gpu_id};
   if (e.kind == GPUQ_EVICTION_EVICT) {
     const uint32_t trigger = e.trigger < GPUQ_TRIGGER__KNOWN

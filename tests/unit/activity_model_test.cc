@@ -526,6 +526,23 @@ TEST(EvictionTest, QueuesOfAnEvictedProcessAreEvictedUntilItsRestore) {
   EXPECT_TRUE(m.Series().queues_evicted.empty());
 }
 
+TEST(EvictionTest, SeededQueuesOfAnEvictedProcessAreEvicted) {
+  // Found in sysfs at start (keyed by tgid); the eviction is the first
+  // record naming the process's kfd_process.
+  Model m;
+  gpuq_queue_create_event seeded =
+      Create(SeededProcessKey(kPid), kPid, kCg, kGpu, 5);
+  seeded.flags = GPUQ_CREATE_F_SEEDED;
+  m.Apply(seeded);
+  m.Apply(Eviction(kKey, kPid, kCg, kGpu, GPUQ_EVICTION_EVICT, GPUQ_TRIGGER_TTM,
+                   1 * kSec));
+  using Evicted = std::map<std::pair<uint64_t, uint32_t>, uint64_t>;
+  EXPECT_EQ(m.Series().queues_evicted, (Evicted{{{kCg, kGpu}, 1}}));
+  m.Apply(Eviction(kKey, kPid, kCg, kGpu, GPUQ_EVICTION_RESTORE,
+                   GPUQ_TRIGGER_UNKNOWN, 2 * kSec));
+  EXPECT_TRUE(m.Series().queues_evicted.empty());
+}
+
 TEST(EvictionTest, RestoreWithoutEvictionAndOddTriggers) {
   Model m;
   // Evicted before the agent started: the restore counts, no duration.
