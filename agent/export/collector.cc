@@ -469,32 +469,30 @@ void AddEvictionFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
   FamilyBuilder evicted("gpuq_evicted_processes",
                         "Processes evicted on a GPU and not restored yet.",
                         MetricType::Gauge);
+  FamilyBuilder queues_evicted(
+      "gpuq_queues_evicted",
+      "Live queues of processes evicted on a GPU and not restored yet: off "
+      "the GPU until the restore.",
+      MetricType::Gauge);
+  // Both gauges have a series on every row with evictions or restores, so a
+  // restore takes them back to 0 rather than making them vanish.
+  auto zero_gauges = [&](const Labels& labels) {
+    evicted.Add(labels, 0);
+    queues_evicted.Add(labels, 0);
+  };
   for (const auto& [key, series] : s.evictions) {
-    evicted.Add(GpuLabels(s, key.cgroup_id, key.gpu_id), 0);
+    zero_gauges(GpuLabels(s, key.cgroup_id, key.gpu_id));
   }
   for (const auto& [key, n] : s.restores) {
-    restores.Add(GpuLabels(s, key.first, key.second), static_cast<double>(n));
-    evicted.Add(GpuLabels(s, key.first, key.second), 0);
+    const Labels labels = GpuLabels(s, key.first, key.second);
+    restores.Add(labels, static_cast<double>(n));
+    zero_gauges(labels);
   }
   for (const auto& [key, n] : s.evicted) {
     evicted.Add(GpuLabels(s, key.first, key.second), static_cast<double>(n));
   }
   out->push_back(restores.Build());
   out->push_back(evicted.Build());
-
-  // Beside every row that has evicted processes' series, so a restore takes
-  // it back to 0 rather than making it vanish.
-  FamilyBuilder queues_evicted(
-      "gpuq_queues_evicted",
-      "Live queues of processes evicted on a GPU and not restored yet: off "
-      "the GPU until the restore.",
-      MetricType::Gauge);
-  for (const auto& [key, series] : s.evictions) {
-    queues_evicted.Add(GpuLabels(s, key.cgroup_id, key.gpu_id), 0);
-  }
-  for (const auto& [key, n] : s.restores) {
-    queues_evicted.Add(GpuLabels(s, key.first, key.second), 0);
-  }
   for (const auto& [key, n] : s.queues_evicted) {
     queues_evicted.Add(GpuLabels(s, key.first, key.second),
                        static_cast<double>(n));
