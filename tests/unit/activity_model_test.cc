@@ -439,10 +439,7 @@ TEST(RunlistTest, UnknownCauseCreatesNoContainerSeries) {
 // Found by the simulator tier (update of a seeded MES queue).
 TEST(RunlistTest, MesOpOnASeededQueueTakesTheSeededQueuesGpu) {
   Model m;
-  gpuq_queue_create_event seeded =
-      Create(SeededProcessKey(kPid), kPid, kCg, kGpu2, 5);
-  seeded.flags = GPUQ_CREATE_F_SEEDED;
-  m.Apply(seeded);
+  m.Apply(Seeded(kPid, kCg, kGpu2, 5));
   gpuq_runlist_event remove = Runlist(
       kKey, kPid, kCg, 0, GPUQ_RUNLIST_MES_REMOVE, GPUQ_CAUSE_UPDATE, 40000);
   remove.queue_id = 5;
@@ -530,10 +527,7 @@ TEST(EvictionTest, SeededQueuesOfAnEvictedProcessAreEvicted) {
   // Found in sysfs at start (keyed by tgid); the eviction is the first
   // record naming the process's kfd_process.
   Model m;
-  gpuq_queue_create_event seeded =
-      Create(SeededProcessKey(kPid), kPid, kCg, kGpu, 5);
-  seeded.flags = GPUQ_CREATE_F_SEEDED;
-  m.Apply(seeded);
+  m.Apply(Seeded(kPid, kCg, kGpu, 5));
   m.Apply(Eviction(kKey, kPid, kCg, kGpu, GPUQ_EVICTION_EVICT, GPUQ_TRIGGER_TTM,
                    1 * kSec));
   using Evicted = std::map<std::pair<uint64_t, uint32_t>, uint64_t>;

@@ -46,6 +46,17 @@ inline gpuq_queue_create_event Create(uint64_t pkey, uint32_t tgid,
   return e;
 }
 
+/// A queue found in KFD sysfs at start: no kernel identity yet (the model
+/// keys it by tgid until a record names its kfd_process).
+inline gpuq_queue_create_event Seeded(uint32_t tgid, uint64_t cgroup,
+                                      uint32_t gpu, uint32_t qid,
+                                      uint32_t type = GPUQ_QUEUE_COMPUTE) {
+  gpuq_queue_create_event e = Create(0, tgid, cgroup, gpu, qid, type);
+  e.flags = GPUQ_CREATE_F_SEEDED;
+  std::strncpy(e.comm, "hipcc_bench", sizeof(e.comm) - 1);
+  return e;
+}
+
 /// A queue destroyed, by default by its owner (AMDKFD_IOC_DESTROY_QUEUE).
 inline gpuq_queue_destroy_event Destroy(uint64_t pkey, uint32_t tgid,
                                         uint64_t cgroup, uint32_t gpu,

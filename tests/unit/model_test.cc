@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <map>
 #include <set>
 #include <string>
@@ -35,15 +34,6 @@ constexpr uint32_t kGpu2 = 23710;
 
 constexpr uint32_t kCompute = GPUQ_QUEUE_COMPUTE;
 constexpr uint32_t kSdma = GPUQ_QUEUE_SDMA;
-
-// A queue found in KFD sysfs at start: no kernel identity yet.
-gpuq_queue_create_event Seeded(uint32_t tgid, uint64_t cgroup, uint32_t gpu,
-                               uint32_t qid, uint32_t type) {
-  gpuq_queue_create_event e = Create(0, tgid, cgroup, gpu, qid, type);
-  e.flags = GPUQ_CREATE_F_SEEDED;
-  std::strncpy(e.comm, "hipcc_bench", sizeof(e.comm) - 1);
-  return e;
-}
 
 // The (cgroup, gpu, type) cell summed over owner processes, or all zero.
 QueueSeries SeriesOf(const Model& m, uint64_t cgroup, uint32_t gpu,

@@ -290,10 +290,9 @@ TEST(OnceRenderTest, JsonHasContainersAndMetrics) {
   // One member per column of the table, by its key (model/container_rows.h):
   // a count as the table's cell, a cell of two figures as an object of
   // them, named by their metric's labels.
-  const std::vector<std::string> header = RowStartingWith(
-      RenderOnce(SmallSnapshot(), OnceFormat::kTable), "CONTAINER");
-  const std::vector<std::string> cells = RowStartingWith(
-      RenderOnce(SmallSnapshot(), OnceFormat::kTable), "0124dd351391");
+  const std::string table = RenderOnce(SmallSnapshot(), OnceFormat::kTable);
+  const std::vector<std::string> header = RowStartingWith(table, "CONTAINER");
+  const std::vector<std::string> cells = RowStartingWith(table, "0124dd351391");
   ASSERT_EQ(header.size(), cells.size());
   size_t checked = 0;
   for (const RowColumn& c : RowColumns()) {
