@@ -26,6 +26,29 @@ void Model::Apply(const Event& event) {
   std::visit([this](const auto& e) { On(e); }, event);
 }
 
+ModelObserver& Model::Silent() {
+  static ModelObserver silent;
+  return silent;
+}
+
+void Model::SetObserver(ModelObserver* observer) {
+  observer_ = observer;
+  if (observer == nullptr) {
+    preemption_.SetWindowSink({});
+    oversubscription_sink_ = {};
+    return;
+  }
+  preemption_.SetWindowSink(
+      [observer](const PreemptionKey& key, uint64_t start_ns, uint64_t end_ns) {
+        observer->PreemptionWindow(key, start_ns, end_ns);
+      });
+  oversubscription_sink_ = [observer](uint32_t gpu_id, uint64_t start_ns,
+                                      uint64_t end_ns,
+                                      const RunlistShape& shape) {
+    observer->OversubscribedWindow(gpu_id, start_ns, end_ns, shape);
+  };
+}
+
 void Model::On(const gpuq_gpu_info_record& e) {
   series_.gpus[e.gpu_id] = FromRecord(e);
 }
@@ -86,7 +109,9 @@ void Model::On(const gpuq_queue_create_event& e) {
     // The kernel never reuses a live queue id within a process: a second
     // create means a lost destroy. Replace the stale entry, count it.
     ++series_.model_drops.duplicate_create;
-    Remove(key, nullptr);
+    QueueState stale;
+    Remove(key, &stale);
+    Tell().QueueRemoved(stale, e.hdr.ts_ns, {QueueEnd::How::kReplaced});
   }
   RemoveQueueAtSameAddress(process_key, e);
   if (!seeded) {
@@ -96,6 +121,7 @@ void Model::On(const gpuq_queue_create_event& e) {
     }
   }
   QueueState q;
+  q.serial = ++queues_seen_;
   q.process_key = process_key;
   q.queue_id = e.queue_id;
   q.tgid = e.hdr.tgid;
@@ -129,6 +155,7 @@ void Model::On(const gpuq_queue_create_event& e) {
   ++s.live;
   if (!seeded) ++s.creates;
   Touch(e.hdr.cgroup_id, e.hdr.tgid, +1, p.comm);
+  Tell().QueueAdded(q);
 }
 
 void Model::Touch(uint64_t cgroup_id, uint32_t tgid, int live_delta,
@@ -182,6 +209,8 @@ void Model::On(const gpuq_queue_destroy_event& e) {
     // A queue seeded from sysfs whose owner we never saw by kernel key.
     found = Remove(Key{SeededProcessKey(e.hdr.tgid), e.queue_id}, &q);
   }
+  // Reconciliation removed it already (and said so).
+  const bool live = found;
   if (!found) found = TakeTombstone(e, &q);
   if (!found) {
     ++series_.model_drops.unknown_queue;
@@ -198,9 +227,15 @@ void Model::On(const gpuq_queue_destroy_event& e) {
   // sampler's last read (gone with the queue's memory otherwise).
   if ((e.flags & GPUQ_DESTROY_F_WRITE_INDEX) != 0 &&
       (q.flags & GPUQ_CREATE_F_ROCR_LAYOUT) != 0) {
-    s.submissions += StepWriteIndex(q.sampled, true, q.write_index,
-                                    q.write_index_at_create, e.write_index)
-                         .packets;
+    const uint64_t packets =
+        StepWriteIndex(q.sampled, true, q.write_index, q.write_index_at_create,
+                       e.write_index)
+            .packets;
+    s.submissions += packets;
+    Tell().QueueLastWords(q, packets);
+  }
+  if (live) {
+    Tell().QueueRemoved(q, e.hdr.ts_ns, {QueueEnd::How::kDestroyed, reason});
   }
 }
 
@@ -243,6 +278,7 @@ void Model::On(const gpuq_process_exit_event& e) {
   auto pending = pending_evictions_.lower_bound({e.hdr.process_key, 0});
   while (pending != pending_evictions_.end() &&
          pending->first.first == e.hdr.process_key) {
+    Tell().EvictionEnded(pending->second, e.hdr.ts_ns, /*restored=*/false);
     pending = pending_evictions_.erase(pending);
   }
   // Nor does a create record of a process that is gone come any more.
@@ -372,7 +408,9 @@ void Model::RemoveQueueAtSameAddress(uint64_t process_key,
     // a second time (its index "went back", then grew again).
     ++series_.model_drops.duplicate_create;
     const Key stale = q->first;  // Remove() erases the node q points at
-    Remove(stale, nullptr);
+    QueueState removed;
+    Remove(stale, &removed);
+    Tell().QueueRemoved(removed, e.hdr.ts_ns, {QueueEnd::How::kReplaced});
     return;
   }
 }
@@ -381,6 +419,7 @@ void Model::Forget(uint64_t process_key, uint32_t queue_id) {
   const Key key{process_key, queue_id};
   QueueState q;
   if (!Remove(key, &q)) return;
+  Tell().QueueRemoved(q, now_ns_, {QueueEnd::How::kReconciled});
   tombstones_[key] = q;
   tombstone_order_.push_back(key);
   while (tombstones_.size() > kMaxTombstones && !tombstone_order_.empty()) {
@@ -437,6 +476,7 @@ void Model::On(const gpuq_queue_sample_record& e) {
     ++((e.flags & GPUQ_SAMPLE_F_DENIED) != 0 ? series_.sample_stats.denied
                                              : series_.sample_stats.unreadable);
     q->last_read = QueueState::LastRead::kFailed;
+    Tell().QueueSampled(*q, 0);
     return;
   }
   const WriteIndexStep step =
@@ -457,6 +497,7 @@ void Model::On(const gpuq_queue_sample_record& e) {
   q->sample_ns = e.hdr.ts_ns;
   series_.queue_series[{q->cgroup_id, q->tgid, q->gpu_id, q->queue_type}]
       .submissions += delta;
+  Tell().QueueSampled(*q, delta);
 }
 
 void Model::On(const gpuq_doorbell_count_record& e) {
@@ -558,6 +599,7 @@ void Model::On(const gpuq_runlist_event& e) {
     s.map.Observe(RunlistBuckets(), Seconds(e.duration_ns));
   }
   if (e.ret != 0) ++series_.runlist_failures[{gpu_id, sched, unmap, e.ret}];
+  Tell().RunlistApplied(on_gpu);
   // Operations of unknown cause (reset, suspend) belong to no container.
   if (e.hdr.cgroup_id == 0) return;
   const uint32_t cause = KnownRunlistCause(e.cause);
@@ -613,18 +655,27 @@ void Model::On(const gpuq_eviction_event& e) {
                                  ? e.trigger
                                  : uint32_t{GPUQ_TRIGGER_UNKNOWN};
     ++series_.evictions[{e.hdr.cgroup_id, e.gpu_id, trigger}].evictions;
+    EvictionNotice n;
+    n.process_key = e.hdr.process_key;
+    n.tgid = e.hdr.tgid;
+    n.cgroup_id = e.hdr.cgroup_id;
+    n.gpu_id = e.gpu_id;
+    n.trigger = trigger;
+    n.evict_ns = e.hdr.ts_ns;
+    n.serial = ++evictions_seen_;
     // Only transitions are recorded; keep the first if one was missed.
-    pending_evictions_.try_emplace(
-        key, PendingEviction{e.hdr.cgroup_id, trigger, e.hdr.ts_ns});
+    const bool opened = pending_evictions_.try_emplace(key, n).second;
+    Tell().Evicted(n, opened);
   } else if (e.kind == GPUQ_EVICTION_RESTORE) {
     ++series_.restores[{e.hdr.cgroup_id, e.gpu_id}];
     auto pending = pending_evictions_.find(key);
     if (pending != pending_evictions_.end()) {
-      const PendingEviction& p = pending->second;
+      const EvictionNotice& p = pending->second;
       const uint64_t ns =
           e.hdr.ts_ns > p.evict_ns ? e.hdr.ts_ns - p.evict_ns : 0;
       series_.evictions[{p.cgroup_id, e.gpu_id, p.trigger}].duration.Observe(
           EvictionBuckets(), Seconds(ns));
+      Tell().EvictionEnded(p, e.hdr.ts_ns, /*restored=*/true);
       pending_evictions_.erase(pending);
     }
   }
@@ -683,11 +734,7 @@ std::map<std::pair<uint64_t, uint32_t>, uint64_t> Model::PendingPackets()
     const {
   std::map<std::pair<uint64_t, uint32_t>, uint64_t> out;
   for (const auto& [key, q] : queues_) {
-    if (!q.readable()) continue;
-    // read > write happens when a read lands between the CP's update of
-    // read_dispatch_id and ours of write: nothing is pending then.
-    out[{q.cgroup_id, q.gpu_id}] +=
-        q.write_index > q.read_index ? q.write_index - q.read_index : 0;
+    if (q.readable()) out[{q.cgroup_id, q.gpu_id}] += q.pending();
   }
   return out;
 }

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "model/histogram.h"
+#include "model/model_observer.h"
 #include "model/oversubscription.h"
 #include "model/preemption.h"
 #include "model/queue_cu_mask.h"
@@ -35,6 +36,9 @@ namespace gpuq {
 
 /// A live queue. Keyed by (process key, KFD queue id).
 struct QueueState {
+  /// The model's number for this queue (1, 2, ...): stays when a seeded
+  /// queue is re-keyed under its kfd_process.
+  uint64_t serial = 0;
   uint64_t process_key = 0;  ///< kfd_process pointer, or the tgid if seeded
   uint32_t queue_id = 0;
   uint32_t tgid = 0;
@@ -66,6 +70,13 @@ struct QueueState {
   enum class LastRead : uint8_t { kNone, kOk, kFailed };
   LastRead last_read = LastRead::kNone;
   bool readable() const { return last_read == LastRead::kOk; }
+  /// Written minus consumed packets as last read; 0 unless readable. A
+  /// read can land between the CP's update of read_dispatch_id and ours of
+  /// the write index (read > write): nothing is pending then.
+  uint64_t pending() const {
+    return readable() && write_index > read_index ? write_index - read_index
+                                                  : 0;
+  }
   uint64_t write_index = 0;
   uint64_t read_index = 0;
   uint64_t sample_ns = 0;  ///< ts_ns of the last readable sample
@@ -183,12 +194,6 @@ struct EvictionKey {
 struct EvictionSeries {
   uint64_t evictions = 0;
   DurationHistogram duration;  ///< observed at the matching restore
-};
-/// A process evicted on a GPU and not restored yet.
-struct PendingEviction {
-  uint64_t cgroup_id = 0;
-  uint32_t trigger = 0;
-  uint64_t evict_ns = 0;
 };
 
 /// Create failures for one (cgroup, gpu, errno).
@@ -414,15 +419,9 @@ class Model {
 
   /// Preemption windows not closed by a map yet.
   size_t open_preemptions() const { return preemption_.open_windows(); }
-  /// Receives each preemption window as it closes (the report's timeline).
-  void SetPreemptionWindowSink(PreemptionTracker::WindowSink sink) {
-    preemption_.SetWindowSink(std::move(sink));
-  }
-  /// Receives each oversubscribed runlist window as it closes (the
-  /// report's timeline).
-  void SetOversubscriptionWindowSink(OversubscriptionWindowSink sink) {
-    oversubscription_sink_ = std::move(sink);
-  }
+  /// Told each decision as it is made (the report's analysis); null: none.
+  /// Not owned; set before the first Apply().
+  void SetObserver(ModelObserver* observer);
 
   /// Everything the model exports: the counted series and the derived ones.
   /// The one read path of its series (the pipeline's snapshot, tests).
@@ -502,7 +501,9 @@ class Model {
   };
   std::map<std::pair<uint32_t, uint64_t>, DoorbellLast> doorbell_last_;
   /// (process key, gpu) -> eviction waiting for its restore.
-  std::map<std::pair<uint64_t, uint32_t>, PendingEviction> pending_evictions_;
+  std::map<std::pair<uint64_t, uint32_t>, EvictionNotice> pending_evictions_;
+  uint64_t evictions_seen_ = 0;  ///< numbers EvictionNotice::serial
+  uint64_t queues_seen_ = 0;     ///< numbers QueueState::serial
   /// (process key, gpu) -> queues an HWS map of the process's own create put
   /// on the runlist before their create record came. amdkfd maps a new
   /// active queue inside create_queue_cpsch; its record is written later
@@ -521,6 +522,10 @@ class Model {
   static constexpr uint32_t kMaxQueuesPerProcess = 1024;
   PreemptionTracker preemption_;
   OversubscriptionWindowSink oversubscription_sink_;
+  /// SetObserver()'s; every decision below is told to it when set.
+  ModelObserver* observer_ = nullptr;
+  static ModelObserver& Silent();
+  ModelObserver& Tell() { return observer_ != nullptr ? *observer_ : Silent(); }
   /// Processes holding queues on `gpu_id` that a runlist would map: live,
   /// active at create (ring, percentage) and not evicted there.
   std::vector<ActiveHolder> ActiveHolders(uint32_t gpu_id) const;

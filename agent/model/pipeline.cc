@@ -56,14 +56,9 @@ void Pipeline::SetProbes(std::vector<ProbeStatus> probes) {
   probes_ = std::move(probes);
 }
 
-void Pipeline::SetPreemptionWindowSink(PreemptionTracker::WindowSink sink) {
+void Pipeline::SetModelObserver(ModelObserver* observer) {
   std::lock_guard<std::mutex> lock(mu_);
-  model_.SetPreemptionWindowSink(std::move(sink));
-}
-
-void Pipeline::SetOversubscriptionWindowSink(OversubscriptionWindowSink sink) {
-  std::lock_guard<std::mutex> lock(mu_);
-  model_.SetOversubscriptionWindowSink(std::move(sink));
+  model_.SetObserver(observer);
 }
 
 void Pipeline::SetDoorbellMapFull(uint64_t drops) {

@@ -148,12 +148,9 @@ class Pipeline {
   /// Doorbells the doorbell poller's full kernel maps could not count
   /// (DoorbellPoller::MapFullDrops), monotonic.
   void SetDoorbellMapFull(uint64_t drops);
-  /// Each preemption window as it closes, called from Handle()'s thread
-  /// (Model::SetPreemptionWindowSink). Set before the first event.
-  void SetPreemptionWindowSink(PreemptionTracker::WindowSink sink);
-  /// Each oversubscribed runlist window as it closes, likewise
-  /// (Model::SetOversubscriptionWindowSink).
-  void SetOversubscriptionWindowSink(OversubscriptionWindowSink sink);
+  /// Told the model's decisions, from Handle()'s thread
+  /// (Model::SetObserver). Set before the first event; not owned.
+  void SetModelObserver(ModelObserver* observer);
 
   enum class RunResult { kEof, kStopped, kDeadline, kError };
   /// Processes events until the source ends, `stop` is set, or `deadline`.

@@ -16,7 +16,6 @@
 #include "model/pipeline.h"
 #include "model/queue_column.h"
 #include "model/runlist_cause.h"
-#include "model/write_index.h"
 #include "resolver/cgroup_path.h"
 
 namespace gpuq::report {
@@ -26,10 +25,6 @@ constexpr double kNsPerS = 1e9;
 
 double Seconds(uint64_t ns) { return static_cast<double>(ns) / kNsPerS; }
 
-// The model's test for a kfd_process pointer (model.cc): seeded queues carry
-// the tgid or 0 instead.
-bool IsKernelKey(uint64_t process_key) { return process_key > 0xffffffffull; }
-
 std::string GpuTrack(uint32_t gpu_id) { return fmt::format("gpu {}", gpu_id); }
 
 std::string ProcessTrack(uint32_t pid, const std::string& comm) {
@@ -38,6 +33,18 @@ std::string ProcessTrack(uint32_t pid, const std::string& comm) {
 }
 
 void Raise(uint64_t value, uint64_t* peak) { *peak = std::max(*peak, value); }
+
+// The timeline's word for how a queue's lifetime ended.
+std::string QueueEndLabel(QueueEnd end) {
+  switch (end.how) {
+    case QueueEnd::How::kReplaced:
+      return "replaced";
+    case QueueEnd::How::kReconciled:
+      return "reconciled";
+    default:
+      return DestroyReasonLabel(end.destroy_reason);
+  }
+}
 
 // Live queues of one holder (process, container, whole run) and their peaks.
 struct Counts {
@@ -73,6 +80,7 @@ struct Counts {
   }
 };
 
+// A queue the model holds live, as the report follows it.
 struct LiveQueue {
   uint32_t tgid = 0;
   uint32_t queue_id = 0;
@@ -81,14 +89,7 @@ struct LiveQueue {
   uint64_t cgroup_id = 0;
   uint64_t start_ns = 0;
   bool seeded = false;
-  bool rocr = false;
-  uint64_t write_index_at_create = 0;
-  uint64_t write_ptr = 0;   // where the sampler reads its write index
-  uint64_t created_ns = 0;  // its create record's stamp
-  bool sampled = false;
-  uint64_t write_index = 0;
-  uint64_t pending = 0;   // counted in the sums while the last read was ok
-  size_t row = SIZE_MAX;  // index into queue_rows_, once sampled
+  uint64_t pending = 0;  // as the model's gauge counts it now
 };
 
 struct ProcInfo {
@@ -125,11 +126,6 @@ struct GpuTypeInfo {
   uint64_t peak = 0;
   uint64_t at_start = 0;
   std::vector<uint64_t> lifetimes_ns;
-};
-
-struct PendingEvictionRow {
-  size_t row;
-  uint64_t evict_ns;
 };
 
 // A bucketed series whose values are appended bucket by bucket; a series
@@ -189,7 +185,11 @@ QueueClass Classify(uint64_t peak_total,
   return peak_total == 1 ? QueueClass::kSingleQueue : QueueClass::kOnePerGpu;
 }
 
-class Analyzer::Impl {
+// Follows the real model (a replay Pipeline) record by record: its
+// decisions arrive through ModelObserver, its series are read at bucket
+// ends; what it does not keep (peaks, lifetimes, names, the timeline) is
+// kept here.
+class Analyzer::Impl : private ModelObserver {
  public:
   Impl(std::string name, double step_s, uint64_t start_realtime_ns)
       : pipeline_(ReplayOptions(), nullptr) {
@@ -199,22 +199,10 @@ class Analyzer::Impl {
     step_ns_ = std::max<uint64_t>(
         1, static_cast<uint64_t>(std::llround(step_s_ * kNsPerS)));
     report_.timeline.step_s = step_s_;
-    // The model's preemption windows, as they close: the timeline's off-GPU
-    // slices (named at Finish, when the owners' labels are known).
-    pipeline_.SetPreemptionWindowSink(
-        [this](const PreemptionKey& key, uint64_t start_ns, uint64_t end_ns) {
-          if (off_windows_.size() >= kMaxSlicesPerList) {
-            ++report_.timeline.slices_omitted;
-            return;
-          }
-          off_windows_.push_back({key, start_ns, end_ns});
-        });
-    pipeline_.SetOversubscriptionWindowSink(
-        [this](uint32_t gpu_id, uint64_t start_ns, uint64_t end_ns,
-               const RunlistShape& shape) {
-          AddOversubscribedSlice(gpu_id, start_ns, end_ns, shape, false);
-        });
+    pipeline_.SetModelObserver(this);
   }
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
 
   void Add(const Event& event) {
     const gpuq_event_header& hdr = Header(event);
@@ -334,13 +322,16 @@ class Analyzer::Impl {
     return it->second;
   }
 
-  ProcInfo& Process(const gpuq_event_header& hdr) {
-    auto [it, inserted] = processes_.try_emplace(hdr.tgid);
+  ProcInfo& Process(uint32_t tgid, uint64_t cgroup_id) {
+    auto [it, inserted] = processes_.try_emplace(tgid);
     if (inserted) {
-      it->second.pid = hdr.tgid;
-      it->second.cgroup_id = hdr.cgroup_id;
+      it->second.pid = tgid;
+      it->second.cgroup_id = cgroup_id;
     }
     return it->second;
+  }
+  ProcInfo& Process(const gpuq_event_header& hdr) {
+    return Process(hdr.tgid, hdr.cgroup_id);
   }
 
   template <typename Slices>
@@ -362,30 +353,47 @@ class Analyzer::Impl {
   // Priorities and CU masks: the model's (pipeline_), read at bucket ends.
   void On(const gpuq_queue_update_event&) { dirty_ = true; }
   void On(const gpuq_queue_cu_mask_event&) { dirty_ = true; }
+  void On(const gpuq_queue_sample_record&) { dirty_ = true; }
+  void On(const gpuq_queue_destroy_event&) { dirty_ = true; }
+  void On(const gpuq_runlist_event&) {}
+  void On(const gpuq_eviction_event&) {}
 
+  // The name the process gave; its queues are the model's (QueueAdded).
   void On(const gpuq_queue_create_event& e) {
     dirty_ = true;
-    const std::pair<uint32_t, uint32_t> key{e.hdr.tgid, e.queue_id};
-    if (queues_.count(key) != 0) EndQueue(key, e.hdr.ts_ns, "replaced");
-    LiveQueue q;
-    q.tgid = e.hdr.tgid;
-    q.queue_id = e.queue_id;
-    q.gpu_id = e.gpu_id;
-    q.type = e.queue_type;
-    q.cgroup_id = e.hdr.cgroup_id;
-    q.start_ns = e.hdr.ts_ns;
-    q.seeded = (e.flags & GPUQ_CREATE_F_SEEDED) != 0 ||
-               !IsKernelKey(e.hdr.process_key);
-    q.rocr = (e.flags & GPUQ_CREATE_F_ROCR_LAYOUT) != 0;
-    q.write_index_at_create = e.write_index_at_create;
-    q.write_ptr = e.write_ptr;
-    q.created_ns = e.hdr.ts_ns;
-    const bool compute = QueueColumnOf(q.type) == QueueColumn::kCompute;
-
     ProcInfo& p = Process(e.hdr);
     if (p.comm.empty()) p.comm = CommOf(e.comm);
-    ContainerInfo& c = Container(e.hdr.cgroup_id);
-    c.pids.insert(e.hdr.tgid);
+  }
+
+  void On(const gpuq_process_exit_event& e) {
+    ProcInfo& p = Process(e.hdr);
+    p.exited = true;
+    if (p.comm.empty()) p.comm = CommOf(e.comm);
+  }
+
+  void On(const gpuq_queue_create_failed_event& e) {
+    ++failures_[{e.hdr.cgroup_id, e.hdr.tgid, e.gpu_id, e.error}];
+    ++Container(e.hdr.cgroup_id).create_failures;
+    ProcInfo& p = Process(e.hdr);
+    ++p.create_failures;
+    if (p.comm.empty()) p.comm = CommOf(e.comm);
+  }
+
+  // ---- The model's decisions (ModelObserver) ----
+
+  void QueueAdded(const QueueState& state) override {
+    LiveQueue q;
+    q.tgid = state.tgid;
+    q.queue_id = state.queue_id;
+    q.gpu_id = state.gpu_id;
+    q.type = state.queue_type;
+    q.cgroup_id = state.cgroup_id;
+    q.start_ns = state.created_ns;
+    q.seeded = state.seeded;
+    const bool compute = QueueColumnOf(q.type) == QueueColumn::kCompute;
+    ProcInfo& p = Process(q.tgid, q.cgroup_id);
+    ContainerInfo& c = Container(q.cgroup_id);
+    c.pids.insert(q.tgid);
     for (Counts* counts : {&p.counts, &c.counts, &run_}) {
       counts->Inc(q.gpu_id, compute);
       if (!q.seeded) ++counts->created;
@@ -393,28 +401,121 @@ class Analyzer::Impl {
     GpuTypeInfo& gt = gpu_types_[{q.gpu_id, q.type}];
     Raise(++gt.live, &gt.peak);
     if (q.seeded) ++gt.at_start;
-    queues_.emplace(key, q);
+    queues_[state.serial] = q;
   }
 
-  // A queue leaves: its lifetime slice, counts, pending packets.
-  void EndQueue(const std::pair<uint32_t, uint32_t>& key, uint64_t end_ns,
-                const char* how) {
-    auto it = queues_.find(key);
+  void QueueRemoved(const QueueState& state, uint64_t ts_ns,
+                    QueueEnd end) override {
+    auto it = queues_.find(state.serial);
+    if (it == queues_.end()) return;
     const LiveQueue& q = it->second;
     const bool compute = QueueColumnOf(q.type) == QueueColumn::kCompute;
-    ProcInfo& p = processes_[q.tgid];
+    ProcInfo& p = Process(q.tgid, q.cgroup_id);
     for (Counts* counts : {&p.counts, &Container(q.cgroup_id).counts, &run_}) {
       counts->Dec(q.gpu_id, compute);
     }
     GpuTypeInfo& gt = gpu_types_[{q.gpu_id, q.type}];
     --gt.live;
-    const uint64_t ns = end_ns > q.start_ns ? end_ns - q.start_ns : 0;
+    const uint64_t ns = ts_ns > q.start_ns ? ts_ns - q.start_ns : 0;
     // Seeded queues were created before the capture: no real lifetime.
     if (!q.seeded) gt.lifetimes_ns.push_back(ns);
     SetPending(&it->second, 0);
-    AddLifetimeSlice(q, p.comm, end_ns, how);
+    AddLifetimeSlice(q, p.comm, ts_ns, QueueEndLabel(end));
     queues_.erase(it);
   }
+
+  void QueueSampled(const QueueState& state, uint64_t packets) override {
+    auto it = queues_.find(state.serial);
+    if (it == queues_.end()) return;
+    if (!state.readable()) {
+      SetPending(&it->second, 0);  // the gauge leaves out unreadable queues
+      return;
+    }
+    QueueSubmissionRow& row = SubmissionRow(state);
+    row.submissions += packets;
+    ++row.samples;
+    Raise(state.pending(), &row.pending_peak);
+    SetPending(&it->second, state.pending());
+  }
+
+  void QueueLastWords(const QueueState& state, uint64_t packets) override {
+    SubmissionRow(state).submissions += packets;
+  }
+
+  void RunlistApplied(const gpuq_runlist_event& e) override {
+    const bool mes =
+        e.op == GPUQ_RUNLIST_MES_ADD || e.op == GPUQ_RUNLIST_MES_REMOVE;
+    const bool unmap =
+        e.op == GPUQ_RUNLIST_UNMAP || e.op == GPUQ_RUNLIST_MES_REMOVE;
+    auto& durations = runlist_durations_[{e.gpu_id, mes}];
+    (unmap ? durations.first : durations.second).push_back(e.duration_ns);
+
+    Slice s;
+    s.track = GpuTrack(e.gpu_id);
+    if (mes) {
+      s.name = fmt::format("{} (queue {})", unmap ? "mes remove" : "mes add",
+                           e.queue_id);
+    } else {
+      s.name =
+          unmap ? fmt::format("unmap ({})", UnmapFilterLabel(e.filter)) : "map";
+    }
+    // ts_ns is the return time: the operation began duration_ns earlier.
+    const uint64_t start_ns =
+        e.hdr.ts_ns > e.duration_ns ? e.hdr.ts_ns - e.duration_ns : 0;
+    s.start_s = Rel(start_ns);
+    s.duration_s = Seconds(e.duration_ns);
+    s.args = {{"scheduler", mes ? "mes" : "hws"},
+              {"cause", RunlistCauseLabel(KnownRunlistCause(e.cause))}};
+    if (e.hdr.tgid != 0) s.args["pid"] = std::to_string(e.hdr.tgid);
+    if (e.ret != 0) s.args["error"] = ErrnoLabel(e.ret);
+    if (!mes) s.args["active_queues"] = std::to_string(e.active_queues);
+    AddSlice(&report_.timeline.runlist_ops, std::move(s));
+  }
+
+  void Evicted(const EvictionNotice& n, bool opened) override {
+    EvictionRow row;
+    row.pid = n.tgid;
+    row.gpu_id = n.gpu_id;
+    row.trigger = EvictionTriggerLabel(n.trigger);
+    row.start_s = Rel(n.evict_ns);
+    eviction_cgroups_.push_back(n.cgroup_id);
+    report_.eviction_list.push_back(row);
+    Container(n.cgroup_id);  // an evicted container gets a row
+    if (opened) eviction_row_[n.serial] = report_.eviction_list.size() - 1;
+  }
+
+  void EvictionEnded(const EvictionNotice& n, uint64_t end_ns,
+                     bool restored) override {
+    auto it = eviction_row_.find(n.serial);
+    if (it == eviction_row_.end()) return;
+    EvictionRow& row = report_.eviction_list[it->second];
+    eviction_row_.erase(it);
+    if (!restored) {
+      row.process_exited = true;
+      return;
+    }
+    const uint64_t ns = end_ns > n.evict_ns ? end_ns - n.evict_ns : 0;
+    row.duration_s = Seconds(ns);
+    eviction_durations_ns_.push_back(ns);
+  }
+
+  // The timeline's off-GPU slices (named at Finish, when the owners' labels
+  // are known).
+  void PreemptionWindow(const PreemptionKey& key, uint64_t start_ns,
+                        uint64_t end_ns) override {
+    if (off_windows_.size() >= kMaxSlicesPerList) {
+      ++report_.timeline.slices_omitted;
+      return;
+    }
+    off_windows_.push_back({key, start_ns, end_ns});
+  }
+
+  void OversubscribedWindow(uint32_t gpu_id, uint64_t start_ns, uint64_t end_ns,
+                            const RunlistShape& shape) override {
+    AddOversubscribedSlice(gpu_id, start_ns, end_ns, shape, false);
+  }
+
+  // ---- Report-only bookkeeping ----
 
   void AddLifetimeSlice(const LiveQueue& q, const std::string& comm,
                         uint64_t end_ns, const std::string& how) {
@@ -429,44 +530,6 @@ class Analyzer::Impl {
               {"end", how}};
     if (q.seeded) s.args["seeded"] = "true";
     AddSlice(&report_.timeline.queue_lifetimes, std::move(s));
-  }
-
-  void On(const gpuq_queue_destroy_event& e) {
-    dirty_ = true;
-    const std::pair<uint32_t, uint32_t> key{e.hdr.tgid, e.queue_id};
-    auto it = queues_.find(key);
-    if (it == queues_.end()) return;  // never seen created: model drop
-    // As the model: the owner's final write index of a ROCr queue.
-    if ((e.flags & GPUQ_DESTROY_F_WRITE_INDEX) != 0 && it->second.rocr)
-      Submitted(&it->second, e.write_index);
-    EndQueue(key, e.hdr.ts_ns,
-             e.reason == GPUQ_DESTROY_PROCESS_EXIT ? "process_exit"
-             : e.reason == GPUQ_DESTROY_IOCTL      ? "ioctl"
-                                                   : "unknown");
-  }
-
-  void On(const gpuq_process_exit_event& e) {
-    ProcInfo& p = Process(e.hdr);
-    p.exited = true;
-    if (p.comm.empty()) p.comm = CommOf(e.comm);
-    // As the model: an exited process is never restored.
-    for (auto it = pending_evictions_.begin();
-         it != pending_evictions_.end();) {
-      if (it->first.first == e.hdr.process_key) {
-        report_.eviction_list[it->second.row].process_exited = true;
-        it = pending_evictions_.erase(it);
-      } else {
-        ++it;
-      }
-    }
-  }
-
-  void On(const gpuq_queue_create_failed_event& e) {
-    ++failures_[{e.hdr.cgroup_id, e.hdr.tgid, e.gpu_id, e.error}];
-    ++Container(e.hdr.cgroup_id).create_failures;
-    ProcInfo& p = Process(e.hdr);
-    ++p.create_failures;
-    if (p.comm.empty()) p.comm = CommOf(e.comm);
   }
 
   // One window of an oversubscribed runlist on the timeline; `open`: still
@@ -488,73 +551,6 @@ class Analyzer::Impl {
     AddSlice(&report_.timeline.oversubscribed, std::move(s));
   }
 
-  void On(const gpuq_runlist_event& e) {
-    if (e.op >= GPUQ_RUNLIST_OP__MAX) return;
-    const bool mes =
-        e.op == GPUQ_RUNLIST_MES_ADD || e.op == GPUQ_RUNLIST_MES_REMOVE;
-    const bool unmap =
-        e.op == GPUQ_RUNLIST_UNMAP || e.op == GPUQ_RUNLIST_MES_REMOVE;
-    uint32_t gpu_id = e.gpu_id;
-    if (gpu_id == 0 && mes) {  // as the model: the seeded queue's GPU
-      auto q = queues_.find({e.hdr.tgid, e.queue_id});
-      if (q != queues_.end()) gpu_id = q->second.gpu_id;
-    }
-    auto& durations = runlist_durations_[{gpu_id, mes}];
-    (unmap ? durations.first : durations.second).push_back(e.duration_ns);
-
-    Slice s;
-    s.track = GpuTrack(gpu_id);
-    if (mes) {
-      s.name = fmt::format("{} (queue {})", unmap ? "mes remove" : "mes add",
-                           e.queue_id);
-    } else {
-      s.name =
-          unmap ? fmt::format("unmap ({})", UnmapFilterLabel(e.filter)) : "map";
-    }
-    // ts_ns is the return time: the operation began duration_ns earlier.
-    const uint64_t start_ns =
-        e.hdr.ts_ns > e.duration_ns ? e.hdr.ts_ns - e.duration_ns : 0;
-    s.start_s = Rel(start_ns);
-    s.duration_s = Seconds(e.duration_ns);
-    s.args = {{"scheduler", mes ? "mes" : "hws"},
-              {"cause", RunlistCauseLabel(KnownRunlistCause(e.cause))}};
-    if (e.hdr.tgid != 0) s.args["pid"] = std::to_string(e.hdr.tgid);
-    if (e.ret != 0) s.args["error"] = ErrnoLabel(e.ret);
-    if (!mes) s.args["active_queues"] = std::to_string(e.active_queues);
-    AddSlice(&report_.timeline.runlist_ops, std::move(s));
-  }
-
-  void On(const gpuq_eviction_event& e) {
-    if (e.hdr.cgroup_id == 0) return;  // the model's no_owner drop
-    const std::pair<uint64_t, uint32_t> key{e.hdr.process_key, e.gpu_id};
-    if (e.kind == GPUQ_EVICTION_EVICT) {
-      const uint32_t trigger = e.trigger < GPUQ_TRIGGER__KNOWN
-                                   ? e.trigger
-                                   : uint32_t{GPUQ_TRIGGER_UNKNOWN};
-      EvictionRow row;
-      row.pid = e.hdr.tgid;
-      row.gpu_id = e.gpu_id;
-      row.trigger = EvictionTriggerLabel(trigger);
-      row.start_s = Rel(e.hdr.ts_ns);
-      eviction_cgroups_.push_back(e.hdr.cgroup_id);
-      report_.eviction_list.push_back(row);
-      Container(e.hdr.cgroup_id);  // an evicted container gets a row
-      // Only transitions are recorded; keep the first if one was missed.
-      pending_evictions_.try_emplace(
-          key,
-          PendingEvictionRow{report_.eviction_list.size() - 1, e.hdr.ts_ns});
-    } else if (e.kind == GPUQ_EVICTION_RESTORE) {
-      auto it = pending_evictions_.find(key);
-      if (it == pending_evictions_.end()) return;
-      const uint64_t ns = e.hdr.ts_ns > it->second.evict_ns
-                              ? e.hdr.ts_ns - it->second.evict_ns
-                              : 0;
-      report_.eviction_list[it->second.row].duration_s = Seconds(ns);
-      eviction_durations_ns_.push_back(ns);
-      pending_evictions_.erase(it);
-    }
-  }
-
   void SetPending(LiveQueue* q, uint64_t pending) {
     pending_total_ = pending_total_ - q->pending + pending;
     uint64_t& gpu = pending_per_gpu_[q->gpu_id];
@@ -564,48 +560,20 @@ class Analyzer::Impl {
     Raise(gpu, &pending_peak_per_gpu_[q->gpu_id]);
   }
 
-  // The queue's row, with what its write index `now` adds (the model's
-  // rule, StepWriteIndex); the row is made at the queue's first read.
-  QueueSubmissionRow& Submitted(LiveQueue* q, uint64_t now) {
-    const uint64_t delta = StepWriteIndex(q->sampled, q->rocr, q->write_index,
-                                          q->write_index_at_create, now)
-                               .packets;
-    q->sampled = true;
-    q->write_index = now;
-    if (q->row == SIZE_MAX) {
-      q->row = queue_rows_.size();
+  // The queue's row, made when the model first counts its submissions.
+  QueueSubmissionRow& SubmissionRow(const QueueState& q) {
+    auto [it, inserted] = submission_row_.try_emplace(q.serial);
+    if (inserted) {
+      it->second = queue_rows_.size();
       QueueSubmissionRow row;
-      row.pid = q->tgid;
-      row.gpu_id = q->gpu_id;
-      row.queue_id = q->queue_id;
-      row.queue_type = QueueTypeLabel(q->type);
+      row.pid = q.tgid;
+      row.gpu_id = q.gpu_id;
+      row.queue_id = q.queue_id;
+      row.queue_type = QueueTypeLabel(q.queue_type);
       queue_rows_.push_back(row);
-      queue_row_cgroups_.push_back(q->cgroup_id);
+      queue_row_cgroups_.push_back(q.cgroup_id);
     }
-    QueueSubmissionRow& row = queue_rows_[q->row];
-    row.submissions += delta;
-    return row;
-  }
-
-  void On(const gpuq_queue_sample_record& e) {
-    dirty_ = true;
-    auto it = queues_.find({e.hdr.tgid, e.queue_id});
-    if (it == queues_.end()) return;  // the model's unknown_queue
-    LiveQueue& q = it->second;
-    if (!SampleReadsQueue({e.write_ptr, e.read_begin_ns},
-                          {q.write_ptr, q.created_ns})) {
-      return;  // the same
-    }
-    if ((e.flags & GPUQ_SAMPLE_F_UNREADABLE) != 0) {
-      SetPending(&q, 0);  // the gauge leaves out unreadable queues
-      return;
-    }
-    QueueSubmissionRow& row = Submitted(&q, e.write_index);
-    ++row.samples;
-    const uint64_t pending =
-        e.write_index > e.read_index ? e.write_index - e.read_index : 0;
-    Raise(pending, &row.pending_peak);
-    SetPending(&q, pending);
+    return queue_rows_[it->second];
   }
 
   Owner OwnerOf(const Snapshot& s, uint64_t cgroup_id) const {
@@ -645,7 +613,7 @@ class Analyzer::Impl {
 
   // Raw per-record facts.
   std::map<uint64_t, std::string> container_of_cgroup_;
-  std::map<std::pair<uint32_t, uint32_t>, LiveQueue> queues_;  // (tgid, qid)
+  std::map<uint64_t, LiveQueue> queues_;  // by QueueState::serial
   std::map<uint32_t, ProcInfo> processes_;
   std::map<std::string, ContainerInfo> containers_;
   Counts run_;
@@ -654,9 +622,8 @@ class Analyzer::Impl {
   std::map<std::pair<uint32_t, bool>,
            std::pair<std::vector<uint64_t>, std::vector<uint64_t>>>
       runlist_durations_;
-  std::map<std::pair<uint64_t, uint32_t>, PendingEvictionRow>
-      pending_evictions_;
-  std::vector<uint64_t> eviction_cgroups_;  // per eviction_list row
+  std::map<uint64_t, size_t> eviction_row_;  // open: EvictionNotice::serial
+  std::vector<uint64_t> eviction_cgroups_;   // per eviction_list row
   struct OffWindow {
     PreemptionKey key;
     uint64_t start_ns, end_ns;
@@ -667,6 +634,7 @@ class Analyzer::Impl {
       failures_;
   std::vector<QueueSubmissionRow> queue_rows_;
   std::vector<uint64_t> queue_row_cgroups_;
+  std::map<uint64_t, size_t> submission_row_;  // QueueState::serial -> row
   uint64_t pending_total_ = 0;
   uint64_t pending_peak_ = 0;
   std::map<uint32_t, uint64_t> pending_per_gpu_;

@@ -316,6 +316,72 @@ TEST(AnalyzerTest, SeededQueueStartsAtZeroAndOpenOnesEndAtTheEnd) {
   EXPECT_EQ(r.queues_at_start, 1u);
 }
 
+// A ROCr queue whose destroy was lost (a program the kernel skipped): a new
+// queue of its process at the same amd_queue_t replaces it in the model,
+// and so in the report (its own copy of the rules kept it live to the end:
+// two queues at once, where the exported families said one).
+TEST(AnalyzerTest, AQueueWhoseDestroyWasLostEndsWhereTheModelSaysSo) {
+  gpuq_queue_create_event first = Create(10, 0, 7, kT0);
+  first.write_ptr = 0x7e0000200038ull;
+  gpuq_queue_create_event second = Create(10, 1, 7, kT0 + 2 * kS);
+  second.write_ptr = first.write_ptr;
+  const RunReport r =
+      Analyze({HostPath(kT0), first, second, Destroy(10, 1, 7, kT0 + 3 * kS)});
+  EXPECT_EQ(r.queues_peak, 1u);
+  EXPECT_EQ(r.queues_at_end, 0u);
+  ASSERT_EQ(r.gpu_queues.size(), 1u);
+  EXPECT_EQ(r.gpu_queues[0].peak, 1u);
+  EXPECT_EQ(r.gpu_queues[0].at_end, 0u);
+  EXPECT_EQ(r.gpu_queues[0].lifetime.count, 2u);
+  ASSERT_EQ(r.timeline.queue_lifetimes.size(), 2u);
+  EXPECT_EQ(r.timeline.queue_lifetimes[0].name, "compute queue 0");
+  EXPECT_EQ(r.timeline.queue_lifetimes[0].args.at("end"), "replaced");
+  EXPECT_DOUBLE_EQ(r.timeline.queue_lifetimes[0].duration_s, 2);
+  EXPECT_EQ(r.timeline.queue_lifetimes[1].args.at("end"), "ioctl");
+  EXPECT_EQ(r.events_dropped_by_reason.at("duplicate_create"), 1u);
+}
+
+// An eviction's row ends with the model's window: a restore gives its
+// duration, the process's exit marks it, a repeat gets a row of its own.
+TEST(AnalyzerTest, EvictionRowsEndAsTheModelsWindows) {
+  auto eviction = [](uint32_t kind, uint64_t ts) {
+    gpuq_eviction_event e;
+    std::memset(&e, 0, sizeof(e));
+    e.hdr.type = GPUQ_EV_EVICTION;
+    e.hdr.size = sizeof(e);
+    e.hdr.tgid = 10;
+    e.hdr.ts_ns = ts;
+    e.hdr.cgroup_id = 1;
+    e.hdr.process_key = 0xffff888100000000ull + 10;
+    e.gpu_id = 7;
+    e.kind = kind;
+    return e;
+  };
+  gpuq_process_exit_event exit;
+  std::memset(&exit, 0, sizeof(exit));
+  exit.hdr.type = GPUQ_EV_PROCESS_EXIT;
+  exit.hdr.size = sizeof(exit);
+  exit.hdr.tgid = 10;
+  exit.hdr.ts_ns = kT0 + 5 * kS;
+  exit.hdr.cgroup_id = 1;
+  exit.hdr.process_key = 0xffff888100000000ull + 10;
+  const RunReport r =
+      Analyze({HostPath(kT0), Create(10, 0, 7, kT0),
+               eviction(GPUQ_EVICTION_EVICT, kT0 + kS),
+               eviction(GPUQ_EVICTION_EVICT, kT0 + kS + kS / 2),
+               eviction(GPUQ_EVICTION_RESTORE, kT0 + 2 * kS),
+               eviction(GPUQ_EVICTION_EVICT, kT0 + 3 * kS), exit});
+  ASSERT_EQ(r.eviction_list.size(), 3u);
+  ASSERT_TRUE(r.eviction_list[0].duration_s.has_value());
+  EXPECT_DOUBLE_EQ(*r.eviction_list[0].duration_s, 1);
+  EXPECT_FALSE(r.eviction_list[1].duration_s.has_value());
+  EXPECT_FALSE(r.eviction_list[1].process_exited);
+  EXPECT_FALSE(r.eviction_list[2].duration_s.has_value());
+  EXPECT_TRUE(r.eviction_list[2].process_exited);
+  EXPECT_EQ(r.evictions, 3u);
+  EXPECT_EQ(r.restores, 1u);
+}
+
 // ---- The bundled capture: examples/README.md's hand-worked figures ----
 
 class DefaultCaptureTest : public ::testing::Test {

@@ -1,0 +1,82 @@
+// What the model decides, as it decides it: a queue becomes live or leaves,
+// its write index is read, a process is evicted or restored, a runlist
+// operation is applied (its GPU resolved), a preemption or oversubscribed
+// window closes. The report's analysis follows the model through this
+// instead of keeping a second copy of its rules (which queue a record
+// names, what a destroy's last write index adds, when an eviction ends).
+#pragma once
+
+#include <gpuq/abi.h>
+
+#include <cstdint>
+
+#include "model/oversubscription.h"
+#include "model/preemption.h"
+
+namespace gpuq {
+
+struct QueueState;
+
+/// Why a live queue left the model.
+struct QueueEnd {
+  enum class How : uint8_t {
+    kDestroyed,   ///< its destroy record (`destroy_reason`)
+    kReplaced,    ///< a create of its key or its amd_queue_t: destroy lost
+    kReconciled,  ///< gone from sysfs without a destroy record (yet)
+  };
+  How how = How::kDestroyed;
+  uint32_t destroy_reason = 0;  ///< gpuq_destroy_reason, with kDestroyed
+};
+
+/// An eviction the model counted: a process's queues on a GPU.
+struct EvictionNotice {
+  uint64_t process_key = 0;
+  uint32_t tgid = 0;
+  uint64_t cgroup_id = 0;
+  uint32_t gpu_id = 0;
+  uint32_t trigger = 0;  ///< a known gpuq_eviction_trigger
+  uint64_t evict_ns = 0;
+  /// The model's number for it (1, 2, ...), the same at its end.
+  uint64_t serial = 0;
+};
+
+/// Called from the model's Apply(), on its caller's thread; every method
+/// has an empty default. States passed are the model's, after the change.
+class ModelObserver {
+ public:
+  virtual ~ModelObserver() = default;
+
+  /// A queue became live: created, or seeded from sysfs.
+  virtual void QueueAdded(const QueueState& /*q*/) {}
+  /// A sample of the queue's indices: `q.last_read` says whether it read;
+  /// `packets` is what its write index added (the exported submissions).
+  virtual void QueueSampled(const QueueState& /*q*/, uint64_t /*packets*/) {}
+  /// The owner's final write index came with the queue's destroy: `packets`
+  /// written after the last sample (called before QueueRemoved; also for a
+  /// queue reconciliation removed earlier).
+  virtual void QueueLastWords(const QueueState& /*q*/, uint64_t /*packets*/) {}
+  /// A live queue left at `ts_ns`.
+  virtual void QueueRemoved(const QueueState& /*q*/, uint64_t /*ts_ns*/,
+                            QueueEnd /*end*/) {}
+
+  /// An HWS map/unmap or MES add/remove the model applied, with the GPU it
+  /// resolved (an MES op on a seeded queue names none).
+  virtual void RunlistApplied(const gpuq_runlist_event& /*e*/) {}
+  /// An eviction record counted; `opened`: it began a window (not a
+  /// repeat while the process was evicted there already).
+  virtual void Evicted(const EvictionNotice& /*n*/, bool /*opened*/) {}
+  /// An eviction window ended at `end_ns`: restored, or its process exited.
+  virtual void EvictionEnded(const EvictionNotice& /*n*/, uint64_t /*end_ns*/,
+                             bool /*restored*/) {}
+
+  /// A container's queues were back on the GPU (or gone): the window from
+  /// `start_ns` to `end_ns` they were off it.
+  virtual void PreemptionWindow(const PreemptionKey& /*key*/,
+                                uint64_t /*start_ns*/, uint64_t /*end_ns*/) {}
+  /// A runlist that was oversubscribed was replaced.
+  virtual void OversubscribedWindow(uint32_t /*gpu_id*/, uint64_t /*start_ns*/,
+                                    uint64_t /*end_ns*/,
+                                    const RunlistShape& /*shape*/) {}
+};
+
+}  // namespace gpuq
