@@ -3,15 +3,38 @@
 #include "report/report_tables.h"
 
 namespace gpuq::report {
-namespace {
 
 using Json = nlohmann::ordered_json;
 
-Json Stats(const DurationStats& d) {
-  return Json{{"count", d.count}, {"sum_s", d.sum}, {"min_s", d.min},
-              {"p50_s", d.p50},   {"p90_s", d.p90}, {"p99_s", d.p99},
-              {"max_s", d.max}};
+// Rows written member by member under their own names, in this order, by
+// the expansion of nlohmann's NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE: bookworm's
+// 3.11.2 defines that macro for nlohmann::json only (keys sorted), and the
+// report keeps its keys in order (ordered_json). Found by ADL, so in the
+// rows' namespace. Rows whose keys are not their members' names (the
+// schema's, gpuq-report/1) are written below by hand.
+#define GPUQ_ORDERED_JSON_MEMBERS(Type, ...)                                 \
+  void to_json(Json& nlohmann_json_j, const Type& nlohmann_json_t) {         \
+    NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(NLOHMANN_JSON_TO, __VA_ARGS__)) \
+  }
+void to_json(Json& j, const Owner& o) { j = OwnerJson(o); }
+void to_json(Json& j, const DurationStats& d) {
+  j = Json{{"count", d.count}, {"sum_s", d.sum}, {"min_s", d.min},
+           {"p50_s", d.p50},   {"p90_s", d.p90}, {"p99_s", d.p99},
+           {"max_s", d.max}};
 }
+GPUQ_ORDERED_JSON_MEMBERS(GpuQueueRow, gpu_id, gpu_name, queue_type, peak,
+                          at_start, at_end, created, destroyed, lifetime)
+GPUQ_ORDERED_JSON_MEMBERS(GpuSubmissionRow, gpu_id, submissions, mean_per_s,
+                          peak_per_s, pending_peak)
+GPUQ_ORDERED_JSON_MEMBERS(QueueSubmissionRow, owner, pid, comm, gpu_id,
+                          queue_id, queue_type, submissions, pending_peak,
+                          samples)
+GPUQ_ORDERED_JSON_MEMBERS(OversubscriptionFigures, maps, by_reason, seconds,
+                          at_end)
+GPUQ_ORDERED_JSON_MEMBERS(Series, name, values)
+GPUQ_ORDERED_JSON_MEMBERS(Slice, track, name, start_s, duration_s, args)
+
+namespace {
 
 // JSON object keys are strings: GPU ids become "11437".
 Json PerGpuObject(const std::map<uint32_t, uint64_t>& m) {
@@ -20,25 +43,11 @@ Json PerGpuObject(const std::map<uint32_t, uint64_t>& m) {
   return out;
 }
 
-Json SeriesJson(const std::vector<Series>& list) {
+// An array of rows (an empty one is [], not null).
+template <typename Row>
+Json Listed(const std::vector<Row>& rows) {
   Json out = Json::array();
-  for (const Series& s : list) {
-    out.push_back(Json{{"name", s.name}, {"values", s.values}});
-  }
-  return out;
-}
-
-Json SlicesJson(const std::vector<Slice>& list) {
-  Json out = Json::array();
-  for (const Slice& s : list) {
-    Json args = Json::object();
-    for (const auto& [k, v] : s.args) args[k] = v;
-    out.push_back(Json{{"track", s.track},
-                       {"name", s.name},
-                       {"start_s", s.start_s},
-                       {"duration_s", s.duration_s},
-                       {"args", args}});
-  }
+  for (const Row& row : rows) out.push_back(row);
   return out;
 }
 
@@ -135,61 +144,22 @@ nlohmann::ordered_json RunJson(const RunReport& r) {
   }
   run["processes"] = processes;
 
-  Json gpu_queues = Json::array();
-  for (const GpuQueueRow& q : r.gpu_queues) {
-    gpu_queues.push_back(Json{{"gpu_id", q.gpu_id},
-                              {"gpu_name", q.gpu_name},
-                              {"queue_type", q.queue_type},
-                              {"peak", q.peak},
-                              {"at_start", q.at_start},
-                              {"at_end", q.at_end},
-                              {"created", q.created},
-                              {"destroyed", q.destroyed},
-                              {"lifetime", Stats(q.lifetime)}});
-  }
-  run["gpu_queues"] = gpu_queues;
-
-  Json gpu_submissions = Json::array();
-  for (const GpuSubmissionRow& g : r.gpu_submissions) {
-    gpu_submissions.push_back(Json{{"gpu_id", g.gpu_id},
-                                   {"submissions", g.submissions},
-                                   {"mean_per_s", g.mean_per_s},
-                                   {"peak_per_s", g.peak_per_s},
-                                   {"pending_peak", g.pending_peak}});
-  }
-  run["gpu_submissions"] = gpu_submissions;
-
-  Json queue_submissions = Json::array();
-  for (const QueueSubmissionRow& q : r.queue_submissions) {
-    queue_submissions.push_back(Json{{"owner", OwnerJson(q.owner)},
-                                     {"pid", q.pid},
-                                     {"comm", q.comm},
-                                     {"gpu_id", q.gpu_id},
-                                     {"queue_id", q.queue_id},
-                                     {"queue_type", q.queue_type},
-                                     {"submissions", q.submissions},
-                                     {"pending_peak", q.pending_peak},
-                                     {"samples", q.samples}});
-  }
-  run["queue_submissions"] = queue_submissions;
+  run["gpu_queues"] = Listed(r.gpu_queues);
+  run["gpu_submissions"] = Listed(r.gpu_submissions);
+  run["queue_submissions"] = Listed(r.queue_submissions);
 
   Json runlist = Json::array();
   for (const RunlistRow& l : r.runlist) {
     Json failures = Json::object();
     for (const auto& [what, n] : l.failures) failures[what] = n;
     Json oversubscription = nullptr;
-    if (l.oversubscription) {
-      oversubscription = Json{{"maps", l.oversubscription->maps},
-                              {"by_reason", l.oversubscription->by_reason},
-                              {"seconds", l.oversubscription->seconds},
-                              {"at_end", l.oversubscription->at_end}};
-    }
+    if (l.oversubscription) oversubscription = *l.oversubscription;
     runlist.push_back(Json{{"gpu_id", l.gpu_id},
                            {"scheduler", l.scheduler},
                            {"unmaps", l.unmaps},
                            {"maps", l.maps},
-                           {"unmap", Stats(l.unmap)},
-                           {"map", Stats(l.map)},
+                           {"unmap", l.unmap},
+                           {"map", l.map},
                            {"failures", failures},
                            {"oversubscription", oversubscription}});
   }
@@ -226,18 +196,18 @@ nlohmann::ordered_json RunJson(const RunReport& r) {
   for (const ReportTable* t : tables.Rest()) add(t);
 
   const Timeline& t = r.timeline;
-  run["timeline"] = Json{{"step_s", t.step_s},
-                         {"queues_per_gpu", SeriesJson(t.queues_per_gpu)},
-                         {"submission_rate_per_container",
-                          SeriesJson(t.submission_rate_per_container)},
-                         {"submission_rate_per_process",
-                          SeriesJson(t.submission_rate_per_process)},
-                         {"queue_lifetimes", SlicesJson(t.queue_lifetimes)},
-                         {"runlist_ops", SlicesJson(t.runlist_ops)},
-                         {"evictions", SlicesJson(t.evictions)},
-                         {"off_gpu", SlicesJson(t.off_gpu)},
-                         {"oversubscribed", SlicesJson(t.oversubscribed)},
-                         {"slices_omitted", t.slices_omitted}};
+  run["timeline"] = Json{
+      {"step_s", t.step_s},
+      {"queues_per_gpu", Listed(t.queues_per_gpu)},
+      {"submission_rate_per_container",
+       Listed(t.submission_rate_per_container)},
+      {"submission_rate_per_process", Listed(t.submission_rate_per_process)},
+      {"queue_lifetimes", Listed(t.queue_lifetimes)},
+      {"runlist_ops", Listed(t.runlist_ops)},
+      {"evictions", Listed(t.evictions)},
+      {"off_gpu", Listed(t.off_gpu)},
+      {"oversubscribed", Listed(t.oversubscribed)},
+      {"slices_omitted", t.slices_omitted}};
   return run;
 }
 
