@@ -34,13 +34,17 @@ ModelObserver& Model::Silent() {
 void Model::SetObserver(ModelObserver* observer) {
   observer_ = observer;
   if (observer == nullptr) {
-    preemption_.SetWindowSink({});
+    preemption_.SetSinks({}, {});
     oversubscription_sink_ = {};
     return;
   }
-  preemption_.SetWindowSink(
-      [observer](const PreemptionKey& key, uint64_t start_ns, uint64_t end_ns) {
-        observer->PreemptionWindow(key, start_ns, end_ns);
+  preemption_.SetSinks(
+      [observer](const PreemptionKey& key, uint64_t by_cgroup) {
+        observer->Preempted(key, by_cgroup);
+      },
+      [observer](const PreemptionKey& key, uint64_t by_cgroup,
+                 uint64_t start_ns, uint64_t end_ns) {
+        observer->PreemptionWindow(key, by_cgroup, start_ns, end_ns);
       });
   oversubscription_sink_ = [observer](uint32_t gpu_id, uint64_t start_ns,
                                       uint64_t end_ns,

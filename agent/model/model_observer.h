@@ -69,10 +69,16 @@ class ModelObserver {
   virtual void EvictionEnded(const EvictionNotice& /*n*/, uint64_t /*end_ns*/,
                              bool /*restored*/) {}
 
+  /// A container's queues were taken off the GPU by an operation of a
+  /// process in `by_cgroup` (0: none, a reset or suspend).
+  virtual void Preempted(const PreemptionKey& /*key*/, uint64_t /*by_cgroup*/) {
+  }
   /// A container's queues were back on the GPU (or gone): the window from
-  /// `start_ns` to `end_ns` they were off it.
+  /// `start_ns` to `end_ns` they were off it, opened by `by_cgroup`'s
+  /// operation.
   virtual void PreemptionWindow(const PreemptionKey& /*key*/,
-                                uint64_t /*start_ns*/, uint64_t /*end_ns*/) {}
+                                uint64_t /*by_cgroup*/, uint64_t /*start_ns*/,
+                                uint64_t /*end_ns*/) {}
   /// A runlist that was oversubscribed was replaced.
   virtual void OversubscribedWindow(uint32_t /*gpu_id*/, uint64_t /*start_ns*/,
                                     uint64_t /*end_ns*/,

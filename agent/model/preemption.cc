@@ -38,12 +38,20 @@ uint32_t QueuesTakenOff(const gpuq_runlist_event& e, const ActiveHolder& h) {
 
 }  // namespace
 
+PreemptionTracker::Window PreemptionTracker::Open(
+    const PreemptionKey& key, const gpuq_runlist_event& e,
+    std::map<PreemptionKey, PreemptionSeries>* out) const {
+  ++(*out)[key].preemptions;
+  if (preempted_sink_) preempted_sink_(key, e.hdr.cgroup_id);
+  return {key, e.hdr.cgroup_id, EntryNs(e)};
+}
+
 void PreemptionTracker::Close(
     const Window& w, uint64_t end_ns,
     std::map<PreemptionKey, PreemptionSeries>* out) const {
   if (end_ns > w.start_ns) (*out)[w.key].off_ns += end_ns - w.start_ns;
   if (window_sink_)
-    window_sink_(w.key, w.start_ns, std::max(end_ns, w.start_ns));
+    window_sink_(w.key, w.by_cgroup, w.start_ns, std::max(end_ns, w.start_ns));
 }
 
 void PreemptionTracker::OnHwsUnmap(
@@ -67,8 +75,7 @@ void PreemptionTracker::OnHwsUnmap(
     const PreemptionKey key{cgroup, e.gpu_id, Scheduler::kHws,
                             KnownRunlistCause(e.cause),
                             e.hdr.cgroup_id != 0 && e.hdr.cgroup_id == cgroup};
-    ++(*out)[key].preemptions;
-    open.push_back({key, EntryNs(e)});
+    open.push_back(Open(key, e, out));
   }
 }
 
@@ -97,9 +104,9 @@ void PreemptionTracker::OnMesRemove(
   const PreemptionKey key{
       owner_cgroup, e.gpu_id, Scheduler::kMes, GPUQ_CAUSE_UPDATE,
       e.hdr.cgroup_id != 0 && e.hdr.cgroup_id == owner_cgroup};
-  ++(*out)[key].preemptions;
+  const Window w = Open(key, e, out);
   if (mes_off_.size() >= kMaxMesWindows) return;
-  mes_off_[{e.hdr.process_key, e.queue_id}] = {key, EntryNs(e)};
+  mes_off_[{e.hdr.process_key, e.queue_id}] = w;
 }
 
 void PreemptionTracker::OnMesAdd(

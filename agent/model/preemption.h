@@ -67,11 +67,20 @@ struct ActiveHolder {
 /// Thread-safety: none; the model's caller serialises.
 class PreemptionTracker {
  public:
-  /// Receives every window as it closes: whose queues, and from when to
-  /// when they were off (the report's timeline).
-  using WindowSink = std::function<void(const PreemptionKey& key,
-                                        uint64_t start_ns, uint64_t end_ns)>;
-  void SetWindowSink(WindowSink sink) { window_sink_ = std::move(sink); }
+  /// Receives every preemption as it is counted: whose queues, and the
+  /// cgroup of the process whose operation caused it (0: none, a reset or
+  /// suspend). The report's "who preempted whom".
+  using PreemptedSink =
+      std::function<void(const PreemptionKey& key, uint64_t by_cgroup)>;
+  /// Receives every window as it closes: whose queues, whose operation took
+  /// them off, and from when to when they were off (the report's timeline).
+  using WindowSink =
+      std::function<void(const PreemptionKey& key, uint64_t by_cgroup,
+                         uint64_t start_ns, uint64_t end_ns)>;
+  void SetSinks(PreemptedSink preempted, WindowSink window) {
+    preempted_sink_ = std::move(preempted);
+    window_sink_ = std::move(window);
+  }
 
   /// An HWS unmap of `e.gpu_id`; `holders` are the processes holding active
   /// queues on that GPU when it is applied.
@@ -102,8 +111,12 @@ class PreemptionTracker {
  private:
   struct Window {
     PreemptionKey key;
+    uint64_t by_cgroup;  ///< the causing operation's cgroup
     uint64_t start_ns;
   };
+  /// Counts a preemption of `key` caused by `e` and opens its window.
+  Window Open(const PreemptionKey& key, const gpuq_runlist_event& e,
+              std::map<PreemptionKey, PreemptionSeries>* out) const;
   void Close(const Window& w, uint64_t end_ns,
              std::map<PreemptionKey, PreemptionSeries>* out) const;
 
@@ -113,6 +126,7 @@ class PreemptionTracker {
   std::map<uint32_t, std::vector<Window>> hws_off_;
   /// MES: per (process key, queue id), the queue removed for an update.
   std::map<std::pair<uint64_t, uint32_t>, Window> mes_off_;
+  PreemptedSink preempted_sink_;
   WindowSink window_sink_;
 };
 

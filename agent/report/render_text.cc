@@ -107,6 +107,7 @@ std::string ShortName(const std::string& name) {
 }
 
 std::string RenderRunText(const RunReport& r, bool md) {
+  ReportTablePlacement tables(r);
   std::string out =
       md ? "# gpuq report: " + r.name + "\n" : "gpuq report: " + r.name + "\n";
 
@@ -277,6 +278,7 @@ std::string RenderRunText(const RunReport& r, bool md) {
                 "-", "-"});
   }
   out += Emit(caused, md);
+  out += TextTableSection(tables.Take("preempted_by"), md);
 
   // What a priority scheduler works with: the containers whose queues ran
   // at amdkfd's high pipe priority or fenced by a CU mask (most at once).
@@ -302,7 +304,6 @@ std::string RenderRunText(const RunReport& r, bool md) {
   }
   out += Emit(evictions, md);
 
-  ReportTablePlacement tables(r);
   out += TextTableSection(tables.Take("create_failure_list"), md);
 
   out += Section("Classification", md);

@@ -5,6 +5,7 @@
 #include "common/text_table.h"
 #include "export/row_json.h"
 #include "model/container_rows.h"
+#include "report/render_text.h"
 
 namespace gpuq::report {
 namespace {
@@ -32,6 +33,33 @@ ReportTable CreateFailures(const RunReport& r) {
   for (const CreateFailureRow& f : r.create_failure_list) {
     t.rows.push_back({OwnerCell(f.owner), Count(f.pid), Count(f.gpu_id),
                       Text(f.error), Count(f.count)});
+  }
+  return t;
+}
+
+// Who preempted whom: per container whose queues were taken off a GPU, each
+// container whose operations did it (its own included), how often and for
+// how long.
+ReportTable PreemptedBy(const RunReport& r) {
+  ReportTable t{
+      "preempted_by",
+      "preempted-by",
+      "Who preempted whom",
+      "Who preempted whom (queues taken off the GPU, by whose operation)",
+      "No container's queues were taken off a GPU in this run.",
+      {{"CONTAINER", "container", "owner"},
+       {"CAUSED_BY", "caused by", "caused_by"},
+       {"PREEMPTIONS", "preemptions", "preemptions", true},
+       {"OFF_GPU", "off the GPU (s)", "seconds_off_gpu", true}},
+      {}};
+  for (const PreemptedByRow& p : r.preempted_by) {
+    // No process: the GPU's reset or suspend (gpuq_runlist_cause unknown).
+    ReportCell by = p.by ? OwnerCell(*p.by)
+                         : ReportCell{"(no process: reset, suspend)", nullptr};
+    t.rows.push_back({OwnerCell(p.owner),
+                      std::move(by),
+                      Count(p.preemptions),
+                      {FormatDuration(p.seconds_off_gpu), p.seconds_off_gpu}});
   }
   return t;
 }
@@ -68,6 +96,7 @@ Json OwnerJson(const Owner& o) {
 
 std::vector<ReportTable> ReportTables(const RunReport& r) {
   std::vector<ReportTable> tables;
+  tables.push_back(PreemptedBy(r));
   tables.push_back(CreateFailures(r));
   tables.push_back(ContainerGpusAtEnd(r));
   return tables;

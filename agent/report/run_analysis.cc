@@ -499,15 +499,20 @@ class Analyzer::Impl : private ModelObserver {
     eviction_durations_ns_.push_back(ns);
   }
 
-  // The timeline's off-GPU slices (named at Finish, when the owners' labels
-  // are known).
-  void PreemptionWindow(const PreemptionKey& key, uint64_t start_ns,
-                        uint64_t end_ns) override {
+  void Preempted(const PreemptionKey& key, uint64_t by_cgroup) override {
+    ++preempted_by_[{key.cgroup_id, by_cgroup}].preemptions;
+  }
+
+  // Who preempted whom, and the timeline's off-GPU slices (named at Finish,
+  // when the owners' labels are known).
+  void PreemptionWindow(const PreemptionKey& key, uint64_t by_cgroup,
+                        uint64_t start_ns, uint64_t end_ns) override {
+    preempted_by_[{key.cgroup_id, by_cgroup}].off_ns += end_ns - start_ns;
     if (off_windows_.size() >= kMaxSlicesPerList) {
       ++report_.timeline.slices_omitted;
       return;
     }
-    off_windows_.push_back({key, start_ns, end_ns});
+    off_windows_.push_back({key, by_cgroup, start_ns, end_ns});
   }
 
   void OversubscribedWindow(uint32_t gpu_id, uint64_t start_ns, uint64_t end_ns,
@@ -626,8 +631,15 @@ class Analyzer::Impl : private ModelObserver {
   std::vector<uint64_t> eviction_cgroups_;   // per eviction_list row
   struct OffWindow {
     PreemptionKey key;
+    uint64_t by_cgroup;
     uint64_t start_ns, end_ns;
   };
+  struct PreemptedBy {
+    uint64_t preemptions = 0;
+    uint64_t off_ns = 0;
+  };
+  /// (victim cgroup, causing cgroup) -> as the model counted them.
+  std::map<std::pair<uint64_t, uint64_t>, PreemptedBy> preempted_by_;
   std::vector<OffWindow> off_windows_;  // the model's, as they closed
   std::vector<uint64_t> eviction_durations_ns_;
   std::map<std::tuple<uint64_t, uint32_t, uint32_t, int32_t>, uint64_t>
@@ -910,8 +922,33 @@ RunReport Analyzer::Impl::Finish() {
                   {"scheduler", SchedulerLabel(w.key.scheduler)},
                   {"cause", RunlistCauseLabel(w.key.cause)},
                   {"caused_by", w.key.by_self ? "self" : "other"}};
+    if (w.by_cgroup != 0) {
+      slice.args["caused_by_container"] = SeriesName(OwnerOf(s, w.by_cgroup));
+    }
     r.timeline.off_gpu.push_back(std::move(slice));
   }
+  // Who preempted whom, per container (its cgroups folded, as above).
+  std::map<std::pair<std::string, std::optional<std::string>>,
+           std::pair<PreemptedByRow, uint64_t>>
+      preempted_by;  // the row and its ns off the GPU
+  for (const auto& [cgroups, n] : preempted_by_) {
+    const auto [victim, by] = cgroups;
+    auto& [row, off_ns] = preempted_by[{
+        ContainerKey(victim),
+        by != 0 ? std::optional<std::string>(ContainerKey(by)) : std::nullopt}];
+    row.owner = OwnerOf(s, victim);
+    if (by != 0) row.by = OwnerOf(s, by);
+    row.preemptions += n.preemptions;
+    off_ns += n.off_ns;
+  }
+  for (auto& [keys, row_ns] : preempted_by) {
+    row_ns.first.seconds_off_gpu = Seconds(row_ns.second);
+    r.preempted_by.push_back(row_ns.first);
+  }
+  std::sort(r.preempted_by.begin(), r.preempted_by.end(),
+            [](const PreemptedByRow& a, const PreemptedByRow& b) {
+              return std::tie(a.owner, a.by) < std::tie(b.owner, b.by);
+            });
   for (const auto& [key, n] : failures_) {
     CreateFailureRow row;
     row.owner = OwnerOf(s, std::get<0>(key));

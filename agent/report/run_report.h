@@ -181,6 +181,18 @@ struct CreateFailureRow {
   uint64_t count = 0;
 };
 
+/// Who preempted whom: a container's queues taken off a GPU by the
+/// operations of processes in another container (or its own), summed over
+/// GPUs. The rows of one victim add up to its preemptions and seconds off
+/// the GPU (gpuq_queue_preemptions_total, gpuq_queue_preempted_seconds_total).
+struct PreemptedByRow {
+  Owner owner;                 ///< whose queues
+  std::optional<Owner> by;     ///< whose operation; none: no process (reset,
+                               ///< suspend)
+  uint64_t preemptions = 0;    ///< as counted at the unmap (MES remove)
+  double seconds_off_gpu = 0;  ///< windows closed by the map (MES add)
+};
+
 /// A container on a GPU at the capture's end: the row `--once` shows, for
 /// containers that still have series there (its columns: RowColumns()).
 struct ContainerGpuEndRow {
@@ -279,6 +291,7 @@ struct RunReport {
   std::vector<EvictionRow> eviction_list;
   std::vector<CreateFailureRow> create_failure_list;
   std::vector<ContainerGpuEndRow> container_gpus_at_end;
+  std::vector<PreemptedByRow> preempted_by;
   Timeline timeline;
 };
 

@@ -247,6 +247,48 @@ TEST(ReportScenarioTest, PairAnswersVictimsAndOversubscription) {
                    .oversubscription.has_value());
 }
 
+// "How often was the latency container preempted, for how long, and by
+// whom": 8 times, 9.6 ms, every time by batch's operations; and each
+// container's rows add up to its preemptions and seconds off the GPU.
+TEST(ReportScenarioTest, PairSaysWhoPreemptedWhom) {
+  const RunReport r =
+      Analyze(BuildPairOversubscribedScenario, "pair-oversubscribed");
+  std::map<std::string, std::pair<uint64_t, double>> sums;
+  const PreemptedByRow* latency_by_batch = nullptr;
+  for (const PreemptedByRow& p : r.preempted_by) {
+    ASSERT_TRUE(p.by.has_value());
+    sums[p.owner.container].first += p.preemptions;
+    sums[p.owner.container].second += p.seconds_off_gpu;
+    if (p.owner.container == "latency") {
+      EXPECT_EQ(p.by->container, "batch");
+      latency_by_batch = &p;
+    }
+  }
+  ASSERT_NE(latency_by_batch, nullptr);
+  EXPECT_EQ(latency_by_batch->preemptions, 8u);
+  EXPECT_NEAR(latency_by_batch->seconds_off_gpu, 0.0096, 1e-9);
+  ASSERT_EQ(sums.size(), 2u);
+  for (const auto& [name, sum] : sums) {
+    const ContainerRow* c = FindContainer(r, name);
+    ASSERT_NE(c, nullptr) << name;
+    EXPECT_EQ(sum.first, c->preempted_by_self + c->preempted_by_others) << name;
+    EXPECT_NEAR(sum.second, c->seconds_off_gpu, 1e-12) << name;
+  }
+  const std::string text = RenderText({r}, false);
+  const std::string section = text.substr(text.find("WHO PREEMPTED WHOM"));
+  EXPECT_TRUE(
+      std::regex_search(section, std::regex("\nlatency +batch +8 +9.6 ms\n")))
+      << section;
+  // The timeline's off-GPU windows name the container that caused them.
+  size_t named = 0;
+  for (const Slice& w : r.timeline.off_gpu) {
+    if (w.args.at("container") != "latency") continue;
+    EXPECT_EQ(w.args.at("caused_by_container"), "batch");
+    ++named;
+  }
+  EXPECT_EQ(named, 8u);
+}
+
 TEST(ReportRenderTest, JsonCarriesTheSchemaAndOneRunPerCapture) {
   const RunReport a = Analyze(BuildCnnScenario, "cnn");
   const RunReport b = Analyze(BuildSharedGpuScenario, "shared-gpu");

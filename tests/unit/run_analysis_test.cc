@@ -101,6 +101,23 @@ TEST(ClassifyTest, VerdictWords) {
 
 // ---- Hand-built streams ----
 
+// A record of `type` at `ts` by python3 process `tgid` in cgroup 1; tgid 0:
+// by no process (a reset's runlist operation).
+template <typename Record>
+Record Of(uint16_t type, uint64_t ts, uint32_t tgid = 10) {
+  Record e;
+  std::memset(&e, 0, sizeof(e));
+  e.hdr.type = type;
+  e.hdr.size = sizeof(e);
+  e.hdr.ts_ns = ts;
+  if (tgid != 0) {
+    e.hdr.tgid = tgid;
+    e.hdr.cgroup_id = 1;
+    e.hdr.process_key = 0xffff888100000000ull + tgid;
+  }
+  return e;
+}
+
 gpuq_queue_create_event Create(uint32_t tgid, uint32_t qid, uint32_t gpu,
                                uint64_t ts, uint32_t flags = 0) {
   gpuq_queue_create_event e;
@@ -122,14 +139,7 @@ gpuq_queue_create_event Create(uint32_t tgid, uint32_t qid, uint32_t gpu,
 
 gpuq_queue_destroy_event Destroy(uint32_t tgid, uint32_t qid, uint32_t gpu,
                                  uint64_t ts) {
-  gpuq_queue_destroy_event e;
-  std::memset(&e, 0, sizeof(e));
-  e.hdr.type = GPUQ_EV_QUEUE_DESTROY;
-  e.hdr.size = sizeof(e);
-  e.hdr.tgid = tgid;
-  e.hdr.ts_ns = ts;
-  e.hdr.cgroup_id = 1;
-  e.hdr.process_key = 0xffff888100000000ull + tgid;
+  auto e = Of<gpuq_queue_destroy_event>(GPUQ_EV_QUEUE_DESTROY, ts, tgid);
   e.gpu_id = gpu;
   e.queue_id = qid;
   e.queue_type = GPUQ_QUEUE_COMPUTE;
@@ -139,14 +149,7 @@ gpuq_queue_destroy_event Destroy(uint32_t tgid, uint32_t qid, uint32_t gpu,
 
 gpuq_queue_sample_record Sample(uint32_t tgid, uint32_t qid, uint32_t gpu,
                                 uint64_t ts, uint64_t write, uint64_t read) {
-  gpuq_queue_sample_record e;
-  std::memset(&e, 0, sizeof(e));
-  e.hdr.type = GPUQ_EV_QUEUE_SAMPLE;
-  e.hdr.size = sizeof(e);
-  e.hdr.tgid = tgid;
-  e.hdr.ts_ns = ts;
-  e.hdr.cgroup_id = 1;
-  e.hdr.process_key = 0xffff888100000000ull + tgid;
+  auto e = Of<gpuq_queue_sample_record>(GPUQ_EV_QUEUE_SAMPLE, ts, tgid);
   e.gpu_id = gpu;
   e.queue_id = qid;
   e.write_index = write;
@@ -345,26 +348,13 @@ TEST(AnalyzerTest, AQueueWhoseDestroyWasLostEndsWhereTheModelSaysSo) {
 // duration, the process's exit marks it, a repeat gets a row of its own.
 TEST(AnalyzerTest, EvictionRowsEndAsTheModelsWindows) {
   auto eviction = [](uint32_t kind, uint64_t ts) {
-    gpuq_eviction_event e;
-    std::memset(&e, 0, sizeof(e));
-    e.hdr.type = GPUQ_EV_EVICTION;
-    e.hdr.size = sizeof(e);
-    e.hdr.tgid = 10;
-    e.hdr.ts_ns = ts;
-    e.hdr.cgroup_id = 1;
-    e.hdr.process_key = 0xffff888100000000ull + 10;
+    auto e = Of<gpuq_eviction_event>(GPUQ_EV_EVICTION, ts);
     e.gpu_id = 7;
     e.kind = kind;
     return e;
   };
-  gpuq_process_exit_event exit;
-  std::memset(&exit, 0, sizeof(exit));
-  exit.hdr.type = GPUQ_EV_PROCESS_EXIT;
-  exit.hdr.size = sizeof(exit);
-  exit.hdr.tgid = 10;
-  exit.hdr.ts_ns = kT0 + 5 * kS;
-  exit.hdr.cgroup_id = 1;
-  exit.hdr.process_key = 0xffff888100000000ull + 10;
+  const auto exit =
+      Of<gpuq_process_exit_event>(GPUQ_EV_PROCESS_EXIT, kT0 + 5 * kS);
   const RunReport r =
       Analyze({HostPath(kT0), Create(10, 0, 7, kT0),
                eviction(GPUQ_EVICTION_EVICT, kT0 + kS),
@@ -380,6 +370,35 @@ TEST(AnalyzerTest, EvictionRowsEndAsTheModelsWindows) {
   EXPECT_TRUE(r.eviction_list[2].process_exited);
   EXPECT_EQ(r.evictions, 3u);
   EXPECT_EQ(r.restores, 1u);
+}
+
+// An unmap by no process (a GPU reset or suspend: no cgroup) preempts the
+// queues on the GPU too: its row names no container that caused it.
+TEST(AnalyzerTest, APreemptionByNoProcessHasNoCauser) {
+  auto runlist = [](uint32_t op, uint64_t ts) {
+    auto e = Of<gpuq_runlist_event>(GPUQ_EV_RUNLIST, ts, /*tgid=*/0);
+    e.gpu_id = 7;
+    e.op = op;
+    e.filter = op == GPUQ_RUNLIST_UNMAP ? 2 : 0;
+    e.cause = GPUQ_CAUSE_UNKNOWN;
+    e.duration_ns = 100 * kUs;
+    return e;
+  };
+  gpuq_queue_create_event active = Create(10, 0, 7, kT0);
+  active.ring_address = 0x7e0000100000ull;  // amdkfd's QUEUE_IS_ACTIVE
+  active.ring_size = 4096;
+  active.percentage = 100;
+  const RunReport r =
+      Analyze({HostPath(kT0), active, runlist(GPUQ_RUNLIST_MAP, kT0 + kS),
+               runlist(GPUQ_RUNLIST_UNMAP, kT0 + 2 * kS),
+               runlist(GPUQ_RUNLIST_MAP, kT0 + 3 * kS)});
+  ASSERT_EQ(r.preempted_by.size(), 1u);
+  EXPECT_EQ(r.preempted_by[0].owner.container, "");
+  EXPECT_FALSE(r.preempted_by[0].by.has_value());
+  EXPECT_EQ(r.preempted_by[0].preemptions, 1u);
+  EXPECT_NEAR(r.preempted_by[0].seconds_off_gpu, 1.0001, 1e-9);
+  ASSERT_EQ(r.timeline.off_gpu.size(), 1u);
+  EXPECT_EQ(r.timeline.off_gpu[0].args.count("caused_by_container"), 0u);
 }
 
 // ---- The bundled capture: examples/README.md's hand-worked figures ----
