@@ -398,9 +398,15 @@ std::string OffGpuChart(const RunReport& r, size_t i) {
     b.row = fmt::format("{}: {}", s->track, SliceArg(*s, "container"));
     b.start = s->start_s;
     b.duration = s->duration_s;
-    b.label =
-        fmt::format("{}{}", FormatSeconds(s->duration_s),
-                    SliceArg(*s, "caused_by") == "self" ? " (its own)" : "");
+    // Whose operation took them off: its own, another container's (named),
+    // or no process's (a reset, suspend: no name).
+    const std::string by = SliceArg(*s, "caused_by_container");
+    b.label = FormatSeconds(s->duration_s);
+    if (SliceArg(*s, "caused_by") == "self") {
+      b.label += " (its own)";
+    } else if (!by.empty()) {
+      b.label += fmt::format(" (by {})", by);
+    }
     b.tooltip = fmt::format("{} on {}: at {:.3f} s for {}", s->name, s->track,
                             s->start_s, FormatSeconds(s->duration_s));
     for (const auto& [k, v] : s->args)

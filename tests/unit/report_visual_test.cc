@@ -127,14 +127,16 @@ RunReport SampleReport(const std::string& name = "run-a.gpuqcap") {
   t.evictions = {
       MakeSlice("gpu 11437", "evicted: ttm", 10, 0.15, {{"container", "vllm"}}),
       MakeSlice("gpu 11437", "evicted: svm", 10.1, 9.9, {{"end", "open"}})};
-  // The hostile container's queues off the GPU twice (others' unmap, its
-  // own), the host's once.
+  // The hostile container's queues off the GPU twice (a reset's unmap, its
+  // own), the host's once (vllm's unmap).
   t.off_gpu = {MakeSlice("gpu 11437", "off GPU: x", 10, 0.00031,
                          {{"container", kHostile}, {"caused_by", "other"}}),
                MakeSlice("gpu 23710", "off GPU: x", 11, 9.000412345,
                          {{"container", kHostile}, {"caused_by", "self"}}),
                MakeSlice("gpu 11437", "off GPU: (host)", 10.15, 0.00012,
-                         {{"container", "(host)"}, {"caused_by", "other"}})};
+                         {{"container", "(host)"},
+                          {"caused_by", "other"},
+                          {"caused_by_container", "vllm"}})};
   return r;
 }
 
@@ -292,6 +294,8 @@ TEST(RenderHtml, EveryChartIsDrawnWithItsTitle) {
   EXPECT_EQ(bars, 3u);
   EXPECT_NE(off.find("gpu 11437: (host)"), std::string::npos);
   EXPECT_NE(off.find("9.00 s (its own)"), std::string::npos);
+  EXPECT_NE(off.find("120 µs (by vllm)"), std::string::npos) << off;
+  EXPECT_EQ(off.find("310 µs ("), std::string::npos) << off;  // no process
   EXPECT_EQ(off.find(kHostile), std::string::npos);  // escaped when drawn
   // Headline and tables.
   EXPECT_NE(html.find("more queues than GPUs"), std::string::npos);
