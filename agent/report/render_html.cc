@@ -668,6 +668,26 @@ std::string Comparison(const std::vector<RunReport>& runs,
     const auto d = UnmapDurations(r);
     return d.empty() ? std::string("-") : FormatSeconds(d.back());
   });
+  // Summed over the containers (one unmap of three containers' queues
+  // counts three times), then each container preempted in some run.
+  row("queues preempted / off the GPU, per container", [](R r) {
+    uint64_t n = 0;
+    double seconds = 0;
+    for (const ContainerRow& c : r.containers) {
+      n += c.preempted_by_self + c.preempted_by_others;
+      seconds += c.seconds_off_gpu;
+    }
+    return fmt::format("{} / {}", n, FormatSeconds(seconds));
+  });
+  for (const ComparedPreemption& c : ComparePreemptions(runs)) {
+    std::vector<std::string> cells{c.container + ": preempted / off the GPU"};
+    for (const auto& cell : c.runs) {
+      cells.push_back(cell ? fmt::format("{} / {}", cell->first,
+                                         FormatSeconds(cell->second))
+                           : "-");
+    }
+    t.rows.push_back(std::move(cells));
+  }
   row("oversubscribed runlists / seconds", [](R r) {
     const auto total = OversubscribedTotals(r);
     return total ? fmt::format("{} / {}", total->maps,

@@ -381,6 +381,16 @@ std::string RenderComparisonText(const std::vector<RunReport>& runs, bool md) {
     for (const ContainerRow& c : r.containers) seconds += c.seconds_off_gpu;
     return Sec(seconds);
   });
+  // Each container preempted in some run, matched by name: "-" where it
+  // did not run.
+  for (const ComparedPreemption& c : ComparePreemptions(runs)) {
+    std::vector<std::string> cells = {"  " + c.container +
+                                      ": preempted, off GPU (s)"};
+    for (const auto& cell : c.runs) {
+      cells.push_back(cell ? N(cell->first) + ", " + Sec(cell->second) : "-");
+    }
+    t.Add(cells);
+  }
   // Summed over the HWS GPUs whose maps read their runlist; "-" for a run
   // none did (a BTF-free tier, an older capture).
   row("oversubscribed runlists", [](const RunReport& r) {

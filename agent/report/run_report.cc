@@ -30,6 +30,32 @@ std::optional<OversubscriptionFigures> OversubscribedTotals(
   return total;
 }
 
+std::vector<ComparedPreemption> ComparePreemptions(
+    const std::vector<RunReport>& runs) {
+  std::map<std::string, ComparedPreemption> by_name;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    for (const ContainerRow& c : runs[i].containers) {
+      const uint64_t n = c.preempted_by_self + c.preempted_by_others;
+      const std::string name = ContainerOrHost(c.owner.container);
+      ComparedPreemption& row = by_name[name];
+      row.container = name;
+      row.runs.resize(runs.size());
+      // Containers whose labels coincide (two pods' "worker") add up.
+      auto& cell = row.runs[i];
+      if (!cell) cell.emplace(0, 0.0);
+      cell->first += n;
+      cell->second += c.seconds_off_gpu;
+    }
+  }
+  std::vector<ComparedPreemption> out;
+  for (auto& [name, row] : by_name) {
+    bool preempted = false;
+    for (const auto& cell : row.runs) preempted |= cell && cell->first > 0;
+    if (preempted) out.push_back(std::move(row));
+  }
+  return out;
+}
+
 double EvictedSeconds(const RunReport& r) {
   double total = 0;
   for (const EvictionRow& e : r.eviction_list)

@@ -304,6 +304,19 @@ std::optional<OversubscriptionFigures> OversubscribedTotals(const RunReport& r);
 std::string JoinCounts(const std::map<std::string, uint64_t>& counts,
                        const char* separator);
 
+/// One container's preemptions across several runs, matched by its
+/// `container` label ("(host)" for host processes): the comparison's rows.
+struct ComparedPreemption {
+  std::string container;
+  /// Per run, in the runs' order: times its queues were taken off a GPU (by
+  /// its own operations and others') and seconds they were off; none: the
+  /// container is not in that run.
+  std::vector<std::optional<std::pair<uint64_t, double>>> runs;
+};
+/// The containers whose queues were preempted in any of `runs`, by name.
+std::vector<ComparedPreemption> ComparePreemptions(
+    const std::vector<RunReport>& runs);
+
 /// The seconds every eviction of `r` kept its queues off the GPU, summed (an
 /// eviction still open at the end counts nothing).
 double EvictedSeconds(const RunReport& r);

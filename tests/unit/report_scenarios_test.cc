@@ -3,9 +3,11 @@
 // report goldens; and what the renderers promise (schema, column order).
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
+#include <vector>
 
 #include "report/render_json.h"
 #include "report/render_text.h"
@@ -312,6 +314,31 @@ TEST(ReportRenderTest, JsonReplacesInvalidUtf8InNames) {
   ASSERT_NO_THROW(out = RenderJson({r}));
   const auto j = nlohmann::json::parse(out);
   EXPECT_EQ(j["runs"][0]["name"], "run\xef\xbf\xbd");  // U+FFFD
+}
+
+// The schedulers' comparison: the latency container's preemptions in each
+// run, matched by name; "-" in a run it was not in.
+TEST(ReportRenderTest, ComparisonGivesEachPreemptedContainerARow) {
+  const RunReport over =
+      Analyze(BuildPairOversubscribedScenario, "pair-oversubscribed");
+  const RunReport cnn = Analyze(BuildCnnScenario, "cnn");
+  const std::vector<ComparedPreemption> rows = ComparePreemptions({over, cnn});
+  std::map<std::string, const ComparedPreemption*> by_name;
+  for (const ComparedPreemption& c : rows) by_name[c.container] = &c;
+  ASSERT_EQ(by_name.count("latency"), 1u);
+  const ComparedPreemption& latency = *by_name["latency"];
+  ASSERT_EQ(latency.runs.size(), 2u);
+  ASSERT_TRUE(latency.runs[0].has_value());
+  EXPECT_EQ(latency.runs[0]->first, 8u);
+  EXPECT_NEAR(latency.runs[0]->second, 0.0096, 1e-9);
+  EXPECT_FALSE(latency.runs[1].has_value());
+  // cnn caused its unmap but held no queue another took off: no row.
+  EXPECT_EQ(by_name.count("cnn"), 0u);
+  const std::string text = RenderText({over, cnn}, false);
+  EXPECT_TRUE(std::regex_search(
+      text, std::regex("\n  latency: preempted, off GPU \\(s\\) +8, "
+                       "0\\.010 +-\\n")))
+      << text;
 }
 
 TEST(ReportRenderTest, ComparisonKeepsTheOrderGivenAndEndsWithTheVerdict) {
