@@ -573,12 +573,13 @@ std::string RunSection(const RunReport& r, const std::string& name, size_t i) {
   out += RenderTable(pt, p + "processes", "No process held a queue.");
 
   out += "<h3>Submissions</h3>\n" + SubmissionsChart(r, i);
-  Table qs{{"container", "#pid", "#GPU", "#queue", "type", "#submissions",
-            "#pending peak"},
+  Table qs{{"container", "#pid", "#GPU", "#queue", "#created at (s)", "type",
+            "#submissions", "#pending peak"},
            {}};
   for (const auto& q : r.queue_submissions) {
     qs.rows.push_back({OwnerName(q.owner), U(q.pid), U(q.gpu_id), U(q.queue_id),
-                       q.queue_type, U(q.submissions), U(q.pending_peak)});
+                       fmt::format("{:.3f}", q.created_s), q.queue_type,
+                       U(q.submissions), U(q.pending_peak)});
   }
   out += RenderTable(qs, p + "queue-submissions",
                      "No queue was sampled in this run.");

@@ -28,7 +28,7 @@ GPUQ_ORDERED_JSON_MEMBERS(GpuSubmissionRow, gpu_id, submissions, mean_per_s,
                           peak_per_s, pending_peak)
 GPUQ_ORDERED_JSON_MEMBERS(QueueSubmissionRow, owner, pid, comm, gpu_id,
                           queue_id, queue_type, submissions, pending_peak,
-                          samples)
+                          samples, created_s)
 GPUQ_ORDERED_JSON_MEMBERS(OversubscriptionFigures, maps, by_reason, seconds,
                           at_end)
 GPUQ_ORDERED_JSON_MEMBERS(Series, name, values)

@@ -206,12 +206,13 @@ std::string RenderRunText(const RunReport& r, bool md) {
   }
   out += Emit(per_gpu, md);
   out += "\n";
-  TextTable per_queue({"CONTAINER", "PID", "COMM", "GPU_ID", "QUEUE", "TYPE",
-                       "SUBMISSIONS", "PENDING_PEAK", "SAMPLES"});
+  TextTable per_queue({"CONTAINER", "PID", "COMM", "GPU_ID", "QUEUE",
+                       "CREATED_S", "TYPE", "SUBMISSIONS", "PENDING_PEAK",
+                       "SAMPLES"});
   for (const QueueSubmissionRow& q : r.queue_submissions) {
     per_queue.Add({Container(q.owner), N(q.pid), DashIfEmpty(q.comm),
-                   N(q.gpu_id), N(q.queue_id), q.queue_type, N(q.submissions),
-                   N(q.pending_peak), N(q.samples)});
+                   N(q.gpu_id), N(q.queue_id), Sec(q.created_s), q.queue_type,
+                   N(q.submissions), N(q.pending_peak), N(q.samples)});
   }
   out += Emit(per_queue, md);
   // Where a container's submissions fall short: its live compute queues

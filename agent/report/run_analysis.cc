@@ -574,6 +574,7 @@ class Analyzer::Impl : private ModelObserver {
       row.pid = q.tgid;
       row.gpu_id = q.gpu_id;
       row.queue_id = q.queue_id;
+      row.created_s = q.seeded ? 0.0 : Rel(q.created_ns);
       row.queue_type = QueueTypeLabel(q.queue_type);
       queue_rows_.push_back(row);
       queue_row_cgroups_.push_back(q.cgroup_id);
@@ -848,11 +849,14 @@ RunReport Analyzer::Impl::Finish() {
     row.comm = processes_[row.pid].comm;
     r.queue_submissions.push_back(row);
   }
-  std::sort(r.queue_submissions.begin(), r.queue_submissions.end(),
-            [](const QueueSubmissionRow& a, const QueueSubmissionRow& b) {
-              return std::tie(a.owner, a.pid, a.gpu_id, a.queue_id) <
-                     std::tie(b.owner, b.pid, b.gpu_id, b.queue_id);
-            });
+  std::sort(
+      r.queue_submissions.begin(), r.queue_submissions.end(),
+      [](const QueueSubmissionRow& a, const QueueSubmissionRow& b) {
+        // A reused queue id: its queues in the order they were made
+        // (std::sort keeps no order among equals).
+        return std::tie(a.owner, a.pid, a.gpu_id, a.queue_id, a.created_s) <
+               std::tie(b.owner, b.pid, b.gpu_id, b.queue_id, b.created_s);
+      });
 
   // ---- Runlist per (GPU, scheduler) ----
   for (const auto& [key, durations] : runlist_durations_) {

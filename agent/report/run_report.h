@@ -131,6 +131,10 @@ struct QueueSubmissionRow {
   uint32_t pid = 0;
   uint32_t gpu_id = 0;
   uint32_t queue_id = 0;
+  /// When the queue was created (0 for one found at start): amdkfd reuses a
+  /// queue id once its queue is gone, so a process's "queue 1" can be
+  /// several queues, one row each.
+  double created_s = 0;
   std::string queue_type;
   uint64_t submissions = 0;
   uint64_t pending_peak = 0;

@@ -344,6 +344,20 @@ TEST(AnalyzerTest, AQueueWhoseDestroyWasLostEndsWhereTheModelSaysSo) {
   EXPECT_EQ(r.events_dropped_by_reason.at("duplicate_create"), 1u);
 }
 
+// amdkfd reuses a queue id once its queue is gone: each queue has its own
+// row, in the order they were made, with when.
+TEST(AnalyzerTest, AReusedQueueIdHasARowPerQueue) {
+  const RunReport r = Analyze(
+      {HostPath(kT0), Create(10, 0, 7, kT0 + kS),
+       Sample(10, 0, 7, kT0 + 2 * kS, 30, 30), Destroy(10, 0, 7, kT0 + 3 * kS),
+       Create(10, 0, 7, kT0 + 4 * kS), Sample(10, 0, 7, kT0 + 5 * kS, 7, 7)});
+  ASSERT_EQ(r.queue_submissions.size(), 2u);
+  EXPECT_DOUBLE_EQ(r.queue_submissions[0].created_s, 1);
+  EXPECT_EQ(r.queue_submissions[0].submissions, 30u);
+  EXPECT_DOUBLE_EQ(r.queue_submissions[1].created_s, 4);
+  EXPECT_EQ(r.queue_submissions[1].submissions, 7u);
+}
+
 // An eviction's row ends with the model's window: a restore gives its
 // duration, the process's exit marks it, a repeat gets a row of its own.
 TEST(AnalyzerTest, EvictionRowsEndAsTheModelsWindows) {
