@@ -201,6 +201,8 @@ class Analyzer::Impl : private ModelObserver {
     report_.timeline.step_s = step_s_;
     pipeline_.SetModelObserver(this);
   }
+  // The pipeline outlives the members its observer writes (declared first).
+  ~Impl() override { pipeline_.SetModelObserver(nullptr); }
   Impl(const Impl&) = delete;
   Impl& operator=(const Impl&) = delete;
 
