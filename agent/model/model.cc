@@ -112,10 +112,7 @@ void Model::On(const gpuq_queue_create_event& e) {
   if (queues_.count(key) != 0) {
     // The kernel never reuses a live queue id within a process: a second
     // create means a lost destroy. Replace the stale entry, count it.
-    ++series_.model_drops.duplicate_create;
-    QueueState stale;
-    Remove(key, &stale);
-    Tell().QueueRemoved(stale, e.hdr.ts_ns, {QueueEnd::How::kReplaced});
+    RemoveReplaced(key, e.hdr.ts_ns);
   }
   RemoveQueueAtSameAddress(process_key, e);
   if (!seeded) {
@@ -410,12 +407,17 @@ void Model::RemoveQueueAtSameAddress(uint64_t process_key,
     // new one of its process now uses lost its destroy (a program the
     // kernel skipped). Sampled on, it would count the new queue's packets
     // a second time (its index "went back", then grew again).
-    ++series_.model_drops.duplicate_create;
     const Key stale = q->first;  // Remove() erases the node q points at
-    QueueState removed;
-    Remove(stale, &removed);
-    Tell().QueueRemoved(removed, e.hdr.ts_ns, {QueueEnd::How::kReplaced});
+    RemoveReplaced(stale, e.hdr.ts_ns);
     return;
+  }
+}
+
+void Model::RemoveReplaced(const Key& key, uint64_t ts_ns) {
+  ++series_.model_drops.duplicate_create;
+  QueueState stale;
+  if (Remove(key, &stale)) {
+    Tell().QueueRemoved(stale, ts_ns, {QueueEnd::How::kReplaced});
   }
 }
 

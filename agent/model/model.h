@@ -465,6 +465,9 @@ class Model {
   QueueState* FindQueue(uint64_t process_key, uint32_t tgid, uint32_t queue_id);
   /// Removes a live queue and updates gauges; false if it was not live.
   bool Remove(const Key& key, QueueState* removed);
+  /// Removes the live queue `key` whose destroy was lost (a create showed
+  /// it: the same key, or its amd_queue_t), counting a duplicate_create.
+  void RemoveReplaced(const Key& key, uint64_t ts_ns);
   /// The tombstone of the queue `e` destroys (by kernel key, else the
   /// tgid's seeded key), taken out; false if none.
   bool TakeTombstone(const gpuq_queue_destroy_event& e, QueueState* removed);
