@@ -669,15 +669,9 @@ std::string Comparison(const std::vector<RunReport>& runs,
     const auto d = UnmapDurations(r);
     return d.empty() ? std::string("-") : FormatSeconds(d.back());
   });
-  // Summed over the containers (one unmap of three containers' queues
-  // counts three times), then each container preempted in some run.
+  // Summed over the containers, then each container preempted in some run.
   row("queues preempted / off the GPU, per container", [](R r) {
-    uint64_t n = 0;
-    double seconds = 0;
-    for (const ContainerRow& c : r.containers) {
-      n += c.preempted_by_self + c.preempted_by_others;
-      seconds += c.seconds_off_gpu;
-    }
+    const auto [n, seconds] = PreemptedTotals(r);
     return fmt::format("{} / {}", n, FormatSeconds(seconds));
   });
   for (const ComparedPreemption& c : ComparePreemptions(runs)) {

@@ -368,20 +368,10 @@ std::string RenderComparisonText(const std::vector<RunReport>& runs, bool md) {
   row("runlist maps", [](const RunReport& r) { return N(r.maps); });
   row("runlist failures",
       [](const RunReport& r) { return N(r.runlist_failures); });
-  // Summed over the containers: one unmap that takes three containers'
-  // queues off counts three times here.
-  row("queues preempted (per container)", [](const RunReport& r) {
-    uint64_t n = 0;
-    for (const ContainerRow& c : r.containers) {
-      n += c.preempted_by_self + c.preempted_by_others;
-    }
-    return N(n);
-  });
-  row("off GPU (s, per container)", [](const RunReport& r) {
-    double seconds = 0;
-    for (const ContainerRow& c : r.containers) seconds += c.seconds_off_gpu;
-    return Sec(seconds);
-  });
+  row("queues preempted (per container)",
+      [](const RunReport& r) { return N(PreemptedTotals(r).first); });
+  row("off GPU (s, per container)",
+      [](const RunReport& r) { return Sec(PreemptedTotals(r).second); });
   // Each container preempted in some run, matched by name: "-" where it
   // did not run.
   for (const ComparedPreemption& c : ComparePreemptions(runs)) {

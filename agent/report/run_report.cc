@@ -30,6 +30,15 @@ std::optional<OversubscriptionFigures> OversubscribedTotals(
   return total;
 }
 
+std::pair<uint64_t, double> PreemptedTotals(const RunReport& r) {
+  std::pair<uint64_t, double> total{0, 0.0};
+  for (const ContainerRow& c : r.containers) {
+    total.first += c.preempted_by_self + c.preempted_by_others;
+    total.second += c.seconds_off_gpu;
+  }
+  return total;
+}
+
 std::vector<ComparedPreemption> ComparePreemptions(
     const std::vector<RunReport>& runs) {
   std::map<std::string, ComparedPreemption> by_name;

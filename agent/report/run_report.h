@@ -14,6 +14,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/container_rows.h"
@@ -317,6 +318,10 @@ struct ComparedPreemption {
   /// container is not in that run.
   std::vector<std::optional<std::pair<uint64_t, double>>> runs;
 };
+/// Times containers' queues were taken off a GPU in `r`, summed over its
+/// containers (one unmap of three containers' queues counts three times),
+/// and the seconds they were off.
+std::pair<uint64_t, double> PreemptedTotals(const RunReport& r);
 /// The containers whose queues were preempted in any of `runs`, by name.
 std::vector<ComparedPreemption> ComparePreemptions(
     const std::vector<RunReport>& runs);
