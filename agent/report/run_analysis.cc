@@ -332,8 +332,12 @@ class Analyzer::Impl : private ModelObserver {
     }
     return it->second;
   }
-  ProcInfo& Process(const gpuq_event_header& hdr) {
-    return Process(hdr.tgid, hdr.cgroup_id);
+  // The process of a record that carries its name, named by the first.
+  template <typename Record>
+  ProcInfo& NamedProcess(const Record& e) {
+    ProcInfo& p = Process(e.hdr.tgid, e.hdr.cgroup_id);
+    if (p.comm.empty()) p.comm = CommOf(e.comm);
+    return p;
   }
 
   template <typename Slices>
@@ -363,22 +367,15 @@ class Analyzer::Impl : private ModelObserver {
   // The name the process gave; its queues are the model's (QueueAdded).
   void On(const gpuq_queue_create_event& e) {
     dirty_ = true;
-    ProcInfo& p = Process(e.hdr);
-    if (p.comm.empty()) p.comm = CommOf(e.comm);
+    NamedProcess(e);
   }
 
-  void On(const gpuq_process_exit_event& e) {
-    ProcInfo& p = Process(e.hdr);
-    p.exited = true;
-    if (p.comm.empty()) p.comm = CommOf(e.comm);
-  }
+  void On(const gpuq_process_exit_event& e) { NamedProcess(e).exited = true; }
 
   void On(const gpuq_queue_create_failed_event& e) {
     ++failures_[{e.hdr.cgroup_id, e.hdr.tgid, e.gpu_id, e.error}];
     ++Container(e.hdr.cgroup_id).create_failures;
-    ProcInfo& p = Process(e.hdr);
-    ++p.create_failures;
-    if (p.comm.empty()) p.comm = CommOf(e.comm);
+    ++NamedProcess(e).create_failures;
   }
 
   // ---- The model's decisions (ModelObserver) ----
