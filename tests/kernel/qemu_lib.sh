@@ -94,10 +94,36 @@ need_tools() {
 # ---- kernels: resolve, download and unpack once into the cache ---------------
 # A kernel is named by its series label (6.1, 6.12, 7.3...). Each is cached as
 # $CACHE/<package>_<version>/ holding vmlinuz, kver, label, package,
-# deb-bytes, config and modules.cpio.gz (the amdgpu closure, plain .ko, with
-# its own modules.dep); .complete holds CACHE_FORMAT, so a cache written by
+# deb-bytes, config, modules.cpio.gz (the amdgpu closure, plain .ko, with
+# its own modules.dep) and share.cpio.gz (the same of 9p over virtio); .complete holds CACHE_FORMAT, so a cache written by
 # another version of this script is rebuilt.
-CACHE_FORMAT=3
+CACHE_FORMAT=4
+
+# closure_cpio MODDIR KVER OUT "MODULES.DEP LINES" LABEL: the modules those
+# lines name (each line a module and its dependencies), plain .ko with a
+# modules.dep of their own, as the gzipped cpio OUT.
+closure_cpio() {
+  local moddir=$1 kv=$2 out=$3 lines=$4 label=$5 x m rel
+  x=$(mktemp -d)
+  mkdir -p "$x/lib/modules/$kv"
+  for m in $(echo "$lines" | tr -d ':' | tr ' ' '\n' | sort -u); do
+    rel=$(dirname "$m")
+    mkdir -p "$x/lib/modules/$kv/$rel"
+    cp "$moddir/$m" "$x/lib/modules/$kv/$rel/"
+  done
+  for m in modules.builtin modules.builtin.modinfo modules.order; do
+    [ -f "$moddir/$m" ] && cp "$moddir/$m" "$x/lib/modules/$kv/"
+  done
+  # 6.12 ships .ko.xz: busybox modprobe can load those, but decompressing
+  # under TCG costs ~3 s per boot; plain .ko only grow the initramfs by 3 MB.
+  find "$x" -name '*.ko.xz' -exec xz -d {} +
+  find "$x" -name '*.ko.zst' -exec zstd -q -d --rm {} +
+  [ -f "$x/lib/modules/$kv/modules.order" ] &&
+    sed -i -E 's/\.ko\.(xz|zst)$/.ko/' "$x/lib/modules/$kv/modules.order"
+  depmod -b "$x" "$kv" 2>> "$WORK/depmod-$label.log" # a modules.dep of just the closure
+  (cd "$x" && find . | cpio -o -H newc --quiet | gzip -1) > "$out"
+  rm -rf "$x"
+}
 
 # The series the kernel tiers know, oldest first. kernel_matrix adds any
 # newer series the mirror serves; a listed series apt no longer serves is
@@ -311,24 +337,17 @@ prepare() {
     rm -rf "$tmp"
     return 1
   fi
-  mkdir -p "$tmp/out/modroot/lib/modules/$kv"
-  for m in $(echo "$line" | tr -d ':'); do
-    rel=$(dirname "$m")
-    mkdir -p "$tmp/out/modroot/lib/modules/$kv/$rel"
-    cp "$moddir/$m" "$tmp/out/modroot/lib/modules/$kv/$rel/"
+  mkdir -p "$tmp/out"
+  closure_cpio "$moddir" "$kv" "$tmp/out/modules.cpio.gz" "$line" "$label"
+  # What shares a host directory with the guest (9p over virtio: the
+  # simulator tier's HIP roots, run_sim_tier.sh), a cpio of its own: =m in
+  # Debian's configs of 6.1-7.3 (virtio_pci too in 6.1's, =y later, so not
+  # in modules.dep: skipped).
+  share=""
+  for m in virtio_pci 9pnet_virtio 9p; do
+    share="$share $(grep -E "(^|/)$m\.ko(\.[a-z]+)?:" "$moddir/modules.dep")"
   done
-  for m in modules.builtin modules.builtin.modinfo modules.order; do
-    [ -f "$moddir/$m" ] && cp "$moddir/$m" "$tmp/out/modroot/lib/modules/$kv/"
-  done
-  # 6.12 ships .ko.xz: busybox modprobe can load those, but decompressing
-  # under TCG costs ~3 s per boot; plain .ko only grow the initramfs by 3 MB.
-  find "$tmp/out/modroot" -name '*.ko.xz' -exec xz -d {} +
-  find "$tmp/out/modroot" -name '*.ko.zst' -exec zstd -q -d --rm {} +
-  [ -f "$tmp/out/modroot/lib/modules/$kv/modules.order" ] &&
-    sed -i -E 's/\.ko\.(xz|zst)$/.ko/' "$tmp/out/modroot/lib/modules/$kv/modules.order"
-  depmod -b "$tmp/out/modroot" "$kv" 2>> "$WORK/depmod-$label.log" # a modules.dep of just the closure
-  (cd "$tmp/out/modroot" && find . | cpio -o -H newc --quiet | gzip -1) > "$tmp/out/modules.cpio.gz"
-  rm -rf "$tmp/out/modroot"
+  closure_cpio "$moddir" "$kv" "$tmp/out/share.cpio.gz" "$share" "$label"
   cp "$vmlinuz" "$tmp/out/vmlinuz"
   cp "$tmp/root/boot/config-$kv" "$tmp/out/config" 2> /dev/null || cp "$moddir/config" "$tmp/out/config" 2> /dev/null
   echo "$kv" > "$tmp/out/kver"
@@ -409,10 +428,16 @@ copy_paths() {
 # the other kernel tier's guests (guest_slot.sh).
 declare -A QEMU_PID QEMU_T0 QEMU_LOG QEMU_INITRD
 # A guest's GPUQ_SCOPE (label -> "attach"; unset: every check), and more
-# of its kernel command line (label -> "KEY=VALUE ...").
+# of its kernel command line (label -> "KEY=VALUE ..."). GUEST_SHARES: the
+# host directories every guest sees read-only over 9p ("TAG=DIR ...": the
+# guest mounts TAG; the simulator tier's HIP roots).
 declare -A GUEST_SCOPE GUEST_APPEND
+GUEST_SHARES=""
 qemu_start() {
-  local label=$1 kdir=$2 initrd=$3 log=$4
+  local label=$1 kdir=$2 initrd=$3 log=$4 share shares=()
+  for share in $GUEST_SHARES; do
+    shares+=(-virtfs "local,path=${share#*=},mount_tag=${share%%=*},security_model=none,readonly=on")
+  done
   note "kernel $label: booting $(cat "$kdir/kver") ($(cat "$kdir/package")) under qemu TCG, initramfs $(($(stat -c %s "$initrd") / 1048576)) MB, timeout $BOOT_TIMEOUT s"
   QEMU_T0[$label]=$(now)
   QEMU_LOG[$label]=$log
@@ -430,7 +455,7 @@ qemu_start() {
   # guest_slot.sh: the kernel tiers share the machine's cores (it says how);
   # BOOT_TIMEOUT counts from when the guest got its slot.
   start_bg "$SRC/tests/kernel/guest_slot.sh" timeout "$BOOT_TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -smp 1 -m 2G -nic none \
-    -kernel "$kdir/vmlinuz" -initrd "$initrd" \
+    -kernel "$kdir/vmlinuz" -initrd "$initrd" "${shares[@]}" \
     -append "console=ttyS0 panic=-1 loglevel=5 GPUQ_KERNEL=$label${GPUQ_KTEST_ONLY:+ GPUQ_ONLY=$GPUQ_KTEST_ONLY}${GUEST_SCOPE[$label]:+ GPUQ_SCOPE=${GUEST_SCOPE[$label]}}${GUEST_APPEND[$label]:+ ${GUEST_APPEND[$label]}}${GPUQ_KTEST_APPEND:+ $GPUQ_KTEST_APPEND}" \
     -nographic -no-reboot < /dev/null > "$log.raw" 2>&1
   QEMU_PID[$label]=$BG_PID
