@@ -41,7 +41,20 @@ rocm_mirror() {
   echo "${m:-http://deb.debian.org/debian}"
 }
 
+# One build of a root at a time (flock): the simulator tier shares the HIP
+# roots with its guests while the host's HIP tests may be asking for them.
 rocm_root() {
+  local lock rc
+  mkdir -p "$ROCM_CACHE"
+  exec {lock}> "$ROCM_CACHE/.lock-$1${2:+-$2}"
+  flock "$lock"
+  rocm_root_locked "$@"
+  rc=$?
+  exec {lock}>&-
+  return $rc
+}
+
+rocm_root_locked() {
   local stack=$1 flavour=${2:-} dir tmp mirror suite p include=() sources=() log
   local format=$ROCM_FORMAT packages=$ROCM_PACKAGES name=$1 hip blas
   ROCM_ROOT="" ROCM_VERSION="" ROCM_WHY="" ROCM_HIP_VERSION="" ROCM_ROCBLAS_VERSION=""
