@@ -33,6 +33,12 @@
 //                                stream NAME GPU    hipStreamCreate on GPU
 //                                launch NAME N      N kernels, no sync
 //                                copy NAME          H2D + D2H, async
+//                                graph NAME N L     a graph of N kernels
+//                                                   (stream capture)
+//                                                   launched L times,
+//                                                   a stream sync (HIP 7
+//                                                   submits a graph in
+//                                                   batches)
 //                                wait NAME          hipStreamSynchronize
 //                                truth              "STREAM NAME gpu=G
 //                                                   launches=N copies=N"
@@ -349,8 +355,8 @@ int Serve() {
   char line[256];
   while (std::fgets(line, sizeof(line), stdin)) {
     char cmd[32] = "", a[64] = "";
-    int n = 0;
-    if (std::sscanf(line, "%31s %63s %d", cmd, a, &n) < 1) continue;
+    int n = 0, n2 = 1;
+    if (std::sscanf(line, "%31s %63s %d %d", cmd, a, &n, &n2) < 1) continue;
     std::string c = cmd, name = a;
     if (c == "stream") {
       Stream s{name, n, nullptr, nullptr, std::vector<float>(kElems, 1.0f),
@@ -367,6 +373,32 @@ int Serve() {
                            s->buf, s->buf, kElems);
         if (!ok(hipGetLastError(), "hipLaunchKernelGGL", name)) break;
         s->launches++;
+      }
+    } else if (c == "graph") {
+      Stream* s = find(name);
+      if (!s || !ok(hipSetDevice(s->device), "hipSetDevice", name)) continue;
+      hipGraph_t graph = nullptr;
+      hipGraphExec_t exec = nullptr;
+      if (!ok(hipStreamBeginCapture(s->stream, hipStreamCaptureModeGlobal),
+              "hipStreamBeginCapture", name))
+        continue;
+      for (int i = 0; i < n; i++)
+        hipLaunchKernelGGL(Scale, dim3(kElems / 256), dim3(256), 0, s->stream,
+                           s->buf, s->buf, kElems);
+      if (!ok(hipStreamEndCapture(s->stream, &graph), "hipStreamEndCapture",
+              name) ||
+          !ok(hipGraphInstantiate(&exec, graph, nullptr, nullptr, 0),
+              "hipGraphInstantiate", name))
+        continue;
+      for (int l = 0; l < n2; l++) {
+        if (!ok(hipGraphLaunch(exec, s->stream), "hipGraphLaunch", name)) break;
+        s->launches += n;
+      }
+      // Destroyed after the stream has run them (a later wait would be
+      // too late for HIP, which may free what the launches use).
+      if (ok(hipStreamSynchronize(s->stream), "hipStreamSynchronize", name)) {
+        ok(hipGraphExecDestroy(exec), "hipGraphExecDestroy", name);
+        ok(hipGraphDestroy(graph), "hipGraphDestroy", name);
       }
     } else if (c == "copy") {
       Stream* s = find(name);
