@@ -127,7 +127,7 @@ client_checks_of() {
       *) [ "$1" = btf ] || continue ;;
     esac
     case $m in
-      hip*) for c in $HIP_CHECKS; do echo "$m:$c"; done ;;
+      hip* | rocblas*) for c in $HIP_CHECKS; do echo "$m:$c"; done ;;
       *) for c in $ROCR_CHECKS; do echo "$m:$c"; done ;;
     esac
   done
@@ -155,7 +155,8 @@ tier_checks() {
 # its scope): each client under the agent of one
 # probe tier (rocr, rocr-args, rocr-tp: Debian 12's ROCr 5.2.3 in
 # btf-fentry, args-kprobe and tracepoint; rocr-6.4-args...: ROCr 6.4.3 and
-# 7.2.4, build_rocm_stacks; hip, hip-args: HIP 5.2.3). One main pair (the
+# 7.2.4, build_rocm_stacks; hip, hip-args: HIP 5.2.3; hip-6.4, hip-7.2-args...: HIP 6.4.3 and 7.2.4 in
+# btf-fentry and args-kprobe, build_hip_stacks). One main pair (the
 # default) runs every group. With two (GPUQ_KTEST_MAINS), each pair of stack
 # and tier runs on one kernel and every stack in btf-fentry on each: ROCr
 # 5.2.3's other tiers and hip-args on the older, the 2026 stacks' (6.4,
@@ -167,12 +168,13 @@ client_plan() {
   local label s
   label=$(series_of "$1")
   echo rocr hip
-  for s in $ROCM_STACKS; do echo "rocr-$s"; done
+  for s in $ROCM_STACKS; do echo "rocr-$s hip-$s"; done
+  echo rocblas-6.4
   if [ "$SPLIT_CLIENTS" = 0 ] || [ "$label" != "$NEWEST_MAIN" ]; then
     echo rocr-args hip-args rocr-tp
   fi
   if [ "$SPLIT_CLIENTS" = 0 ] || [ "$label" = "$NEWEST_MAIN" ]; then
-    for s in $ROCM_STACKS; do echo "rocr-$s-args rocr-$s-tp"; done
+    for s in $ROCM_STACKS; do echo "rocr-$s-args hip-$s-args rocr-$s-tp"; done
   fi
 }
 JUDGED=""
@@ -586,6 +588,65 @@ build_rocm_stacks() {
   done
 }
 
+# build_hip_stacks ROOT: HIP 6.4.3 (sid) and 7.2.4 (experimental) as users
+# run them, in the HIP flavour of each cached root (rocm_stacks.sh: ROCr,
+# HIP, comgr with its LLVM, the root's hipcc; about 0.9 GB each), and
+# rocBLAS 6.4.4 in the 6.4 root's rocBLAS flavour (4.8 GB: its kernels for
+# every GPU target; Debian has no rocBLAS for HIP 7). The guest sees each
+# root read-only over 9p (GUEST_SHARES, tags hip-STACK and rocblas-6.4:
+# growing the initramfs by that much would cost every boot) and runs our
+# client chrooted in it, as a container with its own ROCm (root_client).
+build_hip_stacks() {
+  local r=$1 stack
+  for stack in $ROCM_STACKS; do
+    root_client "$r" hip-$stack "$stack" hip hip_client
+  done
+  root_client "$r" rocblas-6.4 6.4 rocblas rocblas_client -lrocblas
+}
+
+# root_client ROOT TAG STACK FLAVOUR CLIENT [LIBS...]: ROOT/rocm/TAG gets
+# what is ours: tests/nullgpu/CLIENT.cc built in `rocm_root STACK FLAVOUR`
+# by the root's own hipcc for gfx90a (with LIBS), the KFD null GPU
+# (build_rocm_stacks's) and the versions; the root goes in GUEST_SHARES as
+# TAG. A client that cannot be had leaves ROOT/lib/nullgpu/TAG-missing: the
+# guest skips its checks naming it.
+root_client() {
+  local r=$1 tag=$2 stack=$3 flavour=$4 client=$5 out=$WORK/nullgpu/$2 why="" log
+  shift 5
+  if [ -f "$r/lib/nullgpu/rocm-$stack-missing" ]; then
+    why=$(cat "$r/lib/nullgpu/rocm-$stack-missing")
+  elif ! rocm_root "$stack" "$flavour"; then
+    why=$ROCM_WHY
+  else
+    mkdir -p "$out"
+    cp "$SRC/tests/nullgpu/$client.cc" "$out/"
+    log=$out/hipcc.log
+    # HOME: comgr (HIP 7.2) caches in ~/.cache
+    if ! unshare --mount --fork -- /bin/sh -c '
+      root=$1 dir=$2 client=$3
+      shift 3
+      mount --bind "$dir" "$root/mnt" && mount -t proc proc "$root/proc" &&
+        exec chroot "$root" env HOME=/mnt hipcc --offload-arch=gfx90a -std=c++17 -O2 -Wall -Wextra -Werror \
+          -o "/mnt/$client" "/mnt/$client.cc" "$@"' sh "$ROCM_ROOT" "$out" "$client" "$@" > "$log" 2>&1 ||
+      [ ! -x "$out/$client" ]; then
+      fail "build $client with the hipcc of ROCm $stack's $flavour root" "$(head -n 20 "$log")"
+      why="$client did not build with the hipcc of ROCm $stack's $flavour root"
+    fi
+  fi
+  if [ -n "$why" ]; then
+    echo "$why" > "$r/lib/nullgpu/$tag-missing"
+    note "$tag checks will skip: $why"
+    return 0
+  fi
+  mkdir -p "$r/rocm/$tag"
+  cp "$out/$client" "$WORK/nullgpu/libgpuq_kfdnull.so" "$r/rocm/$tag/"
+  echo "$ROCM_HIP_VERSION" > "$r/rocm/$tag/hip-version"
+  echo "$ROCM_VERSION" > "$r/rocm/$tag/rocr-version"
+  [ -z "${ROCM_ROCBLAS_VERSION:-}" ] || echo "$ROCM_ROCBLAS_VERSION" > "$r/rocm/$tag/rocblas-version"
+  GUEST_SHARES="$GUEST_SHARES $tag=$ROCM_ROOT"
+  note "$tag: Debian's libamdhip64 $ROCM_HIP_VERSION with ROCr $ROCM_VERSION${ROCM_ROCBLAS_VERSION:+ and rocBLAS $ROCM_ROCBLAS_VERSION}, $(du -sm "$(dirname "$ROCM_ROOT")" | cut -f1) MB shared over 9p, + $client and the KFD null GPU"
+}
+
 # ---- the guest payload (same for every kernel) ------------------------------------
 build_payload() {
   local r=$WORK/rootfs
@@ -605,6 +666,7 @@ build_payload() {
   build_rocr "$r"
   build_hip "$r"
   build_rocm_stacks "$r"
+  build_hip_stacks "$r"
   copy_with_libs /bin/busybox /bin/busybox "$r"
   copy_with_libs "$AGENT" /bin/gpuq-agent "$r"
   # the kernel's own counts of skipped programs (recursion_misses)
@@ -641,7 +703,8 @@ start_guest() {
   local label kdir modcpio
   read -r label kdir modcpio <<< "$1"
   KDIR_OF[$label]=$kdir
-  cat "$WORK/payload.cpio.gz" "$modcpio" > "$WORK/initrd-$label.gz"
+  # share.cpio.gz: 9p over virtio (qemu_lib.sh), for GUEST_SHARES
+  cat "$WORK/payload.cpio.gz" "$modcpio" "$kdir/share.cpio.gz" > "$WORK/initrd-$label.gz"
   qemu_start "$label" "$kdir" "$WORK/initrd-$label.gz" "$WORK/boot-$label.log"
 }
 judge_guest() {

@@ -1093,6 +1093,7 @@ ROCR_CHECKS="start queues creates submissions pending drained doorbells destroys
 # so no destroys check (HIP 5.2.3 does destroy a stream's hardware queue at
 # hipStreamDestroy and makes a new one later: the programs groups see that).
 HIP_CHECKS="start queues creates submissions pending drained doorbells teardown stops"
+ROCBLAS_CHECKS=$HIP_CHECKS
 NG_CTL=/tmp/ngctl
 NG_TRUTH=/tmp/ng.truth
 
@@ -1122,10 +1123,52 @@ kfd_run() {
     $d/lib/ld-linux-x86-64.so.2 --library-path $d/lib $*"
 }
 
-# rocr_runtime: the ROCr the clients map: Debian 12's, or with STACK set
-# that ROCm stack's.
+# root_run TAG CGROUP CONTROL TRUTH GPUS KFD-NODES CMD...: as kfd_run, for
+# a root run_sim_tier.sh shares (build_hip_stacks: hip-6.4, hip-7.2,
+# rocblas-6.4): CMD chrooted in it, at /share/TAG (mount_shares), whose
+# /mnt holds our programs (/rocm/TAG) and whose /tmp is the guest's (the
+# fifos, the null GPU's control dir and truth file).
+root_run() {
+  local s=/share/$1 cg=$2 ctl=$3 truth=$4 gpus=$5 nodes=$6
+  shift 6
+  exec sh -c "echo \$\$ > $cg/cgroup.procs && exec chroot $s env LD_PRELOAD=/mnt/libgpuq_kfdnull.so \
+    GPUQ_KFDNULL_KFD=1 GPUQ_KFDNULL_KFD_NODES=$nodes GPUQ_KFDNULL_GPUS=$gpus \
+    GPUQ_KFDNULL_CONTROL=$ctl GPUQ_KFDNULL_TRUTH=$truth HSA_ENABLE_SDMA=0 HOME=/tmp $*"
+}
+
+# mount_shares: each root run_sim_tier.sh shares over 9p (virtio; the
+# modules from share.cpio.gz where the kernel builds them as modules) at
+# /share/TAG, read-only, with /proc, /sys, /dev, the guest's /tmp and our
+# programs (/rocm/TAG at its /mnt) mounted in it. A share that cannot be
+# mounted leaves /lib/nullgpu/TAG-missing saying why.
+mount_shares() {
+  local d tag s
+  for d in /rocm/hip-* /rocm/rocblas-*; do
+    [ -d "$d" ] || continue
+    tag=${d##*/} s=/share/${d##*/}
+    [ -f /lib/nullgpu/$tag-missing ] && continue
+    modprobe virtio_pci 2> /dev/null
+    modprobe 9pnet_virtio 2> /dev/null
+    modprobe 9p 2> /dev/null
+    mkdir -p $s
+    if ! mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose,msize=262144 $tag $s > /tmp/share.txt 2>&1; then
+      echo "the 9p share $tag did not mount ($(tr '\n' ' ' < /tmp/share.txt); 9p: $(grep -c 9p /proc/filesystems) in /proc/filesystems)" > /lib/nullgpu/$tag-missing
+      continue
+    fi
+    mount -o bind $d $s/mnt && mount -t proc proc $s/proc && mount -o rbind /sys $s/sys &&
+      mount -o rbind /dev $s/dev && mount -o bind /tmp $s/tmp ||
+      echo "the mounts in the 9p share $tag failed" > /lib/nullgpu/$tag-missing
+  done
+}
+mount_shares
+
+# rocr_runtime NAME: the ROCr NAME's client maps: Debian 12's, or with STACK
+# set that ROCm stack's (a shared root's: the file its symlink names, as
+# /proc/PID/maps shows it).
 rocr_runtime() {
-  if [ -n "${STACK:-}" ]; then
+  if [ -n "${STACK:-}" ] && [ "$1" != rocr ]; then
+    readlink -f /share/$1-$STACK/usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1
+  elif [ -n "${STACK:-}" ]; then
     echo /rocm/$STACK/lib/libhsa-runtime64.so.1
   else
     echo /usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1
@@ -1141,13 +1184,16 @@ start_client() {
   case $name in
     rocr) cmd=/bin/rocr_client ;;
     hip) cmd="/bin/hip_client serve" ;;
+    rocblas) cmd="/mnt/rocblas_client serve" ;;
   esac
   rm -f /tmp/$name.in /tmp/$name.out $NG_TRUTH
   mkdir -p $NG_CTL
   rm -f $NG_CTL/*
   mkfifo /tmp/$name.in
   exec 8<> /tmp/$name.in
-  if [ -n "${STACK:-}" ]; then
+  if [ -n "${STACK:-}" ] && [ $name != rocr ]; then
+    root_run $name-$STACK $CG_A $NG_CTL $NG_TRUTH 2 1,2 /mnt/${name}_client serve < /tmp/$name.in > /tmp/$name.out 2>&1 &
+  elif [ -n "${STACK:-}" ]; then
     kfd_run $STACK $CG_A $NG_CTL $NG_TRUTH 2 1,2 /rocm/$STACK/bin/rocr_client < /tmp/$name.in > /tmp/$name.out 2>&1 &
   else
     ng_run $CG_A $NG_CTL $NG_TRUTH 2xgfx90a 1,2 $cmd < /tmp/$name.in > /tmp/$name.out 2>&1 &
@@ -1299,6 +1345,9 @@ rocr_steps() {
 # the next ones up to GPU_MAX_HW_QUEUES, 4); with HSA_ENABLE_SDMA=0 the
 # copies run as ROCr's blit kernels on its own utility queue. Every packet
 # on HIP's queues (launches, and the barrier of a stream sync) is one ring.
+# HIP 6.4.3 and 7.2.4 (STACK) run the same steps; HIP 7 rings once per batch
+# of a graph's packets (its value the batch's last index), so there rings
+# are fewer than packets and the doorbells check counts packets.
 hip_steps() {
   local P=$1
   drv hip stream h1 0
@@ -1308,6 +1357,9 @@ hip_steps() {
   drv hip launch h2 25
   drv hip launch h3 10
   drv hip copy h1
+  # a 300-node graph launched twice: HIP 7 submits it in batches, one ring
+  # each (the doorbells check counts their packets)
+  drv hip graph h3 300 2
   drv hip wait h1
   drv hip wait h2
   drv hip wait h3
@@ -1322,6 +1374,24 @@ hip_steps() {
   rm -f $NG_CTL/pause
   drv hip wait h1
   drv hip wait h2
+  check_thunk $P:drained "gpuq_submissions_total gpuq_queue_pending_packets"
+}
+
+# rocBLAS 6.4.4's sgemm on one stream of GPU 0 (its Tensile kernels loaded
+# from the root's code objects for gfx90a; the null CP runs no kernel code).
+rocblas_steps() {
+  local P=$1
+  drv rocblas sgemm 256 20
+  drv rocblas wait
+  check_thunk $P:queues "gpuq_queues gpuq_processes"
+  check_thunk $P:creates gpuq_queue_creates_total
+  check_thunk $P:submissions "gpuq_submissions_total gpuq_queue_pending_packets"
+  if paused_cp $P:pending; then
+    drv rocblas sgemm 128 5
+    check_thunk $P:pending "gpuq_submissions_total gpuq_queue_pending_packets"
+  fi
+  rm -f $NG_CTL/pause
+  drv rocblas wait
   check_thunk $P:drained "gpuq_submissions_total gpuq_queue_pending_packets"
 }
 
@@ -1345,12 +1415,15 @@ paused_cp() {
   return 1
 }
 
+# client_gpus NAME: the GPU indexes NAME's client submits to (rocblas_client:
+# device 0 only).
 # client_rings NAME GPU-INDEX: what the client itself says it rang on that
 # GPU, or "" when it cannot know (HIP counts launches, not rings).
+client_gpus() { if [ $1 = rocblas ]; then echo 0; else echo 0 1; fi; }
 client_rings() {
   case $1 in
     rocr) awk -v gi="gpu=$2" '$1 == "QUEUE" && $3 == gi { sub("rings=", "", $6); s += $6 } END { print s + 0 }' /tmp/rocr.out ;;
-    hip) echo "" ;;
+    hip | rocblas) echo "" ;;
   esac
 }
 
@@ -1358,7 +1431,7 @@ client_rings() {
 # that GPU ("" for rocr_client, whose packets are not all dispatches).
 client_launches() {
   case $1 in
-    rocr) echo "" ;;
+    rocr | rocblas) echo "" ;;
     hip) awk -v gi="gpu=$2" '$1 == "STREAM" && $3 == gi { sub("launches=", "", $4); s += $4 } END { print s + 0 }' /tmp/hip.out ;;
   esac
 }
@@ -1444,11 +1517,13 @@ lp_checks() {
 # client_checks P TIER NAME: NAME's client (rocr or hip) under the agent
 # with its lifecycle probes (PROBES) in TIER and --doorbells=uprobe.
 client_checks() {
-  local P=$1 want_tier=$2 name=$3 c rings got t0 tiers checks pid runtime
-  runtime=$(rocr_runtime)
+  local P=$1 want_tier=$2 name=$3 c rings got t0 tiers checks pid runtime markers
+  runtime=$(rocr_runtime $name)
   eval "checks=\$$(echo "$name" | tr a-z A-Z)_CHECKS"
   [ $P = rocr ] && checks="$checks least-privilege no-ptrace"
-  for c in missing $name-missing ${STACK:+rocm-$STACK-missing}; do
+  markers="missing $name-missing"
+  [ -z "${STACK:-}" ] || markers="rocm-$STACK-missing $([ $name != rocr ] && echo $name-$STACK-missing)"
+  for c in $markers; do
     if [ -f /lib/nullgpu/$c ]; then
       for c2 in $checks; do skip "$P:$c2" "$(cat /lib/nullgpu/$c)"; done
       return
@@ -1499,7 +1574,10 @@ client_checks() {
     return
   fi
   rm -f /tmp/lost-creates*
-  if [ -n "${STACK:-}" ]; then
+  if [ -n "${STACK:-}" ] && [ $name != rocr ]; then
+    d=/rocm/$name-$STACK
+    pass $P:start "agent up after ${AG_UP}s ($tiers); $name client pid $pid: $(head -n 1 /tmp/$name.out) (Debian's $([ -s $d/rocblas-version ] && echo "rocBLAS $(cat $d/rocblas-version), ")HIP $(cat $d/hip-version) and ROCr $(cat $d/rocr-version), chrooted in its root over 9p, on the KFD null GPU forwarding to /dev/kfd)"
+  elif [ -n "${STACK:-}" ]; then
     pass $P:start "agent up after ${AG_UP}s ($tiers); $name client pid $pid: $(head -n 1 /tmp/$name.out) (Debian's ROCr $(cat /rocm/$STACK/version) on the KFD null GPU forwarding to /dev/kfd)"
   else
     pass $P:start "agent up after ${AG_UP}s ($tiers); $name client pid $pid: $(head -n 1 /tmp/$name.out) (on the null thunk with /dev/kfd)"
@@ -1514,9 +1592,12 @@ client_checks() {
   # doorbells: every ring of the client went through the exported
   # hsa_signal_store_screlease; per GPU the packets they published = the
   # write indexes of its queues in the thunk (rocr_client's batches publish
-  # up to 32 packets a ring), the rings = the client's own count where it
-  # has one, kernel-dispatch packets = its launches where it counts them
-  # (ROCr's utility queues ring internally: no uprobe sees them)
+  # up to 32 packets a ring; HIP 7 a graph's in batches), the rings = the
+  # client's own count where it has one, kernel-dispatch packets = the
+  # kernel dispatches the null CP consumed on them (HIP's launches, and
+  # from 6.4 on its copies' blit kernels, on the stream's own queue: at
+  # least the launches) (ROCr's utility queues ring internally: no uprobe
+  # sees them)
   drv $name truth
   scrape /tmp/m.prom
   # A queue whose create a skipped program lost (within_skips) is unknown to
@@ -1529,30 +1610,34 @@ client_checks() {
   while within 30 "$t0"; do
     ok=1
     detail=""
-    sum_tw=0 sum_got=0 sum_pk=0 sum_rings=0 sum_launches=0 sum_kd=0
-    for gi in 0 1; do
+    sum_tw=0 sum_got=0 sum_pk=0 sum_rings=0 sum_kd=0 sum_td=0
+    for gi in $(client_gpus $name); do
       g=$(gpu_of_node $((gi + 1)))
       rings=$(client_rings $name $gi)
       launches=$(client_launches $name $gi)
       tw=$(client_sums $NG_TRUTH | awk -v g="$g" '$1 == g { print $2 }')
       tw=${tw:-0}
+      td=$(client_sums $NG_TRUTH | awk -v g="$g" '$1 == g { print $3 }')
+      td=${td:-0}
       got=$(sum_for gpuq_doorbells_total "$cid" "gpu_id=$g")
       pk=$(sum_for gpuq_doorbell_packets_total "$cid" "gpu_id=$g")
       kd=$(sum_for gpuq_doorbell_packets_total "$cid" "gpu_id=$g packet_type=kernel_dispatch")
       detail="$detail gpu $g: doorbell packets $pk, thunk client write indexes $tw, rings $got"
       [ -n "$rings" ] && detail="$detail, client rings $rings"
-      [ -n "$launches" ] && detail="$detail, kernel-dispatch packets $kd, launches $launches"
+      detail="$detail, kernel-dispatch packets $kd, null CP kernel dispatches $td"
+      [ -n "$launches" ] && detail="$detail, launches $launches"
       detail="$detail;"
       sum_tw=$((sum_tw + tw)) sum_got=$((sum_got + got)) sum_pk=$((sum_pk + pk))
       sum_rings=$((sum_rings + ${rings:-0}))
-      sum_launches=$((sum_launches + ${launches:-0})) sum_kd=$((sum_kd + kd))
+      sum_kd=$((sum_kd + kd)) sum_td=$((sum_td + td))
       if [ "${lost:-0}" -gt 0 ]; then
         [ "$tw" -gt 0 ] && [ "$pk" -le "$tw" ] || ok=0
         continue
       fi
       { [ "$pk" = "$tw" ] && [ "$tw" -gt 0 ]; } || ok=0
       [ -z "$rings" ] || [ "$rings" = "$got" ] || ok=0
-      [ -z "$launches" ] || [ "$launches" = "$kd" ] || ok=0
+      [ "$kd" = "$td" ] || ok=0
+      [ -z "$launches" ] || [ "$launches" -le "$kd" ] || ok=0
     done
     if [ "${lost:-0}" -gt 0 ]; then
       unk=$(sum_for gpuq_doorbells_total "$cid" "gpu_id=unknown")
@@ -1561,7 +1646,7 @@ client_checks() {
       detail="$detail unknown gpu (queues whose create was lost: $lost): rings $unk, packets $unk_pk, kernel-dispatch $unk_kd;"
       [ $((sum_pk + unk_pk)) = "$sum_tw" ] || ok=0
       [ "$sum_rings" = 0 ] || [ $((sum_got + unk)) = "$sum_rings" ] || ok=0
-      [ "$sum_launches" = 0 ] || [ $((sum_kd + unk_kd)) = "$sum_launches" ] || ok=0
+      [ $((sum_kd + unk_kd)) = "$sum_td" ] || ok=0
     fi
     [ $ok = 1 ] && break
     sleep 0.3
@@ -1620,6 +1705,12 @@ client_on hip && only clients && (client_checks hip btf-fentry hip)
 for stack in $(cat /lib/nullgpu/rocm-stacks 2> /dev/null); do
   client_on rocr-$stack && only clients && (STACK=$stack client_checks rocr-$stack btf-fentry rocr)
 done
+# and their HIP (6.4.3, 7.2.4) and rocBLAS (6.4.4), each chrooted in its
+# root shared over 9p
+for stack in $(cat /lib/nullgpu/rocm-stacks 2> /dev/null); do
+  client_on hip-$stack && only clients && (STACK=$stack client_checks hip-$stack btf-fentry hip)
+done
+client_on rocblas-6.4 && only clients && (STACK=6.4 client_checks rocblas-6.4 btf-fentry rocblas)
 
 # Subshells: whatever goes wrong in a mode, init lives on to report it.
 only fentry && (run_mode fentry)
@@ -1766,6 +1857,9 @@ if [ $rc = 0 ] && [ ! -e /sys/kernel/btf/amdgpu ] && [ -c /dev/kfd ] &&
       client_on rocr-$stack-args && (STACK=$stack client_checks rocr-$stack-args args-kprobe rocr)
     done
     client_on hip-args && (client_checks hip-args args-kprobe hip)
+    for stack in $(cat /lib/nullgpu/rocm-stacks 2> /dev/null); do
+      client_on hip-$stack-args && (STACK=$stack client_checks hip-$stack-args args-kprobe hip)
+    done
   fi
   if echo 0 > /sys/kernel/debug/kprobes/enabled 2> /tmp/kp.txt; then
     pass kprobes-off "kprobes disarmed (/sys/kernel/debug/kprobes/enabled = 0)"
