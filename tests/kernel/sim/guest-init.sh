@@ -1312,6 +1312,18 @@ client_sums() {
     END { for (g in w) print g, w[g], d[g] }' "$1"
 }
 
+# client_types TRUTH: per GPU, "GPU BARRIERS OTHER" of the client's own
+# queues in a thunk's truth: the barrier packets the null CP consumed, and
+# the rest that are no kernel dispatch (vendor, agent, other), as the
+# agent's packet_type="barrier" and "other" (with "unreadable") count them.
+client_types() {
+  awk '$1 == "queue" && index($0, " owner=client ") {
+      split("", f)
+      for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+      b[f["gpu_id"]] += f["barriers"]; o[f["gpu_id"]] += f["vendor"] + f["agent"] + f["other"] }
+    END { for (g in b) print g, b[g], o[g] }' "$1"
+}
+
 # rocr_steps P / hip_steps P: the client's queues and packets, checked
 # after each step (the CP paused on the way: the packets written stay
 # pending).
@@ -1619,12 +1631,19 @@ client_checks() {
       tw=${tw:-0}
       td=$(client_sums $NG_TRUTH | awk -v g="$g" '$1 == g { print $3 }')
       td=${td:-0}
+      tb=$(client_types $NG_TRUTH | awk -v g="$g" '$1 == g { print $2 }')
+      tb=${tb:-0}
+      to=$(client_types $NG_TRUTH | awk -v g="$g" '$1 == g { print $3 }')
+      to=${to:-0}
       got=$(sum_for gpuq_doorbells_total "$cid" "gpu_id=$g")
       pk=$(sum_for gpuq_doorbell_packets_total "$cid" "gpu_id=$g")
       kd=$(sum_for gpuq_doorbell_packets_total "$cid" "gpu_id=$g packet_type=kernel_dispatch")
+      kb=$(sum_for gpuq_doorbell_packets_total "$cid" "gpu_id=$g packet_type=barrier")
+      ko=$(($(sum_for gpuq_doorbell_packets_total "$cid" "gpu_id=$g packet_type=other") + \
+        $(sum_for gpuq_doorbell_packets_total "$cid" "gpu_id=$g packet_type=unreadable")))
       detail="$detail gpu $g: doorbell packets $pk, thunk client write indexes $tw, rings $got"
       [ -n "$rings" ] && detail="$detail, client rings $rings"
-      detail="$detail, kernel-dispatch packets $kd, null CP kernel dispatches $td"
+      detail="$detail, by type (kernel_dispatch barrier other) $kd $kb $ko, the null CP's $td $tb $to"
       [ -n "$launches" ] && detail="$detail, launches $launches"
       detail="$detail;"
       sum_tw=$((sum_tw + tw)) sum_got=$((sum_got + got)) sum_pk=$((sum_pk + pk))
@@ -1636,7 +1655,7 @@ client_checks() {
       fi
       { [ "$pk" = "$tw" ] && [ "$tw" -gt 0 ]; } || ok=0
       [ -z "$rings" ] || [ "$rings" = "$got" ] || ok=0
-      [ "$kd" = "$td" ] || ok=0
+      [ "$kd" = "$td" ] && [ "$kb" = "$tb" ] && [ "$ko" = "$to" ] || ok=0
       [ -z "$launches" ] || [ "$launches" -le "$kd" ] || ok=0
     done
     if [ "${lost:-0}" -gt 0 ]; then
