@@ -20,18 +20,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// "label_" + the runtime label with every character Prometheus does not allow
-// in a label name replaced by '_' (as kube-state-metrics does).
-std::string ExtraLabelName(const std::string& runtime_label) {
-  std::string name = "label_";
-  for (char c : runtime_label) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                    (c >= '0' && c <= '9') || c == '_';
-    name += ok ? c : '_';
-  }
-  return name;
-}
-
 }  // namespace
 
 Pipeline::Pipeline(PipelineOptions options, std::unique_ptr<EventSource> source)
@@ -46,8 +34,12 @@ Pipeline::Pipeline(PipelineOptions options, std::unique_ptr<EventSource> source)
           [this](uint64_t cgroup) -> const Attribution& {
             return attributor_.Attribute(cgroup);
           },
-          [this](const ContainerIdentity& id) { return MetadataLocked(id); },
-          options_.metadata != nullptr) {
+          [this](const ContainerIdentity& id) {
+            return labeling_.Metadata(id);
+          },
+          options_.metadata != nullptr),
+      labeling_(options_.max_containers, options_.label_allowlist,
+                options_.metadata) {
   if (options_.use_sysfs) resolver_.SetLearned(options_.learned_cgroups);
 }
 
@@ -194,7 +186,7 @@ void Pipeline::HandleLocked(const Event& event) {
     const Attribution& a = attributor_.Attribute(meta->hdr.cgroup_id);
     const auto parsed = MetadataFromJson(meta->json);
     if (parsed && a.identity.InContainer()) {
-      carried_metadata_[a.identity.container_id] = *parsed;
+      labeling_.Carry(a.identity.container_id, *parsed);
       recording_.NamesCarried(a.identity.container_id);
     }
   } else if (std::holds_alternative<gpuq_queue_sample_record>(event)) {
@@ -220,11 +212,11 @@ void Pipeline::HandleLocked(const Event& event) {
 void Pipeline::AttributeLocked(uint64_t cgroup_id) {
   // Resolve now, while the cgroup surely exists; the answer is pinned.
   const Attribution& a = attributor_.Attribute(cgroup_id);
-  AdmitLocked(a);
+  labeling_.Admit(a);
   // Ask the runtime now, at the container's first event, not at the first
   // scrape: a short-lived container may be removed (and unknown to its
   // runtime) by then. Get() never blocks and asks once.
-  if (a.identity.InContainer()) (void)MetadataLocked(a.identity);
+  if (a.identity.InContainer()) (void)labeling_.Metadata(a.identity);
   recording_.Attributed(cgroup_id, a);
 }
 
@@ -251,53 +243,9 @@ std::optional<uint64_t> Pipeline::V1CgroupIdLocked(
   return id;
 }
 
-void Pipeline::AdmitLocked(const Attribution& a) {
-  if (!a.identity.InContainer()) return;
-  auto [it, inserted] = admitted_.try_emplace(a.identity.container_id, false);
-  if (!inserted) return;
-  if (admitted_count_ < options_.max_containers) {
-    it->second = true;
-    ++admitted_count_;
-  }
-}
-
-std::optional<ContainerMetadata> Pipeline::MetadataLocked(
-    const ContainerIdentity& id) {
-  auto carried = carried_metadata_.find(id.container_id);
-  if (carried != carried_metadata_.end()) return carried->second;
-  if (options_.metadata == nullptr) return std::nullopt;
-  return options_.metadata->Get(id);  // never blocks
-}
-
 void Pipeline::RecordLateMetadata() {
   std::lock_guard<std::mutex> lock(mu_);
   recording_.WriteLateNames();
-}
-
-SeriesLabels Pipeline::LabelsLocked(
-    const Attribution& a, const std::optional<ContainerMetadata>& metadata) {
-  SeriesLabels l{a.container, "", "", {}};
-  l.extra.resize(options_.label_allowlist.size());
-  if (!a.identity.InContainer()) return l;
-  auto admitted = admitted_.find(a.identity.container_id);
-  if (admitted != admitted_.end() && !admitted->second) {
-    l.container = kFoldedContainer;
-    return l;
-  }
-  if (!metadata) return l;  // the short id until the runtime answers
-  if (!metadata->pod.empty()) {
-    // Kubernetes: the container name is only unique within its pod.
-    l.pod = metadata->pod;
-    l.ns = metadata->ns;
-    if (!metadata->k8s_container.empty()) l.container = metadata->k8s_container;
-  } else if (!metadata->name.empty()) {
-    l.container = metadata->name;
-  }
-  for (size_t i = 0; i < options_.label_allowlist.size(); ++i) {
-    auto it = metadata->labels.find(options_.label_allowlist[i]);
-    if (it != metadata->labels.end()) l.extra[i] = it->second;
-  }
-  return l;
 }
 
 void Pipeline::RetireNow() {
@@ -325,11 +273,7 @@ void Pipeline::RetireNow() {
   for (const auto& [container_id, cgroups] : by_container) {
     if (busy.count(container_id) != 0) continue;
     for (uint64_t cgroup : cgroups) model_.EraseCgroup(cgroup);
-    auto admitted = admitted_.find(container_id);
-    if (admitted != admitted_.end()) {
-      if (admitted->second) --admitted_count_;
-      admitted_.erase(admitted);
-    }
+    labeling_.Forget(container_id);
   }
 }
 
@@ -490,14 +434,13 @@ Snapshot Pipeline::TakeSnapshot() {
     s.learned_cgroups = options_.learned_cgroups->Stats();
   }
 
-  for (const std::string& label : options_.label_allowlist) {
-    s.extra_label_names.push_back(ExtraLabelName(label));
-  }
+  s.extra_label_names = labeling_.ExtraLabelNames();
   std::set<std::string> listed;
   for (const auto& [cgroup, a] : s.attributions) {
     const std::optional<ContainerMetadata> metadata =
-        a.identity.InContainer() ? MetadataLocked(a.identity) : std::nullopt;
-    const SeriesLabels labels = LabelsLocked(a, metadata);
+        a.identity.InContainer() ? labeling_.Metadata(a.identity)
+                                 : std::nullopt;
+    const SeriesLabels labels = labeling_.Labels(a, metadata);
     s.labels.emplace(cgroup, labels);
     if (!a.identity.InContainer() || labels.container == kFoldedContainer ||
         !listed.insert(a.identity.container_id).second) {
@@ -507,7 +450,7 @@ Snapshot Pipeline::TakeSnapshot() {
                             metadata ? metadata->name : "", a.identity.runtime,
                             a.identity.pod_uid});
   }
-  for (const auto& [id, own] : admitted_) s.containers_folded += own ? 0 : 1;
+  s.containers_folded = labeling_.Folded();
   s.pid_comm_labels = options_.pid_comm_labels;
   if (s.pid_comm_labels) s.owners = model_.owners();  // only comm needs it
   if (options_.metadata != nullptr) {

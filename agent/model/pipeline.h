@@ -21,6 +21,7 @@
 #include "loader/kfd_queue_types.h"
 #include "loader/probe_status.h"
 #include "model/capture_recording.h"
+#include "model/container_labeling.h"
 #include "model/model.h"
 #include "model/reconciler.h"
 #include "resolver/attributor.h"
@@ -31,15 +32,6 @@
 
 namespace gpuq {
 
-/// The per-container labels of one cgroup's series.
-struct SeriesLabels {
-  std::string container;  ///< name, Kubernetes container name, short id, "",
-                          ///< "unresolved" or kFoldedContainer
-  std::string pod;
-  std::string ns;
-  std::vector<std::string> extra;  ///< values of Snapshot::extra_label_names
-};
-
 /// One container with series of its own: the ids behind its labels.
 struct ContainerRow {
   SeriesLabels labels;
@@ -48,9 +40,6 @@ struct ContainerRow {
   std::string runtime;
   std::string pod_uid;
 };
-
-/// `container` label of series folded by the per-container cap.
-inline constexpr const char* kFoldedContainer = "_other";
 
 /// Everything an export needs, copied out under the pipeline's lock: the
 /// model's series (ModelSeries, one copy; its fields read as the snapshot's
@@ -211,11 +200,6 @@ class Pipeline {
   /// synthetic id for the owner's v1 container cgroup, or nullopt when the
   /// event's own id stands.
   std::optional<uint64_t> V1CgroupIdLocked(const gpuq_event_header& hdr);
-  /// Admits a container to its own series or folds it (pinned).
-  void AdmitLocked(const Attribution& attribution);
-  std::optional<ContainerMetadata> MetadataLocked(const ContainerIdentity& id);
-  SeriesLabels LabelsLocked(const Attribution& a,
-                            const std::optional<ContainerMetadata>& metadata);
   gpuq_queue_create_event SeedEventLocked(const SysfsQueue& q);
 
   PipelineOptions options_;
@@ -233,11 +217,7 @@ class Pipeline {
   /// tgid -> synthetic cgroup id on v1 hosts: later events of the process
   /// (teardown in a kworker, after the pid is gone) keep its attribution.
   std::unordered_map<uint32_t, uint64_t> v1_cgroup_of_tgid_;
-  /// Container id -> true (own series) or false (folded), pinned.
-  std::map<std::string, bool> admitted_;
-  size_t admitted_count_ = 0;
-  /// Metadata carried by a capture, by container id.
-  std::unordered_map<std::string, ContainerMetadata> carried_metadata_;
+  ContainerLabeling labeling_;
   std::string error_;
 };
 

@@ -17,7 +17,7 @@ namespace gpuq {
 struct Attribution {
   /// `container` label until the runtime names it: short id, "" for host,
   /// kUnresolvedContainer when the id is unknown. The `pod` and `namespace`
-  /// labels come only from the runtime's answer (Pipeline::LabelsLocked).
+  /// labels come only from the runtime's answer (ContainerLabeling::Labels).
   std::string container;
   ContainerIdentity identity;
   std::string cgroup_path;  ///< "" when unresolved

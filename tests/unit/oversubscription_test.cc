@@ -15,7 +15,7 @@
 namespace gpuq {
 namespace {
 
-constexpr uint32_t kGpu = 45312;
+constexpr uint32_t kOversubscribedGpu = 45312;
 constexpr uint64_t kMs = 1000000ull;
 
 size_t Reason(OversubscriptionReason r) { return static_cast<size_t>(r); }
@@ -24,8 +24,8 @@ size_t Reason(OversubscriptionReason r) { return static_cast<size_t>(r); }
 /// and 4, the kernel's verdict `over`, returning at `ts`.
 gpuq_runlist_event Map(uint64_t ts, uint32_t processes, uint32_t compute,
                        bool over) {
-  gpuq_runlist_event e =
-      Runlist(0, 0, 0, kGpu, GPUQ_RUNLIST_MAP, GPUQ_CAUSE_CREATE, 1 * kMs);
+  gpuq_runlist_event e = Runlist(0, 0, 0, kOversubscribedGpu, GPUQ_RUNLIST_MAP,
+                                 GPUQ_CAUSE_CREATE, 1 * kMs);
   e.hdr.ts_ns = ts;
   e.flags =
       GPUQ_RUNLIST_F_RUNLIST_READ | (over ? GPUQ_RUNLIST_F_OVERSUBSCRIBED : 0u);
@@ -38,13 +38,14 @@ gpuq_runlist_event Map(uint64_t ts, uint32_t processes, uint32_t compute,
 
 gpuq_runlist_event Unmap(uint64_t ts, uint64_t duration) {
   gpuq_runlist_event e =
-      Runlist(0, 0, 0, kGpu, GPUQ_RUNLIST_UNMAP, GPUQ_CAUSE_CREATE, duration);
+      Runlist(0, 0, 0, kOversubscribedGpu, GPUQ_RUNLIST_UNMAP,
+              GPUQ_CAUSE_CREATE, duration);
   e.hdr.ts_ns = ts;
   return e;
 }
 
 OversubscriptionSeries Of(const Model& m) {
-  return m.Series().oversubscription.at(kGpu);
+  return m.Series().oversubscription.at(kOversubscribedGpu);
 }
 
 TEST(OversubscriptionTest, AWindowRunsFromTheMapToTheUnmapsStart) {

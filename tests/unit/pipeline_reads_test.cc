@@ -30,7 +30,7 @@ namespace {
 constexpr uint64_t kKey = 0xffff888012340000ull;
 constexpr uint32_t kPid = 4711;
 constexpr uint64_t kCg = 5861;
-constexpr uint32_t kGpu = 11437;
+constexpr uint32_t kReadGpu = 11437;
 constexpr uint32_t kQid = 3;
 
 // Stands for the BPF ring buffer with records in it that the pipeline
@@ -96,22 +96,24 @@ TEST(PipelineReadsTest, ReadWaitsForTheDestroyAndCreateBeforeIt) {
 
   // Queue 3 lives at its usual address; a read before the run counts 30.
   const uint64_t t0 = MonotonicNowNs();
-  gpuq_queue_create_event first = RocrCreate(kKey, kPid, kCg, kGpu, kQid, 1);
+  gpuq_queue_create_event first =
+      RocrCreate(kKey, kPid, kCg, kReadGpu, kQid, 1);
   first.hdr.ts_ns = t0;
   pipeline.Handle(Event{first});
   pipeline.HandleRead(
-      Event{Sample(kKey, kPid, kCg, kGpu, kQid, 30, 30, t0 + 1)});
+      Event{Sample(kKey, kPid, kCg, kReadGpu, kQid, 30, 30, t0 + 1)});
   ASSERT_EQ(Submissions(pipeline.TakeSnapshot()), 30u);
 
   // The owner wrote 4 more, destroyed it (its last word: 34) and made a
   // new queue 3 elsewhere; both records wait in the source.
   gpuq_queue_destroy_event gone =
-      Destroy(kKey, kPid, kCg, kGpu, kQid, GPUQ_QUEUE_COMPUTE,
+      Destroy(kKey, kPid, kCg, kReadGpu, kQid, GPUQ_QUEUE_COMPUTE,
               GPUQ_DESTROY_IOCTL, GPUQ_DESTROY_F_WRITE_INDEX);
   gone.hdr.ts_ns = MonotonicNowNs();
   gone.write_index = 34;
   source->Push(Event{gone});
-  gpuq_queue_create_event second = RocrCreate(kKey, kPid, kCg, kGpu, kQid, 2);
+  gpuq_queue_create_event second =
+      RocrCreate(kKey, kPid, kCg, kReadGpu, kQid, 2);
   second.write_ptr += 0x1000000;
   second.hdr.ts_ns = MonotonicNowNs();
   source->Push(Event{second});
@@ -122,7 +124,7 @@ TEST(PipelineReadsTest, ReadWaitsForTheDestroyAndCreateBeforeIt) {
   // The sampler's read of the old address after both: what the freed
   // memory held (here 2).
   pipeline.HandleRead(
-      Event{Sample(kKey, kPid, kCg, kGpu, kQid, 2, 2, MonotonicNowNs())});
+      Event{Sample(kKey, kPid, kCg, kReadGpu, kQid, 2, 2, MonotonicNowNs())});
   const Snapshot waiting = pipeline.TakeSnapshot();
   EXPECT_EQ(waiting.sample_stats.ok + waiting.sample_stats.reset +
                 waiting.sample_stats.unknown_queue,
@@ -154,13 +156,13 @@ TEST(PipelineReadsTest, ReadsStillWaitingAreAppliedWhenRunEnds) {
   PipelineOptions options;
   options.use_sysfs = false;
   Pipeline pipeline(options, std::move(owned));
-  pipeline.Handle(Event{RocrCreate(kKey, kPid, kCg, kGpu, kQid, 1)});
+  pipeline.Handle(Event{RocrCreate(kKey, kPid, kCg, kReadGpu, kQid, 1)});
 
   std::atomic<bool> stop{false};
   std::thread run([&] { pipeline.Run(stop, std::nullopt); });
   source->WaitForPoll();
   pipeline.HandleRead(
-      Event{Sample(kKey, kPid, kCg, kGpu, kQid, 12, 10, MonotonicNowNs())});
+      Event{Sample(kKey, kPid, kCg, kReadGpu, kQid, 12, 10, MonotonicNowNs())});
   EXPECT_EQ(Submissions(pipeline.TakeSnapshot()), 0u);
   stop.store(true);
   source->Release();
@@ -168,7 +170,7 @@ TEST(PipelineReadsTest, ReadsStillWaitingAreAppliedWhenRunEnds) {
   EXPECT_EQ(Submissions(pipeline.TakeSnapshot()), 12u);
   // After the run a read is applied at once.
   pipeline.HandleRead(
-      Event{Sample(kKey, kPid, kCg, kGpu, kQid, 15, 15, MonotonicNowNs())});
+      Event{Sample(kKey, kPid, kCg, kReadGpu, kQid, 15, 15, MonotonicNowNs())});
   EXPECT_EQ(Submissions(pipeline.TakeSnapshot()), 15u);
 }
 

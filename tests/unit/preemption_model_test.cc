@@ -17,7 +17,7 @@
 namespace gpuq {
 namespace {
 
-constexpr uint32_t kGpu = 11437;
+constexpr uint32_t kPreemptedGpu = 11437;
 constexpr uint64_t kCgA = 5861;  // the latency container
 constexpr uint64_t kCgB = 6020;  // the batch container
 constexpr uint64_t kKeyA = 0xffff88811d208000ull;
@@ -30,7 +30,7 @@ constexpr uint64_t kUs = 1000;
 // amdkfd counts it active and maps it.
 gpuq_queue_create_event Active(uint64_t key, uint32_t pid, uint64_t cg,
                                uint32_t qid) {
-  gpuq_queue_create_event e = Create(key, pid, cg, kGpu, qid);
+  gpuq_queue_create_event e = Create(key, pid, cg, kPreemptedGpu, qid);
   e.ring_address = 0x7e0000000000ull + qid * 0x100000ull;
   e.percentage = 100;
   return e;
@@ -40,16 +40,16 @@ gpuq_queue_create_event Active(uint64_t key, uint32_t pid, uint64_t cg,
 gpuq_runlist_event Unmap(uint64_t key, uint32_t pid, uint64_t cg,
                          uint32_t cause, uint64_t start_us, uint64_t us,
                          int32_t ret = 0) {
-  gpuq_runlist_event e =
-      Runlist(key, pid, cg, kGpu, GPUQ_RUNLIST_UNMAP, cause, us * kUs, ret);
+  gpuq_runlist_event e = Runlist(key, pid, cg, kPreemptedGpu,
+                                 GPUQ_RUNLIST_UNMAP, cause, us * kUs, ret);
   e.hdr.ts_ns = (start_us + us) * kUs;
   return e;
 }
 
 gpuq_runlist_event Map(uint64_t key, uint32_t pid, uint64_t cg, uint32_t cause,
                        uint64_t end_us, int32_t ret = 0) {
-  gpuq_runlist_event e =
-      Runlist(key, pid, cg, kGpu, GPUQ_RUNLIST_MAP, cause, 10 * kUs, ret);
+  gpuq_runlist_event e = Runlist(key, pid, cg, kPreemptedGpu, GPUQ_RUNLIST_MAP,
+                                 cause, 10 * kUs, ret);
   e.hdr.ts_ns = end_us * kUs;
   return e;
 }
@@ -57,7 +57,7 @@ gpuq_runlist_event Map(uint64_t key, uint32_t pid, uint64_t cg, uint32_t cause,
 PreemptionSeries Of(const Model& m, uint64_t cg, uint32_t cause, bool self,
                     Scheduler sched = Scheduler::kHws) {
   const auto all = m.Series().preemptions;
-  auto it = all.find({cg, kGpu, sched, cause, self});
+  auto it = all.find({cg, kPreemptedGpu, sched, cause, self});
   return it == all.end() ? PreemptionSeries{} : it->second;
 }
 
@@ -97,13 +97,13 @@ TEST(PreemptionModelTest, TheOperationsOwnQueuesAreNotItsVictims) {
   // B destroys one: B keeps one mapped queue, so both are victims.
   m.Apply(Unmap(kKeyB, kPidB, kCgB, GPUQ_CAUSE_DESTROY, 1000, 10));
   m.Apply(Map(kKeyB, kPidB, kCgB, GPUQ_CAUSE_DESTROY, 1020));
-  m.Apply(Destroy(kKeyB, kPidB, kCgB, kGpu, 1, GPUQ_QUEUE_COMPUTE));
+  m.Apply(Destroy(kKeyB, kPidB, kCgB, kPreemptedGpu, 1, GPUQ_QUEUE_COMPUTE));
   EXPECT_EQ(Of(m, kCgB, GPUQ_CAUSE_DESTROY, true).preemptions, 1u);
   EXPECT_EQ(Of(m, kCgA, GPUQ_CAUSE_DESTROY, false).preemptions, 1u);
   // Its last: only A's queue was taken off and stays.
   m.Apply(Unmap(kKeyB, kPidB, kCgB, GPUQ_CAUSE_DESTROY, 2000, 10));
   m.Apply(Map(kKeyB, kPidB, kCgB, GPUQ_CAUSE_DESTROY, 2020));
-  m.Apply(Destroy(kKeyB, kPidB, kCgB, kGpu, 0, GPUQ_QUEUE_COMPUTE));
+  m.Apply(Destroy(kKeyB, kPidB, kCgB, kPreemptedGpu, 0, GPUQ_QUEUE_COMPUTE));
   EXPECT_EQ(Of(m, kCgB, GPUQ_CAUSE_DESTROY, true).preemptions, 1u);
   EXPECT_EQ(Of(m, kCgA, GPUQ_CAUSE_DESTROY, false).preemptions, 2u);
 }
@@ -113,7 +113,7 @@ TEST(PreemptionModelTest, EvictedQueuesAreNotCountedTwice) {
   // B is evicted: its queues leave as an eviction, A's as a preemption.
   m.Apply(Unmap(kKeyB, kPidB, kCgB, GPUQ_CAUSE_EVICT, 1000, 10));
   m.Apply(Map(kKeyB, kPidB, kCgB, GPUQ_CAUSE_EVICT, 1020));
-  m.Apply(Eviction(kKeyB, kPidB, kCgB, kGpu, GPUQ_EVICTION_EVICT,
+  m.Apply(Eviction(kKeyB, kPidB, kCgB, kPreemptedGpu, GPUQ_EVICTION_EVICT,
                    GPUQ_TRIGGER_TTM, 1030 * kUs));
   EXPECT_EQ(Of(m, kCgA, GPUQ_CAUSE_EVICT, false).preemptions, 1u);
   EXPECT_EQ(Of(m, kCgB, GPUQ_CAUSE_EVICT, true).preemptions, 0u);
@@ -124,7 +124,7 @@ TEST(PreemptionModelTest, EvictedQueuesAreNotCountedTwice) {
   // B's restore: B's queues were not on the GPU to be taken off.
   m.Apply(Unmap(kKeyB, kPidB, kCgB, GPUQ_CAUSE_RESTORE, 3000, 10));
   m.Apply(Map(kKeyB, kPidB, kCgB, GPUQ_CAUSE_RESTORE, 3020));
-  m.Apply(Eviction(kKeyB, kPidB, kCgB, kGpu, GPUQ_EVICTION_RESTORE,
+  m.Apply(Eviction(kKeyB, kPidB, kCgB, kPreemptedGpu, GPUQ_EVICTION_RESTORE,
                    GPUQ_TRIGGER_UNKNOWN, 3030 * kUs));
   EXPECT_EQ(Of(m, kCgA, GPUQ_CAUSE_RESTORE, false).preemptions, 1u);
   EXPECT_EQ(Of(m, kCgB, GPUQ_CAUSE_RESTORE, true).preemptions, 0u);
@@ -225,12 +225,12 @@ TEST(PreemptionModelTest, AProcessGoneBeforeItsCreateRecordHoldsNothing) {
 TEST(PreemptionModelTest, MesTakesOffOnlyTheUpdatedQueue) {
   Model m = Shared();
   gpuq_runlist_event remove =
-      Runlist(kKeyA, kPidA, kCgA, kGpu, GPUQ_RUNLIST_MES_REMOVE,
+      Runlist(kKeyA, kPidA, kCgA, kPreemptedGpu, GPUQ_RUNLIST_MES_REMOVE,
               GPUQ_CAUSE_UPDATE, 20 * kUs);
   remove.queue_id = 0;
   remove.hdr.ts_ns = 1020 * kUs;
   m.Apply(remove);
-  gpuq_runlist_event add = Runlist(kKeyA, kPidA, kCgA, kGpu,
+  gpuq_runlist_event add = Runlist(kKeyA, kPidA, kCgA, kPreemptedGpu,
                                    GPUQ_RUNLIST_MES_ADD, GPUQ_CAUSE_UPDATE, 0);
   add.queue_id = 0;
   add.hdr.ts_ns = 1500 * kUs;
@@ -252,7 +252,7 @@ TEST(PreemptionModelTest, MesTakesOffOnlyTheUpdatedQueue) {
   remove.hdr.ts_ns = 2020 * kUs;
   m.Apply(remove);
   gpuq_queue_destroy_event gone =
-      Destroy(kKeyA, kPidA, kCgA, kGpu, 0, GPUQ_QUEUE_COMPUTE);
+      Destroy(kKeyA, kPidA, kCgA, kPreemptedGpu, 0, GPUQ_QUEUE_COMPUTE);
   gone.hdr.ts_ns = 2300 * kUs;
   m.Apply(gone);
   EXPECT_EQ(m.open_preemptions(), 0u);
@@ -286,14 +286,14 @@ TEST(QueuePriorityTest, LiveQueuesByAmdkfdsPipePriority) {
   m.Apply(seeded);
   auto n = [&](uint64_t cg, PriorityClass c) -> uint64_t {
     const auto by = m.Series().queues_by_priority;
-    auto it = by.find({cg, kGpu, c});
+    auto it = by.find({cg, kPreemptedGpu, c});
     return it == by.end() ? 0 : it->second;
   };
   EXPECT_EQ(n(kCgA, PriorityClass::kHigh), 1u);
   EXPECT_EQ(n(kCgA, PriorityClass::kMedium), 1u);
   EXPECT_EQ(n(kCgB, PriorityClass::kLow), 1u);
   EXPECT_EQ(n(kCgB, PriorityClass::kUnknown), 1u);
-  m.Apply(Destroy(kKeyA, kPidA, kCgA, kGpu, 0, GPUQ_QUEUE_COMPUTE));
+  m.Apply(Destroy(kKeyA, kPidA, kCgA, kPreemptedGpu, 0, GPUQ_QUEUE_COMPUTE));
   EXPECT_EQ(n(kCgA, PriorityClass::kHigh), 0u) << "a gauge of live queues";
 }
 
@@ -304,7 +304,7 @@ gpuq_queue_update_event Update(uint64_t key, uint32_t pid, uint64_t cg,
   gpuq_queue_update_event e{};
   e.hdr = Hdr(GPUQ_EV_QUEUE_UPDATE, key, pid, cg);
   e.hdr.size = sizeof(e);
-  e.gpu_id = kGpu;
+  e.gpu_id = kPreemptedGpu;
   e.queue_id = qid;
   e.ring_address = 0x7f0000000000ull;
   e.ring_size = 1u << 20;
@@ -321,7 +321,7 @@ TEST(QueuePriorityTest, AnUpdateMovesTheQueueToItsNewClass) {
   m.Apply(seeded);
   auto n = [&](uint64_t cg, PriorityClass c) -> uint64_t {
     const auto by = m.Series().queues_by_priority;
-    auto it = by.find({cg, kGpu, c});
+    auto it = by.find({cg, kPreemptedGpu, c});
     return it == by.end() ? 0 : it->second;
   };
   m.Apply(Update(kKeyA, kPidA, kCgA, 0, 100, 15));
@@ -346,7 +346,7 @@ gpuq_queue_cu_mask_event CuMask(uint64_t key, uint32_t pid, uint64_t cg,
   gpuq_queue_cu_mask_event e{};
   e.hdr = Hdr(GPUQ_EV_QUEUE_CU_MASK, key, pid, cg);
   e.hdr.size = sizeof(e);
-  e.gpu_id = kGpu;
+  e.gpu_id = kPreemptedGpu;
   e.queue_id = qid;
   e.num_cu_mask = 32 * words;
   e.words_read = words > GPUQ_CU_MASK_WORDS ? GPUQ_CU_MASK_WORDS : words;
@@ -358,7 +358,7 @@ gpuq_queue_cu_mask_event CuMask(uint64_t key, uint32_t pid, uint64_t cg,
 
 TEST(QueueCuMaskTest, ClassesAgainstTheGpusActiveCus) {
   // An MI300X node: simd_count 1216 / simd_per_cu 4 = 304 CUs.
-  const gpuq_gpu_info_record gpu = GpuInfo(kGpu, 1);
+  const gpuq_gpu_info_record gpu = GpuInfo(kPreemptedGpu, 1);
   ASSERT_EQ(FromRecord(gpu).ActiveCus(), 304u);
   const auto of = [](const gpuq_queue_cu_mask_event& e) {
     return ClassifyCuMask(e, 304);
@@ -386,7 +386,7 @@ TEST(QueueCuMaskTest, ClassesAgainstTheGpusActiveCus) {
 
 TEST(QueueCuMaskTest, LiveQueuesGivenAMaskByClass) {
   Model m;
-  m.Apply(GpuInfo(kGpu, 1));
+  m.Apply(GpuInfo(kPreemptedGpu, 1));
   m.Apply(Active(kKeyA, kPidA, kCgA, 0));
   m.Apply(Active(kKeyA, kPidA, kCgA, 1));
   m.Apply(Active(kKeyB, kPidB, kCgB, 0));
@@ -395,7 +395,7 @@ TEST(QueueCuMaskTest, LiveQueuesGivenAMaskByClass) {
   m.Apply(seeded);
   auto n = [&](uint64_t cg, CuMaskClass c) -> uint64_t {
     const auto by = m.Series().queues_cu_masked;
-    auto it = by.find({cg, kGpu, c});
+    auto it = by.find({cg, kPreemptedGpu, c});
     return it == by.end() ? 0 : it->second;
   };
   EXPECT_TRUE(m.Series().queues_cu_masked.empty())
@@ -416,14 +416,14 @@ TEST(QueueCuMaskTest, LiveQueuesGivenAMaskByClass) {
   EXPECT_EQ(m.Series().model_drops.unknown_queue, 1u);
   EXPECT_EQ(n(kCgB, CuMaskClass::kRestricted), 1u);
   // A gauge of live queues.
-  m.Apply(Destroy(kKeyA, kPidA, kCgA, kGpu, 1, GPUQ_QUEUE_COMPUTE));
+  m.Apply(Destroy(kKeyA, kPidA, kCgA, kPreemptedGpu, 1, GPUQ_QUEUE_COMPUTE));
   EXPECT_EQ(n(kCgA, CuMaskClass::kAllCus), 1u);
 }
 
 TEST(QueueCuMaskTest, AGpuWithoutItsCusIsUnknown) {
   // A capture from before gpu_info carried simd_per_cu.
   Model m;
-  gpuq_gpu_info_record old = GpuInfo(kGpu, 1);
+  gpuq_gpu_info_record old = GpuInfo(kPreemptedGpu, 1);
   old.simd_per_cu = 0;
   m.Apply(old);
   m.Apply(Active(kKeyA, kPidA, kCgA, 0));
@@ -431,7 +431,7 @@ TEST(QueueCuMaskTest, AGpuWithoutItsCusIsUnknown) {
   const auto by = m.Series().queues_cu_masked;
   ASSERT_EQ(by.size(), 1u);
   EXPECT_EQ(by.begin()->first,
-            std::make_tuple(kCgA, kGpu, CuMaskClass::kUnknown));
+            std::make_tuple(kCgA, kPreemptedGpu, CuMaskClass::kUnknown));
 }
 
 TEST(PreemptionModelTest, AQueueMadeInactiveByAnUpdateIsNotAVictim) {
