@@ -78,15 +78,6 @@ std::string StepText(double s) {
 
 std::string U(uint64_t v) { return fmt::format("{}", v); }
 
-std::string PerGpuCell(const std::map<uint32_t, uint64_t>& m) {
-  std::string s;
-  for (const auto& [gpu, n] : m) {
-    if (!s.empty()) s += ", ";
-    s += fmt::format("{}: {}", gpu, n);
-  }
-  return DashIfEmpty(s);
-}
-
 std::string Stat(const DurationStats& d, double DurationStats::*field) {
   return d.count == 0 ? "-" : FormatSeconds(d.*field);
 }
@@ -139,14 +130,19 @@ std::string RenderTable(const Table& t, const std::string& id,
 }
 
 std::string HtmlTableSection(const ReportTable* t, const std::string& prefix) {
-  if (t == nullptr) return "";
+  // No rows and nothing to say: a chart above said it.
+  if (t == nullptr || (t->rows.empty() && *t->html_empty == '\0')) return "";
   Table table;
   for (const ReportColumn& c : t->columns) {
-    table.head.push_back((c.numeric ? "#" : "") + std::string(c.html));
+    if (c.html != nullptr) {
+      table.head.push_back((c.numeric ? "#" : "") + std::string(c.html));
+    }
   }
   for (const auto& row : t->rows) {
     std::vector<std::string> cells;
-    for (const ReportCell& cell : row) cells.push_back(cell.text);
+    for (size_t i = 0; i < row.size() && i < t->columns.size(); ++i) {
+      if (t->columns[i].html != nullptr) cells.push_back(row[i].text);
+    }
     table.rows.push_back(std::move(cells));
   }
   return fmt::format("<h3>{}</h3>\n", Escape(t->html_title)) +
@@ -497,6 +493,7 @@ std::vector<std::string> ShortNames(const std::vector<RunReport>& runs) {
 
 std::string RunSection(const RunReport& r, const std::string& name, size_t i) {
   const std::string p = fmt::format("run{}-", i);
+  ReportTablePlacement tables(r);
   std::string out = fmt::format(
       "<section class=\"run\" id=\"run-{}\">\n<h2>Run: {}</h2>\n"
       "<p class=\"meta\">{}: started {}, {} long, {} records, {} GPUs in the "
@@ -531,46 +528,14 @@ std::string RunSection(const RunReport& r, const std::string& name, size_t i) {
   for (const auto& c : r.containers) {
     vt.rows.push_back({OwnerName(c.owner), DashIfEmpty(c.owner.pod),
                        DashIfEmpty(c.owner.ns), U(c.queues_peak),
-                       U(c.gpus_used), PerGpuCell(c.peak_per_gpu),
+                       U(c.gpus_used), PerGpuText(c.peak_per_gpu),
                        QueueClassName(c.classification),
                        QueueClassVerdict(c.classification)});
   }
   out += RenderTable(vt, p + "verdicts", "No container held a queue.");
 
-  out += "<h3>Containers</h3>\n";
-  Table ct{{"container", "pod", "namespace", "id", "#processes", "#queues peak",
-            "#created", "#submissions", "#mean / peak per s", "#unmaps caused",
-            "#preempted by self / others", "off GPU", "#evictions",
-            "#high-priority queues peak", "#CU-restricted queues peak",
-            "#unsampled queues peak / at end", "#create failures"},
-           {}};
-  for (const auto& c : r.containers) {
-    ct.rows.push_back(
-        {OwnerName(c.owner), DashIfEmpty(c.owner.pod), DashIfEmpty(c.owner.ns),
-         DashIfEmpty(c.container_id.substr(0, 12)), U(c.processes),
-         U(c.queues_peak), U(c.queues_created), U(c.submissions),
-         FormatRate(c.submissions_mean_per_s) + " / " +
-             FormatRate(c.submissions_peak_per_s),
-         U(c.preemptions_caused),
-         U(c.preempted_by_self) + " / " + U(c.preempted_by_others),
-         FormatSeconds(c.seconds_off_gpu), U(c.evictions),
-         U(c.high_priority_peak), U(c.cu_restricted_peak),
-         U(c.unsampled_peak) + " / " + U(c.unsampled_at_end),
-         U(c.create_failures)});
-  }
-  out += RenderTable(ct, p + "containers", "No container held a queue.");
-
-  out += "<h3>Processes that held queues</h3>\n";
-  Table pt{{"container", "#pid", "comm", "#queues peak", "#created",
-            "queues peak per GPU", "#submissions", "exited", "queue pattern"},
-           {}};
-  for (const auto& pr : r.processes) {
-    pt.rows.push_back(
-        {OwnerName(pr.owner), U(pr.pid), pr.comm, U(pr.queues_peak),
-         U(pr.queues_created), PerGpuCell(pr.peak_per_gpu), U(pr.submissions),
-         pr.exited ? "yes" : "no", QueueClassName(pr.classification)});
-  }
-  out += RenderTable(pt, p + "processes", "No process held a queue.");
+  out += HtmlTableSection(tables.Take("containers"), p);
+  out += HtmlTableSection(tables.Take("processes"), p);
 
   out += "<h3>Submissions</h3>\n" + SubmissionsChart(r, i);
   Table qs{{"container", "#pid", "#GPU", "#queue", "#created at (s)", "type",
@@ -585,22 +550,7 @@ std::string RunSection(const RunReport& r, const std::string& name, size_t i) {
                      "No queue was sampled in this run.");
 
   out += "<h3>Runlist preemption</h3>\n" + UnmapChart(r, i) + OffGpuChart(r, i);
-  Table rl{{"GPU", "scheduler", "#unmaps", "#p50", "#p90", "#p99", "#max",
-            "#total", "#maps", "#map p50", "#map max", "failures"},
-           {}};
-  for (const auto& row : r.runlist) {
-    const std::string failures = JoinCounts(row.failures, ", ");
-    rl.rows.push_back({U(row.gpu_id), row.scheduler, U(row.unmaps),
-                       Stat(row.unmap, &DurationStats::p50),
-                       Stat(row.unmap, &DurationStats::p90),
-                       Stat(row.unmap, &DurationStats::p99),
-                       Stat(row.unmap, &DurationStats::max),
-                       Stat(row.unmap, &DurationStats::sum), U(row.maps),
-                       Stat(row.map, &DurationStats::p50),
-                       Stat(row.map, &DurationStats::max),
-                       DashIfEmpty(failures)});
-  }
-  out += RenderTable(rl, p + "runlist", "No runlist operation in this run.");
+  out += HtmlTableSection(tables.Take("runlist"), p);
   Table over{{"GPU", "#oversubscribed runlists", "reasons",
               "#seconds oversubscribed", "at end"},
              {}};
@@ -618,17 +568,7 @@ std::string RunSection(const RunReport& r, const std::string& name, size_t i) {
   }
 
   out += "<h3>Evictions</h3>\n" + EvictionChart(r, i);
-  Table ev{{"container", "#pid", "#GPU", "trigger", "#start (s)", "#duration"},
-           {}};
-  for (const auto& e : r.eviction_list) {
-    ev.rows.push_back(
-        {OwnerName(e.owner), U(e.pid), U(e.gpu_id), e.trigger,
-         fmt::format("{:.3f}", e.start_s),
-         e.duration_s ? FormatSeconds(*e.duration_s) : "not restored"});
-  }
-  out += RenderTable(ev, p + "eviction-list", "");
-
-  ReportTablePlacement tables(r);
+  out += HtmlTableSection(tables.Take("eviction_list"), p);
   out += HtmlTableSection(tables.Take("create_failure_list"), p);
   for (const ReportTable* t : tables.Rest()) out += HtmlTableSection(t, p);
   out += "</section>\n";

@@ -17,11 +17,6 @@ using Json = nlohmann::ordered_json;
     NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(NLOHMANN_JSON_TO, __VA_ARGS__)) \
   }
 void to_json(Json& j, const Owner& o) { j = OwnerJson(o); }
-void to_json(Json& j, const DurationStats& d) {
-  j = Json{{"count", d.count}, {"sum_s", d.sum}, {"min_s", d.min},
-           {"p50_s", d.p50},   {"p90_s", d.p90}, {"p99_s", d.p99},
-           {"max_s", d.max}};
-}
 GPUQ_ORDERED_JSON_MEMBERS(GpuQueueRow, gpu_id, gpu_name, queue_type, peak,
                           at_start, at_end, created, destroyed, lifetime)
 GPUQ_ORDERED_JSON_MEMBERS(GpuSubmissionRow, gpu_id, submissions, mean_per_s,
@@ -29,19 +24,10 @@ GPUQ_ORDERED_JSON_MEMBERS(GpuSubmissionRow, gpu_id, submissions, mean_per_s,
 GPUQ_ORDERED_JSON_MEMBERS(QueueSubmissionRow, owner, pid, comm, gpu_id,
                           queue_id, queue_type, submissions, pending_peak,
                           samples, created_s)
-GPUQ_ORDERED_JSON_MEMBERS(OversubscriptionFigures, maps, by_reason, seconds,
-                          at_end)
 GPUQ_ORDERED_JSON_MEMBERS(Series, name, values)
 GPUQ_ORDERED_JSON_MEMBERS(Slice, track, name, start_s, duration_s, args)
 
 namespace {
-
-// JSON object keys are strings: GPU ids become "11437".
-Json PerGpuObject(const std::map<uint32_t, uint64_t>& m) {
-  Json out = Json::object();
-  for (const auto& [gpu, n] : m) out[std::to_string(gpu)] = n;
-  return out;
-}
 
 // An array of rows (an empty one is [], not null).
 template <typename Row>
@@ -90,95 +76,6 @@ nlohmann::ordered_json RunJson(const RunReport& r) {
            {"compute_class", QueueClassName(r.compute_classification)},
            {"compute_verdict", QueueClassVerdict(r.compute_classification)}};
 
-  Json containers = Json::array();
-  for (const ContainerRow& c : r.containers) {
-    containers.push_back(
-        Json{{"owner", OwnerJson(c.owner)},
-             {"container_id", c.container_id},
-             {"processes", c.processes},
-             {"gpus_used", c.gpus_used},
-             {"queues_peak", c.queues_peak},
-             {"compute_peak", c.compute_peak},
-             {"peak_per_gpu", PerGpuObject(c.peak_per_gpu)},
-             {"queues_created", c.queues_created},
-             {"submissions", c.submissions},
-             {"submissions_mean_per_s", c.submissions_mean_per_s},
-             {"submissions_peak_per_s", c.submissions_peak_per_s},
-             {"preemptions_caused", c.preemptions_caused},
-             {"preempted_by_self", c.preempted_by_self},
-             {"preempted_by_others", c.preempted_by_others},
-             {"seconds_off_gpu", c.seconds_off_gpu},
-             {"evictions", c.evictions},
-             {"high_priority_queues_peak", c.high_priority_peak},
-             {"cu_restricted_queues_peak", c.cu_restricted_peak},
-             {"unsampled_queues_peak", c.unsampled_peak},
-             {"unsampled_queues_at_end", c.unsampled_at_end},
-             {"create_failures", c.create_failures},
-             {"process_exits", c.process_exits},
-             {"class", QueueClassName(c.classification)},
-             {"verdict", QueueClassVerdict(c.classification)},
-             {"compute_class", QueueClassName(c.compute_classification)}});
-  }
-  run["containers"] = containers;
-
-  Json processes = Json::array();
-  for (const ProcessRow& p : r.processes) {
-    processes.push_back(
-        Json{{"owner", OwnerJson(p.owner)},
-             {"container_id", p.container_id},
-             {"pid", p.pid},
-             {"comm", p.comm},
-             {"gpus_used", p.gpus_used},
-             {"queues_peak", p.queues_peak},
-             {"compute_peak", p.compute_peak},
-             {"peak_per_gpu", PerGpuObject(p.peak_per_gpu)},
-             {"queues_created", p.queues_created},
-             {"submissions", p.submissions},
-             {"submissions_mean_per_s", p.submissions_mean_per_s},
-             {"submissions_peak_per_s", p.submissions_peak_per_s},
-             {"create_failures", p.create_failures},
-             {"exited", p.exited},
-             {"class", QueueClassName(p.classification)},
-             {"verdict", QueueClassVerdict(p.classification)},
-             {"compute_class", QueueClassName(p.compute_classification)}});
-  }
-  run["processes"] = processes;
-
-  run["gpu_queues"] = Listed(r.gpu_queues);
-  run["gpu_submissions"] = Listed(r.gpu_submissions);
-  run["queue_submissions"] = Listed(r.queue_submissions);
-
-  Json runlist = Json::array();
-  for (const RunlistRow& l : r.runlist) {
-    Json failures = Json::object();
-    for (const auto& [what, n] : l.failures) failures[what] = n;
-    Json oversubscription = nullptr;
-    if (l.oversubscription) oversubscription = *l.oversubscription;
-    runlist.push_back(Json{{"gpu_id", l.gpu_id},
-                           {"scheduler", l.scheduler},
-                           {"unmaps", l.unmaps},
-                           {"maps", l.maps},
-                           {"unmap", l.unmap},
-                           {"map", l.map},
-                           {"failures", failures},
-                           {"oversubscription", oversubscription}});
-  }
-  run["runlist"] = runlist;
-
-  Json evictions = Json::array();
-  for (const EvictionRow& e : r.eviction_list) {
-    evictions.push_back(
-        Json{{"owner", OwnerJson(e.owner)},
-             {"pid", e.pid},
-             {"comm", e.comm},
-             {"gpu_id", e.gpu_id},
-             {"trigger", e.trigger},
-             {"start_s", e.start_s},
-             {"duration_s", e.duration_s ? Json(*e.duration_s) : Json()},
-             {"process_exited", e.process_exited}});
-  }
-  run["eviction_list"] = evictions;
-
   ReportTablePlacement tables(r);
   const auto add = [&run](const ReportTable* t) {
     if (t == nullptr) return;
@@ -186,12 +83,24 @@ nlohmann::ordered_json RunJson(const RunReport& r) {
     for (const auto& row : t->rows) {
       Json object = Json::object();
       for (size_t i = 0; i < row.size() && i < t->columns.size(); ++i) {
-        object[t->columns[i].json] = row[i].json;
+        if (t->columns[i].json != nullptr) {
+          object[t->columns[i].json] = row[i].json;
+        }
       }
       rows.push_back(std::move(object));
     }
     run[t->key] = std::move(rows);
   };
+  add(tables.Take("containers"));
+  add(tables.Take("processes"));
+
+  run["gpu_queues"] = Listed(r.gpu_queues);
+  run["gpu_submissions"] = Listed(r.gpu_submissions);
+  run["queue_submissions"] = Listed(r.queue_submissions);
+
+  add(tables.Take("runlist"));
+
+  add(tables.Take("eviction_list"));
   add(tables.Take("create_failure_list"));
   for (const ReportTable* t : tables.Rest()) add(t);
 

@@ -78,23 +78,21 @@ std::string ClassCell(QueueClass c) { return QueueClassName(c); }
 std::string TextTableSection(const ReportTable* t, bool md) {
   if (t == nullptr) return "";
   std::vector<std::string> header;
-  for (const ReportColumn& c : t->columns) header.emplace_back(c.text);
+  for (const ReportColumn& c : t->columns) {
+    if (c.text != nullptr) header.emplace_back(c.text);
+  }
   TextTable table(header);
   for (const auto& row : t->rows) {
     std::vector<std::string> cells;
-    for (const ReportCell& cell : row) cells.push_back(cell.text);
+    for (size_t i = 0; i < row.size() && i < t->columns.size(); ++i) {
+      if (t->columns[i].text != nullptr) cells.push_back(row[i].text);
+    }
     table.Add(std::move(cells));
   }
   return Section(t->text_title, md) + Emit(table, md);
 }
 
 }  // namespace
-
-std::string FormatDuration(double seconds) {
-  if (seconds < 1e-3) return fmt::format("{:.6g} us", seconds * 1e6);
-  if (seconds < 1) return fmt::format("{:.6g} ms", seconds * 1e3);
-  return fmt::format("{:.10g} s", seconds);
-}
 
 std::string ShortName(const std::string& name) {
   std::string base = name.substr(name.find_last_of('/') + 1);
@@ -148,36 +146,8 @@ std::string RenderRunText(const RunReport& r, bool md) {
                            QueueClassVerdict(r.compute_classification))});
   out += Rendered(summary, md);
 
-  out += Section("Containers", md);
-  TextTable containers({"CONTAINER", "POD", "NAMESPACE", "ID", "PROCS", "GPUS",
-                        "QUEUES_PEAK", "COMPUTE_PEAK", "CREATED", "SUBMISSIONS",
-                        "MEAN/S", "PEAK/S", "EVICTIONS", "CREATE_FAILURES",
-                        "EXITS"});
-  for (const ContainerRow& c : r.containers) {
-    containers.Add({Container(c.owner), DashIfEmpty(c.owner.pod),
-                    DashIfEmpty(c.owner.ns),
-                    DashIfEmpty(c.container_id.substr(0, 12)), N(c.processes),
-                    N(c.gpus_used), N(c.queues_peak), N(c.compute_peak),
-                    N(c.queues_created), N(c.submissions),
-                    FormatRate(c.submissions_mean_per_s),
-                    FormatRate(c.submissions_peak_per_s), N(c.evictions),
-                    N(c.create_failures), N(c.process_exits)});
-  }
-  out += Emit(containers, md);
-
-  out += Section("Processes", md);
-  TextTable processes({"PID", "COMM", "CONTAINER", "GPUS", "QUEUES_PEAK",
-                       "COMPUTE_PEAK", "CREATED", "SUBMISSIONS", "MEAN/S",
-                       "PEAK/S", "CREATE_FAILURES", "EXITED"});
-  for (const ProcessRow& p : r.processes) {
-    processes.Add({N(p.pid), DashIfEmpty(p.comm), Container(p.owner),
-                   N(p.gpus_used), N(p.queues_peak), N(p.compute_peak),
-                   N(p.queues_created), N(p.submissions),
-                   FormatRate(p.submissions_mean_per_s),
-                   FormatRate(p.submissions_peak_per_s), N(p.create_failures),
-                   p.exited ? "yes" : "no"});
-  }
-  out += Emit(processes, md);
+  out += TextTableSection(tables.Take("containers"), md);
+  out += TextTableSection(tables.Take("processes"), md);
 
   out += Section("Hardware queues", md);
   TextTable queues({"GPU_ID", "GPU", "TYPE", "PEAK", "AT_START", "AT_END",
@@ -228,21 +198,7 @@ std::string RenderRunText(const RunReport& r, bool md) {
                              "complete\n"
                            : Rendered(unsampled, md);
 
-  out += Section("Runlist (preemption)", md);
-  TextTable runlist({"GPU_ID", "SCHEDULER", "UNMAPS", "UNMAP_P50", "UNMAP_P90",
-                     "UNMAP_P99", "UNMAP_MAX", "MAPS", "MAP_P50", "MAP_P90",
-                     "MAP_P99", "MAP_MAX", "FAILED"});
-  for (const RunlistRow& l : r.runlist) {
-    const std::string failed = JoinCounts(l.failures, ",");
-    runlist.Add(
-        {N(l.gpu_id), l.scheduler, N(l.unmaps),
-         Dur(l.unmap, &DurationStats::p50), Dur(l.unmap, &DurationStats::p90),
-         Dur(l.unmap, &DurationStats::p99), Dur(l.unmap, &DurationStats::max),
-         N(l.maps), Dur(l.map, &DurationStats::p50),
-         Dur(l.map, &DurationStats::p90), Dur(l.map, &DurationStats::p99),
-         Dur(l.map, &DurationStats::max), DashIfEmpty(failed)});
-  }
-  out += Emit(runlist, md);
+  out += TextTableSection(tables.Take("runlist"), md);
   // Only where a map read its runlist (BTF tiers): the others cannot tell.
   TextTable over(
       {"GPU_ID", "OVERSUBSCRIBED_MAPS", "REASONS", "OVERSUBSCRIBED", "AT_END"});
@@ -293,17 +249,7 @@ std::string RenderRunText(const RunReport& r, bool md) {
   }
   out += Emit(classes_of, md);
 
-  out += Section("Evictions", md);
-  TextTable evictions(
-      {"CONTAINER", "PID", "COMM", "GPU_ID", "TRIGGER", "START_S", "DURATION"});
-  for (const EvictionRow& e : r.eviction_list) {
-    evictions.Add({Container(e.owner), N(e.pid), DashIfEmpty(e.comm),
-                   N(e.gpu_id), e.trigger, Sec(e.start_s),
-                   e.duration_s       ? FormatDuration(*e.duration_s)
-                   : e.process_exited ? "(process exited)"
-                                      : "(not restored)"});
-  }
-  out += Emit(evictions, md);
+  out += TextTableSection(tables.Take("eviction_list"), md);
 
   out += TextTableSection(tables.Take("create_failure_list"), md);
 

@@ -21,9 +21,6 @@ std::string RenderComparisonText(const std::vector<RunReport>& runs,
 /// RenderRunText for one run, RenderComparisonText for several.
 std::string RenderText(const std::vector<RunReport>& runs, bool markdown);
 
-/// "140 us", "2.1 ms", "9.000412345 s": the unit that keeps digits short.
-std::string FormatDuration(double seconds);
-
 /// The column title of a capture: its file name without directories and
 /// without the ".gpuqcap" suffix.
 std::string ShortName(const std::string& name);

@@ -1,21 +1,249 @@
 #include "report/report_tables.h"
 
+#include <fmt/format.h>
+
 #include <utility>
 
 #include "common/text_table.h"
 #include "export/row_json.h"
 #include "model/container_rows.h"
-#include "report/render_text.h"
 
 namespace gpuq::report {
 namespace {
 
 using Json = nlohmann::ordered_json;
 
-ReportCell Count(uint64_t n) { return {std::to_string(n), n}; }
 ReportCell Text(const std::string& s) { return {s, s}; }
+
+ReportCell Count(uint64_t n) { return {std::to_string(n), n}; }
+ReportCell Rate(double per_s) { return {FormatRate(per_s), per_s}; }
+ReportCell YesNo(bool b) { return {b ? "yes" : "no", b}; }
+ReportCell Class(QueueClass c) { return Text(QueueClassName(c)); }
 ReportCell OwnerCell(const Owner& o) {
   return {ContainerOrHost(o.container), OwnerJson(o)};
+}
+
+// What containers and processes both have, from their GPUs to their peak
+// submission rate: the columns, and a row's cells for them.
+void AddActivityColumns(std::vector<ReportColumn>* columns) {
+  columns->insert(columns->end(),
+                  {{"GPUS", "GPUs", "gpus_used", true},
+                   {"QUEUES_PEAK", "queues peak", "queues_peak", true},
+                   {"COMPUTE_PEAK", "compute peak", "compute_peak", true},
+                   {nullptr, "queues peak per GPU", "peak_per_gpu"},
+                   {"CREATED", "created", "queues_created", true},
+                   {"SUBMISSIONS", "submissions", "submissions", true},
+                   {"MEAN/S", "mean per s", "submissions_mean_per_s", true},
+                   {"PEAK/S", "peak per s", "submissions_peak_per_s", true}});
+}
+template <typename Row>
+void AddActivityCells(std::vector<ReportCell>* cells, const Row& r) {
+  cells->insert(cells->end(),
+                {Count(r.gpus_used),
+                 Count(r.queues_peak),
+                 Count(r.compute_peak),
+                 {PerGpuText(r.peak_per_gpu), PerGpuObject(r.peak_per_gpu)},
+                 Count(r.queues_created),
+                 Count(r.submissions),
+                 Rate(r.submissions_mean_per_s),
+                 Rate(r.submissions_peak_per_s)});
+}
+
+// Their queue pattern (the users' verdict), last: `html` names the column
+// in HTML (null: JSON only).
+void AddClassColumns(std::vector<ReportColumn>* columns, const char* html) {
+  columns->insert(columns->end(), {{nullptr, html, "class"},
+                                   {nullptr, nullptr, "verdict"},
+                                   {nullptr, nullptr, "compute_class"}});
+}
+template <typename Row>
+void AddClassCells(std::vector<ReportCell>* cells, const Row& r) {
+  cells->insert(cells->end(), {Class(r.classification),
+                               Text(QueueClassVerdict(r.classification)),
+                               Class(r.compute_classification)});
+}
+
+// Every container that held queues, one row each (the JSON has every
+// figure; text and HTML the ones people compare; HTML's verdict table the
+// queue pattern).
+ReportTable Containers(const RunReport& r) {
+  ReportTable t{"containers",
+                "containers",
+                "Containers",
+                "Containers",
+                "No container held a queue.",
+                {{"CONTAINER", "container", "owner"},
+                 {"POD", "pod", nullptr},
+                 {"NAMESPACE", "namespace", nullptr},
+                 {"ID", "id", "container_id"},
+                 {"PROCS", "processes", "processes", true}},
+                {}};
+  AddActivityColumns(&t.columns);
+  t.columns.insert(
+      t.columns.end(),
+      {{nullptr, "unmaps caused", "preemptions_caused", true},
+       {nullptr, "preempted by self", "preempted_by_self", true},
+       {nullptr, "preempted by others", "preempted_by_others", true},
+       {nullptr, "off GPU", "seconds_off_gpu", true},
+       {"EVICTIONS", "evictions", "evictions", true},
+       {nullptr, "high-priority queues peak", "high_priority_queues_peak",
+        true},
+       {nullptr, "CU-restricted queues peak", "cu_restricted_queues_peak",
+        true},
+       {nullptr, "unsampled queues peak", "unsampled_queues_peak", true},
+       {nullptr, "unsampled queues at end", "unsampled_queues_at_end", true},
+       {"CREATE_FAILURES", "create failures", "create_failures", true},
+       {"EXITS", "exits", "process_exits", true}});
+  AddClassColumns(&t.columns, nullptr);
+  for (const ContainerRow& c : r.containers) {
+    std::vector<ReportCell> cells = {
+        OwnerCell(c.owner),
+        {DashIfEmpty(c.owner.pod), nullptr},
+        {DashIfEmpty(c.owner.ns), nullptr},
+        {DashIfEmpty(c.container_id.substr(0, 12)), c.container_id},
+        Count(c.processes)};
+    AddActivityCells(&cells, c);
+    cells.insert(cells.end(),
+                 {Count(c.preemptions_caused),
+                  Count(c.preempted_by_self),
+                  Count(c.preempted_by_others),
+                  {FormatDuration(c.seconds_off_gpu), c.seconds_off_gpu},
+                  Count(c.evictions),
+                  Count(c.high_priority_peak),
+                  Count(c.cu_restricted_peak),
+                  Count(c.unsampled_peak),
+                  Count(c.unsampled_at_end),
+                  Count(c.create_failures),
+                  Count(c.process_exits)});
+    AddClassCells(&cells, c);
+    t.rows.push_back(std::move(cells));
+  }
+  return t;
+}
+
+// Every process that held queues, one row each.
+ReportTable Processes(const RunReport& r) {
+  ReportTable t{"processes",
+                "processes",
+                "Processes",
+                "Processes that held queues",
+                "No process held a queue.",
+                {{nullptr, nullptr, "owner"},
+                 {nullptr, nullptr, "container_id"},
+                 {"PID", "pid", "pid", true},
+                 {"COMM", "comm", "comm"},
+                 {"CONTAINER", "container", nullptr}},
+                {}};
+  AddActivityColumns(&t.columns);
+  t.columns.insert(t.columns.end(), {{"CREATE_FAILURES", "create failures",
+                                      "create_failures", true},
+                                     {"EXITED", "exited", "exited"}});
+  AddClassColumns(&t.columns, "queue pattern");
+  for (const ProcessRow& p : r.processes) {
+    std::vector<ReportCell> cells = {
+        {"", OwnerJson(p.owner)},
+        {"", p.container_id},
+        Count(p.pid),
+        {DashIfEmpty(p.comm), p.comm},
+        {ContainerOrHost(p.owner.container), nullptr}};
+    AddActivityCells(&cells, p);
+    cells.insert(cells.end(), {Count(p.create_failures), YesNo(p.exited)});
+    AddClassCells(&cells, p);
+    t.rows.push_back(std::move(cells));
+  }
+  return t;
+}
+
+// Runlist preemption per (GPU, scheduler): the unmaps and maps with their
+// durations, failures and (JSON) the oversubscription figures.
+std::string DurationText(const DurationStats& d, double DurationStats::*field) {
+  return d.count == 0 ? "-" : FormatDuration(d.*field);
+}
+
+ReportTable Runlist(const RunReport& r) {
+  ReportTable t{"runlist",
+                "runlist",
+                "Runlist (preemption)",
+                "Runlist operations per GPU",
+                "No runlist operation in this run.",
+                {{"GPU_ID", "GPU", "gpu_id", true},
+                 {"SCHEDULER", "scheduler", "scheduler"},
+                 {"UNMAPS", "unmaps", "unmaps", true},
+                 {"UNMAP_P50", "unmap p50", nullptr, true},
+                 {"UNMAP_P90", "unmap p90", nullptr, true},
+                 {"UNMAP_P99", "unmap p99", nullptr, true},
+                 {"UNMAP_MAX", "unmap max", nullptr, true},
+                 {nullptr, "unmaps in all", nullptr, true},
+                 {"MAPS", "maps", "maps", true},
+                 {nullptr, nullptr, "unmap"},
+                 {"MAP_P50", "map p50", nullptr, true},
+                 {"MAP_P90", "map p90", nullptr, true},
+                 {"MAP_P99", "map p99", nullptr, true},
+                 {"MAP_MAX", "map max", nullptr, true},
+                 {nullptr, nullptr, "map"},
+                 {"FAILED", "failures", "failures"},
+                 {nullptr, nullptr, "oversubscription"}},
+                {}};
+  for (const RunlistRow& l : r.runlist) {
+    Json failures = Json::object();
+    for (const auto& [what, n] : l.failures) failures[what] = n;
+    const auto none = [](std::string s) {
+      return ReportCell{std::move(s), {}};
+    };
+    t.rows.push_back(
+        {Count(l.gpu_id),
+         Text(l.scheduler),
+         Count(l.unmaps),
+         none(DurationText(l.unmap, &DurationStats::p50)),
+         none(DurationText(l.unmap, &DurationStats::p90)),
+         none(DurationText(l.unmap, &DurationStats::p99)),
+         none(DurationText(l.unmap, &DurationStats::max)),
+         none(DurationText(l.unmap, &DurationStats::sum)),
+         Count(l.maps),
+         {"", l.unmap},
+         none(DurationText(l.map, &DurationStats::p50)),
+         none(DurationText(l.map, &DurationStats::p90)),
+         none(DurationText(l.map, &DurationStats::p99)),
+         none(DurationText(l.map, &DurationStats::max)),
+         {"", l.map},
+         {DashIfEmpty(JoinCounts(l.failures, ",")), std::move(failures)},
+         {"", l.oversubscription ? Json(*l.oversubscription) : Json()}});
+  }
+  return t;
+}
+
+// Each eviction, from its start to its restore (or the process's exit, or
+// the capture's end).
+ReportTable Evictions(const RunReport& r) {
+  ReportTable t{"eviction_list",
+                "eviction-list",
+                "Evictions",
+                "Each eviction",
+                "",
+                {{"CONTAINER", "container", "owner"},
+                 {"PID", "pid", "pid", true},
+                 {"COMM", "comm", "comm"},
+                 {"GPU_ID", "GPU", "gpu_id", true},
+                 {"TRIGGER", "trigger", "trigger"},
+                 {"START_S", "start (s)", "start_s", true},
+                 {"DURATION", "duration", "duration_s", true},
+                 {nullptr, nullptr, "process_exited"}},
+                {}};
+  for (const EvictionRow& e : r.eviction_list) {
+    ReportCell duration =
+        e.duration_s ? ReportCell{FormatDuration(*e.duration_s), *e.duration_s}
+        : e.process_exited ? ReportCell{"(process exited)", nullptr}
+                           : ReportCell{"(not restored)", nullptr};
+    t.rows.push_back({OwnerCell(e.owner),
+                      Count(e.pid),
+                      {DashIfEmpty(e.comm), e.comm},
+                      Count(e.gpu_id),
+                      Text(e.trigger),
+                      {fmt::format("{:.3f}", e.start_s), e.start_s},
+                      std::move(duration),
+                      {"", e.process_exited}});
+  }
+  return t;
 }
 
 ReportTable CreateFailures(const RunReport& r) {
@@ -90,13 +318,51 @@ ReportTable ContainerGpusAtEnd(const RunReport& r) {
 
 }  // namespace
 
+std::string FormatDuration(double seconds) {
+  if (seconds < 1e-3) return fmt::format("{:.6g} us", seconds * 1e6);
+  if (seconds < 1) return fmt::format("{:.6g} ms", seconds * 1e3);
+  return fmt::format("{:.10g} s", seconds);
+}
+
+std::string PerGpuText(const std::map<uint32_t, uint64_t>& m) {
+  std::string s;
+  for (const auto& [gpu, n] : m) {
+    if (!s.empty()) s += ", ";
+    s += fmt::format("{}: {}", gpu, n);
+  }
+  return DashIfEmpty(s);
+}
+
+Json PerGpuObject(const std::map<uint32_t, uint64_t>& m) {
+  Json out = Json::object();
+  for (const auto& [gpu, n] : m) out[std::to_string(gpu)] = n;
+  return out;
+}
+
+void to_json(Json& j, const DurationStats& d) {
+  j = Json{{"count", d.count}, {"sum_s", d.sum}, {"min_s", d.min},
+           {"p50_s", d.p50},   {"p90_s", d.p90}, {"p99_s", d.p99},
+           {"max_s", d.max}};
+}
+
+void to_json(Json& j, const OversubscriptionFigures& o) {
+  j = Json{{"maps", o.maps},
+           {"by_reason", o.by_reason},
+           {"seconds", o.seconds},
+           {"at_end", o.at_end}};
+}
+
 Json OwnerJson(const Owner& o) {
   return Json{{"container", o.container}, {"pod", o.pod}, {"namespace", o.ns}};
 }
 
 std::vector<ReportTable> ReportTables(const RunReport& r) {
   std::vector<ReportTable> tables;
+  tables.push_back(Containers(r));
+  tables.push_back(Processes(r));
+  tables.push_back(Runlist(r));
   tables.push_back(PreemptedBy(r));
+  tables.push_back(Evictions(r));
   tables.push_back(CreateFailures(r));
   tables.push_back(ContainerGpusAtEnd(r));
   return tables;

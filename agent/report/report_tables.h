@@ -7,6 +7,8 @@
 // analysis, and its columns here.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -22,9 +24,9 @@ struct ReportCell {
 };
 
 struct ReportColumn {
-  const char* text;      ///< text and markdown header: "GPU_ID"
-  const char* html;      ///< HTML header: "GPU"
-  const char* json;      ///< JSON member: "gpu_id"
+  const char* text;      ///< text and markdown header: "GPU_ID"; null: none
+  const char* html;      ///< HTML header: "GPU"; null: none
+  const char* json;      ///< JSON member: "gpu_id"; null: none
   bool numeric = false;  ///< right-aligned in HTML
 };
 
@@ -33,7 +35,8 @@ struct ReportTable {
   const char* html_id;  ///< HTML id after the run's prefix: "create-failures"
   const char* text_title;  ///< "Create failures"
   const char* html_title;  ///< "Queue creation failures"
-  /// HTML's line for a table without rows (text and markdown say "(none)").
+  /// HTML's line for a table without rows (text and markdown say "(none)");
+  /// "": none, nor the title (a chart above says it).
   const char* html_empty;
   std::vector<ReportColumn> columns;
   std::vector<std::vector<ReportCell>> rows;
@@ -42,8 +45,20 @@ struct ReportTable {
 /// Every table section of `r`, in the order renderers append them.
 std::vector<ReportTable> ReportTables(const RunReport& r);
 
+/// "140 us", "2.1 ms", "9.000412345 s": the unit that keeps digits short.
+std::string FormatDuration(double seconds);
+
+/// Per GPU counts as "11437: 3, 23710: 1" ("-" for none), and as the JSON
+/// object {"11437": 3, "23710": 1} (JSON keys are strings).
+std::string PerGpuText(const std::map<uint32_t, uint64_t>& m);
+nlohmann::ordered_json PerGpuObject(const std::map<uint32_t, uint64_t>& m);
+
 /// The JSON of a row's owner: {"container", "pod", "namespace"}.
 nlohmann::ordered_json OwnerJson(const Owner& o);
+/// Duration statistics as JSON: count, then sum_s, min_s, p50_s ... max_s
+/// (found by ADL wherever a row holding them is written).
+void to_json(nlohmann::ordered_json& j, const DurationStats& d);
+void to_json(nlohmann::ordered_json& j, const OversubscriptionFigures& o);
 
 /// A renderer's placement of the tables: Take(key) gives the one it places
 /// there (null if `key` is none), Rest() those it did not place, in order.

@@ -11,6 +11,7 @@
 
 #include "report/render_json.h"
 #include "report/render_text.h"
+#include "report/report_tables.h"
 #include "report/run_analysis.h"
 #include "scenario.h"
 
