@@ -1793,7 +1793,7 @@ only record && (record_checks)
 short_lived_checks() {
   local pod_cg=/sys/fs/cgroup/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod7c0ffee0_1234_4abc_8def_0123456789ab.slice
   local tasks=/run/containerd/io.containerd.runtime.v2.task/k8s.io
-  local n id cg name bad="" detail=""
+  local n id cg name bad="" detail="" short=0 skipped lost=""
   : > /tmp/agent-short.out
   cp $TRUTH /tmp/base.truth
   /bin/gpuq-agent --web.listen-address 127.0.0.1:$PORT --runtime.run-dir /run \
@@ -1833,16 +1833,33 @@ short_lived_checks() {
     done
     creates=$(grep "^gpuq_queue_creates_total{.*container=\"$name\"" /tmp/m.prom | awk '{ s += $NF } END { print s + 0 }')
     detail="$detail $name: $creates creates;"
-    [ "$creates" = 2 ] || bad="$bad creates:$name=$creates"
+    if [ "$creates" -lt 2 ]; then
+      short=$((short + 2 - creates))
+    elif [ "$creates" != 2 ]; then
+      bad="$bad creates:$name=$creates"
+    fi
   done
+  # Both drivers create at once on one vCPU: on a kernel that preempts BPF
+  # programs (7.3) one create's program can find the other's running and be
+  # skipped by the kernel, which the agent counts (prog_skipped, as the
+  # lifecycle checks' within_skips allow). Fewer creates than that count
+  # are such losses; the check is about names, which the rest still shows.
+  if [ "$short" -gt 0 ]; then
+    skipped=$(awk 'index($0, "gpuq_events_dropped_total{reason=\"prog_skipped\"}") == 1 { print $NF + 0 }' /tmp/m.prom)
+    if [ "${skipped:-0}" -ge "$short" ]; then
+      lost=" but $short create(s) short, lost to BPF programs the kernel skipped (prog_skipped ${skipped})"
+    else
+      bad="$bad creates-short-by-$short(prog_skipped=${skipped:-0})"
+    fi
+  fi
   # Nothing of theirs under an id or unresolved.
   strays=$(grep '^gpuq_' /tmp/m.prom | grep -c 'container="b0000\|container="unresolved"')
   [ "$strays" = 0 ] || bad="$bad $strays-series-under-id-or-unresolved"
   if [ -z "$bad" ]; then
-    pass short-lived-named "two 2 s Job containers, bundle and cgroup removed at exit: every series named ($detail)"
+    pass short-lived-named "two 2 s Job containers, bundle and cgroup removed at exit: every series named ($detail)$lost"
   else
     fail short-lived-named "missing or misnamed:$bad"
-    grep 'job-\|container="b0000\|unresolved' /tmp/m.prom > /tmp/short.prom
+    grep 'job-\|container="b0000\|unresolved\|^gpuq_events_dropped_total' /tmp/m.prom > /tmp/short.prom
     dump short-lived /tmp/short.prom /tmp/agent-short.out /tmp/short1.out
   fi
   cat /tmp/short1.out /tmp/short2.out >> /tmp/drivers.out
