@@ -78,10 +78,6 @@ std::string StepText(double s) {
 
 std::string U(uint64_t v) { return fmt::format("{}", v); }
 
-std::string Stat(const DurationStats& d, double DurationStats::*field) {
-  return d.count == 0 ? "-" : FormatSeconds(d.*field);
-}
-
 std::string UtcTime(uint64_t ns) {
   if (ns == 0) return "unknown";
   const time_t t = static_cast<time_t>(ns / 1000000000ULL);
@@ -510,16 +506,7 @@ std::string RunSection(const RunReport& r, const std::string& name, size_t i) {
   }
 
   out += "<h3>Hardware queues</h3>\n" + QueuesChart(r, i);
-  Table gq{{"GPU", "name", "queue type", "#at start", "#peak", "#at end",
-            "#created", "#destroyed", "#lifetime p50", "#lifetime max"},
-           {}};
-  for (const auto& g : r.gpu_queues) {
-    gq.rows.push_back({U(g.gpu_id), DashIfEmpty(g.gpu_name), g.queue_type,
-                       U(g.at_start), U(g.peak), U(g.at_end), U(g.created),
-                       U(g.destroyed), Stat(g.lifetime, &DurationStats::p50),
-                       Stat(g.lifetime, &DurationStats::max)});
-  }
-  out += RenderTable(gq, p + "gpu-queues", "No hardware queue in this run.");
+  out += HtmlTableSection(tables.Take("gpu_queues"), p);
 
   out += "<h3>Queue pattern and the users' verdict, per container</h3>\n";
   Table vt{{"container", "pod", "namespace", "#queues peak", "#GPUs",

@@ -17,8 +17,6 @@ using Json = nlohmann::ordered_json;
     NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(NLOHMANN_JSON_TO, __VA_ARGS__)) \
   }
 void to_json(Json& j, const Owner& o) { j = OwnerJson(o); }
-GPUQ_ORDERED_JSON_MEMBERS(GpuQueueRow, gpu_id, gpu_name, queue_type, peak,
-                          at_start, at_end, created, destroyed, lifetime)
 GPUQ_ORDERED_JSON_MEMBERS(GpuSubmissionRow, gpu_id, submissions, mean_per_s,
                           peak_per_s, pending_peak)
 GPUQ_ORDERED_JSON_MEMBERS(QueueSubmissionRow, owner, pid, comm, gpu_id,
@@ -94,7 +92,7 @@ nlohmann::ordered_json RunJson(const RunReport& r) {
   add(tables.Take("containers"));
   add(tables.Take("processes"));
 
-  run["gpu_queues"] = Listed(r.gpu_queues);
+  add(tables.Take("gpu_queues"));
   run["gpu_submissions"] = Listed(r.gpu_submissions);
   run["queue_submissions"] = Listed(r.queue_submissions);
 

@@ -54,10 +54,6 @@ std::string DroppedText(const RunReport& r) {
   }
   return r.events_dropped_by_reason.empty() ? text : text + ")";
 }
-std::string Dur(const DurationStats& d, double DurationStats::*field) {
-  return d.count == 0 ? "-" : FormatDuration(d.*field);
-}
-
 std::string Utc(uint64_t realtime_ns) {
   const std::time_t t = static_cast<std::time_t>(realtime_ns / 1000000000ull);
   std::tm tm{};
@@ -149,18 +145,7 @@ std::string RenderRunText(const RunReport& r, bool md) {
   out += TextTableSection(tables.Take("containers"), md);
   out += TextTableSection(tables.Take("processes"), md);
 
-  out += Section("Hardware queues", md);
-  TextTable queues({"GPU_ID", "GPU", "TYPE", "PEAK", "AT_START", "AT_END",
-                    "CREATED", "DESTROYED", "LIFETIMES", "LIFETIME_P50",
-                    "LIFETIME_P90", "LIFETIME_MAX"});
-  for (const GpuQueueRow& q : r.gpu_queues) {
-    queues.Add({N(q.gpu_id), DashIfEmpty(q.gpu_name), q.queue_type, N(q.peak),
-                N(q.at_start), N(q.at_end), N(q.created), N(q.destroyed),
-                N(q.lifetime.count), Dur(q.lifetime, &DurationStats::p50),
-                Dur(q.lifetime, &DurationStats::p90),
-                Dur(q.lifetime, &DurationStats::max)});
-  }
-  out += Emit(queues, md);
+  out += TextTableSection(tables.Take("gpu_queues"), md);
 
   out += Section("Submissions", md);
   out += fmt::format(

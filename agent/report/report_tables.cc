@@ -63,6 +63,52 @@ void AddClassCells(std::vector<ReportCell>* cells, const Row& r) {
                                Class(r.compute_classification)});
 }
 
+// "-" where there is no duration, else FIELD of them.
+std::string DurationText(const DurationStats& d, double DurationStats::*field) {
+  return d.count == 0 ? "-" : FormatDuration(d.*field);
+}
+
+// Hardware queues per (GPU, queue type): how many at once, at the start and
+// end, created and destroyed, and the lifetimes of those created and
+// destroyed in the run.
+ReportTable GpuQueues(const RunReport& r) {
+  ReportTable t{"gpu_queues",
+                "gpu-queues",
+                "Hardware queues",
+                "Hardware queues per GPU and queue type",
+                "No hardware queue in this run.",
+                {{"GPU_ID", "GPU", "gpu_id", true},
+                 {"GPU", "name", "gpu_name"},
+                 {"TYPE", "queue type", "queue_type"},
+                 {"PEAK", "peak", "peak", true},
+                 {"AT_START", "at start", "at_start", true},
+                 {"AT_END", "at end", "at_end", true},
+                 {"CREATED", "created", "created", true},
+                 {"DESTROYED", "destroyed", "destroyed", true},
+                 {"LIFETIMES", "lifetimes", nullptr, true},
+                 {"LIFETIME_P50", "lifetime p50", nullptr, true},
+                 {"LIFETIME_P90", "lifetime p90", nullptr, true},
+                 {"LIFETIME_MAX", "lifetime max", nullptr, true},
+                 {nullptr, nullptr, "lifetime"}},
+                {}};
+  for (const GpuQueueRow& q : r.gpu_queues) {
+    t.rows.push_back({Count(q.gpu_id),
+                      {DashIfEmpty(q.gpu_name), q.gpu_name},
+                      Text(q.queue_type),
+                      Count(q.peak),
+                      Count(q.at_start),
+                      Count(q.at_end),
+                      Count(q.created),
+                      Count(q.destroyed),
+                      Count(q.lifetime.count),
+                      {DurationText(q.lifetime, &DurationStats::p50), {}},
+                      {DurationText(q.lifetime, &DurationStats::p90), {}},
+                      {DurationText(q.lifetime, &DurationStats::max), {}},
+                      {"", q.lifetime}});
+  }
+  return t;
+}
+
 // Every container that held queues, one row each (the JSON has every
 // figure; text and HTML the ones people compare; HTML's verdict table the
 // queue pattern).
@@ -156,10 +202,6 @@ ReportTable Processes(const RunReport& r) {
 
 // Runlist preemption per (GPU, scheduler): the unmaps and maps with their
 // durations, failures and (JSON) the oversubscription figures.
-std::string DurationText(const DurationStats& d, double DurationStats::*field) {
-  return d.count == 0 ? "-" : FormatDuration(d.*field);
-}
-
 ReportTable Runlist(const RunReport& r) {
   ReportTable t{"runlist",
                 "runlist",
@@ -358,6 +400,7 @@ Json OwnerJson(const Owner& o) {
 
 std::vector<ReportTable> ReportTables(const RunReport& r) {
   std::vector<ReportTable> tables;
+  tables.push_back(GpuQueues(r));
   tables.push_back(Containers(r));
   tables.push_back(Processes(r));
   tables.push_back(Runlist(r));
