@@ -621,14 +621,10 @@ root_client() {
     mkdir -p "$out"
     cp "$SRC/tests/nullgpu/$client.cc" "$out/"
     log=$out/hipcc.log
-    # HOME: comgr (HIP 7.2) caches in ~/.cache
-    if ! unshare --mount --fork -- /bin/sh -c '
-      root=$1 dir=$2 client=$3
-      shift 3
-      mount --bind "$dir" "$root/mnt" && mount -t proc proc "$root/proc" &&
-        exec chroot "$root" env HOME=/mnt hipcc --offload-arch=gfx90a -std=c++17 -O2 -Wall -Wextra -Werror \
-          -o "/mnt/$client" "/mnt/$client.cc" "$@"' sh "$ROCM_ROOT" "$out" "$client" "$@" > "$log" 2>&1 ||
-      [ ! -x "$out/$client" ]; then
+    # in the root as the simulator is built in a kernel's (run_build; HOME:
+    # comgr, HIP 7.2's, caches in ~/.cache)
+    if ! BUILD_ROOT=$ROCM_ROOT run_build "$out" env HOME=/build hipcc --offload-arch=gfx90a -std=c++17 -O2 \
+      -Wall -Wextra -Werror -o "$client" "$client.cc" "$@" > "$log" 2>&1 || [ ! -x "$out/$client" ]; then
       fail "build $client with the hipcc of ROCm $stack's $flavour root" "$(head -n 20 "$log")"
       why="$client did not build with the hipcc of ROCm $stack's $flavour root"
     fi

@@ -1302,26 +1302,20 @@ sum_for() {
 # series_a FAMILY: the sum of the last scrape's FAMILY for container A.
 series_a() { sum_for "$1" "$(echo $ID_A | cut -c1-12)"; }
 
-# client_sums TRUTH: per GPU, "GPU WRITES DISPATCHES" of the client's own
-# queues in a thunk's truth (not ROCr's internal ones): the packets it rang
-# (one ring per packet) and the kernel dispatches the null CP consumed.
+# client_sums TRUTH: per GPU, "GPU WRITES DISPATCHES BARRIERS OTHER" of the
+# client's own queues in a thunk's truth (not ROCr's internal ones): the
+# packets it wrote, and of those the null CP consumed the kernel dispatches,
+# the barriers and the rest (vendor, agent, other), as the agent's
+# packet_type="kernel_dispatch", "barrier" and "other" (with "unreadable")
+# count them.
 client_sums() {
-  awk '$1 == "queue" && index($0, " owner=client ") {
-      for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
-      w[f["gpu_id"]] += f["write_index"]; d[f["gpu_id"]] += f["dispatches"] }
-    END { for (g in w) print g, w[g], d[g] }' "$1"
-}
-
-# client_types TRUTH: per GPU, "GPU BARRIERS OTHER" of the client's own
-# queues in a thunk's truth: the barrier packets the null CP consumed, and
-# the rest that are no kernel dispatch (vendor, agent, other), as the
-# agent's packet_type="barrier" and "other" (with "unreadable") count them.
-client_types() {
   awk '$1 == "queue" && index($0, " owner=client ") {
       split("", f)
       for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
-      b[f["gpu_id"]] += f["barriers"]; o[f["gpu_id"]] += f["vendor"] + f["agent"] + f["other"] }
-    END { for (g in b) print g, b[g], o[g] }' "$1"
+      g = f["gpu_id"]
+      w[g] += f["write_index"]; d[g] += f["dispatches"]; b[g] += f["barriers"]
+      o[g] += f["vendor"] + f["agent"] + f["other"] }
+    END { for (g in w) print g, w[g], d[g], b[g], o[g] }' "$1"
 }
 
 # rocr_steps P / hip_steps P: the client's queues and packets, checked
@@ -1627,14 +1621,10 @@ client_checks() {
       g=$(gpu_of_node $((gi + 1)))
       rings=$(client_rings $name $gi)
       launches=$(client_launches $name $gi)
-      tw=$(client_sums $NG_TRUTH | awk -v g="$g" '$1 == g { print $2 }')
-      tw=${tw:-0}
-      td=$(client_sums $NG_TRUTH | awk -v g="$g" '$1 == g { print $3 }')
-      td=${td:-0}
-      tb=$(client_types $NG_TRUTH | awk -v g="$g" '$1 == g { print $2 }')
-      tb=${tb:-0}
-      to=$(client_types $NG_TRUTH | awk -v g="$g" '$1 == g { print $3 }')
-      to=${to:-0}
+      read -r tw td tb to <<EOF
+$(client_sums $NG_TRUTH | awk -v g="$g" '$1 == g { print $2, $3, $4, $5 }')
+EOF
+      tw=${tw:-0} td=${td:-0} tb=${tb:-0} to=${to:-0}
       got=$(sum_for gpuq_doorbells_total "$cid" "gpu_id=$g")
       pk=$(sum_for gpuq_doorbell_packets_total "$cid" "gpu_id=$g")
       kd=$(sum_for gpuq_doorbell_packets_total "$cid" "gpu_id=$g packet_type=kernel_dispatch")
@@ -1790,12 +1780,6 @@ only record && (record_checks)
 # must carry their names, never a short id or "unresolved". The bundle
 # stands for containerd's; the host tier (tests/bpf/short_lived_podman_test.sh)
 # runs real podman containers for the doorbell series.
-# of_job FAMILY JOB: the last scrape's FAMILY summed over JOB's series (its
-# name in namespace "jobs").
-of_job() {
-  grep "^$1{" /tmp/m.prom | grep "container=\"$2\"" | grep 'namespace="jobs"' |
-    awk '{ s += $NF } END { print s + 0 }'
-}
 short_lived_checks() {
   local pod_cg=/sys/fs/cgroup/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod7c0ffee0_1234_4abc_8def_0123456789ab.slice
   local tasks=/run/containerd/io.containerd.runtime.v2.task/k8s.io
@@ -1842,9 +1826,9 @@ short_lived_checks() {
   for n in 1 2; do
     name="job-$n"
     named=$(grep '^gpuq_' /tmp/m.prom | grep -c "container=\"$name\".*namespace=\"jobs\"")
-    creates=$(of_job gpuq_queue_creates_total "$name")
-    destroys=$(of_job gpuq_queue_destroys_total "$name")
-    exits=$(of_job gpuq_process_exits_total "$name")
+    creates=$(sum_for gpuq_queue_creates_total "$name" namespace=jobs)
+    destroys=$(sum_for gpuq_queue_destroys_total "$name" namespace=jobs)
+    exits=$(sum_for gpuq_process_exits_total "$name" namespace=jobs)
     detail="$detail $name: $creates creates, $destroys destroys, $exits exit;"
     [ "$named" -ge 1 ] || bad="$bad no-series-named-$name"
     { [ "$creates" -le 2 ] && [ "$exits" -le 1 ] && [ "$destroys" -le "$creates" ]; } ||
@@ -2168,7 +2152,7 @@ prog_doorbells() {
       client_sums /tmp/ng-$p.truth > /tmp/want-$p
       total=0
       gpus=0
-      while read -r g w d; do
+      while read -r g w d _; do
         got=$(sum_for gpuq_doorbells_total $id "gpu_id=$g")
         kd=$(sum_for gpuq_doorbell_packets_total $id "gpu_id=$g packet_type=kernel_dispatch")
         if grep -q "container=\"$id\",gpu_id=\"$g\"" "$lf" 2> /dev/null; then
