@@ -78,6 +78,42 @@ bool Check(hipError_t e, const char* what) {
 
 constexpr int kElems = 4096;
 
+// A graph of `nodes` Scale kernels captured on `s`, launched `launches`
+// times, then, once the stream has run them (HIP may free what the launches
+// use before), destroyed. The first failed call's status, with its name in
+// *what; the launches made in *launched.
+hipError_t RunGraph(hipStream_t s, float* buf, int nodes, int launches,
+                    const char** what, int* launched) {
+  *launched = 0;
+  hipError_t e = hipSuccess;
+  const auto failed = [&](hipError_t status, const char* call) {
+    e = status;
+    *what = call;
+    return e != hipSuccess;
+  };
+  hipGraph_t graph = nullptr;
+  hipGraphExec_t exec = nullptr;
+  if (failed(hipStreamBeginCapture(s, hipStreamCaptureModeGlobal),
+             "hipStreamBeginCapture"))
+    return e;
+  for (int i = 0; i < nodes; i++)
+    hipLaunchKernelGGL(Scale, dim3(kElems / 256), dim3(256), 0, s, buf, buf,
+                       kElems);
+  if (failed(hipStreamEndCapture(s, &graph), "hipStreamEndCapture") ||
+      failed(hipGraphInstantiate(&exec, graph, nullptr, nullptr, 0),
+             "hipGraphInstantiate"))
+    return e;
+  for (int l = 0; l < launches; l++) {
+    if (failed(hipGraphLaunch(exec, s), "hipGraphLaunch")) return e;
+    ++*launched;
+  }
+  if (failed(hipStreamSynchronize(s), "hipStreamSynchronize") ||
+      failed(hipGraphExecDestroy(exec), "hipGraphExecDestroy") ||
+      failed(hipGraphDestroy(graph), "hipGraphDestroy"))
+    return e;
+  return hipSuccess;
+}
+
 int Infer(int gpus, int streams, int iters) {
   int count = 0;
   CHECK(hipGetDeviceCount(&count));
@@ -306,18 +342,10 @@ int Graph(int nodes, int launches, int eager) {
                        kElems);
   CHECK(hipGetLastError());
   CHECK(hipStreamSynchronize(s));
-  hipGraph_t graph;
-  hipGraphExec_t exec;
-  CHECK(hipStreamBeginCapture(s, hipStreamCaptureModeGlobal));
-  for (int i = 0; i < nodes; i++)
-    hipLaunchKernelGGL(Scale, dim3(kElems / 256), dim3(256), 0, s, buf, buf,
-                       kElems);
-  CHECK(hipStreamEndCapture(s, &graph));
-  CHECK(hipGraphInstantiate(&exec, graph, nullptr, nullptr, 0));
-  for (int l = 0; l < launches; l++) CHECK(hipGraphLaunch(exec, s));
-  CHECK(hipStreamSynchronize(s));
-  CHECK(hipGraphExecDestroy(exec));
-  CHECK(hipGraphDestroy(graph));
+  const char* what = "";
+  int launched = 0;
+  if (!Check(RunGraph(s, buf, nodes, launches, &what, &launched), what))
+    return 1;
   CHECK(hipStreamDestroy(s));
   CHECK(hipFree(buf));
   std::printf("hip_client graph nodes=%d launches=%d eager=%d kernels=%d ok\n",
@@ -377,29 +405,11 @@ int Serve() {
     } else if (c == "graph") {
       Stream* s = find(name);
       if (!s || !ok(hipSetDevice(s->device), "hipSetDevice", name)) continue;
-      hipGraph_t graph = nullptr;
-      hipGraphExec_t exec = nullptr;
-      if (!ok(hipStreamBeginCapture(s->stream, hipStreamCaptureModeGlobal),
-              "hipStreamBeginCapture", name))
-        continue;
-      for (int i = 0; i < n; i++)
-        hipLaunchKernelGGL(Scale, dim3(kElems / 256), dim3(256), 0, s->stream,
-                           s->buf, s->buf, kElems);
-      if (!ok(hipStreamEndCapture(s->stream, &graph), "hipStreamEndCapture",
-              name) ||
-          !ok(hipGraphInstantiate(&exec, graph, nullptr, nullptr, 0),
-              "hipGraphInstantiate", name))
-        continue;
-      for (int l = 0; l < n2; l++) {
-        if (!ok(hipGraphLaunch(exec, s->stream), "hipGraphLaunch", name)) break;
-        s->launches += n;
-      }
-      // Destroyed after the stream has run them (a later wait would be
-      // too late for HIP, which may free what the launches use).
-      if (ok(hipStreamSynchronize(s->stream), "hipStreamSynchronize", name)) {
-        ok(hipGraphExecDestroy(exec), "hipGraphExecDestroy", name);
-        ok(hipGraphDestroy(graph), "hipGraphDestroy", name);
-      }
+      const char* what = "";
+      int launched = 0;
+      const hipError_t e = RunGraph(s->stream, s->buf, n, n2, &what, &launched);
+      s->launches += static_cast<long>(n) * launched;
+      ok(e, what, name);
     } else if (c == "copy") {
       Stream* s = find(name);
       if (!s || !ok(hipSetDevice(s->device), "hipSetDevice", name)) continue;
