@@ -128,17 +128,15 @@ std::string RenderTable(const Table& t, const std::string& id,
 std::string HtmlTableSection(const ReportTable* t, const std::string& prefix) {
   // No rows and nothing to say: a chart above said it.
   if (t == nullptr || (t->rows.empty() && *t->html_empty == '\0')) return "";
+  const std::vector<size_t> shown = ShownColumns(*t, &ReportColumn::html);
   Table table;
-  for (const ReportColumn& c : t->columns) {
-    if (c.html != nullptr) {
-      table.head.push_back((c.numeric ? "#" : "") + std::string(c.html));
-    }
+  for (size_t i : shown) {
+    const ReportColumn& c = t->columns[i];
+    table.head.push_back((c.numeric ? "#" : "") + std::string(c.html));
   }
   for (const auto& row : t->rows) {
     std::vector<std::string> cells;
-    for (size_t i = 0; i < row.size() && i < t->columns.size(); ++i) {
-      if (t->columns[i].html != nullptr) cells.push_back(row[i].text);
-    }
+    for (size_t i : shown) cells.push_back(row.at(i).text);
     table.rows.push_back(std::move(cells));
   }
   return fmt::format("<h3>{}</h3>\n", Escape(t->html_title)) +

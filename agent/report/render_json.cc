@@ -77,14 +77,11 @@ nlohmann::ordered_json RunJson(const RunReport& r) {
   ReportTablePlacement tables(r);
   const auto add = [&run](const ReportTable* t) {
     if (t == nullptr) return;
+    const std::vector<size_t> shown = ShownColumns(*t, &ReportColumn::json);
     Json rows = Json::array();
     for (const auto& row : t->rows) {
       Json object = Json::object();
-      for (size_t i = 0; i < row.size() && i < t->columns.size(); ++i) {
-        if (t->columns[i].json != nullptr) {
-          object[t->columns[i].json] = row[i].json;
-        }
-      }
+      for (size_t i : shown) object[t->columns[i].json] = row.at(i).json;
       rows.push_back(std::move(object));
     }
     run[t->key] = std::move(rows);

@@ -73,16 +73,13 @@ std::string ClassCell(QueueClass c) { return QueueClassName(c); }
 
 std::string TextTableSection(const ReportTable* t, bool md) {
   if (t == nullptr) return "";
+  const std::vector<size_t> shown = ShownColumns(*t, &ReportColumn::text);
   std::vector<std::string> header;
-  for (const ReportColumn& c : t->columns) {
-    if (c.text != nullptr) header.emplace_back(c.text);
-  }
+  for (size_t i : shown) header.emplace_back(t->columns[i].text);
   TextTable table(header);
   for (const auto& row : t->rows) {
     std::vector<std::string> cells;
-    for (size_t i = 0; i < row.size() && i < t->columns.size(); ++i) {
-      if (t->columns[i].text != nullptr) cells.push_back(row[i].text);
-    }
+    for (size_t i : shown) cells.push_back(row.at(i).text);
     table.Add(std::move(cells));
   }
   return Section(t->text_title, md) + Emit(table, md);

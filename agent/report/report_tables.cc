@@ -14,6 +14,9 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 ReportCell Text(const std::string& s) { return {s, s}; }
+// A cell of a column only text and HTML show, or only the JSON.
+ReportCell TextOnly(std::string s) { return {std::move(s), nullptr}; }
+ReportCell JsonOnly(Json j) { return {"", std::move(j)}; }
 
 ReportCell Count(uint64_t n) { return {std::to_string(n), n}; }
 ReportCell Rate(double per_s) { return {FormatRate(per_s), per_s}; }
@@ -101,10 +104,10 @@ ReportTable GpuQueues(const RunReport& r) {
                       Count(q.created),
                       Count(q.destroyed),
                       Count(q.lifetime.count),
-                      {DurationText(q.lifetime, &DurationStats::p50), {}},
-                      {DurationText(q.lifetime, &DurationStats::p90), {}},
-                      {DurationText(q.lifetime, &DurationStats::max), {}},
-                      {"", q.lifetime}});
+                      TextOnly(DurationText(q.lifetime, &DurationStats::p50)),
+                      TextOnly(DurationText(q.lifetime, &DurationStats::p90)),
+                      TextOnly(DurationText(q.lifetime, &DurationStats::max)),
+                      JsonOnly(q.lifetime)});
   }
   return t;
 }
@@ -144,8 +147,8 @@ ReportTable Containers(const RunReport& r) {
   for (const ContainerRow& c : r.containers) {
     std::vector<ReportCell> cells = {
         OwnerCell(c.owner),
-        {DashIfEmpty(c.owner.pod), nullptr},
-        {DashIfEmpty(c.owner.ns), nullptr},
+        TextOnly(DashIfEmpty(c.owner.pod)),
+        TextOnly(DashIfEmpty(c.owner.ns)),
         {DashIfEmpty(c.container_id.substr(0, 12)), c.container_id},
         Count(c.processes)};
     AddActivityCells(&cells, c);
@@ -187,11 +190,11 @@ ReportTable Processes(const RunReport& r) {
   AddClassColumns(&t.columns, "queue pattern");
   for (const ProcessRow& p : r.processes) {
     std::vector<ReportCell> cells = {
-        {"", OwnerJson(p.owner)},
-        {"", p.container_id},
+        JsonOnly(OwnerJson(p.owner)),
+        JsonOnly(p.container_id),
         Count(p.pid),
         {DashIfEmpty(p.comm), p.comm},
-        {ContainerOrHost(p.owner.container), nullptr}};
+        TextOnly(ContainerOrHost(p.owner.container))};
     AddActivityCells(&cells, p);
     cells.insert(cells.end(), {Count(p.create_failures), YesNo(p.exited)});
     AddClassCells(&cells, p);
@@ -227,29 +230,25 @@ ReportTable Runlist(const RunReport& r) {
                  {nullptr, nullptr, "oversubscription"}},
                 {}};
   for (const RunlistRow& l : r.runlist) {
-    Json failures = Json::object();
-    for (const auto& [what, n] : l.failures) failures[what] = n;
-    const auto none = [](std::string s) {
-      return ReportCell{std::move(s), {}};
-    };
     t.rows.push_back(
         {Count(l.gpu_id),
          Text(l.scheduler),
          Count(l.unmaps),
-         none(DurationText(l.unmap, &DurationStats::p50)),
-         none(DurationText(l.unmap, &DurationStats::p90)),
-         none(DurationText(l.unmap, &DurationStats::p99)),
-         none(DurationText(l.unmap, &DurationStats::max)),
-         none(DurationText(l.unmap, &DurationStats::sum)),
+         TextOnly(DurationText(l.unmap, &DurationStats::p50)),
+         TextOnly(DurationText(l.unmap, &DurationStats::p90)),
+         TextOnly(DurationText(l.unmap, &DurationStats::p99)),
+         TextOnly(DurationText(l.unmap, &DurationStats::max)),
+         TextOnly(DurationText(l.unmap, &DurationStats::sum)),
          Count(l.maps),
-         {"", l.unmap},
-         none(DurationText(l.map, &DurationStats::p50)),
-         none(DurationText(l.map, &DurationStats::p90)),
-         none(DurationText(l.map, &DurationStats::p99)),
-         none(DurationText(l.map, &DurationStats::max)),
-         {"", l.map},
-         {DashIfEmpty(JoinCounts(l.failures, ",")), std::move(failures)},
-         {"", l.oversubscription ? Json(*l.oversubscription) : Json()}});
+         JsonOnly(l.unmap),
+         TextOnly(DurationText(l.map, &DurationStats::p50)),
+         TextOnly(DurationText(l.map, &DurationStats::p90)),
+         TextOnly(DurationText(l.map, &DurationStats::p99)),
+         TextOnly(DurationText(l.map, &DurationStats::max)),
+         JsonOnly(l.map),
+         // a JSON object, {} when nothing failed
+         {DashIfEmpty(JoinCounts(l.failures, ",")), Json(l.failures)},
+         JsonOnly(l.oversubscription ? Json(*l.oversubscription) : Json())});
   }
   return t;
 }
@@ -274,8 +273,8 @@ ReportTable Evictions(const RunReport& r) {
   for (const EvictionRow& e : r.eviction_list) {
     ReportCell duration =
         e.duration_s ? ReportCell{FormatDuration(*e.duration_s), *e.duration_s}
-        : e.process_exited ? ReportCell{"(process exited)", nullptr}
-                           : ReportCell{"(not restored)", nullptr};
+        : e.process_exited ? TextOnly("(process exited)")
+                           : TextOnly("(not restored)");
     t.rows.push_back({OwnerCell(e.owner),
                       Count(e.pid),
                       {DashIfEmpty(e.comm), e.comm},
@@ -283,7 +282,7 @@ ReportTable Evictions(const RunReport& r) {
                       Text(e.trigger),
                       {fmt::format("{:.3f}", e.start_s), e.start_s},
                       std::move(duration),
-                      {"", e.process_exited}});
+                      JsonOnly(e.process_exited)});
   }
   return t;
 }
@@ -324,8 +323,8 @@ ReportTable PreemptedBy(const RunReport& r) {
       {}};
   for (const PreemptedByRow& p : r.preempted_by) {
     // No process: the GPU's reset or suspend (gpuq_runlist_cause unknown).
-    ReportCell by = p.by ? OwnerCell(*p.by)
-                         : ReportCell{"(no process: reset, suspend)", nullptr};
+    ReportCell by =
+        p.by ? OwnerCell(*p.by) : TextOnly("(no process: reset, suspend)");
     t.rows.push_back({OwnerCell(p.owner),
                       std::move(by),
                       Count(p.preemptions),
@@ -396,6 +395,15 @@ void to_json(Json& j, const OversubscriptionFigures& o) {
 
 Json OwnerJson(const Owner& o) {
   return Json{{"container", o.container}, {"pod", o.pod}, {"namespace", o.ns}};
+}
+
+std::vector<size_t> ShownColumns(const ReportTable& t,
+                                 const char* ReportColumn::*name) {
+  std::vector<size_t> shown;
+  for (size_t i = 0; i < t.columns.size(); ++i) {
+    if (t.columns[i].*name != nullptr) shown.push_back(i);
+  }
+  return shown;
 }
 
 std::vector<ReportTable> ReportTables(const RunReport& r) {

@@ -42,6 +42,11 @@ struct ReportTable {
   std::vector<std::vector<ReportCell>> rows;
 };
 
+/// The indexes of the columns of `t` an output shows: those whose name in
+/// that output (`name`: &ReportColumn::text, ::html or ::json) is not null.
+std::vector<size_t> ShownColumns(const ReportTable& t,
+                                 const char* ReportColumn::*name);
+
 /// Every table section of `r`, in the order renderers append them.
 std::vector<ReportTable> ReportTables(const RunReport& r);
 

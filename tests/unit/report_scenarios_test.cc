@@ -366,4 +366,32 @@ TEST(ReportRenderTest, DurationsKeepShortUnits) {
 }
 
 }  // namespace
+// Every table section, in every scenario and the bundled capture (which
+// has the create failures): one cell per column in each row (the renderers
+// index a row by the columns they show), and every table has rows somewhere.
+TEST(ReportScenarioTest, EveryTableRowHasACellPerColumn) {
+  RunReport bundled;
+  std::string error;
+  ASSERT_TRUE(AnalyzeCaptureFile(
+      std::string(GPUQ_SOURCE_DIR) + "/examples/default.gpuqcap", 1.0, false,
+      &bundled, &error))
+      << error;
+  std::map<std::string, size_t> rows_of;  // table -> rows in all runs
+  for (const RunReport& r :
+       {bundled, Analyze(BuildCnnScenario, "cnn"),
+        Analyze(BuildTransformerScenario, "transformer"),
+        Analyze(BuildDeepseek8Scenario, "deepseek8"),
+        Analyze(BuildSharedGpuScenario, "shared-gpu"),
+        Analyze(BuildPairOversubscribedScenario, "pair-oversubscribed"),
+        Analyze(BuildPairFitsScenario, "pair-fits")}) {
+    for (const ReportTable& t : ReportTables(r)) {
+      rows_of[t.key] += t.rows.size();
+      for (const auto& row : t.rows) {
+        EXPECT_EQ(row.size(), t.columns.size()) << r.name << " " << t.key;
+      }
+    }
+  }
+  for (const auto& [key, rows] : rows_of) EXPECT_GT(rows, 0u) << key;
+}
+
 }  // namespace gpuq::report
