@@ -796,6 +796,23 @@ RunReport Analyzer::Impl::Finish() {
             [](const ContainerRow& a, const ContainerRow& b) {
               return a.owner < b.owner;
             });
+  // ---- Doorbells per container and GPU, as the families sum them ----
+  std::map<std::pair<std::string, uint32_t>, DoorbellRow> doorbells_of;
+  for (const auto& [key, series] : s.doorbells) {
+    DoorbellRow& row = doorbells_of[{ContainerKey(key.cgroup_id), key.gpu_id}];
+    row.owner = OwnerOf(s, key.cgroup_id);
+    row.gpu_id = key.gpu_id;
+    row.rings += series.doorbells;
+    row.kernel_dispatch += series.by_packet[GPUQ_PACKET_DISPATCH];
+    row.barrier += series.by_packet[GPUQ_PACKET_BARRIER];
+    row.other += series.by_packet[GPUQ_PACKET_OTHER];
+    row.unreadable += series.by_packet[GPUQ_PACKET_UNREADABLE];
+  }
+  for (auto& [key, row] : doorbells_of) r.doorbell_list.push_back(row);
+  std::sort(r.doorbell_list.begin(), r.doorbell_list.end(),
+            [](const DoorbellRow& a, const DoorbellRow& b) {
+              return std::tie(a.owner, a.gpu_id) < std::tie(b.owner, b.gpu_id);
+            });
   for (const auto& [key, t] : ContainerGpuRows(s)) {
     ContainerGpuEndRow row;
     row.owner = Owner{key.container, key.pod, key.ns};

@@ -198,6 +198,23 @@ struct PreemptedByRow {
   double seconds_off_gpu = 0;  ///< windows closed by the map (MES add)
 };
 
+/// A container's doorbell rings on a GPU and the AQL packets they
+/// published, by the type of each packet's header
+/// (gpuq_doorbells_total, gpuq_doorbell_packets_total). HIP 7 rings once per
+/// batch of a graph's packets, so the packets, not the rings, count the work.
+struct DoorbellRow {
+  Owner owner;
+  uint32_t gpu_id = 0;  ///< 0: the queue's create was not seen ("unknown")
+  uint64_t rings = 0;
+  uint64_t kernel_dispatch = 0;
+  uint64_t barrier = 0;
+  uint64_t other = 0;       ///< vendor-specific, agent dispatch, invalid
+  uint64_t unreadable = 0;  ///< header not readable
+  uint64_t Packets() const {
+    return kernel_dispatch + barrier + other + unreadable;
+  }
+};
+
 /// A container on a GPU at the capture's end: the row `--once` shows, for
 /// containers that still have series there (its columns: RowColumns()).
 struct ContainerGpuEndRow {
@@ -297,6 +314,7 @@ struct RunReport {
   std::vector<CreateFailureRow> create_failure_list;
   std::vector<ContainerGpuEndRow> container_gpus_at_end;
   std::vector<PreemptedByRow> preempted_by;
+  std::vector<DoorbellRow> doorbell_list;  ///< by container, then GPU
   Timeline timeline;
 };
 

@@ -366,6 +366,40 @@ TEST(ReportRenderTest, DurationsKeepShortUnits) {
 }
 
 }  // namespace
+// The bundled capture's doorbells (examples/README.md's table, records
+// 156 and 191-193): per container and GPU the rings and packets by type,
+// the host's seeded queue under GPU "unknown" (its create never seen), as
+// gpuq_doorbells_total and gpuq_doorbell_packets_total count them.
+TEST(ReportScenarioTest, DoorbellsPerContainerAndGpuByPacketType) {
+  RunReport r;
+  std::string error;
+  ASSERT_TRUE(AnalyzeCaptureFile(
+      std::string(GPUQ_SOURCE_DIR) + "/examples/default.gpuqcap", 1.0, false,
+      &r, &error))
+      << error;
+  ASSERT_EQ(r.doorbell_list.size(), 2u);
+  const DoorbellRow& host = r.doorbell_list[0];
+  EXPECT_EQ(host.owner.container, "");
+  EXPECT_EQ(host.gpu_id, 0u);
+  EXPECT_EQ(host.rings, 70u);
+  EXPECT_EQ(host.kernel_dispatch, 60u);
+  EXPECT_EQ(host.other, 10u);
+  const DoorbellRow& vllm = r.doorbell_list[1];
+  EXPECT_EQ(vllm.owner.container, "vllm");
+  EXPECT_EQ(vllm.gpu_id, 11437u);
+  EXPECT_EQ(vllm.rings, 2500u);
+  EXPECT_EQ(vllm.kernel_dispatch, 2450u);
+  EXPECT_EQ(vllm.barrier, 48u);
+  EXPECT_EQ(vllm.unreadable, 2u);
+  EXPECT_EQ(vllm.Packets(), 2500u);
+  EXPECT_EQ(host.rings + vllm.rings, r.doorbells);
+  const std::string text = RenderText({r}, false);
+  EXPECT_NE(text.find("(host)     unknown  70     70       60               0 "
+                      "       10     0"),
+            std::string::npos)
+      << text;
+}
+
 // Every table section, in every scenario and the bundled capture (which
 // has the create failures): one cell per column in each row (the renderers
 // index a row by the columns they show), and every table has rows somewhere.
