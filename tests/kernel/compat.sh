@@ -15,29 +15,32 @@
 # reason, e.g. a kernel whose KFD creates no process without a GPU).
 set -u
 
-# Which checks make each cell: "tier aspect check-prefix..." per line.
+# Which checks make each cell: "tier aspect regex..." per line, each an
+# awk regex a check's name must match from its start.
 qemu_cells() {
   cat << 'EOF'
-btf-fentry attached check-fentry:
-btf-fentry verifier check-verify:fentry
-btf-fentry fired-real daemon-fentry:create-failure daemon-fentry:process-exit
-btf-kprobe attached check-kprobe: check-btf:
-btf-kprobe verifier check-verify:kprobe
-btf-kprobe fired-real daemon-kprobe:create-failure daemon-kprobe:process-exit daemon-btf:create-failure daemon-btf:process-exit
-args-kprobe attached check-args: check-nobtf:
-args-kprobe verifier check-verify:args-kprobe
-args-kprobe fired-real daemon-args:create-failure daemon-args:process-exit daemon-nobtf:create-failure daemon-nobtf:process-exit
-tracepoint attached check-tp:
-tracepoint verifier check-verify:tracepoint
-tracepoint fired-real daemon-tp:create-failure daemon-tp:process-exit
+btf-fentry attached ^check-fentry:
+btf-fentry verifier ^check-verify:fentry
+btf-fentry fired-real ^daemon-fentry:(create-failure|process-exit)
+btf-kprobe attached ^check-kprobe: ^check-btf:
+btf-kprobe verifier ^check-verify:kprobe
+btf-kprobe fired-real ^daemon-(kprobe|btf):(create-failure|process-exit)
+args-kprobe attached ^check-args: ^check-nobtf:
+args-kprobe verifier ^check-verify:args-kprobe
+args-kprobe fired-real ^daemon-(args|nobtf):(create-failure|process-exit)
+tracepoint attached ^check-tp:
+tracepoint verifier ^check-verify:tracepoint
+tracepoint fired-real ^daemon-tp:(create-failure|process-exit)
 EOF
 }
+# The simulator tier: each tier's lifecycle group, its programs group and
+# its runtime clients' groups (rocr, hip-7.2-kprobe, rocblas-6.4-tp...).
 sim_cells() {
   cat << 'EOF'
-btf-fentry fired-sim fentry: programs-btf-fentry: rocr: hip:
-btf-kprobe fired-sim kprobe: programs-btf-kprobe:
-args-kprobe fired-sim args: programs-args-kprobe: rocr-args: hip-args:
-tracepoint fired-sim tracepoint: programs-tracepoint: rocr-tp:
+btf-fentry fired-sim ^fentry: ^programs-btf-fentry: ^(rocr|hip|rocblas)(-[0-9.]+)?:
+btf-kprobe fired-sim ^kprobe: ^programs-btf-kprobe: ^(rocr|hip|rocblas)(-[0-9.]+)?-kprobe:
+args-kprobe fired-sim ^args: ^programs-args-kprobe: ^(rocr|hip|rocblas)(-[0-9.]+)?-args:
+tracepoint fired-sim ^tracepoint: ^programs-tracepoint: ^(rocr|hip|rocblas)(-[0-9.]+)?-tp:
 EOF
 }
 
@@ -54,7 +57,7 @@ rows() {
       tier = $1; aspect = $2; pass = fail = skip = 0
       for (check in status)
         for (i = 3; i <= NF; i++)
-          if (index(check, $i) == 1) {
+          if (check ~ $i) {
             if (status[check] == "PASS") pass++
             else if (status[check] == "SKIP") skip++
             else fail++

@@ -117,8 +117,9 @@ nobtf_checks() {
   client_checks_of nobtf
 }
 # client_checks_of btf|nobtf: the checks of JUDGED's runtime client groups
-# whose agent runs on the simulator with (rocr, hip-...) or without BTF
-# (...-args, ...-tp).
+# the guest with (NAME[-STACK] in btf-fentry, ...-kprobe) or without BTF
+# (...-args, ...-tp) runs: each client run has one agent per tier
+# (sim/guest-init.sh's client_runs).
 client_checks_of() {
   local m c
   for m in $(client_plan "$JUDGED"); do
@@ -152,29 +153,31 @@ tier_checks() {
 }
 # client_plan LABEL: the runtime client groups LABEL's main pair runs
 # (sim/guest-init.sh's GPUQ_CLIENTS; each guest of the pair runs those of
-# its scope): each client under the agent of one
-# probe tier (rocr, rocr-args, rocr-tp: Debian 12's ROCr 5.2.3 in
-# btf-fentry, args-kprobe and tracepoint; rocr-6.4-args...: ROCr 6.4.3 and
-# 7.2.4, build_rocm_stacks; hip, hip-args: HIP 5.2.3; hip-6.4, hip-7.2-args...: HIP 6.4.3 and 7.2.4 in
-# btf-fentry and args-kprobe, build_hip_stacks). One main pair (the
-# default) runs every group. With two (GPUQ_KTEST_MAINS), each pair of stack
-# and tier runs on one kernel and every stack in btf-fentry on each: ROCr
-# 5.2.3's other tiers and hip-args on the older, the 2026 stacks' (6.4,
-# 7.2) on the newer (every client in every tier took 696 s of the 7.3
-# guest's 1312 s on 2026-11-28). N_CHECKS (no guests yet): every group.
+# its scope): every client (rocr, hip: Debian 12's ROCr and HIP 5.2.3;
+# rocr-6.4, hip-7.2...: ROCr and HIP 6.4.3 and 7.2.4, build_rocm_stacks and
+# build_hip_stacks; rocblas-6.4: rocBLAS 6.4.4) in every probe tier: the
+# group's name alone is btf-fentry, -kprobe btf-kprobe, -args args-kprobe,
+# -tp tracepoint. One main pair (the default) runs every group. With two
+# (GPUQ_KTEST_MAINS), every client in btf-fentry runs on each, the other
+# tiers of the 5.2.3 clients on the older kernel and of the 2026 stacks on
+# the newer (every client in every tier took 696 s of the 7.3 guest's 1312 s
+# on 2026-11-28, one run per tier). N_CHECKS (no guests yet): every group.
 NEWEST_MAIN=""
 SPLIT_CLIENTS=0
 client_plan() {
-  local label s
+  local label s c
   label=$(series_of "$1")
   echo rocr hip
   for s in $ROCM_STACKS; do echo "rocr-$s hip-$s"; done
   echo rocblas-6.4
   if [ "$SPLIT_CLIENTS" = 0 ] || [ "$label" != "$NEWEST_MAIN" ]; then
-    echo rocr-args hip-args rocr-tp
+    for c in rocr hip; do echo "$c-kprobe $c-args $c-tp"; done
   fi
   if [ "$SPLIT_CLIENTS" = 0 ] || [ "$label" = "$NEWEST_MAIN" ]; then
-    for s in $ROCM_STACKS; do echo "rocr-$s-args hip-$s-args rocr-$s-tp"; done
+    for s in $ROCM_STACKS; do
+      for c in rocr-$s hip-$s; do echo "$c-kprobe $c-args $c-tp"; done
+    done
+    echo rocblas-6.4-kprobe rocblas-6.4-args rocblas-6.4-tp
   fi
 }
 JUDGED=""

@@ -278,13 +278,23 @@ scrape() { timeout 10 wget -q -O "$1" "$URL" 2> /dev/null; }
 # (ATTACH_MIN of them: the tracepoint tier has two programs' hooks).
 ATTACH_MIN=4
 start_agent() {
+  cp $TRUTH /tmp/base.truth
+  launch_agent "$@"
+  await_agent
+}
+# launch_agent MODE FLAGS...: the daemon on PORT in the background (AG_PID).
+launch_agent() {
   AG_MODE=$1
   shift
-  cp $TRUTH /tmp/base.truth
   /bin/gpuq-agent --web.listen-address 127.0.0.1:$PORT --no-runtime-lookup \
     --reconcile-interval 2s "$@" >> "/tmp/agent-$AG_MODE.out" 2>&1 &
   AG_PID=$!
-  t0=$(up)
+}
+# await_agent [T0]: AG_UP = the seconds from T0 (default now) until URL
+# served /metrics with ATTACH_MIN probes attached, or "" (180 s passed or
+# AG_PID died).
+await_agent() {
+  t0=${1:-$(up)}
   AG_UP=""
   while within 180 "$t0"; do
     if scrape /tmp/m.prom && [ "$(grep -c '^gpuq_probe_attached{.*} 1$' /tmp/m.prom)" -ge $ATTACH_MIN ]; then
@@ -295,6 +305,28 @@ start_agent() {
     sleep 0.2
   done
 }
+
+# The probe tiers' agents when several run at once (the client groups run
+# two, the programs group four: kprobes, fentry, tracepoints and uprobes all
+# take several consumers): each tier's port, flags, lifecycle probes and
+# how many probes must be attached before anything runs.
+tier_port() {
+  case $1 in
+    btf-fentry) echo 9471 ;;
+    btf-kprobe) echo 9472 ;;
+    args-kprobe) echo 9473 ;;
+    tracepoint) echo 9474 ;;
+  esac
+}
+tier_flags() {
+  case $1 in
+    btf-kprobe) echo --no-fentry ;;
+    args-kprobe) echo --probe-tier=args ;;
+    tracepoint) echo --probe-tier=tracepoint ;;
+  esac
+}
+tier_probes() { if [ "$1" = tracepoint ]; then echo "tp_ioctl tp_exit"; else echo "$LIFECYCLE_PROBES"; fi; }
+tier_attach_min() { if [ "$1" = tracepoint ]; then echo 2; else echo 4; fi; }
 
 # threads PID: where each thread of PID waits (state, wchan, kernel stack).
 threads() {
@@ -1318,11 +1350,10 @@ client_sums() {
     END { for (g in w) print g, w[g], d[g], b[g], o[g] }' "$1"
 }
 
-# rocr_steps P / hip_steps P: the client's queues and packets, checked
-# after each step (the CP paused on the way: the packets written stay
-# pending).
+# rocr_steps / hip_steps / rocblas_steps: the client's queues and packets,
+# checked by every agent of the run after each step (the CP paused on the
+# way: the packets written stay pending).
 rocr_steps() {
-  local P=$1
   # two client queues on GPU 0 (HWS), one on GPU 1 (MES); ROCr adds its
   # utility queue
   drv rocr queue r1 0 128
@@ -1333,18 +1364,18 @@ rocr_steps() {
   drv rocr submit r3 10
   # as HIP 7 replays a graph: batches of 32 slots, one ring each (4 rings)
   drv rocr batch r3 100 32 mixed
-  check_thunk $P:queues "gpuq_queues gpuq_processes"
-  check_thunk $P:creates gpuq_queue_creates_total
-  check_thunk $P:submissions "gpuq_submissions_total gpuq_queue_pending_packets"
-  if paused_cp $P:pending; then
+  check_thunk queues "gpuq_queues gpuq_processes"
+  check_thunk creates gpuq_queue_creates_total
+  check_thunk submissions "gpuq_submissions_total gpuq_queue_pending_packets"
+  if paused_cp pending; then
     drv rocr submit r1 30 nowait
     drv rocr submit r2 12 barrier nowait
-    check_thunk $P:pending "gpuq_submissions_total gpuq_queue_pending_packets"
+    check_thunk pending "gpuq_submissions_total gpuq_queue_pending_packets"
   fi
   rm -f $NG_CTL/pause
   drv rocr drain r1
   drv rocr drain r2
-  check_thunk $P:drained "gpuq_submissions_total gpuq_queue_pending_packets"
+  check_thunk drained "gpuq_submissions_total gpuq_queue_pending_packets"
 }
 
 # HIP 5.2.3 gives a device's first stream a hardware queue of its pool (and
@@ -1355,7 +1386,6 @@ rocr_steps() {
 # of a graph's packets (its value the batch's last index), so there rings
 # are fewer than packets and the doorbells check counts packets.
 hip_steps() {
-  local P=$1
   drv hip stream h1 0
   drv hip stream h2 1
   drv hip stream h3 0
@@ -1369,55 +1399,55 @@ hip_steps() {
   drv hip wait h1
   drv hip wait h2
   drv hip wait h3
-  check_thunk $P:queues "gpuq_queues gpuq_processes"
-  check_thunk $P:creates gpuq_queue_creates_total
-  check_thunk $P:submissions "gpuq_submissions_total gpuq_queue_pending_packets"
-  if paused_cp $P:pending; then
+  check_thunk queues "gpuq_queues gpuq_processes"
+  check_thunk creates gpuq_queue_creates_total
+  check_thunk submissions "gpuq_submissions_total gpuq_queue_pending_packets"
+  if paused_cp pending; then
     drv hip launch h1 30
     drv hip launch h2 12
-    check_thunk $P:pending "gpuq_submissions_total gpuq_queue_pending_packets"
+    check_thunk pending "gpuq_submissions_total gpuq_queue_pending_packets"
   fi
   rm -f $NG_CTL/pause
   drv hip wait h1
   drv hip wait h2
-  check_thunk $P:drained "gpuq_submissions_total gpuq_queue_pending_packets"
+  check_thunk drained "gpuq_submissions_total gpuq_queue_pending_packets"
 }
 
 # rocBLAS 6.4.4's sgemm on one stream of GPU 0 (its Tensile kernels loaded
 # from the root's code objects for gfx90a; the null CP runs no kernel code).
 rocblas_steps() {
-  local P=$1
   drv rocblas sgemm 256 20
   drv rocblas wait
-  check_thunk $P:queues "gpuq_queues gpuq_processes"
-  check_thunk $P:creates gpuq_queue_creates_total
-  check_thunk $P:submissions "gpuq_submissions_total gpuq_queue_pending_packets"
-  if paused_cp $P:pending; then
+  check_thunk queues "gpuq_queues gpuq_processes"
+  check_thunk creates gpuq_queue_creates_total
+  check_thunk submissions "gpuq_submissions_total gpuq_queue_pending_packets"
+  if paused_cp pending; then
     drv rocblas sgemm 128 5
-    check_thunk $P:pending "gpuq_submissions_total gpuq_queue_pending_packets"
+    check_thunk pending "gpuq_submissions_total gpuq_queue_pending_packets"
   fi
   rm -f $NG_CTL/pause
   drv rocblas wait
-  check_thunk $P:drained "gpuq_submissions_total gpuq_queue_pending_packets"
+  check_thunk drained "gpuq_submissions_total gpuq_queue_pending_packets"
 }
 
 # check_thunk CHECK FAMILIES: the thunk's truth now (container A alive), its
 # submissions and pending packets as the simulator's driver truth; FAMILIES
-# against both.
+# against both, for each agent of the run (its group's CHECK).
 check_thunk() {
   ng_dump
   thunk_lines 0 > /tmp/ng.lines
   grep '^submit\|^pending' /tmp/ng.lines > /tmp/drv.truth
-  expect_both "$1" "$2" "$2"
+  ca_each ca_expect_both "$1" "$2"
 }
+ca_expect_both() { expect_both "$G:$1" "$2" "$2"; }
 
-# paused_cp CHECK: pauses the null CP; false (CHECK failed) unless the
-# thunk's next dump says paused=1.
+# paused_cp CHECK: pauses the null CP; false (CHECK failed for every agent
+# of the run) unless the thunk's next dump says paused=1.
 paused_cp() {
   touch $NG_CTL/pause
   ng_dump
   grep -q 'paused=1' $NG_TRUTH && return 0
-  fail "$1" "the null CP did not report paused: $(head -n 1 $NG_TRUTH)"
+  ca_fail "$1" "the null CP did not report paused: $(head -n 1 $NG_TRUTH)"
   return 1
 }
 
@@ -1520,82 +1550,221 @@ lp_checks() {
   fi
 }
 
-# client_checks P TIER NAME: NAME's client (rocr or hip) under the agent
-# with its lifecycle probes (PROBES) in TIER and --doorbells=uprobe.
+# ---- one client run under one agent per probe tier ---------------------------
+# A client runs once under an agent per probe tier its guest checks (the btf
+# guest's btf-fentry and btf-kprobe, the nobtf guest's args-kprobe and
+# tracepoint), each on its tier's port with --doorbells=uprobe on the ROCr
+# the client maps: every check compares each agent with the same truths, as
+# the programs group does with four. (One run per tier cost a HIP group
+# about 70 s of TCG time each, 2026-11-29.)
+# client_checks NAME GROUP:TIER...: the run's agents (CA_N; the i-th is
+# group CA_G_i in tier CA_T_i, its pid CA_PID_i), those GPUQ_CLIENTS names;
+# the first one's group leads (its timing marks; rocr's adds the
+# least-privilege agents).
+# ca_use I: the I-th agent's URL, TIER, PROBES, ATTACH_MIN, AG_PID, G and
+# CA_I.
+ca_use() {
+  CA_I=$1
+  eval "G=\$CA_G_$1 TIER=\$CA_T_$1 AG_PID=\${CA_PID_$1:-}"
+  PORT=$(tier_port "$TIER")
+  URL=http://127.0.0.1:$PORT/metrics
+  PROBES=$(tier_probes "$TIER")
+  ATTACH_MIN=$(tier_attach_min "$TIER")
+}
+# ca_each CMD ARGS...: CMD ARGS for each agent of the run still in it (ca_use).
+ca_each() {
+  local i
+  for i in $(seq "$CA_N"); do
+    eval "[ \"\${CA_IN_$i:-}\" = 1 ]" || continue
+    ca_use "$i"
+    "$@"
+  done
+}
+# ca_fail CHECK MSG: CHECK failed for every agent of the run.
+ca_fail() { ca_each ca_fail1 "$1" "$2"; }
+ca_fail1() { fail "$G:$1" "$2"; }
+# ca_skip REASON CHECKS: each of CHECKS (rocr's least-privilege ones too)
+# skipped for every agent of the run.
+ca_skip() { ca_each ca_skip1 "$@"; }
+ca_skip1() {
+  local c
+  for c in $2 $([ $G = rocr ] && echo least-privilege no-ptrace); do skip "$G:$c" "$1"; done
+}
+# ca_launch RUNTIME: the current agent started (not awaited) with
+# --doorbells=uprobe on RUNTIME.
+ca_launch() {
+  # shellcheck disable=SC2046
+  launch_agent $G --sample-interval 100ms --doorbells=uprobe --hsa-runtime "$1" $(tier_flags $TIER)
+  eval "CA_PID_$CA_I=\$AG_PID CA_T0_$CA_I=$(up)"
+}
+# ca_drop: the current agent leaves the run, stopped (its later checks are
+# missing, which the host counts as failures).
+ca_drop() {
+  eval "CA_IN_$CA_I=0"
+  stop_agent
+}
+
 client_checks() {
-  local P=$1 want_tier=$2 name=$3 c rings got t0 tiers checks pid runtime markers
+  local name=$1 lead="" a c pid runtime markers checks what
+  shift
   runtime=$(rocr_runtime $name)
   eval "checks=\$$(echo "$name" | tr a-z A-Z)_CHECKS"
-  [ $P = rocr ] && checks="$checks least-privilege no-ptrace"
+  CA_N=0
+  for a in "$@"; do
+    client_on "${a%%:*}" || continue
+    CA_N=$((CA_N + 1))
+    eval "CA_G_$CA_N=\${a%%:*} CA_T_$CA_N=\${a#*:} CA_IN_$CA_N=1"
+    [ -n "$lead" ] || lead=${a%%:*}
+  done
+  [ "$CA_N" = 0 ] && return
   markers="missing $name-missing"
   [ -z "${STACK:-}" ] || markers="rocm-$STACK-missing $([ $name != rocr ] && echo $name-$STACK-missing)"
   for c in $markers; do
     if [ -f /lib/nullgpu/$c ]; then
-      for c2 in $checks; do skip "$P:$c2" "$(cat /lib/nullgpu/$c)"; done
+      ca_skip "$(cat /lib/nullgpu/$c)" "$checks"
       return
     fi
   done
-  ktime $P-start
+  ktime $lead-start
   : > /tmp/drv.truth
-  start_agent $P --sample-interval 100ms --doorbells=uprobe --hsa-runtime $runtime
-  if [ -z "$AG_UP" ]; then
-    fail $P:start "the agent (--doorbells=uprobe) never served /metrics with its probes attached"
-    dump $P /tmp/agent-$P.out /tmp/m.prom
-    stop_agent
+  cp $TRUTH /tmp/base.truth
+  rm -f /tmp/lost-creates*
+  ca_each ca_launch "$runtime"
+  [ $lead = rocr ] && lp_start
+  ca_each client_agent_up
+  if [ -z "$(ca_each echo x)" ]; then
+    lp_stop
     return
   fi
-  [ $P = rocr ] && lp_start
   start_client $name
   eval "pid=\$PID_$name"
   if [ -z "$pid" ]; then
-    fail $P:start "${name} client: no READY ($(head -n 3 /tmp/$name.out | tr '\n' ';'))"
-    dump $P /tmp/$name.out /tmp/agent-$P.out
+    ca_fail start "${name} client: no READY ($(head -n 3 /tmp/$name.out | tr '\n' ';'))"
+    dump $lead /tmp/$name.out
     exec 8>&- # its stdin ends: it exits
     lp_stop
-    stop_agent
+    ca_each stop_agent
     return
   fi
-  # the KFD lifecycle probes (PROBES) in the tier under test (the uprobes
-  # and the cgroup tracepoints carry their own tier labels)
-  tiers=""
-  for c in $PROBES; do
-    grep -q "^gpuq_probe_attached{probe=\"$c\",.*tier=\"$want_tier\"} 1\$" /tmp/m.prom || tiers="$tiers $c"
-  done
-  if [ -n "$tiers" ]; then
-    fail $P:start "lifecycle probes not attached in tier $want_tier:$tiers ($(grep '^gpuq_probe_attached{' /tmp/m.prom | tr '\n' ' '))"
-    exit_driver $name
-    lp_stop
-    stop_agent
-    return
-  fi
-  tiers="lifecycle probes in tier $want_tier, doorbells $(grep -c '^gpuq_probe_attached{probe="doorbell_.*tier="uprobe"} 1$' /tmp/m.prom) uprobes"
   # the doorbell uprobes sit on --hsa-runtime's file: it must be the ROCr
   # the client maps
   maps=$(grep -o '/[^ ]*libhsa-runtime64[^ ]*' /proc/$pid/maps | sort -u | tr '\n' ' ')
   if [ "$maps" != "$runtime " ]; then
-    fail $P:start "the $name client maps ROCr as '$maps', not the --hsa-runtime file"
+    ca_fail start "the $name client maps ROCr as '$maps', not the --hsa-runtime file"
     exit_driver $name
     lp_stop
-    stop_agent
+    ca_each stop_agent
     return
   fi
-  rm -f /tmp/lost-creates*
   if [ -n "${STACK:-}" ] && [ $name != rocr ]; then
     d=/rocm/$name-$STACK
-    pass $P:start "agent up after ${AG_UP}s ($tiers); $name client pid $pid: $(head -n 1 /tmp/$name.out) (Debian's $([ -s $d/rocblas-version ] && echo "rocBLAS $(cat $d/rocblas-version), ")HIP $(cat $d/hip-version) and ROCr $(cat $d/rocr-version), chrooted in its root over 9p, on the KFD null GPU forwarding to /dev/kfd)"
+    what="(Debian's $([ -s $d/rocblas-version ] && echo "rocBLAS $(cat $d/rocblas-version), ")HIP $(cat $d/hip-version) and ROCr $(cat $d/rocr-version), chrooted in its root over 9p, on the KFD null GPU forwarding to /dev/kfd)"
   elif [ -n "${STACK:-}" ]; then
-    pass $P:start "agent up after ${AG_UP}s ($tiers); $name client pid $pid: $(head -n 1 /tmp/$name.out) (Debian's ROCr $(cat /rocm/$STACK/version) on the KFD null GPU forwarding to /dev/kfd)"
+    what="(Debian's ROCr $(cat /rocm/$STACK/version) on the KFD null GPU forwarding to /dev/kfd)"
   else
-    pass $P:start "agent up after ${AG_UP}s ($tiers); $name client pid $pid: $(head -n 1 /tmp/$name.out) (on the null thunk with /dev/kfd)"
+    what="(on the null thunk with /dev/kfd)"
   fi
-  ktime $P-ready
-  ${name}_steps $P
-  if [ $P = rocr ]; then
-    lp_checks $P
+  ca_each ca_pass_start "$name client pid $pid: $(head -n 1 /tmp/$name.out) $what"
+  ktime $lead-ready
+  ${name}_steps
+  if [ $lead = rocr ]; then
+    lp_checks rocr
     lp_stop
   fi
 
-  # doorbells: every ring of the client went through the exported
+  # doorbells: what the client rang, then each agent's figures
+  drv $name truth
+  ca_each client_doorbells $name "$runtime"
+
+  if [ $name = rocr ]; then
+    # hsa_queue_destroy: an ioctl destroy
+    drv rocr destroy r2
+    check_thunk destroys "$LIFECYCLE $SUBMISSION"
+  fi
+
+  # the process exits without hsa_shut_down: KFD tears it down (its
+  # kworker), every gauge back to zero, the counters stay. rocr_client
+  # writes 7 packets on r1 right before it exits: only the exit read
+  # (bpf/exit_read.bpf.h; exit_group in the tracepoint tier) can count
+  # them, the sampler never sees them.
+  if [ $name = rocr ]; then
+    exit_driver $name "submit r1 7 nowait"
+  else
+    exit_driver $name
+  fi
+  thunk_lines 1 > /tmp/ng.lines
+  grep '^submit' /tmp/ng.lines > /tmp/drv.truth
+  ca_each client_teardown
+  dump $lead-client /tmp/$name.out
+  sed 's/^/thunk: /' $NG_TRUTH > /tmp/ng.txt
+  dump $lead-thunk /tmp/ng.txt
+  ca_each client_agent_stops $name
+  ktime $lead-done
+}
+
+# client_agent_up: the current agent (ca_use) served /metrics with its
+# lifecycle probes attached in its tier and the doorbell uprobes (AG_UP_OF,
+# DB_UPROBES), or its start check failed and it leaves the run.
+client_agent_up() {
+  local absent="" c t0
+  eval "t0=\$CA_T0_$CA_I"
+  await_agent "$t0"
+  if [ -z "$AG_UP" ]; then
+    fail $G:start "the agent ($(tier_flags $TIER) --doorbells=uprobe) never served /metrics with its probes attached"
+    dump $G /tmp/agent-$G.out /tmp/m.prom
+    ca_drop
+    return
+  fi
+  for c in $PROBES; do
+    grep -q "^gpuq_probe_attached{probe=\"$c\",.*tier=\"$TIER\"} 1\$" /tmp/m.prom || absent="$absent $c"
+  done
+  if [ -n "$absent" ]; then
+    fail $G:start "lifecycle probes not attached in tier $TIER:$absent ($(grep '^gpuq_probe_attached{' /tmp/m.prom | tr '\n' ' '))"
+    ca_drop
+    return
+  fi
+  eval "CA_UP_$CA_I=\$AG_UP"
+  eval "CA_DB_$CA_I=\$(grep -c '^gpuq_probe_attached{probe=\"doorbell_.*tier=\"uprobe\"} 1\$' /tmp/m.prom)"
+}
+# ca_pass_start WHAT: the current agent's start check passes, saying WHAT ran.
+ca_pass_start() {
+  local up db
+  eval "up=\$CA_UP_$CA_I db=\$CA_DB_$CA_I"
+  pass $G:start "agent up after ${up}s (lifecycle probes in tier $TIER, $db doorbell uprobes; $CA_N agent(s) in the run); $1"
+}
+
+# client_teardown: after the client's exit (/tmp/ng.lines, /tmp/drv.truth
+# its thunk's final truth), the current agent's families against both
+# truths, container A's gauges at zero.
+client_teardown() {
+  local q pp
+  expect_both $G:teardown "$LIFECYCLE $SUBMISSION" "$LIFECYCLE $SUBMISSION"
+  q=$(series_a gpuq_queues)
+  pp=$(series_a gpuq_queue_pending_packets)
+  if [ "$q" != 0 ] || [ "$pp" != 0 ]; then
+    fail $G:teardown "after the exit container A still has $q queues, $pp pending packets"
+  fi
+  dump $G-metrics /tmp/m.prom
+}
+
+# client_agent_stops NAME: the current agent stops on SIGTERM, and NAME's
+# client did every command as expected.
+client_agent_stops() {
+  stop_agent
+  if [ "$STOP_RESULT" = "exit 0" ] && ! grep -q '^BAD' /tmp/$1.out; then
+    pass $G:stops "the agent: exit 0 after SIGTERM; the $1 client: every command as expected"
+  else
+    fail $G:stops "the agent: $STOP_RESULT after SIGTERM; the $1 client: $(grep '^BAD' /tmp/$1.out | head -n 3 | tr '\n' ';')"
+  fi
+  dump $G "/tmp/agent-$G.out"
+}
+
+# client_doorbells NAME RUNTIME: the current agent's doorbell figures for
+# NAME's client against what it rang (its truth dumped: `drv NAME truth`).
+client_doorbells() {
+  local name=$1 runtime=$2 cid lost t0 ok detail gi g rings launches tw td tb to got pk kd kb ko
+  local sum_tw sum_got sum_pk sum_rings sum_kd sum_td unk unk_pk unk_kd
+  # every ring of the client went through the exported
   # hsa_signal_store_screlease; per GPU the packets they published = the
   # write indexes of its queues in the thunk (rocr_client's batches publish
   # up to 32 packets a ring; HIP 7 a graph's in batches), the rings = the
@@ -1604,7 +1773,6 @@ client_checks() {
   # from 6.4 on its copies' blit kernels, on the stream's own queue: at
   # least the launches) (ROCr's utility queues ring internally: no uprobe
   # sees them)
-  drv $name truth
   scrape /tmp/m.prom
   # A queue whose create a skipped program lost (within_skips) is unknown to
   # the agent: its rings count under gpu_id="unknown". Then the GPUs' rings
@@ -1662,64 +1830,49 @@ EOF
     scrape /tmp/m.prom
   done
   if [ $ok = 1 ]; then
-    pass $P:doorbells "--doorbells=uprobe on $runtime:$detail"
+    pass $G:doorbells "--doorbells=uprobe on $runtime:$detail"
   else
-    fail $P:doorbells "$detail"
+    fail $G:doorbells "$detail"
     grep '^gpuq_doorbell\|^gpuq_probe_attached' /tmp/m.prom > /tmp/db.txt
-    dump $P-doorbells /tmp/db.txt /tmp/$name.out
+    dump $G-doorbells /tmp/db.txt /tmp/$name.out
   fi
 
-  if [ $name = rocr ]; then
-    # hsa_queue_destroy: an ioctl destroy
-    drv rocr destroy r2
-    check_thunk $P:destroys "$LIFECYCLE $SUBMISSION"
-  fi
-
-  # the process exits without hsa_shut_down: KFD tears it down (its
-  # kworker), every gauge back to zero, the counters stay. rocr_client
-  # writes 7 packets on r1 right before it exits: only the exit read
-  # (bpf/exit_read.bpf.h) can count them, the sampler never sees them.
-  if [ $name = rocr ]; then
-    exit_driver $name "submit r1 7 nowait"
-  else
-    exit_driver $name
-  fi
-  thunk_lines 1 > /tmp/ng.lines
-  grep '^submit' /tmp/ng.lines > /tmp/drv.truth
-  expect_both $P:teardown "$LIFECYCLE $SUBMISSION" "$LIFECYCLE $SUBMISSION"
-  q=$(series_a gpuq_queues)
-  pp=$(series_a gpuq_queue_pending_packets)
-  if [ "$q" != 0 ] || [ "$pp" != 0 ]; then
-    fail $P:teardown "after the exit container A still has $q queues, $pp pending packets"
-  fi
-  dump $P-client /tmp/$name.out
-  sed 's/^/thunk: /' $NG_TRUTH > /tmp/ng.txt
-  dump $P-thunk /tmp/ng.txt
-  dump $P-metrics /tmp/m.prom
-  stop_agent
-  if [ "$STOP_RESULT" = "exit 0" ] && ! grep -q '^BAD' /tmp/$name.out; then
-    pass $P:stops "the agent: exit 0 after SIGTERM; the $name client: every command as expected"
-  else
-    fail $P:stops "the agent: $STOP_RESULT after SIGTERM; the $name client: $(grep '^BAD' /tmp/$name.out | head -n 3 | tr '\n' ';')"
-  fi
-  dump $P "/tmp/agent-$P.out"
-  ktime $P-done
 }
-client_on rocr && only clients && (client_checks rocr btf-fentry rocr)
-client_on hip && only clients && (client_checks hip btf-fentry hip)
-# The ROCm stacks users run in 2026 (run_sim_tier.sh's ROCM_STACKS, listed
-# in /lib/nullgpu/rocm-stacks): Debian's ROCr 6.4.3 and 7.2.4, whose queues
-# the KFD null GPU forwards, under the same checks as Debian 12's, here and
-# in the args-kprobe and tracepoint tiers below.
-for stack in $(cat /lib/nullgpu/rocm-stacks 2> /dev/null); do
-  client_on rocr-$stack && only clients && (STACK=$stack client_checks rocr-$stack btf-fentry rocr)
-done
-# and their HIP (6.4.3, 7.2.4) and rocBLAS (6.4.4), each chrooted in its
-# root shared over 9p
-for stack in $(cat /lib/nullgpu/rocm-stacks 2> /dev/null); do
-  client_on hip-$stack && only clients && (STACK=$stack client_checks hip-$stack btf-fentry hip)
-done
-client_on rocblas-6.4 && only clients && (STACK=6.4 client_checks rocblas-6.4 btf-fentry rocblas)
+
+# Each client runs once under a btf-fentry and a btf-kprobe agent (the
+# nobtf guest's under an args-kprobe and a tracepoint one, below): Debian
+# 12's ROCr 5.2.3 and HIP 5.2.3 on the null thunk, and the ROCm stacks users
+# run in 2026 (run_sim_tier.sh's ROCM_STACKS, listed in
+# /lib/nullgpu/rocm-stacks): Debian's ROCr 6.4.3 and 7.2.4, whose queues the
+# KFD null GPU forwards, their HIP (6.4.3, 7.2.4) and rocBLAS (6.4.4), each
+# chrooted in its root shared over 9p, under the same checks.
+# client_runs SUFFIX:TIER...: every client run of this guest, its groups
+# named NAME[-STACK] in btf-fentry and NAME[-STACK]-SUFFIX in the others.
+# shellcheck disable=SC2046 # client_groups' words are the arguments
+client_runs() {
+  local stack name
+  (client_checks rocr $(client_groups rocr "$@"))
+  (client_checks hip $(client_groups hip "$@"))
+  for stack in $(cat /lib/nullgpu/rocm-stacks 2> /dev/null); do
+    (STACK=$stack client_checks rocr $(client_groups rocr-$stack "$@"))
+  done
+  for stack in $(cat /lib/nullgpu/rocm-stacks 2> /dev/null); do
+    (STACK=$stack client_checks hip $(client_groups hip-$stack "$@"))
+  done
+  (STACK=6.4 client_checks rocblas $(client_groups rocblas-6.4 "$@"))
+}
+# client_groups BASE SUFFIX:TIER...: BASE's GROUP:TIER arguments.
+client_groups() {
+  local base=$1 a
+  shift
+  for a in "$@"; do
+    case ${a%%:*} in
+      "") echo "$base:${a#*:}" ;;
+      *) echo "$base-${a%%:*}:${a#*:}" ;;
+    esac
+  done
+}
+only clients && client_runs :btf-fentry kprobe:btf-kprobe
 
 # Subshells: whatever goes wrong in a mode, init lives on to report it.
 only fentry && (run_mode fentry)
@@ -1879,28 +2032,12 @@ if [ $rc = 0 ] && [ ! -e /sys/kernel/btf/amdgpu ] && [ -c /dev/kfd ] &&
   [ $HAS_CONTEXTS = 1 ] && ARGS_PROBES="$ARGS_PROBES context_create"
   if ! named tracepoint; then
     (MODE=kprobe TIER=args-kprobe SEEDED_EXACT=0 PROBES=$ARGS_PROBES TIER_GIVES="runlist eviction" run_mode args)
-    client_on rocr-args && (client_checks rocr-args args-kprobe rocr)
-    for stack in $(cat /lib/nullgpu/rocm-stacks 2> /dev/null); do
-      client_on rocr-$stack-args && (STACK=$stack client_checks rocr-$stack-args args-kprobe rocr)
-    done
-    client_on hip-args && (client_checks hip-args args-kprobe hip)
-    for stack in $(cat /lib/nullgpu/rocm-stacks 2> /dev/null); do
-      client_on hip-$stack-args && (STACK=$stack client_checks hip-$stack-args args-kprobe hip)
-    done
+    client_runs args:args-kprobe tp:tracepoint
   fi
   if echo 0 > /sys/kernel/debug/kprobes/enabled 2> /tmp/kp.txt; then
     pass kprobes-off "kprobes disarmed (/sys/kernel/debug/kprobes/enabled = 0)"
     (MODE=tracepoint TIER=tracepoint PROBES="tp_ioctl tp_exit" ATTACH_MIN=2 TIER_GIVES="" SEEDED_EXACT=0 \
       run_mode tracepoint)
-    # ROCr's client only: the tier reads the same ioctl args for HIP's
-    # queues, and a HIP group costs a minute of TCG time per kernel
-    if ! named tracepoint; then
-      client_on rocr-tp && (PROBES="tp_ioctl tp_exit" ATTACH_MIN=2 client_checks rocr-tp tracepoint rocr)
-      for stack in $(cat /lib/nullgpu/rocm-stacks 2> /dev/null); do
-        client_on rocr-$stack-tp &&
-          (STACK=$stack PROBES="tp_ioctl tp_exit" ATTACH_MIN=2 client_checks rocr-$stack-tp tracepoint rocr)
-      done
-    fi
     echo 1 > /sys/kernel/debug/kprobes/enabled
   else
     fail kprobes-off "cannot disarm kprobes: $(cat /tmp/kp.txt)"
@@ -1942,22 +2079,6 @@ ID_E=e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0
 CG_E=/sys/fs/cgroup/system.slice/docker-$ID_E.scope
 PROG_CHECKS="start live experiment doorbells teardown stops"
 prog_var() { echo "$1" | tr - _; }
-prog_port() {
-  case $1 in
-    btf-fentry) echo 9471 ;;
-    btf-kprobe) echo 9472 ;;
-    args-kprobe) echo 9473 ;;
-    tracepoint) echo 9474 ;;
-  esac
-}
-prog_flags() {
-  case $1 in
-    btf-kprobe) echo --no-fentry ;;
-    args-kprobe) echo --probe-tier=args ;;
-    tracepoint) echo --probe-tier=tracepoint ;;
-  esac
-}
-prog_probes() { if [ "$1" = tracepoint ]; then echo "tp_ioctl tp_exit"; else echo "$LIFECYCLE_PROBES"; fi; }
 prog_cg() {
   case $1 in
     infer) echo $CG_A ;;
@@ -2069,7 +2190,7 @@ prog_report() {
   rrc=$?
   timeout 120 /bin/gpuq-agent --once -o prometheus --replay /tmp/exp.cap > /tmp/exp.prom 2>> /tmp/exp.err
   lat=$(prog_id lat)
-  URL=http://127.0.0.1:$(prog_port btf-fentry)/metrics
+  URL=http://127.0.0.1:$(tier_port btf-fentry)/metrics
   TIER=btf-fentry
   scrape /tmp/m.prom
   tier_skips /tmp/m.prom
@@ -2267,20 +2388,20 @@ programs_checks() {
   # a faster rate would only take the one vCPU from the programs' start
   # (four agents read every live queue at each tick).
   for t in $PROG_TIERS; do
-    /bin/gpuq-agent --web.listen-address 127.0.0.1:$(prog_port $t) --no-runtime-lookup \
+    /bin/gpuq-agent --web.listen-address 127.0.0.1:$(tier_port $t) --no-runtime-lookup \
       --reconcile-interval 2s --sample-interval 500ms --doorbells=uprobe --hsa-runtime $HSA \
-      $(prog_flags $t) >> /tmp/agent-programs-$t.out 2>&1 &
+      $(tier_flags $t) >> /tmp/agent-programs-$t.out 2>&1 &
     eval "AG_PID_$(prog_var $t)=$!"
   done
   for t in $PROG_TIERS; do
-    URL=http://127.0.0.1:$(prog_port $t)/metrics
+    URL=http://127.0.0.1:$(tier_port $t)/metrics
     eval "pid=\$AG_PID_$(prog_var $t)"
     t0=$(up)
     absent=""
     while within 240 "$t0"; do
       absent=""
       if scrape /tmp/m.prom; then
-        for c in $(prog_probes $t); do
+        for c in $(tier_probes $t); do
           grep -q "^gpuq_probe_attached{probe=\"$c\",.*tier=\"$t\"} 1\$" /tmp/m.prom || absent="$absent $c"
         done
         grep -q '^gpuq_probe_attached{probe="doorbell_.*tier="uprobe"} 1$' /tmp/m.prom || absent="$absent doorbell-uprobes"
@@ -2292,7 +2413,7 @@ programs_checks() {
       sleep 0.3
     done
     if [ -z "$absent" ]; then
-      pass programs-$t:start "agent ($(prog_flags $t) --doorbells=uprobe) up after $(elapsed "$t0")s: lifecycle probes in tier $t, $(grep -c '^gpuq_probe_attached{probe="doorbell_.*} 1$' /tmp/m.prom) doorbell uprobes"
+      pass programs-$t:start "agent ($(tier_flags $t) --doorbells=uprobe) up after $(elapsed "$t0")s: lifecycle probes in tier $t, $(grep -c '^gpuq_probe_attached{probe="doorbell_.*} 1$' /tmp/m.prom) doorbell uprobes"
     else
       fail programs-$t:start "not attached in tier $t:$absent"
       dump programs-$t /tmp/agent-programs-$t.out /tmp/m.prom
@@ -2372,7 +2493,7 @@ programs_checks() {
   # alive: every family against the simulator and the thunks, per tier
   prog_truths 0
   for t in $PROG_TIERS; do
-    URL=http://127.0.0.1:$(prog_port $t)/metrics
+    URL=http://127.0.0.1:$(tier_port $t)/metrics
     TIER=$t
     expect_both programs-$t:live "$LIFECYCLE $SUBMISSION" "$LIFECYCLE $SUBMISSION"
     prog_experiment programs-$t:experiment $t
@@ -2392,7 +2513,7 @@ programs_checks() {
   ktime programs-exited
   prog_truths 1
   for t in $PROG_TIERS; do
-    URL=http://127.0.0.1:$(prog_port $t)/metrics
+    URL=http://127.0.0.1:$(tier_port $t)/metrics
     TIER=$t
     expect_both programs-$t:teardown "$LIFECYCLE $SUBMISSION" "$LIFECYCLE $SUBMISSION"
     dump programs-$t-metrics /tmp/m.prom
@@ -2429,10 +2550,9 @@ bench_hooks() {
   for round in 1 2 3; do
     for t in none btf-fentry btf-kprobe args-kprobe tracepoint; do
       if [ $t != none ]; then
-        ATTACH_MIN=4
-        [ $t = tracepoint ] && ATTACH_MIN=2
+        ATTACH_MIN=$(tier_attach_min $t)
         # shellcheck disable=SC2046
-        start_agent bench-$t $(prog_flags $t)
+        start_agent bench-$t $(tier_flags $t)
         if [ -z "$AG_UP" ]; then
           echo "GPUQ-BENCH $K round=$round tier=$t error=not-attached"
           stop_agent
