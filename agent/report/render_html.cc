@@ -129,6 +129,7 @@ std::string HtmlTableSection(const ReportTable* t, const std::string& prefix) {
   // No rows and nothing to say: a chart above said it.
   if (t == nullptr || (t->rows.empty() && *t->html_empty == '\0')) return "";
   const std::vector<size_t> shown = ShownColumns(*t, &ReportColumn::html);
+  if (shown.empty()) return "";  // not an HTML table
   Table table;
   for (size_t i : shown) {
     const ReportColumn& c = t->columns[i];
@@ -523,34 +524,12 @@ std::string RunSection(const RunReport& r, const std::string& name, size_t i) {
   out += HtmlTableSection(tables.Take("processes"), p);
 
   out += "<h3>Submissions</h3>\n" + SubmissionsChart(r, i);
-  Table qs{{"container", "#pid", "#GPU", "#queue", "#created at (s)", "type",
-            "#submissions", "#pending peak"},
-           {}};
-  for (const auto& q : r.queue_submissions) {
-    qs.rows.push_back({OwnerName(q.owner), U(q.pid), U(q.gpu_id), U(q.queue_id),
-                       fmt::format("{:.3f}", q.created_s), q.queue_type,
-                       U(q.submissions), U(q.pending_peak)});
-  }
-  out += RenderTable(qs, p + "queue-submissions",
-                     "No queue was sampled in this run.");
+  out += HtmlTableSection(tables.Take("gpu_submissions"), p);
+  out += HtmlTableSection(tables.Take("queue_submissions"), p);
 
   out += "<h3>Runlist preemption</h3>\n" + UnmapChart(r, i) + OffGpuChart(r, i);
   out += HtmlTableSection(tables.Take("runlist"), p);
-  Table over{{"GPU", "#oversubscribed runlists", "reasons",
-              "#seconds oversubscribed", "at end"},
-             {}};
-  for (const auto& row : r.runlist) {
-    if (!row.oversubscription) continue;
-    over.rows.push_back(
-        {U(row.gpu_id), U(row.oversubscription->maps),
-         DashIfEmpty(JoinCounts(row.oversubscription->by_reason, ", ")),
-         fmt::format("{:.3f}", row.oversubscription->seconds),
-         row.oversubscription->at_end ? "yes" : "no"});
-  }
-  if (!over.rows.empty()) {
-    out += "<h3>Runlist oversubscription</h3>\n" +
-           RenderTable(over, p + "oversubscription", "");
-  }
+  out += HtmlTableSection(tables.Take("oversubscription"), p);
 
   out += "<h3>Evictions</h3>\n" + EvictionChart(r, i);
   out += HtmlTableSection(tables.Take("eviction_list"), p);

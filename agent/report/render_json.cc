@@ -17,11 +17,6 @@ using Json = nlohmann::ordered_json;
     NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(NLOHMANN_JSON_TO, __VA_ARGS__)) \
   }
 void to_json(Json& j, const Owner& o) { j = OwnerJson(o); }
-GPUQ_ORDERED_JSON_MEMBERS(GpuSubmissionRow, gpu_id, submissions, mean_per_s,
-                          peak_per_s, pending_peak)
-GPUQ_ORDERED_JSON_MEMBERS(QueueSubmissionRow, owner, pid, comm, gpu_id,
-                          queue_id, queue_type, submissions, pending_peak,
-                          samples, created_s)
 GPUQ_ORDERED_JSON_MEMBERS(Series, name, values)
 GPUQ_ORDERED_JSON_MEMBERS(Slice, track, name, start_s, duration_s, args)
 
@@ -78,6 +73,7 @@ nlohmann::ordered_json RunJson(const RunReport& r) {
   const auto add = [&run](const ReportTable* t) {
     if (t == nullptr) return;
     const std::vector<size_t> shown = ShownColumns(*t, &ReportColumn::json);
+    if (shown.empty()) return;  // not a JSON table: its figures are elsewhere
     Json rows = Json::array();
     for (const auto& row : t->rows) {
       Json object = Json::object();
@@ -90,8 +86,8 @@ nlohmann::ordered_json RunJson(const RunReport& r) {
   add(tables.Take("processes"));
 
   add(tables.Take("gpu_queues"));
-  run["gpu_submissions"] = Listed(r.gpu_submissions);
-  run["queue_submissions"] = Listed(r.queue_submissions);
+  add(tables.Take("gpu_submissions"));
+  add(tables.Take("queue_submissions"));
 
   add(tables.Take("runlist"));
 

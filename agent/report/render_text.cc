@@ -74,6 +74,8 @@ std::string ClassCell(QueueClass c) { return QueueClassName(c); }
 std::string TextTableSection(const ReportTable* t, bool md) {
   if (t == nullptr) return "";
   const std::vector<size_t> shown = ShownColumns(*t, &ReportColumn::text);
+  if (shown.empty()) return "";  // not a text table
+  if (t->rows.empty() && t->only_with_rows) return "";
   std::vector<std::string> header;
   for (size_t i : shown) header.emplace_back(t->columns[i].text);
   TextTable table(header);
@@ -150,23 +152,8 @@ std::string RenderRunText(const RunReport& r, bool md) {
       r.submissions, FormatRate(r.submissions_mean_per_s),
       FormatRate(r.submissions_peak_per_s), r.timeline.step_s, r.pending_peak,
       md ? "\n" : "");
-  TextTable per_gpu(
-      {"GPU_ID", "SUBMISSIONS", "MEAN/S", "PEAK/S", "PENDING_PEAK"});
-  for (const GpuSubmissionRow& g : r.gpu_submissions) {
-    per_gpu.Add({N(g.gpu_id), N(g.submissions), FormatRate(g.mean_per_s),
-                 FormatRate(g.peak_per_s), N(g.pending_peak)});
-  }
-  out += Emit(per_gpu, md);
-  out += "\n";
-  TextTable per_queue({"CONTAINER", "PID", "COMM", "GPU_ID", "QUEUE",
-                       "CREATED_S", "TYPE", "SUBMISSIONS", "PENDING_PEAK",
-                       "SAMPLES"});
-  for (const QueueSubmissionRow& q : r.queue_submissions) {
-    per_queue.Add({Container(q.owner), N(q.pid), DashIfEmpty(q.comm),
-                   N(q.gpu_id), N(q.queue_id), Sec(q.created_s), q.queue_type,
-                   N(q.submissions), N(q.pending_peak), N(q.samples)});
-  }
-  out += Emit(per_queue, md);
+  out += TextTableSection(tables.Take("gpu_submissions"), md);
+  out += TextTableSection(tables.Take("queue_submissions"), md);
   // Where a container's submissions fall short: its live compute queues
   // the agent could not read (why: gpuq_unsampled_queues).
   out += "\n";
@@ -181,55 +168,10 @@ std::string RenderRunText(const RunReport& r, bool md) {
                            : Rendered(unsampled, md);
 
   out += TextTableSection(tables.Take("runlist"), md);
-  // Only where a map read its runlist (BTF tiers): the others cannot tell.
-  TextTable over(
-      {"GPU_ID", "OVERSUBSCRIBED_MAPS", "REASONS", "OVERSUBSCRIBED", "AT_END"});
-  for (const RunlistRow& l : r.runlist) {
-    if (!l.oversubscription) continue;
-    over.Add({N(l.gpu_id), N(l.oversubscription->maps),
-              DashIfEmpty(JoinCounts(l.oversubscription->by_reason, ",")),
-              FormatDuration(l.oversubscription->seconds),
-              l.oversubscription->at_end ? "yes" : "no"});
-  }
-  if (!over.empty()) {
-    out += Section("Runlist oversubscription (HWS time-slicing)", md);
-    out += Emit(over, md);
-  }
-
-  // Caused: unmaps the container's operations ran; suffered: times its
-  // queues were taken off a GPU (by its own operations or others').
-  out += Section("Preemptions caused and suffered", md);
-  TextTable caused({"CONTAINER", "UNMAPS_CAUSED", "PREEMPTED_BY_SELF",
-                    "PREEMPTED_BY_OTHERS", "OFF_GPU"});
-  uint64_t attributed = 0;
-  for (const ContainerRow& c : r.containers) {
-    if (c.preemptions_caused == 0 && c.preempted_by_self == 0 &&
-        c.preempted_by_others == 0) {
-      continue;
-    }
-    caused.Add({Container(c.owner), N(c.preemptions_caused),
-                N(c.preempted_by_self), N(c.preempted_by_others),
-                FormatDuration(c.seconds_off_gpu)});
-    attributed += c.preemptions_caused;
-  }
-  if (r.unmaps > attributed) {
-    caused.Add({"(no process: reset, suspend)", N(r.unmaps - attributed), "-",
-                "-", "-"});
-  }
-  out += Emit(caused, md);
+  out += TextTableSection(tables.Take("oversubscription"), md);
+  out += TextTableSection(tables.Take("preemptions"), md);
   out += TextTableSection(tables.Take("preempted_by"), md);
-
-  // What a priority scheduler works with: the containers whose queues ran
-  // at amdkfd's high pipe priority or fenced by a CU mask (most at once).
-  out += Section("Queue priorities and CU masks", md);
-  TextTable classes_of(
-      {"CONTAINER", "HIGH_PRIORITY_PEAK", "CU_RESTRICTED_PEAK"});
-  for (const ContainerRow& c : r.containers) {
-    if (c.high_priority_peak == 0 && c.cu_restricted_peak == 0) continue;
-    classes_of.Add(
-        {Container(c.owner), N(c.high_priority_peak), N(c.cu_restricted_peak)});
-  }
-  out += Emit(classes_of, md);
+  out += TextTableSection(tables.Take("priorities"), md);
 
   out += TextTableSection(tables.Take("eviction_list"), md);
 

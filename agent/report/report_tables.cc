@@ -71,6 +71,62 @@ std::string DurationText(const DurationStats& d, double DurationStats::*field) {
   return d.count == 0 ? "-" : FormatDuration(d.*field);
 }
 
+// Submissions per GPU: AQL packets written (gpuq_submissions_total), the
+// mean and peak per-bucket rates, and the most pending at once.
+ReportTable GpuSubmissions(const RunReport& r) {
+  ReportTable t{"gpu_submissions",
+                "gpu-submissions",
+                "Submissions per GPU",
+                "Submissions per GPU",
+                "No submission was counted in this run.",
+                {{"GPU_ID", "GPU", "gpu_id", true},
+                 {"SUBMISSIONS", "submissions", "submissions", true},
+                 {"MEAN/S", "mean per s", "mean_per_s", true},
+                 {"PEAK/S", "peak per s", "peak_per_s", true},
+                 {"PENDING_PEAK", "pending peak", "pending_peak", true}},
+                {}};
+  for (const GpuSubmissionRow& g : r.gpu_submissions) {
+    t.rows.push_back({Count(g.gpu_id), Count(g.submissions), Rate(g.mean_per_s),
+                      Rate(g.peak_per_s), Count(g.pending_peak)});
+  }
+  return t;
+}
+
+// Submissions per queue, in the order the queues were made (a reused queue
+// id has a row per queue): its owner, what it was, the packets written and
+// the most pending, the samples that read it and when it was created.
+ReportTable QueueSubmissions(const RunReport& r) {
+  ReportTable t{"queue_submissions",
+                "queue-submissions",
+                "Submissions per queue",
+                "Submissions per queue",
+                "No queue was sampled in this run.",
+                {{"CONTAINER", "container", "owner"},
+                 {"PID", "pid", "pid", true},
+                 {"COMM", nullptr, "comm"},
+                 {"GPU_ID", "GPU", "gpu_id", true},
+                 {"QUEUE", "queue", "queue_id", true},
+                 {"TYPE", "type", "queue_type"},
+                 {"SUBMISSIONS", "submissions", "submissions", true},
+                 {"PENDING_PEAK", "pending peak", "pending_peak", true},
+                 {"SAMPLES", nullptr, "samples", true},
+                 {"CREATED_S", "created at (s)", "created_s", true}},
+                {}};
+  for (const QueueSubmissionRow& q : r.queue_submissions) {
+    t.rows.push_back({OwnerCell(q.owner),
+                      Count(q.pid),
+                      {DashIfEmpty(q.comm), q.comm},
+                      Count(q.gpu_id),
+                      Count(q.queue_id),
+                      Text(q.queue_type),
+                      Count(q.submissions),
+                      Count(q.pending_peak),
+                      Count(q.samples),
+                      {fmt::format("{:.3f}", q.created_s), q.created_s}});
+  }
+  return t;
+}
+
 // Hardware queues per (GPU, queue type): how many at once, at the start and
 // end, created and destroyed, and the lifetimes of those created and
 // destroyed in the run.
@@ -306,6 +362,92 @@ ReportTable CreateFailures(const RunReport& r) {
   return t;
 }
 
+// Oversubscription per HWS GPU (text and HTML; the JSON has it in each
+// runlist row): the maps whose runlist was oversubscribed, why, how long it
+// was and whether it still was at the end.
+ReportTable Oversubscription(const RunReport& r) {
+  ReportTable t{
+      "oversubscription",
+      "oversubscription",
+      "Runlist oversubscription (HWS time-slicing)",
+      "Runlist oversubscription",
+      "",
+      {{"GPU_ID", "GPU", nullptr, true},
+       {"OVERSUBSCRIBED_MAPS", "oversubscribed runlists", nullptr, true},
+       {"REASONS", "reasons", nullptr},
+       {"OVERSUBSCRIBED", "oversubscribed for", nullptr, true},
+       {"AT_END", "at end", nullptr}},
+      {},
+      // only where a map read its runlist (BTF tiers, HWS): the
+      // others cannot tell
+      true};
+  for (const RunlistRow& l : r.runlist) {
+    if (!l.oversubscription) continue;
+    const OversubscriptionFigures& o = *l.oversubscription;
+    t.rows.push_back({Count(l.gpu_id), Count(o.maps),
+                      TextOnly(DashIfEmpty(JoinCounts(o.by_reason, ","))),
+                      TextOnly(FormatDuration(o.seconds)), YesNo(o.at_end)});
+  }
+  return t;
+}
+
+// Preemptions caused and suffered per container (text; the JSON and HTML
+// have them among each container's figures). Caused: unmaps the container's
+// operations ran; suffered: times its queues were taken off a GPU by its
+// own operations or others', and the time they were off. Unmaps no process
+// caused (a reset, a suspend) get a row of their own.
+ReportTable Preemptions(const RunReport& r) {
+  ReportTable t{"preemptions",
+                "preemptions",
+                "Preemptions caused and suffered",
+                "",
+                "",
+                {{"CONTAINER", nullptr, nullptr},
+                 {"UNMAPS_CAUSED", nullptr, nullptr},
+                 {"PREEMPTED_BY_SELF", nullptr, nullptr},
+                 {"PREEMPTED_BY_OTHERS", nullptr, nullptr},
+                 {"OFF_GPU", nullptr, nullptr}},
+                {}};
+  uint64_t attributed = 0;
+  for (const ContainerRow& c : r.containers) {
+    if (c.preemptions_caused == 0 && c.preempted_by_self == 0 &&
+        c.preempted_by_others == 0) {
+      continue;
+    }
+    t.rows.push_back({OwnerCell(c.owner), Count(c.preemptions_caused),
+                      Count(c.preempted_by_self), Count(c.preempted_by_others),
+                      TextOnly(FormatDuration(c.seconds_off_gpu))});
+    attributed += c.preemptions_caused;
+  }
+  if (r.unmaps > attributed) {
+    t.rows.push_back({TextOnly("(no process: reset, suspend)"),
+                      Count(r.unmaps - attributed), TextOnly("-"),
+                      TextOnly("-"), TextOnly("-")});
+  }
+  return t;
+}
+
+// What a priority scheduler works with (text; the JSON and HTML have them
+// among each container's figures): the containers whose queues ran at
+// amdkfd's high pipe priority or fenced by a CU mask, most at once.
+ReportTable Priorities(const RunReport& r) {
+  ReportTable t{"priorities",
+                "priorities",
+                "Queue priorities and CU masks",
+                "",
+                "",
+                {{"CONTAINER", nullptr, nullptr},
+                 {"HIGH_PRIORITY_PEAK", nullptr, nullptr},
+                 {"CU_RESTRICTED_PEAK", nullptr, nullptr}},
+                {}};
+  for (const ContainerRow& c : r.containers) {
+    if (c.high_priority_peak == 0 && c.cu_restricted_peak == 0) continue;
+    t.rows.push_back({OwnerCell(c.owner), Count(c.high_priority_peak),
+                      Count(c.cu_restricted_peak)});
+  }
+  return t;
+}
+
 // Who preempted whom: per container whose queues were taken off a GPU, each
 // container whose operations did it (its own included), how often and for
 // how long.
@@ -442,8 +584,13 @@ std::vector<ReportTable> ReportTables(const RunReport& r) {
   tables.push_back(GpuQueues(r));
   tables.push_back(Containers(r));
   tables.push_back(Processes(r));
+  tables.push_back(GpuSubmissions(r));
+  tables.push_back(QueueSubmissions(r));
   tables.push_back(Runlist(r));
+  tables.push_back(Oversubscription(r));
+  tables.push_back(Preemptions(r));
   tables.push_back(PreemptedBy(r));
+  tables.push_back(Priorities(r));
   tables.push_back(Evictions(r));
   tables.push_back(CreateFailures(r));
   tables.push_back(Doorbells(r));

@@ -1,7 +1,8 @@
 // The report's sections that are one table, each written once as a column
 // list and shown by every renderer: text and markdown (a titled table), HTML
 // (a titled table; numeric columns right-aligned) and JSON (an array of
-// objects under the table's key, one member per column). A renderer places
+// objects under the table's key, one member per column); an output none of
+// whose columns it names shows none of it. A renderer places
 // the tables it knows where it wants them and appends the others after its
 // own sections, so a new table section is its rows in RunReport, their
 // analysis, and its columns here.
@@ -40,6 +41,9 @@ struct ReportTable {
   const char* html_empty;
   std::vector<ReportColumn> columns;
   std::vector<std::vector<ReportCell>> rows;
+  /// No rows: no section in text and markdown either (where none means the
+  /// run could not tell, not that nothing happened).
+  bool only_with_rows = false;
 };
 
 /// The indexes of the columns of `t` an output shows: those whose name in

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "report/render_json.h"
@@ -29,6 +30,17 @@ RunReport Analyze(bool (*build)(const EventSink&, ScenarioSummary*),
       },
       nullptr));
   return AnalyzeCapture(c, name + ".gpuqcap");
+}
+
+// The bundled capture (examples/default.gpuqcap), as `report` reads it.
+RunReport AnalyzeBundled() {
+  RunReport r;
+  std::string error;
+  EXPECT_TRUE(AnalyzeCaptureFile(
+      std::string(GPUQ_SOURCE_DIR) + "/examples/default.gpuqcap", 1.0, false,
+      &r, &error))
+      << error;
+  return r;
 }
 
 const ContainerRow* FindContainer(const RunReport& r, const std::string& name) {
@@ -371,28 +383,20 @@ TEST(ReportRenderTest, DurationsKeepShortUnits) {
 // the host's seeded queue under GPU "unknown" (its create never seen), as
 // gpuq_doorbells_total and gpuq_doorbell_packets_total count them.
 TEST(ReportScenarioTest, DoorbellsPerContainerAndGpuByPacketType) {
-  RunReport r;
-  std::string error;
-  ASSERT_TRUE(AnalyzeCaptureFile(
-      std::string(GPUQ_SOURCE_DIR) + "/examples/default.gpuqcap", 1.0, false,
-      &r, &error))
-      << error;
-  ASSERT_EQ(r.doorbell_list.size(), 2u);
-  const DoorbellRow& host = r.doorbell_list[0];
-  EXPECT_EQ(host.owner.container, "");
-  EXPECT_EQ(host.gpu_id, 0u);
-  EXPECT_EQ(host.rings, 70u);
-  EXPECT_EQ(host.kernel_dispatch, 60u);
-  EXPECT_EQ(host.other, 10u);
-  const DoorbellRow& vllm = r.doorbell_list[1];
-  EXPECT_EQ(vllm.owner.container, "vllm");
-  EXPECT_EQ(vllm.gpu_id, 11437u);
-  EXPECT_EQ(vllm.rings, 2500u);
-  EXPECT_EQ(vllm.kernel_dispatch, 2450u);
-  EXPECT_EQ(vllm.barrier, 48u);
-  EXPECT_EQ(vllm.unreadable, 2u);
-  EXPECT_EQ(vllm.Packets(), 2500u);
-  EXPECT_EQ(host.rings + vllm.rings, r.doorbells);
+  const RunReport r = AnalyzeBundled();
+  using Figures = std::tuple<std::string, uint32_t, uint64_t, uint64_t,
+                             uint64_t, uint64_t, uint64_t>;
+  std::vector<Figures> got;
+  for (const DoorbellRow& d : r.doorbell_list) {
+    got.emplace_back(d.owner.container, d.gpu_id, d.rings, d.kernel_dispatch,
+                     d.barrier, d.other, d.unreadable);
+  }
+  // (container, GPU, rings, kernel dispatch, barrier, other, unreadable)
+  EXPECT_EQ(got, (std::vector<Figures>{{"", 0, 70, 60, 0, 10, 0},
+                                       {"vllm", 11437, 2500, 2450, 48, 0, 2}}));
+  EXPECT_EQ(r.doorbell_list.at(1).Packets(), 2500u);
+  EXPECT_EQ(r.doorbell_list.at(0).rings + r.doorbell_list.at(1).rings,
+            r.doorbells);
   const std::string text = RenderText({r}, false);
   EXPECT_NE(text.find("(host)     unknown  70     70       60               0 "
                       "       10     0"),
@@ -404,12 +408,7 @@ TEST(ReportScenarioTest, DoorbellsPerContainerAndGpuByPacketType) {
 // has the create failures): one cell per column in each row (the renderers
 // index a row by the columns they show), and every table has rows somewhere.
 TEST(ReportScenarioTest, EveryTableRowHasACellPerColumn) {
-  RunReport bundled;
-  std::string error;
-  ASSERT_TRUE(AnalyzeCaptureFile(
-      std::string(GPUQ_SOURCE_DIR) + "/examples/default.gpuqcap", 1.0, false,
-      &bundled, &error))
-      << error;
+  const RunReport bundled = AnalyzeBundled();
   std::map<std::string, size_t> rows_of;  // table -> rows in all runs
   for (const RunReport& r :
        {bundled, Analyze(BuildCnnScenario, "cnn"),
