@@ -63,14 +63,6 @@ std::string Utc(uint64_t realtime_ns) {
   return buf;
 }
 
-uint64_t MaxPerGpu(const std::map<uint32_t, uint64_t>& peaks) {
-  uint64_t m = 0;
-  for (const auto& [gpu, n] : peaks) m = std::max(m, n);
-  return m;
-}
-
-std::string ClassCell(QueueClass c) { return QueueClassName(c); }
-
 std::string TextTableSection(const ReportTable* t, bool md) {
   if (t == nullptr) return "";
   const std::vector<size_t> shown = ShownColumns(*t, &ReportColumn::text);
@@ -88,16 +80,6 @@ std::string TextTableSection(const ReportTable* t, bool md) {
 }
 
 }  // namespace
-
-std::string ShortName(const std::string& name) {
-  std::string base = name.substr(name.find_last_of('/') + 1);
-  const std::string suffix = ".gpuqcap";
-  if (base.size() > suffix.size() &&
-      base.compare(base.size() - suffix.size(), suffix.size(), suffix) == 0) {
-    base.resize(base.size() - suffix.size());
-  }
-  return base;
-}
 
 std::string RenderRunText(const RunReport& r, bool md) {
   ReportTablePlacement tables(r);
@@ -177,31 +159,7 @@ std::string RenderRunText(const RunReport& r, bool md) {
 
   out += TextTableSection(tables.Take("create_failure_list"), md);
 
-  out += Section("Classification", md);
-  TextTable classes({"SCOPE", "NAME", "GPUS", "QUEUES_PEAK", "MAX_PER_GPU",
-                     "COMPUTE_PEAK", "CLASS", "COMPUTE_CLASS", "VERDICT"});
-  classes.Add({"run", ShortName(r.name), N(r.gpus_used), N(r.queues_peak),
-               N(MaxPerGpu(r.peak_per_gpu)), N(r.compute_peak),
-               ClassCell(r.classification), ClassCell(r.compute_classification),
-               QueueClassVerdict(r.classification)});
-  for (const ContainerRow& c : r.containers) {
-    classes.Add({"container", Container(c.owner), N(c.gpus_used),
-                 N(c.queues_peak), N(MaxPerGpu(c.peak_per_gpu)),
-                 N(c.compute_peak), ClassCell(c.classification),
-                 ClassCell(c.compute_classification),
-                 QueueClassVerdict(c.classification)});
-  }
-  for (const ProcessRow& p : r.processes) {
-    classes.Add(
-        {"process",
-         fmt::format("{} {} ({})", p.pid, DashIfEmpty(p.comm),
-                     p.owner.container.empty() ? "host" : p.owner.container),
-         N(p.gpus_used), N(p.queues_peak), N(MaxPerGpu(p.peak_per_gpu)),
-         N(p.compute_peak), ClassCell(p.classification),
-         ClassCell(p.compute_classification),
-         QueueClassVerdict(p.classification)});
-  }
-  out += Rendered(classes, md);
+  out += TextTableSection(tables.Take("classification_list"), md);
   for (const ReportTable* t : tables.Rest()) out += TextTableSection(t, md);
   return out;
 }

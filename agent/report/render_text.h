@@ -21,8 +21,4 @@ std::string RenderComparisonText(const std::vector<RunReport>& runs,
 /// RenderRunText for one run, RenderComparisonText for several.
 std::string RenderText(const std::vector<RunReport>& runs, bool markdown);
 
-/// The column title of a capture: its file name without directories and
-/// without the ".gpuqcap" suffix.
-std::string ShortName(const std::string& name);
-
 }  // namespace gpuq::report

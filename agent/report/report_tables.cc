@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "common/text_table.h"
@@ -506,6 +507,49 @@ ReportTable Doorbells(const RunReport& r) {
   return t;
 }
 
+// The users' verdict (text; the JSON and HTML have each class among the
+// run's, the containers' and the processes' figures): the run, each
+// container and each process, with the queues behind its class.
+ReportTable Classification(const RunReport& r) {
+  ReportTable t{"classification_list",
+                "classification",
+                "Classification",
+                "",
+                "",
+                {{"SCOPE", nullptr, nullptr},
+                 {"NAME", nullptr, nullptr},
+                 {"GPUS", nullptr, nullptr},
+                 {"QUEUES_PEAK", nullptr, nullptr},
+                 {"MAX_PER_GPU", nullptr, nullptr},
+                 {"COMPUTE_PEAK", nullptr, nullptr},
+                 {"CLASS", nullptr, nullptr},
+                 {"COMPUTE_CLASS", nullptr, nullptr},
+                 {"VERDICT", nullptr, nullptr}},
+                {}};
+  const auto add = [&t](const char* scope, std::string name, const auto& row) {
+    uint64_t max_per_gpu = 0;
+    for (const auto& [gpu, n] : row.peak_per_gpu) {
+      max_per_gpu = std::max(max_per_gpu, n);
+    }
+    t.rows.push_back(
+        {TextOnly(scope), TextOnly(std::move(name)), Count(row.gpus_used),
+         Count(row.queues_peak), Count(max_per_gpu), Count(row.compute_peak),
+         Class(row.classification), Class(row.compute_classification),
+         Text(QueueClassVerdict(row.classification))});
+  };
+  add("run", ShortName(r.name), r);
+  for (const ContainerRow& c : r.containers) {
+    add("container", ContainerOrHost(c.owner.container), c);
+  }
+  for (const ProcessRow& p : r.processes) {
+    add("process",
+        fmt::format("{} {} ({})", p.pid, DashIfEmpty(p.comm),
+                    p.owner.container.empty() ? "host" : p.owner.container),
+        p);
+  }
+  return t;
+}
+
 // The rows --once shows, at the capture's end: what a live `--once` would
 // have printed then, one column per RowColumns() entry.
 ReportTable ContainerGpusAtEnd(const RunReport& r) {
@@ -579,6 +623,16 @@ std::vector<size_t> ShownColumns(const ReportTable& t,
   return shown;
 }
 
+std::string ShortName(const std::string& name) {
+  std::string base = name.substr(name.find_last_of('/') + 1);
+  const std::string suffix = ".gpuqcap";
+  if (base.size() > suffix.size() &&
+      base.compare(base.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    base.resize(base.size() - suffix.size());
+  }
+  return base;
+}
+
 std::vector<ReportTable> ReportTables(const RunReport& r) {
   std::vector<ReportTable> tables;
   tables.push_back(GpuQueues(r));
@@ -594,6 +648,7 @@ std::vector<ReportTable> ReportTables(const RunReport& r) {
   tables.push_back(Evictions(r));
   tables.push_back(CreateFailures(r));
   tables.push_back(Doorbells(r));
+  tables.push_back(Classification(r));
   tables.push_back(ContainerGpusAtEnd(r));
   return tables;
 }

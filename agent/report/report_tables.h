@@ -54,6 +54,10 @@ std::vector<size_t> ShownColumns(const ReportTable& t,
 /// Every table section of `r`, in the order renderers append them.
 std::vector<ReportTable> ReportTables(const RunReport& r);
 
+/// The name of a capture in a report: its file name without directories
+/// and without the ".gpuqcap" suffix.
+std::string ShortName(const std::string& name);
+
 /// "140 us", "2.1 ms", "9.000412345 s": the unit that keeps digits short.
 std::string FormatDuration(double seconds);
 
