@@ -3,15 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstring>
 #include <thread>
 #include <tuple>
 #include <type_traits>
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "model/sysfs_seed.h"
 #include "resolver/container_metadata_json.h"
-#include "resolver/gpu_topology.h"
 #include "resolver/proc_cgroup.h"
 #include "sources/kfd_sysfs.h"
 
@@ -59,57 +58,19 @@ void Pipeline::SetDoorbellMapFull(uint64_t drops) {
 }
 
 std::vector<std::string> Pipeline::Start() {
-  std::vector<std::string> warnings;
-  if (!options_.use_sysfs) return warnings;
-  const std::string kfd = options_.paths.Kfd();
-  if (!KfdPresent(kfd)) {
-    warnings.push_back(fmt::format(
-        "no amdkfd sysfs at {}: no GPU topology and no queues to seed", kfd));
-    return warnings;
-  }
-  std::vector<GpuNode> nodes;
-  std::string error;
-  if (!ReadGpuTopology(kfd, &nodes, &error)) {
-    warnings.push_back("GPU topology unavailable: " + error);
-  }
-  for (const GpuNode& node : nodes) Handle(ToRecord(node));
-
-  std::vector<SysfsQueue> queues;
-  if (!ReadKfdQueues(kfd, &queues, &error)) {
-    warnings.push_back("cannot seed queues from sysfs: " + error);
-    return warnings;
-  }
+  if (!options_.use_sysfs) return {};
+  const SysfsStart start = ReadSysfsStart(options_.paths);
+  for (const gpuq_gpu_info_record& gpu : start.gpus) Handle(gpu);
   std::lock_guard<std::mutex> lock(mu_);
-  for (const SysfsQueue& q : queues) {
-    // A secondary context's queues are not seeded (Model::Diff says why).
-    if (q.context == kPrimaryContext) HandleLocked(SeedEventLocked(q));
-  }
-  return warnings;
+  for (const SysfsQueue& q : start.queues) HandleLocked(SeedEventLocked(q));
+  return start.warnings;
 }
 
 gpuq_queue_create_event Pipeline::SeedEventLocked(const SysfsQueue& q) {
-  gpuq_queue_create_event e{};
-  e.hdr.type = GPUQ_EV_QUEUE_CREATE;
-  e.hdr.size = sizeof(e);
-  e.hdr.tgid = q.pid;
-  e.hdr.ts_ns = MonotonicNowNs();
-  // sysfs knows the pid, not the cgroup: find it through /proc.
-  const auto path = CgroupPathOfPid(options_.paths.procfs, q.pid);
-  if (path) {
-    const auto id = CgroupIdOfPath(resolver_.V2Root(), *path);
-    if (id) {
-      e.hdr.cgroup_id = *id;
-      attributor_.Learn(*id, *path);
-    }
-  }
-  e.gpu_id = q.gpu_id;
-  e.queue_id = q.queue_id;
-  e.queue_type = options_.queue_types.ToGpuq(q.type);
-  e.ring_size = q.size;
-  e.flags = GPUQ_CREATE_F_SEEDED;
-  const std::string comm = CommOfPid(options_.paths.procfs, q.pid);
-  std::strncpy(e.comm, comm.c_str(), sizeof(e.comm) - 1);
-  return e;
+  const SeededQueue s =
+      SeedQueue(q, options_.paths, options_.queue_types, resolver_.V2Root());
+  if (s.cgroup_path) attributor_.Learn(s.event.hdr.cgroup_id, *s.cgroup_path);
+  return s.event;
 }
 
 void Pipeline::Handle(const Event& event) {
