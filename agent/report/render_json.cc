@@ -10,13 +10,12 @@ using Json = nlohmann::ordered_json;
 // the expansion of nlohmann's NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE: bookworm's
 // 3.11.2 defines that macro for nlohmann::json only (keys sorted), and the
 // report keeps its keys in order (ordered_json). Found by ADL, so in the
-// rows' namespace. Rows whose keys are not their members' names (the
-// schema's, gpuq-report/1) are written below by hand.
+// rows' namespace: the timeline's. The report's tables are written below
+// from their column lists (report_tables.h), the headline by hand.
 #define GPUQ_ORDERED_JSON_MEMBERS(Type, ...)                                 \
   void to_json(Json& nlohmann_json_j, const Type& nlohmann_json_t) {         \
     NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(NLOHMANN_JSON_TO, __VA_ARGS__)) \
   }
-void to_json(Json& j, const Owner& o) { j = OwnerJson(o); }
 GPUQ_ORDERED_JSON_MEMBERS(Series, name, values)
 GPUQ_ORDERED_JSON_MEMBERS(Slice, track, name, start_s, duration_s, args)
 

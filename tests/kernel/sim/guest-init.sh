@@ -1396,7 +1396,7 @@ hip_steps() {
   # a graph launched twice: HIP 7 submits it in batches, one ring each (the
   # doorbells check counts their packets), so 7.2.4's has 300 nodes; the
   # older HIPs ring once per packet, and 30 nodes show their graphs as well
-  # at a tenth of the TCG time
+  # with 540 fewer rings for every agent's uprobes
   if [ "${STACK:-}" = 7.2 ]; then
     drv hip graph h3 300 2
   else
@@ -1712,8 +1712,9 @@ client_checks() {
 }
 
 # client_agent_up: the current agent (ca_use) served /metrics with its
-# lifecycle probes attached in its tier and the doorbell uprobes (AG_UP_OF,
-# DB_UPROBES), or its start check failed and it leaves the run.
+# lifecycle probes attached in its tier (its time to that in CA_UP_i, its
+# doorbell uprobes in CA_DB_i), or its start check failed and it leaves the
+# run.
 client_agent_up() {
   local absent="" c t0
   eval "t0=\$CA_T0_$CA_I"
