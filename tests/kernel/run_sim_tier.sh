@@ -118,10 +118,14 @@ nobtf_checks() {
 }
 # client_checks_of btf|nobtf: the checks of JUDGED's runtime client groups
 # the guest with (NAME[-STACK] in btf-fentry, ...-kprobe) or without BTF
-# (...-args, ...-tp) runs: each client run has one agent per tier
-# (sim/guest-init.sh's client_runs).
+# (...-args, ...-tp) runs, and the start and stops checks of the agents
+# watching them, one per tier (clients, clients-kprobe; clients-args,
+# clients-tp: sim/guest-init.sh's client_runs).
 client_checks_of() {
   local m c
+  for m in $([ "$1" = btf ] && echo clients clients-kprobe || echo clients-args clients-tp); do
+    echo "$m:start $m:stops"
+  done
   for m in $(client_plan "$JUDGED"); do
     case $m in
       *-args | *-tp) [ "$1" = nobtf ] || continue ;;

@@ -1,7 +1,9 @@
 # Compares the agent's metrics with the simulator's ground truth (busybox awk).
 #
-#   awk -v fams="gpuq_queues gpuq_queue_creates_total" -f compare.awk INPUT
+#   awk -v fams="gpuq_queues gpuq_queue_creates_total" [-v only=CONTAINER] -f compare.awk INPUT
 #
+# With only set, the series of that container label alone are compared (a
+# client run's thunk truth knows its own container, the agent every one).
 # Every series must equal the truth exactly: there is no allowance for
 # dropped events (a destroy reconciliation got ahead of is still counted as
 # a destroy, docs/reconciliation.md).
@@ -214,6 +216,8 @@ $1 == "MET" {
 		gsub(/"/, "", v)
 		lv[substr(parts[i], 1, eq - 1)] = v
 	}
+	if (only != "" && lv["container"] != only)
+		next
 	key = name "{"
 	k = split(keep[name], ln, " ")
 	for (i = 1; i <= k; i++)
@@ -226,7 +230,7 @@ END {
 	for (key in want) {
 		name = key
 		sub(/\{.*/, "", name)
-		if (name in check)
+		if ((name in check) && (only == "" || index(key, "container=\"" only "\"")))
 			all[key] = 1
 	}
 	for (key in got)

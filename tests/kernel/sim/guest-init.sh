@@ -357,11 +357,14 @@ stop_agent() {
 }
 
 # compare_once FAMILIES METRICS-FILE: compare.awk's output in /tmp/cmp.out.
+# Truth now: the simulator's, the drivers' (/tmp/drv.truth) and the
+# submissions of earlier client runs' containers (/tmp/drv.past, client_runs).
+: > /tmp/drv.past
 compare_once() {
   {
     cat /tmp/static.in
     sed 's/^/BASE /' /tmp/base.truth
-    sed 's/^/NOW /' $TRUTH /tmp/drv.truth
+    sed 's/^/NOW /' $TRUTH /tmp/drv.truth /tmp/drv.past
     sed 's/^/MET /' "$2"
   } > /tmp/cmp.in
   awk -v fams="$1" -f $SIM/compare.awk \
@@ -1279,14 +1282,15 @@ thunk_lines() {
     }' "${2:-$NG_TRUTH}"
 }
 
-# compare_thunk FAMILIES: the last scrape against the thunk's truth alone.
+# compare_thunk FAMILIES: the last scrape against the thunk's truth alone
+# (with THUNK_ONLY, the series of that container alone: a client run's).
 compare_thunk() {
   {
     cat /tmp/static.in
     sed 's/^/NOW /' /tmp/ng.lines
     sed 's/^/MET /' /tmp/m.prom
   } > /tmp/cmpt.in
-  awk -v fams="$1" -f $SIM/compare.awk /tmp/cmpt.in > /tmp/cmpt.out
+  awk -v fams="$1" -v only="${THUNK_ONLY:-}" -f $SIM/compare.awk /tmp/cmpt.in > /tmp/cmpt.out
   grep -q '^RESULT ok' /tmp/cmpt.out
 }
 
@@ -1559,22 +1563,29 @@ lp_checks() {
   fi
 }
 
-# ---- one client run under one agent per probe tier ---------------------------
-# A client runs once under an agent per probe tier its guest checks (the btf
-# guest's btf-fentry and btf-kprobe, the nobtf guest's args-kprobe and
-# tracepoint), each on its tier's port with --doorbells=uprobe on the ROCr
-# the client maps: every check compares each agent with the same truths, as
-# the programs group does with four. (One run per tier cost a HIP group
-# about 70 s of TCG time each, 2026-11-29.)
-# client_checks NAME GROUP:TIER...: the run's agents (CA_N; the i-th is
-# group CA_G_i in tier CA_T_i, its pid CA_PID_i), those GPUQ_CLIENTS names;
-# the first one's group leads (its timing marks; rocr's adds the
-# least-privilege agents).
+# ---- client runs: one agent per probe tier watches all of a guest's runs -----
+# Every client run of a guest runs under the same agents, one per probe tier
+# the guest checks (the btf guest's btf-fentry and btf-kprobe, the nobtf
+# guest's args-kprobe and tracepoint), each on its tier's port with
+# --doorbells=uprobe on every ROCr the runs map (--hsa-runtime, repeatable),
+# started before the first run and stopped after the last: a user's agent
+# while containers with their own ROCm come and go. (Two agents started per
+# run cost 28-66 s of TCG time a run, 7 runs a guest, 2026-11-29.) Each run
+# has a container of its own (run_container): the run's thunk truth is
+# compared with that container's series alone (THUNK_ONLY), the simulator's
+# truth with every series since the agents started (BASE), the submissions
+# of earlier runs' containers taken from their thunks (/tmp/drv.past).
+# The agents: CA_N; the i-th in tier CA_T_i, pid CA_PID_i, with a group of
+# its own, CA_A_i ("clients" in btf-fentry, "clients-SUFFIX" in the others:
+# its start and stops checks). One that leaves the runs (ca_drop) says why in
+# /tmp/ca-out-i (runs are subshells). In a run, CA_G_i is the agent's group
+# for it (NAME[-STACK][-SUFFIX]) and CA_IN_i=1 if that group runs
+# (GPUQ_CLIENTS).
 # ca_use I: the I-th agent's URL, TIER, PROBES, ATTACH_MIN, AG_PID, G and
 # CA_I.
 ca_use() {
   CA_I=$1
-  eval "G=\$CA_G_$1 TIER=\$CA_T_$1 AG_PID=\${CA_PID_$1:-}"
+  eval "G=\${CA_G_$1:-\$CA_A_$1} TIER=\$CA_T_$1 AG_PID=\${CA_PID_$1:-}"
   PORT=$(tier_port "$TIER")
   URL=http://127.0.0.1:$PORT/metrics
   PROBES=$(tier_probes "$TIER")
@@ -1585,6 +1596,7 @@ ca_each() {
   local i
   for i in $(seq "$CA_N"); do
     eval "[ \"\${CA_IN_$i:-}\" = 1 ]" || continue
+    [ -e /tmp/ca-out-$i ] && continue
     ca_use "$i"
     "$@"
   done
@@ -1599,33 +1611,176 @@ ca_skip1() {
   local c
   for c in $2 $([ $G = rocr ] && echo least-privilege no-ptrace); do skip "$G:$c" "$1"; done
 }
-# ca_launch RUNTIME: the current agent started (not awaited) with
-# --doorbells=uprobe on RUNTIME.
-ca_launch() {
-  # shellcheck disable=SC2046
-  launch_agent $G --sample-interval 100ms --doorbells=uprobe --hsa-runtime "$1" $(tier_flags $TIER)
-  eval "CA_PID_$CA_I=\$AG_PID CA_T0_$CA_I=$(up)"
-}
-# ca_drop: the current agent leaves the run, stopped (its later checks are
-# missing, which the host counts as failures).
+# ca_drop WHY: the current agent leaves the runs, stopped (the runs after
+# fail their start check with WHY; client_agents_stop reaps it).
 ca_drop() {
-  eval "CA_IN_$CA_I=0"
-  stop_agent
+  echo "$1" > /tmp/ca-out-$CA_I
+  kill -TERM "$AG_PID" 2> /dev/null
+}
+# ca_gone: the start check of each group of the run whose agent left.
+ca_gone() {
+  local i g
+  for i in $(seq "$CA_N"); do
+    eval "[ \"\${CA_IN_$i:-}\" = 1 ]" && [ -e /tmp/ca-out-$i ] || continue
+    eval "g=\$CA_G_$i"
+    fail "$g:start" "its agent left the runs before: $(cat /tmp/ca-out-$i)"
+  done
 }
 
+# client_list: every client run as NAME:STACK (no STACK: Debian 12's ROCm
+# 5.2.3), their groups' base names NAME[-STACK]: Debian 12's ROCr and HIP
+# 5.2.3 on the null thunk, and the ROCm stacks users run in 2026
+# (run_sim_tier.sh's ROCM_STACKS, listed in /lib/nullgpu/rocm-stacks):
+# Debian's ROCr 6.4.3 and 7.2.4, whose queues the KFD null GPU forwards, their
+# HIP (6.4.3, 7.2.4) and rocBLAS (6.4.4), each chrooted in its root shared
+# over 9p.
+client_list() {
+  local s
+  echo rocr: hip:
+  for s in $(cat /lib/nullgpu/rocm-stacks 2> /dev/null); do echo "rocr:$s"; done
+  for s in $(cat /lib/nullgpu/rocm-stacks 2> /dev/null); do echo "hip:$s"; done
+  echo rocblas:6.4
+}
+# client_base NAME:STACK: the run's groups' base name.
+client_base() {
+  local s=${1#*:}
+  echo "${1%%:*}${s:+-$s}"
+}
+
+# client_agents_start SUFFIX:TIER...: the runs' agents, in the tiers where
+# any client group runs, with --hsa-runtime on the ROCr file of each run
+# that has one; each up with its lifecycle probes (its group's start check)
+# or gone (ca_drop). BASE is now; no creates lost yet, no runs before.
+client_agents_start() {
+  local a c base runtimes="" f any
+  CA_N=0
+  rm -f /tmp/ca-out-* /tmp/lost-creates*
+  : > /tmp/drv.past
+  for c in $(client_list); do
+    f=$(STACK=${c#*:} rocr_runtime ${c%%:*})
+    [ -f "$f" ] || continue
+    case " $runtimes " in *" $f "*) ;; *) runtimes="$runtimes $f" ;; esac
+  done
+  CA_RUNTIMES=$runtimes
+  for a in "$@"; do
+    any=""
+    for c in $(client_list); do
+      base=$(client_base "$c")
+      client_on "$(client_groups "$base" "$a" | cut -d: -f1)" && any=1
+    done
+    [ -n "$any" ] || continue
+    CA_N=$((CA_N + 1))
+    eval "CA_A_$CA_N=\$(client_groups clients \"\$a\" | cut -d: -f1) CA_T_$CA_N=\${a#*:} CA_IN_$CA_N=1"
+  done
+  [ "$CA_N" = 0 ] && return
+  ktime clients-start
+  cp $TRUTH /tmp/base.truth
+  ca_each ca_launch
+  ca_each client_agent_up
+  ktime clients-ready
+}
+# ca_launch: the current agent started (not awaited). Its --container-grace
+# outlasts the guest's runs: the simulator's truth keeps every run's
+# container, and the default 300 s removed the first runs' series before
+# the last run's checks (7.3, 2026-11-29); the grace itself is the unit
+# tier's (retire_test.cc).
+ca_launch() {
+  local rt flags=""
+  for rt in $CA_RUNTIMES; do flags="$flags --hsa-runtime $rt"; done
+  # shellcheck disable=SC2046,SC2086
+  launch_agent $G --sample-interval 100ms --doorbells=uprobe --container-grace 3600s $flags $(tier_flags $TIER)
+  eval "CA_PID_$CA_I=\$AG_PID CA_T0_$CA_I=$(up)"
+}
+# client_agent_up: the current agent served /metrics with its lifecycle
+# probes attached in its tier (its group's start check; the time to that in
+# CA_UP_i, its doorbell uprobes in CA_DB_i), or it leaves the runs.
+client_agent_up() {
+  local t0
+  eval "t0=\$CA_T0_$CA_I"
+  await_agent "$t0"
+  if [ -z "$AG_UP" ]; then
+    fail $G:start "the agent ($(tier_flags $TIER) --doorbells=uprobe) never served /metrics with its probes attached"
+    dump $G /tmp/agent-$G.out /tmp/m.prom
+    ca_drop "it never served /metrics with its probes attached"
+    return
+  fi
+  agent_probes_absent
+  if [ -n "$ABSENT" ]; then
+    fail $G:start "lifecycle probes not attached in tier $TIER:$ABSENT ($(grep '^gpuq_probe_attached{' /tmp/m.prom | tr '\n' ' '))"
+    ca_drop "lifecycle probes not attached in tier $TIER:$ABSENT"
+    return
+  fi
+  eval "CA_UP_$CA_I=\$AG_UP"
+  eval "CA_DB_$CA_I=\$(grep -c '^gpuq_probe_attached{probe=\"doorbell_.*tier=\"uprobe\"} 1\$' /tmp/m.prom)"
+  pass $G:start "agent up after ${AG_UP}s (lifecycle probes in tier $TIER, $(eval "echo \$CA_DB_$CA_I") doorbell uprobes on the ROCr files:$CA_RUNTIMES; $CA_N agent(s) watch the guest's client runs)"
+}
+# agent_probes_absent: ABSENT = the current agent's lifecycle probes not
+# attached in its tier in /tmp/m.prom.
+agent_probes_absent() {
+  local c
+  ABSENT=""
+  for c in $PROBES; do
+    grep -q "^gpuq_probe_attached{probe=\"$c\",.*tier=\"$TIER\"} 1\$" /tmp/m.prom || ABSENT="$ABSENT $c"
+  done
+}
+# client_agents_stop: each agent of the runs stops on SIGTERM (its group's
+# stops check); those that left are reaped.
+client_agents_stop() {
+  local i
+  for i in $(seq "$CA_N"); do
+    ca_use "$i"
+    if [ -e /tmp/ca-out-$i ]; then
+      wait "$AG_PID" 2> /dev/null
+      continue
+    fi
+    stop_agent
+    if [ "$STOP_RESULT" = "exit 0" ]; then
+      pass $G:stops "the agent that watched the guest's client runs: exit 0 after SIGTERM"
+    else
+      fail $G:stops "the agent that watched the guest's client runs: $STOP_RESULT after SIGTERM"
+    fi
+    dump $G "/tmp/agent-$G.out"
+  done
+  : > /tmp/drv.past
+}
+
+# run_container LEAD: container A for this run (runs are subshells): a
+# docker cgroup of its own, its id from the run's lead group, in
+# /tmp/static.in for compare.awk. It stays (no --container-grace expiry
+# while the agents run).
+run_container() {
+  ID_A=$(echo "run $1" | sha256sum | cut -c1-64)
+  CG_A=/sys/fs/cgroup/system.slice/docker-$ID_A.scope
+  mkdir -p $CG_A
+  echo "CG $(stat -c %i $CG_A) $(echo $ID_A | cut -c1-12)" >> /tmp/static.in
+  THUNK_ONLY=$(echo $ID_A | cut -c1-12)
+}
+# run_past: the submissions of the run's container, its client gone (the
+# thunk's final truth), move to /tmp/drv.past for the runs after.
+run_past() {
+  [ -s $NG_TRUTH ] && thunk_lines 1 | grep '^submit' >> /tmp/drv.past
+  : > /tmp/drv.truth
+}
+
+# client_checks NAME GROUP:TIER...: NAME's client (STACK's, if set) in a
+# container of its own, under the runs' agents: GROUP's checks for the
+# agent in TIER, those GPUQ_CLIENTS names; the first group leads (its timing
+# marks; rocr's adds the least-privilege agents).
 client_checks() {
-  local name=$1 lead="" a c pid runtime markers checks what
+  local name=$1 lead="" a i pid runtime markers checks what c
   shift
   runtime=$(rocr_runtime $name)
   eval "checks=\$$(echo "$name" | tr a-z A-Z)_CHECKS"
-  CA_N=0
   for a in "$@"; do
     client_on "${a%%:*}" || continue
-    CA_N=$((CA_N + 1))
-    eval "CA_G_$CA_N=\${a%%:*} CA_T_$CA_N=\${a#*:} CA_IN_$CA_N=1"
+    for i in $(seq "$CA_N"); do
+      eval "[ \"\$CA_T_$i\" = \"${a#*:}\" ]" && eval "CA_G_$i=${a%%:*} CA_IN_$i=1"
+    done
     [ -n "$lead" ] || lead=${a%%:*}
   done
-  [ "$CA_N" = 0 ] && return
+  for i in $(seq "$CA_N"); do eval "[ -n \"\${CA_G_$i:-}\" ]" || eval "CA_IN_$i=0"; done
+  [ -n "$lead" ] || return
+  ca_gone
   markers="missing $name-missing"
   [ -z "${STACK:-}" ] || markers="rocm-$STACK-missing $([ $name != rocr ] && echo $name-$STACK-missing)"
   for c in $markers; do
@@ -1634,13 +1789,12 @@ client_checks() {
       return
     fi
   done
+  [ -n "$(ca_each echo x)" ] || return
   ktime $lead-start
+  run_container $lead
   : > /tmp/drv.truth
-  cp $TRUTH /tmp/base.truth
-  rm -f /tmp/lost-creates*
-  ca_each ca_launch "$runtime"
   [ $lead = rocr ] && lp_start
-  ca_each client_agent_up
+  ca_each client_agent_serves
   if [ -z "$(ca_each echo x)" ]; then
     lp_stop
     return
@@ -1652,17 +1806,16 @@ client_checks() {
     dump $lead /tmp/$name.out
     exec 8>&- # its stdin ends: it exits
     lp_stop
-    ca_each stop_agent
     return
   fi
-  # the doorbell uprobes sit on --hsa-runtime's file: it must be the ROCr
-  # the client maps
+  # the doorbell uprobes sit on the --hsa-runtime files: the client must
+  # map this run's
   maps=$(grep -o '/[^ ]*libhsa-runtime64[^ ]*' /proc/$pid/maps | sort -u | tr '\n' ' ')
   if [ "$maps" != "$runtime " ]; then
-    ca_fail start "the $name client maps ROCr as '$maps', not the --hsa-runtime file"
+    ca_fail start "the $name client maps ROCr as '$maps', not the --hsa-runtime file $runtime"
     exit_driver $name
+    run_past
     lp_stop
-    ca_each stop_agent
     return
   fi
   if [ -n "${STACK:-}" ] && [ $name != rocr ]; then
@@ -1673,7 +1826,7 @@ client_checks() {
   else
     what="(on the null thunk with /dev/kfd)"
   fi
-  ca_each ca_pass_start "$name client pid $pid: $(head -n 1 /tmp/$name.out) $what"
+  ca_each ca_pass_start "$name client pid $pid in container $THUNK_ONLY: $(head -n 1 /tmp/$name.out) $what"
   ktime $lead-ready
   ${name}_steps
   if [ $lead = rocr ]; then
@@ -1704,43 +1857,34 @@ client_checks() {
   thunk_lines 1 > /tmp/ng.lines
   grep '^submit' /tmp/ng.lines > /tmp/drv.truth
   ca_each client_teardown
+  run_past
   dump $lead-client /tmp/$name.out
   sed 's/^/thunk: /' $NG_TRUTH > /tmp/ng.txt
   dump $lead-thunk /tmp/ng.txt
-  ca_each client_agent_stops $name
+  ca_each client_run_stops $name
   ktime $lead-done
 }
 
-# client_agent_up: the current agent (ca_use) served /metrics with its
-# lifecycle probes attached in its tier (its time to that in CA_UP_i, its
-# doorbell uprobes in CA_DB_i), or its start check failed and it leaves the
-# run.
-client_agent_up() {
-  local absent="" c t0
-  eval "t0=\$CA_T0_$CA_I"
-  await_agent "$t0"
-  if [ -z "$AG_UP" ]; then
-    fail $G:start "the agent ($(tier_flags $TIER) --doorbells=uprobe) never served /metrics with its probes attached"
-    dump $G /tmp/agent-$G.out /tmp/m.prom
-    ca_drop
+# client_agent_serves: the current agent still serves /metrics with its
+# lifecycle probes attached, or this run's start check fails and it leaves.
+client_agent_serves() {
+  if ! scrape /tmp/m.prom; then
+    fail $G:start "the agent no longer serves /metrics"
+    ca_drop "it stopped serving /metrics (before the run of $G)"
     return
   fi
-  for c in $PROBES; do
-    grep -q "^gpuq_probe_attached{probe=\"$c\",.*tier=\"$TIER\"} 1\$" /tmp/m.prom || absent="$absent $c"
-  done
-  if [ -n "$absent" ]; then
-    fail $G:start "lifecycle probes not attached in tier $TIER:$absent ($(grep '^gpuq_probe_attached{' /tmp/m.prom | tr '\n' ' '))"
-    ca_drop
-    return
+  agent_probes_absent
+  if [ -n "$ABSENT" ]; then
+    fail $G:start "lifecycle probes no longer attached in tier $TIER:$ABSENT"
+    ca_drop "lifecycle probes no longer attached in tier $TIER:$ABSENT (before the run of $G)"
   fi
-  eval "CA_UP_$CA_I=\$AG_UP"
-  eval "CA_DB_$CA_I=\$(grep -c '^gpuq_probe_attached{probe=\"doorbell_.*tier=\"uprobe\"} 1\$' /tmp/m.prom)"
 }
-# ca_pass_start WHAT: the current agent's start check passes, saying WHAT ran.
+# ca_pass_start WHAT: the current agent's start check of the run passes,
+# saying WHAT ran.
 ca_pass_start() {
   local up db
   eval "up=\$CA_UP_$CA_I db=\$CA_DB_$CA_I"
-  pass $G:start "agent up after ${up}s (lifecycle probes in tier $TIER, $db doorbell uprobes; $CA_N agent(s) in the run); $1"
+  pass $G:start "the agent serves (up after ${up}s before the guest's first client run; lifecycle probes in tier $TIER, $db doorbell uprobes); $1"
 }
 
 # client_teardown: after the client's exit (/tmp/ng.lines, /tmp/drv.truth
@@ -1757,16 +1901,16 @@ client_teardown() {
   dump $G-metrics /tmp/m.prom
 }
 
-# client_agent_stops NAME: the current agent stops on SIGTERM, and NAME's
-# client did every command as expected.
-client_agent_stops() {
-  stop_agent
-  if [ "$STOP_RESULT" = "exit 0" ] && ! grep -q '^BAD' /tmp/$1.out; then
-    pass $G:stops "the agent: exit 0 after SIGTERM; the $1 client: every command as expected"
+# client_run_stops NAME: NAME's client did every command as expected and
+# exited, and the current agent serves on for the next run.
+client_run_stops() {
+  local serves=yes
+  scrape /tmp/alive.prom || serves=no
+  if [ $serves = yes ] && ! grep -q '^BAD' /tmp/$1.out; then
+    pass $G:stops "the $1 client: every command as expected, exited; the agent serves on for the next run"
   else
-    fail $G:stops "the agent: $STOP_RESULT after SIGTERM; the $1 client: $(grep '^BAD' /tmp/$1.out | head -n 3 | tr '\n' ';')"
+    fail $G:stops "the agent serves /metrics: $serves; the $1 client: $(grep '^BAD' /tmp/$1.out | head -n 3 | tr '\n' ';')"
   fi
-  dump $G "/tmp/agent-$G.out"
 }
 
 # client_doorbells NAME RUNTIME: the current agent's doorbell figures for
@@ -1849,28 +1993,19 @@ EOF
 
 }
 
-# Each client runs once under a btf-fentry and a btf-kprobe agent (the
-# nobtf guest's under an args-kprobe and a tracepoint one, below): Debian
-# 12's ROCr 5.2.3 and HIP 5.2.3 on the null thunk, and the ROCm stacks users
-# run in 2026 (run_sim_tier.sh's ROCM_STACKS, listed in
-# /lib/nullgpu/rocm-stacks): Debian's ROCr 6.4.3 and 7.2.4, whose queues the
-# KFD null GPU forwards, their HIP (6.4.3, 7.2.4) and rocBLAS (6.4.4), each
-# chrooted in its root shared over 9p, under the same checks.
-# client_runs SUFFIX:TIER...: every client run of this guest, its groups
+# client_runs SUFFIX:TIER...: every client run of this guest (client_list),
+# each in a subshell, under the agents of client_agents_start; its groups
 # named NAME[-STACK] in btf-fentry and NAME[-STACK]-SUFFIX in the others.
+# A subshell itself: the agents' PORT, URL, TIER... stay in it.
 # shellcheck disable=SC2046 # client_groups' words are the arguments
-client_runs() {
-  local stack name
-  (client_checks rocr $(client_groups rocr "$@"))
-  (client_checks hip $(client_groups hip "$@"))
-  for stack in $(cat /lib/nullgpu/rocm-stacks 2> /dev/null); do
-    (STACK=$stack client_checks rocr $(client_groups rocr-$stack "$@"))
+client_runs() (
+  client_agents_start "$@"
+  [ "$CA_N" = 0 ] && exit 0
+  for c in $(client_list); do
+    (STACK=${c#*:} client_checks ${c%%:*} $(client_groups "$(client_base "$c")" "$@"))
   done
-  for stack in $(cat /lib/nullgpu/rocm-stacks 2> /dev/null); do
-    (STACK=$stack client_checks hip $(client_groups hip-$stack "$@"))
-  done
-  (STACK=6.4 client_checks rocblas $(client_groups rocblas-6.4 "$@"))
-}
+  client_agents_stop
+)
 # client_groups BASE SUFFIX:TIER...: BASE's GROUP:TIER arguments.
 client_groups() {
   local base=$1 a
