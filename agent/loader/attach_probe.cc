@@ -12,11 +12,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <functional>
 
 #include "feature_probe.skel.h"
 #include "loader/bpf_loader.h"
+#include "loader/fire_check.h"
 #include "loader/kernel_features.h"
 
 namespace gpuq {
@@ -67,8 +69,15 @@ std::string TryKind(
   } else if (bpf_link* link = attach(skel); link == nullptr) {
     why = fmt::format("refused at attach ({})", std::strerror(errno));
   } else {
-    for (int i = 0; i < 3; ++i) syscall(SYS_getppid);
-    if (skel->bss->hits[kind] == 0) why = "attached but never fired";
+    // 20 tries 5 ms apart: at most 0.1 s for a hook that never fires
+    // (fire_check.h says why one try is not enough).
+    const bool fired = FiresWithin(
+        20, std::chrono::milliseconds(5),
+        [] {
+          for (int i = 0; i < 3; ++i) syscall(SYS_getppid);
+        },
+        [&] { return skel->bss->hits[kind] != 0; });
+    if (!fired) why = "attached but never fired";
     bpf_link__destroy(link);
   }
   feature_probe_bpf__destroy(skel);

@@ -258,7 +258,8 @@ std::unique_ptr<BpfLoader> BpfLoader::Load(const Options& options,
     *error = !features.kfd_sysfs && !features.amdgpu_loaded
                  ? "amdkfd is not present on this kernel (no /sys/class/kfd, "
                    "no amdgpu symbols): no hook can attach"
-                 : "no KFD hook can attach on this kernel: " + plans[0].reason;
+                 : "no KFD hook can attach on this kernel: " +
+                       NoHookReason(plans, options.request);
     return nullptr;
   }
 

@@ -573,6 +573,16 @@ std::vector<std::string> HookFunctions() {
   return functions;
 }
 
+std::string NoHookReason(const std::vector<HookPlan>& plans,
+                         TierRequest request) {
+  for (const HookPlan& p : plans) {
+    if (request == TierRequest::kTracepoint && IsTracepointHook(*p.spec)) {
+      return p.reason;
+    }
+  }
+  return plans.empty() ? "no hooks" : plans[0].reason;
+}
+
 std::vector<HookPlan> PlanHooks(const KernelFeatures& f, const PlanOptions& o) {
   std::vector<HookPlan> plans;
   std::set<std::string> present = f.kallsyms;

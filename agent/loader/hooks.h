@@ -145,6 +145,12 @@ struct PlanOptions {
 std::vector<HookPlan> PlanHooks(const KernelFeatures& features,
                                 const PlanOptions& options);
 
+/// Why no hook of `plans` (none planned) can attach: the first hook's
+/// reason, or with --probe-tier=tracepoint the tracepoint hooks' (the
+/// function hooks' is only that they were not asked for).
+std::string NoHookReason(const std::vector<HookPlan>& plans,
+                         TierRequest request);
+
 /// The one line --once and the daemon print: which tiers run and what the
 /// running set lacks compared with the BTF tiers.
 std::string TierSummary(const std::vector<HookPlan>& plans);

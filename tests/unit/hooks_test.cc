@@ -654,6 +654,16 @@ TEST(HooksTest, TracepointTierForcedOrUnavailable) {
   plans = AllByProbe(f, {true, TierRequest::kTracepoint});
   EXPECT_NE(plans.at("tp_ioctl").reason.find("refused at load"),
             std::string::npos);
+  // Nothing planned: the agent's one line names the tracepoints' reason,
+  // not the function hooks' "not asked for" (7.3, 2026-11-29: "no KFD hook
+  // can attach on this kernel: --probe-tier=tracepoint: no function hooks").
+  f.tracepoint_note = "raw tracepoints attached but never fired";
+  const std::vector<HookPlan> none =
+      PlanHooks(f, {true, TierRequest::kTracepoint});
+  for (const HookPlan& p : none) EXPECT_EQ(p.tier, ProbeTier::kNone);
+  EXPECT_NE(NoHookReason(none, TierRequest::kTracepoint).find("never fired"),
+            std::string::npos);
+  EXPECT_EQ(NoHookReason(none, TierRequest::kAuto), none.at(0).reason);
 }
 
 TEST(HooksTest, BtfFileGivesTheBtfBodiesOnKprobes) {
