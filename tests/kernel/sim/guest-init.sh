@@ -291,12 +291,12 @@ launch_agent() {
   AG_PID=$!
 }
 # await_agent [T0]: AG_UP = the seconds from T0 (default now) until URL
-# served /metrics with ATTACH_MIN probes attached, or "" (180 s passed or
-# AG_PID died).
+# served /metrics with ATTACH_MIN probes attached, or "" (AWAIT_S seconds,
+# default 180, passed or AG_PID died).
 await_agent() {
   t0=${1:-$(up)}
   AG_UP=""
-  while within 180 "$t0"; do
+  while within "${AWAIT_S:-180}" "$t0"; do
     if scrape /tmp/m.prom && [ "$(grep -c '^gpuq_probe_attached{.*} 1$' /tmp/m.prom)" -ge $ATTACH_MIN ]; then
       AG_UP=$(elapsed "$t0")
       break
@@ -1563,24 +1563,12 @@ lp_checks() {
   fi
 }
 
-# ---- client runs: one agent per probe tier watches all of a guest's runs -----
-# Every client run of a guest runs under the same agents, one per probe tier
-# the guest checks (the btf guest's btf-fentry and btf-kprobe, the nobtf
-# guest's args-kprobe and tracepoint), each on its tier's port with
-# --doorbells=uprobe on every ROCr the runs map (--hsa-runtime, repeatable),
-# started before the first run and stopped after the last: a user's agent
-# while containers with their own ROCm come and go. (Two agents started per
-# run cost 28-66 s of TCG time a run, 7 runs a guest, 2026-11-29.) Each run
-# has a container of its own (run_container): the run's thunk truth is
-# compared with that container's series alone (THUNK_ONLY), the simulator's
-# truth with every series since the agents started (BASE), the submissions
-# of earlier runs' containers taken from their thunks (/tmp/drv.past).
+# ---- agents, one per probe tier at once (the client runs', the programs') ----
 # The agents: CA_N; the i-th in tier CA_T_i, pid CA_PID_i, with a group of
-# its own, CA_A_i ("clients" in btf-fentry, "clients-SUFFIX" in the others:
-# its start and stops checks). One that leaves the runs (ca_drop) says why in
-# /tmp/ca-out-i (runs are subshells). In a run, CA_G_i is the agent's group
-# for it (NAME[-STACK][-SUFFIX]) and CA_IN_i=1 if that group runs
-# (GPUQ_CLIENTS).
+# its own, CA_A_i (its start and stops checks). One that leaves (ca_drop)
+# says why in /tmp/ca-out-i (the client runs are subshells). In a client
+# run, CA_G_i is the agent's group for it (NAME[-STACK][-SUFFIX]) and
+# CA_IN_i=1 if that group runs (GPUQ_CLIENTS); elsewhere CA_IN_i=1 for all.
 # ca_use I: the I-th agent's URL, TIER, PROBES, ATTACH_MIN, AG_PID, G and
 # CA_I.
 ca_use() {
@@ -1612,7 +1600,7 @@ ca_skip1() {
   for c in $2 $([ $G = rocr ] && echo least-privilege no-ptrace); do skip "$G:$c" "$1"; done
 }
 # ca_drop WHY: the current agent leaves the runs, stopped (the runs after
-# fail their start check with WHY; client_agents_stop reaps it).
+# fail their start check with WHY; agents_stop reaps it).
 ca_drop() {
   echo "$1" > /tmp/ca-out-$CA_I
   kill -TERM "$AG_PID" 2> /dev/null
@@ -1627,6 +1615,101 @@ ca_gone() {
   done
 }
 
+# agents_start FLAGS GROUP:TIER...: an agent per GROUP:TIER on TIER's port
+# (CA_N; the i-th: CA_A_i = GROUP, CA_T_i = TIER, CA_PID_i), with FLAGS
+# (--doorbells=uprobe and its --hsa-runtime files among them) and TIER's
+# own, started together (their programs load on the one vCPU at once), then
+# each up with its lifecycle probes and doorbell uprobes attached (GROUP:start)
+# or gone (ca_drop). BASE is now; no creates lost yet.
+agents_start() {
+  local a
+  CA_FLAGS=$1
+  shift
+  CA_N=0
+  rm -f /tmp/ca-out-* /tmp/lost-creates*
+  for a in "$@"; do
+    CA_N=$((CA_N + 1))
+    eval "CA_A_$CA_N=\${a%%:*} CA_T_$CA_N=\${a#*:} CA_IN_$CA_N=1"
+  done
+  cp $TRUTH /tmp/base.truth
+  ca_each ca_launch
+  ca_each agent_up
+}
+# ca_launch: the current agent started (not awaited).
+ca_launch() {
+  # shellcheck disable=SC2046,SC2086
+  launch_agent $G $CA_FLAGS $(tier_flags $TIER)
+  eval "CA_PID_$CA_I=\$AG_PID CA_T0_$CA_I=$(up)"
+}
+# agent_up: the current agent served /metrics with its lifecycle probes
+# attached in its tier and its doorbell uprobes (its group's start check;
+# the time to that in CA_UP_i, its doorbell uprobes in CA_DB_i), or it
+# leaves (ca_drop).
+agent_up() {
+  local t0 db
+  eval "t0=\$CA_T0_$CA_I"
+  await_agent "$t0"
+  if [ -z "$AG_UP" ]; then
+    fail $G:start "the agent ($(tier_flags $TIER) $CA_FLAGS) never served /metrics with its probes attached"
+    dump $G /tmp/agent-$G.out /tmp/m.prom
+    ca_drop "it never served /metrics with its probes attached"
+    return
+  fi
+  agent_probes_absent
+  db=$(grep -c '^gpuq_probe_attached{probe="doorbell_.*tier="uprobe"} 1$' /tmp/m.prom)
+  [ "$db" -gt 0 ] || ABSENT="$ABSENT doorbell-uprobes"
+  if [ -n "$ABSENT" ]; then
+    fail $G:start "not attached in tier $TIER:$ABSENT ($(grep '^gpuq_probe_attached{' /tmp/m.prom | tr '\n' ' '))"
+    dump $G /tmp/agent-$G.out /tmp/m.prom
+    ca_drop "not attached in tier $TIER:$ABSENT"
+    return
+  fi
+  eval "CA_UP_$CA_I=\$AG_UP CA_DB_$CA_I=\$db"
+  pass $G:start "agent up after ${AG_UP}s: lifecycle probes in tier $TIER, $db doorbell uprobes ($(echo "$CA_FLAGS" | grep -o -- '--hsa-runtime [^ ]*' | wc -l) --hsa-runtime files: $(echo "$CA_FLAGS" | grep -o -- '--hsa-runtime [^ ]*' | cut -d' ' -f2 | tr '\n' ' ')); $CA_N agent(s) at once"
+}
+# agent_probes_absent: ABSENT = the current agent's lifecycle probes not
+# attached in its tier in /tmp/m.prom.
+agent_probes_absent() {
+  local c
+  ABSENT=""
+  for c in $PROBES; do
+    grep -q "^gpuq_probe_attached{probe=\"$c\",.*tier=\"$TIER\"} 1\$" /tmp/m.prom || ABSENT="$ABSENT $c"
+  done
+}
+# agents_stop: each agent stops on SIGTERM (its group's stops check); those
+# that left are reaped.
+agents_stop() {
+  local i
+  for i in $(seq "$CA_N"); do
+    ca_use "$i"
+    if [ -e /tmp/ca-out-$i ]; then
+      wait "$AG_PID" 2> /dev/null
+      continue
+    fi
+    stop_agent
+    if [ "$STOP_RESULT" = "exit 0" ]; then
+      pass $G:stops "exit 0 after SIGTERM"
+    else
+      fail $G:stops "$STOP_RESULT after SIGTERM"
+    fi
+    dump $G "/tmp/agent-$G.out"
+  done
+}
+
+# ---- client runs: one agent per probe tier watches all of a guest's runs -----
+# Every client run of a guest runs under the same agents, one per probe tier
+# the guest checks (the btf guest's btf-fentry and btf-kprobe, the nobtf
+# guest's args-kprobe and tracepoint), each on its tier's port with
+# --doorbells=uprobe on every ROCr the runs map (--hsa-runtime, repeatable),
+# started before the first run and stopped after the last: a user's agent
+# while containers with their own ROCm come and go. (Two agents started per
+# run cost 28-66 s of TCG time a run, 7 runs a guest, 2026-11-29.) Each run
+# has a container of its own (run_container): the run's thunk truth is
+# compared with that container's series alone (THUNK_ONLY), the simulator's
+# truth with every series since the agents started (BASE), the submissions
+# of earlier runs' containers taken from their thunks (/tmp/drv.past).
+# The agents' groups: "clients" in btf-fentry, "clients-SUFFIX" in the
+# others.
 # client_list: every client run as NAME:STACK (no STACK: Debian 12's ROCm
 # 5.2.3), their groups' base names NAME[-STACK]: Debian 12's ROCr and HIP
 # 5.2.3 on the null thunk, and the ROCm stacks users run in 2026
@@ -1647,101 +1730,37 @@ client_base() {
   echo "${1%%:*}${s:+-$s}"
 }
 
-# client_agents_start SUFFIX:TIER...: the runs' agents, in the tiers where
-# any client group runs, with --hsa-runtime on the ROCr file of each run
-# that has one; each up with its lifecycle probes (its group's start check)
-# or gone (ca_drop). BASE is now; no creates lost yet, no runs before.
+# client_agents_start SUFFIX:TIER...: the client runs' agents (agents_start),
+# in the tiers where any client group runs, with --hsa-runtime on the ROCr
+# file of each run that has one; no runs before.
 client_agents_start() {
-  local a c base runtimes="" f any
-  CA_N=0
-  rm -f /tmp/ca-out-* /tmp/lost-creates*
+  local a c base runtimes="" f any groups="" flags
   : > /tmp/drv.past
   for c in $(client_list); do
     f=$(STACK=${c#*:} rocr_runtime ${c%%:*})
     [ -f "$f" ] || continue
     case " $runtimes " in *" $f "*) ;; *) runtimes="$runtimes $f" ;; esac
   done
-  CA_RUNTIMES=$runtimes
   for a in "$@"; do
     any=""
     for c in $(client_list); do
       base=$(client_base "$c")
       client_on "$(client_groups "$base" "$a" | cut -d: -f1)" && any=1
     done
-    [ -n "$any" ] || continue
-    CA_N=$((CA_N + 1))
-    eval "CA_A_$CA_N=\$(client_groups clients \"\$a\" | cut -d: -f1) CA_T_$CA_N=\${a#*:} CA_IN_$CA_N=1"
+    [ -n "$any" ] && groups="$groups $(client_groups clients "$a")"
   done
-  [ "$CA_N" = 0 ] && return
+  CA_N=0
+  [ -n "$groups" ] || return
+  # Its --container-grace outlasts the guest's runs: the simulator's truth
+  # keeps every run's container, and the default 300 s removed the first
+  # runs' series before the last run's checks (7.3, 2026-11-29); the grace
+  # itself is the unit tier's (retire_test.cc).
+  flags="--sample-interval 100ms --doorbells=uprobe --container-grace 3600s"
+  for f in $runtimes; do flags="$flags --hsa-runtime $f"; done
   ktime clients-start
-  cp $TRUTH /tmp/base.truth
-  ca_each ca_launch
-  ca_each client_agent_up
+  # shellcheck disable=SC2086
+  agents_start "$flags" $groups
   ktime clients-ready
-}
-# ca_launch: the current agent started (not awaited). Its --container-grace
-# outlasts the guest's runs: the simulator's truth keeps every run's
-# container, and the default 300 s removed the first runs' series before
-# the last run's checks (7.3, 2026-11-29); the grace itself is the unit
-# tier's (retire_test.cc).
-ca_launch() {
-  local rt flags=""
-  for rt in $CA_RUNTIMES; do flags="$flags --hsa-runtime $rt"; done
-  # shellcheck disable=SC2046,SC2086
-  launch_agent $G --sample-interval 100ms --doorbells=uprobe --container-grace 3600s $flags $(tier_flags $TIER)
-  eval "CA_PID_$CA_I=\$AG_PID CA_T0_$CA_I=$(up)"
-}
-# client_agent_up: the current agent served /metrics with its lifecycle
-# probes attached in its tier (its group's start check; the time to that in
-# CA_UP_i, its doorbell uprobes in CA_DB_i), or it leaves the runs.
-client_agent_up() {
-  local t0
-  eval "t0=\$CA_T0_$CA_I"
-  await_agent "$t0"
-  if [ -z "$AG_UP" ]; then
-    fail $G:start "the agent ($(tier_flags $TIER) --doorbells=uprobe) never served /metrics with its probes attached"
-    dump $G /tmp/agent-$G.out /tmp/m.prom
-    ca_drop "it never served /metrics with its probes attached"
-    return
-  fi
-  agent_probes_absent
-  if [ -n "$ABSENT" ]; then
-    fail $G:start "lifecycle probes not attached in tier $TIER:$ABSENT ($(grep '^gpuq_probe_attached{' /tmp/m.prom | tr '\n' ' '))"
-    ca_drop "lifecycle probes not attached in tier $TIER:$ABSENT"
-    return
-  fi
-  eval "CA_UP_$CA_I=\$AG_UP"
-  eval "CA_DB_$CA_I=\$(grep -c '^gpuq_probe_attached{probe=\"doorbell_.*tier=\"uprobe\"} 1\$' /tmp/m.prom)"
-  pass $G:start "agent up after ${AG_UP}s (lifecycle probes in tier $TIER, $(eval "echo \$CA_DB_$CA_I") doorbell uprobes on the ROCr files:$CA_RUNTIMES; $CA_N agent(s) watch the guest's client runs)"
-}
-# agent_probes_absent: ABSENT = the current agent's lifecycle probes not
-# attached in its tier in /tmp/m.prom.
-agent_probes_absent() {
-  local c
-  ABSENT=""
-  for c in $PROBES; do
-    grep -q "^gpuq_probe_attached{probe=\"$c\",.*tier=\"$TIER\"} 1\$" /tmp/m.prom || ABSENT="$ABSENT $c"
-  done
-}
-# client_agents_stop: each agent of the runs stops on SIGTERM (its group's
-# stops check); those that left are reaped.
-client_agents_stop() {
-  local i
-  for i in $(seq "$CA_N"); do
-    ca_use "$i"
-    if [ -e /tmp/ca-out-$i ]; then
-      wait "$AG_PID" 2> /dev/null
-      continue
-    fi
-    stop_agent
-    if [ "$STOP_RESULT" = "exit 0" ]; then
-      pass $G:stops "the agent that watched the guest's client runs: exit 0 after SIGTERM"
-    else
-      fail $G:stops "the agent that watched the guest's client runs: $STOP_RESULT after SIGTERM"
-    fi
-    dump $G "/tmp/agent-$G.out"
-  done
-  : > /tmp/drv.past
 }
 
 # run_container LEAD: container A for this run (runs are subshells): a
@@ -2004,7 +2023,8 @@ client_runs() (
   for c in $(client_list); do
     (STACK=${c#*:} client_checks ${c%%:*} $(client_groups "$(client_base "$c")" "$@"))
   done
-  client_agents_stop
+  agents_stop
+  : > /tmp/drv.past
 )
 # client_groups BASE SUFFIX:TIER...: BASE's GROUP:TIER arguments.
 client_groups() {
@@ -2223,7 +2243,6 @@ CG_D=/sys/fs/cgroup/system.slice/docker-$ID_D.scope
 ID_E=e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0
 CG_E=/sys/fs/cgroup/system.slice/docker-$ID_E.scope
 PROG_CHECKS="start live experiment doorbells teardown stops"
-prog_var() { echo "$1" | tr - _; }
 prog_cg() {
   case $1 in
     infer) echo $CG_A ;;
@@ -2482,7 +2501,7 @@ prog_doorbells() {
   fi
   if [ $ok != 1 ]; then
     grep '^gpuq_doorbell\|^gpuq_events_dropped' /tmp/m.prom > /tmp/db.txt
-    eval "threads \$AG_PID_$(prog_var "$2")" > /tmp/db-threads.txt
+    threads "$AG_PID" > /tmp/db-threads.txt
     dump "$1" /tmp/db.txt /tmp/want-infer /tmp/want-lat /tmp/want-batch /tmp/want-fitlat /tmp/want-fitbatch /tmp/db-threads.txt
   fi
 }
@@ -2526,45 +2545,13 @@ programs_checks() {
       [ "$g" != 0 ] && echo "GPU $g"
     done
   } > /tmp/static.in
-  HSA=/usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1
-  cp $TRUTH /tmp/base.truth
-  rm -f /tmp/lost-creates*
   # Sampling every 500 ms: the programs hold before anything is compared, so
   # a faster rate would only take the one vCPU from the programs' start
-  # (four agents read every live queue at each tick).
-  for t in $PROG_TIERS; do
-    /bin/gpuq-agent --web.listen-address 127.0.0.1:$(tier_port $t) --no-runtime-lookup \
-      --reconcile-interval 2s --sample-interval 500ms --doorbells=uprobe --hsa-runtime $HSA \
-      $(tier_flags $t) >> /tmp/agent-programs-$t.out 2>&1 &
-    eval "AG_PID_$(prog_var $t)=$!"
-  done
-  for t in $PROG_TIERS; do
-    URL=http://127.0.0.1:$(tier_port $t)/metrics
-    eval "pid=\$AG_PID_$(prog_var $t)"
-    t0=$(up)
-    absent=""
-    while within 240 "$t0"; do
-      absent=""
-      if scrape /tmp/m.prom; then
-        for c in $(tier_probes $t); do
-          grep -q "^gpuq_probe_attached{probe=\"$c\",.*tier=\"$t\"} 1\$" /tmp/m.prom || absent="$absent $c"
-        done
-        grep -q '^gpuq_probe_attached{probe="doorbell_.*tier="uprobe"} 1$' /tmp/m.prom || absent="$absent doorbell-uprobes"
-      else
-        absent=" /metrics"
-      fi
-      [ -z "$absent" ] && break
-      kill -0 $pid 2> /dev/null || break
-      sleep 0.3
-    done
-    if [ -z "$absent" ]; then
-      pass programs-$t:start "agent ($(tier_flags $t) --doorbells=uprobe) up after $(elapsed "$t0")s: lifecycle probes in tier $t, $(grep -c '^gpuq_probe_attached{probe="doorbell_.*} 1$' /tmp/m.prom) doorbell uprobes"
-    else
-      fail programs-$t:start "not attached in tier $t:$absent"
-      dump programs-$t /tmp/agent-programs-$t.out /tmp/m.prom
-    fi
-  done
-
+  # (four agents read every live queue at each tick). Four agents load at
+  # once: up to 240 s.
+  # shellcheck disable=SC2046
+  AWAIT_S=240 agents_start "--sample-interval 500ms --doorbells=uprobe --hsa-runtime /usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1" \
+    $(for t in $PROG_TIERS; do echo "programs-$t:$t"; done)
   ktime programs-agents-up
   # The experiment recorded as a user would, for `report` (prog_report).
   start_recorder /tmp/exp.cap /tmp/exp-rec.log 240
@@ -2595,7 +2582,7 @@ programs_checks() {
   # Where the guest's one CPU went while the programs ran (the phase is the
   # tier's longest): CPU seconds of each agent and program, and the kernel's.
   {
-    for t in $PROG_TIERS; do eval "echo agent-$t \$AG_PID_$(prog_var $t)"; done
+    for i in $(seq "$CA_N"); do eval "echo agent-\$CA_T_$i \$CA_PID_$i"; done
     for p in $PROGS; do eval "echo prog-$p \$PROG_PID_$p"; done
   } | while read -r who pid; do
     awk -v w="$who" -v hz=100 \
@@ -2637,14 +2624,7 @@ programs_checks() {
 
   # alive: every family against the simulator and the thunks, per tier
   prog_truths 0
-  for t in $PROG_TIERS; do
-    URL=http://127.0.0.1:$(tier_port $t)/metrics
-    TIER=$t
-    expect_both programs-$t:live "$LIFECYCLE $SUBMISSION" "$LIFECYCLE $SUBMISSION"
-    prog_experiment programs-$t:experiment $t
-    prog_doorbells programs-$t:doorbells $t
-    ktime programs-checked-$t
-  done
+  ca_each prog_live
   prog_report programs:report
   ktime programs-reported
 
@@ -2657,27 +2637,25 @@ programs_checks() {
   done
   ktime programs-exited
   prog_truths 1
-  for t in $PROG_TIERS; do
-    URL=http://127.0.0.1:$(tier_port $t)/metrics
-    TIER=$t
-    expect_both programs-$t:teardown "$LIFECYCLE $SUBMISSION" "$LIFECYCLE $SUBMISSION"
-    dump programs-$t-metrics /tmp/m.prom
-  done
+  ca_each prog_teardown
   for p in $PROGS; do
     sed 's/^/thunk: /' /tmp/ng-$p.truth > /tmp/ng.txt
     dump programs-$p /tmp/p-$p.out /tmp/ng.txt
   done
-  for t in $PROG_TIERS; do
-    eval "AG_PID=\$AG_PID_$(prog_var $t)"
-    stop_agent
-    if [ "$STOP_RESULT" = "exit 0" ]; then
-      pass programs-$t:stops "exit 0 after SIGTERM"
-    else
-      fail programs-$t:stops "$STOP_RESULT after SIGTERM"
-    fi
-    dump programs-$t /tmp/agent-programs-$t.out
-  done
+  agents_stop
   ktime programs-done
+}
+# prog_live / prog_teardown: the current agent's (ca_use) checks while the
+# programs hold their queues, and after they exited.
+prog_live() {
+  expect_both $G:live "$LIFECYCLE $SUBMISSION" "$LIFECYCLE $SUBMISSION"
+  prog_experiment $G:experiment $TIER
+  prog_doorbells $G:doorbells $TIER
+  ktime checked-$G
+}
+prog_teardown() {
+  expect_both $G:teardown "$LIFECYCLE $SUBMISSION" "$LIFECYCLE $SUBMISSION"
+  dump $G-metrics /tmp/m.prom
 }
 only programs && (programs_checks)
 
