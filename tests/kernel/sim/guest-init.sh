@@ -1505,8 +1505,10 @@ lp_start() {
     url=http://127.0.0.1:$port/metrics
     t0=$(up)
     while within 180 "$t0"; do
+      # its KFD hooks, not any two (the cgroup tracepoints attach even
+      # where the planner found no tracepoint tier)
       timeout 10 wget -q -O /tmp/lp.prom "$url" 2> /dev/null &&
-        [ "$(grep -c '^gpuq_probe_attached{.*} 1$' /tmp/lp.prom)" -ge "$(tier_attach_min tracepoint)" ] && break
+        [ "$(grep -c '^gpuq_probe_attached{probe="tp_\(ioctl\|exit\)",.*tier="tracepoint"} 1$' /tmp/lp.prom)" = 2 ] && break
       eval "kill -0 \$LP_PID_$n" 2> /dev/null || break
       sleep 0.3
     done
@@ -1542,7 +1544,7 @@ lp_checks() {
   if [ $ok = 1 ] && [ "$caps" = 000000c000280000 ] && [ "${denied:-x}" = 0 ]; then
     pass $P:least-privilege "an agent with exactly CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN, CAP_SYS_PTRACE (CapEff $caps) samples the client (root, every capability): $(tail -n 1 /tmp/lp.out | awk '{ print $3 }') series = the thunk's truth, denied samples 0"
   else
-    fail $P:least-privilege "CapEff '$caps' (want 000000c000280000), denied '$denied', thunk truth: $(grep '^DIFF' /tmp/lp.out | head -n 6 | tr '\n' ';')"
+    fail $P:least-privilege "CapEff '$caps' (want 000000c000280000), denied '$denied', thunk truth: $(grep '^DIFF' /tmp/lp.out | head -n 6 | tr '\n' ';') its KFD hooks: $(grep '^gpuq_probe_attached{probe="tp_' /tmp/lp.prom | tr '\n' ' ')"
     dump $P-leastpriv /tmp/lp.out /tmp/agent-leastpriv.out
   fi
   ok=0
