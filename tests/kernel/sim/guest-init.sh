@@ -1507,8 +1507,10 @@ lp_start() {
     while within 180 "$t0"; do
       # its KFD hooks, not any two (the cgroup tracepoints attach even
       # where the planner found no tracepoint tier)
-      timeout 10 wget -q -O /tmp/lp.prom "$url" 2> /dev/null &&
-        [ "$(grep -c '^gpuq_probe_attached{probe="tp_\(ioctl\|exit\)",.*tier="tracepoint"} 1$' /tmp/lp.prom)" = 2 ] && break
+      if timeout 10 wget -q -O /tmp/lp.prom "$url" 2> /dev/null; then
+        agent_probes_absent /tmp/lp.prom tracepoint
+        [ -z "$ABSENT" ] && break
+      fi
       eval "kill -0 \$LP_PID_$n" 2> /dev/null || break
       sleep 0.3
     done
@@ -1571,14 +1573,12 @@ lp_checks() {
 # says why in /tmp/ca-out-i (the client runs are subshells). In a client
 # run, CA_G_i is the agent's group for it (NAME[-STACK][-SUFFIX]) and
 # CA_IN_i=1 if that group runs (GPUQ_CLIENTS); elsewhere CA_IN_i=1 for all.
-# ca_use I: the I-th agent's URL, TIER, PROBES, ATTACH_MIN, AG_PID, G and
-# CA_I.
+# ca_use I: the I-th agent's URL, TIER, ATTACH_MIN, AG_PID, G and CA_I.
 ca_use() {
   CA_I=$1
   eval "G=\${CA_G_$1:-\$CA_A_$1} TIER=\$CA_T_$1 AG_PID=\${CA_PID_$1:-}"
   PORT=$(tier_port "$TIER")
   URL=http://127.0.0.1:$PORT/metrics
-  PROBES=$(tier_probes "$TIER")
   ATTACH_MIN=$(tier_attach_min "$TIER")
 }
 # ca_each CMD ARGS...: CMD ARGS for each agent of the run still in it (ca_use).
@@ -1657,7 +1657,7 @@ agent_up() {
     ca_drop "it never served /metrics with its probes attached"
     return
   fi
-  agent_probes_absent
+  agent_probes_absent /tmp/m.prom "$TIER"
   db=$(grep -c '^gpuq_probe_attached{probe="doorbell_.*tier="uprobe"} 1$' /tmp/m.prom)
   [ "$db" -gt 0 ] || ABSENT="$ABSENT doorbell-uprobes"
   if [ -n "$ABSENT" ]; then
@@ -1667,15 +1667,15 @@ agent_up() {
     return
   fi
   eval "CA_UP_$CA_I=\$AG_UP CA_DB_$CA_I=\$db"
-  pass $G:start "agent up after ${AG_UP}s: lifecycle probes in tier $TIER, $db doorbell uprobes ($(echo "$CA_FLAGS" | grep -o -- '--hsa-runtime [^ ]*' | wc -l) --hsa-runtime files: $(echo "$CA_FLAGS" | grep -o -- '--hsa-runtime [^ ]*' | cut -d' ' -f2 | tr '\n' ' ')); $CA_N agent(s) at once"
+  pass $G:start "agent up after ${AG_UP}s: lifecycle probes in tier $TIER, $db doorbell uprobes (--hsa-runtime files: $(echo "$CA_FLAGS" | grep -o -- '--hsa-runtime [^ ]*' | cut -d' ' -f2 | tr '\n' ' ')); $CA_N agent(s) at once"
 }
-# agent_probes_absent: ABSENT = the current agent's lifecycle probes not
-# attached in its tier in /tmp/m.prom.
+# agent_probes_absent METRICS TIER: ABSENT = TIER's lifecycle probes
+# (tier_probes) not attached in TIER in the METRICS scrape.
 agent_probes_absent() {
   local c
   ABSENT=""
-  for c in $PROBES; do
-    grep -q "^gpuq_probe_attached{probe=\"$c\",.*tier=\"$TIER\"} 1\$" /tmp/m.prom || ABSENT="$ABSENT $c"
+  for c in $(tier_probes "$2"); do
+    grep -q "^gpuq_probe_attached{probe=\"$c\",.*tier=\"$2\"} 1\$" "$1" || ABSENT="$ABSENT $c"
   done
 }
 # agents_stop: each agent stops on SIGTERM (its group's stops check); those
@@ -1772,9 +1772,9 @@ client_agents_start() {
 run_container() {
   ID_A=$(echo "run $1" | sha256sum | cut -c1-64)
   CG_A=/sys/fs/cgroup/system.slice/docker-$ID_A.scope
-  mkdir -p $CG_A
-  echo "CG $(stat -c %i $CG_A) $(echo $ID_A | cut -c1-12)" >> /tmp/static.in
   THUNK_ONLY=$(echo $ID_A | cut -c1-12)
+  mkdir -p $CG_A
+  echo "CG $(stat -c %i $CG_A) $THUNK_ONLY" >> /tmp/static.in
 }
 # run_past: the submissions of the run's container, its client gone (the
 # thunk's final truth), move to /tmp/drv.past for the runs after.
@@ -1894,7 +1894,7 @@ client_agent_serves() {
     ca_drop "it stopped serving /metrics (before the run of $G)"
     return
   fi
-  agent_probes_absent
+  agent_probes_absent /tmp/m.prom "$TIER"
   if [ -n "$ABSENT" ]; then
     fail $G:start "lifecycle probes no longer attached in tier $TIER:$ABSENT"
     ca_drop "lifecycle probes no longer attached in tier $TIER:$ABSENT (before the run of $G)"
