@@ -71,14 +71,12 @@ KFD_BTF=${GPUQ_KTEST_KFD_BTF:-$(dirname "$AGENT")/tests/kernel/kfd_btf}
 BPF_OBJECT=${GPUQ_KTEST_BPF_OBJECT:-$(dirname "$AGENT")/bpf/gpuq.bpf.o}
 
 # The checks each guest reports (sim/guest-init.sh); one missing is a failure.
-# rocr:*, hip:*: Debian's real ROCr (and HIP over it) on the null GPU
-# forwarding to the simulator (sim/guest-init.sh says why hip has no
-# destroys check).
-ROCR_CHECKS="start queues creates submissions pending drained doorbells destroys teardown stops"
+# Each group's list (ROCR_CHECKS, HIP_CHECKS, PROG_CHECKS...) is the guest's
+# own (sim/check_lists.sh, which the payload carries).
+. "$SIMSRC/check_lists.sh"
 # rocr-6.4:*, rocr-7.2:*: Debian's ROCr 6.4.3 (sid) and 7.2.4 (experimental)
 # on the KFD null GPU forwarding to the simulator (build_rocm_stacks).
 ROCM_STACKS="6.4 7.2"
-HIP_CHECKS="start queues creates submissions pending drained doorbells teardown stops"
 # has_contexts LABEL: the simulator built for LABEL's kernel has secondary
 # KFD contexts (its real amdgpu.ko has kfd_process.context_id).
 has_contexts() { grep -qx contexts "$WORK/mod-$(series_of "$1")/root/lib/kfd-sim/features" 2> /dev/null; }
@@ -94,8 +92,8 @@ expected_checks() {
   case $scope in nobtf | "") nobtf_checks ;; esac
   if [ -z "$scope" ] || [ "$scope" = programs ]; then
     echo programs:reload programs:run programs:report
-    for m in btf-fentry btf-kprobe args-kprobe tracepoint; do
-      for c in start live experiment doorbells teardown stops; do echo "programs-$m:$c"; done
+    for m in $PROG_TIERS; do
+      for c in $PROG_CHECKS; do echo "programs-$m:$c"; done
     done
   fi
   echo drivers kernel-clean
@@ -132,7 +130,8 @@ client_checks_of() {
       *) [ "$1" = btf ] || continue ;;
     esac
     case $m in
-      hip* | rocblas*) for c in $HIP_CHECKS; do echo "$m:$c"; done ;;
+      hip*) for c in $HIP_CHECKS; do echo "$m:$c"; done ;;
+      rocblas*) for c in $ROCBLAS_CHECKS; do echo "$m:$c"; done ;;
       *) for c in $ROCR_CHECKS; do echo "$m:$c"; done ;;
     esac
   done
@@ -677,7 +676,7 @@ build_payload() {
   command -v strip > /dev/null && strip --strip-debug "$r/bin/gpuq-agent"
   cp "$SIMSRC/guest-init.sh" "$r/init"
   chmod +x "$r/init"
-  cp "$SIMSRC/compare.awk" "$r/lib/kfd-sim/"
+  cp "$SIMSRC/compare.awk" "$SIMSRC/check_lists.sh" "$r/lib/kfd-sim/"
   (cd "$r" && find . | cpio -o -H newc --quiet | gzip -1) > "$WORK/payload.cpio.gz"
   note "guest payload: $(du -sm "$r" | cut -f1) MB unpacked, $(($(stat -c %s "$WORK/payload.cpio.gz") / 1048576)) MB gz"
 }

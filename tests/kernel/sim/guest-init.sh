@@ -49,6 +49,8 @@ named() { case ",$ONLY," in *",$1,"*) true ;; *) false ;; esac; }
 CLIENTS=${GPUQ_CLIENTS:-}
 client_on() { [ -z "$CLIENTS" ] || case ",$CLIENTS," in *",$1,"*) true ;; *) false ;; esac; }
 SIM=/lib/kfd-sim
+# the check lists the host expects (run_sim_tier.sh reads the same file)
+. $SIM/check_lists.sh
 PORT=9464
 URL=http://127.0.0.1:$PORT/metrics
 TRUTH=/sys/kernel/debug/kfd_sim/truth
@@ -1123,12 +1125,8 @@ run_mode() {
 #         HIP streams, kernel launches and copies; HIP puts its streams on
 #         the hardware queues of its own pool and rings through ROCr's
 #         exported hsa_signal_store_screlease
-ROCR_CHECKS="start queues creates submissions pending drained doorbells destroys teardown stops"
-# The serve mode never destroys a stream: no destroy ioctl before the exit,
-# so no destroys check (HIP 5.2.3 does destroy a stream's hardware queue at
-# hipStreamDestroy and makes a new one later: the programs groups see that).
-HIP_CHECKS="start queues creates submissions pending drained doorbells teardown stops"
-ROCBLAS_CHECKS=$HIP_CHECKS
+# Each group's checks: ROCR_CHECKS, HIP_CHECKS, ROCBLAS_CHECKS (check_lists.sh,
+# sourced where SIM is set).
 NG_CTL=/tmp/ngctl
 NG_TRUTH=/tmp/ng.truth
 
@@ -2236,7 +2234,7 @@ ktime nobtf-done
 # --doorbells=uprobe on Debian's libhsa-runtime64: the programs run once and
 # every tier is compared with the same truths (the simulator's and each
 # thunk's), per container and GPU.
-PROG_TIERS="btf-fentry btf-kprobe args-kprobe tracepoint"
+# one agent per PROG_TIERS, each with PROG_CHECKS (check_lists.sh)
 PROGS="infer lat batch fitlat fitbatch"
 ID_C=c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00
 CG_C=/sys/fs/cgroup/system.slice/docker-$ID_C.scope
@@ -2244,7 +2242,6 @@ ID_D=d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0
 CG_D=/sys/fs/cgroup/system.slice/docker-$ID_D.scope
 ID_E=e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0
 CG_E=/sys/fs/cgroup/system.slice/docker-$ID_E.scope
-PROG_CHECKS="start live experiment doorbells teardown stops"
 prog_cg() {
   case $1 in
     infer) echo $CG_A ;;
