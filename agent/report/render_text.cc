@@ -141,9 +141,9 @@ std::string RenderRunText(const RunReport& r, bool md) {
   out += "\n";
   TextTable unsampled({"CONTAINER", "UNSAMPLED_PEAK", "UNSAMPLED_AT_END"});
   for (const ContainerRow& c : r.containers) {
-    if (c.unsampled_peak == 0 && c.unsampled_at_end == 0) continue;
-    unsampled.Add(
-        {Container(c.owner), N(c.unsampled_peak), N(c.unsampled_at_end)});
+    const uint64_t at_end = c.at_end.Unsampled();
+    if (c.unsampled_peak == 0 && at_end == 0) continue;
+    unsampled.Add({Container(c.owner), N(c.unsampled_peak), N(at_end)});
   }
   out += unsampled.empty() ? "unsampled queues: none, the submissions are "
                              "complete\n"

@@ -40,6 +40,8 @@ void AddActivityColumns(std::vector<ReportColumn>* columns) {
                    {"MEAN/S", "mean per s", "submissions_mean_per_s", true},
                    {"PEAK/S", "peak per s", "submissions_peak_per_s", true}});
 }
+uint64_t SubmissionsOf(const ProcessRow& r) { return r.submissions; }
+uint64_t SubmissionsOf(const ContainerRow& r) { return r.at_end.submissions; }
 template <typename Row>
 void AddActivityCells(std::vector<ReportCell>* cells, const Row& r) {
   cells->insert(cells->end(),
@@ -48,7 +50,7 @@ void AddActivityCells(std::vector<ReportCell>* cells, const Row& r) {
                  Count(r.compute_peak),
                  {PerGpuText(r.peak_per_gpu), PerGpuObject(r.peak_per_gpu)},
                  Count(r.queues_created),
-                 Count(r.submissions),
+                 Count(SubmissionsOf(r)),
                  Rate(r.submissions_mean_per_s),
                  Rate(r.submissions_peak_per_s)});
 }
@@ -209,18 +211,18 @@ ReportTable Containers(const RunReport& r) {
         {DashIfEmpty(c.container_id.substr(0, 12)), c.container_id},
         Count(c.processes)};
     AddActivityCells(&cells, c);
-    cells.insert(cells.end(),
-                 {Count(c.preemptions_caused),
-                  Count(c.preempted_by_self),
-                  Count(c.preempted_by_others),
-                  {FormatDuration(c.seconds_off_gpu), c.seconds_off_gpu},
-                  Count(c.evictions),
-                  Count(c.high_priority_peak),
-                  Count(c.cu_restricted_peak),
-                  Count(c.unsampled_peak),
-                  Count(c.unsampled_at_end),
-                  Count(c.create_failures),
-                  Count(c.process_exits)});
+    cells.insert(cells.end(), {Count(c.at_end.unmaps_caused),
+                               Count(c.at_end.preempted_by_self),
+                               Count(c.at_end.preempted_by_others),
+                               {FormatDuration(c.at_end.OffSeconds()),
+                                c.at_end.OffSeconds()},
+                               Count(c.at_end.evictions),
+                               Count(c.high_priority_peak),
+                               Count(c.cu_restricted_peak),
+                               Count(c.unsampled_peak),
+                               Count(c.at_end.Unsampled()),
+                               Count(c.create_failures),
+                               Count(c.process_exits)});
     AddClassCells(&cells, c);
     t.rows.push_back(std::move(cells));
   }
@@ -411,14 +413,13 @@ ReportTable Preemptions(const RunReport& r) {
                 {}};
   uint64_t attributed = 0;
   for (const ContainerRow& c : r.containers) {
-    if (c.preemptions_caused == 0 && c.preempted_by_self == 0 &&
-        c.preempted_by_others == 0) {
-      continue;
-    }
-    t.rows.push_back({OwnerCell(c.owner), Count(c.preemptions_caused),
-                      Count(c.preempted_by_self), Count(c.preempted_by_others),
-                      TextOnly(FormatDuration(c.seconds_off_gpu))});
-    attributed += c.preemptions_caused;
+    const RowTotals& end = c.at_end;
+    if (end.unmaps_caused == 0 && end.Preempted() == 0) continue;
+    t.rows.push_back({OwnerCell(c.owner), Count(end.unmaps_caused),
+                      Count(end.preempted_by_self),
+                      Count(end.preempted_by_others),
+                      TextOnly(FormatDuration(end.OffSeconds()))});
+    attributed += end.unmaps_caused;
   }
   if (r.unmaps > attributed) {
     t.rows.push_back({TextOnly("(no process: reset, suspend)"),

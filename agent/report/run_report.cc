@@ -33,8 +33,8 @@ std::optional<OversubscriptionFigures> OversubscribedTotals(
 std::pair<uint64_t, double> PreemptedTotals(const RunReport& r) {
   std::pair<uint64_t, double> total{0, 0.0};
   for (const ContainerRow& c : r.containers) {
-    total.first += c.preempted_by_self + c.preempted_by_others;
-    total.second += c.seconds_off_gpu;
+    total.first += c.at_end.Preempted();
+    total.second += c.at_end.OffSeconds();
   }
   return total;
 }
@@ -44,7 +44,7 @@ std::vector<ComparedPreemption> ComparePreemptions(
   std::map<std::string, ComparedPreemption> by_name;
   for (size_t i = 0; i < runs.size(); ++i) {
     for (const ContainerRow& c : runs[i].containers) {
-      const uint64_t n = c.preempted_by_self + c.preempted_by_others;
+      const uint64_t n = c.at_end.Preempted();
       const std::string name = ContainerOrHost(c.owner.container);
       ComparedPreemption& row = by_name[name];
       row.container = name;
@@ -53,7 +53,7 @@ std::vector<ComparedPreemption> ComparePreemptions(
       auto& cell = row.runs[i];
       if (!cell) cell.emplace(0, 0.0);
       cell->first += n;
-      cell->second += c.seconds_off_gpu;
+      cell->second += c.at_end.OffSeconds();
     }
   }
   std::vector<ComparedPreemption> out;

@@ -87,16 +87,14 @@ struct ContainerRow {
   uint64_t queues_created = 0;
   std::map<uint32_t, uint64_t> peak_per_gpu;
   uint64_t gpus_used = 0;
-  uint64_t submissions = 0;
-  double submissions_mean_per_s = 0;
+  /// The one row model's figures after the last record (what --once and
+  /// top show for it), summed over its cgroups and GPUs: submissions,
+  /// unmaps its operations caused, times its queues were taken off a GPU
+  /// (by its own operations and by others') and the time they were off,
+  /// evictions, unsampled queues at the end...
+  RowTotals at_end;
+  double submissions_mean_per_s = 0;  ///< at_end.submissions / duration
   double submissions_peak_per_s = 0;
-  uint64_t preemptions_caused = 0;  ///< runlist unmaps its operations caused
-  /// Times its queues were taken off a GPU (gpuq_queue_preemptions_total),
-  /// by its own operations and by others', and the seconds they were off.
-  uint64_t preempted_by_self = 0;
-  uint64_t preempted_by_others = 0;
-  double seconds_off_gpu = 0;
-  uint64_t evictions = 0;
   uint64_t create_failures = 0;
   /// Most of its queues at once at amdkfd's high pipe priority, and fenced
   /// by a CU mask to a subset of the GPU's CUs: the model's gauges
@@ -106,10 +104,9 @@ struct ContainerRow {
   uint64_t cu_restricted_peak = 0;
   /// Its live compute queues whose submissions were not counted
   /// (gpuq_unsampled_queues): most at once, read at every timeline bucket's
-  /// end, and after the last record (what --once and top show). Where both
-  /// are 0 its `submissions` are complete.
+  /// end (at the end: at_end.Unsampled()). Where both are 0 its
+  /// submissions are complete.
   uint64_t unsampled_peak = 0;
-  uint64_t unsampled_at_end = 0;
   QueueClass classification = QueueClass::kNone;
   // Added by the analysis core (report-core):
   uint64_t compute_peak = 0;

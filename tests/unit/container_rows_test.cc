@@ -150,13 +150,13 @@ std::map<std::string, Figures> ReportFigures(const std::vector<Event>& events,
   std::map<std::string, Figures> out;
   for (const report::ContainerRow& c : r.containers) {
     Figures& f = out[c.owner.container];
-    f.submissions += c.submissions;
-    f.unmaps_caused += c.preemptions_caused;
-    f.preempted_by_self += c.preempted_by_self;
-    f.preempted_by_others += c.preempted_by_others;
-    f.off_s += c.seconds_off_gpu;
-    f.evictions += c.evictions;
-    f.unsampled += c.unsampled_at_end;
+    f.submissions += c.at_end.submissions;
+    f.unmaps_caused += c.at_end.unmaps_caused;
+    f.preempted_by_self += c.at_end.preempted_by_self;
+    f.preempted_by_others += c.at_end.preempted_by_others;
+    f.off_s += c.at_end.OffSeconds();
+    f.evictions += c.at_end.evictions;
+    f.unsampled += c.at_end.Unsampled();
   }
   if (one_container && out.size() == 1) {
     Figures& f = out.begin()->second;
@@ -216,7 +216,7 @@ TEST(ContainerRowsTest, OnceTopAndReportAgreeOnEveryQueueType) {
     const report::RunReport r = Analyze(events);
     ASSERT_EQ(r.containers.size(), 1u) << type;
     EXPECT_EQ(r.containers[0].compute_peak, o.compute) << "type " << type;
-    EXPECT_EQ(r.containers[0].unsampled_at_end, o.unsampled) << type;
+    EXPECT_EQ(r.containers[0].at_end.Unsampled(), o.unsampled) << type;
     EXPECT_EQ(r.containers[0].unsampled_peak, o.unsampled) << type;
     EXPECT_EQ(r.unsampled_peak, o.unsampled) << type;
   }
@@ -251,7 +251,7 @@ TEST(ContainerRowsTest, ReportKeepsThePeakOfUnsampledQueues) {
   const report::RunReport r = report::AnalyzeCapture(capture, "unsampled");
   ASSERT_EQ(r.containers.size(), 1u);
   EXPECT_EQ(r.containers[0].unsampled_peak, 2u);
-  EXPECT_EQ(r.containers[0].unsampled_at_end, 1u);
+  EXPECT_EQ(r.containers[0].at_end.Unsampled(), 1u);
   EXPECT_EQ(r.unsampled_peak, 2u);
 }
 

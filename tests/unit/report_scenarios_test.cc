@@ -70,7 +70,7 @@ TEST(ReportScenarioTest, CnnIsASingleQueue) {
   EXPECT_DOUBLE_EQ(r.runlist[0].map.p50, 70e-6);
   const ContainerRow* cnn = FindContainer(r, "cnn");
   ASSERT_NE(cnn, nullptr);
-  EXPECT_EQ(cnn->preemptions_caused, 1u);
+  EXPECT_EQ(cnn->at_end.unmaps_caused, 1u);
   EXPECT_EQ(r.classification, QueueClass::kSingleQueue);
   EXPECT_STREQ(QueueClassVerdict(r.classification), "design fits");
   // 122 buckets: 0 .. 121; the one queue lived from bucket 0 to 120.
@@ -150,17 +150,17 @@ TEST(ReportScenarioTest, SharedGpuSplitsRatesAndPreemptions) {
   const ContainerRow* r50 = FindContainer(r, "resnet50");
   ASSERT_NE(r18, nullptr);
   ASSERT_NE(r50, nullptr);
-  EXPECT_EQ(r18->preemptions_caused, 5u);
-  EXPECT_EQ(r50->preemptions_caused, 2u);
-  EXPECT_EQ(r50->evictions, 1u);
+  EXPECT_EQ(r18->at_end.unmaps_caused, 5u);
+  EXPECT_EQ(r50->at_end.unmaps_caused, 2u);
+  EXPECT_EQ(r50->at_end.evictions, 1u);
   // Victims: resnet18's 5 updates take both off the GPU; resnet50's
   // eviction and restore take only resnet18 off (its own queues leave and
   // come back as the eviction).
-  EXPECT_EQ(r18->preempted_by_self, 5u);
-  EXPECT_EQ(r18->preempted_by_others, 2u);
-  EXPECT_EQ(r50->preempted_by_self, 0u);
-  EXPECT_EQ(r50->preempted_by_others, 5u);
-  EXPECT_GT(r50->seconds_off_gpu, 0.0);
+  EXPECT_EQ(r18->at_end.preempted_by_self, 5u);
+  EXPECT_EQ(r18->at_end.preempted_by_others, 2u);
+  EXPECT_EQ(r50->at_end.preempted_by_self, 0u);
+  EXPECT_EQ(r50->at_end.preempted_by_others, 5u);
+  EXPECT_GT(r50->at_end.OffSeconds(), 0.0);
   EXPECT_EQ(r18->classification, QueueClass::kSingleQueue);
   EXPECT_EQ(r.classification, QueueClass::kMoreThanGpus);
   ASSERT_EQ(r.runlist.size(), 1u);
@@ -195,12 +195,14 @@ TEST(ReportScenarioTest, PairAnswersVictimsAndOversubscription) {
   const ContainerRow* batch = FindContainer(over, "batch");
   ASSERT_NE(lat, nullptr);
   ASSERT_NE(batch, nullptr);
-  EXPECT_EQ(lat->preempted_by_others, 8u);  // batch's creates and destroys
-  EXPECT_EQ(lat->preempted_by_self, 0u);    // its create's queue was not mapped
-  EXPECT_NEAR(lat->seconds_off_gpu, 0.0096, 1e-9);  // 8 x (200 us + 1 ms)
+  EXPECT_EQ(lat->at_end.preempted_by_others,
+            8u);  // batch's creates and destroys
+  EXPECT_EQ(lat->at_end.preempted_by_self,
+            0u);  // its create's queue was not mapped
+  EXPECT_NEAR(lat->at_end.OffSeconds(), 0.0096, 1e-9);  // 8 x (200 us + 1 ms)
   // its creates, destroys and the CU mask set (an update: unmap, map)
-  EXPECT_EQ(batch->preemptions_caused, 10u);
-  EXPECT_EQ(batch->preempted_by_others, 1u);  // latency's create
+  EXPECT_EQ(batch->at_end.unmaps_caused, 10u);
+  EXPECT_EQ(batch->at_end.preempted_by_others, 1u);  // latency's create
   // What the priority scheduler works with: latency's high-priority queue,
   // batch's first stream fenced to 152 of the MI300X's 304 CUs.
   EXPECT_EQ(lat->high_priority_peak, 1u);
@@ -255,7 +257,7 @@ TEST(ReportScenarioTest, PairAnswersVictimsAndOversubscription) {
   EXPECT_EQ(fits.runlist[0].oversubscription->seconds, 0.0);
   EXPECT_FALSE(fits.runlist[0].oversubscription->at_end);
   EXPECT_TRUE(fits.timeline.oversubscribed.empty());
-  EXPECT_EQ(FindContainer(fits, "latency")->preempted_by_others, 8u);
+  EXPECT_EQ(FindContainer(fits, "latency")->at_end.preempted_by_others, 8u);
   // Captures without the runlist read (every other scenario) show none.
   EXPECT_FALSE(Analyze(BuildSharedGpuScenario, "shared-gpu")
                    .runlist[0]
@@ -286,8 +288,10 @@ TEST(ReportScenarioTest, PairSaysWhoPreemptedWhom) {
   for (const auto& [name, sum] : sums) {
     const ContainerRow* c = FindContainer(r, name);
     ASSERT_NE(c, nullptr) << name;
-    EXPECT_EQ(sum.first, c->preempted_by_self + c->preempted_by_others) << name;
-    EXPECT_NEAR(sum.second, c->seconds_off_gpu, 1e-12) << name;
+    EXPECT_EQ(sum.first,
+              c->at_end.preempted_by_self + c->at_end.preempted_by_others)
+        << name;
+    EXPECT_NEAR(sum.second, c->at_end.OffSeconds(), 1e-12) << name;
   }
   const std::string text = RenderText({r}, false);
   const std::string section = text.substr(text.find("WHO PREEMPTED WHOM"));

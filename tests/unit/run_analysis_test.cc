@@ -508,24 +508,24 @@ TEST_F(DefaultCaptureTest, RunlistPercentiles) {
 
 TEST_F(DefaultCaptureTest, Containers) {
   const ContainerRow& vllm = Container("vllm");
-  EXPECT_EQ(vllm.submissions, 368000u);
+  EXPECT_EQ(vllm.at_end.submissions, 368000u);
   EXPECT_EQ(vllm.processes, 8u);
   EXPECT_EQ(vllm.queues_peak, 48u);
   EXPECT_EQ(vllm.gpus_used, 8u);
-  EXPECT_EQ(vllm.preemptions_caused, 1u);
-  EXPECT_EQ(vllm.evictions, 1u);
+  EXPECT_EQ(vllm.at_end.unmaps_caused, 1u);
+  EXPECT_EQ(vllm.at_end.evictions, 1u);
   EXPECT_EQ(vllm.classification, QueueClass::kMoreThanGpus);
   const ContainerRow& trainer = Container("trainer");
   EXPECT_EQ(trainer.owner.pod, "trainer-0");
   EXPECT_EQ(trainer.owner.ns, "ml-train");
-  EXPECT_EQ(trainer.submissions, 1300u);
-  EXPECT_EQ(trainer.preemptions_caused, 3u);
+  EXPECT_EQ(trainer.at_end.submissions, 1300u);
+  EXPECT_EQ(trainer.at_end.unmaps_caused, 3u);
   EXPECT_EQ(trainer.process_exits, 1u);
   const ContainerRow& host = Container("");
-  EXPECT_EQ(host.submissions, 390u);
+  EXPECT_EQ(host.at_end.submissions, 390u);
   EXPECT_EQ(host.queues_peak, 3u);
   EXPECT_EQ(host.create_failures, 1u);
-  EXPECT_EQ(host.preemptions_caused, 1u);
+  EXPECT_EQ(host.at_end.unmaps_caused, 1u);
   // Two on GPU 23710 at once (the seeded queue and queue 1).
   EXPECT_EQ(host.classification, QueueClass::kMoreThanGpus);
 }
