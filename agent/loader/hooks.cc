@@ -133,8 +133,14 @@ HookSpec ArgsOnly(const char* probe, const char* function,
 // A hook of the tracepoint tier: raw tracepoints, no kernel function.
 HookSpec Tracepoint(const char* probe, const char* tracepoints,
                     const char* entry, const char* exit) {
-  HookSpec spec{probe,   tracepoints, nullptr, nullptr,
-                nullptr, nullptr,     false,   "tracepoint"};
+  HookSpec spec{probe,
+                tracepoints,
+                nullptr,
+                nullptr,
+                nullptr,
+                nullptr,
+                /*needs_kfd_types=*/false,
+                "tracepoint"};
   spec.tp_entry = entry;
   spec.tp_exit = exit;
   return spec;
@@ -401,19 +407,28 @@ const std::vector<HookSpec>& Hooks() {
 
 const std::vector<HookGroup>& HookGroups() {
   static const std::vector<HookGroup> kGroups = {
-      {"lifecycle", "queues, creates, destroys and exits", true},
+      {"lifecycle", "queues, creates, destroys and exits",
+       /*tracepoint_feeds_too=*/true},
       // bpf/tracepoint_tier.bpf.h: a second KFD fd of a process is a context
-      {"contexts", "secondary KFD contexts", true},
-      {"runlist", "runlist unmaps and maps", false},
-      {"mes", "MES queue adds and removes", false},
-      {"eviction", "evictions and restores", false},
+      {"contexts", "secondary KFD contexts",
+       /*tracepoint_feeds_too=*/true},
+      {"runlist", "runlist unmaps and maps",
+       /*tracepoint_feeds_too=*/false},
+      {"mes", "MES queue adds and removes",
+       /*tracepoint_feeds_too=*/false},
+      {"eviction", "evictions and restores",
+       /*tracepoint_feeds_too=*/false},
       // The tracepoint tier decodes UPDATE_QUEUE and SET_CU_MASK itself
       // (priorities, CU masks), but no runlist operation to attribute.
-      {"attribution", "the causes of runlist operations", false},
+      {"attribution", "the causes of runlist operations",
+       /*tracepoint_feeds_too=*/false},
       // It reads at exit_group and the last thread's exit instead.
-      {"submissions", "submissions read at a process's exit", true},
-      {"args", "identities for the BTF-free bodies", true},
-      {"tracepoint", "the tracepoint tier itself", true},
+      {"submissions", "submissions read at a process's exit",
+       /*tracepoint_feeds_too=*/true},
+      {"args", "identities for the BTF-free bodies",
+       /*tracepoint_feeds_too=*/true},
+      {"tracepoint", "the tracepoint tier itself",
+       /*tracepoint_feeds_too=*/true},
   };
   return kGroups;
 }
