@@ -111,8 +111,7 @@ static __always_inline __u64 tp__kfd_file(int fd)
 	if (fd < 0 || (__u32)fd >= BPF_CORE_READ(fdt, max_fds))
 		return 0;
 	fds = BPF_CORE_READ(fdt, fd);
-	bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]);
-	if (!file)
+	if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]) || !file)
 		return 0;
 	rdev = BPF_CORE_READ(file, f_inode, i_rdev);
 	return kfd_major && (rdev >> GPUQ_MINORBITS) == kfd_major ? (__u64)file : 0;
