@@ -150,13 +150,18 @@ std::string TypeName(MetricType type) {
 // The README's table is the contract users read: it names every family the
 // agent can serve (live, with reconciliation and the cgroup watcher: the
 // most families), with its type, and nothing else.
-TEST(CollectorTest, ReadmeMetricTableIsWhatTheAgentServes) {
+/// Every family a live agent can serve (the live-mode-only ones included).
+std::vector<MetricFamily> LiveFamilies() {
   Snapshot live;
   live.reconcile_enabled = true;
   live.learned_cgroups = LearnedCgroupStats{};
   live.metadata_evicted = 0;
+  return BuildFamilies(live);
+}
+
+TEST(CollectorTest, ReadmeMetricTableIsWhatTheAgentServes) {
   std::map<std::string, std::string> served;
-  for (const MetricFamily& f : BuildFamilies(live))
+  for (const MetricFamily& f : LiveFamilies())
     served[f.name] = TypeName(f.type);
   const std::map<std::string, std::string> readme = ReadmeMetricTable();
   ASSERT_GT(readme.size(), 30u) << "README.md's metric table not found";
@@ -171,6 +176,46 @@ TEST(CollectorTest, ReadmeMetricTableIsWhatTheAgentServes) {
   for (const auto& [name, type] : readme) {
     EXPECT_TRUE(served.count(name))
         << name << " is in README.md's table but never served";
+  }
+}
+
+/// Every family docs/probe-tiers.md's "What each tier gives" section names
+/// (its table and the list of families no tier changes): each `gpuq_...`
+/// in backquotes, a label selector cut off.
+std::set<std::string> ProbeTierDocFamilies() {
+  std::ifstream doc(std::string(GPUQ_SOURCE_DIR) + "/docs/probe-tiers.md");
+  std::set<std::string> names;
+  bool in_section = false;
+  for (std::string line; std::getline(doc, line);) {
+    if (line.rfind("## ", 0) == 0 || line.rfind("### ", 0) == 0) {
+      in_section = line == "## What each tier gives";
+      continue;
+    }
+    if (!in_section) continue;
+    for (size_t at = line.find("`gpuq_"); at != std::string::npos;
+         at = line.find("`gpuq_", at + 1)) {
+      const size_t end = line.find_first_of("`{", at + 1);
+      if (end == std::string::npos) break;
+      names.insert(line.substr(at + 1, end - at - 1));
+    }
+  }
+  return names;
+}
+
+TEST(CollectorTest, ProbeTierTableNamesEveryServedFamily) {
+  std::set<std::string> served;
+  for (const MetricFamily& f : LiveFamilies()) served.insert(f.name);
+  const std::set<std::string> doc = ProbeTierDocFamilies();
+  ASSERT_GT(doc.size(), 30u)
+      << "docs/probe-tiers.md's \"What each tier gives\" not found";
+  for (const std::string& name : served) {
+    EXPECT_TRUE(doc.count(name))
+        << name << " is served but docs/probe-tiers.md does not say which "
+        << "tiers give it";
+  }
+  for (const std::string& name : doc) {
+    EXPECT_TRUE(served.count(name))
+        << name << " is in docs/probe-tiers.md but never served";
   }
 }
 
