@@ -28,27 +28,6 @@ using Json = nlohmann::ordered_json;
 
 std::string Num(double v) { return fmt::format("{}", v); }
 
-// The containers' ids behind a row, by (container, pod, namespace).
-std::map<std::tuple<std::string, std::string, std::string>, const ContainerRow*>
-ContainerInfo(const Snapshot& s) {
-  std::map<std::tuple<std::string, std::string, std::string>,
-           const ContainerRow*>
-      info;
-  for (const ContainerRow& c : s.containers) {
-    const ContainerRow*& held =
-        info[{c.labels.container, c.labels.pod, c.labels.ns}];
-    // Two containers with the same labels: the one gpuq_container_info
-    // lists last (its series sort by these labels).
-    if (held == nullptr || std::tie(held->labels.extra, held->container_id,
-                                    held->name, held->runtime, held->pod_uid) <
-                               std::tie(c.labels.extra, c.container_id, c.name,
-                                        c.runtime, c.pod_uid)) {
-      held = &c;
-    }
-  }
-  return info;
-}
-
 // The family `name` of `families`, or an empty one: BuildFamilies() always
 // builds these (a renamed family would empty its section here, which
 // once_render_test and the replay golden would show).
@@ -67,6 +46,22 @@ std::string LabelOf(const prometheus::ClientMetric& m,
     if (l.name == name) return l.value;
   }
   return "";
+}
+
+// The ids behind a (container, pod, namespace) row, as gpuq_container_info
+// says them; of two containers with the same labels, the one it lists last.
+struct ContainerIds {
+  std::string container_id, name, runtime, pod_uid;
+};
+std::map<std::tuple<std::string, std::string, std::string>, ContainerIds>
+ContainerIdsOf(const std::vector<MetricFamily>& families) {
+  std::map<std::tuple<std::string, std::string, std::string>, ContainerIds> ids;
+  for (const auto& m : FindFamily(families, "gpuq_container_info")->metric) {
+    ids[{LabelOf(m, "container"), LabelOf(m, "pod"), LabelOf(m, "namespace")}] =
+        {LabelOf(m, "container_id"), LabelOf(m, "name"), LabelOf(m, "runtime"),
+         LabelOf(m, "pod_uid")};
+  }
+  return ids;
 }
 
 // One runlist row per (gpu, scheduler): what the GPU's scheduler did, read
@@ -186,13 +181,17 @@ std::string RenderTable(const Snapshot& s) {
                                      "GPU_ID"};
   for (const RowColumn& c : RowColumns()) header.emplace_back(c.header);
   TextTable queues(header);
-  const auto info = ContainerInfo(s);
+  // Every section lists what /metrics says, read from the collector's own
+  // families where the rows do not: their rules (sums, sort order, which
+  // reasons, which container's ids) are its.
+  const std::vector<MetricFamily> families = BuildFamilies(s);
+  const auto info = ContainerIdsOf(families);
   uint64_t total_live = 0;
   for (const auto& [key, row] : ContainerGpuRows(s)) {
     total_live += row.Live();
     auto ci = info.find({key.container, key.pod, key.ns});
     const std::string id =
-        ci == info.end() ? "-" : ci->second->container_id.substr(0, 12);
+        ci == info.end() ? "-" : ci->second.container_id.substr(0, 12);
     std::vector<std::string> cells = {ContainerOrHost(key.container), id,
                                       DashIfEmpty(key.pod), DashIfEmpty(key.ns),
                                       std::to_string(key.gpu_id)};
@@ -209,10 +208,6 @@ std::string RenderTable(const Snapshot& s) {
   }
   out += legend + "\n\n";
 
-  // The sections below the containers' list what /metrics says, read from
-  // the collector's own families: their rules (sums, sort order, which
-  // reasons) are its.
-  const std::vector<MetricFamily> families = BuildFamilies(s);
   const auto runlist = RunlistRows(families);
   if (!runlist.empty()) {
     TextTable rl({"GPU_ID", "SCHEDULER", "UNMAPS", "MAPS", "UNMAP_AVG_MS",
@@ -346,7 +341,8 @@ Json FamilyJson(const MetricFamily& f) {
 }
 
 std::string RenderJson(const Snapshot& s) {
-  const auto info = ContainerInfo(s);
+  const std::vector<MetricFamily> families = BuildFamilies(s);
+  const auto info = ContainerIdsOf(families);
   Json containers = Json::array();
   std::map<std::tuple<std::string, std::string, std::string>, Json> by_c;
   for (const auto& [key, row] : ContainerGpuRows(s)) {
@@ -363,10 +359,10 @@ std::string RenderJson(const Snapshot& s) {
            {"gpus", Json::array()}};
       auto ci = info.find({key.container, key.pod, key.ns});
       if (ci != info.end()) {
-        c["container_id"] = ci->second->container_id;
-        c["name"] = ci->second->name;
-        c["runtime"] = ci->second->runtime;
-        c["pod_uid"] = ci->second->pod_uid;
+        c["container_id"] = ci->second.container_id;
+        c["name"] = ci->second.name;
+        c["runtime"] = ci->second.runtime;
+        c["pod_uid"] = ci->second.pod_uid;
       }
     }
     Json gpu = {{"gpu_id", std::to_string(key.gpu_id)}};
@@ -396,7 +392,7 @@ std::string RenderJson(const Snapshot& s) {
   }
   for (auto& [key, c] : by_c) containers.push_back(std::move(c));
   Json metrics = Json::array();
-  for (const auto& f : BuildFamilies(s)) metrics.push_back(FamilyJson(f));
+  for (const auto& f : families) metrics.push_back(FamilyJson(f));
   Json doc = {
       {"containers", containers}, {"processes", procs}, {"metrics", metrics}};
   // A comm, a GPU name or a cgroup-derived label may be any bytes: invalid

@@ -366,6 +366,52 @@ TEST(OnceRenderTest, JsonHasContainersAndMetrics) {
 // A process name is whatever bytes the process chose: --once --output json
 // replaces invalid UTF-8 instead of throwing nlohmann's type_error 316
 // (found by tests/fuzz/capture_fuzzer).
+// Two containers whose series carry the same labels (two pods' "worker"
+// without --labels): the row shows the ids gpuq_container_info lists last,
+// in the table and in JSON alike.
+TEST(OnceRenderTest, ContainerIdsAreTheInfoFamilysLastOfTheSameLabels) {
+  Snapshot s = SmallSnapshot();
+  ContainerRow older;
+  older.labels = s.labels[kCgVllm];
+  older.container_id = "aaaa11112222";
+  older.name = "vllm-old";
+  older.runtime = "docker";
+  ContainerRow newer = older;
+  newer.container_id = "ffff33334444";
+  newer.name = "vllm-new";
+  s.containers = {newer, older};  // the family sorts them, not this order
+
+  const auto families = BuildFamilies(s);
+  std::string last_id;
+  std::string last_name;
+  for (const MetricFamily& f : families) {
+    if (f.name != "gpuq_container_info") continue;
+    for (const auto& m : f.metric) {
+      for (const auto& l : m.label) {
+        if (l.name == "container_id") last_id = l.value;
+        if (l.name == "name") last_name = l.value;
+      }
+    }
+  }
+  ASSERT_EQ(last_id, "ffff33334444");
+
+  const std::vector<std::string> row =
+      RowStartingWith(RenderOnce(s, OnceFormat::kTable), "0124dd351391");
+  ASSERT_GT(row.size(), 1u);
+  EXPECT_EQ(row[1], last_id.substr(0, 12));
+
+  const auto doc = nlohmann::json::parse(RenderOnce(s, OnceFormat::kJson));
+  bool seen = false;
+  for (const auto& c : doc["containers"]) {
+    if (c["container"] != "0124dd351391") continue;
+    seen = true;
+    EXPECT_EQ(c["container_id"], last_id);
+    EXPECT_EQ(c["name"], last_name);
+    EXPECT_EQ(c["runtime"], "docker");
+  }
+  EXPECT_TRUE(seen);
+}
+
 TEST(OnceRenderTest, JsonReplacesInvalidUtf8) {
   Snapshot s = SmallSnapshot();
   ProcessRow p;
