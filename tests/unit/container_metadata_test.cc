@@ -384,18 +384,30 @@ TEST_F(DockerApiClientTest, SilentServerTimesOutWithAnError) {
   EXPECT_NE(error.find("no answer within 200 ms"), std::string::npos) << error;
 }
 
+// Polls until the fake runtime has `n` requests (at most 10 s).
+bool RequestsReach(const FakeDockerd& server, size_t n) {
+  for (int i = 0; i < 5000 && server.Requests().size() < n; ++i) {
+    std::this_thread::sleep_for(milliseconds(2));
+  }
+  return server.Requests().size() >= n;
+}
+
 TEST_F(DockerApiClientTest, CancelEndsALookupInProgress) {
   // A runtime that never answers, and a timeout far beyond the test: the
   // lookup can only return early because Cancel() ended it (shutdown).
   FakeDockerd server(Socket(), FakeDockerd::Mode::kHang);
   const auto client = MakeDockerApiClient(Socket(), std::chrono::minutes(10));
   std::string error;
-  std::thread canceller([&client] {
-    std::this_thread::sleep_for(milliseconds(100));
+  // Cancelled once the runtime has the request: the lookup is waiting for
+  // its answer then, not yet to start.
+  bool reached = false;
+  std::thread canceller([&client, &server, &reached] {
+    reached = RequestsReach(server, 1);
     client->Cancel();
   });
   EXPECT_FALSE(client->Lookup(Container(kPodmanId), &error).has_value());
   canceller.join();
+  EXPECT_TRUE(reached) << "the lookup never reached the runtime";
   ExpectOneLine(error);
   EXPECT_NE(error.find("cancelled: the agent is stopping"), std::string::npos)
       << error;
@@ -872,14 +884,6 @@ class HangingRuntimeTest : public ::testing::Test {
 // would take the client's 10 minutes.
 constexpr auto kNeverAnswered = std::chrono::minutes(10);
 
-// Polls until the fake runtime has `n` requests (at most 10 s).
-bool RequestsReach(const FakeDockerd& server, size_t n) {
-  for (int i = 0; i < 5000 && server.Requests().size() < n; ++i) {
-    std::this_thread::sleep_for(milliseconds(2));
-  }
-  return server.Requests().size() >= n;
-}
-
 TEST_F(HangingRuntimeTest, GetNeverWaitsForTheRuntime) {
   FakeDockerd server(Socket(), FakeDockerd::Mode::kHang);
   std::vector<std::unique_ptr<RuntimeClient>> clients;
@@ -1002,7 +1006,7 @@ TEST_F(MetadataResolverTest, AnnounceRetriesALookupThatFoundNothingYet) {
   EXPECT_EQ(resolver->Get(id_)->name, "started");
 }
 
-// Polls `done` every 20 ms for up to 10 s (the trim runs once a second).
+// Polls `done` every 20 ms for up to 10 s (a worker thread's result).
 template <typename F>
 bool Eventually(F done) {
   for (int i = 0; i < 500 && !done(); ++i) {
