@@ -20,6 +20,7 @@
 #include "cli/event_loop_thread.h"
 #include "cli/source_setup.h"
 #include "common/log.h"
+#include "export/collector.h"
 #include "sources/capture.h"
 
 namespace gpuq {
@@ -199,6 +200,7 @@ int RunRecord(const Options& options) {
   // last event.
   pipeline.FinishRecording();
   pipeline.RecordLateMetadata();
+  pipeline.RecordSourceDrops();
   const uint64_t records = writer->Records();
   if (!writer->Close(&error)) {
     Log().Write(LogLevel::kError, error);
@@ -207,6 +209,20 @@ int RunRecord(const Options& options) {
   if (failed) Log().Write(LogLevel::kError, pipeline.Error());
   std::cerr << fmt::format("gpuq-agent: wrote {} records to {}\n", records,
                            options.record_path);
+  std::string lost;
+  for (const auto& [reason, n] : SourceDroppedEvents(pipeline.TakeSnapshot())) {
+    if (n > 0)
+      lost += fmt::format("{}{}={}", lost.empty() ? "" : ", ", reason, n);
+  }
+  if (!lost.empty()) {
+    // The capture's counts are short by them; its last record says so, and
+    // report and --replay count them as gpuq_events_dropped_total did.
+    Log().Write(LogLevel::kWarn,
+                fmt::format("events lost before they reached the capture: {} "
+                            "(gpuq_events_dropped_total); its counts are "
+                            "short by them",
+                            lost));
+  }
   if (writer->Skipped() > 0) {
     // Over a type's size limits, the reader would refuse the whole file.
     Log().Write(LogLevel::kWarn,

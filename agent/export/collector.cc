@@ -782,7 +782,8 @@ std::string GfxName(uint32_t v) {
   return fmt::format("gfx{}{:x}{:x}", v / 10000, (v / 100) % 100, v % 100);
 }
 
-std::vector<std::pair<const char*, uint64_t>> DroppedEvents(const Snapshot& s) {
+std::vector<std::pair<const char*, uint64_t>> SourceDroppedEvents(
+    const Snapshot& s) {
   return {
       {"ringbuf_full", s.source_drops.ringbuf_full},
       {"map_full", s.source_drops.map_full},
@@ -790,11 +791,20 @@ std::vector<std::pair<const char*, uint64_t>> DroppedEvents(const Snapshot& s) {
       {"prog_skipped", s.source_drops.prog_skipped},
       {"kfd_exit_skipped", s.source_drops.kfd_exit_skipped},
       {"args_unreadable", s.source_drops.args_unreadable},
-      {"unknown_queue", s.model_drops.unknown_queue},
-      {"duplicate_create", s.model_drops.duplicate_create},
-      {"no_owner", s.model_drops.no_owner},
       {"doorbell_map_full", s.doorbell_map_full},
   };
+}
+
+std::vector<std::pair<const char*, uint64_t>> DroppedEvents(const Snapshot& s) {
+  std::vector<std::pair<const char*, uint64_t>> reasons =
+      SourceDroppedEvents(s);
+  // The model's, before doorbell_map_full (the exposition's order since
+  // that reason came).
+  reasons.insert(reasons.end() - 1,
+                 {{"unknown_queue", s.model_drops.unknown_queue},
+                  {"duplicate_create", s.model_drops.duplicate_create},
+                  {"no_owner", s.model_drops.no_owner}});
+  return reasons;
 }
 
 std::vector<MetricFamily> BuildFamilies(const Snapshot& snapshot) {

@@ -34,6 +34,11 @@ std::string PacketClassLabel(uint32_t packet_class);
 std::string GfxName(uint32_t gfx_target_version);
 /// errno name of a (negative) errno ("ETIME"; "errno_<n>" if unnamed).
 std::string ErrnoLabel(int32_t error);
+/// The `reason` label values of gpuq_events_dropped_total that are lost
+/// before the model (in the kernel, the ring buffer, decoding, the doorbell
+/// map; a capture's gpuq_source_drops_record) and their counts.
+std::vector<std::pair<const char*, uint64_t>> SourceDroppedEvents(
+    const Snapshot& snapshot);
 /// The `reason` label values of gpuq_events_dropped_total and their counts.
 std::vector<std::pair<const char*, uint64_t>> DroppedEvents(
     const Snapshot& snapshot);

@@ -277,6 +277,10 @@ struct ModelSeries {
   std::map<uint32_t, GpuNode> gpus;
   std::array<uint64_t, GPUQ_EV__MAX> events_by_type{};
   ModelDrops model_drops;
+  /// What a replayed capture's recording agent lost before its records
+  /// reached the capture (its last gpuq_source_drops_record; zero live):
+  /// the pipeline adds it to its own source's drops.
+  gpuq_source_drops_record recorded_drops{};
 
   // Derived, filled by Model::Series().
   /// Written minus consumed packets of sampled live queues, by (cgroup, gpu).
@@ -457,6 +461,9 @@ class Model {
   /// the ROCr queue `e` creates now has its own (its destroy was lost).
   void RemoveQueueAtSameAddress(uint64_t process_key,
                                 const gpuq_queue_create_event& e);
+  /// A capture's count of what its recorder lost: the last one counts (it
+  /// is cumulative, and a re-recorded capture carries its input's too).
+  void On(const gpuq_source_drops_record& e) { series_.recorded_drops = e; }
   // Cgroup paths and runtime metadata are the pipeline's (attribution).
   void On(const CgroupPathRecord&) {}
   void On(const ContainerMetaRecord&) {}

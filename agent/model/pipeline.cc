@@ -209,6 +209,23 @@ void Pipeline::RecordLateMetadata() {
   recording_.WriteLateNames();
 }
 
+void Pipeline::RecordSourceDrops() {
+  const Snapshot s = TakeSnapshot();
+  gpuq_source_drops_record r{};
+  r.hdr.type = GPUQ_EV_SOURCE_DROPS;
+  r.hdr.size = sizeof(r);
+  r.hdr.ts_ns = MonotonicNowNs();
+  r.ringbuf_full = s.source_drops.ringbuf_full;
+  r.map_full = s.source_drops.map_full;
+  r.decode_error = s.source_drops.decode_error;
+  r.prog_skipped = s.source_drops.prog_skipped;
+  r.kfd_exit_skipped = s.source_drops.kfd_exit_skipped;
+  r.args_unreadable = s.source_drops.args_unreadable;
+  r.doorbell_map_full = s.doorbell_map_full;
+  std::lock_guard<std::mutex> lock(mu_);
+  recording_.Write(r);
+}
+
 void Pipeline::RetireNow() {
   std::lock_guard<std::mutex> lock(mu_);
   model_.SetNow(MonotonicNowNs());
@@ -379,8 +396,17 @@ Snapshot Pipeline::TakeSnapshot() {
   s.source = source_ != nullptr ? source_->Name() : "sysfs";
   s.probes = probes_;
   static_cast<ModelSeries&>(s) = model_.Series();
+  // A replayed capture's events lost before it was written count with the
+  // replay's own (records it could not decode).
+  const gpuq_source_drops_record& rec = s.recorded_drops;
+  source_drops.ringbuf_full += rec.ringbuf_full;
+  source_drops.map_full += rec.map_full;
+  source_drops.decode_error += rec.decode_error;
+  source_drops.prog_skipped += rec.prog_skipped;
+  source_drops.kfd_exit_skipped += rec.kfd_exit_skipped;
+  source_drops.args_unreadable += rec.args_unreadable;
   s.source_drops = source_drops;
-  s.doorbell_map_full = doorbell_map_full_;
+  s.doorbell_map_full = doorbell_map_full_ + rec.doorbell_map_full;
   s.reconcile_enabled = options_.use_sysfs;
   s.reconcile = reconciler_.stats();
 

@@ -183,6 +183,10 @@ class Pipeline {
   /// ran for a second still names it.
   /// Run() does it between events; call it once more before closing.
   void RecordLateMetadata();
+  /// Ends a capture with what the source lost before its records could
+  /// reach it (a gpuq_source_drops_record of TakeSnapshot()'s drops), so a
+  /// replay and a report count them.
+  void RecordSourceDrops();
 
  private:
   void HandleLocked(const Event& event);

@@ -74,8 +74,11 @@ void RecordFilter::Write(const Event& event) {
   if (!held_.empty()) ReleaseHeld(/*final=*/false);
   const uint64_t cgroup = Header(event).cgroup_id;
   if (std::holds_alternative<gpuq_gpu_info_record>(event) ||
+      std::holds_alternative<gpuq_source_drops_record>(event) ||
       (cgroup == 0 && std::holds_alternative<gpuq_runlist_event>(event))) {
-    writer_->Write(event);  // topology and GPU-wide preemptions stay
+    // Topology, GPU-wide preemptions and what the source lost (any of it
+    // may have been the container's) stay.
+    writer_->Write(event);
     return;
   }
   const Attribution& a = attribute_(cgroup);

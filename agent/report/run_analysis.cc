@@ -356,6 +356,8 @@ class Analyzer::Impl : private ModelObserver {
   void On(const ContainerMetaRecord&) {}
   void On(const gpuq_gpu_info_record&) {}
   void On(const gpuq_doorbell_count_record&) {}
+  // What the recording lost: the model's (DroppedEvents at Finish).
+  void On(const gpuq_source_drops_record&) {}
   // Priorities and CU masks: the model's (pipeline_), read at bucket ends.
   void On(const gpuq_queue_update_event&) { dirty_ = true; }
   void On(const gpuq_queue_cu_mask_event&) { dirty_ = true; }

@@ -59,7 +59,9 @@ struct ContainerMetaRecord {
   X(GPUQ_EV_QUEUE_UPDATE, "queue_update", gpuq_queue_update_event,          \
     sizeof(gpuq_queue_update_event))                                        \
   X(GPUQ_EV_QUEUE_CU_MASK, "queue_cu_mask", gpuq_queue_cu_mask_event,       \
-    sizeof(gpuq_queue_cu_mask_event))
+    sizeof(gpuq_queue_cu_mask_event))                                       \
+  X(GPUQ_EV_SOURCE_DROPS, "source_drops", gpuq_source_drops_record,         \
+    sizeof(gpuq_source_drops_record))
 
 namespace internal {
 // The list's X() leaves a comma before every type; `void` takes the first.

@@ -46,6 +46,8 @@ enum gpuq_event_type {
 	GPUQ_EV_QUEUE_UPDATE = 12,
 	/* written by the kernel side: a queue was fenced to a set of CUs */
 	GPUQ_EV_QUEUE_CU_MASK = 13,
+	/* written by the agent into capture files: what its source lost */
+	GPUQ_EV_SOURCE_DROPS = 14,
 	GPUQ_EV__MAX,
 };
 
@@ -406,6 +408,33 @@ GPUQ_ABI_OFFSET(gpuq_doorbell_count_record, queue_id, 44);
 GPUQ_ABI_OFFSET(gpuq_doorbell_count_record, doorbells, 48);
 GPUQ_ABI_OFFSET(gpuq_doorbell_count_record, by_packet, 56);
 GPUQ_ABI_SIZE(gpuq_doorbell_count_record, 88); /* 32 + 8 + 2*4 + 8 + 4*8 */
+
+/*
+ * Agent-written by `record` as a capture's last record: the events the
+ * recording agent's source lost before they could reach the capture,
+ * cumulative since it started (the reasons of gpuq_events_dropped_total that
+ * happen before the model), so a replay or report of the capture counts them
+ * as the recording agent's /metrics did. hdr.tgid and hdr.cgroup_id are 0. A
+ * capture may hold several (a re-recorded one): the last counts.
+ */
+struct gpuq_source_drops_record {
+	struct gpuq_event_header hdr;
+	__u64 ringbuf_full;	 /* the kernel could not reserve ring space */
+	__u64 map_full;		 /* the kernel's live-queue map was full */
+	__u64 decode_error;	 /* records the agent could not decode */
+	__u64 prog_skipped;	 /* runs of its BPF programs the kernel skipped */
+	__u64 kfd_exit_skipped;	 /* tracepoint tier: KFD exits skipped */
+	__u64 args_unreadable;	 /* tracepoint tier: ioctl args unreadable */
+	__u64 doorbell_map_full; /* doorbells the doorbell map had no room for */
+};
+GPUQ_ABI_OFFSET(gpuq_source_drops_record, ringbuf_full, 32);
+GPUQ_ABI_OFFSET(gpuq_source_drops_record, map_full, 40);
+GPUQ_ABI_OFFSET(gpuq_source_drops_record, decode_error, 48);
+GPUQ_ABI_OFFSET(gpuq_source_drops_record, prog_skipped, 56);
+GPUQ_ABI_OFFSET(gpuq_source_drops_record, kfd_exit_skipped, 64);
+GPUQ_ABI_OFFSET(gpuq_source_drops_record, args_unreadable, 72);
+GPUQ_ABI_OFFSET(gpuq_source_drops_record, doorbell_map_full, 80);
+GPUQ_ABI_SIZE(gpuq_source_drops_record, 88); /* 32 + 7*8 */
 
 /*
  * A successful AMDKFD_IOC_UPDATE_QUEUE (amdkfd's pqm_update_queue_properties):
