@@ -56,7 +56,12 @@ URL=http://127.0.0.1:$PORT/metrics
 TRUTH=/sys/kernel/debug/kfd_sim/truth
 KFD=/sys/class/kfd/kfd
 LIFECYCLE="gpuq_queues gpuq_processes gpuq_queue_creates_total gpuq_queue_destroys_total gpuq_process_exits_total gpuq_queue_create_failures_total"
-LIFECYCLE_PROBES="queue_create create_ioctl queue_destroy process_exit"
+# The hooks every function tier must attach, and the tracepoint tier's
+# (REQUIRED_PROBES, CONTEXT_PROBES, ARGS_CONTEXT_PROBES, TP_PROBE_NAMES):
+# generated from the agent's hook table (tests/kernel/guest_hooks.cc).
+. /etc/gpuq-hooks.sh
+unset PROBES SCHED_PROBES TP_PROBES # the QEMU guest's "probe:function" pairs
+LIFECYCLE_PROBES=$REQUIRED_PROBES
 RUNLIST="gpuq_runlist_unmaps_total gpuq_runlist_unmap_duration_seconds_count gpuq_runlist_map_duration_seconds_count gpuq_runlist_failures_total gpuq_runlist_operations_total gpuq_queue_preemptions_total gpuq_queue_preempted_seconds_total"
 EVICTION="gpuq_evictions_total gpuq_eviction_restores_total gpuq_evicted_processes gpuq_queues_evicted"
 # The BTF tiers read the runlist at each HWS map (docs/kfd-probe-points.md).
@@ -183,7 +188,7 @@ HAS_CONTEXTS=0
 grep -qx contexts $SIM/features && HAS_CONTEXTS=1
 HAS_XNACK_CHAIN=0
 grep -qx xnack-chain $SIM/features && HAS_XNACK_CHAIN=1
-[ $HAS_CONTEXTS = 1 ] && LIFECYCLE_PROBES="$LIFECYCLE_PROBES context_exit"
+[ $HAS_CONTEXTS = 1 ] && LIFECYCLE_PROBES="$LIFECYCLE_PROBES $CONTEXT_PROBES"
 
 if v=$(/bin/gpuq-agent --version 2>&1); then pass agent-version "$v"; else fail agent-version "$v"; fi
 
@@ -327,7 +332,7 @@ tier_flags() {
     tracepoint) echo --probe-tier=tracepoint ;;
   esac
 }
-tier_probes() { if [ "$1" = tracepoint ]; then echo "tp_ioctl tp_exit"; else echo "$LIFECYCLE_PROBES"; fi; }
+tier_probes() { if [ "$1" = tracepoint ]; then echo "$TP_PROBE_NAMES"; else echo "$LIFECYCLE_PROBES"; fi; }
 tier_attach_min() { if [ "$1" = tracepoint ]; then echo 2; else echo 4; fi; }
 
 # threads PID: where each thread of PID waits (state, wchan, kernel stack).
@@ -2194,14 +2199,14 @@ if [ $rc = 0 ] && [ ! -e /sys/kernel/btf/amdgpu ] && [ -c /dev/kfd ] &&
   pass nobtf-reload "simulator reloaded without .BTF: /sys/kernel/btf/amdgpu absent, /dev/kfd and [amdgpu] kallsyms present"
   sim_gpus
   ARGS_PROBES=$LIFECYCLE_PROBES
-  [ $HAS_CONTEXTS = 1 ] && ARGS_PROBES="$ARGS_PROBES context_create"
+  [ $HAS_CONTEXTS = 1 ] && ARGS_PROBES="$ARGS_PROBES $ARGS_CONTEXT_PROBES"
   if ! named tracepoint; then
     (MODE=kprobe TIER=args-kprobe SEEDED_EXACT=0 PROBES=$ARGS_PROBES TIER_GIVES="runlist eviction" run_mode args)
     client_runs args:args-kprobe tp:tracepoint
   fi
   if echo 0 > /sys/kernel/debug/kprobes/enabled 2> /tmp/kp.txt; then
     pass kprobes-off "kprobes disarmed (/sys/kernel/debug/kprobes/enabled = 0)"
-    (MODE=tracepoint TIER=tracepoint PROBES="tp_ioctl tp_exit" ATTACH_MIN=2 TIER_GIVES="" SEEDED_EXACT=0 \
+    (MODE=tracepoint TIER=tracepoint PROBES="$TP_PROBE_NAMES" ATTACH_MIN=2 TIER_GIVES="" SEEDED_EXACT=0 \
       run_mode tracepoint)
     echo 1 > /sys/kernel/debug/kprobes/enabled
   else
