@@ -200,7 +200,7 @@ int RunRecord(const Options& options) {
   // last event.
   pipeline.FinishRecording();
   pipeline.RecordLateMetadata();
-  pipeline.RecordSourceDrops();
+  const Snapshot at_end = pipeline.RecordSourceDrops();
   const uint64_t records = writer->Records();
   if (!writer->Close(&error)) {
     Log().Write(LogLevel::kError, error);
@@ -210,7 +210,7 @@ int RunRecord(const Options& options) {
   std::cerr << fmt::format("gpuq-agent: wrote {} records to {}\n", records,
                            options.record_path);
   std::string lost;
-  for (const auto& [reason, n] : SourceDroppedEvents(pipeline.TakeSnapshot())) {
+  for (const auto& [reason, n] : SourceDroppedEvents(at_end)) {
     if (n > 0)
       lost += fmt::format("{}{}={}", lost.empty() ? "" : ", ", reason, n);
   }

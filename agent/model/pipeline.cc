@@ -13,6 +13,7 @@
 #include "resolver/container_metadata_json.h"
 #include "resolver/proc_cgroup.h"
 #include "sources/kfd_sysfs.h"
+#include "sources/source_drops_record.h"
 
 namespace gpuq {
 namespace {
@@ -209,21 +210,13 @@ void Pipeline::RecordLateMetadata() {
   recording_.WriteLateNames();
 }
 
-void Pipeline::RecordSourceDrops() {
-  const Snapshot s = TakeSnapshot();
-  gpuq_source_drops_record r{};
-  r.hdr.type = GPUQ_EV_SOURCE_DROPS;
-  r.hdr.size = sizeof(r);
-  r.hdr.ts_ns = MonotonicNowNs();
-  r.ringbuf_full = s.source_drops.ringbuf_full;
-  r.map_full = s.source_drops.map_full;
-  r.decode_error = s.source_drops.decode_error;
-  r.prog_skipped = s.source_drops.prog_skipped;
-  r.kfd_exit_skipped = s.source_drops.kfd_exit_skipped;
-  r.args_unreadable = s.source_drops.args_unreadable;
-  r.doorbell_map_full = s.doorbell_map_full;
+Snapshot Pipeline::RecordSourceDrops() {
+  Snapshot s = TakeSnapshot();
+  const gpuq_source_drops_record r =
+      SourceDropsRecord(s.source_drops, s.doorbell_map_full, MonotonicNowNs());
   std::lock_guard<std::mutex> lock(mu_);
   recording_.Write(r);
+  return s;
 }
 
 void Pipeline::RetireNow() {
@@ -398,15 +391,9 @@ Snapshot Pipeline::TakeSnapshot() {
   static_cast<ModelSeries&>(s) = model_.Series();
   // A replayed capture's events lost before it was written count with the
   // replay's own (records it could not decode).
-  const gpuq_source_drops_record& rec = s.recorded_drops;
-  source_drops.ringbuf_full += rec.ringbuf_full;
-  source_drops.map_full += rec.map_full;
-  source_drops.decode_error += rec.decode_error;
-  source_drops.prog_skipped += rec.prog_skipped;
-  source_drops.kfd_exit_skipped += rec.kfd_exit_skipped;
-  source_drops.args_unreadable += rec.args_unreadable;
+  s.doorbell_map_full = doorbell_map_full_;
+  AddSourceDropsRecord(s.recorded_drops, &source_drops, &s.doorbell_map_full);
   s.source_drops = source_drops;
-  s.doorbell_map_full = doorbell_map_full_ + rec.doorbell_map_full;
   s.reconcile_enabled = options_.use_sysfs;
   s.reconcile = reconciler_.stats();
 

@@ -185,8 +185,8 @@ class Pipeline {
   void RecordLateMetadata();
   /// Ends a capture with what the source lost before its records could
   /// reach it (a gpuq_source_drops_record of TakeSnapshot()'s drops), so a
-  /// replay and a report count them.
-  void RecordSourceDrops();
+  /// replay and a report count them. Returns the snapshot it took.
+  Snapshot RecordSourceDrops();
 
  private:
   void HandleLocked(const Event& event);
