@@ -4,8 +4,9 @@
  * side decodes: ioctl numbers, the queue-type values of the create args and
  * the leading, stable fields of the create, update and set-CU-mask args. Mirrored here
  * because the BPF side includes vmlinux.h, which cannot be mixed with uapi
- * headers; tests/unit/kfd_uapi_test.cc holds every value and offset equal to
- * the real header's (bookworm's linux-libc-dev, Linux 6.1).
+ * headers; tests/lib/kfd_uapi_same.h holds every value and offset equal to
+ * the real header's: bookworm's linux-libc-dev (Linux 6.1) in the unit tests,
+ * each simulator-tier kernel's own in that tier (the values 6.1 lacks).
  */
 #ifndef GPUQ_KFD_UAPI_H
 #define GPUQ_KFD_UAPI_H
@@ -19,7 +20,7 @@
 #define GPUQ_KFD_IOC_DESTROY_QUEUE 0x03
 #define GPUQ_KFD_IOC_UPDATE_QUEUE 0x07
 #define GPUQ_KFD_IOC_SET_CU_MASK 0x1A
-/* AMDKFD_IOC_CREATE_PROCESS, Linux 7.2: not in the 6.1 header the test has */
+/* AMDKFD_IOC_CREATE_PROCESS, Linux 7.2: not in bookworm's 6.1 header */
 #define GPUQ_KFD_IOC_CREATE_PROCESS 0x27
 
 /* KFD_IOC_QUEUE_TYPE_* (they differ from the kernel's enum kfd_queue_type) */
@@ -27,7 +28,7 @@
 #define GPUQ_KFD_IOC_QUEUE_TYPE_SDMA 0x1
 #define GPUQ_KFD_IOC_QUEUE_TYPE_COMPUTE_AQL 0x2
 #define GPUQ_KFD_IOC_QUEUE_TYPE_SDMA_XGMI 0x3
-/* Linux 6.12; not in the 6.1 header the test has */
+/* Linux 6.12: not in bookworm's 6.1 header */
 #define GPUQ_KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID 0x4
 
 /* struct kfd_ioctl_create_queue_args, its leading fields */

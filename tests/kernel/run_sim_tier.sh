@@ -401,6 +401,42 @@ describe_module() {
   return $rc
 }
 
+# check_uapi LABEL KDIR: compiles tests/kernel/sim/kfd_uapi_check.c (static
+# assertions only) against the kernel's own kfd_ioctl.h, from the headers or
+# build root prepare_buildenv unpacked: the mirror's values that bookworm's
+# 6.1 header, which the unit test has, lacks (SDMA_BY_ENG_ID since 6.12,
+# CREATE_PROCESS since 7.2) are checked where the kernel has them.
+check_uapi() {
+  local label=$1 kdir=$2 kv root h d major minor n what
+  kv=$(cat "$kdir/kver")
+  root=${BUILD_ROOT:-$CACHE/headers-${kv}_$(awk '{ print $2 }' "$kdir/package")/root}
+  h=$(find "$root/usr/src" -path '*/include/uapi/linux/kfd_ioctl.h' 2> /dev/null | head -n 1)
+  if [ -z "$h" ]; then
+    fail "$label uapi: no include/uapi/linux/kfd_ioctl.h in $root/usr/src"
+    return
+  fi
+  d=$WORK/uapi-$label
+  rm -rf "$d"
+  mkdir -p "$d/linux" "$d/drm"
+  cp "$h" "$d/linux/"
+  # Debian's linux-libc-dev has no drm/ headers; kfd_ioctl.h only needs these.
+  printf '#include <linux/types.h>\n#include <linux/ioctl.h>\n' > "$d/drm/drm.h"
+  IFS=. read -r major minor _ <<< "$kv"
+  n=$((major * 100 + minor))
+  what=""
+  [ "$n" -ge 612 ] && what="; with SDMA_BY_ENG_ID, which 6.1 lacks"
+  [ "$n" -ge 702 ] && what="; with SDMA_BY_ENG_ID and CREATE_PROCESS, which 6.1 lacks"
+  # -I $d first: the kernel's kfd_ioctl.h with bookworm's linux/types.h
+  # and linux/ioctl.h.
+  if gcc -std=gnu11 -Wall -Wextra -Werror -fsyntax-only -DGPUQ_KVER=$n \
+    -I "$d" -I "$SRC/include" -I "$SRC/tests/lib" \
+    "$SIMSRC/kfd_uapi_check.c" > "$d/check.log" 2>&1; then
+    pass "$label uapi: include/gpuq/kfd_uapi.h = kernel $kv's kfd_ioctl.h (ioctl numbers, queue types, every mirrored field$what)"
+  else
+    fail "$label uapi: include/gpuq/kfd_uapi.h differs from kernel $kv's kfd_ioctl.h" "$(grep -m 3 error "$d/check.log")"
+  fi
+}
+
 # build_module LABEL KDIR: MODCPIO = the simulator built for it, as a cpio,
 # with the enums and field presence of its real amdgpu.ko (kfd_sim_btf.h
 # from kfd_btf header). Two host-side checks per kernel, from the BTF:
@@ -410,6 +446,9 @@ describe_module() {
 #   <label> sim-types-control  the negative control: the simulator built with
 #                           another kernel's header (6.12's; 7.2's on 6.12)
 #                           must differ from the real module
+# and one from its headers:
+#   <label> uapi            include/gpuq/kfd_uapi.h = that kernel's
+#                           include/uapi/linux/kfd_ioctl.h (check_uapi)
 build_module() {
   local label=$1 kdir=$2 kv b t0 other okdir
   kv=$(cat "$kdir/kver")
@@ -443,6 +482,7 @@ build_module() {
   else
     fail "$label sim-types: the simulator's BTF differs from the real amdgpu.ko's" "$(diff "$b/real.types" "$b/sim.types" | head -n 20)"
   fi
+  check_uapi "$label" "$kdir"
   # Negative control: another kernel's enums in this kernel's simulator.
   other=6.12
   [ "$label" = 6.12 ] && other=7.2
