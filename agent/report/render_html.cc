@@ -9,6 +9,7 @@
 
 #include "common/text_table.h"
 #include "model/container_rows.h"
+#include "report/comparison.h"
 #include "report/report_tables.h"
 #include "report/svg_chart.h"
 
@@ -165,22 +166,6 @@ std::string Card(const std::string& key, const std::string& value,
       "{}</div>",
       Escape(key), Escape(value),
       sub.empty() ? "" : fmt::format("<div class=\"s\">{}</div>", Escape(sub)));
-}
-
-// A runlist slice that takes queues off the GPU: an HWS unmap or an MES
-// queue removal (named so by the analysis); the rest are maps and adds.
-bool IsUnmap(const Slice& s) {
-  return s.name.rfind("unmap", 0) == 0 || s.name.rfind("mes remove", 0) == 0;
-}
-
-// Unmap durations over all GPUs, from the timeline's runlist slices.
-std::vector<double> UnmapDurations(const RunReport& r) {
-  std::vector<double> d;
-  for (const auto& s : r.timeline.runlist_ops) {
-    if (IsUnmap(s)) d.push_back(s.duration_s);
-  }
-  std::sort(d.begin(), d.end());
-  return d;
 }
 
 std::string Headline(const RunReport& r) {
@@ -544,68 +529,11 @@ std::string Comparison(const std::vector<RunReport>& runs,
   Table t;
   t.head.push_back("");
   for (const auto& n : names) t.head.push_back("#" + n);
-  auto row = [&](const std::string& what, auto value) {
-    std::vector<std::string> cells{what};
-    for (const auto& r : runs) cells.push_back(value(r));
-    t.rows.push_back(std::move(cells));
-  };
-  using R = const RunReport&;
-  row("duration", [](R r) { return FormatSeconds(r.duration_s); });
-  row("records", [](R r) { return U(r.records); });
-  row("GPUs used / in topology", [](R r) {
-    return fmt::format("{} / {}", r.gpus_used, r.gpus_in_topology);
-  });
-  row("containers", [](R r) { return U(r.containers.size()); });
-  row("processes with queues", [](R r) { return U(r.processes.size()); });
-  row("hardware queues, peak", [](R r) { return U(r.queues_peak); });
-  row("hardware queues at the end", [](R r) { return U(r.queues_at_end); });
-  row("queues created / destroyed", [](R r) {
-    return fmt::format("{} / {}", r.queues_created, r.queues_destroyed);
-  });
-  row("submissions", [](R r) { return U(r.submissions); });
-  row("submissions mean / peak per s", [](R r) {
-    return fmt::format("{} / {}", FormatRate(r.submissions_mean_per_s),
-                       FormatRate(r.submissions_peak_per_s));
-  });
-  row("runlist unmaps / maps",
-      [](R r) { return fmt::format("{} / {}", r.unmaps, r.maps); });
-  row("slowest unmap", [](R r) {
-    const auto d = UnmapDurations(r);
-    return d.empty() ? std::string("-") : FormatSeconds(d.back());
-  });
-  // Summed over the containers, then each container preempted in some run.
-  row("queues preempted / off the GPU, per container", [](R r) {
-    const auto [n, seconds] = PreemptedTotals(r);
-    return fmt::format("{} / {}", n, FormatSeconds(seconds));
-  });
-  for (const ComparedPreemption& c : ComparePreemptions(runs)) {
-    std::vector<std::string> cells{c.container + ": preempted / off the GPU"};
-    for (const auto& cell : c.runs) {
-      cells.push_back(cell ? fmt::format("{} / {}", cell->first,
-                                         FormatSeconds(cell->second))
-                           : "-");
-    }
+  for (ComparisonRow& row : ComparisonRows(runs)) {
+    std::vector<std::string> cells{std::move(row.what)};
+    for (std::string& cell : row.cells) cells.push_back(std::move(cell));
     t.rows.push_back(std::move(cells));
   }
-  row("oversubscribed runlists / seconds", [](R r) {
-    const auto total = OversubscribedTotals(r);
-    return total ? fmt::format("{} / {}", total->maps,
-                               FormatSeconds(total->seconds))
-                 : std::string("-");
-  });
-  row("high-priority / CU-restricted queues, peak", [](R r) {
-    return fmt::format("{} / {}", r.high_priority_peak, r.cu_restricted_peak);
-  });
-  row("unsampled queues, peak", [](R r) { return U(r.unsampled_peak); });
-  row("evictions", [](R r) { return U(r.evictions); });
-  row("time evicted, total",
-      [](R r) { return FormatSeconds(EvictedSeconds(r)); });
-  row("queue create failures", [](R r) { return U(r.create_failures); });
-  row("process exits", [](R r) { return U(r.process_exits); });
-  row("queue pattern",
-      [](R r) { return std::string(QueueClassName(r.classification)); });
-  row("verdict",
-      [](R r) { return std::string(QueueClassVerdict(r.classification)); });
   return "<section id=\"comparison\">\n<h2>Comparison of the runs</h2>\n" +
          RenderTable(t, "comparison-table", "") + "</section>\n";
 }

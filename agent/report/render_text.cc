@@ -7,6 +7,7 @@
 
 #include "common/text_table.h"
 #include "model/container_rows.h"
+#include "report/comparison.h"
 #include "report/report_format.h"
 #include "report/report_tables.h"
 
@@ -42,7 +43,6 @@ std::string Emit(const TextTable& table, bool markdown) {
 
 std::string Container(const Owner& o) { return ContainerOrHost(o.container); }
 std::string N(uint64_t n) { return std::to_string(n); }
-std::string Sec(double s) { return fmt::format("{:.3f}", s); }
 // "0", or "5 (unknown_queue 3, prog_skipped 2)": the reasons as
 // gpuq_events_dropped_total labels them.
 std::string DroppedText(const RunReport& r) {
@@ -89,8 +89,8 @@ std::string RenderRunText(const RunReport& r, bool md) {
   out += Section("Summary", md);
   TextTable summary({"WHAT", "VALUE"});
   summary.Add({"capture started", Utc(r.start_realtime_ns)});
-  summary.Add({"duration",
-               fmt::format("{} s ({} records)", Sec(r.duration_s), r.records)});
+  summary.Add({"duration", fmt::format("{} s ({} records)",
+                                       FixedSeconds(r.duration_s), r.records)});
   summary.Add({"GPUs", fmt::format("{} in topology, {} with queues",
                                    r.gpus_in_topology, r.gpus_used)});
   summary.Add({"containers, processes",
@@ -112,7 +112,7 @@ std::string RenderRunText(const RunReport& r, bool md) {
                                       r.maps, r.runlist_failures)});
   summary.Add(
       {"evictions", fmt::format("{} ({} restores, {} s evicted)", r.evictions,
-                                r.restores, Sec(EvictedSeconds(r)))});
+                                r.restores, FixedSeconds(EvictedSeconds(r)))});
   summary.Add({"create failures", N(r.create_failures)});
   summary.Add({"process exits", N(r.process_exits)});
   summary.Add({"events dropped", DroppedText(r)});
@@ -168,78 +168,11 @@ std::string RenderComparisonText(const std::vector<RunReport>& runs, bool md) {
   std::vector<std::string> header = {""};
   for (const RunReport& r : runs) header.push_back(ShortName(r.name));
   TextTable t(header);
-  auto row = [&](const std::string& what, auto cell) {
-    std::vector<std::string> cells = {what};
-    for (const RunReport& r : runs) cells.push_back(cell(r));
-    t.Add(cells);
-  };
-  row("duration (s)", [](const RunReport& r) { return Sec(r.duration_s); });
-  row("records", [](const RunReport& r) { return N(r.records); });
-  row("GPUs with queues", [](const RunReport& r) { return N(r.gpus_used); });
-  row("containers", [](const RunReport& r) { return N(r.containers.size()); });
-  row("processes", [](const RunReport& r) { return N(r.processes.size()); });
-  row("queues peak", [](const RunReport& r) { return N(r.queues_peak); });
-  row("compute queues peak",
-      [](const RunReport& r) { return N(r.compute_peak); });
-  row("queues created", [](const RunReport& r) { return N(r.queues_created); });
-  row("queues destroyed",
-      [](const RunReport& r) { return N(r.queues_destroyed); });
-  row("queues at end", [](const RunReport& r) { return N(r.queues_at_end); });
-  row("submissions", [](const RunReport& r) { return N(r.submissions); });
-  row("submissions mean/s",
-      [](const RunReport& r) { return FormatRate(r.submissions_mean_per_s); });
-  row("submissions peak/s",
-      [](const RunReport& r) { return FormatRate(r.submissions_peak_per_s); });
-  row("pending packets peak",
-      [](const RunReport& r) { return N(r.pending_peak); });
-  row("runlist unmaps", [](const RunReport& r) { return N(r.unmaps); });
-  row("runlist maps", [](const RunReport& r) { return N(r.maps); });
-  row("runlist failures",
-      [](const RunReport& r) { return N(r.runlist_failures); });
-  row("queues preempted (per container)",
-      [](const RunReport& r) { return N(PreemptedTotals(r).first); });
-  row("off GPU (s, per container)",
-      [](const RunReport& r) { return Sec(PreemptedTotals(r).second); });
-  // Each container preempted in some run, matched by name: "-" where it
-  // did not run.
-  for (const ComparedPreemption& c : ComparePreemptions(runs)) {
-    std::vector<std::string> cells = {"  " + c.container +
-                                      ": preempted, off GPU (s)"};
-    for (const auto& cell : c.runs) {
-      cells.push_back(cell ? N(cell->first) + ", " + Sec(cell->second) : "-");
-    }
-    t.Add(cells);
+  for (ComparisonRow& row : ComparisonRows(runs)) {
+    std::vector<std::string> cells = {std::move(row.what)};
+    for (std::string& cell : row.cells) cells.push_back(std::move(cell));
+    t.Add(std::move(cells));
   }
-  // Summed over the HWS GPUs whose maps read their runlist; "-" for a run
-  // none did (a BTF-free tier, an older capture).
-  row("oversubscribed runlists", [](const RunReport& r) {
-    const auto total = OversubscribedTotals(r);
-    return total ? N(total->maps) : std::string("-");
-  });
-  row("oversubscribed (s, per GPU)", [](const RunReport& r) {
-    const auto total = OversubscribedTotals(r);
-    return total ? Sec(total->seconds) : std::string("-");
-  });
-  row("high-priority queues peak",
-      [](const RunReport& r) { return N(r.high_priority_peak); });
-  row("CU-restricted queues peak",
-      [](const RunReport& r) { return N(r.cu_restricted_peak); });
-  row("unsampled queues peak",
-      [](const RunReport& r) { return N(r.unsampled_peak); });
-  row("evictions", [](const RunReport& r) { return N(r.evictions); });
-  row("evicted (s)", [](const RunReport& r) { return Sec(EvictedSeconds(r)); });
-  row("create failures",
-      [](const RunReport& r) { return N(r.create_failures); });
-  row("process exits", [](const RunReport& r) { return N(r.process_exits); });
-  row("compute-only class", [](const RunReport& r) {
-    return std::string(QueueClassName(r.compute_classification));
-  });
-  row("classification", [](const RunReport& r) {
-    return std::string(QueueClassName(r.classification));
-  });
-  row("verdict", [](const RunReport& r) {
-    return std::string(QueueClassVerdict(r.classification));
-  });
   std::string out =
       md ? "# gpuq report: comparison\n\n" : "gpuq report: comparison\n\n";
   return out + Rendered(t, md);

@@ -577,6 +577,10 @@ ReportTable ContainerGpusAtEnd(const RunReport& r) {
 
 }  // namespace
 
+std::string FixedSeconds(double seconds) {
+  return fmt::format("{:.3f}", seconds);
+}
+
 std::string FormatDuration(double seconds) {
   if (seconds < 1e-3) return fmt::format("{:.6g} us", seconds * 1e6);
   if (seconds < 1) return fmt::format("{:.6g} ms", seconds * 1e3);

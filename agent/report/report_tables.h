@@ -60,6 +60,9 @@ std::string ShortName(const std::string& name);
 
 /// "140 us", "2.1 ms", "9.000412345 s": the unit that keeps digits short.
 std::string FormatDuration(double seconds);
+/// "12.784": seconds with three decimals, as the text report's columns of
+/// seconds print them.
+std::string FixedSeconds(double seconds);
 
 /// Per GPU counts as "11437: 3, 23710: 1" ("-" for none), and as the JSON
 /// object {"11437": 3, "23710": 1} (JSON keys are strings).

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <tuple>
 
 namespace gpuq::report {
@@ -12,6 +13,19 @@ bool Owner::operator<(const Owner& o) const {
 
 bool Owner::operator==(const Owner& o) const {
   return container == o.container && pod == o.pod && ns == o.ns;
+}
+
+bool IsUnmap(const Slice& s) {
+  return s.name.rfind("unmap", 0) == 0 || s.name.rfind("mes remove", 0) == 0;
+}
+
+std::vector<double> UnmapDurations(const RunReport& r) {
+  std::vector<double> d;
+  for (const auto& s : r.timeline.runlist_ops) {
+    if (IsUnmap(s)) d.push_back(s.duration_s);
+  }
+  std::sort(d.begin(), d.end());
+  return d;
 }
 
 std::optional<OversubscriptionFigures> OversubscribedTotals(

@@ -315,6 +315,13 @@ struct RunReport {
   Timeline timeline;
 };
 
+/// A runlist slice that takes queues off the GPU: an HWS unmap or an MES
+/// queue removal (named so by the analysis); the rest are maps and adds.
+bool IsUnmap(const Slice& s);
+/// `r`'s unmap durations over all GPUs, shortest first, from its timeline's
+/// runlist slices.
+std::vector<double> UnmapDurations(const RunReport& r);
+
 /// The oversubscription figures of `r`'s HWS GPUs summed (maps, seconds;
 /// at_end if any GPU's last runlist is); none if no map read a runlist.
 std::optional<OversubscriptionFigures> OversubscribedTotals(const RunReport& r);

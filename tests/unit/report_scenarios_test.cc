@@ -10,6 +10,8 @@
 #include <tuple>
 #include <vector>
 
+#include "report/comparison.h"
+#include "report/render_html.h"
 #include "report/render_json.h"
 #include "report/render_text.h"
 #include "report/report_tables.h"
@@ -356,6 +358,41 @@ TEST(ReportRenderTest, ComparisonGivesEachPreemptedContainerARow) {
       text, std::regex("\n  latency: preempted, off GPU \\(s\\) +8, "
                        "0\\.010 +-\\n")))
       << text;
+}
+
+// The comparison is one row list: text, markdown and HTML show the same
+// rows with the same cells, in its order.
+TEST(ReportRenderTest, ComparisonIsTheSameRowsInTextAndHtml) {
+  const std::vector<RunReport> runs = {
+      Analyze(BuildPairOversubscribedScenario, "pair-oversubscribed"),
+      Analyze(BuildCnnScenario, "cnn")};
+  const std::vector<ComparisonRow> rows = ComparisonRows(runs);
+  ASSERT_GT(rows.size(), 20u);
+  EXPECT_EQ(rows.back().what, "verdict");
+  const std::string text = RenderText(runs, false);
+  const std::string md = RenderText(runs, true);
+  const std::string html = RenderHtml(runs);
+  size_t text_at = 0;
+  size_t html_at = html.find("id=\"comparison-table\"");
+  ASSERT_NE(html_at, std::string::npos);
+  for (const ComparisonRow& row : rows) {
+    ASSERT_EQ(row.cells.size(), runs.size()) << row.what;
+    // Row names and cells need no HTML escaping ("<", "&", quotes).
+    ASSERT_EQ(row.what.find_first_of("<>&\"'"), std::string::npos);
+    std::string html_row = "<tr><td>" + row.what + "</td>";
+    std::string md_row = "| " + row.what + " |";
+    for (const std::string& cell : row.cells) {
+      html_row += "<td class=\"n\">" + cell + "</td>";
+      md_row += " " + cell + " |";
+    }
+    const size_t t = text.find("\n" + row.what + " ", text_at);
+    ASSERT_NE(t, std::string::npos) << row.what << " in the text";
+    text_at = t + 1;
+    const size_t h = html.find(html_row, html_at);
+    ASSERT_NE(h, std::string::npos) << html_row << " in the HTML";
+    html_at = h + 1;
+    EXPECT_NE(md.find(md_row), std::string::npos) << md_row;
+  }
 }
 
 TEST(ReportRenderTest, ComparisonKeepsTheOrderGivenAndEndsWithTheVerdict) {

@@ -1,0 +1,106 @@
+#include "report/comparison.h"
+
+#include "common/text_table.h"
+#include "report/report_tables.h"
+
+namespace gpuq::report {
+
+std::vector<ComparisonRow> ComparisonRows(const std::vector<RunReport>& runs) {
+  std::vector<ComparisonRow> out;
+  const auto row = [&](std::string what, auto cell) {
+    ComparisonRow r{std::move(what), {}};
+    for (const RunReport& run : runs) r.cells.push_back(cell(run));
+    out.push_back(std::move(r));
+  };
+  row("duration (s)",
+      [](const RunReport& r) { return FixedSeconds(r.duration_s); });
+  row("records", [](const RunReport& r) { return std::to_string(r.records); });
+  row("GPUs with queues",
+      [](const RunReport& r) { return std::to_string(r.gpus_used); });
+  row("containers",
+      [](const RunReport& r) { return std::to_string(r.containers.size()); });
+  row("processes",
+      [](const RunReport& r) { return std::to_string(r.processes.size()); });
+  row("queues peak",
+      [](const RunReport& r) { return std::to_string(r.queues_peak); });
+  row("compute queues peak",
+      [](const RunReport& r) { return std::to_string(r.compute_peak); });
+  row("queues created",
+      [](const RunReport& r) { return std::to_string(r.queues_created); });
+  row("queues destroyed",
+      [](const RunReport& r) { return std::to_string(r.queues_destroyed); });
+  row("queues at end",
+      [](const RunReport& r) { return std::to_string(r.queues_at_end); });
+  row("submissions",
+      [](const RunReport& r) { return std::to_string(r.submissions); });
+  row("submissions mean/s",
+      [](const RunReport& r) { return FormatRate(r.submissions_mean_per_s); });
+  row("submissions peak/s",
+      [](const RunReport& r) { return FormatRate(r.submissions_peak_per_s); });
+  row("pending packets peak",
+      [](const RunReport& r) { return std::to_string(r.pending_peak); });
+  row("runlist unmaps",
+      [](const RunReport& r) { return std::to_string(r.unmaps); });
+  row("runlist maps",
+      [](const RunReport& r) { return std::to_string(r.maps); });
+  row("runlist failures",
+      [](const RunReport& r) { return std::to_string(r.runlist_failures); });
+  row("slowest unmap", [](const RunReport& r) {
+    const std::vector<double> d = UnmapDurations(r);
+    return d.empty() ? std::string("-") : FormatDuration(d.back());
+  });
+  row("queues preempted (per container)", [](const RunReport& r) {
+    return std::to_string(PreemptedTotals(r).first);
+  });
+  row("off GPU (s, per container)", [](const RunReport& r) {
+    return FixedSeconds(PreemptedTotals(r).second);
+  });
+  // Each container preempted in some run, matched by name: "-" where it
+  // did not run.
+  for (const ComparedPreemption& c : ComparePreemptions(runs)) {
+    ComparisonRow preempted{"  " + c.container + ": preempted, off GPU (s)",
+                            {}};
+    for (const auto& cell : c.runs) {
+      preempted.cells.push_back(cell ? std::to_string(cell->first) + ", " +
+                                           FixedSeconds(cell->second)
+                                     : "-");
+    }
+    out.push_back(std::move(preempted));
+  }
+  // Summed over the HWS GPUs whose maps read their runlist; "-" for a run
+  // none did (a BTF-free tier, an older capture).
+  row("oversubscribed runlists", [](const RunReport& r) {
+    const auto total = OversubscribedTotals(r);
+    return total ? std::to_string(total->maps) : std::string("-");
+  });
+  row("oversubscribed (s, per GPU)", [](const RunReport& r) {
+    const auto total = OversubscribedTotals(r);
+    return total ? FixedSeconds(total->seconds) : std::string("-");
+  });
+  row("high-priority queues peak",
+      [](const RunReport& r) { return std::to_string(r.high_priority_peak); });
+  row("CU-restricted queues peak",
+      [](const RunReport& r) { return std::to_string(r.cu_restricted_peak); });
+  row("unsampled queues peak",
+      [](const RunReport& r) { return std::to_string(r.unsampled_peak); });
+  row("evictions",
+      [](const RunReport& r) { return std::to_string(r.evictions); });
+  row("evicted (s)",
+      [](const RunReport& r) { return FixedSeconds(EvictedSeconds(r)); });
+  row("create failures",
+      [](const RunReport& r) { return std::to_string(r.create_failures); });
+  row("process exits",
+      [](const RunReport& r) { return std::to_string(r.process_exits); });
+  row("compute-only class", [](const RunReport& r) {
+    return std::string(QueueClassName(r.compute_classification));
+  });
+  row("classification", [](const RunReport& r) {
+    return std::string(QueueClassName(r.classification));
+  });
+  row("verdict", [](const RunReport& r) {
+    return std::string(QueueClassVerdict(r.classification));
+  });
+  return out;
+}
+
+}  // namespace gpuq::report
