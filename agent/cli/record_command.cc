@@ -18,9 +18,9 @@
 #include "cli/child_command.h"
 #include "cli/commands.h"
 #include "cli/event_loop_thread.h"
+#include "cli/recording_warnings.h"
 #include "cli/source_setup.h"
 #include "common/log.h"
-#include "export/collector.h"
 #include "sources/capture.h"
 
 namespace gpuq {
@@ -209,33 +209,12 @@ int RunRecord(const Options& options) {
   if (failed) Log().Write(LogLevel::kError, pipeline.Error());
   std::cerr << fmt::format("gpuq-agent: wrote {} records to {}\n", records,
                            options.record_path);
-  std::string lost;
-  for (const auto& [reason, n] : SourceDroppedEvents(at_end)) {
-    if (n > 0)
-      lost += fmt::format("{}{}={}", lost.empty() ? "" : ", ", reason, n);
+  RecordingEnd end{&at_end, writer->Skipped(), options.record_container, 0};
+  if (!end.container.empty()) {
+    end.container_records = pipeline.RecordedContainerRecords();
   }
-  if (!lost.empty()) {
-    // The capture's counts are short by them; its last record says so, and
-    // report and --replay count them as gpuq_events_dropped_total did.
-    Log().Write(LogLevel::kWarn,
-                fmt::format("events lost before they reached the capture: {} "
-                            "(gpuq_events_dropped_total); its counts are "
-                            "short by them",
-                            lost));
-  }
-  if (writer->Skipped() > 0) {
-    // Over a type's size limits, the reader would refuse the whole file.
-    Log().Write(LogLevel::kWarn,
-                fmt::format("left out {} records that would not read back",
-                            writer->Skipped()));
-  }
-  if (!options.record_container.empty() &&
-      pipeline.RecordedContainerRecords() == 0) {
-    Log().Write(LogLevel::kWarn,
-                fmt::format("no records of container {} (the capture has the "
-                            "GPU topology only; "
-                            "check the name with gpuq-agent --once)",
-                            options.record_container));
+  for (const std::string& warning : RecordingWarnings(end)) {
+    Log().Write(LogLevel::kWarn, warning);
   }
   if (ran_command) {
     std::cerr << fmt::format("gpuq-agent: {} exited with status {}\n",
