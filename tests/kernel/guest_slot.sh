@@ -11,6 +11,15 @@
 # guests without it wait while one with it waits, and the longest work
 # starts first.
 #
+# CMD runs at nice 0 whatever this script was started at: the tiers run their
+# host-side work (downloads, unpacking, initramfs and module builds, judging)
+# at nice 10 (run_qemu_tier.sh, run_sim_tier.sh), so with both tiers side by
+# side that work takes what the guests leave, not a guest's core. A TCG
+# guest's clock runs on while its vCPU thread waits for a core, and the
+# simulator tier's preemption windows allow 20 ms per window: a window once
+# grew 31 ms when the other tier's host work ran beside the guests at the
+# same priority (2026-11-27).
+#
 # Exits with CMD's status. A slot is an flock on slot.N, held by this shell's
 # descriptor and the ones CMD inherits, so it is freed however they end.
 set -u
@@ -49,7 +58,9 @@ while :; do
       exec {fd}> "$dir/slot.$i" || exit 2
       if flock -n "$fd"; then
         [ -n "$wants" ] && rm -f "$wants"
-        "$@"
+        # Lowering niceness needs root; without it nice says so and runs
+        # CMD at this script's niceness.
+        nice -n "$((-$(nice)))" "$@"
         exit $?
       fi
       exec {fd}>&-

@@ -2,7 +2,8 @@
 # guest_slot.sh: never more commands at once than slots, every command runs
 # and gets its exit status back, and a waiter marked first
 # (GPUQ_GUEST_SLOT_FIRST=1, the simulator tier's long guests) takes the next
-# free slot before one that waited longer. Commands here are sleeps standing
+# free slot before one that waited longer, and every command runs at nice 0
+# (the tiers' host work runs at nice 10). Commands here are sleeps standing
 # in for TCG guests; the kernel tiers run the real ones through it.
 set -u
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
@@ -61,5 +62,15 @@ if [ "$leftover" = 0 ]; then
   pass "no waiting mark is left behind"
 else
   fail "no waiting mark is left behind" "$(ls "$T/slots")"
+fi
+
+# A guest runs at nice 0 though its tier's host work runs at nice 10.
+nice -n 10 "$SLOT" sh -c "nice > $T/niceness" 2> "$T/nice.err"
+if [ "$(id -u)" != 0 ]; then
+  skip "a command runs at nice 0 from a nice-10 tier: lowering niceness needs root (ran at $(cat "$T/niceness"))"
+elif [ "$(cat "$T/niceness")" = 0 ]; then
+  pass "a command runs at nice 0 from a nice-10 tier"
+else
+  fail "a command runs at nice 0 from a nice-10 tier" "niceness $(cat "$T/niceness"): $(cat "$T/nice.err")"
 fi
 summary

@@ -42,6 +42,12 @@ require_agent() {
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 
+# The tier's host-side work (downloads, unpacking, initramfs and module
+# builds, judging) runs at nice 10 from here on, its guests at nice 0
+# (guest_slot.sh): beside the other kernel tier (scripts/test.sh runs both at
+# once) that work takes what the guests leave, not a guest's core.
+renice -n 10 -p $$ > /dev/null
+
 # prepare_lock / prepare_unlock: the kernel tiers run side by side (their
 # guests share the cores through guest_slot.sh), but one at a time installs
 # packages, updates the kernel apt lists and downloads and unpacks into the
