@@ -25,8 +25,9 @@ std::vector<std::string> RecordingWarnings(const RecordingEnd& end) {
   }
   if (end.left_out > 0) {
     // Over a type's size limits, the reader would refuse the whole file.
-    warnings.push_back(fmt::format(
-        "left out {} records that would not read back", end.left_out));
+    warnings.push_back(
+        fmt::format("left out {} record{} that would not read back",
+                    end.left_out, end.left_out == 1 ? "" : "s"));
   }
   if (!end.container.empty() && end.container_records == 0) {
     warnings.push_back(

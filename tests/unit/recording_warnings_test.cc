@@ -40,7 +40,7 @@ TEST(RecordingWarningsTest, RecordsLeftOutAloneAreSaid) {
   const Snapshot s;
   EXPECT_EQ(
       RecordingWarnings({&s, 1, "", 0}),
-      std::vector<std::string>{"left out 1 records that would not read back"});
+      std::vector<std::string>{"left out 1 record that would not read back"});
 }
 
 }  // namespace
