@@ -11,7 +11,6 @@
 #include "common/log.h"
 #include "model/sysfs_seed.h"
 #include "resolver/container_metadata_json.h"
-#include "resolver/proc_cgroup.h"
 #include "sources/kfd_sysfs.h"
 #include "sources/source_drops_record.h"
 
@@ -29,6 +28,7 @@ Pipeline::Pipeline(PipelineOptions options, std::unique_ptr<EventSource> source)
       // only the paths the capture itself carries.
       resolver_(options_.use_sysfs ? options_.paths.CgroupMount() : ""),
       attributor_(&resolver_),
+      v1_cgroup_ids_(options_.paths.procfs),
       // Both lookups run under mu_, which CaptureRecording's caller holds.
       recording_(
           [this](uint64_t cgroup) -> const Attribution& {
@@ -159,7 +159,11 @@ void Pipeline::HandleLocked(const Event& event) {
     // cgroup 0 names no owner (a runlist operation of unknown cause): it
     // gets no container series, so there is nothing to attribute.
     // A kernel event: settle its cgroup id (v1 hosts), then attribute.
-    if (const auto v1_id = V1CgroupIdLocked(Header(event))) {
+    // A capture's ids are final: only live events are settled.
+    const auto v1_id = options_.use_sysfs
+                           ? v1_cgroup_ids_.Of(Header(event), &attributor_)
+                           : std::nullopt;
+    if (v1_id) {
       Event rewritten = event;  // copied only on v1 hosts
       std::visit([&](auto& e) { e.hdr.cgroup_id = *v1_id; }, rewritten);
       AttributeLocked(*v1_id);
@@ -186,23 +190,6 @@ void Pipeline::ApplyLocked(const Event& event) {
   recording_.Write(event);
   model_.SetNow(MonotonicNowNs());
   model_.Apply(event);
-}
-
-std::optional<uint64_t> Pipeline::V1CgroupIdLocked(
-    const gpuq_event_header& hdr) {
-  if (!options_.use_sysfs) return std::nullopt;  // a capture is attributed
-  auto known = v1_cgroup_of_tgid_.find(hdr.tgid);
-  if (known != v1_cgroup_of_tgid_.end()) return known->second;
-  const Attribution& a = attributor_.Attribute(hdr.cgroup_id);
-  const bool v2_root = a.resolved && a.cgroup_path == "/";
-  if ((!v2_root && a.resolved) || hdr.tgid == 0) return std::nullopt;
-  const auto path = V1CgroupPathOfPid(options_.paths.procfs, hdr.tgid);
-  if (!path || !ParseCgroupPath(*path).InContainer()) return std::nullopt;
-  // Bit 63 keeps synthetic ids apart from kernfs ids (inode numbers).
-  const uint64_t id = (std::hash<std::string>()(*path) >> 1) | (1ull << 63);
-  attributor_.Learn(id, *path);
-  v1_cgroup_of_tgid_[hdr.tgid] = id;
-  return id;
 }
 
 void Pipeline::RecordLateMetadata() {

@@ -27,6 +27,7 @@
 #include "resolver/attributor.h"
 #include "resolver/container_metadata.h"
 #include "resolver/learned_cgroups.h"
+#include "resolver/v1_cgroup_ids.h"
 #include "sources/capture.h"
 #include "sources/event_source.h"
 
@@ -200,10 +201,6 @@ class Pipeline {
   void AttributeLocked(uint64_t cgroup_id);
   /// Records the event (when recording) and applies it to the model.
   void ApplyLocked(const Event& event);
-  /// On cgroup v1 hosts, where the v2 id names no container: a stable
-  /// synthetic id for the owner's v1 container cgroup, or nullopt when the
-  /// event's own id stands.
-  std::optional<uint64_t> V1CgroupIdLocked(const gpuq_event_header& hdr);
   gpuq_queue_create_event SeedEventLocked(const SysfsQueue& q);
 
   PipelineOptions options_;
@@ -211,6 +208,7 @@ class Pipeline {
   std::mutex mu_;
   CgroupResolver resolver_;
   Attributor attributor_;
+  V1CgroupIds v1_cgroup_ids_;  ///< live events on cgroup v1 hosts
   Model model_;
   Reconciler reconciler_;
   CaptureRecording recording_;
@@ -218,9 +216,6 @@ class Pipeline {
   std::vector<ProbeStatus> probes_;
   bool running_ = false;     ///< Run() is reading the source
   std::deque<Event> reads_;  ///< HandleRead()'s, oldest first
-  /// tgid -> synthetic cgroup id on v1 hosts: later events of the process
-  /// (teardown in a kworker, after the pid is gone) keep its attribution.
-  std::unordered_map<uint32_t, uint64_t> v1_cgroup_of_tgid_;
   ContainerLabeling labeling_;
   std::string error_;
 };
