@@ -71,6 +71,50 @@ TEST_F(V1AttributionTest, TeardownAfterThePidIsGoneKeepsTheContainer) {
   EXPECT_EQ(exit_destroys, 1);
 }
 
+// A pid the kernel gives to a new process after the old one was reaped is
+// a new owner: its KFD process (the event's process_key) tells them apart.
+TEST_F(V1AttributionTest, APidReusedInAnotherContainerIsReattributed) {
+  const std::string other =
+      "0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9";
+  Pipeline pipeline(options_, nullptr);
+  pipeline.Handle(Create(0xffff888100000700, 700, v2_root_id_, 1, 0));
+  pipeline.Handle(Create(0xffff888100000700, 700, v2_root_id_, 1, 1));
+  std::filesystem::remove_all(root_.File("proc/700"));
+  pipeline.Handle(Exit(0xffff888100000700, 700, v2_root_id_));
+  pipeline.Handle(Destroy(0xffff888100000700, 700, v2_root_id_, 1, 0,
+                          GPUQ_QUEUE_COMPUTE, GPUQ_DESTROY_PROCESS_EXIT));
+  // pid 700 again, now a process of another container.
+  root_.Write("proc/700/cgroup", "12:memory:/docker/" + other +
+                                     "\n1:name=systemd:/docker/" + other +
+                                     "\n0::/\n");
+  pipeline.Handle(Create(0xffff888100000900, 700, v2_root_id_, 1, 0));
+  // The first process's teardown, late, still counts for its container.
+  pipeline.Handle(Destroy(0xffff888100000700, 700, v2_root_id_, 1, 1,
+                          GPUQ_QUEUE_COMPUTE, GPUQ_DESTROY_PROCESS_EXIT));
+  const auto families = BuildFamilies(pipeline.TakeSnapshot());
+  EXPECT_EQ(QueuesOf(families, other.substr(0, 12)), 1);
+  EXPECT_EQ(QueuesOf(families, kContainerId.substr(0, 12)), 0);
+  EXPECT_EQ(Sum(families, "gpuq_queue_destroys_total",
+                {{"container", kContainerId.substr(0, 12)}}),
+            2);
+  EXPECT_EQ(Sum(families, "gpuq_queue_destroys_total",
+                {{"container", other.substr(0, 12)}}),
+            0);
+}
+
+// A process seeded from sysfs at start has no process key; its exit, under
+// its KFD process's key once the pid is gone, still counts for it.
+TEST_F(V1AttributionTest, ASeededProcessKeepsItsContainerPastItsPid) {
+  Pipeline pipeline(options_, nullptr);
+  pipeline.Handle(Create(0, 700, v2_root_id_, 1, 0));
+  std::filesystem::remove_all(root_.File("proc/700"));
+  pipeline.Handle(Exit(0xffff888100000700, 700, v2_root_id_));
+  const auto families = BuildFamilies(pipeline.TakeSnapshot());
+  EXPECT_EQ(Sum(families, "gpuq_process_exits_total",
+                {{"container", kContainerId.substr(0, 12)}}),
+            1);
+}
+
 TEST_F(V1AttributionTest, ReplayIsNeverReattributed) {
   // A capture's ids are already final: this host's /proc says nothing
   // about the processes in it.
