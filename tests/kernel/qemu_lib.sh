@@ -44,8 +44,9 @@ since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 
 # The tier's host-side work (downloads, unpacking, initramfs and module
 # builds, judging) runs at nice 10 from here on, its guests at nice 0
-# (guest_slot.sh): beside the other kernel tier (scripts/test.sh runs both at
-# once) that work takes what the guests leave, not a guest's core.
+# (guest_slot.sh): beside the other kernel tier (ctest -j2 -L kernel; the
+# suite runs them one after the other) that work takes what the guests
+# leave, not a guest's core.
 renice -n 10 -p $$ > /dev/null
 
 # prepare_lock / prepare_unlock: the kernel tiers run side by side (their
