@@ -4,6 +4,15 @@
 #include "report/report_tables.h"
 
 namespace gpuq::report {
+namespace {
+
+// Seconds in the unit that keeps digits short, as the run's own tables
+// print them ("9.6 ms"); none at all is "0".
+std::string Took(double seconds) {
+  return seconds == 0 ? "0" : FormatDuration(seconds);
+}
+
+}  // namespace
 
 std::vector<ComparisonRow> ComparisonRows(const std::vector<RunReport>& runs) {
   std::vector<ComparisonRow> out;
@@ -52,18 +61,15 @@ std::vector<ComparisonRow> ComparisonRows(const std::vector<RunReport>& runs) {
   row("queues preempted (per container)", [](const RunReport& r) {
     return std::to_string(PreemptedTotals(r).first);
   });
-  row("off GPU (s, per container)", [](const RunReport& r) {
-    return FixedSeconds(PreemptedTotals(r).second);
-  });
+  row("off GPU (per container)",
+      [](const RunReport& r) { return Took(PreemptedTotals(r).second); });
   // Each container preempted in some run, matched by name: "-" where it
   // did not run.
   for (const ComparedPreemption& c : ComparePreemptions(runs)) {
-    ComparisonRow preempted{"  " + c.container + ": preempted, off GPU (s)",
-                            {}};
+    ComparisonRow preempted{"  " + c.container + ": preempted, off GPU", {}};
     for (const auto& cell : c.runs) {
-      preempted.cells.push_back(cell ? std::to_string(cell->first) + ", " +
-                                           FixedSeconds(cell->second)
-                                     : "-");
+      preempted.cells.push_back(
+          cell ? std::to_string(cell->first) + ", " + Took(cell->second) : "-");
     }
     out.push_back(std::move(preempted));
   }
@@ -73,9 +79,9 @@ std::vector<ComparisonRow> ComparisonRows(const std::vector<RunReport>& runs) {
     const auto total = OversubscribedTotals(r);
     return total ? std::to_string(total->maps) : std::string("-");
   });
-  row("oversubscribed (s, per GPU)", [](const RunReport& r) {
+  row("oversubscribed (per GPU)", [](const RunReport& r) {
     const auto total = OversubscribedTotals(r);
-    return total ? FixedSeconds(total->seconds) : std::string("-");
+    return total ? Took(total->seconds) : std::string("-");
   });
   row("high-priority queues peak",
       [](const RunReport& r) { return std::to_string(r.high_priority_peak); });
@@ -85,8 +91,7 @@ std::vector<ComparisonRow> ComparisonRows(const std::vector<RunReport>& runs) {
       [](const RunReport& r) { return std::to_string(r.unsampled_peak); });
   row("evictions",
       [](const RunReport& r) { return std::to_string(r.evictions); });
-  row("evicted (s)",
-      [](const RunReport& r) { return FixedSeconds(EvictedSeconds(r)); });
+  row("evicted", [](const RunReport& r) { return Took(EvictedSeconds(r)); });
   row("create failures",
       [](const RunReport& r) { return std::to_string(r.create_failures); });
   row("process exits",

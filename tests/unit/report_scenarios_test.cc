@@ -355,8 +355,7 @@ TEST(ReportRenderTest, ComparisonGivesEachPreemptedContainerARow) {
   EXPECT_EQ(by_name.count("cnn"), 0u);
   const std::string text = RenderText({over, cnn}, false);
   EXPECT_TRUE(std::regex_search(
-      text, std::regex("\n  latency: preempted, off GPU \\(s\\) +8, "
-                       "0\\.010 +-\\n")))
+      text, std::regex("\n  latency: preempted, off GPU +8, 9\\.6 ms +-\\n")))
       << text;
 }
 
