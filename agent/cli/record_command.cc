@@ -209,7 +209,7 @@ int RunRecord(const Options& options) {
   if (failed) Log().Write(LogLevel::kError, pipeline.Error());
   std::cerr << fmt::format("gpuq-agent: wrote {} records to {}\n", records,
                            options.record_path);
-  RecordingEnd end{&at_end, writer->Skipped(), options.record_container, 0};
+  RecordingEnd end{at_end, writer->Skipped(), options.record_container, 0};
   if (!end.container.empty()) {
     end.container_records = pipeline.RecordedContainerRecords();
   }

@@ -9,11 +9,9 @@ namespace gpuq {
 std::vector<std::string> RecordingWarnings(const RecordingEnd& end) {
   std::vector<std::string> warnings;
   std::string lost;
-  if (end.at_end != nullptr) {
-    for (const auto& [reason, n] : SourceDroppedEvents(*end.at_end)) {
-      if (n > 0)
-        lost += fmt::format("{}{}={}", lost.empty() ? "" : ", ", reason, n);
-    }
+  for (const auto& [reason, n] : SourceDroppedEvents(end.at_end)) {
+    if (n > 0)
+      lost += fmt::format("{}{}={}", lost.empty() ? "" : ", ", reason, n);
   }
   if (!lost.empty()) {
     // The capture's counts are short by them; its last record says so, and

@@ -12,10 +12,10 @@
 namespace gpuq {
 
 struct RecordingEnd {
-  const Snapshot* at_end = nullptr;  ///< the snapshot the drops record took
-  uint64_t left_out = 0;             ///< CaptureWriter::Skipped()
-  std::string container;             ///< --container, "" for none
-  uint64_t container_records = 0;    ///< records the filter kept
+  const Snapshot& at_end;          ///< the snapshot the drops record took
+  uint64_t left_out = 0;           ///< CaptureWriter::Skipped()
+  std::string container;           ///< --container, "" for none
+  uint64_t container_records = 0;  ///< records the filter kept
 };
 
 /// One line per warning, in the order `record` logs them; none for a

@@ -13,9 +13,9 @@ namespace {
 
 TEST(RecordingWarningsTest, NothingLostSaysNothing) {
   const Snapshot s;
-  EXPECT_TRUE(RecordingWarnings({&s, 0, "", 0}).empty());
+  EXPECT_TRUE(RecordingWarnings({s, 0, "", 0}).empty());
   // A --container filter that kept records is no warning either.
-  EXPECT_TRUE(RecordingWarnings({&s, 0, "vllm", 12}).empty());
+  EXPECT_TRUE(RecordingWarnings({s, 0, "vllm", 12}).empty());
 }
 
 TEST(RecordingWarningsTest, EachLossIsOneLineWithItsCounts) {
@@ -24,7 +24,7 @@ TEST(RecordingWarningsTest, EachLossIsOneLineWithItsCounts) {
   s.source_drops.prog_skipped = 2;
   s.doorbell_map_full = 3;
   const std::vector<std::string> warnings =
-      RecordingWarnings({&s, 4, "vllm", 0});
+      RecordingWarnings({s, 4, "vllm", 0});
   ASSERT_EQ(warnings.size(), 3u);
   EXPECT_EQ(warnings[0],
             "events lost before they reached the capture: ringbuf_full=5, "
@@ -39,7 +39,7 @@ TEST(RecordingWarningsTest, EachLossIsOneLineWithItsCounts) {
 TEST(RecordingWarningsTest, RecordsLeftOutAloneAreSaid) {
   const Snapshot s;
   EXPECT_EQ(
-      RecordingWarnings({&s, 1, "", 0}),
+      RecordingWarnings({s, 1, "", 0}),
       std::vector<std::string>{"left out 1 record that would not read back"});
 }
 
