@@ -407,29 +407,29 @@ describe_module() {
 # 6.1 header, which the unit test has, lacks (SDMA_BY_ENG_ID since 6.12,
 # CREATE_PROCESS since 7.2) are checked where the kernel has them.
 check_uapi() {
-  local label=$1 kdir=$2 kv root h d major minor n what
+  local label=$1 kdir=$2 kv src h d major minor n what
   kv=$(cat "$kdir/kver")
-  root=${BUILD_ROOT:-$CACHE/headers-${kv}_$(awk '{ print $2 }' "$kdir/package")/root}
-  h=$(find "$root/usr/src" -path '*/include/uapi/linux/kfd_ioctl.h' 2> /dev/null | head -n 1)
+  # HDIR: the headers prepare_buildenv unpacked (inside BUILD_ROOT for a
+  # build root); the uapi headers are in their -common sibling.
+  src=$BUILD_ROOT$(dirname "$HDIR")
+  h=$(find "$src" -path '*/include/uapi/linux/kfd_ioctl.h' 2> /dev/null | head -n 1)
   if [ -z "$h" ]; then
-    fail "$label uapi: no include/uapi/linux/kfd_ioctl.h in $root/usr/src"
+    fail "$label uapi: no include/uapi/linux/kfd_ioctl.h in $src"
     return
   fi
   d=$WORK/uapi-$label
   rm -rf "$d"
-  mkdir -p "$d/linux" "$d/drm"
+  mkdir -p "$d/linux"
   cp "$h" "$d/linux/"
-  # Debian's linux-libc-dev has no drm/ headers; kfd_ioctl.h only needs these.
-  printf '#include <linux/types.h>\n#include <linux/ioctl.h>\n' > "$d/drm/drm.h"
   IFS=. read -r major minor _ <<< "$kv"
   n=$((major * 100 + minor))
   what=""
   [ "$n" -ge 612 ] && what="; with SDMA_BY_ENG_ID, which 6.1 lacks"
   [ "$n" -ge 702 ] && what="; with SDMA_BY_ENG_ID and CREATE_PROCESS, which 6.1 lacks"
   # -I $d first: the kernel's kfd_ioctl.h with bookworm's linux/types.h
-  # and linux/ioctl.h.
+  # and linux/ioctl.h, and the drm/drm.h shim.
   if gcc -std=gnu11 -Wall -Wextra -Werror -fsyntax-only -DGPUQ_KVER=$n \
-    -I "$d" -I "$SRC/include" -I "$SRC/tests/lib" \
+    -I "$d" -I "$WORK/shim" -I "$SRC/include" -I "$SRC/tests/lib" \
     "$SIMSRC/kfd_uapi_check.c" > "$d/check.log" 2>&1; then
     pass "$label uapi: include/gpuq/kfd_uapi.h = kernel $kv's kfd_ioctl.h (ioctl numbers, queue types, every mirrored field$what)"
   else
@@ -696,10 +696,8 @@ root_client() {
 # ---- the guest payload (same for every kernel) ------------------------------------
 build_payload() {
   local r=$WORK/rootfs
-  rm -rf "$r" "$WORK/shim"
-  mkdir -p "$r"/{bin,sbin,dev,proc,sys,tmp,etc,usr/bin,usr/sbin,lib/kfd-sim} "$WORK/shim/drm"
-  # Debian's linux-libc-dev has no drm/ headers; kfd_ioctl.h only needs these.
-  printf '#include <linux/types.h>\n#include <linux/ioctl.h>\n' > "$WORK/shim/drm/drm.h"
+  rm -rf "$r"
+  mkdir -p "$r"/{bin,sbin,dev,proc,sys,tmp,etc,usr/bin,usr/sbin,lib/kfd-sim}
   if ! gcc -O2 -Wall -Wextra -Werror -static -I "$WORK/shim" -I "$SIMSRC" -o "$r/bin/kfd_sim_driver" \
     "$SIMSRC/kfd_sim_driver.c" > "$WORK/driver-build.log" 2>&1; then
     fail "build kfd_sim_driver (gcc -static)" "$(cat "$WORK/driver-build.log")"
@@ -727,6 +725,11 @@ build_payload() {
 }
 
 # ---- main ---------------------------------------------------------------------
+# Debian's linux-libc-dev has no drm/ headers; kfd_ioctl.h only needs these
+# (the uapi checks, the driver and the null GPU's builds use the shim).
+rm -rf "$WORK/shim"
+mkdir -p "$WORK/shim/drm"
+printf '#include <linux/types.h>\n#include <linux/ioctl.h>\n' > "$WORK/shim/drm/drm.h"
 note "simulator tier: agent $AGENT, cache $CACHE, logs $WORK"
 READY=()
 for k in $KERNELS; do
