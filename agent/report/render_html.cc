@@ -10,6 +10,7 @@
 #include "common/text_table.h"
 #include "model/container_rows.h"
 #include "report/comparison.h"
+#include "report/headline.h"
 #include "report/report_tables.h"
 #include "report/svg_chart.h"
 
@@ -168,33 +169,11 @@ std::string Card(const std::string& key, const std::string& value,
       sub.empty() ? "" : fmt::format("<div class=\"s\">{}</div>", Escape(sub)));
 }
 
-std::string Headline(const RunReport& r) {
-  const auto unmaps = UnmapDurations(r);
+std::string HeadlineCards(const RunReport& r) {
   std::string out = "<div class=\"cards\">";
-  out += Card("duration", FormatSeconds(r.duration_s),
-              fmt::format("{} records", r.records));
-  out += Card("GPUs used", U(r.gpus_used),
-              fmt::format("of {} in the topology", r.gpus_in_topology));
-  out += Card("hardware queues, peak", U(r.queues_peak),
-              fmt::format("{} live at the end", r.queues_at_end));
-  out += Card("queues created", U(r.queues_created),
-              fmt::format("{} destroyed", r.queues_destroyed));
-  out += Card("submissions (AQL packets)", FormatNumber(r.submissions),
-              fmt::format("mean {}/s, peak {}/s",
-                          FormatNumber(std::round(r.submissions_mean_per_s)),
-                          FormatNumber(std::round(r.submissions_peak_per_s))));
-  out += Card("pending packets, peak", U(r.pending_peak),
-              fmt::format("{} doorbells", r.doorbells));
-  out +=
-      Card("runlist unmaps", U(r.unmaps),
-           unmaps.empty() ? fmt::format("{} maps", r.maps)
-                          : fmt::format("slowest {}, {} maps",
-                                        FormatSeconds(unmaps.back()), r.maps));
-  out += Card(
-      "evictions", U(r.evictions),
-      fmt::format("{} evicted in total", FormatSeconds(EvictedSeconds(r))));
-  out += Card("queue create failures", U(r.create_failures),
-              fmt::format("{} process exits", r.process_exits));
+  for (const HeadlineFigure& f : report::Headline(r)) {
+    for (const HeadlineCard& c : f.cards) out += Card(c.title, c.value, c.sub);
+  }
   out += "</div>\n";
   out += fmt::format(
       "<div class=\"verdict {}\">Queue pattern of the run: <b>{}</b> &mdash; "
@@ -480,7 +459,7 @@ std::string RunSection(const RunReport& r, const std::string& name, size_t i) {
       "topology</p>\n",
       i, Escape(name), Escape(r.name), Escape(UtcTime(r.start_realtime_ns)),
       Escape(FormatSeconds(r.duration_s)), r.records, r.gpus_in_topology);
-  out += Headline(r);
+  out += HeadlineCards(r);
   if (r.timeline.slices_omitted > 0) {
     out += fmt::format(
         "<p class=\"meta\">{} slices (queue lifetimes, runlist operations or "
@@ -511,6 +490,7 @@ std::string RunSection(const RunReport& r, const std::string& name, size_t i) {
   out += "<h3>Submissions</h3>\n" + SubmissionsChart(r, i);
   out += HtmlTableSection(tables.Take("gpu_submissions"), p);
   out += HtmlTableSection(tables.Take("queue_submissions"), p);
+  out += HtmlTableSection(tables.Take("unsampled"), p);
 
   out += "<h3>Runlist preemption</h3>\n" + UnmapChart(r, i) + OffGpuChart(r, i);
   out += HtmlTableSection(tables.Take("runlist"), p);

@@ -1,5 +1,6 @@
 #include "report/render_json.h"
 
+#include "report/headline.h"
 #include "report/report_tables.h"
 
 namespace gpuq::report {
@@ -10,8 +11,8 @@ using Json = nlohmann::ordered_json;
 // the expansion of nlohmann's NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE: bookworm's
 // 3.11.2 defines that macro for nlohmann::json only (keys sorted), and the
 // report keeps its keys in order (ordered_json). Found by ADL, so in the
-// rows' namespace: the timeline's. The report's tables are written below
-// from their column lists (report_tables.h), the headline by hand.
+// rows' namespace: the timeline's. The headline (report/headline.h) and
+// the report's tables (report_tables.h) are written from their lists.
 #define GPUQ_ORDERED_JSON_MEMBERS(Type, ...)                                 \
   void to_json(Json& nlohmann_json_j, const Type& nlohmann_json_t) {         \
     NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(NLOHMANN_JSON_TO, __VA_ARGS__)) \
@@ -32,41 +33,10 @@ Json Listed(const std::vector<Row>& rows) {
 }  // namespace
 
 nlohmann::ordered_json RunJson(const RunReport& r) {
-  Json run;
-  run["name"] = r.name;
-  run["start_realtime_ns"] = r.start_realtime_ns;
-  run["duration_s"] = r.duration_s;
-  run["records"] = r.records;
-  run["gpus_in_topology"] = r.gpus_in_topology;
-  run["gpus_used"] = r.gpus_used;
-  run["queues"] = Json{{"peak", r.queues_peak},
-                       {"compute_peak", r.compute_peak},
-                       {"high_priority_peak", r.high_priority_peak},
-                       {"cu_restricted_peak", r.cu_restricted_peak},
-                       {"unsampled_peak", r.unsampled_peak},
-                       {"peak_per_gpu", PerGpuObject(r.peak_per_gpu)},
-                       {"at_start", r.queues_at_start},
-                       {"created", r.queues_created},
-                       {"destroyed", r.queues_destroyed},
-                       {"at_end", r.queues_at_end}};
-  run["submissions"] = Json{{"total", r.submissions},
-                            {"mean_per_s", r.submissions_mean_per_s},
-                            {"peak_per_s", r.submissions_peak_per_s},
-                            {"pending_peak", r.pending_peak}};
-  run["doorbells"] = r.doorbells;
-  run["runlist_totals"] = Json{
-      {"unmaps", r.unmaps}, {"maps", r.maps}, {"failures", r.runlist_failures}};
-  run["evictions"] = r.evictions;
-  run["restores"] = r.restores;
-  run["create_failures"] = r.create_failures;
-  run["process_exits"] = r.process_exits;
-  run["events_dropped"] = r.events_dropped;
-  run["events_dropped_by_reason"] = r.events_dropped_by_reason;
-  run["classification"] =
-      Json{{"class", QueueClassName(r.classification)},
-           {"verdict", QueueClassVerdict(r.classification)},
-           {"compute_class", QueueClassName(r.compute_classification)},
-           {"compute_verdict", QueueClassVerdict(r.compute_classification)}};
+  Json run = Json::object();
+  for (const HeadlineFigure& f : Headline(r)) {
+    for (const auto& [key, value] : f.json.items()) run[key] = value;
+  }
 
   ReportTablePlacement tables(r);
   const auto add = [&run](const ReportTable* t) {

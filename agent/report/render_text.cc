@@ -3,11 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <ctime>
 
 #include "common/text_table.h"
 #include "model/container_rows.h"
 #include "report/comparison.h"
+#include "report/headline.h"
 #include "report/report_format.h"
 #include "report/report_tables.h"
 
@@ -36,33 +36,6 @@ std::string Section(const std::string& title, bool markdown) {
   return "\n" + upper + "\n";
 }
 
-std::string Emit(const TextTable& table, bool markdown) {
-  if (table.empty()) return "(none)\n";
-  return Rendered(table, markdown);
-}
-
-std::string Container(const Owner& o) { return ContainerOrHost(o.container); }
-std::string N(uint64_t n) { return std::to_string(n); }
-// "0", or "5 (unknown_queue 3, prog_skipped 2)": the reasons as
-// gpuq_events_dropped_total labels them.
-std::string DroppedText(const RunReport& r) {
-  std::string text = N(r.events_dropped);
-  const char* sep = " (";
-  for (const auto& [reason, n] : r.events_dropped_by_reason) {
-    text += fmt::format("{}{} {}", sep, reason, n);
-    sep = ", ";
-  }
-  return r.events_dropped_by_reason.empty() ? text : text + ")";
-}
-std::string Utc(uint64_t realtime_ns) {
-  const std::time_t t = static_cast<std::time_t>(realtime_ns / 1000000000ull);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 std::string TextTableSection(const ReportTable* t, bool md) {
   if (t == nullptr) return "";
   const std::vector<size_t> shown = ShownColumns(*t, &ReportColumn::text);
@@ -76,7 +49,9 @@ std::string TextTableSection(const ReportTable* t, bool md) {
     for (size_t i : shown) cells.push_back(row.at(i).text);
     table.Add(std::move(cells));
   }
-  return Section(t->text_title, md) + Emit(table, md);
+  const std::string empty = t->text_empty != nullptr ? t->text_empty : "(none)";
+  return Section(t->text_title, md) +
+         (table.empty() ? empty + "\n" : Rendered(table, md));
 }
 
 }  // namespace
@@ -88,39 +63,9 @@ std::string RenderRunText(const RunReport& r, bool md) {
 
   out += Section("Summary", md);
   TextTable summary({"WHAT", "VALUE"});
-  summary.Add({"capture started", Utc(r.start_realtime_ns)});
-  summary.Add({"duration", fmt::format("{} s ({} records)",
-                                       FixedSeconds(r.duration_s), r.records)});
-  summary.Add({"GPUs", fmt::format("{} in topology, {} with queues",
-                                   r.gpus_in_topology, r.gpus_used)});
-  summary.Add({"containers, processes",
-               fmt::format("{}, {}", r.containers.size(), r.processes.size())});
-  summary.Add(
-      {"hardware queues",
-       fmt::format("peak {} (compute {}), at start {}, created {}, "
-                   "destroyed {}, at end {}",
-                   r.queues_peak, r.compute_peak, r.queues_at_start,
-                   r.queues_created, r.queues_destroyed, r.queues_at_end)});
-  summary.Add(
-      {"submissions", fmt::format("{} (mean {}/s, peak {}/s)", r.submissions,
-                                  FormatRate(r.submissions_mean_per_s),
-                                  FormatRate(r.submissions_peak_per_s))});
-  summary.Add({"unsampled queues peak", N(r.unsampled_peak)});
-  summary.Add({"pending packets peak", N(r.pending_peak)});
-  summary.Add({"doorbells", N(r.doorbells)});
-  summary.Add({"runlist", fmt::format("{} unmaps, {} maps, {} failed", r.unmaps,
-                                      r.maps, r.runlist_failures)});
-  summary.Add(
-      {"evictions", fmt::format("{} ({} restores, {} s evicted)", r.evictions,
-                                r.restores, FixedSeconds(EvictedSeconds(r)))});
-  summary.Add({"create failures", N(r.create_failures)});
-  summary.Add({"process exits", N(r.process_exits)});
-  summary.Add({"events dropped", DroppedText(r)});
-  summary.Add({"classification", QueueClassName(r.classification)});
-  summary.Add({"verdict", QueueClassVerdict(r.classification)});
-  summary.Add({"compute queues only",
-               fmt::format("{}: {}", QueueClassName(r.compute_classification),
-                           QueueClassVerdict(r.compute_classification))});
+  for (HeadlineFigure& f : Headline(r)) {
+    if (!f.what.empty()) summary.Add({std::move(f.what), std::move(f.text)});
+  }
   out += Rendered(summary, md);
 
   out += TextTableSection(tables.Take("containers"), md);
@@ -136,18 +81,7 @@ std::string RenderRunText(const RunReport& r, bool md) {
       md ? "\n" : "");
   out += TextTableSection(tables.Take("gpu_submissions"), md);
   out += TextTableSection(tables.Take("queue_submissions"), md);
-  // Where a container's submissions fall short: its live compute queues
-  // the agent could not read (why: gpuq_unsampled_queues).
-  out += "\n";
-  TextTable unsampled({"CONTAINER", "UNSAMPLED_PEAK", "UNSAMPLED_AT_END"});
-  for (const ContainerRow& c : r.containers) {
-    const uint64_t at_end = c.at_end.Unsampled();
-    if (c.unsampled_peak == 0 && at_end == 0) continue;
-    unsampled.Add({Container(c.owner), N(c.unsampled_peak), N(at_end)});
-  }
-  out += unsampled.empty() ? "unsampled queues: none, the submissions are "
-                             "complete\n"
-                           : Rendered(unsampled, md);
+  out += TextTableSection(tables.Take("unsampled"), md);
 
   out += TextTableSection(tables.Take("runlist"), md);
   out += TextTableSection(tables.Take("oversubscription"), md);

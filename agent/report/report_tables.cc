@@ -450,6 +450,30 @@ ReportTable Priorities(const RunReport& r) {
   return t;
 }
 
+// Where a container's submissions fall short: its live compute queues the
+// agent could not read (why: gpuq_unsampled_queues). The JSON has both
+// figures among each container's.
+ReportTable Unsampled(const RunReport& r) {
+  ReportTable t{"unsampled",
+                "unsampled",
+                "Unsampled queues",
+                "Unsampled queues (live queues whose submissions the agent "
+                "could not read)",
+                "Every queue was sampled: the submissions are complete.",
+                {{"CONTAINER", "container", nullptr},
+                 {"UNSAMPLED_PEAK", "peak", nullptr, true},
+                 {"UNSAMPLED_AT_END", "at the end", nullptr, true}},
+                {}};
+  t.text_empty = "none, the submissions are complete";
+  for (const ContainerRow& c : r.containers) {
+    const uint64_t at_end = c.at_end.Unsampled();
+    if (c.unsampled_peak == 0 && at_end == 0) continue;
+    t.rows.push_back(
+        {OwnerCell(c.owner), Count(c.unsampled_peak), Count(at_end)});
+  }
+  return t;
+}
+
 // Who preempted whom: per container whose queues were taken off a GPU, each
 // container whose operations did it (its own included), how often and for
 // how long.
@@ -649,6 +673,7 @@ std::vector<ReportTable> ReportTables(const RunReport& r) {
   tables.push_back(Oversubscription(r));
   tables.push_back(Preemptions(r));
   tables.push_back(PreemptedBy(r));
+  tables.push_back(Unsampled(r));
   tables.push_back(Priorities(r));
   tables.push_back(Evictions(r));
   tables.push_back(CreateFailures(r));

@@ -44,6 +44,8 @@ struct ReportTable {
   /// No rows: no section in text and markdown either (where none means the
   /// run could not tell, not that nothing happened).
   bool only_with_rows = false;
+  /// The text and markdown line for a table without rows; null: "(none)".
+  const char* text_empty = nullptr;
 };
 
 /// The indexes of the columns of `t` an output shows: those whose name in

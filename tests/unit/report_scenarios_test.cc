@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "report/comparison.h"
+#include "report/headline.h"
 #include "report/render_html.h"
 #include "report/render_json.h"
 #include "report/render_text.h"
@@ -392,6 +393,98 @@ TEST(ReportRenderTest, ComparisonIsTheSameRowsInTextAndHtml) {
     html_at = h + 1;
     EXPECT_NE(md.find(md_row), std::string::npos) << md_row;
   }
+}
+
+// The headline is one list: the text and markdown summary show its lines in
+// its order, the JSON its members, the HTML its cards.
+TEST(ReportRenderTest, HeadlineIsTheSameFiguresInEveryOutput) {
+  const RunReport r = AnalyzeBundled();
+  const std::vector<HeadlineFigure> figures = Headline(r);
+  const std::string text = RenderText({r}, false);
+  const std::string md = RenderText({r}, true);
+  const auto run = nlohmann::ordered_json::parse(RenderJson({r}))["runs"][0];
+  const std::string html = RenderHtml({r});
+  size_t text_at = text.find("\nSUMMARY\n");
+  ASSERT_NE(text_at, std::string::npos);
+  size_t html_at = html.find("<div class=\"cards\">");
+  ASSERT_NE(html_at, std::string::npos);
+  size_t members = 0;
+  size_t cards = 0;
+  for (const HeadlineFigure& f : figures) {
+    if (!f.what.empty()) {
+      const std::regex line(
+          "\n" + f.what + " +" +
+          std::regex_replace(f.text, std::regex(R"([()+.*?])"), R"(\$&)") +
+          "\n");
+      std::smatch m;
+      const std::string rest = text.substr(text_at);
+      ASSERT_TRUE(std::regex_search(rest, m, line)) << f.what << " in the text";
+      text_at += m.position(0) + 1;
+      EXPECT_NE(md.find("| " + f.what + " | " + f.text + " |"),
+                std::string::npos)
+          << f.what << " in the markdown";
+    }
+    for (const auto& [key, value] : f.json.items()) {
+      ASSERT_TRUE(run.contains(key)) << key;
+      EXPECT_EQ(run[key], value) << key;
+      ++members;
+    }
+    for (const HeadlineCard& c : f.cards) {
+      const size_t h =
+          html.find("<div class=\"k\">" + c.title + "</div><div class=\"v\">" +
+                        c.value + "</div>",
+                    html_at);
+      ASSERT_NE(h, std::string::npos) << c.title << " in the HTML";
+      html_at = h + 1;
+      ++cards;
+    }
+  }
+  EXPECT_GE(members, 17u);
+  EXPECT_EQ(cards, 9u);
+  // Nothing in the JSON headline but the figures' members: the run's
+  // other members are its tables and timeline.
+  for (const auto& [key, value] : run.items()) {
+    if (value.is_array() || key == "timeline") continue;
+    bool listed = false;
+    for (const HeadlineFigure& f : figures) listed |= f.json.contains(key);
+    EXPECT_TRUE(listed) << key << " is not a headline figure";
+  }
+}
+
+// The unsampled queues are a report table: text and markdown show it under
+// its title, HTML as a table, the JSON among each container's figures.
+TEST(ReportRenderTest, UnsampledQueuesAreOneTableInEveryOutput) {
+  const RunReport r = AnalyzeBundled();
+  const std::string text = RenderText({r}, false);
+  EXPECT_TRUE(std::regex_search(
+      text, std::regex("\nUNSAMPLED QUEUES\nCONTAINER +UNSAMPLED_PEAK +"
+                       "UNSAMPLED_AT_END\n\\(host\\) +1 +0\n")))
+      << text;
+  const std::string html = RenderHtml({r});
+  EXPECT_NE(html.find("-unsampled\"><thead><tr><th>container</th><th "
+                      "class=\"n\">peak</th><th class=\"n\">at the end</th>"
+                      "</tr></thead><tbody>\n<tr><td>(host)</td><td "
+                      "class=\"n\">1</td><td class=\"n\">0</td></tr>"),
+            std::string::npos);
+  const auto run = nlohmann::json::parse(RenderJson({r}))["runs"][0];
+  EXPECT_FALSE(run.contains("unsampled"));
+  bool host = false;
+  for (const auto& c : run["containers"]) {
+    if (c["owner"]["container"] != "") continue;  // the host
+    host = true;
+    EXPECT_EQ(c["unsampled_queues_peak"], 1);
+    EXPECT_EQ(c["unsampled_queues_at_end"], 0);
+  }
+  EXPECT_TRUE(host);
+  // A run whose queues were all read says so in every output.
+  const RunReport cnn = Analyze(BuildCnnScenario, "cnn");
+  EXPECT_NE(
+      RenderText({cnn}, false)
+          .find("\nUNSAMPLED QUEUES\nnone, the submissions are complete\n"),
+      std::string::npos);
+  EXPECT_NE(RenderHtml({cnn}).find(
+                "Every queue was sampled: the submissions are complete."),
+            std::string::npos);
 }
 
 TEST(ReportRenderTest, ComparisonKeepsTheOrderGivenAndEndsWithTheVerdict) {
