@@ -12,9 +12,8 @@
 #include <memory>
 #include <optional>
 #include <thread>
+#include <utility>
 #include <vector>
-
-#include "common/log.h"
 
 namespace gpuq {
 namespace {
@@ -37,19 +36,28 @@ bool ConstantTimeEquals(const std::string& a, const std::string& b) {
 }
 
 // civetweb calls init_ssl with its own user data (the CivetServer), so the
-// TLS settings of the one server that uses them live here.
+// TLS settings of the one server that uses them, and why they failed, live
+// here.
 std::mutex g_tls_mu;
 std::optional<TlsConfig> g_tls;
+std::string g_tls_error;
 
 int InitSsl(void* ssl_ctx, void* /*user_data*/) {
   std::lock_guard<std::mutex> lock(g_tls_mu);
-  std::string error = "no TLS settings";
-  if (!g_tls || !ConfigureTlsContext(ssl_ctx, *g_tls, &error)) {
-    // civetweb then refuses to start; its own message does not say why.
-    Log().Write(LogLevel::kError, "TLS: " + error);
+  g_tls_error = "no TLS settings";
+  if (!g_tls || !ConfigureTlsContext(ssl_ctx, *g_tls, &g_tls_error)) {
+    // civetweb then refuses to start, and its exception blames the port:
+    // Start() says this instead.
     return -1;
   }
+  g_tls_error.clear();
   return 1;  // configured: civetweb must not look for ssl_certificate
+}
+
+// Why the TLS setup of the server being started failed; "" if it did not.
+std::string TakeTlsError() {
+  std::lock_guard<std::mutex> lock(g_tls_mu);
+  return std::exchange(g_tls_error, "");
 }
 
 }  // namespace
@@ -106,6 +114,7 @@ std::unique_ptr<MetricsServer> MetricsServer::Start(
     }
     std::lock_guard<std::mutex> lock(g_tls_mu);
     g_tls = web.tls;
+    g_tls_error.clear();
   }
   try {
     // civetweb serves each connection on one worker thread until the
@@ -129,6 +138,13 @@ std::unique_ptr<MetricsServer> MetricsServer::Start(
           std::make_unique<prometheus::Exposer>(std::move(options));
     }
   } catch (const std::exception& e) {
+    // civetweb runs init_ssl within its start, on this thread: a TLS file
+    // that vanished or changed after the config was checked ends here.
+    if (std::string tls_error = TakeTlsError(); !tls_error.empty()) {
+      *error =
+          fmt::format("cannot serve TLS on {}: {}", listen_address, tls_error);
+      return nullptr;
+    }
     *error = fmt::format(
         "cannot listen on {} ({}): is another process using the port? Pick "
         "another with --web.listen-address",

@@ -33,7 +33,7 @@
 #error "GPUQ_SOURCE_DIR must name the repository root"
 #endif
 
-namespace gpuq {
+namespace gpuq::pipeline_test {
 namespace {
 
 using prometheus::ClientMetric;
@@ -584,4 +584,4 @@ TEST(PipelineTest, RunStopsWhenAskedBeforeReading) {
 }
 
 }  // namespace
-}  // namespace gpuq
+}  // namespace gpuq::pipeline_test
