@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "model/pipeline.h"
+#include "model/snapshot.h"
 
 namespace gpuq {
 

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "model/pipeline.h"
+#include "model/snapshot.h"
 
 namespace gpuq {
 

@@ -14,7 +14,7 @@
 #include <tuple>
 #include <vector>
 
-#include "model/pipeline.h"
+#include "model/snapshot.h"
 #include "model/unsampled.h"
 
 namespace gpuq {

@@ -4,11 +4,10 @@
 
 #include <algorithm>
 #include <thread>
-#include <tuple>
-#include <type_traits>
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "model/container_retirement.h"
 #include "model/sysfs_seed.h"
 #include "resolver/container_metadata_json.h"
 #include "sources/kfd_sysfs.h"
@@ -213,26 +212,7 @@ void Pipeline::RetireNow() {
       std::chrono::duration_cast<std::chrono::nanoseconds>(
           options_.container_grace)
           .count());
-  model_.RetireIdleOwners(grace);
-  // A container goes when every cgroup attributed to it is idle; host and
-  // unresolved series only fold (their totals must stay monotonic).
-  std::map<std::string, std::vector<uint64_t>> by_container;
-  std::set<std::string> busy;
-  const auto idle = model_.IdleCgroups(grace);
-  for (const auto& [key, owner] : model_.owners()) {
-    const Attribution& a = attributor_.Attribute(key.first);
-    if (!a.identity.InContainer()) continue;
-    auto& cgroups = by_container[a.identity.container_id];
-    if (cgroups.empty() || cgroups.back() != key.first) {
-      cgroups.push_back(key.first);
-    }
-    if (idle.count(key.first) == 0) busy.insert(a.identity.container_id);
-  }
-  for (const auto& [container_id, cgroups] : by_container) {
-    if (busy.count(container_id) != 0) continue;
-    for (uint64_t cgroup : cgroups) model_.EraseCgroup(cgroup);
-    labeling_.Forget(container_id);
-  }
+  RetireContainers(grace, &model_, &attributor_, &labeling_);
 }
 
 bool Pipeline::DrainSource() {
@@ -362,12 +342,6 @@ Pipeline::RunResult Pipeline::Run(const std::atomic<bool>& stop,
   return RunResult::kStopped;
 }
 
-const SeriesLabels& Snapshot::LabelsOf(uint64_t cgroup_id) const {
-  static const SeriesLabels kUnresolved{kUnresolvedContainer, "", "", {}};
-  auto it = labels.find(cgroup_id);
-  return it != labels.end() ? it->second : kUnresolved;
-}
-
 Snapshot Pipeline::TakeSnapshot() {
   Snapshot s;
   SourceDrops source_drops;
@@ -395,23 +369,7 @@ Snapshot Pipeline::TakeSnapshot() {
     s.learned_cgroups = options_.learned_cgroups->Stats();
   }
 
-  s.extra_label_names = labeling_.ExtraLabelNames();
-  std::set<std::string> listed;
-  for (const auto& [cgroup, a] : s.attributions) {
-    const std::optional<ContainerMetadata> metadata =
-        a.identity.InContainer() ? labeling_.Metadata(a.identity)
-                                 : std::nullopt;
-    const SeriesLabels labels = labeling_.Labels(a, metadata);
-    s.labels.emplace(cgroup, labels);
-    if (!a.identity.InContainer() || labels.container == kFoldedContainer ||
-        !listed.insert(a.identity.container_id).second) {
-      continue;
-    }
-    s.containers.push_back({labels, a.identity.container_id,
-                            metadata ? metadata->name : "", a.identity.runtime,
-                            a.identity.pod_uid});
-  }
-  s.containers_folded = labeling_.Folded();
+  LabelSnapshot(&s, &labeling_);
   s.pid_comm_labels = options_.pid_comm_labels;
   if (s.pid_comm_labels) s.owners = model_.owners();  // only comm needs it
   if (options_.metadata != nullptr) {

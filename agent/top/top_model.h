@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "model/container_rows.h"
-#include "model/pipeline.h"
+#include "model/snapshot.h"
 
 namespace gpuq {
 
