@@ -376,8 +376,6 @@ class Model {
   /// are kept, oldest out first.
   void Forget(uint64_t process_key, uint32_t queue_id);
   static constexpr size_t kMaxTombstones = 16384;
-  /// Queues forgotten by reconciliation whose destroy has not arrived.
-  size_t tombstones() const { return tombstones_.size(); }
 
   /// The agent's steady clock (ns) used to stamp activity; set before
   /// Apply() by the pipeline.
@@ -395,11 +393,6 @@ class Model {
   const std::map<std::pair<uint64_t, uint32_t>, OwnerActivity>& owners() const {
     return owners_;
   }
-
-  const std::unordered_map<uint64_t, ProcessState>& processes() const {
-    return processes_;
-  }
-  size_t live_queues() const { return queues_.size(); }
 
   // Submissions, doorbells, runlist and evictions.
   /// Live queues with a ROCr amd_queue_t (GPUQ_CREATE_F_ROCR_LAYOUT) and
@@ -421,8 +414,6 @@ class Model {
   /// Processes evicted and not restored, by (cgroup, gpu).
   std::map<std::pair<uint64_t, uint32_t>, uint64_t> EvictedProcesses() const;
 
-  /// Preemption windows not closed by a map yet.
-  size_t open_preemptions() const { return preemption_.open_windows(); }
   /// Told each decision as it is made (the report's analysis); null: none.
   /// Not owned; set before the first Apply().
   void SetObserver(ModelObserver* observer);

@@ -137,10 +137,4 @@ void PreemptionTracker::EraseCgroup(uint64_t cgroup_id) {
           [&](const auto& kv) { return kv.second.key.cgroup_id == cgroup_id; });
 }
 
-size_t PreemptionTracker::open_windows() const {
-  size_t n = mes_off_.size();
-  for (const auto& [gpu, windows] : hws_off_) n += windows.size();
-  return n;
-}
-
 }  // namespace gpuq

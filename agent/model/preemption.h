@@ -102,8 +102,6 @@ class PreemptionTracker {
                    std::map<PreemptionKey, PreemptionSeries>* out);
   /// Drops the open windows of `cgroup_id` (its container is gone).
   void EraseCgroup(uint64_t cgroup_id);
-  /// Windows open now (preempted, not mapped again), for tests and views.
-  size_t open_windows() const;
   /// At most this many MES queues are held off at once (a lost destroy
   /// leaves one open); more are counted but their time is not.
   static constexpr size_t kMaxMesWindows = 16384;

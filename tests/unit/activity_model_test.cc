@@ -12,6 +12,7 @@
 #include "activity_builders.h"
 #include "model/histogram.h"
 #include "model/model.h"
+#include "model_views.h"
 
 // Its own namespace: the unit tests build as one unity translation unit per
 // batch (tests/CMakeLists.txt), where its constants met another file's.
@@ -187,7 +188,7 @@ TEST(SubmissionsTest, ANewQueueAtTheSameAddressReplacesTheStaleOne) {
   again.write_ptr = RocrWritePtr(0);
   m.Apply(again);
   EXPECT_EQ(m.Series().model_drops.duplicate_create, 1u);
-  EXPECT_EQ(m.live_queues(), 1u);
+  EXPECT_EQ(LiveQueues(m).size(), 1u);
   gpuq_queue_sample_record stale =
       Sample(kKey, kPid, kCg, kGpu, 0, 4, 4, 2 * kSec);
   m.Apply(stale);
@@ -201,7 +202,7 @@ TEST(SubmissionsTest, ANewQueueAtTheSameAddressReplacesTheStaleOne) {
   EXPECT_EQ(Submissions(m, kCg, kPid, kGpu2), 4u);
   // Another process's queue at the same address is its own.
   m.Apply(RocrCreate(kKey2, kPid2, kCg, kGpu, 0, kHandle));
-  EXPECT_EQ(m.live_queues(), 2u);
+  EXPECT_EQ(LiveQueues(m).size(), 2u);
 }
 
 // The sampler read queue 0's final index (17), its thread was preempted, and

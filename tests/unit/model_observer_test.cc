@@ -10,6 +10,7 @@
 #include "activity_builders.h"
 #include "event_builders.h"
 #include "model/model.h"
+#include "model_views.h"
 
 namespace gpuq {
 namespace {
@@ -120,7 +121,7 @@ TEST_F(ModelObserverTest, ALostDestroyIsAReplacement) {
             (std::vector<std::string>{
                 "added #1 q0", "removed #1 at 30 replaced", "added #2 q0",
                 "added #3 q1", "removed #3 at 40 replaced", "added #4 q5"}));
-  EXPECT_EQ(model_.live_queues(), 2u);
+  EXPECT_EQ(LiveQueues(model_).size(), 2u);
 }
 
 TEST_F(ModelObserverTest, ReconciliationRemovesAndTheLateDestroyAddsItsWords) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "event_builders.h"
+#include "model_views.h"
 #include "sources/event.h"
 #include "sources/kfd_sysfs.h"
 
@@ -78,7 +79,7 @@ TEST(ModelTest, CreateCountsLiveAndCreatesPerSeries) {
   m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, 2, kSdma));
   m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu2, 3, kCompute));
 
-  EXPECT_EQ(m.live_queues(), 4u);
+  EXPECT_EQ(LiveQueues(m).size(), 4u);
   // Each (cgroup, gpu, type) is its own cell.
   EXPECT_EQ(m.Series().queue_series.size(), 3u);
   const QueueSeries c1 = SeriesOf(m, kCgroupVllm, kGpu1, kCompute);
@@ -153,7 +154,7 @@ TEST(ModelTest, DestroyCountsByReasonUnderCreateLabels) {
   EXPECT_EQ(s.destroys[GPUQ_DESTROY_IOCTL], 1u);
   EXPECT_EQ(s.destroys[GPUQ_DESTROY_PROCESS_EXIT], 1u);
   EXPECT_EQ(s.destroys[GPUQ_DESTROY_UNKNOWN], 1u);
-  EXPECT_EQ(m.live_queues(), 0u);
+  EXPECT_EQ(LiveQueues(m).size(), 0u);
   EXPECT_EQ(m.Series().model_drops.unknown_queue, 0u);
 }
 
@@ -175,26 +176,26 @@ TEST(ModelTest, ProcessesTrackPerGpuQueuesUntilTheLastGoes) {
   m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, 1, kSdma));
   m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu2, 2, kCompute));
 
-  ASSERT_EQ(m.processes().size(), 1u);
-  const ProcessState& p = m.processes().at(kKeyA);
-  EXPECT_EQ(p.tgid, 100u);
+  ASSERT_EQ(ProcessRows(m).size(), 1u);
+  const ProcessRow p = ProcessRows(m).at(0);
+  EXPECT_EQ(p.pid, 100u);
   EXPECT_EQ(p.cgroup_id, kCgroupVllm);
   EXPECT_EQ(p.comm, "pt_main_thread");
   EXPECT_FALSE(p.exited);
   EXPECT_EQ(p.queues_per_gpu.at(kGpu1), 2u);
   EXPECT_EQ(p.queues_per_gpu.at(kGpu2), 1u);
-  EXPECT_EQ(p.queue_ids, (std::set<uint32_t>{0, 1, 2}));
+  EXPECT_EQ(QueueIdsOf(m, kKeyA), (std::set<uint32_t>{0, 1, 2}));
 
   // Leaving a GPU drops that GPU from the process.
   m.Apply(Destroy(kKeyA, 100, kCgroupVllm, kGpu2, 2, kCompute));
-  ASSERT_EQ(m.processes().size(), 1u);
-  EXPECT_EQ(m.processes().at(kKeyA).queues_per_gpu.count(kGpu2), 0u);
-  EXPECT_EQ(m.processes().at(kKeyA).queues_per_gpu.at(kGpu1), 2u);
+  ASSERT_EQ(ProcessRows(m).size(), 1u);
+  EXPECT_EQ(ProcessRowOf(m, 100).value().queues_per_gpu.count(kGpu2), 0u);
+  EXPECT_EQ(ProcessRowOf(m, 100).value().queues_per_gpu.at(kGpu1), 2u);
 
   m.Apply(Destroy(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
-  EXPECT_EQ(m.processes().size(), 1u);
+  EXPECT_EQ(ProcessRows(m).size(), 1u);
   m.Apply(Destroy(kKeyA, 100, kCgroupVllm, kGpu1, 1, kSdma));
-  EXPECT_TRUE(m.processes().empty()) << "no queues left: not a process";
+  EXPECT_TRUE(ProcessRows(m).empty()) << "no queues left: not a process";
 }
 
 TEST(ModelTest, TwoProcessesInOneCgroupOnOneGpu) {
@@ -203,11 +204,11 @@ TEST(ModelTest, TwoProcessesInOneCgroupOnOneGpu) {
   m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
   m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, 1, kCompute));
   m.Apply(Create(kKeyB, 101, kCgroupVllm, kGpu1, 0, kCompute));
-  ASSERT_EQ(m.processes().size(), 2u);
-  EXPECT_EQ(m.processes().at(kKeyA).queues_per_gpu.at(kGpu1), 2u);
-  EXPECT_EQ(m.processes().at(kKeyB).queues_per_gpu.at(kGpu1), 1u);
+  ASSERT_EQ(ProcessRows(m).size(), 2u);
+  EXPECT_EQ(ProcessRowOf(m, 100).value().queues_per_gpu.at(kGpu1), 2u);
+  EXPECT_EQ(ProcessRowOf(m, 101).value().queues_per_gpu.at(kGpu1), 1u);
   // Same queue id 0 in two processes: two queues, not a duplicate.
-  EXPECT_EQ(m.live_queues(), 3u);
+  EXPECT_EQ(LiveQueues(m).size(), 3u);
   EXPECT_EQ(m.Series().model_drops.duplicate_create, 0u);
   EXPECT_EQ(SeriesOf(m, kCgroupVllm, kGpu1, kCompute).live, 3u);
 }
@@ -222,7 +223,7 @@ TEST(ModelTest, DestroyOfUnknownQueueCountsDrop) {
   const QueueSeries s = SeriesOf(m, kCgroupVllm, kGpu1, kCompute);
   EXPECT_EQ(s.live, 1u);
   EXPECT_EQ(s.destroys[GPUQ_DESTROY_IOCTL], 0u);
-  EXPECT_EQ(m.live_queues(), 1u);
+  EXPECT_EQ(LiveQueues(m).size(), 1u);
 }
 
 TEST(ModelTest, DuplicateCreateCountsDropAndKeepsOneLive) {
@@ -231,10 +232,10 @@ TEST(ModelTest, DuplicateCreateCountsDropAndKeepsOneLive) {
   m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
   m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
   EXPECT_EQ(m.Series().model_drops.duplicate_create, 1u);
-  EXPECT_EQ(m.live_queues(), 1u);
+  EXPECT_EQ(LiveQueues(m).size(), 1u);
   EXPECT_EQ(SeriesOf(m, kCgroupVllm, kGpu1, kCompute).live, 1u);
-  ASSERT_EQ(m.processes().size(), 1u);
-  EXPECT_EQ(m.processes().at(kKeyA).queues_per_gpu.at(kGpu1), 1u);
+  ASSERT_EQ(ProcessRows(m).size(), 1u);
+  EXPECT_EQ(ProcessRowOf(m, 100).value().queues_per_gpu.at(kGpu1), 1u);
 }
 
 TEST(ModelTest, DuplicateCreateOnOtherGpuMovesTheGauge) {
@@ -245,7 +246,7 @@ TEST(ModelTest, DuplicateCreateOnOtherGpuMovesTheGauge) {
   EXPECT_EQ(m.Series().model_drops.duplicate_create, 1u);
   EXPECT_EQ(SeriesOf(m, kCgroupVllm, kGpu1, kCompute).live, 0u);
   EXPECT_EQ(SeriesOf(m, kCgroupVllm, kGpu2, kSdma).live, 1u);
-  EXPECT_EQ(m.live_queues(), 1u);
+  EXPECT_EQ(LiveQueues(m).size(), 1u);
 }
 
 TEST(ModelTest, SeededQueueIsLiveButNotACreate) {
@@ -254,10 +255,10 @@ TEST(ModelTest, SeededQueueIsLiveButNotACreate) {
   const QueueSeries s = SeriesOf(m, kCgroupHost, kGpu2, kCompute);
   EXPECT_EQ(s.live, 1u);
   EXPECT_EQ(s.creates, 0u) << "seeded queues are excluded from creates";
-  EXPECT_EQ(m.live_queues(), 1u);
-  ASSERT_EQ(m.processes().size(), 1u);
-  const ProcessState& p = m.processes().begin()->second;
-  EXPECT_EQ(p.tgid, 2817u);
+  EXPECT_EQ(LiveQueues(m).size(), 1u);
+  ASSERT_EQ(ProcessRows(m).size(), 1u);
+  const ProcessRow p = ProcessRows(m).at(0);
+  EXPECT_EQ(p.pid, 2817u);
   EXPECT_EQ(p.comm, "hipcc_bench");
   EXPECT_EQ(p.queues_per_gpu.at(kGpu2), 1u);
 }
@@ -274,8 +275,8 @@ TEST(ModelTest, DestroyOfSeededQueueMatchesByTgid) {
   EXPECT_EQ(s.live, 0u);
   EXPECT_EQ(s.destroys[GPUQ_DESTROY_IOCTL], 1u);
   EXPECT_EQ(m.Series().model_drops.unknown_queue, 0u);
-  EXPECT_EQ(m.live_queues(), 0u);
-  EXPECT_TRUE(m.processes().empty());
+  EXPECT_EQ(LiveQueues(m).size(), 0u);
+  EXPECT_TRUE(ProcessRows(m).empty());
 }
 
 TEST(ModelTest, DestroyOfSeededQueueRekeysItsProcess) {
@@ -286,9 +287,8 @@ TEST(ModelTest, DestroyOfSeededQueueRekeysItsProcess) {
   m.Apply(Seeded(2817, kCgroupHost, kGpu2, 1, kCompute));
   m.Apply(Destroy(kKeyHost, 2817, kCgroupHost, kGpu2, 0, kCompute,
                   GPUQ_DESTROY_IOCTL, GPUQ_DESTROY_F_UNTRACKED));
-  ASSERT_EQ(m.processes().size(), 1u);
-  ASSERT_EQ(m.processes().count(kKeyHost), 1u);
-  EXPECT_EQ(m.processes().at(kKeyHost).queue_ids, (std::set<uint32_t>{1}));
+  ASSERT_EQ(ProcessRows(m).size(), 1u);
+  EXPECT_EQ(QueueIdsOf(m, kKeyHost), (std::set<uint32_t>{1}));
   EXPECT_EQ(SeriesOf(m, kCgroupHost, kGpu2, kCompute).live, 1u);
 }
 
@@ -300,7 +300,7 @@ TEST(ModelTest, DestroyWithoutKernelKeyMatchesSeededByTgid) {
   m.Apply(Destroy(0, 2817, kCgroupHost, kGpu2, 0, kCompute, GPUQ_DESTROY_IOCTL,
                   GPUQ_DESTROY_F_UNTRACKED));
   EXPECT_EQ(m.Series().model_drops.unknown_queue, 0u);
-  EXPECT_EQ(m.live_queues(), 0u);
+  EXPECT_EQ(LiveQueues(m).size(), 0u);
   EXPECT_EQ(
       SeriesOf(m, kCgroupHost, kGpu2, kCompute).destroys[GPUQ_DESTROY_IOCTL],
       1u);
@@ -312,7 +312,7 @@ TEST(ModelTest, DestroyOfSeededQueueDoesNotMatchOtherTgid) {
   m.Apply(Destroy(kKeyHost, 2818, kCgroupHost, kGpu2, 0, kCompute,
                   GPUQ_DESTROY_IOCTL, GPUQ_DESTROY_F_UNTRACKED));
   EXPECT_EQ(m.Series().model_drops.unknown_queue, 1u);
-  EXPECT_EQ(m.live_queues(), 1u);
+  EXPECT_EQ(LiveQueues(m).size(), 1u);
 }
 
 TEST(ModelTest, LaterCreateAdoptsSeededProcess) {
@@ -321,12 +321,12 @@ TEST(ModelTest, LaterCreateAdoptsSeededProcess) {
   Model m;
   m.Apply(Seeded(2817, kCgroupHost, kGpu2, 0, kCompute));
   m.Apply(Create(kKeyHost, 2817, kCgroupHost, kGpu2, 1, kCompute));
-  ASSERT_EQ(m.processes().size(), 1u);
-  ASSERT_EQ(m.processes().count(kKeyHost), 1u);
-  const ProcessState& p = m.processes().at(kKeyHost);
-  EXPECT_EQ(p.tgid, 2817u);
+  ASSERT_EQ(ProcessRows(m).size(), 1u);
+  const ProcessRow p = ProcessRows(m).at(0);
+  EXPECT_EQ(p.pid, 2817u);
   EXPECT_EQ(p.queues_per_gpu.at(kGpu2), 2u);
-  EXPECT_EQ(p.queue_ids, (std::set<uint32_t>{0, 1}));
+  // Both queues under the kernel key: the seeded one was adopted.
+  EXPECT_EQ(QueueIdsOf(m, kKeyHost), (std::set<uint32_t>{0, 1}));
   const QueueSeries s = SeriesOf(m, kCgroupHost, kGpu2, kCompute);
   EXPECT_EQ(s.live, 2u);
   EXPECT_EQ(s.creates, 1u);
@@ -340,8 +340,8 @@ TEST(ModelTest, LaterCreateAdoptsSeededProcess) {
   EXPECT_EQ(after.creates, 1u);
   EXPECT_EQ(after.destroys[GPUQ_DESTROY_IOCTL], 1u);
   EXPECT_EQ(m.Series().model_drops.unknown_queue, 0u);
-  ASSERT_EQ(m.processes().size(), 1u);
-  EXPECT_EQ(m.processes().at(kKeyHost).queue_ids, (std::set<uint32_t>{1}));
+  ASSERT_EQ(ProcessRows(m).size(), 1u);
+  EXPECT_EQ(QueueIdsOf(m, kKeyHost), (std::set<uint32_t>{1}));
 }
 
 TEST(ModelTest, SeededQueueJoinsProcessKnownByKernelKey) {
@@ -350,10 +350,9 @@ TEST(ModelTest, SeededQueueJoinsProcessKnownByKernelKey) {
   Model m;
   m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
   m.Apply(Seeded(100, kCgroupVllm, kGpu1, 1, kSdma));
-  ASSERT_EQ(m.processes().size(), 1u);
-  const ProcessState& p = m.processes().at(kKeyA);
-  EXPECT_EQ(p.queues_per_gpu.at(kGpu1), 2u);
-  EXPECT_EQ(p.queue_ids, (std::set<uint32_t>{0, 1}));
+  ASSERT_EQ(ProcessRows(m).size(), 1u);
+  EXPECT_EQ(ProcessRowOf(m, 100).value().queues_per_gpu.at(kGpu1), 2u);
+  EXPECT_EQ(QueueIdsOf(m, kKeyA), (std::set<uint32_t>{0, 1}));
   EXPECT_EQ(SeriesOf(m, kCgroupVllm, kGpu1, kSdma).live, 1u);
   EXPECT_EQ(SeriesOf(m, kCgroupVllm, kGpu1, kSdma).creates, 0u);
 
@@ -373,10 +372,10 @@ TEST(ModelTest, ProcessExitMarksExitedAndCountsPerCgroup) {
   EXPECT_EQ(m.Series().process_exits.count(kCgroupHost), 0u);
   // The exit marker comes before the kworker frees the queues: the process
   // stays, marked, with its queues live.
-  ASSERT_EQ(m.processes().count(kKeyA), 1u);
-  EXPECT_TRUE(m.processes().at(kKeyA).exited);
-  EXPECT_FALSE(m.processes().at(kKeyB).exited);
-  EXPECT_EQ(m.live_queues(), 2u);
+  ASSERT_TRUE(ProcessRowOf(m, 100).has_value());
+  EXPECT_TRUE(ProcessRowOf(m, 100).value().exited);
+  EXPECT_FALSE(ProcessRowOf(m, 101).value().exited);
+  EXPECT_EQ(LiveQueues(m).size(), 2u);
 
   // An exit of a process without queues still counts (KFD process went).
   m.Apply(Exit(0xffff888100000000ull, 555, kCgroupHost));
@@ -395,12 +394,12 @@ TEST(ModelTest, ExitThenProcessExitDestroysTearDown) {
                   GPUQ_DESTROY_PROCESS_EXIT));
   m.Apply(Destroy(kKeyA, 48211, 6342, kGpu1, 1, kCompute,
                   GPUQ_DESTROY_PROCESS_EXIT));
-  EXPECT_EQ(m.processes().size(), 1u) << "one queue left";
+  EXPECT_EQ(ProcessRows(m).size(), 1u) << "one queue left";
   m.Apply(
       Destroy(kKeyA, 48211, 6342, kGpu1, 2, kSdma, GPUQ_DESTROY_PROCESS_EXIT));
 
-  EXPECT_TRUE(m.processes().empty());
-  EXPECT_EQ(m.live_queues(), 0u);
+  EXPECT_TRUE(ProcessRows(m).empty());
+  EXPECT_EQ(LiveQueues(m).size(), 0u);
   const QueueSeries c = SeriesOf(m, 6342, kGpu1, kCompute);
   EXPECT_EQ(c.live, 0u);
   EXPECT_EQ(c.creates, 2u);
@@ -415,8 +414,8 @@ TEST(ModelTest, ExitByKernelKeyReachesSeededProcess) {
   Model m;
   m.Apply(Seeded(2817, kCgroupHost, kGpu2, 0, kCompute));
   m.Apply(Exit(kKeyHost, 2817, kCgroupHost));
-  ASSERT_EQ(m.processes().size(), 1u);
-  EXPECT_TRUE(m.processes().begin()->second.exited);
+  ASSERT_EQ(ProcessRows(m).size(), 1u);
+  EXPECT_TRUE(ProcessRows(m).at(0).exited);
   // And the teardown destroy finds the queue.
   m.Apply(Destroy(kKeyHost, 2817, kCgroupHost, kGpu2, 0, kCompute,
                   GPUQ_DESTROY_PROCESS_EXIT, GPUQ_DESTROY_F_UNTRACKED));
@@ -441,7 +440,7 @@ TEST(ModelTest, CreateFailuresKeyedByCgroupGpuAndErrno) {
   EXPECT_EQ(f.at({kCgroupHost, kGpu1, -12}), 1u);
   EXPECT_EQ(f.at({kCgroupVllm, kGpu2, -12}), 1u);
   // A failure is not a queue.
-  EXPECT_EQ(m.live_queues(), 0u);
+  EXPECT_EQ(LiveQueues(m).size(), 0u);
   EXPECT_TRUE(m.Series().queue_series.empty());
 }
 
@@ -488,7 +487,7 @@ TEST(ModelTest, EventsByTypeCountsEveryType) {
   EXPECT_EQ(n[GPUQ_EV_GPU_INFO], 1u);
   EXPECT_EQ(n[GPUQ_EV_CGROUP_PATH], 1u);
   // A cgroup path is only counted: no queue, no process.
-  EXPECT_EQ(m.live_queues(), 1u);
+  EXPECT_EQ(LiveQueues(m).size(), 1u);
 }
 
 TEST(ModelTest, DiffFindsMissingBothWaysAndSignedDrift) {
@@ -577,20 +576,20 @@ TEST(ModelTest, ForgetRemovesWithoutCountingADestroy) {
   m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, 1, kCompute));
   m.Forget(kKeyA, 0);
 
-  EXPECT_EQ(m.live_queues(), 1u);
+  EXPECT_EQ(LiveQueues(m).size(), 1u);
   const QueueSeries s = SeriesOf(m, kCgroupVllm, kGpu1, kCompute);
   EXPECT_EQ(s.live, 1u);
   EXPECT_EQ(s.creates, 2u);
   for (uint64_t d : s.destroys) EXPECT_EQ(d, 0u);
   EXPECT_EQ(m.Series().model_drops.unknown_queue, 0u);
   EXPECT_EQ(m.Series().events_by_type[GPUQ_EV_QUEUE_DESTROY], 0u);
-  EXPECT_EQ(m.processes().at(kKeyA).queue_ids, (std::set<uint32_t>{1}));
+  EXPECT_EQ(QueueIdsOf(m, kKeyA), (std::set<uint32_t>{1}));
 
   m.Forget(kKeyA, 1);
-  EXPECT_TRUE(m.processes().empty());
+  EXPECT_TRUE(ProcessRows(m).empty());
   // Forgetting something absent is harmless.
   m.Forget(kKeyA, 1);
-  EXPECT_EQ(m.live_queues(), 0u);
+  EXPECT_EQ(LiveQueues(m).size(), 0u);
   EXPECT_EQ(m.Series().model_drops.unknown_queue, 0u);
 }
 
@@ -599,7 +598,6 @@ TEST(ModelTest, LateDestroyOfAForgottenQueueIsCountedOnceByReason) {
   Model m;
   m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
   m.Forget(kKeyA, 0);  // reconciliation: gone from sysfs, destroy in flight
-  EXPECT_EQ(m.tombstones(), 1u);
   m.Apply(Destroy(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute,
                   GPUQ_DESTROY_PROCESS_EXIT));
   QueueSeries s = SeriesOf(m, kCgroupVllm, kGpu1, kCompute);
@@ -607,7 +605,6 @@ TEST(ModelTest, LateDestroyOfAForgottenQueueIsCountedOnceByReason) {
   EXPECT_EQ(s.destroys[GPUQ_DESTROY_PROCESS_EXIT], 1u);
   EXPECT_EQ(s.destroys[GPUQ_DESTROY_IOCTL], 0u);
   EXPECT_EQ(m.Series().model_drops.unknown_queue, 0u);
-  EXPECT_EQ(m.tombstones(), 0u);
   // The tombstone is used once: a repeated destroy is a real unknown.
   m.Apply(Destroy(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
   s = SeriesOf(m, kCgroupVllm, kGpu1, kCompute);
@@ -633,7 +630,6 @@ TEST(ModelTest, CreateOfTheSameKeyRetiresTheTombstone) {
   m.Forget(kKeyA, 0);
   // amdkfd reuses the id only after uninit_queue(): the old destroy was lost.
   m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
-  EXPECT_EQ(m.tombstones(), 0u);
   m.Apply(Destroy(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
   m.Apply(Destroy(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
   const QueueSeries s = SeriesOf(m, kCgroupVllm, kGpu1, kCompute);
@@ -649,14 +645,18 @@ TEST(ModelTest, TombstonesAreBounded) {
     m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, q, kCompute));
     m.Forget(kKeyA, q);
   }
-  EXPECT_EQ(m.tombstones(), Model::kMaxTombstones);
-  // The oldest went first: its late destroy is unknown, the newest is not.
+  // kMaxTombstones are kept, the oldest went first: the late destroys of
+  // the 10 oldest are unknown, those of the 11th oldest and the newest are
+  // destroys.
   m.Apply(Destroy(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
+  m.Apply(Destroy(kKeyA, 100, kCgroupVllm, kGpu1, 9, kCompute));
+  EXPECT_EQ(m.Series().model_drops.unknown_queue, 2u);
+  m.Apply(Destroy(kKeyA, 100, kCgroupVllm, kGpu1, 10, kCompute));
   m.Apply(Destroy(kKeyA, 100, kCgroupVllm, kGpu1, n - 1, kCompute));
-  EXPECT_EQ(m.Series().model_drops.unknown_queue, 1u);
+  EXPECT_EQ(m.Series().model_drops.unknown_queue, 2u);
   EXPECT_EQ(
       SeriesOf(m, kCgroupVllm, kGpu1, kCompute).destroys[GPUQ_DESTROY_IOCTL],
-      1u);
+      2u);
 }
 
 }  // namespace gpuq

@@ -81,9 +81,11 @@ TEST(PreemptionModelTest, AnUnmapPreemptsEveryContainerWithMappedQueues) {
 
   // A updates its queue: both are taken off, A by itself, B by another.
   m.Apply(Unmap(kKeyA, kPidA, kCgA, GPUQ_CAUSE_UPDATE, 1000, 40));
-  EXPECT_EQ(m.open_preemptions(), 2u);
+  // Counted at the unmap, their time off at the map's return.
+  EXPECT_EQ(Of(m, kCgA, GPUQ_CAUSE_UPDATE, true).preemptions, 1u);
+  EXPECT_EQ(Of(m, kCgA, GPUQ_CAUSE_UPDATE, true).off_ns, 0u);
+  EXPECT_EQ(Of(m, kCgB, GPUQ_CAUSE_UPDATE, false).off_ns, 0u);
   m.Apply(Map(kKeyA, kPidA, kCgA, GPUQ_CAUSE_UPDATE, 1100));
-  EXPECT_EQ(m.open_preemptions(), 0u);
   EXPECT_EQ(Of(m, kCgA, GPUQ_CAUSE_UPDATE, true).preemptions, 1u);
   EXPECT_EQ(Of(m, kCgA, GPUQ_CAUSE_UPDATE, true).off_ns, 100 * kUs);
   EXPECT_EQ(Of(m, kCgB, GPUQ_CAUSE_UPDATE, false).preemptions, 1u);
@@ -170,7 +172,8 @@ TEST(PreemptionModelTest, NothingIsTakenOffARunlistThatIsNotMapped) {
   m.Apply(Unmap(kKeyA, kPidA, kCgA, GPUQ_CAUSE_UPDATE, 20000, 10));
   EXPECT_EQ(Of(m, kCgB, GPUQ_CAUSE_UPDATE, false).preemptions, 1u);
   m.Apply(Map(kKeyA, kPidA, kCgA, GPUQ_CAUSE_UPDATE, 30000, -5));
-  EXPECT_EQ(m.open_preemptions(), 2u) << "a failed map puts nothing back";
+  EXPECT_EQ(Of(m, kCgB, GPUQ_CAUSE_UPDATE, false).off_ns, 0u)
+      << "a failed map puts nothing back";
   m.Apply(Map(kKeyA, kPidA, kCgA, GPUQ_CAUSE_UPDATE, 31000));
   EXPECT_EQ(Of(m, kCgB, GPUQ_CAUSE_UPDATE, false).off_ns, 30000 * kUs);
   // An unknown cause (reset, suspend) preempts everyone, caused by another.
@@ -255,7 +258,11 @@ TEST(PreemptionModelTest, MesTakesOffOnlyTheUpdatedQueue) {
       Destroy(kKeyA, kPidA, kCgA, kPreemptedGpu, 0, GPUQ_QUEUE_COMPUTE);
   gone.hdr.ts_ns = 2300 * kUs;
   m.Apply(gone);
-  EXPECT_EQ(m.open_preemptions(), 0u);
+  EXPECT_EQ(Of(m, kCgA, GPUQ_CAUSE_UPDATE, true, Scheduler::kMes).off_ns,
+            (500 + 300) * kUs);
+  // Closed for good: a later add of that id puts nothing more back.
+  add.hdr.ts_ns = 3000 * kUs;
+  m.Apply(add);
   EXPECT_EQ(Of(m, kCgA, GPUQ_CAUSE_UPDATE, true, Scheduler::kMes).off_ns,
             (500 + 300) * kUs);
 }
@@ -456,8 +463,9 @@ TEST(PreemptionModelTest, AGoneContainerLeavesNoOpenWindow) {
   Model m = Shared();
   m.Apply(Unmap(kKeyA, kPidA, kCgA, GPUQ_CAUSE_UPDATE, 1000, 10));
   m.EraseCgroup(kCgB);
-  EXPECT_EQ(m.open_preemptions(), 1u);
   m.Apply(Map(kKeyA, kPidA, kCgA, GPUQ_CAUSE_UPDATE, 1100));
+  // A's window stayed open and closed at the map; B's went with B.
+  EXPECT_EQ(Of(m, kCgA, GPUQ_CAUSE_UPDATE, true).off_ns, 100 * kUs);
   for (const auto& [key, series] : m.Series().preemptions) {
     EXPECT_NE(key.cgroup_id, kCgB) << "a closed window brought B back";
   }
