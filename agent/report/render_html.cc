@@ -71,14 +71,10 @@ svg .bar.open{fill-opacity:.45;stroke-dasharray:4 2;stroke-width:1.2}
 footer{color:#57606a;margin-top:32px;font-size:12px}
 )css";
 
-std::string OwnerName(const Owner& o) { return ContainerOrHost(o.container); }
-
 // The timeline step for titles: "1 s", "0.5 s", "100 ms".
 std::string StepText(double s) {
   return s >= 0.1 ? fmt::format("{:g} s", s) : FormatSeconds(s);
 }
-
-std::string U(uint64_t v) { return fmt::format("{}", v); }
 
 std::string UtcTime(uint64_t ns) {
   if (ns == 0) return "unknown";
@@ -471,18 +467,7 @@ std::string RunSection(const RunReport& r, const std::string& name, size_t i) {
   out += "<h3>Hardware queues</h3>\n" + QueuesChart(r, i);
   out += HtmlTableSection(tables.Take("gpu_queues"), p);
 
-  out += "<h3>Queue pattern and the users' verdict, per container</h3>\n";
-  Table vt{{"container", "pod", "namespace", "#queues peak", "#GPUs",
-            "queues peak per GPU", "queue pattern", "verdict"},
-           {}};
-  for (const auto& c : r.containers) {
-    vt.rows.push_back({OwnerName(c.owner), DashIfEmpty(c.owner.pod),
-                       DashIfEmpty(c.owner.ns), U(c.queues_peak),
-                       U(c.gpus_used), PerGpuText(c.peak_per_gpu),
-                       QueueClassName(c.classification),
-                       QueueClassVerdict(c.classification)});
-  }
-  out += RenderTable(vt, p + "verdicts", "No container held a queue.");
+  out += HtmlTableSection(tables.Take("verdicts"), p);
 
   out += HtmlTableSection(tables.Take("containers"), p);
   out += HtmlTableSection(tables.Take("processes"), p);

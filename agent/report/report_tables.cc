@@ -450,6 +450,35 @@ ReportTable Priorities(const RunReport& r) {
   return t;
 }
 
+// Each container's queue pattern and what it means for the users' design:
+// the HTML's own table (text and markdown list every scope in
+// "classification_list", the JSON has both among each container's figures).
+ReportTable Verdicts(const RunReport& r) {
+  ReportTable t{"verdicts",
+                "verdicts",
+                "",
+                "Queue pattern and the users' verdict, per container",
+                "No container held a queue.",
+                {{nullptr, "container", nullptr},
+                 {nullptr, "pod", nullptr},
+                 {nullptr, "namespace", nullptr},
+                 {nullptr, "queues peak", nullptr, true},
+                 {nullptr, "GPUs", nullptr, true},
+                 {nullptr, "queues peak per GPU", nullptr},
+                 {nullptr, "queue pattern", nullptr},
+                 {nullptr, "verdict", nullptr}},
+                {}};
+  for (const ContainerRow& c : r.containers) {
+    t.rows.push_back({TextOnly(ContainerOrHost(c.owner.container)),
+                      TextOnly(DashIfEmpty(c.owner.pod)),
+                      TextOnly(DashIfEmpty(c.owner.ns)), Count(c.queues_peak),
+                      Count(c.gpus_used), TextOnly(PerGpuText(c.peak_per_gpu)),
+                      Class(c.classification),
+                      Text(QueueClassVerdict(c.classification))});
+  }
+  return t;
+}
+
 // Where a container's submissions fall short: its live compute queues the
 // agent could not read (why: gpuq_unsampled_queues). The JSON has both
 // figures among each container's.
@@ -673,6 +702,7 @@ std::vector<ReportTable> ReportTables(const RunReport& r) {
   tables.push_back(Oversubscription(r));
   tables.push_back(Preemptions(r));
   tables.push_back(PreemptedBy(r));
+  tables.push_back(Verdicts(r));
   tables.push_back(Unsampled(r));
   tables.push_back(Priorities(r));
   tables.push_back(Evictions(r));
