@@ -1,4 +1,5 @@
-// Host BPF: gpuq's kernel programs against this kernel's verifier,
+// Host BPF: gpuq's kernel programs against this kernel's verifier (with
+// this kernel's BTF, and with Debian 6.1's and 6.12's real amdkfd),
 // and the real ring buffer -> BpfEventSource path. Needs root; this host has
 // no kprobes, no fentry and no amdgpu, so attaching the KFD hooks for real is
 // the QEMU tier's job (tests/kernel).
@@ -17,9 +18,21 @@
 namespace gpuq {
 namespace {
 
+// Debian's real amdkfd, as btf_custom_path takes it: a kernel's vmlinux and
+// amdgpu.ko BTF as one standalone file (debian_btf.sh, kfd_btf standalone),
+// "6.1/kfd" or "6.12/kfd"; "6.12/kfd-badtype" and "6.12/kfd-badsched" are
+// its negative controls, one amdkfd field of another kind.
 std::string Layout(const std::string& name) {
-  return std::string(GPUQ_BPF_TEST_DIR) + "/kfd_layout_" + name + ".o";
+  return std::string(GPUQ_DEBIAN_BTF_DIR) + "/" + name + ".btf";
 }
+
+#define REQUIRE_LAYOUT(name)                                           \
+  if (::access(Layout(name).c_str(), R_OK) != 0) {                     \
+    GTEST_SKIP()                                                       \
+        << "no " << Layout(name)                                       \
+        << ": Debian's amdgpu BTF could not be had (debian_btf_setup " \
+           "says why); the kernel tiers load against the real one";    \
+  }
 
 #define REQUIRE_BPF_PRIVILEGES()                                            \
   if (!HasBpfPrivileges()) {                                                \
@@ -36,14 +49,16 @@ TEST(VerifierTest, KprobeProgramsPassOnThisKernel) {
 
 TEST(VerifierTest, KprobeProgramsPassAgainstAmdkfd61Layout) {
   REQUIRE_BPF_PRIVILEGES();
-  EXPECT_EQ(BpfLoader::VerifyPrograms(ProbeTier::kBtfKprobe, Layout("6_1")),
+  REQUIRE_LAYOUT("6.1/kfd");
+  EXPECT_EQ(BpfLoader::VerifyPrograms(ProbeTier::kBtfKprobe, Layout("6.1/kfd")),
             "");
 }
 
 TEST(VerifierTest, KprobeProgramsPassAgainstAmdkfd612Layout) {
   REQUIRE_BPF_PRIVILEGES();
-  EXPECT_EQ(BpfLoader::VerifyPrograms(ProbeTier::kBtfKprobe, Layout("6_12")),
-            "");
+  REQUIRE_LAYOUT("6.12/kfd");
+  EXPECT_EQ(
+      BpfLoader::VerifyPrograms(ProbeTier::kBtfKprobe, Layout("6.12/kfd")), "");
 }
 
 TEST(VerifierTest, ArgsKprobeProgramsPassOnThisKernel) {
@@ -55,22 +70,28 @@ TEST(VerifierTest, ArgsKprobeProgramsPassOnThisKernel) {
 
 TEST(VerifierTest, ArgsKprobeProgramsPassAgainstAmdkfdLayouts) {
   REQUIRE_BPF_PRIVILEGES();
+  REQUIRE_LAYOUT("6.1/kfd");
+  REQUIRE_LAYOUT("6.12/kfd");
   // With amdkfd types present they must still load (no CO-RE read of them).
-  EXPECT_EQ(BpfLoader::VerifyPrograms(ProbeTier::kArgsKprobe, Layout("6_1")),
-            "");
-  EXPECT_EQ(BpfLoader::VerifyPrograms(ProbeTier::kArgsKprobe, Layout("6_12")),
-            "");
+  EXPECT_EQ(
+      BpfLoader::VerifyPrograms(ProbeTier::kArgsKprobe, Layout("6.1/kfd")), "");
+  EXPECT_EQ(
+      BpfLoader::VerifyPrograms(ProbeTier::kArgsKprobe, Layout("6.12/kfd")),
+      "");
 }
 
 TEST(VerifierTest, ArgsKprobeProgramsReadNoAmdkfdStruct) {
   REQUIRE_BPF_PRIVILEGES();
+  REQUIRE_LAYOUT("6.12/kfd-badtype");
+  REQUIRE_LAYOUT("6.12/kfd-badsched");
   // The negative controls above fail the CO-RE bodies on a wrong amdkfd
   // field; the args bodies must not even notice it.
-  EXPECT_EQ(
-      BpfLoader::VerifyPrograms(ProbeTier::kArgsKprobe, Layout("badtype")), "");
-  EXPECT_EQ(
-      BpfLoader::VerifyPrograms(ProbeTier::kArgsKprobe, Layout("badsched")),
-      "");
+  EXPECT_EQ(BpfLoader::VerifyPrograms(ProbeTier::kArgsKprobe,
+                                      Layout("6.12/kfd-badtype")),
+            "");
+  EXPECT_EQ(BpfLoader::VerifyPrograms(ProbeTier::kArgsKprobe,
+                                      Layout("6.12/kfd-badsched")),
+            "");
 }
 
 TEST(FeatureProbeTest, AgreesWithWhatLoads) {
@@ -92,20 +113,22 @@ TEST(FeatureProbeTest, AgreesWithWhatLoads) {
 
 TEST(VerifierTest, EnumFieldReadAsIntegerIsRefused) {
   REQUIRE_BPF_PRIVILEGES();
+  REQUIRE_LAYOUT("6.12/kfd-badtype");
   // Negative control for the two layout tests above: it must fail on the
   // amdkfd field itself, not on anything else missing from the layout BTF.
-  const std::string error =
-      BpfLoader::VerifyPrograms(ProbeTier::kBtfKprobe, Layout("badtype"));
+  const std::string error = BpfLoader::VerifyPrograms(
+      ProbeTier::kBtfKprobe, Layout("6.12/kfd-badtype"));
   EXPECT_NE(error.find("queue.properties.type"), std::string::npos) << error;
 }
 
 TEST(VerifierTest, EvictionFieldOfWrongTypeIsRefused) {
   REQUIRE_BPF_PRIVILEGES();
+  REQUIRE_LAYOUT("6.12/kfd-badsched");
   // The same control for the runlist and eviction hooks: the eviction programs
   // must reach the verifier with qcm_process_device.evicted relocated, not dead
   // code.
-  const std::string error =
-      BpfLoader::VerifyPrograms(ProbeTier::kBtfKprobe, Layout("badsched"));
+  const std::string error = BpfLoader::VerifyPrograms(
+      ProbeTier::kBtfKprobe, Layout("6.12/kfd-badsched"));
   EXPECT_NE(error.find("qcm_process_device.evicted"), std::string::npos)
       << error;
 }

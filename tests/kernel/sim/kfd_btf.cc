@@ -25,13 +25,22 @@
 //       the real offsets (the host BPF tests'), not for the simulator (built
 //       from its own structs, whose offsets CO-RE makes irrelevant).
 //
+//   kfd_btf standalone VMLINUX_BTF AMDGPU_BTF OUT [STRUCT.FIELD]
+//       VMLINUX_BTF and the amdgpu BTF split over it, written to OUT as one
+//       BTF whole on its own: what libbpf's btf_custom_path takes, so the
+//       host BPF tests verify gpuq's programs against a real kernel's
+//       amdkfd on a host without amdgpu. With STRUCT.FIELD that member of
+//       that amdkfd struct gets a type of another kind (an int becomes a
+//       struct, anything else a 4-byte unsigned int): the negative controls,
+//       whose read libbpf must refuse to relocate.
+//
 // MODULE_BTF and AMDGPU_BTF are a module's .BTF (raw, or the .ko itself),
 // split over VMLINUX_BTF, or over MODULE_BASE_BTF: the .BTF.base section of
 // an out-of-tree module built by 6.12+'s kbuild (pahole's distilled base,
 // which the kernel relocates onto its own vmlinux BTF at load). MODULE_BASE_BTF
-// "standalone": MODULE_BTF is whole on its own, as the .BTF of the host BPF
-// tests' amdkfd layout objects (tests/bpf/progs/kfd_layout_*.bpf.c), which
-// tests/bpf/layout_btf_test.sh describes beside the real amdgpu.ko's.
+// "standalone": MODULE_BTF is whole on its own, as the file `standalone`
+// writes, which tests/bpf/layout_btf_test.sh describes beside the split
+// BTF it is made of.
 // Exit 0, or 1 with one line on stderr.
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -316,6 +325,85 @@ int DescribeUse(const char *object_path, const char *vmlinux_path, const char *m
 	return 0;
 }
 
+// Gives member `field` of struct `name` in `whole` a type of another kind.
+bool Retype(btf *whole, const std::string &name, const std::string &field)
+{
+	const int sid = btf__find_by_name_kind(whole, name.c_str(), BTF_KIND_STRUCT);
+	if (sid <= 0) {
+		std::fprintf(stderr, "kfd_btf: no struct %s\n", name.c_str());
+		return false;
+	}
+	int index = -1;
+	const btf_type *s = btf__type_by_id(whole, sid);
+	for (int i = 0; i < btf_vlen(s); ++i) {
+		if (field == Name(whole, btf_members(s)[i].name_off))
+			index = i;
+	}
+	if (index < 0) {
+		std::fprintf(stderr, "kfd_btf: struct %s has no %s\n", name.c_str(), field.c_str());
+		return false;
+	}
+	const bool was_int = btf_is_int(
+	    btf__type_by_id(whole, btf__resolve_type(whole, btf_members(s)[index].type)));
+	int wrong = btf__add_int(whole, "gpuq_wrong_u32", 4, 0);
+	if (wrong > 0 && was_int) {
+		const int n = wrong;
+		wrong = btf__add_struct(whole, "gpuq_wrong", 4);
+		if (wrong > 0 && btf__add_field(whole, "n", n, 0, 0) < 0)
+			wrong = -1;
+	}
+	if (wrong <= 0) {
+		std::fprintf(stderr, "kfd_btf: cannot add the wrong type\n");
+		return false;
+	}
+	// libbpf has no call to change a member: its types are plain memory once
+	// the BTF is being built (btf__add_* above), and are written out as such.
+	btf_member *m = btf_members(const_cast<btf_type *>(btf__type_by_id(whole, sid)));
+	m[index].type = static_cast<__u32>(wrong);
+	return true;
+}
+
+int Standalone(const char *vmlinux_path, const char *amdgpu_path, const char *out_path,
+	       const char *retype)
+{
+	btf *vmlinux = nullptr;
+	btf *amdgpu = nullptr;
+	if (!ReadBtf(vmlinux_path, nullptr, &vmlinux) || !ReadBtf(amdgpu_path, vmlinux, &amdgpu))
+		return 1;
+	// vmlinux's types first, keeping their ids; then amdgpu's own, which
+	// btf__add_type copies with their strings but not their type ids (libbpf
+	// 1.1's btf__add_btf refuses split BTF): appended in order they land on
+	// the ids they have over vmlinux, so their references hold.
+	btf *whole = btf__new_empty();
+	bool copied =
+	    btf__add_btf(whole, vmlinux) >= 0 && btf__type_cnt(whole) == btf__type_cnt(vmlinux);
+	for (__u32 id = btf__type_cnt(vmlinux); copied && id < btf__type_cnt(amdgpu); ++id)
+		copied = btf__add_type(whole, amdgpu, btf__type_by_id(amdgpu, id)) ==
+			 static_cast<int>(id);
+	int rc = 1;
+	if (!copied) {
+		std::fprintf(stderr, "kfd_btf: cannot copy %s over %s\n", amdgpu_path,
+			     vmlinux_path);
+	} else if (retype != nullptr && std::strchr(retype, '.') == nullptr) {
+		std::fprintf(stderr, "kfd_btf: %s is not STRUCT.FIELD\n", retype);
+	} else if (retype == nullptr || Retype(whole, std::string(retype, std::strchr(retype, '.')),
+					       std::strchr(retype, '.') + 1)) {
+		__u32 size = 0;
+		const void *raw = btf__raw_data(whole, &size);
+		FILE *out = std::fopen(out_path, "wb");
+		if (raw == nullptr || out == nullptr || std::fwrite(raw, 1, size, out) != size ||
+		    std::fclose(out) != 0) {
+			std::fprintf(stderr, "kfd_btf: cannot write %s\n", out_path);
+		} else {
+			rc = 0;
+		}
+	}
+	btf__free(whole);
+	btf__free(amdgpu);
+	btf__free(vmlinux);
+	return rc;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -329,7 +417,10 @@ int main(int argc, char **argv)
 		return DescribeUse(argv[2], argv[3], argv[4], argc == 6 ? argv[5] : nullptr,
 				   std::strcmp(argv[1], "layout") == 0);
 	}
+	if ((argc == 5 || argc == 6) && std::strcmp(argv[1], "standalone") == 0)
+		return Standalone(argv[2], argv[3], argv[4], argc == 6 ? argv[5] : nullptr);
 	std::fprintf(stderr, "usage: kfd_btf header VMLINUX_BTF AMDGPU_BTF\n"
+			     "       kfd_btf standalone VMLINUX_BTF AMDGPU_BTF OUT [STRUCT.FIELD]\n"
 			     "       kfd_btf describe BPF_OBJECT VMLINUX_BTF MODULE_BTF "
 			     "[MODULE_BASE_BTF|standalone]\n"
 			     "       kfd_btf layout BPF_OBJECT VMLINUX_BTF MODULE_BTF "
