@@ -12,7 +12,8 @@
 namespace gpuq::report {
 namespace {
 
-using Json = nlohmann::ordered_json;
+// A figure's members of the run's JSON object.
+using Members = nlohmann::ordered_json;
 using svg::FormatNumber;
 using svg::FormatSeconds;
 
@@ -43,28 +44,28 @@ std::string DroppedText(const RunReport& r) {
 
 std::vector<HeadlineFigure> Headline(const RunReport& r) {
   std::vector<HeadlineFigure> h;
-  h.push_back({"", "", Json{{"name", r.name}}, {}});
+  h.push_back({"", "", Members{{"name", r.name}}, {}});
   h.push_back({"capture started",
                Utc(r.start_realtime_ns),
-               Json{{"start_realtime_ns", r.start_realtime_ns}},
+               Members{{"start_realtime_ns", r.start_realtime_ns}},
                {}});
   h.push_back(
       {"duration",
        fmt::format("{} s ({} records)", FixedSeconds(r.duration_s), r.records),
-       Json{{"duration_s", r.duration_s}, {"records", r.records}},
+       Members{{"duration_s", r.duration_s}, {"records", r.records}},
        {{"duration", FormatSeconds(r.duration_s),
          fmt::format("{} records", r.records)}}});
   h.push_back({"GPUs",
                fmt::format("{} in topology, {} with queues", r.gpus_in_topology,
                            r.gpus_used),
-               Json{{"gpus_in_topology", r.gpus_in_topology},
-                    {"gpus_used", r.gpus_used}},
+               Members{{"gpus_in_topology", r.gpus_in_topology},
+                       {"gpus_used", r.gpus_used}},
                {{"GPUs used", N(r.gpus_used),
                  fmt::format("of {} in the topology", r.gpus_in_topology)}}});
   // The JSON lists them under "containers" and "processes".
   h.push_back({"containers, processes",
                fmt::format("{}, {}", r.containers.size(), r.processes.size()),
-               Json::object(),
+               Members::object(),
                {}});
   h.push_back(
       {"hardware queues",
@@ -72,16 +73,17 @@ std::vector<HeadlineFigure> Headline(const RunReport& r) {
                    "destroyed {}, at end {}",
                    r.queues_peak, r.compute_peak, r.queues_at_start,
                    r.queues_created, r.queues_destroyed, r.queues_at_end),
-       Json{{"queues", Json{{"peak", r.queues_peak},
-                            {"compute_peak", r.compute_peak},
-                            {"high_priority_peak", r.high_priority_peak},
-                            {"cu_restricted_peak", r.cu_restricted_peak},
-                            {"unsampled_peak", r.unsampled_peak},
-                            {"peak_per_gpu", PerGpuObject(r.peak_per_gpu)},
-                            {"at_start", r.queues_at_start},
-                            {"created", r.queues_created},
-                            {"destroyed", r.queues_destroyed},
-                            {"at_end", r.queues_at_end}}}},
+       Members{
+           {"queues", Members{{"peak", r.queues_peak},
+                              {"compute_peak", r.compute_peak},
+                              {"high_priority_peak", r.high_priority_peak},
+                              {"cu_restricted_peak", r.cu_restricted_peak},
+                              {"unsampled_peak", r.unsampled_peak},
+                              {"peak_per_gpu", PerGpuObject(r.peak_per_gpu)},
+                              {"at_start", r.queues_at_start},
+                              {"created", r.queues_created},
+                              {"destroyed", r.queues_destroyed},
+                              {"at_end", r.queues_at_end}}}},
        {{"hardware queues, peak", N(r.queues_peak),
          fmt::format("{} live at the end", r.queues_at_end)},
         {"queues created", N(r.queues_created),
@@ -91,32 +93,32 @@ std::vector<HeadlineFigure> Headline(const RunReport& r) {
        fmt::format("{} (mean {}/s, peak {}/s)", r.submissions,
                    FormatRate(r.submissions_mean_per_s),
                    FormatRate(r.submissions_peak_per_s)),
-       Json{{"submissions", Json{{"total", r.submissions},
-                                 {"mean_per_s", r.submissions_mean_per_s},
-                                 {"peak_per_s", r.submissions_peak_per_s},
-                                 {"pending_peak", r.pending_peak}}}},
+       Members{{"submissions", Members{{"total", r.submissions},
+                                       {"mean_per_s", r.submissions_mean_per_s},
+                                       {"peak_per_s", r.submissions_peak_per_s},
+                                       {"pending_peak", r.pending_peak}}}},
        {{"submissions (AQL packets)", FormatNumber(r.submissions),
          fmt::format("mean {}/s, peak {}/s",
                      FormatNumber(std::round(r.submissions_mean_per_s)),
                      FormatNumber(std::round(r.submissions_peak_per_s)))}}});
   // In the JSON under "queues" and "submissions" above.
   h.push_back(
-      {"unsampled queues peak", N(r.unsampled_peak), Json::object(), {}});
+      {"unsampled queues peak", N(r.unsampled_peak), Members::object(), {}});
   h.push_back({"pending packets peak",
                N(r.pending_peak),
-               Json::object(),
+               Members::object(),
                {{"pending packets, peak", N(r.pending_peak),
                  fmt::format("{} doorbells", r.doorbells)}}});
   h.push_back(
-      {"doorbells", N(r.doorbells), Json{{"doorbells", r.doorbells}}, {}});
+      {"doorbells", N(r.doorbells), Members{{"doorbells", r.doorbells}}, {}});
   const std::vector<double> unmaps = UnmapDurations(r);
   h.push_back(
       {"runlist",
        fmt::format("{} unmaps, {} maps, {} failed", r.unmaps, r.maps,
                    r.runlist_failures),
-       Json{{"runlist_totals", Json{{"unmaps", r.unmaps},
-                                    {"maps", r.maps},
-                                    {"failures", r.runlist_failures}}}},
+       Members{{"runlist_totals", Members{{"unmaps", r.unmaps},
+                                          {"maps", r.maps},
+                                          {"failures", r.runlist_failures}}}},
        {{"runlist unmaps", N(r.unmaps),
          unmaps.empty() ? fmt::format("{} maps", r.maps)
                         : fmt::format("slowest {}, {} maps",
@@ -126,40 +128,42 @@ std::vector<HeadlineFigure> Headline(const RunReport& r) {
       {"evictions",
        fmt::format("{} ({} restores, {} s evicted)", r.evictions, r.restores,
                    FixedSeconds(evicted_s)),
-       Json{{"evictions", r.evictions}, {"restores", r.restores}},
+       Members{{"evictions", r.evictions}, {"restores", r.restores}},
        {{"evictions", N(r.evictions),
          fmt::format("{} evicted in total", FormatSeconds(evicted_s))}}});
   h.push_back({"create failures",
                N(r.create_failures),
-               Json{{"create_failures", r.create_failures}},
+               Members{{"create_failures", r.create_failures}},
                {{"queue create failures", N(r.create_failures),
                  fmt::format("{} process exits", r.process_exits)}}});
   h.push_back({"process exits",
                N(r.process_exits),
-               Json{{"process_exits", r.process_exits}},
+               Members{{"process_exits", r.process_exits}},
                {}});
-  h.push_back({"events dropped",
-               DroppedText(r),
-               Json{{"events_dropped", r.events_dropped},
-                    {"events_dropped_by_reason", r.events_dropped_by_reason}},
-               {}});
+  h.push_back(
+      {"events dropped",
+       DroppedText(r),
+       Members{{"events_dropped", r.events_dropped},
+               {"events_dropped_by_reason", r.events_dropped_by_reason}},
+       {}});
   h.push_back(
       {"classification",
        QueueClassName(r.classification),
-       Json{{"classification",
-             Json{{"class", QueueClassName(r.classification)},
-                  {"verdict", QueueClassVerdict(r.classification)},
-                  {"compute_class", QueueClassName(r.compute_classification)},
-                  {"compute_verdict",
-                   QueueClassVerdict(r.compute_classification)}}}},
+       Members{
+           {"classification",
+            Members{{"class", QueueClassName(r.classification)},
+                    {"verdict", QueueClassVerdict(r.classification)},
+                    {"compute_class", QueueClassName(r.compute_classification)},
+                    {"compute_verdict",
+                     QueueClassVerdict(r.compute_classification)}}}},
        {}});
   // In the JSON's "classification" above; the HTML's verdict box says it.
   h.push_back(
-      {"verdict", QueueClassVerdict(r.classification), Json::object(), {}});
+      {"verdict", QueueClassVerdict(r.classification), Members::object(), {}});
   h.push_back({"compute queues only",
                fmt::format("{}: {}", QueueClassName(r.compute_classification),
                            QueueClassVerdict(r.compute_classification)),
-               Json::object(),
+               Members::object(),
                {}});
   return h;
 }
