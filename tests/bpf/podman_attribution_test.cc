@@ -34,7 +34,11 @@ namespace gpuq {
 namespace {
 
 constexpr const char* kImage = "localhost/debian:bookworm-slim";
-const std::array<std::string, 2> kNames = {"gpuq-it-alpha", "gpuq-it-beta"};
+// This process's own names: two runs at once (ctest -j, or two checkouts)
+// would remove each other's containers.
+const std::array<std::string, 2> kNames = {
+    "gpuq-it-alpha-" + std::to_string(getpid()),
+    "gpuq-it-beta-" + std::to_string(getpid())};
 
 std::string Shell(const std::string& command) {
   std::string out;
@@ -163,9 +167,9 @@ TEST_F(PodmanAttributionTest, NamedContainersShowUpUnderTheirNames) {
   const auto give_up =
       std::chrono::steady_clock::now() + std::chrono::seconds(20);
   auto shows_both = [&body] {
-    return body.find("gpuq_queues{container=\"gpuq-it-alpha\"") !=
+    return body.find("gpuq_queues{container=\"" + kNames[0] + "\"") !=
                std::string::npos &&
-           body.find("gpuq_queues{container=\"gpuq-it-beta\"") !=
+           body.find("gpuq_queues{container=\"" + kNames[1] + "\"") !=
                std::string::npos;
   };
   while (std::chrono::steady_clock::now() < give_up) {

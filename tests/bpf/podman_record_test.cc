@@ -34,7 +34,11 @@ namespace gpuq {
 namespace {
 
 constexpr const char* kImage = "localhost/debian:bookworm-slim";
-const std::array<std::string, 2> kNames = {"gpuq-tr-alpha", "gpuq-tr-beta"};
+// This process's own names: two runs at once (ctest -j, or two checkouts)
+// would remove each other's containers.
+const std::array<std::string, 2> kNames = {
+    "gpuq-tr-alpha-" + std::to_string(getpid()),
+    "gpuq-tr-beta-" + std::to_string(getpid())};
 
 std::string Shell(const std::string& command) {
   std::string out;
