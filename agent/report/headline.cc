@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <ctime>
+#include <optional>
 
 #include "common/text_table.h"
 #include "report/report_tables.h"
@@ -123,6 +124,33 @@ std::vector<HeadlineFigure> Headline(const RunReport& r) {
          unmaps.empty() ? fmt::format("{} maps", r.maps)
                         : fmt::format("slowest {}, {} maps",
                                       FormatSeconds(unmaps.back()), r.maps)}}});
+  // The users' question at a glance: how often queues were taken off a GPU
+  // (summed over the containers that held them), for how long, and whether
+  // a scheduler time-sliced an oversubscribed runlist ("Preemptions caused
+  // and suffered", "Who preempted whom" and "Runlist oversubscription" say
+  // whose and where).
+  const auto [preempted, off_s] = PreemptedTotals(r);
+  h.push_back(
+      {"queues preempted",
+       fmt::format("{} (per container), {} off the GPU", preempted,
+                   FormatSeconds(off_s)),
+       Members{{"preemptions",
+                Members{{"suffered", preempted}, {"seconds_off_gpu", off_s}}}},
+       {{"queues taken off the GPU", N(preempted),
+         fmt::format("{} off, summed per container", FormatSeconds(off_s))}}});
+  // None: no map read a runlist (a BTF-free tier, an older capture).
+  const std::optional<OversubscriptionFigures> over = OversubscribedTotals(r);
+  h.push_back(
+      {"oversubscribed",
+       over ? fmt::format("{} runlist{}, {} (per GPU)", over->maps,
+                          over->maps == 1 ? "" : "s",
+                          FormatSeconds(over->seconds))
+            : "- (no map read its runlist)",
+       Members{{"oversubscription", over ? Members(*over) : Members(nullptr)}},
+       {{"oversubscribed runlists", over ? N(over->maps) : "-",
+         over ? fmt::format("{} oversubscribed, per GPU",
+                            FormatSeconds(over->seconds))
+              : "no map read its runlist"}}});
   const double evicted_s = EvictedSeconds(r);
   h.push_back(
       {"evictions",

@@ -440,7 +440,7 @@ TEST(ReportRenderTest, HeadlineIsTheSameFiguresInEveryOutput) {
     }
   }
   EXPECT_GE(members, 17u);
-  EXPECT_EQ(cards, 9u);
+  EXPECT_EQ(cards, 11u);
   // Nothing in the JSON headline but the figures' members: the run's
   // other members are its tables and timeline.
   for (const auto& [key, value] : run.items()) {
@@ -449,6 +449,46 @@ TEST(ReportRenderTest, HeadlineIsTheSameFiguresInEveryOutput) {
     for (const HeadlineFigure& f : figures) listed |= f.json.contains(key);
     EXPECT_TRUE(listed) << key << " is not a headline figure";
   }
+}
+
+// The summary answers the users' question at a glance: how often queues
+// were taken off the GPU, for how long, and whether the runlist was
+// oversubscribed; the per-container and per-GPU tables say the same in
+// detail.
+TEST(ReportRenderTest, HeadlineSaysPreemptionsAndOversubscription) {
+  const RunReport r =
+      Analyze(BuildPairOversubscribedScenario, "pair-oversubscribed");
+  uint64_t suffered = 0;
+  double off_s = 0;
+  for (const PreemptedByRow& p : r.preempted_by) {  // "Who preempted whom"
+    suffered += p.preemptions;
+    off_s += p.seconds_off_gpu;
+  }
+  EXPECT_EQ(suffered, 19u) << "latency 8 (all by batch), batch 11";
+  const auto run = nlohmann::json::parse(RenderJson({r}))["runs"][0];
+  EXPECT_EQ(run["preemptions"]["suffered"], suffered);
+  EXPECT_NEAR(run["preemptions"]["seconds_off_gpu"].get<double>(), off_s, 1e-9);
+  EXPECT_NEAR(off_s, 0.0228, 1e-9);
+  EXPECT_EQ(run["oversubscription"]["maps"], 7);
+  EXPECT_EQ(run["oversubscription"]["by_reason"]["compute_queues"], 7);
+  const std::string text = RenderText({r}, false);
+  EXPECT_NE(text.find("\nqueues preempted       19 (per container), 22.8 ms "
+                      "off the GPU\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(
+      text.find("\noversubscribed         7 runlists, 25.3 s (per GPU)\n"),
+      std::string::npos)
+      << text;
+  EXPECT_NEAR(run["oversubscription"]["seconds"].get<double>(), 25.2828, 1e-9);
+  // A run no map read a runlist of says it could not tell, not "0".
+  const RunReport cnn = Analyze(BuildCnnScenario, "cnn");
+  EXPECT_TRUE(
+      nlohmann::json::parse(RenderJson({cnn}))["runs"][0]["oversubscription"]
+          .is_null());
+  EXPECT_NE(RenderText({cnn}, false)
+                .find("\noversubscribed         - (no map read its runlist)\n"),
+            std::string::npos);
 }
 
 // The unsampled queues are a report table: text and markdown show it under
