@@ -69,6 +69,16 @@ const char *Name(const btf *b, __u32 off)
 	return name == nullptr ? "" : name;
 }
 
+// The index of struct `t`'s member named `field`, else -1.
+int MemberIndex(const btf *b, const btf_type *t, const std::string &field)
+{
+	for (int i = 0; i < btf_vlen(t); ++i) {
+		if (field == Name(b, btf_members(t)[i].name_off))
+			return i;
+	}
+	return -1;
+}
+
 // The type `id` names, without typedefs and qualifiers.
 int Resolve(const btf *b, int id)
 {
@@ -221,13 +231,9 @@ int Header(const char *vmlinux_path, const char *amdgpu_path)
 		const int id = ModuleType(amdgpu, base, type, BTF_KIND_STRUCT);
 		if (id == 0)
 			continue;
-		const btf_type *t = btf__type_by_id(amdgpu, id);
-		const btf_member *m = btf_members(t);
-		for (int i = 0; i < btf_vlen(t); ++i) {
-			if (std::strcmp(Name(amdgpu, m[i].name_off), field) == 0) {
-				std::printf("#define KFD_SIM_HAS_%s_%s 1\n", Upper(type).c_str(),
-					    Upper(field).c_str());
-			}
+		if (MemberIndex(amdgpu, btf__type_by_id(amdgpu, id), field) >= 0) {
+			std::printf("#define KFD_SIM_HAS_%s_%s 1\n", Upper(type).c_str(),
+				    Upper(field).c_str());
 		}
 	}
 	// Functions the simulator has where the real module has them.
@@ -301,15 +307,14 @@ int DescribeUse(const char *object_path, const char *vmlinux_path, const char *m
 		for (int i = 0; i < btf_vlen(t); ++i) {
 			const std::string field = Name(local, m[i].name_off);
 			std::string what = "absent";
-			for (int j = 0; j < btf_vlen(r); ++j) {
-				if (field == Name(module, btf_members(r)[j].name_off)) {
-					what = Describe(module, btf_members(r)[j].type);
-					if (offsets) {
-						const __u32 bits = btf_member_bit_offset(r, j);
-						what += " @" + std::to_string(bits / 8);
-						if (bits % 8 != 0)
-							what += "." + std::to_string(bits % 8);
-					}
+			const int j = MemberIndex(module, r, field);
+			if (j >= 0) {
+				what = Describe(module, btf_members(r)[j].type);
+				if (offsets) {
+					const __u32 bits = btf_member_bit_offset(r, j);
+					what += " @" + std::to_string(bits / 8);
+					if (bits % 8 != 0)
+						what += "." + std::to_string(bits % 8);
 				}
 			}
 			lines.insert("struct " + name + "." + field + ": " + what);
@@ -333,12 +338,8 @@ bool Retype(btf *whole, const std::string &name, const std::string &field)
 		std::fprintf(stderr, "kfd_btf: no struct %s\n", name.c_str());
 		return false;
 	}
-	int index = -1;
 	const btf_type *s = btf__type_by_id(whole, sid);
-	for (int i = 0; i < btf_vlen(s); ++i) {
-		if (field == Name(whole, btf_members(s)[i].name_off))
-			index = i;
-	}
+	const int index = MemberIndex(whole, s, field);
 	if (index < 0) {
 		std::fprintf(stderr, "kfd_btf: struct %s has no %s\n", name.c_str(), field.c_str());
 		return false;
@@ -366,6 +367,11 @@ bool Retype(btf *whole, const std::string &name, const std::string &field)
 int Standalone(const char *vmlinux_path, const char *amdgpu_path, const char *out_path,
 	       const char *retype)
 {
+	const char *dot = retype != nullptr ? std::strchr(retype, '.') : nullptr;
+	if (retype != nullptr && dot == nullptr) {
+		std::fprintf(stderr, "kfd_btf: %s is not STRUCT.FIELD\n", retype);
+		return 1;
+	}
 	btf *vmlinux = nullptr;
 	btf *amdgpu = nullptr;
 	if (!ReadBtf(vmlinux_path, nullptr, &vmlinux) || !ReadBtf(amdgpu_path, vmlinux, &amdgpu))
@@ -384,10 +390,7 @@ int Standalone(const char *vmlinux_path, const char *amdgpu_path, const char *ou
 	if (!copied) {
 		std::fprintf(stderr, "kfd_btf: cannot copy %s over %s\n", amdgpu_path,
 			     vmlinux_path);
-	} else if (retype != nullptr && std::strchr(retype, '.') == nullptr) {
-		std::fprintf(stderr, "kfd_btf: %s is not STRUCT.FIELD\n", retype);
-	} else if (retype == nullptr || Retype(whole, std::string(retype, std::strchr(retype, '.')),
-					       std::strchr(retype, '.') + 1)) {
+	} else if (retype == nullptr || Retype(whole, std::string(retype, dot), dot + 1)) {
 		__u32 size = 0;
 		const void *raw = btf__raw_data(whole, &size);
 		FILE *out = std::fopen(out_path, "wb");
