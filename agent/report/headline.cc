@@ -1,5 +1,6 @@
 #include "report/headline.h"
 
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 
 #include <cmath>
@@ -21,12 +22,8 @@ using svg::FormatSeconds;
 std::string N(uint64_t n) { return std::to_string(n); }
 
 std::string Utc(uint64_t realtime_ns) {
-  const std::time_t t = static_cast<std::time_t>(realtime_ns / 1000000000ull);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
+  const auto t = static_cast<std::time_t>(realtime_ns / 1000000000ull);
+  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(t));
 }
 
 // "0", or "5 (unknown_queue 3, prog_skipped 2)": the reasons as

@@ -1,5 +1,6 @@
 #include "report/render_html.h"
 
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -78,12 +79,8 @@ std::string StepText(double s) {
 
 std::string UtcTime(uint64_t ns) {
   if (ns == 0) return "unknown";
-  const time_t t = static_cast<time_t>(ns / 1000000000ULL);
-  struct tm tm {};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
-  return buf;
+  const auto t = static_cast<std::time_t>(ns / 1000000000ULL);
+  return fmt::format("{:%Y-%m-%d %H:%M:%S} UTC", fmt::gmtime(t));
 }
 
 // A table from raw cell texts (escaped here, so no caller can forget);
