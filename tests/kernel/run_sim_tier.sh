@@ -778,8 +778,9 @@ judge_guest() {
 # guest they took 1044 s on 7.3 (clean clone of fac2087, 2026-11-28), of
 # which 517 s the nobtf group; split, 571 s and 528 s at once, the tier
 # 637 s instead of 1117 s. And a programs guest
-# "K-programs" (GPUQ_SCOPE=programs: the users' experiment, four HIP
-# programs under four agents, one per probe tier; five with
+# "K-programs" (GPUQ_SCOPE=programs: the users' experiment, six HIP
+# programs under four agents, one per probe tier: the latency/batch pair on
+# HIP 5.2.3 and on 7.2.4, and the pair that fits; seven with
 # GPUQ_KTEST_INFER=1) for each kernel of GPUQ_KTEST_PROGRAMS (default:
 # 6.1); the mains first, newest first.
 # Until 2026-11-28 the oldest and newest kernels had both (four guests);
@@ -791,7 +792,8 @@ judge_guest() {
 # fast machine of 2026-11-30 6.1's programs guest took 141-143.5 s with its
 # five programs, and it runs by default again with the experiment's four
 # (the latency/batch pair and the pair that fits), 86 s that day: the
-# inference program over 8 GPUs (GPUQ_KTEST_INFER=1) was the rest. 6.1, because it
+# inference program over 8 GPUs (GPUQ_KTEST_INFER=1) was the rest. With the
+# pair again on HIP 7.2.4 (the same day): 107 s. 6.1, because it
 # does not preempt BPF programs: the programs' doorbells are exact there.
 # Not with GPUQ_KTEST_ONLY (a developer's knob: one guest per kernel,
 # running the groups named).

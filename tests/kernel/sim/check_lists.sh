@@ -22,4 +22,4 @@ ROCBLAS_CHECKS=$HIP_CHECKS
 # shellcheck disable=SC2034
 PROG_TIERS="btf-fentry btf-kprobe args-kprobe tracepoint"
 # shellcheck disable=SC2034
-PROG_CHECKS="start live experiment doorbells teardown stops"
+PROG_CHECKS="start live experiment experiment-7.2 doorbells teardown stops"

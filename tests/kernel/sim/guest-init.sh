@@ -2234,25 +2234,45 @@ ktime nobtf-done
 #   containers D and E: the experiment's second run, at the same time on
 #     another HWS GPU that keeps 24 CP queue slots (the simulator's
 #     fits_gpu_id), where the pair fits: shorter (0.3 s each)
+#   containers F and G: B and C again on HIP 7.2.4 (below), on a third HWS
+#     GPU held to 2 CP queue slots
 # Four agents watch them at once, one per probe tier (kprobes, fentry,
 # tracepoints and uprobes all take several consumers), each with
-# --doorbells=uprobe on Debian's libhsa-runtime64: the programs run once and
+# --doorbells=uprobe on Debian 12's libhsa-runtime64 and the HIP 7.2 root's: the programs run once and
 # every tier is compared with the same truths (the simulator's and each
 # thunk's), per container and GPU.
 # one agent per PROG_TIERS, each with PROG_CHECKS (check_lists.sh)
 # GPUQ_INFER=1 (GPUQ_KTEST_INFER on the host) adds container A's inference
-# program over 8 GPUs; without it the guest runs the experiment's two pairs
-# (B, C and D, E), what runs in every default suite. The inference program
+# program over 8 GPUs; without it the guest runs the experiment's pairs
+# (B, C, D, E and F, G below), what runs in every default suite. The inference program
 # was the longest on 2026-11-28 (209 s of CPU), and on 2026-11-30 the guest
 # took 143 s with it (114 s of CPU) and 86 s without (64 s).
 PROGS="lat batch fitlat fitbatch"
 [ "${GPUQ_INFER:-0}" = 1 ] && PROGS="infer $PROGS"
+# Containers F and G: the first pair again on the newest ROCm the guest has,
+# Debian's HIP 7.2.4 with its ROCr (root_run: chrooted in its root, shared
+# over 9p, on the KFD null GPU), on an HWS GPU of their own held to 2 CP
+# queue slots. ROCr 6.4 and 7.2 ask KFD for priority 11 where 5.2.3 asks
+# for 15 (kfd_hip_test.sh), and set the CU mask through their own thunk:
+# the figures users of ROCm 7 get (programs-<tier>:experiment-7.2).
+# HIP72_MISSING says why the pair cannot run here (those checks skip).
+HIP72_MISSING=""
+for c in rocm-7.2-missing hip-7.2-missing; do
+  [ -z "$HIP72_MISSING" ] && [ -f /lib/nullgpu/$c ] && HIP72_MISSING=$(cat /lib/nullgpu/$c)
+done
+[ -z "$HIP72_MISSING" ] && [ ! -x /share/hip-7.2/mnt/hip_client ] &&
+  HIP72_MISSING="no HIP 7.2 root with hip_client at /share/hip-7.2 (run_sim_tier.sh's build_hip_stacks)"
+[ -z "$HIP72_MISSING" ] && PROGS="$PROGS lat72 batch72"
 ID_C=c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00
 CG_C=/sys/fs/cgroup/system.slice/docker-$ID_C.scope
 ID_D=d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0
 CG_D=/sys/fs/cgroup/system.slice/docker-$ID_D.scope
 ID_E=e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0
 CG_E=/sys/fs/cgroup/system.slice/docker-$ID_E.scope
+ID_F=f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0
+CG_F=/sys/fs/cgroup/system.slice/docker-$ID_F.scope
+ID_G=a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0
+CG_G=/sys/fs/cgroup/system.slice/docker-$ID_G.scope
 prog_cg() {
   case $1 in
     infer) echo $CG_A ;;
@@ -2260,6 +2280,8 @@ prog_cg() {
     batch) echo $CG_C ;;
     fitlat) echo $CG_D ;;
     fitbatch) echo $CG_E ;;
+    lat72) echo $CG_F ;;
+    batch72) echo $CG_G ;;
   esac
 }
 prog_id() {
@@ -2269,6 +2291,8 @@ prog_id() {
     batch) echo $ID_C ;;
     fitlat) echo $ID_D ;;
     fitbatch) echo $ID_E ;;
+    lat72) echo $ID_F ;;
+    batch72) echo $ID_G ;;
   esac | cut -c1-12
 }
 # prog_gives TIER: the optional family groups TIER exports (as TIER_GIVES).
@@ -2346,6 +2370,49 @@ prog_experiment() {
   fi
 }
 
+# prog_experiment_72 CHECK TIER: the first pair again on HIP 7.2.4 with its
+# ROCr (containers F and G, on PAIR72_GPU, held to 2 CP queue slots): every
+# family TIER has equal to the simulator's truth, as prog_experiment holds
+# them, and from those the latency program's queue at high priority (ROCr
+# 7.2 asks KFD for 11: amdkfd's pipe_priority_map makes 11-15 high), the
+# batch program's stream CU-restricted, its queues taken off the GPU at
+# least once (its own priority update unmaps the runlist it is in) in the
+# runlist tiers, and that GPU's runlist oversubscribed in the BTF tiers. A
+# SKIP where the pair cannot run in this guest (HIP72_MISSING).
+prog_experiment_72() {
+  local fams="$LIFECYCLE gpuq_queues_by_priority gpuq_queues_cu_masked" g cm
+  if [ -n "$HIP72_MISSING" ]; then
+    skip "$1" "the pair on HIP 7.2.4 did not run: $HIP72_MISSING"
+    return
+  fi
+  g=$(prog_gives "$2")
+  case " $g " in *" runlist "*) fams="$fams $RUNLIST" ;; esac
+  case " $g " in *" oversubscription "*) fams="$fams $OVERSUB" ;; esac
+  if ! converge "$fams"; then
+    fail "$1" "simulator truth: $(grep '^DIFF' /tmp/cmp.out | head -n 8 | tr '\n' ';')"
+    return
+  fi
+  pair_figures lat72 "$PAIR72_GPU"
+  cm=$(sum_for gpuq_queues_cu_masked "$(prog_id batch72)" cu_mask=restricted)
+  detail="$(tail -n 1 /tmp/cmp.out | awk '{ r = $3; for (i = 5; i <= NF; i++) r = r " " $i; print r }') series equal the simulator's truth${SKIPPED_SHORT:+ but $SKIPPED_SHORT}; on HIP $(cat /share/hip-7.2/mnt/hip-version 2> /dev/null) with ROCr $(cat /share/hip-7.2/mnt/rocr-version 2> /dev/null): the latency program's high-priority queues $P_HI, the batch program's CU-restricted queues $cm"
+  case " $g " in *" runlist "*) detail="$detail, taken off GPU $PAIR72_GPU $P_SELF times by itself and $P_OTHER by others, $P_OFF s off" ;; esac
+  case " $g " in *" oversubscription "*) detail="$detail; that GPU's runlist oversubscribed $P_OVER times, $P_OVER_S s" ;; esac
+  if [ -n "$SKIPPED_SHORT" ]; then
+    pass "$1" "$detail"
+  elif [ "$P_HI" -lt 1 ] || [ "$cm" != 1 ]; then
+    fail "$1" "the truth agrees but the experiment is not there: $detail (want >= 1 high-priority queue, 1 CU-restricted batch queue)"
+    dump "$1" /tmp/m.prom /tmp/ng-lat72.truth /tmp/ng-batch72.truth
+  elif case " $g " in *" runlist "*) [ $((P_SELF + P_OTHER)) -lt 1 ] ;; *) false ;; esac; then
+    fail "$1" "the truth agrees but the latency program's queues were never taken off the GPU: $detail"
+    dump "$1" /tmp/m.prom
+  elif case " $g " in *" oversubscription "*) [ "$P_OVER" -lt 1 ] ;; *) false ;; esac; then
+    fail "$1" "the truth agrees but the pair's runlist never oversubscribed: $detail"
+    dump "$1" /tmp/m.prom
+  else
+    pass "$1" "$detail"
+  fi
+}
+
 # prog_report CHECK: the experiment's capture (`record`, stopped while the
 # programs hold) through `report`, the users' question: how often were the
 # latency program's queues taken off the GPU, by itself and by others, and
@@ -2399,7 +2466,9 @@ prog_skip_all() {
 
 # start_prog NAME FD GPUS KFD-NODES ARGS...: hip_client ARGS in NAME's
 # container, stdin a fifo held open on FD (closing FD ends its hold); the
-# children close every program fd so only this shell holds them.
+# children close every program fd so only this shell holds them. HIP 5.2.3
+# on the null thunk (ng_run), or for NAME *72 HIP 7.2.4 in its root on the
+# KFD null GPU (root_run).
 start_prog() {
   local name=$1 fd=$2 gpus=$3 nodes=$4
   shift 4
@@ -2407,8 +2476,12 @@ start_prog() {
   mkdir -p /tmp/ngctl-$name
   mkfifo /tmp/p-$name.in
   eval "exec $fd<> /tmp/p-$name.in"
-  ng_run "$(prog_cg $name)" /tmp/ngctl-$name /tmp/ng-$name.truth $gpus $nodes \
-    GPUQ_HIP_CLIENT_HOLD=1 /bin/hip_client "$@" < /tmp/p-$name.in > /tmp/p-$name.out 2>&1 5>&- 6>&- 7>&- 8>&- 9>&- &
+  case $name in
+    *72) root_run hip-7.2 "$(prog_cg $name)" /tmp/ngctl-$name /tmp/ng-$name.truth ${gpus%%x*} $nodes \
+      GPUQ_HIP_CLIENT_HOLD=1 /mnt/hip_client "$@" < /tmp/p-$name.in > /tmp/p-$name.out 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- & ;;
+    *) ng_run "$(prog_cg $name)" /tmp/ngctl-$name /tmp/ng-$name.truth $gpus $nodes \
+      GPUQ_HIP_CLIENT_HOLD=1 /bin/hip_client "$@" < /tmp/p-$name.in > /tmp/p-$name.out 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- & ;;
+  esac
   eval "PROG_PID_$name=$!"
 }
 
@@ -2512,7 +2585,7 @@ prog_doorbells() {
   if [ $ok != 1 ]; then
     grep '^gpuq_doorbell\|^gpuq_events_dropped' /tmp/m.prom > /tmp/db.txt
     threads "$AG_PID" > /tmp/db-threads.txt
-    dump "$1" /tmp/db.txt /tmp/want-infer /tmp/want-lat /tmp/want-batch /tmp/want-fitlat /tmp/want-fitbatch /tmp/db-threads.txt
+    dump "$1" /tmp/db.txt $(for p in $PROGS; do echo /tmp/want-$p; done) /tmp/db-threads.txt
   fi
 }
 
@@ -2523,29 +2596,32 @@ programs_checks() {
     return
   fi
   ktime programs-start
-  # The BTF module with 8 more HWS GPUs: 6 of them and the first two for
-  # the inference run, the last for the pair; 2 CP queue slots per HWS GPU
-  # but the second pair's (the one before the last).
-  rmmod amdgpu > /tmp/prog-mod.txt 2>&1 && insmod $SIM/amdgpu.ko extra_hws_gpus=8 cp_queue_slots=2 >> /tmp/prog-mod.txt 2>&1
+  # The BTF module with 9 more HWS GPUs: 6 of them and the first two for
+  # the inference run, the last for the pair, the one before for the pair
+  # that fits, the one before that for the HIP 7.2 pair; 2 CP queue slots
+  # per HWS GPU but the second pair's.
+  rmmod amdgpu > /tmp/prog-mod.txt 2>&1 && insmod $SIM/amdgpu.ko extra_hws_gpus=9 cp_queue_slots=2 >> /tmp/prog-mod.txt 2>&1
   rc=$?
   n=$(($(ls -d $KFD/topology/nodes/* | wc -l) - 1))
-  if [ $rc != 0 ] || [ ! -e /sys/kernel/btf/amdgpu ] || [ $n -lt 11 ]; then
+  if [ $rc != 0 ] || [ ! -e /sys/kernel/btf/amdgpu ] || [ $n -lt 12 ]; then
     fail programs:reload "rc=$rc, $n GPU nodes, btf $(ls /sys/kernel/btf/amdgpu 2>&1): $(tr '\n' ' ' < /tmp/prog-mod.txt)"
     return
   fi
   # node 1 (HWS), node 2 (MES) and 6 of the 8 added last; the pair on the last
   nodes=1,2
-  for i in $(seq $((n - 7)) $((n - 2))); do nodes="$nodes,$i"; done
+  for i in $(seq $((n - 8)) $((n - 3))); do nodes="$nodes,$i"; done
   PAIR_NODE=$n
   PAIR_GPU=$(cat $KFD/topology/nodes/$n/gpu_id)
   FITS_NODE=$((n - 1))
   FITS_GPU=$(cat $KFD/topology/nodes/$FITS_NODE/gpu_id)
+  PAIR72_NODE=$((n - 2))
+  PAIR72_GPU=$(cat $KFD/topology/nodes/$PAIR72_NODE/gpu_id)
   if ! echo "$FITS_GPU" > $SIMPARAM/fits_gpu_id; then
     fail programs:reload "cannot set the simulator's fits_gpu_id to $FITS_GPU"
     return
   fi
-  pass programs:reload "simulator reloaded with BTF, extra_hws_gpus=8 and cp_queue_slots=2: $n GPUs;$(case " $PROGS " in *" infer "*) echo " inference on nodes $nodes (HWS and MES)," ;; esac) the pair on node $n (HWS, gpu_id $PAIR_GPU), the pair that fits on node $FITS_NODE (gpu_id $FITS_GPU, 24 CP queue slots)"
-  mkdir -p $CG_C $CG_D $CG_E
+  pass programs:reload "simulator reloaded with BTF, extra_hws_gpus=9 and cp_queue_slots=2: $n GPUs;$(case " $PROGS " in *" infer "*) echo " inference on nodes $nodes (HWS and MES)," ;; esac) the pair on node $n (HWS, gpu_id $PAIR_GPU), the pair that fits on node $FITS_NODE (gpu_id $FITS_GPU, 24 CP queue slots)$(case " $PROGS " in *" lat72 "*) echo ", the HIP 7.2 pair on node $PAIR72_NODE (gpu_id $PAIR72_GPU)" ;; esac)"
+  mkdir -p $CG_C $CG_D $CG_E $CG_F $CG_G
   {
     qtypes
     echo "CG $(stat -c %i $CG_HOST) -"
@@ -2560,7 +2636,8 @@ programs_checks() {
   # (four agents read every live queue at each tick). Four agents load at
   # once: up to 240 s.
   # shellcheck disable=SC2046
-  AWAIT_S=240 agents_start "--sample-interval 500ms --doorbells=uprobe --hsa-runtime /usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1" \
+  AWAIT_S=240 agents_start "--sample-interval 500ms --doorbells=uprobe --hsa-runtime /usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1$(
+    case " $PROGS " in *" lat72 "*) echo " --hsa-runtime $(readlink -f /share/hip-7.2/usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1)" ;; esac)" \
     $(for t in $PROG_TIERS; do echo "programs-$t:$t"; done)
   ktime programs-agents-up
   # The experiment recorded as a user would, for `report` (prog_report).
@@ -2570,6 +2647,12 @@ programs_checks() {
   start_prog batch 7 1xgfx90a $PAIR_NODE batch 0 1500 0x0000ffff
   start_prog fitlat 8 1xgfx90a $FITS_NODE latency 0 100 300 high
   start_prog fitbatch 9 1xgfx90a $FITS_NODE batch 0 300
+  case " $PROGS " in
+    *" lat72 "*)
+      start_prog lat72 3 1xgfx90a $PAIR72_NODE latency 0 100 1500 high
+      start_prog batch72 4 1xgfx90a $PAIR72_NODE batch 0 1500 0x0000ffff
+      ;;
+  esac
   t0=$(up)
   # 470 s in CI (2026-11-26) and 602 s on a host busy with a build beside
   # both guests; 174 s (6.1) and 244 s (7.3) since the null CP's idle
@@ -2639,7 +2722,7 @@ programs_checks() {
   ktime programs-reported
 
   # the hold ends: each program exits with its queues, KFD tears them down
-  for fd in 5 6 7 8 9; do eval "exec $fd>&-"; done
+  for fd in 3 4 5 6 7 8 9; do eval "exec $fd>&-"; done
   t0=$(up)
   for p in $PROGS; do
     eval "pid=\$PROG_PID_$p"
@@ -2660,6 +2743,7 @@ programs_checks() {
 prog_live() {
   expect_both $G:live "$LIFECYCLE $SUBMISSION" "$LIFECYCLE $SUBMISSION"
   prog_experiment $G:experiment $TIER
+  prog_experiment_72 $G:experiment-7.2 $TIER
   prog_doorbells $G:doorbells $TIER
   ktime checked-$G
 }

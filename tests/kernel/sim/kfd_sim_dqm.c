@@ -939,12 +939,12 @@ static const struct sim_gpu_spec sim_specs[] = {
 
 /*
  * extra_hws_gpus=N appends N more MI210-like HWS GPUs after those above
- * (nodes 4.. or 5..), for the 8-GPU inference run of the ROCm client tests;
+ * (nodes 4.., 5.. or 6..), for the programs guest's 8-GPU inference run and pairs;
  * their gpu_ids are 0xb100, 0xb201, ... (distinct from the fixed ones).
  */
 static unsigned int extra_hws_gpus;
 module_param(extra_hws_gpus, uint, 0444);
-MODULE_PARM_DESC(extra_hws_gpus, "more HWS (MI210-like) GPUs after the fixed ones, at most 8");
+MODULE_PARM_DESC(extra_hws_gpus, "more HWS (MI210-like) GPUs after the fixed ones, at most 9");
 
 static struct sim_gpu_spec sim_extra_specs[KFD_SIM_MAX_EXTRA_GPUS];
 
