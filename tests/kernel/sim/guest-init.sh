@@ -2222,10 +2222,10 @@ ktime nobtf-done
 # Real HIP 5.2.3 programs (hip_client, GPUQ_HIP_CLIENT_HOLD=1: they hold
 # their queues after their work until stdin ends, then exit without HIP's
 # teardown) on the null thunk forwarding to /dev/kfd:
-#   container A (GPUQ_INFER=1 only): inference-like over 8 GPUs (infer 8 2 2: 2 streams per GPU;
-#     per iteration an H2D copy, 3 kernels, a D2H copy and an event) on the
-#     HWS GPU, the MES GPU and 6 more HWS GPUs (the simulator reloaded with
-#     extra_hws_gpus=8, with its BTF)
+#   container A (GPUQ_INFER=1 only): inference-like over 8 GPUs (infer 8 2
+#     2: 2 streams per GPU; per iteration an H2D copy, 3 kernels, a D2H copy
+#     and an event) on the HWS GPU, the MES GPU and 6 more HWS GPUs (the
+#     simulator reloaded with extra_hws_gpus=9, with its BTF)
 #   containers B and C: the users' experiment on an HWS GPU of its own, a
 #     latency-sensitive process (one kernel and a sync at 100 Hz on HIP's
 #     greatest-priority stream) beside a batch one (64 kernels, then a
@@ -2238,15 +2238,15 @@ ktime nobtf-done
 #     GPU held to 2 CP queue slots
 # Four agents watch them at once, one per probe tier (kprobes, fentry,
 # tracepoints and uprobes all take several consumers), each with
-# --doorbells=uprobe on Debian 12's libhsa-runtime64 and the HIP 7.2 root's: the programs run once and
-# every tier is compared with the same truths (the simulator's and each
-# thunk's), per container and GPU.
+# --doorbells=uprobe on Debian 12's libhsa-runtime64 and the HIP 7.2 root's:
+# the programs run once and every tier is compared with the same truths (the
+# simulator's and each thunk's), per container and GPU.
 # one agent per PROG_TIERS, each with PROG_CHECKS (check_lists.sh)
 # GPUQ_INFER=1 (GPUQ_KTEST_INFER on the host) adds container A's inference
-# program over 8 GPUs; without it the guest runs the experiment's pairs
-# (B, C, D, E and F, G below), what runs in every default suite. The inference program
-# was the longest on 2026-11-28 (209 s of CPU), and on 2026-11-30 the guest
-# took 143 s with it (114 s of CPU) and 86 s without (64 s).
+# program over 8 GPUs; without it the guest runs the experiment's pairs (B,
+# C, D, E and F, G below), what runs in every default suite. The inference
+# program was the longest on 2026-11-28 (209 s of CPU), and on 2026-11-30
+# the guest took 143 s with it (114 s of CPU) and 86 s without (64 s).
 PROGS="lat batch fitlat fitbatch"
 [ "${GPUQ_INFER:-0}" = 1 ] && PROGS="infer $PROGS"
 # Containers F and G: the first pair again on the newest ROCm the guest has,
