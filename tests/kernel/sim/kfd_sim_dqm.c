@@ -16,6 +16,7 @@
 #include <linux/moduleparam.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
+#include <linux/stringify.h>
 
 #include "kfd_sim.h"
 
@@ -944,7 +945,9 @@ static const struct sim_gpu_spec sim_specs[] = {
  */
 static unsigned int extra_hws_gpus;
 module_param(extra_hws_gpus, uint, 0444);
-MODULE_PARM_DESC(extra_hws_gpus, "more HWS (MI210-like) GPUs after the fixed ones, at most 9");
+MODULE_PARM_DESC(extra_hws_gpus,
+		 "more HWS (MI210-like) GPUs after the fixed ones, at most " __stringify(
+		     KFD_SIM_MAX_EXTRA_GPUS));
 
 static struct sim_gpu_spec sim_extra_specs[KFD_SIM_MAX_EXTRA_GPUS];
 
