@@ -577,8 +577,11 @@ expect_truth() {
     sed 's/^/truth: /' $TRUTH > /tmp/truth.txt
     # what the check's rule for lost records knew, and the queues the
     # kernel and the agent's programs hold
-    touch "$(lost_file)"
-    sed 's/^/lost create: /' "$(lost_file)" > /tmp/lost.txt
+    touch "$(lost_file)" "$(lost_destroys_file)"
+    {
+      sed 's/^/lost create: /' "$(lost_file)"
+      sed 's/^/lost destroy: /' "$(lost_destroys_file)"
+    } > /tmp/lost.txt
     find /sys/class/kfd/kfd/proc -path '*/queues/*' -name gpuid 2> /dev/null |
       while read -r f; do echo "sysfs queue: $f = $(cat "$f" 2> /dev/null)"; done > /tmp/sysfs-queues.txt
     bpftool map dump name live_queues 2> /dev/null | sed 's/^/live_queues: /' > /tmp/live-queues.txt
@@ -2313,7 +2316,7 @@ prog_gives() {
     args-kprobe) echo runlist ;;
   esac
 }
-# prog_experiment CHECK TIER: the users' experiment as TIER's agent sees it,
+# prog_experiment CHECK CHECK72 TIER: the users' experiment as TIER's agent sees it,
 # HIP to KFD for real: the latency program's stream at HIP's greatest
 # priority (ROCr's hsa_amd_queue_set_priority: AMDKFD_IOC_UPDATE_QUEUE to
 # 15), the batch program's fenced to CUs 0-15 of the 104
@@ -2324,7 +2327,8 @@ prog_gives() {
 # each family TIER has equal to the simulator's truth, for every program.
 # A tier that lost records to skipped programs (7.x) passes within what
 # those can lose (within_skips: a lost create, destroy, exit or runlist
-# record, and then any victims and oversubscription figure), named.
+# record, and then any victims and oversubscription figure), named. CHECK72:
+# the HIP 7.2 pair's figures from the same comparison (prog_experiment_72).
 # pair_figures PROG GPU: from /tmp/m.prom, the latency program PROG's
 # high-priority queues (P_HI), the times its queues were taken off the GPU by
 # itself and by others (P_SELF, P_OTHER) and the seconds off (P_OFF); GPU's
@@ -2346,13 +2350,16 @@ prog_experiment() {
   # the lifecycle too: a record lost to a skipped program shows there
   local fams="$LIFECYCLE gpuq_queues_by_priority gpuq_queues_cu_masked" g hi cm self other off over over_s
   local fhi fself fother foff fover fentries
-  g=$(prog_gives "$2")
+  g=$(prog_gives "$3")
   case " $g " in *" runlist "*) fams="$fams $RUNLIST" ;; esac
   case " $g " in *" oversubscription "*) fams="$fams $OVERSUB" ;; esac
+  # one comparison for every program's series, the HIP 7.2 pair's too
   if ! converge "$fams"; then
-    fail "$1" "simulator truth: $(grep '^DIFF' /tmp/cmp.out | head -n 8 | tr '\n' ';')"
+    detail="simulator truth: $(grep '^DIFF' /tmp/cmp.out | head -n 8 | tr '\n' ';')"
+    fail "$1" "$detail"
     sed 's/^/truth: /' $TRUTH > /tmp/truth.txt
     dump "$1" /tmp/cmp.out /tmp/truth.txt /tmp/m.prom
+    prog_experiment_72 "$2" "$g" "$detail"
     return
   fi
   pair_figures lat "$PAIR_GPU"
@@ -2379,28 +2386,26 @@ prog_experiment() {
   else
     pass "$1" "$detail"
   fi
+  prog_experiment_72 "$2" "$g"
 }
 
-# prog_experiment_72 CHECK TIER: the first pair again on HIP 7.2.4 with its
-# ROCr (containers F and G, on PAIR72_GPU, held to 2 CP queue slots): every
-# family TIER has equal to the simulator's truth, as prog_experiment holds
-# them, and from those the latency program's queue at high priority (ROCr
+# prog_experiment_72 CHECK GIVES [FAILURE]: the first pair again on HIP
+# 7.2.4 with its ROCr (containers F and G, on PAIR72_GPU, held to 2 CP queue
+# slots), from prog_experiment's comparison of every family the tier has
+# (GIVES: prog_gives) with the simulator's truth: FAILURE where it failed,
+# else from the last scrape the latency program's queue at high priority (ROCr
 # 7.2 asks KFD for 11: amdkfd's pipe_priority_map makes 11-15 high), the
 # batch program's stream CU-restricted, its queues taken off the GPU at
 # least once (its own priority update unmaps the runlist it is in) in the
 # runlist tiers, and that GPU's runlist oversubscribed in the BTF tiers. A
 # SKIP where the pair cannot run in this guest (HIP72_MISSING).
 prog_experiment_72() {
-  local fams="$LIFECYCLE gpuq_queues_by_priority gpuq_queues_cu_masked" g cm
+  local g=$2 cm
   if [ -n "$HIP72_MISSING" ]; then
     skip "$1" "the pair on HIP 7.2.4 did not run: $HIP72_MISSING"
     return
-  fi
-  g=$(prog_gives "$2")
-  case " $g " in *" runlist "*) fams="$fams $RUNLIST" ;; esac
-  case " $g " in *" oversubscription "*) fams="$fams $OVERSUB" ;; esac
-  if ! converge "$fams"; then
-    fail "$1" "simulator truth: $(grep '^DIFF' /tmp/cmp.out | head -n 8 | tr '\n' ';')"
+  elif [ -n "${3:-}" ]; then
+    fail "$1" "$3"
     return
   fi
   pair_figures lat72 "$PAIR72_GPU"
@@ -2487,12 +2492,11 @@ start_prog() {
   mkdir -p /tmp/ngctl-$name
   mkfifo /tmp/p-$name.in
   eval "exec $fd<> /tmp/p-$name.in"
-  case $name in
-    *72) root_run hip-7.2 "$(prog_cg $name)" /tmp/ngctl-$name /tmp/ng-$name.truth ${gpus%%x*} $nodes \
-      GPUQ_HIP_CLIENT_HOLD=1 /mnt/hip_client "$@" < /tmp/p-$name.in > /tmp/p-$name.out 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- & ;;
-    *) ng_run "$(prog_cg $name)" /tmp/ngctl-$name /tmp/ng-$name.truth $gpus $nodes \
-      GPUQ_HIP_CLIENT_HOLD=1 /bin/hip_client "$@" < /tmp/p-$name.in > /tmp/p-$name.out 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- & ;;
-  esac
+  # the runner's words (root_run takes a GPU count, ng_run "NxTARGET")
+  local run="ng_run" client=/bin/hip_client
+  case $name in *72) run="root_run hip-7.2" client=/mnt/hip_client gpus=${gpus%%x*} ;; esac
+  $run "$(prog_cg $name)" /tmp/ngctl-$name /tmp/ng-$name.truth $gpus $nodes \
+    GPUQ_HIP_CLIENT_HOLD=1 $client "$@" < /tmp/p-$name.in > /tmp/p-$name.out 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
   eval "PROG_PID_$name=$!"
 }
 
@@ -2753,8 +2757,7 @@ programs_checks() {
 # programs hold their queues, and after they exited.
 prog_live() {
   expect_both $G:live "$LIFECYCLE $SUBMISSION" "$LIFECYCLE $SUBMISSION"
-  prog_experiment $G:experiment $TIER
-  prog_experiment_72 $G:experiment-7.2 $TIER
+  prog_experiment $G:experiment $G:experiment-7.2 $TIER
   prog_doorbells $G:doorbells $TIER
   ktime checked-$G
 }
