@@ -5,10 +5,10 @@ set -euo pipefail
 BUILD=(build-essential cmake pkg-config git clang clang-format llvm bpftool libbpf-dev
   libelf-dev zlib1g-dev prometheus-cpp-dev libcli11-dev libfmt-dev
   nlohmann-json3-dev libcurl4-openssl-dev libssl-dev libncurses-dev libcrypt-dev
-  libyaml-dev libcap-dev)
+  libyaml-dev libcap-dev help2man)
 TEST=(googletest libgtest-dev prometheus prometheus-node-exporter curl podman runc
   debootstrap mmdebstrap docker-compose aardvark-dns python3-yaml systemd
-  python3 util-linux bpftrace openssl
+  python3 util-linux bpftrace openssl nodejs npm lintian
   qemu-system-x86 cpio kmod xz-utils zstd dwarves tmux
   chromium python3-pil libclang-rt-14-dev
   libhsa-runtime64-1 libhsa-runtime-dev libhsakmt-dev libamdhip64-5 libamdhip64-dev
@@ -16,9 +16,15 @@ TEST=(googletest libgtest-dev prometheus prometheus-node-exporter curl podman ru
 want=("${BUILD[@]}")
 [ "${1:-}" = "--test" ] && want+=("${TEST[@]}")
 
+# provided NAME: an installed package provides NAME (e.g. npm, which
+# NodeSource's nodejs package carries and conflicts with).
+provided() {
+  dpkg-query -W -f='${Status} ${Provides}\n' 2> /dev/null |
+    grep -E "^install ok installed (.*, )?$1( \(|,|$)" > /dev/null # all input: pipefail
+}
 missing=()
 for p in "${want[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2> /dev/null | grep -q "install ok installed" || missing+=("$p")
+  dpkg-query -W -f='${Status}' "$p" 2> /dev/null | grep -q "install ok installed" || provided "$p" || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#want[@]} packages present"

@@ -2,9 +2,10 @@
 # The sidecar image and the compose file, with podman on this machine (no
 # Docker engine, no registry but Debian's):
 #   1. the base image: a debootstrap'd bookworm imported as
-#      localhost/debian:bookworm-slim, which is what deploy/Dockerfile's
+#      localhost/debian:bookworm-slim, which is what deploy/Containerfile's
 #      `FROM debian:bookworm-slim` resolves to (built once, then reused);
-#   2. deploy/Dockerfile built for real (multi-stage, Debian's packages);
+#   2. the image deploy_package_build made from the Debian package with
+#      deploy/Containerfile (scripts/package.sh --image): labels, content;
 #   3. the image runs: the bundled capture served to the host (same series
 #      as the host binary), the least-privilege command of deploy/README.md
 #      on the fixture host tree, and the --privileged quick start;
@@ -20,7 +21,6 @@ AGENT=$1 SRC=$2
 . "$SRC/tests/deploy/lib.sh"
 use_background_cleanup # TMP, and one EXIT trap (tests/lib/procs.sh)
 NAME=gpuq-deploy-test-$$
-IMAGE=localhost/gpuq-agent:deploy-test
 PROM_IMAGE=localhost/gpuq-prometheus:deploy-test
 BASE=localhost/debian:bookworm-slim
 PROJECT=gpuqdeploytest$$
@@ -71,13 +71,12 @@ else
   exit
 fi
 
-# --- 2. build deploy/Dockerfile ---------------------------------------------------
-t=$(now)
-if (cd "$SRC" && timeout 1500 podman build --pull=never -f deploy/Dockerfile \
-  --ignorefile deploy/Dockerfile.dockerignore -t "$IMAGE" .) > "$TMP/build.log" 2>&1; then
-  pass "deploy/Dockerfile builds ($(since "$t"); FROM debian:bookworm-slim = $BASE)"
-else
-  fail "deploy/Dockerfile does not build" "$(tail -20 "$TMP/build.log")"
+# --- 2. the image deploy_package_build made from the package ---------------------
+BUILD=$(dirname "$(realpath "$AGENT")")
+VERSION=$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$BUILD/CMakeCache.txt")
+IMAGE=localhost/gpuq-agent:$VERSION
+if ! podman image exists "$IMAGE"; then
+  fail "$IMAGE missing: deploy_package_build (scripts/package.sh --image) makes it"
   summary
   exit
 fi
@@ -87,12 +86,19 @@ if [[ $OUT == '["/usr/bin/gpuq-agent","--host-root","/host"]'* ]]; then
 else
   fail "unexpected entrypoint" "$OUT"
 fi
+label() { podman image inspect --format "{{index .Labels \"org.opencontainers.image.$1\"}}" "$IMAGE"; }
+revision=$(git -C "$SRC" rev-parse HEAD 2> /dev/null || echo unknown)
+if [ "$(label version)" = "$VERSION" ] && [ "$(label revision)" = "$revision" ] && [ -n "$(label source)" ]; then
+  pass "OCI labels: version $VERSION (the project's), revision $revision, source $(label source)"
+else
+  fail "OCI labels" "version=$(label version) revision=$(label revision) source=$(label source)"
+fi
 run podman run --rm --entrypoint sh "$IMAGE" -c \
-  'ldd /usr/bin/gpuq-agent | grep -c "not found"; command -v gcc cmake clang; test -f /examples/default.gpuqcap && echo capture'
-if [[ $OUT == 0*capture ]] && ! grep -qE 'gcc|cmake|clang' <<< "$OUT"; then
+  'ldd /usr/bin/gpuq-agent | grep -c "not found"; command -v gcc cmake clang; dpkg-query -W -f "\${Version}" gpuq-agent; echo; test -f /usr/share/gpuq-agent/examples/default.gpuqcap && echo capture'
+if [[ $OUT == 0*"$VERSION"*capture ]] && ! grep -qE 'gcc|cmake|clang' <<< "$OUT"; then
   pkgs() { podman run --rm --entrypoint dpkg-query "$1" -W -f '${Package}\n' 2> /dev/null | sort; }
   added=$(comm -13 <(pkgs "$BASE") <(pkgs "$IMAGE") | tr '\n' ' ')
-  pass "runtime image: every shared library resolves, no toolchain, capture at /examples; adds to the base: $added"
+  pass "image = the base + the package $VERSION by apt: every library resolves, no toolchain; adds $added"
 else
   fail "runtime image content" "$OUT $ERR"
 fi
@@ -104,7 +110,7 @@ wait_metrics() { # PORT -> 0 when /metrics answers within 10 s
 port=$(free_port)
 t=$(now)
 podman run -d --name "$NAME-replay" -p "127.0.0.1:$port:9464" "$IMAGE" \
-  --replay /examples/default.gpuqcap > /dev/null 2> "$TMP/run.err"
+  --replay /usr/share/gpuq-agent/examples/default.gpuqcap > /dev/null 2> "$TMP/run.err"
 if wait_metrics "$port"; then
   pass "containerised agent serves /metrics to the host on the bundled capture ($(since "$t"))"
 else
@@ -133,7 +139,7 @@ if command -v openssl > /dev/null; then
   printf 'tls_server_config:\n  cert_file: cert.pem\n  key_file: key.pem\n' > "$TMP/tls/web.yml"
   port=$(free_port)
   podman run -d --name "$NAME-tls" -p "127.0.0.1:$port:9464" -v "$TMP/tls:/etc/gpuq:ro" "$IMAGE" \
-    --replay /examples/default.gpuqcap --web.config.file /etc/gpuq/web.yml > /dev/null 2> "$TMP/run.err"
+    --replay /usr/share/gpuq-agent/examples/default.gpuqcap --web.config.file /etc/gpuq/web.yml > /dev/null 2> "$TMP/run.err"
   for _ in $(seq 100); do
     curl -s -o /dev/null --cacert "$TMP/tls/cert.pem" "https://127.0.0.1:$port/metrics" && break
     sleep 0.1

@@ -3,7 +3,7 @@
 # JSON (what Grafana needs, only metrics the agent exports), its provisioning,
 # the Kubernetes manifests (valid YAML, what a DaemonSet needs), the compose
 # file, the shipped Prometheus configs (promtool check config), the systemd
-# unit (systemd-analyze verify), the Dockerfile's shape, and that
+# unit (systemd-analyze verify), the Containerfile's shape, and that
 # dashboards/README.md documents every panel.
 # Usage: static_test.sh AGENT SRC
 set -u
@@ -50,7 +50,7 @@ if command -v promtool > /dev/null; then
     run promtool check config "$SRC/$f"
     expect_rc "promtool check config $f" 0
   done
-  f=deploy/kubernetes/prometheus-scrape-config.yml
+  f=deploy/prometheus/kubernetes-scrape-config.yml
   run promtool check config "$SRC/$f"
   if [ "$RC" = 0 ]; then
     pass "promtool check config $f"
@@ -63,7 +63,7 @@ if command -v promtool > /dev/null; then
   else
     fail "promtool check config $f (exit $RC)" "$OUT $ERR"
   fi
-  for f in deploy/prometheus/prometheus.yml deploy/prometheus/hosts.yml deploy/kubernetes/prometheus-scrape-config.yml; do
+  for f in deploy/prometheus/prometheus.yml deploy/prometheus/hosts.yml deploy/prometheus/kubernetes-scrape-config.yml; do
     if grep -qE '^\s*honor_labels: true' "$SRC/$f"; then pass "$f: honor_labels: true"; else fail "$f lacks honor_labels: true"; fi
   done
 else
@@ -73,23 +73,35 @@ fi
 if command -v systemd-analyze > /dev/null; then
   # The unit as installed, with ExecStart pointing at this build.
   mkdir -p "$TMP/unit"
-  sed "s|/usr/local/bin/gpuq-agent|$(realpath "$AGENT")|" "$SRC/deploy/systemd/gpuq-agent.service" > "$TMP/unit/gpuq-agent.service"
-  run systemd-analyze verify "$TMP/unit/gpuq-agent.service"
-  expect_rc "systemd-analyze verify deploy/systemd/gpuq-agent.service" 0
-  caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$SRC/deploy/systemd/gpuq-agent.service")
+  # (the package's unit is verified where it is installed: package_test.sh)
+  sed "s|@GPUQ_UNIT_BINDIR@|$(dirname "$(realpath "$AGENT")")|" "$SRC/deploy/systemd/gpuq-agent.service.in" > "$TMP/unit/gpuq-agent.service"
+  run systemd-analyze verify --man=no "$TMP/unit/gpuq-agent.service"
+  expect_rc "systemd-analyze verify deploy/systemd/gpuq-agent.service.in (ExecStart: this build)" 0
+  caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$SRC/deploy/systemd/gpuq-agent.service.in")
   [ "$caps" = "CAP_BPF CAP_PERFMON CAP_SYS_ADMIN CAP_SYS_PTRACE" ] && pass "systemd unit: capability bounding set $caps" ||
     fail "systemd unit capabilities: $caps"
 else
   skip "systemd unit: missing systemd-analyze (Debian: systemd)"
 fi
 
-# Dockerfile shape: multi-stage from Debian bookworm, exec-form entrypoint.
-D=$SRC/deploy/Dockerfile
-if grep -q '^ARG BASE=debian:bookworm-slim$' "$D" && [ "$(grep -c '^FROM \${BASE} AS ' "$D")" = 2 ]; then
-  pass "Dockerfile: two stages, both FROM debian:bookworm-slim"
+# The Containerfile: the image is the Debian package installed by apt (one
+# recipe, no second compile), with an exec-form entrypoint.
+D=$SRC/deploy/Containerfile
+if grep -q '^ARG BASE=debian:bookworm-slim$' "$D" && [ "$(grep -c '^FROM ' "$D")" = 1 ] &&
+  grep -q 'apt-get install -y --no-install-recommends /tmp/gpuq-agent_${VERSION}_amd64.deb' "$D" &&
+  ! grep -qE 'cmake|gcc|clang' "$D"; then
+  pass "Containerfile: one stage FROM debian:bookworm-slim that installs the package, no compiler"
 else
-  fail "Dockerfile stages/base" "$(grep -E '^(ARG BASE|FROM)' "$D")"
+  fail "Containerfile shape" "$(grep -E '^(ARG BASE|FROM|RUN)' "$D")"
 fi
-if grep -q '^ENTRYPOINT \["/usr/bin/gpuq-agent"' "$D"; then pass "Dockerfile: exec-form entrypoint, the agent itself"; else fail "Dockerfile entrypoint"; fi
-if grep -q 'examples/default.gpuqcap' "$SRC/deploy/Dockerfile.dockerignore"; then pass "Dockerfile.dockerignore keeps the bundled capture in the context"; else fail "Dockerfile.dockerignore drops the capture"; fi
+if grep -q '^ENTRYPOINT \["/usr/bin/gpuq-agent"' "$D"; then pass "Containerfile: exec-form entrypoint, the agent itself"; else fail "Containerfile entrypoint"; fi
+# The version is one fact, CMake's project version: the images the compose
+# file and the DaemonSet name carry it.
+version=$(sed -n 's/^project(gpuq-agent VERSION \([0-9.]*\).*/\1/p' "$SRC/CMakeLists.txt")
+tag=$(sed -n 's|^    image: localhost/gpuq-agent:||p' "$SRC/deploy/docker-compose.yml")
+if [ -n "$version" ] && [ "$tag" = "$version" ]; then
+  pass "docker-compose.yml runs the agent image of the project's version ($version)"
+else
+  fail "docker-compose.yml's agent image tag '$tag' is not the project's version '$version'"
+fi
 summary
