@@ -7,7 +7,8 @@ shell side counts them (tests/lib/assert.sh). Needs Debian's python3-yaml.
   deploy_checks.py dashboard FILE METRICS     Grafana needs + only exported metrics
   deploy_checks.py queries FILE               every panel/variable query, variables
                                               set to match-all: "what<TAB>expr" lines
-  deploy_checks.py manifests DIR              Kubernetes manifests
+  deploy_checks.py manifests DIR              Kubernetes manifests (the YAML under DIR)
+  deploy_checks.py kustomize-files DIR        every file under DIR is applied by kubectl apply -k
   deploy_checks.py compose FILE               docker-compose file
   deploy_checks.py provisioning DIR           Grafana provisioning files
   deploy_checks.py swap-k8s-sd IN OUT         IN with kubernetes_sd_configs made static
@@ -213,11 +214,18 @@ def load_docs(path):
         return [d for d in yaml.safe_load_all(f) if d is not None]
 
 
+def manifest_files(directory):
+    """The YAML files under directory (relative paths), kustomization.yaml
+    files apart: those are kustomize's, not Kubernetes objects."""
+    import os
+    return sorted(os.path.relpath(os.path.join(d, f), directory)
+                  for d, _, fs in os.walk(directory) for f in fs
+                  if f.endswith((".yaml", ".yml")) and f != "kustomization.yaml")
+
+
 def cmd_manifests(directory):
     import os
-    # prometheus-*.yml are Prometheus configs, not Kubernetes objects.
-    files = sorted(f for f in os.listdir(directory)
-                   if f.endswith((".yaml", ".yml")) and not f.startswith("prometheus-"))
+    files = manifest_files(directory)
     docs = {}
     for f in files:
         try:
@@ -314,6 +322,39 @@ def cmd_manifests(directory):
               bool(ml) and any(all(l.get(k) == v for k, v in ml.items()) for l in svc_labels), ml)
 
 
+def cmd_kustomize_files(directory):
+    """`kubectl apply -k` applies what the kustomizations list: every file
+    under directory is a kustomization.yaml or listed in the `resources` of
+    the kustomization.yaml of its own folder, and everything a kustomization
+    lists exists (files in or below its folder; `bases`: folders)."""
+    import os
+    listed = set()
+    for d, _, fs in os.walk(directory):
+        rel = os.path.relpath(d, directory)
+        name = "kubernetes" if rel == "." else "kubernetes/" + rel
+        if "kustomization.yaml" not in fs:
+            check(f"{name}/ has a kustomization.yaml or no files", not fs, fs)
+            continue
+        k = yaml.safe_load(open(os.path.join(d, "kustomization.yaml"))) or {}
+        res, bases = k.get("resources") or [], k.get("bases") or []
+        for r in res:
+            f = os.path.normpath(os.path.join(d, r))
+            check(f"{name}/kustomization.yaml: resource {r} is a file in or below its folder",
+                  os.path.isfile(f) and not os.path.relpath(f, d).startswith(".."))
+            listed.add(f)
+        for b in bases:
+            check(f"{name}/kustomization.yaml: base {b} is a folder with a kustomization.yaml",
+                  os.path.isfile(os.path.join(d, b, "kustomization.yaml")))
+        for f in fs:
+            if f == "kustomization.yaml":
+                continue
+            check(f"{name}/{f} is listed in {name}/kustomization.yaml",
+                  f in [os.path.normpath(r) for r in res], res)
+    for f in manifest_files(directory):
+        check(f"kubernetes/{f} is applied (listed by a kustomization)",
+              os.path.join(directory, f) in listed)
+
+
 def cmd_compose(path):
     try:
         doc = yaml.safe_load(open(path))
@@ -378,6 +419,7 @@ def cmd_swap_k8s_sd(path, out):
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     {"dashboard": cmd_dashboard, "queries": cmd_queries, "manifests": cmd_manifests,
+     "kustomize-files": cmd_kustomize_files,
      "compose": cmd_compose, "provisioning": cmd_provisioning,
      "swap-k8s-sd": cmd_swap_k8s_sd}[cmd](*args)
     return 0 if all(RESULTS) else 1

@@ -10,7 +10,7 @@
 #             source of gpuq_probe_attached series and the reconciliation
 #             families, which a replay does not export.
 # Also: honor_labels keeps the agent's own namespace/pod/container labels
-# (what deploy/kubernetes/servicemonitor.yaml relies on).
+# (what deploy/kubernetes/prometheus-operator/servicemonitor.yaml relies on).
 # Usage: prometheus_test.sh AGENT SRC
 set -u
 AGENT=$1 SRC=$2
