@@ -128,6 +128,15 @@ if [ -s "$TMP/host.txt" ] && diff "$TMP/host.txt" "$TMP/container.txt" > "$TMP/d
 else
   fail "container and host differ on the capture" "$(head -10 "$TMP/diff.txt")"
 fi
+# The README's container path: its command, and the lines it shows.
+shown=$(readme_output container)
+real=$(curl -s "http://127.0.0.1:$port/metrics" | grep '^gpuq_queues{' | head -3)
+if readme_has "podman run -d --name gpuq-demo -p 9464:9464 $IMAGE --replay /usr/share/gpuq-agent/examples/default.gpuqcap" &&
+  [ -n "$shown" ] && [ "$shown" = "$real" ]; then
+  pass "README's container path: the command for $IMAGE and its output are this run's"
+else
+  fail "README's container path differs from this run" "$(diff <(echo "$shown") <(echo "$real"))"
+fi
 podman rm -f "$NAME-replay" > /dev/null 2>&1
 
 # TLS from the image: the civetweb shims ship in /usr/lib/gpuq-agent.

@@ -43,34 +43,9 @@ checks_from() {
 }
 
 # ---------------------------------------------------------------- kubectl
-# Debian's kubernetes-client, unpacked (not installed) under $TOOLS.
-KC=$TOOLS/kubernetes-client
-KUBECTL=$KC/usr/bin/kubectl
-fetch_kubectl() {
-  local d=$TMP/apt deb
-  mkdir -p "$d"
-  if ! command -v apt-get > /dev/null || ! command -v dpkg-deb > /dev/null; then
-    echo "apt-get/dpkg-deb"
-    return 1
-  fi
-  if ! (cd "$d" && apt-get download kubernetes-client > /dev/null 2>&1); then
-    # No package lists yet (a fresh container): fetch them, then retry.
-    apt-get update -qq > /dev/null 2>&1
-    (cd "$d" && apt-get download kubernetes-client > "$TMP/apt.log" 2>&1) || {
-      echo "apt-get download kubernetes-client: $(tail -1 "$TMP/apt.log")"
-      return 1
-    }
-  fi
-  deb=$(ls "$d"/kubernetes-client_*.deb)
-  rm -rf "$KC.new" && mkdir -p "$KC.new" &&
-    dpkg-deb -x "$deb" "$KC.new" &&
-    dpkg-deb -f "$deb" Version > "$KC.new/.deb-version" &&
-    rm -rf "$KC" && mv "$KC.new" "$KC"
-}
-if [ ! -x "$KUBECTL" ] || [ ! -s "$KC/.deb-version" ]; then
-  why=$(fetch_kubectl)
-fi
-if [ -x "$KUBECTL" ] && [ -s "$KC/.deb-version" ]; then
+# Debian's kubernetes-client, unpacked (not installed) under $TOOLS
+# (kubectl_unpacked, tests/deploy/lib.sh).
+if kubectl_unpacked "$TOOLS"; then
   HAVE_KUBECTL=1
   debver=$(cat "$KC/.deb-version")
   # 1.20.5+really1.20.2-1.1+deb12u1: the upstream release is 1.20.2.
@@ -83,7 +58,7 @@ if [ -x "$KUBECTL" ] && [ -s "$KC/.deb-version" ]; then
   fi
 else
   HAVE_KUBECTL=
-  skip "kubectl kustomize / -k checks: missing Debian's kubernetes-client (${why:-not unpacked})"
+  skip "kubectl kustomize / -k checks: missing Debian's kubernetes-client ($KUBECTL_WHY)"
 fi
 # No kubeconfig, no cluster: what runs below must not need one.
 export KUBECONFIG=/dev/null
@@ -142,6 +117,15 @@ if [ -n "$HAVE_KUBECTL" ]; then
       fail "kubectl label --local -k $name (exit $RC): objects differ" "$(diff <(echo "$want") <(echo "$got")) $ERR"
     fi
   done
+  # The README's install path: what `kubectl apply -k deploy/kubernetes`
+  # prints on a new cluster is one "created" line per object, in this order.
+  run "$KUBECTL" label --local -o name -k "$K8S" gpuq-test=1
+  if readme_has 'kubectl apply -k deploy/kubernetes                        # namespace, DaemonSet, headless Service' &&
+    [ "$RC" = 0 ] && [ "$(readme_output cluster)" = "$(sed 's/$/ created/' <<< "$OUT")" ]; then
+    pass "README's cluster path: kubectl apply -k deploy/kubernetes and the objects it shows created"
+  else
+    fail "README's cluster output differs from the objects -k loads" "$(diff <(readme_output cluster) <(sed 's/$/ created/' <<< "$OUT"))"
+  fi
   if [ -n "${RENDER[.]:-}" ] && [ "${RENDER[.]}" = "${RENDER[base]:-}" ]; then
     pass "deploy/kubernetes renders exactly its base/"
   else

@@ -27,3 +27,62 @@ missing_of() {
 }
 
 have_pyyaml() { "$PY" -c 'import yaml' > /dev/null 2>&1; }
+
+# Debian 12's kubectl (package kubernetes-client), unpacked, not installed:
+# apt-get download + dpkg-deb -x into TOOLS/kubernetes-client, once, then
+# reused (the machine's own kubectl, if any, is not used).
+#   kubectl_unpacked TOOLS   sets KC (the unpacked tree), KUBECTL, and
+#                            KUBECTL_WHY (why it cannot be had, one line);
+#                            true when KUBECTL runs from KC
+kubectl_unpacked() {
+  KC=$1/kubernetes-client
+  KUBECTL=$KC/usr/bin/kubectl
+  KUBECTL_WHY=
+  if [ ! -x "$KUBECTL" ] || [ ! -s "$KC/.deb-version" ]; then
+    KUBECTL_WHY=$(_kubectl_fetch "$KC")
+  fi
+  if [ -x "$KUBECTL" ] && [ -s "$KC/.deb-version" ]; then
+    return 0
+  fi
+  KUBECTL_WHY=${KUBECTL_WHY:-not unpacked}
+  return 1
+}
+_kubectl_fetch() { # KC
+  local kc=$1 d deb rc=0
+  if ! command -v apt-get > /dev/null || ! command -v dpkg-deb > /dev/null; then
+    echo "apt-get/dpkg-deb"
+    return 1
+  fi
+  d=$(mktemp -d)
+  if ! (cd "$d" && apt-get download kubernetes-client > /dev/null 2>&1); then
+    # No package lists yet (a fresh container): fetch them, then retry.
+    apt-get update -qq > /dev/null 2>&1
+    (cd "$d" && apt-get download kubernetes-client > "$d/apt.log" 2>&1) || {
+      echo "apt-get download kubernetes-client: $(tail -1 "$d/apt.log")"
+      rm -rf "$d"
+      return 1
+    }
+  fi
+  deb=$(ls "$d"/kubernetes-client_*.deb)
+  if ! { rm -rf "$kc.new" && mkdir -p "$kc.new" &&
+    dpkg-deb -x "$deb" "$kc.new" &&
+    dpkg-deb -f "$deb" Version > "$kc.new/.deb-version" &&
+    rm -rf "$kc" && mv "$kc.new" "$kc"; }; then
+    echo "dpkg-deb -x of $(basename "$deb") into $kc failed"
+    rc=1
+  fi
+  rm -rf "$d"
+  return $rc
+}
+
+# readme_output NAME: the code block after `<!-- output: NAME -->` in the
+# README, the output a user is shown; the tests hold it to the real one.
+readme_output() {
+  awk -v mark="<!-- output: $1 -->" '
+    $0 == mark { found = 1; next }
+    found == 1 && /^```/ { found = 2; next }
+    found == 2 && /^```/ { exit }
+    found == 2 { print }' "$SRC/README.md"
+}
+# readme_has LINE: the README shows exactly this command line.
+readme_has() { grep -qxF -- "$1" "$SRC/README.md"; }

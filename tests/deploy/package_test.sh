@@ -83,6 +83,7 @@ end=\$(date +%s.%N)
 awk -v s=\$start -v e=\$end 'BEGIN { printf "%.1f\n", e - s }' > /pkg/install-seconds
 gpuq-agent --version > /pkg/version.txt
 gpuq-agent --once --replay /usr/share/gpuq-agent/examples/default.gpuqcap > /pkg/replay.txt 2>&1
+gpuq-agent report /usr/share/gpuq-agent/examples/deepseek8.gpuqcap | head -10 > /pkg/report.txt
 ls /usr/share/man/man1/gpuq-agent.1.gz /usr/lib/systemd/system/gpuq-agent.service \
   /usr/lib/gpuq-agent/libgpuq-civetweb-ssl.so /usr/share/gpuq-agent/examples/cnn.gpuqcap \
   /usr/share/gpuq-agent/dashboards/gpuq.json /usr/share/gpuq-agent/web-config.example.yml > /pkg/files-installed.txt
@@ -106,6 +107,14 @@ EOF
     pass "installed --once --replay of the installed example == the build's ($(wc -l < "$TMP/replay.txt") lines)"
   else
     fail "installed --once --replay differs from the build's" "$(diff <(printf '%s\n' "$REPLAY_WANT") "$TMP/replay.txt" | head -10)"
+  fi
+  # The README's package path: its commands, and the lines it shows.
+  if readme_has "apt install ./$(basename "$DEB")          # Debian 12: enables and starts gpuq-agent.service" &&
+    readme_has "mkdir -p /opt/gpuq-agent && tar -C /opt/gpuq-agent --strip-components=1 -xzf $NAME.tar.gz" &&
+    [ "$(readme_output package)" = "$(cat "$TMP/report.txt" 2> /dev/null)" ]; then
+    pass "README's package path: the commands for $VERSION and the report it shows are the installed agent's"
+  else
+    fail "README's package path differs from the installed agent" "$(diff <(readme_output package) "$TMP/report.txt" 2>&1)"
   fi
   if [ "$(wc -l < "$TMP/files-installed.txt" 2> /dev/null)" = 6 ] &&
     [ "$(cat "$TMP/execstart.txt")" = '/usr/bin/gpuq-agent $GPUQ_AGENT_ARGS' ]; then
@@ -223,6 +232,16 @@ else
     pass "tarball --once --replay == the build's"
   else
     fail "tarball --once --replay differs (exit $RC)" "$(diff <(printf '%s\n' "$REPLAY_WANT") <(printf '%s\n' "$OUT") | head; echo "$ERR")"
+  fi
+  # The README's way: into /opt/gpuq-agent, where the unit's ExecStart is.
+  mkdir -p "$R/opt/gpuq-agent" && tar -C "$R/opt/gpuq-agent" --strip-components=1 -xzf "$TARBALL"
+  exec_start=$(sed -n 's/^ExecStart=\([^ ]*\) .*/\1/p' "$R/opt/gpuq-agent/lib/systemd/system/gpuq-agent.service")
+  run "${in_root[@]}" sh -c "$exec_start report /opt/gpuq-agent/share/gpuq-agent/examples/deepseek8.gpuqcap | head -10"
+  if [ "$exec_start" = /opt/gpuq-agent/bin/gpuq-agent ] &&
+    [ "$(tail -n +2 <<< "$OUT")" = "$(readme_output package | tail -n +2)" ]; then
+    pass "unpacked as the README says, the unit's ExecStart runs and prints the README's report"
+  else
+    fail "the README's tarball path (ExecStart $exec_start)" "$OUT $ERR"
   fi
   port=$(free_port)
   start_bg "${in_root[@]}" "$A" --replay /tmp/default.gpuqcap --web.listen-address "127.0.0.1:$port" > "$TMP/serve.log" 2>&1
