@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The README's kernel compatibility table, from the kernel tiers' own output:
+# The kernel compatibility table of docs/kernels.md, from the kernel tiers' own output:
 # merges the rows the QEMU tier and the simulator tier wrote in their last
 # run (tests/kernel/compat.sh) into docs/compat-kernels.tsv and rewrites the
-# README's table between its markers. Run after the kernel tiers:
+# docs/kernels.md's table between its markers. Run after the kernel tiers:
 #   bash scripts/compat-table.sh [BUILD_DIR]
 # Per tier and cell (series, probe tier, aspect): a cell the last run checked
 # gets that run's result, any other keeps its row (and its date) from the TSV
@@ -45,6 +45,6 @@ tests/kernel/compat.sh table "$TSV" > "$new"
 awk -v table="$new" '
   /<!-- compat-table:begin -->/ { print; while ((getline line < table) > 0) print line; skip = 1; next }
   /<!-- compat-table:end -->/ { skip = 0 }
-  !skip' README.md > README.md.new
-mv README.md.new README.md
-echo "compat-table: $(wc -l < "$TSV") rows in $TSV; README.md table rewritten"
+  !skip' docs/kernels.md > docs/kernels.md.new
+mv docs/kernels.md.new docs/kernels.md
+echo "compat-table: $(wc -l < "$TSV") rows in $TSV; docs/kernels.md table rewritten"

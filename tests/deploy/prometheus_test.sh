@@ -119,6 +119,15 @@ while IFS=$'\t' read -r what expr; do
   fi
 done < <("$PY" "$SRC/tests/deploy/deploy_checks.py" queries "$SRC/dashboards/gpuq.json")
 if [ "$n_queries" -ge 20 ]; then pass "$n_queries dashboard queries checked"; else fail "only $n_queries dashboard queries found"; fi
+# The README's first five metrics: every PromQL expression it shows answers.
+n_readme=0
+while IFS= read -r expr; do
+  n=$(query "$expr")
+  n_readme=$((n_readme + 1))
+  if [ "$n" -ge 1 ] 2> /dev/null; then pass "README query $expr: $n series"; else fail "README query answers nothing (n=$n)" "$expr"; fi
+done < <(awk '/^## The first five metrics/ { on = 1; next } /^## / { on = 0 } on && /^\| / && !/^\| question/' "$SRC/README.md" |
+  awk -F'|' '{ print $3 }' | grep -o '`[^`]*`' | tr -d '`')
+if [ "$n_readme" -ge 7 ]; then pass "$n_readme README queries checked"; else fail "only $n_readme README queries found"; fi
 
 # honor_labels: the agent's namespace/pod/container win over the target's.
 n=$(query 'gpuq_queues{job="gpuq-k8s-labels",namespace="gpuq-system"}')

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's kernel compatibility table is exactly what
+# The kernel compatibility table of docs/kernels.md is exactly what
 # tests/kernel/compat.sh renders from docs/compat-kernels.tsv, the kernel
 # tiers' own rows (scripts/compat-table.sh writes both): a hand edit of the
 # table fails here.
@@ -8,12 +8,12 @@ SRC=$1
 . "$SRC/tests/lib/assert.sh"
 cd "$SRC"
 want=$(tests/kernel/compat.sh table docs/compat-kernels.tsv)
-got=$(awk '/<!-- compat-table:end -->/ { on = 0 } on { print } /<!-- compat-table:begin -->/ { on = 1 }' README.md)
+got=$(awk '/<!-- compat-table:end -->/ { on = 0 } on { print } /<!-- compat-table:begin -->/ { on = 1 }' docs/kernels.md)
 if [ -z "$got" ]; then
-  fail "README.md has no compat-table markers"
+  fail "docs/kernels.md has no compat-table markers"
 elif [ "$want" = "$got" ]; then
-  pass "README.md's compatibility table = compat.sh table docs/compat-kernels.tsv ($(wc -l < docs/compat-kernels.tsv) rows)"
+  pass "docs/kernels.md's compatibility table = compat.sh table docs/compat-kernels.tsv ($(wc -l < docs/compat-kernels.tsv) rows)"
 else
-  fail "README.md's compatibility table differs from docs/compat-kernels.tsv (run scripts/compat-table.sh after the kernel tiers)" "$(diff <(echo "$want") <(echo "$got") | head -n 20)"
+  fail "docs/kernels.md's compatibility table differs from docs/compat-kernels.tsv (run scripts/compat-table.sh after the kernel tiers)" "$(diff <(echo "$want") <(echo "$got") | head -n 20)"
 fi
 summary

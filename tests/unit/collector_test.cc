@@ -110,10 +110,10 @@ LabelMap Plus(LabelMap base, const LabelMap& more) {
   return base;
 }
 
-/// The README's metric table: family name -> type column ("gauge (1)" is a
-/// gauge), from every row whose first cell names `gpuq_` families.
+/// The metric table of docs/metrics.md: family name -> type column ("gauge (1)"
+/// is a gauge), from every row whose first cell names `gpuq_` families.
 std::map<std::string, std::string> ReadmeMetricTable() {
-  std::ifstream readme(std::string(GPUQ_SOURCE_DIR) + "/README.md");
+  std::ifstream readme(std::string(GPUQ_SOURCE_DIR) + "/docs/metrics.md");
   std::map<std::string, std::string> table;
   for (std::string line; std::getline(readme, line);) {
     if (line.rfind("| `gpuq_", 0) != 0) continue;
@@ -147,9 +147,9 @@ std::string TypeName(MetricType type) {
   }
 }
 
-// The README's table is the contract users read: it names every family the
-// agent can serve (live, with reconciliation and the cgroup watcher: the
-// most families), with its type, and nothing else.
+// The table of docs/metrics.md is the contract users read: it names every
+// family the agent can serve (live, with reconciliation and the cgroup watcher:
+// the most families), with its type, and nothing else.
 /// Every family a live agent can serve (the live-mode-only ones included).
 std::vector<MetricFamily> LiveFamilies() {
   Snapshot live;
@@ -164,18 +164,18 @@ TEST(CollectorTest, ReadmeMetricTableIsWhatTheAgentServes) {
   for (const MetricFamily& f : LiveFamilies())
     served[f.name] = TypeName(f.type);
   const std::map<std::string, std::string> readme = ReadmeMetricTable();
-  ASSERT_GT(readme.size(), 30u) << "README.md's metric table not found";
+  ASSERT_GT(readme.size(), 30u) << "docs/metrics.md's metric table not found";
   for (const auto& [name, type] : served) {
     auto row = readme.find(name);
     if (row == readme.end()) {
-      ADD_FAILURE() << name << " is served but not in README.md's table";
+      ADD_FAILURE() << name << " is served but not in docs/metrics.md's table";
     } else {
-      EXPECT_EQ(row->second, type) << name << "'s type in README.md";
+      EXPECT_EQ(row->second, type) << name << "'s type in docs/metrics.md";
     }
   }
   for (const auto& [name, type] : readme) {
     EXPECT_TRUE(served.count(name))
-        << name << " is in README.md's table but never served";
+        << name << " is in docs/metrics.md's table but never served";
   }
 }
 

@@ -410,9 +410,9 @@ TEST(HooksTest, TheCreatePathsAreRolesOfTheTable) {
             std::vector<std::string>{"create_ioctl"});
 }
 
-// A row of README.md's table of kernel hooks: the probe names of its first
-// cell (patterns: `evict_*`) and the functions of its second, a brace list
-// expanded (`evict_process_queues_{cpsch,nocpsch}`) and a comma-separated
+// A row of docs/architecture.md's table of kernel hooks: the probe names of its
+// first cell (patterns: `evict_*`) and the functions of its second, a brace
+// list expanded (`evict_process_queues_{cpsch,nocpsch}`) and a comma-separated
 // one split (`sys_enter`/`sys_exit` are two names already).
 struct ReadmeHookRow {
   std::vector<std::string> probes;
@@ -448,7 +448,7 @@ std::vector<std::string> ExpandBraces(const std::string& name) {
 }
 
 std::vector<ReadmeHookRow> ReadmeHookTable() {
-  std::ifstream readme(std::string(GPUQ_SOURCE_DIR) + "/README.md");
+  std::ifstream readme(std::string(GPUQ_SOURCE_DIR) + "/docs/architecture.md");
   std::vector<ReadmeHookRow> rows;
   bool in_table = false;
   for (std::string line; std::getline(readme, line);) {
@@ -488,14 +488,16 @@ std::set<std::string> ProbesOutsideTheHookTable() {
   return out;
 }
 
-// The hook table (agent/loader/hooks.cc) is the one source; README.md's
-// table of kernel hooks is checked against it both ways: every hook but the
-// args-kprobe tier's own (docs/probe-tiers.md names those) has a row naming
-// its probe and its function (and the later name it attaches to), and
-// every probe a row names is a hook's or one gpuq_probe_attached reports.
+// The hook table (agent/loader/hooks.cc) is the one source;
+// docs/architecture.md's table of kernel hooks is checked against it both ways:
+// every hook but the args-kprobe tier's own (docs/probe-tiers.md names those)
+// has a row naming its probe and its function (and the later name it attaches
+// to), and every probe a row names is a hook's or one gpuq_probe_attached
+// reports.
 TEST(HooksTest, ReadmeHookTableIsTheHookTable) {
   const std::vector<ReadmeHookRow> rows = ReadmeHookTable();
-  ASSERT_GT(rows.size(), 8u) << "README.md's table of kernel hooks not found";
+  ASSERT_GT(rows.size(), 8u)
+      << "docs/architecture.md's table of kernel hooks not found";
   auto matches = [](const ReadmeHookRow& row, const std::string& probe) {
     for (const std::string& pattern : row.probes) {
       if (fnmatch(pattern.c_str(), probe.c_str(), 0) == 0) return true;
@@ -517,7 +519,8 @@ TEST(HooksTest, ReadmeHookTableIsTheHookTable) {
       return matches(r, spec.probe);
     });
     if (row == rows.end()) {
-      ADD_FAILURE() << spec.probe << " is a hook but no row of README.md's "
+      ADD_FAILURE() << spec.probe
+                    << " is a hook but no row of docs/architecture.md's "
                     << "table of kernel hooks names it";
       continue;
     }
@@ -538,7 +541,7 @@ TEST(HooksTest, ReadmeHookTableIsTheHookTable) {
         found = found || (!IsArgsOnlyHook(spec) &&
                           fnmatch(pattern.c_str(), spec.probe, 0) == 0);
       }
-      EXPECT_TRUE(found) << "README.md names probe `" << pattern
+      EXPECT_TRUE(found) << "docs/architecture.md names probe `" << pattern
                          << "`, which is no hook's";
     }
   }
