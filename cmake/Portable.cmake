@@ -31,5 +31,6 @@ target_link_options(gpuq-agent-portable PRIVATE
 target_link_libraries(gpuq-agent-portable PRIVATE
   -Wl,--start-group ${archives} -Wl,--end-group
   -Wl,-Bstatic bpf elf z yaml cap crypt ncurses tinfo -Wl,-Bdynamic
-  prometheus-cpp::pull prometheus-cpp::core ${CIVETWEB_CPP_LIB} fmt::fmt
+  prometheus-cpp::pull prometheus-cpp::core ${CIVETWEB_CPP_LIB} ${CIVETWEB_LIB}
+  fmt::fmt
   CURL::libcurl OpenSSL::SSL OpenSSL::Crypto Threads::Threads ${CMAKE_DL_LIBS})

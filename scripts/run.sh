@@ -10,5 +10,11 @@ AGENT=${GPUQ_BUILD_DIR:-build}/gpuq-agent
 if reason=$("$AGENT" check 2>&1 > /dev/null); then
   exec "$AGENT" "$@"
 fi
-echo "gpuq-agent: no live KFD hooks here (${reason#gpuq-agent: }); showing the bundled synthetic capture examples/default.gpuqcap"
+# The reason is check's last log line (logfmt): its msg, unquoted.
+reason=$(tail -n 1 <<< "$reason")
+reason=${reason#*msg=}
+reason=${reason#\"}
+reason=${reason%\"}
+reason=${reason//\\\"/\"}
+echo "gpuq-agent: no live KFD hooks here ($reason); showing the bundled synthetic capture examples/default.gpuqcap"
 exec "$AGENT" --once --replay examples/default.gpuqcap "$@"

@@ -7,17 +7,21 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <csignal>
 #include <iostream>
 #include <memory>
 #include <set>
 #include <thread>
 
+#include "cli/probe_table.h"
 #include "cli/report_command.h"
 #include "cli/source_setup.h"
 #include "common/log.h"
 #include "common/worker_thread.h"
 #include "export/collector.h"
+#include "export/health.h"
 #include "export/metrics_server.h"
 #include "export/once_render.h"
 #include "loader/bpf_loader.h"
@@ -160,22 +164,46 @@ int RunDaemon(const Options& options) {
   }
   if (!setup.tier_summary.empty())
     Log().Write(LogLevel::kInfo, setup.tier_summary);
+  const bool replay = setup.replay;
+  const bool bpf_source = !replay && setup.source != nullptr;
   LiveSessionOptions how;
   how.tick = true;
   const LiveSession live = StartLiveSession(options, std::move(setup), how);
   Pipeline& pipeline = *live.pipeline;
 
+  // /healthz (docs/operations.md); declared before the server, which asks.
+  std::atomic<bool> replay_finished{false};
+  const std::string kfd = options.paths.Kfd();
+  HealthCheck health = [&pipeline, &replay_finished, replay, bpf_source, kfd] {
+    HealthFacts facts;
+    facts.replay = replay;
+    facts.bpf_source = bpf_source;
+    facts.kfd_sysfs = !replay && KfdPresent(kfd);
+    facts.kfd_sysfs_path = kfd;
+    const Pipeline::Heartbeat beat = pipeline.LastHeartbeat();
+    facts.loop_running = beat.running;
+    if (beat.last_pass) {
+      facts.since_last_pass =
+          std::chrono::steady_clock::now() - *beat.last_pass;
+    }
+    facts.replay_finished = replay_finished.load();
+    facts.stopping = StopRequested().load();
+    return JudgeHealth(facts);
+  };
+
   std::string error;
-  auto server = MetricsServer::Start(
-      options.listen_address, web,
-      std::make_shared<PipelineCollectable>(&pipeline), &error);
+  auto server =
+      MetricsServer::Start(options.listen_address, web,
+                           std::make_shared<PipelineCollectable>(&pipeline),
+                           &error, std::move(health));
   if (server == nullptr) {
     Log().Write(LogLevel::kError, error);
     return 1;
   }
-  std::cerr << fmt::format("gpuq-agent: serving /metrics on port {} ({}{})\n",
-                           server->Port(), web.tls ? "https, " : "",
-                           options.listen_address);
+  Log().WriteAlways(
+      LogLevel::kInfo,
+      fmt::format("serving /metrics on port {} ({}{})", server->Port(),
+                  web.tls ? "https, " : "", options.listen_address));
   std::atomic<bool>& stop = StopRequested();
   const auto result = pipeline.Run(stop, std::nullopt);
   if (result == Pipeline::RunResult::kError) {
@@ -183,6 +211,7 @@ int RunDaemon(const Options& options) {
     return 1;
   }
   // A finished replay keeps serving its final state until stopped.
+  replay_finished.store(replay && result == Pipeline::RunResult::kEof);
   WaitForStop();
   return 0;
 }
@@ -224,14 +253,7 @@ int RunCheck(const Options& options) {
     }
     summary = TierSummary(plans);
   }
-  std::cout << fmt::format("{:<20} {:<30} {:<7} {:<9} {:<11} {}\n", "PROBE",
-                           "FUNCTION", "MODE", "ATTACHED", "TIER", "DETAIL");
-  for (const ProbeStatus& s : status) {
-    std::cout << fmt::format("{:<20} {:<30} {:<7} {:<9} {:<11} {}\n", s.probe,
-                             s.function, s.mode, s.attached ? "yes" : "no",
-                             s.tier, s.detail);
-  }
-  std::cout << summary << "\n";
+  std::cout << RenderProbeTable(status) << summary << "\n";
   if (options.verify) {
     // fentry programs need their function's BTF: verify those this kernel
     // has (6.1 lacks mes_v12_0_remove_hw_queue). kprobe programs load
@@ -309,7 +331,10 @@ int RunCheck(const Options& options) {
 int Main(int argc, char** argv) {
   Options options;
   if (auto exit_code = ParseOptions(argc, argv, &options)) return *exit_code;
+  // Only now: a usage error above is still the plain "gpuq-agent: error:"
+  // line (the flags that choose the format may be what is wrong).
   Log().SetLevel(options.log_level);
+  Log().SetFormat(options.log_format);
   InstallSignalHandlers();
   switch (options.command) {
     case Command::kOnce:

@@ -2,14 +2,20 @@
 
 #include <fmt/format.h>
 #include <gpuq/abi.h>
+#include <sys/stat.h>
 
 #include <CLI/CLI.hpp>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <initializer_list>
+#include <limits>
 #include <map>
+#include <set>
 #include <string_view>
+#include <utility>
 
+#include "common/bounded_read.h"
 #include "common/log.h"
 
 namespace gpuq {
@@ -82,6 +88,47 @@ CLI::Validator ListenAddressValidator() {
       "HOST:PORT");
 }
 
+// A flag's choices: each word with the value it stands for, in the order
+// --help and the refusal list them.
+template <typename E>
+using Choices = std::vector<std::pair<std::string, E>>;
+
+// The choices of an enum whose names `name` gives, so they are written
+// once, where the enum is.
+template <typename E>
+Choices<E> NamedBy(std::initializer_list<E> values, const char* (*name)(E)) {
+  Choices<E> choices;
+  for (E value : values) choices.emplace_back(name(value), value);
+  return choices;
+}
+
+// Adds `names`, taking one word of `choices` into *value (whose value now
+// is the default shown). CLI11's IsMember refuses any other word, listing
+// these; its Transformer then hands CLI11 the enum's integer, which is how
+// CLI11 reads an enum (the integer typed by the user is a word IsMember has
+// already refused).
+template <typename E>
+CLI::Option* AddChoice(CLI::App& app, const std::string& names, E* value,
+                       const Choices<E>& choices, const std::string& help) {
+  std::string words, current;
+  for (const auto& [word, choice] : choices) {
+    words += (words.empty() ? "" : ",") + word;
+    if (choice == *value) current = word;
+  }
+  CLI::Validator validator = CLI::IsMember(choices) & CLI::Transformer(choices);
+  validator.description("{" + words + "}");
+  return app.add_option(names, *value, help)
+      ->transform(validator)
+      ->type_name("TEXT")
+      ->default_str(current);
+}
+
+const Choices<DoorbellMode>& DoorbellModes() {
+  static const Choices<DoorbellMode> kModes = {
+      {"off", DoorbellMode::kOff}, {"uprobe", DoorbellMode::kUprobe}};
+  return kModes;
+}
+
 }  // namespace
 
 namespace {
@@ -92,18 +139,18 @@ struct RawFlags {
   bool once = false;
   // Durations in seconds (DurationTransform); -1: not given.
   double interval = 1;
-  std::string output = "table";
   std::string host_root, sysfs_root, procfs_root;
   double reconcile = 10;
   bool no_fentry = false;
-  std::string probe_tier = "auto";
   double grace = 300, runtime_timeout = 2;
   bool no_runtime_lookup = false;
   double sample_interval = 1;
-  std::string doorbells = "off";
-  std::string log_level = "info";
   bool verbose = false;
   double duration = -1;
+  std::vector<std::string> report_captures;  // [LABEL=]PATH each
+  // --once's --output: given elsewhere, it is refused (-o is each command's
+  // own, and falls through to --once's only from a command without one).
+  CLI::Option* once_output = nullptr;
 };
 
 struct Subcommands {
@@ -115,7 +162,7 @@ struct Subcommands {
 
 // Each Add*Flags adds one group, in the order --help lists them.
 
-void AddSnapshotFlags(CLI::App& app, RawFlags* raw) {
+void AddSnapshotFlags(CLI::App& app, RawFlags* raw, Options* out) {
   app.add_flag("--once", raw->once,
                "Print a snapshot (queues per container and GPU) and exit. "
                "Live: measured over --interval; with --replay: the whole "
@@ -123,16 +170,17 @@ void AddSnapshotFlags(CLI::App& app, RawFlags* raw) {
   AddDuration(app, "--interval", &raw->interval,
               "Measurement window of --once on a live kernel; how often "
               "top refreshes.");
-  app.add_option("--output,-o", raw->output, "--once format.")
-      ->check(CLI::IsMember({"table", "json", "prometheus"}))
-      ->capture_default_str();
+  raw->once_output = AddChoice(
+      app, "--output,-o", &out->output, OnceFormats(),
+      "Format of --once: table (fits 120 columns), wide (every column), "
+      "json or prometheus. (record's -o/--output is its capture file, "
+      "report's its format.)");
 }
 
 void AddReplayFlags(CLI::App& app, Options* out) {
   app.add_option("--replay", out->replay,
                  "Read events from a capture file (gpuq-agent record) instead "
-                 "of the kernel. Needs no privileges.")
-      ->check(CLI::ExistingFile);
+                 "of the kernel. Needs no privileges.");
   app.add_flag("--allow-truncated", out->allow_truncated,
                "Replay the complete records of a truncated capture.");
 }
@@ -145,8 +193,7 @@ void AddWebFlags(CLI::App& app, Options* out) {
   app.add_option("--web.config.file", out->web_config_file,
                  "Web config (YAML, the Prometheus exporter-toolkit format): "
                  "basic_auth_users with bcrypt hashes protect /metrics; "
-                 "tls_server_config serves it over HTTPS (deploy/README.md).")
-      ->check(CLI::ExistingFile);
+                 "tls_server_config serves it over HTTPS (deploy/README.md).");
 }
 
 void AddKernelFlags(CLI::App& app, RawFlags* raw, Options* out) {
@@ -161,18 +208,18 @@ void AddKernelFlags(CLI::App& app, RawFlags* raw, Options* out) {
               "How often the model is checked against KFD sysfs.");
   app.add_flag("--no-fentry", raw->no_fentry,
                "Use kprobes even where fentry would work.");
-  app.add_option("--probe-tier", raw->probe_tier,
-                 "auto: per hook, the BTF tiers where amdgpu has BTF, else "
-                 "the BTF-free args-kprobe tier; args: force the args-kprobe "
-                 "tier; tracepoint: force the syscall-tracepoint tier "
-                 "(docs/probe-tiers.md).")
-      ->check(CLI::IsMember({"auto", "args", "tracepoint"}))
-      ->capture_default_str();
+  AddChoice(app, "--probe-tier", &out->probe_tier,
+            NamedBy({TierRequest::kAuto, TierRequest::kArgs,
+                     TierRequest::kTracepoint},
+                    TierRequestName),
+            "auto: per hook, the BTF tiers where amdgpu has BTF, else "
+            "the BTF-free args-kprobe tier; args: force the args-kprobe "
+            "tier; tracepoint: force the syscall-tracepoint tier "
+            "(docs/probe-tiers.md).");
   app.add_option("--btf", out->btf_path,
                  "BTF with amdgpu's types for a module without BTF "
                  "(amdgpu-dkms): flat, or split over this kernel's vmlinux; "
-                 "gives the BTF hooks on kprobes (docs/probe-tiers.md).")
-      ->check(CLI::ExistingFile);
+                 "gives the BTF hooks on kprobes (docs/probe-tiers.md).");
 }
 
 void AddAttributionFlags(CLI::App& app, RawFlags* raw, Options* out) {
@@ -212,25 +259,27 @@ void AddSubmissionFlags(CLI::App& app, RawFlags* raw, Options* out) {
               "read from its process's memory (gpuq_submissions_total, "
               "gpuq_queue_pending_packets); 0 turns sampling off. Needs "
               "ptrace access to the processes (root, or CAP_SYS_PTRACE).");
-  app.add_option("--doorbells", raw->doorbells,
-                 "Count doorbell rings with uprobes on libhsa-runtime64 "
-                 "(gpuq_doorbells_total): off or uprobe. Costs one uprobe hit "
-                 "per doorbell in the submitting process.")
-      ->check(CLI::IsMember({"off", "uprobe"}))
-      ->capture_default_str();
+  AddChoice(app, "--doorbells", &out->doorbells, DoorbellModes(),
+            "Count doorbell rings with uprobes on libhsa-runtime64 "
+            "(gpuq_doorbells_total): off or uprobe. Costs one uprobe hit "
+            "per doorbell in the submitting process.");
   app.add_option("--hsa-runtime", out->hsa_runtimes,
                  "A libhsa-runtime64.so file to attach the doorbell uprobes "
                  "to, besides those found mapped by processes. Repeatable; "
-                 "needs --doorbells=uprobe.")
-      ->check(CLI::ExistingFile);
+                 "needs --doorbells=uprobe.");
 }
 
-void AddLoggingFlags(CLI::App& app, RawFlags* raw) {
-  app.add_option("--log.level", raw->log_level,
-                 "Least severe log lines written to stderr: error, warn, "
-                 "info or debug (libbpf's own messages too).")
-      ->check(CLI::IsMember({"error", "warn", "info", "debug"}))
-      ->capture_default_str();
+void AddLoggingFlags(CLI::App& app, RawFlags* raw, Options* out) {
+  AddChoice(app, "--log.level", &out->log_level,
+            NamedBy({LogLevel::kError, LogLevel::kWarn, LogLevel::kInfo,
+                     LogLevel::kDebug},
+                    LogLevelName),
+            "Least severe log lines written to stderr: error, warn, "
+            "info or debug (libbpf's own messages too).");
+  AddChoice(app, "--log.format", &out->log_format,
+            NamedBy({LogFormat::kLogfmt, LogFormat::kJson}, LogFormatName),
+            "Log lines as logfmt or json, each with ts, level and msg "
+            "(docs/operations.md).");
   app.add_flag("-v,--verbose", raw->verbose, "Same as --log.level=debug.");
 }
 
@@ -245,8 +294,11 @@ Subcommands AddSubcommands(CLI::App& app, RawFlags* raw, Options* out) {
       "Also load every program of each mode through the verifier.");
   sub.record = app.add_subcommand(
       "record", "Write the live event stream to a capture file.");
+  // record's one output is its capture, in the one format captures have:
+  // -o/--output names the file (as -o names what each command outputs).
   sub.record
-      ->add_option("-o,--output-file", out->record_path, "Capture to write.")
+      ->add_option("-o,--output-file,--output", out->record_path,
+                   "Capture file to write.")
       ->required();
   AddDuration(*sub.record, "--duration", &raw->duration,
               "Stop after this long (with a command: whichever comes "
@@ -275,16 +327,17 @@ Subcommands AddSubcommands(CLI::App& app, RawFlags* raw, Options* out) {
       "Analyze captures: queues per GPU and type, submissions, preemption, "
       "evictions and the queue-level preemption verdict (docs/report.md). "
       "Several captures: one comparison table, a column each.");
-  sub.report->add_option("captures", out->report_captures, "Capture files.")
-      ->required();
-  // The formats of report/report_format.h.
   sub.report
-      ->add_option("--output", out->report_output,
-                   "Output format: html is one self-contained page with "
-                   "charts, perfetto a trace for ui.perfetto.dev "
-                   "(docs/report-visual.md).")
-      ->check(CLI::IsMember({"text", "markdown", "json", "html", "perfetto"}))
-      ->capture_default_str();
+      ->add_option("captures", raw->report_captures,
+                   "Capture files, each PATH or LABEL=PATH: a comparison "
+                   "names its columns by the labels, else by the shortest "
+                   "path suffixes that tell the captures apart.")
+      ->required();
+  AddChoice(*sub.report, "--output,-o", &out->report_format,
+            report::ReportFormats(),
+            "Output format: html is one self-contained page with "
+            "charts, perfetto a trace for ui.perfetto.dev "
+            "(docs/report-visual.md).");
   return sub;
 }
 
@@ -294,7 +347,6 @@ Subcommands AddSubcommands(CLI::App& app, RawFlags* raw, Options* out) {
 
 void ApplySnapshotFlags(const RawFlags& raw, Options* out) {
   out->interval = ToMilliseconds(raw.interval);
-  out->output = *ParseOnceFormat(raw.output);
 }
 
 bool ApplyKernelFlags(const RawFlags& raw, Options* out) {
@@ -310,7 +362,6 @@ bool ApplyKernelFlags(const RawFlags& raw, Options* out) {
     return false;
   }
   out->allow_fentry = !raw.no_fentry;
-  ParseTierRequest(raw.probe_tier, &out->probe_tier);  // IsMember checked it
   return true;
 }
 
@@ -328,8 +379,6 @@ bool ApplySubmissionFlags(const RawFlags& raw, Options* out) {
                 "--sample-interval must be 0 (off) or at least 10ms");
     return false;
   }
-  out->doorbells =
-      raw.doorbells == "uprobe" ? DoorbellMode::kUprobe : DoorbellMode::kOff;
   if (!out->hsa_runtimes.empty() && out->doorbells != DoorbellMode::kUprobe) {
     Log().Write(LogLevel::kError, "--hsa-runtime needs --doorbells=uprobe");
     return false;
@@ -345,8 +394,71 @@ bool ApplySubmissionFlags(const RawFlags& raw, Options* out) {
 }
 
 void ApplyLoggingFlags(const RawFlags& raw, Options* out) {
-  ParseLogLevel(raw.log_level, &out->log_level);  // IsMember checked it
   if (raw.verbose) out->log_level = LogLevel::kDebug;
+}
+
+// --once's -o/--output given with another command. -o is each command's
+// own; with a command that has none (or written before the command) it
+// reaches --once's, which would be ignored, or taken for another format.
+bool CheckOnceOutput(const RawFlags& raw, Command command) {
+  if (raw.once_output->count() == 0 || command == Command::kOnce) return true;
+  std::string why;
+  switch (command) {
+    case Command::kReport:
+      why =
+          "-o/--output before `report` is --once's format; give report's "
+          "after it: gpuq-agent report --output FORMAT CAPTURE...";
+      break;
+    case Command::kRecord:
+      why =
+          "-o/--output before `record` is --once's format; give record's "
+          "capture file after it: gpuq-agent record -o FILE";
+      break;
+    case Command::kCheck:
+      why = "-o/--output does not apply to `check`";
+      break;
+    case Command::kTop:
+      why = "-o/--output does not apply to `top`";
+      break;
+    default:
+      why =
+          "-o/--output is the format of --once's snapshot: add --once (the "
+          "daemon serves /metrics)";
+      break;
+  }
+  Log().Write(LogLevel::kError, why);
+  return false;
+}
+
+// report's CAPTURE arguments. LABEL=PATH where the text before the first
+// '=' is a label (not empty, no '/') and the whole argument names no file:
+// a capture's own name may hold a '='.
+bool ApplyReportCaptures(const RawFlags& raw, Options* out) {
+  std::set<std::string> labels;
+  for (const std::string& arg : raw.report_captures) {
+    ReportCapture capture{"", arg};
+    const size_t eq = arg.find('=');
+    struct stat st {};
+    if (eq != std::string::npos && eq > 0 && arg.find('/') > eq &&
+        stat(arg.c_str(), &st) != 0) {
+      capture.label = arg.substr(0, eq);
+      capture.path = arg.substr(eq + 1);
+      if (capture.path.empty()) {
+        Log().Write(LogLevel::kError,
+                    fmt::format("report: {} names no capture (LABEL=PATH)",
+                                OneLine(arg)));
+        return false;
+      }
+      if (!labels.insert(capture.label).second) {
+        Log().Write(LogLevel::kError,
+                    fmt::format("report: label '{}' is given twice",
+                                OneLine(capture.label)));
+        return false;
+      }
+    }
+    out->report_captures.push_back(std::move(capture));
+  }
+  return true;
 }
 
 // The subcommand's own flags, then which command runs.
@@ -374,14 +486,42 @@ bool ApplySubcommand(const Subcommands& sub, const RawFlags& raw,
                   "arguments)");
       return false;
     }
-    return true;
+    return CheckOnceOutput(raw, out->command) && ApplyReportCaptures(raw, out);
   } else if (raw.once) {
     out->command = Command::kOnce;
   }
+  if (!CheckOnceOutput(raw, out->command)) return false;
   if (out->command != Command::kOnce && out->command != Command::kRecord &&
       out->command != Command::kDaemon && out->command != Command::kTop) {
     if (!out->replay.empty()) {
       Log().Write(LogLevel::kError, "--replay does not apply to `check`");
+      return false;
+    }
+  }
+  return true;
+}
+
+// The files flags name that are read late or by a library (the web config
+// by the daemon only, --btf by libbpf, --hsa-runtime when the uprobes
+// attach): checked now, so every command refuses one it cannot read in one
+// line naming it, with exit 1 as for a capture that cannot be read (their
+// reader checks captures before anything is loaded). Only what the file is
+// matters here; its readers bound its size.
+bool CheckInputFiles(const Options& o) {
+  std::vector<std::pair<const char*, std::string>> files;
+  if (!o.web_config_file.empty()) {
+    files.emplace_back("--web.config.file", o.web_config_file);
+  }
+  if (!o.btf_path.empty()) files.emplace_back("--btf", o.btf_path);
+  for (const std::string& f : o.hsa_runtimes) {
+    files.emplace_back("--hsa-runtime", f);
+  }
+  for (const auto& [flag, path] : files) {
+    std::string problem;
+    if (!CheckRegularFile(path, std::numeric_limits<uint64_t>::max(),
+                          &problem)) {
+      Log().Write(LogLevel::kError,
+                  fmt::format("{} {}: {}", flag, OneLine(path), problem));
       return false;
     }
   }
@@ -404,13 +544,13 @@ std::optional<int> ParseOptions(int argc, char** argv, Options* out) {
   app.fallthrough();
 
   RawFlags raw;
-  AddSnapshotFlags(app, &raw);
+  AddSnapshotFlags(app, &raw, out);
   AddReplayFlags(app, out);
   AddWebFlags(app, out);
   AddKernelFlags(app, &raw, out);
   AddAttributionFlags(app, &raw, out);
   AddSubmissionFlags(app, &raw, out);
-  AddLoggingFlags(app, &raw);
+  AddLoggingFlags(app, &raw, out);
   const Subcommands sub = AddSubcommands(app, &raw, out);
 
   try {
@@ -432,6 +572,7 @@ std::optional<int> ParseOptions(int argc, char** argv, Options* out) {
       !ApplySubcommand(sub, raw, out)) {
     return 2;
   }
+  if (!CheckInputFiles(*out)) return 1;
   return std::nullopt;
 }
 

@@ -10,13 +10,19 @@
 #include "common/log.h"
 #include "export/once_render.h"
 #include "loader/hooks.h"
+#include "report/report_format.h"
 #include "submissions/submission_readers.h"
 
 namespace gpuq {
 
 enum class Command { kDaemon, kOnce, kCheck, kRecord, kVersion, kTop, kReport };
 
-/// --doorbells: how doorbell rings are counted.
+/// One CAPTURE argument of `report`: `LABEL=PATH`, or a path whose run the
+/// report names by itself (report/report_tables.h, RunLabels).
+struct ReportCapture {
+  std::string label;  ///< "" when none was given
+  std::string path;
+};
 
 struct Options {
   Command command = Command::kDaemon;
@@ -27,20 +33,20 @@ struct Options {
   std::string web_config_file;  ///< --web.config.file: basic auth users
   std::chrono::milliseconds interval{1000};  ///< --once window; top refresh
   std::chrono::milliseconds reconcile_interval{10000};
-  OnceFormat output = OnceFormat::kTable;
+  OnceFormat output = OnceFormat::kTable;  ///< --output of --once
   bool allow_fentry = true;
-  TierRequest probe_tier = TierRequest::kAuto;        ///< --probe-tier
-  std::string btf_path;                               ///< --btf
-  bool verify = false;                                ///< check --verify
-  std::string record_path;                            ///< record -o
+  TierRequest probe_tier = TierRequest::kAuto;  ///< --probe-tier
+  std::string btf_path;                         ///< --btf
+  bool verify = false;                          ///< check --verify
+  std::string record_path;  ///< record -o/--output/--output-file
   std::optional<std::chrono::milliseconds> duration;  ///< record --duration
   std::vector<std::string> record_command;  ///< record -- COMMAND ARGS...
   std::string record_container;             ///< record --container
   /// top --speed: replay pace, times the recorded speed; 0 = as fast as
   /// possible.
   double replay_speed = 1.0;
-  std::vector<std::string> report_captures;  ///< report CAPTURE...
-  std::string report_output = "text";        ///< report --output
+  std::vector<ReportCapture> report_captures;  ///< report CAPTURE...
+  report::ReportFormat report_format = report::ReportFormat::kText;
   // Attribution and labels.
   bool pid_comm_labels = false;
   std::vector<std::string> label_allowlist;
@@ -57,10 +63,13 @@ struct Options {
   std::vector<std::string> hsa_runtimes;  ///< --hsa-runtime, repeatable
   // Logging.
   LogLevel log_level = LogLevel::kInfo;  ///< --log.level; -v: debug
+  /// --log.format
+  LogFormat log_format = LogFormat::kLogfmt;
 };
 
 /// Parses argv. Returns the exit code to use when the program should stop
-/// now (--help: 0, bad usage: 2, with the message printed), or nullopt.
+/// now (--help: 0, bad usage: 2, a file it names that cannot be read: 1,
+/// with the message printed), or nullopt.
 std::optional<int> ParseOptions(int argc, char** argv, Options* out);
 
 }  // namespace gpuq

@@ -207,8 +207,8 @@ int RunRecord(const Options& options) {
     return command.empty() ? 1 : exit_status;
   }
   if (failed) Log().Write(LogLevel::kError, pipeline.Error());
-  std::cerr << fmt::format("gpuq-agent: wrote {} records to {}\n", records,
-                           options.record_path);
+  Log().WriteAlways(LogLevel::kInfo, fmt::format("wrote {} records to {}",
+                                                 records, options.record_path));
   RecordingEnd end{at_end, writer->Skipped(), options.record_container, 0};
   if (!end.container.empty()) {
     end.container_records = pipeline.RecordedContainerRecords();
@@ -217,8 +217,9 @@ int RunRecord(const Options& options) {
     Log().Write(LogLevel::kWarn, warning);
   }
   if (ran_command) {
-    std::cerr << fmt::format("gpuq-agent: {} exited with status {}\n",
-                             Quoted(command), exit_status);
+    Log().WriteAlways(
+        LogLevel::kInfo,
+        fmt::format("{} exited with status {}", Quoted(command), exit_status));
   }
   if (!command.empty()) return exit_status;
   return failed ? 1 : 0;

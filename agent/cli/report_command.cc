@@ -14,27 +14,22 @@
 namespace gpuq {
 
 int RunReportCommand(const Options& options) {
-  const auto format = report::ParseReportFormat(options.report_output);
-  if (!format) {  // options.cc only lets the known names through
-    Log().Write(LogLevel::kError,
-                "report: unknown --output " + options.report_output);
-    return 2;
-  }
   std::vector<report::RunReport> runs;
-  for (const std::string& path : options.report_captures) {
+  for (const ReportCapture& capture : options.report_captures) {
     report::RunReport run;
     std::string error;
-    if (!report::AnalyzeCaptureFile(path, 1.0, options.allow_truncated, &run,
-                                    &error)) {
+    if (!report::AnalyzeCaptureFile(capture.path, 1.0, options.allow_truncated,
+                                    &run, &error)) {
       Log().Write(LogLevel::kError, error);
       return 1;
     }
     if (!error.empty()) {  // --allow-truncated: the complete records
       Log().Write(LogLevel::kWarn, error);
     }
+    run.label = capture.label;
     runs.push_back(std::move(run));
   }
-  switch (*format) {
+  switch (options.report_format) {
     case report::ReportFormat::kText:
       std::cout << report::RenderText(runs, false);
       break;

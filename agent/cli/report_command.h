@@ -1,4 +1,4 @@
-// `gpuq-agent report CAPTURE... [--output text|markdown|json]`.
+// `gpuq-agent report [LABEL=]CAPTURE... [-o FORMAT]`.
 #pragma once
 
 #include "cli/options.h"

@@ -29,6 +29,7 @@ SourceSetup MakeSource(const Options& options) {
       return setup;
     }
     if (result == CaptureError::kTruncated) Log().Write(LogLevel::kWarn, error);
+    setup.capture_span = SpanOf(capture);
     setup.source = std::make_unique<ReplayEventSource>(std::move(capture));
     return setup;
   }

@@ -17,6 +17,7 @@
 #include "resolver/container_metadata.h"
 #include "resolver/learned_cgroups.h"
 #include "resolver/runtime_events.h"
+#include "sources/capture.h"
 #include "sources/cgroup_watcher.h"
 #include "sources/event_source.h"
 #include "submissions/submission_readers.h"
@@ -46,7 +47,8 @@ struct SourceSetup {
   std::vector<ProbeStatus> probes;
   std::string tier_summary;  ///< which probe tiers run, in one line
   bool replay = false;
-  std::string error;  ///< set when no source could be made
+  CaptureSpan capture_span;  ///< --replay: when its records happened
+  std::string error;         ///< set when no source could be made
 };
 
 /// --replay FILE: the capture (whole, validated); else the kernel probes.

@@ -65,6 +65,9 @@ int RunTop(const Options& options) {
   auto now_ns = [paced] {
     return paced != nullptr ? paced->NowNs() : MonotonicNowNs();
   };
+  TopView view;
+  if (setup.replay)
+    view.replay = ReplayClock{setup.capture_span, options.replay_speed};
   std::vector<std::string> warnings;
   LiveSessionOptions how;
   how.tick = true;
@@ -97,18 +100,36 @@ int RunTop(const Options& options) {
   auto next_update = Clock::now() + options.interval;
   bool finished = false;  // the source ended (replay) or failed
   bool redraw = true;
+  bool help = false;  // `?`: the keys instead of the rows
+  // `p`: the rows stay as they were while `model` keeps being updated, so
+  // resuming shows current rates at once, not ones averaged over the pause.
+  bool paused = false;
+  TopModel frozen;
   std::atomic<bool>& stop = StopRequested();
   while (!stop.load()) {
-    if (redraw) {
+    if (redraw && help) {
+      const std::vector<std::string> lines = RenderTopHelp(screen->Width());
+      screen->Draw(lines, lines.size());  // no column header to mark
+      redraw = false;
+    } else if (redraw) {
+      view.status = status;
+      view.paused = paused;
       size_t header_line = 0;
-      screen->Draw(
-          RenderTop(model, sort, screen->Width(), status, &header_line),
-          header_line);
+      screen->Draw(RenderTop(paused ? frozen : model, sort, screen->Width(),
+                             view, &header_line),
+                   header_line);
       redraw = false;
     }
     const int key = screen->ReadKey(100);
     if (key == 'q' || key == 'Q') break;
-    if (key == 's') {
+    if (key == '?' || (key == TopScreen::EscapeKey() && help)) {
+      help = key == '?' && !help;
+      redraw = true;
+    } else if (key == 'p' || key == ' ') {
+      paused = !paused;
+      if (paused) frozen = model;
+      redraw = true;
+    } else if (key == 's') {
       sort = NextTopSort(sort);
       redraw = true;
     } else if (key >= '1' && key < '1' + kTopSortCount) {

@@ -74,4 +74,20 @@ std::string FormatRate(const std::optional<double>& per_s) {
   return per_s ? FormatRate(*per_s) : "-";
 }
 
+std::string WrapList(std::string lead, const std::vector<std::string>& items,
+                     size_t width) {
+  std::string out;
+  std::string line = std::move(lead);
+  for (size_t i = 0; i < items.size(); ++i) {
+    const std::string item = items[i] + (i + 1 < items.size() ? "," : "");
+    if (line.size() + 1 + item.size() > width) {
+      out += line + "\n";
+      line = "  " + item;
+    } else {
+      line += " " + item;
+    }
+  }
+  return out + line + "\n";
+}
+
 }  // namespace gpuq

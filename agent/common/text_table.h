@@ -35,4 +35,10 @@ std::string FormatRate(double per_s);
 /// A rate, "-" when there is none.
 std::string FormatRate(const std::optional<double>& per_s);
 
+/// `items` after `lead`, ", " apart, in lines of at most `width` columns;
+/// a line after the first starts with two spaces (an item longer than a
+/// line gets one of its own). Ends with a newline.
+std::string WrapList(std::string lead, const std::vector<std::string>& items,
+                     size_t width);
+
 }  // namespace gpuq

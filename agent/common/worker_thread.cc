@@ -6,6 +6,8 @@
 #include <new>
 #include <utility>
 
+#include "common/log.h"
+
 namespace gpuq {
 namespace {
 
@@ -13,9 +15,17 @@ std::atomic<bool> g_failed{false};
 std::atomic<void (*)()> g_handler{nullptr};
 
 void Report(const char* name, const char* what) {
-  std::fprintf(stderr,
-               "gpuq-agent: internal error in the %s thread: %s; stopping\n",
-               name, what);
+  try {
+    Log().WriteAlways(LogLevel::kError,
+                      fmt::format("internal error in the {} thread: {}; "
+                                  "stopping",
+                                  name, what));
+  } catch (...) {
+    // No memory left even for the log line: the plain line, as it stands.
+    std::fprintf(stderr,
+                 "gpuq-agent: internal error in the %s thread: %s; stopping\n",
+                 name, what);
+  }
   g_failed.store(true);
   if (auto* handler = g_handler.load()) handler();
 }

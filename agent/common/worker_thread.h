@@ -4,7 +4,7 @@
 // core dump and "terminate called after throwing ..." instead of one line,
 // and a capture being recorded loses what was still buffered. Every worker
 // of the agent runs its body through RunWorkerBody instead: the exception
-// becomes one line on stderr, is remembered (main exits non-zero), and the
+// becomes one log line on stderr, is remembered (main exits non-zero), and the
 // failure handler the CLI registered asks every loop to stop, so shutdown
 // runs in its usual order (captures flushed, BPF links detached).
 #pragma once
@@ -14,9 +14,9 @@
 
 namespace gpuq {
 
-/// Runs `body`. If it throws, writes "gpuq-agent: internal error in the
-/// <name> thread: <what>; stopping" to stderr, marks the agent failed, runs
-/// the failure handler and returns false. Safe to call from any thread.
+/// Runs `body`. If it throws, logs "internal error in the <name> thread:
+/// <what>; stopping" (at every log level), marks the agent failed, runs the
+/// failure handler and returns false. Safe to call from any thread.
 bool RunWorkerBody(const char* name,
                    const std::function<void()>& body) noexcept;
 

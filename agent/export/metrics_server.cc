@@ -1,19 +1,26 @@
 #include "export/metrics_server.h"
 
 #include <CivetServer.h>
+#include <civetweb.h>
 #include <fmt/format.h>
 #include <netdb.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <optional>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include "common/log.h"
+#include "export/listen_error.h"
 
 namespace gpuq {
 namespace {
@@ -64,6 +71,96 @@ std::string TakeTlsError() {
 
 namespace {
 
+// civetweb calls begin_request with the connection alone: each server's
+// context is mapped to it when civetweb starts it (init_context, on the
+// thread in Start(), which holds g_start_mu meanwhile).
+std::mutex g_start_mu;
+MetricsServer* g_starting = nullptr;  // guarded by g_start_mu
+std::mutex g_servers_mu;
+std::map<const mg_context*, MetricsServer*> g_servers;  // by g_servers_mu
+
+// A small page like the exporters' (node_exporter's): what this is and
+// where the endpoints are. Relative links, so a proxy that serves the agent
+// under a path prefix still leads to them.
+const std::string& LandingPage() {
+  static const std::string page = fmt::format(
+      R"(<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>gpuq-agent</title>
+</head>
+<body>
+<h1>gpuq-agent</h1>
+<p>Per-container visibility of AMD GPU hardware queues (amdkfd), version {}.</p>
+<ul>
+<li><a href="metrics">Metrics</a>: the Prometheus exposition</li>
+<li><a href="healthz">Health</a>: ok, or 503 and why</li>
+</ul>
+</body>
+</html>
+)",
+      GPUQ_VERSION);
+  return page;
+}
+
+// Base64 (RFC 4648, with padding) as basic auth carries it; nullopt when
+// `text` is not.
+std::optional<std::string> DecodeBase64(std::string_view text) {
+  if (text.size() % 4 != 0) return std::nullopt;
+  auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  std::string out;
+  for (size_t i = 0; i < text.size(); i += 4) {
+    const bool last = i + 4 == text.size();
+    int v[4];
+    int pad = 0;
+    for (int k = 0; k < 4; ++k) {
+      const char c = text[i + k];
+      if (c == '=' && last && k >= 2) {
+        v[k] = 0;
+        ++pad;
+      } else if (pad > 0 || (v[k] = value(c)) < 0) {
+        return std::nullopt;  // a letter after '=', or not base64
+      }
+    }
+    const unsigned bits = (unsigned(v[0]) << 18) | (unsigned(v[1]) << 12) |
+                          (unsigned(v[2]) << 6) | unsigned(v[3]);
+    out += static_cast<char>((bits >> 16) & 0xff);
+    if (pad < 2) out += static_cast<char>((bits >> 8) & 0xff);
+    if (pad < 1) out += static_cast<char>(bits & 0xff);
+  }
+  return out;
+}
+
+bool IsHead(mg_connection* conn) {
+  return std::strcmp(mg_get_request_info(conn)->request_method, "HEAD") == 0;
+}
+
+// A whole response; no keep-alive (the server's connections never idle).
+int Respond(mg_connection* conn, int status, const char* reason,
+            const char* content_type, const std::string& body,
+            const std::string& extra_headers = "") {
+  mg_printf(conn,
+            "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+            "Cache-Control: no-store\r\n%sConnection: close\r\n\r\n",
+            status, reason, content_type, body.size(), extra_headers.c_str());
+  if (!IsHead(conn)) mg_write(conn, body.data(), body.size());
+  return status;
+}
+
+constexpr const char* kText = "text/plain; charset=utf-8";
+
+}  // namespace
+
+namespace {
+
 // The host a local connection reaches a listener on `listen_address` by.
 std::string WakeHost(const std::string& listen_address) {
   const auto colon = listen_address.rfind(':');
@@ -104,8 +201,12 @@ std::unique_ptr<MetricsServer> MetricsServer::Start(
 
 std::unique_ptr<MetricsServer> MetricsServer::Start(
     const std::string& listen_address, const WebConfig& web,
-    std::shared_ptr<prometheus::Collectable> collectable, std::string* error) {
+    std::shared_ptr<prometheus::Collectable> collectable, std::string* error,
+    HealthCheck health) {
   std::unique_ptr<MetricsServer> server(new MetricsServer());
+  // Before civetweb starts: its threads read them from the first request.
+  server->web_ = web;
+  server->health_ = std::move(health);
   if (web.tls) {
     std::string tls_error;
     if (!LoadCivetwebTlsShims(&tls_error)) {
@@ -127,17 +228,16 @@ std::unique_ptr<MetricsServer> MetricsServer::Start(
         "listening_ports",    listen_address + (web.tls ? "s" : ""),
         "num_threads",        std::to_string(kServerThreads),
         "request_timeout_ms", std::to_string(kRequestTimeoutMs)};
-    if (web.tls) {
-      // civetweb copies the callbacks at start.
-      CivetCallbacks callbacks;
-      callbacks.init_ssl = InitSsl;
-      server->exposer_ =
-          std::make_unique<prometheus::Exposer>(std::move(options), &callbacks);
-    } else {
-      server->exposer_ =
-          std::make_unique<prometheus::Exposer>(std::move(options));
-    }
-  } catch (const std::exception& e) {
+    // civetweb copies the callbacks at start.
+    CivetCallbacks callbacks;
+    callbacks.begin_request = BeginRequest;
+    callbacks.init_context = InitContext;
+    if (web.tls) callbacks.init_ssl = InitSsl;
+    std::lock_guard<std::mutex> starting(g_start_mu);
+    g_starting = server.get();
+    server->exposer_ =
+        std::make_unique<prometheus::Exposer>(std::move(options), &callbacks);
+  } catch (const std::exception&) {
     // civetweb runs init_ssl within its start, on this thread: a TLS file
     // that vanished or changed after the config was checked ends here.
     if (std::string tls_error = TakeTlsError(); !tls_error.empty()) {
@@ -145,15 +245,12 @@ std::unique_ptr<MetricsServer> MetricsServer::Start(
           fmt::format("cannot serve TLS on {}: {}", listen_address, tls_error);
       return nullptr;
     }
-    *error = fmt::format(
-        "cannot listen on {} ({}): is another process using the port? Pick "
-        "another with --web.listen-address",
-        listen_address, e.what());
+    // civetweb's exception says only that its server did not start.
+    *error = ListenError(listen_address);
     return nullptr;
   }
   if (!web.basic_auth_users.empty()) {
     // Before the collectable: gpuq series are never served without auth.
-    server->web_ = web;
     MetricsServer* self = server.get();  // the exposer dies before *self
     server->exposer_->RegisterAuth(
         [self](const std::string& user, const std::string& password) {
@@ -194,8 +291,81 @@ bool MetricsServer::CheckPassword(const std::string& user,
   return ok;
 }
 
+void MetricsServer::InitContext(const mg_context* ctx) {
+  std::lock_guard<std::mutex> lock(g_servers_mu);
+  g_servers[ctx] = g_starting;
+}
+
+int MetricsServer::BeginRequest(mg_connection* conn) {
+  MetricsServer* server = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(g_servers_mu);
+    const auto it = g_servers.find(mg_get_context(conn));
+    if (it != g_servers.end()) server = it->second;
+  }
+  if (server == nullptr) return 0;
+  // Nothing may be thrown into civetweb's C frames.
+  try {
+    return server->Serve(conn);
+  } catch (...) {
+    mg_printf(conn,
+              "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n"
+              "Connection: close\r\n\r\n");
+    return 500;
+  }
+}
+
+int MetricsServer::Serve(mg_connection* conn) {
+  const mg_request_info* request = mg_get_request_info(conn);
+  // local_uri: decoded, without the query string.
+  const std::string_view path =
+      request->local_uri != nullptr ? request->local_uri : "";
+  if (path != "/" && path != "/healthz") return 0;
+  // The landing page is behind the same basic auth as /metrics (as the
+  // exporter toolkit protects every path); /healthz is not (metrics_server.h).
+  if (path == "/" && !Authorized(conn)) {
+    return Respond(conn, 401, "Unauthorized", kText, "Unauthorized\n",
+                   "WWW-Authenticate: Basic realm=\"gpuq-agent\"\r\n");
+  }
+  if (std::strcmp(request->request_method, "GET") != 0 && !IsHead(conn)) {
+    return Respond(conn, 405, "Method Not Allowed", kText,
+                   "Method Not Allowed\n", "Allow: GET, HEAD\r\n");
+  }
+  if (path == "/") {
+    return Respond(conn, 200, "OK", "text/html; charset=utf-8", LandingPage());
+  }
+  const HealthStatus health = health_ ? health_() : HealthStatus{true, ""};
+  if (health.ok) return Respond(conn, 200, "OK", kText, "ok\n");
+  return Respond(conn, 503, "Service Unavailable", kText,
+                 OneLine(health.reason) + "\n");
+}
+
+bool MetricsServer::Authorized(mg_connection* conn) {
+  if (web_.basic_auth_users.empty()) return true;
+  const char* header = mg_get_header(conn, "Authorization");
+  if (header == nullptr || strncasecmp(header, "Basic ", 6) != 0) {
+    return false;
+  }
+  std::string_view encoded(header + 6);
+  while (!encoded.empty() && encoded.front() == ' ') encoded.remove_prefix(1);
+  while (!encoded.empty() && encoded.back() == ' ') encoded.remove_suffix(1);
+  const std::optional<std::string> decoded = DecodeBase64(encoded);
+  const size_t colon = decoded ? decoded->find(':') : std::string::npos;
+  if (colon == std::string::npos) return false;
+  return CheckPassword(decoded->substr(0, colon), decoded->substr(colon + 1));
+}
+
 MetricsServer::~MetricsServer() {
-  if (exposer_ == nullptr) return;
+  if (exposer_ != nullptr) Stop();
+  // civetweb's threads are gone (or never started): none can look this
+  // server up any more. A start that failed may have mapped it too.
+  std::lock_guard<std::mutex> lock(g_servers_mu);
+  for (auto it = g_servers.begin(); it != g_servers.end();) {
+    it = it->second == this ? g_servers.erase(it) : std::next(it);
+  }
+}
+
+void MetricsServer::Stop() {
   // civetweb's master thread polls its listening sockets in quanta of 2 s
   // (SOCKET_TIMEOUT_QUANTUM) and sees mg_stop()'s flag only after one, so a
   // plain stop takes up to 2 s. A connection wakes its poll at once: knock

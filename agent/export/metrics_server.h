@@ -1,4 +1,5 @@
-// /metrics over HTTP (prometheus-cpp's civetweb Exposer).
+// /metrics over HTTP (prometheus-cpp's civetweb Exposer), with a landing
+// page at / and /healthz on the same listener (docs/operations.md).
 #pragma once
 
 #include <prometheus/exposer.h>
@@ -10,8 +11,12 @@
 #include <string>
 
 #include "export/collector.h"
+#include "export/health.h"
 #include "export/tls/civetweb_tls.h"
 #include "export/web_config.h"
+
+struct mg_connection;
+struct mg_context;
 
 namespace gpuq {
 
@@ -25,25 +30,41 @@ class MetricsServer {
   static std::unique_ptr<MetricsServer> Start(
       const std::string& listen_address,
       std::shared_ptr<prometheus::Collectable> collectable, std::string* error);
-  /// The same, with HTTP basic auth on /metrics when `web` has users (a
-  /// request without valid credentials gets 401), and HTTPS instead of HTTP
-  /// when `web.tls` is set.
+  /// The same, with HTTP basic auth on /metrics and / when `web` has users
+  /// (a request without valid credentials gets 401), and HTTPS instead of
+  /// HTTP when `web.tls` is set. /healthz answers what `health` says (null:
+  /// "ok"), over HTTPS too but without basic auth: probes rarely carry
+  /// credentials, and it tells no more than up or down and why.
   static std::unique_ptr<MetricsServer> Start(
       const std::string& listen_address, const WebConfig& web,
-      std::shared_ptr<prometheus::Collectable> collectable, std::string* error);
+      std::shared_ptr<prometheus::Collectable> collectable, std::string* error,
+      HealthCheck health = nullptr);
 
   /// The port actually bound.
   int Port() const;
 
   /// Stops serving: returns once civetweb's threads are gone, promptly (see
-  /// metrics_server.cc). The destructor calls it.
+  /// metrics_server.cc).
   ~MetricsServer();
 
  private:
   MetricsServer() = default;
+  /// Stops civetweb, promptly; exposer_ must be set.
+  void Stop();
   bool CheckPassword(const std::string& user, const std::string& password);
+  /// civetweb's begin_request: answers / and /healthz of the server whose
+  /// context `conn` belongs to; 0 for any other path (civetweb goes on to
+  /// /metrics' handler, or 404).
+  static int BeginRequest(mg_connection* conn);
+  /// civetweb's init_context: maps the context to the server being started.
+  static void InitContext(const mg_context* ctx);
+  int Serve(mg_connection* conn);
+  /// The request's basic-auth credentials are those of a user in `web_`
+  /// (true when there are no users).
+  bool Authorized(mg_connection* conn);
 
-  WebConfig web_;
+  WebConfig web_;          ///< set before civetweb starts, then read-only
+  HealthCheck health_;     ///< the same
   std::mutex auth_mutex_;  ///< guards verified_
   /// user -> the last password that matched its hash: bcrypt is slow on
   /// purpose, and a scraper sends the same credentials every time.

@@ -9,6 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string_view>
 #include <tuple>
 
 #include "common/text_table.h"
@@ -168,7 +169,34 @@ std::string GpuList(const std::map<uint32_t, uint32_t>& queues_per_gpu) {
   return out;
 }
 
-std::string RenderTable(const Snapshot& s) {
+// The default table's (container, GPU) columns, by RowColumn key: how many
+// queues of which type each container holds where and in how many
+// processes, how busy it keeps them (rate, packets waiting) and what takes
+// them off the GPU. With CONTAINER, POD and GPU_ID that is 110 columns for
+// the bundled capture's names, so longer names still fit in 120. The rest
+// (ids, namespaces, totals since the series began, priorities, CU masks,
+// unsampled queues, unmaps caused, seconds off, evicted queues) is in
+// --output wide and the JSON.
+constexpr const char* kTableColumns[] = {"compute",
+                                         "sdma",
+                                         "other",
+                                         "processes",
+                                         "submissions_per_second",
+                                         "pending_packets",
+                                         "preempted",
+                                         "evictions"};
+
+bool InTable(const RowColumn& c) {
+  for (const char* key : kTableColumns) {
+    if (std::string_view(key) == c.key) return true;
+  }
+  return false;
+}
+
+// What the default table's lines fit in.
+constexpr size_t kTableWidth = 120;
+
+std::string RenderTable(const Snapshot& s, bool wide) {
   std::string out;
   double events = 0;
   for (uint16_t type = 1; type < GPUQ_EV__MAX; ++type) {
@@ -177,9 +205,22 @@ std::string RenderTable(const Snapshot& s) {
   out += fmt::format("gpuq-agent snapshot: source {}, {} events\n\n", s.source,
                      events);
 
-  std::vector<std::string> header = {"CONTAINER", "ID", "POD", "NAMESPACE",
-                                     "GPU_ID"};
-  for (const RowColumn& c : RowColumns()) header.emplace_back(c.header);
+  std::vector<const RowColumn*> shown;
+  std::vector<std::string> hidden;  // headers only --output wide shows
+  std::vector<std::string> header = {"CONTAINER", "POD", "GPU_ID"};
+  if (wide) {
+    header = {"CONTAINER", "ID", "POD", "NAMESPACE", "GPU_ID"};
+  } else {
+    hidden = {"ID", "NAMESPACE"};
+  }
+  for (const RowColumn& c : RowColumns()) {
+    if (wide || InTable(c)) {
+      shown.push_back(&c);
+      header.emplace_back(c.header);
+    } else {
+      hidden.emplace_back(c.header);
+    }
+  }
   TextTable queues(header);
   // Every section lists what /metrics says, read from the collector's own
   // families where the rows do not: their rules (sums, sort order, which
@@ -192,21 +233,27 @@ std::string RenderTable(const Snapshot& s) {
     auto ci = info.find({key.container, key.pod, key.ns});
     const std::string id =
         ci == info.end() ? "-" : ci->second.container_id.substr(0, 12);
-    std::vector<std::string> cells = {ContainerOrHost(key.container), id,
-                                      DashIfEmpty(key.pod), DashIfEmpty(key.ns),
+    std::vector<std::string> cells = {ContainerOrHost(key.container),
+                                      DashIfEmpty(key.pod),
                                       std::to_string(key.gpu_id)};
-    for (const RowColumn& c : RowColumns()) cells.push_back(c.text(row));
+    if (wide) {
+      cells = {ContainerOrHost(key.container), id, DashIfEmpty(key.pod),
+               DashIfEmpty(key.ns), std::to_string(key.gpu_id)};
+    }
+    for (const RowColumn* c : shown) cells.push_back(c->text(row));
     queues.Add(std::move(cells));
   }
   out += "HARDWARE QUEUES\n" + queues.Render();
   out += fmt::format("live queues: {}\n", total_live);
-  std::string legend;
-  for (const RowColumn& c : RowColumns()) {
-    if (*c.help == '\0') continue;
-    legend +=
-        fmt::format("{}{}: {}", legend.empty() ? "" : "; ", c.header, c.help);
+  // A line per column that needs one: the table's width, not the legend's.
+  for (const RowColumn* c : shown) {
+    if (*c->help == '\0') continue;
+    out += WrapList(std::string(c->header) + ":", {c->help}, kTableWidth);
   }
-  out += legend + "\n\n";
+  if (!hidden.empty()) {
+    out += WrapList("--output wide adds:", hidden, kTableWidth);
+  }
+  out += "\n";
 
   const auto runlist = RunlistRows(families);
   if (!runlist.empty()) {
@@ -268,12 +315,14 @@ std::string RenderTable(const Snapshot& s) {
     out += "PROCESSES\n" + procs.Render() + "\n";
   }
 
-  TextTable gpus({"GPU_ID", "NODE", "GFX", "PCI", "UNIQUE_ID", "RENDER_MINOR"});
+  // INDEX is amd-smi's (AMD's device-metrics-exporter's gpu_id).
+  TextTable gpus({"GPU_ID", "INDEX", "KFD_NODE", "GFX", "PCI", "UNIQUE_ID",
+                  "RENDER_MINOR"});
   const MetricFamily* gpu_info = FindFamily(families, "gpuq_gpu_info");
   for (const auto& m : gpu_info->metric) {
-    gpus.Add({LabelOf(m, "gpu_id"), LabelOf(m, "node"), LabelOf(m, "gfx"),
-              LabelOf(m, "pci"), LabelOf(m, "unique_id"),
-              LabelOf(m, "drm_render_minor")});
+    gpus.Add({LabelOf(m, "gpu_id"), LabelOf(m, "gpu_index"),
+              LabelOf(m, "kfd_node"), LabelOf(m, "gfx"), LabelOf(m, "pci"),
+              LabelOf(m, "unique_id"), LabelOf(m, "drm_render_minor")});
   }
   out += "GPUS\n" +
          (gpu_info->metric.empty() ? "(none known)\n" : gpus.Render()) + "\n";
@@ -393,8 +442,10 @@ std::string RenderJson(const Snapshot& s) {
   for (auto& [key, c] : by_c) containers.push_back(std::move(c));
   Json metrics = Json::array();
   for (const auto& f : families) metrics.push_back(FamilyJson(f));
-  Json doc = {
-      {"containers", containers}, {"processes", procs}, {"metrics", metrics}};
+  Json doc = {{"schema", kOnceSchema},
+              {"containers", containers},
+              {"processes", procs},
+              {"metrics", metrics}};
   // A comm, a GPU name or a cgroup-derived label may be any bytes: invalid
   // UTF-8 is replaced (U+FFFD), never thrown as type_error 316.
   return doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
@@ -402,17 +453,28 @@ std::string RenderJson(const Snapshot& s) {
 
 }  // namespace
 
+const std::vector<std::pair<std::string, OnceFormat>>& OnceFormats() {
+  static const std::vector<std::pair<std::string, OnceFormat>> kFormats = {
+      {"table", OnceFormat::kTable},
+      {"wide", OnceFormat::kWide},
+      {"json", OnceFormat::kJson},
+      {"prometheus", OnceFormat::kPrometheus}};
+  return kFormats;
+}
+
 std::optional<OnceFormat> ParseOnceFormat(const std::string& name) {
-  if (name == "table") return OnceFormat::kTable;
-  if (name == "json") return OnceFormat::kJson;
-  if (name == "prometheus") return OnceFormat::kPrometheus;
+  for (const auto& [word, format] : OnceFormats()) {
+    if (word == name) return format;
+  }
   return std::nullopt;
 }
 
 std::string RenderOnce(const Snapshot& snapshot, OnceFormat format) {
   switch (format) {
     case OnceFormat::kTable:
-      return RenderTable(snapshot);
+      return RenderTable(snapshot, false);
+    case OnceFormat::kWide:
+      return RenderTable(snapshot, true);
     case OnceFormat::kJson:
       return RenderJson(snapshot);
     case OnceFormat::kPrometheus:

@@ -92,11 +92,13 @@ enum class RowBreakdown : uint8_t {
   kPreemptedCausedBy  ///< gpuq_queue_preemptions_total's `caused_by`
 };
 
-/// A column of the (container, GPU) rows. `--once`'s table and the report's
-/// queues at the end show every one after the row's labels and GPU, in
-/// this order; `top` those with a top width, after its own columns; and
-/// `--once --output json` and the report's JSON one member each. A family
-/// every view shows gets a RowTotals field (summed above) and an entry here.
+/// A column of the (container, GPU) rows. `--once --output wide` and the
+/// report's queues at the end show every one after the row's labels and
+/// GPU, in this order; `--once`'s default table those its 120 columns hold
+/// (export/once_render.cc names them); `top` those with a top width, after
+/// its own columns; and `--once --output json` and the report's JSON one
+/// member each. A family every view shows gets a RowTotals field (summed
+/// above) and an entry here.
 struct RowColumn {
   const char* header;  ///< `--once`'s and the report's text: "UNSAMPLED"
   const char* key;     ///< the JSON member and the report's HTML header

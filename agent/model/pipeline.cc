@@ -236,7 +236,7 @@ bool Pipeline::DrainSource() {
 }
 
 void Pipeline::ReconcileNow() {
-  // Order matters (README "Seeding and reconciliation"):
+  // Order matters (docs/architecture.md, "Seeding and reconciliation"):
   // 1. sysfs is read first. amdkfd emits a queue's create event at the
   //    entry of kfd_procfs_add_queue(), before the queue's sysfs entry
   //    exists, so every create behind an entry this read sees is already
@@ -289,10 +289,12 @@ Pipeline::RunResult Pipeline::Run(const std::atomic<bool>& stop,
     std::lock_guard<std::mutex> lock(mu_);
     running_ = true;
   }
+  loop_running_.store(true);
   // Whatever ends the run, the reads still waiting are applied.
   struct EndOfRun {
     Pipeline* pipeline;
     ~EndOfRun() {
+      pipeline->loop_running_.store(false);
       std::lock_guard<std::mutex> lock(pipeline->mu_);
       pipeline->running_ = false;
       for (const Event& e : pipeline->reads_) pipeline->HandleLocked(e);
@@ -301,6 +303,7 @@ Pipeline::RunResult Pipeline::Run(const std::atomic<bool>& stop,
   } end_of_run{this};
   while (!stop.load()) {
     const auto now = Clock::now();
+    last_pass_.store(now.time_since_epoch().count());
     if (deadline && now >= *deadline) return RunResult::kDeadline;
     // Reads made before this poll wait for what it delivers (HandleRead).
     const uint64_t polled_at = MonotonicNowNs();
@@ -340,6 +343,15 @@ Pipeline::RunResult Pipeline::Run(const std::atomic<bool>& stop,
     }
   }
   return RunResult::kStopped;
+}
+
+Pipeline::Heartbeat Pipeline::LastHeartbeat() const {
+  Heartbeat h;
+  h.running = loop_running_.load();
+  if (const Clock::rep pass = last_pass_.load(); pass != 0) {
+    h.last_pass = Clock::time_point(Clock::duration(pass));
+  }
+  return h;
 }
 
 Snapshot Pipeline::TakeSnapshot() {

@@ -100,6 +100,16 @@ class Pipeline {
   /// Why Run() returned kError.
   std::string Error() const { return error_; }
 
+  /// Run()'s loop as /healthz judges it (docs/operations.md): whether Run()
+  /// is in its loop, and when the loop last went round (steady clock;
+  /// nullopt: never). From any thread, without the lock: a loop stuck
+  /// holding it must still be seen as stuck.
+  struct Heartbeat {
+    bool running = false;
+    std::optional<std::chrono::steady_clock::time_point> last_pass;
+  };
+  Heartbeat LastHeartbeat() const;
+
   /// Applies one event as if it came from the source (tests, seeding, and
   /// the sampler and doorbell poller threads' records). Recorded when
   /// recording, so a replay reproduces it.
@@ -165,7 +175,10 @@ class Pipeline {
   CaptureRecording recording_;
   uint64_t doorbell_map_full_ = 0;
   std::vector<ProbeStatus> probes_;
-  bool running_ = false;     ///< Run() is reading the source
+  bool running_ = false;                   ///< Run() is reading the source
+  std::atomic<bool> loop_running_{false};  ///< LastHeartbeat()
+  /// The steady clock's time_since_epoch() at the loop's last pass; 0: never.
+  std::atomic<std::chrono::steady_clock::rep> last_pass_{0};
   std::deque<Event> reads_;  ///< HandleRead()'s, oldest first
   ContainerLabeling labeling_;
   std::string error_;

@@ -425,24 +425,6 @@ std::string EvictionChart(const RunReport& r, size_t i) {
   return svg::RenderGantt(c);
 }
 
-// What headings and columns call each run: the capture's file name without
-// its directory, or the whole name where two runs would look the same.
-std::vector<std::string> ShortNames(const std::vector<RunReport>& runs) {
-  std::vector<std::string> names;
-  for (const auto& r : runs) {
-    const auto slash = r.name.find_last_of('/');
-    names.push_back(slash == std::string::npos || slash + 1 == r.name.size()
-                        ? r.name
-                        : r.name.substr(slash + 1));
-  }
-  std::vector<std::string> sorted = names;
-  std::sort(sorted.begin(), sorted.end());
-  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
-    for (size_t i = 0; i < runs.size(); ++i) names[i] = runs[i].name;
-  }
-  return names;
-}
-
 std::string RunSection(const RunReport& r, const std::string& name, size_t i) {
   const std::string p = fmt::format("run{}-", i);
   ReportTablePlacement tables(r);
@@ -507,7 +489,8 @@ std::string ChartId(size_t run, const char* chart) {
 }
 
 std::string RenderHtml(const std::vector<RunReport>& runs) {
-  const std::vector<std::string> short_names = ShortNames(runs);
+  // What headings and columns call each run: as the text report does.
+  const std::vector<std::string> short_names = RunLabels(runs);
   std::string names;
   for (const auto& r : runs) names += (names.empty() ? "" : ", ") + r.name;
   std::string out =

@@ -13,12 +13,20 @@
 
 namespace gpuq::report {
 
+const std::vector<std::pair<std::string, ReportFormat>>& ReportFormats() {
+  static const std::vector<std::pair<std::string, ReportFormat>> kFormats = {
+      {"text", ReportFormat::kText},
+      {"markdown", ReportFormat::kMarkdown},
+      {"json", ReportFormat::kJson},
+      {"html", ReportFormat::kHtml},
+      {"perfetto", ReportFormat::kPerfetto}};
+  return kFormats;
+}
+
 std::optional<ReportFormat> ParseReportFormat(const std::string& name) {
-  if (name == "text") return ReportFormat::kText;
-  if (name == "markdown") return ReportFormat::kMarkdown;
-  if (name == "json") return ReportFormat::kJson;
-  if (name == "html") return ReportFormat::kHtml;
-  if (name == "perfetto") return ReportFormat::kPerfetto;
+  for (const auto& [word, format] : ReportFormats()) {
+    if (word == name) return format;
+  }
   return std::nullopt;
 }
 
@@ -100,7 +108,7 @@ std::string RenderRunText(const RunReport& r, bool md) {
 
 std::string RenderComparisonText(const std::vector<RunReport>& runs, bool md) {
   std::vector<std::string> header = {""};
-  for (const RunReport& r : runs) header.push_back(ShortName(r.name));
+  for (std::string& label : RunLabels(runs)) header.push_back(std::move(label));
   TextTable t(header);
   for (ComparisonRow& row : ComparisonRows(runs)) {
     std::vector<std::string> cells = {std::move(row.what)};

@@ -3,6 +3,8 @@
 
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace gpuq::report {
 
@@ -10,7 +12,10 @@ namespace gpuq::report {
 /// (render_html.h), perfetto (render_perfetto.h).
 enum class ReportFormat { kText, kMarkdown, kJson, kHtml, kPerfetto };
 
-/// Parses "text", "markdown", "json", "html" or "perfetto".
+/// Every format by its --output name, in the order --help lists them.
+const std::vector<std::pair<std::string, ReportFormat>>& ReportFormats();
+
+/// Parses a name of ReportFormats().
 std::optional<ReportFormat> ParseReportFormat(const std::string& name);
 
 }  // namespace gpuq::report

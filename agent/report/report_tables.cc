@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <utility>
 
 #include "common/text_table.h"
@@ -591,7 +592,7 @@ ReportTable Classification(const RunReport& r) {
          Class(row.classification), Class(row.compute_classification),
          Text(QueueClassVerdict(row.classification))});
   };
-  add("run", ShortName(r.name), r);
+  add("run", r.label.empty() ? ShortName(r.name) : r.label, r);
   for (const ContainerRow& c : r.containers) {
     add("container", ContainerOrHost(c.owner.container), c);
   }
@@ -689,6 +690,67 @@ std::string ShortName(const std::string& name) {
     base.resize(base.size() - suffix.size());
   }
   return base;
+}
+
+namespace {
+
+// The directories and file name of `path` ("." and empty ones dropped), the
+// file name without ".gpuqcap" (ShortName's rule).
+std::vector<std::string> PathParts(const std::string& path) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (start <= path.size()) {
+    const size_t slash = std::min(path.find('/', start), path.size());
+    std::string part = path.substr(start, slash - start);
+    if (!part.empty() && part != ".") parts.push_back(std::move(part));
+    start = slash + 1;
+  }
+  if (!parts.empty()) parts.back() = ShortName(parts.back());
+  return parts;
+}
+
+std::string LastParts(const std::vector<std::string>& parts, size_t n) {
+  std::string out;
+  for (size_t i = parts.size() - n; i < parts.size(); ++i) {
+    out += (out.empty() ? "" : "/") + parts[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> RunLabels(const std::vector<RunReport>& runs) {
+  const size_t n = runs.size();
+  std::vector<std::vector<std::string>> parts(n);
+  std::vector<size_t> depth(n, 1);  // path parts in the label
+  for (size_t i = 0; i < n; ++i) parts[i] = PathParts(runs[i].name);
+  std::vector<std::string> labels(n);
+  auto label_of = [&](size_t i) {
+    if (!runs[i].label.empty()) return runs[i].label;
+    if (parts[i].empty()) return runs[i].name;  // "/", "."
+    return LastParts(parts[i], depth[i]);
+  };
+  // Every run called alike gets one more directory, while one has any.
+  for (bool longer = true; longer;) {
+    longer = false;
+    std::map<std::string, std::vector<size_t>> alike;
+    for (size_t i = 0; i < n; ++i) alike[labels[i] = label_of(i)].push_back(i);
+    for (const auto& [label, group] : alike) {
+      if (group.size() < 2) continue;
+      for (size_t i : group) {
+        if (runs[i].label.empty() && depth[i] < parts[i].size()) {
+          ++depth[i];
+          longer = true;
+        }
+      }
+    }
+  }
+  std::map<std::string, size_t> seen;
+  for (size_t i = 0; i < n; ++i) {
+    const size_t k = ++seen[labels[i]];
+    if (k > 1) labels[i] += fmt::format(" ({})", k);
+  }
+  return labels;
 }
 
 std::vector<ReportTable> ReportTables(const RunReport& r) {

@@ -60,6 +60,14 @@ std::vector<ReportTable> ReportTables(const RunReport& r);
 /// and without the ".gpuqcap" suffix.
 std::string ShortName(const std::string& name);
 
+/// What a report with several runs calls each (its columns, headings): the
+/// label given with the capture (RunReport::label), else the shortest
+/// suffix of its path, in whole directories and without ".gpuqcap", that
+/// no other run is called ("a/run" and "b/run" for a/run.gpuqcap and
+/// b/run.gpuqcap). Runs still called alike (the same path twice, or a
+/// suffix that is another's label) get " (2)", " (3)" in order.
+std::vector<std::string> RunLabels(const std::vector<RunReport>& runs);
+
 /// "140 us", "2.1 ms", "9.000412345 s": the unit that keeps digits short.
 std::string FormatDuration(double seconds);
 /// "12.784": seconds with three decimals, as the text report's columns of

@@ -263,7 +263,8 @@ struct Timeline {
 
 /// Everything about one capture.
 struct RunReport {
-  std::string name;  ///< the capture's file name, as given
+  std::string name;   ///< the capture's file name, as given
+  std::string label;  ///< `report LABEL=PATH`'s label; "" when none
   uint64_t start_realtime_ns = 0;
   double duration_s = 0;
   uint64_t records = 0;

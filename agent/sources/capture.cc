@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -158,6 +159,18 @@ CaptureError ParseCapture(std::string_view data, const std::string& path,
     offset += consumed;
   }
   return CaptureError::kNone;
+}
+
+CaptureSpan SpanOf(const Capture& capture) {
+  CaptureSpan span;
+  span.start_realtime_ns = capture.header.start_realtime_ns;
+  span.start_monotonic_ns = capture.header.start_monotonic_ns;
+  for (const Event& event : capture.events) {
+    const uint64_t ts = Header(event).ts_ns;
+    if (&event == &capture.events.front()) span.first_ns = ts;
+    span.last_ns = std::max(span.last_ns, ts);
+  }
+  return span;
 }
 
 }  // namespace gpuq

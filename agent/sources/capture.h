@@ -82,4 +82,17 @@ CaptureError ReadCapture(const std::string& path, Capture* out,
 CaptureError ParseCapture(std::string_view data, const std::string& path,
                           Capture* out, std::string* error);
 
+/// When a capture's records happened: the header's start on both clocks
+/// (a record's ts_ns is CLOCK_MONOTONIC: its wall time is
+/// start_realtime_ns + ts_ns - start_monotonic_ns), its first record's
+/// ts_ns and the latest ts_ns of any record (agent-written records may be
+/// stamped earlier than the one before).
+struct CaptureSpan {
+  uint64_t start_realtime_ns = 0;
+  uint64_t start_monotonic_ns = 0;
+  uint64_t first_ns = 0;
+  uint64_t last_ns = 0;
+};
+CaptureSpan SpanOf(const Capture& capture);
+
 }  // namespace gpuq

@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <set>
 
+#include "common/log.h"
 #include "common/text_table.h"
 
 namespace gpuq {
@@ -126,7 +128,47 @@ std::string Fit(const std::string& text, size_t width) {
   return text.substr(0, width - 1) + "~";
 }
 
+/// "capture time: 2023-11-14T22:13:25.300Z   5.300 s of 15.500 s   speed
+/// 20x": the wall time the rows shown were recorded at (the capture's clock
+/// at the last update), how far into the capture that is, and the pace.
+std::string ReplayClockLine(const ReplayClock& clock, const TopModel& model) {
+  const CaptureSpan& span = clock.span;
+  // Before the first update: the capture's start.
+  const uint64_t now = model.NowNs() != 0 ? model.NowNs() : span.first_ns;
+  // Wrapping arithmetic: a record stamped before the header's start still
+  // lands the right distance before it.
+  const auto wall_ns = static_cast<int64_t>(span.start_realtime_ns +
+                                            (now - span.start_monotonic_ns));
+  const auto wall = std::chrono::system_clock::time_point(
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(
+          std::chrono::nanoseconds(wall_ns)));
+  auto seconds = [](uint64_t ns) { return static_cast<double>(ns) / 1e9; };
+  const double into = now > span.first_ns ? seconds(now - span.first_ns) : 0;
+  const double total =
+      span.last_ns > span.first_ns ? seconds(span.last_ns - span.first_ns) : 0;
+  return fmt::format(
+      "capture time: {}   {:.3f} s of {:.3f} s   speed {}", UtcTimestamp(wall),
+      into, total,
+      clock.speed > 0 ? fmt::format("{:g}x", clock.speed) : std::string("max"));
+}
+
 }  // namespace
+
+const std::vector<TopKey>& TopKeys() {
+  static const std::vector<TopKey> keys = {
+      {"1 .. 7",
+       "sort by QUEUES, SUBMIT/S, PENDING, UNMAPS/S, EVICT/S, PREEMPT/S, "
+       "NAME"},
+      {"s", "next sort key (cycles through the seven)"},
+      {"p, space",
+       "pause: freeze the rows shown (events are still read); again to "
+       "resume"},
+      {"?, Esc", "this help; ? again or Esc goes back to the rows"},
+      {"q, Q", "quit (exit 0)"},
+      {"Ctrl-C", "quit (exit 0)"},
+  };
+  return keys;
+}
 
 const char* TopSortName(TopSort sort) {
   switch (sort) {
@@ -181,6 +223,7 @@ void TopModel::Update(const Snapshot& s, uint64_t now_ns) {
     r.totals = std::move(totals);
   }
 
+  now_ns_ = now_ns;
   const bool time_passed = have_previous_ && now_ns > previous_ns_;
   const double seconds =
       time_passed ? static_cast<double>(now_ns - previous_ns_) / 1e9 : 0;
@@ -259,13 +302,22 @@ std::vector<TopGroup> TopModel::Groups(TopSort sort) const {
 }
 
 std::vector<std::string> RenderTop(const TopModel& model, TopSort sort,
-                                   int width_in, const std::string& status,
+                                   int width, const std::string& status,
+                                   size_t* header_line) {
+  TopView view;
+  view.status = status;
+  return RenderTop(model, sort, width, view, header_line);
+}
+
+std::vector<std::string> RenderTop(const TopModel& model, TopSort sort,
+                                   int width_in, const TopView& view,
                                    size_t* header_line) {
   const size_t width = static_cast<size_t>(std::max(width_in, 20));
   const TopSummary& sum = model.Summary();
   std::vector<std::string> lines;
   lines.push_back(fmt::format(
-      "gpuq-agent top   source: {}   probes: {}   sort: {} (s, 1-{})   q quits",
+      "gpuq-agent top   source: {}   probes: {}   sort: {} (s, 1-{})   "
+      "? help   q quits",
       sum.source, sum.probes, TopSortName(sort), kTopSortCount));
   std::string oversubscribed;
   if (sum.oversubscribed) {
@@ -278,6 +330,12 @@ std::vector<std::string> RenderTop(const TopModel& model, TopSort sort,
   lines.push_back(fmt::format(
       "containers: {}   GPUs: {}   live queues: {}   events: {}{}",
       sum.containers, sum.gpus, sum.live_queues, sum.events, oversubscribed));
+  if (view.replay) lines.push_back(ReplayClockLine(*view.replay, model));
+  std::string status = view.status;
+  if (view.paused) {
+    status = "PAUSED: rows frozen, events still read; p or space resumes" +
+             (status.empty() ? "" : "   " + status);
+  }
   lines.push_back(status);
   lines.push_back("");
 
@@ -329,6 +387,25 @@ std::vector<std::string> RenderTop(const TopModel& model, TopSort sort,
       lines.push_back(line(fmt::format("  gpu {}", r.gpu_id), Cells(r), false));
     }
   }
+  for (std::string& l : lines) {
+    if (l.size() > width) l.resize(width);
+  }
+  return lines;
+}
+
+std::vector<std::string> RenderTopHelp(int width_in) {
+  const size_t width = static_cast<size_t>(std::max(width_in, 20));
+  std::vector<std::string> lines = {
+      "gpuq-agent top: keys   (? or Esc goes back to the rows)", ""};
+  size_t keys_width = 0;
+  for (const TopKey& k : TopKeys()) {
+    keys_width = std::max(keys_width, std::string(k.keys).size());
+  }
+  for (const TopKey& k : TopKeys()) {
+    lines.push_back(fmt::format("  {:<{}}   {}", k.keys, keys_width, k.does));
+  }
+  lines.push_back("");
+  lines.push_back("Columns, rates and the replay clock: docs/top.md");
   for (std::string& l : lines) {
     if (l.size() > width) l.resize(width);
   }

@@ -13,6 +13,7 @@
 
 #include "model/container_rows.h"
 #include "model/snapshot.h"
+#include "sources/capture.h"
 
 namespace gpuq {
 
@@ -30,6 +31,14 @@ inline constexpr int kTopSortCount = 7;
 /// The column header of a sort key ("QUEUES", "SUBMIT/S", ..., "NAME").
 const char* TopSortName(TopSort sort);
 TopSort NextTopSort(TopSort sort);
+
+/// A key top answers, as its help screen (`?`) and docs/top.md list it.
+struct TopKey {
+  const char* keys;  ///< "1 .. 7", "p, space"
+  const char* does;
+};
+/// Every key, in the order the help lists them.
+const std::vector<TopKey>& TopKeys();
 
 /// One container on one GPU, or (gpu_id 0) a container's total.
 struct TopRow {
@@ -86,21 +95,47 @@ class TopModel {
   /// name), and each group's GPUs by the same key (ties by gpu id).
   std::vector<TopGroup> Groups(TopSort sort) const;
   const TopSummary& Summary() const { return summary_; }
+  /// The source's clock at the last Update() (0: none yet).
+  uint64_t NowNs() const { return now_ns_; }
 
  private:
   std::map<ContainerGpu, TopRow> rows_;
   std::map<ContainerGpu, RowTotals> previous_;
   uint64_t previous_ns_ = 0;
   bool have_previous_ = false;
+  uint64_t now_ns_ = 0;
   TopSummary summary_;
 };
 
-/// The screen as text: title and summary lines, then the column header
-/// (line `*header_line`), then a container's total row followed by its
-/// GPUs' rows. Columns that do not fit `width` are left out (the sort
-/// column never); names are cut to fit. `status` is the third line.
+/// The replay clock line of `top --replay`: where in the capture the rows
+/// shown are.
+struct ReplayClock {
+  CaptureSpan span;
+  double speed = 1;  ///< --speed; 0: as fast as it can be read
+};
+
+/// What the screen shows besides the model's rows.
+struct TopView {
+  std::string status;   ///< the status line's message; "" for none
+  bool paused = false;  ///< the rows are frozen (p or space)
+  std::optional<ReplayClock> replay;  ///< top --replay
+};
+
+/// The screen as text: title and summary lines, in a replay the capture's
+/// clock at the model's last Update(), the status line (paused or not, and
+/// `view.status`), then the column header (line `*header_line`), then a
+/// container's total row followed by its GPUs' rows. Columns that do not
+/// fit `width` are left out (the sort column never); names are cut to fit.
+std::vector<std::string> RenderTop(const TopModel& model, TopSort sort,
+                                   int width, const TopView& view,
+                                   size_t* header_line);
+/// The same with `status` alone (live, not paused).
 std::vector<std::string> RenderTop(const TopModel& model, TopSort sort,
                                    int width, const std::string& status,
                                    size_t* header_line);
+
+/// The help screen (`?`): every key of TopKeys() and what it does, cut to
+/// `width`.
+std::vector<std::string> RenderTopHelp(int width);
 
 }  // namespace gpuq

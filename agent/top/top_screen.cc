@@ -25,6 +25,9 @@ std::unique_ptr<TopScreen> TopScreen::Open(std::string* error) {
   cbreak();  // keys at once; Ctrl-C still signals (SIGINT stops top)
   noecho();
   keypad(stdscr, TRUE);
+  // Esc alone (leaving the help) is told from the start of an escape
+  // sequence by the time that follows it: 25 ms, not ncurses' default 1 s.
+  set_escdelay(25);
   curs_set(0);
   return std::unique_ptr<TopScreen>(new TopScreen(screen));
 }
@@ -43,6 +46,7 @@ int TopScreen::ReadKey(int timeout_ms) {
 int TopScreen::Width() const { return COLS; }
 int TopScreen::Height() const { return LINES; }
 int TopScreen::ResizeKey() { return KEY_RESIZE; }
+int TopScreen::EscapeKey() { return 27; }
 
 void TopScreen::Draw(const std::vector<std::string>& lines,
                      size_t header_line) {

@@ -30,6 +30,8 @@ class TopScreen {
 
   /// ncurses' code of the resize pseudo-key.
   static int ResizeKey();
+  /// The code of the Esc key.
+  static int EscapeKey();
 
  private:
   explicit TopScreen(void* screen) : screen_(screen) {}

@@ -198,8 +198,9 @@ TEST_F(PodmanAttributionTest, NamedContainersShowUpUnderTheirNames) {
   }
   EXPECT_NE(body.find("gpuq_cgroups_unresolved_total 0"), std::string::npos);
 
-  // --once renders the same snapshot: both names, their ids and pids.
-  const std::string table = RenderOnce(snapshot, OnceFormat::kTable);
+  // --once renders the same snapshot: both names, their ids (the wide
+  // table's ID column) and pids.
+  const std::string table = RenderOnce(snapshot, OnceFormat::kWide);
   for (const std::string& name : kNames) {
     const std::string id = Shell("podman inspect -f '{{.Id}}' " + name);
     EXPECT_NE(table.find(name), std::string::npos) << table;

@@ -119,7 +119,8 @@ refuse "tab indentation" "$(printf 'basic_auth_users:\n\talice: %s' "$h")" "tabs
 refuse "a user twice" "$(printf 'basic_auth_users:\n  alice: %s\n  alice: %s' "$h" "$h")" "user 'alice' appears twice"
 refuse "a YAML alias" "$(printf 'basic_auth_users: &u\n  alice: %s\ntls_server_config: *u' "$h")" "bad.yml:3: YAML aliases are not supported"
 run "$AGENT" --replay "$CAP" --web.config.file "$TMP/does-not-exist.yml"
-expect_rc "missing web config file: usage error" 2
+expect_rc "missing web config file: a file that cannot be read" 1
+expect_err "missing web config file is named" "does-not-exist.yml: cannot open it"
 
 # The shipped example (user prometheus, password change-me).
 port3=$(free_port)

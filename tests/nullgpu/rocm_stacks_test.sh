@@ -72,9 +72,10 @@ URL=http://127.0.0.1:$port/metrics
 wait_http "$URL" 100 || fail "the agent does not serve /metrics" "$(cat "$TMP/agent.log")"
 # The runtime scan reads every process's maps within 5 sampling rounds.
 for file in "${FILES[@]}"; do
-  for _ in $(seq 100); do grep -q "doorbell uprobes attached to .*/$file\$" "$TMP/agent.log" && break; sleep 0.1; done
-  line=$(grep "doorbell uprobes attached to .*/$file\$" "$TMP/agent.log")
-  [ -n "$line" ] && pass "the runtime scan found and probed $file inside its root: ${line#*: info: }" ||
+  # A logfmt line: the message is quoted (it has spaces).
+  for _ in $(seq 100); do grep -q "doorbell uprobes attached to .*/$file\"\$" "$TMP/agent.log" && break; sleep 0.1; done
+  line=$(grep "doorbell uprobes attached to .*/$file\"\$" "$TMP/agent.log")
+  [ -n "$line" ] && pass "the runtime scan found and probed $file inside its root: ${line#*msg=}" ||
     fail "no doorbell uprobes on $file" "$(cat "$TMP/agent.log")"
 done
 m=$(curl -s "$URL")

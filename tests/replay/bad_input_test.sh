@@ -22,7 +22,7 @@ expect_err "bad listen address is explained" "HOST:PORT"
 run "$AGENT" --once --output yaml --replay "$CAP"
 expect_rc "unknown output format" 2
 run "$AGENT" --once --replay "$tmp/missing.gpuqcap"
-expect_rc "missing capture" 2
+expect_rc "missing capture" 1
 expect_err "missing capture is named" "missing.gpuqcap"
 run "$AGENT" --reconcile-interval 0
 expect_rc "zero reconcile interval" 2
@@ -73,7 +73,7 @@ else
   expect_err "--once without amdkfd points to the bundled capture" "--replay examples/default.gpuqcap"
   run "$AGENT" check
   expect_rc "check without amdkfd" 1
-  expect_out "check lists every hook" "process_exit +kfd_process_notifier_release +none"
+  expect_out "check lists every hook" "process_exit \(kfd_process_notifier_release\)"
   if [ "$(id -u)" = 0 ]; then
     run "$AGENT" check --verify
     # fentry programs need their function's BTF, which no amdgpu means none
@@ -155,7 +155,8 @@ expect_err "raw control bytes are named as not YAML" "ctrl.yml:2: not YAML: cont
 printf 'basic_auth_users:\n  "\\e[2Jroot\\rx": not-a-hash\n' > "$tmp/ctrl.yml"
 run "$AGENT" --replay "$CAP" --web.config.file "$tmp/ctrl.yml" --web.listen-address 127.0.0.1:0
 expect_rc "a web config with escaped control bytes" 1
-expect_err "its user is echoed escaped" "user '\\\\x1b\\[2Jroot\\\\x0dx' is not bcrypt"
+# The log line is logfmt: the message's own backslashes are escaped again.
+expect_err "its user is echoed escaped" 'user .\\\\x1b\[2Jroot\\\\x0dx. is not bcrypt'
 if [ "$(printf '%s' "$ERR" | wc -l)" = 0 ] && ! printf '%s' "$ERR" | LC_ALL=C grep -q $'[\x01-\x1f]'; then
   pass "the error is one line without control bytes"
 else

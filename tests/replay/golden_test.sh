@@ -11,7 +11,8 @@ GOLDEN=$SRC/tests/replay/golden
 # build_info carries the commit: mask it so goldens survive new commits.
 mask() { sed -E 's/(git_commit"?[=:] ?")[^"]*"/\1-"/'; }
 
-for fmt in table json prometheus; do
+# table: the default, 120 columns; wide: every column.
+for fmt in table wide json prometheus; do
   run "$AGENT" --once --replay "$SRC/examples/default.gpuqcap" --output "$fmt"
   expect_rc "--once --output $fmt" 0
   got=$(printf '%s\n' "$OUT" | mask)

@@ -101,7 +101,7 @@ expect_out "--container vllm keeps the GPU-wide runlist records" "^64512 +hws"
 run "$AGENT" record --replay "$CAP" -o "$tmp/trainer.cap" --container trainer -- true
 expect_rc "record --container trainer (Kubernetes name) -- true" 0
 replays "--container trainer" "$tmp/trainer.cap" 0
-run "$AGENT" --once --replay "$tmp/trainer.cap"
+run "$AGENT" --once --replay "$tmp/trainer.cap" --output wide
 expect_out "--container trainer keeps the trainer" "^trainer +f14ff07ef228"
 run "$AGENT" record --replay "$CAP" -o "$tmp/nosuch.cap" --container nosuch
 expect_rc "a container that never appears is not an error" 0

@@ -121,7 +121,7 @@ expect_err "truncated capture says where" "truncated.gpuqcap.*truncated at byte 
 one_line "truncated capture"
 run "$AGENT" report truncated.gpuqcap --allow-truncated
 expect_rc "truncated capture with --allow-truncated" 0
-expect_err "--allow-truncated warns" "warn: .*truncated"
+expect_err "--allow-truncated warns" "level=warn msg=.*truncated"
 : > empty.gpuqcap
 run "$AGENT" report empty.gpuqcap
 expect_rc "empty capture" 1

@@ -34,7 +34,7 @@ run "$AGENT" --doorbells=maybe
 expect_rc "--doorbells=maybe" 2
 expect_err "bad --doorbells names the choices" "doorbells.*off,uprobe"
 run "$AGENT" --doorbells=uprobe --hsa-runtime "$TMP/missing.so"
-expect_rc "--hsa-runtime of a missing file" 2
+expect_rc "--hsa-runtime of a missing file" 1
 expect_err "missing --hsa-runtime is named" "missing.so"
 one_line "--hsa-runtime missing"
 : > "$TMP/libhsa-runtime64.so.1"

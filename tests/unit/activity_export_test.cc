@@ -223,7 +223,8 @@ TEST(ActivityExportTest, OversubscriptionFamiliesAndOnceTable) {
 
 TEST(ActivityExportTest, OnceTableShowsRatesPendingAndRunlist) {
   const Snapshot s = Busy()->TakeSnapshot();
-  const std::string out = RenderOnce(s, OnceFormat::kTable);
+  // SUBMITTED through UNMAPS: the wide table's.
+  const std::string out = RenderOnce(s, OnceFormat::kWide);
   // 500 packets in 2 s between the two samples; every compute queue sampled.
   EXPECT_NE(out.find("600        250.0     4        0          1       0"),
             std::string::npos)

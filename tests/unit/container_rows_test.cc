@@ -84,9 +84,9 @@ std::map<std::string, Figures> OnceFigures(const Snapshot& s) {
       }
     }
   }
-  // The table's COMPUTE, SDMA, OTHER and UNSAMPLED columns (every cell is
-  // one word).
-  std::istringstream table(RenderOnce(s, OnceFormat::kTable));
+  // The wide table's COMPUTE, SDMA, OTHER and UNSAMPLED columns (every
+  // cell is one word).
+  std::istringstream table(RenderOnce(s, OnceFormat::kWide));
   std::string line;
   while (std::getline(table, line) && line != "HARDWARE QUEUES") {
   }

@@ -98,6 +98,100 @@ TEST(LogTest, LevelNamesRoundTrip) {
   EXPECT_EQ(unchanged, LogLevel::kInfo);
 }
 
+// 2026-12-01T20:00:00.123Z, for lines whose stamp is known.
+std::chrono::system_clock::time_point FixedWallTime() {
+  return std::chrono::system_clock::time_point(
+      std::chrono::milliseconds(1796155200123));
+}
+
+TEST(LogTest, LogfmtLinesCarryTsLevelAndMsgQuotedAsGoLogfmtQuotes) {
+  Captured out;
+  Logger log(out.Sink(), seconds(0));
+  log.SetWallClock(FixedWallTime);
+  log.SetFormat(LogFormat::kLogfmt);
+  log.Write(LogLevel::kWarn, "a \"quoted\" C:\\path\nnext");
+  log.Write(LogLevel::kInfo, "ok");
+  log.Write(LogLevel::kError, "");
+  log.Write(LogLevel::kInfo, "a=b");
+  log.Write(LogLevel::kInfo, "caf\xc3\xa9 \xff");
+  EXPECT_EQ(
+      out.lines,
+      (std::vector<std::string>{
+          // The newline is OneLine()'s \x0a, whose backslash is escaped.
+          R"(ts=2026-12-01T20:00:00.123Z level=warn msg="a \"quoted\" C:\\path\\x0anext")",
+          "ts=2026-12-01T20:00:00.123Z level=info msg=ok",
+          R"(ts=2026-12-01T20:00:00.123Z level=error msg="")",
+          R"(ts=2026-12-01T20:00:00.123Z level=info msg="a=b")",
+          "ts=2026-12-01T20:00:00.123Z level=info msg=\"caf\xc3\xa9 "
+          "\\ufffd\""}));
+}
+
+TEST(LogTest, JsonLinesAreOneObjectWithTsLevelAndMsg) {
+  Captured out;
+  Logger log(out.Sink(), seconds(0));
+  log.SetWallClock(FixedWallTime);
+  log.SetFormat(LogFormat::kJson);
+  log.Write(LogLevel::kDebug, "x");  // below the level: nothing
+  log.Write(LogLevel::kWarn, "say \"hi\"\\ \x1b[2J \xc3\x28");
+  EXPECT_EQ(
+      out.lines,
+      (std::vector<std::string>{
+          R"({"ts":"2026-12-01T20:00:00.123Z","level":"warn","msg":"say \"hi\"\\ \\x1b[2J \ufffd("})"}));
+}
+
+TEST(LogTest, TheRepeatLimitIsOnTheMessageNotTheTimestamp) {
+  Captured out;
+  Logger log(out.Sink(), seconds(10));
+  log.SetFormat(LogFormat::kLogfmt);
+  auto wall = FixedWallTime();
+  log.SetWallClock([&wall] {
+    wall += std::chrono::milliseconds(1);  // every line a new stamp
+    return wall;
+  });
+  const Logger::Clock::time_point t0{};
+  log.Write(LogLevel::kWarn, "same", t0);
+  log.Write(LogLevel::kWarn, "same", t0 + seconds(1));
+  log.Write(LogLevel::kError, "same", t0 + seconds(1));  // another level
+  log.Write(LogLevel::kWarn, "same", t0 + seconds(10));
+  ASSERT_EQ(out.lines.size(), 3u);
+  EXPECT_NE(out.lines[2].find(R"x(msg="same (1 more since the last time)")x"),
+            std::string::npos)
+      << out.lines[2];
+}
+
+TEST(LogTest, WriteAlwaysIgnoresTheLevelAndTheRepeatLimit) {
+  Captured out;
+  Logger log(out.Sink(), seconds(10));
+  log.SetWallClock(FixedWallTime);
+  log.SetLevel(LogLevel::kError);
+  log.WriteAlways(LogLevel::kInfo, "serving /metrics on port 1");
+  log.WriteAlways(LogLevel::kInfo, "serving /metrics on port 1");
+  log.SetFormat(LogFormat::kLogfmt);
+  log.WriteAlways(LogLevel::kInfo, "serving /metrics on port 1");
+  EXPECT_EQ(
+      out.lines,
+      (std::vector<std::string>{
+          "gpuq-agent: serving /metrics on port 1",
+          "gpuq-agent: serving /metrics on port 1",
+          R"(ts=2026-12-01T20:00:00.123Z level=info msg="serving /metrics on port 1")"}));
+}
+
+TEST(LogTest, FormatNamesAndTimestamps) {
+  LogFormat format = LogFormat::kPlain;
+  ASSERT_TRUE(ParseLogFormat("json", &format));
+  EXPECT_EQ(format, LogFormat::kJson);
+  ASSERT_TRUE(ParseLogFormat("logfmt", &format));
+  EXPECT_EQ(format, LogFormat::kLogfmt);
+  // The plain format is the logger's start, not a choice of --log.format.
+  EXPECT_FALSE(ParseLogFormat("plain", &format));
+  EXPECT_FALSE(ParseLogFormat("text", &format));
+  EXPECT_EQ(format, LogFormat::kLogfmt);
+  EXPECT_EQ(UtcTimestamp(FixedWallTime()), "2026-12-01T20:00:00.123Z");
+  EXPECT_EQ(UtcTimestamp(std::chrono::system_clock::time_point(
+                std::chrono::milliseconds(-1))),
+            "1969-12-31T23:59:59.999Z");
+}
+
 TEST(LogTest, ReconciliationErrorIsWrittenOncePerChange) {
   Captured out;
   Log().SetSink(out.Sink());

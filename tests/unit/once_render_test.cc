@@ -139,6 +139,7 @@ bool HasLine(const std::string& text, const std::string& wanted) {
 
 TEST(OnceRenderTest, ParseOnceFormat) {
   EXPECT_EQ(ParseOnceFormat("table"), OnceFormat::kTable);
+  EXPECT_EQ(ParseOnceFormat("wide"), OnceFormat::kWide);
   EXPECT_EQ(ParseOnceFormat("json"), OnceFormat::kJson);
   EXPECT_EQ(ParseOnceFormat("prometheus"), OnceFormat::kPrometheus);
   EXPECT_EQ(ParseOnceFormat(""), std::nullopt);
@@ -146,8 +147,8 @@ TEST(OnceRenderTest, ParseOnceFormat) {
   EXPECT_EQ(ParseOnceFormat("json "), std::nullopt);
 }
 
-TEST(OnceRenderTest, TableHasHeaderHostRowAndRightNumbers) {
-  const std::string out = RenderOnce(SmallSnapshot(), OnceFormat::kTable);
+TEST(OnceRenderTest, WideTableHasHeaderHostRowAndRightNumbers) {
+  const std::string out = RenderOnce(SmallSnapshot(), OnceFormat::kWide);
   ASSERT_FALSE(out.empty());
   EXPECT_EQ(Lines(out)[0], "gpuq-agent snapshot: source replay, 10 events")
       << out;
@@ -213,10 +214,11 @@ TEST(OnceRenderTest, TableHasHeaderHostRowAndRightNumbers) {
 
   // The GPU table and the drop summary.
   const auto gpu_row = RowStartingWith(out, "11437");
-  ASSERT_GE(gpu_row.size(), 4u) << out;
-  EXPECT_EQ(gpu_row[1], "1");
-  EXPECT_EQ(gpu_row[2], "gfx942");
-  EXPECT_EQ(gpu_row[3], "0000:05:00.0");
+  ASSERT_GE(gpu_row.size(), 5u) << out;
+  EXPECT_EQ(gpu_row[1], "0");  // amd-smi's index
+  EXPECT_EQ(gpu_row[2], "1");  // KFD node
+  EXPECT_EQ(gpu_row[3], "gfx942");
+  EXPECT_EQ(gpu_row[4], "0000:05:00.0");
   EXPECT_TRUE(HasLine(out, "dropped events: unknown_queue=2")) << out;
   // The probes, as gpuq_probe_attached lists them.
   EXPECT_EQ(RowStartingWith(out, "queue_create"),
@@ -225,6 +227,46 @@ TEST(OnceRenderTest, TableHasHeaderHostRowAndRightNumbers) {
   EXPECT_EQ(RowStartingWith(out, "runlist_unmap"),
             (std::vector<std::string>{"runlist_unmap", "none", "no"}))
       << out;
+}
+
+// The default table fits 120 columns: the labels that tell rows apart, the
+// queue counts by type, processes, rate, pending packets, preemptions and
+// evictions; a line names the columns --output wide adds, and the legend
+// explains only the columns shown, a line each.
+TEST(OnceRenderTest, TableFits120ColumnsAndNamesTheRest) {
+  const std::string out = RenderOnce(SmallSnapshot(), OnceFormat::kTable);
+  for (const std::string& line : Lines(out)) {
+    EXPECT_LE(line.size(), 120u) << line;
+  }
+  EXPECT_EQ(
+      RowStartingWith(out, "CONTAINER"),
+      (std::vector<std::string>{"CONTAINER", "POD", "GPU_ID", "COMPUTE", "SDMA",
+                                "OTHER", "PROCS", "SUBMIT/S", "PENDING",
+                                "PREEMPTED(self/other)", "EVICTIONS"}))
+      << out;
+  EXPECT_EQ(RowStartingWith(out, "(host)"),
+            (std::vector<std::string>{"(host)", "-", "23710", "1", "0", "1",
+                                      "2", "-", "0", "0/0", "0"}))
+      << out;
+  EXPECT_EQ(RowStartingWith(out, "0124dd351391"),
+            (std::vector<std::string>{"0124dd351391", "-", "11437", "3", "2",
+                                      "0", "1", "-", "0", "1/3", "0"}))
+      << out;
+  EXPECT_TRUE(HasLine(out, "live queues: 7")) << out;
+  EXPECT_TRUE(HasLine(out,
+                      "SUBMIT/S: AQL packets per second between the last two "
+                      "samples"))
+      << out;
+  EXPECT_EQ(out.find("HIGH_PRIO:"), std::string::npos) << out;
+  EXPECT_NE(out.find("--output wide adds: ID, NAMESPACE, HIGH_PRIO, "
+                     "CU_RESTRICTED, CREATED, DESTROYED(ioctl/exit), "
+                     "SUBMITTED, UNSAMPLED,\n  UNMAPS, OFF_GPU_S, EVICTED\n"),
+            std::string::npos)
+      << out;
+  // The sections after the queues are those of the wide table.
+  const std::string wide = RenderOnce(SmallSnapshot(), OnceFormat::kWide);
+  EXPECT_EQ(out.substr(out.find("\nGPUS\n")),
+            wide.substr(wide.find("\nGPUS\n")));
 }
 
 // The runlist table is the collector's runlist families: unmaps, maps and
@@ -290,7 +332,7 @@ TEST(OnceRenderTest, JsonHasContainersAndMetrics) {
   // One member per column of the table, by its key (model/container_rows.h):
   // a count as the table's cell, a cell of two figures as an object of
   // them, named by their metric's labels.
-  const std::string table = RenderOnce(SmallSnapshot(), OnceFormat::kTable);
+  const std::string table = RenderOnce(SmallSnapshot(), OnceFormat::kWide);
   const std::vector<std::string> header = RowStartingWith(table, "CONTAINER");
   const std::vector<std::string> cells = RowStartingWith(table, "0124dd351391");
   ASSERT_EQ(header.size(), cells.size());
@@ -326,6 +368,10 @@ TEST(OnceRenderTest, JsonHasContainersAndMetrics) {
     ++checked;
   }
   EXPECT_EQ(checked, RowColumns().size());
+  // Its schema comes first, so a reader can tell the layout before the rest.
+  EXPECT_EQ(out.rfind("{\n  \"schema\": \"gpuq-once/1\",\n", 0), 0u) << out;
+  EXPECT_EQ(doc["schema"], kOnceSchema);
+  EXPECT_EQ(std::string(kOnceSchema), "gpuq-once/1");
   EXPECT_EQ(g["preempted"], nlohmann::json({{"self", 1}, {"other", 3}}));
 
   ASSERT_EQ((*host)["gpus"].size(), 1u);
@@ -396,7 +442,7 @@ TEST(OnceRenderTest, ContainerIdsAreTheInfoFamilysLastOfTheSameLabels) {
   ASSERT_EQ(last_id, "ffff33334444");
 
   const std::vector<std::string> row =
-      RowStartingWith(RenderOnce(s, OnceFormat::kTable), "0124dd351391");
+      RowStartingWith(RenderOnce(s, OnceFormat::kWide), "0124dd351391");
   ASSERT_GT(row.size(), 1u);
   EXPECT_EQ(row[1], last_id.substr(0, 12));
 

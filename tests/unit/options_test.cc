@@ -1,14 +1,20 @@
-// The flags (cli/options.h): durations and --speed as CLI11's transformers
-// read them, and what is refused (exit 2, one line) instead of guessed.
+// The flags (cli/options.h): durations, --speed and the choice flags as
+// CLI11's transformers read them, -o as each command's own, report's
+// labels, and what is refused (exit 2, one line; a file a flag names that
+// cannot be read: exit 1) instead of guessed.
 #include "cli/options.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "log_capture.h"
 
 namespace gpuq {
 namespace {
@@ -99,6 +105,156 @@ TEST(OptionsTest, ListenAddressNeedsAPort) {
     Options o;
     EXPECT_EQ(Parse({"--web.listen-address", bad}, &o), 2) << bad;
   }
+}
+
+// Each choice flag reads its words into its enum.
+TEST(OptionsTest, ChoicesAreReadIntoTheirEnums) {
+  Options o;
+  ASSERT_EQ(Parse({"--once", "--output", "wide", "--probe-tier", "args",
+                   "--doorbells", "uprobe", "--log.level", "debug",
+                   "--log.format", "json"},
+                  &o),
+            std::nullopt);
+  EXPECT_EQ(o.output, OnceFormat::kWide);
+  EXPECT_EQ(o.probe_tier, TierRequest::kArgs);
+  EXPECT_EQ(o.doorbells, DoorbellMode::kUprobe);
+  EXPECT_EQ(o.log_level, LogLevel::kDebug);
+  EXPECT_EQ(o.log_format, LogFormat::kJson);
+  Options d;
+  ASSERT_EQ(Parse({}, &d), std::nullopt);
+  EXPECT_EQ(d.output, OnceFormat::kTable);
+  EXPECT_EQ(d.probe_tier, TierRequest::kAuto);
+  EXPECT_EQ(d.doorbells, DoorbellMode::kOff);
+  EXPECT_EQ(d.log_level, LogLevel::kInfo);
+  EXPECT_EQ(d.report_format, report::ReportFormat::kText);
+}
+
+// A refused word is named with the flag's own choices, and an enum's
+// integer (how CLI11 reads enums) is no word.
+TEST(OptionsTest, ARefusedChoiceListsThatFlagsChoices) {
+  const struct {
+    std::vector<std::string> args;
+    const char* said;
+  } cases[] = {
+      {{"--once", "-o", "html"}, "html not in {table,wide,json,prometheus}"},
+      {{"report", "x.gpuqcap", "-o", "yaml"},
+       "yaml not in {text,markdown,json,html,perfetto}"},
+      {{"--probe-tier", "btf"}, "btf not in {auto,args,tracepoint}"},
+      {{"--doorbells", "on"}, "on not in {off,uprobe}"},
+      {{"--log.level", "loud"}, "loud not in {error,warn,info,debug}"},
+      {{"--log.format", "text"}, "text not in {logfmt,json}"},
+      {{"--once", "-o", "1"}, "1 not in {table,wide,json,prometheus}"},
+      {{"report", "x.gpuqcap", "-o", "4"},
+       "4 not in {text,markdown,json,html,perfetto}"},
+  };
+  for (const auto& c : cases) {
+    LogCapture log;
+    Options o;
+    std::vector<std::string> words{"gpuq-agent"};
+    words.insert(words.end(), c.args.begin(), c.args.end());
+    std::vector<char*> argv;
+    for (auto& w : words) argv.push_back(w.data());
+    EXPECT_EQ(ParseOptions(static_cast<int>(argv.size()), argv.data(), &o), 2)
+        << c.said;
+    EXPECT_TRUE(log.Said(c.said)) << c.said;
+  }
+}
+
+// -o is each command's own --output: report's format after `report`,
+// record's capture file; refused where it would reach --once's unused.
+TEST(OptionsTest, OIsEachCommandsOwnOutput) {
+  Options r;
+  ASSERT_EQ(Parse({"report", "x.gpuqcap", "-o", "json"}, &r), std::nullopt);
+  EXPECT_EQ(r.command, Command::kReport);
+  EXPECT_EQ(r.report_format, report::ReportFormat::kJson);
+  EXPECT_EQ(r.output, OnceFormat::kTable);
+  Options h;
+  ASSERT_EQ(Parse({"report", "--output", "html", "x.gpuqcap"}, &h),
+            std::nullopt);
+  EXPECT_EQ(h.report_format, report::ReportFormat::kHtml);
+  for (const char* flag : {"-o", "--output", "--output-file"}) {
+    Options rec;
+    ASSERT_EQ(Parse({"record", flag, "/tmp/x.gpuqcap"}, &rec), std::nullopt)
+        << flag;
+    EXPECT_EQ(rec.record_path, "/tmp/x.gpuqcap") << flag;
+  }
+  const struct {
+    std::vector<std::string> args;
+    const char* said;
+  } refused[] = {
+      {{"-o", "json", "report", "x.gpuqcap"}, "report --output FORMAT"},
+      {{"-o", "json", "record", "-o", "x"}, "record -o FILE"},
+      {{"check", "-o", "json"}, "does not apply to `check`"},
+      {{"top", "-o", "json"}, "does not apply to `top`"},
+      {{"-o", "json"}, "add --once"},
+  };
+  for (const auto& c : refused) {
+    LogCapture log;
+    Options o;
+    std::vector<std::string> words{"gpuq-agent"};
+    words.insert(words.end(), c.args.begin(), c.args.end());
+    std::vector<char*> argv;
+    for (auto& w : words) argv.push_back(w.data());
+    EXPECT_EQ(ParseOptions(static_cast<int>(argv.size()), argv.data(), &o), 2)
+        << c.said;
+    EXPECT_TRUE(log.Said(c.said)) << c.said;
+  }
+}
+
+// report's captures: LABEL=PATH, unless the whole argument is a file.
+TEST(OptionsTest, ReportCapturesTakeLabels) {
+  Options o;
+  ASSERT_EQ(Parse({"report", "before=a/run.gpuqcap", "b/run.gpuqcap",
+                   "dir/x=y.gpuqcap"},
+                  &o),
+            std::nullopt);
+  ASSERT_EQ(o.report_captures.size(), 3u);
+  EXPECT_EQ(o.report_captures[0].label, "before");
+  EXPECT_EQ(o.report_captures[0].path, "a/run.gpuqcap");
+  EXPECT_EQ(o.report_captures[1].label, "");
+  EXPECT_EQ(o.report_captures[1].path, "b/run.gpuqcap");
+  // A '/' before the '=': a path.
+  EXPECT_EQ(o.report_captures[2].label, "");
+  EXPECT_EQ(o.report_captures[2].path, "dir/x=y.gpuqcap");
+
+  // A file whose name holds a '=' (and no '/' before it) is a path.
+  char cwd[4096];
+  ASSERT_NE(getcwd(cwd, sizeof(cwd)), nullptr);
+  ASSERT_EQ(chdir(::testing::TempDir().c_str()), 0);
+  std::FILE* f = std::fopen("lr=0.1.gpuqcap", "w");
+  ASSERT_NE(f, nullptr);
+  std::fclose(f);
+  Options e;
+  const auto parsed = Parse({"report", "lr=0.1.gpuqcap", "lr=x.gpuqcap"}, &e);
+  std::remove("lr=0.1.gpuqcap");
+  ASSERT_EQ(chdir(cwd), 0);
+  ASSERT_EQ(parsed, std::nullopt);
+  EXPECT_EQ(e.report_captures[0].label, "");
+  EXPECT_EQ(e.report_captures[0].path, "lr=0.1.gpuqcap");
+  EXPECT_EQ(e.report_captures[1].label, "lr");
+  EXPECT_EQ(e.report_captures[1].path, "x.gpuqcap");
+
+  Options twice;
+  EXPECT_EQ(Parse({"report", "x=a.gpuqcap", "x=b.gpuqcap"}, &twice), 2);
+  Options empty;
+  EXPECT_EQ(Parse({"report", "x="}, &empty), 2);
+}
+
+// A file a flag names that cannot be read: exit 1, as a capture that
+// cannot be read (captures are checked by their reader, when read).
+TEST(OptionsTest, AnUnreadableFileExitsOne) {
+  const std::string missing = ::testing::TempDir() + "gpuq-missing";
+  Options o;
+  EXPECT_EQ(Parse({"--btf", missing}, &o), 1);
+  Options w;
+  EXPECT_EQ(Parse({"--web.config.file", missing}, &w), 1);
+  Options h;
+  EXPECT_EQ(Parse({"--doorbells=uprobe", "--hsa-runtime", missing}, &h), 1);
+  Options d;
+  EXPECT_EQ(Parse({"--btf", ::testing::TempDir()}, &d), 1);
+  Options r;
+  EXPECT_EQ(Parse({"--once", "--replay", missing}, &r), std::nullopt);
+  EXPECT_EQ(r.replay, missing);
 }
 
 }  // namespace

@@ -542,6 +542,56 @@ TEST(ReportRenderTest, ComparisonKeepsTheOrderGivenAndEndsWithTheVerdict) {
             std::string::npos);
 }
 
+// What a comparison calls each run: its label, else the shortest path
+// suffix no other run has; the text and the HTML alike.
+TEST(ReportRenderTest, RunsAreCalledByLabelOrShortestDistinctSuffix) {
+  const auto labels =
+      [](std::vector<std::pair<std::string, std::string>> runs) {
+        std::vector<RunReport> reports;
+        for (auto& [name, label] : runs) {
+          RunReport r;
+          r.name = name;
+          r.label = label;
+          reports.push_back(std::move(r));
+        }
+        return RunLabels(reports);
+      };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(labels({{"a/run.gpuqcap", ""}, {"b/run.gpuqcap", ""}}),
+            (V{"a/run", "b/run"}));
+  EXPECT_EQ(labels({{"x/a/run.gpuqcap", ""},
+                    {"y/a/run.gpuqcap", ""},
+                    {"other.gpuqcap", ""}}),
+            (V{"x/a/run", "y/a/run", "other"}));
+  // Only the runs called alike get longer.
+  EXPECT_EQ(labels({{"/data/p/q/run.gpuqcap", ""}, {"q/run.gpuqcap", ""}}),
+            (V{"p/q/run", "q/run"}));
+  EXPECT_EQ(labels({{"./cnn.gpuqcap", ""}, {"/tmp/deepseek8.gpuqcap", ""}}),
+            (V{"cnn", "deepseek8"}));
+  EXPECT_EQ(labels({{"a/run.gpuqcap", "before"}, {"b/run.gpuqcap", "after"}}),
+            (V{"before", "after"}));
+  // The same capture twice, and a suffix that is another run's label.
+  EXPECT_EQ(labels({{"run.gpuqcap", ""}, {"./run.gpuqcap", ""}}),
+            (V{"run", "run (2)"}));
+  EXPECT_EQ(labels({{"run.gpuqcap", "x"}, {"d/x.gpuqcap", ""}}),
+            (V{"x", "d/x"}));
+  EXPECT_EQ(labels({{"run.gpuqcap", "x"}, {"x.gpuqcap", ""}}),
+            (V{"x", "x (2)"}));
+
+  RunReport a = Analyze(BuildCnnScenario, "a/run.gpuqcap");
+  RunReport b = Analyze(BuildCnnScenario, "b/run.gpuqcap");
+  const std::string text = RenderText({a, b}, false);
+  EXPECT_NE(text.find("a/run"), std::string::npos) << text;
+  EXPECT_NE(text.find("b/run"), std::string::npos) << text;
+  a.label = "before";
+  b.label = "after";
+  EXPECT_NE(RenderText({a, b}, true).find("|  | before | after |"),
+            std::string::npos);
+  const std::string html = RenderHtml({a, b});
+  EXPECT_NE(html.find("Run: before"), std::string::npos);
+  EXPECT_NE(html.find("Run: after"), std::string::npos);
+}
+
 TEST(ReportRenderTest, DurationsKeepShortUnits) {
   EXPECT_EQ(FormatDuration(140e-6), "140 us");
   EXPECT_EQ(FormatDuration(0.0021), "2.1 ms");

@@ -7,7 +7,11 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <atomic>
+#include <fstream>
+#include <set>
+#include <string>
 
 #include "cli/child_command.h"
 #include "event_builders.h"
@@ -296,6 +300,92 @@ TEST(TopModelTest, NarrowScreensDropColumnsButNeverTheSortColumn) {
   EXPECT_EQ(wide[header + 1].rfind("alpha", 0), 0u);
   EXPECT_EQ(wide[header + 2].rfind("  gpu 100", 0), 0u);
   EXPECT_EQ(wide[header + 4].rfind("beta (ns/pod-0)", 0), 0u);
+}
+
+TEST(TopModelTest, TheStatusLineSaysPausedBeforeTheMessage) {
+  TopModel model;
+  model.Update(TwoContainers(0, 0, 0, 0), 0);
+  TopView view;
+  view.status = "replay finished";
+  size_t header = 0;
+  auto lines = RenderTop(model, TopSort::kQueues, 200, view, &header);
+  ASSERT_EQ(header, 4u);
+  EXPECT_EQ(lines[2], "replay finished");
+  EXPECT_NE(lines[0].find("? help"), std::string::npos) << lines[0];
+  view.paused = true;
+  lines = RenderTop(model, TopSort::kQueues, 200, view, &header);
+  EXPECT_EQ(lines[2].rfind("PAUSED: ", 0), 0u) << lines[2];
+  EXPECT_NE(lines[2].find("p or space resumes   replay finished"),
+            std::string::npos)
+      << lines[2];
+}
+
+TEST(TopModelTest, TheReplayClockIsTheCapturesTimeAtTheLastUpdate) {
+  ReplayClock clock;
+  // The header's start on both clocks, its first record 0.5 s after it,
+  // its last 15.5 s after that one.
+  clock.span = {1700000000 * kSecond, 5 * kSecond, 5 * kSecond + kSecond / 2,
+                21 * kSecond};
+  clock.speed = 20;
+  TopView view;
+  view.replay = clock;
+  TopModel model;
+  size_t header = 0;
+  // Before any update: the first record's time.
+  auto lines = RenderTop(model, TopSort::kQueues, 200, view, &header);
+  ASSERT_EQ(header, 5u);
+  EXPECT_EQ(lines[2],
+            "capture time: 2023-11-14T22:13:20.500Z   0.000 s of 15.500 s   "
+            "speed 20x");
+  model.Update(TwoContainers(0, 0, 0, 0), 10 * kSecond + 250000000);
+  view.replay->speed = 0;
+  lines = RenderTop(model, TopSort::kQueues, 200, view, &header);
+  EXPECT_EQ(lines[2],
+            "capture time: 2023-11-14T22:13:25.250Z   4.750 s of 15.500 s   "
+            "speed max");
+  // A live view has no such line.
+  lines = RenderTop(model, TopSort::kQueues, 200, TopView{}, &header);
+  EXPECT_EQ(header, 4u);
+  EXPECT_EQ(lines[2].find("capture time"), std::string::npos);
+}
+
+TEST(TopModelTest, TheHelpListsEveryKey) {
+  const auto lines = RenderTopHelp(200);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_NE(lines[0].find("keys"), std::string::npos) << lines[0];
+  for (const char* keys :
+       {"1 .. 7", "s", "p, space", "?, Esc", "q, Q", "Ctrl-C"}) {
+    bool found = false;
+    for (const std::string& line : lines) {
+      found = found || line.rfind("  " + std::string(keys) + " ", 0) == 0;
+    }
+    EXPECT_TRUE(found) << keys;
+  }
+  EXPECT_EQ(lines.size(), TopKeys().size() + 4);
+  for (const std::string& line : RenderTopHelp(30)) {
+    EXPECT_LE(line.size(), 30u) << line;
+  }
+}
+
+// docs/top.md's "Keys" table lists the keys the help lists, no more, no
+// fewer (a key's cell without its backticks is TopKey::keys).
+TEST(TopModelTest, DocsListTheKeysTheHelpLists) {
+  std::ifstream doc(std::string(GPUQ_SOURCE_DIR) + "/docs/top.md");
+  ASSERT_TRUE(doc) << "docs/top.md";
+  std::set<std::string> documented;
+  bool in_keys = false;
+  for (std::string line; std::getline(doc, line);) {
+    if (line.rfind("## ", 0) == 0) in_keys = line == "## Keys";
+    if (!in_keys || line.rfind("| ", 0) != 0) continue;
+    std::string cell = line.substr(2, line.find(" |", 2) - 2);
+    cell.erase(std::remove(cell.begin(), cell.end(), '`'), cell.end());
+    if (cell != "key" && cell.find("---") == std::string::npos) {
+      documented.insert(cell);
+    }
+  }
+  std::set<std::string> helped;
+  for (const TopKey& k : TopKeys()) helped.insert(k.keys);
+  EXPECT_EQ(documented, helped);
 }
 
 TEST(PacedSourceTest, SpeedZeroDeliversEverythingInOrder) {
