@@ -522,9 +522,16 @@ void AddInfoFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
   FamilyBuilder gpus("gpuq_gpu_info",
                      "KFD GPU nodes; join key to other GPU exporters.",
                      MetricType::Gauge);
+  // gpu_index and gpu_partition_id are what AMD's device-metrics-exporter
+  // calls gpu_id and gpu_partition_id (amd-smi's numbering): the join key
+  // (docs/metrics.md, "Joining AMD's exporter"). KFD's node is kfd_node, not
+  // node: Kubernetes scrape configs put the node's name in `node`.
+  const std::map<uint32_t, uint32_t> index = AmdSmiIndexes(s.gpus);
   for (const auto& [gpu_id, n] : s.gpus) {
     gpus.Add({{"gpu_id", std::to_string(gpu_id)},
-              {"node", std::to_string(n.node)},
+              {"gpu_index", std::to_string(index.at(gpu_id))},
+              {"gpu_partition_id", std::to_string(n.PartitionId())},
+              {"kfd_node", std::to_string(n.node)},
               {"name", n.name},
               {"gfx", GfxName(n.gfx_target_version)},
               {"gfx_target_version", std::to_string(n.gfx_target_version)},

@@ -184,6 +184,36 @@ std::string GpuNode::PciAddress() const {
                      devfn & 7);
 }
 
+uint32_t GpuNode::PartitionId() const {
+  // rocm_smi_lib (rsmi_dev_partition_id_get) and amd-smi: the node id at
+  // bits 31:28 where that amd-gfx layout is in use, else in the devfn's
+  // function bits, where mainline's kfd_topology_add_device() ORs it.
+  const uint32_t high = location_id >> 28;
+  return high != 0 ? high : (location_id & 7);
+}
+
+std::map<uint32_t, uint32_t> AmdSmiIndexes(
+    const std::map<uint32_t, GpuNode>& gpus) {
+  std::vector<const GpuNode*> order;
+  for (const auto& [gpu_id, node] : gpus) order.push_back(&node);
+  std::sort(order.begin(), order.end(), [](const GpuNode* a, const GpuNode* b) {
+    return a->node < b->node;
+  });
+  // amd-smi's sort key: domain, then bus << 8 | devfn (the partition bits
+  // at 31:28 left out, so partitions keep their KFD node order).
+  auto pci_key = [](const GpuNode* n) {
+    return (static_cast<uint64_t>(n->domain) << 32) |
+           (n->location_id & 0x0fffffffu);
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](const GpuNode* a, const GpuNode* b) {
+                     return pci_key(a) < pci_key(b);
+                   });
+  std::map<uint32_t, uint32_t> index;
+  for (uint32_t i = 0; i < order.size(); ++i) index[order[i]->gpu_id] = i;
+  return index;
+}
+
 bool ReadGpuTopology(const std::string& kfd_dir, std::vector<GpuNode>* out,
                      std::string* error) {
   const std::string nodes_dir = kfd_dir + "/topology/nodes";

@@ -4,6 +4,7 @@
 #include <gpuq/abi.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -32,7 +33,20 @@ struct GpuNode {
 
   /// "dddd:bb:dd.f" from domain and location_id.
   std::string PciAddress() const;
+
+  /// The partition this node is of a partitioned GPU (CPX/DPX), 0 on any
+  /// other: location_id's bits 31:28 when set, else its function bits, as
+  /// rocm-smi and amd-smi read it (see gpu_topology.cc).
+  uint32_t PartitionId() const;
 };
+
+/// amd-smi's index of each GPU node, by gpu_id: what AMD's
+/// device-metrics-exporter labels `gpu_id` and `amd-smi list` numbers GPUs
+/// by. amd-smi takes the KFD nodes in node order and sorts them stably by
+/// PCI domain, bus, device and function, so a GPU's partitions follow each
+/// other in partition order.
+std::map<uint32_t, uint32_t> AmdSmiIndexes(
+    const std::map<uint32_t, GpuNode>& gpus);
 
 /// Reads every GPU node under `<kfd>/topology/nodes` (CPU nodes, gpu_id 0,
 /// are skipped), sorted by node. Returns false and sets *error when the

@@ -43,6 +43,7 @@ PROMQL_WORDS = {
     "clamp_max", "max_over_time", "min_over_time", "avg_over_time",
     "last_over_time", "changes", "resets", "absent", "sort", "sort_desc",
     "count_values", "quantile", "histogram_quantile", "label_values",
+    "query_result",
 }
 
 
@@ -203,9 +204,9 @@ def cmd_queries(path):
                   + substitute(t["expr"], variables).replace("\n", " "))
     for v in dash.get("templating", {}).get("list", []):
         q = variable_query(v)
-        m = re.fullmatch(r"label_values\((.*),\s*(\w+)\)", q.strip())
+        m = re.fullmatch(r"(?:label_values\((.*),\s*\w+\)|query_result\((.*)\))", q.strip())
         if v.get("type") == "query" and m:
-            print(f"variable {v['name']}\t" + substitute(m.group(1), variables))
+            print(f"variable {v['name']}\t" + substitute(m.group(1) or m.group(2), variables))
 
 
 # ----------------------------------------------------------------- kubernetes

@@ -55,6 +55,23 @@ else
   fail "fixture-host live agent did not start" "$(cat "$TMP"/agent-*.log)"
 fi
 
+# AMD's device-metrics-exporter stands here as a static page of series shaped
+# as its documentation and source show them (no AMD GPU, no image to pull):
+# gpu_id is amd-smi's index, worked out by hand for the bundled capture's
+# GPUs (examples/generator/scenario.cc): PCI order, so the W7900 (KFD node
+# 9, bus c3) is index 6. GFX activity is 10 x (index + 1).
+AMD_INDEX=([11437]=0 [23710]=1 [30584]=2 [39261]=3 [48090]=4 [52417]=5 [47101]=6 [60833]=7 [64512]=8)
+mkdir -p "$TMP/amd-exporter"
+{
+  echo '# HELP gpu_gfx_activity GPU GFX activity (%)'
+  echo '# TYPE gpu_gfx_activity gauge'
+  for i in 0 1 2 3 4 5 6 7 8; do
+    echo "gpu_gfx_activity{card_model=\"\",container=\"\",deployment_mode=\"baremetal\",gpu_compute_partition_type=\"spx\",gpu_id=\"$i\",gpu_memory_partition_type=\"nps1\",gpu_partition_id=\"0\",hostname=\"node-a\",job_id=\"\",job_partition=\"\",job_user=\"\",namespace=\"\",pod=\"\",serial_number=\"PCB0000$i\"} $((10 * (i + 1)))"
+  done
+} > "$TMP/amd-exporter/metrics"
+amd_port=$(free_port)
+start_bg /usr/bin/python3 -m http.server --bind 127.0.0.1 --directory "$TMP/amd-exporter" "$amd_port" > "$TMP/amd-exporter.log" 2>&1
+if wait_http "http://127.0.0.1:$amd_port/metrics" 100; then pass "exporter-shaped series served"; else fail "exporter-shaped series not served" "$(cat "$TMP/amd-exporter.log")"; fi
 prom_port=$(free_port)
 cat > "$TMP/prometheus.yml" << YAML
 global:
@@ -70,6 +87,17 @@ scrape_configs:
         labels: {agent: pair}
       - targets: ['127.0.0.1:$fixture_port']
         labels: {agent: fixture}
+  # The node's name in `node`, as the shipped ServiceMonitor relabels it,
+  # beside AMD's exporter on the same node (its own hostname label).
+  - job_name: gpuq-node
+    honor_labels: true
+    static_configs:
+      - targets: ['127.0.0.1:$replay_port']
+        labels: {node: node-a}
+  - job_name: amd-device-metrics-exporter
+    honor_labels: true
+    static_configs:
+      - targets: ['127.0.0.1:$amd_port']
   # What the operator does to a pod target: namespace/pod/container of the
   # agent's own pod as target labels. honor_labels must keep the workload's.
   - job_name: gpuq-k8s-labels
@@ -128,6 +156,37 @@ while IFS= read -r expr; do
 done < <(awk '/^## The first five metrics/ { on = 1; next } /^## / { on = 0 } on && /^\| / && !/^\| question/' "$SRC/README.md" |
   awk -F'|' '{ print $3 }' | grep -o '`[^`]*`' | tr -d '`')
 if [ "$n_readme" -ge 7 ]; then pass "$n_readme README queries checked"; else fail "only $n_readme README queries found"; fi
+
+# The documented join with AMD's exporter (docs/metrics.md), run as written:
+# one series per GPU with queues, keyed by the node and amd-smi's index, each
+# the GPU's queues times the exporter's activity for that index.
+join=$(awk '/^### Joining AMD/ { on = 1 } on && /^```promql/ { grab = 1; next } grab && /^```/ { exit } grab' "$SRC/docs/metrics.md" |
+  tr '\n' ' ')
+query_pairs() { # EXPR -> "label1 label2 value" lines, sorted
+  curl -s -G --data-urlencode "query=$1" "http://127.0.0.1:$prom_port/api/v1/query" | "$PY" -c '
+import json, sys
+keys = sys.argv[1:]
+for r in json.load(sys.stdin)["data"]["result"]:
+    print(" ".join([r["metric"].get(k, "-") for k in keys] + [str(float(r["value"][1]))]))' "${@:2}" | sort
+}
+got=$(query_pairs "$join" node gpu_index)
+want=$(query_pairs 'sum by (gpu_id) (gpuq_queues{job="gpuq-node"})' gpu_id |
+  while read -r gpu_id queues; do
+    i=${AMD_INDEX[$gpu_id]}
+    echo "node-a $i $(awk -v q="$queues" -v i="$i" 'BEGIN { print q * 10 * (i + 1) ".0" }')"
+  done | sort)
+# Python prints floats as 30.0; the shell's products as 30.0 too.
+want=$(awk '{ printf "%s %s %.1f\n", $1, $2, $3 }' <<< "$want")
+got=$(awk '{ printf "%s %s %.1f\n", $1, $2, $3 }' <<< "$got")
+if [ -n "$join" ] && [ -n "$want" ] && [ "$got" = "$want" ]; then
+  pass "docs/metrics.md's join with AMD's exporter: $(wc -l <<< "$got") GPUs by node and amd-smi index, each its queues x the exporter's activity"
+else
+  fail "the join with AMD's exporter differs" "expr: $join
+$(diff <(echo "$want") <(echo "$got"))"
+fi
+# Without gpuq_gpu_info, gpu_id to gpu_id matches the wrong GPUs or none.
+naive=$(query_pairs 'sum by (gpu_id) (gpuq_queues{job="gpuq-node"}) * on (gpu_id) group_left max by (gpu_id) (gpu_gfx_activity)' gpu_id)
+if [ -z "$naive" ]; then pass "a join on gpu_id alone matches nothing (KFD's ids are not amd-smi's)"; else fail "a join on gpu_id alone matched" "$naive"; fi
 
 # honor_labels: the agent's namespace/pod/container win over the target's.
 n=$(query 'gpuq_queues{job="gpuq-k8s-labels",namespace="gpuq-system"}')

@@ -282,8 +282,9 @@ TEST(CollectorTest, LabelNamesPerFamily) {
     const Names got = LabelNames(m);
     const std::set<std::string> names(got.begin(), got.end());
     for (const char* l :
-         {"gpu_id", "node", "name", "gfx", "gfx_target_version", "pci",
-          "unique_id", "vendor_id", "device_id", "drm_render_minor"}) {
+         {"gpu_id", "gpu_index", "gpu_partition_id", "kfd_node", "name", "gfx",
+          "gfx_target_version", "pci", "unique_id", "vendor_id", "device_id",
+          "drm_render_minor"}) {
       EXPECT_EQ(names.count(l), 1u) << l;
     }
   }
@@ -560,7 +561,9 @@ TEST(CollectorTest, GpuInfoLabels) {
   EXPECT_EQ(Count(families, "gpuq_gpu_info"), 2u);
   EXPECT_EQ(One(families, "gpuq_gpu_info",
                 {{"gpu_id", "11437"},
-                 {"node", "1"},
+                 {"gpu_index", "0"},  // bus 05 before bus f5: amd-smi's order
+                 {"gpu_partition_id", "0"},
+                 {"kfd_node", "1"},
                  {"name", "gfx942"},
                  {"gfx", "gfx942"},
                  {"gfx_target_version", "90402"},
@@ -570,10 +573,12 @@ TEST(CollectorTest, GpuInfoLabels) {
                  {"device_id", "0x74a1"},
                  {"drm_render_minor", "128"}}),
             1);
-  EXPECT_EQ(
-      One(families, "gpuq_gpu_info",
-          {{"gpu_id", "64512"}, {"gfx", "gfx90a"}, {"pci", "0000:f5:00.0"}}),
-      1);
+  EXPECT_EQ(One(families, "gpuq_gpu_info",
+                {{"gpu_id", "64512"},
+                 {"gpu_index", "1"},
+                 {"gfx", "gfx90a"},
+                 {"pci", "0000:f5:00.0"}}),
+            1);
 }
 
 TEST(CollectorTest, GfxName) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -283,6 +284,57 @@ TEST(GpuTopologyTest, FromRecordStopsAtTheArrayWithoutNul) {
   gpuq_gpu_info_record r = ToRecord(SampleNode());
   std::memset(r.name, 'z', sizeof(r.name));
   EXPECT_EQ(FromRecord(r).name, std::string(GPUQ_GPU_NAME_LEN, 'z'));
+}
+
+GpuNode NodeAt(uint32_t node, uint32_t gpu_id, uint32_t domain,
+               uint32_t location_id) {
+  GpuNode n;
+  n.node = node;
+  n.gpu_id = gpu_id;
+  n.domain = domain;
+  n.location_id = location_id;
+  return n;
+}
+
+TEST(GpuTopologyTest, PartitionIdFromFunctionBitsOrBit28) {
+  EXPECT_EQ(NodeAt(1, 1, 0, 0xc100).PartitionId(), 0u);  // 0000:c1:00.0
+  EXPECT_EQ(NodeAt(2, 2, 0, 0xc105).PartitionId(), 5u);  // mainline: devfn
+  EXPECT_EQ(NodeAt(3, 3, 0, (3u << 28) | 0xc100).PartitionId(), 3u);
+}
+
+// amd-smi's index, what AMD's device-metrics-exporter labels gpu_id: KFD
+// node order stably sorted by PCI address, so KFD's node numbers and gpu_id
+// hashes say nothing about it.
+TEST(GpuTopologyTest, AmdSmiIndexesArePciOrderWithPartitionsTogether) {
+  std::map<uint32_t, GpuNode> gpus;
+  for (GpuNode n : {NodeAt(1, 900, 0, 0xc100), NodeAt(2, 100, 0, 0x0300),
+                    NodeAt(3, 500, 1, 0x0100), NodeAt(4, 300, 0, 0x4100)}) {
+    gpus[n.gpu_id] = n;
+  }
+  const std::map<uint32_t, uint32_t> want = {
+      {100, 0}, {300, 1}, {900, 2}, {500, 3}};
+  EXPECT_EQ(AmdSmiIndexes(gpus), want);
+}
+
+TEST(GpuTopologyTest, AmdSmiIndexesOfCpxPartitionsFollowTheirGpu) {
+  // Two MI300X in CPX, partitions as KFD nodes 1-8 and 9-16 (devfn .0-.7),
+  // the second GPU at the lower bus; with the partition at bit 28 instead,
+  // the KFD node order keeps them in order.
+  std::map<uint32_t, GpuNode> gpus;
+  for (uint32_t p = 0; p < 8; ++p) {
+    GpuNode a = NodeAt(1 + p, 1000 + p, 0, 0xc100 | p);
+    GpuNode b = NodeAt(9 + p, 2000 + p, 0, (p << 28) | 0x0500);
+    gpus[a.gpu_id] = a;
+    gpus[b.gpu_id] = b;
+  }
+  const std::map<uint32_t, uint32_t> index = AmdSmiIndexes(gpus);
+  for (uint32_t p = 0; p < 8; ++p) {
+    EXPECT_EQ(index.at(2000 + p), p) << "partition " << p << " of 0000:05:00";
+    EXPECT_EQ(index.at(1000 + p), 8 + p)
+        << "partition " << p << " of 0000:c1:00";
+    EXPECT_EQ(gpus.at(1000 + p).PartitionId(), p);
+    EXPECT_EQ(gpus.at(2000 + p).PartitionId(), p);
+  }
 }
 
 }  // namespace

@@ -264,9 +264,13 @@ TEST_F(PipelineReplayTest, GpusAndContainers) {
   EXPECT_EQ(Sum(f, "gpuq_gpu_info", {{"gfx", "gfx942"}}), 8);
   EXPECT_EQ(Sum(f, "gpuq_gpu_info",
                 {{"gpu_id", "60833"},
-                 {"node", "7"},
+                 {"kfd_node", "7"},
+                 {"gpu_index", "7"},  // the W7900 (node 9, bus c3) is 6
+                 {"gpu_partition_id", "0"},
                  {"pci", "0000:e5:00.0"},
                  {"drm_render_minor", "134"}}),
+            1);
+  EXPECT_EQ(Sum(f, "gpuq_gpu_info", {{"gpu_id", "47101"}, {"gpu_index", "6"}}),
             1);
   EXPECT_EQ(Sum(f, "gpuq_container_info",
                 {{"container", kVllm}, {"runtime", "docker"}}),
