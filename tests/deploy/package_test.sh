@@ -83,7 +83,7 @@ end=\$(date +%s.%N)
 awk -v s=\$start -v e=\$end 'BEGIN { printf "%.1f\n", e - s }' > /pkg/install-seconds
 gpuq-agent --version > /pkg/version.txt
 gpuq-agent --once --replay /usr/share/gpuq-agent/examples/default.gpuqcap > /pkg/replay.txt 2>&1
-gpuq-agent report /usr/share/gpuq-agent/examples/deepseek8.gpuqcap | head -10 > /pkg/report.txt
+gpuq-agent report /usr/share/gpuq-agent/examples/deepseek8.gpuqcap | grep -E '^(GPUs|containers,|hardware|submissions) ' > /pkg/report.txt
 ls /usr/share/man/man1/gpuq-agent.1.gz /usr/lib/systemd/system/gpuq-agent.service \
   /usr/lib/gpuq-agent/libgpuq-civetweb-ssl.so /usr/share/gpuq-agent/examples/cnn.gpuqcap \
   /usr/share/gpuq-agent/dashboards/gpuq.json /usr/share/gpuq-agent/web-config.example.yml > /pkg/files-installed.txt
@@ -236,9 +236,8 @@ else
   # The README's way: into /opt/gpuq-agent, where the unit's ExecStart is.
   mkdir -p "$R/opt/gpuq-agent" && tar -C "$R/opt/gpuq-agent" --strip-components=1 -xzf "$TARBALL"
   exec_start=$(sed -n 's/^ExecStart=\([^ ]*\) .*/\1/p' "$R/opt/gpuq-agent/lib/systemd/system/gpuq-agent.service")
-  run "${in_root[@]}" sh -c "$exec_start report /opt/gpuq-agent/share/gpuq-agent/examples/deepseek8.gpuqcap | head -10"
-  if [ "$exec_start" = /opt/gpuq-agent/bin/gpuq-agent ] &&
-    [ "$(tail -n +2 <<< "$OUT")" = "$(readme_output package | tail -n +2)" ]; then
+  run "${in_root[@]}" sh -c "$exec_start report /opt/gpuq-agent/share/gpuq-agent/examples/deepseek8.gpuqcap | grep -E '^(GPUs|containers,|hardware|submissions) '"
+  if [ "$exec_start" = /opt/gpuq-agent/bin/gpuq-agent ] && [ -n "$OUT" ] && [ "$OUT" = "$(readme_output package)" ]; then
     pass "unpacked as the README says, the unit's ExecStart runs and prints the README's report"
   else
     fail "the README's tarball path (ExecStart $exec_start)" "$OUT $ERR"
