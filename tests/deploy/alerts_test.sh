@@ -57,14 +57,7 @@ $ERR"
 fi
 
 # One PASS/FAIL line per check, as deploy_checks.py prints them.
-while IFS= read -r line; do
-  IFS=$'\t' read -r status name detail <<< "$line"
-  case "$status" in
-    PASS) pass "$name" ;;
-    FAIL) fail "$name" "$detail" ;;
-    *) fail "alert checks: unexpected output" "$line" ;;
-  esac
-done < <("$PY" - "$TMP/agent.prom" "$RULES" "$UNIT" "$OPERATOR" 2>&1 << 'PY'
+checks_from < <("$PY" - "$TMP/agent.prom" "$RULES" "$UNIT" "$OPERATOR" 2>&1 << 'PY'
 import re
 import sys
 

@@ -72,11 +72,7 @@ else
 fi
 
 # --- 2. the image deploy_package_build made from the package ---------------------
-BUILD=$(dirname "$(realpath "$AGENT")")
-VERSION=$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$BUILD/CMakeCache.txt")
-IMAGE=localhost/gpuq-agent:$VERSION
-if ! podman image exists "$IMAGE"; then
-  fail "$IMAGE missing: deploy_package_build (scripts/package.sh --image) makes it"
+if ! package_image "$AGENT"; then
   summary
   exit
 fi

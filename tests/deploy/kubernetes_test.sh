@@ -28,20 +28,6 @@ K8S=$SRC/deploy/kubernetes
 OVERLAY=prometheus-operator
 : "$AGENT" # the agent is not run here
 
-# checks_from: PASS/FAIL lines (deploy_checks.py's format) on stdin, one
-# pass/fail each.
-checks_from() {
-  local line status name detail
-  while IFS= read -r line; do
-    IFS=$'\t' read -r status name detail <<< "$line"
-    case "$status" in
-      PASS) pass "$name" ;;
-      FAIL) fail "$name" "$detail" ;;
-      *) fail "unexpected output" "$line" ;;
-    esac
-  done
-}
-
 # ---------------------------------------------------------------- kubectl
 # Debian's kubernetes-client, unpacked (not installed) under $TOOLS
 # (kubectl_unpacked, tests/deploy/lib.sh).
@@ -176,7 +162,9 @@ if [ -n "$HAVE_SCHEMA" ]; then
       f=$TMP/render-${sub//[.\/]/_}.yaml
       name=deploy/kubernetes/$sub name=${name%/.}
       if [ -s "$f" ]; then
-        node "$VALIDATE" "$SCHEMA" "$f" 2>&1 | sed "s#^\(PASS\|FAIL\)\t#&$name: #" | checks_from
+        # checks_from in this shell (not a pipeline's subshell): its counts
+        # must reach the summary.
+        checks_from < <(node "$VALIDATE" "$SCHEMA" "$f" 2>&1 | sed "s#^\(PASS\|FAIL\)\t#&$name: #")
       else
         fail "$name: nothing rendered to validate"
       fi
@@ -185,7 +173,7 @@ if [ -n "$HAVE_SCHEMA" ]; then
     # Without kubectl, the files themselves (the same objects, unrendered).
     for f in "$K8S"/base/*.yaml "$K8S/$OVERLAY"/*.yaml; do
       case $f in */kustomization.yaml) continue ;; esac
-      node "$VALIDATE" "$SCHEMA" "$f" 2>&1 | sed "s#^\(PASS\|FAIL\)\t#&${f#"$SRC/"}: #" | checks_from
+      checks_from < <(node "$VALIDATE" "$SCHEMA" "$f" 2>&1 | sed "s#^\(PASS\|FAIL\)\t#&${f#"$SRC/"}: #")
     done
   fi
   # The validator catches errors: a wrong type, a misspelt field, a kind it

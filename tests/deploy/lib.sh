@@ -6,17 +6,35 @@
 # Debian's python3 (python3-yaml lives there), not whatever PATH finds first.
 PY=/usr/bin/python3
 
-# py_checks NAME-PREFIX ARGS...: runs deploy_checks.py, one pass/fail per line.
-py_checks() {
+# checks_from: PASS/FAIL lines (deploy_checks.py's format: status, name,
+# detail, tab-separated) on stdin, one pass/fail each.
+checks_from() {
   local line status name detail
   while IFS= read -r line; do
     IFS=$'\t' read -r status name detail <<< "$line"
     case "$status" in
       PASS) pass "$name" ;;
       FAIL) fail "$name" "$detail" ;;
-      *) fail "deploy_checks.py: unexpected output" "$line" ;;
+      *) fail "unexpected check output" "$line" ;;
     esac
-  done < <("$PY" "$(dirname "${BASH_SOURCE[0]}")/deploy_checks.py" "$@" 2>&1)
+  done
+}
+
+# py_checks NAME-PREFIX ARGS...: runs deploy_checks.py, one pass/fail per line.
+py_checks() {
+  checks_from < <("$PY" "$(dirname "${BASH_SOURCE[0]}")/deploy_checks.py" "$@" 2>&1)
+}
+
+# package_image AGENT: IMAGE, the image deploy_package_build made of this
+# build's version (VERSION, from its CMake cache; BUILD: its directory);
+# false, with a failed check saying so, when it is missing.
+package_image() {
+  BUILD=$(dirname "$(realpath "$1")")
+  VERSION=$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$BUILD/CMakeCache.txt")
+  IMAGE=localhost/gpuq-agent:$VERSION
+  podman image exists "$IMAGE" && return 0
+  fail "$IMAGE missing: deploy_package_build (scripts/package.sh --image) makes it"
+  return 1
 }
 
 # need CMD... : true when every command exists, else prints what is missing.
