@@ -10,14 +10,18 @@
 # tests/deploy/package_test.sh holds every ELF file to those versions.
 get_property(layers GLOBAL PROPERTY GPUQ_LAYER_CLOSURE_cli)
 set(archives)
+set(layer_targets)
 foreach(layer IN LISTS layers)
   list(APPEND archives $<TARGET_FILE:gpuq_${layer}>)
+  list(APPEND layer_targets gpuq_${layer})
 endforeach()
 
 add_executable(gpuq-agent-portable $<TARGET_OBJECTS:gpuq_main>
   ${PROJECT_SOURCE_DIR}/agent/portable/condition_variable_gcc11.cc
   ${PROJECT_SOURCE_DIR}/agent/portable/libxcrypt_random_bytes.cc)
-add_dependencies(gpuq-agent-portable gpuq_core)
+# The archives are linked by path, so each must be built first (a dependency
+# on the interface target gpuq_core orders nothing).
+add_dependencies(gpuq-agent-portable ${layer_targets})
 set_target_properties(gpuq-agent-portable PROPERTIES
   OUTPUT_NAME gpuq-agent
   RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/portable/bin
