@@ -22,7 +22,7 @@
 #     queues (every AMDKFD_IOC_CREATE_QUEUE ROCr made), checked as
 #     queue_count_test.sh checks 5.2.3 (every GPU the same, never fewer with
 #     more streams, within GPU_MAX_HW_QUEUES + 1, copies round-trip), written
-#     to OUT, and compared with README.md's table ("How many hardware queues
+#     to OUT, and compared with docs/user-guide.md's table ("How many hardware queues
 #     does a HIP process create?", the rows of each measured version): a
 #     difference fails.
 # Usage: kfd_hip_test.sh SRC AGENT KFDNULL_LIB OUT
@@ -204,11 +204,11 @@ table="$TABLE_HEAD
 ${rows%
 }"
 printf '%s\n' "$table" | tee "$OUT"
-# README.md's rows of the versions measured here must be these.
-readme=$(grep -F -x -A 100 -- "$(head -1 <<< "$TABLE_HEAD")" "$SRC/README.md" | sed '/^$/q' | sed '/^$/d')
+# docs/user-guide.md's rows of the versions measured here must be these.
+readme=$(grep -F -x -A 100 -- "$(head -1 <<< "$TABLE_HEAD")" "$SRC/docs/user-guide.md" | sed '/^$/q' | sed '/^$/d')
 for v in "${measured[@]}"; do
   want=$(grep -F "| $v |" <<< "$table") have=$(grep -F "| $v |" <<< "$readme")
-  [ "$want" = "$have" ] && pass "README.md's queue table rows for HIP $v = the measurement" ||
-    fail "README.md's queue table rows for HIP $v differ from the measurement (regenerate: $OUT)" "$(diff <(echo "$have") <(echo "$want"))"
+  [ "$want" = "$have" ] && pass "docs/user-guide.md's queue table rows for HIP $v = the measurement" ||
+    fail "docs/user-guide.md's queue table rows for HIP $v differ from the measurement (regenerate: $OUT)" "$(diff <(echo "$have") <(echo "$want"))"
 done
 summary

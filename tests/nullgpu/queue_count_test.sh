@@ -3,9 +3,9 @@
 # HIP 5.2.3 on the null GPU (2 x gfx90a): `hip_client queues S` (S streams
 # per GPU, a kernel on each, one copy each way) under each configuration;
 # the counts are read from the null thunk's truth (every hsaKmtCreateQueue
-# ROCr made, per node), printed as the 5.2.3 rows of the table in README.md
+# ROCr made, per node), printed as the 5.2.3 rows of the table in docs/user-guide.md
 # ("How many hardware queues does a HIP process create?"; kfd_hip_test.sh
-# measures the 6.4.3 and 7.2.4 rows) and written to OUT; README.md's 5.2.3
+# measures the 6.4.3 and 7.2.4 rows) and written to OUT; docs/user-guide.md's 5.2.3
 # rows must be these (a difference fails).
 # Checked for every run, against the truth and without expected numbers: the
 # program completes; every GPU got the same queues; the HIP queue count never
@@ -78,8 +78,8 @@ for cfg in "default" "GPU_MAX_HW_QUEUES=1" "GPU_MAX_HW_QUEUES=2" "GPU_MAX_HW_QUE
 $row"
 done
 printf '%s\n' "$table" | tee "$OUT"
-readme=$(grep -F -x -A 100 -- "$head" "$SRC/README.md" | sed '/^$/q' | sed '/^$/d')
+readme=$(grep -F -x -A 100 -- "$head" "$SRC/docs/user-guide.md" | sed '/^$/q' | sed '/^$/d')
 want=$(grep -F "| $V |" <<< "$table") have=$(grep -F "| $V |" <<< "$readme")
-[ "$want" = "$have" ] && pass "README.md's queue table rows for HIP $V = the measurement" ||
-  fail "README.md's queue table rows for HIP $V differ from the measurement (regenerate: $OUT)" "$(diff <(echo "$have") <(echo "$want"))"
+[ "$want" = "$have" ] && pass "docs/user-guide.md's queue table rows for HIP $V = the measurement" ||
+  fail "docs/user-guide.md's queue table rows for HIP $V differ from the measurement (regenerate: $OUT)" "$(diff <(echo "$have") <(echo "$want"))"
 summary
