@@ -9,7 +9,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,10 +22,9 @@ using std::chrono::milliseconds;
 
 // ParseOptions over "gpuq-agent" and `args`; the exit code it asks for, or
 // nullopt when the command should run.
-std::optional<int> Parse(std::initializer_list<std::string> args,
-                         Options* out) {
+std::optional<int> Parse(const std::vector<std::string>& args, Options* out) {
   std::vector<std::string> words{"gpuq-agent"};
-  words.insert(words.end(), args);
+  words.insert(words.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& w : words) argv.push_back(w.data());
   return ParseOptions(static_cast<int>(argv.size()), argv.data(), out);
@@ -150,12 +148,7 @@ TEST(OptionsTest, ARefusedChoiceListsThatFlagsChoices) {
   for (const auto& c : cases) {
     LogCapture log;
     Options o;
-    std::vector<std::string> words{"gpuq-agent"};
-    words.insert(words.end(), c.args.begin(), c.args.end());
-    std::vector<char*> argv;
-    for (auto& w : words) argv.push_back(w.data());
-    EXPECT_EQ(ParseOptions(static_cast<int>(argv.size()), argv.data(), &o), 2)
-        << c.said;
+    EXPECT_EQ(Parse(c.args, &o), 2) << c.said;
     EXPECT_TRUE(log.Said(c.said)) << c.said;
   }
 }
@@ -191,12 +184,7 @@ TEST(OptionsTest, OIsEachCommandsOwnOutput) {
   for (const auto& c : refused) {
     LogCapture log;
     Options o;
-    std::vector<std::string> words{"gpuq-agent"};
-    words.insert(words.end(), c.args.begin(), c.args.end());
-    std::vector<char*> argv;
-    for (auto& w : words) argv.push_back(w.data());
-    EXPECT_EQ(ParseOptions(static_cast<int>(argv.size()), argv.data(), &o), 2)
-        << c.said;
+    EXPECT_EQ(Parse(c.args, &o), 2) << c.said;
     EXPECT_TRUE(log.Said(c.said)) << c.said;
   }
 }
