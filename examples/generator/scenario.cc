@@ -114,6 +114,7 @@ gpuq_gpu_info_record Mi300xRecord(uint32_t index, uint64_t ts_ns) {
   r.gfx_target_version = 90402;
   r.unique_id = kMi300xNode[index].unique_id;
   r.simd_count = 304 * 4;  // 304 CUs, 4 SIMDs each (KFD counts SIMDs)
+  r.simd_per_cu = 4;
   r.num_xcc = 8;
   CopyName(r.name, "gfx942");
   return r;
@@ -137,6 +138,7 @@ gpuq_gpu_info_record W7900Record() {
   r.gfx_target_version = 110000;
   r.unique_id = 0x61b2e07f4c93d5a8ull;
   r.simd_count = 96 * 2;  // 96 CUs, 2 SIMDs each on RDNA3
+  r.simd_per_cu = 2;
   r.num_xcc = 1;
   CopyName(r.name, "gfx1100");
   return r;
@@ -339,6 +341,22 @@ class Emitter {
     gpuq_queue_create_event e =
         CreateRecord(p, q, ts_ns != 0 ? AdvanceTo(ts_ns) : Tick());
     e.priority = priority;
+    Emit(e);
+    ++summary_.creates;
+    ++live_;
+    return q;
+  }
+
+  // A compute queue whose ring is PM4, not ROCr's AQL (a runtime of its own):
+  // no amd_queue_t, so no layout flag and no doorbell signal to learn; the
+  // sampler cannot count its submissions (gpuq_unsampled_queues: not_rocr).
+  Queue CreatePm4Compute(size_t process, uint32_t gpu_id, uint64_t ts_ns) {
+    Process& p = processes_[process];
+    const Queue q{process, AllocQueueId(p), gpu_id, GPUQ_QUEUE_COMPUTE};
+    gpuq_queue_create_event e = CreateRecord(p, q, AdvanceTo(ts_ns));
+    e.queue_format = GPUQ_QUEUE_FORMAT_PM4;
+    e.flags = 0;
+    e.doorbell_handle = 0;
     Emit(e);
     ++summary_.creates;
     ++live_;
@@ -811,6 +829,15 @@ bool BuildDefaultScenario(const EventSink& sink, ScenarioSummary* summary) {
   // The host process releases the queue the agent only knew from sysfs.
   em.Destroy(seeded, GPUQ_DESTROY_IOCTL, GPUQ_DESTROY_F_UNTRACKED);
 
+  // Last, the host process opens a PM4 compute queue on GPU 23710 with a
+  // runtime of its own (the sampler cannot count it: not_rocr) and fences it
+  // to CUs 0-151 of the MI300X's 304. Live at the end, it gives the
+  // dashboard's CU-mask and unsampled-queue panels a series.
+  const uint64_t pm4_at = kScenarioStartNs + 15600 * kMs;
+  const Queue host_pm4 =
+      em.CreatePm4Compute(host, kMi300xNode[1].gpu_id, pm4_at);
+  em.CuMask(host_pm4, 320, 152, pm4_at + kMs);
+
   if (summary != nullptr) *summary = em.Finish();
   return em.ok();
 }
@@ -1089,9 +1116,7 @@ bool BuildPairScenario(const EventSink& sink, ScenarioSummary* summary,
   constexpr uint64_t kBatchCgroup = 7502;
   DeclareDockerContainer(&em, kLatencyCgroup, "latency", 0x75);
   DeclareDockerContainer(&em, kBatchCgroup, "batch", 0x76);
-  gpuq_gpu_info_record info = Mi300xRecord(0, t0);
-  info.simd_per_cu = 4;  // KFD's topology, as agents since the CU masks read
-  em.GpuInfo(info);
+  em.GpuInfo(Mi300xRecord(0, t0));
   const uint32_t gpu = kMi300xNode[0].gpu_id;
   const size_t batch =
       em.AddProcess(7602, kBatchCgroup, ProcessKey(0x76020), "python3");

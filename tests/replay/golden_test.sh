@@ -44,19 +44,19 @@ check_absent() {
     pass "no series $1"
   fi
 }
-check_sum 'gpuq_queues\{' 42
-check_sum 'gpuq_queues\{.*queue_type="compute"' 26
+check_sum 'gpuq_queues\{' 43
+check_sum 'gpuq_queues\{.*queue_type="compute"' 27
 check_sum 'gpuq_queues\{.*queue_type="sdma"' 16
-check_sum 'gpuq_queue_creates_total\{' 53
+check_sum 'gpuq_queue_creates_total\{' 54
 check_sum 'gpuq_queue_destroys_total\{.*reason="ioctl"' 9
 check_sum 'gpuq_queue_destroys_total\{.*reason="process_exit"' 3
 check_sum 'gpuq_processes\{' 10
 check_sum 'gpuq_process_exits_total\{' 1
 check_sum 'gpuq_queue_create_failures_total\{.*error="ENOMEM"' 1
 check_sum 'gpuq_gpu_info\{' 9
-check_sum 'gpuq_events_total\{' 194
+check_sum 'gpuq_events_total\{' 196
 check_sum 'gpuq_events_dropped_total\{' 0
-check_sum 'gpuq_queues\{container="",' 2
+check_sum 'gpuq_queues\{container="",' 3
 check_sum 'gpuq_queues\{container="vllm",' 40
 check_sum 'gpuq_queues\{container="trainer",pod="trainer-0",namespace="ml-train",' 0
 check_sum 'gpuq_queue_destroys_total\{container="trainer",pod="trainer-0",namespace="ml-train",.*reason="process_exit"' 3
@@ -96,15 +96,19 @@ check_sum 'gpuq_eviction_restores_total\{' 3
 check_sum 'gpuq_eviction_duration_seconds_sum\{' 2.49
 check_sum 'gpuq_evicted_processes\{' 0
 check_sum 'gpuq_cgroups_unresolved_total' 0
+# The host's PM4 compute queue: live, CU-restricted, not sampled.
+check_sum 'gpuq_queues_cu_masked\{container="",pod="",namespace="",gpu_id="23710",cu_mask="restricted"\}' 1
+check_sum 'gpuq_unsampled_queues\{container="",pod="",namespace="",gpu_id="23710",reason="not_rocr"\}' 1
+check_sum 'gpuq_unsampled_queues\{' 1
 
 # An allowlisted runtime label becomes label_<name> on per-container series.
 run "$AGENT" --once --replay "$SRC/examples/default.gpuqcap" --output prometheus --labels.runtime-allowlist com.example.team
 check_sum 'gpuq_queues\{container="vllm",pod="",namespace="",label_com_example_team="inference",' 40
-check_sum 'gpuq_queues\{container="",pod="",namespace="",label_com_example_team="",' 2
+check_sum 'gpuq_queues\{container="",pod="",namespace="",label_com_example_team="",' 3
 # --labels.pid-comm splits series per process, keeping the totals.
 run "$AGENT" --once --replay "$SRC/examples/default.gpuqcap" --output prometheus --labels.pid-comm
 check_sum 'gpuq_queues\{container="vllm",.*pid="31200",comm="pt_main_thread"\}' 5
-check_sum 'gpuq_queues\{' 42
+check_sum 'gpuq_queues\{' 43
 # The per-container cap: one container keeps its series, the other folds.
 run "$AGENT" --once --replay "$SRC/examples/default.gpuqcap" --output prometheus --max-containers 1
 check_sum 'gpuq_queues\{container="vllm",' 40

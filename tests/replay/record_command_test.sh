@@ -35,17 +35,17 @@ replays() {
 # --- the command's exit status ---------------------------------------------
 run "$AGENT" record --replay "$CAP" -o "$tmp/ok.cap" -- true
 expect_rc "record -- true" 0
-replays "record -- true" "$tmp/ok.cap" 42
+replays "record -- true" "$tmp/ok.cap" 43
 run "$AGENT" record --replay "$CAP" -o "$tmp/three.cap" -- sh -c 'exit 3'
 expect_rc "record -- sh -c 'exit 3' returns 3" 3
 expect_err "the command's status is said" "sh -c exit 3 exited with status 3"
-replays "exit 3" "$tmp/three.cap" 42
+replays "exit 3" "$tmp/three.cap" 43
 run "$AGENT" record --replay "$CAP" -o "$tmp/sig.cap" -- sh -c 'kill -KILL $$'
 expect_rc "a command killed by SIGKILL: 128+9" 137
 run "$AGENT" record --replay "$CAP" -o "$tmp/none.cap" -- "$tmp/no-such-command" arg
 expect_rc "a command that does not exist: 127 like a shell" 127
 expect_err "... in one line naming it" "cannot run .*no-such-command: No such file"
-replays "not found" "$tmp/none.cap" 42
+replays "not found" "$tmp/none.cap" 43
 run "$AGENT" record --replay "$CAP" -o "$tmp/noexec.cap" -- /dev/null
 expect_rc "a command that cannot be executed: 126 like a shell" 126
 run "$AGENT" record --replay "$CAP" -o "$tmp/args.cap" -- sh -c 'test "$1" = "a b"' sh "a b"
@@ -78,14 +78,14 @@ for sig in INT TERM; do
     BG=
     want=$((128 + $(kill -l "$sig")))
     expect_rc "SIG$sig to record: the command gets it and its status comes back" "$want"
-    replays "SIG$sig" "$tmp/$sig.cap" 42
+    replays "SIG$sig" "$tmp/$sig.cap" 43
   else
     fail "SIG$sig: the command never started" "$(cat "$tmp/bg.err")"
   fi
 done
 run "$AGENT" record --replay "$CAP" -o "$tmp/dur.cap" --duration 1s -- sleep 300
 expect_rc "--duration before the command ends: SIGTERM to it, its status" 143
-replays "--duration" "$tmp/dur.cap" 42
+replays "--duration" "$tmp/dur.cap" 43
 
 # --- --container -------------------------------------------------------------
 run "$AGENT" record --replay "$CAP" -o "$tmp/vllm.cap" --container vllm

@@ -67,7 +67,7 @@ jq_is default.gpuqcap "r['submissions']['total']" 369690
 jq_is default.gpuqcap "r['runlist_totals']['unmaps']" 6
 jq_is default.gpuqcap "r['evictions']" 3
 jq_is default.gpuqcap "round(sum(e['duration_s'] for e in r['eviction_list']), 9)" 2.49
-jq_is default.gpuqcap "r['queues']['at_end']" 42
+jq_is default.gpuqcap "r['queues']['at_end']" 43
 jq_is default.gpuqcap "r['queues']['peak']" 54
 jq_is default.gpuqcap "r['create_failures']" 1
 jq_is cnn.gpuqcap "r['submissions']['total']" 127099

@@ -56,10 +56,10 @@ wait_rc() { # wait_rc NAME: prints the session's exit status once written
 start top 132 "$AGENT top --replay $CAP --speed 20 --interval 200ms"
 check top "replay finished" "the end of the replay is announced"
 check top "probes: replay" "the header names the probe mode"
-check top "live queues: 42" "42 live queues (examples/README.md)"
+check top "live queues: 43" "43 live queues (examples/README.md)"
 check top "^vllm +40 +24 +16 +0 +8 +[0-9]+\.[0-9] " \
   "vllm: 40 queues (24 compute, 16 SDMA), 8 processes, a submission rate"
-check top "^\(host\) +2 +2 +0 +0 +2 " "host: 2 compute queues in 2 processes"
+check top "^\(host\) +3 +3 +0 +0 +2 " "host: 3 compute queues, one process on 2 GPUs"
 check top "^trainer \(ml-train/trainer-0\) +0 +0 +0 +0 +0 " "trainer: no queue left"
 check top "^  gpu 47101 +1 +1 " "the W7900 (gpu 47101) holds the host's queue"
 check top "QUEUES\*" "the sort column is marked"

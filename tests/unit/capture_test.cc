@@ -360,12 +360,12 @@ TEST(CaptureTest, BundledCaptureReadsWithReadmeCounts) {
   std::string error;
   ASSERT_EQ(ReadCapture(kBundled, &capture, &error), CaptureError::kNone)
       << error;
-  EXPECT_EQ(fs::file_size(kBundled), 18872u);
+  EXPECT_EQ(fs::file_size(kBundled), 19248u);
   EXPECT_EQ(capture.header.abi_version, 1u);
   EXPECT_EQ(capture.header.start_realtime_ns, kScenarioStartNs);
   EXPECT_EQ(capture.header.start_monotonic_ns, kScenarioStartNs);
 
-  ASSERT_EQ(capture.events.size(), 194u);
+  ASSERT_EQ(capture.events.size(), 196u);
   std::array<size_t, GPUQ_EV__MAX> by_type{};
   uint64_t last_ts = 0;
   for (const Event& e : capture.events) {
@@ -378,7 +378,7 @@ TEST(CaptureTest, BundledCaptureReadsWithReadmeCounts) {
   EXPECT_EQ(by_type[GPUQ_EV_GPU_INFO], 9u);
   EXPECT_EQ(by_type[GPUQ_EV_CGROUP_PATH], 3u);
   EXPECT_EQ(by_type[GPUQ_EV_CONTAINER_META], 2u);
-  EXPECT_EQ(by_type[GPUQ_EV_QUEUE_CREATE], 54u);
+  EXPECT_EQ(by_type[GPUQ_EV_QUEUE_CREATE], 55u);
   EXPECT_EQ(by_type[GPUQ_EV_QUEUE_DESTROY], 12u);
   EXPECT_EQ(by_type[GPUQ_EV_PROCESS_EXIT], 1u);
   EXPECT_EQ(by_type[GPUQ_EV_QUEUE_CREATE_FAILED], 1u);
@@ -386,6 +386,7 @@ TEST(CaptureTest, BundledCaptureReadsWithReadmeCounts) {
   EXPECT_EQ(by_type[GPUQ_EV_EVICTION], 6u);
   EXPECT_EQ(by_type[GPUQ_EV_QUEUE_SAMPLE], 90u);
   EXPECT_EQ(by_type[GPUQ_EV_DOORBELL_COUNT], 4u);
+  EXPECT_EQ(by_type[GPUQ_EV_QUEUE_CU_MASK], 1u);
 }
 
 TEST(CaptureTest, BundledCaptureTimelineLandmarks) {
@@ -394,7 +395,7 @@ TEST(CaptureTest, BundledCaptureTimelineLandmarks) {
   std::string error;
   ASSERT_EQ(ReadCapture(kBundled, &capture, &error), CaptureError::kNone)
       << error;
-  ASSERT_EQ(capture.events.size(), 194u);
+  ASSERT_EQ(capture.events.size(), 196u);
 
   for (size_t i = 0; i < 8; ++i) {
     const auto* gpu = std::get_if<gpuq_gpu_info_record>(&capture.events[i]);
@@ -453,6 +454,23 @@ TEST(CaptureTest, BundledCaptureTimelineLandmarks) {
   EXPECT_EQ(last->queue_id, 0u);
   EXPECT_EQ(last->reason, static_cast<uint32_t>(GPUQ_DESTROY_IOCTL));
   EXPECT_EQ(last->flags & GPUQ_DESTROY_F_UNTRACKED, GPUQ_DESTROY_F_UNTRACKED);
+
+  // Records 195-196: the host's PM4 compute queue takes the freed id 0 (no
+  // ROCr layout, so nothing to sample) and is fenced to 152 of 320 CUs.
+  const auto* pm4 = std::get_if<gpuq_queue_create_event>(&capture.events[194]);
+  ASSERT_NE(pm4, nullptr);
+  EXPECT_EQ(pm4->hdr.tgid, 2817u);
+  EXPECT_EQ(pm4->queue_id, 0u);
+  EXPECT_EQ(pm4->gpu_id, 23710u);
+  EXPECT_EQ(pm4->queue_type, static_cast<uint32_t>(GPUQ_QUEUE_COMPUTE));
+  EXPECT_EQ(pm4->queue_format, static_cast<uint32_t>(GPUQ_QUEUE_FORMAT_PM4));
+  EXPECT_EQ(pm4->flags, 0u);
+  const auto* mask =
+      std::get_if<gpuq_queue_cu_mask_event>(&capture.events[195]);
+  ASSERT_NE(mask, nullptr);
+  EXPECT_EQ(mask->queue_id, 0u);
+  EXPECT_EQ(mask->num_cu_mask, 320u);
+  EXPECT_EQ(mask->hdr.ts_ns - pm4->hdr.ts_ns, 1000000u);
 }
 
 }  // namespace

@@ -104,19 +104,20 @@ std::vector<MetricFamily>* PipelineReplayTest::families_ = nullptr;
 
 TEST_F(PipelineReplayTest, LiveQueues) {
   const auto& f = *families_;
-  EXPECT_EQ(Sum(f, "gpuq_queues"), 42);
-  EXPECT_EQ(Sum(f, "gpuq_queues", {{"queue_type", "compute"}}), 26);
+  EXPECT_EQ(Sum(f, "gpuq_queues"), 43);
+  EXPECT_EQ(Sum(f, "gpuq_queues", {{"queue_type", "compute"}}), 27);
   EXPECT_EQ(Sum(f, "gpuq_queues", {{"queue_type", "sdma"}}), 16);
   // Per container.
   EXPECT_EQ(Sum(f, "gpuq_queues", {{"container", kVllm}}), 40);
   EXPECT_EQ(Sum(f, "gpuq_queues", {{"container", kTrainer}}), 0);
-  EXPECT_EQ(Sum(f, "gpuq_queues", {{"container", ""}}), 2);
+  EXPECT_EQ(Sum(f, "gpuq_queues", {{"container", ""}}), 3);
   EXPECT_EQ(Sum(f, "gpuq_queues", {{"container", "unresolved"}}), 0);
   EXPECT_EQ(Sum(f, "gpuq_queues", {{"gpu_id", std::to_string(kW7900)}}), 1);
-  // Per GPU: node 2 has the host's queue on top of vllm's five.
+  // Per GPU: node 2 has the host's two queues (ROCr's, PM4) on top of
+  // vllm's five.
   for (uint32_t gpu : kGpuIds) {
     const std::string id = std::to_string(gpu);
-    const double compute = gpu == kHostGpu ? 4 : 3;
+    const double compute = gpu == kHostGpu ? 5 : 3;
     EXPECT_EQ(Sum(f, "gpuq_queues", {{"gpu_id", id}}), compute + 2) << gpu;
     EXPECT_EQ(
         Sum(f, "gpuq_queues", {{"gpu_id", id}, {"queue_type", "compute"}}),
@@ -130,7 +131,7 @@ TEST_F(PipelineReplayTest, LiveQueues) {
 
 TEST_F(PipelineReplayTest, LifecycleCounters) {
   const auto& f = *families_;
-  EXPECT_EQ(Sum(f, "gpuq_queue_creates_total"), 53);
+  EXPECT_EQ(Sum(f, "gpuq_queue_creates_total"), 54);
   EXPECT_EQ(Sum(f, "gpuq_queue_creates_total", {{"container", kVllm}}), 48);
   EXPECT_EQ(Sum(f, "gpuq_queue_creates_total",
                 {{"container", kVllm}, {"queue_type", "compute"}}),
@@ -139,7 +140,7 @@ TEST_F(PipelineReplayTest, LifecycleCounters) {
                 {{"container", kVllm}, {"queue_type", "sdma"}}),
             16);
   EXPECT_EQ(Sum(f, "gpuq_queue_creates_total", {{"container", kTrainer}}), 3);
-  EXPECT_EQ(Sum(f, "gpuq_queue_creates_total", {{"container", ""}}), 2);
+  EXPECT_EQ(Sum(f, "gpuq_queue_creates_total", {{"container", ""}}), 3);
 
   EXPECT_EQ(Sum(f, "gpuq_queue_destroys_total", {{"reason", "ioctl"}}), 9);
   EXPECT_EQ(Sum(f, "gpuq_queue_destroys_total",
@@ -204,11 +205,12 @@ TEST_F(PipelineReplayTest, PerSeriesTable) {
   EXPECT_EQ(ts->second.live, 0u);
   EXPECT_EQ(ts->second.creates, 1u);
   EXPECT_EQ(ts->second.destroys[GPUQ_DESTROY_PROCESS_EXIT], 1u);
-  // Host: creates 1, destroys 1 and still 1 live (the seeded one went).
+  // Host: creates 2, destroys 1 and still 2 live (the seeded one went, the
+  // PM4 queue came).
   const auto hc = series.find({kCgHost, kHostGpu, GPUQ_QUEUE_COMPUTE});
   ASSERT_NE(hc, series.end());
-  EXPECT_EQ(hc->second.live, 1u);
-  EXPECT_EQ(hc->second.creates, 1u);
+  EXPECT_EQ(hc->second.live, 2u);
+  EXPECT_EQ(hc->second.creates, 2u);
   EXPECT_EQ(hc->second.destroys[GPUQ_DESTROY_IOCTL], 1u);
   EXPECT_EQ(hc->second.destroys[GPUQ_DESTROY_PROCESS_EXIT], 0u);
   // 8 GPUs x 2 vllm series + 2 trainer + 2 host (GPU 2 and the W7900).
@@ -235,11 +237,11 @@ TEST_F(PipelineReplayTest, ProcessesHoldingQueues) {
 
 TEST_F(PipelineReplayTest, EventsDropsAndSelfMetrics) {
   const auto& f = *families_;
-  EXPECT_EQ(Sum(f, "gpuq_events_total"), 194);
+  EXPECT_EQ(Sum(f, "gpuq_events_total"), 196);
   EXPECT_EQ(Sum(f, "gpuq_events_total", {{"type", "gpu_info"}}), 9);
   EXPECT_EQ(Sum(f, "gpuq_events_total", {{"type", "cgroup_path"}}), 3);
   EXPECT_EQ(Sum(f, "gpuq_events_total", {{"type", "container_meta"}}), 2);
-  EXPECT_EQ(Sum(f, "gpuq_events_total", {{"type", "queue_create"}}), 54);
+  EXPECT_EQ(Sum(f, "gpuq_events_total", {{"type", "queue_create"}}), 55);
   EXPECT_EQ(Sum(f, "gpuq_events_total", {{"type", "runlist"}}), 12);
   EXPECT_EQ(Sum(f, "gpuq_events_total", {{"type", "eviction"}}), 6);
   EXPECT_EQ(Sum(f, "gpuq_events_total", {{"type", "queue_sample"}}), 90);

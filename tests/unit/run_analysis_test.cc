@@ -442,10 +442,10 @@ RunReport* DefaultCaptureTest::report_ = nullptr;
 
 TEST_F(DefaultCaptureTest, Headline) {
   const RunReport& r = *report_;
-  EXPECT_EQ(r.records, 194u);
+  EXPECT_EQ(r.records, 196u);
   EXPECT_EQ(r.submissions, 369690u);
-  EXPECT_EQ(r.queues_at_end, 42u);
-  EXPECT_EQ(r.queues_created, 53u);
+  EXPECT_EQ(r.queues_at_end, 43u);
+  EXPECT_EQ(r.queues_created, 54u);
   EXPECT_EQ(r.queues_destroyed, 12u);
   EXPECT_EQ(r.queues_at_start, 1u);
   EXPECT_EQ(r.unmaps, 6u);
