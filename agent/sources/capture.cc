@@ -1,6 +1,7 @@
 #include "sources/capture.h"
 
 #include <fmt/format.h>
+#include <gpuq/abi_minors.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -11,7 +12,37 @@
 #include "common/clock.h"
 
 namespace gpuq {
-namespace {}  // namespace
+namespace {
+
+// What the record at the start of `rest` breaks of its capture's ABI minor,
+// or nullptr (Decode judges what is left: a cut record, an unknown type in a
+// capture of this agent's minor or older). A numbered minor fixes every
+// type's size (a payload record's fixed part, then its payload); a capture
+// of a newer minor may append fields, but a type this agent lacks is one a
+// newer release added.
+const char* AgainstMinor(uint32_t minor, std::string_view rest) {
+  gpuq_event_header hdr;
+  if (rest.size() < sizeof(hdr)) return nullptr;
+  std::memcpy(&hdr, rest.data(), sizeof(hdr));
+  const bool known = hdr.type > GPUQ_EV_INVALID && hdr.type < GPUQ_EV__MAX;
+  if (minor > GPUQ_ABI_MINOR) {
+    return known || hdr.type == GPUQ_EV_INVALID
+               ? nullptr
+               : "a record type newer than this gpuq-agent (replay it with "
+                 "the release that wrote it, or a later one)";
+  }
+  if (minor == 0 || !known) return nullptr;
+  const size_t want = gpuq_record_sizes[minor][hdr.type];
+  if (want == 0) return "a record type its ABI minor does not have";
+  const bool payload =
+      hdr.type == GPUQ_EV_CGROUP_PATH || hdr.type == GPUQ_EV_CONTAINER_META;
+  if (payload ? hdr.size < want : hdr.size != want) {
+    return "a record whose size is not its type's at that ABI minor";
+  }
+  return nullptr;
+}
+
+}  // namespace
 
 CaptureWriter::CaptureWriter(std::FILE* file, std::string path)
     : file_(file), path_(std::move(path)) {}
@@ -32,6 +63,7 @@ std::unique_ptr<CaptureWriter> CaptureWriter::Create(const std::string& path,
   gpuq_capture_header header{};
   std::memcpy(header.magic, GPUQ_CAPTURE_MAGIC, sizeof(header.magic));
   header.abi_version = GPUQ_ABI_VERSION;
+  header.abi_minor = GPUQ_ABI_MINOR;
   header.header_size = sizeof(header);
   header.start_realtime_ns =
       fixed_start_ns != 0 ? fixed_start_ns : ClockNowNs(CLOCK_REALTIME);
@@ -138,6 +170,14 @@ CaptureError ParseCapture(std::string_view data, const std::string& path,
   out->events.clear();
   size_t offset = header.header_size;
   while (offset < data.size()) {
+    if (const char* why = AgainstMinor(header.abi_minor, data.substr(offset))) {
+      *error = fmt::format(
+          "capture {} (ABI {}.{}, this gpuq-agent reads up to {}.{}) is "
+          "corrupt at byte {} (record {}): {}",
+          path, header.abi_version, header.abi_minor, GPUQ_ABI_VERSION,
+          GPUQ_ABI_MINOR, offset, out->events.size() + 1, why);
+      return CaptureError::kCorrupt;
+    }
     Event event;
     size_t consumed = 0;
     const DecodeStatus status =

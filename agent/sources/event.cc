@@ -1,5 +1,7 @@
 #include "sources/event.h"
 
+#include <gpuq/abi_minors.h>
+
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
@@ -25,6 +27,31 @@ constexpr bool ListsEveryType() {
 }
 static_assert(ListsEveryType(),
               "GPUQ_EVENT_TYPES lists enum gpuq_event_type in order");
+
+// The fixed part each type puts on the wire: its ABI struct.
+template <typename T>
+struct WireStruct {
+  using type = T;
+};
+template <>
+struct WireStruct<CgroupPathRecord> {
+  using type = gpuq_cgroup_path_record;
+};
+template <>
+struct WireStruct<ContainerMetaRecord> {
+  using type = gpuq_container_meta_record;
+};
+
+// The current minor's row of gpuq_record_sizes is the structs as they are:
+// a struct that grows, or a new type, fails the build until it has a new
+// minor and row (docs/abi.md).
+#define GPUQ_EVENT_SIZE_IN_ROW(value, name, Type, min_size)             \
+  static_assert(gpuq_record_sizes[GPUQ_ABI_MINOR][value] ==             \
+                    sizeof(WireStruct<Type>::type),                     \
+                "gpuq_record_sizes[GPUQ_ABI_MINOR] is not the size of " \
+                "the " name " record: add a minor (gpuq/abi_minors.h)");
+GPUQ_EVENT_TYPES(GPUQ_EVENT_SIZE_IN_ROW)
+#undef GPUQ_EVENT_SIZE_IN_ROW
 
 // Minimum record size of each type: its ABI struct.
 size_t MinSize(uint16_t type) {

@@ -7,8 +7,10 @@
  * Every record starts with struct gpuq_event_header. `size` is the whole
  * record in bytes, a multiple of 8; decoders reject records whose size is
  * smaller than the type's struct, and skip trailing bytes of larger ones, so a
- * minor ABI change may append fields. Bump GPUQ_ABI_VERSION when a field moves,
- * changes meaning or is removed (see docs/abi.md).
+ * minor ABI change may append fields or record types: it adds a
+ * GPUQ_ABI_MINOR and that minor's row of record sizes (gpuq/abi_minors.h).
+ * Bump GPUQ_ABI_VERSION when a field moves, changes meaning or is removed
+ * (see docs/abi.md).
  */
 #ifndef GPUQ_ABI_H
 #define GPUQ_ABI_H
@@ -19,6 +21,18 @@
 #include <gpuq/abi_assert.h>
 
 #define GPUQ_ABI_VERSION 1
+/*
+ * What a capture of ABI 1 holds, written into its header (abi_minor); each
+ * minor's record sizes are a row of gpuq_record_sizes (gpuq/abi_minors.h):
+ *   0  written before minors were numbered (the field was `reserved`, 0):
+ *      every record type up to GPUQ_EV_SOURCE_DROPS, each at least the
+ *      decoder's smallest size (fields appended since read as 0), and
+ *      doorbell_count's by_packet may count rings by the rung slot's packet
+ *      type instead of the AQL packets the rings published.
+ *   1  every record at its full size as pinned below; by_packet counts AQL
+ *      packets.
+ */
+#define GPUQ_ABI_MINOR 1
 
 #define GPUQ_COMM_LEN 16
 #define GPUQ_GPU_NAME_LEN 32
@@ -157,7 +171,7 @@ struct gpuq_queue_create_event {
 	__u32 flags;	    /* GPUQ_CREATE_F_* */
 	__u32 pad;
 	char comm[GPUQ_COMM_LEN];
-	/* appended in ABI 1; 0 in older captures = unknown */
+	/* appended within minor 0; 0 where absent = unknown */
 	__u64 doorbell_handle;	     /* hsa_signal_t.handle (GPUQ_CREATE_F_ROCR_LAYOUT) */
 	__u64 write_index_at_create; /* amd_queue_t.write_dispatch_id when created */
 };
@@ -187,7 +201,7 @@ struct gpuq_queue_destroy_event {
 	__u32 reason; /* enum gpuq_destroy_reason */
 	__u32 flags;  /* GPUQ_DESTROY_F_* */
 	__u32 pad;
-	/* appended: records without it (older captures) are 56 bytes */
+	/* appended within minor 0: records without it are 56 bytes */
 	__u64 write_index; /* GPUQ_DESTROY_F_WRITE_INDEX */
 };
 GPUQ_ABI_OFFSET(gpuq_queue_destroy_event, gpu_id, 32);
@@ -237,8 +251,8 @@ enum gpuq_runlist_op {
  * (packet_manager.is_over_subscription): HWS time-slices it, chained. */
 #define GPUQ_RUNLIST_F_OVERSUBSCRIBED (1u << 1)
 /* With OVERSUBSCRIBED: the runlist mixes processes of both XNACK modes on a
- * GPU that chains on that (6.16+, OVER_SUBSCRIPTION_XNACK_CONFLICT); 0 in
- * captures before 2026-11-27 and where the kernel has no such test. */
+ * GPU that chains on that (6.16+, OVER_SUBSCRIPTION_XNACK_CONFLICT); 0 where
+ * the kernel has no such test, and in some captures of minor 0. */
 #define GPUQ_RUNLIST_F_XNACK_CONFLICT (1u << 2)
 
 /* The process-level operation a runlist operation ran inside (per-tid slot). */
@@ -268,9 +282,9 @@ struct gpuq_runlist_event {
 	__u32 queue_id;	   /* MES ops: the queue (0 if unknown); HWS: 0 */
 	__u64 duration_ns; /* entry to return */
 	__u32 active_queues; /* dqm->active_queue_count at entry (HWS), else 0 */
-	__u32 flags;	     /* GPUQ_RUNLIST_F_* (0 in captures before 2026-11-27) */
+	__u32 flags;	     /* GPUQ_RUNLIST_F_* (0 in some captures of minor 0) */
 	/*
-	 * Appended 2026-11-27, HWS map with GPUQ_RUNLIST_F_RUNLIST_READ: the
+	 * Appended within minor 0, HWS map with GPUQ_RUNLIST_F_RUNLIST_READ: the
 	 * runlist the map left, read at its return under the dqm lock, with the
 	 * limits amdkfd's pm_calc_rlib_size (kfd_packet_manager.c) holds it to.
 	 */
@@ -356,11 +370,11 @@ struct gpuq_queue_sample_record {
 	__u64 read_index;  /* amd_queue_t.read_dispatch_id: packets the CP consumed */
 	__u32 flags;	   /* GPUQ_SAMPLE_F_* */
 	__u32 pad;
-	/* appended 2026-11-26 (0 in older captures: not checked): the user VA
+	/* appended within minor 0 (0 where absent: not checked): the user VA
 	 * the write index was read at. A sample of a queue destroyed since its
 	 * read, whose queue_id a new queue took, is not the new queue's. */
 	__u64 write_ptr;
-	/* appended 2026-11-27 (0 in older captures: not checked): when the read
+	/* appended within minor 0 (0 where absent: not checked): when the read
 	 * began; hdr.ts_ns is when it ended. A queue whose create record is
 	 * stamped after the read began may have been read before it existed
 	 * (its amd_queue_t still the destroyed predecessor's): not its sample. */
@@ -390,9 +404,9 @@ enum gpuq_packet_class {
  * hdr.cgroup_id is the ringer's; gpu_id/queue_id come from the queue whose
  * doorbell_handle matched (0/0 when none did). doorbells counts the rings,
  * by_packet the AQL packets they published (one ring may publish many: HIP
- * 7's graph batches). Captures written before 2026-11-26 counted rings in
- * by_packet too, by the rung slot's type: the same numbers under HIP 5 and
- * 6, which ring once per packet, so the layout and version did not change.
+ * 7's graph batches). Some captures of minor 0 count rings in by_packet
+ * too, by the rung slot's type: the same numbers under HIP 5 and 6, which
+ * ring once per packet, not under HIP 7 (GPUQ_ABI_MINOR 1 says packets).
  */
 struct gpuq_doorbell_count_record {
 	struct gpuq_event_header hdr;
@@ -500,7 +514,7 @@ struct gpuq_gpu_info_record {
 	__u32 simd_count;
 	__u32 num_xcc;
 	char name[GPUQ_GPU_NAME_LEN];
-	/* appended: 0 in older captures (the CUs are then unknown) */
+	/* appended within minor 0: 0 where absent (the CUs are unknown) */
 	__u32 simd_per_cu; /* active CUs = simd_count / simd_per_cu */
 	__u32 pad;
 };
@@ -556,7 +570,7 @@ struct gpuq_capture_header {
 	__u64 start_realtime_ns;
 	__u64 start_monotonic_ns;
 	__u32 flags;
-	__u32 reserved;
+	__u32 abi_minor; /* GPUQ_ABI_MINOR of the writer (0: before minors) */
 };
 GPUQ_ABI_OFFSET(gpuq_capture_header, magic, 0);
 GPUQ_ABI_OFFSET(gpuq_capture_header, abi_version, 8);
@@ -564,7 +578,7 @@ GPUQ_ABI_OFFSET(gpuq_capture_header, header_size, 12);
 GPUQ_ABI_OFFSET(gpuq_capture_header, start_realtime_ns, 16);
 GPUQ_ABI_OFFSET(gpuq_capture_header, start_monotonic_ns, 24);
 GPUQ_ABI_OFFSET(gpuq_capture_header, flags, 32);
-GPUQ_ABI_OFFSET(gpuq_capture_header, reserved, 36);
+GPUQ_ABI_OFFSET(gpuq_capture_header, abi_minor, 36);
 GPUQ_ABI_SIZE(gpuq_capture_header, 40); /* 8 + 2*4 + 2*8 + 2*4 */
 /* The magic fills its field exactly, without a NUL. */
 GPUQ_ABI_ASSERT(sizeof(GPUQ_CAPTURE_MAGIC) - 1 == 8, "GPUQ_CAPTURE_MAGIC is 8 bytes");

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The size in bytes of every record type at every minor of GPUQ_ABI_VERSION
+ * 1 (gpuq_capture_header.abi_minor), indexed [minor][enum gpuq_event_type].
+ * A row never changes once a capture of its minor may exist: appending a
+ * field or a record type bumps GPUQ_ABI_MINOR and adds a row. The agent's
+ * build holds the last row to the structs of abi.h
+ * (agent/sources/event.cc), tests/unit/abi_minor_test.cc holds every row to
+ * the layout its minor was released with, and the capture reader holds each
+ * record of a numbered minor to its row. Records with a payload (cgroup
+ * path, container metadata) list their fixed part. 0: no fixed size (minor
+ * 0) or no such type at that minor.
+ */
+#ifndef GPUQ_ABI_MINORS_H
+#define GPUQ_ABI_MINORS_H
+
+#include <gpuq/abi.h>
+
+/* constexpr in C++, so the agent's build can check it. */
+#ifdef __cplusplus
+#define GPUQ_ABI_TABLE constexpr
+#else
+#define GPUQ_ABI_TABLE const
+#endif
+
+static GPUQ_ABI_TABLE __u16 gpuq_record_sizes[GPUQ_ABI_MINOR + 1][GPUQ_EV__MAX] = {
+	/* 0: sizes not fixed (at least the decoder's smallest) */
+	{ 0 },
+	/* 1 */
+	{
+		0,   /* GPUQ_EV_INVALID */
+		128, /* GPUQ_EV_QUEUE_CREATE */
+		64,  /* GPUQ_EV_QUEUE_DESTROY */
+		48,  /* GPUQ_EV_PROCESS_EXIT */
+		64,  /* GPUQ_EV_QUEUE_CREATE_FAILED */
+		120, /* GPUQ_EV_GPU_INFO */
+		40,  /* GPUQ_EV_CGROUP_PATH, then the path */
+		40,  /* GPUQ_EV_CONTAINER_META, then the JSON */
+		96,  /* GPUQ_EV_RUNLIST */
+		64,  /* GPUQ_EV_EVICTION */
+		80,  /* GPUQ_EV_QUEUE_SAMPLE */
+		88,  /* GPUQ_EV_DOORBELL_COUNT */
+		64,  /* GPUQ_EV_QUEUE_UPDATE */
+		176, /* GPUQ_EV_QUEUE_CU_MASK */
+		88,  /* GPUQ_EV_SOURCE_DROPS */
+	},
+};
+
+#endif /* GPUQ_ABI_MINORS_H */
