@@ -28,21 +28,21 @@ static GPUQ_ABI_TABLE __u16 gpuq_record_sizes[GPUQ_ABI_MINOR + 1][GPUQ_EV__MAX] 
 	{ 0 },
 	/* 1 */
 	{
-		0,   /* GPUQ_EV_INVALID */
-		128, /* GPUQ_EV_QUEUE_CREATE */
-		64,  /* GPUQ_EV_QUEUE_DESTROY */
-		48,  /* GPUQ_EV_PROCESS_EXIT */
-		64,  /* GPUQ_EV_QUEUE_CREATE_FAILED */
-		120, /* GPUQ_EV_GPU_INFO */
-		40,  /* GPUQ_EV_CGROUP_PATH, then the path */
-		40,  /* GPUQ_EV_CONTAINER_META, then the JSON */
-		96,  /* GPUQ_EV_RUNLIST */
-		64,  /* GPUQ_EV_EVICTION */
-		80,  /* GPUQ_EV_QUEUE_SAMPLE */
-		88,  /* GPUQ_EV_DOORBELL_COUNT */
-		64,  /* GPUQ_EV_QUEUE_UPDATE */
-		176, /* GPUQ_EV_QUEUE_CU_MASK */
-		88,  /* GPUQ_EV_SOURCE_DROPS */
+	    0,	 /* GPUQ_EV_INVALID */
+	    128, /* GPUQ_EV_QUEUE_CREATE */
+	    64,	 /* GPUQ_EV_QUEUE_DESTROY */
+	    48,	 /* GPUQ_EV_PROCESS_EXIT */
+	    64,	 /* GPUQ_EV_QUEUE_CREATE_FAILED */
+	    120, /* GPUQ_EV_GPU_INFO */
+	    40,	 /* GPUQ_EV_CGROUP_PATH, then the path */
+	    40,	 /* GPUQ_EV_CONTAINER_META, then the JSON */
+	    96,	 /* GPUQ_EV_RUNLIST */
+	    64,	 /* GPUQ_EV_EVICTION */
+	    80,	 /* GPUQ_EV_QUEUE_SAMPLE */
+	    88,	 /* GPUQ_EV_DOORBELL_COUNT */
+	    64,	 /* GPUQ_EV_QUEUE_UPDATE */
+	    176, /* GPUQ_EV_QUEUE_CU_MASK */
+	    88,	 /* GPUQ_EV_SOURCE_DROPS */
 	},
 };
 

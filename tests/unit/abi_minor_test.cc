@@ -50,8 +50,8 @@ std::vector<std::pair<uint16_t, uint16_t>> RecordSizes(
   std::vector<std::pair<uint16_t, uint16_t>> out;
   gpuq_capture_header header;
   std::memcpy(&header, bytes.data(), sizeof(header));
-  for (size_t at = header.header_size; at + sizeof(gpuq_event_header) <=
-                                       bytes.size();) {
+  for (size_t at = header.header_size;
+       at + sizeof(gpuq_event_header) <= bytes.size();) {
     gpuq_event_header hdr;
     std::memcpy(&hdr, bytes.data() + at, sizeof(hdr));
     out.emplace_back(hdr.type, hdr.size);
