@@ -90,6 +90,9 @@ struct LiveQueue {
   uint64_t start_ns = 0;
   bool seeded = false;
   uint64_t pending = 0;  // as the model's gauge counts it now
+  // Its submissions are spread over the timeline up to here: its create,
+  // then each sample that counted packets.
+  uint64_t counted_until_ns = 0;
 };
 
 struct ProcInfo {
@@ -129,11 +132,18 @@ struct GpuTypeInfo {
 };
 
 // A bucketed series whose values are appended bucket by bucket; a series
-// first seen in bucket k starts with k zeros.
+// first seen in bucket k starts with k zeros. A rate's buckets may also be
+// added to after they closed (a sample's packets spread back over the time
+// since the queue's previous reading).
 struct SeriesAcc {
   std::vector<double> values;
-  double last_cumulative = 0;  // rates: the cumulative count at last close
 };
+
+// Adds `value` to bucket `bucket` of `s`, growing it with zeros.
+void AddAt(SeriesAcc* s, size_t bucket, double value) {
+  if (s->values.size() <= bucket) s->values.resize(bucket + 1, 0.0);
+  s->values[bucket] += value;
+}
 
 // The largest value of `key`'s series in `series` (a rate's busiest
 // bucket); 0 without one.
@@ -217,6 +227,7 @@ class Analyzer::Impl : private ModelObserver {
     // buffer) stay in the current bucket: buckets never reopen.
     CloseBucketsBefore(hdr.ts_ns);
     last_ns_ = std::max<uint64_t>(last_ns_, hdr.ts_ns);
+    now_ns_ = hdr.ts_ns;
     pipeline_.Handle(event);
     std::visit([this](const auto& e) { On(e); }, event);
   }
@@ -244,28 +255,52 @@ class Analyzer::Impl : private ModelObserver {
     while (bucket_ < target) CloseBucket();
   }
 
-  // Ends bucket_: values of every series at its end, rates over it.
+  // Ends bucket_: values of every series at its end. The rates were added
+  // as samples came (SpreadSubmissions); a series of an owner the model
+  // knows is filled with zeros up to here.
   void CloseBucket() {
     if (dirty_) ReadPipeline();
     const size_t b = bucket_;
     for (const auto& [gpu, live] : live_per_gpu_) {
       AppendAt(&gpu_series_[gpu], b, static_cast<double>(live));
     }
-    double run_delta = 0;
-    auto rates = [&](auto& series, const auto& cumulative, bool add_to_run) {
-      for (const auto& [key, total] : cumulative) {
-        SeriesAcc& s = series[key];
-        const double delta = static_cast<double>(total) - s.last_cumulative;
-        s.last_cumulative = static_cast<double>(total);
-        AppendAt(&s, b, delta / step_s_);
-        if (add_to_run) run_delta += delta;
-      }
+    auto reach = [b](auto& series, const auto& owners) {
+      for (const auto& [key, total] : owners) AddAt(&series[key], b, 0.0);
     };
-    rates(container_series_, submissions_per_container_, true);
-    rates(process_series_, submissions_per_process_, false);
-    rates(gpu_rate_series_, submissions_per_gpu_, false);
-    peak_rate_ = std::max(peak_rate_, run_delta / step_s_);
+    reach(container_series_, submissions_per_container_);
+    reach(process_series_, submissions_per_process_);
+    reach(gpu_rate_series_, submissions_per_gpu_);
+    AddAt(&run_rate_, b, 0.0);
     ++bucket_;
+  }
+
+  // `packets` a queue wrote between `from_ns` and `to_ns`, spread over the
+  // buckets that interval covers in proportion to its time in each (a
+  // sample's delta after a 10 s gap is 10 s of submissions, not one
+  // second's), as rates in every series the queue counts in.
+  void SpreadSubmissions(const QueueState& q, uint64_t packets,
+                         uint64_t from_ns, uint64_t to_ns) {
+    if (packets == 0) return;
+    SeriesAcc* series[] = {&container_series_[ContainerKey(q.cgroup_id)],
+                           &process_series_[q.tgid],
+                           &gpu_rate_series_[q.gpu_id], &run_rate_};
+    const auto add = [&](size_t bucket, double share) {
+      for (SeriesAcc* s : series) AddAt(s, bucket, share / step_s_);
+    };
+    const double total = static_cast<double>(packets);
+    if (to_ns <= from_ns) {
+      add(BucketOf(to_ns), total);
+      return;
+    }
+    const double span = static_cast<double>(to_ns - from_ns);
+    for (uint64_t b = BucketOf(from_ns), last = BucketOf(to_ns); b <= last;
+         ++b) {
+      const uint64_t begin = std::max(from_ns, t0_ns_ + b * step_ns_);
+      const uint64_t end = std::min(to_ns, t0_ns_ + (b + 1) * step_ns_);
+      if (end > begin) {
+        add(b, total * static_cast<double>(end - begin) / span);
+      }
+    }
   }
 
   // What the exported series say now: live queues per GPU and cumulative
@@ -390,6 +425,7 @@ class Analyzer::Impl : private ModelObserver {
     q.type = state.queue_type;
     q.cgroup_id = state.cgroup_id;
     q.start_ns = state.created_ns;
+    q.counted_until_ns = state.created_ns;
     q.seeded = state.seeded;
     const bool compute = QueueColumnOf(q.type) == QueueColumn::kCompute;
     ProcInfo& p = Process(q.tgid, q.cgroup_id);
@@ -432,6 +468,9 @@ class Analyzer::Impl : private ModelObserver {
       SetPending(&it->second, 0);  // the gauge leaves out unreadable queues
       return;
     }
+    SpreadSubmissions(state, packets, it->second.counted_until_ns, now_ns_);
+    it->second.counted_until_ns =
+        std::max(it->second.counted_until_ns, now_ns_);
     QueueSubmissionRow& row = SubmissionRow(state);
     row.submissions += packets;
     ++row.samples;
@@ -440,6 +479,11 @@ class Analyzer::Impl : private ModelObserver {
   }
 
   void QueueLastWords(const QueueState& state, uint64_t packets) override {
+    // A queue reconciliation removed earlier has no reading to spread from.
+    auto it = queues_.find(state.serial);
+    SpreadSubmissions(
+        state, packets,
+        it != queues_.end() ? it->second.counted_until_ns : now_ns_, now_ns_);
     SubmissionRow(state).submissions += packets;
   }
 
@@ -614,7 +658,8 @@ class Analyzer::Impl : private ModelObserver {
   std::map<std::string, SeriesAcc> container_series_;
   std::map<uint32_t, SeriesAcc> process_series_;
   std::map<uint32_t, SeriesAcc> gpu_rate_series_;
-  double peak_rate_ = 0;
+  SeriesAcc run_rate_;   // the whole run's submissions per second
+  uint64_t now_ns_ = 0;  // the record the model is handling
   std::map<std::string, QueueClassPeaks> class_peaks_;  // by container key
   QueueClassPeaks run_class_peaks_;
 
@@ -692,7 +737,10 @@ RunReport Analyzer::Impl::Finish() {
     live_at_end[{key.gpu_id, key.queue_type}] += series.live;
   }
   r.submissions_mean_per_s = per_s(r.submissions);
-  r.submissions_peak_per_s = peak_rate_;
+  r.submissions_peak_per_s = 0.0;
+  for (double v : run_rate_.values) {
+    r.submissions_peak_per_s = std::max(r.submissions_peak_per_s, v);
+  }
   r.pending_peak = pending_peak_;
   for (const auto& [key, series] : s.doorbells) r.doorbells += series.doorbells;
   for (const auto& [key, series] : s.runlist) {

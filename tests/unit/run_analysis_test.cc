@@ -206,14 +206,17 @@ TEST(AnalyzerTest, EmptyBucketsCarryLiveQueuesAndZeroRates) {
             (std::vector<double>{1, 1, 1, 1}));
   ASSERT_EQ(r.timeline.submission_rate_per_container.size(), 1u);
   EXPECT_EQ(r.timeline.submission_rate_per_container[0].name, "(host)");
+  // Each sample's packets are spread over the time since the reading
+  // before it: 100 over 0 .. 0.5 s, then 300 over 0.5 .. 3.5 s (100 a
+  // second, half a second of it in buckets 0 and 3).
   EXPECT_EQ(r.timeline.submission_rate_per_container[0].values,
-            (std::vector<double>{100, 0, 0, 300}));
+            (std::vector<double>{150, 100, 100, 50}));
   EXPECT_EQ(r.submissions, 400u);
-  EXPECT_DOUBLE_EQ(r.submissions_peak_per_s, 300);
+  EXPECT_DOUBLE_EQ(r.submissions_peak_per_s, 150);
   EXPECT_DOUBLE_EQ(r.submissions_mean_per_s, 400 / 3.5);
   EXPECT_EQ(r.pending_peak, 10u);
   ASSERT_EQ(r.processes.size(), 1u);
-  EXPECT_DOUBLE_EQ(r.processes[0].submissions_peak_per_s, 300);
+  EXPECT_DOUBLE_EQ(r.processes[0].submissions_peak_per_s, 150);
 }
 
 // The owner's destroy carries the final write index: the totals (the
@@ -252,12 +255,14 @@ TEST(AnalyzerTest, AReadBegunBeforeTheQueuesCreateIsNotCounted) {
 }
 
 TEST(AnalyzerTest, HalfSecondStepHalvesBucketsAndDoublesRates) {
+  // 100 packets over 0 .. 0.5 s (bucket 0), 50 over 0.5 .. 1.5 s (25 in
+  // each of buckets 1 and 2); the last sample's own bucket, 3, is empty.
   const RunReport r = Analyze({HostPath(kT0), Create(10, 0, 7, kT0),
-                               Sample(10, 0, 7, kT0 + kS / 4, 100, 100),
-                               Sample(10, 0, 7, kT0 + kS, 150, 150)},
+                               Sample(10, 0, 7, kT0 + kS / 2, 100, 100),
+                               Sample(10, 0, 7, kT0 + kS + kS / 2, 150, 150)},
                               0.5);
   EXPECT_EQ(r.timeline.submission_rate_per_container[0].values,
-            (std::vector<double>{200, 0, 100}));
+            (std::vector<double>{200, 50, 50, 0}));
 }
 
 // Found by tests/fuzz/capture_fuzzer: a record stamped years after the
@@ -464,6 +469,56 @@ TEST_F(DefaultCaptureTest, Headline) {
   EXPECT_EQ(r.classification, QueueClass::kMoreThanGpus);
   // After round 0: host 5 + vllm (0+1+2+3) x 8 = 53 packets waiting.
   EXPECT_EQ(r.pending_peak, 53u);
+}
+
+// examples/README.md: --once's SUBMIT/S is the rate between each queue's
+// last two samples (rounds 1 and 2, +11 s and +15 s): vllm 4500/s on each of
+// its 8 GPUs, the host 25/s and 7.5/s. The report spreads each sample's
+// packets over the time since the reading before it, so the buckets of that
+// interval say the same, and the 10 s before it (rounds 0 to 1: 1800/s per
+// GPU) are not one bucket of ten seconds' packets.
+TEST_F(DefaultCaptureTest, SpreadRatesAgreeWithOnce) {
+  const RunReport& r = *report_;
+  std::map<std::string, std::vector<double>> by_name;
+  for (const Series& s : r.timeline.submission_rate_per_container) {
+    by_name[s.name] = s.values;
+  }
+  const std::vector<double>& vllm = by_name["vllm"];
+  const std::vector<double>& host = by_name["(host)"];
+  ASSERT_EQ(vllm.size(), 16u);
+  ASSERT_EQ(host.size(), 16u);
+  for (size_t b = 12; b <= 14; ++b) {
+    EXPECT_EQ(vllm[b], 8 * 4500.0) << "bucket " << b;
+    EXPECT_EQ(host[b], 25.0 + 7.5) << "bucket " << b;
+    EXPECT_EQ(by_name["trainer"][b], 0.0) << "bucket " << b;
+  }
+  // Worker 0's queues are read at the same offsets in rounds 0 and 1, so
+  // its interval is 10 s exactly (the other workers' 10 us less each).
+  std::vector<double> worker0;
+  for (const Series& s : r.timeline.submission_rate_per_process) {
+    if (s.name == "pid 31200 (pt_main_thread)") worker0 = s.values;
+  }
+  ASSERT_EQ(worker0.size(), 16u);
+  for (size_t b = 2; b <= 10; ++b) {
+    EXPECT_EQ(worker0[b], 300.0 + 600.0 + 900.0) << "bucket " << b;
+  }
+  EXPECT_EQ(worker0[13], 4500.0);
+  // The busiest second is the first: each vLLM worker's 10,000 packets
+  // between its creates and round 0.
+  double busiest = 0;
+  size_t at = 0;
+  for (size_t b = 0; b < vllm.size(); ++b) {
+    const double run = vllm[b] + host[b] + by_name["trainer"][b];
+    if (run > busiest) busiest = run, at = b;
+  }
+  EXPECT_EQ(at, 0u);
+  EXPECT_DOUBLE_EQ(r.submissions_peak_per_s, busiest);
+  // Spread, the rates still add up to every packet counted.
+  double packets = 0;
+  for (const auto& [name, values] : by_name) {
+    for (double v : values) packets += v * r.timeline.step_s;
+  }
+  EXPECT_DOUBLE_EQ(packets, static_cast<double>(r.submissions));
 }
 
 TEST_F(DefaultCaptureTest, EvictionsPairWithTheirRestores) {
