@@ -73,7 +73,7 @@ chromium_run() {
 # never names these hosts: check_html.py rejects any URL it could load).
 CHROMIUM_OWN='clients2\.google\.com|update\.googleapis\.com|accounts\.google\.com|[a-z0-9.-]*\.gvt1\.com'
 # A connection chromium opened and closed without a request line (a
-# speculative preconnect, seen once in a run of 2026-11-28) sent nothing.
+# speculative preconnect, seen once) sent nothing.
 page_requests() {
   grep -vE "^(GET|POST|HEAD) http://($CHROMIUM_OWN)[:/]|^CONNECT ($CHROMIUM_OWN):443 |^\(closed without a request\)$" "$TMP/requests" 2> /dev/null
 }

@@ -18,7 +18,7 @@
 # guest's clock runs on while its vCPU thread waits for a core, and the
 # simulator tier's preemption windows allow 20 ms per window: a window once
 # grew 31 ms when the other tier's host work ran beside the guests at the
-# same priority (2026-11-27).
+# same priority.
 #
 # Exits with CMD's status. A slot is an flock on slot.N, held by this shell's
 # descriptor and the ones CMD inherits, so it is freed however they end.

@@ -141,9 +141,9 @@ KERNEL_SERIES="6.1 6.12 6.16 6.17 6.18 6.19 7.0 7.1 7.2 7.3"
 # own series (6.1), then kernels_to_boot adds the newest series the mirror
 # serves with its modules. KERNEL_SERIES_ATTACH: the series it boots for the
 # attach and verifier checks only: the longterm 6.12 and 6.18 and 6.17
-# (Ubuntu 24.04's HWE kernel series). On 2026-11-28 every series of the
-# matrix booted, four in full (6.12 402 s and 6.18 551 s of guest time in
-# full; 6.16 254 s, 7.2 296 s attach-only), and the suite took over CI's
+# (Ubuntu 24.04's HWE kernel series). With every series of the matrix
+# booted, four in full (6.12 402 s and 6.18 551 s of guest time in full;
+# 6.16 254 s, 7.2 296 s attach-only), the suite took over CI's
 # 90 minutes. GPUQ_KTEST_KERNELS=all checks every series of kernel_matrix
 # in full; the compatibility table keeps each series' last result, with
 # its date (6.16 and 7.2 there are from GPUQ_KTEST_KERNELS=all runs).
@@ -531,7 +531,7 @@ run_guests() {
 # "GPUQ-KTEST <label> <check> PASS|FAIL|SKIP <detail>" lines; a missing
 # marker and any check the host does not expect are failures too (a guest
 # check missing from the host's list would otherwise never be counted, even
-# when it passes: seen with two new checks on 2026-11-29).
+# when it passes: seen with two new checks).
 judge_markers() {
   local label=$1 log=$2 check line status detail group
   JUDGED=$label

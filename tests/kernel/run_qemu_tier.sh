@@ -203,7 +203,7 @@ judge_guest() {
 # longest first, so that no long guest runs alone on the two cores at the
 # end: the full guests, then the attach ones, newest series first within
 # each (under TCG a newer kernel's guest took longer: 7.3 623 s, 6.1 291 s
-# in full; 7.2 296 s, 6.17 241 s attach-only, 2026-11-28).
+# in full; 7.2 296 s, 6.17 241 s attach-only).
 longest_first() {
   local e full=() attach=()
   for e in "$@"; do

@@ -23,9 +23,9 @@
 # GPUQ_KTEST_INFER=1 (the programs guests run the inference program over 8
 # GPUs too), GPUQ_KTEST_BOOT_TIMEOUT
 # (seconds per boot, 2400: 7.3's main guest, every check but the programs,
-# took 1401 s in one guest from a clean clone on 2026-11-28 and ran a
-# quarter slower in the next run; the limit is for a hung guest, not a slow
-# host), GPUQ_KTEST_WORKDIR (logs; default a new
+# took 1401 s in one guest from a clean clone and a quarter longer in the
+# next run; the limit is for a hung guest, not a slow host),
+# GPUQ_KTEST_WORKDIR (logs; default a new
 # /tmp/gpuq-simtest.XXXXXX, kept and printed), GPUQ_KTEST_HIP_CLIENT (the
 # hip_client hipcc built; default AGENT's build tree's
 # tests/nullgpu/hip_client), GPUQ_KTEST_ONLY (a developer's knob: only the
@@ -171,8 +171,8 @@ tier_checks() {
 # -tp tracepoint. One main pair (the default) runs every group. With two
 # (GPUQ_KTEST_MAINS), every client in btf-fentry runs on each, the other
 # tiers of the 5.2.3 clients on the older kernel and of the 2026 stacks on
-# the newer (every client in every tier took 696 s of the 7.3 guest's 1312 s
-# on 2026-11-28, one run per tier). N_CHECKS (no guests yet): every group.
+# the newer (every client in every tier took 696 s of the 7.3 guest's 1312 s,
+# one run per tier). N_CHECKS (no guests yet): every group.
 NEWEST_MAIN=""
 SPLIT_CLIENTS=0
 client_plan() {
@@ -775,7 +775,7 @@ judge_guest() {
 # the runtime clients in btf-fentry, record, short-lived) and "K-nobtf"
 # (GPUQ_SCOPE=nobtf: the simulator without BTF, the args-kprobe and
 # tracepoint tiers and their clients), side by side, one core each. In one
-# guest they took 1044 s on 7.3 (clean clone of fac2087, 2026-11-28), of
+# guest they took 1044 s on 7.3 (from a clean clone of fac2087), of
 # which 517 s the nobtf group; split, 571 s and 528 s at once, the tier
 # 637 s instead of 1117 s. And a programs guest
 # "K-programs" (GPUQ_SCOPE=programs: the users' experiment, six HIP
@@ -783,17 +783,14 @@ judge_guest() {
 # HIP 5.2.3 and on 7.2.4, and the pair that fits; seven with
 # GPUQ_KTEST_INFER=1) for each kernel of GPUQ_KTEST_PROGRAMS (default:
 # 6.1); the mains first, newest first.
-# Until 2026-11-28 the oldest and newest kernels had both (four guests);
-# that day the suite took over CI's 90 minutes, and the programs guests
-# could not hold their five programs within 1200 s under TCG on CI's kind
-# of machine: 7.3's after 849 s, then over 1237 s twice; 6.1's after 503 s
-# and 866 s, then over 1065 s beside 7.3's main guest. So the default run
-# was cut to the newest kernel's main pair, the programs on request. On the
-# fast machine of 2026-11-30 6.1's programs guest took 141-143.5 s with its
-# five programs, and it runs by default again with the experiment's four
-# (the latency/batch pair and the pair that fits), 86 s that day: the
-# inference program over 8 GPUs (GPUQ_KTEST_INFER=1) was the rest. With the
-# pair again on HIP 7.2.4 (the same day): 107 s. 6.1, because it
+# With both for the oldest and newest kernels (four guests) the suite took
+# over CI's 90 minutes, and the programs guests could not hold their five
+# programs within 1200 s under TCG on CI's kind of machine: 7.3's after
+# 849 s, then over 1237 s twice; 6.1's after 503 s and 866 s, then over
+# 1065 s beside 7.3's main guest. Hence one main pair and one programs
+# guest. On a fast machine 6.1's programs guest took 107 s with its six
+# programs, 86 s with four and 141-143.5 s with those and the inference
+# program over 8 GPUs (GPUQ_KTEST_INFER=1). 6.1, because it
 # does not preempt BPF programs: the programs' doorbells are exact there.
 # Not with GPUQ_KTEST_ONLY (a developer's knob: one guest per kernel,
 # running the groups named).

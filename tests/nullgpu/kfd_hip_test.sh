@@ -103,7 +103,7 @@ for stack in 6.4 7.2; do
   lat=$BG_PID
   # The batch on a CU-masked stream (0x0000ffff: CUs 0-15), but not under
   # HIP 7.2: there it aborted at exit ("double free or corruption") in 2 of
-  # 24 runs side by side on this null GPU (2026-11-27; not understood yet),
+  # 24 runs side by side on this null GPU (not understood yet),
   # so 7.2's CU mask is shown only by the runs of the note below.
   cu_mask=0x0000ffff
   [ "$stack" = 7.2 ] && cu_mask=""

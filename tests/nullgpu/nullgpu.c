@@ -1051,7 +1051,7 @@ EXPORT HSAKMT_STATUS hsaKmtSetEvent(HsaEvent* ev) {
  * first sleeps for good. KFD 1.14's event ages, which ROCr 6.x passes
  * (kfd_nullgpu.c models them), close that race. A program hung on it says
  * nothing about the agent; one suspected in the simulator tier (the 8-GPU
- * HIP program, 1 run in about 10 since 2026-11-27) is why this bound. */
+ * HIP program, about 1 run in 10) is why this bound. */
 #define WAIT_SLICE_MS 200
 
 /* GPUQ_NULLGPU_WAIT_SLICE_MS=0: no bound, amdkfd's waits exactly (the

@@ -16,9 +16,8 @@
 # directory and format): the same packages plus HIP and its compiler (sid:
 # libamdhip64-6 6.4.3 and hipcc 7.0.2; experimental: libamdhip64-7 and
 # hipcc 7.2.4, with experimental's comgr), about 0.9 GB each (39 s for
-# 6.4 and 114 s for 7.2 on the project machine, 2026-11-26). Also sets
-# ROCM_HIP_VERSION (the libamdhip64 package's version). The small roots
-# stay as they are.
+# 6.4 and 114 s for 7.2 on the project machine). Also sets ROCM_HIP_VERSION
+# (the libamdhip64 package's version). The small roots stay as they are.
 #
 # rocm_root 6.4 rocblas: the HIP flavour plus rocBLAS (sid's librocblas-dev
 # 6.4.4, built for HIP 6.4; experimental has no rocBLAS 7), cached apart;

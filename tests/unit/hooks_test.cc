@@ -659,7 +659,7 @@ TEST(HooksTest, TracepointTierForcedOrUnavailable) {
   EXPECT_NE(plans.at("tp_ioctl").reason.find("refused at load"),
             std::string::npos);
   // Nothing planned: the agent's one line names the tracepoints' reason,
-  // not the function hooks' "not asked for" (7.3, 2026-11-29: "no KFD hook
+  // not the function hooks' "not asked for" (7.3 once said "no KFD hook
   // can attach on this kernel: --probe-tier=tracepoint: no function hooks").
   f.tracepoint_note = "raw tracepoints attached but never fired";
   const std::vector<HookPlan> none =

@@ -385,7 +385,7 @@ compare_once() {
 # lost to skipped programs (within_skips) and nothing more is in flight: the
 # same differences for STABLE_S seconds (twice the agents' 2 s reconcile
 # interval), or 10 s in all. (Always 10 s cost the 7.3 guest about 80 s a
-# run, 13 such checks, 2026-11-27.)
+# run, 13 such checks.)
 STABLE_S=4
 converge() {
   local diffs last="" same_since
@@ -416,7 +416,7 @@ lost_file() { echo "/tmp/lost-creates${TIER:+-$TIER}"; }
 # as lost, per probe tier: the packets written since the last sample of such
 # a queue are never counted, and a later check that compares submissions
 # without destroys (a later run's, whose truth keeps the earlier runs'
-# containers) must know why its submissions are short. (7.3, 2026-11-30: an
+# containers) must know why its submissions are short. (Seen on 7.3: an
 # exit teardown's destroys lost in the first run of the args-kprobe agent,
 # its 7 last packets with them, failed 18 checks of the runs after it.)
 lost_destroys_file() { echo "/tmp/lost-destroys${TIER:+-$TIER}"; }
@@ -479,9 +479,8 @@ within_skips() {
     BEGIN {
       while ((getline l < lost) > 0) { created[l] = 1; lost_gpu[gpu_of(l)] = 1 }
       # busybox awk keeps one stream per file name: without the close, the
-      # notes printed to it at END went to the stream opened for reading
-      # and were lost (no note was ever written in the guest until
-      # 2026-11-28; gawk, where this was tried, keeps them apart)
+      # notes printed to it at END go to the stream opened for reading
+      # and are lost (gawk, where this was tried, keeps them apart)
       close(lost)
       while ((getline l < lostd) > 0) destroyed[l] = 1
       close(lostd)
@@ -1722,8 +1721,8 @@ agents_stop() {
 # --doorbells=uprobe on every ROCr the runs map (--hsa-runtime, repeatable),
 # started before the first run and stopped after the last: a user's agent
 # while containers with their own ROCm come and go. (Two agents started per
-# run cost 28-66 s of TCG time a run, 7 runs a guest, 2026-11-29.) Each run
-# has a container of its own (run_container): the run's thunk truth is
+# run cost 28-66 s of TCG time a run, 7 runs a guest.) Each run has a
+# container of its own (run_container): the run's thunk truth is
 # compared with that container's series alone (THUNK_ONLY), the simulator's
 # truth with every series since the agents started (BASE), the submissions
 # of earlier runs' containers taken from their thunks (/tmp/drv.past).
@@ -1772,7 +1771,7 @@ client_agents_start() {
   [ -n "$groups" ] || return
   # Its --container-grace outlasts the guest's runs: the simulator's truth
   # keeps every run's container, and the default 300 s removed the first
-  # runs' series before the last run's checks (7.3, 2026-11-29); the grace
+  # runs' series before the last run's checks (seen on 7.3); the grace
   # itself is the unit tier's (retire_test.cc).
   flags="--sample-interval 100ms --doorbells=uprobe --container-grace 3600s"
   for f in $runtimes; do flags="$flags --hsa-runtime $f"; done
@@ -2259,8 +2258,8 @@ ktime nobtf-done
 # GPUQ_INFER=1 (GPUQ_KTEST_INFER on the host) adds container A's inference
 # program over 8 GPUs; without it the guest runs the experiment's pairs (B,
 # C, D, E and F, G below), what runs in every default suite. The inference
-# program was the longest on 2026-11-28 (209 s of CPU), and on 2026-11-30
-# the guest took 143 s with it (114 s of CPU) and 86 s without (64 s).
+# program is the longest (209 s of CPU in one run); on a fast machine the
+# guest took 143 s with it (114 s of CPU) and 86 s without (64 s).
 PROGS="lat batch fitlat fitbatch"
 [ "${GPUQ_INFER:-0}" = 1 ] && PROGS="infer $PROGS"
 # Containers F and G: the first pair again on the newest ROCm the guest has,
@@ -2669,14 +2668,12 @@ programs_checks() {
       ;;
   esac
   t0=$(up)
-  # 470 s in CI (2026-11-26) and 602 s on a host busy with a build beside
-  # both guests; 174 s (6.1) and 244 s (7.3) since the null CP's idle
-  # back-off (tests/nullgpu/cp_idle.h, 2026-11-27): the limit is for a hung
-  # program, not a slow host. 849 s on 7.3 from a clean clone on
-  # 2026-11-28 (about 40 s of system time per program, much of it its null
-  # CP's polling; a khugepaged RCU stall in the same guest): 1200 s, which
-  # with the agents' start and the checks after it stays within the
-  # guest's 1800 s.
+  # 174 s (6.1) and 244 s (7.3) with the null CP's idle back-off
+  # (tests/nullgpu/cp_idle.h); the limit is for a hung program, not a slow
+  # host. 849 s on 7.3 from a clean clone (about 40 s of system time per
+  # program, much of it its null CP's polling; a khugepaged RCU stall in
+  # the same guest): 1200 s, which with the agents' start and the checks
+  # after it stays within the guest's 1800 s.
   while within 1200 "$t0"; do
     alive=0
     for p in $PROGS; do
