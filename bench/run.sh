@@ -38,5 +38,8 @@ echo
 echo "== gpuq-bench-rescan (root: the doorbell BPF object)"
 "$build/bench/gpuq-bench-rescan"
 echo
+echo "== report_bench.sh (report against --once --replay on the scale captures)"
+"$root/bench/report_bench.sh" "$build"
+echo
 echo "== gpuq-bench-tracepoint (root: raw tracepoints)"
 "$build/bench/gpuq-bench-tracepoint"

@@ -770,25 +770,31 @@ std::map<std::pair<uint64_t, uint32_t>, uint64_t> Model::EvictedProcesses()
   return out;
 }
 
+void Model::AddQueueClasses(ModelSeries* s) const {
+  for (const auto& [key, q] : queues_) {
+    const PriorityClass c = q.seeded && !q.updated
+                                ? PriorityClass::kUnknown
+                                : PriorityClassOf(q.priority);
+    ++s->queues_by_priority[{q.cgroup_id, q.gpu_id, c}];
+    if (q.cu_mask) ++s->queues_cu_masked[{q.cgroup_id, q.gpu_id, *q.cu_mask}];
+    if (q.queue_type != GPUQ_QUEUE_COMPUTE) continue;  // never sampled
+    if (const auto why =
+            UnsampledReasonOf(q.seeded, q.flags, q.write_ptr, q.read_ptr,
+                              q.last_read == QueueState::LastRead::kFailed)) {
+      ++s->unsampled_queues[{q.cgroup_id, q.gpu_id, *why}];
+    }
+  }
+}
+
 ModelSeries Model::Series() const {
   ModelSeries s = series_;
   s.pending_packets = PendingPackets();
   s.sampled_queues = SampledQueues();
   s.evicted = EvictedProcesses();
+  AddQueueClasses(&s);
   for (const auto& [key, q] : queues_) {
-    const PriorityClass c = q.seeded && !q.updated
-                                ? PriorityClass::kUnknown
-                                : PriorityClassOf(q.priority);
-    ++s.queues_by_priority[{q.cgroup_id, q.gpu_id, c}];
-    if (q.cu_mask) ++s.queues_cu_masked[{q.cgroup_id, q.gpu_id, *q.cu_mask}];
     if (pending_evictions_.count({q.process_key, q.gpu_id}) != 0) {
       ++s.queues_evicted[{q.cgroup_id, q.gpu_id}];
-    }
-    if (q.queue_type != GPUQ_QUEUE_COMPUTE) continue;  // never sampled
-    if (const auto why =
-            UnsampledReasonOf(q.seeded, q.flags, q.write_ptr, q.read_ptr,
-                              q.last_read == QueueState::LastRead::kFailed)) {
-      ++s.unsampled_queues[{q.cgroup_id, q.gpu_id, *why}];
     }
   }
   const auto rates = SubmissionRates();

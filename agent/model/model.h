@@ -413,6 +413,10 @@ class Model {
   std::map<uint64_t, std::map<uint32_t, double>> SubmissionRates() const;
   /// Processes evicted and not restored, by (cgroup, gpu).
   std::map<std::pair<uint64_t, uint32_t>, uint64_t> EvictedProcesses() const;
+  /// Adds the live queues by class to `s`: queues_by_priority,
+  /// queues_cu_masked and unsampled_queues (what Series() exports of them;
+  /// the report reads them alone at each bucket end).
+  void AddQueueClasses(ModelSeries* s) const;
 
   /// Told each decision as it is made (the report's analysis); null: none.
   /// Not owned; set before the first Apply().

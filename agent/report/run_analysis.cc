@@ -259,17 +259,17 @@ class Analyzer::Impl : private ModelObserver {
   // as samples came (SpreadSubmissions); a series of an owner the model
   // knows is filled with zeros up to here.
   void CloseBucket() {
-    if (dirty_) ReadPipeline();
+    if (dirty_) ReadQueueClasses();
     const size_t b = bucket_;
-    for (const auto& [gpu, live] : live_per_gpu_) {
+    for (const auto& [gpu, live] : run_.live_per_gpu) {
       AppendAt(&gpu_series_[gpu], b, static_cast<double>(live));
     }
     auto reach = [b](auto& series, const auto& owners) {
-      for (const auto& [key, total] : owners) AddAt(&series[key], b, 0.0);
+      for (const auto& key : owners) AddAt(&series[key], b, 0.0);
     };
-    reach(container_series_, submissions_per_container_);
-    reach(process_series_, submissions_per_process_);
-    reach(gpu_rate_series_, submissions_per_gpu_);
+    reach(container_series_, rate_containers_);
+    reach(process_series_, rate_processes_);
+    reach(gpu_rate_series_, rate_gpus_);
     AddAt(&run_rate_, b, 0.0);
     ++bucket_;
   }
@@ -303,22 +303,10 @@ class Analyzer::Impl : private ModelObserver {
     }
   }
 
-  // What the exported series say now: live queues per GPU and cumulative
-  // submissions per container key, process and GPU.
-  void ReadPipeline() {
-    const Snapshot s = pipeline_.TakeSnapshot();
-    live_per_gpu_.clear();
-    submissions_per_container_.clear();
-    submissions_per_process_.clear();
-    submissions_per_gpu_.clear();
-    for (const auto& [key, series] : s.queue_series) {
-      live_per_gpu_[key.gpu_id] += series.live;
-      submissions_per_container_[ContainerKey(key.cgroup_id)] +=
-          series.submissions;
-      submissions_per_process_[key.tgid] += series.submissions;
-      submissions_per_gpu_[key.gpu_id] += series.submissions;
-    }
-    RaiseQueueClassPeaks(s);
+  // The live queues by class, as the model exports them now (only those:
+  // a bucket's work is the model's live queues, not a whole snapshot).
+  void ReadQueueClasses() {
+    RaiseQueueClassPeaks(pipeline_.QueueClasses());
     dirty_ = false;
   }
 
@@ -439,6 +427,9 @@ class Analyzer::Impl : private ModelObserver {
     Raise(++gt.live, &gt.peak);
     if (q.seeded) ++gt.at_start;
     queues_[state.serial] = q;
+    rate_containers_.insert(ContainerKey(q.cgroup_id));
+    rate_processes_.insert(q.tgid);
+    rate_gpus_.insert(q.gpu_id);
   }
 
   void QueueRemoved(const QueueState& state, uint64_t ts_ns,
@@ -650,10 +641,10 @@ class Analyzer::Impl : private ModelObserver {
   // Timeline state.
   uint64_t bucket_ = 0;
   bool dirty_ = false;
-  std::map<uint32_t, uint64_t> live_per_gpu_;
-  std::map<std::string, uint64_t> submissions_per_container_;
-  std::map<uint32_t, uint64_t> submissions_per_process_;
-  std::map<uint32_t, uint64_t> submissions_per_gpu_;
+  // Owners of a rate series from the bucket their first queue came in.
+  std::set<std::string> rate_containers_;
+  std::set<uint32_t> rate_processes_;
+  std::set<uint32_t> rate_gpus_;
   std::map<uint32_t, SeriesAcc> gpu_series_;
   std::map<std::string, SeriesAcc> container_series_;
   std::map<uint32_t, SeriesAcc> process_series_;
