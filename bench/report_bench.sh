@@ -4,7 +4,8 @@
 # records: 300 containers, 3000 queues, churn 200000; 1,011,008 records: 1000
 # containers, 10000 queues, churn 500000). Each command runs RUNS times,
 # alternated; the median wall time and the largest RSS (GNU time) are kept.
-# Prints, per capture: once's time and RSS, each report format's, the
+# Prints, per capture: its size compressed by `record` against raw, once's
+# time and RSS, each report format's, the
 # throughput ratio once/report (1.0: as fast as a replay) and RSS ratios.
 # Usage: report_bench.sh [BUILD_DIR]   (RUNS=3 by default)
 set -eu
@@ -35,6 +36,8 @@ for size in "300 200000" "1000 500000"; do
     for f in text json perfetto; do measure "$f" "$agent" report -o "$f" "$cap"; done
     i=$((i + 1))
   done
+  "$agent" record --replay "$cap" -o "$tmp/zst.gpuqcap" > /dev/null 2>&1
+  echo "== compressed (record's zstd) / raw: $(stat -c %s "$tmp/zst.gpuqcap") / $(stat -c %s "$cap") bytes = $(awk -v z="$(stat -c %s "$tmp/zst.gpuqcap")" -v r="$(stat -c %s "$cap")" 'BEGIN { printf "%.3f", z / r }')"
   echo "== $(sed -n 's/.*: \([0-9]* records\).*/\1/p' "$tmp/gen.log"), $1 containers, churn $2, $(du -m "$cap" | cut -f1) MB; median of $runs"
   once_s=$(awk '$1 == "once" { print $2 }' "$tmp/raw" | median)
   once_kb=$(awk '$1 == "once" { print $3 }' "$tmp/raw" | sort -n | tail -1)

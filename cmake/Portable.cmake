@@ -1,7 +1,7 @@
 # The portable build (scripts/package.sh's tarball): the agent's own objects
 # linked again, not compiled again, for hosts that are not Debian 12:
 #  - statically, every library Debian ships an archive of: libbpf, libelf,
-#    zlib, LibYAML, libcap, libxcrypt, ncurses;
+#    zlib, zstd, LibYAML, libcap, libxcrypt, ncurses;
 #  - carried next to it (lib/gpuq-agent, found through an $ORIGIN RPATH that
 #    also serves their own dependencies), the ones Debian ships only shared:
 #    prometheus-cpp, civetweb, fmt, libcurl and the libraries they need;
@@ -34,7 +34,7 @@ target_link_options(gpuq-agent-portable PRIVATE
   "LINKER:--wrap=_ZNSt18condition_variable4waitERSt11unique_lockISt5mutexE")
 target_link_libraries(gpuq-agent-portable PRIVATE
   -Wl,--start-group ${archives} -Wl,--end-group
-  -Wl,-Bstatic bpf elf z yaml cap crypt ncurses tinfo -Wl,-Bdynamic
+  -Wl,-Bstatic bpf elf z zstd yaml cap crypt ncurses tinfo -Wl,-Bdynamic
   prometheus-cpp::pull prometheus-cpp::core ${CIVETWEB_CPP_LIB} ${CIVETWEB_LIB}
   fmt::fmt
   CURL::libcurl OpenSSL::SSL OpenSSL::Crypto Threads::Threads ${CMAKE_DL_LIBS})

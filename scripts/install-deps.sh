@@ -3,7 +3,7 @@
 # test tiers use. Idempotent; needs root (apt-get).
 set -euo pipefail
 BUILD=(build-essential cmake pkg-config git clang clang-format llvm bpftool libbpf-dev
-  libelf-dev zlib1g-dev prometheus-cpp-dev libcli11-dev libfmt-dev
+  libelf-dev zlib1g-dev libzstd-dev prometheus-cpp-dev libcli11-dev libfmt-dev
   nlohmann-json3-dev libcurl4-openssl-dev libssl-dev libncurses-dev libcrypt-dev
   libyaml-dev libcap-dev help2man)
 TEST=(googletest libgtest-dev prometheus prometheus-node-exporter curl podman runc

@@ -123,6 +123,12 @@ CLI::Option* AddChoice(CLI::App& app, const std::string& names, E* value,
       ->default_str(current);
 }
 
+const Choices<CaptureCompression>& CaptureCompressions() {
+  static const Choices<CaptureCompression> kCompressions = {
+      {"zstd", CaptureCompression::kZstd}, {"none", CaptureCompression::kNone}};
+  return kCompressions;
+}
+
 const Choices<DoorbellMode>& DoorbellModes() {
   static const Choices<DoorbellMode> kModes = {
       {"off", DoorbellMode::kOff}, {"uprobe", DoorbellMode::kUprobe}};
@@ -303,6 +309,10 @@ Subcommands AddSubcommands(CLI::App& app, RawFlags* raw, Options* out) {
   AddDuration(*sub.record, "--duration", &raw->duration,
               "Stop after this long (with a command: whichever comes "
               "first; the command is then sent SIGTERM).");
+  AddChoice(*sub.record, "--compress", &out->record_compression,
+            CaptureCompressions(),
+            "How the capture is stored: zstd (a fifth to a sixth of the "
+            "size) or none; every command reads either.");
   sub.record->add_option("--container", out->record_container,
                          "Keep only this container's records (its name, "
                          "Kubernetes container name, short or full id); the "

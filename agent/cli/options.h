@@ -11,6 +11,7 @@
 #include "export/once_render.h"
 #include "loader/hooks.h"
 #include "report/report_format.h"
+#include "sources/capture.h"
 #include "submissions/submission_readers.h"
 
 namespace gpuq {
@@ -42,6 +43,8 @@ struct Options {
   std::optional<std::chrono::milliseconds> duration;  ///< record --duration
   std::vector<std::string> record_command;  ///< record -- COMMAND ARGS...
   std::string record_container;             ///< record --container
+  /// record --compress (zstd by default: readers take either).
+  CaptureCompression record_compression = CaptureCompression::kZstd;
   /// top --speed: replay pace, times the recorded speed; 0 = as fast as
   /// possible.
   double replay_speed = 1.0;

@@ -100,7 +100,8 @@ int RunRecord(const Options& options) {
     return 1;
   }
   std::string error;
-  auto writer = CaptureWriter::Create(options.record_path, &error);
+  auto writer = CaptureWriter::Create(options.record_path, &error, 0,
+                                      options.record_compression);
   if (writer == nullptr) {
     Log().Write(LogLevel::kError, error);
     return 1;
@@ -142,6 +143,7 @@ int RunRecord(const Options& options) {
   std::atomic<bool>& stop = StopRequested();
   Progress progress(&pipeline);
   const bool ran_command = !command.empty() && child > 0;
+  Clock::time_point next_flush = Clock::now() + std::chrono::seconds(1);
   while (command.empty() || child > 0) {
     if (child > 0) {
       int status = 0;
@@ -177,6 +179,11 @@ int RunRecord(const Options& options) {
       }
     }
     progress.Tick();
+    if (Clock::now() >= next_flush) {
+      // At most a second of records is held back from the file.
+      pipeline.FlushRecording();
+      next_flush = Clock::now() + std::chrono::seconds(1);
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   if (live.setup.replay) {

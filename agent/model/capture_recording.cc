@@ -19,6 +19,11 @@ void CaptureRecording::SetWriter(CaptureWriter* writer) {
   MakeFilter();
 }
 
+void CaptureRecording::Flush() {
+  // A failure is kept by the writer and told by its Close().
+  if (writer_ != nullptr) (void)writer_->Flush();
+}
+
 void CaptureRecording::OnlyContainer(std::string wanted) {
   wanted_ = std::move(wanted);
   MakeFilter();

@@ -26,6 +26,9 @@ class CaptureRecording {
 
   /// Records to `writer` from now on (it must outlive this).
   void SetWriter(CaptureWriter* writer);
+  /// Hands what the writer holds to the file (a compressed capture: as
+  /// complete blocks), so a recorder killed now loses nothing written.
+  void Flush();
   /// Records only container `wanted`'s processes (RecordFilter).
   void OnlyContainer(std::string wanted);
 

@@ -120,6 +120,11 @@ void Pipeline::RecordTo(CaptureWriter* writer) {
   recording_.SetWriter(writer);
 }
 
+void Pipeline::FlushRecording() {
+  std::lock_guard<std::mutex> lock(mu_);
+  recording_.Flush();
+}
+
 void Pipeline::RecordOnlyContainer(std::string wanted) {
   std::lock_guard<std::mutex> lock(mu_);
   recording_.OnlyContainer(std::move(wanted));

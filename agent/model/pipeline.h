@@ -73,6 +73,8 @@ class Pipeline {
   /// Records every event (and the cgroup paths and topology it needs) to
   /// `writer`, which must outlive the pipeline. Call before Start().
   void RecordTo(CaptureWriter* writer);
+  /// Flushes the recording's writer (under the lock its writes hold).
+  void FlushRecording();
   /// Records only the processes of container `wanted` (its name, Kubernetes
   /// container name, full or short id: MatchesContainer) through a
   /// RecordFilter (model/record_filter.h says what it holds back and what

@@ -10,6 +10,7 @@
 
 #include "common/bounded_read.h"
 #include "common/clock.h"
+#include "sources/capture_zstd.h"
 
 namespace gpuq {
 namespace {
@@ -44,16 +45,64 @@ const char* AgainstMinor(uint32_t minor, std::string_view rest) {
 
 }  // namespace
 
-CaptureWriter::CaptureWriter(std::FILE* file, std::string path)
-    : file_(file), path_(std::move(path)) {}
+CaptureError ParseCompressedCapture(std::string_view data,
+                                    const std::string& path, Capture* out,
+                                    std::string* error) {
+  std::string raw, why;
+  const InflateResult inflated = Inflate(data, kMaxCaptureBytes, &raw, &why);
+  if (inflated == InflateResult::kCorrupt) {
+    out->events.clear();
+    *error = fmt::format(
+        "capture {} is compressed (zstd) but corrupt: {} ({} bytes "
+        "decompressed)",
+        path, why, raw.size());
+    return CaptureError::kCorrupt;
+  }
+  if (inflated == InflateResult::kTooLarge) {
+    out->events.clear();
+    *error = fmt::format(
+        "capture {} decompresses to more than {} MiB, the most a capture is "
+        "read to; cut long recordings with `record --duration`",
+        path, kMaxCaptureBytes >> 20);
+    return CaptureError::kOpen;
+  }
+  if (IsZstd(raw)) {  // compressed twice: nothing `record` writes
+    *error = fmt::format("capture {} is compressed twice", path);
+    return CaptureError::kCorrupt;
+  }
+  if (inflated == InflateResult::kTruncated &&
+      raw.size() < sizeof(gpuq_capture_header)) {
+    out->events.clear();
+    *error = fmt::format(
+        "capture {} is truncated: its zstd stream ends before the capture's "
+        "header",
+        path);
+    return CaptureError::kTruncated;
+  }
+  const CaptureError parsed = ParseCapture(raw, path, out, error);
+  if (parsed == CaptureError::kNone && inflated == InflateResult::kTruncated) {
+    // The frame was cut at a flush: every record before it is whole.
+    *error = fmt::format(
+        "capture {} is truncated: its zstd stream ends after {} complete "
+        "records (was the recorder killed?); --allow-truncated replays those",
+        path, out->events.size());
+    return CaptureError::kTruncated;
+  }
+  return parsed;
+}
+
+CaptureWriter::CaptureWriter(std::FILE* file, std::string path, bool zstd)
+    : file_(file),
+      path_(std::move(path)),
+      zstd_(zstd ? std::make_unique<ZstdFileWriter>(file) : nullptr) {}
 
 CaptureWriter::~CaptureWriter() {
   if (file_ != nullptr) std::fclose(file_);
 }
 
-std::unique_ptr<CaptureWriter> CaptureWriter::Create(const std::string& path,
-                                                     std::string* error,
-                                                     uint64_t fixed_start_ns) {
+std::unique_ptr<CaptureWriter> CaptureWriter::Create(
+    const std::string& path, std::string* error, uint64_t fixed_start_ns,
+    CaptureCompression compression) {
   std::FILE* file = std::fopen(path.c_str(), "wbe");
   if (file == nullptr) {
     *error = fmt::format("cannot create capture file {}: {}", path,
@@ -69,13 +118,20 @@ std::unique_ptr<CaptureWriter> CaptureWriter::Create(const std::string& path,
       fixed_start_ns != 0 ? fixed_start_ns : ClockNowNs(CLOCK_REALTIME);
   header.start_monotonic_ns =
       fixed_start_ns != 0 ? fixed_start_ns : ClockNowNs(CLOCK_MONOTONIC);
-  if (std::fwrite(&header, sizeof(header), 1, file) != 1) {
+  std::unique_ptr<CaptureWriter> writer(
+      new CaptureWriter(file, path, compression == CaptureCompression::kZstd));
+  if (!writer->Put(std::string_view(reinterpret_cast<const char*>(&header),
+                                    sizeof(header)))) {
     *error = fmt::format("cannot write capture file {}: {}", path,
                          std::strerror(errno));
-    std::fclose(file);
     return nullptr;
   }
-  return std::unique_ptr<CaptureWriter>(new CaptureWriter(file, path));
+  return writer;
+}
+
+bool CaptureWriter::Put(std::string_view bytes) {
+  if (zstd_ != nullptr) return zstd_->Write(bytes);
+  return std::fwrite(bytes.data(), bytes.size(), 1, file_) == 1;
 }
 
 bool CaptureWriter::Write(const Event& event) {
@@ -92,7 +148,7 @@ bool CaptureWriter::Write(const Event& event) {
     ++skipped_;
     return true;
   }
-  if (std::fwrite(bytes.data(), bytes.size(), 1, file_) != 1) {
+  if (!Put(bytes)) {
     Fail(errno);
     return false;
   }
@@ -106,12 +162,16 @@ void CaptureWriter::Fail(int err) {
 }
 
 bool CaptureWriter::Flush() {
-  if (std::fflush(file_) != 0) Fail(errno);
+  if (zstd_ != nullptr ? !zstd_->Flush() : std::fflush(file_) != 0) {
+    Fail(errno);
+  }
   return error_ == 0;
 }
 
 bool CaptureWriter::Close(std::string* error) {
-  Flush();
+  if (zstd_ != nullptr ? !zstd_->Finish() : std::fflush(file_) != 0) {
+    Fail(errno);
+  }
   if (std::fclose(file_) != 0) Fail(errno);
   file_ = nullptr;
   if (error_ != 0) {
@@ -140,6 +200,7 @@ CaptureError ReadCapture(const std::string& path, Capture* out,
 
 CaptureError ParseCapture(std::string_view data, const std::string& path,
                           Capture* out, std::string* error) {
+  if (IsZstd(data)) return ParseCompressedCapture(data, path, out, error);
   gpuq_capture_header header{};
   if (data.size() < sizeof(header.magic) ||
       std::memcmp(data.data(), GPUQ_CAPTURE_MAGIC, sizeof(header.magic)) != 0) {

@@ -15,15 +15,21 @@
 
 namespace gpuq {
 
+class ZstdFileWriter;
+
+/// How a capture file is stored: its bytes as they are, or one zstd frame
+/// (what `record` writes; readers take either).
+enum class CaptureCompression { kNone, kZstd };
+
 /// Appends records to a capture file. Thread-safety: not thread-safe.
 class CaptureWriter {
  public:
   /// Creates (truncates) `path` and writes the header. On failure returns
   /// nullptr and sets *error. `fixed_start_ns`, when non-zero, replaces both
   /// start clocks (generated captures are then reproducible byte for byte).
-  static std::unique_ptr<CaptureWriter> Create(const std::string& path,
-                                               std::string* error,
-                                               uint64_t fixed_start_ns = 0);
+  static std::unique_ptr<CaptureWriter> Create(
+      const std::string& path, std::string* error, uint64_t fixed_start_ns = 0,
+      CaptureCompression compression = CaptureCompression::kNone);
   ~CaptureWriter();
   CaptureWriter(const CaptureWriter&) = delete;
   CaptureWriter& operator=(const CaptureWriter&) = delete;
@@ -31,7 +37,8 @@ class CaptureWriter {
   /// Appends `event`; false on an I/O error. A record the reader would
   /// refuse (over its type's size limits) is skipped and counted instead.
   bool Write(const Event& event);
-  /// Flushes buffered records to the file; false on an I/O error.
+  /// Flushes buffered records to the file (compressed: as complete blocks, so
+  /// a reader decodes every record written so far); false on an I/O error.
   bool Flush();
   /// Flushes and closes; false (with *error) if anything failed on the way.
   bool Close(std::string* error);
@@ -40,9 +47,11 @@ class CaptureWriter {
   uint64_t Skipped() const { return skipped_; }
 
  private:
-  CaptureWriter(std::FILE* file, std::string path);
+  CaptureWriter(std::FILE* file, std::string path, bool zstd);
+  bool Put(std::string_view bytes);
   std::FILE* file_;
   std::string path_;
+  std::unique_ptr<ZstdFileWriter> zstd_;
   uint64_t records_ = 0;
   uint64_t skipped_ = 0;
   int error_ = 0;  // errno of the first failed write, flush or close
@@ -76,7 +85,15 @@ inline constexpr uint64_t kMaxCaptureBytes = 1ull << 30;
 CaptureError ReadCapture(const std::string& path, Capture* out,
                          std::string* error);
 
-/// The same checks on a capture already in memory (`data`, the whole file);
+/// ParseCapture() of a zstd-compressed capture (`data` starts with zstd's
+/// magic): decompressed up to kMaxCaptureBytes, then parsed. A stream cut
+/// at a frame boundary keeps its complete records as kTruncated.
+CaptureError ParseCompressedCapture(std::string_view data,
+                                    const std::string& path, Capture* out,
+                                    std::string* error);
+
+/// The same checks on a capture already in memory (`data`, the whole file,
+/// compressed or not);
 /// `path` only names it in *error. ReadCapture() reads the file and calls
 /// this (the fuzzing harness of tests/fuzz calls it directly).
 CaptureError ParseCapture(std::string_view data, const std::string& path,

@@ -36,6 +36,25 @@ replays() {
 run "$AGENT" record --replay "$CAP" -o "$tmp/ok.cap" -- true
 expect_rc "record -- true" 0
 replays "record -- true" "$tmp/ok.cap" 43
+# --- how the capture is stored -------------------------------------------------
+# zstd by default (its frame magic 28 b5 2f fd), the raw capture with
+# --compress none (magic GPUQCAP1); both replay, and the compressed one is
+# the smaller by far.
+magic() { od -An -tx1 -N4 "$1" | tr -d ' \n'; }
+if [ "$(magic "$tmp/ok.cap")" = 28b52ffd ]; then pass "record writes a zstd-compressed capture by default"; else fail "record's capture is not zstd: $(magic "$tmp/ok.cap")"; fi
+run "$AGENT" record --replay "$CAP" --compress none -o "$tmp/raw.cap"
+expect_rc "record --compress none" 0
+if [ "$(head -c 8 "$tmp/raw.cap")" = GPUQCAP1 ]; then pass "--compress none writes the raw capture"; else fail "--compress none: not a raw capture"; fi
+replays "--compress none" "$tmp/raw.cap" 43
+raw_size=$(stat -c %s "$tmp/raw.cap") zst_size=$(stat -c %s "$tmp/ok.cap")
+if [ $((zst_size * 4)) -lt "$raw_size" ]; then pass "compressed $zst_size bytes against $raw_size raw"; else fail "compressed $zst_size bytes against $raw_size raw: not a quarter"; fi
+run "$AGENT" record --replay "$CAP" --compress xz -o "$tmp/xz.cap"
+expect_rc "record --compress xz is refused" 2
+expect_err "... naming the choices" "zstd,none"
+head -c 40 "$tmp/ok.cap" > "$tmp/cut.cap"
+run "$AGENT" --once --replay "$tmp/cut.cap"
+expect_rc "a compressed capture cut in its first block" 1
+expect_err "... says so in one line" "truncated: its zstd stream ends before the capture's header"
 run "$AGENT" record --replay "$CAP" -o "$tmp/three.cap" -- sh -c 'exit 3'
 expect_rc "record -- sh -c 'exit 3' returns 3" 3
 expect_err "the command's status is said" "sh -c exit 3 exited with status 3"

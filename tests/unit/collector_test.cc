@@ -36,7 +36,7 @@ const std::string kDockerId =
 const std::string kDockerPath = "/system.slice/docker-" + kDockerId + ".scope";
 const std::string kK8sId =
     "f14ff07ef228422ea4392da6401a03c5237022c79a0a5549425e76d43599b9a9";
-const std::string kPodUid = "db3c3553-1e98-4725-809e-8f0d53d633e3";
+const std::string kCollectorPodUid = "db3c3553-1e98-4725-809e-8f0d53d633e3";
 const std::string kK8sPath =
     "/kubepods.slice/kubepods-burstable.slice/"
     "kubepods-burstable-poddb3c3553_1e98_4725_809e_8f0d53d633e3.slice/"
@@ -442,7 +442,7 @@ TEST(CollectorTest, ContainerInfoCarriesIdsOfContainersOnly) {
                 {{"container", "f14ff07ef228"},
                  {"container_id", kK8sId},
                  {"runtime", "containerd"},
-                 {"pod_uid", kPodUid}}),
+                 {"pod_uid", kCollectorPodUid}}),
             1);
   // Host and unresolved cgroups are not containers.
   EXPECT_EQ(Count(families, "gpuq_container_info"), 2u);
