@@ -1,7 +1,6 @@
 #include "sources/capture.h"
 
 #include <fmt/format.h>
-#include <gpuq/abi_minors.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -10,6 +9,7 @@
 
 #include "common/bounded_read.h"
 #include "common/clock.h"
+#include "sources/capture_minors.h"
 #include "sources/capture_zstd.h"
 
 namespace gpuq {
@@ -33,7 +33,7 @@ const char* AgainstMinor(uint32_t minor, std::string_view rest) {
                  "the release that wrote it, or a later one)";
   }
   if (minor == 0 || !known) return nullptr;
-  const size_t want = gpuq_record_sizes[minor][hdr.type];
+  const size_t want = kRecordSizesByMinor[minor][hdr.type];
   if (want == 0) return "a record type its ABI minor does not have";
   const bool payload =
       hdr.type == GPUQ_EV_CGROUP_PATH || hdr.type == GPUQ_EV_CONTAINER_META;

@@ -1,13 +1,13 @@
 #include "sources/event.h"
 
-#include <gpuq/abi_minors.h>
-
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <iterator>
 #include <type_traits>
 #include <utility>
+
+#include "sources/capture_minors.h"
 
 namespace gpuq {
 namespace {
@@ -42,14 +42,15 @@ struct WireStruct<ContainerMetaRecord> {
   using type = gpuq_container_meta_record;
 };
 
-// The current minor's row of gpuq_record_sizes is the structs as they are:
+// The current minor's row of kRecordSizesByMinor is the structs as they are:
 // a struct that grows, or a new type, fails the build until it has a new
 // minor and row (docs/abi.md).
-#define GPUQ_EVENT_SIZE_IN_ROW(value, name, Type, min_size)             \
-  static_assert(gpuq_record_sizes[GPUQ_ABI_MINOR][value] ==             \
-                    sizeof(WireStruct<Type>::type),                     \
-                "gpuq_record_sizes[GPUQ_ABI_MINOR] is not the size of " \
-                "the " name " record: add a minor (gpuq/abi_minors.h)");
+#define GPUQ_EVENT_SIZE_IN_ROW(value, name, Type, min_size)               \
+  static_assert(kRecordSizesByMinor[GPUQ_ABI_MINOR][value] ==             \
+                    sizeof(WireStruct<Type>::type),                       \
+                "kRecordSizesByMinor[GPUQ_ABI_MINOR] is not the size of " \
+                "the " name                                               \
+                " record: add a minor (sources/capture_minors.h)");
 GPUQ_EVENT_TYPES(GPUQ_EVENT_SIZE_IN_ROW)
 #undef GPUQ_EVENT_SIZE_IN_ROW
 

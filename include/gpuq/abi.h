@@ -8,7 +8,8 @@
  * record in bytes, a multiple of 8; decoders reject records whose size is
  * smaller than the type's struct, and skip trailing bytes of larger ones, so a
  * minor ABI change may append fields or record types: it adds a
- * GPUQ_ABI_MINOR and that minor's row of record sizes (gpuq/abi_minors.h).
+ * GPUQ_ABI_MINOR and that minor's row of record sizes
+ * (agent/sources/capture_minors.h).
  * Bump GPUQ_ABI_VERSION when a field moves, changes meaning or is removed
  * (see docs/abi.md).
  */
@@ -23,7 +24,8 @@
 #define GPUQ_ABI_VERSION 1
 /*
  * What a capture of ABI 1 holds, written into its header (abi_minor); each
- * minor's record sizes are a row of gpuq_record_sizes (gpuq/abi_minors.h):
+ * minor's record sizes are a row of kRecordSizesByMinor
+ * (agent/sources/capture_minors.h):
  *   0  written before minors were numbered (the field was `reserved`, 0):
  *      every record type up to GPUQ_EV_SOURCE_DROPS, each at least the
  *      decoder's smallest size (fields appended since read as 0), and

@@ -1,8 +1,7 @@
-// The capture ABI's minors (include/gpuq/abi_minors.h, docs/abi.md): each
+// The capture ABI's minors (agent/sources/capture_minors.h, docs/abi.md): each
 // row of record sizes stays as it was released, captures of every minor
 // read, and a record that breaks its capture's minor is refused.
 #include <gpuq/abi.h>
-#include <gpuq/abi_minors.h>
 #include <gtest/gtest.h>
 
 #include <array>
@@ -13,6 +12,7 @@
 
 #include "event_builders.h"
 #include "sources/capture.h"
+#include "sources/capture_minors.h"
 #include "sources/event.h"
 #include "test_support.h"
 
@@ -20,7 +20,7 @@ namespace gpuq {
 namespace {
 
 // Every minor's row as it was released, written out again by hand: a row
-// of gpuq_record_sizes that changes fails here, so a layout change has to
+// of kRecordSizesByMinor that changes fails here, so a layout change has to
 // add a minor (and its row here) instead.
 const std::vector<std::array<uint16_t, 15>> kReleasedRows = {
     // 0: sizes not fixed
@@ -38,7 +38,7 @@ TEST(AbiMinorTest, EveryReleasedRowIsUnchanged) {
     for (size_t type = 0; type < GPUQ_EV__MAX; ++type) {
       const uint16_t released =
           type < kReleasedRows[minor].size() ? kReleasedRows[minor][type] : 0;
-      EXPECT_EQ(gpuq_record_sizes[minor][type], released)
+      EXPECT_EQ(kRecordSizesByMinor[minor][type], released)
           << "minor " << minor << ", record type " << type;
     }
   }
@@ -74,7 +74,7 @@ TEST(AbiMinorTest, BundledCaptureIsTheCurrentMinorRecordForRecord) {
   for (size_t i = 0; i < records.size(); ++i) {
     const auto [type, size] = records[i];
     ASSERT_LT(type, GPUQ_EV__MAX) << "record " << i + 1;
-    const uint16_t row = gpuq_record_sizes[GPUQ_ABI_MINOR][type];
+    const uint16_t row = kRecordSizesByMinor[GPUQ_ABI_MINOR][type];
     if (type == GPUQ_EV_CGROUP_PATH || type == GPUQ_EV_CONTAINER_META) {
       EXPECT_GE(size, row) << "record " << i + 1;
     } else {
