@@ -475,7 +475,8 @@ record_run() {
   [ "$SCOPE" = attach ] && return 0
   g=record
   C=/tmp/run.gpuqcap
-  /bin/gpuq-agent record -o "$C" > "/tmp/$g.out" 2> "/tmp/$g.err" &
+  # Raw, not zstd: decode_capture reads the abi.h layouts byte by byte.
+  /bin/gpuq-agent record --compress none -o "$C" > "/tmp/$g.out" 2> "/tmp/$g.err" &
   pid=$!
   t0=$(up)
   # Attached = 5 BPF links for the lifecycle hooks (create_ioctl has entry
