@@ -19,6 +19,48 @@ void CaptureRecording::SetWriter(CaptureWriter* writer) {
   MakeFilter();
 }
 
+void CaptureRecording::Begin(
+    CaptureWriter* writer, std::string wanted,
+    std::map<std::pair<uint32_t, uint64_t>, DoorbellSeries> doorbell_counts) {
+  paths_.clear();
+  names_written_.clear();
+  names_pending_.clear();
+  doorbells_at_begin_ = std::move(doorbell_counts);
+  filter_.reset();
+  wanted_ = std::move(wanted);
+  writer_ = writer;
+  MakeFilter();
+}
+
+void CaptureRecording::End() {
+  Finish();
+  filter_.reset();
+  writer_ = nullptr;
+  wanted_.clear();
+  doorbells_at_begin_.clear();
+}
+
+gpuq_doorbell_count_record CaptureRecording::SinceBegin(
+    const gpuq_doorbell_count_record& r) {
+  auto it = doorbells_at_begin_.find({r.hdr.tgid, r.doorbell_handle});
+  if (it == doorbells_at_begin_.end()) return r;
+  const DoorbellSeries& base = it->second;
+  bool reset = r.doorbells < base.doorbells;
+  for (size_t c = 0; c < GPUQ_PACKET__MAX; ++c) {
+    reset = reset || r.by_packet[c] < base.by_packet[c];
+  }
+  if (reset) {
+    doorbells_at_begin_.erase(it);
+    return r;
+  }
+  gpuq_doorbell_count_record out = r;
+  out.doorbells -= base.doorbells;
+  for (size_t c = 0; c < GPUQ_PACKET__MAX; ++c) {
+    out.by_packet[c] -= base.by_packet[c];
+  }
+  return out;
+}
+
 void CaptureRecording::Flush() {
   // A failure is kept by the writer and told by its Close().
   if (writer_ != nullptr) (void)writer_->Flush();
@@ -39,6 +81,17 @@ void CaptureRecording::MakeFilter() {
 
 void CaptureRecording::Write(const Event& event) {
   if (writer_ == nullptr) return;
+  const auto* count = doorbells_at_begin_.empty()
+                          ? nullptr
+                          : std::get_if<gpuq_doorbell_count_record>(&event);
+  if (count != nullptr) {
+    Put(SinceBegin(*count));
+  } else {
+    Put(event);
+  }
+}
+
+void CaptureRecording::Put(const Event& event) {
   if (filter_ != nullptr) {
     filter_->Write(event);
   } else {

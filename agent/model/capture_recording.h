@@ -6,10 +6,13 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 
+#include "model/model.h"
 #include "model/record_filter.h"
 #include "resolver/attributor.h"
 #include "sources/capture.h"
@@ -26,6 +29,19 @@ class CaptureRecording {
 
   /// Records to `writer` from now on (it must outlive this).
   void SetWriter(CaptureWriter* writer);
+  /// Starts a recording of a pipeline already running (the recording API):
+  /// records to `writer` (it must outlive End()), only container `wanted`'s
+  /// when not empty, every cgroup path and container's names written anew,
+  /// and each doorbell's counts written as counted from now
+  /// (`doorbell_counts`: Model::DoorbellCounts() at the start).
+  void Begin(
+      CaptureWriter* writer, std::string wanted,
+      std::map<std::pair<uint32_t, uint64_t>, DoorbellSeries> doorbell_counts);
+  /// Ends it: the filter's held records decided (Finish()), then nothing is
+  /// written any more. The writer is the caller's to close.
+  void End();
+  /// Whether records are being written.
+  bool Recording() const { return writer_ != nullptr; }
   /// Hands what the writer holds to the file (a compressed capture: as
   /// complete blocks), so a recorder killed now loses nothing written.
   void Flush();
@@ -52,7 +68,14 @@ class CaptureRecording {
 
  private:
   void MakeFilter();
+  /// Writes `event` through the filter, if any.
+  void Put(const Event& event);
   void WriteNames(uint64_t cgroup_id, const Attribution& a);
+
+  /// A doorbell count record as counted from Begin(): the counts it had
+  /// then subtracted (a count below them means the kernel's entry was
+  /// recreated, and counts from zero: written as it is).
+  gpuq_doorbell_count_record SinceBegin(const gpuq_doorbell_count_record& r);
 
   RecordFilter::Attribute attribute_;
   RecordFilter::Names names_;
@@ -65,6 +88,8 @@ class CaptureRecording {
   std::set<std::string> names_written_;  ///< container ids
   /// Attributed cgroups whose container's names are not written yet.
   std::set<uint64_t> names_pending_;
+  /// Begin()'s doorbell counts, by (tgid, handle).
+  std::map<std::pair<uint32_t, uint64_t>, DoorbellSeries> doorbells_at_begin_;
 };
 
 }  // namespace gpuq

@@ -55,6 +55,7 @@ void Model::SetObserver(ModelObserver* observer) {
 
 void Model::On(const gpuq_gpu_info_record& e) {
   series_.gpus[e.gpu_id] = FromRecord(e);
+  gpu_records_[e.gpu_id] = e;
 }
 
 ProcessState& Model::ProcessFor(uint64_t process_key, uint32_t tgid,
@@ -79,6 +80,16 @@ void Model::AdoptSeeded(uint64_t process_key, uint32_t tgid) {
     if (node.empty()) continue;
     node.key() = Key{process_key, qid};
     node.mapped().process_key = process_key;
+    // A queue a recording began with names its doorbell (a sysfs seed
+    // never does): its owner entry follows the queue's new key.
+    const QueueState& q = node.mapped();
+    if (q.doorbell_handle != 0) {
+      auto owner = doorbell_owner_.find({tgid, q.doorbell_handle});
+      if (owner != doorbell_owner_.end() &&
+          owner->second == Key{SeededProcessKey(tgid), qid}) {
+        owner->second = node.key();
+      }
+    }
     queues_.insert(std::move(node));
   }
   ProcessState& target = ProcessFor(process_key, tgid, moved.cgroup_id);
@@ -266,6 +277,7 @@ void Model::On(const gpuq_queue_cu_mask_event& e) {
   auto gpu = series_.gpus.find(q->gpu_id);
   q->cu_mask = ClassifyCuMask(
       e, gpu != series_.gpus.end() ? gpu->second.ActiveCus() : 0);
+  q->cu_mask_record = std::make_shared<const gpuq_queue_cu_mask_event>(e);
 }
 
 void Model::On(const gpuq_process_exit_event& e) {

@@ -11,6 +11,7 @@
 #include <deque>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -60,6 +61,9 @@ struct QueueState {
   /// Set by an AMDKFD_IOC_SET_CU_MASK (judged when it was set); none: a
   /// queue never given one, which runs on every CU.
   std::optional<CuMaskClass> cu_mask;
+  /// The AMDKFD_IOC_SET_CU_MASK record that set cu_mask, as it came: a
+  /// recording started later begins with it (Model::StateAsRecords).
+  std::shared_ptr<const gpuq_queue_cu_mask_event> cu_mask_record;
   uint32_t flags = 0;                  ///< GPUQ_CREATE_F_* of its create record
   uint64_t doorbell_handle = 0;        ///< 0: unknown
   uint64_t write_index_at_create = 0;  ///< baseline with ROCR_LAYOUT
@@ -422,6 +426,32 @@ class Model {
   /// Not owned; set before the first Apply().
   void SetObserver(ModelObserver* observer);
 
+  /// The state a capture started now must begin with, so that its replay
+  /// holds what this model holds (the recording API's captures): each GPU's
+  /// record, then each live queue as a seeded create (its current ring,
+  /// priority and percentage; its baseline the last index the sampler read,
+  /// so the packets counted before now are not counted again), an update
+  /// record where its priority is known, the outcome of its last sample and its
+  /// CU mask record, all stamped `ts_ns`, queues in the order they came.
+  std::vector<Event> StateAsRecords(uint64_t ts_ns) const;
+  /// What StateAsRecords() does not carry yet, so a recording begun now
+  /// sees it from its next record on rather than from its start
+  /// (docs/recording-api.md): runlists and MES queues held off the GPU,
+  /// evictions not restored, GPUs whose runlist a map has read.
+  struct Unrecorded {
+    size_t held_off = 0;
+    size_t evictions = 0;
+    size_t runlist_shapes = 0;
+    bool empty() const {
+      return held_off == 0 && evictions == 0 && runlist_shapes == 0;
+    }
+  };
+  Unrecorded Unrecordable() const;
+  /// Each doorbell's cumulative counts as last polled, by (tgid, handle):
+  /// what a recording started now subtracts from the poller's counts.
+  std::map<std::pair<uint32_t, uint64_t>, DoorbellSeries> DoorbellCounts()
+      const;
+
   /// Everything the model exports: the counted series and the derived ones.
   /// The one read path of its series (the pipeline's snapshot, tests).
   ModelSeries Series() const;
@@ -489,6 +519,8 @@ class Model {
   std::unordered_map<Key, QueueState, KeyHash> tombstones_;
   std::deque<Key> tombstone_order_;
   std::unordered_map<uint64_t, ProcessState> processes_;
+  /// Each GPU's record as it came (StateAsRecords).
+  std::map<uint32_t, gpuq_gpu_info_record> gpu_records_;
   /// The counted series (ModelSeries' derived part stays empty here).
   ModelSeries series_;
   std::map<std::pair<uint64_t, uint32_t>, OwnerActivity> owners_;

@@ -144,6 +144,41 @@ void Pipeline::FinishRecording() {
   recording_.Finish();
 }
 
+bool Pipeline::StartRecording(CaptureWriter* writer, std::string container,
+                              Model::Unrecorded* unrecorded) {
+  const Snapshot at_start = TakeSnapshot();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (recording_.Recording()) return false;
+  while (!reads_.empty()) {
+    HandleLocked(reads_.front());
+    reads_.pop_front();
+  }
+  drops_at_start_ =
+      SourceDropsRecord(at_start.source_drops, at_start.doorbell_map_full, 0);
+  recording_.Begin(writer, std::move(container), model_.DoorbellCounts());
+  if (unrecorded != nullptr) *unrecorded = model_.Unrecordable();
+  for (const Event& event : model_.StateAsRecords(MonotonicNowNs())) {
+    const uint64_t cgroup_id = Header(event).cgroup_id;
+    if (cgroup_id != 0 &&
+        !std::holds_alternative<gpuq_gpu_info_record>(event)) {
+      recording_.Attributed(cgroup_id, attributor_.Attribute(cgroup_id));
+    }
+    recording_.Write(event);
+  }
+  return true;
+}
+
+void Pipeline::StopRecording() {
+  FinishRecording();
+  RecordLateMetadata();
+  const Snapshot at_end = TakeSnapshot();
+  const gpuq_source_drops_record now = SourceDropsRecord(
+      at_end.source_drops, at_end.doorbell_map_full, MonotonicNowNs());
+  std::lock_guard<std::mutex> lock(mu_);
+  recording_.Write(SourceDropsSince(now, drops_at_start_));
+  recording_.End();
+}
+
 void Pipeline::HandleLocked(const Event& event) {
   if (const auto* rec = std::get_if<CgroupPathRecord>(&event)) {
     attributor_.Learn(rec->hdr.cgroup_id, rec->path);
@@ -155,6 +190,9 @@ void Pipeline::HandleLocked(const Event& event) {
       labeling_.Carry(a.identity.container_id, *parsed);
       recording_.NamesCarried(a.identity.container_id);
     }
+    // A recording begun after the cgroup's path record (the recording API)
+    // writes the path before these names, or a replay could not place them.
+    recording_.Attributed(meta->hdr.cgroup_id, a);
   } else if (std::holds_alternative<gpuq_queue_sample_record>(event)) {
     // Counted under the sampled queue's own (settled, attributed) cgroup:
     // nothing to resolve, once per queue and --sample-interval.

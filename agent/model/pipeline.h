@@ -84,6 +84,20 @@ class Pipeline {
   /// those of the wanted container. Call when Run() has returned and the
   /// last records are in, before closing the writer.
   void FinishRecording();
+  /// Starts recording to `writer` while the pipeline runs (the recording
+  /// API), only container `container`'s records when not empty. The reads
+  /// still waiting are applied first (counted before the capture, as the
+  /// agent's metrics count them); the capture begins with the model's state
+  /// (Model::StateAsRecords, each cgroup's path and names with it) and goes
+  /// on with every event from now. False if a recording is running.
+  /// `*unrecorded`, when set, gets what the start could not carry
+  /// (Model::Unrecordable).
+  bool StartRecording(CaptureWriter* writer, std::string container,
+                      Model::Unrecorded* unrecorded = nullptr);
+  /// Ends StartRecording()'s: the held records decided, late names, and a
+  /// source drops record of what the source lost since its start. The
+  /// writer is the caller's to close.
+  void StopRecording();
   /// Records of the wanted container's processes written so far (cgroup
   /// paths and names not counted).
   uint64_t RecordedContainerRecords();
@@ -179,6 +193,8 @@ class Pipeline {
   Model model_;
   Reconciler reconciler_;
   CaptureRecording recording_;
+  /// What the source had lost when StartRecording() began.
+  gpuq_source_drops_record drops_at_start_{};
   uint64_t doorbell_map_full_ = 0;
   std::vector<ProbeStatus> probes_;
   bool running_ = false;                   ///< Run() is reading the source

@@ -137,4 +137,10 @@ void PreemptionTracker::EraseCgroup(uint64_t cgroup_id) {
           [&](const auto& kv) { return kv.second.key.cgroup_id == cgroup_id; });
 }
 
+size_t PreemptionTracker::HeldOff() const {
+  size_t n = mes_off_.size();
+  for (const auto& [gpu, mapped] : hws_mapped_) n += mapped ? 0 : 1;
+  return n;
+}
+
 }  // namespace gpuq

@@ -102,6 +102,10 @@ class PreemptionTracker {
                    std::map<PreemptionKey, PreemptionSeries>* out);
   /// Drops the open windows of `cgroup_id` (its container is gone).
   void EraseCgroup(uint64_t cgroup_id);
+  /// GPUs whose runlist an HWS unmap took off and no map has put back,
+  /// plus MES queues removed for an update and not added back: the state a
+  /// recording begun now does not carry (Model::Unrecordable).
+  size_t HeldOff() const;
   /// At most this many MES queues are held off at once (a lost destroy
   /// leaves one open); more are counted but their time is not.
   static constexpr size_t kMaxMesWindows = 16384;

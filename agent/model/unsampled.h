@@ -49,7 +49,9 @@ inline std::optional<UnsampledReason> UnsampledReasonOf(bool seeded,
                                                         uint64_t write_ptr,
                                                         uint64_t read_ptr,
                                                         bool read_failed) {
-  if (seeded) return UnsampledReason::kSysfsOnly;
+  // A queue a recording began with (Model::StateAsRecords) is seeded too,
+  // but keeps its create's addresses: sysfs shows none.
+  if (seeded && write_ptr == 0) return UnsampledReason::kSysfsOnly;
   if ((create_flags & GPUQ_CREATE_F_ROCR_LAYOUT) == 0 || write_ptr == 0 ||
       read_ptr == 0) {
     return UnsampledReason::kNotRocr;

@@ -43,6 +43,8 @@ class CaptureWriter {
   /// Flushes and closes; false (with *error) if anything failed on the way.
   bool Close(std::string* error);
   uint64_t Records() const { return records_; }
+  /// Whether a write, flush or close has failed (Close() says why).
+  bool Failed() const { return error_ != 0; }
   /// Records left out because they would not read back.
   uint64_t Skipped() const { return skipped_; }
 

@@ -1,6 +1,23 @@
 #include "sources/source_drops_record.h"
 
 namespace gpuq {
+namespace {
+
+using Count = __u64 gpuq_source_drops_record::*;
+constexpr Count kCounts[] = {
+    &gpuq_source_drops_record::ringbuf_full,
+    &gpuq_source_drops_record::map_full,
+    &gpuq_source_drops_record::decode_error,
+    &gpuq_source_drops_record::prog_skipped,
+    &gpuq_source_drops_record::kfd_exit_skipped,
+    &gpuq_source_drops_record::args_unreadable,
+    &gpuq_source_drops_record::doorbell_map_full,
+};
+static_assert(sizeof(kCounts) / sizeof(kCounts[0]) * 8 + 32 ==
+                  sizeof(gpuq_source_drops_record),
+              "every count of the record is listed");
+
+}  // namespace
 
 gpuq_source_drops_record SourceDropsRecord(const SourceDrops& source,
                                            uint64_t doorbell_map_full,
@@ -16,6 +33,14 @@ gpuq_source_drops_record SourceDropsRecord(const SourceDrops& source,
   r.kfd_exit_skipped = source.kfd_exit_skipped;
   r.args_unreadable = source.args_unreadable;
   r.doorbell_map_full = doorbell_map_full;
+  return r;
+}
+
+gpuq_source_drops_record SourceDropsSince(
+    const gpuq_source_drops_record& now,
+    const gpuq_source_drops_record& before) {
+  gpuq_source_drops_record r = now;
+  for (Count c : kCounts) r.*c = now.*c > before.*c ? now.*c - before.*c : 0;
   return r;
 }
 

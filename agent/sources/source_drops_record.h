@@ -15,6 +15,12 @@ gpuq_source_drops_record SourceDropsRecord(const SourceDrops& source,
                                            uint64_t doorbell_map_full,
                                            uint64_t ts_ns);
 
+/// `now`'s counts less `before`'s (each at least 0), at `now`'s time: what
+/// was lost between the two.
+gpuq_source_drops_record SourceDropsSince(
+    const gpuq_source_drops_record& now,
+    const gpuq_source_drops_record& before);
+
 /// Adds a replayed capture's record to the replay's own drops.
 void AddSourceDropsRecord(const gpuq_source_drops_record& record,
                           SourceDrops* source, uint64_t* doorbell_map_full);

@@ -103,7 +103,12 @@ enum gpuq_destroy_reason {
 
 /* Which kernel path produced a create record. */
 #define GPUQ_CREATE_F_VIA_IOCTL (1u << 0) /* fallback: exit of kfd_ioctl_create_queue */
-#define GPUQ_CREATE_F_SEEDED (1u << 1)	  /* agent: queue found in KFD sysfs at start */
+/*
+ * agent: live when the capture began, not created in it: found in KFD sysfs
+ * (no addresses), or with its create's fields and flags the start state of
+ * a recording made by a running agent (Model::StateAsRecords).
+ */
+#define GPUQ_CREATE_F_SEEDED (1u << 1)
 /*
  * write_ptr - 56 is a ROCr amd_queue_t: its base_address equals ring_address
  * and size * 64 equals ring_size (kfd-probe-points.md section 3). Then the
