@@ -192,10 +192,23 @@ int RunDaemon(const Options& options) {
   };
 
   std::string error;
+  // The recording API, when asked for; declared before the server, which
+  // serves it (and stops first).
+  std::unique_ptr<RecordingApi> recordings;
+  if (!options.recording_dir.empty()) {
+    recordings = RecordingApi::Create(
+        {options.recording_dir, options.recording_max_bytes,
+         options.recording_retention},
+        &pipeline, &error);
+    if (recordings == nullptr) {
+      Log().Write(LogLevel::kError, error);
+      return 1;
+    }
+  }
   auto server =
       MetricsServer::Start(options.listen_address, web,
                            std::make_shared<PipelineCollectable>(&pipeline),
-                           &error, std::move(health));
+                           &error, std::move(health), recordings.get());
   if (server == nullptr) {
     Log().Write(LogLevel::kError, error);
     return 1;

@@ -19,6 +19,8 @@ int RunDaemon(const Options& options);
 int RunOnce(const Options& options);
 int RunCheck(const Options& options);
 int RunRecord(const Options& options);
+/// record --from URL: through a running agent's recording API.
+int RunRecordFrom(const Options& options);
 int RunTop(const Options& options);
 
 /// Parses argv and runs the chosen command.

@@ -27,7 +27,8 @@ namespace {
 // which AsNumberWithUnit would take as 1 s, too).
 CLI::Validator DurationTransform() {
   const CLI::AsNumberWithUnit units(
-      std::map<std::string, double>{{"ms", 1e-3}, {"s", 1.0}, {"m", 60.0}},
+      std::map<std::string, double>{
+          {"ms", 1e-3}, {"s", 1.0}, {"m", 60.0}, {"h", 3600.0}},
       CLI::AsNumberWithUnit::CASE_SENSITIVE);
   return CLI::Validator(
       [units](std::string& value) -> std::string {
@@ -153,6 +154,7 @@ struct RawFlags {
   double sample_interval = 1;
   bool verbose = false;
   double duration = -1;
+  double recording_retention = 24 * 3600;
   std::vector<std::string> report_captures;  // [LABEL=]PATH each
   // --once's --output: given elsewhere, it is refused (-o is each command's
   // own, and falls through to --once's only from a command without one).
@@ -189,6 +191,23 @@ void AddReplayFlags(CLI::App& app, Options* out) {
                  "of the kernel. Needs no privileges.");
   app.add_flag("--allow-truncated", out->allow_truncated,
                "Replay the complete records of a truncated capture.");
+}
+
+void AddRecordingFlags(CLI::App& app, RawFlags* raw, Options* out) {
+  app.add_option("--recording.dir", out->recording_dir,
+                 "Serve the recording API (/api/v1/recordings: start, list, "
+                 "stop, download; docs/recording-api.md) behind the web "
+                 "config, keeping captures in this directory. Off unless "
+                 "given.");
+  app.add_option("--recording.max-bytes", out->recording_max_bytes,
+                 "The recording directory's captures together: the oldest "
+                 "are deleted to stay under it, and a recording that reaches "
+                 "it stops (1GiB, 500MB, ...).")
+      ->transform(CLI::AsSizeValue(false))
+      ->default_str("1GiB");
+  AddDuration(app, "--recording.retention", &raw->recording_retention,
+              "Finished captures older than this are deleted (24h, 90m, "
+              "...).");
 }
 
 void AddWebFlags(CLI::App& app, Options* out) {
@@ -313,6 +332,11 @@ Subcommands AddSubcommands(CLI::App& app, RawFlags* raw, Options* out) {
             CaptureCompressions(),
             "How the capture is stored: zstd (a fifth to a sixth of the "
             "size) or none; every command reads either.");
+  sub.record->add_option(
+      "--from", out->record_from,
+      "Record on a running agent through its recording API (its address, "
+      "http[s]://[USER:PASSWORD@]HOST:PORT; the agent runs with "
+      "--recording.dir), then download the capture to -o.");
   sub.record->add_option("--container", out->record_container,
                          "Keep only this container's records (its name, "
                          "Kubernetes container name, short or full id); the "
@@ -471,6 +495,31 @@ bool ApplyReportCaptures(const RawFlags& raw, Options* out) {
   return true;
 }
 
+// record --from drives another agent: what would act here does not apply.
+bool CheckRecordFrom(const CLI::App& record, const Options& o) {
+  if (o.record_from.empty()) return true;
+  const char* refused = nullptr;
+  if (!o.replay.empty()) refused = "--replay";
+  if (!o.record_command.empty()) refused = "a command";
+  if (record.count("--compress") != 0) refused = "--compress";
+  if (refused != nullptr) {
+    Log().Write(LogLevel::kError,
+                fmt::format("record --from: {} does not apply (the agent at "
+                            "{} records its own events, compressed)",
+                            refused, OneLine(o.record_from)));
+    return false;
+  }
+  if (o.record_from.rfind("http://", 0) != 0 &&
+      o.record_from.rfind("https://", 0) != 0) {
+    Log().Write(LogLevel::kError,
+                fmt::format("record --from {}: give the agent's address as "
+                            "http://HOST:PORT or https://HOST:PORT",
+                            OneLine(o.record_from)));
+    return false;
+  }
+  return true;
+}
+
 // The subcommand's own flags, then which command runs.
 bool ApplySubcommand(const Subcommands& sub, const RawFlags& raw,
                      Options* out) {
@@ -486,6 +535,7 @@ bool ApplySubcommand(const Subcommands& sub, const RawFlags& raw,
     out->command = Command::kCheck;
   } else if (sub.record->parsed()) {
     out->command = Command::kRecord;
+    if (!CheckRecordFrom(*sub.record, *out)) return false;
   } else if (sub.top->parsed()) {
     out->command = Command::kTop;
   } else if (sub.report->parsed()) {
@@ -501,6 +551,14 @@ bool ApplySubcommand(const Subcommands& sub, const RawFlags& raw,
     out->command = Command::kOnce;
   }
   if (!CheckOnceOutput(raw, out->command)) return false;
+  out->recording_retention =
+      std::chrono::seconds(std::llround(raw.recording_retention));
+  if (!out->recording_dir.empty() && out->command != Command::kDaemon) {
+    Log().Write(LogLevel::kError,
+                "--recording.dir applies to the daemon (gpuq-agent without a "
+                "subcommand); to record here, use `gpuq-agent record`");
+    return false;
+  }
   if (out->command != Command::kOnce && out->command != Command::kRecord &&
       out->command != Command::kDaemon && out->command != Command::kTop) {
     if (!out->replay.empty()) {
@@ -557,6 +615,7 @@ std::optional<int> ParseOptions(int argc, char** argv, Options* out) {
   AddSnapshotFlags(app, &raw, out);
   AddReplayFlags(app, out);
   AddWebFlags(app, out);
+  AddRecordingFlags(app, &raw, out);
   AddKernelFlags(app, &raw, out);
   AddAttributionFlags(app, &raw, out);
   AddSubmissionFlags(app, &raw, out);

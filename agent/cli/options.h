@@ -32,6 +32,10 @@ struct Options {
   bool allow_truncated = false;
   std::string listen_address = "0.0.0.0:9464";
   std::string web_config_file;  ///< --web.config.file: basic auth users
+  /// --recording.*: the recording API (off while dir is empty).
+  std::string recording_dir;
+  uint64_t recording_max_bytes = 1ull << 30;
+  std::chrono::seconds recording_retention{std::chrono::hours(24)};
   std::chrono::milliseconds interval{1000};  ///< --once window; top refresh
   std::chrono::milliseconds reconcile_interval{10000};
   OnceFormat output = OnceFormat::kTable;  ///< --output of --once
@@ -43,6 +47,8 @@ struct Options {
   std::optional<std::chrono::milliseconds> duration;  ///< record --duration
   std::vector<std::string> record_command;  ///< record -- COMMAND ARGS...
   std::string record_container;             ///< record --container
+  /// record --from: a running agent's address (its recording API).
+  std::string record_from;
   /// record --compress (zstd by default: readers take either).
   CaptureCompression record_compression = CaptureCompression::kZstd;
   /// top --speed: replay pace, times the recorded speed; 0 = as fast as

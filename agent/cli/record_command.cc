@@ -94,6 +94,7 @@ bool InterruptFromTerminal() {
 }  // namespace
 
 int RunRecord(const Options& options) {
+  if (!options.record_from.empty()) return RunRecordFrom(options);
   SourceSetup setup = MakeSource(options);
   if (setup.source == nullptr) {
     Log().Write(LogLevel::kError, setup.error);

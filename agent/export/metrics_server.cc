@@ -6,10 +6,13 @@
 #include <netdb.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -202,11 +205,12 @@ std::unique_ptr<MetricsServer> MetricsServer::Start(
 std::unique_ptr<MetricsServer> MetricsServer::Start(
     const std::string& listen_address, const WebConfig& web,
     std::shared_ptr<prometheus::Collectable> collectable, std::string* error,
-    HealthCheck health) {
+    HealthCheck health, RecordingApi* recordings) {
   std::unique_ptr<MetricsServer> server(new MetricsServer());
   // Before civetweb starts: its threads read them from the first request.
   server->web_ = web;
   server->health_ = std::move(health);
+  server->recordings_ = recordings;
   if (web.tls) {
     std::string tls_error;
     if (!LoadCivetwebTlsShims(&tls_error)) {
@@ -320,6 +324,13 @@ int MetricsServer::Serve(mg_connection* conn) {
   // local_uri: decoded, without the query string.
   const std::string_view path =
       request->local_uri != nullptr ? request->local_uri : "";
+  if (recordings_ != nullptr && RecordingApi::Handles(std::string(path))) {
+    if (!Authorized(conn)) {
+      return Respond(conn, 401, "Unauthorized", kText, "Unauthorized\n",
+                     "WWW-Authenticate: Basic realm=\"gpuq-agent\"\r\n");
+    }
+    return ServeApi(conn, std::string(path));
+  }
   if (path != "/" && path != "/healthz") return 0;
   // The landing page is behind the same basic auth as /metrics (as the
   // exporter toolkit protects every path); /healthz is not (metrics_server.h).
@@ -338,6 +349,79 @@ int MetricsServer::Serve(mg_connection* conn) {
   if (health.ok) return Respond(conn, 200, "OK", kText, "ok\n");
   return Respond(conn, 503, "Service Unavailable", kText,
                  OneLine(health.reason) + "\n");
+}
+
+namespace {
+
+// The query string's parameters, decoded (a repeated name: the last).
+std::map<std::string, std::string> QueryParameters(const char* query) {
+  std::map<std::string, std::string> out;
+  if (query == nullptr) return out;
+  std::string_view rest(query);
+  auto decode = [](std::string_view text) {
+    std::string buffer(text.size() + 1, '\0');
+    const int n = mg_url_decode(text.data(), static_cast<int>(text.size()),
+                                buffer.data(), static_cast<int>(buffer.size()),
+                                /*is_form_url_encoded=*/1);
+    buffer.resize(n > 0 ? static_cast<size_t>(n) : 0);
+    return buffer;
+  };
+  while (!rest.empty()) {
+    const size_t amp = rest.find('&');
+    const std::string_view pair = rest.substr(0, amp);
+    rest = amp == std::string_view::npos ? "" : rest.substr(amp + 1);
+    if (pair.empty()) continue;
+    const size_t eq = pair.find('=');
+    out[decode(pair.substr(0, eq))] =
+        eq == std::string_view::npos ? "" : decode(pair.substr(eq + 1));
+  }
+  return out;
+}
+
+const char* Reason(int status) {
+  const char* text = mg_get_response_code_text(nullptr, status);
+  return text != nullptr ? text : "";
+}
+
+// Sends `path`'s bytes as the response; a client that goes away ends it.
+int SendFile(mg_connection* conn, const ApiResponse& response) {
+  std::unique_ptr<std::FILE, decltype(&std::fclose)> file(
+      std::fopen(response.file.c_str(), "rbe"), std::fclose);
+  struct stat st {};
+  if (file == nullptr || fstat(fileno(file.get()), &st) != 0) {
+    return Respond(conn, 500, Reason(500), kText,
+                   fmt::format("cannot read {}: {}\n", response.file,
+                               std::strerror(errno)));
+  }
+  mg_printf(conn,
+            "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n"
+            "Content-Length: %lld\r\nContent-Disposition: attachment; "
+            "filename=\"%s\"\r\nCache-Control: no-store\r\n"
+            "Connection: close\r\n\r\n",
+            static_cast<long long>(st.st_size), response.download_name.c_str());
+  if (IsHead(conn)) return 200;
+  std::vector<char> chunk(1 << 16);
+  off_t left = st.st_size;  // the size announced, even if the file grew
+  while (left > 0) {
+    const size_t want = std::min(chunk.size(), static_cast<size_t>(left));
+    const size_t got = std::fread(chunk.data(), 1, want, file.get());
+    if (got == 0) break;
+    if (mg_write(conn, chunk.data(), got) <= 0) break;  // the client left
+    left -= static_cast<off_t>(got);
+  }
+  return 200;
+}
+
+}  // namespace
+
+int MetricsServer::ServeApi(mg_connection* conn, const std::string& path) {
+  const mg_request_info* request = mg_get_request_info(conn);
+  ApiRequest api{request->request_method, path,
+                 QueryParameters(request->query_string)};
+  const ApiResponse response = recordings_->Handle(api);
+  if (!response.file.empty()) return SendFile(conn, response);
+  return Respond(conn, response.status, Reason(response.status),
+                 "application/json", response.body, response.extra_headers);
 }
 
 bool MetricsServer::Authorized(mg_connection* conn) {

@@ -12,6 +12,7 @@
 
 #include "export/collector.h"
 #include "export/health.h"
+#include "export/recording_api.h"
 #include "export/tls/civetweb_tls.h"
 #include "export/web_config.h"
 
@@ -35,10 +36,12 @@ class MetricsServer {
   /// HTTP when `web.tls` is set. /healthz answers what `health` says (null:
   /// "ok"), over HTTPS too but without basic auth: probes rarely carry
   /// credentials, and it tells no more than up or down and why.
+  /// `recordings`, when set, answers /api/v1/recordings (behind the same
+  /// basic auth as /metrics); it must outlive the server.
   static std::unique_ptr<MetricsServer> Start(
       const std::string& listen_address, const WebConfig& web,
       std::shared_ptr<prometheus::Collectable> collectable, std::string* error,
-      HealthCheck health = nullptr);
+      HealthCheck health = nullptr, RecordingApi* recordings = nullptr);
 
   /// The port actually bound.
   int Port() const;
@@ -59,13 +62,16 @@ class MetricsServer {
   /// civetweb's init_context: maps the context to the server being started.
   static void InitContext(const mg_context* ctx);
   int Serve(mg_connection* conn);
+  /// Answers a request of the recording API (authorized already).
+  int ServeApi(mg_connection* conn, const std::string& path);
   /// The request's basic-auth credentials are those of a user in `web_`
   /// (true when there are no users).
   bool Authorized(mg_connection* conn);
 
-  WebConfig web_;          ///< set before civetweb starts, then read-only
-  HealthCheck health_;     ///< the same
-  std::mutex auth_mutex_;  ///< guards verified_
+  WebConfig web_;       ///< set before civetweb starts, then read-only
+  HealthCheck health_;  ///< the same
+  RecordingApi* recordings_ = nullptr;  ///< the same
+  std::mutex auth_mutex_;               ///< guards verified_
   /// user -> the last password that matched its hash: bcrypt is slow on
   /// purpose, and a scraper sends the same credentials every time.
   std::map<std::string, std::string> verified_;

@@ -58,7 +58,7 @@ TEST(OptionsTest, DefaultsAreTheDocumentedOnes) {
 }
 
 TEST(OptionsTest, WhatIsNotADurationIsRefused) {
-  for (const char* bad : {"soon", "s", "ms", "-1s", "1h", "1e400", "nan", "inf",
+  for (const char* bad : {"soon", "s", "ms", "-1s", "1d", "1e400", "nan", "inf",
                           "", "1 0s", "2e9"}) {
     Options o;
     EXPECT_EQ(Parse({"--once", "--interval", bad}, &o), 2) << bad;
@@ -79,6 +79,37 @@ TEST(OptionsTest, EveryDurationFlagReadsUnits) {
   ASSERT_EQ(Parse({"record", "-o", "/tmp/x.gpuq", "--duration", "90s"}, &r),
             std::nullopt);
   EXPECT_EQ(r.duration, milliseconds(90000));
+  Options d;
+  ASSERT_EQ(Parse({"--recording.dir", "/tmp/recs", "--recording.retention",
+                   "2h", "--recording.max-bytes", "64MiB"},
+                  &d),
+            std::nullopt);
+  EXPECT_EQ(d.recording_retention, std::chrono::seconds(7200));
+  EXPECT_EQ(d.recording_max_bytes, 64u << 20);
+}
+
+TEST(OptionsTest, RecordingFlagsApplyWhereTheyAct) {
+  Options o;
+  // The recording API is the daemon's: elsewhere it would do nothing.
+  EXPECT_EQ(Parse({"--once", "--recording.dir", "/tmp/recs"}, &o), 2);
+  // record --from records on another agent: nothing here may act.
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{
+           {"record", "-o", "/tmp/x", "--from", "http://a:9464", "--replay",
+            "/tmp/c"},
+           {"record", "-o", "/tmp/x", "--from", "http://a:9464", "--compress",
+            "none"},
+           {"record", "-o", "/tmp/x", "--from", "http://a:9464", "--", "true"},
+           {"record", "-o", "/tmp/x", "--from", "a:9464"}}) {
+    Options r;
+    EXPECT_EQ(Parse(args, &r), 2) << args.back();
+  }
+  Options ok;
+  ASSERT_EQ(Parse({"record", "-o", "/tmp/x", "--from", "https://u:p@node:9464",
+                   "--duration", "30s"},
+                  &ok),
+            std::nullopt);
+  EXPECT_EQ(ok.record_from, "https://u:p@node:9464");
 }
 
 TEST(OptionsTest, SpeedIsANumberOrMax) {
