@@ -113,7 +113,7 @@ btf_checks() {
   client_checks_of btf
   # beside the rocr client's agent: the deployment's capabilities, and without CAP_SYS_PTRACE
   echo rocr:least-privilege rocr:no-ptrace
-  echo record-command record-container record-sigint short-lived-named
+  echo record-command record-container record-sigint short-lived-named api-record
 }
 # nobtf_checks: the simulator reloaded without BTF: the args-kprobe and
 # tracepoint tiers and their runtime clients.

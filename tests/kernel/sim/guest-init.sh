@@ -2123,11 +2123,18 @@ short_lived_checks() {
   : > /tmp/agent-short.out
   cp $TRUTH /tmp/base.truth
   /bin/gpuq-agent --web.listen-address 127.0.0.1:$PORT --runtime.run-dir /run \
-    --reconcile-interval 2s > /tmp/agent-short.out 2>&1 &
+    --reconcile-interval 2s --recording.dir /tmp/recs > /tmp/agent-short.out 2>&1 &
   AG_PID=$!
   t0=$(up)
   while ! { scrape /tmp/m.prom && [ "$(grep -c '^gpuq_probe_attached{.*} 1$' /tmp/m.prom)" -ge 4 ]; } &&
     kill -0 $AG_PID 2> /dev/null && within 180 "$t0"; do sleep 0.2; done
+  # The jobs run while `record --from` records through the daemon's API.
+  /bin/gpuq-agent record --from "http://127.0.0.1:$PORT" -o /tmp/api.cap > /tmp/api-rec.log 2>&1 &
+  API_PID=$!
+  t1=$(up)
+  while ! grep -q 'until Ctrl-C' /tmp/api-rec.log && kill -0 $API_PID 2> /dev/null && within 30 "$t1"; do
+    sleep 0.1
+  done
   for n in 1 2; do
     id=$(printf 'b%063d' "$n")
     cg=$pod_cg/cri-containerd-$id.scope
@@ -2189,8 +2196,49 @@ short_lived_checks() {
     grep 'job-\|container="b0000\|unresolved\|^gpuq_events_dropped_total' /tmp/m.prom > /tmp/short.prom
     dump short-lived /tmp/short.prom /tmp/agent-short.out /tmp/short1.out
   fi
+  api_record_check
   cat /tmp/short1.out /tmp/short2.out >> /tmp/drivers.out
   stop_agent
+}
+
+# api_record_check: the recording API end to end, live. `record --from`
+# recorded the two jobs through the daemon; stopped now, its capture's
+# replay and report must give every series of theirs the daemon exports
+# (/tmp/m.prom, scraped since they ended) exactly: the jobs ran entirely
+# inside the recording.
+api_record_check() {
+  local rc fams want got n created subs bad="" detail=""
+  kill -INT $API_PID
+  t1=$(up)
+  while kill -0 $API_PID 2> /dev/null && within 60 "$t1"; do sleep 0.1; done
+  kill -KILL $API_PID 2> /dev/null
+  wait $API_PID
+  rc=$?
+  dump api-record /tmp/api-rec.log
+  scrape /tmp/m-api.prom
+  timeout 60 /bin/gpuq-agent --once -o prometheus --replay /tmp/api.cap > /tmp/api.prom 2> /tmp/api-once.err
+  fams='^gpuq_(queue_creates_total|queue_destroys_total|process_exits_total|submissions_total|queues|queue_pending_packets)\{'
+  want=$(grep -E "$fams" /tmp/m-api.prom | grep 'namespace="jobs"' | sort)
+  got=$(grep -E "$fams" /tmp/api.prom | grep 'namespace="jobs"' | sort)
+  [ "$rc" = 0 ] || bad="$bad record-from-exit-$rc"
+  [ -n "$want" ] || bad="$bad no-job-series-exported"
+  [ "$want" = "$got" ] || bad="$bad replay-differs"
+  timeout 60 /bin/gpuq-agent report /tmp/api.cap > /tmp/api-report.txt 2>&1 || bad="$bad report-failed"
+  for n in 1 2; do
+    # CONTAINER POD NAMESPACE ID PROCS GPUS QUEUES_PEAK COMPUTE_PEAK CREATED SUBMISSIONS
+    created=$(awk -v c="job-$n" '$1 == c && $3 == "jobs" { print $9 }' /tmp/api-report.txt)
+    subs=$(awk -v c="job-$n" '$1 == c && $3 == "jobs" { print $10 }' /tmp/api-report.txt)
+    [ "$created" = "$(sum_for gpuq_queue_creates_total "job-$n" namespace=jobs)" ] || bad="$bad job-$n-created-$created"
+    [ "$subs" = "$(sum_for gpuq_submissions_total "job-$n" namespace=jobs)" ] || bad="$bad job-$n-submissions-$subs"
+    detail="$detail job-$n: $created created, $subs submissions;"
+  done
+  if [ -z "$bad" ]; then
+    pass api-record "record --from through the daemon's API around two Job containers: its replay gives their $(echo "$want" | wc -l) series exactly, its report their creates and submissions ($detail)"
+  else
+    fail api-record "$bad"
+    { echo "$want" | sed 's/^/AGENT /'; echo "$got" | sed 's/^/REPLAY /'; } > /tmp/api-diff.txt
+    dump api-record-diff /tmp/api-diff.txt /tmp/api-report.txt /tmp/api-once.err /tmp/agent-short.out
+  fi
 }
 only short-lived && (short_lived_checks)
 
