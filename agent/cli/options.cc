@@ -330,7 +330,7 @@ Subcommands AddSubcommands(CLI::App& app, RawFlags* raw, Options* out) {
               "first; the command is then sent SIGTERM).");
   AddChoice(*sub.record, "--compress", &out->record_compression,
             CaptureCompressions(),
-            "How the capture is stored: zstd (a fifth to a sixth of the "
+            "How the capture is stored: zstd (a fifth to a seventh of the "
             "size) or none; every command reads either.");
   sub.record->add_option(
       "--from", out->record_from,

@@ -35,16 +35,16 @@ const char* AgainstMinor(uint32_t minor, std::string_view rest) {
   if (minor == 0 || !known) return nullptr;
   const size_t want = kRecordSizesByMinor[minor][hdr.type];
   if (want == 0) return "a record type its ABI minor does not have";
-  const bool payload =
-      hdr.type == GPUQ_EV_CGROUP_PATH || hdr.type == GPUQ_EV_CONTAINER_META;
-  if (payload ? hdr.size < want : hdr.size != want) {
+  if (HasPayload(hdr.type) ? hdr.size < want : hdr.size != want) {
     return "a record whose size is not its type's at that ABI minor";
   }
   return nullptr;
 }
 
-}  // namespace
-
+// ParseCapture() of a zstd-compressed capture (`data` starts with zstd's
+// magic): decompressed up to kMaxCaptureBytes, then parsed. A stream cut
+// inside a frame keeps the complete records of its complete blocks
+// (kTruncated).
 CaptureError ParseCompressedCapture(std::string_view data,
                                     const std::string& path, Capture* out,
                                     std::string* error) {
@@ -90,6 +90,8 @@ CaptureError ParseCompressedCapture(std::string_view data,
   }
   return parsed;
 }
+
+}  // namespace
 
 CaptureWriter::CaptureWriter(std::FILE* file, std::string path, bool zstd)
     : file_(file),

@@ -87,13 +87,6 @@ inline constexpr uint64_t kMaxCaptureBytes = 1ull << 30;
 CaptureError ReadCapture(const std::string& path, Capture* out,
                          std::string* error);
 
-/// ParseCapture() of a zstd-compressed capture (`data` starts with zstd's
-/// magic): decompressed up to kMaxCaptureBytes, then parsed. A stream cut
-/// at a frame boundary keeps its complete records as kTruncated.
-CaptureError ParseCompressedCapture(std::string_view data,
-                                    const std::string& path, Capture* out,
-                                    std::string* error);
-
 /// The same checks on a capture already in memory (`data`, the whole file,
 /// compressed or not);
 /// `path` only names it in *error. ReadCapture() reads the file and calls

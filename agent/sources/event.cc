@@ -133,6 +133,18 @@ struct EventCodec<ContainerMetaRecord>
 
 }  // namespace
 
+bool HasPayload(uint16_t type) {
+  switch (type) {
+#define GPUQ_EVENT_HAS_PAYLOAD(value, name, Type, min_size) \
+  case value:                                               \
+    return !std::is_same_v<WireStruct<Type>::type, Type>;
+    GPUQ_EVENT_TYPES(GPUQ_EVENT_HAS_PAYLOAD)
+#undef GPUQ_EVENT_HAS_PAYLOAD
+    default:
+      return false;
+  }
+}
+
 const gpuq_event_header& Header(const Event& event) {
   return std::visit(
       [](const auto& e) -> const gpuq_event_header& { return e.hdr; }, event);

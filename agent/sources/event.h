@@ -96,6 +96,11 @@ const gpuq_event_header& Header(const Event& event);
 /// `type` label of gpuq_events_total. "invalid" for out-of-range values.
 const char* EventTypeName(uint16_t type);
 
+/// Whether records of `type` carry a variable payload after their ABI
+/// struct (cgroup paths, container metadata): their size is at least the
+/// struct's, not equal to it.
+bool HasPayload(uint16_t type);
+
 enum class DecodeStatus {
   kOk,
   kTruncated,    ///< fewer bytes than the header's size says
