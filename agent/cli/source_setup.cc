@@ -20,17 +20,23 @@ SourceSetup MakeSource(const Options& options) {
   SourceSetup setup;
   if (!options.replay.empty()) {
     setup.replay = true;
-    Capture capture;
-    std::string error;
-    const CaptureError result = ReadCapture(options.replay, &capture, &error);
-    if (result != CaptureError::kNone &&
-        !(result == CaptureError::kTruncated && options.allow_truncated)) {
-      setup.error = error;
+    // Checked whole first (a replay never stops half way on bad input),
+    // then streamed: memory holds a read buffer, not the capture.
+    CaptureError kind = CaptureError::kNone;
+    auto stream = CaptureStream::OpenFile(options.replay, &kind, &setup.error);
+    if (stream == nullptr) return setup;
+    const CaptureScan scan = ScanCapture(stream.get());
+    if (scan.error != CaptureError::kNone &&
+        !(scan.error == CaptureError::kTruncated && options.allow_truncated)) {
+      setup.error = scan.message;
       return setup;
     }
-    if (result == CaptureError::kTruncated) Log().Write(LogLevel::kWarn, error);
-    setup.capture_span = SpanOf(capture);
-    setup.source = std::make_unique<ReplayEventSource>(std::move(capture));
+    if (scan.error == CaptureError::kTruncated) {
+      Log().Write(LogLevel::kWarn, scan.message);
+    }
+    setup.capture_span = scan.span;
+    setup.source =
+        std::make_unique<StreamReplaySource>(std::move(stream), scan.records);
     return setup;
   }
   if (!HasBpfPrivileges()) {

@@ -84,6 +84,11 @@ bool ReadRegularFile(const std::string& path, uint64_t max_bytes,
   return true;
 }
 
+int OpenRegularFile(const std::string& path, uint64_t max_bytes, uint64_t* size,
+                    std::string* error) {
+  return OpenRegular(path, max_bytes, size, error);
+}
+
 bool CheckRegularFile(const std::string& path, uint64_t max_bytes,
                       std::string* error) {
   uint64_t size = 0;

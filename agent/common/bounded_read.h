@@ -17,6 +17,13 @@ namespace gpuq {
 bool ReadRegularFile(const std::string& path, uint64_t max_bytes,
                      std::string* out, std::string* error);
 
+/// Opens the regular file `path` for reading (O_NONBLOCK: a FIFO cannot
+/// hang it) and sets *size to its size now, at most `max_bytes`: a file
+/// descriptor to read only that many bytes from, or -1 with *error set as
+/// ReadRegularFile says.
+int OpenRegularFile(const std::string& path, uint64_t max_bytes, uint64_t* size,
+                    std::string* error);
+
 /// Checks that `path` is a readable regular file of at most `max_bytes`
 /// (for files a library opens itself, such as OpenSSL's certificate files).
 bool CheckRegularFile(const std::string& path, uint64_t max_bytes,

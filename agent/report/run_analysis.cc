@@ -17,6 +17,7 @@
 #include "model/queue_column.h"
 #include "model/runlist_cause.h"
 #include "resolver/cgroup_path.h"
+#include "sources/capture_stream.h"
 
 namespace gpuq::report {
 namespace {
@@ -1055,13 +1056,14 @@ void Analyzer::Add(const Event& event) { impl_->Add(event); }
 RunReport Analyzer::Finish() { return impl_->Finish(); }
 
 double TimelineStep(const Capture& capture, double step_s) {
+  return TimelineStep(SpanOf(capture), capture.events.empty(), step_s);
+}
+
+double TimelineStep(const CaptureSpan& span, bool empty, double step_s) {
   if (!(step_s > 0)) step_s = 1.0;
-  if (capture.events.empty()) return step_s;
-  const uint64_t t0 = Header(capture.events.front()).ts_ns;
-  uint64_t last = t0;
-  for (const Event& e : capture.events) {
-    last = std::max<uint64_t>(last, Header(e).ts_ns);
-  }
+  if (empty) return step_s;
+  const uint64_t t0 = span.first_ns;
+  const uint64_t last = std::max(span.last_ns, t0);
   const double buckets = Seconds(last - t0) / step_s;
   if (buckets <= static_cast<double>(kMaxTimelineBuckets)) return step_s;
   return std::ceil(buckets / static_cast<double>(kMaxTimelineBuckets)) * step_s;
@@ -1078,14 +1080,30 @@ RunReport AnalyzeCapture(const Capture& capture, const std::string& name,
 bool AnalyzeCaptureFile(const std::string& path, double step_s,
                         bool allow_truncated, RunReport* out,
                         std::string* error) {
-  Capture capture;
   error->clear();
-  const CaptureError result = ReadCapture(path, &capture, error);
-  if (result != CaptureError::kNone &&
-      !(result == CaptureError::kTruncated && allow_truncated)) {
+  // Checked whole first, then analyzed as it is read again: memory holds
+  // the analysis and a read buffer, not the capture.
+  CaptureError kind = CaptureError::kNone;
+  auto stream = CaptureStream::OpenFile(path, &kind, error);
+  if (stream == nullptr) return false;
+  const CaptureScan scan = ScanCapture(stream.get());
+  if (scan.error != CaptureError::kNone) *error = scan.message;
+  if (scan.error != CaptureError::kNone &&
+      !(scan.error == CaptureError::kTruncated && allow_truncated)) {
     return false;
   }
-  *out = AnalyzeCapture(capture, path, step_s);
+  Analyzer analyzer(path, TimelineStep(scan.span, scan.records == 0, step_s),
+                    stream->header().start_realtime_ns);
+  Event event;
+  while (stream->Records() < scan.records && stream->Next(&event)) {
+    analyzer.Add(event);
+  }
+  if (stream->Records() < scan.records) {
+    *error = stream->Message().empty() ? path + " changed while it was read"
+                                       : stream->Message();
+    return false;
+  }
+  *out = analyzer.Finish();
   return true;
 }
 

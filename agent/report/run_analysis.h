@@ -61,6 +61,8 @@ inline constexpr uint64_t kMaxTimelineBuckets = 1u << 14;
 /// kMaxTimelineBuckets (a longer run, or a capture whose timestamps jump by
 /// years, would otherwise take a bucket per second of the whole span).
 double TimelineStep(const Capture& capture, double step_s);
+/// The same from a capture's span (`empty`: it has no record).
+double TimelineStep(const CaptureSpan& span, bool empty, double step_s);
 
 /// Analyzes a capture read with ReadCapture(), with buckets of
 /// TimelineStep(capture, step_s).

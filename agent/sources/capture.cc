@@ -7,91 +7,11 @@
 #include <cstring>
 #include <ctime>
 
-#include "common/bounded_read.h"
 #include "common/clock.h"
-#include "sources/capture_minors.h"
+#include "sources/capture_stream.h"
 #include "sources/capture_zstd.h"
 
 namespace gpuq {
-namespace {
-
-// What the record at the start of `rest` breaks of its capture's ABI minor,
-// or nullptr (Decode judges what is left: a cut record, an unknown type in a
-// capture of this agent's minor or older). A numbered minor fixes every
-// type's size (a payload record's fixed part, then its payload); a capture
-// of a newer minor may append fields, but a type this agent lacks is one a
-// newer release added.
-const char* AgainstMinor(uint32_t minor, std::string_view rest) {
-  gpuq_event_header hdr;
-  if (rest.size() < sizeof(hdr)) return nullptr;
-  std::memcpy(&hdr, rest.data(), sizeof(hdr));
-  const bool known = hdr.type > GPUQ_EV_INVALID && hdr.type < GPUQ_EV__MAX;
-  if (minor > GPUQ_ABI_MINOR) {
-    return known || hdr.type == GPUQ_EV_INVALID
-               ? nullptr
-               : "a record type newer than this gpuq-agent (replay it with "
-                 "the release that wrote it, or a later one)";
-  }
-  if (minor == 0 || !known) return nullptr;
-  const size_t want = kRecordSizesByMinor[minor][hdr.type];
-  if (want == 0) return "a record type its ABI minor does not have";
-  if (HasPayload(hdr.type) ? hdr.size < want : hdr.size != want) {
-    return "a record whose size is not its type's at that ABI minor";
-  }
-  return nullptr;
-}
-
-// ParseCapture() of a zstd-compressed capture (`data` starts with zstd's
-// magic): decompressed up to kMaxCaptureBytes, then parsed. A stream cut
-// inside a frame keeps the complete records of its complete blocks
-// (kTruncated).
-CaptureError ParseCompressedCapture(std::string_view data,
-                                    const std::string& path, Capture* out,
-                                    std::string* error) {
-  std::string raw, why;
-  const InflateResult inflated = Inflate(data, kMaxCaptureBytes, &raw, &why);
-  if (inflated == InflateResult::kCorrupt) {
-    out->events.clear();
-    *error = fmt::format(
-        "capture {} is compressed (zstd) but corrupt: {} ({} bytes "
-        "decompressed)",
-        path, why, raw.size());
-    return CaptureError::kCorrupt;
-  }
-  if (inflated == InflateResult::kTooLarge) {
-    out->events.clear();
-    *error = fmt::format(
-        "capture {} decompresses to more than {} MiB, the most a capture is "
-        "read to; cut long recordings with `record --duration`",
-        path, kMaxCaptureBytes >> 20);
-    return CaptureError::kOpen;
-  }
-  if (IsZstd(raw)) {  // compressed twice: nothing `record` writes
-    *error = fmt::format("capture {} is compressed twice", path);
-    return CaptureError::kCorrupt;
-  }
-  if (inflated == InflateResult::kTruncated &&
-      raw.size() < sizeof(gpuq_capture_header)) {
-    out->events.clear();
-    *error = fmt::format(
-        "capture {} is truncated: its zstd stream ends before the capture's "
-        "header",
-        path);
-    return CaptureError::kTruncated;
-  }
-  const CaptureError parsed = ParseCapture(raw, path, out, error);
-  if (parsed == CaptureError::kNone && inflated == InflateResult::kTruncated) {
-    // The frame was cut at a flush: every record before it is whole.
-    *error = fmt::format(
-        "capture {} is truncated: its zstd stream ends after {} complete "
-        "records (was the recorder killed?); --allow-truncated replays those",
-        path, out->events.size());
-    return CaptureError::kTruncated;
-  }
-  return parsed;
-}
-
-}  // namespace
 
 CaptureWriter::CaptureWriter(std::FILE* file, std::string path, bool zstd)
     : file_(file),
@@ -184,84 +104,35 @@ bool CaptureWriter::Close(std::string* error) {
   return true;
 }
 
+namespace {
+
+// Every record of `stream` into *out: what ReadCapture() and ParseCapture()
+// share (the checks are the stream's).
+CaptureError Collect(CaptureStream* stream, Capture* out, std::string* error) {
+  out->header = stream->header();
+  out->events.clear();
+  Event event;
+  while (stream->Next(&event)) out->events.push_back(std::move(event));
+  if (stream->Error() != CaptureError::kNone) *error = stream->Message();
+  return stream->Error();
+}
+
+}  // namespace
+
 CaptureError ReadCapture(const std::string& path, Capture* out,
                          std::string* error) {
-  // Only a regular file, only the bytes it had when opened, and at most
-  // kMaxCaptureBytes: a FIFO, a device or a file that grows while read must
-  // neither hang nor exhaust memory (captures are validated whole, up front).
-  std::string data, problem;
-  if (!ReadRegularFile(path, kMaxCaptureBytes, &data, &problem)) {
-    *error = fmt::format(
-        "cannot read capture {}: {} (a capture is a file written by "
-        "`gpuq-agent record -o FILE`)",
-        path, problem);
-    return CaptureError::kOpen;
-  }
-  return ParseCapture(data, path, out, error);
+  CaptureError kind = CaptureError::kNone;
+  auto stream = CaptureStream::OpenFile(path, &kind, error);
+  if (stream == nullptr) return kind;
+  return Collect(stream.get(), out, error);
 }
 
 CaptureError ParseCapture(std::string_view data, const std::string& path,
                           Capture* out, std::string* error) {
-  if (IsZstd(data)) return ParseCompressedCapture(data, path, out, error);
-  gpuq_capture_header header{};
-  if (data.size() < sizeof(header.magic) ||
-      std::memcmp(data.data(), GPUQ_CAPTURE_MAGIC, sizeof(header.magic)) != 0) {
-    *error = fmt::format(
-        "{} is not a gpuq capture (bad magic); captures are written by "
-        "`gpuq-agent record -o FILE`",
-        path);
-    return CaptureError::kNotCapture;
-  }
-  if (data.size() < sizeof(header)) {
-    *error = fmt::format("capture {} is truncated inside its header", path);
-    return CaptureError::kTruncated;
-  }
-  std::memcpy(&header, data.data(), sizeof(header));
-  if (header.abi_version != GPUQ_ABI_VERSION) {
-    *error = fmt::format(
-        "capture {} has ABI version {}, this gpuq-agent reads version {}: "
-        "replay it with a matching gpuq-agent release",
-        path, header.abi_version, GPUQ_ABI_VERSION);
-    return CaptureError::kAbiVersion;
-  }
-  if (header.header_size < sizeof(header) || header.header_size > data.size()) {
-    *error = fmt::format("capture {} has a bad header size {}", path,
-                         header.header_size);
-    return CaptureError::kCorrupt;
-  }
-  out->header = header;
-  out->events.clear();
-  size_t offset = header.header_size;
-  while (offset < data.size()) {
-    if (const char* why = AgainstMinor(header.abi_minor, data.substr(offset))) {
-      *error = fmt::format(
-          "capture {} (ABI {}.{}, this gpuq-agent reads up to {}.{}) is "
-          "corrupt at byte {} (record {}): {}",
-          path, header.abi_version, header.abi_minor, GPUQ_ABI_VERSION,
-          GPUQ_ABI_MINOR, offset, out->events.size() + 1, why);
-      return CaptureError::kCorrupt;
-    }
-    Event event;
-    size_t consumed = 0;
-    const DecodeStatus status =
-        Decode(data.data() + offset, data.size() - offset, &event, &consumed);
-    if (status == DecodeStatus::kTruncated) {
-      *error = fmt::format(
-          "capture {} is truncated at byte {} after {} complete records "
-          "(was the recorder killed?); --allow-truncated replays those",
-          path, offset, out->events.size());
-      return CaptureError::kTruncated;
-    }
-    if (status != DecodeStatus::kOk) {
-      *error =
-          fmt::format("capture {} is corrupt at byte {} (record {}): {}", path,
-                      offset, out->events.size() + 1, DecodeStatusName(status));
-      return CaptureError::kCorrupt;
-    }
-    out->events.push_back(std::move(event));
-    offset += consumed;
-  }
-  return CaptureError::kNone;
+  CaptureError kind = CaptureError::kNone;
+  auto stream = CaptureStream::OpenMemory(data, path, &kind, error);
+  if (stream == nullptr) return kind;
+  return Collect(stream.get(), out, error);
 }
 
 CaptureSpan SpanOf(const Capture& capture) {

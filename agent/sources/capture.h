@@ -60,8 +60,8 @@ class CaptureWriter {
   void Fail(int err);
 };
 
-/// A whole capture read into memory and validated up front, so replay never
-/// stops half way on bad input.
+/// A whole capture read into memory (tests, tools; the commands stream
+/// theirs: sources/capture_stream.h).
 struct Capture {
   gpuq_capture_header header{};
   std::vector<Event> events;
@@ -75,11 +75,6 @@ enum class CaptureError {
   kTruncated,   ///< ends inside a record (complete records kept)
   kCorrupt,     ///< a record fails validation
 };
-
-/// The largest capture ReadCapture() reads (decoded, a record takes about
-/// three times its file size in memory): 1 GiB holds days of lifecycle
-/// events; cut longer recordings with `record --duration`.
-inline constexpr uint64_t kMaxCaptureBytes = 1ull << 30;
 
 /// Reads `path`. On error returns the kind and sets *error to one line that
 /// names the file, the byte offset and what to do. With kTruncated,

@@ -9,4 +9,14 @@ NextStatus ReplayEventSource::Next(Event* out,
   return NextStatus::kOk;
 }
 
+NextStatus StreamReplaySource::Next(Event* out,
+                                    std::chrono::milliseconds /*timeout*/) {
+  if (stream_->Records() >= records_) return NextStatus::kEof;
+  if (stream_->Next(out)) return NextStatus::kOk;
+  // Changed on disk since it was scanned.
+  error_ = stream_->Message().empty() ? "the capture ended early"
+                                      : stream_->Message();
+  return NextStatus::kError;
+}
+
 }  // namespace gpuq

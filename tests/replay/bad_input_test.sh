@@ -122,10 +122,17 @@ for input in "$tmp/fifo" /dev/zero /dev/urandom; do
   run "$AGENT" report "$input"
   expect_rc "report $input" 1
 done
+# Captures are read as a stream (sources/capture_stream.h): a 64 GiB
+# (sparse) file is judged by its first bytes, never read whole.
 truncate -s 64G "$tmp/huge.gpuqcap"
 run "$AGENT" --once --replay "$tmp/huge.gpuqcap"
-expect_rc "--replay of a 64 GiB (sparse) file" 1
-expect_err "the size limit is named" "68719476736 bytes, more than the 1073741824"
+expect_rc "--replay of a 64 GiB (sparse) file of zeros" 1
+expect_err "... is not a capture, by its first bytes" "huge.gpuqcap is not a gpuq capture \(bad magic\)"
+head -c 40 "$CAP" > "$tmp/huge.gpuqcap"
+truncate -s 64G "$tmp/huge.gpuqcap"
+run "$AGENT" report "$tmp/huge.gpuqcap"
+expect_rc "report of a capture header and 64 GiB of zeros" 1
+expect_err "... corrupt at its first record" "huge.gpuqcap .*is corrupt at byte 40 \(record 1\)"
 rm -f "$tmp/huge.gpuqcap"
 # A capture that grows while it is read: read as it was when opened (its
 # complete records, or a truncation at the cut), never followed forever.
