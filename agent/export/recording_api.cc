@@ -100,7 +100,10 @@ RecordingApi::~RecordingApi() {
 
 bool RecordingApi::ScanDirectory(std::string* error) {
   std::error_code ec;
-  fs::create_directories(limits_.dir, ec);
+  // Made for captures alone: they name containers, pods and processes.
+  if (fs::create_directories(limits_.dir, ec) && !ec) {
+    fs::permissions(limits_.dir, fs::perms::owner_all, ec);
+  }
   if (ec) {
     *error = fmt::format("--recording.dir {}: {}", limits_.dir, ec.message());
     return false;

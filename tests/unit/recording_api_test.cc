@@ -54,6 +54,9 @@ TEST(RecordingApiTest, StartListStopDownloadDelete) {
   auto api =
       RecordingApi::Create({tmp.path() + "/recs"}, pipeline.get(), &error);
   ASSERT_NE(api, nullptr) << error;
+  EXPECT_EQ(std::filesystem::status(tmp.path() + "/recs").permissions(),
+            std::filesystem::perms::owner_all)
+      << "a directory it makes is its own";
   const ApiResponse started = Call(api.get(), "POST", "/api/v1/recordings");
   ASSERT_EQ(started.status, 201) << started.body;
   const std::string id = Body(started)["id"];
