@@ -37,13 +37,13 @@ int RunReportCommand(const Options& options) {
       std::cout << report::RenderText(runs, true);
       break;
     case report::ReportFormat::kJson:
-      std::cout << report::RenderJson(runs);
+      report::WriteJson(runs, std::cout);
       break;
     case report::ReportFormat::kHtml:
       std::cout << report::RenderHtml(runs);
       break;
     case report::ReportFormat::kPerfetto:
-      std::cout << report::RenderPerfetto(runs);
+      report::WritePerfetto(runs, std::cout);
       break;
   }
   std::cout.flush();

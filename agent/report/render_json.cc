@@ -1,5 +1,8 @@
 #include "report/render_json.h"
 
+#include <nlohmann/json.hpp>
+#include <sstream>
+
 #include "report/headline.h"
 #include "report/report_tables.h"
 
@@ -32,24 +35,88 @@ Json Listed(const std::vector<Row>& rows) {
 
 }  // namespace
 
-nlohmann::ordered_json RunJson(const RunReport& r) {
-  Json run = Json::object();
+namespace {
+
+// Writes a report as dump(2) of one document would, member by member and
+// row by row: the document is never held whole. nlohmann's serializer
+// writes each value at the depth it has in the document.
+class PrettyJson {
+ public:
+  explicit PrettyJson(std::ostream& out)
+      : out_(out),
+        serializer_(nlohmann::detail::output_adapter<char>(out), ' ',
+                    // Names come from the kernel (comm), cgroup paths and
+                    // captures: invalid UTF-8 is replaced (U+FFFD).
+                    Json::error_handler_t::replace) {}
+
+  /// `value` at indent `indent` (its first line is already placed).
+  void Value(const Json& value, unsigned indent) {
+    serializer_.dump(value, true, false, 2, indent);
+  }
+  /// `"key": ` of an object's member at `indent`, after a comma unless
+  /// it is the first (*first).
+  void Key(const std::string& key, unsigned indent, bool* first) {
+    if (!*first) out_ << ",\n";
+    *first = false;
+    out_ << std::string(indent, ' ');
+    Value(Json(key), indent);
+    out_ << ": ";
+  }
+  /// An array whose elements `each` writes at `indent` + 2, one call per
+  /// element until it returns false: `[]` when there is none.
+  template <typename Each>
+  void Array(unsigned indent, Each each) {
+    bool first = true;
+    for (size_t i = 0;; ++i) {
+      Json element;
+      if (!each(i, &element)) break;
+      out_ << (first ? "[\n" : ",\n") << std::string(indent + 2, ' ');
+      first = false;
+      Value(element, indent + 2);
+    }
+    out_ << (first ? "[]" : "\n" + std::string(indent, ' ') + "]");
+  }
+  template <typename Row>
+  void Listed(const std::vector<Row>& rows, unsigned indent) {
+    Array(indent, [&rows](size_t i, Json* out) {
+      if (i >= rows.size()) return false;
+      *out = rows[i];
+      return true;
+    });
+  }
+  std::ostream& out() { return out_; }
+
+ private:
+  std::ostream& out_;
+  nlohmann::detail::serializer<Json> serializer_;
+};
+
+// One run's object, its members at `indent` + 2.
+void WriteRun(const RunReport& r, unsigned indent, PrettyJson* json) {
+  const unsigned in = indent + 2;
+  bool first = true;
+  json->out() << "{\n";
+  Json headline = Json::object();
   for (const HeadlineFigure& f : Headline(r)) {
-    for (const auto& [key, value] : f.json.items()) run[key] = value;
+    for (const auto& [key, value] : f.json.items()) headline[key] = value;
+  }
+  for (const auto& [key, value] : headline.items()) {
+    json->Key(key, in, &first);
+    json->Value(value, in);
   }
 
   ReportTablePlacement tables(r);
-  const auto add = [&run](const ReportTable* t) {
+  const auto add = [&](const ReportTable* t) {
     if (t == nullptr) return;
     const std::vector<size_t> shown = ShownColumns(*t, &ReportColumn::json);
     if (shown.empty()) return;  // not a JSON table: its figures are elsewhere
-    Json rows = Json::array();
-    for (const auto& row : t->rows) {
-      Json object = Json::object();
-      for (size_t i : shown) object[t->columns[i].json] = row.at(i).json;
-      rows.push_back(std::move(object));
-    }
-    run[t->key] = std::move(rows);
+    json->Key(t->key, in, &first);
+    json->Array(in, [&](size_t i, Json* out) {
+      if (i >= t->rows.size()) return false;
+      *out = Json::object();
+      for (size_t c : shown) (*out)[t->columns[c].json] = t->rows[i].at(c).json;
+      return true;
+    });
   };
   add(tables.Take("containers"));
   add(tables.Take("processes"));
@@ -65,29 +132,57 @@ nlohmann::ordered_json RunJson(const RunReport& r) {
   for (const ReportTable* t : tables.Rest()) add(t);
 
   const Timeline& t = r.timeline;
-  run["timeline"] = Json{
-      {"step_s", t.step_s},
-      {"queues_per_gpu", Listed(t.queues_per_gpu)},
-      {"submission_rate_per_container",
-       Listed(t.submission_rate_per_container)},
-      {"submission_rate_per_process", Listed(t.submission_rate_per_process)},
-      {"queue_lifetimes", Listed(t.queue_lifetimes)},
-      {"runlist_ops", Listed(t.runlist_ops)},
-      {"evictions", Listed(t.evictions)},
-      {"off_gpu", Listed(t.off_gpu)},
-      {"oversubscribed", Listed(t.oversubscribed)},
-      {"slices_omitted", t.slices_omitted}};
-  return run;
+  json->Key("timeline", in, &first);
+  const unsigned tin = in + 2;
+  bool tfirst = true;
+  json->out() << "{\n";
+  json->Key("step_s", tin, &tfirst);
+  json->Value(Json(t.step_s), tin);
+  const auto list = [&](const char* key, const auto& rows) {
+    json->Key(key, tin, &tfirst);
+    json->Listed(rows, tin);
+  };
+  list("queues_per_gpu", t.queues_per_gpu);
+  list("submission_rate_per_container", t.submission_rate_per_container);
+  list("submission_rate_per_process", t.submission_rate_per_process);
+  list("queue_lifetimes", t.queue_lifetimes);
+  list("runlist_ops", t.runlist_ops);
+  list("evictions", t.evictions);
+  list("off_gpu", t.off_gpu);
+  list("oversubscribed", t.oversubscribed);
+  json->Key("slices_omitted", tin, &tfirst);
+  json->Value(Json(t.slices_omitted), tin);
+  json->out() << "\n" << std::string(in, ' ') << "}";
+  json->out() << "\n" << std::string(indent, ' ') << "}";
+}
+
+}  // namespace
+
+void WriteJson(const std::vector<RunReport>& runs, std::ostream& out) {
+  PrettyJson json(out);
+  bool first = true;
+  out << "{\n";
+  json.Key("schema", 2, &first);
+  json.Value(Json(kReportSchema), 2);
+  json.Key("runs", 2, &first);
+  if (runs.empty()) {
+    out << "[]";
+  } else {
+    out << "[\n";
+    for (size_t i = 0; i < runs.size(); ++i) {
+      if (i > 0) out << ",\n";
+      out << "    ";
+      WriteRun(runs[i], 4, &json);
+    }
+    out << "\n  ]";
+  }
+  out << "\n}\n";
 }
 
 std::string RenderJson(const std::vector<RunReport>& runs) {
-  Json out;
-  out["schema"] = kReportSchema;
-  out["runs"] = Json::array();
-  for (const RunReport& r : runs) out["runs"].push_back(RunJson(r));
-  // Names come from the kernel (comm), cgroup paths and captures: invalid
-  // UTF-8 is replaced (U+FFFD), never thrown as type_error 316.
-  return out.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+  std::ostringstream out;
+  WriteJson(runs, out);
+  return out.str();
 }
 
 }  // namespace gpuq::report

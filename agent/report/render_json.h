@@ -3,7 +3,7 @@
 // capture in the order given.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -13,7 +13,10 @@ namespace gpuq::report {
 
 inline constexpr const char* kReportSchema = "gpuq-report/1";
 
-nlohmann::ordered_json RunJson(const RunReport& run);
+/// The report as JSON (docs/report.md), written to `out` member by member
+/// and row by row (never held whole).
+void WriteJson(const std::vector<RunReport>& runs, std::ostream& out);
+/// The same as one string (tests).
 std::string RenderJson(const std::vector<RunReport>& runs);
 
 }  // namespace gpuq::report

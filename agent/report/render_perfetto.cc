@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <ostream>
 #include <set>
+#include <sstream>
 
 #include "model/container_rows.h"
 
@@ -14,16 +16,20 @@ using Json = nlohmann::ordered_json;
 
 constexpr double kUs = 1e6;  // trace-event times are microseconds
 
+// Writes each trace event as it is made, in the compact form one
+// document's dump() would give it: the trace is never held whole.
 class Trace {
  public:
+  explicit Trace(std::ostream& out) : out_(out) {}
+
   void Metadata(int pid, int tid, const char* what, const char* key,
                 Json value) {
-    events_.push_back({{"name", what},
-                       {"ph", "M"},
-                       {"ts", 0},
-                       {"pid", pid},
-                       {"tid", tid},
-                       {"args", {{key, std::move(value)}}}});
+    Put({{"name", what},
+         {"ph", "M"},
+         {"ts", 0},
+         {"pid", pid},
+         {"tid", tid},
+         {"args", {{key, std::move(value)}}}});
   }
   void ProcessName(int pid, const std::string& name, int sort) {
     Metadata(pid, 0, "process_name", "name", name);
@@ -36,28 +42,34 @@ class Trace {
   void Complete(int pid, int tid, const char* cat, const Slice& s) {
     Json args = Json::object();
     for (const auto& [k, v] : s.args) args[k] = v;
-    events_.push_back({{"name", s.name},
-                       {"cat", cat},
-                       {"ph", "X"},
-                       {"ts", s.start_s * kUs},
-                       {"dur", s.duration_s * kUs},
-                       {"pid", pid},
-                       {"tid", tid},
-                       {"args", std::move(args)}});
+    Put({{"name", s.name},
+         {"cat", cat},
+         {"ph", "X"},
+         {"ts", s.start_s * kUs},
+         {"dur", s.duration_s * kUs},
+         {"pid", pid},
+         {"tid", tid},
+         {"args", std::move(args)}});
   }
   void Counter(int pid, const std::string& name, double ts_s,
                const char* series, double value) {
-    events_.push_back({{"name", name},
-                       {"ph", "C"},
-                       {"ts", ts_s * kUs},
-                       {"pid", pid},
-                       {"tid", 0},
-                       {"args", {{series, value}}}});
+    Put({{"name", name},
+         {"ph", "C"},
+         {"ts", ts_s * kUs},
+         {"pid", pid},
+         {"tid", 0},
+         {"args", {{series, value}}}});
   }
-  Json Take() { return std::move(events_); }
 
  private:
-  Json events_ = Json::array();
+  void Put(const Json& event) {
+    if (events_++ > 0) out_ << ',';
+    // Names come from the kernel (comm) and runtimes: never trust them to
+    // be valid UTF-8.
+    out_ << event.dump(-1, ' ', false, Json::error_handler_t::replace);
+  }
+  std::ostream& out_;
+  uint64_t events_ = 0;
 };
 
 // Threads of one process: slices of one group go to the first lane (thread)
@@ -175,15 +187,22 @@ void AddRun(Trace& trace, const RunReport& r, int base) {
 
 }  // namespace
 
-std::string RenderPerfetto(const std::vector<RunReport>& runs) {
-  Trace trace;
+void WritePerfetto(const std::vector<RunReport>& runs, std::ostream& out) {
+  // {"traceEvents":[...],"displayTimeUnit":"ms"}, as one document's
+  // compact dump, its events written one by one.
+  out << R"({"traceEvents":[)";
+  Trace trace(out);
   for (size_t i = 0; i < runs.size(); ++i) {
     AddRun(trace, runs[i], static_cast<int>(i + 1) * kPerfettoPidsPerRun);
   }
-  Json doc = {{"traceEvents", trace.Take()}, {"displayTimeUnit", "ms"}};
-  // Names come from the kernel (comm) and runtimes: never trust them to be
-  // valid UTF-8.
-  return doc.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
+  out << R"(],"displayTimeUnit":"ms"})"
+      << "\n";
+}
+
+std::string RenderPerfetto(const std::vector<RunReport>& runs) {
+  std::ostringstream out;
+  WritePerfetto(runs, out);
+  return out.str();
 }
 
 }  // namespace gpuq::report

@@ -14,6 +14,7 @@
 // first record, so runs line up at 0 for comparison.
 #pragma once
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,9 @@
 
 namespace gpuq::report {
 
+/// The trace written to `out` as it is made (never held whole).
+void WritePerfetto(const std::vector<RunReport>& runs, std::ostream& out);
+/// The same as one string (tests).
 std::string RenderPerfetto(const std::vector<RunReport>& runs);
 
 /// First pid of run `run` in the trace.
