@@ -427,7 +427,6 @@ std::string EvictionChart(const RunReport& r, size_t i) {
 
 std::string RunSection(const RunReport& r, const std::string& name, size_t i) {
   const std::string p = fmt::format("run{}-", i);
-  ReportTablePlacement tables(r);
   std::string out = fmt::format(
       "<section class=\"run\" id=\"run-{}\">\n<h2>Run: {}</h2>\n"
       "<p class=\"meta\">{}: started {}, {} long, {} records, {} GPUs in the "
@@ -443,27 +442,28 @@ std::string RunSection(const RunReport& r, const std::string& name, size_t i) {
         r.timeline.slices_omitted);
   }
 
-  out += "<h3>Hardware queues</h3>\n" + QueuesChart(r, i);
-  out += HtmlTableSection(tables.Take("gpu_queues"), p);
-
-  out += HtmlTableSection(tables.Take("verdicts"), p);
-
-  out += HtmlTableSection(tables.Take("containers"), p);
-  out += HtmlTableSection(tables.Take("processes"), p);
-
-  out += "<h3>Submissions</h3>\n" + SubmissionsChart(r, i);
-  out += HtmlTableSection(tables.Take("gpu_submissions"), p);
-  out += HtmlTableSection(tables.Take("queue_submissions"), p);
-  out += HtmlTableSection(tables.Take("unsampled"), p);
-
-  out += "<h3>Runlist preemption</h3>\n" + UnmapChart(r, i) + OffGpuChart(r, i);
-  out += HtmlTableSection(tables.Take("runlist"), p);
-  out += HtmlTableSection(tables.Take("oversubscription"), p);
-
-  out += "<h3>Evictions</h3>\n" + EvictionChart(r, i);
-  out += HtmlTableSection(tables.Take("eviction_list"), p);
-  out += HtmlTableSection(tables.Take("create_failure_list"), p);
-  for (const ReportTable* t : tables.Rest()) out += HtmlTableSection(t, p);
+  WalkLayout(
+      kHtmlLayout, r,
+      [&](const ReportTable* t) { out += HtmlTableSection(t, p); },
+      [&](OwnSection own) {
+        switch (own) {
+          case OwnSection::kQueuesChart:
+            out += "<h3>Hardware queues</h3>\n" + QueuesChart(r, i);
+            break;
+          case OwnSection::kSubmissionsChart:
+            out += "<h3>Submissions</h3>\n" + SubmissionsChart(r, i);
+            break;
+          case OwnSection::kRunlistCharts:
+            out += "<h3>Runlist preemption</h3>\n" + UnmapChart(r, i) +
+                   OffGpuChart(r, i);
+            break;
+          case OwnSection::kEvictionsChart:
+            out += "<h3>Evictions</h3>\n" + EvictionChart(r, i);
+            break;
+          default:
+            break;  // another output's
+        }
+      });
   out += "</section>\n";
   return out;
 }

@@ -91,48 +91,10 @@ class PrettyJson {
   nlohmann::detail::serializer<Json> serializer_;
 };
 
-// One run's object, its members at `indent` + 2.
-void WriteRun(const RunReport& r, unsigned indent, PrettyJson* json) {
-  const unsigned in = indent + 2;
-  bool first = true;
-  json->out() << "{\n";
-  Json headline = Json::object();
-  for (const HeadlineFigure& f : Headline(r)) {
-    for (const auto& [key, value] : f.json.items()) headline[key] = value;
-  }
-  for (const auto& [key, value] : headline.items()) {
-    json->Key(key, in, &first);
-    json->Value(value, in);
-  }
-
-  ReportTablePlacement tables(r);
-  const auto add = [&](const ReportTable* t) {
-    if (t == nullptr) return;
-    const std::vector<size_t> shown = ShownColumns(*t, &ReportColumn::json);
-    if (shown.empty()) return;  // not a JSON table: its figures are elsewhere
-    json->Key(t->key, in, &first);
-    json->Array(in, [&](size_t i, Json* out) {
-      if (i >= t->rows.size()) return false;
-      *out = Json::object();
-      for (size_t c : shown) (*out)[t->columns[c].json] = t->rows[i].at(c).json;
-      return true;
-    });
-  };
-  add(tables.Take("containers"));
-  add(tables.Take("processes"));
-
-  add(tables.Take("gpu_queues"));
-  add(tables.Take("gpu_submissions"));
-  add(tables.Take("queue_submissions"));
-
-  add(tables.Take("runlist"));
-
-  add(tables.Take("eviction_list"));
-  add(tables.Take("create_failure_list"));
-  for (const ReportTable* t : tables.Rest()) add(t);
-
-  const Timeline& t = r.timeline;
-  json->Key("timeline", in, &first);
+// The timeline member, at `in`.
+void WriteTimeline(const Timeline& t, unsigned in, bool* first,
+                   PrettyJson* json) {
+  json->Key("timeline", in, first);
   const unsigned tin = in + 2;
   bool tfirst = true;
   json->out() << "{\n";
@@ -153,6 +115,40 @@ void WriteRun(const RunReport& r, unsigned indent, PrettyJson* json) {
   json->Key("slices_omitted", tin, &tfirst);
   json->Value(Json(t.slices_omitted), tin);
   json->out() << "\n" << std::string(in, ' ') << "}";
+}
+
+// One run's object, its members at `indent` + 2.
+void WriteRun(const RunReport& r, unsigned indent, PrettyJson* json) {
+  const unsigned in = indent + 2;
+  bool first = true;
+  json->out() << "{\n";
+  const auto table = [&](const ReportTable* t) {
+    if (t == nullptr) return;
+    const std::vector<size_t> shown = ShownColumns(*t, &ReportColumn::json);
+    if (shown.empty()) return;  // not a JSON table: its figures are elsewhere
+    json->Key(t->key, in, &first);
+    json->Array(in, [&](size_t i, Json* out) {
+      if (i >= t->rows.size()) return false;
+      *out = Json::object();
+      for (size_t c : shown) (*out)[t->columns[c].json] = t->rows[i].at(c).json;
+      return true;
+    });
+  };
+  const auto own = [&](OwnSection section) {
+    if (section == OwnSection::kHeadline) {
+      Json headline = Json::object();
+      for (const HeadlineFigure& f : Headline(r)) {
+        for (const auto& [key, value] : f.json.items()) headline[key] = value;
+      }
+      for (const auto& [key, value] : headline.items()) {
+        json->Key(key, in, &first);
+        json->Value(value, in);
+      }
+    } else if (section == OwnSection::kTimeline) {
+      WriteTimeline(r.timeline, in, &first, json);
+    }
+  };
+  WalkLayout(kJsonLayout, r, table, own);
   json->out() << "\n" << std::string(indent, ' ') << "}";
 }
 

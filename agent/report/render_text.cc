@@ -65,44 +65,37 @@ std::string TextTableSection(const ReportTable* t, bool md) {
 }  // namespace
 
 std::string RenderRunText(const RunReport& r, bool md) {
-  ReportTablePlacement tables(r);
   std::string out =
       md ? "# gpuq report: " + r.name + "\n" : "gpuq report: " + r.name + "\n";
-
-  out += Section("Summary", md);
-  TextTable summary({"WHAT", "VALUE"});
-  for (HeadlineFigure& f : Headline(r)) {
-    if (!f.what.empty()) summary.Add({std::move(f.what), std::move(f.text)});
-  }
-  out += Rendered(summary, md);
-
-  out += TextTableSection(tables.Take("containers"), md);
-  out += TextTableSection(tables.Take("processes"), md);
-
-  out += TextTableSection(tables.Take("gpu_queues"), md);
-
-  out += Section("Submissions", md);
-  out += fmt::format(
-      "total {}, mean {}/s, peak {}/s ({:g} s buckets), pending peak {}\n{}",
-      r.submissions, FormatRate(r.submissions_mean_per_s),
-      FormatRate(r.submissions_peak_per_s), r.timeline.step_s, r.pending_peak,
-      md ? "\n" : "");
-  out += TextTableSection(tables.Take("gpu_submissions"), md);
-  out += TextTableSection(tables.Take("queue_submissions"), md);
-  out += TextTableSection(tables.Take("unsampled"), md);
-
-  out += TextTableSection(tables.Take("runlist"), md);
-  out += TextTableSection(tables.Take("oversubscription"), md);
-  out += TextTableSection(tables.Take("preemptions"), md);
-  out += TextTableSection(tables.Take("preempted_by"), md);
-  out += TextTableSection(tables.Take("priorities"), md);
-
-  out += TextTableSection(tables.Take("eviction_list"), md);
-
-  out += TextTableSection(tables.Take("create_failure_list"), md);
-
-  out += TextTableSection(tables.Take("classification_list"), md);
-  for (const ReportTable* t : tables.Rest()) out += TextTableSection(t, md);
+  WalkLayout(
+      kTextLayout, r,
+      [&](const ReportTable* t) { out += TextTableSection(t, md); },
+      [&](OwnSection own) {
+        switch (own) {
+          case OwnSection::kHeadline: {
+            out += Section("Summary", md);
+            TextTable summary({"WHAT", "VALUE"});
+            for (HeadlineFigure& f : Headline(r)) {
+              if (!f.what.empty()) {
+                summary.Add({std::move(f.what), std::move(f.text)});
+              }
+            }
+            out += Rendered(summary, md);
+            break;
+          }
+          case OwnSection::kSubmissionsLine:
+            out += Section("Submissions", md);
+            out += fmt::format(
+                "total {}, mean {}/s, peak {}/s ({:g} s buckets), pending "
+                "peak {}\n{}",
+                r.submissions, FormatRate(r.submissions_mean_per_s),
+                FormatRate(r.submissions_peak_per_s), r.timeline.step_s,
+                r.pending_peak, md ? "\n" : "");
+            break;
+          default:
+            break;  // another output's
+        }
+      });
   return out;
 }
 

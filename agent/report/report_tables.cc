@@ -755,34 +755,36 @@ std::vector<std::string> RunLabels(const std::vector<RunReport>& runs) {
 
 std::vector<ReportTable> ReportTables(const RunReport& r) {
   std::vector<ReportTable> tables;
-  tables.push_back(GpuQueues(r));
-  tables.push_back(Containers(r));
-  tables.push_back(Processes(r));
-  tables.push_back(GpuSubmissions(r));
-  tables.push_back(QueueSubmissions(r));
-  tables.push_back(Runlist(r));
-  tables.push_back(Oversubscription(r));
-  tables.push_back(Preemptions(r));
-  tables.push_back(PreemptedBy(r));
-  tables.push_back(Verdicts(r));
-  tables.push_back(Unsampled(r));
-  tables.push_back(Priorities(r));
-  tables.push_back(Evictions(r));
-  tables.push_back(CreateFailures(r));
-  tables.push_back(Doorbells(r));
-  tables.push_back(Classification(r));
-  tables.push_back(ContainerGpusAtEnd(r));
+  const auto add = [&tables](TableId id, ReportTable t) {
+    // In TableId order: the id is the table's place.
+    t.id = id;
+    tables.push_back(std::move(t));
+  };
+  add(TableId::kGpuQueues, GpuQueues(r));
+  add(TableId::kContainers, Containers(r));
+  add(TableId::kProcesses, Processes(r));
+  add(TableId::kGpuSubmissions, GpuSubmissions(r));
+  add(TableId::kQueueSubmissions, QueueSubmissions(r));
+  add(TableId::kRunlist, Runlist(r));
+  add(TableId::kOversubscription, Oversubscription(r));
+  add(TableId::kPreemptions, Preemptions(r));
+  add(TableId::kPreemptedBy, PreemptedBy(r));
+  add(TableId::kVerdicts, Verdicts(r));
+  add(TableId::kUnsampled, Unsampled(r));
+  add(TableId::kPriorities, Priorities(r));
+  add(TableId::kEvictions, Evictions(r));
+  add(TableId::kCreateFailures, CreateFailures(r));
+  add(TableId::kDoorbells, Doorbells(r));
+  add(TableId::kClassification, Classification(r));
+  add(TableId::kContainerGpusAtEnd, ContainerGpusAtEnd(r));
   return tables;
 }
 
-const ReportTable* ReportTablePlacement::Take(const std::string& key) {
-  for (size_t i = 0; i < tables_.size(); ++i) {
-    if (!taken_[i] && key == tables_[i].key) {
-      taken_[i] = true;
-      return &tables_[i];
-    }
-  }
-  return nullptr;
+const ReportTable* ReportTablePlacement::Take(TableId id) {
+  const size_t i = static_cast<size_t>(id);
+  if (i >= tables_.size() || taken_[i]) return nullptr;
+  taken_[i] = true;
+  return &tables_[i];
 }
 
 std::vector<const ReportTable*> ReportTablePlacement::Rest() {

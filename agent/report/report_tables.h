@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "report/report_layout.h"
 #include "report/run_report.h"
 
 namespace gpuq::report {
@@ -46,6 +47,7 @@ struct ReportTable {
   bool only_with_rows = false;
   /// The text and markdown line for a table without rows; null: "(none)".
   const char* text_empty = nullptr;
+  TableId id = TableId::kGpuQueues;  ///< which section (ReportTables() sets it)
 };
 
 /// The indexes of the columns of `t` an output shows: those whose name in
@@ -86,18 +88,40 @@ nlohmann::ordered_json OwnerJson(const Owner& o);
 void to_json(nlohmann::ordered_json& j, const DurationStats& d);
 void to_json(nlohmann::ordered_json& j, const OversubscriptionFigures& o);
 
-/// A renderer's placement of the tables: Take(key) gives the one it places
-/// there (null if `key` is none), Rest() those it did not place, in order.
+/// A renderer's placement of the tables: Take(id) gives the one it places
+/// there (null if already placed), Rest() those it did not place, in order.
 class ReportTablePlacement {
  public:
   explicit ReportTablePlacement(const RunReport& r)
       : tables_(ReportTables(r)) {}
-  const ReportTable* Take(const std::string& key);
+  const ReportTable* Take(TableId id);
   std::vector<const ReportTable*> Rest();
 
  private:
   std::vector<ReportTable> tables_;
   std::vector<bool> taken_ = std::vector<bool>(tables_.size(), false);
 };
+
+/// Walks an output's layout (report_layout.h) over `r`'s tables: `table`
+/// for each table placed (null when absent), and for each left to the
+/// kRest step; `own` for each of the renderer's own sections.
+template <size_t N, typename OnTable, typename OnOwn>
+void WalkLayout(const std::array<LayoutStep, N>& layout, const RunReport& r,
+                OnTable table, OnOwn own) {
+  ReportTablePlacement tables(r);
+  for (const LayoutStep& step : layout) {
+    switch (step.kind) {
+      case LayoutStep::Kind::kTable:
+        table(tables.Take(step.table));
+        break;
+      case LayoutStep::Kind::kOwn:
+        own(step.own);
+        break;
+      case LayoutStep::Kind::kRest:
+        for (const ReportTable* t : tables.Rest()) table(t);
+        break;
+    }
+  }
+}
 
 }  // namespace gpuq::report
