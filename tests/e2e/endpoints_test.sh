@@ -12,20 +12,11 @@ use_background_cleanup
 CAP=$SRC/examples/default.gpuqcap
 FIXTURE=$SRC/tests/fixtures/root
 
-# start NAME ARGS...: the agent in the background on a free port (PORT),
-# once it says where it serves; its stderr in $TMP/NAME.err.
+# start NAME ARGS...: the agent with ARGS (start_serving).
 start() {
   local name=$1
   shift
-  PORT=$(free_port)
-  start_bg "$AGENT" --web.listen-address "127.0.0.1:$PORT" --no-runtime-lookup "$@" \
-    > "$TMP/$name.out" 2> "$TMP/$name.err"
-  for _ in $(seq 100); do
-    grep -q "serving /metrics on port $PORT" "$TMP/$name.err" && return 0
-    sleep 0.1
-  done
-  fail "$name: the agent does not serve" "$(cat "$TMP/$name.err")"
-  return 1
+  start_serving "$name" "$AGENT" "$@"
 }
 
 # get URL [CURL ARGS...]: one request; CODE (HTTP status, 000 when none),

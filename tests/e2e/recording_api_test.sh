@@ -13,22 +13,8 @@ use_background_cleanup
 CAP=$SRC/examples/default.gpuqcap
 API=/api/v1/recordings
 
-# start NAME ARGS...: the agent in the background on a free port (PORT,
-# BASE), once it serves; its stderr in $TMP/NAME.err.
-start() {
-  local name=$1
-  shift
-  PORT=$(free_port)
-  BASE=http://127.0.0.1:$PORT
-  start_bg "$@" --web.listen-address "127.0.0.1:$PORT" --no-runtime-lookup \
-    > "$TMP/$name.out" 2> "$TMP/$name.err"
-  for _ in $(seq 100); do
-    grep -q "serving /metrics on port $PORT" "$TMP/$name.err" && return 0
-    sleep 0.1
-  done
-  fail "$name: the agent does not serve" "$(cat "$TMP/$name.err")"
-  return 1
-}
+# start NAME CMD ARGS...: start_serving (PORT, BASE).
+start() { start_serving "$@"; }
 
 # call METHOD PATH [CURL ARGS...]: CODE and BODY of one request.
 call() {

@@ -32,3 +32,22 @@ bcrypt() {
     htpasswd -nbBC 10 x "$1" | cut -d: -f2
   fi
 }
+
+# start_serving NAME CMD [ARGS...]: CMD (the agent, or a wrapper that execs
+# it) in the background with --web.listen-address on a free port (PORT,
+# BASE) and --no-runtime-lookup, once it says where it serves; its output in
+# $TMP/NAME.out and $TMP/NAME.err. Fails the test and returns 1 otherwise.
+start_serving() {
+  local name=$1
+  shift
+  PORT=$(free_port)
+  BASE=http://127.0.0.1:$PORT
+  start_bg "$@" --web.listen-address "127.0.0.1:$PORT" --no-runtime-lookup \
+    > "$TMP/$name.out" 2> "$TMP/$name.err"
+  for _ in $(seq 100); do
+    grep -q "serving /metrics on port $PORT" "$TMP/$name.err" && return 0
+    sleep 0.1
+  done
+  fail "$name: the agent does not serve" "$(cat "$TMP/$name.err")"
+  return 1
+}

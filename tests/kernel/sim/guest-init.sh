@@ -2208,12 +2208,9 @@ short_lived_checks() {
 # inside the recording.
 api_record_check() {
   local rc fams want got n created subs bad="" detail=""
-  kill -INT $API_PID
-  t1=$(up)
-  while kill -0 $API_PID 2> /dev/null && within 60 "$t1"; do sleep 0.1; done
-  kill -KILL $API_PID 2> /dev/null
-  wait $API_PID
-  rc=$?
+  REC_PID=$API_PID
+  stop_recorder
+  rc=$REC_RC
   dump api-record /tmp/api-rec.log
   scrape /tmp/m-api.prom
   timeout 60 /bin/gpuq-agent --once -o prometheus --replay /tmp/api.cap > /tmp/api.prom 2> /tmp/api-once.err
