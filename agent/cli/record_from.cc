@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/recording_warnings.h"
 #include "common/log.h"
 
 namespace gpuq {
@@ -246,6 +247,16 @@ int RunRecordFrom(const Options& options) {
                   state.is_object() ? state.value("records", uint64_t{0}) : 0,
                   options.record_path, id, end_state,
                   reason.empty() ? "" : ", " + reason));
+  if (!options.record_container.empty() && state.is_object()) {
+    // The same warning as a local record's: the agent's drops are in the
+    // capture itself, so only the container's check applies here.
+    const Snapshot none;
+    const RecordingEnd end{none, 0, options.record_container,
+                           state.value("container_records", uint64_t{0})};
+    for (const std::string& warning : RecordingWarnings(end)) {
+      Log().Write(LogLevel::kWarn, warning);
+    }
+  }
   if (end_state == "failed") return 1;
   return 0;
 }

@@ -150,6 +150,11 @@ Json Describe(const RecordingApi::Recording& r) {
   j["state"] = r.state;
   if (!r.reason.empty()) j["reason"] = r.reason;
   j["container"] = r.container;
+  if (!r.container.empty()) {
+    // Ended with none: the name matched no process while it ran.
+    j["container_records"] =
+        r.ended ? Json(r.container_records) : Json(nullptr);
+  }
   j["started"] = Rfc3339(r.started);
   j["ended"] = r.ended ? Json(Rfc3339(*r.ended)) : Json(nullptr);
   j["records"] = r.records;
@@ -363,7 +368,7 @@ void RecordingApi::Tick() {
 
 void RecordingApi::EndLocked(const std::string& reason) {
   Recording& r = recordings_.back();
-  pipeline_->StopRecording();
+  r.container_records = pipeline_->StopRecording();
   std::string error;
   const bool closed = writer_->Close(&error);
   r.records = writer_->Records();

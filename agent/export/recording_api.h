@@ -60,6 +60,9 @@ class RecordingApi {
     uint64_t max_bytes = 0;
     uint64_t records = 0;
     uint64_t bytes = 0;
+    /// With a container filter: that container's records, once ended (0:
+    /// the name matched nothing while it ran).
+    uint64_t container_records = 0;
     /// What its start could not carry (Pipeline::StartRecording).
     Model::Unrecorded not_carried;
   };

@@ -168,7 +168,7 @@ bool Pipeline::StartRecording(CaptureWriter* writer, std::string container,
   return true;
 }
 
-void Pipeline::StopRecording() {
+uint64_t Pipeline::StopRecording() {
   FinishRecording();
   RecordLateMetadata();
   const Snapshot at_end = TakeSnapshot();
@@ -176,7 +176,9 @@ void Pipeline::StopRecording() {
       at_end.source_drops, at_end.doorbell_map_full, MonotonicNowNs());
   std::lock_guard<std::mutex> lock(mu_);
   recording_.Write(SourceDropsSince(now, drops_at_start_));
+  const uint64_t container_records = recording_.ContainerRecords();
   recording_.End();
+  return container_records;
 }
 
 void Pipeline::HandleLocked(const Event& event) {

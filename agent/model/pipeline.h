@@ -96,8 +96,9 @@ class Pipeline {
                       Model::Unrecorded* unrecorded = nullptr);
   /// Ends StartRecording()'s: the held records decided, late names, and a
   /// source drops record of what the source lost since its start. The
-  /// writer is the caller's to close.
-  void StopRecording();
+  /// writer is the caller's to close. Returns the wanted container's
+  /// records written (RecordedContainerRecords(); 0 for every container).
+  uint64_t StopRecording();
   /// Records of the wanted container's processes written so far (cgroup
   /// paths and names not counted).
   uint64_t RecordedContainerRecords();

@@ -122,6 +122,16 @@ for _ in $(seq 100); do [ -e "/proc/$BG_PID" ] && [ "$(cut -d' ' -f3 "/proc/$BG_
 stop_bg "$BG_PID"
 [ "$STOP_RC" = 0 ] && grep -q 'done, stopped' "$TMP/ctrl-c.err" && [ -s "$TMP/ctrl-c.gpuqcap" ] &&
   pass "record --from until Ctrl-C stops and downloads" || fail "Ctrl-C: exit $STOP_RC" "$(cat "$TMP/ctrl-c.err")"
+run "$AGENT" record --from "http://prom:secret@127.0.0.1:$PORT" --duration 0.5s --container vllm -o "$TMP/vllm.gpuqcap"
+expect_rc "record --from --container vllm" 0
+if [ "$(printf '%s\n' "$ERR" | grep -c 'no records of container')" = 0 ]; then
+  pass "... its processes' queues are in it"
+else
+  fail "... said it had no records of vllm" "$ERR"
+fi
+run "$AGENT" record --from "http://prom:secret@127.0.0.1:$PORT" --duration 0.5s --container nosuch -o "$TMP/nosuch.gpuqcap"
+expect_rc "record --from --container nosuch" 0
+expect_err "... warns that it matched nothing" 'no records of container nosuch'
 call GET /metrics "${AUTH[@]}"
 [ "$(grep -E "$GAUGES" <<< "$BODY")" = "$(grep -E "$GAUGES" <<< "$metrics_before")" ] &&
   pass "the agent's gauges are as before every recording" || fail "the gauges changed"
