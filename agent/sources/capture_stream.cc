@@ -171,7 +171,8 @@ bool CaptureStream::ReadHeader(CaptureError* kind, std::string* error) {
   const size_t n = ReadInput(magic, sizeof(magic));
   if (n == sizeof(magic) && IsZstd(std::string_view(magic, n))) {
     zstd_ = true;
-    dctx_ = ZSTD_createDCtx();
+    // Made once: Rewind() reads the header again with the same one.
+    if (dctx_ == nullptr) dctx_ = ZSTD_createDCtx();
     if (dctx_ == nullptr) {
       return refuse(CaptureError::kOpen, "out of memory for the zstd decoder");
     }
