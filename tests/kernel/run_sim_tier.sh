@@ -538,7 +538,7 @@ build_rocr() {
     why="rocr_client needs hsa/hsa.h: package libhsa-runtime-dev (scripts/install-deps.sh --test)"
   elif ! gcc -std=gnu11 -shared -fPIC -O2 -Wall -Wextra -Wpedantic -Werror -fvisibility=hidden \
     -I "$WORK/shim" -Wl,--version-script="$ng/libhsakmt.map" -o "$out/libhsakmt.so.1" \
-    "$ng/nullgpu.c" -lpthread > "$out/build.log" 2>&1; then
+    "$ng/nullgpu.c" "$ng/null_cp.c" -lpthread > "$out/build.log" 2>&1; then
     fail "build the null thunk (nullgpu.c)" "$(cat "$out/build.log")"
     why="the null thunk did not build"
   elif ! gcc -std=gnu11 -O2 -Wall -Wextra -Wpedantic -Werror -o "$out/rocr_client" \
@@ -609,7 +609,7 @@ build_rocm_stacks() {
   mkdir -p "$r/lib/nullgpu" "$out"
   echo "$ROCM_STACKS" > "$r/lib/nullgpu/rocm-stacks"
   if ! gcc -std=gnu11 -shared -fPIC -O2 -Wall -Wextra -Wpedantic -Werror -fvisibility=hidden \
-    -I "$WORK/shim" -o "$out/libgpuq_kfdnull.so" "$SRC/tests/nullgpu/kfd_nullgpu.c" -ldl -lpthread \
+    -I "$WORK/shim" -o "$out/libgpuq_kfdnull.so" "$SRC/tests/nullgpu/kfd_nullgpu.c" "$SRC/tests/nullgpu/null_cp.c" -ldl -lpthread \
     > "$out/kfdnull-build.log" 2>&1; then
     fail "build the KFD null GPU (kfd_nullgpu.c)" "$(cat "$out/kfdnull-build.log")"
     why="the KFD null GPU did not build"

@@ -78,7 +78,7 @@ for stack in 6.4 7.2; do
     while [ "$1" != -- ]; do envs+=("$1") && shift; done
     shift
     rm -f "$R$D/$name".*
-    run_group "${IN_ROOT[@]}" "$R" "${PRE[@]}" GPUQ_KFDNULL_TRUTH="$D/$name.%p" "${envs[@]}" \
+    run_group "${IN_ROOT[@]}" "$R" "${PRE[@]}" GPUQ_NULLGPU_TRUTH="$D/$name.%p" "${envs[@]}" \
       "$D/hip_client" "$@" > "$TMP/$name.out" 2>&1
     f=$(truth_of "$R$D" "$name")
     rm -f "$TMP/$name.truth"
@@ -86,7 +86,7 @@ for stack in 6.4 7.2; do
   }
 
   # Real clients: inference-like over 2 GPUs, then the shared-GPU pair.
-  hc infer-$stack GPUQ_KFDNULL_GPUS=2 -- infer 2 2 5
+  hc infer-$stack GPUQ_NULLGPU_GPUS=2 -- infer 2 2 5
   t=$TMP/infer-$stack.truth
   if [ "$RUN_RC" = 0 ] && grep -q '^hip_client infer .*ok' "$TMP/infer-$stack.out" && [ -f "$t" ]; then
     d=$(sum "$t" owner=client dispatches) c=$(sum "$t" owner=client rocclr_blits)
@@ -98,7 +98,7 @@ for stack in 6.4 7.2; do
     fail "HIP $stack: infer 2 2 5: exit $RUN_RC" "$(tail -20 "$TMP/infer-$stack.out")"
   fi
   rm -f "$R$D"/pair-*
-  start_bg "${IN_ROOT[@]}" "$R" "${PRE[@]}" GPUQ_KFDNULL_TRUTH="$D/pair-lat.%p" \
+  start_bg "${IN_ROOT[@]}" "$R" "${PRE[@]}" GPUQ_NULLGPU_TRUTH="$D/pair-lat.%p" \
     "$D/hip_client" latency 0 100 300 high > "$TMP/lat-$stack.out" 2>&1
   lat=$BG_PID
   # The batch on a CU-masked stream (0x0000ffff: CUs 0-15), but not under
@@ -168,7 +168,7 @@ for stack in 6.4 7.2; do
     row="| $V | \`$cfg\` |"
     prev=0
     for s in $STREAMS; do
-      envs=(GPUQ_KFDNULL_GPUS=2)
+      envs=(GPUQ_NULLGPU_GPUS=2)
       [ "$cfg" = default ] || envs+=("$cfg")
       hc q "${envs[@]}" -- queues "$s"
       f=$TMP/q.truth

@@ -1,6 +1,6 @@
 /* kfd_node_gpu_id: for KFD forwarding (the QEMU simulator tier), the KFD
  * topology node a null GPU stands on and that node's gpu_id. Shared by both
- * null GPUs (nullgpu.c's GPUQ_NULLGPU_KFD, kfd_nullgpu.c's GPUQ_KFDNULL_KFD).
+ * null GPUs (nullgpu.c's GPUQ_NULLGPU_KFD, kfd_nullgpu.c's GPUQ_NULLGPU_KFD).
  * Test-only, as the rest of tests/nullgpu.
  *
  * *nodes walks a comma-separated list ("1,3"): each call takes the next

@@ -28,11 +28,9 @@
  *   - amdgpu_device_initialize/_deinitialize/_get_fd,
  *     amdgpu_get_marketing_name and amdgpu_query_gpu_info are answered for
  *     the render node (no DRM ioctl is made);
- *   - a null command processor thread consumes each AQL queue's packets up
- *     to min(doorbell + 1, write index): barrier-AND/OR wait for their
- *     dependencies, kernel dispatches do nothing; then the header becomes
- *     INVALID, read_dispatch_id advances, the completion signal's value
- *     (+8) is decremented, its event mailbox written and its event woken;
+ *   - the null command processor (null_cp.c, shared with nullgpu.c)
+ *     consumes each AQL queue's packets as a GPU would and writes the
+ *     ground truth;
  *   - ROCr's own blit kernels (CopyAligned, CopyMisaligned, Fill: what
  *     hsa_memory_copy, hsa_amd_memory_async_copy and hsa_amd_memory_fill
  *     dispatch when there is no SDMA engine, and the code-object loader's
@@ -47,17 +45,14 @@
  *     Other ROCclr blit kernels (hipMemset's fills, D2D, images) are not.
  *
  * Environment:
- *   GPUQ_KFDNULL_GPUS   number of gfx90a GPUs (default 1, at most 8)
- *   GPUQ_KFDNULL_TRUTH  the truth file ("%p" = pid), nullgpu.c's format
- *                       (blits = ROCr's, rocclr_blits = HIP's copies):
- *                       written at every queue destroy and at exit
- *   GPUQ_KFDNULL_PAUSED 1: the CP starts paused (packets stay pending)
- *   GPUQ_KFDNULL_CONTROL a directory polled every ~10 ms, as nullgpu.c's
- *                       GPUQ_NULLGPU_CONTROL: a file "pause" pauses the CP
- *                       while it exists; a file "dump" makes it write the
- *                       truth file, then it is removed
- *   GPUQ_KFDNULL_KFD    1: KFD forwarding (the QEMU simulator tier of
- *                       tests/kernel/sim), as nullgpu.c's GPUQ_NULLGPU_KFD:
+ *   GPUQ_NULLGPU_GPUS   the GPUs (null_gpus.h), gfx90a only here (default
+ *                       1, at most 8)
+ *   GPUQ_NULLGPU_PAUSED, GPUQ_NULLGPU_CONTROL, GPUQ_NULLGPU_TRUTH
+ *                       the command processor's (null_cp.h); the truth
+ *                       (blits = ROCr's, rocclr_blits = HIP's copies) is
+ *                       written at every queue destroy too
+ *   GPUQ_NULLGPU_KFD    1: KFD forwarding (the QEMU simulator tier of
+ *                       tests/kernel/sim), as nullgpu.c's:
  *                       the real /dev/kfd (a KFD char device: the
  *                       simulator) is opened beside the memfd, the null
  *                       GPUs take the gpu_ids of its topology nodes, and
@@ -66,9 +61,9 @@
  *                       write pointers, priority, mask words), so the
  *                       kernel and gpuq-agent's hooks see ROCr's real
  *                       queues; the null CP still consumes the packets
- *   GPUQ_KFDNULL_KFD_NODES the KFD topology node of each null GPU, "1,2"
+ *   GPUQ_NULLGPU_KFD_NODES the KFD topology node of each null GPU, "1,2"
  *                       (default 1, 2, ...)
- *   GPUQ_KFDNULL_DEBUG  1: every redirected path and ioctl on stderr */
+ *   GPUQ_NULLGPU_DEBUG  1: every redirected path and ioctl on stderr */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <dlfcn.h>
@@ -89,37 +84,22 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cp_idle.h"
 #include "kfd_nodes.h"
-#include "pid_path.h"
+#include "null_cp.h"
+#include "null_gpus.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define MAX_GPUS 8
-#define MAX_QUEUES 1024
 #define MAX_EVENTS 4096 /* KFD_SIGNAL_EVENT_LIMIT */
 #define MAX_MEM 65536
-#define AQL_BYTES 64
-#define ROCR_INTERNAL_QUEUE_PACKETS 64
 #define DOORBELL_PAGE 8192 /* 1024 64-bit doorbells (gfx9) */
-#define DOORBELL_UNRUNG UINT64_MAX
 #define MEMFD_BYTES (1ull << 40)
 #define HEAP_START (1ull << 20)
 #define RENDER_MINOR 128
 #define GPU_ID_BASE 0x4a10
 
-enum {
-  PKT_VENDOR = 0,
-  PKT_INVALID = 1,
-  PKT_KERNEL_DISPATCH = 2,
-  PKT_BARRIER_AND = 3,
-  PKT_AGENT_DISPATCH = 4,
-  PKT_BARRIER_OR = 5
-};
-
 static int g_debug;
-static _Atomic int g_paused;
-static const char* g_control_dir;
-static unsigned g_ngpus = 1;
+static unsigned g_ngpus;
 static int g_memfd = -1;
 static dev_t g_memfd_dev;
 static ino_t g_memfd_ino;
@@ -179,15 +159,9 @@ static any_fn real(const char* name) {
   return f;
 }
 
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* ------------------------------------------------------- the topology ---- */
 
-/* KFD forwarding (GPUQ_KFDNULL_KFD): the real /dev/kfd and the gpu_id of
+/* KFD forwarding (GPUQ_NULLGPU_KFD): the real /dev/kfd and the gpu_id of
  * the KFD topology node each null GPU stands on; g_kfd_error is the one
  * line saying why forwarding could not be set up (then /dev/kfd does not
  * open: ROCr reports no KFD). */
@@ -322,18 +296,15 @@ static int rm_entry(const char* p, const struct stat* st, int flag,
   return remove(p);
 }
 
-static void truth_at_exit(void);
-
 __attribute__((destructor)) static void at_exit(void) {
-  truth_at_exit();
   if (g_sysfs[0]) nftw(g_sysfs, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-/* GPUQ_KFDNULL_KFD: opens the real /dev/kfd and learns the gpu_id of each
+/* GPUQ_NULLGPU_KFD: opens the real /dev/kfd and learns the gpu_id of each
  * null GPU's KFD node from the real sysfs (libc's own open and fopen: the
  * interposed ones redirect both). Sets g_kfd_error when it cannot. */
 static void kfd_forward_open(void) {
-  const char* nodes = getenv("GPUQ_KFDNULL_KFD_NODES");
+  const char* nodes = getenv("GPUQ_NULLGPU_KFD_NODES");
   for (unsigned g = 0; g < g_ngpus; g++) {
     unsigned node;
     char path[128];
@@ -341,7 +312,7 @@ static void kfd_forward_open(void) {
                                   path, sizeof(path));
     if (!id) {
       snprintf(g_kfd_error, sizeof(g_kfd_error),
-               "GPUQ_KFDNULL_KFD=1 but no KFD GPU at topology node %u (%s)",
+               "GPUQ_NULLGPU_KFD=1 but no KFD GPU at topology node %u (%s)",
                node, path);
       return;
     }
@@ -351,27 +322,58 @@ static void kfd_forward_open(void) {
   struct stat st;
   if (fd < 0 || fstat(fd, &st) != 0 || !S_ISCHR(st.st_mode)) {
     snprintf(g_kfd_error, sizeof(g_kfd_error),
-             "GPUQ_KFDNULL_KFD=1 but /dev/kfd is not a KFD device: %s",
+             "GPUQ_NULLGPU_KFD=1 but /dev/kfd is not a KFD device: %s",
              fd < 0 ? strerror(errno) : "not a char device");
     if (fd >= 0) close(fd);
     return;
   }
   g_kfd_fd = fd;
+  null_cp_set_kfd(1);
+}
+
+/* The command processor's view of this library (null_cp.h). */
+static uint32_t node_gpu_id(unsigned node) { return gpu_id_of(node - 1); }
+static const char* node_gfx(unsigned node) {
+  (void)node;
+  return "gfx90a";
+}
+static void event_wake_id(uint32_t id);
+static int run_rocclr_blit(const char* pkt);
+static FILE* libc_fopen(const char* path, const char* mode) {
+  return ((fopen_fn)real("fopen"))(path, mode);
+}
+static const null_cp_ops kCpOps = {
+    .name = "kfdnull",
+    .gpu_id_of = node_gpu_id,
+    .gfx_of = node_gfx,
+    .event_wake = event_wake_id,
+    .run_rocclr_blit = run_rocclr_blit,
+    .fopen = libc_fopen,
+};
+
+/* GPUQ_NULLGPU_GPUS (null_gpus.h): only gfx90a is presented here (the
+ * topology below is an MI210's); any other kind is named and left out. */
+static unsigned gfx90a_gpus_from_env(void) {
+  const null_gpu_kind* kinds[MAX_GPUS];
+  unsigned n = null_gpus_from_env(kinds, MAX_GPUS, "kfdnull"), gfx90a = 0;
+  for (unsigned i = 0; i < n; i++) {
+    if (strcmp(kinds[i]->name, "gfx90a") == 0)
+      gfx90a++;
+    else
+      fprintf(stderr,
+              "kfdnull: GPUQ_NULLGPU_GPUS: %s is not presented at the KFD "
+              "interface (gfx90a only); left out\n",
+              kinds[i]->name);
+  }
+  return gfx90a;
 }
 
 static void init_once(void) {
-  const char* d = getenv("GPUQ_KFDNULL_DEBUG");
+  const char* d = getenv("GPUQ_NULLGPU_DEBUG");
   g_debug = d && *d == '1';
-  const char* paused = getenv("GPUQ_KFDNULL_PAUSED");
-  g_paused = paused && *paused == '1';
-  g_control_dir = getenv("GPUQ_KFDNULL_CONTROL");
-  const char* n = getenv("GPUQ_KFDNULL_GPUS");
-  if (n && *n) {
-    g_ngpus = (unsigned)strtoul(n, NULL, 10);
-    if (g_ngpus < 1) g_ngpus = 1;
-    if (g_ngpus > MAX_GPUS) g_ngpus = MAX_GPUS;
-  }
-  const char* kfd = getenv("GPUQ_KFDNULL_KFD");
+  g_ngpus = gfx90a_gpus_from_env();
+  null_cp_configure(&kCpOps, g_ngpus);
+  const char* kfd = getenv("GPUQ_NULLGPU_KFD");
   if (kfd && *kfd == '1') {
     kfd_forward_open();
     if (g_kfd_error[0]) fprintf(stderr, "kfdnull: %s\n", g_kfd_error);
@@ -816,150 +818,11 @@ out:
 
 /* ------------------------------------------------------------ queues ---- */
 
-typedef struct {
-  int used, live;
-  uint32_t id, gpu, type, slot;
-  char* ring;
-  uint64_t ring_bytes;
-  volatile uint64_t* rptr;
-  volatile uint64_t* wptr;
-  _Atomic uint64_t* doorbell;
-  uint64_t last_doorbell;
-  uint64_t doorbell_changes, consumed, dispatches, barriers, vendor, agent;
-  uint64_t unknown, final_write_index, final_read_index, updates, cu_masks;
-  uint64_t blits, rocclr_blits;
-  uint32_t priority;     /* the uapi's 0..15, at create or the last update */
-  uint32_t kfd_queue_id; /* with KFD forwarding */
-} null_queue;
-
-static pthread_mutex_t g_q_lock = PTHREAD_MUTEX_INITIALIZER;
-static null_queue g_queues[MAX_QUEUES];
-static unsigned g_nqueues; /* ids handed out, never reused */
+/* The null command processor (null_cp.c) serves the queues; each takes the
+ * next free slot of its GPU's doorbell page. */
 static unsigned g_next_slot[MAX_GPUS];
-static uint64_t g_sdma_refused;
-static pthread_t g_cp;
-static int g_cp_running;
 
-static void write_truth_locked(void) {
-  const char* pat = getenv("GPUQ_KFDNULL_TRUTH");
-  if (!pat || !*pat) return;
-  char path[4096], tmp[4200];
-  pid_path(pat, path, sizeof(path));
-  snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
-  FILE* f = ((fopen_fn)real("fopen"))(tmp, "w");
-  if (!f) return;
-  fprintf(f, "kfdnull pid=%d gpus=%u paused=%d sdma_refused=%llu\n",
-          (int)getpid(), g_ngpus, g_paused, (unsigned long long)g_sdma_refused);
-  for (unsigned g = 0; g < g_ngpus; g++)
-    fprintf(f, "node id=%u gpu_id=%u gfx=gfx90a\n", g + 1, gpu_id_of(g));
-  for (unsigned i = 0; i < g_nqueues; i++) {
-    null_queue* q = &g_queues[i];
-    if (!q->used) continue;
-    uint64_t w = q->live ? *q->wptr : q->final_write_index;
-    uint64_t r = q->live ? *q->rptr : q->final_read_index;
-    uint64_t cap = q->ring_bytes / AQL_BYTES;
-    const char* owner =
-        cap == ROCR_INTERNAL_QUEUE_PACKETS ? "rocr_internal" : "client";
-    fprintf(
-        f,
-        "queue id=%u node=%u gpu_id=%u type=compute_aql owner=%s "
-        "live=%d ring=0x%llx ring_bytes=%llu packets=%llu rptr=0x%llx "
-        "wptr=0x%llx doorbell_slot=%u write_index=%llu read_index=%llu "
-        "pending=%llu consumed=%llu dispatches=%llu barriers=%llu "
-        "vendor=%llu agent=%llu blits=%llu rocclr_blits=%llu "
-        "other=%llu doorbell_changes=%llu updates=%llu cu_masks=%llu "
-        "priority=%u\n",
-        q->id, q->gpu + 1, gpu_id_of(q->gpu), owner, q->live,
-        (unsigned long long)(uintptr_t)q->ring,
-        (unsigned long long)q->ring_bytes, (unsigned long long)cap,
-        (unsigned long long)(uintptr_t)q->rptr,
-        (unsigned long long)(uintptr_t)q->wptr, q->slot, (unsigned long long)w,
-        (unsigned long long)r, (unsigned long long)(w - r),
-        (unsigned long long)q->consumed, (unsigned long long)q->dispatches,
-        (unsigned long long)q->barriers, (unsigned long long)q->vendor,
-        (unsigned long long)q->agent, (unsigned long long)q->blits,
-        (unsigned long long)q->rocclr_blits, (unsigned long long)q->unknown,
-        (unsigned long long)q->doorbell_changes, (unsigned long long)q->updates,
-        (unsigned long long)q->cu_masks, q->priority);
-  }
-  fclose(f);
-  rename(tmp, path);
-}
-
-static void truth_at_exit(void) {
-  pthread_mutex_lock(&g_q_lock);
-  if (g_nqueues) write_truth_locked();
-  pthread_mutex_unlock(&g_q_lock);
-}
-
-/* ------------------------------------------------- command processor ---- */
-
-/* amd_signal_t: kind @0, value @8, event_mailbox_ptr @16, event_id @24,
- * start_ts @32, end_ts @40 (the same in ROCr 5.2.3, 6.4.3 and 7.2.4). */
-static int64_t signal_value(uint64_t handle) {
-  return __atomic_load_n((int64_t*)(uintptr_t)(handle + 8), __ATOMIC_ACQUIRE);
-}
-
-static void signal_complete(uint64_t handle, uint64_t start) {
-  if (!handle) return;
-  char* s = (char*)(uintptr_t)handle;
-  *(uint64_t*)(s + 32) = start;
-  *(uint64_t*)(s + 40) = now_ns();
-  __atomic_fetch_sub((int64_t*)(s + 8), 1, __ATOMIC_ACQ_REL);
-  uint64_t mailbox = *(uint64_t*)(s + 16);
-  uint32_t event_id = *(uint32_t*)(s + 24);
-  DBG("complete signal 0x%llx value now %lld event %u mailbox 0x%llx\n",
-      (unsigned long long)handle, (long long)signal_value(handle), event_id,
-      (unsigned long long)mailbox);
-  if (mailbox) {
-    __atomic_store_n((uint64_t*)(uintptr_t)mailbox, event_id, __ATOMIC_RELEASE);
-    event_wake_id(event_id);
-  }
-}
-
-/* ROCr's blit kernels (amd_blit_kernel.cpp, 5.2.3 to 7.2.4) are dispatched
- * with kernel_object = an amd_kernel_code_t header ROCr fills itself
- * (GpuAgent::AssembleShader): version and machine fields zero, entry offset
- * 256, and compute_pgm_rsrc1 with the granulated SGPR/VGPR counts of the
- * shader: CopyAligned 32/12 -> 3/2, CopyMisaligned 23/10 -> 2/2, Fill 19/8
- * -> 2/1. A compiled kernel's object is a kernel descriptor (code objects
- * v3+), whose kernarg_size is at +8: HIP's kernels (hidden arguments at
- * least) never have the zero there that the header's version field is.
- * Their kernel arguments are amd_blit_kernel.h's KernelArgs (unchanged).
- * Returns 1 if the dispatch was a blit, done here. */
-static int run_blit(const char* pkt) {
-  uint64_t ko = *(const uint64_t*)(pkt + 32);
-  const char* args = *(const char* const*)(pkt + 40);
-  if (!ko || !args) return 0;
-  const char* code = (const char*)(uintptr_t)ko;
-  uint32_t major = *(const uint32_t*)code;
-  uint16_t kind = *(const uint16_t*)(code + 8);
-  int64_t entry = *(const int64_t*)(code + 16);
-  uint32_t rsrc1 = *(const uint32_t*)(code + 48);
-  if (major != 0 || kind != 0 || entry != 256) return 0;
-  unsigned vgpr = rsrc1 & 0x3f, sgpr = (rsrc1 >> 6) & 0xf;
-  const uint64_t* a = (const uint64_t*)args;
-  if (sgpr == 3 && vgpr == 2) { /* CopyAligned: phase1 src/dst .. end */
-    uint64_t src = a[0], dst = a[1], src_end = a[8], dst_end = a[9];
-    if (src_end - src != dst_end - dst) return 0;
-    memmove((void*)(uintptr_t)dst, (const void*)(uintptr_t)src, src_end - src);
-    return 1;
-  }
-  if (sgpr == 2 && vgpr == 2) { /* CopyMisaligned */
-    uint64_t src = a[0], dst = a[1], src_end = a[4], dst_end = a[5];
-    if (src_end - src != dst_end - dst) return 0;
-    memmove((void*)(uintptr_t)dst, (const void*)(uintptr_t)src, src_end - src);
-    return 1;
-  }
-  if (sgpr == 2 && vgpr == 1) { /* Fill: dst, phase2 dst, end, value */
-    uint32_t* d = (uint32_t*)(uintptr_t)a[0];
-    uint32_t* end = (uint32_t*)(uintptr_t)a[2];
-    uint32_t value = *(const uint32_t*)(args + 24);
-    while (d < end) *d++ = value;
-    return 1;
-  }
-  return 0;
-}
+/* ------------------------------------------------- HIP's blit kernels ---- */
 
 /* HIP's own blit kernels (ROCclr's blit program, blitcl.cpp, loaded into
  * an HSA executable at HIP's init) are ordinary code-object kernels: known
@@ -1047,109 +910,6 @@ EXPORT int hsa_executable_symbol_get_info(hsa_symbol sym, int attribute,
   return rc;
 }
 
-static int barrier_ready(const char* pkt, int is_and) {
-  const uint64_t* dep = (const uint64_t*)(pkt + 8);
-  int any = 0;
-  for (int i = 0; i < 5; i++) {
-    if (!dep[i]) continue;
-    int done = signal_value(dep[i]) == 0;
-    if (is_and && !done) return 0;
-    if (!is_and && done) return 1;
-    any = 1;
-  }
-  return is_and || !any;
-}
-
-/* Caller holds g_q_lock. Returns the packets consumed. */
-static unsigned service_queue(null_queue* q) {
-  uint64_t db = atomic_load_explicit(q->doorbell, memory_order_acquire);
-  if (db != q->last_doorbell) {
-    q->doorbell_changes++;
-    q->last_doorbell = db;
-  }
-  if (db == DOORBELL_UNRUNG || g_paused) return 0;
-  uint64_t cap = q->ring_bytes / AQL_BYTES;
-  uint64_t rd = *q->rptr;
-  uint64_t wr = __atomic_load_n(q->wptr, __ATOMIC_ACQUIRE);
-  uint64_t limit = db + 1 < wr ? db + 1 : wr;
-  unsigned n = 0;
-  while (rd < limit) {
-    char* pkt = q->ring + (rd % cap) * AQL_BYTES;
-    uint16_t hdr = __atomic_load_n((uint16_t*)pkt, __ATOMIC_ACQUIRE);
-    unsigned type = hdr & 0xff;
-    if (type == PKT_INVALID) break; /* index written, packet not yet */
-    uint64_t start = now_ns();
-    switch (type) {
-      case PKT_KERNEL_DISPATCH:
-        q->dispatches++;
-        if (run_blit(pkt))
-          q->blits++;
-        else if (run_rocclr_blit(pkt))
-          q->rocclr_blits++;
-        break;
-      case PKT_BARRIER_AND:
-      case PKT_BARRIER_OR:
-        if (!barrier_ready(pkt, type == PKT_BARRIER_AND)) return n;
-        q->barriers++;
-        break;
-      case PKT_VENDOR:
-        q->vendor++;
-        break;
-      case PKT_AGENT_DISPATCH:
-        q->agent++;
-        break;
-      default:
-        q->unknown++;
-        break;
-    }
-    signal_complete(*(uint64_t*)(pkt + 56), start);
-    __atomic_store_n((uint16_t*)pkt, (uint16_t)PKT_INVALID, __ATOMIC_RELEASE);
-    rd++;
-    __atomic_store_n(q->rptr, rd, __ATOMIC_RELEASE);
-    q->consumed++;
-    n++;
-  }
-  return n;
-}
-
-/* GPUQ_KFDNULL_CONTROL, polled by the CP. Caller holds g_q_lock. */
-static void poll_control(void) {
-  if (!g_control_dir) return;
-  char p[4200];
-  struct stat st;
-  snprintf(p, sizeof(p), "%s/pause", g_control_dir);
-  g_paused = stat(p, &st) == 0;
-  snprintf(p, sizeof(p), "%s/dump", g_control_dir);
-  if (stat(p, &st) == 0) {
-    write_truth_locked();
-    unlink(p);
-  }
-}
-
-static void* cp_main(void* arg) {
-  (void)arg;
-  uint64_t last_work = now_ns(), next_control = 0;
-  for (;;) {
-    unsigned n = 0;
-    pthread_mutex_lock(&g_q_lock);
-    /* the control first: a CP started with "pause" there never runs */
-    uint64_t t = now_ns();
-    if (t >= next_control) {
-      poll_control();
-      next_control = t + 10000000ull;
-    }
-    for (unsigned i = 0; i < g_nqueues; i++)
-      if (g_queues[i].live) n += service_queue(&g_queues[i]);
-    pthread_mutex_unlock(&g_q_lock);
-    if (n) {
-      last_work = t;
-      continue;
-    }
-    cp_idle_sleep(t - last_work);
-  }
-  return NULL;
-}
-
 /* KFD forwarding: the same ioctl on the real /dev/kfd, with the caller's
  * arguments (its gpu_id is already the KFD node's: the topology says so)
  * and the KFD queue id in place of ours. -errno on failure. */
@@ -1165,87 +925,68 @@ static int queue_create(struct kfd_ioctl_create_queue_args* a) {
   int g = gpu_of_id(a->gpu_id);
   if (g < 0) return -EINVAL;
   if (a->queue_type != KFD_IOC_QUEUE_TYPE_COMPUTE_AQL) {
-    pthread_mutex_lock(&g_q_lock);
-    g_sdma_refused++;
-    pthread_mutex_unlock(&g_q_lock);
+    pthread_mutex_lock(&null_cp_lock);
+    null_cp_sdma_refused++;
+    pthread_mutex_unlock(&null_cp_lock);
     return -ENOMEM; /* no SDMA engine is emulated */
   }
   uint64_t bytes = a->ring_size;
   if (bytes < AQL_BYTES || (bytes & (bytes - 1)) || !a->ring_base_address ||
       !a->read_pointer_address || !a->write_pointer_address)
     return -EINVAL;
-  pthread_mutex_lock(&g_q_lock);
-  if (g_nqueues >= MAX_QUEUES ||
-      g_next_slot[g] >= DOORBELL_PAGE / sizeof(uint64_t)) {
-    pthread_mutex_unlock(&g_q_lock);
+  pthread_mutex_lock(&null_cp_lock);
+  null_cp_queue* q = NULL;
+  if (g_next_slot[g] >= DOORBELL_PAGE / sizeof(uint64_t) ||
+      !(q = null_cp_queue_add_locked())) {
+    pthread_mutex_unlock(&null_cp_lock);
     return -ENOMEM;
   }
-  null_queue* q = &g_queues[g_nqueues];
-  memset(q, 0, sizeof(*q));
-  q->used = q->live = 1;
-  q->id = g_nqueues++;
-  q->gpu = (uint32_t)g;
-  q->type = a->queue_type;
-  q->priority = a->queue_priority;
-  q->slot = g_next_slot[g]++;
+  q->node = (uint32_t)g + 1;
+  q->priority = (int)a->queue_priority;
+  q->percentage = a->queue_percentage;
+  q->doorbell_slot = g_next_slot[g]++;
   q->ring = (char*)(uintptr_t)a->ring_base_address;
   q->ring_bytes = bytes;
   q->rptr = (volatile uint64_t*)(uintptr_t)a->read_pointer_address;
   q->wptr = (volatile uint64_t*)(uintptr_t)a->write_pointer_address;
-  q->doorbell = &g_doorbell_page[g][q->slot];
-  atomic_store(q->doorbell, DOORBELL_UNRUNG);
-  q->last_doorbell = DOORBELL_UNRUNG;
+  null_cp_queue_set_doorbell(q, &g_doorbell_page[g][q->doorbell_slot]);
   if (g_kfd_fd >= 0) {
     struct kfd_ioctl_create_queue_args k = *a;
     int rc = kfd_forward(AMDKFD_IOC_CREATE_QUEUE, &k);
     if (rc != 0) { /* as if never created: the id and slot are the next's */
-      q->used = q->live = 0;
-      g_nqueues--;
+      null_cp_queue_undo_add_locked();
       g_next_slot[g]--;
-      pthread_mutex_unlock(&g_q_lock);
+      pthread_mutex_unlock(&null_cp_lock);
       return rc;
     }
     q->kfd_queue_id = k.queue_id;
   }
   a->queue_id = q->id;
   /* SOC15: the doorbell page's mmap offset | the byte offset in it */
-  a->doorbell_offset = (uint64_t)g * DOORBELL_PAGE | q->slot * 8u;
-  if (!g_cp_running && pthread_create(&g_cp, NULL, cp_main, NULL) == 0) {
-    pthread_detach(g_cp);
-    g_cp_running = 1;
-  }
-  pthread_mutex_unlock(&g_q_lock);
+  a->doorbell_offset = (uint64_t)g * DOORBELL_PAGE | q->doorbell_slot * 8u;
+  null_cp_start_locked();
+  pthread_mutex_unlock(&null_cp_lock);
   DBG("create queue %u gpu %d ring %p bytes %llu rptr %p wptr %p slot %u\n",
       q->id, g, (void*)q->ring, (unsigned long long)bytes, (void*)q->rptr,
-      (void*)q->wptr, q->slot);
+      (void*)q->wptr, q->doorbell_slot);
   return 0;
 }
 
-static null_queue* queue_get(uint32_t id) {
-  return id < g_nqueues && g_queues[id].live ? &g_queues[id] : NULL;
-}
-
 static int queue_destroy(uint32_t id) {
-  pthread_mutex_lock(&g_q_lock);
-  null_queue* q = queue_get(id);
+  pthread_mutex_lock(&null_cp_lock);
+  null_cp_queue* q = null_cp_queue_get_locked(id);
   if (!q) {
-    pthread_mutex_unlock(&g_q_lock);
+    pthread_mutex_unlock(&null_cp_lock);
     return -EINVAL;
   }
-  uint64_t db = atomic_load(q->doorbell);
-  if (db != q->last_doorbell) {
-    q->doorbell_changes++;
-    q->last_doorbell = db;
-  }
-  q->final_write_index = *q->wptr;
-  q->final_read_index = *q->rptr;
-  q->live = 0;
+  null_cp_queue_retire_locked(q);
   if (g_kfd_fd >= 0) {
-    struct kfd_ioctl_destroy_queue_args k = {.queue_id = q->kfd_queue_id};
+    struct kfd_ioctl_destroy_queue_args k = {.queue_id =
+                                                 (uint32_t)q->kfd_queue_id};
     kfd_forward(AMDKFD_IOC_DESTROY_QUEUE, &k);
   }
-  write_truth_locked();
-  pthread_mutex_unlock(&g_q_lock);
+  null_cp_write_truth_locked();
+  pthread_mutex_unlock(&null_cp_lock);
   return 0;
 }
 
@@ -1253,26 +994,27 @@ static int queue_destroy(uint32_t id) {
  * AMDKFD_IOC_SET_CU_MASK: counted, and forwarded under the KFD queue id. */
 static int queue_update(struct kfd_ioctl_update_queue_args* u,
                         struct kfd_ioctl_set_cu_mask_args* mask) {
-  pthread_mutex_lock(&g_q_lock);
-  null_queue* q = queue_get(mask ? mask->queue_id : u->queue_id);
+  pthread_mutex_lock(&null_cp_lock);
+  null_cp_queue* q =
+      null_cp_queue_get_locked(mask ? mask->queue_id : u->queue_id);
   int rc = q ? 0 : -EINVAL;
   if (q && mask) {
     q->cu_masks++;
     if (g_kfd_fd >= 0) {
       struct kfd_ioctl_set_cu_mask_args k = *mask;
-      k.queue_id = q->kfd_queue_id;
+      k.queue_id = (uint32_t)q->kfd_queue_id;
       rc = kfd_forward(AMDKFD_IOC_SET_CU_MASK, &k);
     }
   } else if (q) {
     q->updates++;
-    q->priority = u->queue_priority;
+    q->priority = (int)u->queue_priority;
     if (g_kfd_fd >= 0) {
       struct kfd_ioctl_update_queue_args k = *u;
-      k.queue_id = q->kfd_queue_id;
+      k.queue_id = (uint32_t)q->kfd_queue_id;
       rc = kfd_forward(AMDKFD_IOC_UPDATE_QUEUE, &k);
     }
   }
-  pthread_mutex_unlock(&g_q_lock);
+  pthread_mutex_unlock(&null_cp_lock);
   return rc;
 }
 
@@ -1302,7 +1044,7 @@ static int kfd_ioctl(unsigned long req, void* arg) {
       return 0;
     case _IOC_NR(AMDKFD_IOC_GET_CLOCK_COUNTERS): {
       struct kfd_ioctl_get_clock_counters_args* a = arg;
-      uint64_t t = now_ns();
+      uint64_t t = null_cp_now_ns();
       a->gpu_clock_counter = t / 10; /* 100 MHz */
       a->cpu_clock_counter = t;
       a->system_clock_counter = t;

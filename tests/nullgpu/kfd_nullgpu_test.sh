@@ -7,7 +7,7 @@
 # In each cached root of rocm_stacks.sh (chroot in a private mount
 # namespace with /proc, /sys and /dev, as a container with its own ROCm):
 #   - rocminfo lists the CPU agent and one gfx90a (sramecc+, xnack-), and
-#     two with GPUQ_KFDNULL_GPUS=2, exit 0;
+#     two with GPUQ_NULLGPU_GPUS=2, exit 0;
 #   - rocr_client (compiled here against the root's own hsa.h) on 2 null
 #     GPUs creates queues, writes packets and rings doorbells, one per
 #     packet and as HIP 7 replays a graph (batch q3 300 256 mixed: 2
@@ -16,9 +16,9 @@
 #     what the client says it wrote, nothing pending, ROCr's utility queue
 #     seen, queues destroyed, hsa_shut_down and exit 0;
 #   - a paused CP leaves the packets pending, from the start
-#     (GPUQ_KFDNULL_PAUSED) or by the control directory's "pause" file,
+#     (GPUQ_NULLGPU_PAUSED) or by the control directory's "pause" file,
 #     whose "dump" file makes it write the truth then and removes it;
-#   - KFD forwarding (GPUQ_KFDNULL_KFD=1) with no KFD: /dev/kfd does not
+#   - KFD forwarding (GPUQ_NULLGPU_KFD=1) with no KFD: /dev/kfd does not
 #     open and one line says why (the QEMU simulator tier forwards for
 #     real: tests/kernel/sim);
 #   - ROCr's own blit kernels (its copies and fills without SDMA) are
@@ -76,7 +76,7 @@ for stack in 6.4 7.2; do
 
   # rocminfo: the CPU agent and the null gfx90a(s)
   for n in 1 2; do
-    run_group "${IN_ROOT[@]}" "$R" "${PRE[@]}" GPUQ_KFDNULL_GPUS=$n rocminfo > "$TMP/ri-$stack-$n.out" 2>&1
+    run_group "${IN_ROOT[@]}" "$R" "${PRE[@]}" GPUQ_NULLGPU_GPUS=$n rocminfo > "$TMP/ri-$stack-$n.out" 2>&1
     gpus=$(grep -c 'amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-' "$TMP/ri-$stack-$n.out")
     cpus=$(grep -cE '^ +Device Type: +CPU' "$TMP/ri-$stack-$n.out")
     [ "$RUN_RC" = 0 ] && [ "$gpus" = "$n" ] && [ "$cpus" = 1 ] &&
@@ -86,7 +86,7 @@ for stack in 6.4 7.2; do
 
   # rocr_client: the packets written = the packets the null CP consumed
   printf '%s\n' "$CMDS" > "$R$D/run.in"
-  run_group "${IN_ROOT[@]}" "$R" "${PRE[@]}" GPUQ_KFDNULL_GPUS=2 GPUQ_KFDNULL_TRUTH="$D/truth.%p" \
+  run_group "${IN_ROOT[@]}" "$R" "${PRE[@]}" GPUQ_NULLGPU_GPUS=2 GPUQ_NULLGPU_TRUTH="$D/truth.%p" \
     bash -c 'exec "$0" < "$1"' "$D/rocr_client" "$D/run.in" > "$TMP/rc-$stack.out" 2>&1
   out=$TMP/rc-$stack.out
   f=$(ls "$R$D"/truth.* 2> /dev/null | head -1)
@@ -120,7 +120,7 @@ for stack in 6.4 7.2; do
 
   # a paused CP: the packets stay pending
   printf 'queue q1 0 128\nsubmit q1 30 nowait\nexit\n' > "$R$D/paused.in"
-  run_group "${IN_ROOT[@]}" "$R" "${PRE[@]}" GPUQ_KFDNULL_PAUSED=1 GPUQ_KFDNULL_TRUTH="$D/paused.%p" \
+  run_group "${IN_ROOT[@]}" "$R" "${PRE[@]}" GPUQ_NULLGPU_PAUSED=1 GPUQ_NULLGPU_TRUTH="$D/paused.%p" \
     bash -c 'exec "$0" < "$1"' "$D/rocr_client" "$D/paused.in" > "$TMP/paused-$stack.out" 2>&1
   p=$(ls "$R$D"/paused.* 2> /dev/null | head -1)
   [ "$RUN_RC" = 0 ] && [ -n "$p" ] && [ "$(sum "$p" owner=client pending)" = 30 ] && [ "$(sum "$p" owner=client consumed)" = 0 ] &&
@@ -130,7 +130,7 @@ for stack in 6.4 7.2; do
   mkdir -p "$R$D/ctl"
   touch "$R$D/ctl/pause" "$R$D/ctl/dump"
   printf 'queue q1 0 128\nsubmit q1 30 nowait\nexit\n' > "$R$D/ctl.in"
-  run_group "${IN_ROOT[@]}" "$R" "${PRE[@]}" GPUQ_KFDNULL_CONTROL="$D/ctl" GPUQ_KFDNULL_TRUTH="$D/ctl.%p" \
+  run_group "${IN_ROOT[@]}" "$R" "${PRE[@]}" GPUQ_NULLGPU_CONTROL="$D/ctl" GPUQ_NULLGPU_TRUTH="$D/ctl.%p" \
     bash -c 'exec "$0" < "$1"' "$D/rocr_client" "$D/ctl.in" > "$TMP/ctl-$stack.out" 2>&1
   p=$(ls "$R$D"/ctl.[0-9]* 2> /dev/null | head -1)
   [ "$RUN_RC" = 0 ] && [ -n "$p" ] && [ ! -e "$R$D/ctl/dump" ] && [ "$(sum "$p" owner=client pending)" = 30 ] &&
@@ -138,15 +138,15 @@ for stack in 6.4 7.2; do
     pass "ROCm $stack: the control directory's pause file leaves the 30 packets pending; its dump file was taken (truth written, file removed)" ||
     fail "ROCm $stack: control run exit $RUN_RC, dump file $([ -e "$R$D/ctl/dump" ] && echo left || echo taken)" "$(cat "$TMP/ctl-$stack.out" "$p" 2> /dev/null)"
   # forwarding asked for where there is no KFD
-  run_group "${IN_ROOT[@]}" "$R" "${PRE[@]}" GPUQ_KFDNULL_KFD=1 rocminfo > "$TMP/fwd-$stack.out" 2>&1
-  line=$(grep -c '^kfdnull: GPUQ_KFDNULL_KFD=1 but no KFD GPU at topology node 1 ' "$TMP/fwd-$stack.out")
+  run_group "${IN_ROOT[@]}" "$R" "${PRE[@]}" GPUQ_NULLGPU_KFD=1 rocminfo > "$TMP/fwd-$stack.out" 2>&1
+  line=$(grep -c '^kfdnull: GPUQ_NULLGPU_KFD=1 but no KFD GPU at topology node 1 ' "$TMP/fwd-$stack.out")
   [ "$RUN_RC" != 0 ] && [ "$line" = 1 ] &&
     pass "ROCm $stack: KFD forwarding without a KFD: rocminfo exit $RUN_RC, one line: $(grep '^kfdnull:' "$TMP/fwd-$stack.out")" ||
     fail "ROCm $stack: KFD forwarding without a KFD: rocminfo exit $RUN_RC, $line lines naming it" "$(tail -20 "$TMP/fwd-$stack.out")"
 
   # ROCr's own copies: its blit kernels on its utility queue, performed
   printf 'copy 0 65536\ncopy 1 4099\nshutdown\nexit\n' > "$R$D/copy.in"
-  run_group "${IN_ROOT[@]}" "$R" "${PRE[@]}" GPUQ_KFDNULL_GPUS=2 GPUQ_KFDNULL_TRUTH="$D/copy.%p" \
+  run_group "${IN_ROOT[@]}" "$R" "${PRE[@]}" GPUQ_NULLGPU_GPUS=2 GPUQ_NULLGPU_TRUTH="$D/copy.%p" \
     bash -c 'exec "$0" < "$1"' "$D/rocr_client" "$D/copy.in" > "$TMP/copy-$stack.out" 2>&1
   p=$(ls "$R$D"/copy.* 2> /dev/null | head -1)
   b=$([ -n "$p" ] && sum "$p" owner=rocr_internal blits)
@@ -163,7 +163,7 @@ for stack in 6.4 7.2; do
   lib=$(readlink -f "$R/usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1")
   start_doorbell_agent "$lib" "by symbol to ROCr $ROCM_VERSION (${lib##*/} in the root)"
   rm -f "$R$D"/truth.*
-  run_group "${IN_ROOT[@]}" "$R" "${PRE[@]}" GPUQ_KFDNULL_GPUS=2 GPUQ_KFDNULL_TRUTH="$D/truth.%p" \
+  run_group "${IN_ROOT[@]}" "$R" "${PRE[@]}" GPUQ_NULLGPU_GPUS=2 GPUQ_NULLGPU_TRUTH="$D/truth.%p" \
     bash -c 'exec "$0" < "$1"' "$D/rocr_client" "$D/run.in" > "$TMP/rca-$stack.out" 2>&1
   f=$(ls "$R$D"/truth.* 2> /dev/null | head -1)
   [ "$RUN_RC" = 0 ] && ! grep -q '^BAD' "$TMP/rca-$stack.out" && [ -n "$f" ] ||

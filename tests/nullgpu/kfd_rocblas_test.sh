@@ -49,7 +49,7 @@ else
     "by symbol to ROCr $ROCM_VERSION (rocBLAS root)"
   agent=1
 fi
-run_group "${IN_ROOT[@]}" "$R" env "LD_PRELOAD=$D/libgpuq_kfdnull.so" "HOME=$D" GPUQ_KFDNULL_TRUTH="$D/blas.%p" \
+run_group "${IN_ROOT[@]}" "$R" env "LD_PRELOAD=$D/libgpuq_kfdnull.so" "HOME=$D" GPUQ_NULLGPU_TRUTH="$D/blas.%p" \
   "$D/rocblas_client" 256 20 > "$TMP/blas.out" 2>&1
 t=$(truth_of "$R$D" blas)
 if [ "$RUN_RC" = 0 ] && grep -q '^rocblas_client sgemm N=256 calls=20 ok$' "$TMP/blas.out" && [ -n "$t" ]; then

@@ -10,26 +10,19 @@
  *
  * What it presents (README.md in this directory has the details):
  *   - node 0: a CPU; nodes 1..N: GPUs, GPUQ_NULLGPU_GPUS="8xgfx90a" or
- *     "gfx90a,gfx1100" (default one gfx90a). ROCr 5.2.3 knows no gfx11
- *     ISA and skips such nodes (it still sees them in the topology).
+ *     "gfx90a,gfx1100" (default one gfx90a; null_gpus.h). ROCr 5.2.3 knows no
+ * gfx11 ISA and skips such nodes (it still sees them in the topology).
  *   - "device" memory is host memory (mmap); events are a mutex + condvar;
  *     SDMA queues are refused (ROCr falls back to blit kernels).
- *   - a null command processor thread: for every AQL queue it consumes the
- *     packets up to min(doorbell + 1, write index): kernel dispatches (ROCr's
- *     own blit kernels CopyAligned, CopyMisaligned and Fill are performed on
- *     host memory, any other kernel does nothing), barrier-AND/OR (waits for
- *     its dependencies), vendor packets (the PM4-IB); then the header becomes
- *     INVALID, the read index advances and the completion signal is
- *     decremented, its event mailbox written and its event woken.
+ *   - the null command processor (null_cp.c, shared with kfd_nullgpu.c):
+ *     it consumes every AQL queue's packets as a GPU would and writes the
+ *     ground truth.
  *
  * Controls (environment):
- *   GPUQ_NULLGPU_GPUS     the GPUs, see above
- *   GPUQ_NULLGPU_PAUSED   1: the CP starts paused (packets stay pending)
- *   GPUQ_NULLGPU_CONTROL  a directory polled every ~10 ms: a file "pause"
- *                         there pauses the CP while it exists; a file "dump"
- *                         makes it write the truth file, then it is removed
- *   GPUQ_NULLGPU_TRUTH    the ground-truth file ("%p" = pid), written at
- *                         hsaKmtCloseKFD, at exit and on "dump"
+ *   GPUQ_NULLGPU_GPUS     the GPUs (null_gpus.h)
+ *   GPUQ_NULLGPU_PAUSED, GPUQ_NULLGPU_CONTROL, GPUQ_NULLGPU_TRUTH
+ *                         the command processor's (null_cp.h); the truth
+ *                         is written at hsaKmtCloseKFD too
  *
  *   GPUQ_NULLGPU_KFD      1: KFD forwarding (the QEMU simulator tier of
  *                         tests/kernel/sim). /dev/kfd must then be a KFD
@@ -63,82 +56,22 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cp_idle.h"
 #include "kfd_nodes.h"
-#include "pid_path.h"
+#include "null_cp.h"
+#include "null_gpus.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define MAX_GPUS 16
-#define MAX_QUEUES 1024
 #define MAX_EVENTS 4096
-#define AQL_BYTES 64
-/* ROCr's GpuAgent::minAqlSize_: the ring size of its internal queues
- * (utility and blit queues, GpuAgent::CreateInterceptibleQueue). */
-#define ROCR_INTERNAL_QUEUE_PACKETS 64
-#define DOORBELL_UNRUNG UINT64_MAX
-
-/* AQL packet types (hsa.h hsa_packet_type_t) */
-enum {
-  PKT_VENDOR = 0,
-  PKT_INVALID = 1,
-  PKT_KERNEL_DISPATCH = 2,
-  PKT_BARRIER_AND = 3,
-  PKT_AGENT_DISPATCH = 4,
-  PKT_BARRIER_OR = 5
-};
 
 /* ----------------------------------------------------------- topology ---- */
 
-typedef struct {
-  const char* name;
-  unsigned major, minor, stepping;
-  uint16_t device_id;
-  unsigned cus, simd_per_cu, wave_size;
-  const char* marketing;
-} gfx_kind;
-
-static const gfx_kind kKinds[] = {
-    {"gfx90a", 9, 0, 10, 0x740f, 104, 4, 64, "AMD Instinct MI210 (null GPU)"},
-    {"gfx908", 9, 0, 8, 0x738c, 120, 4, 64, "AMD Instinct MI100 (null GPU)"},
-    {"gfx1100", 11, 0, 0, 0x744c, 96, 2, 32, "AMD Radeon W7900 (null GPU)"},
-};
-
-static const gfx_kind* g_gpus[MAX_GPUS];
+static const null_gpu_kind* g_gpus[MAX_GPUS];
 static unsigned g_ngpus;
 static pthread_once_t g_topo_once = PTHREAD_ONCE_INIT;
 
-static const gfx_kind* find_kind(const char* name, size_t len) {
-  for (size_t i = 0; i < sizeof(kKinds) / sizeof(kKinds[0]); i++)
-    if (strlen(kKinds[i].name) == len && !strncmp(kKinds[i].name, name, len))
-      return &kKinds[i];
-  return NULL;
-}
-
 static void topo_init(void) {
-  const char* spec = getenv("GPUQ_NULLGPU_GPUS");
-  if (!spec || !*spec) spec = "gfx90a";
-  const char* p = spec;
-  while (*p && g_ngpus < MAX_GPUS) {
-    const char* end = strchr(p, ',');
-    size_t len = end ? (size_t)(end - p) : strlen(p);
-    unsigned count = 1;
-    const char* x = memchr(p, 'x', len);
-    if (x && x > p && p[0] >= '0' && p[0] <= '9') {
-      count = (unsigned)strtoul(p, NULL, 10);
-      len -= (size_t)(x + 1 - p);
-      p = x + 1;
-    }
-    const gfx_kind* k = find_kind(p, len);
-    if (!k) {
-      fprintf(stderr, "nullgpu: unknown GPU \"%.*s\" in GPUQ_NULLGPU_GPUS\n",
-              (int)len, p);
-    } else {
-      for (unsigned i = 0; i < count && g_ngpus < MAX_GPUS; i++)
-        g_gpus[g_ngpus++] = k;
-    }
-    if (!end) break;
-    p = end + 1;
-  }
+  g_ngpus = null_gpus_from_env(g_gpus, MAX_GPUS, "nullgpu");
 }
 
 /* KFD forwarding (GPUQ_NULLGPU_KFD): the /dev/kfd descriptor and the gpu_id
@@ -243,291 +176,19 @@ static void event_wake_id(uint32_t id) {
 
 /* ------------------------------------------------------------- queues ---- */
 
-typedef struct {
-  int used, live;
-  uint32_t id, node;
-  HSA_QUEUE_TYPE type;
-  uint32_t percentage;
-  HSA_QUEUE_PRIORITY priority;
-  char* ring;
-  uint64_t ring_bytes;
-  volatile uint64_t* rptr;
-  volatile uint64_t* wptr;
-  _Atomic uint64_t* doorbell;
-  uint64_t last_doorbell;
-  /* ground truth */
-  uint64_t doorbell_changes, consumed, dispatches, barriers, vendor, agent;
-  uint64_t blits, unknown, final_write_index, final_read_index;
-  uint64_t updates, cu_masks;
-  int blocked;           /* a barrier waits for its dependencies */
-  uint32_t kfd_queue_id; /* with KFD forwarding */
-} null_queue;
-
-static pthread_mutex_t g_q_lock = PTHREAD_MUTEX_INITIALIZER;
-static null_queue g_queues[MAX_QUEUES];
-static unsigned g_nqueues; /* ids handed out, never reused */
+/* The doorbells ROCr rings, one per queue id (null_cp.c serves them). */
 static _Atomic uint64_t* g_doorbells;
-static uint64_t g_sdma_refused, g_create_failures;
 
-static pthread_t g_cp;
-static int g_cp_running;
-static atomic_int g_cp_stop;
-static atomic_int g_paused;
-static const char* g_control_dir;
+static const char* gfx_of(unsigned node) { return g_gpus[node - 1]->name; }
 
-/* ------------------------------------------------------------- truth ---- */
-
-static const char* type_name(HSA_QUEUE_TYPE t) {
-  switch (t) {
-    case HSA_QUEUE_COMPUTE_AQL:
-      return "compute_aql";
-    case HSA_QUEUE_COMPUTE:
-      return "compute";
-    case HSA_QUEUE_SDMA:
-      return "sdma";
-    case HSA_QUEUE_SDMA_XGMI:
-      return "sdma_xgmi";
-    default:
-      return "other";
-  }
-}
-
-/* Caller holds g_q_lock. */
-static void write_truth_locked(void) {
-  const char* pat = getenv("GPUQ_NULLGPU_TRUTH");
-  if (!pat || !*pat) return;
-  char path[4096], tmp[4200];
-  pid_path(pat, path, sizeof(path));
-  snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
-  FILE* f = fopen(tmp, "w");
-  if (!f) return;
-  fprintf(f,
-          "nullgpu pid=%d gpus=%u paused=%d kfd=%d sdma_refused=%llu "
-          "create_failures=%llu\n",
-          (int)getpid(), g_ngpus, atomic_load(&g_paused), g_kfd,
-          (unsigned long long)g_sdma_refused,
-          (unsigned long long)g_create_failures);
-  for (unsigned n = 1; n <= g_ngpus; n++)
-    fprintf(f, "node id=%u gpu_id=%u gfx=%s\n", n, gpu_id_of(n),
-            g_gpus[n - 1]->name);
-  for (unsigned i = 0; i < g_nqueues; i++) {
-    null_queue* q = &g_queues[i];
-    if (!q->used) continue;
-    uint64_t w = q->live && q->wptr ? *q->wptr : q->final_write_index;
-    uint64_t r = q->live && q->rptr ? *q->rptr : q->final_read_index;
-    uint64_t cap = q->ring_bytes / AQL_BYTES;
-    const char* owner = q->type != HSA_QUEUE_COMPUTE_AQL     ? "other"
-                        : cap == ROCR_INTERNAL_QUEUE_PACKETS ? "rocr_internal"
-                                                             : "client";
-    fprintf(f,
-            "queue id=%u node=%u gpu_id=%u type=%s owner=%s live=%d "
-            "ring=0x%llx ring_bytes=%llu packets=%llu rptr=0x%llx "
-            "wptr=0x%llx doorbell=0x%llx priority=%d write_index=%llu "
-            "read_index=%llu pending=%llu consumed=%llu dispatches=%llu "
-            "barriers=%llu vendor=%llu agent=%llu blits=%llu "
-            "doorbell_changes=%llu updates=%llu cu_masks=%llu "
-            "kfd_queue_id=%d\n",
-            q->id, q->node, gpu_id_of(q->node), type_name(q->type), owner,
-            q->live, (unsigned long long)(uintptr_t)q->ring,
-            (unsigned long long)q->ring_bytes, (unsigned long long)cap,
-            (unsigned long long)(uintptr_t)q->rptr,
-            (unsigned long long)(uintptr_t)q->wptr,
-            (unsigned long long)(uintptr_t)q->doorbell, (int)q->priority,
-            (unsigned long long)w, (unsigned long long)r,
-            (unsigned long long)(w - r), (unsigned long long)q->consumed,
-            (unsigned long long)q->dispatches, (unsigned long long)q->barriers,
-            (unsigned long long)q->vendor, (unsigned long long)q->agent,
-            (unsigned long long)q->blits,
-            (unsigned long long)q->doorbell_changes,
-            (unsigned long long)q->updates, (unsigned long long)q->cu_masks,
-            g_kfd ? (int)q->kfd_queue_id : -1);
-  }
-  fclose(f);
-  rename(tmp, path);
-}
-
-static void write_truth(void) {
-  pthread_mutex_lock(&g_q_lock);
-  write_truth_locked();
-  pthread_mutex_unlock(&g_q_lock);
-}
-
-__attribute__((destructor)) static void at_exit_truth(void) {
-  if (g_nqueues) write_truth();
-}
-
-/* ------------------------------------------------- command processor ---- */
-
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* amd_signal_t (amd_hsa_signal.h): kind @0, value @8, event_mailbox_ptr @16,
- * event_id @24, start_ts @32, end_ts @40; the hsa_signal_t handle is its
- * address. Checked against Debian's header in tests/nullgpu/layout_test.cc. */
-static int64_t signal_value(uint64_t handle) {
-  return __atomic_load_n((int64_t*)(uintptr_t)(handle + 8), __ATOMIC_ACQUIRE);
-}
-
-static void signal_complete(uint64_t handle, uint64_t start) {
-  if (!handle) return;
-  char* s = (char*)(uintptr_t)handle;
-  *(uint64_t*)(s + 32) = start;
-  *(uint64_t*)(s + 40) = now_ns();
-  __atomic_fetch_sub((int64_t*)(s + 8), 1, __ATOMIC_ACQ_REL);
-  uint64_t mailbox = *(uint64_t*)(s + 16);
-  uint32_t event_id = *(uint32_t*)(s + 24);
-  if (mailbox) {
-    __atomic_store_n((uint64_t*)(uintptr_t)mailbox, event_id, __ATOMIC_RELEASE);
-    event_wake_id(event_id);
-  }
-}
-
-/* ROCr's blit kernels (amd_blit_kernel.cpp) are dispatched with
- * kernel_object = an amd_kernel_code_t header ROCr fills itself: version
- * and machine fields zero, entry offset 256, and compute_pgm_rsrc1 with the
- * granulated SGPR/VGPR counts of the shader: CopyAligned 32/12 -> 3/2,
- * CopyMisaligned 23/10 -> 2/2, Fill 19/8 -> 2/1. Their kernel arguments are
- * amd_blit_kernel.h's KernelArgs. Returns 1 if the dispatch was a blit. */
-static int run_blit(const char* pkt) {
-  uint64_t ko = *(const uint64_t*)(pkt + 32);
-  const char* args = *(const char* const*)(pkt + 40);
-  if (!ko || !args) return 0;
-  const char* code = (const char*)(uintptr_t)ko;
-  uint32_t major = *(const uint32_t*)code;
-  uint16_t kind = *(const uint16_t*)(code + 8);
-  int64_t entry = *(const int64_t*)(code + 16);
-  uint32_t rsrc1 = *(const uint32_t*)(code + 48);
-  if (major != 0 || kind != 0 || entry != 256) return 0;
-  unsigned vgpr = rsrc1 & 0x3f, sgpr = (rsrc1 >> 6) & 0xf;
-  const uint64_t* a = (const uint64_t*)args;
-  if (sgpr == 3 && vgpr == 2) { /* CopyAligned: phase1 src/dst .. end */
-    uint64_t src = a[0], dst = a[1], src_end = a[8], dst_end = a[9];
-    if (src_end - src != dst_end - dst) return 0;
-    memmove((void*)(uintptr_t)dst, (const void*)(uintptr_t)src, src_end - src);
-    return 1;
-  }
-  if (sgpr == 2 && vgpr == 2) { /* CopyMisaligned */
-    uint64_t src = a[0], dst = a[1], src_end = a[4], dst_end = a[5];
-    if (src_end - src != dst_end - dst) return 0;
-    memmove((void*)(uintptr_t)dst, (const void*)(uintptr_t)src, src_end - src);
-    return 1;
-  }
-  if (sgpr == 2 && vgpr == 1) { /* Fill: dst, phase2 dst, end, value */
-    uint32_t* d = (uint32_t*)(uintptr_t)a[0];
-    uint32_t* end = (uint32_t*)(uintptr_t)a[2];
-    uint32_t value = *(const uint32_t*)(args + 24);
-    while (d < end) *d++ = value;
-    return 1;
-  }
-  return 0;
-}
-
-static int barrier_ready(const char* pkt, int is_and) {
-  const uint64_t* dep = (const uint64_t*)(pkt + 8);
-  int any = 0;
-  for (int i = 0; i < 5; i++) {
-    if (!dep[i]) continue;
-    int done = signal_value(dep[i]) == 0;
-    if (is_and && !done) return 0;
-    if (!is_and && done) return 1;
-    any = 1;
-  }
-  return is_and || !any;
-}
-
-/* Caller holds g_q_lock. Returns the packets consumed. */
-static unsigned service_queue(null_queue* q) {
-  uint64_t db = atomic_load_explicit(q->doorbell, memory_order_acquire);
-  if (db != q->last_doorbell) {
-    q->doorbell_changes++;
-    q->last_doorbell = db;
-  }
-  if (db == DOORBELL_UNRUNG || atomic_load(&g_paused)) return 0;
-  uint64_t cap = q->ring_bytes / AQL_BYTES;
-  uint64_t rd = *q->rptr;
-  uint64_t wr = __atomic_load_n(q->wptr, __ATOMIC_ACQUIRE);
-  uint64_t limit = db + 1 < wr ? db + 1 : wr;
-  unsigned n = 0;
-  q->blocked = 0;
-  while (rd < limit) {
-    char* pkt = q->ring + (rd % cap) * AQL_BYTES;
-    uint16_t hdr = __atomic_load_n((uint16_t*)pkt, __ATOMIC_ACQUIRE);
-    unsigned type = hdr & 0xff;
-    if (type == PKT_INVALID) break; /* written index, packet not published */
-    uint64_t start = now_ns();
-    switch (type) {
-      case PKT_KERNEL_DISPATCH:
-        q->dispatches++;
-        if (run_blit(pkt)) q->blits++;
-        break;
-      case PKT_BARRIER_AND:
-      case PKT_BARRIER_OR:
-        if (!barrier_ready(pkt, type == PKT_BARRIER_AND)) {
-          q->blocked = 1;
-          goto out;
-        }
-        q->barriers++;
-        break;
-      case PKT_VENDOR:
-        q->vendor++; /* ROCr's PM4-IB (cache invalidation): nothing to do */
-        break;
-      case PKT_AGENT_DISPATCH:
-        q->agent++;
-        break;
-      default:
-        q->unknown++;
-        break;
-    }
-    signal_complete(*(uint64_t*)(pkt + 56), start);
-    __atomic_store_n((uint16_t*)pkt, (uint16_t)PKT_INVALID, __ATOMIC_RELEASE);
-    rd++;
-    __atomic_store_n(q->rptr, rd, __ATOMIC_RELEASE);
-    q->consumed++;
-    n++;
-  }
-out:
-  return n;
-}
-
-static void poll_control(void) {
-  if (!g_control_dir) return;
-  char p[4200];
-  struct stat st;
-  snprintf(p, sizeof(p), "%s/pause", g_control_dir);
-  atomic_store(&g_paused, stat(p, &st) == 0);
-  snprintf(p, sizeof(p), "%s/dump", g_control_dir);
-  if (stat(p, &st) == 0) {
-    write_truth_locked();
-    unlink(p);
-  }
-}
-
-static void* cp_main(void* arg) {
-  (void)arg;
-  uint64_t next_control = 0, last_work = now_ns();
-  while (!atomic_load(&g_cp_stop)) {
-    unsigned n = 0;
-    pthread_mutex_lock(&g_q_lock);
-    for (unsigned i = 0; i < g_nqueues; i++)
-      if (g_queues[i].live && g_queues[i].type == HSA_QUEUE_COMPUTE_AQL)
-        n += service_queue(&g_queues[i]);
-    uint64_t t = now_ns();
-    if (t >= next_control) {
-      poll_control();
-      next_control = t + 10000000ull;
-    }
-    pthread_mutex_unlock(&g_q_lock);
-    if (n) {
-      last_work = t;
-      continue;
-    }
-    cp_idle_sleep(t - last_work);
-  }
-  return NULL;
-}
+static const null_cp_ops kCpOps = {
+    .name = "nullgpu",
+    .gpu_id_of = gpu_id_of,
+    .gfx_of = gfx_of,
+    .event_wake = event_wake_id,
+    .run_rocclr_blit = NULL, /* HIP 5.2.3 copies with ROCr's blits */
+    .fopen = fopen,
+};
 
 /* ------------------------------------------------------------ the API ---- */
 
@@ -585,45 +246,36 @@ static int kfd_open(void) {
     return -1;
   }
   g_kfd = 1;
+  null_cp_set_kfd(1);
   return 0;
 }
 
 EXPORT HSAKMT_STATUS hsaKmtOpenKFD(void) {
   pthread_once(&g_topo_once, topo_init);
-  pthread_mutex_lock(&g_q_lock);
+  pthread_mutex_lock(&null_cp_lock);
   if (g_open_count == 0 && g_kfd_fd < 0 && kfd_open() != 0) {
-    pthread_mutex_unlock(&g_q_lock);
+    pthread_mutex_unlock(&null_cp_lock);
     return HSAKMT_STATUS_KERNEL_IO_CHANNEL_NOT_OPENED;
   }
   if (g_open_count++ == 0 && !g_doorbells) {
     g_doorbells =
-        mmap(NULL, MAX_QUEUES * sizeof(uint64_t), PROT_READ | PROT_WRITE,
-             MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        mmap(NULL, NULL_CP_MAX_QUEUES * sizeof(uint64_t),
+             PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     g_mailbox =
         mmap(NULL, MAX_EVENTS * sizeof(uint64_t), PROT_READ | PROT_WRITE,
              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    const char* paused = getenv("GPUQ_NULLGPU_PAUSED");
-    atomic_store(&g_paused, paused && *paused == '1');
-    g_control_dir = getenv("GPUQ_NULLGPU_CONTROL");
+    null_cp_configure(&kCpOps, g_ngpus);
   }
-  pthread_mutex_unlock(&g_q_lock);
+  pthread_mutex_unlock(&null_cp_lock);
   return HSAKMT_STATUS_SUCCESS;
 }
 
 EXPORT HSAKMT_STATUS hsaKmtCloseKFD(void) {
-  pthread_mutex_lock(&g_q_lock);
+  pthread_mutex_lock(&null_cp_lock);
   int last = g_open_count > 0 && --g_open_count == 0;
-  int running = g_cp_running;
-  pthread_mutex_unlock(&g_q_lock);
-  if (last && running) {
-    atomic_store(&g_cp_stop, 1);
-    pthread_join(g_cp, NULL);
-    pthread_mutex_lock(&g_q_lock);
-    g_cp_running = 0;
-    atomic_store(&g_cp_stop, 0);
-    pthread_mutex_unlock(&g_q_lock);
-  }
-  write_truth();
+  pthread_mutex_unlock(&null_cp_lock);
+  if (last) null_cp_stop();
+  null_cp_write_truth();
   if (last && g_kfd_fd >= 0) {
     /* as the real thunk: the KFD process lives on until the mm goes */
     close(g_kfd_fd);
@@ -680,7 +332,7 @@ EXPORT HSAKMT_STATUS hsaKmtGetNodeProperties(HSAuint32 node,
     put_name(p->MarketingName, "null CPU");
     return HSAKMT_STATUS_SUCCESS;
   }
-  const gfx_kind* k = g_gpus[node - 1];
+  const null_gpu_kind* k = g_gpus[node - 1];
   p->NumFComputeCores = k->cus * k->simd_per_cu;
   p->NumMemoryBanks = 2; /* VRAM, LDS */
   p->NumCaches = 2;
@@ -795,7 +447,7 @@ EXPORT HSAKMT_STATUS hsaKmtSetXNACKMode(HSAint32 enable) {
 EXPORT HSAKMT_STATUS hsaKmtGetClockCounters(HSAuint32 node,
                                             HsaClockCounters* c) {
   (void)node;
-  uint64_t t = now_ns();
+  uint64_t t = null_cp_now_ns();
   c->GPUClockCounter = t;
   c->CPUClockCounter = t;
   c->SystemClockCounter = t;
@@ -1135,7 +787,7 @@ EXPORT HSAKMT_STATUS hsaKmtWaitOnEvent(HsaEvent* ev, HSAuint32 ms) {
 
 /* Queues. With KFD forwarding, every queue the CP serves is also a KFD
  * queue: created with ROCr's addresses, destroyed and updated by its KFD
- * queue id. Caller holds g_q_lock. */
+ * queue id. Caller holds null_cp_lock. */
 
 /* HSA_QUEUE_PRIORITY (-3..3) to the uapi's 0..15 (KFD_MAX_QUEUE_PRIORITY). */
 static uint32_t kfd_priority(HSA_QUEUE_PRIORITY prio) {
@@ -1144,7 +796,7 @@ static uint32_t kfd_priority(HSA_QUEUE_PRIORITY prio) {
   return kMap[i < 0 ? 0 : i > 6 ? 6 : i];
 }
 
-static int queue_register(null_queue* q) {
+static int queue_register(null_cp_queue* q) {
   if (g_kfd_fd < 0) return 0;
   struct kfd_ioctl_create_queue_args a;
   memset(&a, 0, sizeof(a));
@@ -1165,7 +817,7 @@ static int queue_register(null_queue* q) {
   return 0;
 }
 
-static void queue_unregister(null_queue* q) {
+static void queue_unregister(null_cp_queue* q) {
   if (g_kfd_fd < 0) return;
   struct kfd_ioctl_destroy_queue_args a;
   memset(&a, 0, sizeof(a));
@@ -1175,7 +827,7 @@ static void queue_unregister(null_queue* q) {
             strerror(errno));
 }
 
-static int queue_update_kfd(null_queue* q) {
+static int queue_update_kfd(null_cp_queue* q) {
   if (g_kfd_fd < 0) return 0;
   struct kfd_ioctl_update_queue_args a;
   memset(&a, 0, sizeof(a));
@@ -1193,78 +845,56 @@ EXPORT HSAKMT_STATUS hsaKmtCreateQueue(HSAuint32 node, HSA_QUEUE_TYPE type,
                                        HsaEvent* ev, HsaQueueResource* res) {
   (void)ev;
   if (node == 0 || node > g_ngpus) return HSAKMT_STATUS_INVALID_NODE_UNIT;
-  pthread_mutex_lock(&g_q_lock);
+  pthread_mutex_lock(&null_cp_lock);
   if (type != HSA_QUEUE_COMPUTE_AQL) {
     /* No SDMA engine (nor any other queue type) is emulated: refused, as a
      * KFD without free SDMA queues would; ROCr uses blit kernels then. */
     if (type == HSA_QUEUE_SDMA || type == HSA_QUEUE_SDMA_XGMI)
-      g_sdma_refused++;
+      null_cp_sdma_refused++;
     else
-      g_create_failures++;
-    pthread_mutex_unlock(&g_q_lock);
+      null_cp_create_failures++;
+    pthread_mutex_unlock(&null_cp_lock);
     return HSAKMT_STATUS_OUT_OF_RESOURCES;
   }
-  if (g_nqueues >= MAX_QUEUES || !g_doorbells ||
-      (ring_bytes & (ring_bytes - 1)) || ring_bytes < AQL_BYTES) {
-    g_create_failures++;
-    pthread_mutex_unlock(&g_q_lock);
+  null_cp_queue* q = NULL;
+  if (!g_doorbells || (ring_bytes & (ring_bytes - 1)) ||
+      ring_bytes < AQL_BYTES || !(q = null_cp_queue_add_locked())) {
+    null_cp_create_failures++;
+    pthread_mutex_unlock(&null_cp_lock);
     return HSAKMT_STATUS_OUT_OF_RESOURCES;
   }
-  null_queue* q = &g_queues[g_nqueues];
-  memset(q, 0, sizeof(*q));
-  q->used = q->live = 1;
-  q->id = g_nqueues++;
   q->node = node;
-  q->type = type;
   q->percentage = pct;
   q->priority = prio;
   q->ring = ring;
   q->ring_bytes = ring_bytes;
   q->rptr = res->Queue_read_ptr_aql;
   q->wptr = res->Queue_write_ptr_aql;
-  q->doorbell = &g_doorbells[q->id];
-  atomic_store(q->doorbell, DOORBELL_UNRUNG);
-  q->last_doorbell = DOORBELL_UNRUNG;
+  q->doorbell_slot = q->id;
+  null_cp_queue_set_doorbell(q, &g_doorbells[q->id]);
   if (queue_register(q) != 0) {
-    q->used = q->live = 0;
-    g_nqueues--;
-    g_create_failures++;
-    pthread_mutex_unlock(&g_q_lock);
+    null_cp_queue_undo_add_locked();
+    null_cp_create_failures++;
+    pthread_mutex_unlock(&null_cp_lock);
     return HSAKMT_STATUS_ERROR;
   }
   res->QueueId = q->id;
   res->Queue_DoorBell_aql = (HSAuint64*)q->doorbell;
-  if (!g_cp_running) {
-    atomic_store(&g_cp_stop, 0);
-    if (pthread_create(&g_cp, NULL, cp_main, NULL) == 0) g_cp_running = 1;
-  }
-  pthread_mutex_unlock(&g_q_lock);
+  null_cp_start_locked();
+  pthread_mutex_unlock(&null_cp_lock);
   return HSAKMT_STATUS_SUCCESS;
 }
 
-static null_queue* queue_get(HSA_QUEUEID id) {
-  if (id >= g_nqueues || !g_queues[id].live) return NULL;
-  return &g_queues[id];
-}
-
 EXPORT HSAKMT_STATUS hsaKmtDestroyQueue(HSA_QUEUEID id) {
-  pthread_mutex_lock(&g_q_lock);
-  null_queue* q = queue_get(id);
+  pthread_mutex_lock(&null_cp_lock);
+  null_cp_queue* q = null_cp_queue_get_locked(id);
   if (!q) {
-    pthread_mutex_unlock(&g_q_lock);
+    pthread_mutex_unlock(&null_cp_lock);
     return HSAKMT_STATUS_INVALID_HANDLE;
   }
-  /* What ROCr wrote, read at destroy (the last doorbell is counted too). */
-  uint64_t db = atomic_load(q->doorbell);
-  if (db != q->last_doorbell) {
-    q->doorbell_changes++;
-    q->last_doorbell = db;
-  }
-  q->final_write_index = *q->wptr;
-  q->final_read_index = *q->rptr;
-  q->live = 0;
+  null_cp_queue_retire_locked(q);
   queue_unregister(q);
-  pthread_mutex_unlock(&g_q_lock);
+  pthread_mutex_unlock(&null_cp_lock);
   return HSAKMT_STATUS_SUCCESS;
 }
 
@@ -1272,8 +902,8 @@ EXPORT HSAKMT_STATUS hsaKmtUpdateQueue(HSA_QUEUEID id, HSAuint32 pct,
                                        HSA_QUEUE_PRIORITY prio, void* ring,
                                        HSAuint64 ring_bytes, HsaEvent* ev) {
   (void)ev;
-  pthread_mutex_lock(&g_q_lock);
-  null_queue* q = queue_get(id);
+  pthread_mutex_lock(&null_cp_lock);
+  null_cp_queue* q = null_cp_queue_get_locked(id);
   if (q) {
     q->percentage = pct;
     q->priority = prio;
@@ -1282,14 +912,15 @@ EXPORT HSAKMT_STATUS hsaKmtUpdateQueue(HSA_QUEUEID id, HSAuint32 pct,
     q->updates++;
   }
   int kfd_rc = q ? queue_update_kfd(q) : 0;
-  pthread_mutex_unlock(&g_q_lock);
+  pthread_mutex_unlock(&null_cp_lock);
   if (!q) return HSAKMT_STATUS_INVALID_HANDLE;
   return kfd_rc == 0 ? HSAKMT_STATUS_SUCCESS : HSAKMT_STATUS_ERROR;
 }
 
 /* AMDKFD_IOC_SET_CU_MASK with forwarding, as libhsakmt's
  * hsaKmtSetQueueCUMask issues it (count in bits, the caller's words). */
-static int queue_cu_mask_kfd(null_queue* q, HSAuint32 count, HSAuint32* mask) {
+static int queue_cu_mask_kfd(null_cp_queue* q, HSAuint32 count,
+                             HSAuint32* mask) {
   if (g_kfd_fd < 0) return 0;
   struct kfd_ioctl_set_cu_mask_args a;
   memset(&a, 0, sizeof(a));
@@ -1306,11 +937,11 @@ static int queue_cu_mask_kfd(null_queue* q, HSAuint32 count, HSAuint32* mask) {
 
 EXPORT HSAKMT_STATUS hsaKmtSetQueueCUMask(HSA_QUEUEID id, HSAuint32 count,
                                           HSAuint32* mask) {
-  pthread_mutex_lock(&g_q_lock);
-  null_queue* q = queue_get(id);
+  pthread_mutex_lock(&null_cp_lock);
+  null_cp_queue* q = null_cp_queue_get_locked(id);
   if (q) q->cu_masks++;
   int kfd_rc = q ? queue_cu_mask_kfd(q, count, mask) : 0;
-  pthread_mutex_unlock(&g_q_lock);
+  pthread_mutex_unlock(&null_cp_lock);
   if (!q) return HSAKMT_STATUS_INVALID_HANDLE;
   return kfd_rc == 0 ? HSAKMT_STATUS_SUCCESS : HSAKMT_STATUS_ERROR;
 }

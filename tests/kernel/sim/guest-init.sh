@@ -1153,11 +1153,17 @@ NG_TRUTH=/tmp/ng.truth
 # to /dev/kfd's KFD-NODES, with that control dir and truth file and no SDMA.
 # Run it in the background (`ng_run ... &`): it execs, so $! is CMD's pid.
 ng_run() {
-  local cg=$1 ctl=$2 truth=$3 gpus=$4 nodes=$5
+  local cg=$1 env
+  env=$(ng_env "$2" "$3" "$4" "$5")
   shift 5
-  exec sh -c "echo \$\$ > $cg/cgroup.procs && exec env LD_LIBRARY_PATH=/lib/nullgpu \
-    GPUQ_NULLGPU_KFD=1 GPUQ_NULLGPU_KFD_NODES=$nodes GPUQ_NULLGPU_GPUS=$gpus \
-    GPUQ_NULLGPU_CONTROL=$ctl GPUQ_NULLGPU_TRUTH=$truth HSA_ENABLE_SDMA=0 $*"
+  exec sh -c "echo \$\$ > $cg/cgroup.procs && exec env LD_LIBRARY_PATH=/lib/nullgpu $env $*"
+}
+
+# ng_env CONTROL TRUTH GPUS KFD-NODES: the null GPUs' environment (both
+# read the same, tests/nullgpu/null_cp.h): forwarding to those KFD nodes,
+# that control dir and truth file, and no SDMA.
+ng_env() {
+  echo "GPUQ_NULLGPU_KFD=1 GPUQ_NULLGPU_KFD_NODES=$4 GPUQ_NULLGPU_GPUS=$3 GPUQ_NULLGPU_CONTROL=$1 GPUQ_NULLGPU_TRUTH=$2 HSA_ENABLE_SDMA=0"
 }
 
 # kfd_run STACK CGROUP CONTROL TRUTH GPUS KFD-NODES CMD...: as ng_run, for
@@ -1166,11 +1172,10 @@ ng_run() {
 # libraries (a container with its own ROCm), on the KFD null GPU
 # (kfd_nullgpu.c) with GPUS gfx90a, forwarding its queues to KFD-NODES.
 kfd_run() {
-  local d=/rocm/$1 cg=$2 ctl=$3 truth=$4 gpus=$5 nodes=$6
+  local d=/rocm/$1 cg=$2 env
+  env=$(ng_env "$3" "$4" "$5" "$6")
   shift 6
-  exec sh -c "echo \$\$ > $cg/cgroup.procs && exec env LD_PRELOAD=$d/lib/libgpuq_kfdnull.so \
-    GPUQ_KFDNULL_KFD=1 GPUQ_KFDNULL_KFD_NODES=$nodes GPUQ_KFDNULL_GPUS=$gpus \
-    GPUQ_KFDNULL_CONTROL=$ctl GPUQ_KFDNULL_TRUTH=$truth HSA_ENABLE_SDMA=0 \
+  exec sh -c "echo \$\$ > $cg/cgroup.procs && exec env LD_PRELOAD=$d/lib/libgpuq_kfdnull.so $env \
     $d/lib/ld-linux-x86-64.so.2 --library-path $d/lib $*"
 }
 
@@ -1180,11 +1185,10 @@ kfd_run() {
 # /mnt holds our programs (/rocm/TAG) and whose /tmp is the guest's (the
 # fifos, the null GPU's control dir and truth file).
 root_run() {
-  local s=/share/$1 cg=$2 ctl=$3 truth=$4 gpus=$5 nodes=$6
+  local s=/share/$1 cg=$2 env
+  env=$(ng_env "$3" "$4" "$5" "$6")
   shift 6
-  exec sh -c "echo \$\$ > $cg/cgroup.procs && exec chroot $s env LD_PRELOAD=/mnt/libgpuq_kfdnull.so \
-    GPUQ_KFDNULL_KFD=1 GPUQ_KFDNULL_KFD_NODES=$nodes GPUQ_KFDNULL_GPUS=$gpus \
-    GPUQ_KFDNULL_CONTROL=$ctl GPUQ_KFDNULL_TRUTH=$truth HSA_ENABLE_SDMA=0 HOME=/tmp $*"
+  exec sh -c "echo \$\$ > $cg/cgroup.procs && exec chroot $s env LD_PRELOAD=/mnt/libgpuq_kfdnull.so $env HOME=/tmp $*"
 }
 
 # mount_shares: each root run_sim_tier.sh shares over 9p (virtio; the
@@ -2536,9 +2540,8 @@ start_prog() {
   mkdir -p /tmp/ngctl-$name
   mkfifo /tmp/p-$name.in
   eval "exec $fd<> /tmp/p-$name.in"
-  # the runner's words (root_run takes a GPU count, ng_run "NxTARGET")
   local run="ng_run" client=/bin/hip_client
-  case $name in *72) run="root_run hip-7.2" client=/mnt/hip_client gpus=${gpus%%x*} ;; esac
+  case $name in *72) run="root_run hip-7.2" client=/mnt/hip_client ;; esac
   $run "$(prog_cg $name)" /tmp/ngctl-$name /tmp/ng-$name.truth $gpus $nodes \
     GPUQ_HIP_CLIENT_HOLD=1 $client "$@" < /tmp/p-$name.in > /tmp/p-$name.out 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
   eval "PROG_PID_$name=$!"
