@@ -55,8 +55,9 @@ static __always_inline int emit(struct cgroup *cgrp, const char *path, __u32 kin
 		__u32 reason = GPUQ_CGROUP_DROP_RINGBUF_FULL;
 		__u64 *n = bpf_map_lookup_elem(&cgroup_drops, &reason);
 
+		/* atomic: a preemptible program (events.bpf.h, count_drop) */
 		if (n)
-			*n += 1; /* per-CPU slot: no atomics needed */
+			__sync_fetch_and_add(n, 1);
 		return 0;
 	}
 	rec->cgroup_id = BPF_CORE_READ(cgrp, kn, id);

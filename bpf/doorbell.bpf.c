@@ -279,8 +279,9 @@ static __always_inline int count_doorbell(void *ctx, __u64 handle, __u64 value)
 		count = bpf_map_lookup_elem(&doorbell_counts, &key);
 		if (!count) {
 			n = bpf_map_lookup_elem(&doorbell_drops, &reason);
+			/* atomic: the plain pair runs preemptible on a kernel built so */
 			if (n)
-				*n += 1; /* per-CPU slot */
+				__sync_fetch_and_add(n, 1);
 			return 0;
 		}
 	}

@@ -30,8 +30,17 @@ static __always_inline void count_drop(__u32 reason)
 {
 	__u64 *n = bpf_map_lookup_elem(&drops, &reason);
 
+	/*
+	 * Atomic even on a per-CPU slot: fentry programs run with
+	 * migration, not preemption, disabled (__bpf_prog_enter_recur), and
+	 * so do tracepoint programs in Debian's 7.x (__bpf_trace_run under
+	 * rcu_read_lock_dont_migrate; srcu-fast and faultable tracepoints).
+	 * On a preemptible kernel (Debian's boot lazy from 6.16) another
+	 * program preempting this one on the same CPU may count into the
+	 * same slot between its load and its store.
+	 */
 	if (n)
-		*n += 1; /* per-CPU slot: no atomics needed */
+		__sync_fetch_and_add(n, 1);
 }
 
 static __always_inline void *reserve_event(__u64 size, __u16 type)
