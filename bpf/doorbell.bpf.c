@@ -114,23 +114,32 @@ __u32 retire_epoch;
  */
 #define MAX_CLASSIFIED (128u << 10)
 
-/* The class of the packet in slot index of a ring of `packets` slots. */
+/*
+ * The class of the packet in slot index of a ring of `packets` slots, from
+ * its first 4 bytes: the header (type in byte 0) and, in a vendor-specific
+ * packet, AMD's format in byte 2. CLR publishes them with one 32-bit
+ * release store (rocvirtual.cpp packet_store_release: header | rest << 16),
+ * so they are read together.
+ */
 static __always_inline __u32 packet_class(__u64 ring_base, __u32 packets, __u64 index)
 {
-	__u16 header;
+	__u32 word;
 	__u8 type;
 
 	if (!ring_base || !packets || (packets & (packets - 1)))
 		return GPUQ_PACKET_UNREADABLE;
-	if (bpf_probe_read_user(&header, sizeof(header),
+	if (bpf_probe_read_user(&word, sizeof(word),
 				(void *)(ring_base + (index & (packets - 1)) * 64)))
 		return GPUQ_PACKET_UNREADABLE;
-	type = header & 0xff; /* hsa_packet_type_t */
-	if (type == 2)	      /* KERNEL_DISPATCH */
+	type = word & 0xff; /* hsa_packet_type_t */
+	if (type == GPUQ_AQL_TYPE_KERNEL_DISPATCH)
 		return GPUQ_PACKET_DISPATCH;
-	if (type == 3 || type == 5) /* BARRIER_AND, BARRIER_OR */
+	if (type == GPUQ_AQL_TYPE_BARRIER_AND || type == GPUQ_AQL_TYPE_BARRIER_OR)
 		return GPUQ_PACKET_BARRIER;
-	return GPUQ_PACKET_OTHER; /* VENDOR_SPECIFIC, INVALID, AGENT_DISPATCH */
+	if (type == GPUQ_AQL_TYPE_VENDOR_SPECIFIC &&
+	    ((word >> 16) & 0xff) == GPUQ_AMD_FORMAT_EXT_KERNEL_DISPATCH)
+		return GPUQ_PACKET_EXT_DISPATCH;
+	return GPUQ_PACKET_OTHER; /* other VENDOR_SPECIFIC, INVALID, AGENT_DISPATCH */
 }
 
 /*

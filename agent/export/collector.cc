@@ -255,7 +255,7 @@ void AddSubmissionFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
       MetricType::Counter);
   FamilyBuilder packets(
       "gpuq_doorbell_packets_total",
-      "AQL packets the doorbell rings published, by packet type "
+      "AQL packets the doorbell rings published, by packet type and format "
       "(--doorbells=uprobe).",
       MetricType::Counter);
   for (const auto& [key, series] : s.doorbells) {
@@ -264,7 +264,9 @@ void AddSubmissionFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
              key.gpu_id == 0 ? "unknown" : std::to_string(key.gpu_id));
     doorbells.Add(labels, static_cast<double>(series.doorbells));
     for (uint32_t c = 0; c < GPUQ_PACKET__MAX; ++c) {
-      packets.Add(With(labels, "packet_type", PacketClassLabel(c)),
+      const PacketClassLabels names = PacketClassLabelsOf(c);
+      packets.Add(With(With(labels, "packet_type", names.packet_type), "format",
+                       names.format),
                   static_cast<double>(series.by_packet[c]));
     }
   }
@@ -763,16 +765,18 @@ std::string EvictionTriggerLabel(uint32_t trigger) {
   }
 }
 
-std::string PacketClassLabel(uint32_t packet_class) {
+PacketClassLabels PacketClassLabelsOf(uint32_t packet_class) {
   switch (packet_class) {
     case GPUQ_PACKET_DISPATCH:
-      return "kernel_dispatch";
+      return {"kernel_dispatch", "hsa"};
+    case GPUQ_PACKET_EXT_DISPATCH:
+      return {"kernel_dispatch", "amd_ext"};
     case GPUQ_PACKET_BARRIER:
-      return "barrier";
+      return {"barrier", "hsa"};
     case GPUQ_PACKET_OTHER:
-      return "other";
+      return {"other", "any"};
     default:
-      return "unreadable";
+      return {"unreadable", "unknown"};
   }
 }
 

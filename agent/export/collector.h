@@ -28,8 +28,16 @@ std::string UnmapFilterLabel(uint32_t filter);
 std::string RunlistCauseLabel(uint32_t cause);
 /// gpuq_eviction_trigger as a label ("svm", "userptr", "ttm", ...).
 std::string EvictionTriggerLabel(uint32_t trigger);
-/// gpuq_packet_class as a label ("kernel_dispatch", "barrier", ...).
-std::string PacketClassLabel(uint32_t packet_class);
+/// gpuq_packet_class as the labels of gpuq_doorbell_packets_total: what
+/// the packet is (packet_type: "kernel_dispatch", "barrier", "other",
+/// "unreadable") and the layout it came in (format: "hsa", the HSA packet
+/// type's own; "amd_ext", AMD's extended kernel dispatch of gfx1250; "any"
+/// for the other packets; "unknown" for unreadable ones).
+struct PacketClassLabels {
+  const char* packet_type;
+  const char* format;
+};
+PacketClassLabels PacketClassLabelsOf(uint32_t packet_class);
 /// "gfx942" from a KFD gfx_target_version (90402).
 std::string GfxName(uint32_t gfx_target_version);
 /// errno name of a (negative) errno ("ETIME"; "errno_<n>" if unnamed).

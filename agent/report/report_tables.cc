@@ -546,6 +546,7 @@ ReportTable Doorbells(const RunReport& r) {
        {"RINGS", "rings", "rings", true},
        {"PACKETS", "packets", "packets", true},
        {"KERNEL_DISPATCH", "kernel dispatch", "kernel_dispatch", true},
+       {"EXT_DISPATCH", "of which AMD extended", "kernel_dispatch_ext", true},
        {"BARRIER", "barrier", "barrier", true},
        {"OTHER", "other", "other", true},
        {"UNREADABLE", "unreadable", "unreadable", true}},
@@ -557,7 +558,8 @@ ReportTable Doorbells(const RunReport& r) {
         d.gpu_id == 0 ? ReportCell{"unknown", nullptr} : Count(d.gpu_id);
     t.rows.push_back({OwnerCell(d.owner), std::move(gpu), Count(d.rings),
                       Count(d.Packets()), Count(d.kernel_dispatch),
-                      Count(d.barrier), Count(d.other), Count(d.unreadable)});
+                      Count(d.kernel_dispatch_ext), Count(d.barrier),
+                      Count(d.other), Count(d.unreadable)});
   }
   return t;
 }

@@ -838,7 +838,9 @@ RunReport Analyzer::Impl::Finish() {
     row.owner = OwnerOf(s, key.cgroup_id);
     row.gpu_id = key.gpu_id;
     row.rings += series.doorbells;
-    row.kernel_dispatch += series.by_packet[GPUQ_PACKET_DISPATCH];
+    row.kernel_dispatch += series.by_packet[GPUQ_PACKET_DISPATCH] +
+                           series.by_packet[GPUQ_PACKET_EXT_DISPATCH];
+    row.kernel_dispatch_ext += series.by_packet[GPUQ_PACKET_EXT_DISPATCH];
     row.barrier += series.by_packet[GPUQ_PACKET_BARRIER];
     row.other += series.by_packet[GPUQ_PACKET_OTHER];
     row.unreadable += series.by_packet[GPUQ_PACKET_UNREADABLE];

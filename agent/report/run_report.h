@@ -203,9 +203,10 @@ struct DoorbellRow {
   Owner owner;
   uint32_t gpu_id = 0;  ///< 0: the queue's create was not seen ("unknown")
   uint64_t rings = 0;
-  uint64_t kernel_dispatch = 0;
+  uint64_t kernel_dispatch = 0;      ///< HSA's and AMD's extended ones
+  uint64_t kernel_dispatch_ext = 0;  ///< of those, AMD's extended (gfx1250)
   uint64_t barrier = 0;
-  uint64_t other = 0;       ///< vendor-specific, agent dispatch, invalid
+  uint64_t other = 0;       ///< other vendor-specific, agent dispatch, invalid
   uint64_t unreadable = 0;  ///< header not readable
   uint64_t Packets() const {
     return kernel_dispatch + barrier + other + unreadable;

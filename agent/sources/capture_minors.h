@@ -42,6 +42,24 @@ inline constexpr std::array<RecordSizes, GPUQ_ABI_MINOR + 1>
             176,  // GPUQ_EV_QUEUE_CU_MASK
             88,   // GPUQ_EV_SOURCE_DROPS
         },
+        // 2: doorbell_count's by_packet has GPUQ_PACKET_EXT_DISPATCH
+        {
+            0,    // GPUQ_EV_INVALID
+            128,  // GPUQ_EV_QUEUE_CREATE
+            64,   // GPUQ_EV_QUEUE_DESTROY
+            48,   // GPUQ_EV_PROCESS_EXIT
+            64,   // GPUQ_EV_QUEUE_CREATE_FAILED
+            120,  // GPUQ_EV_GPU_INFO
+            40,   // GPUQ_EV_CGROUP_PATH, then the path
+            40,   // GPUQ_EV_CONTAINER_META, then the JSON
+            96,   // GPUQ_EV_RUNLIST
+            64,   // GPUQ_EV_EVICTION
+            80,   // GPUQ_EV_QUEUE_SAMPLE
+            96,   // GPUQ_EV_DOORBELL_COUNT
+            64,   // GPUQ_EV_QUEUE_UPDATE
+            176,  // GPUQ_EV_QUEUE_CU_MASK
+            88,   // GPUQ_EV_SOURCE_DROPS
+        },
     }};
 
 }  // namespace gpuq

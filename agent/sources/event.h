@@ -33,6 +33,11 @@ struct ContainerMetaRecord {
 /// model (Model::On, which fails to compile without one). Records with a
 /// variable payload (cgroup path, container metadata) have a decoded type of
 /// their own and an EventCodec specialization in event.cc.
+/// A doorbell count of ABI minor 0 or 1 ends before the extended kernel
+/// dispatches (GPUQ_PACKET_EXT_DISPATCH, minor 2): read as 0.
+inline constexpr size_t kDoorbellCountMinSize =
+    offsetof(gpuq_doorbell_count_record, by_packet[GPUQ_PACKET_EXT_DISPATCH]);
+
 #define GPUQ_EVENT_TYPES(X)                                                 \
   X(GPUQ_EV_QUEUE_CREATE, "queue_create", gpuq_queue_create_event,          \
     offsetof(gpuq_queue_create_event, doorbell_handle))                     \
@@ -55,7 +60,7 @@ struct ContainerMetaRecord {
   X(GPUQ_EV_QUEUE_SAMPLE, "queue_sample", gpuq_queue_sample_record,         \
     offsetof(gpuq_queue_sample_record, write_ptr))                          \
   X(GPUQ_EV_DOORBELL_COUNT, "doorbell_count", gpuq_doorbell_count_record,   \
-    sizeof(gpuq_doorbell_count_record))                                     \
+    kDoorbellCountMinSize)                                                  \
   X(GPUQ_EV_QUEUE_UPDATE, "queue_update", gpuq_queue_update_event,          \
     sizeof(gpuq_queue_update_event))                                        \
   X(GPUQ_EV_QUEUE_CU_MASK, "queue_cu_mask", gpuq_queue_cu_mask_event,       \

@@ -33,8 +33,10 @@
  *      type instead of the AQL packets the rings published.
  *   1  every record at its full size as pinned below; by_packet counts AQL
  *      packets.
+ *   2  doorbell_count's by_packet has GPUQ_PACKET_EXT_DISPATCH, AMD's
+ *      extended kernel dispatch packets (gfx1250), appended: 96 bytes.
  */
-#define GPUQ_ABI_MINOR 1
+#define GPUQ_ABI_MINOR 2
 
 #define GPUQ_COMM_LEN 16
 #define GPUQ_GPU_NAME_LEN 32
@@ -396,14 +398,30 @@ GPUQ_ABI_OFFSET(gpuq_queue_sample_record, write_ptr, 64);
 GPUQ_ABI_OFFSET(gpuq_queue_sample_record, read_begin_ns, 72);
 GPUQ_ABI_SIZE(gpuq_queue_sample_record, 80); /* 32 + 2*4 + 2*8 + 2*4 + 2*8 */
 
-/* Packet classes of doorbell counts, by the AQL header of the rung slot. */
+/*
+ * Packet classes of doorbell counts, by the AQL header of the rung slot:
+ * its packet type (byte 0, hsa_packet_type_t) and, for a vendor-specific
+ * packet, AMD's format (byte 2, hsa_amd_vendor_packet_header_t.AmdFormat).
+ */
 enum gpuq_packet_class {
 	GPUQ_PACKET_DISPATCH = 0,   /* KERNEL_DISPATCH */
 	GPUQ_PACKET_BARRIER = 1,    /* BARRIER_AND, BARRIER_OR */
-	GPUQ_PACKET_OTHER = 2,	    /* VENDOR_SPECIFIC, AGENT_DISPATCH, INVALID */
+	GPUQ_PACKET_OTHER = 2,	    /* other VENDOR_SPECIFIC, AGENT_DISPATCH, INVALID */
 	GPUQ_PACKET_UNREADABLE = 3, /* header not readable */
+	/*
+	 * VENDOR_SPECIFIC with AmdFormat HSA_AMD_PACKET_TYPE_EXT_KERNEL_DISPATCH
+	 * (3): a kernel dispatch, as CLR writes every launch and graph node on
+	 * gfx12.5 (ROCr's hsa_ext_amd.h from interface 1.21; ABI minor 2).
+	 */
+	GPUQ_PACKET_EXT_DISPATCH = 4,
 	GPUQ_PACKET__MAX,
 };
+/* hsa_packet_type_t and AMD's vendor formats the classes are made of */
+#define GPUQ_AQL_TYPE_VENDOR_SPECIFIC 0
+#define GPUQ_AQL_TYPE_KERNEL_DISPATCH 2
+#define GPUQ_AQL_TYPE_BARRIER_AND 3
+#define GPUQ_AQL_TYPE_BARRIER_OR 5
+#define GPUQ_AMD_FORMAT_EXT_KERNEL_DISPATCH 3
 
 /*
  * Agent-written (--doorbells=uprobe): cumulative doorbell counts of one
@@ -428,7 +446,7 @@ GPUQ_ABI_OFFSET(gpuq_doorbell_count_record, gpu_id, 40);
 GPUQ_ABI_OFFSET(gpuq_doorbell_count_record, queue_id, 44);
 GPUQ_ABI_OFFSET(gpuq_doorbell_count_record, doorbells, 48);
 GPUQ_ABI_OFFSET(gpuq_doorbell_count_record, by_packet, 56);
-GPUQ_ABI_SIZE(gpuq_doorbell_count_record, 88); /* 32 + 8 + 2*4 + 8 + 4*8 */
+GPUQ_ABI_SIZE(gpuq_doorbell_count_record, 96); /* 32 + 8 + 2*4 + 8 + 5*8 */
 
 /*
  * Agent-written by `record` as a capture's last record: the events the

@@ -63,14 +63,14 @@ struct gpuq_doorbell_count {
 	__u32 epoch;
 };
 GPUQ_ABI_OFFSET(gpuq_doorbell_count, by_packet, 0);
-GPUQ_ABI_OFFSET(gpuq_doorbell_count, cgroup_id, 32);
-GPUQ_ABI_OFFSET(gpuq_doorbell_count, rings, 40);
-GPUQ_ABI_OFFSET(gpuq_doorbell_count, next_index, 48);
-GPUQ_ABI_OFFSET(gpuq_doorbell_count, queue_ptr, 56);
-GPUQ_ABI_OFFSET(gpuq_doorbell_count, ring_base, 64);
-GPUQ_ABI_OFFSET(gpuq_doorbell_count, queue_id, 72);
-GPUQ_ABI_OFFSET(gpuq_doorbell_count, ring_packets, 80);
-GPUQ_ABI_OFFSET(gpuq_doorbell_count, epoch, 84);
-GPUQ_ABI_SIZE(gpuq_doorbell_count, 88); /* 4*8 + 6*8 + 2*4 */
+GPUQ_ABI_OFFSET(gpuq_doorbell_count, cgroup_id, 40);
+GPUQ_ABI_OFFSET(gpuq_doorbell_count, rings, 48);
+GPUQ_ABI_OFFSET(gpuq_doorbell_count, next_index, 56);
+GPUQ_ABI_OFFSET(gpuq_doorbell_count, queue_ptr, 64);
+GPUQ_ABI_OFFSET(gpuq_doorbell_count, ring_base, 72);
+GPUQ_ABI_OFFSET(gpuq_doorbell_count, queue_id, 80);
+GPUQ_ABI_OFFSET(gpuq_doorbell_count, ring_packets, 88);
+GPUQ_ABI_OFFSET(gpuq_doorbell_count, epoch, 92);
+GPUQ_ABI_SIZE(gpuq_doorbell_count, 96); /* 5*8 + 6*8 + 2*4 */
 
 #endif /* GPUQ_DOORBELL_ABI_H */

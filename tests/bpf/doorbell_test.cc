@@ -195,7 +195,7 @@ std::unique_ptr<DoorbellCounter> OpenOnStandIn(std::string* error) {
 void ExpectCountsMatch(const DoorbellCounter& counter, const CallerRun& run) {
   const std::vector<DoorbellCount> counts = CountsOf(counter, run.pid);
   ASSERT_EQ(counts.size(), run.rung.size()) << "pid " << run.pid;
-  uint64_t dispatch = 0, barrier = 0, other = 0, unreadable = 0;
+  uint64_t dispatch = 0, barrier = 0, other = 0, unreadable = 0, ext = 0;
   for (const DoorbellCount& c : counts) {
     ASSERT_TRUE(run.rung.count(c.handle)) << std::hex << c.handle;
     EXPECT_EQ(c.doorbells, run.rung.at(c.handle)) << std::hex << c.handle;
@@ -207,10 +207,12 @@ void ExpectCountsMatch(const DoorbellCounter& counter, const CallerRun& run) {
     barrier += c.by_packet[GPUQ_PACKET_BARRIER];
     other += c.by_packet[GPUQ_PACKET_OTHER];
     unreadable += c.by_packet[GPUQ_PACKET_UNREADABLE];
+    ext += c.by_packet[GPUQ_PACKET_EXT_DISPATCH];
   }
   EXPECT_EQ(dispatch, Num(run.summary, "dispatch"));
   EXPECT_EQ(barrier, Num(run.summary, "barrier"));
   EXPECT_EQ(other, Num(run.summary, "other"));
+  EXPECT_EQ(ext, Num(run.summary, "ext"));
   EXPECT_EQ(unreadable, 0u);
 }
 
@@ -309,15 +311,16 @@ TEST(DoorbellTest, CountsExactlyTheDoorbellsRungPerProcess) {
 
   // Two processes, different counts; ring wraps (> 64 packets a queue),
   // the three entry points mixed, completion stores in between.
-  const CallerRun a = RunCaller({"dispatch=150", "barrier=40", "vendor=9",
-                                 "completions=77", "queues=2", "via=mix"});
+  const CallerRun a =
+      RunCaller({"dispatch=150", "barrier=40", "vendor=9", "ext=21",
+                 "completions=77", "queues=2", "via=mix"});
   const CallerRun b =
       RunCaller({"dispatch=7", "barrier=3", "completions=11", "via=screlease"});
   // gfx7/8 LEGACY_DOORBELL signals are doorbells too.
   const CallerRun c =
       RunCaller({"dispatch=5", "barrier=2", "kind=-2", "via=relaxed"});
   ASSERT_EQ(a.rung.size(), 2u);
-  EXPECT_EQ(Num(a.summary, "doorbells"), 199u);
+  EXPECT_EQ(Num(a.summary, "doorbells"), 220u);
   EXPECT_EQ(Num(a.summary, "completions"), 77u);
   ExpectCountsMatch(*counter, a);
   ExpectCountsMatch(*counter, b);
@@ -762,16 +765,25 @@ TEST(DoorbellPollerTest, ClassifiesEveryPacketTypeExactly) {
   ASSERT_NE(poller, nullptr) << error;
   struct Case {
     std::vector<std::string> args;
-    uint64_t dispatch, barrier, other, unreadable;
+    uint64_t dispatch, barrier, other, unreadable, ext = 0;
   };
   const Case cases[] = {
-      // BARRIER_AND and BARRIER_OR alternate; VENDOR_SPECIFIC,
+      // BARRIER_AND and BARRIER_OR alternate; VENDOR_SPECIFIC (PM4-IB),
       // AGENT_DISPATCH and INVALID are "other"; a ring that wraps 3 times.
       {{"dispatch=50", "barrier=61", "vendor=40", "agent=30", "invalid=20"},
        50,
        61,
        90,
        0},
+      // AMD's extended kernel dispatches (gfx1250: VENDOR_SPECIFIC with
+      // AmdFormat 3) among the others, one ring each and in batches.
+      {{"dispatch=20", "barrier=10", "vendor=7", "ext=33"}, 20, 10, 7, 0, 33},
+      {{"dispatch=20", "barrier=10", "vendor=7", "ext=33", "batch=16"},
+       20,
+       10,
+       7,
+       0,
+       33},
       // gfx7/8 LEGACY_DOORBELL signals classify the same way.
       {{"dispatch=5", "barrier=4", "vendor=1", "kind=-2", "via=relaxed"},
        5,
@@ -822,6 +834,7 @@ TEST(DoorbellPollerTest, ClassifiesEveryPacketTypeExactly) {
     EXPECT_EQ(r.by_packet[GPUQ_PACKET_BARRIER], c.barrier) << c.args[0];
     EXPECT_EQ(r.by_packet[GPUQ_PACKET_OTHER], c.other) << c.args[0];
     EXPECT_EQ(r.by_packet[GPUQ_PACKET_UNREADABLE], c.unreadable) << c.args[0];
+    EXPECT_EQ(r.by_packet[GPUQ_PACKET_EXT_DISPATCH], c.ext) << c.args[0];
     EXPECT_EQ(r.doorbells, Num(run.summary, "doorbells")) << c.args[0];
   }
 }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "event_builders.h"
@@ -27,6 +28,8 @@ const std::vector<std::array<uint16_t, 15>> kReleasedRows = {
     {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
     // 1
     {0, 128, 64, 48, 64, 120, 40, 40, 96, 64, 80, 88, 64, 176, 88},
+    // 2: doorbell_count 96 (GPUQ_PACKET_EXT_DISPATCH appended)
+    {0, 128, 64, 48, 64, 120, 40, 40, 96, 64, 80, 96, 64, 176, 88},
 };
 
 const std::string kFixtures = std::string(GPUQ_SOURCE_DIR) + "/tests/fixtures";
@@ -92,6 +95,28 @@ TEST(AbiMinorTest, MinorZeroCaptureStillReads) {
   ASSERT_EQ(ReadCapture(path, &capture, &error), CaptureError::kNone) << error;
   EXPECT_EQ(capture.header.abi_minor, 0u);
   EXPECT_EQ(capture.events.size(), 194u);
+}
+
+// The bundled capture as minor 1 wrote it: its doorbell counts 88 bytes,
+// read with no extended kernel dispatches.
+TEST(AbiMinorTest, MinorOneCaptureReadsWithoutExtDispatches) {
+  const std::string path = kFixtures + "/captures/abi-1.1-default.gpuqcap";
+  Capture capture;
+  std::string error;
+  ASSERT_EQ(ReadCapture(path, &capture, &error), CaptureError::kNone) << error;
+  EXPECT_EQ(capture.header.abi_minor, 1u);
+  EXPECT_EQ(capture.events.size(), 196u);
+  size_t doorbell_counts = 0;
+  uint64_t dispatches = 0;
+  for (const Event& e : capture.events) {
+    const auto* d = std::get_if<gpuq_doorbell_count_record>(&e);
+    if (d == nullptr) continue;
+    ++doorbell_counts;
+    dispatches += d->by_packet[GPUQ_PACKET_DISPATCH];
+    EXPECT_EQ(d->by_packet[GPUQ_PACKET_EXT_DISPATCH], 0u);
+  }
+  EXPECT_GT(doorbell_counts, 0u);
+  EXPECT_GT(dispatches, 0u);
 }
 
 TEST(AbiMinorTest, WriterStampsItsMinor) {

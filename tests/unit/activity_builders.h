@@ -50,12 +50,14 @@ inline gpuq_queue_sample_record Sample(uint64_t pkey, uint32_t tgid,
   return r;
 }
 
-/// Cumulative doorbell counts of (tgid, handle): kernel dispatches and
-/// barriers; gpu 0 = the poller did not know the handle.
+/// Cumulative doorbell counts of (tgid, handle): kernel dispatches,
+/// barriers and AMD extended kernel dispatches, one ring each; gpu 0 = the
+/// poller did not know the handle.
 inline gpuq_doorbell_count_record DoorbellCount(uint32_t tgid, uint64_t cgroup,
                                                 uint64_t handle, uint32_t gpu,
                                                 uint64_t dispatch,
-                                                uint64_t barrier = 0) {
+                                                uint64_t barrier = 0,
+                                                uint64_t ext = 0) {
   gpuq_doorbell_count_record r{};
   r.hdr = Hdr(GPUQ_EV_DOORBELL_COUNT, 0, tgid, cgroup);
   r.hdr.size = sizeof(r);
@@ -63,7 +65,8 @@ inline gpuq_doorbell_count_record DoorbellCount(uint32_t tgid, uint64_t cgroup,
   r.gpu_id = gpu;
   r.by_packet[GPUQ_PACKET_DISPATCH] = dispatch;
   r.by_packet[GPUQ_PACKET_BARRIER] = barrier;
-  r.doorbells = dispatch + barrier;
+  r.by_packet[GPUQ_PACKET_EXT_DISPATCH] = ext;
+  r.doorbells = dispatch + barrier + ext;
   return r;
 }
 

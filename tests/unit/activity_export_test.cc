@@ -57,7 +57,7 @@ std::unique_ptr<Pipeline> Busy() {
   p->Handle(Create(kKey, kPid, kCg, kGpu, 1, GPUQ_QUEUE_SDMA));
   p->Handle(Sample(kKey, kPid, kCg, kGpu, 0, 100, 90, 1 * kSec));
   p->Handle(Sample(kKey, kPid, kCg, kGpu, 0, 600, 596, 3 * kSec));
-  p->Handle(DoorbellCount(kPid, kCg, kHandle, kGpu, 40, 2));
+  p->Handle(DoorbellCount(kPid, kCg, kHandle, kGpu, 40, 2, 3));
   p->Handle(DoorbellCount(kPidHost, kCgHost, 0xabc000, 0, 5));
   p->Handle(Runlist(kKey, kPid, kCg, kGpu, GPUQ_RUNLIST_UNMAP,
                     GPUQ_CAUSE_CREATE, 200000));
@@ -88,7 +88,7 @@ TEST(ActivityExportTest, DoorbellFamilies) {
   const auto f = BuildFamilies(Busy()->TakeSnapshot());
   EXPECT_EQ(One(f, "gpuq_doorbells_total",
                 {{"container", "0124dd351391"}, {"gpu_id", "11437"}}),
-            42);
+            45);
   EXPECT_EQ(One(f, "gpuq_doorbells_total",
                 {{"container", ""}, {"gpu_id", "unknown"}}),
             5);
@@ -96,7 +96,17 @@ TEST(ActivityExportTest, DoorbellFamilies) {
                 {{"gpu_id", "11437"}, {"packet_type", "barrier"}}),
             2);
   // Every class is exported, so the per-type series sum to the total.
-  EXPECT_EQ(Count(f, "gpuq_doorbell_packets_total", {{"gpu_id", "11437"}}), 4u);
+  EXPECT_EQ(Count(f, "gpuq_doorbell_packets_total", {{"gpu_id", "11437"}}), 5u);
+  EXPECT_EQ(One(f, "gpuq_doorbell_packets_total",
+                {{"gpu_id", "11437"},
+                 {"packet_type", "kernel_dispatch"},
+                 {"format", "amd_ext"}}),
+            3);
+  EXPECT_EQ(One(f, "gpuq_doorbell_packets_total",
+                {{"gpu_id", "11437"},
+                 {"packet_type", "kernel_dispatch"},
+                 {"format", "hsa"}}),
+            40);
   EXPECT_EQ(Sum(f, "gpuq_doorbell_packets_total"),
             Sum(f, "gpuq_doorbells_total"));
 }

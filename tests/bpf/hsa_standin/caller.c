@@ -5,13 +5,17 @@
  * (kind USER) that a doorbell counter must ignore. Prints what it did.
  *
  * usage: hsa_standin_caller [dispatch=N] [barrier=N] [vendor=N] [agent=N]
- *          [invalid=N] [completions=N] [queues=N]
+ *          [invalid=N] [ext=N] [completions=N] [queues=N]
  *          [via=screlease|relaxed|release|mix] [kind=-1|-2|1] [noqueue=1]
  *          [rounds=N] [wait_stdin=1] [requeue=1|2] [batch=K]
  *          [reuse=N] [retire=destroy|shutdown|none]
  *        hsa_standin_dlopen_caller lib=PATH [same options]
- * barrier packets alternate BARRIER_AND / BARRIER_OR; packets are interleaved
- * (dispatch, barrier, vendor, agent, invalid, ...) over the queues
+ * barrier packets alternate BARRIER_AND / BARRIER_OR; vendor packets are
+ * ROCr's PM4-IB format (AmdFormat 1), ext packets AMD's extended kernel
+ * dispatch (VENDOR_SPECIFIC, AmdFormat 3, setup 1: what CLR writes for every
+ * launch on gfx12.5, its header, format and setup in one 32-bit release
+ * store, rocvirtual.cpp packet_store_release); packets are interleaved
+ * (dispatch, barrier, vendor, agent, invalid, ext, ...) over the queues
  * round-robin; the ring has 64 slots, so more than 64 packets per queue wraps
  * it. kind=1 lays out a doorbell with kind USER, as ROCr's InterceptQueue
  * does; noqueue=1 leaves queue_ptr NULL (packet type unreadable). Each of the
@@ -111,8 +115,10 @@ static void ring_doorbell(struct queue* q, const char* via, long n) {
   ++q->rings;
 }
 
-/* Writes one packet; rings once `batch` packets are unrung. */
-static void put(struct queue* q, uint16_t type, const char* via, long n,
+/* Writes one packet, its first 4 bytes `first` (header, then AMD's format
+ * and setup for a vendor packet) with the barrier bit; rings once `batch`
+ * packets are unrung. */
+static void put(struct queue* q, uint32_t first, const char* via, long n,
                 long batch) {
   /* the queue the doorbell names (requeue=1 moves it), else q's own */
   amd_queue_t* aq = q->doorbell.queue_ptr ? q->doorbell.queue_ptr : &q->amd;
@@ -120,9 +126,9 @@ static void put(struct queue* q, uint16_t type, const char* via, long n,
       __atomic_fetch_add(&aq->write_dispatch_id, 1, __ATOMIC_RELEASE);
   uint8_t* slot = (uint8_t*)aq->hsa_queue.base_address +
                   (index & (RING_PACKETS - 1)) * AQL_PACKET_BYTES;
-  memset(slot + 2, 0, AQL_PACKET_BYTES - 2);
-  uint16_t header = type | (1u << HSA_PACKET_HEADER_BARRIER);
-  __atomic_store_n((uint16_t*)slot, header, __ATOMIC_RELEASE);
+  memset(slot + 4, 0, AQL_PACKET_BYTES - 4);
+  __atomic_store_n((uint32_t*)slot, first | (1u << HSA_PACKET_HEADER_BARRIER),
+                   __ATOMIC_RELEASE);
   q->last = index;
   ++q->packets;
   if (++q->unrung >= batch) ring_doorbell(q, via, n);
@@ -172,10 +178,10 @@ static int wait_go(int wait, const char* what, long round) {
 }
 
 int main(int argc, char** argv) {
-  const long per_round[5] = {
+  const long per_round[6] = {
       arg(argc, argv, "dispatch", 0), arg(argc, argv, "barrier", 0),
       arg(argc, argv, "vendor", 0),   arg(argc, argv, "agent", 0),
-      arg(argc, argv, "invalid", 0),
+      arg(argc, argv, "invalid", 0),  arg(argc, argv, "ext", 0),
   };
   long completions = arg(argc, argv, "completions", 0);
   long nqueues = arg(argc, argv, "queues", 1);
@@ -224,10 +230,14 @@ int main(int argc, char** argv) {
   printf("loaded=1 pid=%d\n", (int)getpid());
 #endif
 
-  static const uint16_t types[5] = {
-      HSA_PACKET_TYPE_KERNEL_DISPATCH, HSA_PACKET_TYPE_BARRIER_AND,
-      HSA_PACKET_TYPE_VENDOR_SPECIFIC, HSA_PACKET_TYPE_AGENT_DISPATCH,
-      HSA_PACKET_TYPE_INVALID};
+  static const uint32_t firsts[6] = {
+      HSA_PACKET_TYPE_KERNEL_DISPATCH,
+      HSA_PACKET_TYPE_BARRIER_AND,
+      HSA_PACKET_TYPE_VENDOR_SPECIFIC | 1u << 16, /* AMD_AQL_FORMAT_PM4_IB */
+      HSA_PACKET_TYPE_AGENT_DISPATCH,
+      HSA_PACKET_TYPE_INVALID,
+      HSA_PACKET_TYPE_VENDOR_SPECIFIC | 3u << 16 | 1u << 24, /* EXT, 1 dim */
+  };
   long n = 0, done = 0, barriers = 0;
   for (long r = 0; r < rounds; ++r) {
     if (wait_go(wait, "round", r) != 0) return 3;
@@ -261,17 +271,17 @@ int main(int argc, char** argv) {
         to->amd.write_dispatch_id = to->amd.read_dispatch_id = 0;
       }
     }
-    long left[5];
+    long left[6];
     memcpy(left, per_round, sizeof(left));
     long round_n = 0;
-    while (left[0] + left[1] + left[2] + left[3] + left[4] > 0) {
-      for (int t = 0; t < 5; ++t) {
+    while (left[0] + left[1] + left[2] + left[3] + left[4] + left[5] > 0) {
+      for (int t = 0; t < 6; ++t) {
         if (left[t] == 0) continue;
         --left[t];
-        uint16_t type = types[t];
-        if (t == 1 && barriers++ % 2 == 1) type = HSA_PACKET_TYPE_BARRIER_OR;
+        uint32_t first = firsts[t];
+        if (t == 1 && barriers++ % 2 == 1) first = HSA_PACKET_TYPE_BARRIER_OR;
         long qi = n % nqueues;
-        put(&queues[qi], type, via, n, batch);
+        put(&queues[qi], first, via, n, batch);
         ++n;
         ++round_n;
         /* a completion store after some packets, as the CP's signal would be
@@ -329,10 +339,11 @@ int main(int argc, char** argv) {
   for (long i = 0; i < nqueues; ++i) rings += queues[i].rings;
   printf(
       "pid=%d doorbells=%ld packets=%ld dispatch=%ld barrier=%ld vendor=%ld "
-      "agent=%ld invalid=%ld other=%ld completions=%ld "
+      "agent=%ld invalid=%ld ext=%ld other=%ld completions=%ld "
       "completion_handle=0x%lx reused=%ld\n",
       (int)getpid(), rings, n, per_round[0] * rounds, per_round[1] * rounds,
       per_round[2] * rounds, per_round[3] * rounds, per_round[4] * rounds,
+      per_round[5] * rounds,
       (per_round[2] + per_round[3] + per_round[4]) * rounds, done,
       (unsigned long)(uintptr_t)completion, reused);
   for (long i = 0; i < nqueues; ++i)
