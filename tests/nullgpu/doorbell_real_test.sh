@@ -182,7 +182,8 @@ else
   # ring would classify q2's packets from q1's consumed slots.
   printf '%s\n' 'queue q1 0 64' 'submit q1 20' 'destroy q1' 'reuse q1 50' \
     'queue q2 0 4096' 'submit q2 15 barrier' 'submit q2 5' \
-    'queue q3 0 4096' 'batch q3 300 256 mixed' 'truth' 'exit' > "$TMP/reuse.in"
+    'queue q3 0 4096' 'batch q3 300 256 mixed' 'queue q4 0 4096' 'batch q4 200 64 ext' \
+    'truth' 'exit' > "$TMP/reuse.in"
   run_group "${IN_CG[@]}" "${CGS[3]}" bash -c 'exec "$@" < "$0"' "$TMP/reuse.in" \
     "${NULLGPU[@]}" "${ENVS[@]}" "$ROCR" > "$TMP/reuse.out" 2>&1
   reused=$(grep '^REUSED q1 ' "$TMP/reuse.out")
@@ -206,21 +207,30 @@ else
   [ "$q3" = "rings=2 dispatches=225 barriers=75" ] &&
     pass "rocr_client: q3 wrote 300 packets in 2 batches ($q3)" ||
     fail "rocr_client: q3 did not batch as asked ($q3)" "$(cat "$TMP/reuse.out")"
-  value_when "$series" 42 > /dev/null
+  # q4: AMD's extended kernel dispatch packets, as CLR writes them on gfx1250
+  q4=$(sed -n 's/^QUEUE q4 .* \(rings=[0-9]*\) \(dispatches=[0-9]*\) \(ext_dispatches=[0-9]*\) \(barriers=[0-9]*\).*/\1 \2 \3 \4/p' "$TMP/reuse.out")
+  q4_truth=$(truth_queues "$TMP/truth.$(sed -n 's/^READY \([0-9]*\).*/\1/p' "$TMP/reuse.out")" owner=client |
+    awk '/ ext_dispatches=[1-9]/' | tr ' ' '\n' | grep -E '^(dispatches|ext_dispatches|barriers)=' | tr '\n' ' ')
+  [ "$q4" = "rings=4 dispatches=150 ext_dispatches=150 barriers=50" ] &&
+    [ "$q4_truth" = "dispatches=150 ext_dispatches=150 barriers=50 " ] &&
+    pass "rocr_client: q4 wrote 200 packets in 4 batches, 150 of them AMD extended kernel dispatches ($q4), consumed by the null CP as dispatches ($q4_truth)" ||
+    fail "rocr_client: q4 did not write or the CP did not consume its extended dispatches (client: $q4; truth: $q4_truth)" "$(cat "$TMP/reuse.out")"
+  value_when "$series" 46 > /dev/null
   sleep 0.5 # a poll more: a count of the reused stores would show by now
   got=$(value "$series")
-  [ "$got" = 42 ] && pass "reuse: gpuq_doorbells_total = 42 rings (20 on q1, 20 on q2, 2 batches on q3), the 50 stores on the reused signal not counted" ||
-    fail "reuse: gpuq_doorbells_total $got, want 42 (the 50 stores on the reused memory are no doorbells)" "$(curl -s "$URL" | grep "${IDS[3]:0:12}")"
-  packets="$(value "gpuq_doorbell_packets_total\\{$ctr,[^}]*packet_type=\"kernel_dispatch\"\\}") $(value "gpuq_doorbell_packets_total\\{$ctr,[^}]*packet_type=\"barrier\"\\}")"
-  [ "$packets" = "250 90" ] && pass "reuse and batches: packets by their own slots: 250 kernel_dispatch (20 on q1, 5 on q2, 225 on q3), 90 barrier (15 on q2, 75 on q3); q2's read from q2's own ring" ||
-    fail "reuse and batches: kernel_dispatch and barrier packets $packets, want 250 90 (q2's slots read from q1's old ring? q3's batches counted as rings?)" "$(curl -s "$URL" | grep "${IDS[3]:0:12}")"
+  [ "$got" = 46 ] && pass "reuse: gpuq_doorbells_total = 46 rings (20 on q1, 20 on q2, 2 batches on q3, 4 on q4), the 50 stores on the reused signal not counted" ||
+    fail "reuse: gpuq_doorbells_total $got, want 46 (the 50 stores on the reused memory are no doorbells)" "$(curl -s "$URL" | grep "${IDS[3]:0:12}")"
+  packets="$(value "gpuq_doorbell_packets_total\\{$ctr,[^}]*packet_type=\"kernel_dispatch\"[^}]*\\}") $(value "gpuq_doorbell_packets_total\\{$ctr,[^}]*packet_type=\"kernel_dispatch\",format=\"amd_ext\"\\}") $(value "gpuq_doorbell_packets_total\\{$ctr,[^}]*packet_type=\"barrier\"[^}]*\\}")"
+  [ "$packets" = "400 150 140" ] && pass "reuse and batches: packets by their own slots: 400 kernel_dispatch (20 on q1, 5 on q2, 225 on q3, 150 on q4), 150 of them format=amd_ext (q4's), 140 barrier (15 on q2, 75 on q3, 50 on q4); q2's read from q2's own ring" ||
+    fail "reuse and batches: kernel_dispatch, amd_ext and barrier packets $packets, want 400 150 140 (q2's slots read from q1's old ring? q3's batches counted as rings? q4's extended dispatches not dispatches?)" "$(curl -s "$URL" | grep "${IDS[3]:0:12}")"
 fi
 total=$(value 'gpuq_doorbells_total\{[^}]*\}')
 classes=$(value 'gpuq_doorbell_packets_total\{[^}]*\}')
 # HIP 5.2.3 rings once per packet; only q3's 2 rings published 300.
 extra=0
 grep -q '^BATCHED q3 300 rings=2' "$TMP/reuse.out" 2> /dev/null && extra=298
-[ -n "$total" ] && [ "$classes" = $((total + extra)) ] && pass "packets = rings + $extra (q3's batches) ($(curl -s "$URL" | grep '^gpuq_doorbell_packets_total' | grep -v ' 0$' | sed 's/.*packet_type="\([a-z_]*\)"} \(.*\)/\1=\2/' | sort | uniq | tr '\n' ' '))" ||
+grep -q '^BATCHED q4 200 rings=4' "$TMP/reuse.out" 2> /dev/null && extra=$((extra + 196))
+[ -n "$total" ] && [ "$classes" = $((total + extra)) ] && pass "packets = rings + $extra (q3's and q4's batches) ($(curl -s "$URL" | grep '^gpuq_doorbell_packets_total' | grep -v ' 0$' | sed 's/.*packet_type="\([a-z_]*\)",format="\([a-z_]*\)"} \(.*\)/\1\/\2=\3/' | sort | uniq | tr '\n' ' '))" ||
   fail "packets $classes, rings $total + $extra"
 dropped=$(value 'gpuq_events_dropped_total\{reason="doorbell_map_full"\}')
 [ "$dropped" = 0 ] && pass "no doorbell lost to a full map" || fail "doorbell_map_full $dropped"

@@ -11,7 +11,8 @@
 #   - rocr_client (compiled here against the root's own hsa.h) on 2 null
 #     GPUs creates queues, writes packets and rings doorbells, one per
 #     packet and as HIP 7 replays a graph (batch q3 300 256 mixed: 2
-#     rings); the null CP
+#     rings), and with AMD's extended kernel dispatch packets as CLR
+#     writes them on gfx1250 (batch q4 200 64 ext: 4 rings); the null CP
 #     consumes them: the truth file's per-queue dispatches and barriers =
 #     what the client says it wrote, nothing pending, ROCr's utility queue
 #     seen, queues destroyed, hsa_shut_down and exit 0;
@@ -48,10 +49,13 @@ submit q1 25 barrier
 submit q2 10
 queue q3 0 4096
 batch q3 300 256 mixed
+queue q4 1 4096
+batch q4 200 64 ext
 truth
 destroy q1
 destroy q2
 destroy q3
+destroy q4
 shutdown
 exit'
 STACKS=0
@@ -92,7 +96,7 @@ for stack in 6.4 7.2; do
   f=$(ls "$R$D"/truth.* 2> /dev/null | head -1)
   if [ "$RUN_RC" = 0 ] && grep -q '^READY .* gpus=2' "$out" && grep -q '^OK hsa_shut_down' "$out" &&
     ! grep -q '^BAD' "$out" && [ -n "$f" ]; then
-    pass "ROCm $stack: rocr_client on 2 null gfx90a (3 queues, 75 single rings, 300 packets in 2 batches, destroy, hsa_shut_down): exit 0"
+    pass "ROCm $stack: rocr_client on 2 null gfx90a (4 queues, 75 single rings, 300 packets in 2 batches, 200 with AMD extended kernel dispatches in 4, destroy, hsa_shut_down): exit 0"
   else
     fail "ROCm $stack: rocr_client exit $RUN_RC" "$(tail -20 "$out")"
     continue
@@ -100,23 +104,23 @@ for stack in 6.4 7.2; do
   cp "$f" "$TMP/truth-$stack"
   f=$TMP/truth-$stack
   n=$(truth_queues "$f" 'owner=client' | wc -l) u=$(truth_queues "$f" 'owner=rocr_internal' | wc -l)
-  [ "$n" = 3 ] && [ "$u" -ge 1 ] && pass "ROCm $stack: the null KFD saw the 3 client queues and $u ROCr utility queue(s)" ||
-    fail "ROCm $stack: client queues $n (want 3), internal $u (want >= 1)" "$(cat "$f")"
-  [ "$(truth_queues "$f" 'owner=client' | grep -c ' node=2 ')" = 1 ] &&
-    pass "ROCm $stack: q2 is on the second GPU (node 2, a doorbell page of its own)" ||
-    fail "ROCm $stack: no client queue on node 2" "$(cat "$f")"
-  for q in q1 q2 q3; do
+  [ "$n" = 4 ] && [ "$u" -ge 1 ] && pass "ROCm $stack: the null KFD saw the 4 client queues and $u ROCr utility queue(s)" ||
+    fail "ROCm $stack: client queues $n (want 4), internal $u (want >= 1)" "$(cat "$f")"
+  [ "$(truth_queues "$f" 'owner=client' | grep -c ' node=2 ')" = 2 ] &&
+    pass "ROCm $stack: q2 and q4 are on the second GPU (node 2, a doorbell page of its own)" ||
+    fail "ROCm $stack: not 2 client queues on node 2" "$(cat "$f")"
+  for q in q1 q2 q3 q4; do
     ring=$(sed -n "s/^QUEUE $q created .* ring=\\(0x[0-9a-f]*\\).*/\\1/p" "$out")
     line=$(truth_queues "$f" "ring=$ring ")
-    want="written=$(client_field "$out" $q written) dispatches=$(client_field "$out" $q dispatches) barriers=$(client_field "$out" $q barriers)"
-    got="written=$(tv "$line" consumed) dispatches=$(tv "$line" dispatches) barriers=$(tv "$line" barriers)"
+    want="written=$(client_field "$out" $q written) dispatches=$(client_field "$out" $q dispatches) ext_dispatches=$(client_field "$out" $q ext_dispatches) barriers=$(client_field "$out" $q barriers)"
+    got="written=$(tv "$line" consumed) dispatches=$(tv "$line" dispatches) ext_dispatches=$(tv "$line" ext_dispatches) barriers=$(tv "$line" barriers)"
     [ -n "$line" ] && [ "$want" = "$got" ] && [ "$(tv "$line" pending)" = 0 ] && [ "$(tv "$line" live)" = 0 ] &&
       pass "ROCm $stack: $q ($(client_field "$out" $q rings) rings): the null CP consumed what the client wrote ($got), none pending, destroyed" ||
       fail "ROCm $stack: $q: client $want, null CP $got" "$(cat "$f" "$out")"
   done
-  d=$(sum "$f" owner=client dispatches) b=$(sum "$f" owner=client barriers)
-  [ "$d $b" = "275 100" ] && pass "ROCm $stack: truth on the client queues: 275 kernel_dispatch, 100 barrier" ||
-    fail "ROCm $stack: truth $d dispatches $b barriers, want 275 100" "$(cat "$f")"
+  d=$(sum "$f" owner=client dispatches) e=$(sum "$f" owner=client ext_dispatches) b=$(sum "$f" owner=client barriers)
+  [ "$d $e $b" = "425 150 150" ] && pass "ROCm $stack: truth on the client queues: 425 kernel_dispatch (150 of them AMD extended), 150 barrier" ||
+    fail "ROCm $stack: truth $d dispatches ($e extended) $b barriers, want 425 150 150" "$(cat "$f")"
 
   # a paused CP: the packets stay pending
   printf 'queue q1 0 128\nsubmit q1 30 nowait\nexit\n' > "$R$D/paused.in"
@@ -169,18 +173,19 @@ for stack in 6.4 7.2; do
   [ "$RUN_RC" = 0 ] && ! grep -q '^BAD' "$TMP/rca-$stack.out" && [ -n "$f" ] ||
     fail "ROCm $stack: rocr_client under the agent: exit $RUN_RC" "$(tail -20 "$TMP/rca-$stack.out")"
   rings=0
-  for q in q1 q2 q3; do rings=$((rings + $(client_field "$TMP/rca-$stack.out" $q rings))); done
+  for q in q1 q2 q3 q4; do rings=$((rings + $(client_field "$TMP/rca-$stack.out" $q rings))); done
   for _ in $(seq 100); do
     [ "$(metric_sum 'gpuq_doorbells_total\{')" = "$rings" ] && break
     sleep 0.1
   done
   sleep 0.5 # a poll more: an over-count would show by now
   got=$(metric_sum 'gpuq_doorbells_total\{')
-  [ "$got" = "$rings" ] && pass "ROCm $stack: gpuq_doorbells_total = $got = the client's rings (75 single, 2 batches)" ||
+  [ "$got" = "$rings" ] && pass "ROCm $stack: gpuq_doorbells_total = $got = the client's rings (75 single, 2 + 4 batches)" ||
     fail "ROCm $stack: gpuq_doorbells_total $got, the client rang $rings" "$(curl -s "$URL" | grep '^gpuq_doorbell'; cat "$TMP/agent.log")"
-  want="$(sum "$f" owner=client dispatches) $(sum "$f" owner=client barriers) 0"
+  want="$(sum "$f" owner=client dispatches) $(sum "$f" owner=client ext_dispatches) $(sum "$f" owner=client barriers) 0"
   got=$(doorbell_packets)
-  [ "$got" = "$want" ] && pass "ROCm $stack: gpuq_doorbell_packets_total by type (kernel_dispatch barrier other) = the null CP's truth ($got)" ||
+  [ "$got" = "$want" ] && [ "$(sum "$f" owner=client ext_dispatches)" = 150 ] &&
+    pass "ROCm $stack: gpuq_doorbell_packets_total by type (kernel_dispatch, of which format amd_ext, barrier, other) = the null CP's truth ($got): q4's 150 AMD extended kernel dispatches (gfx1250's packet) among the dispatches" ||
     fail "ROCm $stack: doorbell packets by type $got, truth $want" "$(curl -s "$URL" | grep '^gpuq_doorbell_packets'; cat "$f")"
   stop_bg "$AGENT_PID"
   [ "$STOP_RC" = 0 ] && pass "ROCm $stack: the agent exits 0 on SIGTERM" || fail "ROCm $stack: the agent exited $STOP_RC" "$(cat "$TMP/agent.log")"

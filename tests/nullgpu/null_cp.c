@@ -21,6 +21,7 @@ enum {
   PKT_AGENT_DISPATCH = 4,
   PKT_BARRIER_OR = 5
 };
+enum { AMD_FORMAT_EXT_KERNEL_DISPATCH = 3 };
 
 pthread_mutex_t null_cp_lock = PTHREAD_MUTEX_INITIALIZER;
 uint64_t null_cp_sdma_refused, null_cp_create_failures;
@@ -119,9 +120,10 @@ void null_cp_write_truth_locked(void) {
             "ring=0x%llx ring_bytes=%llu packets=%llu rptr=0x%llx "
             "wptr=0x%llx doorbell=0x%llx doorbell_slot=%u priority=%d "
             "write_index=%llu read_index=%llu pending=%llu consumed=%llu "
-            "dispatches=%llu barriers=%llu vendor=%llu agent=%llu blits=%llu "
-            "rocclr_blits=%llu other=%llu doorbell_changes=%llu updates=%llu "
-            "cu_masks=%llu kfd_queue_id=%lld\n",
+            "dispatches=%llu ext_dispatches=%llu barriers=%llu vendor=%llu "
+            "agent=%llu blits=%llu rocclr_blits=%llu other=%llu "
+            "doorbell_changes=%llu updates=%llu cu_masks=%llu "
+            "kfd_queue_id=%lld\n",
             q->id, q->node, g_ops.gpu_id_of(q->node), owner, q->live,
             (unsigned long long)(uintptr_t)q->ring,
             (unsigned long long)q->ring_bytes, (unsigned long long)cap,
@@ -130,7 +132,9 @@ void null_cp_write_truth_locked(void) {
             (unsigned long long)(uintptr_t)q->doorbell, q->doorbell_slot,
             q->priority, (unsigned long long)w, (unsigned long long)r,
             (unsigned long long)(w - r), (unsigned long long)q->consumed,
-            (unsigned long long)q->dispatches, (unsigned long long)q->barriers,
+            (unsigned long long)q->dispatches,
+            (unsigned long long)q->ext_dispatches,
+            (unsigned long long)q->barriers,
             (unsigned long long)q->vendor, (unsigned long long)q->agent,
             (unsigned long long)q->blits, (unsigned long long)q->rocclr_blits,
             (unsigned long long)q->other,
@@ -272,7 +276,19 @@ static unsigned service_queue(null_cp_queue* q) {
         q->barriers++;
         break;
       case PKT_VENDOR:
-        q->vendor++; /* ROCr's PM4-IB (cache invalidation): nothing to do */
+        /* AMD's format, byte 2 (hsa_amd_vendor_packet_header_t.AmdFormat):
+         * 3 is an extended kernel dispatch (gfx12.5, hsa_ext_amd.h from
+         * interface 1.21), done as a dispatch; anything else (ROCr's
+         * PM4-IB, format 1: cache invalidation) needs nothing here */
+        if (((const uint8_t*)pkt)[2] == AMD_FORMAT_EXT_KERNEL_DISPATCH) {
+          /* its dep_signal (+48): the CP waits until it reads 0 */
+          uint64_t dep = *(const uint64_t*)(pkt + 48);
+          if (dep && signal_value(dep) != 0) return n;
+          q->dispatches++;
+          q->ext_dispatches++;
+        } else {
+          q->vendor++;
+        }
         break;
       case PKT_AGENT_DISPATCH:
         q->agent++;

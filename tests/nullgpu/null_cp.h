@@ -4,7 +4,8 @@
  *
  * It keeps the AQL queues the library created, consumes each one's packets
  * up to min(doorbell + 1, write index) on its own thread (kernel
- * dispatches: ROCr's blit kernels are performed, and HIP's where the
+ * dispatches, HSA's and AMD's extended ones (gfx12.5: VENDOR_SPECIFIC with
+ * AmdFormat 3): ROCr's blit kernels are performed, and HIP's where the
  * library knows them; barrier-AND/OR wait for their dependencies; vendor
  * and agent packets are counted), completes their signals, and writes the
  * truth file. The library owns the topology, the events and the forwarding
@@ -48,7 +49,9 @@ typedef struct {
   int priority;         /* as the library's interface gives it */
   int64_t kfd_queue_id; /* with KFD forwarding, else -1 */
   /* ground truth */
-  uint64_t last_doorbell, doorbell_changes, consumed, dispatches, barriers;
+  uint64_t last_doorbell, doorbell_changes, consumed, barriers;
+  uint64_t dispatches;     /* HSA's and AMD's extended ones */
+  uint64_t ext_dispatches; /* of those, AMD's extended (gfx1250) */
   uint64_t vendor, agent, blits, rocclr_blits, other;
   uint64_t final_write_index, final_read_index, updates, cu_masks;
 } null_cp_queue;

@@ -112,9 +112,11 @@ tv() { tr ' ' '\n' <<< "$1" | sed -n "s/^$2=//p" | head -1; }
 sum() { truth_queues "$1" "$2" | tr ' ' '\n' | sed -n "s/^$3=//p" | awk '{ s += $1 } END { print s + 0 }'; }
 
 # truth_packets FILE: the packets the null CP consumed on the client's own
-# queues, as "KERNEL_DISPATCH BARRIER OTHER" (doorbell_packets' order).
+# queues, as "KERNEL_DISPATCH AMD_EXT BARRIER OTHER" (doorbell_packets'
+# order; AMD_EXT: the extended kernel dispatches among the dispatches).
 truth_packets() {
-  echo "$(sum "$1" owner=client dispatches) $(sum "$1" owner=client barriers)" \
+  echo "$(sum "$1" owner=client dispatches) $(sum "$1" owner=client ext_dispatches)" \
+    "$(sum "$1" owner=client barriers)" \
     "$(($(sum "$1" owner=client vendor) + $(sum "$1" owner=client agent) + $(sum "$1" owner=client other)))"
 }
 

@@ -13,13 +13,17 @@
  *                            hsa_signal_store_screlease; then waits for
  *                            their completion unless "nowait" (the CP is
  *                            paused: the packets stay pending)
- *   batch NAME N K [mixed]   N packets in batches of K as HIP 7 replays a
+ *   batch NAME N K [mixed|ext]
+ *                            N packets in batches of K as HIP 7 replays a
  *                            graph (clr's dispatchGenericAqlPacketBatch):
  *                            K slots reserved with one
  *                            hsa_queue_add_write_index_screlease, written,
  *                            one doorbell store of the batch's last index;
- *                            "mixed": every 4th packet a barrier-AND; then
- *                            waits for their completion
+ *                            "mixed": every 4th packet a barrier-AND; "ext":
+ *                            so too, the dispatches AMD's extended kernel
+ *                            dispatch packets, as CLR writes every launch
+ *                            and graph node on gfx12.5 (below); then waits
+ *                            for their completion
  *   drain NAME               waits until the CP consumed all of NAME
  *   destroy NAME             hsa_queue_destroy
  *   reuse NAME N             after destroy NAME: hsa_signal_create until a
@@ -45,6 +49,7 @@
  * unexpected result. */
 #include <hsa/hsa.h>
 #include <hsa/hsa_ext_amd.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,7 +63,7 @@ typedef struct {
   char name[32];
   hsa_queue_t* q;
   unsigned gpu;
-  uint64_t written, rings, dispatches, barriers;
+  uint64_t written, rings, dispatches, ext_dispatches, barriers;
   uint64_t doorbell; /* its doorbell signal's handle, kept after destroy */
   int live;
 } client_queue;
@@ -205,16 +210,59 @@ static void cmd_queue(const char* name, unsigned gpu, unsigned packets) {
          (unsigned long long)c->doorbell, c->q->base_address);
 }
 
+/* AMD's extended kernel dispatch packet (hsa_amd_ext_kernel_dispatch_packet_t
+ * of ROCr's hsa_ext_amd.h from interface 1.21; Debian's 7.2.4 headers do
+ * not have it): one 64-byte slot, a VENDOR_SPECIFIC header with AmdFormat
+ * HSA_AMD_PACKET_TYPE_EXT_KERNEL_DISPATCH (3) at byte 2 and the setup byte
+ * at 3, the kernel object and completion signal where a dispatch has them.
+ * CLR (rocsettings.cpp: ext_dispatch_packet_ from gfx 12.5) writes it for
+ * every launch and graph node, header, format and setup published by one
+ * 32-bit release store (rocvirtual.cpp packet_store_release). */
+typedef struct {
+  uint16_t header;
+  uint8_t amd_format;
+  uint8_t setup;
+  uint16_t workgroup_size[3];
+  uint16_t reserved0;
+  uint32_t cluster_count_x;
+  uint16_t cluster_count_y, cluster_count_z;
+  uint8_t cluster_size[3];
+  uint8_t perf_hint;
+  uint32_t private_segment_size, group_segment_size;
+  uint64_t kernel_object;
+  uint64_t kernarg_address;
+  hsa_signal_t dep_signal;
+  hsa_signal_t completion_signal;
+} ext_dispatch_packet;
+_Static_assert(sizeof(ext_dispatch_packet) == 64, "one AQL slot");
+_Static_assert(offsetof(ext_dispatch_packet, kernel_object) == 32,
+               "where a dispatch has it");
+_Static_assert(offsetof(ext_dispatch_packet, completion_signal) == 56,
+               "where every packet has it");
+enum { AMD_FORMAT_EXT_KERNEL_DISPATCH = 3 };
+enum packet_kind { PACKET_DISPATCH, PACKET_BARRIER, PACKET_EXT_DISPATCH };
+
 /* Writes one packet into slot idx (its header last, with release). */
-static void write_packet(client_queue* c, uint64_t idx, int barrier,
+static void write_packet(client_queue* c, uint64_t idx, enum packet_kind kind,
                          hsa_signal_t done) {
   hsa_queue_t* q = c->q;
   while (idx - hsa_queue_load_read_index_scacquire(q) >= q->size)
     usleep(100); /* ring full: the CP catches up */
   uint16_t header;
-  uint16_t setup = 0;
+  uint16_t setup = 0; /* the 16 bits after the header */
   void* slot = (char*)q->base_address + (idx & (q->size - 1)) * 64;
-  if (barrier) {
+  if (kind == PACKET_EXT_DISPATCH) {
+    ext_dispatch_packet* p = slot;
+    memset((char*)p + 4, 0, sizeof(*p) - 4);
+    p->workgroup_size[0] = p->workgroup_size[1] = p->workgroup_size[2] = 1;
+    p->cluster_count_x = p->cluster_count_y = p->cluster_count_z = 1;
+    p->cluster_size[0] = p->cluster_size[1] = p->cluster_size[2] = 1;
+    p->completion_signal = done; /* kernel_object 0: the null CP's no-op */
+    setup = AMD_FORMAT_EXT_KERNEL_DISPATCH | 1 << 8; /* 1 dimension */
+    header = HSA_PACKET_TYPE_VENDOR_SPECIFIC << HSA_PACKET_HEADER_TYPE;
+    c->dispatches++;
+    c->ext_dispatches++;
+  } else if (kind == PACKET_BARRIER) {
     hsa_barrier_and_packet_t* p = slot;
     memset((char*)p + 4, 0, sizeof(*p) - 4);
     p->completion_signal = done;
@@ -240,7 +288,7 @@ static void write_packet(client_queue* c, uint64_t idx, int barrier,
 /* Publishes one packet at the next write index and rings its doorbell. */
 static void put_packet(client_queue* c, int barrier, hsa_signal_t done) {
   uint64_t idx = hsa_queue_add_write_index_screlease(c->q, 1);
-  write_packet(c, idx, barrier, done);
+  write_packet(c, idx, barrier ? PACKET_BARRIER : PACKET_DISPATCH, done);
   hsa_signal_store_screlease(c->q->doorbell_signal, (hsa_signal_value_t)idx);
   c->rings++;
 }
@@ -262,7 +310,8 @@ static void wait_done(const char* what, const char* name, hsa_signal_t done) {
   hsa_signal_destroy(done);
 }
 
-static void cmd_batch(const char* name, unsigned n, unsigned k, int mixed) {
+static void cmd_batch(const char* name, unsigned n, unsigned k, int mixed,
+                      int ext) {
   client_queue* c = find(name);
   if (!c) return;
   if (k == 0 || k > c->q->size) {
@@ -277,7 +326,11 @@ static void cmd_batch(const char* name, unsigned n, unsigned k, int mixed) {
     unsigned b = n - i < k ? n - i : k;
     uint64_t first = hsa_queue_add_write_index_screlease(c->q, b);
     for (unsigned j = 0; j < b; j++, i++)
-      write_packet(c, first + j, mixed && i % 4 == 3, done);
+      write_packet(c, first + j,
+                   (mixed || ext) && i % 4 == 3 ? PACKET_BARRIER
+                   : ext                        ? PACKET_EXT_DISPATCH
+                                                : PACKET_DISPATCH,
+                   done);
     hsa_signal_store_screlease(c->q->doorbell_signal,
                                (hsa_signal_value_t)(first + b - 1));
     c->rings++;
@@ -352,9 +405,10 @@ static void cmd_truth(void) {
     uint64_t r = c->live ? hsa_queue_load_read_index_scacquire(c->q) : 0;
     printf(
         "QUEUE %s gpu=%u live=%d written=%llu rings=%llu dispatches=%llu "
-        "barriers=%llu write_index=%llu read_index=%llu\n",
+        "ext_dispatches=%llu barriers=%llu write_index=%llu read_index=%llu\n",
         c->name, c->gpu, c->live, (unsigned long long)c->written,
         (unsigned long long)c->rings, (unsigned long long)c->dispatches,
+        (unsigned long long)c->ext_dispatches,
         (unsigned long long)c->barriers, (unsigned long long)w,
         (unsigned long long)r);
   }
@@ -381,7 +435,8 @@ int main(void) {
       int nowait = !strcmp(c, "nowait") || !strcmp(d, "nowait");
       cmd_submit(a, (unsigned)atoi(b), barrier, !nowait);
     } else if (!strcmp(cmd, "batch")) {
-      cmd_batch(a, (unsigned)atoi(b), (unsigned)atoi(c), !strcmp(d, "mixed"));
+      cmd_batch(a, (unsigned)atoi(b), (unsigned)atoi(c), !strcmp(d, "mixed"),
+                !strcmp(d, "ext"));
     } else if (!strcmp(cmd, "drain")) {
       cmd_drain(a);
     } else if (!strcmp(cmd, "destroy")) {

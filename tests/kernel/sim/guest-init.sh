@@ -1370,8 +1370,8 @@ client_sums() {
       for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
       g = f["gpu_id"]
       w[g] += f["write_index"]; d[g] += f["dispatches"]; b[g] += f["barriers"]
-      o[g] += f["vendor"] + f["agent"] + f["other"] }
-    END { for (g in w) print g, w[g], d[g], b[g], o[g] }' "$1"
+      o[g] += f["vendor"] + f["agent"] + f["other"]; e[g] += f["ext_dispatches"] }
+    END { for (g in w) print g, w[g], d[g], b[g], o[g], e[g] + 0 }' "$1"
 }
 
 # rocr_steps / hip_steps / rocblas_steps: the client's queues and packets,
@@ -1388,6 +1388,9 @@ rocr_steps() {
   drv rocr submit r3 10
   # as HIP 7 replays a graph: batches of 32 slots, one ring each (4 rings)
   drv rocr batch r3 100 32 mixed
+  # as CLR launches on gfx1250: AMD's extended kernel dispatch packets
+  # (VENDOR_SPECIFIC, AmdFormat 3), every 4th a barrier (3 rings)
+  drv rocr batch r3 60 20 ext
   check_thunk queues "gpuq_queues gpuq_processes"
   check_thunk creates gpuq_queue_creates_total
   check_thunk submissions "gpuq_submissions_total gpuq_queue_pending_packets"
@@ -1984,19 +1987,20 @@ client_doorbells() {
       g=$(gpu_of_node $((gi + 1)))
       rings=$(client_rings $name $gi)
       launches=$(client_launches $name $gi)
-      read -r tw td tb to <<EOF
-$(client_sums $NG_TRUTH | awk -v g="$g" '$1 == g { print $2, $3, $4, $5 }')
+      read -r tw td tb to te <<EOF
+$(client_sums $NG_TRUTH | awk -v g="$g" '$1 == g { print $2, $3, $4, $5, $6 }')
 EOF
-      tw=${tw:-0} td=${td:-0} tb=${tb:-0} to=${to:-0}
+      tw=${tw:-0} td=${td:-0} tb=${tb:-0} to=${to:-0} te=${te:-0}
       got=$(sum_for gpuq_doorbells_total "$cid" "gpu_id=$g")
       pk=$(sum_for gpuq_doorbell_packets_total "$cid" "gpu_id=$g")
       kd=$(sum_for gpuq_doorbell_packets_total "$cid" "gpu_id=$g packet_type=kernel_dispatch")
+      ke=$(sum_for gpuq_doorbell_packets_total "$cid" "gpu_id=$g packet_type=kernel_dispatch format=amd_ext")
       kb=$(sum_for gpuq_doorbell_packets_total "$cid" "gpu_id=$g packet_type=barrier")
       ko=$(($(sum_for gpuq_doorbell_packets_total "$cid" "gpu_id=$g packet_type=other") + \
         $(sum_for gpuq_doorbell_packets_total "$cid" "gpu_id=$g packet_type=unreadable")))
       detail="$detail gpu $g: doorbell packets $pk, thunk client write indexes $tw, rings $got"
       [ -n "$rings" ] && detail="$detail, client rings $rings"
-      detail="$detail, by type (kernel_dispatch barrier other) $kd $kb $ko, the null CP's $td $tb $to"
+      detail="$detail, by type (kernel_dispatch, of which amd_ext, barrier, other) $kd $ke $kb $ko, the null CP's $td $te $tb $to"
       [ -n "$launches" ] && detail="$detail, launches $launches"
       detail="$detail;"
       sum_tw=$((sum_tw + tw)) sum_got=$((sum_got + got)) sum_pk=$((sum_pk + pk))
@@ -2008,7 +2012,7 @@ EOF
       fi
       { [ "$pk" = "$tw" ] && [ "$tw" -gt 0 ]; } || ok=0
       [ -z "$rings" ] || [ "$rings" = "$got" ] || ok=0
-      [ "$kd" = "$td" ] && [ "$kb" = "$tb" ] && [ "$ko" = "$to" ] || ok=0
+      [ "$kd" = "$td" ] && [ "$ke" = "$te" ] && [ "$kb" = "$tb" ] && [ "$ko" = "$to" ] || ok=0
       [ -z "$launches" ] || [ "$launches" -le "$kd" ] || ok=0
     done
     if [ "${lost:-0}" -gt 0 ]; then
