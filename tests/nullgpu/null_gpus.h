@@ -25,6 +25,11 @@ static const null_gpu_kind kNullGpuKinds[] = {
     {"gfx90a", 9, 0, 10, 0x740f, 104, 4, 64, "AMD Instinct MI210 (null GPU)"},
     {"gfx908", 9, 0, 8, 0x738c, 120, 4, 64, "AMD Instinct MI100 (null GPU)"},
     {"gfx1100", 11, 0, 0, 0x744c, 96, 2, 32, "AMD Radeon W7900 (null GPU)"},
+    /* MI450-class: KFD's gfx_target_version 120500 (the amd-gfx patch
+     * "drm/amdkfd: Add GFX 12.1.0 support in KFD"); no PCI id of it was
+     * found in AMD's sources, so the device id is a stand-in */
+    {"gfx1250", 12, 5, 0, 0x1250, 256, 2, 32,
+     "AMD Instinct MI450 (null GPU, stand-in device id)"},
 };
 
 static inline const null_gpu_kind* null_gpu_kind_named(const char* name,

@@ -21,13 +21,13 @@ if [ "$(id -u)" != 0 ] || ! command -v unshare > /dev/null; then
   exit 77
 fi
 
-for spec in gfx90a 8xgfx90a 2xgfx90a,gfx1100; do
+for spec in gfx90a 8xgfx90a 2xgfx90a,gfx1100,gfx1250; do
   run_group "${NULLGPU[@]}" GPUQ_NULLGPU_GPUS=$spec "$SRC/tests/nullgpu/with_kfd.sh" rocminfo > "$TMP/ri.out" 2>&1
   gpus=$(grep -c 'amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-' "$TMP/ri.out")
   cpus=$(grep -cE '^ +Device Type: +CPU' "$TMP/ri.out")
   want=${spec%%xgfx90a*}
   [ "$want" = gfx90a ] && want=1
-  [ "$spec" = 2xgfx90a,gfx1100 ] && want=2
+  [ "$spec" = 2xgfx90a,gfx1100,gfx1250 ] && want=2
   if [ "$RUN_RC" = 0 ] && [ "$gpus" = "$want" ] && [ "$cpus" = 1 ]; then
     pass "rocminfo with GPUQ_NULLGPU_GPUS=$spec: 1 CPU agent and $want gfx90a agents (sramecc+, xnack-)"
   else
@@ -35,10 +35,11 @@ for spec in gfx90a 8xgfx90a 2xgfx90a,gfx1100; do
       "$(head -40 "$TMP/ri.out")"
   fi
 done
-if grep -q 'The GPU node has an unrecognized id' "$TMP/ri.out"; then
-  pass "ROCr 5.2.3 skips the gfx1100 node (no gfx11 ISA in its registry) and says so"
+skipped=$(grep -c 'The GPU node has an unrecognized id' "$TMP/ri.out")
+if [ "$skipped" = 2 ]; then
+  pass "ROCr 5.2.3 skips the gfx1100 and gfx1250 nodes (no gfx11 or gfx12 ISA in its registry) and says so, once each"
 else
-  fail "no sign of ROCr skipping the gfx1100 node" "$(head -5 "$TMP/ri.out")"
+  fail "ROCr said $skipped times that it skipped a node, want 2 (gfx1100, gfx1250)" "$(head -5 "$TMP/ri.out")"
 fi
 if [ ! -e /dev/kfd ]; then
   pass "the host's /dev is untouched (no /dev/kfd outside rocminfo's namespace)"

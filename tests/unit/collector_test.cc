@@ -586,6 +586,9 @@ TEST(CollectorTest, GfxName) {
   EXPECT_EQ(GfxName(90010), "gfx90a");
   EXPECT_EQ(GfxName(110000), "gfx1100");
   EXPECT_EQ(GfxName(100300), "gfx1030");
+  // gfx1250 (MI450): KFD maps GC 12.1.0 to 120500 (the amd-gfx patch
+  // "drm/amdkfd: Add GFX 12.1.0 support in KFD")
+  EXPECT_EQ(GfxName(120500), "gfx1250");
   EXPECT_EQ(GfxName(90012), "gfx90c");
   EXPECT_EQ(GfxName(0), "");
 }
