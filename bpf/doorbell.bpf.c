@@ -121,17 +121,20 @@ __u32 retire_epoch;
  * release store (rocvirtual.cpp packet_store_release: header | rest << 16),
  * so they are read together.
  */
-static __always_inline __u32 packet_class(__u64 ring_base, __u32 packets, __u64 index)
+static __always_inline __u32 packet_class(__u64 ring_base, __u32 packets, __u64 index,
+					  bool *barrier_bit)
 {
 	__u32 word;
 	__u8 type;
 
+	*barrier_bit = false;
 	if (!ring_base || !packets || (packets & (packets - 1)))
 		return GPUQ_PACKET_UNREADABLE;
 	if (bpf_probe_read_user(&word, sizeof(word),
 				(void *)(ring_base + (index & (packets - 1)) * 64)))
 		return GPUQ_PACKET_UNREADABLE;
 	type = word & 0xff; /* hsa_packet_type_t */
+	*barrier_bit = word & (1u << GPUQ_AQL_HEADER_BARRIER);
 	if (type == GPUQ_AQL_TYPE_KERNEL_DISPATCH)
 		return GPUQ_PACKET_DISPATCH;
 	if (type == GPUQ_AQL_TYPE_BARRIER_AND || type == GPUQ_AQL_TYPE_BARRIER_OR)
@@ -201,10 +204,13 @@ struct batch {
 static long classify_slot(__u32 i, void *data)
 {
 	struct batch *b = data;
-	__u32 type = packet_class(b->ring_base, b->ring_packets, b->first + i);
+	bool barrier_bit;
+	__u32 type = packet_class(b->ring_base, b->ring_packets, b->first + i, &barrier_bit);
 
 	if (type < GPUQ_PACKET__MAX)
 		__sync_fetch_and_add(&b->count->by_packet[type], 1);
+	if (barrier_bit && (type == GPUQ_PACKET_DISPATCH || type == GPUQ_PACKET_EXT_DISPATCH))
+		__sync_fetch_and_add(&b->count->barrier_dispatches, 1);
 	return 0;
 }
 

@@ -258,6 +258,13 @@ void AddSubmissionFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
       "AQL packets the doorbell rings published, by packet type and format "
       "(--doorbells=uprobe).",
       MetricType::Counter);
+  FamilyBuilder barrier_dispatches(
+      "gpuq_doorbell_barrier_dispatches_total",
+      "Kernel dispatches the doorbell rings published with the header's "
+      "barrier bit set: each waits for the packets before it on its queue, "
+      "so streams sharing a hardware queue run one after the other "
+      "(--doorbells=uprobe).",
+      MetricType::Counter);
   for (const auto& [key, series] : s.doorbells) {
     const Labels labels =
         With(ContainerLabels(s, key.cgroup_id), "gpu_id",
@@ -269,9 +276,12 @@ void AddSubmissionFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
                        names.format),
                   static_cast<double>(series.by_packet[c]));
     }
+    barrier_dispatches.Add(labels,
+                           static_cast<double>(series.barrier_dispatches));
   }
   out->push_back(doorbells.Build());
   out->push_back(packets.Build());
+  out->push_back(barrier_dispatches.Build());
 }
 
 // A container's labels on a GPU, with the scheduler that ran the operation.

@@ -147,6 +147,7 @@ struct DoorbellSeriesKey {
 struct DoorbellSeries {
   uint64_t doorbells = 0;
   std::array<uint64_t, GPUQ_PACKET__MAX> by_packet{};  ///< gpuq_packet_class
+  uint64_t barrier_dispatches = 0;  ///< kernel dispatches, barrier bit set
 };
 
 struct RunlistKey {

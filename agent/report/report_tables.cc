@@ -547,6 +547,7 @@ ReportTable Doorbells(const RunReport& r) {
        {"PACKETS", "packets", "packets", true},
        {"KERNEL_DISPATCH", "kernel dispatch", "kernel_dispatch", true},
        {"EXT_DISPATCH", "of which AMD extended", "kernel_dispatch_ext", true},
+       {"BARRIER_BIT", "of which barrier bit", "barrier_dispatches", true},
        {"BARRIER", "barrier", "barrier", true},
        {"OTHER", "other", "other", true},
        {"UNREADABLE", "unreadable", "unreadable", true}},
@@ -558,8 +559,8 @@ ReportTable Doorbells(const RunReport& r) {
         d.gpu_id == 0 ? ReportCell{"unknown", nullptr} : Count(d.gpu_id);
     t.rows.push_back({OwnerCell(d.owner), std::move(gpu), Count(d.rings),
                       Count(d.Packets()), Count(d.kernel_dispatch),
-                      Count(d.kernel_dispatch_ext), Count(d.barrier),
-                      Count(d.other), Count(d.unreadable)});
+                      Count(d.kernel_dispatch_ext), Count(d.barrier_dispatches),
+                      Count(d.barrier), Count(d.other), Count(d.unreadable)});
   }
   return t;
 }

@@ -841,6 +841,7 @@ RunReport Analyzer::Impl::Finish() {
     row.kernel_dispatch += series.by_packet[GPUQ_PACKET_DISPATCH] +
                            series.by_packet[GPUQ_PACKET_EXT_DISPATCH];
     row.kernel_dispatch_ext += series.by_packet[GPUQ_PACKET_EXT_DISPATCH];
+    row.barrier_dispatches += series.barrier_dispatches;
     row.barrier += series.by_packet[GPUQ_PACKET_BARRIER];
     row.other += series.by_packet[GPUQ_PACKET_OTHER];
     row.unreadable += series.by_packet[GPUQ_PACKET_UNREADABLE];

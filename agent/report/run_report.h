@@ -205,6 +205,7 @@ struct DoorbellRow {
   uint64_t rings = 0;
   uint64_t kernel_dispatch = 0;      ///< HSA's and AMD's extended ones
   uint64_t kernel_dispatch_ext = 0;  ///< of those, AMD's extended (gfx1250)
+  uint64_t barrier_dispatches = 0;   ///< of those, with the barrier bit set
   uint64_t barrier = 0;
   uint64_t other = 0;       ///< other vendor-specific, agent dispatch, invalid
   uint64_t unreadable = 0;  ///< header not readable

@@ -42,7 +42,7 @@ inline constexpr std::array<RecordSizes, GPUQ_ABI_MINOR + 1>
             176,  // GPUQ_EV_QUEUE_CU_MASK
             88,   // GPUQ_EV_SOURCE_DROPS
         },
-        // 2: doorbell_count's by_packet has GPUQ_PACKET_EXT_DISPATCH
+        // 2: doorbell_count has GPUQ_PACKET_EXT_DISPATCH, barrier_dispatches
         {
             0,    // GPUQ_EV_INVALID
             128,  // GPUQ_EV_QUEUE_CREATE
@@ -55,7 +55,7 @@ inline constexpr std::array<RecordSizes, GPUQ_ABI_MINOR + 1>
             96,   // GPUQ_EV_RUNLIST
             64,   // GPUQ_EV_EVICTION
             80,   // GPUQ_EV_QUEUE_SAMPLE
-            96,   // GPUQ_EV_DOORBELL_COUNT
+            104,  // GPUQ_EV_DOORBELL_COUNT
             64,   // GPUQ_EV_QUEUE_UPDATE
             176,  // GPUQ_EV_QUEUE_CU_MASK
             88,   // GPUQ_EV_SOURCE_DROPS

@@ -334,6 +334,7 @@ std::vector<DoorbellCount> DoorbellCounter::Read() const {
     std::copy(std::begin(v.by_packet), std::end(v.by_packet),
               c.by_packet.begin());
     c.doorbells = v.rings;
+    c.barrier_dispatches = v.barrier_dispatches;
   });
   std::sort(out.begin(), out.end(),
             [](const DoorbellCount& a, const DoorbellCount& b) {

@@ -38,6 +38,8 @@ struct DoorbellCount {
   /// packet type of each slot, indexed by enum gpuq_packet_class as in the
   /// kernel map and the capture record.
   std::array<uint64_t, GPUQ_PACKET__MAX> by_packet{};
+  /// Kernel dispatches published with the header's barrier bit set.
+  uint64_t barrier_dispatches = 0;
 };
 
 /// A defined function of an ELF file's .dynsym, at its file offset (what a

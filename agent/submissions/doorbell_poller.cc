@@ -62,6 +62,7 @@ bool InitPidNamespace(const std::string& procfs) {
 
 bool SameCounts(const DoorbellCount& a, const DoorbellCount& b) {
   return a.doorbells == b.doorbells && a.by_packet == b.by_packet &&
+         a.barrier_dispatches == b.barrier_dispatches &&
          a.cgroup_id == b.cgroup_id;
 }
 
@@ -214,6 +215,7 @@ void DoorbellPoller::Poll(
     }
     r.doorbells = c.doorbells;
     std::copy(c.by_packet.begin(), c.by_packet.end(), r.by_packet);
+    r.barrier_dispatches = c.barrier_dispatches;
     sink(Event(r));
   }
 }

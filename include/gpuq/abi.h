@@ -33,8 +33,9 @@
  *      type instead of the AQL packets the rings published.
  *   1  every record at its full size as pinned below; by_packet counts AQL
  *      packets.
- *   2  doorbell_count's by_packet has GPUQ_PACKET_EXT_DISPATCH, AMD's
- *      extended kernel dispatch packets (gfx1250), appended: 96 bytes.
+ *   2  doorbell_count is 104 bytes: by_packet has GPUQ_PACKET_EXT_DISPATCH,
+ *      AMD's extended kernel dispatch packets (gfx1250), and
+ *      barrier_dispatches follows it.
  */
 #define GPUQ_ABI_MINOR 2
 
@@ -422,6 +423,8 @@ enum gpuq_packet_class {
 #define GPUQ_AQL_TYPE_BARRIER_AND 3
 #define GPUQ_AQL_TYPE_BARRIER_OR 5
 #define GPUQ_AMD_FORMAT_EXT_KERNEL_DISPATCH 3
+/* hsa_packet_header_t: the barrier bit of every AQL packet's header */
+#define GPUQ_AQL_HEADER_BARRIER 8
 
 /*
  * Agent-written (--doorbells=uprobe): cumulative doorbell counts of one
@@ -440,13 +443,20 @@ struct gpuq_doorbell_count_record {
 	__u32 queue_id;
 	__u64 doorbells;		   /* rings */
 	__u64 by_packet[GPUQ_PACKET__MAX]; /* packets, by enum gpuq_packet_class */
+	/*
+	 * Kernel dispatches (HSA or AMD extended) published with the header's
+	 * barrier bit set: each waits for every packet before it on its queue,
+	 * so streams that share a hardware queue run one after the other.
+	 */
+	__u64 barrier_dispatches;
 };
 GPUQ_ABI_OFFSET(gpuq_doorbell_count_record, doorbell_handle, 32);
 GPUQ_ABI_OFFSET(gpuq_doorbell_count_record, gpu_id, 40);
 GPUQ_ABI_OFFSET(gpuq_doorbell_count_record, queue_id, 44);
 GPUQ_ABI_OFFSET(gpuq_doorbell_count_record, doorbells, 48);
 GPUQ_ABI_OFFSET(gpuq_doorbell_count_record, by_packet, 56);
-GPUQ_ABI_SIZE(gpuq_doorbell_count_record, 96); /* 32 + 8 + 2*4 + 8 + 5*8 */
+GPUQ_ABI_OFFSET(gpuq_doorbell_count_record, barrier_dispatches, 96);
+GPUQ_ABI_SIZE(gpuq_doorbell_count_record, 104); /* 32 + 8 + 2*4 + 8 + 6*8 */
 
 /*
  * Agent-written by `record` as a capture's last record: the events the

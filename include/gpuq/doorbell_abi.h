@@ -40,6 +40,7 @@ GPUQ_ABI_SIZE(gpuq_doorbell_key, 16); /* 8 + 2*4 */
  */
 struct gpuq_doorbell_count {
 	__u64 by_packet[GPUQ_PACKET__MAX]; /* packets, by enum gpuq_packet_class */
+	__u64 barrier_dispatches;	   /* kernel dispatches with the barrier bit */
 	__u64 cgroup_id; /* cgroup v2 id of the ringing task at the first doorbell */
 	__u64 rings;	 /* doorbell stores counted */
 	/*
@@ -63,14 +64,15 @@ struct gpuq_doorbell_count {
 	__u32 epoch;
 };
 GPUQ_ABI_OFFSET(gpuq_doorbell_count, by_packet, 0);
-GPUQ_ABI_OFFSET(gpuq_doorbell_count, cgroup_id, 40);
-GPUQ_ABI_OFFSET(gpuq_doorbell_count, rings, 48);
-GPUQ_ABI_OFFSET(gpuq_doorbell_count, next_index, 56);
-GPUQ_ABI_OFFSET(gpuq_doorbell_count, queue_ptr, 64);
-GPUQ_ABI_OFFSET(gpuq_doorbell_count, ring_base, 72);
-GPUQ_ABI_OFFSET(gpuq_doorbell_count, queue_id, 80);
-GPUQ_ABI_OFFSET(gpuq_doorbell_count, ring_packets, 88);
-GPUQ_ABI_OFFSET(gpuq_doorbell_count, epoch, 92);
-GPUQ_ABI_SIZE(gpuq_doorbell_count, 96); /* 5*8 + 6*8 + 2*4 */
+GPUQ_ABI_OFFSET(gpuq_doorbell_count, barrier_dispatches, 40);
+GPUQ_ABI_OFFSET(gpuq_doorbell_count, cgroup_id, 48);
+GPUQ_ABI_OFFSET(gpuq_doorbell_count, rings, 56);
+GPUQ_ABI_OFFSET(gpuq_doorbell_count, next_index, 64);
+GPUQ_ABI_OFFSET(gpuq_doorbell_count, queue_ptr, 72);
+GPUQ_ABI_OFFSET(gpuq_doorbell_count, ring_base, 80);
+GPUQ_ABI_OFFSET(gpuq_doorbell_count, queue_id, 88);
+GPUQ_ABI_OFFSET(gpuq_doorbell_count, ring_packets, 96);
+GPUQ_ABI_OFFSET(gpuq_doorbell_count, epoch, 100);
+GPUQ_ABI_SIZE(gpuq_doorbell_count, 104); /* 6*8 + 6*8 + 2*4 */
 
 #endif /* GPUQ_DOORBELL_ABI_H */

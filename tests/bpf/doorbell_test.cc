@@ -196,6 +196,7 @@ void ExpectCountsMatch(const DoorbellCounter& counter, const CallerRun& run) {
   const std::vector<DoorbellCount> counts = CountsOf(counter, run.pid);
   ASSERT_EQ(counts.size(), run.rung.size()) << "pid " << run.pid;
   uint64_t dispatch = 0, barrier = 0, other = 0, unreadable = 0, ext = 0;
+  uint64_t barrier_dispatches = 0;
   for (const DoorbellCount& c : counts) {
     ASSERT_TRUE(run.rung.count(c.handle)) << std::hex << c.handle;
     EXPECT_EQ(c.doorbells, run.rung.at(c.handle)) << std::hex << c.handle;
@@ -208,11 +209,13 @@ void ExpectCountsMatch(const DoorbellCounter& counter, const CallerRun& run) {
     other += c.by_packet[GPUQ_PACKET_OTHER];
     unreadable += c.by_packet[GPUQ_PACKET_UNREADABLE];
     ext += c.by_packet[GPUQ_PACKET_EXT_DISPATCH];
+    barrier_dispatches += c.barrier_dispatches;
   }
   EXPECT_EQ(dispatch, Num(run.summary, "dispatch"));
   EXPECT_EQ(barrier, Num(run.summary, "barrier"));
   EXPECT_EQ(other, Num(run.summary, "other"));
   EXPECT_EQ(ext, Num(run.summary, "ext"));
+  EXPECT_EQ(barrier_dispatches, Num(run.summary, "barrier_dispatches"));
   EXPECT_EQ(unreadable, 0u);
 }
 
@@ -835,6 +838,15 @@ TEST(DoorbellPollerTest, ClassifiesEveryPacketTypeExactly) {
     EXPECT_EQ(r.by_packet[GPUQ_PACKET_OTHER], c.other) << c.args[0];
     EXPECT_EQ(r.by_packet[GPUQ_PACKET_UNREADABLE], c.unreadable) << c.args[0];
     EXPECT_EQ(r.by_packet[GPUQ_PACKET_EXT_DISPATCH], c.ext) << c.args[0];
+    // every other packet has the barrier bit (the caller's own count of
+    // the kernel dispatches among them; 0 when the headers are unreadable)
+    EXPECT_EQ(r.barrier_dispatches,
+              c.unreadable ? 0u : Num(run.summary, "barrier_dispatches"))
+        << c.args[0];
+    if (c.dispatch + c.ext > 1) {
+      EXPECT_GT(r.barrier_dispatches, 0u) << c.args[0];
+      EXPECT_LT(r.barrier_dispatches, c.dispatch + c.ext) << c.args[0];
+    }
     EXPECT_EQ(r.doorbells, Num(run.summary, "doorbells")) << c.args[0];
   }
 }

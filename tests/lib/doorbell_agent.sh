@@ -36,11 +36,13 @@ start_doorbell_agent() {
 metric_sum() { curl -s "$URL" | grep -E "^$1" | awk '{ s += $NF } END { print s + 0 }'; }
 
 # doorbell_packets: gpuq_doorbell_packets_total now, as "KERNEL_DISPATCH
-# AMD_EXT BARRIER OTHER" (AMD_EXT: the kernel dispatches of format amd_ext;
-# other: other and unreadable packets).
+# AMD_EXT BARRIER_BIT BARRIER OTHER" (AMD_EXT: the kernel dispatches of
+# format amd_ext; BARRIER_BIT: gpuq_doorbell_barrier_dispatches_total, the
+# kernel dispatches with the barrier bit; other: other and unreadable).
 doorbell_packets() {
   echo "$(metric_sum 'gpuq_doorbell_packets_total\{[^}]*packet_type="kernel_dispatch"')" \
     "$(metric_sum 'gpuq_doorbell_packets_total\{[^}]*packet_type="kernel_dispatch",format="amd_ext"')" \
+    "$(metric_sum 'gpuq_doorbell_barrier_dispatches_total\{')" \
     "$(metric_sum 'gpuq_doorbell_packets_total\{[^}]*packet_type="barrier"')" \
     "$(metric_sum 'gpuq_doorbell_packets_total\{[^}]*packet_type="(other|unreadable)"')"
 }
@@ -65,6 +67,6 @@ check_doorbell_packets() {
   got=$(settled_doorbell_packets "$want")
   rings=$(metric_sum 'gpuq_doorbells_total\{')
   [ "$got" = "$want" ] &&
-    pass "$1: gpuq_doorbell_packets_total by type (kernel_dispatch amd_ext barrier other) = the null CP's truth on the client's queues ($got) from $rings doorbell rings" ||
+    pass "$1: gpuq_doorbell_packets_total by type (kernel_dispatch amd_ext barrier-bit barrier other) = the null CP's truth on the client's queues ($got) from $rings doorbell rings" ||
     fail "$1: doorbell packets by type $got, truth $want ($rings rings)" "$(curl -s "$URL" | grep '^gpuq_doorbell'; cat "$2")"
 }

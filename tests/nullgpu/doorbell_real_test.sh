@@ -208,11 +208,12 @@ else
     pass "rocr_client: q3 wrote 300 packets in 2 batches ($q3)" ||
     fail "rocr_client: q3 did not batch as asked ($q3)" "$(cat "$TMP/reuse.out")"
   # q4: AMD's extended kernel dispatch packets, as CLR writes them on gfx1250
-  q4=$(sed -n 's/^QUEUE q4 .* \(rings=[0-9]*\) \(dispatches=[0-9]*\) \(ext_dispatches=[0-9]*\) \(barriers=[0-9]*\).*/\1 \2 \3 \4/p' "$TMP/reuse.out")
-  q4_truth=$(truth_queues "$TMP/truth.$(sed -n 's/^READY \([0-9]*\).*/\1/p' "$TMP/reuse.out")" owner=client |
-    awk '/ ext_dispatches=[1-9]/' | tr ' ' '\n' | grep -E '^(dispatches|ext_dispatches|barriers)=' | tr '\n' ' ')
-  [ "$q4" = "rings=4 dispatches=150 ext_dispatches=150 barriers=50" ] &&
-    [ "$q4_truth" = "dispatches=150 ext_dispatches=150 barriers=50 " ] &&
+  q4=$(sed -n 's/^QUEUE q4 .* \(rings=[0-9]*\) \(dispatches=[0-9]*\) \(ext_dispatches=[0-9]*\) \(barrier_dispatches=[0-9]*\) \(barriers=[0-9]*\).*/\1 \2 \3 \4 \5/p' "$TMP/reuse.out")
+  reuse_truth=$TMP/truth.$(sed -n 's/^READY \([0-9]*\).*/\1/p' "$TMP/reuse.out")
+  q4_truth=$(truth_queues "$reuse_truth" owner=client |
+    awk '/ ext_dispatches=[1-9]/' | tr ' ' '\n' | grep -E '^(dispatches|ext_dispatches|barrier_dispatches|barriers)=' | tr '\n' ' ')
+  [ "$q4" = "rings=4 dispatches=150 ext_dispatches=150 barrier_dispatches=100 barriers=50" ] &&
+    [ "$q4_truth" = "dispatches=150 ext_dispatches=150 barrier_dispatches=100 barriers=50 " ] &&
     pass "rocr_client: q4 wrote 200 packets in 4 batches, 150 of them AMD extended kernel dispatches ($q4), consumed by the null CP as dispatches ($q4_truth)" ||
     fail "rocr_client: q4 did not write or the CP did not consume its extended dispatches (client: $q4; truth: $q4_truth)" "$(cat "$TMP/reuse.out")"
   value_when "$series" 46 > /dev/null
@@ -223,6 +224,14 @@ else
   packets="$(value "gpuq_doorbell_packets_total\\{$ctr,[^}]*packet_type=\"kernel_dispatch\"[^}]*\\}") $(value "gpuq_doorbell_packets_total\\{$ctr,[^}]*packet_type=\"kernel_dispatch\",format=\"amd_ext\"\\}") $(value "gpuq_doorbell_packets_total\\{$ctr,[^}]*packet_type=\"barrier\"[^}]*\\}")"
   [ "$packets" = "400 150 140" ] && pass "reuse and batches: packets by their own slots: 400 kernel_dispatch (20 on q1, 5 on q2, 225 on q3, 150 on q4), 150 of them format=amd_ext (q4's), 140 barrier (15 on q2, 75 on q3, 50 on q4); q2's read from q2's own ring" ||
     fail "reuse and batches: kernel_dispatch, amd_ext and barrier packets $packets, want 400 150 140 (q2's slots read from q1's old ring? q3's batches counted as rings? q4's extended dispatches not dispatches?)" "$(curl -s "$URL" | grep "${IDS[3]:0:12}")"
+  # rocr_client sets the barrier bit on the kernel dispatches of even write
+  # indexes: what it says it wrote, and what the null CP consumed on every
+  # queue (q1's 64 packets make the truth call it rocr_internal)
+  bb=$(value "gpuq_doorbell_barrier_dispatches_total\\{$ctr,[^}]*\\}") bb_truth=$(sum "$reuse_truth" '' barrier_dispatches)
+  bb_client=$(sed -n 's/^QUEUE q[1-4] gpu=.* barrier_dispatches=\([0-9]*\).*/\1/p' "$TMP/reuse.out" | awk '{ s += $1 } END { print s + 0 }')
+  [ "$bb" = "$bb_client" ] && [ "$bb" = "$bb_truth" ] && [ "$bb" -gt 0 ] && [ "$bb" -lt 400 ] &&
+    pass "reuse and batches: gpuq_doorbell_barrier_dispatches_total = $bb kernel dispatches with the barrier bit = what the client wrote = the null CP's count (of 400)" ||
+    fail "reuse and batches: barrier-bit dispatches $bb, the client's $bb_client, the null CP's $bb_truth" "$(curl -s "$URL" | grep "${IDS[3]:0:12}")"
 fi
 total=$(value 'gpuq_doorbells_total\{[^}]*\}')
 classes=$(value 'gpuq_doorbell_packets_total\{[^}]*\}')

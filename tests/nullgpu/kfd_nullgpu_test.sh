@@ -112,8 +112,8 @@ for stack in 6.4 7.2; do
   for q in q1 q2 q3 q4; do
     ring=$(sed -n "s/^QUEUE $q created .* ring=\\(0x[0-9a-f]*\\).*/\\1/p" "$out")
     line=$(truth_queues "$f" "ring=$ring ")
-    want="written=$(client_field "$out" $q written) dispatches=$(client_field "$out" $q dispatches) ext_dispatches=$(client_field "$out" $q ext_dispatches) barriers=$(client_field "$out" $q barriers)"
-    got="written=$(tv "$line" consumed) dispatches=$(tv "$line" dispatches) ext_dispatches=$(tv "$line" ext_dispatches) barriers=$(tv "$line" barriers)"
+    want="written=$(client_field "$out" $q written) dispatches=$(client_field "$out" $q dispatches) ext_dispatches=$(client_field "$out" $q ext_dispatches) barrier_dispatches=$(client_field "$out" $q barrier_dispatches) barriers=$(client_field "$out" $q barriers)"
+    got="written=$(tv "$line" consumed) dispatches=$(tv "$line" dispatches) ext_dispatches=$(tv "$line" ext_dispatches) barrier_dispatches=$(tv "$line" barrier_dispatches) barriers=$(tv "$line" barriers)"
     [ -n "$line" ] && [ "$want" = "$got" ] && [ "$(tv "$line" pending)" = 0 ] && [ "$(tv "$line" live)" = 0 ] &&
       pass "ROCm $stack: $q ($(client_field "$out" $q rings) rings): the null CP consumed what the client wrote ($got), none pending, destroyed" ||
       fail "ROCm $stack: $q: client $want, null CP $got" "$(cat "$f" "$out")"
@@ -182,10 +182,10 @@ for stack in 6.4 7.2; do
   got=$(metric_sum 'gpuq_doorbells_total\{')
   [ "$got" = "$rings" ] && pass "ROCm $stack: gpuq_doorbells_total = $got = the client's rings (75 single, 2 + 4 batches)" ||
     fail "ROCm $stack: gpuq_doorbells_total $got, the client rang $rings" "$(curl -s "$URL" | grep '^gpuq_doorbell'; cat "$TMP/agent.log")"
-  want="$(sum "$f" owner=client dispatches) $(sum "$f" owner=client ext_dispatches) $(sum "$f" owner=client barriers) 0"
+  want=$(truth_packets "$f")
   got=$(doorbell_packets)
   [ "$got" = "$want" ] && [ "$(sum "$f" owner=client ext_dispatches)" = 150 ] &&
-    pass "ROCm $stack: gpuq_doorbell_packets_total by type (kernel_dispatch, of which format amd_ext, barrier, other) = the null CP's truth ($got): q4's 150 AMD extended kernel dispatches (gfx1250's packet) among the dispatches" ||
+    pass "ROCm $stack: gpuq_doorbell_packets_total by type (kernel_dispatch, of which format amd_ext, of which with the barrier bit (gpuq_doorbell_barrier_dispatches_total), barrier, other) = the null CP's truth ($got): q4's 150 AMD extended kernel dispatches (gfx1250's packet) among the dispatches" ||
     fail "ROCm $stack: doorbell packets by type $got, truth $want" "$(curl -s "$URL" | grep '^gpuq_doorbell_packets'; cat "$f")"
   stop_bg "$AGENT_PID"
   [ "$STOP_RC" = 0 ] && pass "ROCm $stack: the agent exits 0 on SIGTERM" || fail "ROCm $stack: the agent exited $STOP_RC" "$(cat "$TMP/agent.log")"

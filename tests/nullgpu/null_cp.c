@@ -22,6 +22,7 @@ enum {
   PKT_BARRIER_OR = 5
 };
 enum { AMD_FORMAT_EXT_KERNEL_DISPATCH = 3 };
+#define HEADER_BARRIER_BIT (1u << 8) /* HSA_PACKET_HEADER_BARRIER */
 
 pthread_mutex_t null_cp_lock = PTHREAD_MUTEX_INITIALIZER;
 uint64_t null_cp_sdma_refused, null_cp_create_failures;
@@ -120,7 +121,8 @@ void null_cp_write_truth_locked(void) {
             "ring=0x%llx ring_bytes=%llu packets=%llu rptr=0x%llx "
             "wptr=0x%llx doorbell=0x%llx doorbell_slot=%u priority=%d "
             "write_index=%llu read_index=%llu pending=%llu consumed=%llu "
-            "dispatches=%llu ext_dispatches=%llu barriers=%llu vendor=%llu "
+            "dispatches=%llu ext_dispatches=%llu barrier_dispatches=%llu "
+            "barriers=%llu vendor=%llu "
             "agent=%llu blits=%llu rocclr_blits=%llu other=%llu "
             "doorbell_changes=%llu updates=%llu cu_masks=%llu "
             "kfd_queue_id=%lld\n",
@@ -134,10 +136,10 @@ void null_cp_write_truth_locked(void) {
             (unsigned long long)(w - r), (unsigned long long)q->consumed,
             (unsigned long long)q->dispatches,
             (unsigned long long)q->ext_dispatches,
-            (unsigned long long)q->barriers,
-            (unsigned long long)q->vendor, (unsigned long long)q->agent,
-            (unsigned long long)q->blits, (unsigned long long)q->rocclr_blits,
-            (unsigned long long)q->other,
+            (unsigned long long)q->barrier_dispatches,
+            (unsigned long long)q->barriers, (unsigned long long)q->vendor,
+            (unsigned long long)q->agent, (unsigned long long)q->blits,
+            (unsigned long long)q->rocclr_blits, (unsigned long long)q->other,
             (unsigned long long)q->doorbell_changes,
             (unsigned long long)q->updates, (unsigned long long)q->cu_masks,
             (long long)q->kfd_queue_id);
@@ -265,6 +267,7 @@ static unsigned service_queue(null_cp_queue* q) {
     switch (type) {
       case PKT_KERNEL_DISPATCH:
         q->dispatches++;
+        if (hdr & HEADER_BARRIER_BIT) q->barrier_dispatches++;
         if (run_blit(pkt))
           q->blits++;
         else if (g_ops.run_rocclr_blit && g_ops.run_rocclr_blit(pkt))
@@ -286,6 +289,7 @@ static unsigned service_queue(null_cp_queue* q) {
           if (dep && signal_value(dep) != 0) return n;
           q->dispatches++;
           q->ext_dispatches++;
+          if (hdr & HEADER_BARRIER_BIT) q->barrier_dispatches++;
         } else {
           q->vendor++;
         }

@@ -50,8 +50,9 @@ typedef struct {
   int64_t kfd_queue_id; /* with KFD forwarding, else -1 */
   /* ground truth */
   uint64_t last_doorbell, doorbell_changes, consumed, barriers;
-  uint64_t dispatches;     /* HSA's and AMD's extended ones */
-  uint64_t ext_dispatches; /* of those, AMD's extended (gfx1250) */
+  uint64_t dispatches;         /* HSA's and AMD's extended ones */
+  uint64_t ext_dispatches;     /* of those, AMD's extended (gfx1250) */
+  uint64_t barrier_dispatches; /* of those, with the header's barrier bit */
   uint64_t vendor, agent, blits, rocclr_blits, other;
   uint64_t final_write_index, final_read_index, updates, cu_masks;
 } null_cp_queue;

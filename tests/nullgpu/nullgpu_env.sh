@@ -112,10 +112,12 @@ tv() { tr ' ' '\n' <<< "$1" | sed -n "s/^$2=//p" | head -1; }
 sum() { truth_queues "$1" "$2" | tr ' ' '\n' | sed -n "s/^$3=//p" | awk '{ s += $1 } END { print s + 0 }'; }
 
 # truth_packets FILE: the packets the null CP consumed on the client's own
-# queues, as "KERNEL_DISPATCH AMD_EXT BARRIER OTHER" (doorbell_packets'
-# order; AMD_EXT: the extended kernel dispatches among the dispatches).
+# queues, as "KERNEL_DISPATCH AMD_EXT BARRIER_BIT BARRIER OTHER"
+# (doorbell_packets' order; AMD_EXT and BARRIER_BIT: the extended kernel
+# dispatches and those with the barrier bit among the dispatches).
 truth_packets() {
   echo "$(sum "$1" owner=client dispatches) $(sum "$1" owner=client ext_dispatches)" \
+    "$(sum "$1" owner=client barrier_dispatches)" \
     "$(sum "$1" owner=client barriers)" \
     "$(($(sum "$1" owner=client vendor) + $(sum "$1" owner=client agent) + $(sum "$1" owner=client other)))"
 }

@@ -63,7 +63,8 @@ typedef struct {
   char name[32];
   hsa_queue_t* q;
   unsigned gpu;
-  uint64_t written, rings, dispatches, ext_dispatches, barriers;
+  uint64_t written, rings, dispatches, ext_dispatches, barrier_dispatches;
+  uint64_t barriers;
   uint64_t doorbell; /* its doorbell signal's handle, kept after destroy */
   int live;
 } client_queue;
@@ -278,6 +279,12 @@ static void write_packet(client_queue* c, uint64_t idx, enum packet_kind kind,
     header = HSA_PACKET_TYPE_KERNEL_DISPATCH << HSA_PACKET_HEADER_TYPE;
     c->dispatches++;
   }
+  /* every other kernel dispatch waits for what is before it on its queue
+   * (the barrier bit, as an in-order stream's launches carry it) */
+  if (kind != PACKET_BARRIER && idx % 2 == 0) {
+    header |= 1 << HSA_PACKET_HEADER_BARRIER;
+    c->barrier_dispatches++;
+  }
   header |= HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE;
   header |= HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE;
   __atomic_store_n((uint32_t*)slot, (uint32_t)header | (uint32_t)setup << 16,
@@ -405,10 +412,12 @@ static void cmd_truth(void) {
     uint64_t r = c->live ? hsa_queue_load_read_index_scacquire(c->q) : 0;
     printf(
         "QUEUE %s gpu=%u live=%d written=%llu rings=%llu dispatches=%llu "
-        "ext_dispatches=%llu barriers=%llu write_index=%llu read_index=%llu\n",
+        "ext_dispatches=%llu barrier_dispatches=%llu barriers=%llu "
+        "write_index=%llu read_index=%llu\n",
         c->name, c->gpu, c->live, (unsigned long long)c->written,
         (unsigned long long)c->rings, (unsigned long long)c->dispatches,
         (unsigned long long)c->ext_dispatches,
+        (unsigned long long)c->barrier_dispatches,
         (unsigned long long)c->barriers, (unsigned long long)w,
         (unsigned long long)r);
   }

@@ -28,8 +28,8 @@ const std::vector<std::array<uint16_t, 15>> kReleasedRows = {
     {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
     // 1
     {0, 128, 64, 48, 64, 120, 40, 40, 96, 64, 80, 88, 64, 176, 88},
-    // 2: doorbell_count 96 (GPUQ_PACKET_EXT_DISPATCH appended)
-    {0, 128, 64, 48, 64, 120, 40, 40, 96, 64, 80, 96, 64, 176, 88},
+    // 2: doorbell_count 104 (GPUQ_PACKET_EXT_DISPATCH, barrier_dispatches)
+    {0, 128, 64, 48, 64, 120, 40, 40, 96, 64, 80, 104, 64, 176, 88},
 };
 
 const std::string kFixtures = std::string(GPUQ_SOURCE_DIR) + "/tests/fixtures";

@@ -360,7 +360,7 @@ TEST(CaptureTest, BundledCaptureReadsWithReadmeCounts) {
   std::string error;
   ASSERT_EQ(ReadCapture(kBundled, &capture, &error), CaptureError::kNone)
       << error;
-  EXPECT_EQ(fs::file_size(kBundled), 19280u);
+  EXPECT_EQ(fs::file_size(kBundled), 19312u);
   EXPECT_EQ(capture.header.abi_version, 1u);
   EXPECT_EQ(capture.header.start_realtime_ns, kScenarioStartNs);
   EXPECT_EQ(capture.header.start_monotonic_ns, kScenarioStartNs);

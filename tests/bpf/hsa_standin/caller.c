@@ -71,6 +71,7 @@ struct queue {
   uint64_t last; /* the last one's write index */
   long rings;
   long packets;
+  long barrier_dispatches; /* kernel dispatches with the barrier bit */
   uint8_t ring[RING_PACKETS * AQL_PACKET_BYTES] __attribute__((aligned(64)));
 };
 
@@ -127,8 +128,15 @@ static void put(struct queue* q, uint32_t first, const char* via, long n,
   uint8_t* slot = (uint8_t*)aq->hsa_queue.base_address +
                   (index & (RING_PACKETS - 1)) * AQL_PACKET_BYTES;
   memset(slot + 4, 0, AQL_PACKET_BYTES - 4);
-  __atomic_store_n((uint32_t*)slot, first | (1u << HSA_PACKET_HEADER_BARRIER),
-                   __ATOMIC_RELEASE);
+  /* the barrier bit on every other packet, by write index */
+  if (index % 2 == 0) {
+    first |= 1u << HSA_PACKET_HEADER_BARRIER;
+    uint8_t type = first & 0xff;
+    if (type == HSA_PACKET_TYPE_KERNEL_DISPATCH ||
+        (type == HSA_PACKET_TYPE_VENDOR_SPECIFIC && (first >> 16 & 0xff) == 3))
+      ++q->barrier_dispatches;
+  }
+  __atomic_store_n((uint32_t*)slot, first, __ATOMIC_RELEASE);
   q->last = index;
   ++q->packets;
   if (++q->unrung >= batch) ring_doorbell(q, via, n);
@@ -335,17 +343,20 @@ int main(int argc, char** argv) {
     }
   }
 
-  long rings = 0;
-  for (long i = 0; i < nqueues; ++i) rings += queues[i].rings;
+  long rings = 0, barrier_dispatches = 0;
+  for (long i = 0; i < nqueues; ++i) {
+    rings += queues[i].rings;
+    barrier_dispatches += queues[i].barrier_dispatches;
+  }
   printf(
       "pid=%d doorbells=%ld packets=%ld dispatch=%ld barrier=%ld vendor=%ld "
       "agent=%ld invalid=%ld ext=%ld other=%ld completions=%ld "
-      "completion_handle=0x%lx reused=%ld\n",
+      "completion_handle=0x%lx reused=%ld barrier_dispatches=%ld\n",
       (int)getpid(), rings, n, per_round[0] * rounds, per_round[1] * rounds,
       per_round[2] * rounds, per_round[3] * rounds, per_round[4] * rounds,
       per_round[5] * rounds,
       (per_round[2] + per_round[3] + per_round[4]) * rounds, done,
-      (unsigned long)(uintptr_t)completion, reused);
+      (unsigned long)(uintptr_t)completion, reused, barrier_dispatches);
   for (long i = 0; i < nqueues; ++i)
     printf("rung queue=%ld handle=0x%lx doorbells=%ld packets=%ld\n", i,
            (unsigned long)(uintptr_t)&queues[i].doorbell, queues[i].rings,

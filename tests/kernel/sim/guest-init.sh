@@ -1370,8 +1370,9 @@ client_sums() {
       for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
       g = f["gpu_id"]
       w[g] += f["write_index"]; d[g] += f["dispatches"]; b[g] += f["barriers"]
-      o[g] += f["vendor"] + f["agent"] + f["other"]; e[g] += f["ext_dispatches"] }
-    END { for (g in w) print g, w[g], d[g], b[g], o[g], e[g] + 0 }' "$1"
+      o[g] += f["vendor"] + f["agent"] + f["other"]; e[g] += f["ext_dispatches"]
+      bb[g] += f["barrier_dispatches"] }
+    END { for (g in w) print g, w[g], d[g], b[g], o[g], e[g] + 0, bb[g] + 0 }' "$1"
 }
 
 # rocr_steps / hip_steps / rocblas_steps: the client's queues and packets,
@@ -1987,20 +1988,21 @@ client_doorbells() {
       g=$(gpu_of_node $((gi + 1)))
       rings=$(client_rings $name $gi)
       launches=$(client_launches $name $gi)
-      read -r tw td tb to te <<EOF
-$(client_sums $NG_TRUTH | awk -v g="$g" '$1 == g { print $2, $3, $4, $5, $6 }')
+      read -r tw td tb to te tbb <<EOF
+$(client_sums $NG_TRUTH | awk -v g="$g" '$1 == g { print $2, $3, $4, $5, $6, $7 }')
 EOF
-      tw=${tw:-0} td=${td:-0} tb=${tb:-0} to=${to:-0} te=${te:-0}
+      tw=${tw:-0} td=${td:-0} tb=${tb:-0} to=${to:-0} te=${te:-0} tbb=${tbb:-0}
       got=$(sum_for gpuq_doorbells_total "$cid" "gpu_id=$g")
       pk=$(sum_for gpuq_doorbell_packets_total "$cid" "gpu_id=$g")
       kd=$(sum_for gpuq_doorbell_packets_total "$cid" "gpu_id=$g packet_type=kernel_dispatch")
       ke=$(sum_for gpuq_doorbell_packets_total "$cid" "gpu_id=$g packet_type=kernel_dispatch format=amd_ext")
+      kbb=$(sum_for gpuq_doorbell_barrier_dispatches_total "$cid" "gpu_id=$g")
       kb=$(sum_for gpuq_doorbell_packets_total "$cid" "gpu_id=$g packet_type=barrier")
       ko=$(($(sum_for gpuq_doorbell_packets_total "$cid" "gpu_id=$g packet_type=other") + \
         $(sum_for gpuq_doorbell_packets_total "$cid" "gpu_id=$g packet_type=unreadable")))
       detail="$detail gpu $g: doorbell packets $pk, thunk client write indexes $tw, rings $got"
       [ -n "$rings" ] && detail="$detail, client rings $rings"
-      detail="$detail, by type (kernel_dispatch, of which amd_ext, barrier, other) $kd $ke $kb $ko, the null CP's $td $te $tb $to"
+      detail="$detail, by type (kernel_dispatch, of which amd_ext, of which with the barrier bit, barrier, other) $kd $ke $kbb $kb $ko, the null CP's $td $te $tbb $tb $to"
       [ -n "$launches" ] && detail="$detail, launches $launches"
       detail="$detail;"
       sum_tw=$((sum_tw + tw)) sum_got=$((sum_got + got)) sum_pk=$((sum_pk + pk))
@@ -2012,7 +2014,7 @@ EOF
       fi
       { [ "$pk" = "$tw" ] && [ "$tw" -gt 0 ]; } || ok=0
       [ -z "$rings" ] || [ "$rings" = "$got" ] || ok=0
-      [ "$kd" = "$td" ] && [ "$ke" = "$te" ] && [ "$kb" = "$tb" ] && [ "$ko" = "$to" ] || ok=0
+      [ "$kd" = "$td" ] && [ "$ke" = "$te" ] && [ "$kbb" = "$tbb" ] && [ "$kb" = "$tb" ] && [ "$ko" = "$to" ] || ok=0
       [ -z "$launches" ] || [ "$launches" -le "$kd" ] || ok=0
     done
     if [ "${lost:-0}" -gt 0 ]; then
