@@ -43,6 +43,13 @@ ApiResponse Error(int status, const std::string& message,
   return r;
 }
 
+// What a download or a delete of a recording still being written gets.
+ApiResponse StillRunning(const std::string& id) {
+  return Error(409, fmt::format("recording {} is still running: stop it "
+                                "first (POST {}/{}/stop)",
+                                id, kPrefix, id));
+}
+
 ApiResponse Ok(int status, const Json& body) {
   ApiResponse r;
   r.status = status;
@@ -308,8 +315,7 @@ ApiResponse RecordingApi::Stop(const std::string& id) {
   std::lock_guard<std::mutex> lock(mu_);
   Recording* r = FindLocked(id);
   if (r == nullptr) return Error(404, "no recording " + id);
-  if (r->state == "recording") EndLocked("stopped");
-  r = FindLocked(id);
+  if (r->state == "recording") EndLocked("stopped");  // r stays in place
   return Ok(200, Describe(*r));
 }
 
@@ -317,11 +323,7 @@ ApiResponse RecordingApi::Download(const std::string& id) {
   std::lock_guard<std::mutex> lock(mu_);
   Recording* r = FindLocked(id);
   if (r == nullptr) return Error(404, "no recording " + id);
-  if (r->state == "recording") {
-    return Error(409, fmt::format("recording {} is still running: stop it "
-                                  "first (POST {}/{}/stop)",
-                                  id, kPrefix, id));
-  }
+  if (r->state == "recording") return StillRunning(id);
   ApiResponse response;
   response.file = r->path;
   response.download_name = r->id + kSuffix;
@@ -332,11 +334,7 @@ ApiResponse RecordingApi::Delete(const std::string& id) {
   std::lock_guard<std::mutex> lock(mu_);
   Recording* r = FindLocked(id);
   if (r == nullptr) return Error(404, "no recording " + id);
-  if (r->state == "recording") {
-    return Error(409, fmt::format("recording {} is still running: stop it "
-                                  "first",
-                                  id));
-  }
+  if (r->state == "recording") return StillRunning(id);
   std::error_code ec;
   fs::remove(r->path, ec);
   if (ec)
