@@ -136,13 +136,10 @@ CaptureError ParseCapture(std::string_view data, const std::string& path,
 }
 
 CaptureSpan SpanOf(const Capture& capture) {
-  CaptureSpan span;
-  span.start_realtime_ns = capture.header.start_realtime_ns;
-  span.start_monotonic_ns = capture.header.start_monotonic_ns;
+  CaptureSpan span = CaptureSpan::Of(capture.header);
+  uint64_t index = 0;
   for (const Event& event : capture.events) {
-    const uint64_t ts = Header(event).ts_ns;
-    if (&event == &capture.events.front()) span.first_ns = ts;
-    span.last_ns = std::max(span.last_ns, ts);
+    span.Take(Header(event).ts_ns, index++);
   }
   return span;
 }

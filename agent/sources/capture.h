@@ -4,6 +4,7 @@
 
 #include <gpuq/abi.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -99,6 +100,19 @@ struct CaptureSpan {
   uint64_t start_monotonic_ns = 0;
   uint64_t first_ns = 0;
   uint64_t last_ns = 0;
+
+  /// The span of a capture with `header`, before its records are taken.
+  static CaptureSpan Of(const gpuq_capture_header& header) {
+    CaptureSpan span;
+    span.start_realtime_ns = header.start_realtime_ns;
+    span.start_monotonic_ns = header.start_monotonic_ns;
+    return span;
+  }
+  /// Takes the time stamp of the record at `index` (file order).
+  void Take(uint64_t ts_ns, uint64_t index) {
+    if (index == 0) first_ns = ts_ns;
+    last_ns = std::max(last_ns, ts_ns);
+  }
 };
 CaptureSpan SpanOf(const Capture& capture);
 

@@ -303,14 +303,10 @@ bool CaptureStream::Next(Event* out) {
 
 CaptureScan ScanCapture(CaptureStream* stream) {
   CaptureScan scan;
-  scan.span.start_realtime_ns = stream->header().start_realtime_ns;
-  scan.span.start_monotonic_ns = stream->header().start_monotonic_ns;
+  scan.span = CaptureSpan::Of(stream->header());
   Event event;
-  while (stream->Next(&event)) {
-    const uint64_t ts = Header(event).ts_ns;
-    if (scan.records++ == 0) scan.span.first_ns = ts;
-    scan.span.last_ns = std::max(scan.span.last_ns, ts);
-  }
+  while (stream->Next(&event))
+    scan.span.Take(Header(event).ts_ns, scan.records++);
   scan.error = stream->Error();
   scan.message = stream->Message();
   if (!stream->Rewind() && scan.error == CaptureError::kNone) {
