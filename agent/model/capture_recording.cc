@@ -44,22 +44,13 @@ gpuq_doorbell_count_record CaptureRecording::SinceBegin(
     const gpuq_doorbell_count_record& r) {
   auto it = doorbells_at_begin_.find({r.hdr.tgid, r.doorbell_handle});
   if (it == doorbells_at_begin_.end()) return r;
-  const DoorbellSeries& base = it->second;
-  bool reset = r.doorbells < base.doorbells ||
-               r.barrier_dispatches < base.barrier_dispatches;
-  for (size_t c = 0; c < GPUQ_PACKET__MAX; ++c) {
-    reset = reset || r.by_packet[c] < base.by_packet[c];
-  }
-  if (reset) {
+  const DoorbellTally now = DoorbellTally::Of(r);
+  if (now.FellBelow(it->second)) {
     doorbells_at_begin_.erase(it);
     return r;
   }
   gpuq_doorbell_count_record out = r;
-  out.doorbells -= base.doorbells;
-  out.barrier_dispatches -= base.barrier_dispatches;
-  for (size_t c = 0; c < GPUQ_PACKET__MAX; ++c) {
-    out.by_packet[c] -= base.by_packet[c];
-  }
+  now.Since(it->second).WriteTo(&out);
   return out;
 }
 

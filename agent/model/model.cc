@@ -538,26 +538,11 @@ void Model::On(const gpuq_doorbell_count_record& e) {
     return;
   }
   DoorbellLast& last = doorbell_last_[{e.hdr.tgid, e.doorbell_handle}];
-  bool reset = e.doorbells < last.counts.doorbells ||
-               e.barrier_dispatches < last.counts.barrier_dispatches;
-  for (size_t c = 0; c < GPUQ_PACKET__MAX; ++c) {
-    reset = reset || e.by_packet[c] < last.counts.by_packet[c];
-  }
-  // Cumulative counts of an in-kernel map: going backwards means the entry
-  // was recreated and counts from zero again.
-  if (reset) last.counts = DoorbellSeries{};
-  DoorbellSeries& s = series_.doorbells[{cgroup_id, gpu_id}];
-  s.doorbells += e.doorbells - last.counts.doorbells;
-  s.barrier_dispatches += e.barrier_dispatches - last.counts.barrier_dispatches;
-  for (size_t c = 0; c < GPUQ_PACKET__MAX; ++c) {
-    s.by_packet[c] += e.by_packet[c] - last.counts.by_packet[c];
-  }
+  const DoorbellTally now = DoorbellTally::Of(e);
+  if (now.FellBelow(last.counts)) last.counts = DoorbellTally{};
+  series_.doorbells[{cgroup_id, gpu_id}] += now.Since(last.counts);
   last.cgroup_id = cgroup_id;
-  last.counts.doorbells = e.doorbells;
-  last.counts.barrier_dispatches = e.barrier_dispatches;
-  for (size_t c = 0; c < GPUQ_PACKET__MAX; ++c) {
-    last.counts.by_packet[c] = e.by_packet[c];
-  }
+  last.counts = now;
   Touch(cgroup_id, e.hdr.tgid, 0, "");
 }
 

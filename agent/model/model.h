@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/doorbell_tally.h"
 #include "model/histogram.h"
 #include "model/model_observer.h"
 #include "model/oversubscription.h"
@@ -144,11 +145,7 @@ struct DoorbellSeriesKey {
     return std::tie(cgroup_id, gpu_id) < std::tie(o.cgroup_id, o.gpu_id);
   }
 };
-struct DoorbellSeries {
-  uint64_t doorbells = 0;
-  std::array<uint64_t, GPUQ_PACKET__MAX> by_packet{};  ///< gpuq_packet_class
-  uint64_t barrier_dispatches = 0;  ///< kernel dispatches, barrier bit set
-};
+using DoorbellSeries = DoorbellTally;
 
 struct RunlistKey {
   uint32_t gpu_id;

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/doorbell_tally.h"
 #include "common/host_paths.h"
 #include "submissions/runtime_scanner.h"
 
@@ -29,17 +30,12 @@ struct bpf_program;
 namespace gpuq {
 
 /// Counts of one doorbell signal of one process, as the kernel keeps them.
-struct DoorbellCount {
+/// Counts of one doorbell signal of one process, as the kernel keeps them
+/// (the DoorbellTally part: rings, packets by class, barrier-bit dispatches).
+struct DoorbellCount : DoorbellTally {
   uint32_t tgid = 0;
   uint64_t handle = 0;     ///< hsa_signal_t.handle (amd_signal_t address)
   uint64_t cgroup_id = 0;  ///< cgroup v2 id of the ringer at its 1st doorbell
-  uint64_t doorbells = 0;  ///< rings
-  /// Packets the rings published (one ring may publish a batch), by the AQL
-  /// packet type of each slot, indexed by enum gpuq_packet_class as in the
-  /// kernel map and the capture record.
-  std::array<uint64_t, GPUQ_PACKET__MAX> by_packet{};
-  /// Kernel dispatches published with the header's barrier bit set.
-  uint64_t barrier_dispatches = 0;
 };
 
 /// A defined function of an ELF file's .dynsym, at its file offset (what a

@@ -61,8 +61,7 @@ bool InitPidNamespace(const std::string& procfs) {
 }
 
 bool SameCounts(const DoorbellCount& a, const DoorbellCount& b) {
-  return a.doorbells == b.doorbells && a.by_packet == b.by_packet &&
-         a.barrier_dispatches == b.barrier_dispatches &&
+  return static_cast<const DoorbellTally&>(a) == b &&
          a.cgroup_id == b.cgroup_id;
 }
 
@@ -213,9 +212,7 @@ void DoorbellPoller::Poll(
       r.gpu_id = owner->gpu_id;
       r.queue_id = owner->queue_id;
     }
-    r.doorbells = c.doorbells;
-    std::copy(c.by_packet.begin(), c.by_packet.end(), r.by_packet);
-    r.barrier_dispatches = c.barrier_dispatches;
+    c.WriteTo(&r);
     sink(Event(r));
   }
 }
