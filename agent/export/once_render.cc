@@ -299,20 +299,36 @@ std::string RenderTable(const Snapshot& s, bool wide) {
   }
 
   if (!s.process_rows.empty()) {
-    TextTable procs({"PID", "COMM", "CONTAINER", "POD", "NAMESPACE",
-                     "QUEUES(gpu:n)", "SUBMIT/S(gpu:n)", "STATE"});
+    // KNOBS is as wide as the variables a process was started with.
+    std::vector<std::string> proc_header = {
+        "PID",       "COMM",          "CONTAINER",       "POD",
+        "NAMESPACE", "QUEUES(gpu:n)", "SUBMIT/S(gpu:n)", "STATE"};
+    if (wide) proc_header.emplace_back("KNOBS");
+    TextTable procs(proc_header);
     for (const ProcessRow& p : s.process_rows) {
       const SeriesLabels& l = s.LabelsOf(p.cgroup_id);
       std::string rates;
       for (const auto& [gpu, r] : p.submission_rate_per_gpu) {
         rates += fmt::format("{}{}:{:.1f}", rates.empty() ? "" : ",", gpu, r);
       }
-      procs.Add({std::to_string(p.pid), DashIfEmpty(p.comm),
-                 ContainerOrHost(l.container), DashIfEmpty(l.pod),
-                 DashIfEmpty(l.ns), GpuList(p.queues_per_gpu),
-                 DashIfEmpty(rates), p.exited ? "exited" : "running"});
+      std::vector<std::string> cells = {std::to_string(p.pid),
+                                        DashIfEmpty(p.comm),
+                                        ContainerOrHost(l.container),
+                                        DashIfEmpty(l.pod),
+                                        DashIfEmpty(l.ns),
+                                        GpuList(p.queues_per_gpu),
+                                        DashIfEmpty(rates),
+                                        p.exited ? "exited" : "running"};
+      if (wide) {
+        cells.push_back(!p.knobs ? "-" : p.knobs->empty() ? "none" : *p.knobs);
+      }
+      procs.Add(std::move(cells));
     }
-    out += "PROCESSES\n" + procs.Render() + "\n";
+    out += "PROCESSES\n" + procs.Render();
+    if (!wide) {
+      out += WrapList("--output wide adds:", {"KNOBS"}, kTableWidth);
+    }
+    out += "\n";
   }
 
   // INDEX is amd-smi's (AMD's device-metrics-exporter's gpu_id).
@@ -437,7 +453,8 @@ std::string RenderJson(const Snapshot& s) {
                      {"namespace", l.ns},
                      {"exited", p.exited},
                      {"queues_per_gpu", queues},
-                     {"submissions_per_second", rates}});
+                     {"submissions_per_second", rates},
+                     {"knobs", p.knobs ? Json(*p.knobs) : Json(nullptr)}});
   }
   for (auto& [key, c] : by_c) containers.push_back(std::move(c));
   Json metrics = Json::array();

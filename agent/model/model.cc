@@ -7,6 +7,7 @@
 #include "common/erase_if.h"
 #include "model/runlist_cause.h"
 #include "model/write_index.h"
+#include "sources/runtime_knobs.h"
 
 namespace gpuq {
 namespace {
@@ -278,6 +279,12 @@ void Model::On(const gpuq_queue_cu_mask_event& e) {
   q->cu_mask = ClassifyCuMask(
       e, gpu != series_.gpus.end() ? gpu->second.ActiveCus() : 0);
   q->cu_mask_record = std::make_shared<const gpuq_queue_cu_mask_event>(e);
+}
+
+void Model::On(const gpuq_process_knobs_record& e) {
+  // Read while the process held queues; one gone since has no row to label.
+  auto p = processes_.find(e.hdr.process_key);
+  if (p != processes_.end()) p->second.knobs = e;
 }
 
 void Model::On(const gpuq_process_exit_event& e) {
@@ -805,7 +812,9 @@ ModelSeries Model::Series() const {
     auto rate = rates.find(key);
     s.process_rows.push_back(
         {p.tgid, p.comm, p.cgroup_id, p.exited, p.queues_per_gpu,
-         rate != rates.end() ? rate->second : std::map<uint32_t, double>{}});
+         rate != rates.end() ? rate->second : std::map<uint32_t, double>{},
+         p.knobs ? std::optional<std::string>(RuntimeKnobsLabel(*p.knobs))
+                 : std::nullopt});
   }
   std::sort(s.process_rows.begin(), s.process_rows.end(),
             [](const ProcessRow& a, const ProcessRow& b) {

@@ -100,6 +100,8 @@ struct ProcessState {
   bool exited = false;  ///< its mm is gone; teardown pending
   std::map<uint32_t, uint32_t> queues_per_gpu;  ///< gpu_id -> live queues
   std::set<uint32_t> queue_ids;
+  /// Its runtime knobs, once the sampler read them.
+  std::optional<gpuq_process_knobs_record> knobs;
 };
 
 /// Counter/gauge cell for one (cgroup, owner process, gpu, queue type).
@@ -231,6 +233,8 @@ struct ProcessRow {
   /// AQL packets per second between the last two samples of its queues, by
   /// gpu (gpus without two samples are absent).
   std::map<uint32_t, double> submission_rate_per_gpu;
+  /// RuntimeKnobsLabel of its knobs; nullopt: not read (not sampled).
+  std::optional<std::string> knobs;
 };
 
 /// The cgroup id a series key carries (see ModelSeries::ForEachCgroupMap).
@@ -487,6 +491,7 @@ class Model {
   /// A capture's count of what its recorder lost: the last one counts (it
   /// is cumulative, and a re-recorded capture carries its input's too).
   void On(const gpuq_source_drops_record& e) { series_.recorded_drops = e; }
+  void On(const gpuq_process_knobs_record& e);
   // Cgroup paths and runtime metadata are the pipeline's (attribution).
   void On(const CgroupPathRecord&) {}
   void On(const ContainerMetaRecord&) {}

@@ -90,6 +90,20 @@ std::vector<Event> Model::StateAsRecords(uint64_t ts_ns) const {
       out.emplace_back(mask);
     }
   }
+  // After the creates that made each process known.
+  std::vector<const ProcessState*> with_knobs;
+  for (const auto& [key, p] : processes_) {
+    if (p.knobs) with_knobs.push_back(&p);
+  }
+  std::sort(with_knobs.begin(), with_knobs.end(),
+            [](const ProcessState* a, const ProcessState* b) {
+              return a->process_key < b->process_key;
+            });
+  for (const ProcessState* p : with_knobs) {
+    gpuq_process_knobs_record knobs = *p->knobs;
+    knobs.hdr.ts_ns = ts_ns;
+    out.emplace_back(knobs);
+  }
   return out;
 }
 

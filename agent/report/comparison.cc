@@ -1,5 +1,10 @@
 #include "report/comparison.h"
 
+#include <fmt/format.h>
+
+#include <set>
+#include <utility>
+
 #include "common/text_table.h"
 #include "report/report_tables.h"
 
@@ -10,6 +15,29 @@ namespace {
 // print them ("9.6 ms"); none at all is "0".
 std::string Took(double seconds) {
   return seconds == 0 ? "0" : FormatDuration(seconds);
+}
+
+// The distinct knob sets of the run's processes that read, "; "-joined
+// ("none": read, none set; "-": no process's environment was read).
+std::string KnobsOfRun(const RunReport& r) {
+  std::set<std::string> seen;
+  for (const ProcessRow& p : r.processes) {
+    if (p.knobs) seen.insert(p.knobs->empty() ? "none" : *p.knobs);
+  }
+  std::string out;
+  for (const std::string& k : seen) out += (out.empty() ? "" : "; ") + k;
+  return out.empty() ? "-" : out;
+}
+
+// Kernel dispatches the doorbells published, and those with the barrier bit.
+std::pair<uint64_t, uint64_t> DoorbellDispatches(const RunReport& r) {
+  uint64_t dispatches = 0;
+  uint64_t barrier = 0;
+  for (const DoorbellRow& d : r.doorbell_list) {
+    dispatches += d.kernel_dispatch;
+    barrier += d.barrier_dispatches;
+  }
+  return {dispatches, barrier};
 }
 
 }  // namespace
@@ -30,6 +58,7 @@ std::vector<ComparisonRow> ComparisonRows(const std::vector<RunReport>& runs) {
       [](const RunReport& r) { return std::to_string(r.containers.size()); });
   row("processes",
       [](const RunReport& r) { return std::to_string(r.processes.size()); });
+  row("runtime knobs", [](const RunReport& r) { return KnobsOfRun(r); });
   row("queues peak",
       [](const RunReport& r) { return std::to_string(r.queues_peak); });
   row("compute queues peak",
@@ -46,6 +75,16 @@ std::vector<ComparisonRow> ComparisonRows(const std::vector<RunReport>& runs) {
       [](const RunReport& r) { return FormatRate(r.submissions_mean_per_s); });
   row("submissions peak/s",
       [](const RunReport& r) { return FormatRate(r.submissions_peak_per_s); });
+  row("kernel dispatches (doorbells)", [](const RunReport& r) {
+    return std::to_string(DoorbellDispatches(r).first);
+  });
+  row("  with the barrier bit", [](const RunReport& r) {
+    const auto [dispatches, barrier] = DoorbellDispatches(r);
+    return dispatches == 0 ? std::to_string(barrier)
+                           : fmt::format("{} ({:.0f}%)", barrier,
+                                         100.0 * static_cast<double>(barrier) /
+                                             static_cast<double>(dispatches));
+  });
   row("pending packets peak",
       [](const RunReport& r) { return std::to_string(r.pending_peak); });
   row("runlist unmaps",

@@ -24,6 +24,12 @@ ReportCell Count(uint64_t n) { return {std::to_string(n), n}; }
 ReportCell Rate(double per_s) { return {FormatRate(per_s), per_s}; }
 ReportCell YesNo(bool b) { return {b ? "yes" : "no", b}; }
 ReportCell Class(QueueClass c) { return Text(QueueClassName(c)); }
+// A process's runtime knobs: "-" (JSON null) when its environment was not
+// read, "none" (JSON "") when it set none.
+ReportCell KnobsCell(const std::optional<std::string>& knobs) {
+  if (!knobs) return {"-", nullptr};
+  return {knobs->empty() ? "none" : *knobs, *knobs};
+}
 ReportCell OwnerCell(const Owner& o) {
   return {ContainerOrHost(o.container), OwnerJson(o)};
 }
@@ -248,6 +254,7 @@ ReportTable Processes(const RunReport& r) {
                                       "create_failures", true},
                                      {"EXITED", "exited", "exited"}});
   AddClassColumns(&t.columns, "queue pattern");
+  t.columns.push_back({"KNOBS", "runtime knobs", "knobs"});
   for (const ProcessRow& p : r.processes) {
     std::vector<ReportCell> cells = {
         JsonOnly(OwnerJson(p.owner)),
@@ -258,6 +265,7 @@ ReportTable Processes(const RunReport& r) {
     AddActivityCells(&cells, p);
     cells.insert(cells.end(), {Count(p.create_failures), YesNo(p.exited)});
     AddClassCells(&cells, p);
+    cells.push_back(KnobsCell(p.knobs));
     t.rows.push_back(std::move(cells));
   }
   return t;

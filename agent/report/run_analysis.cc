@@ -18,6 +18,7 @@
 #include "model/runlist_cause.h"
 #include "resolver/cgroup_path.h"
 #include "sources/capture_stream.h"
+#include "sources/runtime_knobs.h"
 
 namespace gpuq::report {
 namespace {
@@ -103,6 +104,7 @@ struct ProcInfo {
   Counts counts;
   bool exited = false;
   uint64_t create_failures = 0;
+  std::optional<std::string> knobs;  // RuntimeKnobsLabel, once read
 };
 
 struct ContainerInfo {
@@ -382,6 +384,9 @@ class Analyzer::Impl : private ModelObserver {
   void On(const gpuq_doorbell_count_record&) {}
   // What the recording lost: the model's (DroppedEvents at Finish).
   void On(const gpuq_source_drops_record&) {}
+  void On(const gpuq_process_knobs_record& e) {
+    Process(e.hdr.tgid, e.hdr.cgroup_id).knobs = RuntimeKnobsLabel(e);
+  }
   // Priorities and CU masks: the model's (pipeline_), read at bucket ends.
   void On(const gpuq_queue_update_event&) { dirty_ = true; }
   void On(const gpuq_queue_cu_mask_event&) { dirty_ = true; }
@@ -877,6 +882,7 @@ RunReport Analyzer::Impl::Finish() {
     row.submissions_peak_per_s = BusiestBucket(process_series_, pid);
     row.exited = p.exited;
     row.create_failures = p.create_failures;
+    row.knobs = p.knobs;
     row.classification = p.counts.Class();
     row.compute_peak = p.counts.compute_peak;
     row.compute_classification = p.counts.ComputeClass();

@@ -76,6 +76,8 @@ struct ProcessRow {
   double submissions_mean_per_s = 0;  ///< submissions / run duration
   double submissions_peak_per_s = 0;  ///< busiest timeline bucket
   uint64_t create_failures = 0;
+  /// Its runtime knobs (RuntimeKnobsLabel): "" none set, nullopt not read.
+  std::optional<std::string> knobs;
 };
 
 /// One container (or the host) over the run.

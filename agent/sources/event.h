@@ -66,7 +66,9 @@ inline constexpr size_t kDoorbellCountMinSize =
   X(GPUQ_EV_QUEUE_CU_MASK, "queue_cu_mask", gpuq_queue_cu_mask_event,       \
     sizeof(gpuq_queue_cu_mask_event))                                       \
   X(GPUQ_EV_SOURCE_DROPS, "source_drops", gpuq_source_drops_record,         \
-    sizeof(gpuq_source_drops_record))
+    sizeof(gpuq_source_drops_record))                                       \
+  X(GPUQ_EV_PROCESS_KNOBS, "process_knobs", gpuq_process_knobs_record,      \
+    sizeof(gpuq_process_knobs_record))
 
 namespace internal {
 // The list's X() leaves a comma before every type; `void` takes the first.

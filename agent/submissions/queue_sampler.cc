@@ -5,12 +5,14 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "submissions/process_environ.h"
 
 namespace gpuq {
 
 QueueSampler::QueueSampler(Options options)
     : clock_(options.clock ? std::move(options.clock) : MonotonicNowNs),
-      reader_(std::move(options.paths), options.access) {}
+      reader_(options.paths, options.access),
+      procfs_(std::move(options.paths.procfs)) {}
 
 SampleRoundStats QueueSampler::Sample(const std::vector<SampleTarget>& targets,
                                       const Sink& sink) {
@@ -59,6 +61,7 @@ SampleRoundStats QueueSampler::Sample(const std::vector<SampleTarget>& targets,
     reader_.Read(tgid, ranges_, &data_, &ok_);
     const uint64_t now = clock_();
     ++stats.processes;
+    bool read_any = false;
     for (size_t k = begin; k < end; ++k) {
       const SampleTarget& t = targets[order_[k]];
       const Slot& slot = slots_[k - begin];
@@ -76,6 +79,7 @@ SampleRoundStats QueueSampler::Sample(const std::vector<SampleTarget>& targets,
                     sizeof(uint64_t));
         std::memcpy(&r.read_index, data_.data() + slot.read_offset,
                     sizeof(uint64_t));
+        read_any = true;
       } else {
         r.flags = GPUQ_SAMPLE_F_UNREADABLE;
         ++stats.unreadable;
@@ -86,8 +90,11 @@ SampleRoundStats QueueSampler::Sample(const std::vector<SampleTarget>& targets,
       }
       sink(Event{r});
     }
+    EmitKnobs(targets[order_[begin]].owner, read_any, now, sink);
     begin = end;
   }
+  knobs_read_.swap(knobs_read_now_);
+  knobs_read_now_.clear();
   // Said once while it lasts (every round would repeat it), and again
   // after a round that read a queue and was denied none.
   if (stats.denied > 0) {
@@ -101,6 +108,23 @@ SampleRoundStats QueueSampler::Sample(const std::vector<SampleTarget>& targets,
     Log().WriteOnChange(LogLevel::kWarn, "sampler denied", "");
   }
   return stats;
+}
+
+void QueueSampler::EmitKnobs(const gpuq_event_header& owner, bool read_any,
+                             uint64_t now, const Sink& sink) {
+  if (knobs_read_.count(owner.process_key) != 0) {
+    knobs_read_now_.insert(owner.process_key);
+    return;
+  }
+  // Its memory read: the same ptrace access reads its environment.
+  gpuq_process_knobs_record r{};
+  if (!read_any || !ReadRuntimeKnobs(procfs_, owner.tgid, &r)) return;
+  r.hdr = owner;
+  r.hdr.type = GPUQ_EV_PROCESS_KNOBS;
+  r.hdr.size = sizeof(r);
+  r.hdr.ts_ns = now;
+  knobs_read_now_.insert(owner.process_key);
+  sink(Event{r});
 }
 
 }  // namespace gpuq

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <unordered_set>
 #include <vector>
 
 #include "common/host_paths.h"
@@ -47,6 +48,8 @@ class QueueSampler {
   /// when its process was read. A target that cannot be read (the process
   /// exited, the page is unmapped, no ptrace access) gets
   /// GPUQ_SAMPLE_F_UNREADABLE and zero indexes; that is never an error.
+  /// The first time a process's queues read, its runtime knobs follow
+  /// (one GPUQ_EV_PROCESS_KNOBS, from its environment).
   SampleRoundStats Sample(const std::vector<SampleTarget>& targets,
                           const Sink& sink);
 
@@ -54,8 +57,17 @@ class QueueSampler {
   MemoryAccess access() const { return reader_.access(); }
 
  private:
+  /// The knobs of `owner`'s process, once: when its queues read this round
+  /// (`read_any`) and its knobs were not read before.
+  void EmitKnobs(const gpuq_event_header& owner, bool read_any, uint64_t now,
+                 const Sink& sink);
+
   std::function<uint64_t()> clock_;
   ProcessMemoryReader reader_;
+  std::string procfs_;
+  /// Processes (process_key) whose knobs were read, of the last round.
+  std::unordered_set<uint64_t> knobs_read_;
+  std::unordered_set<uint64_t> knobs_read_now_;
   /// Where a target's two indexes are in one process's read.
   struct Slot {
     size_t write_range, write_offset;  // range index, byte offset in data_

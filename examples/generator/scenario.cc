@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "resolver/container_metadata_json.h"
+#include "sources/runtime_knobs.h"
 
 namespace gpuq {
 namespace {
@@ -225,6 +226,20 @@ class Emitter {
     } else {
       r.flags = GPUQ_SAMPLE_F_UNREADABLE;
     }
+    Emit(r);
+  }
+
+  // The sampler's read of a process's runtime knobs, from the environment
+  // entries ("NAME=VALUE") it was started with.
+  void Knobs(size_t process, uint64_t ts_ns,
+             const std::vector<std::string>& environment) {
+    std::string bytes;
+    for (const std::string& e : environment) bytes += e + '\0';
+    RuntimeKnobsParser parser;
+    parser.Feed(bytes.data(), bytes.size());
+    gpuq_process_knobs_record r = parser.Finish();
+    r.hdr = OwnerHeader(GPUQ_EV_PROCESS_KNOBS, processes_[process],
+                        AdvanceTo(ts_ns));
     Emit(r);
   }
 
@@ -713,6 +728,14 @@ bool BuildDefaultScenario(const EventSink& sink, ScenarioSummary* summary) {
   round0.push_back({trainer_queues[0], {500, 500}, true});
   round0.push_back({trainer_queues[1], {800, 800}, true});
   round(kScenarioStartNs + 1000 * kMs, round0);
+  // Their knobs, read with their first samples: the trainer caps its
+  // streams at two hardware queues, vLLM's workers name their GPUs.
+  em.Knobs(host, kScenarioStartNs + 1000 * kMs, {"HOME=/root"});
+  for (uint32_t i = 0; i < kNumGpus; ++i) {
+    em.Knobs(workers[i], kScenarioStartNs + 1000 * kMs,
+             {"HIP_VISIBLE_DEVICES=0,1,2,3,4,5,6,7", "VLLM_USE_V1=1"});
+  }
+  em.Knobs(trainer, kScenarioStartNs + 1000 * kMs, {"GPU_MAX_HW_QUEUES=2"});
 
   // Each worker destroys its last compute stream (queue id 3). On GPU 8 the
   // scheduler hangs: the preempting unmap times out after amdkfd's 9 s

@@ -36,8 +36,10 @@
  *   2  doorbell_count is 104 bytes: by_packet has GPUQ_PACKET_EXT_DISPATCH,
  *      AMD's extended kernel dispatch packets (gfx1250), and
  *      barrier_dispatches follows it.
+ *   3  GPUQ_EV_PROCESS_KNOBS: the runtime variables that shape a process's
+ *      queues, read from its environment.
  */
-#define GPUQ_ABI_MINOR 2
+#define GPUQ_ABI_MINOR 3
 
 #define GPUQ_COMM_LEN 16
 #define GPUQ_GPU_NAME_LEN 32
@@ -67,6 +69,8 @@ enum gpuq_event_type {
 	GPUQ_EV_QUEUE_CU_MASK = 13,
 	/* written by the agent into capture files: what its source lost */
 	GPUQ_EV_SOURCE_DROPS = 14,
+	/* written by the agent: the queue-shaping variables of a process */
+	GPUQ_EV_PROCESS_KNOBS = 15,
 	GPUQ_EV__MAX,
 };
 
@@ -484,6 +488,54 @@ GPUQ_ABI_OFFSET(gpuq_source_drops_record, kfd_exit_skipped, 64);
 GPUQ_ABI_OFFSET(gpuq_source_drops_record, args_unreadable, 72);
 GPUQ_ABI_OFFSET(gpuq_source_drops_record, doorbell_map_full, 80);
 GPUQ_ABI_SIZE(gpuq_source_drops_record, 88); /* 32 + 7*8 */
+
+/*
+ * The runtime variables that shape how many hardware queues a HIP or HSA
+ * process creates and how its streams share them (name, slot of
+ * gpuq_process_knobs_record.values); the agent's table of names is made from
+ * this list. docs/kfd-probe-points.md ("Runtime knobs") cites the CLR and
+ * ROCr lines that read each; the agent keeps these names and no other
+ * variable (agent/sources/runtime_knobs.cc). A new knob takes the next free
+ * slot; a slot's meaning never changes.
+ */
+#define GPUQ_RUNTIME_KNOBS(X)                                                                      \
+	X(GPU_MAX_HW_QUEUES, 0)                                                                    \
+	X(DEBUG_HIP_DYNAMIC_QUEUES, 1)                                                             \
+	X(DEBUG_HIP_IGNORE_STREAM_PRIORITY, 2)                                                     \
+	X(GPU_ENABLE_COOP_GROUPS, 3)                                                               \
+	X(ROC_GLOBAL_CU_MASK, 4)                                                                   \
+	X(DEBUG_HIP_FORCE_GRAPH_QUEUES, 5)                                                         \
+	X(HSA_ENABLE_SDMA, 6)                                                                      \
+	X(HSA_ENABLE_PEER_SDMA, 7)                                                                 \
+	X(HSA_ENABLE_SDMA_GANG, 8)                                                                 \
+	X(ROCR_VISIBLE_DEVICES, 9)                                                                 \
+	X(HIP_VISIBLE_DEVICES, 10)                                                                 \
+	X(CUDA_VISIBLE_DEVICES, 11)
+#define GPUQ_KNOB_ENUMERATOR(name, slot) GPUQ_KNOB_##name = slot,
+enum gpuq_runtime_knob { GPUQ_RUNTIME_KNOBS(GPUQ_KNOB_ENUMERATOR) GPUQ_KNOB__MAX };
+#undef GPUQ_KNOB_ENUMERATOR
+#define GPUQ_KNOB_SLOTS 16     /* room for knobs added later, same size */
+#define GPUQ_KNOB_VALUE_LEN 24 /* a value, NUL-terminated, cut if longer */
+
+/*
+ * Agent-written (the sampler, once per process it has ptrace access to): the
+ * knobs set in the process's initial environment (/proc/PID/environ, what it
+ * was started with; a setenv() inside the process is not seen). hdr is the
+ * process's. Bit k of `set` says knob k was in the environment, bit k of
+ * `cut` that its value was longer than GPUQ_KNOB_VALUE_LEN - 1 bytes and is
+ * cut there.
+ */
+struct gpuq_process_knobs_record {
+	struct gpuq_event_header hdr;
+	__u32 set;
+	__u32 cut;
+	char values[GPUQ_KNOB_SLOTS][GPUQ_KNOB_VALUE_LEN];
+};
+GPUQ_ABI_OFFSET(gpuq_process_knobs_record, set, 32);
+GPUQ_ABI_OFFSET(gpuq_process_knobs_record, cut, 36);
+GPUQ_ABI_OFFSET(gpuq_process_knobs_record, values, 40);
+GPUQ_ABI_SIZE(gpuq_process_knobs_record, 424); /* 32 + 2*4 + 16*24 */
+GPUQ_ABI_ASSERT(GPUQ_KNOB__MAX <= GPUQ_KNOB_SLOTS, "every knob has a slot");
 
 /*
  * A successful AMDKFD_IOC_UPDATE_QUEUE (amdkfd's pqm_update_queue_properties):

@@ -54,7 +54,7 @@ check_sum 'gpuq_processes\{' 10
 check_sum 'gpuq_process_exits_total\{' 1
 check_sum 'gpuq_queue_create_failures_total\{.*error="ENOMEM"' 1
 check_sum 'gpuq_gpu_info\{' 9
-check_sum 'gpuq_events_total\{' 196
+check_sum 'gpuq_events_total\{' 206
 check_sum 'gpuq_events_dropped_total\{' 0
 check_sum 'gpuq_queues\{container="",' 3
 check_sum 'gpuq_queues\{container="vllm",' 40

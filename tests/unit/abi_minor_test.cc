@@ -23,13 +23,15 @@ namespace {
 // Every minor's row as it was released, written out again by hand: a row
 // of kRecordSizesByMinor that changes fails here, so a layout change has to
 // add a minor (and its row here) instead.
-const std::vector<std::array<uint16_t, 15>> kReleasedRows = {
+const std::vector<std::array<uint16_t, 16>> kReleasedRows = {
     // 0: sizes not fixed
-    {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
     // 1
     {0, 128, 64, 48, 64, 120, 40, 40, 96, 64, 80, 88, 64, 176, 88},
     // 2: doorbell_count 104 (GPUQ_PACKET_EXT_DISPATCH, barrier_dispatches)
     {0, 128, 64, 48, 64, 120, 40, 40, 96, 64, 80, 104, 64, 176, 88},
+    // 3: process_knobs 424
+    {0, 128, 64, 48, 64, 120, 40, 40, 96, 64, 80, 104, 64, 176, 88, 424},
 };
 
 const std::string kFixtures = std::string(GPUQ_SOURCE_DIR) + "/tests/fixtures";
@@ -73,7 +75,7 @@ TEST(AbiMinorTest, BundledCaptureIsTheCurrentMinorRecordForRecord) {
   EXPECT_EQ(header.abi_version, GPUQ_ABI_VERSION);
   ASSERT_EQ(header.abi_minor, GPUQ_ABI_MINOR);
   const auto records = RecordSizes(bytes);
-  EXPECT_EQ(records.size(), 196u);
+  EXPECT_EQ(records.size(), 206u);
   for (size_t i = 0; i < records.size(); ++i) {
     const auto [type, size] = records[i];
     ASSERT_LT(type, GPUQ_EV__MAX) << "record " << i + 1;
@@ -117,6 +119,20 @@ TEST(AbiMinorTest, MinorOneCaptureReadsWithoutExtDispatches) {
   }
   EXPECT_GT(doorbell_counts, 0u);
   EXPECT_GT(dispatches, 0u);
+}
+
+// The bundled capture as minor 2 wrote it: no process_knobs records, so no
+// process's knobs were read.
+TEST(AbiMinorTest, MinorTwoCaptureReadsWithoutKnobs) {
+  const std::string path = kFixtures + "/captures/abi-1.2-default.gpuqcap";
+  Capture capture;
+  std::string error;
+  ASSERT_EQ(ReadCapture(path, &capture, &error), CaptureError::kNone) << error;
+  EXPECT_EQ(capture.header.abi_minor, 2u);
+  EXPECT_EQ(capture.events.size(), 196u);
+  for (const Event& e : capture.events) {
+    EXPECT_FALSE(std::holds_alternative<gpuq_process_knobs_record>(e));
+  }
 }
 
 TEST(AbiMinorTest, WriterStampsItsMinor) {

@@ -360,12 +360,12 @@ TEST(CaptureTest, BundledCaptureReadsWithReadmeCounts) {
   std::string error;
   ASSERT_EQ(ReadCapture(kBundled, &capture, &error), CaptureError::kNone)
       << error;
-  EXPECT_EQ(fs::file_size(kBundled), 19312u);
+  EXPECT_EQ(fs::file_size(kBundled), 23552u);
   EXPECT_EQ(capture.header.abi_version, 1u);
   EXPECT_EQ(capture.header.start_realtime_ns, kScenarioStartNs);
   EXPECT_EQ(capture.header.start_monotonic_ns, kScenarioStartNs);
 
-  ASSERT_EQ(capture.events.size(), 196u);
+  ASSERT_EQ(capture.events.size(), 206u);
   std::array<size_t, GPUQ_EV__MAX> by_type{};
   uint64_t last_ts = 0;
   for (const Event& e : capture.events) {
@@ -387,6 +387,7 @@ TEST(CaptureTest, BundledCaptureReadsWithReadmeCounts) {
   EXPECT_EQ(by_type[GPUQ_EV_QUEUE_SAMPLE], 90u);
   EXPECT_EQ(by_type[GPUQ_EV_DOORBELL_COUNT], 4u);
   EXPECT_EQ(by_type[GPUQ_EV_QUEUE_CU_MASK], 1u);
+  EXPECT_EQ(by_type[GPUQ_EV_PROCESS_KNOBS], 10u);
 }
 
 TEST(CaptureTest, BundledCaptureTimelineLandmarks) {
@@ -395,7 +396,7 @@ TEST(CaptureTest, BundledCaptureTimelineLandmarks) {
   std::string error;
   ASSERT_EQ(ReadCapture(kBundled, &capture, &error), CaptureError::kNone)
       << error;
-  ASSERT_EQ(capture.events.size(), 196u);
+  ASSERT_EQ(capture.events.size(), 206u);
 
   for (size_t i = 0; i < 8; ++i) {
     const auto* gpu = std::get_if<gpuq_gpu_info_record>(&capture.events[i]);
@@ -439,15 +440,29 @@ TEST(CaptureTest, BundledCaptureTimelineLandmarks) {
   EXPECT_EQ(trainer->hdr.cgroup_id, 6342u);
   EXPECT_NE(trainer->json.find("\"pod\":\"trainer-0\""), std::string::npos);
 
-  // Record 114: the unmap that timed out (-ETIME) on GPU 8.
-  const auto* hang = std::get_if<gpuq_runlist_event>(&capture.events[113]);
+  // Records 107-116: the knobs of the host process, the workers and the
+  // trainer, read with their first samples.
+  const auto* host_knobs =
+      std::get_if<gpuq_process_knobs_record>(&capture.events[106]);
+  ASSERT_NE(host_knobs, nullptr);
+  EXPECT_EQ(host_knobs->hdr.tgid, 2817u);
+  EXPECT_EQ(host_knobs->set, 0u);
+  const auto* trainer_knobs =
+      std::get_if<gpuq_process_knobs_record>(&capture.events[115]);
+  ASSERT_NE(trainer_knobs, nullptr);
+  EXPECT_EQ(trainer_knobs->hdr.tgid, 48211u);
+  EXPECT_EQ(trainer_knobs->set, 1u << GPUQ_KNOB_GPU_MAX_HW_QUEUES);
+  EXPECT_STREQ(trainer_knobs->values[GPUQ_KNOB_GPU_MAX_HW_QUEUES], "2");
+
+  // Record 124: the unmap that timed out (-ETIME) on GPU 8.
+  const auto* hang = std::get_if<gpuq_runlist_event>(&capture.events[123]);
   ASSERT_NE(hang, nullptr);
   EXPECT_EQ(hang->ret, -62);
   EXPECT_EQ(hang->gpu_id, 64512u);
 
-  // Record 194: the host destroys the seeded queue, untracked, by ioctl.
+  // Record 204: the host destroys the seeded queue, untracked, by ioctl.
   const auto* last =
-      std::get_if<gpuq_queue_destroy_event>(&capture.events[193]);
+      std::get_if<gpuq_queue_destroy_event>(&capture.events[203]);
   ASSERT_NE(last, nullptr);
   EXPECT_EQ(last->hdr.tgid, 2817u);
   EXPECT_EQ(last->hdr.process_key, 0xffff888110e1b800ull);
@@ -455,9 +470,9 @@ TEST(CaptureTest, BundledCaptureTimelineLandmarks) {
   EXPECT_EQ(last->reason, static_cast<uint32_t>(GPUQ_DESTROY_IOCTL));
   EXPECT_EQ(last->flags & GPUQ_DESTROY_F_UNTRACKED, GPUQ_DESTROY_F_UNTRACKED);
 
-  // Records 195-196: the host's PM4 compute queue takes the freed id 0 (no
+  // Records 205-206: the host's PM4 compute queue takes the freed id 0 (no
   // ROCr layout, so nothing to sample) and is fenced to 152 of 320 CUs.
-  const auto* pm4 = std::get_if<gpuq_queue_create_event>(&capture.events[194]);
+  const auto* pm4 = std::get_if<gpuq_queue_create_event>(&capture.events[204]);
   ASSERT_NE(pm4, nullptr);
   EXPECT_EQ(pm4->hdr.tgid, 2817u);
   EXPECT_EQ(pm4->queue_id, 0u);
@@ -466,7 +481,7 @@ TEST(CaptureTest, BundledCaptureTimelineLandmarks) {
   EXPECT_EQ(pm4->queue_format, static_cast<uint32_t>(GPUQ_QUEUE_FORMAT_PM4));
   EXPECT_EQ(pm4->flags, 0u);
   const auto* mask =
-      std::get_if<gpuq_queue_cu_mask_event>(&capture.events[195]);
+      std::get_if<gpuq_queue_cu_mask_event>(&capture.events[205]);
   ASSERT_NE(mask, nullptr);
   EXPECT_EQ(mask->queue_id, 0u);
   EXPECT_EQ(mask->num_cu_mask, 320u);

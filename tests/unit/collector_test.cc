@@ -466,7 +466,7 @@ TEST(CollectorTest, EventsTotalHasEveryTypeInitialised) {
       {"queue_create_failed", 0}, {"gpu_info", 0},       {"cgroup_path", 1},
       {"container_meta", 0},      {"runlist", 0},        {"eviction", 0},
       {"queue_sample", 0},        {"doorbell_count", 0}, {"queue_update", 0},
-      {"queue_cu_mask", 0},       {"source_drops", 0}};
+      {"queue_cu_mask", 0},       {"source_drops", 0},   {"process_knobs", 0}};
   std::map<std::string, double> got;
   for (const ClientMetric& m : f->metric) {
     got[LabelsOf(m).at("type")] = m.counter.value;

@@ -237,7 +237,8 @@ TEST_F(PipelineReplayTest, ProcessesHoldingQueues) {
 
 TEST_F(PipelineReplayTest, EventsDropsAndSelfMetrics) {
   const auto& f = *families_;
-  EXPECT_EQ(Sum(f, "gpuq_events_total"), 196);
+  EXPECT_EQ(Sum(f, "gpuq_events_total"), 206);
+  EXPECT_EQ(Sum(f, "gpuq_events_total", {{"type", "process_knobs"}}), 10);
   EXPECT_EQ(Sum(f, "gpuq_events_total", {{"type", "gpu_info"}}), 9);
   EXPECT_EQ(Sum(f, "gpuq_events_total", {{"type", "cgroup_path"}}), 3);
   EXPECT_EQ(Sum(f, "gpuq_events_total", {{"type", "container_meta"}}), 2);

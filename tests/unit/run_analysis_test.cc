@@ -447,7 +447,7 @@ RunReport* DefaultCaptureTest::report_ = nullptr;
 
 TEST_F(DefaultCaptureTest, Headline) {
   const RunReport& r = *report_;
-  EXPECT_EQ(r.records, 196u);
+  EXPECT_EQ(r.records, 206u);
   EXPECT_EQ(r.submissions, 369690u);
   EXPECT_EQ(r.queues_at_end, 43u);
   EXPECT_EQ(r.queues_created, 54u);
@@ -583,6 +583,21 @@ TEST_F(DefaultCaptureTest, Containers) {
   EXPECT_EQ(host.at_end.unmaps_caused, 1u);
   // Two on GPU 23710 at once (the seeded queue and queue 1).
   EXPECT_EQ(host.classification, QueueClass::kMoreThanGpus);
+}
+
+// Each process's knobs as its process_knobs record says: read and none set
+// ("") for the host process, the variables for the others.
+TEST_F(DefaultCaptureTest, ProcessesCarryTheirKnobs) {
+  std::map<uint32_t, std::optional<std::string>> knobs;
+  for (const ProcessRow& p : report_->processes) knobs[p.pid] = p.knobs;
+  ASSERT_EQ(knobs.size(), 10u);
+  EXPECT_EQ(knobs.at(2817), std::optional<std::string>(""));
+  EXPECT_EQ(knobs.at(48211), std::optional<std::string>("GPU_MAX_HW_QUEUES=2"));
+  for (uint32_t i = 0; i < 8; ++i) {
+    EXPECT_EQ(knobs.at(31200 + i * 7),
+              std::optional<std::string>("HIP_VISIBLE_DEVICES=0,1,2,3,4,5,6,7"))
+        << i;
+  }
 }
 
 // The report's drops are gpuq_events_dropped_total's, reason by reason: a

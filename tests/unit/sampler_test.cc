@@ -15,6 +15,7 @@
 #include "common/log.h"
 #include "common/periodic_thread.h"
 #include "sampler_queue_writer.h"
+#include "sources/runtime_knobs.h"
 #include "submissions/process_memory.h"
 #include "submissions/queue_sampler.h"
 #include "test_support.h"
@@ -45,12 +46,18 @@ std::vector<SampleTarget> Targets(uint32_t pid,
   return targets;
 }
 
-/// Runs one round and returns its records.
+/// Runs one round and returns its samples (and, into *knobs, the knobs
+/// records it emitted).
 std::vector<gpuq_queue_sample_record> Round(
     QueueSampler& sampler, const std::vector<SampleTarget>& targets,
-    SampleRoundStats* stats = nullptr) {
+    SampleRoundStats* stats = nullptr,
+    std::vector<gpuq_process_knobs_record>* knobs = nullptr) {
   std::vector<gpuq_queue_sample_record> out;
   const SampleRoundStats s = sampler.Sample(targets, [&](const Event& e) {
+    if (const auto* k = std::get_if<gpuq_process_knobs_record>(&e)) {
+      if (knobs != nullptr) knobs->push_back(*k);
+      return;
+    }
     ASSERT_TRUE(std::holds_alternative<gpuq_queue_sample_record>(e));
     out.push_back(std::get<gpuq_queue_sample_record>(e));
   });
@@ -228,6 +235,47 @@ TEST_P(SamplerTest, ProcessThatExitedIsFlaggedNotAnError) {
     EXPECT_EQ(Find(records, reaped.pid(), q)->flags, GPUQ_SAMPLE_F_UNREADABLE);
     EXPECT_EQ(Find(records, zombie.pid(), q)->flags, GPUQ_SAMPLE_F_UNREADABLE);
   }
+}
+
+// The runtime knobs of a process whose queues read: once, from the
+// environment it was started with, only the allowlisted names, and never
+// for a process that could not be read.
+TEST_P(SamplerTest, ReadsEachProcessKnobsOnceFromItsEnvironment) {
+  const std::string long_mask(40, 'f');
+  setenv("GPU_MAX_HW_QUEUES", "1", 1);
+  setenv("HSA_ENABLE_SDMA", "0", 1);
+  setenv("ROC_GLOBAL_CU_MASK", long_mask.c_str(), 1);
+  setenv("GPUQ_SAMPLER_TEST_SECRET", "not-a-knob", 1);
+  QueueWriterProcess writer(GPUQ_QUEUE_WRITER);
+  unsetenv("GPU_MAX_HW_QUEUES");
+  unsetenv("HSA_ENABLE_SDMA");
+  unsetenv("ROC_GLOBAL_CU_MASK");
+  unsetenv("GPUQ_SAMPLER_TEST_SECRET");
+  QueueWriterProcess gone(GPUQ_QUEUE_WRITER);
+  ASSERT_TRUE(writer.ok() && gone.ok());
+  auto targets = Targets(writer.pid(), writer.NewQueues(2, 10, 5));
+  const auto gone_targets = Targets(gone.pid(), gone.NewQueues(1, 1, 1));
+  gone.Exit(/*reap=*/true);
+  targets.insert(targets.end(), gone_targets.begin(), gone_targets.end());
+  QueueSampler sampler = MakeSampler();
+  std::vector<gpuq_process_knobs_record> knobs;
+  ASSERT_EQ(Round(sampler, targets, nullptr, &knobs).size(), 3u);
+  ASSERT_EQ(knobs.size(), 1u);
+  EXPECT_EQ(knobs[0].hdr.type, GPUQ_EV_PROCESS_KNOBS);
+  EXPECT_EQ(knobs[0].hdr.size, sizeof(gpuq_process_knobs_record));
+  EXPECT_EQ(knobs[0].hdr.tgid, writer.pid());
+  EXPECT_EQ(knobs[0].hdr.process_key, targets[0].owner.process_key);
+  EXPECT_EQ(knobs[0].hdr.cgroup_id, targets[0].owner.cgroup_id);
+  EXPECT_EQ(RuntimeKnobsLabel(knobs[0]),
+            "GPU_MAX_HW_QUEUES=1 ROC_GLOBAL_CU_MASK=" +
+                long_mask.substr(0, 23) + "... HSA_ENABLE_SDMA=0");
+  EXPECT_EQ(knobs[0].set, (1u << GPUQ_KNOB_GPU_MAX_HW_QUEUES) |
+                              (1u << GPUQ_KNOB_ROC_GLOBAL_CU_MASK) |
+                              (1u << GPUQ_KNOB_HSA_ENABLE_SDMA));
+  EXPECT_EQ(knobs[0].cut, 1u << GPUQ_KNOB_ROC_GLOBAL_CU_MASK);
+  knobs.clear();
+  ASSERT_EQ(Round(sampler, targets, nullptr, &knobs).size(), 3u);
+  EXPECT_TRUE(knobs.empty()) << "knobs are read once per process";
 }
 
 // ROCr's amd_queue_t in GTT on MES GPUs has no pages process_vm_readv can
