@@ -139,8 +139,11 @@ PipelineOptions PipelineOptionsFor(const Options& options, bool replay,
   p.label_allowlist = options.label_allowlist;
   p.metadata = metadata;
   p.learned_cgroups = cgroups.learned.get();
-  if (!replay)
+  if (!replay) {
     p.queue_types = LoadKfdQueueTypes(options.paths, options.btf_path);
+    p.queue_priority = LoadQueuePriorityFact(options.paths);
+    Log().Write(LogLevel::kInfo, "queue priorities: " + p.queue_priority->why);
+  }
   return p;
 }
 

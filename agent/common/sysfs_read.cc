@@ -11,6 +11,10 @@
 
 namespace gpuq {
 
+bool PathExists(const std::string& path) {
+  return access(path.c_str(), F_OK) == 0;
+}
+
 int ReadWholeFile(const std::string& path, std::string* out) {
   // O_NONBLOCK: a FIFO under a --sysfs-root/--procfs-root tree reads as
   // empty instead of blocking; the cap ends a device or an endless file.

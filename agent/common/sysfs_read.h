@@ -18,6 +18,10 @@ inline constexpr size_t kMaxAttributeBytes = 1 << 20;
 /// tell "gone" from "broken". Never blocks on a FIFO.
 int ReadWholeFile(const std::string& path, std::string* out);
 
+/// Whether anything exists at `path` (a sysfs attribute or directory, a
+/// module's directory under /sys/module).
+bool PathExists(const std::string& path);
+
 /// A file that vanished under us: open() gives ENOENT, and a read of an
 /// already-open sysfs file whose kernfs node was removed gives ENODEV
 /// (fs/kernfs/file.c, kernfs_seq_start()).

@@ -441,6 +441,23 @@ void AddPriorityFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
         static_cast<double>(n));
   }
   out->push_back(by_priority.Build());
+  FamilyBuilder by_requested(
+      "gpuq_queues_by_requested_priority",
+      "Live hardware queues by the queue priority their process asked for "
+      "(AMDKFD_IOC_CREATE_QUEUE or its last UPDATE_QUEUE: 0-15; unknown for "
+      "queues found in sysfs at start and not updated). Whether the kernel "
+      "applies it, or only its pipe priority (gpuq_queues_by_priority): "
+      "gpuq_kernel_queue_priority_info.",
+      MetricType::Gauge);
+  for (const auto& [key, n] : s.queues_by_requested_priority) {
+    const auto& [cgroup, gpu, priority] = key;
+    by_requested.Add(
+        With(GpuLabels(s, cgroup, gpu), "requested_priority",
+             priority >= kUnknownQueuePriority ? std::string("unknown")
+                                               : std::to_string(priority)),
+        static_cast<double>(n));
+  }
+  out->push_back(by_requested.Build());
   FamilyBuilder cu_masked(
       "gpuq_queues_cu_masked",
       "Live hardware queues given a CU mask (AMDKFD_IOC_SET_CU_MASK), by "
@@ -673,6 +690,22 @@ void AddSelfFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
                        MetricType::Gauge);
   source.Add({{"source", s.source}}, 1);
   out->push_back(source.Build());
+
+  if (s.queue_priority) {
+    FamilyBuilder priority(
+        "gpuq_kernel_queue_priority_info",
+        "Whether the running amdkfd programs a queue's own priority into the "
+        "hardware besides its pipe priority: programmed (before Linux 7.0), "
+        "ignored (7.0 and later, \"drm/amdkfd: Disable MQD queue priority\": "
+        "only gpuq_queues_by_priority's pipe priority applies), unknown (an "
+        "out-of-tree amdgpu). Decided from the kernel release at start.",
+        MetricType::Gauge);
+    priority.Add({{"queue_priority",
+                   QueuePriorityAppliedLabel(s.queue_priority->applied)},
+                  {"kernel_release", s.queue_priority->release}},
+                 1);
+    out->push_back(priority.Build());
+  }
 
   FamilyBuilder build("gpuq_build_info", "gpuq-agent build.",
                       MetricType::Gauge);

@@ -15,8 +15,6 @@
 namespace gpuq {
 namespace {
 
-bool Exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
-
 // "name.constprop.0" / "name.isra.0": a copy GCC made with some arguments
 // removed or changed, which callers call instead of `name` (".cold" and
 // ".part" parts are entered through `name` itself). `name` if so, else "".
@@ -207,13 +205,14 @@ void ReadPreemptModel(const std::string& sched_preempt,
 KernelFeatures ProbeKernel(const HostPaths& paths,
                            const std::vector<std::string>& functions) {
   KernelFeatures f;
-  f.amdgpu_btf = Exists(paths.KernelBtf() + "/amdgpu");
-  f.kfd_sysfs = Exists(paths.Kfd());
+  f.amdgpu_btf = PathExists(paths.KernelBtf() + "/amdgpu");
+  f.kfd_sysfs = PathExists(paths.Kfd());
   // perf's kprobe PMU (4.17+), else the legacy tracefs interface libbpf
   // falls back to.
-  f.kprobes = Exists(paths.sysfs + "/bus/event_source/devices/kprobe/type") ||
-              Exists(paths.sysfs + "/kernel/tracing/kprobe_events") ||
-              Exists(paths.sysfs + "/kernel/debug/tracing/kprobe_events");
+  f.kprobes =
+      PathExists(paths.sysfs + "/bus/event_source/devices/kprobe/type") ||
+      PathExists(paths.sysfs + "/kernel/tracing/kprobe_events") ||
+      PathExists(paths.sysfs + "/kernel/debug/tracing/kprobe_events");
   f.cap_sys_admin = HasCapSysAdmin();
   f.kfd_major = KfdMajor(paths.procfs + "/devices");
   std::ifstream(paths.procfs + "/sys/kernel/osrelease") >> f.release;

@@ -783,6 +783,10 @@ void Model::AddQueueClasses(ModelSeries* s) const {
                                 ? PriorityClass::kUnknown
                                 : PriorityClassOf(q.priority);
     ++s->queues_by_priority[{q.cgroup_id, q.gpu_id, c}];
+    ++s->queues_by_requested_priority[{
+        q.cgroup_id, q.gpu_id,
+        q.seeded && !q.updated ? kUnknownQueuePriority
+                               : std::min(q.priority, kUnknownQueuePriority)}];
     if (q.cu_mask) ++s->queues_cu_masked[{q.cgroup_id, q.gpu_id, *q.cu_mask}];
     if (q.queue_type != GPUQ_QUEUE_COMPUTE) continue;  // never sampled
     if (const auto why =

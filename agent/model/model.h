@@ -242,17 +242,10 @@ inline uint64_t CgroupOfKey(uint64_t cgroup_id) { return cgroup_id; }
 inline uint64_t CgroupOfKey(const std::pair<uint64_t, uint32_t>& key) {
   return key.first;  // (cgroup, gpu)
 }
-inline uint64_t CgroupOfKey(
-    const std::tuple<uint64_t, uint32_t, PriorityClass>& key) {
-  return std::get<0>(key);  // (cgroup, gpu, priority class)
-}
-inline uint64_t CgroupOfKey(
-    const std::tuple<uint64_t, uint32_t, CuMaskClass>& key) {
-  return std::get<0>(key);  // (cgroup, gpu, CU mask class)
-}
-inline uint64_t CgroupOfKey(
-    const std::tuple<uint64_t, uint32_t, UnsampledReason>& key) {
-  return std::get<0>(key);  // (cgroup, gpu, why not sampled)
+/// (cgroup, gpu, a class: priority, CU mask, why not sampled...).
+template <class Class>
+uint64_t CgroupOfKey(const std::tuple<uint64_t, uint32_t, Class>& key) {
+  return std::get<0>(key);
 }
 template <class Key>
 uint64_t CgroupOfKey(const Key& key) {
@@ -303,6 +296,10 @@ struct ModelSeries {
   /// for queues seeded from sysfs, which shows no priority).
   std::map<std::tuple<uint64_t, uint32_t, PriorityClass>, uint64_t>
       queues_by_priority;
+  /// Live queues by (cgroup id, gpu id, the queue priority asked for, 0-15;
+  /// kUnknownQueuePriority for queues seeded from sysfs).
+  std::map<std::tuple<uint64_t, uint32_t, uint32_t>, uint64_t>
+      queues_by_requested_priority;
   /// Live queues given a CU mask, by (cgroup id, gpu id, its class).
   std::map<std::tuple<uint64_t, uint32_t, CuMaskClass>, uint64_t>
       queues_cu_masked;
@@ -323,6 +320,7 @@ struct ModelSeries {
     f(self.process_exits);
     f(self.processes);
     f(self.queues_by_priority);
+    f(self.queues_by_requested_priority);
     f(self.queues_cu_masked);
     f(self.unsampled_queues);
     f(self.pending_packets);

@@ -436,6 +436,7 @@ Snapshot Pipeline::TakeSnapshot() {
   LabelSnapshot(&s, &labeling_);
   s.pid_comm_labels = options_.pid_comm_labels;
   if (s.pid_comm_labels) s.owners = model_.owners();  // only comm needs it
+  s.queue_priority = options_.queue_priority;
   if (options_.metadata != nullptr) {
     s.runtime_errors = options_.metadata->Errors();
     s.metadata_evicted = options_.metadata->Evicted();

@@ -16,6 +16,7 @@
 #include "common/host_paths.h"
 #include "loader/kfd_queue_types.h"
 #include "loader/probe_status.h"
+#include "loader/queue_priority_applied.h"
 #include "model/capture_recording.h"
 #include "model/container_labeling.h"
 #include "model/model.h"
@@ -56,6 +57,9 @@ struct PipelineOptions {
   const LearnedCgroups* learned_cgroups = nullptr;
   /// How this kernel numbers queue types in sysfs (seeded queues).
   KfdQueueTypes queue_types = KfdQueueTypesOfRelease("6.18");
+  /// Whether this kernel applies queue priorities (live mode only: a
+  /// capture does not say which kernel recorded it).
+  std::optional<QueuePriorityFact> queue_priority;
 };
 
 /// Thread-safety: Run() on one thread; Handle(), TakeSnapshot(),

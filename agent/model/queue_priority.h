@@ -11,6 +11,10 @@ namespace gpuq {
 
 enum class PriorityClass : uint32_t { kLow = 0, kMedium, kHigh, kUnknown };
 
+/// A queue priority nobody asked for that we know of (a queue seeded from
+/// sysfs, which shows none), or out of amdkfd's 0..15.
+inline constexpr uint32_t kUnknownQueuePriority = 16;
+
 inline PriorityClass PriorityClassOf(uint32_t queue_priority) {
   if (queue_priority <= 6) return PriorityClass::kLow;
   if (queue_priority <= 10) return PriorityClass::kMedium;

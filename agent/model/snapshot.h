@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "loader/probe_status.h"
+#include "loader/queue_priority_applied.h"
 #include "model/container_labeling.h"
 #include "model/model.h"
 #include "model/reconciler.h"
@@ -61,6 +62,8 @@ struct Snapshot : ModelSeries {
   uint64_t cgroups_unresolved = 0;
   /// The cgroup watcher's memory (live mode with the watcher running).
   std::optional<LearnedCgroupStats> learned_cgroups;
+  /// Whether the running kernel applies queue priorities (live mode).
+  std::optional<QueuePriorityFact> queue_priority;
 
   /// The labels of `cgroup_id`'s series; container kUnresolvedContainer for
   /// a cgroup the snapshot does not label.

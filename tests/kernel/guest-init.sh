@@ -382,6 +382,26 @@ daemon_mode() {
     fail "$g:create-failure" "want one series gpu_id=\"unknown\",error=\"EINVAL\" 1, got: $(echo "$lines" | tr '\n' ';')"
   fi
 
+  # Whether this kernel's amdkfd applies a queue's own priority: what
+  # set_priority (kfd_mqd_manager.c) does in Debian's linux-source of each
+  # series this tier runs the daemon on: 6.1 and 6.12 write
+  # cp_hqd_queue_priority, 7.x does not ("drm/amdkfd: Disable MQD queue
+  # priority", mainline 7.0).
+  case $(uname -r) in
+    6.1.* | 6.12.*) want=programmed ;;
+    7.*) want=ignored ;;
+    *) want="" ;;
+  esac
+  lines=$(series "$M" gpuq_kernel_queue_priority_info)
+  if [ -z "$want" ]; then
+    skip "$g:queue-priority" "no reading of this kernel's set_priority ($(uname -r)): $lines"
+  elif [ "$(echo "$lines" | grep -c .)" = 1 ] && echo "$lines" | grep -q "queue_priority=\"$want\"" &&
+    echo "$lines" | grep -q "kernel_release=\"$(uname -r)\"" && [ "$(echo "$lines" | awk '{print $NF}')" = 1 ]; then
+    pass "$g:queue-priority" "$lines"
+  else
+    fail "$g:queue-priority" "want one series queue_priority=\"$want\",kernel_release=\"$(uname -r)\" 1, got: $(echo "$lines" | tr '\n' ';')"
+  fi
+
   s=$(sum_of "$M" gpuq_process_exits_total)
   if ! with_process "$g:process-exit"; then
     :

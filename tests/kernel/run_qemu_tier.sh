@@ -98,7 +98,7 @@ expected_checks() {
   echo kernel-clean
   [ "$scope" = attach ] && return 0
   for c in serves kfdtest attached:tp_ioctl attached:tp_exit create-failure \
-    process-exit no-queues no-drops attribution stops; do
+    queue-priority process-exit no-queues no-drops attribution stops; do
     echo "daemon-tp:$c"
   done
   echo core-flavor
@@ -106,7 +106,7 @@ expected_checks() {
   echo record:runs record:create-failed record:process-exit record:no-queue-records
   for m in fentry kprobe args nobtf btf; do
     for c in serves kfdtest $(for p in $probes; do echo "attached:$p"; done) create-failure \
-      process-exit no-queues no-drops attribution stops; do
+      queue-priority process-exit no-queues no-drops attribution stops; do
       echo "daemon-$m:$c"
     done
   done

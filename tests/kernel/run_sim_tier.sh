@@ -114,6 +114,7 @@ btf_checks() {
   # beside the rocr client's agent: the deployment's capabilities, and without CAP_SYS_PTRACE
   echo rocr:least-privilege rocr:no-ptrace
   echo record-command record-container record-sigint short-lived-named api-record
+  for c in $MHQ_CHECKS; do echo "max-hw-queues:$c"; done
 }
 # nobtf_checks: the simulator reloaded without BTF: the args-kprobe and
 # tracepoint tiers and their runtime clients.

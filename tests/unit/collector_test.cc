@@ -156,7 +156,24 @@ std::vector<MetricFamily> LiveFamilies() {
   live.reconcile_enabled = true;
   live.learned_cgroups = LearnedCgroupStats{};
   live.metadata_evicted = 0;
+  live.queue_priority = QueuePriorityOfRelease("7.3.4+deb13-amd64");
   return BuildFamilies(live);
+}
+
+// Whether the kernel applies queue priorities: one series, live only (a
+// replay's capture does not say which kernel recorded it).
+TEST(CollectorTest, KernelQueuePriorityInfoIsLiveOnly) {
+  Snapshot live;
+  live.queue_priority = QueuePriorityOfRelease("7.3.4+deb13-amd64");
+  const auto families = BuildFamilies(live);
+  const MetricFamily* f = Find(families, "gpuq_kernel_queue_priority_info");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(f->metric.size(), 1u);
+  EXPECT_EQ(LabelsOf(f->metric[0]).at("queue_priority"), "ignored");
+  EXPECT_EQ(LabelsOf(f->metric[0]).at("kernel_release"), "7.3.4+deb13-amd64");
+  EXPECT_EQ(f->metric[0].gauge.value, 1);
+  EXPECT_EQ(Find(BuildFamilies(Snapshot{}), "gpuq_kernel_queue_priority_info"),
+            nullptr);
 }
 
 TEST(CollectorTest, ReadmeMetricTableIsWhatTheAgentServes) {

@@ -300,8 +300,20 @@ TEST(QueuePriorityTest, LiveQueuesByAmdkfdsPipePriority) {
   EXPECT_EQ(n(kCgA, PriorityClass::kMedium), 1u);
   EXPECT_EQ(n(kCgB, PriorityClass::kLow), 1u);
   EXPECT_EQ(n(kCgB, PriorityClass::kUnknown), 1u);
+  // The priorities asked for, each its own: 15, 7, 0 and unknown.
+  auto asked = [&](uint64_t cg, uint32_t priority) -> uint64_t {
+    const auto by = m.Series().queues_by_requested_priority;
+    auto it = by.find({cg, kPreemptedGpu, priority});
+    return it == by.end() ? 0 : it->second;
+  };
+  EXPECT_EQ(asked(kCgA, 15), 1u);
+  EXPECT_EQ(asked(kCgA, 7), 1u);
+  EXPECT_EQ(asked(kCgB, 0), 1u);
+  EXPECT_EQ(asked(kCgB, kUnknownQueuePriority), 1u);
+  EXPECT_EQ(m.Series().queues_by_requested_priority.size(), 4u);
   m.Apply(Destroy(kKeyA, kPidA, kCgA, kPreemptedGpu, 0, GPUQ_QUEUE_COMPUTE));
   EXPECT_EQ(n(kCgA, PriorityClass::kHigh), 0u) << "a gauge of live queues";
+  EXPECT_EQ(asked(kCgA, 15), 0u);
 }
 
 // AMDKFD_IOC_UPDATE_QUEUE as the kernel side reports it.

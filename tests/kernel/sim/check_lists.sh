@@ -17,6 +17,10 @@ ROCR_CHECKS="start queues creates submissions pending drained doorbells destroys
 HIP_CHECKS="start queues creates submissions pending drained doorbells teardown stops"
 # shellcheck disable=SC2034
 ROCBLAS_CHECKS=$HIP_CHECKS
+# The users' GPU_MAX_HW_QUEUES experiment (max_hw_queues, beside the btf
+# client runs).
+# shellcheck disable=SC2034
+MHQ_CHECKS="live report"
 # The programs group (the users' experiment with real HIP programs): one
 # agent per probe tier, each with these checks.
 # shellcheck disable=SC2034

@@ -1781,7 +1781,8 @@ client_agents_start() {
   # keeps every run's container, and the default 300 s removed the first
   # runs' series before the last run's checks (seen on 7.3); the grace
   # itself is the unit tier's (retire_test.cc).
-  flags="--sample-interval 100ms --doorbells=uprobe --container-grace 3600s"
+  # --recording.dir: max_hw_queues records through the btf-fentry agent.
+  flags="--sample-interval 100ms --doorbells=uprobe --container-grace 3600s --recording.dir /tmp/recs-clients"
   for f in $runtimes; do flags="$flags --hsa-runtime $f"; done
   ktime clients-start
   # shellcheck disable=SC2086
@@ -2051,9 +2052,111 @@ client_runs() (
   for c in $(client_list); do
     (STACK=${c#*:} client_checks ${c%%:*} $(client_groups "$(client_base "$c")" "$@"))
   done
+  case " $* " in *" :btf-fentry "*) (max_hw_queues) ;; esac
   agents_stop
   : > /tmp/drv.past
 )
+# ---- the users' GPU_MAX_HW_QUEUES experiment ------------------------------------
+# max_hw_queues: one HIP program (Debian's HIP 5.2.3 on the null thunk
+# forwarding to /dev/kfd's node 1; `hip_client queues 8`: 8 streams, a
+# kernel on each, one copy each way, held with its streams alive) at
+# GPU_MAX_HW_QUEUES=1 and at 8, each in a container of its own, recorded
+# through the btf-fentry agent's recording API (`record --from --container`)
+# while it runs. Checks, each against the null thunk's truth exactly:
+#   live    per run, the agent's live queues of that container (every KFD
+#           queue ROCr made: HIP's and its own), and its doorbells' kernel
+#           dispatches and those with the barrier bit (HIP's queues: the
+#           uprobes never see ROCr's internal ones);
+#   report  `report hwq-1=... hwq-8=...` compares the two captures side by
+#           side: the queues created, the runtime knobs each process was
+#           started with, the kernel dispatches and the barrier-bit share.
+# A kernel that skipped the agent's programs (prog_skipped > 0, lazy
+# preemption) cannot be held to exact counts: a SKIP naming the count.
+# Its checks: MHQ_CHECKS (check_lists.sh).
+max_hw_queues() {
+  local n id cg rec t0 bad="" detail="" q live kd bb want_q want_created want_kd want_bb knobs rrc
+  if [ -f /lib/nullgpu/missing ] || [ -f /lib/nullgpu/hip-missing ]; then
+    for c in $MHQ_CHECKS; do skip max-hw-queues:$c "$(cat /lib/nullgpu/missing /lib/nullgpu/hip-missing 2> /dev/null | head -n 1)"; done
+    return
+  fi
+  PORT=$(tier_port btf-fentry) URL=http://127.0.0.1:$(tier_port btf-fentry)/metrics TIER=btf-fentry
+  : > /tmp/mhq-report.want
+  for n in 1 8; do
+    id=$(echo "max-hw-queues $n" | sha256sum | cut -c1-64)
+    cg=/sys/fs/cgroup/system.slice/docker-$id.scope
+    mkdir -p $cg /tmp/ngctl-mhq$n
+    rm -f /tmp/mhq$n.* /tmp/ngctl-mhq$n/*
+    /bin/gpuq-agent record --from "http://127.0.0.1:$PORT" --container "$(echo $id | cut -c1-12)" \
+      -o /tmp/mhq$n.cap > /tmp/mhq$n.rec 2>&1 &
+    rec=$!
+    t0=$(up)
+    while ! grep -q 'until Ctrl-C' /tmp/mhq$n.rec && kill -0 $rec 2> /dev/null && within 30 "$t0"; do sleep 0.1; done
+    mkfifo /tmp/mhq$n.in
+    exec 7<> /tmp/mhq$n.in
+    ng_run $cg /tmp/ngctl-mhq$n /tmp/mhq$n.truth 1xgfx90a 1 GPU_MAX_HW_QUEUES=$n GPUQ_HIP_CLIENT_HOLD=1 \
+      /bin/hip_client queues 8 < /tmp/mhq$n.in > /tmp/mhq$n.out 2>&1 7>&- &
+    t0=$(up)
+    while ! grep -q '^HOLD\|^BAD' /tmp/mhq$n.out 2> /dev/null && within 300 "$t0"; do sleep 0.2; done
+    ng_dump /tmp/ngctl-mhq$n /tmp/mhq$n.truth
+    want_q=$(grep '^queue ' /tmp/mhq$n.truth | grep -c ' live=1 ')
+    want_created=$(grep -c '^queue ' /tmp/mhq$n.truth)
+    set -- $(client_sums /tmp/mhq$n.truth | awk '{ d += $3 + $6; b += $7 } END { print d + 0, b + 0 }')
+    want_kd=$1 want_bb=$2
+    # the agent has sampled every queue (and so read the knobs) and counted
+    # every doorbell
+    t0=$(up)
+    while :; do
+      scrape /tmp/m.prom
+      live=$(sum_for gpuq_queues "$(echo $id | cut -c1-12)")
+      kd=$(sum_for gpuq_doorbell_packets_total "$(echo $id | cut -c1-12)" packet_type=kernel_dispatch)
+      bb=$(sum_for gpuq_doorbell_barrier_dispatches_total "$(echo $id | cut -c1-12)")
+      q=$(sum_for gpuq_queue_samples_total "$(echo $id | cut -c1-12)" result=read)
+      [ "$live $kd $bb" = "$want_q $want_kd $want_bb" ] && [ "$q" -gt 0 ] && break
+      within 30 "$t0" || break
+      sleep 0.3
+    done
+    grep -q '^hip_client queues .* ok$' /tmp/mhq$n.out || bad="$bad run-$n:$(tail -n 2 /tmp/mhq$n.out | tr '\n' ';')"
+    [ "$live $kd $bb" = "$want_q $want_kd $want_bb" ] || bad="$bad GPU_MAX_HW_QUEUES=$n:queues-$live-want-$want_q,dispatches-$kd-want-$want_kd,barrier-bit-$bb-want-$want_bb"
+    detail="$detail GPU_MAX_HW_QUEUES=$n: $live queues, $kd kernel dispatches, $bb with the barrier bit ($(grep -c '^queue .* owner=client ' /tmp/mhq$n.truth) of the queues HIP's);"
+    kill -INT $rec
+    t0=$(up)
+    while kill -0 $rec 2> /dev/null && within 60 "$t0"; do sleep 0.1; done
+    wait $rec || bad="$bad record-$n-exit-$?"
+    exec 7>&- # its stdin ends: it exits
+    echo "$n $want_created $want_kd $want_bb" >> /tmp/mhq-report.want
+  done
+  tier_skips /tmp/m.prom
+  if [ -z "$bad" ]; then
+    pass max-hw-queues:live "the agent equals the null thunk's truth exactly:$detail"
+  elif [ "$SKIPPED" -gt 0 ]; then
+    skip max-hw-queues:live "the kernel skipped the btf-fentry agent's programs $SKIPPED times ($SKIP_REASON): not exact here ($bad;$detail)"
+  else
+    fail max-hw-queues:live "$bad;$detail"
+    dump max-hw-queues /tmp/mhq1.out /tmp/mhq8.out /tmp/mhq1.truth /tmp/mhq8.truth /tmp/mhq1.rec /tmp/mhq8.rec
+  fi
+  # report: the comparison's rows, one cell per run, against the truth
+  timeout 120 /bin/gpuq-agent report hwq-1=/tmp/mhq1.cap hwq-8=/tmp/mhq8.cap > /tmp/mhq-report.txt 2> /tmp/mhq-report.err
+  rrc=$?
+  mhq_row() { awk -v w="$1" 'index($0, w) == 1 { $0 = substr($0, length(w) + 1); sub(/^ +/, ""); gsub(/  +/, "|"); print; exit }' /tmp/mhq-report.txt; }
+  bad=""
+  knobs=$(mhq_row "runtime knobs")
+  set -- $(awk '{ printf "%s %s %s %s ", $2, $3, $4, $5 }' /tmp/mhq-report.want)
+  [ "$(mhq_row "queues created")" = "$2|$6" ] || bad="$bad queues-created:$(mhq_row "queues created")-want-$2|$6"
+  [ "$(mhq_row "kernel dispatches (doorbells)")" = "$3|$7" ] || bad="$bad dispatches:$(mhq_row "kernel dispatches (doorbells)")-want-$3|$7"
+  [ "$(mhq_row "  with the barrier bit" | sed 's/ ([0-9]*%)//g')" = "$4|$8" ] || bad="$bad barrier-bit:$(mhq_row "  with the barrier bit")-want-$4|$8"
+  [ "$knobs" = "GPU_MAX_HW_QUEUES=1 HSA_ENABLE_SDMA=0|GPU_MAX_HW_QUEUES=8 HSA_ENABLE_SDMA=0" ] || bad="$bad knobs:$knobs"
+  [ $rrc = 0 ] || bad="$bad report-exit-$rrc:$(head -n 1 /tmp/mhq-report.err)"
+  detail="queues created $(mhq_row "queues created"), kernel dispatches $(mhq_row "kernel dispatches (doorbells)"), with the barrier bit $(mhq_row "  with the barrier bit"), knobs $knobs"
+  if [ -z "$bad" ]; then
+    pass max-hw-queues:report "report compares the two runs side by side, each column the truth's: $detail"
+  elif [ "$SKIPPED" -gt 0 ]; then
+    skip max-hw-queues:report "the kernel skipped the btf-fentry agent's programs $SKIPPED times ($SKIP_REASON): not exact here ($bad; $detail)"
+  else
+    fail max-hw-queues:report "$bad; $detail"
+    dump max-hw-queues-report /tmp/mhq-report.txt /tmp/mhq-report.err /tmp/mhq-report.want
+  fi
+}
+
 # client_groups BASE SUFFIX:TIER...: BASE's GROUP:TIER arguments.
 client_groups() {
   local base=$1 a
