@@ -2126,34 +2126,38 @@ max_hw_queues() {
     echo "$n $want_created $want_kd $want_bb" >> /tmp/mhq-report.want
   done
   tier_skips /tmp/m.prom
-  if [ -z "$bad" ]; then
-    pass max-hw-queues:live "the agent equals the null thunk's truth exactly:$detail"
-  elif [ "$SKIPPED" -gt 0 ]; then
-    skip max-hw-queues:live "the kernel skipped the btf-fentry agent's programs $SKIPPED times ($SKIP_REASON): not exact here ($bad;$detail)"
-  else
-    fail max-hw-queues:live "$bad;$detail"
-    dump max-hw-queues /tmp/mhq1.out /tmp/mhq8.out /tmp/mhq1.truth /tmp/mhq8.truth /tmp/mhq1.rec /tmp/mhq8.rec
-  fi
+  mhq_verdict live "$bad" "the agent equals the null thunk's truth exactly:$detail" \
+    /tmp/mhq1.out /tmp/mhq8.out /tmp/mhq1.truth /tmp/mhq8.truth /tmp/mhq1.rec /tmp/mhq8.rec
   # report: the comparison's rows, one cell per run, against the truth
   timeout 120 /bin/gpuq-agent report hwq-1=/tmp/mhq1.cap hwq-8=/tmp/mhq8.cap > /tmp/mhq-report.txt 2> /tmp/mhq-report.err
   rrc=$?
   mhq_row() { awk -v w="$1" 'index($0, w) == 1 { $0 = substr($0, length(w) + 1); sub(/^ +/, ""); gsub(/  +/, "|"); print; exit }' /tmp/mhq-report.txt; }
   bad=""
   knobs=$(mhq_row "runtime knobs")
-  set -- $(awk '{ printf "%s %s %s %s ", $2, $3, $4, $5 }' /tmp/mhq-report.want)
-  [ "$(mhq_row "queues created")" = "$2|$6" ] || bad="$bad queues-created:$(mhq_row "queues created")-want-$2|$6"
-  [ "$(mhq_row "kernel dispatches (doorbells)")" = "$3|$7" ] || bad="$bad dispatches:$(mhq_row "kernel dispatches (doorbells)")-want-$3|$7"
-  [ "$(mhq_row "  with the barrier bit" | sed 's/ ([0-9]*%)//g')" = "$4|$8" ] || bad="$bad barrier-bit:$(mhq_row "  with the barrier bit")-want-$4|$8"
+  # created, kernel dispatches, barrier-bit dispatches of run 1, then run 8
+  set -- $(awk '{ printf "%s %s %s ", $2, $3, $4 }' /tmp/mhq-report.want)
+  [ "$(mhq_row "queues created")" = "$1|$4" ] || bad="$bad queues-created:$(mhq_row "queues created")-want-$1|$4"
+  [ "$(mhq_row "kernel dispatches (doorbells)")" = "$2|$5" ] || bad="$bad dispatches:$(mhq_row "kernel dispatches (doorbells)")-want-$2|$5"
+  [ "$(mhq_row "  with the barrier bit" | sed 's/ ([0-9]*%)//g')" = "$3|$6" ] || bad="$bad barrier-bit:$(mhq_row "  with the barrier bit")-want-$3|$6"
   [ "$knobs" = "GPU_MAX_HW_QUEUES=1 HSA_ENABLE_SDMA=0|GPU_MAX_HW_QUEUES=8 HSA_ENABLE_SDMA=0" ] || bad="$bad knobs:$knobs"
   [ $rrc = 0 ] || bad="$bad report-exit-$rrc:$(head -n 1 /tmp/mhq-report.err)"
   detail="queues created $(mhq_row "queues created"), kernel dispatches $(mhq_row "kernel dispatches (doorbells)"), with the barrier bit $(mhq_row "  with the barrier bit"), knobs $knobs"
+  mhq_verdict report "$bad" "report compares the two runs side by side, each column the truth's: $detail" \
+    /tmp/mhq-report.txt /tmp/mhq-report.err /tmp/mhq-report.want
+}
+# mhq_verdict CHECK BAD DETAIL FILES...: max-hw-queues:CHECK passes without
+# BAD, skips naming the kernel's skips of the agent's programs (SKIPPED,
+# tier_skips), else fails with FILES dumped.
+mhq_verdict() {
+  local check=max-hw-queues:$1 bad=$2 detail=$3
+  shift 3
   if [ -z "$bad" ]; then
-    pass max-hw-queues:report "report compares the two runs side by side, each column the truth's: $detail"
+    pass $check "$detail"
   elif [ "$SKIPPED" -gt 0 ]; then
-    skip max-hw-queues:report "the kernel skipped the btf-fentry agent's programs $SKIPPED times ($SKIP_REASON): not exact here ($bad; $detail)"
+    skip $check "the kernel skipped the btf-fentry agent's programs $SKIPPED times ($SKIP_REASON): not exact here ($bad; $detail)"
   else
-    fail max-hw-queues:report "$bad; $detail"
-    dump max-hw-queues-report /tmp/mhq-report.txt /tmp/mhq-report.err /tmp/mhq-report.want
+    fail $check "$bad; $detail"
+    dump $check "$@"
   fi
 }
 
