@@ -87,6 +87,8 @@ function truth(sign, what, g, a, b, c, v) {
 		add("gpuq_queues{container=\"" container(c) "\",gpu_id=\"" g "\",queue_type=\"" qtype(a) "\"}", v)
 	else if (what == "prio" && sign > 0)
 		add("gpuq_queues_by_priority{container=\"" container(c) "\",gpu_id=\"" g "\",priority=\"" (a == 0 ? "low" : a == 1 ? "medium" : "high") "\"}", v)
+	else if (what == "rprio" && sign > 0)
+		add("gpuq_queues_by_requested_priority{container=\"" container(c) "\",gpu_id=\"" g "\",requested_priority=\"" a "\"}", v)
 	else if (what == "cumask" && sign > 0)
 		add("gpuq_queues_cu_masked{container=\"" container(c) "\",gpu_id=\"" g "\",cu_mask=\"" (a == 1 ? "restricted" : "all_cus") "\"}", v)
 	else if (what == "processes" && sign > 0)
@@ -145,6 +147,7 @@ BEGIN {
 	keep["gpuq_queues"] = "container gpu_id queue_type"
 	keep["gpuq_processes"] = "container gpu_id"
 	keep["gpuq_queues_by_priority"] = "container gpu_id priority"
+	keep["gpuq_queues_by_requested_priority"] = "container gpu_id requested_priority"
 	keep["gpuq_queues_cu_masked"] = "container gpu_id cu_mask"
 	keep["gpuq_queue_creates_total"] = "container gpu_id queue_type"
 	keep["gpuq_queue_destroys_total"] = "container gpu_id queue_type reason"
@@ -160,9 +163,9 @@ BEGIN {
 	# Seconds are measured on both sides, the simulator's inside the unmap
 	# and map functions, the agent's at their BPF entry and return: the
 	# agent's window holds the simulator's, plus the programs' own time
-	# (under TCG, up to a few ms each, and 10.2 ms once for one window on
-	# 7.3 with a build running beside two guests, 2026-11-26;
-	# PREEMPT_SLACK seconds per window).
+	# (under TCG, up to a few ms each, and 10.2 ms seen for one window on
+	# 7.3 with a build running beside two guests; PREEMPT_SLACK seconds per
+	# window).
 	near["gpuq_queue_preempted_seconds_total"] = 1
 	# The other way round for an oversubscribed runlist's seconds: the
 	# simulator's window runs from inside its map to inside the unmap that

@@ -859,7 +859,7 @@ run_mode() {
   fi
   ktime "$m-lifecycle"
   sysfs_inventory "$m:sysfs-inventory"
-  expect_truth "$m:queues" "gpuq_queues gpuq_queues_by_priority"
+  expect_truth "$m:queues" "gpuq_queues gpuq_queues_by_priority gpuq_queues_by_requested_priority"
   # -- priority updates by AMDKFD_IOC_UPDATE_QUEUE: a3 (MES) from 7 (medium)
   #    to 15 (high), c1 (NO_HWS) from 0 (low) to 9 (medium); the gauge follows
   #    (before the restart below: queues found in sysfs have no priority to
@@ -868,10 +868,10 @@ run_mode() {
   drv d1 update a3 100 15
   drv d3 update c1 100 9
   reveal_exit_skips d1 d3
-  if [ "$m" = tracepoint ] && ! converge gpuq_queues_by_priority && [ "$(exit_skips)" -gt "$lost0" ]; then
+  if [ "$m" = tracepoint ] && ! converge "gpuq_queues_by_priority gpuq_queues_by_requested_priority" && [ "$(exit_skips)" -gt "$lost0" ]; then
     skip "$m:priority-update" "the kernel skipped $(($(exit_skips) - lost0)) sys_exit programs of KFD calls during the updates (7.x preempts tracepoint programs; each lost record is counted as kfd_exit_skipped): $(grep '^DIFF' /tmp/cmp.out | head -n 2 | tr '\n' ';')"
   else
-    expect_truth "$m:priority-update" gpuq_queues_by_priority
+    expect_truth "$m:priority-update" "gpuq_queues_by_priority gpuq_queues_by_requested_priority"
   fi
   # -- CU masks by AMDKFD_IOC_SET_CU_MASK, judged against the 104 active CUs
   #    every simulated GPU has (simd_count 416 / simd_per_cu 4): a1 (HWS)

@@ -105,6 +105,7 @@ static void sim_count_live(struct kfd_process_device *pdd, struct queue *q, int 
 	sim_truth_count("queues", q->device->id, q->properties.type, 0, cg, delta);
 	sim_truth_count("prio", q->device->id, sim_priority_class(q->properties.priority), 0, cg,
 			delta);
+	sim_truth_count("rprio", q->device->id, q->properties.priority, 0, cg, delta);
 	/* a new queue has no CU mask: only a destroy or teardown moves this */
 	if (q->sim_cu_masked)
 		sim_truth_count("cumask", q->device->id, q->sim_cu_restricted, 0, cg, delta);
@@ -344,6 +345,12 @@ SIM_HOOK int kfd_ioctl_update_queue(struct file *filp, struct kfd_process *p, vo
 				0, cg, -1);
 		sim_truth_count("prio", q->device->id, sim_priority_class(args->queue_priority), 0,
 				cg, 1);
+	}
+	if (args->queue_priority != q->properties.priority) {
+		u64 cg = sim_process_cgroup(p);
+
+		sim_truth_count("rprio", q->device->id, q->properties.priority, 0, cg, -1);
+		sim_truth_count("rprio", q->device->id, args->queue_priority, 0, cg, 1);
 	}
 	q->properties.priority = args->queue_priority;
 	retval = q->device->dqm->ops.update_queue(q->device->dqm, q, NULL);
