@@ -16,6 +16,7 @@
 #include "export/collector.h"
 #include "export/row_json.h"
 #include "model/container_rows.h"
+#include "sources/runtime_knobs.h"
 
 namespace gpuq {
 namespace {
@@ -320,7 +321,7 @@ std::string RenderTable(const Snapshot& s, bool wide) {
                                         DashIfEmpty(rates),
                                         p.exited ? "exited" : "running"};
       if (wide) {
-        cells.push_back(!p.knobs ? "-" : p.knobs->empty() ? "none" : *p.knobs);
+        cells.push_back(RuntimeKnobsText(p.knobs));
       }
       procs.Add(std::move(cells));
     }

@@ -779,14 +779,15 @@ std::map<std::pair<uint64_t, uint32_t>, uint64_t> Model::EvictedProcesses()
 
 void Model::AddQueueClasses(ModelSeries* s) const {
   for (const auto& [key, q] : queues_) {
-    const PriorityClass c = q.seeded && !q.updated
-                                ? PriorityClass::kUnknown
-                                : PriorityClassOf(q.priority);
+    // sysfs shows no priority: a seeded queue's is known once updated
+    const bool priority_known = !q.seeded || q.updated;
+    const PriorityClass c =
+        priority_known ? PriorityClassOf(q.priority) : PriorityClass::kUnknown;
     ++s->queues_by_priority[{q.cgroup_id, q.gpu_id, c}];
     ++s->queues_by_requested_priority[{
         q.cgroup_id, q.gpu_id,
-        q.seeded && !q.updated ? kUnknownQueuePriority
-                               : std::min(q.priority, kUnknownQueuePriority)}];
+        priority_known ? std::min(q.priority, kUnknownQueuePriority)
+                       : kUnknownQueuePriority}];
     if (q.cu_mask) ++s->queues_cu_masked[{q.cgroup_id, q.gpu_id, *q.cu_mask}];
     if (q.queue_type != GPUQ_QUEUE_COMPUTE) continue;  // never sampled
     if (const auto why =

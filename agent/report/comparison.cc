@@ -7,6 +7,7 @@
 
 #include "common/text_table.h"
 #include "report/report_tables.h"
+#include "sources/runtime_knobs.h"
 
 namespace gpuq::report {
 namespace {
@@ -22,7 +23,7 @@ std::string Took(double seconds) {
 std::string KnobsOfRun(const RunReport& r) {
   std::set<std::string> seen;
   for (const ProcessRow& p : r.processes) {
-    if (p.knobs) seen.insert(p.knobs->empty() ? "none" : *p.knobs);
+    if (p.knobs) seen.insert(RuntimeKnobsText(p.knobs));
   }
   std::string out;
   for (const std::string& k : seen) out += (out.empty() ? "" : "; ") + k;

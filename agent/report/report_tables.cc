@@ -9,6 +9,7 @@
 #include "common/text_table.h"
 #include "export/row_json.h"
 #include "model/container_rows.h"
+#include "sources/runtime_knobs.h"
 
 namespace gpuq::report {
 namespace {
@@ -27,8 +28,7 @@ ReportCell Class(QueueClass c) { return Text(QueueClassName(c)); }
 // A process's runtime knobs: "-" (JSON null) when its environment was not
 // read, "none" (JSON "") when it set none.
 ReportCell KnobsCell(const std::optional<std::string>& knobs) {
-  if (!knobs) return {"-", nullptr};
-  return {knobs->empty() ? "none" : *knobs, *knobs};
+  return {RuntimeKnobsText(knobs), knobs ? Json(*knobs) : Json(nullptr)};
 }
 ReportCell OwnerCell(const Owner& o) {
   return {ContainerOrHost(o.container), OwnerJson(o)};

@@ -88,4 +88,9 @@ std::string RuntimeKnobsLabel(const gpuq_process_knobs_record& r) {
   return out;
 }
 
+std::string RuntimeKnobsText(const std::optional<std::string>& label) {
+  if (!label) return "-";
+  return label->empty() ? "none" : *label;
+}
+
 }  // namespace gpuq

@@ -6,6 +6,7 @@
 #include <gpuq/abi.h>
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 namespace gpuq {
@@ -38,5 +39,9 @@ class RuntimeKnobsParser {
 /// ("" when none): bytes outside printable ASCII read '?', a cut value
 /// ends in "...".
 std::string RuntimeKnobsLabel(const gpuq_process_knobs_record& r);
+
+/// A process's knobs label as tables show it: "-" when its environment was
+/// not read, "none" when it set none, else the label.
+std::string RuntimeKnobsText(const std::optional<std::string>& label);
 
 }  // namespace gpuq

@@ -29,7 +29,6 @@ struct bpf_program;
 
 namespace gpuq {
 
-/// Counts of one doorbell signal of one process, as the kernel keeps them.
 /// Counts of one doorbell signal of one process, as the kernel keeps them
 /// (the DoorbellTally part: rings, packets by class, barrier-bit dispatches).
 struct DoorbellCount : DoorbellTally {

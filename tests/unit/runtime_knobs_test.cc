@@ -101,6 +101,13 @@ TEST(RuntimeKnobsTest, LabelShowsUnprintableBytesAsQuestionMarks) {
   EXPECT_EQ(RuntimeKnobsLabel(r), "HIP_VISIBLE_DEVICES=0?1??");
 }
 
+TEST(RuntimeKnobsTest, TextSaysNotReadNoneOrTheLabel) {
+  EXPECT_EQ(RuntimeKnobsText(std::nullopt), "-");
+  EXPECT_EQ(RuntimeKnobsText(std::string()), "none");
+  EXPECT_EQ(RuntimeKnobsText(std::string("GPU_MAX_HW_QUEUES=1")),
+            "GPU_MAX_HW_QUEUES=1");
+}
+
 TEST(RuntimeKnobsTest, FinishStartsAnew) {
   RuntimeKnobsParser p;
   const std::string bytes = Environ({"GPU_MAX_HW_QUEUES=2"});
