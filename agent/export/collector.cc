@@ -555,11 +555,18 @@ void AddInfoFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
   // calls gpu_id and gpu_partition_id (amd-smi's numbering): the join key
   // (docs/metrics.md, "Joining AMD's exporter"). KFD's node is kfd_node, not
   // node: Kubernetes scrape configs put the node's name in `node`.
+  // gpu_physical_index and gpu_physical_pci name the physical GPU a
+  // partition is of (amd-smi's socket; AMD's exporter has no label for it),
+  // to sum per physical GPU.
   const std::map<uint32_t, uint32_t> index = AmdSmiIndexes(s.gpus);
+  const std::map<uint32_t, uint32_t> physical =
+      PhysicalGpuIndexes(PhysicalGpus(s.gpus));
   for (const auto& [gpu_id, n] : s.gpus) {
     gpus.Add({{"gpu_id", std::to_string(gpu_id)},
               {"gpu_index", std::to_string(index.at(gpu_id))},
               {"gpu_partition_id", std::to_string(n.PartitionId())},
+              {"gpu_physical_index", std::to_string(physical.at(gpu_id))},
+              {"gpu_physical_pci", n.PhysicalPci()},
               {"kfd_node", std::to_string(n.node)},
               {"name", n.name},
               {"gfx", GfxName(n.gfx_target_version)},

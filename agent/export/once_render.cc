@@ -16,6 +16,7 @@
 #include "export/collector.h"
 #include "export/row_json.h"
 #include "model/container_rows.h"
+#include "resolver/gpu_topology.h"
 #include "sources/runtime_knobs.h"
 
 namespace gpuq {
@@ -197,6 +198,35 @@ bool InTable(const RowColumn& c) {
 // What the default table's lines fit in.
 constexpr size_t kTableWidth = 120;
 
+// PHYSICAL GPUS: the default table's columns summed per physical GPU, where
+// one is partitioned (else each GPU's rows say it all, and it is left out).
+std::string RenderPhysicalGpus(const Snapshot& s) {
+  const std::vector<PhysicalGpu> physical = PhysicalGpus(s.gpus);
+  bool partitioned = false;
+  for (const PhysicalGpu& p : physical) partitioned |= p.gpu_ids.size() > 1;
+  if (!partitioned) return "";
+  std::vector<std::string> header = {"PHYSICAL", "PCI", "PARTITIONS"};
+  std::vector<const RowColumn*> shown;
+  for (const RowColumn& c : RowColumns()) {
+    if (!InTable(c)) continue;
+    shown.push_back(&c);
+    header.emplace_back(c.header);
+  }
+  TextTable table(header);
+  const std::map<uint32_t, RowTotals> rows = PhysicalGpuRows(s);
+  for (const PhysicalGpu& p : physical) {
+    const auto row = rows.find(p.index);
+    const RowTotals totals = row == rows.end() ? RowTotals{} : row->second;
+    std::vector<std::string> cells = {std::to_string(p.index), p.pci,
+                                      std::to_string(p.gpu_ids.size())};
+    for (const RowColumn* c : shown) cells.push_back(c->text(totals));
+    table.Add(std::move(cells));
+  }
+  return "PHYSICAL GPUS (each one's partitions summed; PROCS counts a process "
+         "once)\n" +
+         table.Render() + "\n";
+}
+
 std::string RenderTable(const Snapshot& s, bool wide) {
   std::string out;
   double events = 0;
@@ -332,17 +362,26 @@ std::string RenderTable(const Snapshot& s, bool wide) {
     out += "\n";
   }
 
-  // INDEX is amd-smi's (AMD's device-metrics-exporter's gpu_id).
-  TextTable gpus({"GPU_ID", "INDEX", "KFD_NODE", "GFX", "PCI", "UNIQUE_ID",
-                  "RENDER_MINOR"});
+  // INDEX is amd-smi's (AMD's device-metrics-exporter's gpu_id); PHYSICAL
+  // and PARTITION place a partition on its physical GPU. Listed in amd-smi's
+  // order, so a partitioned GPU's partitions follow each other.
+  TextTable gpus({"GPU_ID", "INDEX", "PHYSICAL", "PARTITION", "KFD_NODE", "GFX",
+                  "PCI", "UNIQUE_ID", "RENDER_MINOR"});
   const MetricFamily* gpu_info = FindFamily(families, "gpuq_gpu_info");
+  std::map<uint64_t, const prometheus::ClientMetric*> by_index;
   for (const auto& m : gpu_info->metric) {
-    gpus.Add({LabelOf(m, "gpu_id"), LabelOf(m, "gpu_index"),
-              LabelOf(m, "kfd_node"), LabelOf(m, "gfx"), LabelOf(m, "pci"),
-              LabelOf(m, "unique_id"), LabelOf(m, "drm_render_minor")});
+    by_index[std::strtoull(LabelOf(m, "gpu_index").c_str(), nullptr, 10)] = &m;
+  }
+  for (const auto& [index, m] : by_index) {
+    gpus.Add({LabelOf(*m, "gpu_id"), LabelOf(*m, "gpu_index"),
+              LabelOf(*m, "gpu_physical_index"),
+              LabelOf(*m, "gpu_partition_id"), LabelOf(*m, "kfd_node"),
+              LabelOf(*m, "gfx"), LabelOf(*m, "pci"), LabelOf(*m, "unique_id"),
+              LabelOf(*m, "drm_render_minor")});
   }
   out += "GPUS\n" +
          (gpu_info->metric.empty() ? "(none known)\n" : gpus.Render()) + "\n";
+  out += RenderPhysicalGpus(s);
 
   const MetricFamily* attached = FindFamily(families, "gpuq_probe_attached");
   if (!attached->metric.empty()) {

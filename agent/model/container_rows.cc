@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <set>
+
 #include "common/text_table.h"
 #include "model/queue_column.h"
 
@@ -96,6 +98,27 @@ std::map<ContainerGpu, RowTotals> ContainerGpuRows(const Snapshot& s) {
   for (const auto& [key, totals] : RowsByCgroupGpu(s)) {
     const SeriesLabels& l = s.LabelsOf(key.first);
     rows[{l.container, l.pod, l.ns, key.second}] += totals;
+  }
+  return rows;
+}
+
+std::map<uint32_t, RowTotals> PhysicalGpuRows(const Snapshot& s) {
+  const std::map<uint32_t, uint32_t> physical =
+      PhysicalGpuIndexes(PhysicalGpus(s.gpus));
+  std::map<uint32_t, RowTotals> rows;
+  for (const auto& [key, totals] : RowsByCgroupGpu(s)) {
+    const auto p = physical.find(key.second);
+    if (p == physical.end()) continue;
+    rows[p->second] += totals;
+  }
+  for (auto& [index, row] : rows) row.processes = 0;
+  for (const ProcessRow& proc : s.process_rows) {
+    std::set<uint32_t> on;  // the physical GPUs it holds queues on
+    for (const auto& [gpu_id, n] : proc.queues_per_gpu) {
+      const auto p = physical.find(gpu_id);
+      if (n > 0 && p != physical.end()) on.insert(p->second);
+    }
+    for (uint32_t index : on) ++rows[index].processes;
   }
   return rows;
 }

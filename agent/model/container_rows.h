@@ -122,4 +122,10 @@ std::string OffSecondsCell(const RowTotals& t);
 /// series do in /metrics.
 std::map<ContainerGpu, RowTotals> ContainerGpuRows(const Snapshot& s);
 
+/// Every (cgroup, GPU) row summed per physical GPU, by its index
+/// (PhysicalGpus of the snapshot's topology): a partitioned GPU's partitions
+/// add up, and `processes` counts a process with queues on several of them
+/// once. GPUs the topology does not know are left out.
+std::map<uint32_t, RowTotals> PhysicalGpuRows(const Snapshot& s);
+
 }  // namespace gpuq

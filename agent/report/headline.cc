@@ -53,13 +53,24 @@ std::vector<HeadlineFigure> Headline(const RunReport& r) {
        Members{{"duration_s", r.duration_s}, {"records", r.records}},
        {{"duration", FormatSeconds(r.duration_s),
          fmt::format("{} records", r.records)}}});
-  h.push_back({"GPUs",
-               fmt::format("{} in topology, {} with queues", r.gpus_in_topology,
-                           r.gpus_used),
-               Members{{"gpus_in_topology", r.gpus_in_topology},
-                       {"gpus_used", r.gpus_used}},
-               {{"GPUs used", N(r.gpus_used),
-                 fmt::format("of {} in the topology", r.gpus_in_topology)}}});
+  // A partitioned GPU's partitions are GPUs of their own to KFD (and to
+  // every per-GPU figure); the physical ones are said beside them.
+  const bool partitioned = r.physical_gpus_in_topology != r.gpus_in_topology;
+  h.push_back(
+      {"GPUs",
+       partitioned
+           ? fmt::format("{} in topology ({} physical, partitioned), {} "
+                         "with queues (on {} physical)",
+                         r.gpus_in_topology, r.physical_gpus_in_topology,
+                         r.gpus_used, r.physical_gpus_used)
+           : fmt::format("{} in topology, {} with queues", r.gpus_in_topology,
+                         r.gpus_used),
+       Members{{"gpus_in_topology", r.gpus_in_topology},
+               {"gpus_used", r.gpus_used},
+               {"physical_gpus_in_topology", r.physical_gpus_in_topology},
+               {"physical_gpus_used", r.physical_gpus_used}},
+       {{"GPUs used", N(r.gpus_used),
+         fmt::format("of {} in the topology", r.gpus_in_topology)}}});
   // The JSON lists them under "containers" and "processes".
   h.push_back({"containers, processes",
                fmt::format("{}, {}", r.containers.size(), r.processes.size()),

@@ -31,8 +31,9 @@ enum class TableId : uint8_t {
   kDoorbells,
   kClassification,
   kContainerGpusAtEnd,
+  kPhysicalGpus,
 };
-inline constexpr size_t kTableIds = 17;
+inline constexpr size_t kTableIds = 18;
 
 /// A renderer's own sections, between tables.
 enum class OwnSection : uint8_t {
@@ -61,44 +62,51 @@ inline constexpr LayoutStep kRest{LayoutStep::Kind::kRest};
 
 /// Text and markdown.
 inline constexpr std::array kTextLayout = {
-    Own(OwnSection::kHeadline),
-    Table(TableId::kContainers),
-    Table(TableId::kProcesses),
-    Table(TableId::kGpuQueues),
-    Own(OwnSection::kSubmissionsLine),
-    Table(TableId::kGpuSubmissions),
-    Table(TableId::kQueueSubmissions),
-    Table(TableId::kUnsampled),
-    Table(TableId::kRunlist),
-    Table(TableId::kOversubscription),
-    Table(TableId::kPreemptions),
-    Table(TableId::kPreemptedBy),
-    Table(TableId::kPriorities),
-    Table(TableId::kEvictions),
-    Table(TableId::kCreateFailures),
-    Table(TableId::kClassification),
-    kRest,
+    Own(OwnSection::kHeadline),        Table(TableId::kContainers),
+    Table(TableId::kProcesses),        Table(TableId::kGpuQueues),
+    Table(TableId::kPhysicalGpus),     Own(OwnSection::kSubmissionsLine),
+    Table(TableId::kGpuSubmissions),   Table(TableId::kQueueSubmissions),
+    Table(TableId::kUnsampled),        Table(TableId::kRunlist),
+    Table(TableId::kOversubscription), Table(TableId::kPreemptions),
+    Table(TableId::kPreemptedBy),      Table(TableId::kPriorities),
+    Table(TableId::kEvictions),        Table(TableId::kCreateFailures),
+    Table(TableId::kClassification),   kRest,
 };
 
 /// HTML (after the run's headline cards).
 inline constexpr std::array kHtmlLayout = {
-    Own(OwnSection::kQueuesChart),    Table(TableId::kGpuQueues),
-    Table(TableId::kVerdicts),        Table(TableId::kContainers),
-    Table(TableId::kProcesses),       Own(OwnSection::kSubmissionsChart),
-    Table(TableId::kGpuSubmissions),  Table(TableId::kQueueSubmissions),
-    Table(TableId::kUnsampled),       Own(OwnSection::kRunlistCharts),
-    Table(TableId::kRunlist),         Table(TableId::kOversubscription),
-    Own(OwnSection::kEvictionsChart), Table(TableId::kEvictions),
-    Table(TableId::kCreateFailures),  kRest,
+    Own(OwnSection::kQueuesChart),
+    Table(TableId::kGpuQueues),
+    Table(TableId::kPhysicalGpus),
+    Table(TableId::kVerdicts),
+    Table(TableId::kContainers),
+    Table(TableId::kProcesses),
+    Own(OwnSection::kSubmissionsChart),
+    Table(TableId::kGpuSubmissions),
+    Table(TableId::kQueueSubmissions),
+    Table(TableId::kUnsampled),
+    Own(OwnSection::kRunlistCharts),
+    Table(TableId::kRunlist),
+    Table(TableId::kOversubscription),
+    Own(OwnSection::kEvictionsChart),
+    Table(TableId::kEvictions),
+    Table(TableId::kCreateFailures),
+    kRest,
 };
 
 /// JSON: a run's members.
 inline constexpr std::array kJsonLayout = {
-    Own(OwnSection::kHeadline),      Table(TableId::kContainers),
-    Table(TableId::kProcesses),      Table(TableId::kGpuQueues),
-    Table(TableId::kGpuSubmissions), Table(TableId::kQueueSubmissions),
-    Table(TableId::kRunlist),        Table(TableId::kEvictions),
-    Table(TableId::kCreateFailures), kRest,
+    Own(OwnSection::kHeadline),
+    Table(TableId::kContainers),
+    Table(TableId::kProcesses),
+    Table(TableId::kGpuQueues),
+    Table(TableId::kPhysicalGpus),
+    Table(TableId::kGpuSubmissions),
+    Table(TableId::kQueueSubmissions),
+    Table(TableId::kRunlist),
+    Table(TableId::kEvictions),
+    Table(TableId::kCreateFailures),
+    kRest,
     Own(OwnSection::kTimeline),
 };
 

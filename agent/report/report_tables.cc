@@ -102,6 +102,36 @@ ReportTable GpuSubmissions(const RunReport& r) {
   return t;
 }
 
+// A partitioned GPU's partitions summed: which KFD nodes it is, its live
+// queues at the end, the queues created on it and the packets written.
+ReportTable PhysicalGpus(const RunReport& r) {
+  ReportTable t{"physical_gpus",
+                "physical-gpus",
+                "Physical GPUs",
+                "Physical GPUs (each one's partitions summed)",
+                "",
+                {{"PHYSICAL", "physical GPU", "index", true},
+                 {"PCI", "PCI", "pci"},
+                 {"PARTITIONS", "partitions", "partitions", true},
+                 {"GPU_IDS", "GPU ids", "gpu_ids"},
+                 {"QUEUES_AT_END", "queues at end", "queues_at_end", true},
+                 {"CREATED", "created", "created", true},
+                 {"SUBMISSIONS", "submissions", "submissions", true},
+                 {"MEAN/S", "mean per s", "mean_per_s", true}},
+                {}};
+  t.only_with_rows = true;
+  for (const PhysicalGpuRow& p : r.physical_gpus) {
+    std::string ids;
+    for (uint32_t id : p.gpu_ids) {
+      ids += fmt::format("{}{}", ids.empty() ? "" : ",", id);
+    }
+    t.rows.push_back({Count(p.index), Text(p.pci), Count(p.gpu_ids.size()),
+                      Text(ids), Count(p.at_end), Count(p.created),
+                      Count(p.submissions), Rate(p.mean_per_s)});
+  }
+  return t;
+}
+
 // Submissions per queue, in the order the queues were made (a reused queue
 // id has a row per queue): its owner, what it was, the packets written and
 // the most pending, the samples that read it and when it was created.
@@ -788,6 +818,7 @@ std::vector<ReportTable> ReportTables(const RunReport& r) {
   add(TableId::kDoorbells, Doorbells(r));
   add(TableId::kClassification, Classification(r));
   add(TableId::kContainerGpusAtEnd, ContainerGpusAtEnd(r));
+  add(TableId::kPhysicalGpus, PhysicalGpus(r));
   return tables;
 }
 

@@ -17,6 +17,7 @@
 #include "model/queue_column.h"
 #include "model/runlist_cause.h"
 #include "resolver/cgroup_path.h"
+#include "resolver/gpu_topology.h"
 #include "sources/capture_stream.h"
 #include "sources/runtime_knobs.h"
 
@@ -757,6 +758,15 @@ RunReport Analyzer::Impl::Finish() {
   r.queues_peak = run_.peak;
   r.compute_peak = run_.compute_peak;
   r.gpus_used = run_.peak_per_gpu.size();
+  const std::vector<PhysicalGpu> physical = PhysicalGpus(s.gpus);
+  const std::map<uint32_t, uint32_t> physical_of = PhysicalGpuIndexes(physical);
+  std::set<uint32_t> physical_used;
+  for (const auto& [gpu_id, peak] : run_.peak_per_gpu) {
+    const auto p = physical_of.find(gpu_id);
+    if (p != physical_of.end()) physical_used.insert(p->second);
+  }
+  r.physical_gpus_in_topology = physical.size();
+  r.physical_gpus_used = physical_used.size();
   r.peak_per_gpu = run_.peak_per_gpu;
   r.classification = run_.Class();
   r.compute_classification = run_.ComputeClass();
@@ -902,6 +912,30 @@ RunReport Analyzer::Impl::Finish() {
     row.peak_per_s = BusiestBucket(gpu_rate_series_, gpu);
     row.pending_peak = pending_peak_per_gpu_[gpu];
     r.gpu_submissions.push_back(row);
+  }
+  // ---- Physical GPUs, where one is partitioned ----
+  if (r.physical_gpus_in_topology != r.gpus_in_topology) {
+    for (const PhysicalGpu& p : physical) {
+      PhysicalGpuRow row;
+      row.index = p.index;
+      row.pci = p.pci;
+      row.gpu_ids = p.gpu_ids;
+      r.physical_gpus.push_back(row);
+    }
+    for (const GpuQueueRow& q : r.gpu_queues) {
+      const auto p = physical_of.find(q.gpu_id);
+      if (p == physical_of.end()) continue;
+      r.physical_gpus[p->second].at_end += q.at_end;
+      r.physical_gpus[p->second].created += q.created;
+    }
+    for (const GpuSubmissionRow& g : r.gpu_submissions) {
+      const auto p = physical_of.find(g.gpu_id);
+      if (p == physical_of.end()) continue;
+      r.physical_gpus[p->second].submissions += g.submissions;
+    }
+    for (PhysicalGpuRow& row : r.physical_gpus) {
+      row.mean_per_s = per_s(row.submissions);
+    }
   }
   for (size_t i = 0; i < queue_rows_.size(); ++i) {
     QueueSubmissionRow row = queue_rows_[i];

@@ -116,6 +116,17 @@ struct ContainerRow {
   uint64_t process_exits = 0;
 };
 
+/// A partitioned physical GPU (CPX, DPX): its partitions' figures summed.
+struct PhysicalGpuRow {
+  uint32_t index = 0;  ///< amd-smi's socket order (resolver/gpu_topology.h)
+  std::string pci;     ///< "dddd:bb:dd"
+  std::vector<uint32_t> gpu_ids;  ///< its partitions, in partition order
+  uint64_t at_end = 0;            ///< live queues after the last record
+  uint64_t created = 0;
+  uint64_t submissions = 0;
+  double mean_per_s = 0;  ///< submissions / run duration
+};
+
 /// Submissions of one GPU (added by the analysis core).
 struct GpuSubmissionRow {
   uint32_t gpu_id = 0;
@@ -274,6 +285,10 @@ struct RunReport {
   uint64_t records = 0;
   uint64_t gpus_in_topology = 0;
   uint64_t gpus_used = 0;
+  /// The physical GPUs those are or are partitions of (CPX, DPX): as many
+  /// as the GPUs unless one is partitioned.
+  uint64_t physical_gpus_in_topology = 0;
+  uint64_t physical_gpus_used = 0;
 
   uint64_t queues_peak = 0;  ///< most live at once, whole host
   uint64_t queues_at_end = 0;
@@ -305,6 +320,8 @@ struct RunReport {
   /// reason above 0 (DroppedEvents(), so a new reason reaches the report).
   uint64_t events_dropped = 0;
   std::map<std::string, uint64_t> events_dropped_by_reason;
+  /// Every physical GPU, where one of them is partitioned; else none.
+  std::vector<PhysicalGpuRow> physical_gpus;
   std::vector<GpuSubmissionRow> gpu_submissions;
 
   std::vector<ContainerRow> containers;

@@ -192,6 +192,38 @@ uint32_t GpuNode::PartitionId() const {
   return high != 0 ? high : (location_id & 7);
 }
 
+std::string GpuNode::PhysicalPci() const {
+  return fmt::format("{:04x}:{:02x}:{:02x}", domain, (location_id >> 8) & 0xff,
+                     (location_id >> 3) & 0x1f);
+}
+
+std::vector<PhysicalGpu> PhysicalGpus(const std::map<uint32_t, GpuNode>& gpus) {
+  const std::map<uint32_t, uint32_t> smi = AmdSmiIndexes(gpus);
+  std::vector<std::pair<uint32_t, uint32_t>> by_smi;  // amd-smi index, gpu_id
+  for (const auto& [gpu_id, index] : smi) by_smi.emplace_back(index, gpu_id);
+  std::sort(by_smi.begin(), by_smi.end());
+  // amd-smi's order sorts by domain, bus and device first: a physical GPU's
+  // nodes are adjacent in it, and the physical GPUs in socket order.
+  std::vector<PhysicalGpu> out;
+  for (const auto& [index, gpu_id] : by_smi) {
+    std::string pci = gpus.at(gpu_id).PhysicalPci();
+    if (out.empty() || out.back().pci != pci) {
+      out.push_back({static_cast<uint32_t>(out.size()), std::move(pci), {}});
+    }
+    out.back().gpu_ids.push_back(gpu_id);
+  }
+  return out;
+}
+
+std::map<uint32_t, uint32_t> PhysicalGpuIndexes(
+    const std::vector<PhysicalGpu>& physical) {
+  std::map<uint32_t, uint32_t> index;
+  for (const PhysicalGpu& p : physical) {
+    for (uint32_t gpu_id : p.gpu_ids) index[gpu_id] = p.index;
+  }
+  return index;
+}
+
 std::map<uint32_t, uint32_t> AmdSmiIndexes(
     const std::map<uint32_t, GpuNode>& gpus) {
   std::vector<const GpuNode*> order;

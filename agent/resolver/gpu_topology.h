@@ -38,7 +38,29 @@ struct GpuNode {
   /// other: location_id's bits 31:28 when set, else its function bits, as
   /// rocm-smi and amd-smi read it (see gpu_topology.cc).
   uint32_t PartitionId() const;
+
+  /// The physical GPU's PCI device, "dddd:bb:dd": the address without its
+  /// function, where KFD puts a partition's node id. amd-smi groups its
+  /// GPUs (a partitioned GPU's partitions) into sockets by this string,
+  /// AMD's Kubernetes device plugin its partitions by the same device.
+  std::string PhysicalPci() const;
 };
+
+/// A physical GPU and its KFD nodes: one, or one per partition of a
+/// partitioned GPU (MI300X in DPX mode 2, in CPX mode 8).
+struct PhysicalGpu {
+  /// amd-smi's socket order: by PCI domain, bus and device.
+  uint32_t index = 0;
+  std::string pci;  ///< PhysicalPci() of its nodes
+  /// Its nodes' gpu_ids in amd-smi's order (partition order).
+  std::vector<uint32_t> gpu_ids;
+};
+
+/// The physical GPUs of `gpus`, by index.
+std::vector<PhysicalGpu> PhysicalGpus(const std::map<uint32_t, GpuNode>& gpus);
+/// Each gpu_id's physical GPU index.
+std::map<uint32_t, uint32_t> PhysicalGpuIndexes(
+    const std::vector<PhysicalGpu>& physical);
 
 /// amd-smi's index of each GPU node, by gpu_id: what AMD's
 /// device-metrics-exporter labels `gpu_id` and `amd-smi list` numbers GPUs

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <optional>
 #include <random>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -118,6 +119,31 @@ gpuq_gpu_info_record Mi300xRecord(uint32_t index, uint64_t ts_ns) {
   r.simd_per_cu = 4;
   r.num_xcc = 8;
   CopyName(r.name, "gfx942");
+  return r;
+}
+
+// MI300X in CPX mode: each GPU is 8 KFD nodes, one per XCC (kNumXcc),
+// with what kfd_topology_add_device() gives a partition (amdkfd: with
+// kfd->num_nodes > 1, location_id |= the node id, i.e. the partition in the
+// PCI function bits; the GPU's unique_id on each; one XCC's 38 CUs). KFD's
+// gpu_id hashes the XCC range too: any distinct value stands in for it.
+constexpr uint32_t kCpxPartitions = 8;
+
+uint32_t CpxGpuId(uint32_t index, uint32_t partition) {
+  return partition == 0
+             ? kMi300xNode[index].gpu_id
+             : (kMi300xNode[index].gpu_id + partition * 1031) % 65521;
+}
+
+gpuq_gpu_info_record Mi300xCpxRecord(uint32_t index, uint32_t partition,
+                                     uint64_t ts_ns) {
+  gpuq_gpu_info_record r = Mi300xRecord(index, ts_ns);
+  r.gpu_id = CpxGpuId(index, partition);
+  r.node = 1 + index * kCpxPartitions + partition;
+  r.location_id |= partition;
+  r.drm_render_minor = 128 + index * kCpxPartitions + partition;
+  r.simd_count = 38 * 4;
+  r.num_xcc = 1;
   return r;
 }
 
@@ -1066,6 +1092,51 @@ bool BuildDeepseek8Scenario(const EventSink& sink, ScenarioSummary* summary) {
   return em.ok();
 }
 
+// An 8-GPU MI300X node in CPX mode (64 KFD nodes): vLLM with one worker per
+// partition of GPUs 0 and 1, each with a compute queue (100 packets/s, 1
+// pending) and an SDMA queue; a batch process on partitions 0-3 of GPU 2,
+// a compute queue on each (50/s, none pending), for 10 s. Per physical GPU:
+// 8 compute, 8 SDMA, 8 processes, 800/s, 8 pending on GPUs 0 and 1; 4
+// compute, 1 process, 200/s on GPU 2; nothing on GPUs 3-7.
+bool BuildCpxScenario(const EventSink& sink, ScenarioSummary* summary) {
+  Emitter em(sink, 8);
+  const uint64_t t0 = kScenarioStartNs;
+  constexpr uint64_t kVllmCgroup = 7701;
+  constexpr uint64_t kBatchCgroup = 7702;
+  DeclareDockerContainer(&em, kVllmCgroup, "vllm-cpx", 0xc9);
+  DeclareDockerContainer(&em, kBatchCgroup, "batch", 0xba);
+  std::set<uint32_t> ids;
+  for (uint32_t i = 0; i < kNumGpus; ++i) {
+    for (uint32_t p = 0; p < kCpxPartitions; ++p) {
+      em.GpuInfo(Mi300xCpxRecord(i, p, t0));
+      ids.insert(CpxGpuId(i, p));
+    }
+  }
+  if (ids.size() != kNumGpus * kCpxPartitions) return false;
+  std::vector<Feed> feeds;
+  for (uint32_t i = 0; i < 2; ++i) {
+    for (uint32_t p = 0; p < kCpxPartitions; ++p) {
+      const uint32_t n = i * kCpxPartitions + p;
+      const size_t w = em.AddProcess(7601 + n, kVllmCgroup,
+                                     ProcessKey(0x76010 + n), "python3");
+      const uint64_t at = t0 + 100 * kMs + n * 10 * kMs;
+      const Queue q = em.Create(w, CpxGpuId(i, p), GPUQ_QUEUE_COMPUTE, at);
+      em.Create(w, CpxGpuId(i, p), GPUQ_QUEUE_SDMA, at + kMs);
+      feeds.push_back({q, 100, 1});
+    }
+  }
+  const size_t batch =
+      em.AddProcess(7690, kBatchCgroup, ProcessKey(0x76900), "python3");
+  for (uint32_t p = 0; p < 4; ++p) {
+    const Queue q = em.Create(batch, CpxGpuId(2, p), GPUQ_QUEUE_COMPUTE,
+                              t0 + 500 * kMs + p * 10 * kMs);
+    feeds.push_back({q, 50, 0});
+  }
+  for (uint64_t k = 1; k <= 10; ++k) SampleRound(&em, feeds, t0 + k * kS, k);
+  if (summary != nullptr) *summary = em.Finish();
+  return em.ok();
+}
+
 // Two processes share GPU 11437 for 30 s: a latency-sensitive ResNet-18
 // (10 req/s, 60 packets each) beside a ResNet-50 batch job. ResNet-18's
 // queue updates and ResNet-50's TTM eviction preempt the runlist.
@@ -1221,8 +1292,8 @@ bool BuildPairFitsScenario(const EventSink& sink, ScenarioSummary* summary) {
 
 const std::vector<std::string>& NamedScenarios() {
   static const std::vector<std::string> names = {
-      "default",    "cnn",       "transformer",        "deepseek8",
-      "shared-gpu", "pair-fits", "pair-oversubscribed"};
+      "default",    "cnn",       "transformer",         "deepseek8",
+      "shared-gpu", "pair-fits", "pair-oversubscribed", "cpx"};
   return names;
 }
 
@@ -1237,6 +1308,7 @@ bool BuildNamedScenario(const std::string& name, const EventSink& sink,
     return BuildPairOversubscribedScenario(sink, summary);
   }
   if (name == "pair-fits") return BuildPairFitsScenario(sink, summary);
+  if (name == "cpx") return BuildCpxScenario(sink, summary);
   return false;
 }
 

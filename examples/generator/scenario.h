@@ -83,9 +83,11 @@ bool BuildPairOversubscribedScenario(const EventSink& sink,
                                      ScenarioSummary* summary = nullptr);
 bool BuildPairFitsScenario(const EventSink& sink,
                            ScenarioSummary* summary = nullptr);
+/// An 8-GPU MI300X node in CPX mode, 64 KFD nodes (examples/README.md).
+bool BuildCpxScenario(const EventSink& sink, ScenarioSummary* summary);
 /// Any fixed scenario by name: default, cnn, transformer, deepseek8,
-/// shared-gpu, pair-oversubscribed, pair-fits. False for another name or a
-/// stopped sink.
+/// shared-gpu, pair-oversubscribed, pair-fits, cpx. False for another name
+/// or a stopped sink.
 bool BuildNamedScenario(const std::string& name, const EventSink& sink,
                         ScenarioSummary* summary = nullptr);
 /// The names BuildNamedScenario takes, in that order.

@@ -4,7 +4,7 @@
 # collector, renderers) must print exactly the reviewed golden output.
 # GPUQ_UPDATE_GOLDEN=1 rewrites the goldens; review the diff before committing.
 set -u
-AGENT=$1 SRC=$2
+AGENT=$1 SRC=$2 GEN=$3
 . "$SRC/tests/lib/assert.sh"
 GOLDEN=$SRC/tests/replay/golden
 
@@ -128,5 +128,40 @@ run "$AGENT" --once --replay "$tmp/again.gpuqcap" --output prometheus
 check_sum 'gpuq_events_total\{type="source_drops"\}' 1
 OUT=$(grep -v '^gpuq_events_total{type="source_drops"}' <<< "$OUT")
 if [ "$first" = "$OUT" ]; then pass "re-recorded capture replays identically"; else fail "re-recorded capture replays differently" "$(diff <(echo "$first") <(echo "$OUT") | head -20)"; fi
+
+# A partitioned node (examples/README.md, "Report scenarios": cpx): 8 MI300X
+# in CPX, 64 KFD nodes. Every partition is a GPU of its own, each joined to
+# its physical GPU, and the physical GPUs' sums are the hand-worked ones.
+run "$GEN" --scenario cpx -o "$tmp/cpx.gpuqcap"
+expect_rc "generate the cpx scenario" 0
+run "$AGENT" --once --replay "$tmp/cpx.gpuqcap"
+expect_rc "--once of the cpx scenario" 0
+got=$OUT
+if [ "${GPUQ_UPDATE_GOLDEN:-0}" = 1 ]; then printf '%s\n' "$got" > "$GOLDEN/cpx.table"; fi
+if differs=$(diff -u "$GOLDEN/cpx.table" <(printf '%s\n' "$got")); then
+  pass "cpx scenario, table output matches golden"
+else
+  fail "cpx scenario, table output differs from golden" "$(printf '%s\n' "$differs" | head -40)"
+fi
+# physical_row INDEX WANT: the PHYSICAL GPUS row of that index (its
+# figures from PCI on, single-spaced).
+physical_row() {
+  local row
+  row=$(printf '%s\n' "$got" | sed -n '/^PHYSICAL GPUS/,/^$/p' | awk -v i="$1" '$1 == i { $1 = ""; sub(/^ /, ""); print }')
+  if [ "$row" = "$2" ]; then pass "physical GPU $1: $2"; else fail "physical GPU $1: '$row', want '$2'"; fi
+}
+# PCI PARTITIONS COMPUTE SDMA OTHER PROCS SUBMIT/S PENDING PREEMPTED EVICTIONS:
+# a vLLM worker per partition of GPUs 0 and 1 (a compute queue at 100/s with
+# 1 pending, an SDMA queue); one batch process on 4 partitions of GPU 2
+# (50/s each), counted once.
+physical_row 0 "0000:05:00 8 8 8 0 8 800.0 8 0/0 0"
+physical_row 1 "0000:15:00 8 8 8 0 8 800.0 8 0/0 0"
+physical_row 2 "0000:65:00 8 4 0 0 1 200.0 0 0/0 0"
+physical_row 7 "0000:f5:00 8 0 0 0 0 - 0 0/0 0"
+run "$AGENT" --once --replay "$tmp/cpx.gpuqcap" --output prometheus
+check_sum 'gpuq_gpu_info\{' 64
+check_sum 'gpuq_gpu_info\{.*gpu_partition_id="7",gpu_physical_index="2",gpu_physical_pci="0000:65:00",' 1
+check_sum 'gpuq_gpu_info\{.*gpu_physical_index="0",' 8
+check_sum 'gpuq_queues\{' 36
 rm -rf "$tmp"
 summary

@@ -14,7 +14,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 # Captures under their short names, so reports name them the same anywhere.
 cp "$SRC/examples/default.gpuqcap" "$tmp/default.gpuqcap"
-for s in cnn transformer deepseek8 shared-gpu pair-oversubscribed pair-fits; do
+for s in cnn transformer deepseek8 shared-gpu pair-oversubscribed pair-fits cpx; do
   run "$GEN" --scenario "$s" -o "$tmp/$s.gpuqcap"
   expect_rc "generate scenario $s" 0
 done
@@ -32,7 +32,7 @@ golden() {  # golden NAME: compares $OUT with $GOLDEN/NAME
   fi
 }
 
-for cap in default cnn transformer deepseek8 shared-gpu pair-oversubscribed; do
+for cap in default cnn transformer deepseek8 shared-gpu pair-oversubscribed cpx; do
   for fmt in text markdown json; do
     run "$AGENT" report "$cap.gpuqcap" --output "$fmt"
     expect_rc "report $cap --output $fmt" 0
@@ -78,6 +78,12 @@ jq_is transformer.gpuqcap "r['submissions']['peak_per_s']" 2330.0
 jq_is transformer.gpuqcap "r['classification']['verdict']" "needs selective preemption"
 jq_is deepseek8.gpuqcap "r['submissions']['total']" 720000
 jq_is deepseek8.gpuqcap "r['queues']['peak']" 24
+# 8 MI300X in CPX: 64 partitions, vLLM on every partition of GPUs 0 and 1
+# (a compute and an SDMA queue each, 100/s), a batch process on 4 of GPU 2
+# (a compute queue each, 50/s), for 10 s.
+jq_is cpx.gpuqcap "(r['gpus_in_topology'], r['physical_gpus_in_topology'], r['gpus_used'], r['physical_gpus_used'])" "(64, 8, 20, 3)"
+jq_is cpx.gpuqcap "[(p['pci'], p['partitions'], p['queues_at_end'], p['submissions']) for p in r['physical_gpus'][:3]]" "[('0000:05:00', 8, 16, 8000), ('0000:15:00', 8, 16, 8000), ('0000:65:00', 8, 4, 2000)]"
+jq_is cpx.gpuqcap "sum(p['submissions'] for p in r['physical_gpus']) == r['submissions']['total']" True
 jq_is deepseek8.gpuqcap "r['gpus_used']" 8
 jq_is pair-oversubscribed.gpuqcap "[(c['owner']['container'], c['preempted_by_self'], c['preempted_by_others']) for c in r['containers']]" "[('batch', 10, 1), ('latency', 0, 8)]"
 jq_is pair-oversubscribed.gpuqcap "[(c['owner']['container'], c['high_priority_queues_peak'], c['cu_restricted_queues_peak']) for c in r['containers']]" "[('batch', 0, 1), ('latency', 1, 0)]"

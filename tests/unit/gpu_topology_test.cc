@@ -337,5 +337,47 @@ TEST(GpuTopologyTest, AmdSmiIndexesOfCpxPartitionsFollowTheirGpu) {
   }
 }
 
+TEST(GpuTopologyTest, PhysicalGpusGroupCpxAndDpxPartitionsByPciDevice) {
+  // A GPU in CPX (8 partitions, devfn .0-.7), one in DPX with the partition
+  // at bit 28 (2 nodes at 0000:05:00.0), and an unpartitioned one between
+  // them by PCI address, in another domain's order.
+  std::map<uint32_t, GpuNode> gpus;
+  for (uint32_t p = 0; p < 8; ++p) {
+    GpuNode n = NodeAt(1 + p, 1000 + p, 0, 0xc100 | p);
+    gpus[n.gpu_id] = n;
+  }
+  for (uint32_t p = 0; p < 2; ++p) {
+    GpuNode n = NodeAt(9 + p, 2000 + p, 0, (p << 28) | 0x0500);
+    gpus[n.gpu_id] = n;
+  }
+  GpuNode single = NodeAt(11, 3000, 0, 0x6500);
+  gpus[single.gpu_id] = single;
+  const std::vector<PhysicalGpu> physical = PhysicalGpus(gpus);
+  ASSERT_EQ(physical.size(), 3u);
+  EXPECT_EQ(physical[0].index, 0u);
+  EXPECT_EQ(physical[0].pci, "0000:05:00");
+  EXPECT_EQ(physical[0].gpu_ids, (std::vector<uint32_t>{2000, 2001}));
+  EXPECT_EQ(physical[1].pci, "0000:65:00");
+  EXPECT_EQ(physical[1].gpu_ids, (std::vector<uint32_t>{3000}));
+  EXPECT_EQ(physical[2].index, 2u);
+  EXPECT_EQ(physical[2].pci, "0000:c1:00");
+  EXPECT_EQ(
+      physical[2].gpu_ids,
+      (std::vector<uint32_t>{1000, 1001, 1002, 1003, 1004, 1005, 1006, 1007}));
+  const std::map<uint32_t, uint32_t> index = PhysicalGpuIndexes(physical);
+  EXPECT_EQ(index.size(), gpus.size());
+  EXPECT_EQ(index.at(2001), 0u);
+  EXPECT_EQ(index.at(3000), 1u);
+  EXPECT_EQ(index.at(1007), 2u);
+  // A wide domain stays in the address; the function never does.
+  GpuNode wide = NodeAt(12, 4000, 0, 0x0b13);
+  wide.domain = 0x10002;
+  EXPECT_EQ(wide.PhysicalPci(), "10002:0b:02");
+}
+
+TEST(GpuTopologyTest, NoGpusNoPhysicalGpus) {
+  EXPECT_TRUE(PhysicalGpus({}).empty());
+}
+
 }  // namespace
 }  // namespace gpuq

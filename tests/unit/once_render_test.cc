@@ -214,11 +214,15 @@ TEST(OnceRenderTest, WideTableHasHeaderHostRowAndRightNumbers) {
 
   // The GPU table and the drop summary.
   const auto gpu_row = RowStartingWith(out, "11437");
-  ASSERT_GE(gpu_row.size(), 5u) << out;
+  ASSERT_GE(gpu_row.size(), 7u) << out;
   EXPECT_EQ(gpu_row[1], "0");  // amd-smi's index
-  EXPECT_EQ(gpu_row[2], "1");  // KFD node
-  EXPECT_EQ(gpu_row[3], "gfx942");
-  EXPECT_EQ(gpu_row[4], "0000:05:00.0");
+  EXPECT_EQ(gpu_row[2], "0");  // the physical GPU
+  EXPECT_EQ(gpu_row[3], "0");  // its partition
+  EXPECT_EQ(gpu_row[4], "1");  // KFD node
+  EXPECT_EQ(gpu_row[5], "gfx942");
+  EXPECT_EQ(gpu_row[6], "0000:05:00.0");
+  // One GPU, not partitioned: no physical summary.
+  EXPECT_EQ(out.find("PHYSICAL GPUS"), std::string::npos) << out;
   EXPECT_TRUE(HasLine(out, "dropped events: unknown_queue=2")) << out;
   // The probes, as gpuq_probe_attached lists them.
   EXPECT_EQ(RowStartingWith(out, "queue_create"),

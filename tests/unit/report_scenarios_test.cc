@@ -643,7 +643,8 @@ TEST(ReportScenarioTest, EveryTableRowHasACellPerColumn) {
         Analyze(BuildDeepseek8Scenario, "deepseek8"),
         Analyze(BuildSharedGpuScenario, "shared-gpu"),
         Analyze(BuildPairOversubscribedScenario, "pair-oversubscribed"),
-        Analyze(BuildPairFitsScenario, "pair-fits")}) {
+        Analyze(BuildPairFitsScenario, "pair-fits"),
+        Analyze(BuildCpxScenario, "cpx")}) {
     for (const ReportTable& t : ReportTables(r)) {
       rows_of[t.key] += t.rows.size();
       for (const auto& row : t.rows) {
