@@ -8,6 +8,7 @@
 
 #include "common/log.h"
 #include "common/text_table.h"
+#include "resolver/gpu_topology.h"
 
 namespace gpuq {
 namespace {
@@ -56,6 +57,7 @@ bool RowBefore(const TopRow& a, const TopRow& b, TopSort sort) {
   }
   const std::string na = DisplayName(a), nb = DisplayName(b);
   if (na != nb) return na < nb;
+  if (a.gpu_order != b.gpu_order) return a.gpu_order < b.gpu_order;
   return a.gpu_id < b.gpu_id;
 }
 
@@ -213,6 +215,15 @@ std::string ProbeSummary(const Snapshot& s) {
 }
 
 void TopModel::Update(const Snapshot& s, uint64_t now_ns) {
+  const std::map<uint32_t, uint32_t> order = AmdSmiIndexes(s.gpus);
+  std::map<uint32_t, std::string> partition;  // gpu_id -> "P.N"
+  for (const PhysicalGpu& p : PhysicalGpus(s.gpus)) {
+    if (p.gpu_ids.size() < 2) continue;
+    for (uint32_t gpu_id : p.gpu_ids) {
+      partition[gpu_id] =
+          fmt::format("{}.{}", p.index, s.gpus.at(gpu_id).PartitionId());
+    }
+  }
   std::map<ContainerGpu, TopRow> rows;
   for (auto& [key, totals] : ContainerGpuRows(s)) {
     TopRow& r = rows[key];
@@ -220,6 +231,12 @@ void TopModel::Update(const Snapshot& s, uint64_t now_ns) {
     r.pod = key.pod;
     r.ns = key.ns;
     r.gpu_id = key.gpu_id;
+    if (auto o = order.find(key.gpu_id); o != order.end()) {
+      r.gpu_order = o->second;
+    }
+    if (auto p = partition.find(key.gpu_id); p != partition.end()) {
+      r.partition = p->second;
+    }
     r.totals = std::move(totals);
   }
 
@@ -384,7 +401,12 @@ std::vector<std::string> RenderTop(const TopModel& model, TopSort sort,
   for (const TopGroup& g : model.Groups(sort)) {
     lines.push_back(line(DisplayName(g.total), Cells(g.total), false));
     for (const TopRow& r : g.gpus) {
-      lines.push_back(line(fmt::format("  gpu {}", r.gpu_id), Cells(r), false));
+      // A partition: its physical GPU and partition after the gpu_id.
+      const std::string gpu =
+          r.partition.empty()
+              ? fmt::format("  gpu {}", r.gpu_id)
+              : fmt::format("  gpu {} ({})", r.gpu_id, r.partition);
+      lines.push_back(line(gpu, Cells(r), false));
     }
   }
   for (std::string& l : lines) {

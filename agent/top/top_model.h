@@ -46,6 +46,12 @@ struct TopRow {
   std::string pod;
   std::string ns;
   uint32_t gpu_id = 0;
+  /// On a partitioned GPU (CPX, DPX): "P.N", partition N of physical GPU P
+  /// (gpuq_gpu_info's gpu_physical_index and gpu_partition_id); else "".
+  std::string partition;
+  /// amd-smi's index of the GPU, which keeps a GPU's partitions together
+  /// (the last where the topology does not know the GPU).
+  uint32_t gpu_order = UINT32_MAX;
   /// The figures `--once` and `report` show for the same row; the rates
   /// below are deltas of its counters.
   RowTotals totals;

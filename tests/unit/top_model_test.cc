@@ -75,6 +75,52 @@ TEST(TopModelTest, GroupsContainersAndTheirGpus) {
   EXPECT_EQ(model.Summary().containers, 2u);
 }
 
+// alpha's GPUs 100 and 200 as partitions 1 and 0 of one physical GPU
+// (0000:05:00, the partition in the function bits), or as two GPUs.
+Snapshot AlphaOnPartitions(bool partitioned) {
+  Snapshot s = TwoContainers(0, 0, 0, 0);
+  GpuNode p1;
+  p1.node = 1;
+  p1.gpu_id = 100;
+  p1.location_id = partitioned ? 0x0501 : 0x0600;
+  GpuNode p0;
+  p0.node = 2;
+  p0.gpu_id = 200;
+  p0.location_id = 0x0500;
+  s.gpus = {{100, p1}, {200, p0}};
+  return s;
+}
+
+TEST(TopModelTest, APartitionSaysItsPhysicalGpuAndFollowsItsGpusOrder) {
+  TopModel model;
+  model.Update(AlphaOnPartitions(true), 0);
+  const auto groups = model.Groups(TopSort::kName);
+  ASSERT_EQ(groups[0].gpus.size(), 2u);
+  // amd-smi's order: partition 0 (gpu 200) first
+  EXPECT_EQ(groups[0].gpus[0].gpu_id, 200u);
+  EXPECT_EQ(groups[0].gpus[0].partition, "0.0");
+  EXPECT_EQ(groups[0].gpus[1].gpu_id, 100u);
+  EXPECT_EQ(groups[0].gpus[1].partition, "0.1");
+  EXPECT_EQ(groups[1].gpus[0].partition, "0.1");  // beta's gpu 100
+  size_t header = 0;
+  auto lines = RenderTop(model, TopSort::kName, 140, "", &header);
+  EXPECT_EQ(lines[header + 2].rfind("  gpu 200 (0.0)", 0), 0u)
+      << lines[header + 2];
+  EXPECT_EQ(lines[header + 3].rfind("  gpu 100 (0.1)", 0), 0u)
+      << lines[header + 3];
+
+  // Two GPUs of their own: no partition, amd-smi's order still.
+  TopModel two;
+  two.Update(AlphaOnPartitions(false), 0);
+  const auto apart = two.Groups(TopSort::kName);
+  EXPECT_EQ(apart[0].gpus[0].gpu_id, 200u);  // 0000:05:00 before 0000:06:00
+  EXPECT_EQ(apart[0].gpus[0].partition, "");
+  lines = RenderTop(two, TopSort::kName, 140, "", &header);
+  EXPECT_EQ(lines[header + 2].rfind("  gpu 200 ", 0), 0u) << lines[header + 2];
+  EXPECT_EQ(lines[header + 2].find('('), std::string::npos)
+      << lines[header + 2];
+}
+
 TEST(TopModelTest, NoRatesFromOneSnapshot) {
   TopModel model;
   model.Update(TwoContainers(100, 0, 0, 0), 5 * kSecond);

@@ -21,6 +21,9 @@ ROCBLAS_CHECKS=$HIP_CHECKS
 # client runs).
 # shellcheck disable=SC2034
 MHQ_CHECKS="live report"
+# The partitioned GPUs (partitions: 8 MI300X in CPX mode, 64 KFD nodes).
+# shellcheck disable=SC2034
+PART_CHECKS="reload queues gpu-info physical once"
 # The programs group (the users' experiment with real HIP programs): one
 # agent per probe tier, each with these checks.
 # shellcheck disable=SC2034

@@ -2356,6 +2356,125 @@ api_record_check() {
 }
 only short-lived && (short_lived_checks)
 
+# ---- partitioned GPUs: 8 MI300X in CPX mode, 64 KFD nodes ------------------------
+# The simulator reloaded with 64 more GPUs, 8 partitions of each of 8
+# physical GPUs (extra_partitions=8: the topology of an MI300X node in CPX
+# mode). A process in container A holds a compute queue on every partition,
+# one in container B an SDMA queue on each partition of the first physical
+# GPU. Every lifecycle family per partition equals the truth; gpuq_gpu_info
+# joins each node to the physical GPU and partition its topology says
+# (location_id: the bus and device, the partition in the function bits),
+# numbered as amd-smi numbers sockets (by PCI address); and /metrics joined
+# with it, and --once's PHYSICAL GPUS, sum the truth's queues per physical
+# GPU exactly.
+part_phys() { # the sysfs node's physical GPU "pci partition", from its properties
+  awk '$1 == "location_id" { l = $2 } $1 == "domain" { d = $2 }
+    END { printf "%04x:%02x:%02x %d\n", d, int(l / 256) % 256, int(l / 8) % 32, l % 8 }' "$1/properties"
+}
+partitions_checks() {
+  local n first nd g i bad="" got want
+  ktime partitions-start
+  rmmod amdgpu > /tmp/part-mod.txt 2>&1 && insmod $SIM/amdgpu.ko extra_hws_gpus=64 extra_partitions=8 >> /tmp/part-mod.txt 2>&1
+  rc=$?
+  n=$(($(ls -d $KFD/topology/nodes/* | wc -l) - 1))
+  first=$((n - 63))
+  if [ $rc != 0 ] || [ ! -e /sys/kernel/btf/amdgpu ] || [ $first -lt 4 ]; then
+    fail partitions:reload "rc=$rc, $n GPU nodes, btf $(ls /sys/kernel/btf/amdgpu 2>&1): $(tr '\n' ' ' < /tmp/part-mod.txt)"
+    return
+  fi
+  # gpu_id, physical PCI device and partition of every GPU node, and the
+  # physical GPUs' amd-smi order (domain, bus, device: one width, so text order)
+  # (line k: node k; node 0 is the CPU)
+  for nd in $(seq 1 $n); do
+    echo "$(gpu_of_node $nd) $(part_phys $KFD/topology/nodes/$nd)"
+  done > /tmp/part-nodes.txt
+  awk '{ print $2 }' /tmp/part-nodes.txt | sort -u | awk '{ print $1, NR - 1 }' > /tmp/part-phys.txt
+  pass partitions:reload "simulator reloaded with extra_hws_gpus=64 extra_partitions=8: $n GPU nodes, $(wc -l < /tmp/part-phys.txt) physical GPUs, partitions on nodes $first-$n ($(awk -v f=$first 'NR == f { print $2 }' /tmp/part-nodes.txt) .. $(awk -v n=$n 'NR == n { print $2 }' /tmp/part-nodes.txt))"
+  cp /tmp/static.in /tmp/static.saved
+  {
+    grep -v '^GPU ' /tmp/static.saved
+    awk '{ print "GPU", $1 }' /tmp/part-nodes.txt
+  } > /tmp/static.in
+  : > /tmp/drv.truth
+  start_agent partitions
+  if [ -z "$AG_UP" ]; then
+    fail partitions:queues "no /metrics with the lifecycle probes attached"
+    dump partitions /tmp/agent-partitions.out
+    stop_agent
+    cp /tmp/static.saved /tmp/static.in
+    return
+  fi
+  start_driver pa $CG_A 3
+  start_driver pb $CG_B 4
+  i=0
+  for nd in $(seq $first $n); do
+    g=$(gpu_of_node $nd)
+    echo "create p$i $g aql" >&3
+    [ $nd -lt $((first + 8)) ] && echo "create s$i $g sdma" >&4
+    i=$((i + 1))
+  done
+  drv pa version
+  drv pb version
+  ktime partitions-created
+  expect_truth partitions:queues "$LIFECYCLE"
+  # -- gpuq_gpu_info: each node's partition and physical GPU
+  scrape /tmp/m.prom
+  bad=$(awk 'FNR == NR { phys[$1] = $2; next }
+    FILENAME ~ /part-nodes/ { want[$1] = "gpu_partition_id=\"" $3 "\",gpu_physical_index=\"" phys[$2] "\",gpu_physical_pci=\"" $2 "\""; next }
+    index($0, "gpuq_gpu_info{") == 1 {
+      match($0, /gpu_id="[0-9]*"/); g = substr($0, RSTART + 8, RLENGTH - 9)
+      seen[g] = 1
+      if (!(g in want) || !index($0, want[g])) print "gpu " g ": " $0
+    }
+    END { for (g in want) if (!(g in seen)) print "gpu " g ": no gpuq_gpu_info" }' \
+    /tmp/part-phys.txt /tmp/part-nodes.txt /tmp/m.prom)
+  if [ -z "$bad" ]; then
+    pass partitions:gpu-info "$(wc -l < /tmp/part-nodes.txt) gpuq_gpu_info series, each with the partition and physical GPU (gpu_physical_pci, gpu_physical_index) its topology node says"
+  else
+    fail partitions:gpu-info "$(echo "$bad" | head -n 3 | tr '\n' ';')"
+  fi
+  # -- per physical GPU: the truth's live queues (a queues line per GPU, type
+  #    and cgroup) summed by the physical GPU of each gpu_id, against
+  #    /metrics' gpuq_queues joined with gpuq_gpu_info's gpu_physical_index
+  awk '{ print $1, $2 }' /tmp/part-nodes.txt > /tmp/part-map.txt
+  want=$(awk 'FNR == NR { phys[$1] = $2; next } FILENAME ~ /part-map/ { idx[$1] = phys[$2]; next }
+    $1 == "queues" && ($2 in idx) { s[idx[$2]] += $6 }
+    END { for (p in s) if (s[p]) print p, s[p] }' /tmp/part-phys.txt /tmp/part-map.txt $TRUTH | sort -n | tr '\n' ' ')
+  got=$(awk 'index($0, "gpuq_gpu_info{") == 1 {
+      match($0, /gpu_id="[0-9]*"/); g = substr($0, RSTART, RLENGTH)
+      match($0, /gpu_physical_index="[0-9]*"/); idx[g] = substr($0, RSTART + 20, RLENGTH - 21)
+    }
+    index($0, "gpuq_queues{") == 1 { match($0, /gpu_id="[0-9]*"/); q[substr($0, RSTART, RLENGTH)] += $NF }
+    END { for (g in q) s[idx[g]] += q[g]; for (p in s) if (s[p]) print p, s[p] }' /tmp/m.prom | sort -n | tr '\n' ' ')
+  if [ -n "$want" ] && [ "$got" = "$want" ]; then
+    pass partitions:physical "live queues per physical GPU (index queues), /metrics joined with gpuq_gpu_info = the truth summed by topology: $got"
+  else
+    fail partitions:physical "per physical GPU: agent '$got', truth '$want'"
+  fi
+  stop_agent
+  # -- --once (seeded from sysfs): PHYSICAL GPUS, queues (COMPUTE + SDMA +
+  #    OTHER) and processes per physical GPU: the truth's queues, and 2
+  #    processes where container B's process also is (the first), else 1
+  timeout 180 /bin/gpuq-agent --once --interval 1s --no-runtime-lookup > /tmp/part-once.txt 2>&1
+  got=$(sed -n '/^PHYSICAL GPUS/,/^$/p' /tmp/part-once.txt | awk 'NR > 2 && NF && $4 + $5 + $6 { print $1, $4 + $5 + $6, $7 }' | tr '\n' ' ')
+  want=$(echo "$want" | awk -v first="$(awk -v f=$first 'NR == f { print $2 }' /tmp/part-nodes.txt)" -v phys="$(tr '\n' ' ' < /tmp/part-phys.txt)" '
+    BEGIN { n = split(phys, f, " "); for (i = 1; i < n; i += 2) if (f[i] == first) b = f[i + 1] }
+    { for (i = 1; i < NF; i += 2) printf "%s %s %d ", $i, $(i + 1), $i == b ? 2 : 1 }')
+  if [ -n "$want" ] && [ "$got" = "$want" ]; then
+    pass partitions:once "--once's PHYSICAL GPUS (index queues processes): $got"
+  else
+    fail partitions:once "got '$got', want '$want'"
+    dump partitions-once /tmp/part-once.txt
+  fi
+  exit_driver pa
+  exit_driver pb
+  cp /tmp/static.saved /tmp/static.in
+  rmmod amdgpu > /tmp/part-mod.txt 2>&1 && insmod $SIM/amdgpu.ko >> /tmp/part-mod.txt 2>&1 ||
+    fail partitions:reload "cannot load the simulator back: $(tr '\n' ' ' < /tmp/part-mod.txt)"
+  ktime partitions-done
+}
+only partitions && (partitions_checks)
+
 # ---- the same simulator without BTF: what amdgpu-dkms hosts run -------------
 # nobtf/amdgpu.ko is the module with its .BTF section removed, so
 # /sys/kernel/btf/amdgpu is absent. The agent runs with no tier flag: its

@@ -48,10 +48,12 @@
 #define KFD_SIM_ACTIVE_CUS (KFD_SIM_SIMD_COUNT / KFD_SIM_SIMD_PER_CU)
 
 /*
- * the 3-5 GPUs of sim_specs plus up to 9 extra_hws_gpus (the programs guest:
- * 6 for the users' 8-GPU run and one for each of its three pairs)
+ * the 3-5 GPUs of sim_specs plus up to 64 extra_hws_gpus (the programs
+ * guest: 9, 6 for the users' 8-GPU run and one for each of its three pairs;
+ * the partitions group: 64, 8 MI300X in CPX mode). amdkfd's own limit of
+ * GPU nodes a process can use is MAX_GPU_INSTANCE, 64.
  */
-#define KFD_SIM_MAX_EXTRA_GPUS 9
+#define KFD_SIM_MAX_EXTRA_GPUS 64
 #define KFD_SIM_MAX_GPUS (5 + KFD_SIM_MAX_EXTRA_GPUS)
 #define KFD_SIM_MAX_QUEUES_PER_PROCESS 1024 /* KFD_MAX_NUM_OF_QUEUES_PER_PROCESS */
 #define KFD_SIM_MAX_VICTIMS 32		    /* containers off one GPU at once */

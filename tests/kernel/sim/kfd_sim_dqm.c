@@ -949,6 +949,20 @@ MODULE_PARM_DESC(extra_hws_gpus,
 		 "more HWS (MI210-like) GPUs after the fixed ones, at most " __stringify(
 		     KFD_SIM_MAX_EXTRA_GPUS));
 
+/*
+ * extra_partitions=P makes the extra GPUs partitions of physical GPUs, P
+ * each (an MI300X in CPX mode: 8; DPX: 2), as kfd_topology_add_device()
+ * shows a partitioned GPU's KFD nodes: the GPU's PCI address with the
+ * partition ORed into location_id (kfd->num_nodes > 1: location_id |=
+ * node_id, the function bits), the GPU's unique_id on each, gfx942. Each
+ * partition keeps a kfd_dev/kfd_node of its own here: gpuq reads what a
+ * partition is from the topology alone.
+ */
+static unsigned int extra_partitions;
+module_param(extra_partitions, uint, 0444);
+MODULE_PARM_DESC(extra_partitions,
+		 "the extra GPUs as partitions of physical GPUs, this many each (0, 1: none)");
+
 static struct sim_gpu_spec sim_extra_specs[KFD_SIM_MAX_EXTRA_GPUS];
 
 static const struct sim_gpu_spec *sim_spec(unsigned int i)
@@ -961,23 +975,37 @@ static const struct sim_gpu_spec *sim_spec(unsigned int i)
 void sim_gpus_init(void)
 {
 	unsigned int i, extra = min_t(unsigned int, extra_hws_gpus, KFD_SIM_MAX_EXTRA_GPUS);
+	unsigned int per_gpu = max_t(unsigned int, extra_partitions, 1);
+	/* partitions of MI300X (gfx942), else MI210-like GPUs */
+	bool mi300x = per_gpu > 1;
 
 	for (i = 0; i < extra; i++)
 		sim_extra_specs[i] = (struct sim_gpu_spec){
-			0xb100 + i * 0x101, SIM_SCHED_HWS, "ip discovery", 90010, 0x740f, 0
+			.gpu_id = 0xb100 + i * 0x101,
+			.sched = SIM_SCHED_HWS,
+			.name = "ip discovery",
+			.gfx_target_version = mi300x ? 90402 : 90010,
+			.device_id = mi300x ? 0x74a1 : 0x740f,
 		};
 	sim_num_gpus = ARRAY_SIZE(sim_specs) + extra;
 	for (i = 0; i < sim_num_gpus; i++) {
 		const struct sim_gpu_spec *s = sim_spec(i);
 		struct sim_gpu *g = &sim_gpus[i];
 		struct device_queue_manager *dqm = &g->dqm;
+		/* the physical GPU (its bus) and the partition on it */
+		unsigned int bus = i, partition = 0;
 
+		if (i >= ARRAY_SIZE(sim_specs)) {
+			bus = ARRAY_SIZE(sim_specs) + (i - ARRAY_SIZE(sim_specs)) / per_gpu;
+			partition = (i - ARRAY_SIZE(sim_specs)) % per_gpu;
+		}
 		g->sched = s->sched;
 		g->name = s->name;
 		g->gfx_target_version = s->gfx_target_version;
 		g->device_id = s->device_id;
-		g->location_id = (0x03 + i) << 8; /* bus 3+i, devfn 0 */
-		g->unique_id = 0x1a2b3c4d00000000ull | s->gpu_id;
+		g->location_id = (0x03 + bus) << 8 | partition; /* bus 3+, device 0 */
+		/* a partition's: its physical GPU's, that of partition 0 */
+		g->unique_id = 0x1a2b3c4d00000000ull | sim_spec(i - partition)->gpu_id;
 		g->node = i + 1; /* node 0 is the CPU */
 		g->dev.id = s->gpu_id;
 		g->dev.dqm = dqm;
