@@ -4,6 +4,7 @@
 #include <gpuq/abi.h>
 #include <prometheus/text_serializer.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <limits>
 #include <map>
@@ -202,9 +203,10 @@ constexpr size_t kTableWidth = 120;
 // one is partitioned (else each GPU's rows say it all, and it is left out).
 std::string RenderPhysicalGpus(const Snapshot& s) {
   const std::vector<PhysicalGpu> physical = PhysicalGpus(s.gpus);
-  bool partitioned = false;
-  for (const PhysicalGpu& p : physical) partitioned |= p.gpu_ids.size() > 1;
-  if (!partitioned) return "";
+  if (std::none_of(physical.begin(), physical.end(),
+                   [](const PhysicalGpu& p) { return p.Partitioned(); })) {
+    return "";
+  }
   std::vector<std::string> header = {"PHYSICAL", "PCI", "PARTITIONS"};
   std::vector<const RowColumn*> shown;
   for (const RowColumn& c : RowColumns()) {
@@ -213,7 +215,7 @@ std::string RenderPhysicalGpus(const Snapshot& s) {
     header.emplace_back(c.header);
   }
   TextTable table(header);
-  const std::map<uint32_t, RowTotals> rows = PhysicalGpuRows(s);
+  const std::map<uint32_t, RowTotals> rows = PhysicalGpuRows(s, physical);
   for (const PhysicalGpu& p : physical) {
     const auto row = rows.find(p.index);
     const RowTotals totals = row == rows.end() ? RowTotals{} : row->second;

@@ -102,9 +102,10 @@ std::map<ContainerGpu, RowTotals> ContainerGpuRows(const Snapshot& s) {
   return rows;
 }
 
-std::map<uint32_t, RowTotals> PhysicalGpuRows(const Snapshot& s) {
+std::map<uint32_t, RowTotals> PhysicalGpuRows(
+    const Snapshot& s, const std::vector<PhysicalGpu>& physical_gpus) {
   const std::map<uint32_t, uint32_t> physical =
-      PhysicalGpuIndexes(PhysicalGpus(s.gpus));
+      PhysicalGpuIndexes(physical_gpus);
   std::map<uint32_t, RowTotals> rows;
   for (const auto& [key, totals] : RowsByCgroupGpu(s)) {
     const auto p = physical.find(key.second);

@@ -16,6 +16,7 @@
 
 #include "model/snapshot.h"
 #include "model/unsampled.h"
+#include "resolver/gpu_topology.h"
 
 namespace gpuq {
 
@@ -123,9 +124,10 @@ std::string OffSecondsCell(const RowTotals& t);
 std::map<ContainerGpu, RowTotals> ContainerGpuRows(const Snapshot& s);
 
 /// Every (cgroup, GPU) row summed per physical GPU, by its index
-/// (PhysicalGpus of the snapshot's topology): a partitioned GPU's partitions
-/// add up, and `processes` counts a process with queues on several of them
-/// once. GPUs the topology does not know are left out.
-std::map<uint32_t, RowTotals> PhysicalGpuRows(const Snapshot& s);
+/// (`physical`: PhysicalGpus of the snapshot's topology): a partitioned GPU's
+/// partitions add up, and `processes` counts a process with queues on
+/// several of them once. GPUs the topology does not know are left out.
+std::map<uint32_t, RowTotals> PhysicalGpuRows(
+    const Snapshot& s, const std::vector<PhysicalGpu>& physical_gpus);
 
 }  // namespace gpuq

@@ -914,7 +914,8 @@ RunReport Analyzer::Impl::Finish() {
     r.gpu_submissions.push_back(row);
   }
   // ---- Physical GPUs, where one is partitioned ----
-  if (r.physical_gpus_in_topology != r.gpus_in_topology) {
+  if (std::any_of(physical.begin(), physical.end(),
+                  [](const PhysicalGpu& p) { return p.Partitioned(); })) {
     for (const PhysicalGpu& p : physical) {
       PhysicalGpuRow row;
       row.index = p.index;
@@ -922,16 +923,21 @@ RunReport Analyzer::Impl::Finish() {
       row.gpu_ids = p.gpu_ids;
       r.physical_gpus.push_back(row);
     }
+    // The row of a GPU's physical GPU; null where the topology lacks it.
+    auto row_of = [&](uint32_t gpu_id) -> PhysicalGpuRow* {
+      const auto p = physical_of.find(gpu_id);
+      return p == physical_of.end() ? nullptr : &r.physical_gpus[p->second];
+    };
     for (const GpuQueueRow& q : r.gpu_queues) {
-      const auto p = physical_of.find(q.gpu_id);
-      if (p == physical_of.end()) continue;
-      r.physical_gpus[p->second].at_end += q.at_end;
-      r.physical_gpus[p->second].created += q.created;
+      if (PhysicalGpuRow* row = row_of(q.gpu_id)) {
+        row->at_end += q.at_end;
+        row->created += q.created;
+      }
     }
     for (const GpuSubmissionRow& g : r.gpu_submissions) {
-      const auto p = physical_of.find(g.gpu_id);
-      if (p == physical_of.end()) continue;
-      r.physical_gpus[p->second].submissions += g.submissions;
+      if (PhysicalGpuRow* row = row_of(g.gpu_id)) {
+        row->submissions += g.submissions;
+      }
     }
     for (PhysicalGpuRow& row : r.physical_gpus) {
       row.mean_per_s = per_s(row.submissions);

@@ -54,6 +54,9 @@ struct PhysicalGpu {
   std::string pci;  ///< PhysicalPci() of its nodes
   /// Its nodes' gpu_ids in amd-smi's order (partition order).
   std::vector<uint32_t> gpu_ids;
+
+  /// More than one node: a CPX or DPX GPU's partitions.
+  bool Partitioned() const { return gpu_ids.size() > 1; }
 };
 
 /// The physical GPUs of `gpus`, by index.

@@ -218,7 +218,7 @@ void TopModel::Update(const Snapshot& s, uint64_t now_ns) {
   const std::map<uint32_t, uint32_t> order = AmdSmiIndexes(s.gpus);
   std::map<uint32_t, std::string> partition;  // gpu_id -> "P.N"
   for (const PhysicalGpu& p : PhysicalGpus(s.gpus)) {
-    if (p.gpu_ids.size() < 2) continue;
+    if (!p.Partitioned()) continue;
     for (uint32_t gpu_id : p.gpu_ids) {
       partition[gpu_id] =
           fmt::format("{}.{}", p.index, s.gpus.at(gpu_id).PartitionId());
