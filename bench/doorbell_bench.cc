@@ -9,8 +9,13 @@
 //   empty again  the empty uprobe once more (its ratio to the first: noise),
 //   bpftrace  `uprobe:<lib>:hsa_signal_store_screlease
 //              { @[pid, arg0] = count(); }` (per process and doorbell, as gpuq)
-// interleaved rep by rep (none, empty, gpuq, empty again, bpftrace, none, ...)
-// so they share the machine's noise; medians and ratios are printed, and the
+// interleaved rep by rep so they share the machine's noise: each rep runs
+// none, then empty, gpuq, gpuq plain and empty again in an order rotated by
+// one every rep (a loop's place in the rep, e.g. right after a program load,
+// must not favour one mode), then bpftrace; each probed loop is preceded by
+// an untimed warm-up of the same probe. The bench pins itself to one CPU
+// (--cpu) so that no loop pays for a migration the others did not. Medians
+// and ratios are printed, and the
 // BPF bodies' own ns per run from the kernel's stats. Target: gpuq costs no
 // more than 1.05x the empty uprobe. Needs root.
 //
@@ -22,6 +27,7 @@
 // so the null CP consumes nothing; each call runs ROCr's real store path
 // (API table, signal lookup, 64-bit doorbell store).
 #include <bpf/bpf.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -220,6 +226,13 @@ int main(int argc, char** argv) {
   app.add_option("--calls", calls, "doorbells per measurement");
   app.add_option("--reps", reps, "interleaved repetitions (medians)");
   app.add_flag("--no-bpftrace", no_bpftrace, "skip the bpftrace one-liner");
+  bool per_rep = false;
+  app.add_flag("--per-rep", per_rep, "print each rep's ns per call");
+  int cpu = -2;  // the CPU the bench starts on
+  app.add_option("--cpu", cpu,
+                 "the CPU to pin the bench to (default: the one it starts "
+                 "on; -1: not pinned)")
+      ->check(CLI::Range(-1, CPU_SETSIZE - 1));
   app.add_option("--library", library,
                  "the libhsa-runtime64.so.1 the loop calls (for the probes)");
   CLI11_PARSE(app, argc, argv);
@@ -227,6 +240,20 @@ int main(int argc, char** argv) {
     std::printf("needs root to attach uprobes\n");
     return 0;
   }
+  if (cpu == -2) cpu = sched_getcpu();
+  if (cpu >= 0) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (sched_setaffinity(0, sizeof(set), &set) != 0) {
+      std::printf("cannot pin to CPU %d: %s\n", cpu, std::strerror(errno));
+      return 1;
+    }
+  }
+  // The untimed loop run after each attach, before the timed one: the first
+  // rings of a fresh probe (the breakpoint's page, the programs' maps and
+  // caches) are not part of what a ring costs.
+  const long warm = std::max(1L, calls / 100);
 
   Ring ring;
 #ifdef GPUQ_BENCH_REAL_ROCR
@@ -315,6 +342,7 @@ int main(int argc, char** argv) {
       doorbell_bench_bpf__destroy(empty);
       return false;
     }
+    RingLoop(&ring, warm);
     secs[mode].push_back(RingLoop(&ring, calls));
     auto st = ProgramStats({bpf_program__fd(empty->progs.empty_uprobe)});
     body["empty"].first += st.first;
@@ -337,6 +365,7 @@ int main(int argc, char** argv) {
       std::printf("cannot attach gpuq's probes: %s\n", error.c_str());
       return false;
     }
+    RingLoop(&ring, warm);
     secs[mode].push_back(RingLoop(&ring, calls));
     const auto st = ProgramStats(counter->ProgramFds());
     body[mode].first += st.first;
@@ -349,25 +378,29 @@ int main(int argc, char** argv) {
       typed +=
           c.by_packet[GPUQ_PACKET_DISPATCH] + c.by_packet[GPUQ_PACKET_BARRIER];
     }
-    if (counted != static_cast<uint64_t>(calls) || typed != counted) {
+    if (counted != static_cast<uint64_t>(warm + calls) || typed != counted) {
       std::printf("%s counted %lu doorbells (%lu typed), rang %ld\n", mode,
                   static_cast<unsigned long>(counted),
-                  static_cast<unsigned long>(typed), calls);
+                  static_cast<unsigned long>(typed), warm + calls);
       counts_ok = false;
     }
     return true;
   };
   const bool guarded = gpuq::KernelHasPreemptKfuncs();
   RingLoop(&ring, calls / 10);  // warm up
+  std::vector<std::string> probed = {"empty", "gpuq", "empty again"};
+  if (guarded) probed.insert(probed.begin() + 2, "gpuq plain");
   for (int rep = 0; rep < reps; ++rep) {
     secs["none"].push_back(RingLoop(&ring, calls));
 
-    if (!measure_empty("empty")) return 1;
-    if (!measure_gpuq("gpuq", false)) return 1;
+    for (size_t i = 0; i < probed.size(); ++i) {
+      const std::string& mode = probed[(i + rep) % probed.size()];
+      const bool ok = mode.rfind("empty", 0) == 0
+                          ? measure_empty(mode.c_str())
+                          : measure_gpuq(mode.c_str(), mode == "gpuq plain");
+      if (!ok) return 1;
+    }
     rep_ratio.push_back(secs["gpuq"].back() / secs["empty"].back());
-    if (guarded && !measure_gpuq("gpuq plain", true)) return 1;
-
-    if (!measure_empty("empty again")) return 1;
 
     if (bpftrace_status.empty() || bpftrace_status == "ok") {
       Bpftrace bt(library, &error);
@@ -391,8 +424,24 @@ int main(int argc, char** argv) {
     }
   }
 
-  std::printf("doorbell uprobe cost: %ld calls x %d reps, medians\n", calls,
-              reps);
+  // Each rep's ns per call, in the order the rep ran them: a mode that is
+  // slow in a few reps only (a neighbour, a migration of the host's vCPU)
+  // shows here, one that is slow throughout shows in every line.
+  if (per_rep) {
+    std::printf("per rep, ns/call (the rep's first probed mode first):\n");
+    for (int rep = 0; rep < reps; ++rep) {
+      std::printf("  rep %2d", rep);
+      for (size_t i = 0; i < probed.size(); ++i) {
+        const std::string& mode = probed[(i + rep) % probed.size()];
+        std::printf("  %s %.0f", mode.c_str(), secs[mode][rep] * 1e9 / calls);
+      }
+      std::printf("\n");
+    }
+  }
+  std::printf("doorbell uprobe cost: %ld calls x %d reps, medians, %s\n", calls,
+              reps,
+              cpu >= 0 ? ("pinned to CPU " + std::to_string(cpu)).c_str()
+                       : "not pinned");
   std::map<std::string, double> ns;
   for (const char* mode :
        {"none", "empty", "gpuq", "gpuq plain", "empty again", "bpftrace"}) {
