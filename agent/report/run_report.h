@@ -172,7 +172,7 @@ struct RunlistRow {
   DurationStats map;
   std::map<std::string, uint64_t> failures;  ///< "unmap:ETIME" -> count
   /// HWS in a BTF tier: the runlists its maps read; none where no map read
-  /// one (the args-kprobe and tracepoint tiers, captures before 2026-11-27).
+  /// one (the args-kprobe and tracepoint tiers, some captures of ABI minor 0).
   std::optional<OversubscriptionFigures> oversubscription;
 };
 
