@@ -13,6 +13,15 @@
 #    through another layer.
 # The message names the file, the include and the fix.
 
+# gpuq_unity_sources(<target> <base dir> <sources...>): records the sources
+# of a unity-built target for the `unity_names` lint (tests/lint).
+function(gpuq_unity_sources target base)
+  foreach(src IN LISTS ARGN)
+    get_filename_component(abs ${src} ABSOLUTE BASE_DIR ${base})
+    set_property(GLOBAL APPEND PROPERTY GPUQ_UNITY_SOURCES "${target} ${abs}")
+  endforeach()
+endfunction()
+
 function(gpuq_agent_layer folder)
   cmake_parse_arguments(L "" "" "SOURCES;DEPS" ${ARGN})
   set(closure ${folder})
@@ -50,6 +59,7 @@ function(gpuq_agent_layer folder)
     target_compile_options(gpuq_${folder} PRIVATE ${GPUQ_WARNINGS})
     set_target_properties(gpuq_${folder} PROPERTIES
       UNITY_BUILD ${GPUQ_UNITY_BUILD} UNITY_BUILD_BATCH_SIZE 8)
+    gpuq_unity_sources(gpuq_${folder} ${dir} ${L_SOURCES})
     set(scope PUBLIC)
   else()
     add_library(gpuq_${folder} INTERFACE)

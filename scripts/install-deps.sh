@@ -9,7 +9,7 @@ BUILD=(build-essential cmake pkg-config git clang clang-format llvm bpftool libb
 TEST=(googletest libgtest-dev prometheus prometheus-node-exporter curl podman runc
   debootstrap mmdebstrap docker-compose aardvark-dns python3-yaml systemd
   python3 util-linux bpftrace openssl nodejs npm lintian catatonit
-  qemu-system-x86 cpio kmod xz-utils zstd dwarves tmux
+  qemu-system-x86 cpio kmod xz-utils zstd dwarves tmux universal-ctags
   chromium python3-pil libclang-rt-14-dev
   libhsa-runtime64-1 libhsa-runtime-dev libhsakmt-dev libamdhip64-5 libamdhip64-dev
   hipcc rocminfo)

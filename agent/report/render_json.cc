@@ -22,6 +22,7 @@ using Json = nlohmann::ordered_json;
   }
 GPUQ_ORDERED_JSON_MEMBERS(Series, name, values)
 GPUQ_ORDERED_JSON_MEMBERS(Slice, track, name, start_s, duration_s, args)
+#undef GPUQ_ORDERED_JSON_MEMBERS
 
 namespace {
 

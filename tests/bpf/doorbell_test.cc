@@ -1114,5 +1114,7 @@ TEST(DoorbellTest, StoreProgramsHoldPreemptionOffWhereTheKernelCan) {
   ExpectCountsMatch(*counter, a);
 }
 
+#undef REQUIRE_BPF_PRIVILEGES
+
 }  // namespace
 }  // namespace gpuq

@@ -227,5 +227,8 @@ TEST_F(RingBufferTest, EveryLostEventIsCounted) {
   EXPECT_EQ(events.size() + drops.ringbuf_full, static_cast<size_t>(kCalls));
 }
 
+#undef REQUIRE_LAYOUT
+#undef REQUIRE_BPF_PRIVILEGES
+
 }  // namespace
 }  // namespace gpuq

@@ -17,7 +17,7 @@
 #include "sources/event.h"
 #include "test_support.h"
 
-namespace gpuq {
+namespace gpuq::abi_minor_test {
 namespace {
 
 // Every minor's row as it was released, written out again by hand: a row
@@ -213,4 +213,4 @@ TEST(AbiMinorTest, NewerMinorReadsAppendedFieldsButNamesNewTypes) {
 }
 
 }  // namespace
-}  // namespace gpuq
+}  // namespace gpuq::abi_minor_test

@@ -14,7 +14,7 @@
 
 #include "sources/event.h"
 
-namespace gpuq {
+namespace gpuq::abi_test {
 namespace {
 
 // Record sizes Encode writes and Decode accepts, as abi.h pins them.
@@ -538,7 +538,7 @@ TEST(AbiTest, DecodeStatusNamesAreDistinct) {
 }
 
 }  // namespace
-}  // namespace gpuq
+}  // namespace gpuq::abi_test
 
 namespace gpuq {
 namespace {

@@ -19,7 +19,7 @@
 #include "metric_matchers.h"
 #include "model/pipeline.h"
 
-namespace gpuq {
+namespace gpuq::activity_export_test {
 namespace {
 
 using prometheus::MetricFamily;
@@ -313,4 +313,4 @@ TEST(ActivityExportTest, HandleFromSeveralThreads) {
 }
 
 }  // namespace
-}  // namespace gpuq
+}  // namespace gpuq::activity_export_test

@@ -23,7 +23,7 @@
 #error "GPUQ_SOURCE_DIR must name the repository root"
 #endif
 
-namespace gpuq {
+namespace gpuq::capture_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -489,4 +489,4 @@ TEST(CaptureTest, BundledCaptureTimelineLandmarks) {
 }
 
 }  // namespace
-}  // namespace gpuq
+}  // namespace gpuq::capture_test

@@ -15,7 +15,7 @@
 #include "sources/event.h"
 #include "test_support.h"
 
-namespace gpuq {
+namespace gpuq::capture_zstd_test {
 namespace {
 
 const std::string kBundledCapture =
@@ -139,4 +139,4 @@ TEST(CaptureZstdTest, CompressedTwiceIsRefused) {
 }
 
 }  // namespace
-}  // namespace gpuq
+}  // namespace gpuq::capture_zstd_test

@@ -6,7 +6,7 @@
 
 #include <string>
 
-namespace gpuq {
+namespace gpuq::cgroup_path_test {
 namespace {
 
 const std::string kId =
@@ -418,4 +418,4 @@ TEST(CgroupPathTest, ShortIdIsFirstTwelveCharacters) {
 }
 
 }  // namespace
-}  // namespace gpuq
+}  // namespace gpuq::cgroup_path_test

@@ -24,7 +24,7 @@
 #include "sources/event.h"
 #include "sources/fake_source.h"
 
-namespace gpuq {
+namespace gpuq::collector_test {
 namespace {
 
 using prometheus::ClientMetric;
@@ -736,4 +736,4 @@ TEST(CollectorTest, OutputIsDeterministic) {
 }
 
 }  // namespace
-}  // namespace gpuq
+}  // namespace gpuq::collector_test

@@ -36,7 +36,7 @@
 #include "sources/event.h"
 #include "test_support.h"
 
-namespace gpuq {
+namespace gpuq::container_metadata_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -1141,4 +1141,4 @@ TEST(DockerEventsWatcherTest, FailedConnectionsAreCountedAndSaidOnce) {
 }
 
 }  // namespace
-}  // namespace gpuq
+}  // namespace gpuq::container_metadata_test

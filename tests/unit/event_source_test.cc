@@ -23,7 +23,7 @@
 #include "sources/replay_source.h"
 #include "test_support.h"
 
-namespace gpuq {
+namespace gpuq::event_source_test {
 namespace {
 
 using std::chrono::milliseconds;
@@ -172,4 +172,4 @@ TEST(KernelRecordTest, AnUndecodableRecordIsSaidWithItsStatus) {
 }
 
 }  // namespace
-}  // namespace gpuq
+}  // namespace gpuq::event_source_test

@@ -16,7 +16,7 @@
 #error "GPUQ_FIXTURE_ROOT must be the absolute path of tests/fixtures/root"
 #endif
 
-namespace gpuq {
+namespace gpuq::kfd_sysfs_test {
 namespace {
 
 // Writes proc/<pid>/queues/<qid>/{gpuid,type,size} as the kernel does: no
@@ -184,4 +184,4 @@ TEST(KfdSysfsTest, AcceptsTrailingNewlineAndSkipsMalformedValues) {
 }
 
 }  // namespace
-}  // namespace gpuq
+}  // namespace gpuq::kfd_sysfs_test

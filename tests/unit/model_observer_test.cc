@@ -12,7 +12,7 @@
 #include "model/model.h"
 #include "model_views.h"
 
-namespace gpuq {
+namespace gpuq::model_observer_test {
 namespace {
 
 constexpr uint64_t kPkey = 0xffff888100000000ull;
@@ -178,4 +178,4 @@ TEST_F(ModelObserverTest, RunlistOpsCarryTheGpuTheModelResolved) {
 }
 
 }  // namespace
-}  // namespace gpuq
+}  // namespace gpuq::model_observer_test

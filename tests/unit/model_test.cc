@@ -20,7 +20,7 @@
 #include "sources/event.h"
 #include "sources/kfd_sysfs.h"
 
-namespace gpuq {
+namespace gpuq::model_test {
 namespace {
 
 // Fake struct kfd_process pointers: canonical upper-half addresses.
@@ -659,4 +659,4 @@ TEST(ModelTest, TombstonesAreBounded) {
       2u);
 }
 
-}  // namespace gpuq
+}  // namespace gpuq::model_test

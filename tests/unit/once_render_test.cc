@@ -17,7 +17,7 @@
 #include "model/histogram.h"
 #include "model/pipeline.h"
 
-namespace gpuq {
+namespace gpuq::once_render_test {
 namespace {
 
 using prometheus::MetricFamily;
@@ -490,4 +490,4 @@ TEST(OnceRenderTest, PrometheusIsTheExpositionText) {
 }
 
 }  // namespace
-}  // namespace gpuq
+}  // namespace gpuq::once_render_test

@@ -15,7 +15,7 @@
 
 #include "log_capture.h"
 
-namespace gpuq {
+namespace gpuq::options_test {
 namespace {
 
 using std::chrono::milliseconds;
@@ -277,4 +277,4 @@ TEST(OptionsTest, AnUnreadableFileExitsOne) {
 }
 
 }  // namespace
-}  // namespace gpuq
+}  // namespace gpuq::options_test

@@ -12,7 +12,7 @@
 #include "activity_builders.h"
 #include "model/model.h"
 
-namespace gpuq {
+namespace gpuq::oversubscription_test {
 namespace {
 
 constexpr uint32_t kOversubscribedGpu = 45312;
@@ -164,4 +164,4 @@ TEST(OversubscriptionTest, ShapeKeepsCountsAndLimits) {
 }
 
 }  // namespace
-}  // namespace gpuq
+}  // namespace gpuq::oversubscription_test

@@ -14,7 +14,7 @@
 #include "event_builders.h"
 #include "model/model.h"
 
-namespace gpuq {
+namespace gpuq::preemption_model_test {
 namespace {
 
 constexpr uint32_t kPreemptedGpu = 11437;
@@ -484,4 +484,4 @@ TEST(PreemptionModelTest, AGoneContainerLeavesNoOpenWindow) {
 }
 
 }  // namespace
-}  // namespace gpuq
+}  // namespace gpuq::preemption_model_test

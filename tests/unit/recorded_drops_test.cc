@@ -20,7 +20,7 @@
 #include "sources/replay_source.h"
 #include "test_support.h"
 
-namespace gpuq {
+namespace gpuq::recorded_drops_test {
 namespace {
 
 PipelineOptions Offline() {
@@ -118,4 +118,4 @@ TEST(RecordedDropsTest, TheLastRecordCountsNotTheirSum) {
 }
 
 }  // namespace
-}  // namespace gpuq
+}  // namespace gpuq::recorded_drops_test

@@ -9,7 +9,7 @@
 #include <map>
 #include <string>
 
-namespace gpuq::report {
+namespace gpuq::report::run_analysis_test {
 namespace {
 
 constexpr uint64_t kS = 1000000000ull;
@@ -613,4 +613,4 @@ TEST(AnalyzerTest, DropsAreTheExportedFamilysByReason) {
 }
 
 }  // namespace
-}  // namespace gpuq::report
+}  // namespace gpuq::report::run_analysis_test

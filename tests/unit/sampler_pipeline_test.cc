@@ -22,7 +22,7 @@
 #include "submissions/queue_sampler.h"
 #include "test_support.h"
 
-namespace gpuq {
+namespace gpuq::sampler_pipeline_test {
 namespace {
 
 constexpr uint64_t kPkey = 0xffff888012340000ull;
@@ -257,4 +257,4 @@ TEST(SubmissionReadersTest, DoorbellProbesAreReportedEitherWay) {
 }
 
 }  // namespace
-}  // namespace gpuq
+}  // namespace gpuq::sampler_pipeline_test

@@ -20,7 +20,7 @@
 #include "submissions/queue_sampler.h"
 #include "test_support.h"
 
-namespace gpuq {
+namespace gpuq::sampler_test {
 namespace {
 
 /// Targets for the queues at `addrs` of process `pid`: queue ids from
@@ -493,4 +493,4 @@ TEST(SamplerDeniedTest, NoPtraceAccessIsDeniedAndSaidOnce) {
 }
 
 }  // namespace
-}  // namespace gpuq
+}  // namespace gpuq::sampler_test
