@@ -102,24 +102,37 @@ std::map<ContainerGpu, RowTotals> ContainerGpuRows(const Snapshot& s) {
   return rows;
 }
 
-std::map<uint32_t, RowTotals> PhysicalGpuRows(
+std::map<ContainerGpu, RowTotals> ContainerPhysicalGpuRows(
     const Snapshot& s, const std::vector<PhysicalGpu>& physical_gpus) {
   const std::map<uint32_t, uint32_t> physical =
       PhysicalGpuIndexes(physical_gpus);
-  std::map<uint32_t, RowTotals> rows;
+  auto key_of = [&](uint64_t cgroup_id, uint32_t index) {
+    const SeriesLabels& l = s.LabelsOf(cgroup_id);
+    return ContainerGpu{l.container, l.pod, l.ns, index};
+  };
+  std::map<ContainerGpu, RowTotals> rows;
   for (const auto& [key, totals] : RowsByCgroupGpu(s)) {
     const auto p = physical.find(key.second);
     if (p == physical.end()) continue;
-    rows[p->second] += totals;
+    rows[key_of(key.first, p->second)] += totals;
   }
-  for (auto& [index, row] : rows) row.processes = 0;
+  for (auto& [key, row] : rows) row.processes = 0;
   for (const ProcessRow& proc : s.process_rows) {
     std::set<uint32_t> on;  // the physical GPUs it holds queues on
     for (const auto& [gpu_id, n] : proc.queues_per_gpu) {
       const auto p = physical.find(gpu_id);
       if (n > 0 && p != physical.end()) on.insert(p->second);
     }
-    for (uint32_t index : on) ++rows[index].processes;
+    for (uint32_t index : on) ++rows[key_of(proc.cgroup_id, index)].processes;
+  }
+  return rows;
+}
+
+std::map<uint32_t, RowTotals> PhysicalGpuRows(
+    const Snapshot& s, const std::vector<PhysicalGpu>& physical_gpus) {
+  std::map<uint32_t, RowTotals> rows;
+  for (const auto& [key, totals] : ContainerPhysicalGpuRows(s, physical_gpus)) {
+    rows[key.gpu_id] += totals;
   }
   return rows;
 }

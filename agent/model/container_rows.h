@@ -123,6 +123,13 @@ std::string OffSecondsCell(const RowTotals& t);
 /// series do in /metrics.
 std::map<ContainerGpu, RowTotals> ContainerGpuRows(const Snapshot& s);
 
+/// ContainerGpuRows summed per physical GPU: the key's gpu_id is the
+/// physical GPU's index (`physical`: PhysicalGpus of the snapshot's
+/// topology), and `processes` counts a process with queues on several of
+/// its partitions once. GPUs the topology does not know are left out.
+std::map<ContainerGpu, RowTotals> ContainerPhysicalGpuRows(
+    const Snapshot& s, const std::vector<PhysicalGpu>& physical_gpus);
+
 /// Every (cgroup, GPU) row summed per physical GPU, by its index
 /// (`physical`: PhysicalGpus of the snapshot's topology): a partitioned GPU's
 /// partitions add up, and `processes` counts a process with queues on

@@ -217,12 +217,21 @@ std::string ProbeSummary(const Snapshot& s) {
 void TopModel::Update(const Snapshot& s, uint64_t now_ns) {
   const std::map<uint32_t, uint32_t> order = AmdSmiIndexes(s.gpus);
   std::map<uint32_t, std::string> partition;  // gpu_id -> "P.N"
-  for (const PhysicalGpu& p : PhysicalGpus(s.gpus)) {
+  std::map<uint32_t, uint32_t> physical_of;   // gpu_id -> P, partitioned
+  const std::vector<PhysicalGpu> physical_gpus = PhysicalGpus(s.gpus);
+  partitions_.clear();
+  for (const PhysicalGpu& p : physical_gpus) {
     if (!p.Partitioned()) continue;
+    partitions_[p.index] = static_cast<uint32_t>(p.gpu_ids.size());
     for (uint32_t gpu_id : p.gpu_ids) {
       partition[gpu_id] =
           fmt::format("{}.{}", p.index, s.gpus.at(gpu_id).PartitionId());
+      physical_of[gpu_id] = p.index;
     }
+  }
+  physical_.clear();
+  if (!partitions_.empty()) {
+    physical_ = ContainerPhysicalGpuRows(s, physical_gpus);
   }
   std::map<ContainerGpu, TopRow> rows;
   for (auto& [key, totals] : ContainerGpuRows(s)) {
@@ -236,6 +245,7 @@ void TopModel::Update(const Snapshot& s, uint64_t now_ns) {
     }
     if (auto p = partition.find(key.gpu_id); p != partition.end()) {
       r.partition = p->second;
+      r.physical = physical_of.at(key.gpu_id);
     }
     r.totals = std::move(totals);
   }
@@ -292,29 +302,68 @@ void TopModel::Update(const Snapshot& s, uint64_t now_ns) {
 }
 
 std::vector<TopGroup> TopModel::Groups(TopSort sort) const {
-  std::map<std::tuple<std::string, std::string, std::string>, TopGroup> groups;
+  auto before = [sort](const TopRow& a, const TopRow& b) {
+    return RowBefore(a, b, sort);
+  };
+  // A GPU's row, or a physical GPU's row with its partitions' rows.
+  struct Unit {
+    TopRow head;
+    std::vector<TopRow> partitions;
+  };
+  struct Group {
+    TopRow total;
+    std::vector<Unit> units;
+    std::map<uint32_t, size_t> physical_unit;  // physical index -> unit
+  };
+  std::map<std::tuple<std::string, std::string, std::string>, Group> groups;
   for (const auto& [key, r] : rows_) {
-    TopGroup& g = groups[{r.container, r.pod, r.ns}];
+    Group& g = groups[{r.container, r.pod, r.ns}];
     TopRow& t = g.total;
     t.container = r.container;
     t.pod = r.pod;
     t.ns = r.ns;
     t.totals += r.totals;
     AddRates(&t, r);
-    g.gpus.push_back(r);
+    if (!r.physical) {
+      g.units.push_back({r, {}});
+      continue;
+    }
+    auto [it, added] = g.physical_unit.emplace(*r.physical, g.units.size());
+    if (added) {
+      TopRow head;
+      head.container = r.container;
+      head.pod = r.pod;
+      head.ns = r.ns;
+      head.physical = r.physical;
+      head.partitions = partitions_.at(*r.physical);
+      const auto sums = physical_.find({r.container, r.pod, r.ns, *r.physical});
+      if (sums != physical_.end()) head.totals = sums->second;
+      g.units.push_back({head, {}});
+    }
+    Unit& u = g.units[it->second];
+    u.head.gpu_order = std::min(u.head.gpu_order, r.gpu_order);
+    AddRates(&u.head, r);
+    u.partitions.push_back(r);
   }
   std::vector<TopGroup> out;
   for (auto& [key, g] : groups) {
-    std::sort(g.gpus.begin(), g.gpus.end(),
-              [sort](const TopRow& a, const TopRow& b) {
-                return RowBefore(a, b, sort);
-              });
-    out.push_back(std::move(g));
+    for (Unit& u : g.units) {
+      std::sort(u.partitions.begin(), u.partitions.end(), before);
+    }
+    std::sort(
+        g.units.begin(), g.units.end(),
+        [&](const Unit& a, const Unit& b) { return before(a.head, b.head); });
+    TopGroup group;
+    group.total = std::move(g.total);
+    for (Unit& u : g.units) {
+      group.gpus.push_back(std::move(u.head));
+      for (TopRow& p : u.partitions) group.gpus.push_back(std::move(p));
+    }
+    out.push_back(std::move(group));
   }
-  std::sort(out.begin(), out.end(),
-            [sort](const TopGroup& a, const TopGroup& b) {
-              return RowBefore(a.total, b.total, sort);
-            });
+  std::sort(out.begin(), out.end(), [&](const TopGroup& a, const TopGroup& b) {
+    return before(a.total, b.total);
+  });
   return out;
 }
 
@@ -401,11 +450,14 @@ std::vector<std::string> RenderTop(const TopModel& model, TopSort sort,
   for (const TopGroup& g : model.Groups(sort)) {
     lines.push_back(line(DisplayName(g.total), Cells(g.total), false));
     for (const TopRow& r : g.gpus) {
-      // A partition: its physical GPU and partition after the gpu_id.
+      // A physical GPU's row, its partitions under it (each with its
+      // physical GPU and partition after the gpu_id), or a GPU's.
       const std::string gpu =
-          r.partition.empty()
+          r.partitions > 0 ? fmt::format("  physical {} ({} parts)",
+                                         *r.physical, r.partitions)
+          : r.partition.empty()
               ? fmt::format("  gpu {}", r.gpu_id)
-              : fmt::format("  gpu {} ({})", r.gpu_id, r.partition);
+              : fmt::format("    gpu {} ({})", r.gpu_id, r.partition);
       lines.push_back(line(gpu, Cells(r), false));
     }
   }

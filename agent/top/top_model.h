@@ -40,7 +40,8 @@ struct TopKey {
 /// Every key, in the order the help lists them.
 const std::vector<TopKey>& TopKeys();
 
-/// One container on one GPU, or (gpu_id 0) a container's total.
+/// One container on one GPU, on one physical GPU (its partitions summed), or
+/// (gpu_id 0, no physical) a container's total.
 struct TopRow {
   std::string container;  ///< `container` label; "" = host processes
   std::string pod;
@@ -49,6 +50,11 @@ struct TopRow {
   /// On a partitioned GPU (CPX, DPX): "P.N", partition N of physical GPU P
   /// (gpuq_gpu_info's gpu_physical_index and gpu_partition_id); else "".
   std::string partition;
+  /// A partition's row and a physical GPU's row: the physical GPU's index.
+  std::optional<uint32_t> physical;
+  /// A physical GPU's row, which sums the container's rows of its
+  /// partitions: how many partitions the GPU has. 0 for any other row.
+  uint32_t partitions = 0;
   /// amd-smi's index of the GPU, which keeps a GPU's partitions together
   /// (the last where the topology does not know the GPU).
   uint32_t gpu_order = UINT32_MAX;
@@ -63,7 +69,9 @@ struct TopRow {
   std::optional<double> preempt_rate;
 };
 
-/// A container's total row and its per-GPU rows.
+/// A container's total row and its per-GPU rows, in the order shown: a
+/// partitioned GPU as its physical row followed by its partitions' rows.
+/// The total sums the GPU rows (not the physical ones).
 struct TopGroup {
   TopRow total;
   std::vector<TopRow> gpus;
@@ -98,7 +106,9 @@ class TopModel {
   void Update(const Snapshot& snapshot, uint64_t now_ns);
 
   /// Groups sorted by `sort` (numbers descending, names ascending; ties by
-  /// name), and each group's GPUs by the same key (ties by gpu id).
+  /// name), and each group's GPUs by the same key (ties in amd-smi's
+  /// order): a physical GPU's row sorted among them, its partitions by the
+  /// same key after it.
   std::vector<TopGroup> Groups(TopSort sort) const;
   const TopSummary& Summary() const { return summary_; }
   /// The source's clock at the last Update() (0: none yet).
@@ -106,6 +116,10 @@ class TopModel {
 
  private:
   std::map<ContainerGpu, TopRow> rows_;
+  /// Per container and physical GPU (gpu_id: its index), where the topology
+  /// has a partitioned GPU: processes counted once, rates left to Groups().
+  std::map<ContainerGpu, RowTotals> physical_;
+  std::map<uint32_t, uint32_t> partitions_;  ///< physical index -> count
   std::map<ContainerGpu, RowTotals> previous_;
   uint64_t previous_ns_ = 0;
   bool have_previous_ = false;

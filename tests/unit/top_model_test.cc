@@ -88,6 +88,16 @@ Snapshot AlphaOnPartitions(bool partitioned) {
   p0.gpu_id = 200;
   p0.location_id = 0x0500;
   s.gpus = {{100, p1}, {200, p0}};
+  // One process of alpha's with queues on both, one of beta's.
+  ProcessRow a;
+  a.pid = 1;
+  a.cgroup_id = kCgA;
+  a.queues_per_gpu = {{100, 5}, {200, 1}};
+  ProcessRow b;
+  b.pid = 2;
+  b.cgroup_id = kCgB;
+  b.queues_per_gpu = {{100, 1}};
+  s.process_rows = {a, b};
   return s;
 }
 
@@ -95,19 +105,35 @@ TEST(TopModelTest, APartitionSaysItsPhysicalGpuAndFollowsItsGpusOrder) {
   TopModel model;
   model.Update(AlphaOnPartitions(true), 0);
   const auto groups = model.Groups(TopSort::kName);
-  ASSERT_EQ(groups[0].gpus.size(), 2u);
-  // amd-smi's order: partition 0 (gpu 200) first
-  EXPECT_EQ(groups[0].gpus[0].gpu_id, 200u);
-  EXPECT_EQ(groups[0].gpus[0].partition, "0.0");
-  EXPECT_EQ(groups[0].gpus[1].gpu_id, 100u);
-  EXPECT_EQ(groups[0].gpus[1].partition, "0.1");
-  EXPECT_EQ(groups[1].gpus[0].partition, "0.1");  // beta's gpu 100
+  // The physical GPU's row, then its partitions in amd-smi's order:
+  // partition 0 (gpu 200) first.
+  ASSERT_EQ(groups[0].gpus.size(), 3u);
+  const TopRow& physical = groups[0].gpus[0];
+  EXPECT_EQ(physical.physical, 0u);
+  EXPECT_EQ(physical.partitions, 2u);
+  EXPECT_EQ(physical.totals.Live(), 6u);  // 5 + 1
+  EXPECT_EQ(physical.totals.compute, 4u);
+  EXPECT_EQ(physical.totals.processes, 1u);  // one process on both
+  EXPECT_EQ(groups[0].gpus[1].gpu_id, 200u);
+  EXPECT_EQ(groups[0].gpus[1].partition, "0.0");
+  EXPECT_EQ(groups[0].gpus[1].totals.processes, 1u);
+  EXPECT_EQ(groups[0].gpus[2].gpu_id, 100u);
+  EXPECT_EQ(groups[0].gpus[2].partition, "0.1");
+  // The container's total sums the partitions' rows, not the physical one.
+  EXPECT_EQ(groups[0].total.totals.Live(), 6u);
+  EXPECT_EQ(groups[0].total.totals.processes, 2u);
+  ASSERT_EQ(groups[1].gpus.size(), 2u);
+  EXPECT_EQ(groups[1].gpus[0].partitions, 2u);  // beta's physical GPU 0
+  EXPECT_EQ(groups[1].gpus[0].totals.pending, 7u);
+  EXPECT_EQ(groups[1].gpus[1].partition, "0.1");  // beta's gpu 100
   size_t header = 0;
   auto lines = RenderTop(model, TopSort::kName, 140, "", &header);
-  EXPECT_EQ(lines[header + 2].rfind("  gpu 200 (0.0)", 0), 0u)
+  EXPECT_EQ(lines[header + 2].rfind("  physical 0 (2 parts)", 0), 0u)
       << lines[header + 2];
-  EXPECT_EQ(lines[header + 3].rfind("  gpu 100 (0.1)", 0), 0u)
+  EXPECT_EQ(lines[header + 3].rfind("    gpu 200 (0.0)", 0), 0u)
       << lines[header + 3];
+  EXPECT_EQ(lines[header + 4].rfind("    gpu 100 (0.1)", 0), 0u)
+      << lines[header + 4];
 
   // Two GPUs of their own: no partition, amd-smi's order still.
   TopModel two;
@@ -115,6 +141,9 @@ TEST(TopModelTest, APartitionSaysItsPhysicalGpuAndFollowsItsGpusOrder) {
   const auto apart = two.Groups(TopSort::kName);
   EXPECT_EQ(apart[0].gpus[0].gpu_id, 200u);  // 0000:05:00 before 0000:06:00
   EXPECT_EQ(apart[0].gpus[0].partition, "");
+  ASSERT_EQ(apart[0].gpus.size(), 2u);  // no physical row
+  EXPECT_EQ(apart[0].gpus[0].partitions, 0u);
+  EXPECT_EQ(apart[0].gpus[1].partitions, 0u);
   lines = RenderTop(two, TopSort::kName, 140, "", &header);
   EXPECT_EQ(lines[header + 2].rfind("  gpu 200 ", 0), 0u) << lines[header + 2];
   EXPECT_EQ(lines[header + 2].find('('), std::string::npos)
