@@ -115,7 +115,7 @@ btf_checks() {
   echo rocr:least-privilege rocr:no-ptrace
   echo record-command record-container record-sigint short-lived-named api-record
   for c in $MHQ_CHECKS; do echo "max-hw-queues:$c"; done
-  for c in $PART_CHECKS; do echo "partitions:$c"; done
+  for c in $PART_CHECKS; do echo "partitions:$c"; echo "partitions-dpx:$c"; done
 }
 # nobtf_checks: the simulator reloaded without BTF: the args-kprobe and
 # tracepoint tiers and their runtime clients.

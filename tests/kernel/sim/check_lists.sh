@@ -21,7 +21,8 @@ ROCBLAS_CHECKS=$HIP_CHECKS
 # client runs).
 # shellcheck disable=SC2034
 MHQ_CHECKS="live report"
-# The partitioned GPUs (partitions: 8 MI300X in CPX mode, 64 KFD nodes).
+# The partitioned GPUs, each group with these checks (partitions: 8 MI300X
+# in CPX mode, 64 KFD nodes; partitions-dpx: 4 in DPX mode, 8 nodes).
 # shellcheck disable=SC2034
 PART_CHECKS="reload queues gpu-info physical once"
 # The programs group (the users' experiment with real HIP programs): one

@@ -2371,15 +2371,18 @@ part_phys() { # the sysfs node's physical GPU "pci partition", from its properti
   awk '$1 == "location_id" { l = $2 } $1 == "domain" { d = $2 }
     END { printf "%04x:%02x:%02x %d\n", d, int(l / 256) % 256, int(l / 8) % 32, l % 8 }' "$1/properties"
 }
+# partitions_checks GROUP PER_GPU NODES: the simulator reloaded with NODES
+# extra GPUs, PER_GPU partitions of each physical GPU (CPX: 8, DPX: 2); the
+# checks are named GROUP:<check> (PART_CHECKS).
 partitions_checks() {
-  local n first nd g i bad="" got want
-  ktime partitions-start
-  rmmod amdgpu > /tmp/part-mod.txt 2>&1 && insmod $SIM/amdgpu.ko extra_hws_gpus=64 extra_partitions=8 >> /tmp/part-mod.txt 2>&1
+  local G=$1 per=$2 nodes=$3 n first nd g i bad="" got want
+  ktime $G-start
+  rmmod amdgpu > /tmp/part-mod.txt 2>&1 && insmod $SIM/amdgpu.ko extra_hws_gpus=$nodes extra_partitions=$per >> /tmp/part-mod.txt 2>&1
   rc=$?
   n=$(($(ls -d $KFD/topology/nodes/* | wc -l) - 1))
-  first=$((n - 63))
+  first=$((n - nodes + 1))
   if [ $rc != 0 ] || [ ! -e /sys/kernel/btf/amdgpu ] || [ $first -lt 4 ]; then
-    fail partitions:reload "rc=$rc, $n GPU nodes, btf $(ls /sys/kernel/btf/amdgpu 2>&1): $(tr '\n' ' ' < /tmp/part-mod.txt)"
+    fail $G:reload "rc=$rc, $n GPU nodes, btf $(ls /sys/kernel/btf/amdgpu 2>&1): $(tr '\n' ' ' < /tmp/part-mod.txt)"
     return
   fi
   # gpu_id, physical PCI device and partition of every GPU node, and the
@@ -2389,17 +2392,17 @@ partitions_checks() {
     echo "$(gpu_of_node $nd) $(part_phys $KFD/topology/nodes/$nd)"
   done > /tmp/part-nodes.txt
   awk '{ print $2 }' /tmp/part-nodes.txt | sort -u | awk '{ print $1, NR - 1 }' > /tmp/part-phys.txt
-  pass partitions:reload "simulator reloaded with extra_hws_gpus=64 extra_partitions=8: $n GPU nodes, $(wc -l < /tmp/part-phys.txt) physical GPUs, partitions on nodes $first-$n ($(awk -v f=$first 'NR == f { print $2 }' /tmp/part-nodes.txt) .. $(awk -v n=$n 'NR == n { print $2 }' /tmp/part-nodes.txt))"
+  pass $G:reload "simulator reloaded with extra_hws_gpus=$nodes extra_partitions=$per: $n GPU nodes, $(wc -l < /tmp/part-phys.txt) physical GPUs, partitions on nodes $first-$n ($(awk -v f=$first 'NR == f { print $2 }' /tmp/part-nodes.txt) .. $(awk -v n=$n 'NR == n { print $2 }' /tmp/part-nodes.txt))"
   cp /tmp/static.in /tmp/static.saved
   {
     grep -v '^GPU ' /tmp/static.saved
     awk '{ print "GPU", $1 }' /tmp/part-nodes.txt
   } > /tmp/static.in
   : > /tmp/drv.truth
-  start_agent partitions
+  start_agent $G
   if [ -z "$AG_UP" ]; then
-    fail partitions:queues "no /metrics with the lifecycle probes attached"
-    dump partitions /tmp/agent-partitions.out
+    fail $G:queues "no /metrics with the lifecycle probes attached"
+    dump $G /tmp/agent-$G.out
     stop_agent
     cp /tmp/static.saved /tmp/static.in
     return
@@ -2415,8 +2418,8 @@ partitions_checks() {
   done
   drv pa version
   drv pb version
-  ktime partitions-created
-  expect_truth partitions:queues "$LIFECYCLE"
+  ktime $G-created
+  expect_truth $G:queues "$LIFECYCLE"
   # -- gpuq_gpu_info: each node's partition and physical GPU
   scrape /tmp/m.prom
   bad=$(awk 'FNR == NR { phys[$1] = $2; next }
@@ -2429,9 +2432,9 @@ partitions_checks() {
     END { for (g in want) if (!(g in seen)) print "gpu " g ": no gpuq_gpu_info" }' \
     /tmp/part-phys.txt /tmp/part-nodes.txt /tmp/m.prom)
   if [ -z "$bad" ]; then
-    pass partitions:gpu-info "$(wc -l < /tmp/part-nodes.txt) gpuq_gpu_info series, each with the partition and physical GPU (gpu_physical_pci, gpu_physical_index) its topology node says"
+    pass $G:gpu-info "$(wc -l < /tmp/part-nodes.txt) gpuq_gpu_info series, each with the partition and physical GPU (gpu_physical_pci, gpu_physical_index) its topology node says"
   else
-    fail partitions:gpu-info "$(echo "$bad" | head -n 3 | tr '\n' ';')"
+    fail $G:gpu-info "$(echo "$bad" | head -n 3 | tr '\n' ';')"
   fi
   # -- per physical GPU: the truth's live queues (a queues line per GPU, type
   #    and cgroup) summed by the physical GPU of each gpu_id, against
@@ -2447,9 +2450,9 @@ partitions_checks() {
     index($0, "gpuq_queues{") == 1 { match($0, /gpu_id="[0-9]*"/); q[substr($0, RSTART, RLENGTH)] += $NF }
     END { for (g in q) s[idx[g]] += q[g]; for (p in s) if (s[p]) print p, s[p] }' /tmp/m.prom | sort -n | tr '\n' ' ')
   if [ -n "$want" ] && [ "$got" = "$want" ]; then
-    pass partitions:physical "live queues per physical GPU (index queues), /metrics joined with gpuq_gpu_info = the truth summed by topology: $got"
+    pass $G:physical "live queues per physical GPU (index queues), /metrics joined with gpuq_gpu_info = the truth summed by topology: $got"
   else
-    fail partitions:physical "per physical GPU: agent '$got', truth '$want'"
+    fail $G:physical "per physical GPU: agent '$got', truth '$want'"
   fi
   stop_agent
   # -- --once (seeded from sysfs): PHYSICAL GPUS, queues (COMPUTE + SDMA +
@@ -2457,23 +2460,29 @@ partitions_checks() {
   #    processes where container B's process also is (the first), else 1
   timeout 180 /bin/gpuq-agent --once --interval 1s --no-runtime-lookup > /tmp/part-once.txt 2>&1
   got=$(sed -n '/^PHYSICAL GPUS/,/^$/p' /tmp/part-once.txt | awk 'NR > 2 && NF && $4 + $5 + $6 { print $1, $4 + $5 + $6, $7 }' | tr '\n' ' ')
-  want=$(echo "$want" | awk -v first="$(awk -v f=$first 'NR == f { print $2 }' /tmp/part-nodes.txt)" -v phys="$(tr '\n' ' ' < /tmp/part-phys.txt)" '
-    BEGIN { n = split(phys, f, " "); for (i = 1; i < n; i += 2) if (f[i] == first) b = f[i + 1] }
-    { for (i = 1; i < NF; i += 2) printf "%s %s %d ", $i, $(i + 1), $i == b ? 2 : 1 }')
+  # (B's process: the physical GPUs of nodes first .. first+7, where its
+  # SDMA queues are)
+  want=$(echo "$want" | awk -v both="$(awk -v f=$first 'FNR == NR { phys[$1] = $2; next }
+      FNR >= f && FNR < f + 8 { printf "%s ", phys[$2] }' /tmp/part-phys.txt /tmp/part-nodes.txt)" '
+    BEGIN { n = split(both, f, " "); for (i = 1; i <= n; i++) b[f[i]] = 1 }
+    { for (i = 1; i < NF; i += 2) printf "%s %s %d ", $i, $(i + 1), ($i in b) ? 2 : 1 }')
   if [ -n "$want" ] && [ "$got" = "$want" ]; then
-    pass partitions:once "--once's PHYSICAL GPUS (index queues processes): $got"
+    pass $G:once "--once's PHYSICAL GPUS (index queues processes): $got"
   else
-    fail partitions:once "got '$got', want '$want'"
-    dump partitions-once /tmp/part-once.txt
+    fail $G:once "got '$got', want '$want'"
+    dump $G-once /tmp/part-once.txt
   fi
   exit_driver pa
   exit_driver pb
   cp /tmp/static.saved /tmp/static.in
   rmmod amdgpu > /tmp/part-mod.txt 2>&1 && insmod $SIM/amdgpu.ko >> /tmp/part-mod.txt 2>&1 ||
-    fail partitions:reload "cannot load the simulator back: $(tr '\n' ' ' < /tmp/part-mod.txt)"
-  ktime partitions-done
+    fail $G:reload "cannot load the simulator back: $(tr '\n' ' ' < /tmp/part-mod.txt)"
+  ktime $G-done
 }
-only partitions && (partitions_checks)
+if only partitions; then
+  (partitions_checks partitions 8 64)
+  (partitions_checks partitions-dpx 2 8)
+fi
 
 # ---- the same simulator without BTF: what amdgpu-dkms hosts run -------------
 # nobtf/amdgpu.ko is the module with its .BTF section removed, so
