@@ -19,14 +19,29 @@ cd "${GPUQ_BUILD_DIR:-build}"
 GPUQ_TEST_RUN=$(cat /proc/sys/kernel/random/uuid)
 export GPUQ_TEST_RUN
 status=0
-ctest --output-on-failure --timeout 600 -L 'unit|replay|bpf|e2e|lint|kernel|deploy|browser|rocm|sanitize|fuzz' || status=$?
-# A long log is cut in the middle where it is shown (CI): the failed
-# checks of the TAP-speaking tiers again, last, so the failure is in sight.
-if [ "$status" != 0 ] && [ -f Testing/Temporary/LastTest.log ]; then
+failed=$(mktemp)
+trap 'rm -f "$failed"' EXIT
+# run_tier ARGS...: one ctest over the tiers ARGS select; a failure is kept
+# for the end.
+run_tier() {
+  ctest --output-on-failure --timeout 600 "$@" && return 0
+  status=1
+  # A long log is cut in the middle where it is shown (CI): the failed
+  # checks of the TAP-speaking tiers again, last, so the failure is in sight.
   # tests/lib/assert.sh prints a failed check as "FAIL - what" and its
   # details indented below it.
-  grep -a -A4 '^FAIL - ' Testing/Temporary/LastTest.log | cut -c1-400 | head -n 60 |
-    sed 's/^/failed check: /' || true
-fi
+  if [ -f Testing/Temporary/LastTest.log ]; then
+    grep -a -A4 '^FAIL - ' Testing/Temporary/LastTest.log | cut -c1-400 | head -n 60 |
+      sed 's/^/failed check: /' >> "$failed" || true
+  fi
+}
+# Every tier but the kernel ones, as many tests at a time as there are cores:
+# most wait on processes, servers and containers more than they compute.
+# Then the two kernel tiers, one after the other: each runs its QEMU guests
+# on every core itself (tests/kernel/guest_slot.sh). Measured on 2 cores:
+# docs/test-suite-time.md.
+run_tier -j"$(nproc)" -L 'unit|replay|bpf|e2e|lint|deploy|browser|rocm|sanitize|fuzz' -LE kernel
+run_tier -L kernel
+cat "$failed"
 "$ROOT/tests/lib/survivors.sh" "$GPUQ_TEST_RUN" || status=1
 exit "$status"
