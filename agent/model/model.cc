@@ -154,6 +154,7 @@ void Model::On(const gpuq_queue_create_event& e) {
   q.doorbell_handle = e.doorbell_handle;
   q.write_index_at_create = e.write_index_at_create;
   queues_.emplace(key, q);
+  Classify(q, +1);
   if (e.doorbell_handle != 0)
     doorbell_owner_[{e.hdr.tgid, e.doorbell_handle}] = key;
 
@@ -184,6 +185,7 @@ bool Model::Remove(const Key& key, QueueState* removed) {
   auto it = queues_.find(key);
   if (it == queues_.end()) return false;
   const QueueState q = it->second;
+  Classify(q, -1);
   queues_.erase(it);
   auto db = doorbell_owner_.find({q.tgid, q.doorbell_handle});
   if (db != doorbell_owner_.end() && db->second == key) {
@@ -261,11 +263,13 @@ void Model::On(const gpuq_queue_update_event& e) {
   }
   // As amdkfd keeps it: the low byte is the percentage; bits 8-15 name a
   // PM4 queue's target XCC on 6.12 (docs/kfd-probe-points.md, section 4).
+  Classify(*q, -1);
   q->ring_address = e.ring_address;
   q->ring_size = e.ring_size;
   q->percentage = e.percentage & 0xffu;
   q->priority = e.priority;
   q->updated = true;
+  Classify(*q, +1);
 }
 
 void Model::On(const gpuq_queue_cu_mask_event& e) {
@@ -276,8 +280,10 @@ void Model::On(const gpuq_queue_cu_mask_event& e) {
     return;
   }
   auto gpu = series_.gpus.find(q->gpu_id);
+  Classify(*q, -1);
   q->cu_mask = ClassifyCuMask(
       e, gpu != series_.gpus.end() ? gpu->second.ActiveCus() : 0);
+  Classify(*q, +1);
   q->cu_mask_record = std::make_shared<const gpuq_queue_cu_mask_event>(e);
 }
 
@@ -500,7 +506,9 @@ void Model::On(const gpuq_queue_sample_record& e) {
   if ((e.flags & GPUQ_SAMPLE_F_UNREADABLE) != 0) {
     ++((e.flags & GPUQ_SAMPLE_F_DENIED) != 0 ? series_.sample_stats.denied
                                              : series_.sample_stats.unreadable);
+    Classify(*q, -1);
     q->last_read = QueueState::LastRead::kFailed;
+    Classify(*q, +1);
     Tell().QueueSampled(*q, 0);
     return;
   }
@@ -516,7 +524,9 @@ void Model::On(const gpuq_queue_sample_record& e) {
     q->rate_ns = 0;
   }
   q->sampled = true;
+  Classify(*q, -1);
   q->last_read = QueueState::LastRead::kOk;
+  Classify(*q, +1);
   q->write_index = e.write_index;
   q->read_index = e.read_index;
   q->sample_ns = e.hdr.ts_ns;
@@ -777,25 +787,53 @@ std::map<std::pair<uint64_t, uint32_t>, uint64_t> Model::EvictedProcesses()
   return out;
 }
 
-void Model::AddQueueClasses(ModelSeries* s) const {
-  for (const auto& [key, q] : queues_) {
-    // sysfs shows no priority: a seeded queue's is known once updated
-    const bool priority_known = !q.seeded || q.updated;
-    const PriorityClass c =
-        priority_known ? PriorityClassOf(q.priority) : PriorityClass::kUnknown;
-    ++s->queues_by_priority[{q.cgroup_id, q.gpu_id, c}];
-    ++s->queues_by_requested_priority[{
-        q.cgroup_id, q.gpu_id,
-        priority_known ? std::min(q.priority, kUnknownQueuePriority)
-                       : kUnknownQueuePriority}];
-    if (q.cu_mask) ++s->queues_cu_masked[{q.cgroup_id, q.gpu_id, *q.cu_mask}];
-    if (q.queue_type != GPUQ_QUEUE_COMPUTE) continue;  // never sampled
-    if (const auto why =
-            UnsampledReasonOf(q.seeded, q.flags, q.write_ptr, q.read_ptr,
-                              q.last_read == QueueState::LastRead::kFailed)) {
-      ++s->unsampled_queues[{q.cgroup_id, q.gpu_id, *why}];
-    }
+namespace {
+
+// One more, or one fewer, of `key` in `counts` (none left: no entry, as a
+// walk over the queues would leave).
+template <class Map, class Key>
+void StepCount(Map* counts, const Key& key, int delta) {
+  if (delta > 0) {
+    ++(*counts)[key];
+    return;
   }
+  auto it = counts->find(key);
+  if (it != counts->end() && --it->second == 0) counts->erase(it);
+}
+
+}  // namespace
+
+void Model::Classify(const QueueState& q, int delta) {
+  // sysfs shows no priority: a seeded queue's is known once updated
+  const bool priority_known = !q.seeded || q.updated;
+  const PriorityClass c =
+      priority_known ? PriorityClassOf(q.priority) : PriorityClass::kUnknown;
+  StepCount(&classes_.by_priority, std::make_tuple(q.cgroup_id, q.gpu_id, c),
+            delta);
+  StepCount(&classes_.by_requested_priority,
+            std::make_tuple(q.cgroup_id, q.gpu_id,
+                            priority_known
+                                ? std::min(q.priority, kUnknownQueuePriority)
+                                : kUnknownQueuePriority),
+            delta);
+  if (q.cu_mask) {
+    StepCount(&classes_.cu_masked,
+              std::make_tuple(q.cgroup_id, q.gpu_id, *q.cu_mask), delta);
+  }
+  if (q.queue_type != GPUQ_QUEUE_COMPUTE) return;  // never sampled
+  if (const auto why =
+          UnsampledReasonOf(q.seeded, q.flags, q.write_ptr, q.read_ptr,
+                            q.last_read == QueueState::LastRead::kFailed)) {
+    StepCount(&classes_.unsampled, std::make_tuple(q.cgroup_id, q.gpu_id, *why),
+              delta);
+  }
+}
+
+void Model::AddQueueClasses(ModelSeries* s) const {
+  s->queues_by_priority = classes_.by_priority;
+  s->queues_by_requested_priority = classes_.by_requested_priority;
+  s->queues_cu_masked = classes_.cu_masked;
+  s->unsampled_queues = classes_.unsampled;
 }
 
 ModelSeries Model::Series() const {

@@ -417,9 +417,11 @@ class Model {
   std::map<uint64_t, std::map<uint32_t, double>> SubmissionRates() const;
   /// Processes evicted and not restored, by (cgroup, gpu).
   std::map<std::pair<uint64_t, uint32_t>, uint64_t> EvictedProcesses() const;
-  /// Adds the live queues by class to `s`: queues_by_priority,
-  /// queues_cu_masked and unsampled_queues (what Series() exports of them;
-  /// the report reads them alone at each bucket end).
+  /// Sets the live queues by class in `s`: queues_by_priority,
+  /// queues_by_requested_priority, queues_cu_masked and unsampled_queues
+  /// (what Series() exports of them; the report reads them alone at each
+  /// bucket end). Kept as queues change, so this copies the counts and
+  /// walks no queue.
   void AddQueueClasses(ModelSeries* s) const;
 
   /// Told each decision as it is made (the report's analysis); null: none.
@@ -514,6 +516,18 @@ class Model {
              const std::string& comm);
 
   std::unordered_map<Key, QueueState, KeyHash> queues_;
+  /// The live queues by class (AddQueueClasses), counted as each queue is
+  /// added, changed or removed: every change of a field Classify() reads
+  /// takes the queue out of its classes first and counts it in after.
+  struct QueueClassCounts {
+    decltype(ModelSeries::queues_by_priority) by_priority;
+    decltype(ModelSeries::queues_by_requested_priority) by_requested_priority;
+    decltype(ModelSeries::queues_cu_masked) cu_masked;
+    decltype(ModelSeries::unsampled_queues) unsampled;
+  };
+  QueueClassCounts classes_;
+  /// Counts `q` in classes_ (`delta` +1) or takes it out (-1).
+  void Classify(const QueueState& q, int delta);
   /// Queues Forget() removed, by key, until their destroy or the key's
   /// reuse; tombstone_order_ is their insertion order (for the cap; stale
   /// entries are skipped).
