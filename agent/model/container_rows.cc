@@ -60,11 +60,11 @@ std::map<CgroupGpu, RowTotals> RowsByCgroupGpu(const Snapshot& s) {
   for (const auto& [key, n] : s.processes) rows[key].processes += n;
   for (const auto& [key, n] : s.queues_by_priority) {
     const auto& [cgroup, gpu, c] = key;
-    if (c == PriorityClass::kHigh) rows[{cgroup, gpu}].high_priority += n;
+    if (CountsAsHighPriority(c)) rows[{cgroup, gpu}].high_priority += n;
   }
   for (const auto& [key, n] : s.queues_cu_masked) {
     const auto& [cgroup, gpu, c] = key;
-    if (c == CuMaskClass::kRestricted) rows[{cgroup, gpu}].cu_restricted += n;
+    if (CountsAsCuRestricted(c)) rows[{cgroup, gpu}].cu_restricted += n;
   }
   for (const auto& [key, n] : s.pending_packets) rows[key].pending += n;
   for (const auto& [key, n] : s.unsampled_queues) {

@@ -14,6 +14,8 @@
 #include <tuple>
 #include <vector>
 
+#include "model/queue_cu_mask.h"
+#include "model/queue_priority.h"
 #include "model/snapshot.h"
 #include "model/unsampled.h"
 #include "resolver/gpu_topology.h"
@@ -64,6 +66,14 @@ struct RowTotals {
   double OffSeconds() const { return static_cast<double>(off_ns) / 1e9; }
   RowTotals& operator+=(const RowTotals& o);
 };
+
+/// The classes RowTotals::high_priority and cu_restricted count.
+inline bool CountsAsHighPriority(PriorityClass c) {
+  return c == PriorityClass::kHigh;
+}
+inline bool CountsAsCuRestricted(CuMaskClass c) {
+  return c == CuMaskClass::kRestricted;
+}
 
 /// A cgroup on a GPU: the key every per-container series carries.
 using CgroupGpu = std::pair<uint64_t, uint32_t>;

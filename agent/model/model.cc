@@ -803,30 +803,42 @@ void StepCount(Map* counts, const Key& key, int delta) {
 
 }  // namespace
 
-void Model::Classify(const QueueState& q, int delta) {
+QueueClasses Model::ClassesOf(const QueueState& q) {
+  QueueClasses c;
+  c.cgroup_id = q.cgroup_id;
+  c.gpu_id = q.gpu_id;
   // sysfs shows no priority: a seeded queue's is known once updated
   const bool priority_known = !q.seeded || q.updated;
-  const PriorityClass c =
+  c.priority =
       priority_known ? PriorityClassOf(q.priority) : PriorityClass::kUnknown;
-  StepCount(&classes_.by_priority, std::make_tuple(q.cgroup_id, q.gpu_id, c),
-            delta);
+  c.requested_priority = priority_known
+                             ? std::min(q.priority, kUnknownQueuePriority)
+                             : kUnknownQueuePriority;
+  c.cu_mask = q.cu_mask;
+  if (q.queue_type == GPUQ_QUEUE_COMPUTE) {  // others are never sampled
+    c.unsampled =
+        UnsampledReasonOf(q.seeded, q.flags, q.write_ptr, q.read_ptr,
+                          q.last_read == QueueState::LastRead::kFailed);
+  }
+  return c;
+}
+
+void Model::Classify(const QueueState& q, int delta) {
+  const QueueClasses c = ClassesOf(q);
+  StepCount(&classes_.by_priority,
+            std::make_tuple(c.cgroup_id, c.gpu_id, c.priority), delta);
   StepCount(&classes_.by_requested_priority,
-            std::make_tuple(q.cgroup_id, q.gpu_id,
-                            priority_known
-                                ? std::min(q.priority, kUnknownQueuePriority)
-                                : kUnknownQueuePriority),
+            std::make_tuple(c.cgroup_id, c.gpu_id, c.requested_priority),
             delta);
-  if (q.cu_mask) {
+  if (c.cu_mask) {
     StepCount(&classes_.cu_masked,
-              std::make_tuple(q.cgroup_id, q.gpu_id, *q.cu_mask), delta);
+              std::make_tuple(c.cgroup_id, c.gpu_id, *c.cu_mask), delta);
   }
-  if (q.queue_type != GPUQ_QUEUE_COMPUTE) return;  // never sampled
-  if (const auto why =
-          UnsampledReasonOf(q.seeded, q.flags, q.write_ptr, q.read_ptr,
-                            q.last_read == QueueState::LastRead::kFailed)) {
-    StepCount(&classes_.unsampled, std::make_tuple(q.cgroup_id, q.gpu_id, *why),
-              delta);
+  if (c.unsampled) {
+    StepCount(&classes_.unsampled,
+              std::make_tuple(c.cgroup_id, c.gpu_id, *c.unsampled), delta);
   }
+  Tell().QueueClassified(c, delta);
 }
 
 void Model::AddQueueClasses(ModelSeries* s) const {

@@ -526,8 +526,10 @@ class Model {
     decltype(ModelSeries::unsampled_queues) unsampled;
   };
   QueueClassCounts classes_;
-  /// Counts `q` in classes_ (`delta` +1) or takes it out (-1).
+  /// Counts `q` in classes_ (`delta` +1) or takes it out (-1), and tells
+  /// the observer.
   void Classify(const QueueState& q, int delta);
+  static QueueClasses ClassesOf(const QueueState& q);
   /// Queues Forget() removed, by key, until their destroy or the key's
   /// reuse; tombstone_order_ is their insertion order (for the cap; stale
   /// entries are skipped).

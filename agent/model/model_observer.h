@@ -9,9 +9,13 @@
 #include <gpuq/abi.h>
 
 #include <cstdint>
+#include <optional>
 
 #include "model/oversubscription.h"
 #include "model/preemption.h"
+#include "model/queue_cu_mask.h"
+#include "model/queue_priority.h"
+#include "model/unsampled.h"
 
 namespace gpuq {
 
@@ -26,6 +30,17 @@ struct QueueEnd {
   };
   How how = How::kDestroyed;
   uint32_t destroy_reason = 0;  ///< gpuq_destroy_reason, with kDestroyed
+};
+
+/// What a live queue counts as in the class gauges (gpuq_queues_by_priority,
+/// gpuq_queues_cu_masked, gpuq_unsampled_queues): Model::Classify's verdict.
+struct QueueClasses {
+  uint64_t cgroup_id = 0;
+  uint32_t gpu_id = 0;
+  PriorityClass priority = PriorityClass::kUnknown;
+  uint32_t requested_priority = 0;
+  std::optional<CuMaskClass> cu_mask;        ///< none: never given one
+  std::optional<UnsampledReason> unsampled;  ///< none: sampled
 };
 
 /// An eviction the model counted: a process's queues on a GPU.
@@ -58,6 +73,10 @@ class ModelObserver {
   /// A live queue left at `ts_ns`.
   virtual void QueueRemoved(const QueueState& /*q*/, uint64_t /*ts_ns*/,
                             QueueEnd /*end*/) {}
+  /// The class gauges stepped: a queue counted under `c` (`delta` +1) or
+  /// taken out of it (-1); a change of priority, CU mask or sampling is a
+  /// -1 and a +1.
+  virtual void QueueClassified(const QueueClasses& /*c*/, int /*delta*/) {}
 
   /// An HWS map/unmap or MES add/remove the model applied, with the GPU it
   /// resolved (an MES op on a seeded queue names none).

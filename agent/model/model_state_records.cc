@@ -52,7 +52,7 @@ std::vector<Event> Model::StateAsRecords(uint64_t ts_ns) const {
         q->sampled ? q->write_index : q->write_index_at_create;
     out.emplace_back(e);
     if (!q->seeded || q->updated) {
-      // Its priority is known (a seeded queue's is not, AddQueueClasses):
+      // Its priority is known (a seeded queue's is not, Model::ClassesOf):
       // said the way an AMDKFD_IOC_UPDATE_QUEUE says it.
       gpuq_queue_update_event update{};
       update.hdr = e.hdr;

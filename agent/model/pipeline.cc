@@ -399,13 +399,6 @@ Pipeline::Heartbeat Pipeline::LastHeartbeat() const {
   return h;
 }
 
-Snapshot Pipeline::QueueClasses() {
-  Snapshot s;
-  std::lock_guard<std::mutex> lock(mu_);
-  model_.AddQueueClasses(&s);
-  return s;
-}
-
 Snapshot Pipeline::TakeSnapshot() {
   Snapshot s;
   SourceDrops source_drops;

@@ -160,10 +160,6 @@ class Pipeline {
   void RetireNow();
 
   Snapshot TakeSnapshot();
-  /// A snapshot holding only the live queues by class (Model::
-  /// AddQueueClasses): what the report reads at each bucket end, without
-  /// the cost of a whole snapshot.
-  Snapshot QueueClasses();
 
   /// Records the metadata that arrived after a container's events were
   /// recorded (the runtime answered late): a capture of a container that

@@ -126,6 +126,15 @@ struct QueueClassPeaks {
     Raise(now.cu_restricted, &cu_restricted);
     Raise(now.unsampled, &unsampled);
   }
+  // As counts: `by`'s columns up (delta +1) or down (-1).
+  void Step(const QueueClassPeaks& by, int delta) {
+    for (auto [n, step] : {std::pair{&high_priority, by.high_priority},
+                           std::pair{&cu_restricted, by.cu_restricted},
+                           std::pair{&unsampled, by.unsampled}}) {
+      *n = delta > 0 ? *n + step : *n - step;
+    }
+  }
+  void Add(const QueueClassPeaks& o) { Step(o, +1); }
 };
 
 struct GpuTypeInfo {
@@ -259,23 +268,33 @@ class Analyzer::Impl : private ModelObserver {
     while (bucket_ < target) CloseBucket();
   }
 
-  // Ends bucket_: values of every series at its end. The rates were added
-  // as samples came (SpreadSubmissions); a series of an owner the model
-  // knows is filled with zeros up to here.
+  // Ends bucket_: the live queues per GPU at its end. The rates were added
+  // as samples came (SpreadSubmissions); their zeros wait for Finish
+  // (FillRateSeries), so a bucket's work is what changed in it, not one
+  // step per owner.
   void CloseBucket() {
-    if (dirty_) ReadQueueClasses();
+    RaiseQueueClassPeaks();
     const size_t b = bucket_;
     for (const auto& [gpu, live] : run_.live_per_gpu) {
       AppendAt(&gpu_series_[gpu], b, static_cast<double>(live));
     }
-    auto reach = [b](auto& series, const auto& owners) {
-      for (const auto& key : owners) AddAt(&series[key], b, 0.0);
+    ++bucket_;
+  }
+
+  // Every rate series of an owner the model knew (sets only grow) reaches
+  // the last closed bucket, its buckets without samples zero.
+  void FillRateSeries() {
+    auto reach = [this](auto& series, const auto& owners) {
+      for (const auto& key : owners) {
+        std::vector<double>& v = series[key].values;
+        if (v.size() < bucket_) v.resize(bucket_, 0.0);
+      }
     };
     reach(container_series_, rate_containers_);
     reach(process_series_, rate_processes_);
     reach(gpu_rate_series_, rate_gpus_);
-    AddAt(&run_rate_, b, 0.0);
-    ++bucket_;
+    if (run_rate_.values.size() < bucket_)
+      run_rate_.values.resize(bucket_, 0.0);
   }
 
   // `packets` a queue wrote between `from_ns` and `to_ns`, spread over the
@@ -285,8 +304,7 @@ class Analyzer::Impl : private ModelObserver {
   void SpreadSubmissions(const QueueState& q, uint64_t packets,
                          uint64_t from_ns, uint64_t to_ns) {
     if (packets == 0) return;
-    SeriesAcc* series[] = {&container_series_[ContainerKey(q.cgroup_id)],
-                           &process_series_[q.tgid],
+    SeriesAcc* series[] = {RateOf(q.cgroup_id), &process_series_[q.tgid],
                            &gpu_rate_series_[q.gpu_id], &run_rate_};
     const auto add = [&](size_t bucket, double share) {
       for (SeriesAcc* s : series) AddAt(s, bucket, share / step_s_);
@@ -307,30 +325,39 @@ class Analyzer::Impl : private ModelObserver {
     }
   }
 
-  // The live queues by class, as the model exports them now (only those:
-  // a bucket's work is the model's live queues, not a whole snapshot).
-  void ReadQueueClasses() {
-    RaiseQueueClassPeaks(pipeline_.QueueClasses());
-    dirty_ = false;
+  // The model's class gauges as they step: counts per cgroup and for the
+  // run, the cgroups that changed since the last bucket end noted.
+  void QueueClassified(const QueueClasses& c, int delta) override {
+    const QueueClassPeaks step{
+        CountsAsHighPriority(c.priority) ? 1u : 0u,
+        c.cu_mask && CountsAsCuRestricted(*c.cu_mask) ? 1u : 0u,
+        c.unsampled ? 1u : 0u};
+    if (step.high_priority + step.cu_restricted + step.unsampled == 0) return;
+    auto [now, fresh] = class_now_.try_emplace(c.cgroup_id);
+    if (fresh) cgroups_of_key_[ContainerKey(c.cgroup_id)].insert(c.cgroup_id);
+    now->second.Step(step, delta);
+    run_class_now_.Step(step, delta);
+    classes_changed_.insert(c.cgroup_id);
   }
 
-  // The queues at high priority, CU-restricted and unsampled now, as the
-  // one row model sums the model's gauges, raise their container's and the
-  // run's peaks.
-  void RaiseQueueClassPeaks(const Snapshot& s) {
-    std::map<std::string, QueueClassPeaks> now;
-    QueueClassPeaks run;
-    for (const auto& [key, t] : RowsByCgroupGpu(s)) {
-      const QueueClassPeaks row{t.high_priority, t.cu_restricted,
-                                t.Unsampled()};
-      for (QueueClassPeaks* sum : {&now[ContainerKey(key.first)], &run}) {
-        sum->high_priority += row.high_priority;
-        sum->cu_restricted += row.cu_restricted;
-        sum->unsampled += row.unsampled;
+  // At a bucket's end, the queues at high priority, CU-restricted and
+  // unsampled raise the peaks of the containers whose counts changed in it
+  // (a container's cgroups summed, as the one row model sums the gauges)
+  // and the run's.
+  void RaiseQueueClassPeaks() {
+    if (classes_changed_.empty()) return;
+    std::set<std::string> keys;
+    for (uint64_t cgroup : classes_changed_) keys.insert(ContainerKey(cgroup));
+    classes_changed_.clear();
+    for (const std::string& key : keys) {
+      QueueClassPeaks sum;
+      for (uint64_t cgroup : cgroups_of_key_[key]) {
+        // A cgroup whose path record came later left its first key.
+        if (ContainerKey(cgroup) == key) sum.Add(class_now_[cgroup]);
       }
+      class_peaks_[key].RaiseWith(sum);
     }
-    for (const auto& [key, c] : now) class_peaks_[key].RaiseWith(c);
-    run_class_peaks_.RaiseWith(run);
+    run_class_peaks_.RaiseWith(run_class_now_);
   }
 
   // Containers are keyed by the full id their cgroup path names ("" for
@@ -344,11 +371,35 @@ class Analyzer::Impl : private ModelObserver {
     return key;
   }
 
-  ContainerInfo& Container(uint64_t cgroup_id) {
-    const std::string key = ContainerKey(cgroup_id);
-    auto [it, inserted] = containers_.try_emplace(key);
-    if (inserted) it->second.cgroup_id = cgroup_id;
-    return it->second;
+  ContainerInfo& Container(uint64_t cgroup_id) { return *Slot(cgroup_id).info; }
+
+  // A cgroup's container row and rate series, found by its key once: the
+  // hot paths (each queue added, removed or sampled) then compare no
+  // strings. Forgotten when a path record may change the cgroup's key.
+  struct ContainerSlot {
+    ContainerInfo* info = nullptr;
+    SeriesAcc* rate = nullptr;
+  };
+  ContainerSlot& Slot(uint64_t cgroup_id) {
+    auto [slot, fresh] = container_slots_.try_emplace(cgroup_id);
+    if (fresh) {
+      auto [it, inserted] = containers_.try_emplace(ContainerKey(cgroup_id));
+      if (inserted) it->second.cgroup_id = cgroup_id;
+      slot->second.info = &it->second;
+    }
+    return slot->second;
+  }
+
+  // The container's rate series, from its first queue on (FillRateSeries
+  // zero-fills it from the start).
+  SeriesAcc* RateOf(uint64_t cgroup_id) {
+    ContainerSlot& slot = Slot(cgroup_id);
+    if (slot.rate == nullptr) {
+      const std::string key = ContainerKey(cgroup_id);
+      slot.rate = &container_series_[key];
+      rate_containers_.insert(key);
+    }
+    return slot.rate;
   }
 
   ProcInfo& Process(uint32_t tgid, uint64_t cgroup_id) {
@@ -379,6 +430,11 @@ class Analyzer::Impl : private ModelObserver {
   void On(const CgroupPathRecord& r) {
     container_of_cgroup_[r.hdr.cgroup_id] =
         ParseCgroupPath(r.path).container_id;
+    container_slots_.erase(r.hdr.cgroup_id);
+    if (class_now_.count(r.hdr.cgroup_id) != 0) {
+      cgroups_of_key_[ContainerKey(r.hdr.cgroup_id)].insert(r.hdr.cgroup_id);
+      classes_changed_.insert(r.hdr.cgroup_id);
+    }
   }
   void On(const ContainerMetaRecord&) {}
   void On(const gpuq_gpu_info_record&) {}
@@ -388,19 +444,16 @@ class Analyzer::Impl : private ModelObserver {
   void On(const gpuq_process_knobs_record& e) {
     Process(e.hdr.tgid, e.hdr.cgroup_id).knobs = RuntimeKnobsLabel(e);
   }
-  // Priorities and CU masks: the model's (pipeline_), read at bucket ends.
-  void On(const gpuq_queue_update_event&) { dirty_ = true; }
-  void On(const gpuq_queue_cu_mask_event&) { dirty_ = true; }
-  void On(const gpuq_queue_sample_record&) { dirty_ = true; }
-  void On(const gpuq_queue_destroy_event&) { dirty_ = true; }
+  // Priorities, CU masks and sampling: the model's (QueueClassified).
+  void On(const gpuq_queue_update_event&) {}
+  void On(const gpuq_queue_cu_mask_event&) {}
+  void On(const gpuq_queue_sample_record&) {}
+  void On(const gpuq_queue_destroy_event&) {}
   void On(const gpuq_runlist_event&) {}
   void On(const gpuq_eviction_event&) {}
 
   // The name the process gave; its queues are the model's (QueueAdded).
-  void On(const gpuq_queue_create_event& e) {
-    dirty_ = true;
-    NamedProcess(e);
-  }
+  void On(const gpuq_queue_create_event& e) { NamedProcess(e); }
 
   void On(const gpuq_process_exit_event& e) { NamedProcess(e).exited = true; }
 
@@ -425,6 +478,7 @@ class Analyzer::Impl : private ModelObserver {
     const bool compute = QueueColumnOf(q.type) == QueueColumn::kCompute;
     ProcInfo& p = Process(q.tgid, q.cgroup_id);
     ContainerInfo& c = Container(q.cgroup_id);
+    RateOf(q.cgroup_id);
     c.pids.insert(q.tgid);
     for (Counts* counts : {&p.counts, &c.counts, &run_}) {
       counts->Inc(q.gpu_id, compute);
@@ -434,7 +488,6 @@ class Analyzer::Impl : private ModelObserver {
     Raise(++gt.live, &gt.peak);
     if (q.seeded) ++gt.at_start;
     queues_[state.serial] = q;
-    rate_containers_.insert(ContainerKey(q.cgroup_id));
     rate_processes_.insert(q.tgid);
     rate_gpus_.insert(q.gpu_id);
   }
@@ -567,6 +620,12 @@ class Analyzer::Impl : private ModelObserver {
 
   void AddLifetimeSlice(const LiveQueue& q, const std::string& comm,
                         uint64_t end_ns, const std::string& how) {
+    // Counted, not built, past the cap (AddSlice's): naming a slice is the
+    // costly part of a queue's end.
+    if (report_.timeline.queue_lifetimes.size() >= kMaxSlicesPerList) {
+      ++report_.timeline.slices_omitted;
+      return;
+    }
     Slice s;
     s.track = ProcessTrack(q.tgid, comm);
     s.name = fmt::format("{} queue {}", QueueTypeLabel(q.type), q.queue_id);
@@ -647,7 +706,6 @@ class Analyzer::Impl : private ModelObserver {
 
   // Timeline state.
   uint64_t bucket_ = 0;
-  bool dirty_ = false;
   // Owners of a rate series from the bucket their first queue came in.
   std::set<std::string> rate_containers_;
   std::set<uint32_t> rate_processes_;
@@ -660,12 +718,19 @@ class Analyzer::Impl : private ModelObserver {
   uint64_t now_ns_ = 0;  // the record the model is handling
   std::map<std::string, QueueClassPeaks> class_peaks_;  // by container key
   QueueClassPeaks run_class_peaks_;
+  std::unordered_map<uint64_t, QueueClassPeaks> class_now_;  // by cgroup
+  QueueClassPeaks run_class_now_;
+  std::set<uint64_t> classes_changed_;  // cgroups, since the last bucket end
+  std::map<std::string, std::set<uint64_t>> cgroups_of_key_;
 
   // Raw per-record facts.
   std::map<uint64_t, std::string> container_of_cgroup_;
-  std::map<uint64_t, LiveQueue> queues_;  // by QueueState::serial
+  // By QueueState::serial; hashed, as each queue's add, sample and end finds
+  // it (Finish orders the open ones).
+  std::unordered_map<uint64_t, LiveQueue> queues_;
   std::map<uint32_t, ProcInfo> processes_;
   std::map<std::string, ContainerInfo> containers_;
+  std::unordered_map<uint64_t, ContainerSlot> container_slots_;
   Counts run_;
   std::map<std::pair<uint32_t, uint32_t>, GpuTypeInfo> gpu_types_;
   /// (gpu, mes) -> (unmap durations, map durations), ns.
@@ -706,6 +771,7 @@ RunReport Analyzer::Impl::Finish() {
     CloseBucketsBefore(last_ns_);
     CloseBucket();
   }
+  FillRateSeries();
   r.duration_s = records_ > 0 ? Seconds(last_ns_ - t0_ns_) : 0.0;
   const Snapshot s = pipeline_.TakeSnapshot();
   const double duration = r.duration_s;
@@ -1064,8 +1130,12 @@ RunReport Analyzer::Impl::Finish() {
   }
 
   // ---- Timeline: open queues end with the capture ----
-  for (const auto& [key, q] : queues_) {
-    AddLifetimeSlice(q, processes_[q.tgid].comm, last_ns_, "open");
+  std::vector<std::pair<uint64_t, const LiveQueue*>> open;
+  open.reserve(queues_.size());
+  for (const auto& [serial, q] : queues_) open.emplace_back(serial, &q);
+  std::sort(open.begin(), open.end());  // in the order they were made
+  for (const auto& [serial, q] : open) {
+    AddLifetimeSlice(*q, processes_[q->tgid].comm, last_ns_, "open");
   }
   for (auto& [gpu, acc] : gpu_series_) {
     r.timeline.queues_per_gpu.push_back({GpuTrack(gpu), std::move(acc.values)});

@@ -324,6 +324,34 @@ TEST(AnalyzerTest, SeededQueueStartsAtZeroAndOpenOnesEndAtTheEnd) {
   EXPECT_EQ(r.queues_at_start, 1u);
 }
 
+// Queues at high priority, counted as the model classifies them and read at
+// bucket ends: one created and destroyed inside a bucket is no peak. A
+// cgroup's path record after its first queues moves its counts to the
+// container the path names, as the gauges regroup at each read.
+TEST(AnalyzerTest, ClassPeaksAreBucketEndCountsUnderTheCurrentContainer) {
+  auto high = [](uint32_t qid, uint64_t ts) {
+    gpuq_queue_create_event e = Create(10, qid, 7, ts);
+    e.priority = 15;
+    return e;
+  };
+  const std::string id =
+      "0124dd351391c6c45121cf43714d956032a91aee4fa3fa9ed0cf6b58d62b9307";
+  CgroupPathRecord path = HostPath(kT0 + kS + kS / 2);
+  path.path = "/system.slice/docker-" + id + ".scope";
+  const RunReport r = Analyze(
+      {high(0, kT0), high(1, kT0 + kS / 4), Destroy(10, 1, 7, kT0 + kS / 2),
+       path, high(2, kT0 + 2 * kS + kS / 2), Create(10, 3, 7, kT0 + 3 * kS)});
+  std::map<std::string, uint64_t> peaks;
+  for (const ContainerRow& c : r.containers) {
+    peaks[c.container_id] = c.high_priority_peak;
+  }
+  // Bucket 0 ends with queue 0 alone (queue 1 came and went inside it);
+  // bucket 2 ends with queues 0 and 2, both the container's by then.
+  // (The first key names no container: its row's id is "".)
+  EXPECT_EQ(peaks, (std::map<std::string, uint64_t>{{"", 1}, {id, 2}}));
+  EXPECT_EQ(r.high_priority_peak, 2u);
+}
+
 // A ROCr queue whose destroy was lost (a program the kernel skipped): a new
 // queue of its process at the same amd_queue_t replaces it in the model,
 // and so in the report (its own copy of the rules kept it live to the end:
