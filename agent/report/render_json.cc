@@ -108,7 +108,13 @@ void WriteTimeline(const Timeline& t, unsigned in, bool* first,
   list("queues_per_gpu", t.queues_per_gpu);
   list("submission_rate_per_container", t.submission_rate_per_container);
   list("submission_rate_per_process", t.submission_rate_per_process);
-  list("queue_lifetimes", t.queue_lifetimes);
+  // Each lifetime drawn as it is written (Timeline keeps them compact).
+  json->Key("queue_lifetimes", tin, &tfirst);
+  json->Array(tin, [&t](size_t i, Json* out) {
+    if (i >= t.queue_lifetimes.size()) return false;
+    *out = t.LifetimeSlice(t.queue_lifetimes[i]);
+    return true;
+  });
   list("runlist_ops", t.runlist_ops);
   list("evictions", t.evictions);
   list("off_gpu", t.off_gpu);

@@ -160,13 +160,21 @@ void AddRun(Trace& trace, const RunReport& r, int base) {
     }
   }
   // OS processes: each queue's lifetime, a thread per queue name.
-  std::map<std::string, std::vector<const Slice*>> per_process;
-  for (const auto& s : t.queue_lifetimes) per_process[s.track].push_back(&s);
-  for (const auto& [track, slices] : per_process) {
+  // Their slices drawn one process at a time (Timeline keeps them compact).
+  std::map<std::string, std::vector<const QueueLifetime*>> per_process;
+  for (const auto& l : t.queue_lifetimes) {
+    per_process[t.lifetime_tracks.at(l.track)].push_back(&l);
+  }
+  for (const auto& [track, lifetimes] : per_process) {
     const int pid = next++;
     trace.ProcessName(pid, prefix + track, pid - base);
+    std::vector<Slice> slices;
+    slices.reserve(lifetimes.size());
+    for (const QueueLifetime* l : lifetimes) {
+      slices.push_back(t.LifetimeSlice(*l));
+    }
     std::map<std::string, std::vector<const Slice*>> per_queue;
-    for (const Slice* s : slices) per_queue[s->name].push_back(s);
+    for (const Slice& s : slices) per_queue[s.name].push_back(&s);
     Lanes lanes(trace, pid);
     for (auto& [name, queue] : per_queue) {
       lanes.Add(name, "queue", std::move(queue));

@@ -620,23 +620,18 @@ class Analyzer::Impl : private ModelObserver {
 
   void AddLifetimeSlice(const LiveQueue& q, const std::string& comm,
                         uint64_t end_ns, const std::string& how) {
-    // Counted, not built, past the cap (AddSlice's): naming a slice is the
-    // costly part of a queue's end.
     if (report_.timeline.queue_lifetimes.size() >= kMaxSlicesPerList) {
       ++report_.timeline.slices_omitted;
       return;
     }
-    Slice s;
-    s.track = ProcessTrack(q.tgid, comm);
-    s.name = fmt::format("{} queue {}", QueueTypeLabel(q.type), q.queue_id);
-    s.start_s = Rel(q.start_ns);
-    s.duration_s = std::max(0.0, Rel(end_ns) - s.start_s);
-    s.args = {{"gpu_id", std::to_string(q.gpu_id)},
-              {"queue_id", std::to_string(q.queue_id)},
-              {"queue_type", QueueTypeLabel(q.type)},
-              {"end", how}};
-    if (q.seeded) s.args["seeded"] = "true";
-    AddSlice(&report_.timeline.queue_lifetimes, std::move(s));
+    QueueLifetime l;
+    l.gpu_id = q.gpu_id;
+    l.queue_id = q.queue_id;
+    l.queue_type = q.type;
+    l.seeded = q.seeded;
+    l.start_s = Rel(q.start_ns);
+    l.duration_s = std::max(0.0, Rel(end_ns) - l.start_s);
+    report_.timeline.AddLifetime(l, ProcessTrack(q.tgid, comm), how);
   }
 
   // One window of an oversubscribed runlist on the timeline; `open`: still

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <tuple>
 
+#include "export/collector.h"
+
 namespace gpuq::report {
 
 bool Owner::operator<(const Owner& o) const {
@@ -13,6 +15,39 @@ bool Owner::operator<(const Owner& o) const {
 
 bool Owner::operator==(const Owner& o) const {
   return container == o.container && pod == o.pod && ns == o.ns;
+}
+
+namespace {
+
+uint32_t Intern(const std::string& name, std::vector<std::string>* names,
+                std::map<std::string, uint32_t>* index) {
+  auto [it, fresh] =
+      index->try_emplace(name, static_cast<uint32_t>(names->size()));
+  if (fresh) names->push_back(name);
+  return it->second;
+}
+
+}  // namespace
+
+void Timeline::AddLifetime(QueueLifetime l, const std::string& track,
+                           const std::string& end) {
+  l.track = Intern(track, &lifetime_tracks, &track_index_);
+  l.end = Intern(end, &lifetime_ends, &end_index_);
+  queue_lifetimes.push_back(l);
+}
+
+Slice Timeline::LifetimeSlice(const QueueLifetime& l) const {
+  Slice s;
+  s.track = lifetime_tracks.at(l.track);
+  s.name = fmt::format("{} queue {}", QueueTypeLabel(l.queue_type), l.queue_id);
+  s.start_s = l.start_s;
+  s.duration_s = l.duration_s;
+  s.args = {{"gpu_id", std::to_string(l.gpu_id)},
+            {"queue_id", std::to_string(l.queue_id)},
+            {"queue_type", QueueTypeLabel(l.queue_type)},
+            {"end", lifetime_ends.at(l.end)}};
+  if (l.seeded) s.args["seeded"] = "true";
+  return s;
 }
 
 bool IsUnmap(const Slice& s) {

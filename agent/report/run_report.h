@@ -253,11 +253,28 @@ struct Slice {
   std::map<std::string, std::string> args;  ///< shown in Perfetto's details
 };
 
+/// A queue's lifetime on the timeline. A busy capture has hundreds of
+/// thousands, so each is a few words: its track ("pid 4242 (python3)") and
+/// how it ended ("ioctl", "replaced", "open") are indexes into the
+/// Timeline's interned names; Timeline::LifetimeSlice() draws it.
+struct QueueLifetime {
+  uint32_t track = 0;  ///< Timeline::lifetime_tracks
+  uint32_t end = 0;    ///< Timeline::lifetime_ends
+  uint32_t gpu_id = 0;
+  uint32_t queue_id = 0;
+  uint32_t queue_type = 0;
+  bool seeded = false;  ///< found at the capture's start
+  double start_s = 0;
+  double duration_s = 0;  ///< open ones end at the capture's end
+};
+
 struct Timeline {
   double step_s = 1.0;                 ///< bucket width of every Series
   std::vector<Series> queues_per_gpu;  ///< live queues at the bucket's end
   std::vector<Series> submission_rate_per_container;  ///< packets/s in bucket
-  std::vector<Slice> queue_lifetimes;                 ///< track: per process
+  std::vector<QueueLifetime> queue_lifetimes;         ///< track: per process
+  std::vector<std::string> lifetime_tracks;  ///< QueueLifetime::track's names
+  std::vector<std::string> lifetime_ends;    ///< QueueLifetime::end's names
   std::vector<Slice> runlist_ops;  ///< track: per GPU (unmaps and maps)
   std::vector<Slice> evictions;    ///< track: per GPU
   /// Windows a container's queues were off the GPU after a preemption
@@ -274,6 +291,17 @@ struct Timeline {
   /// Slices left out of the slice lists beyond kMaxSlicesPerList each
   /// (figures and percentiles still count them).
   uint64_t slices_omitted = 0;
+
+  /// Appends `l` on `track`, ended as `end` (both interned here).
+  void AddLifetime(QueueLifetime l, const std::string& track,
+                   const std::string& end);
+  /// `l` as the slice the outputs draw: "compute queue 3" on its track,
+  /// with its GPU, queue id and type, its end and whether it was seeded.
+  Slice LifetimeSlice(const QueueLifetime& l) const;
+
+ private:
+  std::map<std::string, uint32_t> track_index_;
+  std::map<std::string, uint32_t> end_index_;
 };
 
 /// Everything about one capture.

@@ -129,7 +129,8 @@ TEST(ReportScenarioTest, Deepseek8HasThreeQueuesPerGpu) {
   }
   for (const auto& [gpu, peak] : r.peak_per_gpu) EXPECT_EQ(peak, 3u);
   EXPECT_EQ(r.timeline.queue_lifetimes.size(), 24u);  // all open
-  for (const Slice& s : r.timeline.queue_lifetimes) {
+  for (const QueueLifetime& l : r.timeline.queue_lifetimes) {
+    const Slice s = r.timeline.LifetimeSlice(l);
     EXPECT_EQ(s.args.at("end"), "open");
     EXPECT_DOUBLE_EQ(s.start_s + s.duration_s, 60.0);
   }

@@ -109,11 +109,21 @@ RunReport SampleReport(const std::string& name = "run-a.gpuqcap") {
   t.submission_rate_per_container = {{kHostile, std::vector<double>(20, 600)},
                                      {"", std::vector<double>(20, 17.25)}};
   const std::string proc = std::string("pid 4242 (") + kHostileComm + ")";
-  t.queue_lifetimes = {
-      MakeSlice(proc, "compute queue 0", 0.05, 19.95, {{"gpu_id", "11437"}}),
-      MakeSlice(proc, "compute queue 1", 0.06, 5, {{"gpu_id", "11437"}}),
-      MakeSlice(proc, "compute queue 1", 6, 14, {{"gpu_id", "23710"}}),
-      MakeSlice("pid 7 (host)", "sdma queue 0", 1, 2)};
+  const auto lifetime = [&t](const std::string& track, uint32_t type,
+                             uint32_t queue_id, uint32_t gpu_id, double start,
+                             double duration) {
+    QueueLifetime l;
+    l.queue_type = type;
+    l.queue_id = queue_id;
+    l.gpu_id = gpu_id;
+    l.start_s = start;
+    l.duration_s = duration;
+    t.AddLifetime(l, track, "ioctl");
+  };
+  lifetime(proc, GPUQ_QUEUE_COMPUTE, 0, 11437, 0.05, 19.95);
+  lifetime(proc, GPUQ_QUEUE_COMPUTE, 1, 11437, 0.06, 5);
+  lifetime(proc, GPUQ_QUEUE_COMPUTE, 1, 23710, 6, 14);
+  lifetime("pid 7 (host)", GPUQ_QUEUE_SDMA, 0, 23710, 1, 2);
   t.runlist_ops = {
       MakeSlice("gpu 11437", "unmap (dynamic_queues)", 10, 0.00031,
                 {{"cause", "evict"}}),
@@ -491,7 +501,11 @@ TEST(RenderPerfetto, SlicesAndCountersEqualTheReport) {
   };
   expect_same(r.timeline.runlist_ops, by_cat["runlist"]);
   expect_same(r.timeline.evictions, by_cat["eviction"]);
-  expect_same(r.timeline.queue_lifetimes, by_cat["queue"]);
+  std::vector<Slice> lifetimes;
+  for (const QueueLifetime& l : r.timeline.queue_lifetimes) {
+    lifetimes.push_back(r.timeline.LifetimeSlice(l));
+  }
+  expect_same(lifetimes, by_cat["queue"]);
   expect_same(r.timeline.off_gpu, by_cat["preemption"]);
   EXPECT_EQ(by_cat.size(), 4u);
   EXPECT_EQ(queue_counters, 40u);  // 2 GPUs x 20 steps
@@ -550,7 +564,8 @@ TEST(RenderPerfetto, SeveralRunsUseDisjointPids) {
 
 TEST(RenderPerfetto, InvalidUtf8NamesDoNotBreakTheJson) {
   RunReport r = SampleReport();
-  r.timeline.queue_lifetimes[0].track = "pid 1 (\xff\xfe)";
+  r.timeline.lifetime_tracks[r.timeline.queue_lifetimes[0].track] =
+      "pid 1 (\xff\xfe)";
   const std::string out = RenderPerfetto({r});
   Json parsed;
   EXPECT_NO_THROW(parsed = Json::parse(out));

@@ -298,16 +298,16 @@ TEST(AnalyzerTest, SeededQueueStartsAtZeroAndOpenOnesEndAtTheEnd) {
        Create(10, 2, 7, kT0 + 4 * kS), Destroy(10, 2, 7, kT0 + 5 * kS)});
   ASSERT_EQ(r.timeline.queue_lifetimes.size(), 3u);
   // Closed in destroy order, open ones last.
-  const Slice& seeded = r.timeline.queue_lifetimes[0];
+  const Slice seeded = r.timeline.LifetimeSlice(r.timeline.queue_lifetimes[0]);
   EXPECT_EQ(seeded.name, "compute queue 0");
   EXPECT_EQ(seeded.track, "pid 10 (python3)");
   EXPECT_DOUBLE_EQ(seeded.start_s, 0);
   EXPECT_DOUBLE_EQ(seeded.duration_s, 3);
   EXPECT_EQ(seeded.args.at("seeded"), "true");
-  const Slice& closed = r.timeline.queue_lifetimes[1];
+  const Slice closed = r.timeline.LifetimeSlice(r.timeline.queue_lifetimes[1]);
   EXPECT_EQ(closed.name, "compute queue 2");
   EXPECT_DOUBLE_EQ(closed.duration_s, 1);
-  const Slice& open = r.timeline.queue_lifetimes[2];
+  const Slice open = r.timeline.LifetimeSlice(r.timeline.queue_lifetimes[2]);
   EXPECT_EQ(open.name, "compute queue 1");
   EXPECT_DOUBLE_EQ(open.start_s, 2);
   EXPECT_DOUBLE_EQ(open.duration_s, 3);
@@ -370,10 +370,14 @@ TEST(AnalyzerTest, AQueueWhoseDestroyWasLostEndsWhereTheModelSaysSo) {
   EXPECT_EQ(r.gpu_queues[0].at_end, 0u);
   EXPECT_EQ(r.gpu_queues[0].lifetime.count, 2u);
   ASSERT_EQ(r.timeline.queue_lifetimes.size(), 2u);
-  EXPECT_EQ(r.timeline.queue_lifetimes[0].name, "compute queue 0");
-  EXPECT_EQ(r.timeline.queue_lifetimes[0].args.at("end"), "replaced");
-  EXPECT_DOUBLE_EQ(r.timeline.queue_lifetimes[0].duration_s, 2);
-  EXPECT_EQ(r.timeline.queue_lifetimes[1].args.at("end"), "ioctl");
+  const Slice replaced =
+      r.timeline.LifetimeSlice(r.timeline.queue_lifetimes[0]);
+  EXPECT_EQ(replaced.name, "compute queue 0");
+  EXPECT_EQ(replaced.args.at("end"), "replaced");
+  EXPECT_DOUBLE_EQ(replaced.duration_s, 2);
+  EXPECT_EQ(
+      r.timeline.LifetimeSlice(r.timeline.queue_lifetimes[1]).args.at("end"),
+      "ioctl");
   EXPECT_EQ(r.events_dropped_by_reason.at("duplicate_create"), 1u);
 }
 
