@@ -77,6 +77,53 @@ class PrettyJson {
     }
     out_ << (first ? "[]" : "\n" + std::string(indent, ' ') + "]");
   }
+  /// `s` as Value(Json(s), indent) writes it (GPUQ_ORDERED_JSON_MEMBERS'
+  /// order), member by member: a busy capture has 200,000 of them.
+  void SliceValue(const Slice& s, unsigned indent) {
+    const std::string pad(indent + 2, ' ');
+    const auto member = [&](const char* key, const Json& value, bool last) {
+      out_ << pad << '"' << key << "\": ";
+      Value(value, indent + 2);
+      if (!last) out_ << ",\n";
+    };
+    out_ << "{\n";
+    member("track", s.track, false);
+    member("name", s.name, false);
+    member("start_s", s.start_s, false);
+    member("duration_s", s.duration_s, false);
+    out_ << pad << "\"args\": ";
+    if (s.args.empty()) {
+      out_ << "{}";
+    } else {
+      out_ << "{\n";
+      bool first = true;
+      for (const auto& [k, v] : s.args) {
+        if (!first) out_ << ",\n";
+        first = false;
+        out_ << pad << "  ";
+        Value(Json(k), indent + 4);
+        out_ << ": ";
+        Value(Json(v), indent + 4);
+      }
+      out_ << "\n" << pad << "}";
+    }
+    out_ << "\n" << std::string(indent, ' ') << "}";
+  }
+  /// An array of `n` slices, `at(i)` the i-th, as Listed() would write it.
+  template <typename At>
+  void Slices(size_t n, At at, unsigned indent) {
+    if (n == 0) {
+      out_ << "[]";
+      return;
+    }
+    out_ << "[\n";
+    for (size_t i = 0; i < n; ++i) {
+      if (i > 0) out_ << ",\n";
+      out_ << std::string(indent + 2, ' ');
+      SliceValue(at(i), indent + 2);
+    }
+    out_ << "\n" << std::string(indent, ' ') << "]";
+  }
   template <typename Row>
   void Listed(const std::vector<Row>& rows, unsigned indent) {
     Array(indent, [&rows](size_t i, Json* out) {
@@ -108,17 +155,21 @@ void WriteTimeline(const Timeline& t, unsigned in, bool* first,
   list("queues_per_gpu", t.queues_per_gpu);
   list("submission_rate_per_container", t.submission_rate_per_container);
   list("submission_rate_per_process", t.submission_rate_per_process);
+  const auto slices = [&](const char* key, const std::vector<Slice>& rows) {
+    json->Key(key, tin, &tfirst);
+    json->Slices(
+        rows.size(), [&rows](size_t i) -> const Slice& { return rows[i]; },
+        tin);
+  };
   // Each lifetime drawn as it is written (Timeline keeps them compact).
   json->Key("queue_lifetimes", tin, &tfirst);
-  json->Array(tin, [&t](size_t i, Json* out) {
-    if (i >= t.queue_lifetimes.size()) return false;
-    *out = t.LifetimeSlice(t.queue_lifetimes[i]);
-    return true;
-  });
-  list("runlist_ops", t.runlist_ops);
-  list("evictions", t.evictions);
-  list("off_gpu", t.off_gpu);
-  list("oversubscribed", t.oversubscribed);
+  json->Slices(
+      t.queue_lifetimes.size(),
+      [&t](size_t i) { return t.LifetimeSlice(t.queue_lifetimes[i]); }, tin);
+  slices("runlist_ops", t.runlist_ops);
+  slices("evictions", t.evictions);
+  slices("off_gpu", t.off_gpu);
+  slices("oversubscribed", t.oversubscribed);
   json->Key("slices_omitted", tin, &tfirst);
   json->Value(Json(t.slices_omitted), tin);
   json->out() << "\n" << std::string(in, ' ') << "}";

@@ -17,10 +17,18 @@ using Json = nlohmann::ordered_json;
 constexpr double kUs = 1e6;  // trace-event times are microseconds
 
 // Writes each trace event as it is made, in the compact form one
-// document's dump() would give it: the trace is never held whole.
+// document's dump() would give it: the trace is never held whole. The
+// frequent events (slices and counters) are written member by member, with
+// nlohmann's serializer for each string and number, so no document is
+// built per event.
 class Trace {
  public:
-  explicit Trace(std::ostream& out) : out_(out) {}
+  explicit Trace(std::ostream& out)
+      : out_(out),
+        serializer_(nlohmann::detail::output_adapter<char>(out), ' ',
+                    // Names come from the kernel (comm) and runtimes:
+                    // never trust them to be valid UTF-8.
+                    Json::error_handler_t::replace) {}
 
   void Metadata(int pid, int tid, const char* what, const char* key,
                 Json value) {
@@ -40,35 +48,54 @@ class Trace {
     Metadata(pid, tid, "thread_sort_index", "sort_index", tid);
   }
   void Complete(int pid, int tid, const char* cat, const Slice& s) {
-    Json args = Json::object();
-    for (const auto& [k, v] : s.args) args[k] = v;
-    Put({{"name", s.name},
-         {"cat", cat},
-         {"ph", "X"},
-         {"ts", s.start_s * kUs},
-         {"dur", s.duration_s * kUs},
-         {"pid", pid},
-         {"tid", tid},
-         {"args", std::move(args)}});
+    Begin();
+    out_ << R"({"name":)";
+    String(s.name);
+    out_ << R"(,"cat":)";
+    String(cat);
+    out_ << R"(,"ph":"X","ts":)";
+    Number(s.start_s * kUs);
+    out_ << R"(,"dur":)";
+    Number(s.duration_s * kUs);
+    out_ << R"(,"pid":)" << pid << R"(,"tid":)" << tid << R"(,"args":{)";
+    bool first = true;
+    for (const auto& [k, v] : s.args) {
+      if (!first) out_ << ',';
+      first = false;
+      String(k);
+      out_ << ':';
+      String(v);
+    }
+    out_ << "}}";
   }
   void Counter(int pid, const std::string& name, double ts_s,
                const char* series, double value) {
-    Put({{"name", name},
-         {"ph", "C"},
-         {"ts", ts_s * kUs},
-         {"pid", pid},
-         {"tid", 0},
-         {"args", {{series, value}}}});
+    Begin();
+    out_ << R"({"name":)";
+    String(name);
+    out_ << R"(,"ph":"C","ts":)";
+    Number(ts_s * kUs);
+    out_ << R"(,"pid":)" << pid << R"(,"tid":0,"args":{)";
+    String(series);
+    out_ << ':';
+    Number(value);
+    out_ << "}}";
   }
 
  private:
-  void Put(const Json& event) {
+  void Begin() {
     if (events_++ > 0) out_ << ',';
-    // Names come from the kernel (comm) and runtimes: never trust them to
-    // be valid UTF-8.
-    out_ << event.dump(-1, ' ', false, Json::error_handler_t::replace);
+  }
+  void String(const std::string& s) {
+    serializer_.dump(Json(s), false, false, 0);
+  }
+  void Number(double v) { serializer_.dump(Json(v), false, false, 0); }
+  void Put(const Json& event) {
+    Begin();
+    serializer_.dump(event, false, false, 0);
   }
   std::ostream& out_;
+  nlohmann::detail::serializer<Json> serializer_;
   uint64_t events_ = 0;
 };
 
