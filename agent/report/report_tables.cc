@@ -102,8 +102,9 @@ ReportTable GpuSubmissions(const RunReport& r) {
   return t;
 }
 
-// A partitioned GPU's partitions summed: which KFD nodes it is, its live
-// queues at the end, the queues created on it and the packets written.
+// A partitioned GPU's partitions summed: which KFD nodes it is, the most
+// live queues at once and at the end, the queues created on it, the packets
+// written and the busiest second.
 ReportTable PhysicalGpus(const RunReport& r) {
   ReportTable t{"physical_gpus",
                 "physical-gpus",
@@ -114,10 +115,12 @@ ReportTable PhysicalGpus(const RunReport& r) {
                  {"PCI", "PCI", "pci"},
                  {"PARTITIONS", "partitions", "partitions", true},
                  {"GPU_IDS", "GPU ids", "gpu_ids"},
+                 {"QUEUES_PEAK", "queues peak", "queues_peak", true},
                  {"QUEUES_AT_END", "queues at end", "queues_at_end", true},
                  {"CREATED", "created", "created", true},
                  {"SUBMISSIONS", "submissions", "submissions", true},
-                 {"MEAN/S", "mean per s", "mean_per_s", true}},
+                 {"MEAN/S", "mean per s", "mean_per_s", true},
+                 {"PEAK/S", "peak per s", "peak_per_s", true}},
                 {}};
   t.only_with_rows = true;
   for (const PhysicalGpuRow& p : r.physical_gpus) {
@@ -126,8 +129,9 @@ ReportTable PhysicalGpus(const RunReport& r) {
       ids += fmt::format("{}{}", ids.empty() ? "" : ",", id);
     }
     t.rows.push_back({Count(p.index), Text(p.pci), Count(p.gpu_ids.size()),
-                      Text(ids), Count(p.at_end), Count(p.created),
-                      Count(p.submissions), Rate(p.mean_per_s)});
+                      Text(ids), Count(p.queues_peak), Count(p.at_end),
+                      Count(p.created), Count(p.submissions),
+                      Rate(p.mean_per_s), Rate(p.peak_per_s)});
   }
   return t;
 }

@@ -437,7 +437,11 @@ class Analyzer::Impl : private ModelObserver {
     }
   }
   void On(const ContainerMetaRecord&) {}
-  void On(const gpuq_gpu_info_record&) {}
+  // A GPU's physical GPU, by its PCI device (a partition's node is the
+  // physical GPU's device with the partition in its function bits).
+  void On(const gpuq_gpu_info_record& e) {
+    MovePhysical(e.gpu_id, FromRecord(e).PhysicalPci());
+  }
   void On(const gpuq_doorbell_count_record&) {}
   // What the recording lost: the model's (DroppedEvents at Finish).
   void On(const gpuq_source_drops_record&) {}
@@ -484,6 +488,8 @@ class Analyzer::Impl : private ModelObserver {
       counts->Inc(q.gpu_id, compute);
       if (!q.seeded) ++counts->created;
     }
+    PhysicalLive& phys = PhysicalOf(q.gpu_id);
+    Raise(++phys.live, &phys.peak);
     GpuTypeInfo& gt = gpu_types_[{q.gpu_id, q.type}];
     Raise(++gt.live, &gt.peak);
     if (q.seeded) ++gt.at_start;
@@ -502,6 +508,7 @@ class Analyzer::Impl : private ModelObserver {
     for (Counts* counts : {&p.counts, &Container(q.cgroup_id).counts, &run_}) {
       counts->Dec(q.gpu_id, compute);
     }
+    --PhysicalOf(q.gpu_id).live;
     GpuTypeInfo& gt = gpu_types_[{q.gpu_id, q.type}];
     --gt.live;
     const uint64_t ns = ts_ns > q.start_ns ? ts_ns - q.start_ns : 0;
@@ -618,6 +625,35 @@ class Analyzer::Impl : private ModelObserver {
 
   // ---- Report-only bookkeeping ----
 
+  // Live queues on a physical GPU (its partitions summed) and their most
+  // at once, keyed by its PCI device.
+  struct PhysicalLive {
+    uint64_t live = 0;
+    uint64_t peak = 0;
+  };
+  // The GPU's physical GPU; a GPU with no info record yet is its own.
+  PhysicalLive& PhysicalOf(uint32_t gpu_id) {
+    auto it = physical_of_gpu_.find(gpu_id);
+    if (it == physical_of_gpu_.end()) {
+      it = physical_of_gpu_
+               .emplace(gpu_id, &physical_live_[fmt::format("gpu {}", gpu_id)])
+               .first;
+    }
+    return *it->second;
+  }
+  // Puts `gpu_id` on the physical GPU `pci`, its live queues with it.
+  void MovePhysical(uint32_t gpu_id, const std::string& pci) {
+    PhysicalLive& to = physical_live_[pci];
+    PhysicalLive& from = PhysicalOf(gpu_id);
+    if (&from == &to) return;
+    const auto live = run_.live_per_gpu.find(gpu_id);
+    const uint64_t n = live != run_.live_per_gpu.end() ? live->second : 0;
+    from.live -= n;
+    to.live += n;
+    Raise(to.live, &to.peak);
+    physical_of_gpu_[gpu_id] = &to;
+  }
+
   void AddLifetimeSlice(const LiveQueue& q, const std::string& comm,
                         uint64_t end_ns, const std::string& how) {
     if (report_.timeline.queue_lifetimes.size() >= kMaxSlicesPerList) {
@@ -725,6 +761,8 @@ class Analyzer::Impl : private ModelObserver {
   std::unordered_map<uint64_t, LiveQueue> queues_;
   std::map<uint32_t, ProcInfo> processes_;
   std::map<std::string, ContainerInfo> containers_;
+  std::map<std::string, PhysicalLive> physical_live_;  // by PCI device
+  std::unordered_map<uint32_t, PhysicalLive*> physical_of_gpu_;
   std::unordered_map<uint64_t, ContainerSlot> container_slots_;
   Counts run_;
   std::map<std::pair<uint32_t, uint32_t>, GpuTypeInfo> gpu_types_;
@@ -1002,6 +1040,18 @@ RunReport Analyzer::Impl::Finish() {
     }
     for (PhysicalGpuRow& row : r.physical_gpus) {
       row.mean_per_s = per_s(row.submissions);
+      const auto live = physical_live_.find(row.pci);
+      if (live != physical_live_.end()) row.queues_peak = live->second.peak;
+      // Its partitions' rates summed bucket by bucket.
+      std::vector<double> rate;
+      for (uint32_t gpu : row.gpu_ids) {
+        const auto series = gpu_rate_series_.find(gpu);
+        if (series == gpu_rate_series_.end()) continue;
+        const std::vector<double>& v = series->second.values;
+        if (rate.size() < v.size()) rate.resize(v.size(), 0.0);
+        for (size_t b = 0; b < v.size(); ++b) rate[b] += v[b];
+      }
+      for (double v : rate) row.peak_per_s = std::max(row.peak_per_s, v);
     }
   }
   for (size_t i = 0; i < queue_rows_.size(); ++i) {

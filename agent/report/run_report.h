@@ -121,10 +121,12 @@ struct PhysicalGpuRow {
   uint32_t index = 0;  ///< amd-smi's socket order (resolver/gpu_topology.h)
   std::string pci;     ///< "dddd:bb:dd"
   std::vector<uint32_t> gpu_ids;  ///< its partitions, in partition order
-  uint64_t at_end = 0;            ///< live queues after the last record
+  uint64_t queues_peak = 0;  ///< most live queues at once, partitions summed
+  uint64_t at_end = 0;       ///< live queues after the last record
   uint64_t created = 0;
   uint64_t submissions = 0;
   double mean_per_s = 0;  ///< submissions / run duration
+  double peak_per_s = 0;  ///< busiest bucket of its partitions' rates summed
 };
 
 /// Submissions of one GPU (added by the analysis core).

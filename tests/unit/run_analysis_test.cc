@@ -352,6 +352,54 @@ TEST(AnalyzerTest, ClassPeaksAreBucketEndCountsUnderTheCurrentContainer) {
   EXPECT_EQ(r.high_priority_peak, 2u);
 }
 
+// A partitioned GPU's row sums its partitions at each moment, not their
+// peaks: partition 0's queue is gone before partition 1's comes, so one
+// queue at once, and their busiest seconds (100/s in bucket 0, 300/s in
+// bucket 2) are not added either.
+TEST(AnalyzerTest, PhysicalGpuPeaksSumPartitionsAtOnce) {
+  auto gpu = [](uint32_t gpu_id, uint32_t location_id) {
+    auto e = Of<gpuq_gpu_info_record>(GPUQ_EV_GPU_INFO, kT0, 0);
+    e.gpu_id = gpu_id;
+    e.location_id = location_id;  // bus << 8 | device << 3 | function
+    std::strcpy(e.name, "gfx942");
+    return e;
+  };
+  const RunReport r =
+      Analyze({gpu(7, 0x0500), gpu(8, 0x0501), gpu(9, 0x1500), HostPath(kT0),
+               Create(10, 0, 7, kT0), Sample(10, 0, 7, kT0 + kS / 2, 100, 100),
+               Destroy(10, 0, 7, kT0 + kS + kS / 2),
+               Create(10, 1, 8, kT0 + 2 * kS), Create(10, 2, 9, kT0 + 2 * kS),
+               Sample(10, 1, 8, kT0 + 2 * kS + kS / 2, 300, 300)});
+  ASSERT_EQ(r.physical_gpus.size(), 2u);
+  const PhysicalGpuRow& p = r.physical_gpus[0];
+  EXPECT_EQ(p.pci, "0000:05:00");
+  EXPECT_EQ(p.gpu_ids, (std::vector<uint32_t>{7, 8}));
+  EXPECT_EQ(p.queues_peak, 1u);
+  EXPECT_EQ(p.at_end, 1u);
+  EXPECT_EQ(p.created, 2u);
+  EXPECT_EQ(p.submissions, 400u);
+  EXPECT_DOUBLE_EQ(p.peak_per_s, 300);
+  EXPECT_EQ(r.physical_gpus[1].pci, "0000:15:00");
+  EXPECT_EQ(r.physical_gpus[1].queues_peak, 1u);
+  EXPECT_DOUBLE_EQ(r.physical_gpus[1].peak_per_s, 0);
+}
+
+// A GPU's info record after its first queue: the queue moves with it to its
+// physical GPU.
+TEST(AnalyzerTest, PhysicalGpuTakesTheQueuesOfAGpuNamedLate) {
+  auto gpu = [](uint32_t gpu_id, uint32_t location_id) {
+    auto e = Of<gpuq_gpu_info_record>(GPUQ_EV_GPU_INFO, kT0 + kS, 0);
+    e.gpu_id = gpu_id;
+    e.location_id = location_id;
+    return e;
+  };
+  const RunReport r =
+      Analyze({HostPath(kT0), Create(10, 0, 7, kT0), gpu(7, 0x0500),
+               gpu(8, 0x0501), Create(10, 1, 8, kT0 + 2 * kS)});
+  ASSERT_EQ(r.physical_gpus.size(), 1u);
+  EXPECT_EQ(r.physical_gpus[0].queues_peak, 2u);
+}
+
 // A ROCr queue whose destroy was lost (a program the kernel skipped): a new
 // queue of its process at the same amd_queue_t replaces it in the model,
 // and so in the report (its own copy of the rules kept it live to the end:
