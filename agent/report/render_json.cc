@@ -1,8 +1,12 @@
 #include "report/render_json.h"
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string>
+#include <vector>
 
+#include "export/collector.h"
 #include "report/headline.h"
 #include "report/report_tables.h"
 
@@ -109,6 +113,55 @@ class PrettyJson {
     }
     out_ << "\n" << std::string(indent, ' ') << "}";
   }
+  /// The timeline's queue lifetimes as SliceValue(t.LifetimeSlice(l)) writes
+  /// each, from their words: no slice is made (the interned names are
+  /// quoted once).
+  void Lifetimes(const Timeline& t, unsigned indent) {
+    if (t.queue_lifetimes.empty()) {
+      out_ << "[]";
+      return;
+    }
+    const auto quoted = [](const std::string& text) {
+      return Json(text).dump(-1, ' ', false, Json::error_handler_t::replace);
+    };
+    std::vector<std::string> tracks;
+    std::vector<std::string> ends;
+    for (const std::string& track : t.lifetime_tracks) {
+      tracks.push_back(quoted(track));
+    }
+    for (const std::string& end : t.lifetime_ends) ends.push_back(quoted(end));
+    std::map<uint32_t, std::string> types;  // queue_type -> quoted label
+    const std::string in(indent + 2, ' ');
+    const std::string pad(indent + 4, ' ');
+    const std::string args(indent + 6, ' ');
+    out_ << "[\n";
+    bool first = true;
+    for (const QueueLifetime& l : t.queue_lifetimes) {
+      if (!first) out_ << ",\n";
+      first = false;
+      auto type = types.find(l.queue_type);
+      if (type == types.end()) {
+        type = types.emplace(l.queue_type, quoted(QueueTypeLabel(l.queue_type)))
+                   .first;
+      }
+      out_ << in << "{\n"
+           << pad << "\"track\": " << tracks.at(l.track) << ",\n"
+           << pad << "\"name\": " << quoted(LifetimeName(l)) << ",\n"
+           << pad << "\"start_s\": ";
+      Value(Json(l.start_s), indent + 4);
+      out_ << ",\n" << pad << "\"duration_s\": ";
+      Value(Json(l.duration_s), indent + 4);
+      out_ << ",\n"
+           << pad << "\"args\": {\n"
+           << args << "\"end\": " << ends.at(l.end) << ",\n"
+           << args << "\"gpu_id\": \"" << l.gpu_id << "\",\n"
+           << args << "\"queue_id\": \"" << l.queue_id << "\",\n"
+           << args << "\"queue_type\": " << type->second;
+      if (l.seeded) out_ << ",\n" << args << "\"seeded\": \"true\"";
+      out_ << "\n" << pad << "}\n" << in << "}";
+    }
+    out_ << "\n" << std::string(indent, ' ') << "]";
+  }
   /// An array of `n` slices, `at(i)` the i-th, as Listed() would write it.
   template <typename At>
   void Slices(size_t n, At at, unsigned indent) {
@@ -161,11 +214,9 @@ void WriteTimeline(const Timeline& t, unsigned in, bool* first,
         rows.size(), [&rows](size_t i) -> const Slice& { return rows[i]; },
         tin);
   };
-  // Each lifetime drawn as it is written (Timeline keeps them compact).
+  // Written from their words (Timeline keeps them compact).
   json->Key("queue_lifetimes", tin, &tfirst);
-  json->Slices(
-      t.queue_lifetimes.size(),
-      [&t](size_t i) { return t.LifetimeSlice(t.queue_lifetimes[i]); }, tin);
+  json->Lifetimes(t, tin);
   slices("runlist_ops", t.runlist_ops);
   slices("evictions", t.evictions);
   slices("off_gpu", t.off_gpu);

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "export/collector.h"
 #include "model/container_rows.h"
 
 namespace gpuq::report {
@@ -68,6 +69,25 @@ class Trace {
     }
     out_ << "}}";
   }
+  /// A queue lifetime as Complete(pid, tid, "queue", t.LifetimeSlice(l))
+  /// writes it, from its words (`name` its LifetimeName).
+  void Lifetime(int pid, int tid, const std::string& name, const Timeline& t,
+                const QueueLifetime& l) {
+    Begin();
+    out_ << R"({"name":)";
+    String(name);
+    out_ << R"(,"cat":"queue","ph":"X","ts":)";
+    Number(l.start_s * kUs);
+    out_ << R"(,"dur":)";
+    Number(l.duration_s * kUs);
+    out_ << R"(,"pid":)" << pid << R"(,"tid":)" << tid << R"(,"args":{"end":)";
+    String(t.lifetime_ends.at(l.end));
+    out_ << R"(,"gpu_id":")" << l.gpu_id << R"(","queue_id":")" << l.queue_id
+         << R"(","queue_type":)";
+    String(QueueTypeLabel(l.queue_type));
+    if (l.seeded) out_ << R"(,"seeded":"true")";
+    out_ << "}}";
+  }
   void Counter(int pid, const std::string& name, double ts_s,
                const char* series, double value) {
     Begin();
@@ -106,11 +126,19 @@ class Lanes {
   Lanes(Trace& trace, int pid) : trace_(trace), pid_(pid) {}
   void Add(const std::string& group, const char* cat,
            std::vector<const Slice*> slices) {
+    Add(group, std::move(slices),
+        [&](int tid, const Slice& s) { trace_.Complete(pid_, tid, cat, s); });
+  }
+  /// Spans of any type with start_s and duration_s, each written by
+  /// `write(tid, span)` once its lane is known.
+  template <typename Span, typename Write>
+  void Add(const std::string& group, std::vector<const Span*> slices,
+           Write write) {
     std::stable_sort(
         slices.begin(), slices.end(),
-        [](const Slice* a, const Slice* b) { return a->start_s < b->start_s; });
+        [](const Span* a, const Span* b) { return a->start_s < b->start_s; });
     std::vector<std::pair<int, double>> lanes;  // tid, end of its last slice
-    for (const Slice* s : slices) {
+    for (const Span* s : slices) {
       auto lane = std::find_if(lanes.begin(), lanes.end(), [&](const auto& l) {
         return l.second <= s->start_s;
       });
@@ -125,7 +153,7 @@ class Lanes {
         lane = lanes.end() - 1;
       }
       lane->second = s->start_s + s->duration_s;
-      trace_.Complete(pid_, lane->first, cat, *s);
+      write(lane->first, *s);
     }
   }
 
@@ -195,16 +223,16 @@ void AddRun(Trace& trace, const RunReport& r, int base) {
   for (const auto& [track, lifetimes] : per_process) {
     const int pid = next++;
     trace.ProcessName(pid, prefix + track, pid - base);
-    std::vector<Slice> slices;
-    slices.reserve(lifetimes.size());
+    std::map<std::string, std::vector<const QueueLifetime*>> per_queue;
     for (const QueueLifetime* l : lifetimes) {
-      slices.push_back(t.LifetimeSlice(*l));
+      per_queue[LifetimeName(*l)].push_back(l);
     }
-    std::map<std::string, std::vector<const Slice*>> per_queue;
-    for (const Slice& s : slices) per_queue[s.name].push_back(&s);
     Lanes lanes(trace, pid);
     for (auto& [name, queue] : per_queue) {
-      lanes.Add(name, "queue", std::move(queue));
+      lanes.Add(name, std::move(queue),
+                [&, &name = name](int tid, const QueueLifetime& l) {
+                  trace.Lifetime(pid, tid, name, t, l);
+                });
     }
   }
   // Submission rate per container: counters of one process of their own.

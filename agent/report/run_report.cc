@@ -29,6 +29,10 @@ uint32_t Intern(const std::string& name, std::vector<std::string>* names,
 
 }  // namespace
 
+std::string LifetimeName(const QueueLifetime& l) {
+  return fmt::format("{} queue {}", QueueTypeLabel(l.queue_type), l.queue_id);
+}
+
 void Timeline::AddLifetime(QueueLifetime l, const std::string& track,
                            const std::string& end) {
   l.track = Intern(track, &lifetime_tracks, &track_index_);
@@ -39,7 +43,7 @@ void Timeline::AddLifetime(QueueLifetime l, const std::string& track,
 Slice Timeline::LifetimeSlice(const QueueLifetime& l) const {
   Slice s;
   s.track = lifetime_tracks.at(l.track);
-  s.name = fmt::format("{} queue {}", QueueTypeLabel(l.queue_type), l.queue_id);
+  s.name = LifetimeName(l);
   s.start_s = l.start_s;
   s.duration_s = l.duration_s;
   s.args = {{"gpu_id", std::to_string(l.gpu_id)},

@@ -270,6 +270,9 @@ struct QueueLifetime {
   double duration_s = 0;  ///< open ones end at the capture's end
 };
 
+/// A lifetime's slice name: "compute queue 3".
+std::string LifetimeName(const QueueLifetime& l);
+
 struct Timeline {
   double step_s = 1.0;                 ///< bucket width of every Series
   std::vector<Series> queues_per_gpu;  ///< live queues at the bucket's end
