@@ -750,6 +750,7 @@ std::vector<std::pair<uint32_t, uint64_t>> Model::KnownDoorbells() const {
   std::vector<std::pair<uint32_t, uint64_t>> out;
   out.reserve(doorbell_owner_.size());
   for (const auto& [key, queue] : doorbell_owner_) out.push_back(key);
+  std::sort(out.begin(), out.end());  // the map is hashed
   return out;
 }
 

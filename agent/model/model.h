@@ -543,8 +543,16 @@ class Model {
   std::map<std::pair<uint64_t, uint32_t>, OwnerActivity> owners_;
   uint64_t now_ns_ = 0;
 
+  /// (tgid, doorbell handle): hashed, as every create, destroy and doorbell
+  /// count looks one up (a tree of thousands costs a cache miss a level).
+  using TgidHandle = std::pair<uint32_t, uint64_t>;
+  struct TgidHandleHash {
+    size_t operator()(const TgidHandle& k) const {
+      return std::hash<uint64_t>()(k.second * 31 + k.first);
+    }
+  };
   /// (tgid, doorbell handle) -> the live queue that named it at create.
-  std::map<std::pair<uint32_t, uint64_t>, Key> doorbell_owner_;
+  std::unordered_map<TgidHandle, Key, TgidHandleHash> doorbell_owner_;
   /// Last cumulative DOORBELL_COUNT per (tgid, handle), with its cgroup.
   struct DoorbellLast {
     uint64_t cgroup_id = 0;
@@ -553,7 +561,7 @@ class Model {
     uint32_t gpu_id = 0;
     DoorbellSeries counts;
   };
-  std::map<std::pair<uint32_t, uint64_t>, DoorbellLast> doorbell_last_;
+  std::unordered_map<TgidHandle, DoorbellLast, TgidHandleHash> doorbell_last_;
   /// (process key, gpu) -> eviction waiting for its restore.
   std::map<std::pair<uint64_t, uint32_t>, EvictionNotice> pending_evictions_;
   uint64_t evictions_seen_ = 0;  ///< numbers EvictionNotice::serial
