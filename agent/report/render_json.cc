@@ -1,12 +1,9 @@
 #include "report/render_json.h"
 
-#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
-#include <vector>
 
-#include "export/collector.h"
 #include "report/headline.h"
 #include "report/report_tables.h"
 
@@ -81,90 +78,41 @@ class PrettyJson {
     }
     out_ << (first ? "[]" : "\n" + std::string(indent, ' ') + "]");
   }
-  /// `s` as Value(Json(s), indent) writes it (GPUQ_ORDERED_JSON_MEMBERS'
-  /// order), member by member: a busy capture has 200,000 of them.
-  void SliceValue(const Slice& s, unsigned indent) {
+  /// A slice as Value(Json(slice), indent) writes it
+  /// (GPUQ_ORDERED_JSON_MEMBERS' order), member by member: a busy capture
+  /// has 200,000 of them. `each_arg(emit)` calls emit(key, value) for each
+  /// of its args in key order.
+  template <typename EachArg>
+  void SpanValue(const std::string& track, const std::string& name,
+                 double start_s, double duration_s, EachArg each_arg,
+                 unsigned indent) {
     const std::string pad(indent + 2, ' ');
-    const auto member = [&](const char* key, const Json& value, bool last) {
+    const auto member = [&](const char* key, const Json& value) {
       out_ << pad << '"' << key << "\": ";
       Value(value, indent + 2);
-      if (!last) out_ << ",\n";
+      out_ << ",\n";
     };
     out_ << "{\n";
-    member("track", s.track, false);
-    member("name", s.name, false);
-    member("start_s", s.start_s, false);
-    member("duration_s", s.duration_s, false);
+    member("track", track);
+    member("name", name);
+    member("start_s", start_s);
+    member("duration_s", duration_s);
     out_ << pad << "\"args\": ";
-    if (s.args.empty()) {
-      out_ << "{}";
-    } else {
-      out_ << "{\n";
-      bool first = true;
-      for (const auto& [k, v] : s.args) {
-        if (!first) out_ << ",\n";
-        first = false;
-        out_ << pad << "  ";
-        Value(Json(k), indent + 4);
-        out_ << ": ";
-        Value(Json(v), indent + 4);
-      }
-      out_ << "\n" << pad << "}";
-    }
+    bool first = true;
+    each_arg([&](const std::string& key, const std::string& value) {
+      out_ << (first ? "{\n" : ",\n") << pad << "  ";
+      first = false;
+      Value(Json(key), indent + 4);
+      out_ << ": ";
+      Value(Json(value), indent + 4);
+    });
+    out_ << (first ? std::string("{}") : "\n" + pad + "}");
     out_ << "\n" << std::string(indent, ' ') << "}";
   }
-  /// The timeline's queue lifetimes as SliceValue(t.LifetimeSlice(l)) writes
-  /// each, from their words: no slice is made (the interned names are
-  /// quoted once).
-  void Lifetimes(const Timeline& t, unsigned indent) {
-    if (t.queue_lifetimes.empty()) {
-      out_ << "[]";
-      return;
-    }
-    const auto quoted = [](const std::string& text) {
-      return Json(text).dump(-1, ' ', false, Json::error_handler_t::replace);
-    };
-    std::vector<std::string> tracks;
-    std::vector<std::string> ends;
-    for (const std::string& track : t.lifetime_tracks) {
-      tracks.push_back(quoted(track));
-    }
-    for (const std::string& end : t.lifetime_ends) ends.push_back(quoted(end));
-    std::map<uint32_t, std::string> types;  // queue_type -> quoted label
-    const std::string in(indent + 2, ' ');
-    const std::string pad(indent + 4, ' ');
-    const std::string args(indent + 6, ' ');
-    out_ << "[\n";
-    bool first = true;
-    for (const QueueLifetime& l : t.queue_lifetimes) {
-      if (!first) out_ << ",\n";
-      first = false;
-      auto type = types.find(l.queue_type);
-      if (type == types.end()) {
-        type = types.emplace(l.queue_type, quoted(QueueTypeLabel(l.queue_type)))
-                   .first;
-      }
-      out_ << in << "{\n"
-           << pad << "\"track\": " << tracks.at(l.track) << ",\n"
-           << pad << "\"name\": " << quoted(LifetimeName(l)) << ",\n"
-           << pad << "\"start_s\": ";
-      Value(Json(l.start_s), indent + 4);
-      out_ << ",\n" << pad << "\"duration_s\": ";
-      Value(Json(l.duration_s), indent + 4);
-      out_ << ",\n"
-           << pad << "\"args\": {\n"
-           << args << "\"end\": " << ends.at(l.end) << ",\n"
-           << args << "\"gpu_id\": \"" << l.gpu_id << "\",\n"
-           << args << "\"queue_id\": \"" << l.queue_id << "\",\n"
-           << args << "\"queue_type\": " << type->second;
-      if (l.seeded) out_ << ",\n" << args << "\"seeded\": \"true\"";
-      out_ << "\n" << pad << "}\n" << in << "}";
-    }
-    out_ << "\n" << std::string(indent, ' ') << "]";
-  }
-  /// An array of `n` slices, `at(i)` the i-th, as Listed() would write it.
-  template <typename At>
-  void Slices(size_t n, At at, unsigned indent) {
+  /// An array of `n` spans, `write(i, indent)` the i-th at `indent`, as
+  /// Listed() would write it.
+  template <typename Write>
+  void Spans(size_t n, Write write, unsigned indent) {
     if (n == 0) {
       out_ << "[]";
       return;
@@ -173,7 +121,7 @@ class PrettyJson {
     for (size_t i = 0; i < n; ++i) {
       if (i > 0) out_ << ",\n";
       out_ << std::string(indent + 2, ' ');
-      SliceValue(at(i), indent + 2);
+      write(i, indent + 2);
     }
     out_ << "\n" << std::string(indent, ' ') << "]";
   }
@@ -210,13 +158,31 @@ void WriteTimeline(const Timeline& t, unsigned in, bool* first,
   list("submission_rate_per_process", t.submission_rate_per_process);
   const auto slices = [&](const char* key, const std::vector<Slice>& rows) {
     json->Key(key, tin, &tfirst);
-    json->Slices(
-        rows.size(), [&rows](size_t i) -> const Slice& { return rows[i]; },
+    json->Spans(
+        rows.size(),
+        [&](size_t i, unsigned indent) {
+          const Slice& s = rows[i];
+          json->SpanValue(
+              s.track, s.name, s.start_s, s.duration_s,
+              [&s](const auto& emit) {
+                for (const auto& [k, v] : s.args) emit(k, v);
+              },
+              indent);
+        },
         tin);
   };
-  // Written from their words (Timeline keeps them compact).
+  // Written from their words (Timeline keeps them compact): no Slice made.
   json->Key("queue_lifetimes", tin, &tfirst);
-  json->Lifetimes(t, tin);
+  json->Spans(
+      t.queue_lifetimes.size(),
+      [&](size_t i, unsigned indent) {
+        const QueueLifetime& l = t.queue_lifetimes[i];
+        json->SpanValue(
+            t.lifetime_tracks.at(l.track), LifetimeName(l), l.start_s,
+            l.duration_s,
+            [&](const auto& emit) { t.ForEachLifetimeArg(l, emit); }, indent);
+      },
+      tin);
   slices("runlist_ops", t.runlist_ops);
   slices("evictions", t.evictions);
   slices("off_gpu", t.off_gpu);

@@ -7,7 +7,6 @@
 #include <set>
 #include <sstream>
 
-#include "export/collector.h"
 #include "model/container_rows.h"
 
 namespace gpuq::report {
@@ -49,43 +48,34 @@ class Trace {
     Metadata(pid, tid, "thread_sort_index", "sort_index", tid);
   }
   void Complete(int pid, int tid, const char* cat, const Slice& s) {
-    Begin();
-    out_ << R"({"name":)";
-    String(s.name);
-    out_ << R"(,"cat":)";
-    String(cat);
-    out_ << R"(,"ph":"X","ts":)";
-    Number(s.start_s * kUs);
-    out_ << R"(,"dur":)";
-    Number(s.duration_s * kUs);
-    out_ << R"(,"pid":)" << pid << R"(,"tid":)" << tid << R"(,"args":{)";
-    bool first = true;
-    for (const auto& [k, v] : s.args) {
-      if (!first) out_ << ',';
-      first = false;
-      String(k);
-      out_ << ':';
-      String(v);
-    }
-    out_ << "}}";
+    Complete(pid, tid, cat, s.name, s.start_s, s.duration_s,
+             [&s](const auto& emit) {
+               for (const auto& [k, v] : s.args) emit(k, v);
+             });
   }
-  /// A queue lifetime as Complete(pid, tid, "queue", t.LifetimeSlice(l))
-  /// writes it, from its words (`name` its LifetimeName).
-  void Lifetime(int pid, int tid, const std::string& name, const Timeline& t,
-                const QueueLifetime& l) {
+  /// An X event; `each_arg(emit)` calls emit(key, value) for each of its
+  /// args in key order (a queue lifetime's from its words: no Slice made).
+  template <typename EachArg>
+  void Complete(int pid, int tid, const char* cat, const std::string& name,
+                double start_s, double duration_s, EachArg each_arg) {
     Begin();
     out_ << R"({"name":)";
     String(name);
-    out_ << R"(,"cat":"queue","ph":"X","ts":)";
-    Number(l.start_s * kUs);
+    out_ << R"(,"cat":)";
+    String(cat);
+    out_ << R"(,"ph":"X","ts":)";
+    Number(start_s * kUs);
     out_ << R"(,"dur":)";
-    Number(l.duration_s * kUs);
-    out_ << R"(,"pid":)" << pid << R"(,"tid":)" << tid << R"(,"args":{"end":)";
-    String(t.lifetime_ends.at(l.end));
-    out_ << R"(,"gpu_id":")" << l.gpu_id << R"(","queue_id":")" << l.queue_id
-         << R"(","queue_type":)";
-    String(QueueTypeLabel(l.queue_type));
-    if (l.seeded) out_ << R"(,"seeded":"true")";
+    Number(duration_s * kUs);
+    out_ << R"(,"pid":)" << pid << R"(,"tid":)" << tid << R"(,"args":{)";
+    bool first = true;
+    each_arg([&](const std::string& key, const std::string& value) {
+      if (!first) out_ << ',';
+      first = false;
+      String(key);
+      out_ << ':';
+      String(value);
+    });
     out_ << "}}";
   }
   void Counter(int pid, const std::string& name, double ts_s,
@@ -231,7 +221,9 @@ void AddRun(Trace& trace, const RunReport& r, int base) {
     for (auto& [name, queue] : per_queue) {
       lanes.Add(name, std::move(queue),
                 [&, &name = name](int tid, const QueueLifetime& l) {
-                  trace.Lifetime(pid, tid, name, t, l);
+                  trace.Complete(
+                      pid, tid, "queue", name, l.start_s, l.duration_s,
+                      [&](const auto& emit) { t.ForEachLifetimeArg(l, emit); });
                 });
     }
   }

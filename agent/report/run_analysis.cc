@@ -281,18 +281,17 @@ class Analyzer::Impl : private ModelObserver {
     ++bucket_;
   }
 
-  // Every rate series of an owner the model knew (sets only grow) reaches
-  // the last closed bucket, its buckets without samples zero.
+  // Every rate series (one per owner of a queue, made at its first queue)
+  // reaches the last closed bucket, its buckets without samples zero.
   void FillRateSeries() {
-    auto reach = [this](auto& series, const auto& owners) {
-      for (const auto& key : owners) {
-        std::vector<double>& v = series[key].values;
-        if (v.size() < bucket_) v.resize(bucket_, 0.0);
+    auto reach = [this](auto& series) {
+      for (auto& [key, acc] : series) {
+        if (acc.values.size() < bucket_) acc.values.resize(bucket_, 0.0);
       }
     };
-    reach(container_series_, rate_containers_);
-    reach(process_series_, rate_processes_);
-    reach(gpu_rate_series_, rate_gpus_);
+    reach(container_series_);
+    reach(process_series_);
+    reach(gpu_rate_series_);
     if (run_rate_.values.size() < bucket_)
       run_rate_.values.resize(bucket_, 0.0);
   }
@@ -397,7 +396,6 @@ class Analyzer::Impl : private ModelObserver {
     if (slot.rate == nullptr) {
       const std::string key = ContainerKey(cgroup_id);
       slot.rate = &container_series_[key];
-      rate_containers_.insert(key);
     }
     return slot.rate;
   }
@@ -494,8 +492,9 @@ class Analyzer::Impl : private ModelObserver {
     Raise(++gt.live, &gt.peak);
     if (q.seeded) ++gt.at_start;
     queues_[state.serial] = q;
-    rate_processes_.insert(q.tgid);
-    rate_gpus_.insert(q.gpu_id);
+    // Their rate series, from their first queue on (FillRateSeries).
+    process_series_.try_emplace(q.tgid);
+    gpu_rate_series_.try_emplace(q.gpu_id);
   }
 
   void QueueRemoved(const QueueState& state, uint64_t ts_ns,
@@ -737,10 +736,6 @@ class Analyzer::Impl : private ModelObserver {
 
   // Timeline state.
   uint64_t bucket_ = 0;
-  // Owners of a rate series from the bucket their first queue came in.
-  std::set<std::string> rate_containers_;
-  std::set<uint32_t> rate_processes_;
-  std::set<uint32_t> rate_gpus_;
   std::map<uint32_t, SeriesAcc> gpu_series_;
   std::map<std::string, SeriesAcc> container_series_;
   std::map<uint32_t, SeriesAcc> process_series_;

@@ -46,12 +46,21 @@ Slice Timeline::LifetimeSlice(const QueueLifetime& l) const {
   s.name = LifetimeName(l);
   s.start_s = l.start_s;
   s.duration_s = l.duration_s;
-  s.args = {{"gpu_id", std::to_string(l.gpu_id)},
-            {"queue_id", std::to_string(l.queue_id)},
-            {"queue_type", QueueTypeLabel(l.queue_type)},
-            {"end", lifetime_ends.at(l.end)}};
-  if (l.seeded) s.args["seeded"] = "true";
+  ForEachLifetimeArg(l, [&s](const std::string& key, const std::string& value) {
+    s.args.emplace(key, value);
+  });
   return s;
+}
+
+void Timeline::ForEachLifetimeArg(
+    const QueueLifetime& l,
+    const std::function<void(const std::string&, const std::string&)>& f)
+    const {
+  f("end", lifetime_ends.at(l.end));
+  f("gpu_id", std::to_string(l.gpu_id));
+  f("queue_id", std::to_string(l.queue_id));
+  f("queue_type", QueueTypeLabel(l.queue_type));
+  if (l.seeded) f("seeded", "true");
 }
 
 bool IsUnmap(const Slice& s) {

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -301,8 +302,15 @@ struct Timeline {
   void AddLifetime(QueueLifetime l, const std::string& track,
                    const std::string& end);
   /// `l` as the slice the outputs draw: "compute queue 3" on its track,
-  /// with its GPU, queue id and type, its end and whether it was seeded.
+  /// with its args (ForEachLifetimeArg).
   Slice LifetimeSlice(const QueueLifetime& l) const;
+  /// `l`'s slice args in key order, as Slice::args keeps them: its end,
+  /// GPU, queue id and type, and whether it was seeded. The one rule the
+  /// JSON and Perfetto writers use to write a lifetime without a Slice.
+  void ForEachLifetimeArg(
+      const QueueLifetime& l,
+      const std::function<void(const std::string&, const std::string&)>& f)
+      const;
 
  private:
   std::map<std::string, uint32_t> track_index_;
