@@ -263,13 +263,13 @@ void Model::On(const gpuq_queue_update_event& e) {
   }
   // As amdkfd keeps it: the low byte is the percentage; bits 8-15 name a
   // PM4 queue's target XCC on 6.12 (docs/kfd-probe-points.md, section 4).
-  Classify(*q, -1);
-  q->ring_address = e.ring_address;
-  q->ring_size = e.ring_size;
-  q->percentage = e.percentage & 0xffu;
-  q->priority = e.priority;
-  q->updated = true;
-  Classify(*q, +1);
+  Reclassify(q, [&] {
+    q->ring_address = e.ring_address;
+    q->ring_size = e.ring_size;
+    q->percentage = e.percentage & 0xffu;
+    q->priority = e.priority;
+    q->updated = true;
+  });
 }
 
 void Model::On(const gpuq_queue_cu_mask_event& e) {
@@ -280,10 +280,10 @@ void Model::On(const gpuq_queue_cu_mask_event& e) {
     return;
   }
   auto gpu = series_.gpus.find(q->gpu_id);
-  Classify(*q, -1);
-  q->cu_mask = ClassifyCuMask(
-      e, gpu != series_.gpus.end() ? gpu->second.ActiveCus() : 0);
-  Classify(*q, +1);
+  Reclassify(q, [&] {
+    q->cu_mask = ClassifyCuMask(
+        e, gpu != series_.gpus.end() ? gpu->second.ActiveCus() : 0);
+  });
   q->cu_mask_record = std::make_shared<const gpuq_queue_cu_mask_event>(e);
 }
 
@@ -506,9 +506,7 @@ void Model::On(const gpuq_queue_sample_record& e) {
   if ((e.flags & GPUQ_SAMPLE_F_UNREADABLE) != 0) {
     ++((e.flags & GPUQ_SAMPLE_F_DENIED) != 0 ? series_.sample_stats.denied
                                              : series_.sample_stats.unreadable);
-    Classify(*q, -1);
-    q->last_read = QueueState::LastRead::kFailed;
-    Classify(*q, +1);
+    Reclassify(q, [q] { q->last_read = QueueState::LastRead::kFailed; });
     Tell().QueueSampled(*q, 0);
     return;
   }
@@ -524,9 +522,7 @@ void Model::On(const gpuq_queue_sample_record& e) {
     q->rate_ns = 0;
   }
   q->sampled = true;
-  Classify(*q, -1);
-  q->last_read = QueueState::LastRead::kOk;
-  Classify(*q, +1);
+  Reclassify(q, [q] { q->last_read = QueueState::LastRead::kOk; });
   q->write_index = e.write_index;
   q->read_index = e.read_index;
   q->sample_ns = e.hdr.ts_ns;
@@ -825,7 +821,10 @@ QueueClasses Model::ClassesOf(const QueueState& q) {
 }
 
 void Model::Classify(const QueueState& q, int delta) {
-  const QueueClasses c = ClassesOf(q);
+  StepClasses(ClassesOf(q), delta);
+}
+
+void Model::StepClasses(const QueueClasses& c, int delta) {
   StepCount(&classes_.by_priority,
             std::make_tuple(c.cgroup_id, c.gpu_id, c.priority), delta);
   StepCount(&classes_.by_requested_priority,

@@ -529,6 +529,18 @@ class Model {
   /// Counts `q` in classes_ (`delta` +1) or takes it out (-1), and tells
   /// the observer.
   void Classify(const QueueState& q, int delta);
+  void StepClasses(const QueueClasses& c, int delta);
+  /// Applies `change` to `q`, moving it between classes where the change
+  /// moved it (a sample that reads as the last one did moves nothing).
+  template <typename Change>
+  void Reclassify(QueueState* q, Change change) {
+    const QueueClasses before = ClassesOf(*q);
+    change();
+    const QueueClasses after = ClassesOf(*q);
+    if (before == after) return;
+    StepClasses(before, -1);
+    StepClasses(after, +1);
+  }
   static QueueClasses ClassesOf(const QueueState& q);
   /// Queues Forget() removed, by key, until their destroy or the key's
   /// reuse; tombstone_order_ is their insertion order (for the cap; stale

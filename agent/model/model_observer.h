@@ -41,6 +41,12 @@ struct QueueClasses {
   uint32_t requested_priority = 0;
   std::optional<CuMaskClass> cu_mask;        ///< none: never given one
   std::optional<UnsampledReason> unsampled;  ///< none: sampled
+  bool operator==(const QueueClasses& o) const {
+    return cgroup_id == o.cgroup_id && gpu_id == o.gpu_id &&
+           priority == o.priority &&
+           requested_priority == o.requested_priority && cu_mask == o.cu_mask &&
+           unsampled == o.unsampled;
+  }
 };
 
 /// An eviction the model counted: a process's queues on a GPU.
