@@ -122,6 +122,7 @@ btf_checks() {
 nobtf_checks() {
   echo nobtf-reload kprobes-off
   tier_checks args tracepoint
+  echo skips:forced
   client_checks_of nobtf
 }
 # client_checks_of btf|nobtf: the checks of JUDGED's runtime client groups
@@ -721,6 +722,7 @@ build_payload() {
   copy_with_libs "$AGENT" /bin/gpuq-agent "$r"
   # the kernel's own counts of skipped programs (recursion_misses)
   copy_with_libs "$(command -v bpftool)" /bin/bpftool "$r"
+  copy_with_libs "$(command -v chrt)" /bin/chrt "$r"
   command -v strip > /dev/null && strip --strip-debug "$r/bin/gpuq-agent"
   cp "$SIMSRC/guest-init.sh" "$r/init"
   chmod +x "$r/init"

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "null_cp.h"
 
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -35,6 +36,7 @@ static unsigned g_nqueues; /* ids handed out, never reused */
 static atomic_int g_paused;
 static const char* g_control_dir;
 static const char* g_truth;
+static int g_cp_fifo; /* GPUQ_NULLGPU_CP_FIFO: the CP's SCHED_FIFO priority */
 static pthread_t g_cp;
 static int g_cp_running;
 static atomic_int g_cp_stop;
@@ -46,6 +48,8 @@ void null_cp_configure(const null_cp_ops* ops, unsigned gpus) {
   atomic_store(&g_paused, paused && *paused == '1');
   g_control_dir = getenv("GPUQ_NULLGPU_CONTROL");
   g_truth = getenv("GPUQ_NULLGPU_TRUTH");
+  const char* fifo = getenv("GPUQ_NULLGPU_CP_FIFO");
+  g_cp_fifo = fifo ? atoi(fifo) : 0;
 }
 
 void null_cp_set_kfd(int forwarding) { g_kfd = forwarding; }
@@ -352,7 +356,15 @@ static void* cp_main(void* arg) {
 void null_cp_start_locked(void) {
   if (g_cp_running) return;
   atomic_store(&g_cp_stop, 0);
-  if (pthread_create(&g_cp, NULL, cp_main, NULL) == 0) g_cp_running = 1;
+  if (pthread_create(&g_cp, NULL, cp_main, NULL) != 0) return;
+  g_cp_running = 1;
+  if (g_cp_fifo > 0) {
+    struct sched_param param = {.sched_priority = g_cp_fifo};
+    int rc = pthread_setschedparam(g_cp, SCHED_FIFO, &param);
+    if (rc != 0)
+      fprintf(stderr, "null CP: SCHED_FIFO %d refused: %s\n", g_cp_fifo,
+              strerror(rc));
+  }
 }
 
 void null_cp_stop(void) {

@@ -17,6 +17,9 @@
  *                         there pauses the CP while it exists; a file "dump"
  *                         makes it write the truth file, then it is removed
  *   GPUQ_NULLGPU_TRUTH    the ground-truth file ("%p" = pid)
+ *   GPUQ_NULLGPU_CP_FIFO  N > 0: the CP thread runs SCHED_FIFO at priority N
+ *                         (the simulator tier on kernels that preempt BPF
+ *                         programs: tests/kernel/sim/guest-init.sh)
  *
  * Locking: null_cp_lock guards every queue and counter below; the functions
  * named _locked and the queue accessors expect the caller to hold it. */

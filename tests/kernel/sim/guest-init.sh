@@ -80,6 +80,40 @@ mount -t cgroup2 none /sys/fs/cgroup
 # The preemption model when it lets the kernel preempt programs ("full
 # (lazy)" on 7.3), else empty (6.1: voluntary).
 PREEMPTS=$(grep -E '\((full|lazy|rt)\)' /sys/kernel/debug/sched/preempt 2> /dev/null)
+# Exact runs on a kernel that preempts programs. There a program run is
+# skipped when another task sits preempted inside the same program on this
+# CPU (docs/probe-tiers.md), and no boot option stops it on 7.3:
+# sched_dynamic_mode() (kernel/sched/core.c) accepts only "full" and "lazy"
+# where the architecture has lazy preemption. The scheduler's own rule does:
+# a SCHED_FIFO task is preempted only by a task of a higher priority (never
+# at a tick, never by a SCHED_OTHER task; kernel/sched/rt.c), so tasks that
+# share one FIFO priority never preempt one another inside a program. Every
+# process of this guest inherits FIFO priority 1 from init: the agents, the
+# drivers, the shell. Two kinds run otherwise:
+#  - kernel workers (SCHED_OTHER). The simulator's eviction and restore
+#    workers run hooked functions; one preempted inside such a program by a
+#    FIFO task that then enters it would cost that task's record, which the
+#    exact checks below would report as a difference.
+#  - the runtime clients (ROCr, HIP, rocBLAS: RUNTIME_SCHED, SCHED_OTHER).
+#    ROCr busy-waits for completions and expects a time-shared CPU: as FIFO
+#    tasks of one priority on one vCPU its waiting threads starved the rest
+#    of the guest. Their null CP thread runs FIFO (GPUQ_NULLGPU_CP_FIFO=1),
+#    so it is never preempted inside a program and takes the CPU whenever it
+#    wakes. A client's own threads still preempt one another at ticks: the
+#    runtime client groups keep their rule for records lost to skipped
+#    programs (SKIPS_TOLERATED, within_skips); every other check is exact.
+# The skips group forces skips on purpose (forced_skips).
+RUNTIME_SCHED=""
+CP_FIFO=""
+SKIPS_TOLERATED=""
+if [ -n "$PREEMPTS" ]; then
+  if chrt -f -p 1 $$; then
+    RUNTIME_SCHED="chrt -o 0"
+    CP_FIFO="GPUQ_NULLGPU_CP_FIFO=1"
+  else
+    echo "GPUQ-LOG $K init| chrt -f -p 1 failed: checks may see skipped programs"
+  fi
+fi
 ip link set lo up
 
 up() { cut -d' ' -f1 /proc/uptime; }
@@ -395,7 +429,7 @@ converge() {
   while :; do
     scrape /tmp/m.prom
     compare_once "$1" /tmp/m.prom && return 0
-    diffs=$(grep '^DIFF' /tmp/cmp.out | cksum)
+    diffs=$(grep '^DIFF' /tmp/cmp.out | md5sum)
     if [ "$diffs" != "$last" ]; then
       last=$diffs
       same_since=$(up)
@@ -421,7 +455,9 @@ lost_file() { echo "/tmp/lost-creates${TIER:+-$TIER}"; }
 # its 7 last packets with them, failed 18 checks of the runs after it.)
 lost_destroys_file() { echo "/tmp/lost-destroys${TIER:+-$TIER}"; }
 
-# within_skips [CMP]: Debian's kernels from 6.16 boot with lazy preemption
+# within_skips [CMP]: false outside the runtime client groups
+# (SKIPS_TOLERATED: every other check is exact, see RUNTIME_SCHED above).
+# There: Debian's kernels from 6.16 boot with lazy preemption
 # ("Dynamic Preempt: lazy"), so a trampoline (fentry), uprobe or, from 7.x,
 # tracepoint program can be preempted, and the kernel then skips that
 # program for the next task on the CPU (docs/probe-tiers.md). A skipped
@@ -464,6 +500,7 @@ tier_skips() {
 
 within_skips() {
   local reason skipped
+  [ -n "$SKIPS_TOLERATED" ] || return 1
   tier_skips /tmp/m.prom
   reason=$SKIP_REASON
   skipped=$SKIPPED
@@ -703,23 +740,6 @@ driver_truth() {
     }' > /tmp/drv.truth
 }
 
-# reveal_exit_skips DRIVER...: each driver makes one more KFD call (GET_VERSION,
-# which changes nothing), so that a call of theirs whose sys_exit program the
-# kernel skipped is counted now: the tracepoint tier finds such a call only at
-# the thread's next ioctl (a CI run on 7.3 failed priority-update because the
-# lost update was not yet counted, so the check could not tell it was lost).
-reveal_exit_skips() {
-  local d
-  for d in "$@"; do drv "$d" version; done
-}
-
-# exit_skips: KFD calls whose sys_exit program the kernel skipped (the
-# tracepoint tier's kfd_exit_skipped drops), scraped now.
-exit_skips() {
-  scrape /tmp/m.prom
-  awk '/^gpuq_events_dropped_total\{reason="kfd_exit_skipped"\}/ { n = $2 } END { print n + 0 }' /tmp/m.prom
-}
-
 # dropped: the non-zero gpuq_events_dropped_total series of the last scrape.
 dropped() {
   d=$(grep '^gpuq_events_dropped_total{' /tmp/m.prom | grep -v ' 0$' | sed 's/^gpuq_events_dropped_total//' | tr '\n' ' ')
@@ -781,10 +801,6 @@ labels_check() {
   if [ "$xgmi" = "$want" ] && [ $ok = 0 ] &&
     grep -q 'queue_type="sdma_xgmi"' /tmp/m.prom && grep -q '^RESULT diff' /tmp/cmp-other.out; then
     pass "$1" "kernel enum: sdma_xgmi = $xgmi; the agent's creates by queue_type equal the truth's labels; with the other kernels' numbering ($other) they differ: $(grep -c '^DIFF' /tmp/cmp-other.out) series"
-  elif [ "$xgmi" = "$want" ] && [ $ok != 0 ] && within_skips; then
-    # a skipped program lost a create (maybe the sdma_xgmi one): the labels
-    # cannot be judged on this run; 6.1 and the other tiers judge them
-    skip "$1" "kernel enum: sdma_xgmi = $xgmi; the agent's creates differ from the truth only by records skipped programs lost: $WITHIN"
   else
     fail "$1" "sdma_xgmi = ${xgmi:-none} (want $want on $SERIES); agent = truth: $([ $ok = 0 ] && echo yes || echo no); negative control: $(tail -n 1 /tmp/cmp-other.out)"
     dump "$1" /tmp/cmp.out /tmp/cmp-other.out
@@ -864,15 +880,9 @@ run_mode() {
   #    to 15 (high), c1 (NO_HWS) from 0 (low) to 9 (medium); the gauge follows
   #    (before the restart below: queues found in sysfs have no priority to
   #    compare; d2 has exited already)
-  lost0=$(exit_skips)
   drv d1 update a3 100 15
   drv d3 update c1 100 9
-  reveal_exit_skips d1 d3
-  if [ "$m" = tracepoint ] && ! converge "gpuq_queues_by_priority gpuq_queues_by_requested_priority" && [ "$(exit_skips)" -gt "$lost0" ]; then
-    skip "$m:priority-update" "the kernel skipped $(($(exit_skips) - lost0)) sys_exit programs of KFD calls during the updates (7.x preempts tracepoint programs; each lost record is counted as kfd_exit_skipped): $(grep '^DIFF' /tmp/cmp.out | head -n 2 | tr '\n' ';')"
-  else
-    expect_truth "$m:priority-update" "gpuq_queues_by_priority gpuq_queues_by_requested_priority"
-  fi
+  expect_truth "$m:priority-update" "gpuq_queues_by_priority gpuq_queues_by_requested_priority"
   # -- CU masks by AMDKFD_IOC_SET_CU_MASK, judged against the 104 active CUs
   #    every simulated GPU has (simd_count 416 / simd_per_cu 4): a1 (HWS)
   #    CUs 0-15 (restricted); c1 (NO_HWS) exactly CUs 0-103 (all_cus); a3
@@ -884,7 +894,6 @@ run_mode() {
   #    on a3 (EINVAL: its GPU has WGPs), a queue id d1 does not have (EFAULT,
   #    as amdkfd's pqm_update_mqd). The masks are compared only here: a
   #    restarted agent cannot know those of the queues it finds in sysfs.
-  lost0=$(exit_skips)
   drv d1 cumask a1 0x0000ffff
   drv d3 cumask c1 0xffffffff 0xffffffff 0xffffffff 0x000000ff
   drv d1 cumask a3 0xffffffff 0xfffcffff 0xffffffff 0x000000ff
@@ -892,14 +901,9 @@ run_mode() {
   drv d3 cumaskfail c1 22
   drv d1 cumaskfail a3 22 0x00000001
   drv d1 cumaskfail 999 14 0x0000ffff
-  reveal_exit_skips d1 d3
   fams=gpuq_queues_cu_masked
   gives runlist && fams="$fams $RUNLIST"
-  if [ "$m" = tracepoint ] && ! converge "$fams" && [ "$(exit_skips)" -gt "$lost0" ]; then
-    skip "$m:cu-mask" "the kernel skipped $(($(exit_skips) - lost0)) sys_exit programs of KFD calls during the CU mask sets (7.x preempts tracepoint programs; each lost record is counted as kfd_exit_skipped): $(grep '^DIFF' /tmp/cmp.out | head -n 2 | tr '\n' ';')"
-  else
-    expect_truth "$m:cu-mask" "$fams"
-  fi
+  expect_truth "$m:cu-mask" "$fams"
   # -- GWS by AMDKFD_IOC_ALLOC_QUEUE_GWS (ROCr's hsaKmtAllocQueueGWS, for
   #    cooperative launches): a1 (HWS) and a3 (MES) are given the GWS (one
   #    queue per process and GPU may hold it); each runs the dqm's
@@ -1156,14 +1160,14 @@ ng_run() {
   local cg=$1 env
   env=$(ng_env "$2" "$3" "$4" "$5")
   shift 5
-  exec sh -c "echo \$\$ > $cg/cgroup.procs && exec env LD_LIBRARY_PATH=/lib/nullgpu $env $*"
+  exec $RUNTIME_SCHED sh -c "echo \$\$ > $cg/cgroup.procs && exec env LD_LIBRARY_PATH=/lib/nullgpu $env $*"
 }
 
 # ng_env CONTROL TRUTH GPUS KFD-NODES: the null GPUs' environment (both
 # read the same, tests/nullgpu/null_cp.h): forwarding to those KFD nodes,
 # that control dir and truth file, and no SDMA.
 ng_env() {
-  echo "GPUQ_NULLGPU_KFD=1 GPUQ_NULLGPU_KFD_NODES=$4 GPUQ_NULLGPU_GPUS=$3 GPUQ_NULLGPU_CONTROL=$1 GPUQ_NULLGPU_TRUTH=$2 HSA_ENABLE_SDMA=0"
+  echo "GPUQ_NULLGPU_KFD=1 GPUQ_NULLGPU_KFD_NODES=$4 GPUQ_NULLGPU_GPUS=$3 GPUQ_NULLGPU_CONTROL=$1 GPUQ_NULLGPU_TRUTH=$2 $CP_FIFO HSA_ENABLE_SDMA=0"
 }
 
 # kfd_run STACK CGROUP CONTROL TRUTH GPUS KFD-NODES CMD...: as ng_run, for
@@ -1175,7 +1179,7 @@ kfd_run() {
   local d=/rocm/$1 cg=$2 env
   env=$(ng_env "$3" "$4" "$5" "$6")
   shift 6
-  exec sh -c "echo \$\$ > $cg/cgroup.procs && exec env LD_PRELOAD=$d/lib/libgpuq_kfdnull.so $env \
+  exec $RUNTIME_SCHED sh -c "echo \$\$ > $cg/cgroup.procs && exec env LD_PRELOAD=$d/lib/libgpuq_kfdnull.so $env \
     $d/lib/ld-linux-x86-64.so.2 --library-path $d/lib $*"
 }
 
@@ -1188,7 +1192,7 @@ root_run() {
   local s=/share/$1 cg=$2 env
   env=$(ng_env "$3" "$4" "$5" "$6")
   shift 6
-  exec sh -c "echo \$\$ > $cg/cgroup.procs && exec chroot $s env LD_PRELOAD=/mnt/libgpuq_kfdnull.so $env HOME=/tmp $*"
+  exec $RUNTIME_SCHED sh -c "echo \$\$ > $cg/cgroup.procs && exec chroot $s env LD_PRELOAD=/mnt/libgpuq_kfdnull.so $env HOME=/tmp $*"
 }
 
 # mount_shares: each root run_sim_tier.sh shares over 9p (virtio; the
@@ -2047,6 +2051,7 @@ EOF
 # A subshell itself: the agents' PORT, URL, TIER... stay in it.
 # shellcheck disable=SC2046 # client_groups' words are the arguments
 client_runs() (
+  SKIPS_TOLERATED=${PREEMPTS:+1} # the runtime clients run SCHED_OTHER
   client_agents_start "$@"
   [ "$CA_N" = 0 ] && exit 0
   for c in $(client_list); do
@@ -2236,7 +2241,7 @@ only record && (record_checks)
 short_lived_checks() {
   local pod_cg=/sys/fs/cgroup/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod7c0ffee0_1234_4abc_8def_0123456789ab.slice
   local tasks=/run/containerd/io.containerd.runtime.v2.task/k8s.io
-  local n id cg name bad="" detail="" short=0 skipped lost=""
+  local n id cg name bad="" detail=""
   : > /tmp/agent-short.out
   cp $TRUTH /tmp/base.truth
   /bin/gpuq-agent --web.listen-address 127.0.0.1:$PORT --runtime.run-dir /run \
@@ -2276,13 +2281,8 @@ short_lived_checks() {
   sleep 3
   scrape /tmp/m.prom
   # Each job: its series under its name, its 2 creates, its exit, and the
-  # exit's destroy of each of its queues. Both drivers create at once on
-  # one vCPU: on a kernel that preempts BPF programs (7.3) a program can find
-  # another instance of itself running there and be skipped by the kernel,
-  # which the agent counts (prog_skipped; the lifecycle checks' within_skips
-  # allow the same). Creates and exits short by at most that count are such
-  # losses (a lost create's queue is destroyed unknown); the check is about
-  # names, which the series that arrived still show.
+  # exit's destroy of each of its queues, exactly (both drivers create at
+  # once, at one FIFO priority: neither preempts the other inside a program).
   for n in 1 2; do
     name="job-$n"
     named=$(grep '^gpuq_' /tmp/m.prom | grep -c "container=\"$name\".*namespace=\"jobs\"")
@@ -2291,23 +2291,14 @@ short_lived_checks() {
     exits=$(sum_for gpuq_process_exits_total "$name" namespace=jobs)
     detail="$detail $name: $creates creates, $destroys destroys, $exits exit;"
     [ "$named" -ge 1 ] || bad="$bad no-series-named-$name"
-    { [ "$creates" -le 2 ] && [ "$exits" -le 1 ] && [ "$destroys" -le "$creates" ]; } ||
-      bad="$bad $name:creates=$creates,destroys=$destroys,exits=$exits"
-    short=$((short + 2 - creates + 1 - exits + creates - destroys))
+    [ "$creates $destroys $exits" = "2 2 1" ] ||
+      bad="$bad $name:creates=$creates,destroys=$destroys,exits=$exits(want-2,2,1)"
   done
-  if [ "$short" -gt 0 ]; then
-    skipped=$(awk 'index($0, "gpuq_events_dropped_total{reason=\"prog_skipped\"}") == 1 { print $NF + 0 }' /tmp/m.prom)
-    if [ "${skipped:-0}" -ge "$short" ]; then
-      lost=" but $short event(s) short, lost to BPF programs the kernel skipped (prog_skipped ${skipped})"
-    else
-      bad="$bad short-by-$short(prog_skipped=${skipped:-0})"
-    fi
-  fi
   # Nothing of theirs under an id or unresolved.
   strays=$(grep '^gpuq_' /tmp/m.prom | grep -c 'container="b0000\|container="unresolved"')
   [ "$strays" = 0 ] || bad="$bad $strays-series-under-id-or-unresolved"
   if [ -z "$bad" ]; then
-    pass short-lived-named "two 2 s Job containers, bundle and cgroup removed at exit: every series named ($detail)$lost"
+    pass short-lived-named "two 2 s Job containers, bundle and cgroup removed at exit: every series named ($detail)"
   else
     fail short-lived-named "missing or misnamed:$bad"
     grep 'job-\|container="b0000\|unresolved\|^gpuq_events_dropped_total' /tmp/m.prom > /tmp/short.prom
@@ -2494,6 +2485,84 @@ fi
 ktime nobtf-start
 # GPUQ_KTEST_ONLY=tracepoint (a developer's knob): the tracepoint tier's
 # lifecycle checks alone, without the args-kprobe tier and the clients.
+# ---- skips: the one run that lets the kernel skip programs ---------------------
+# prog_misses: the kernel's recursion_misses of each BPF program loaded,
+# "NAME N" per line (bpftool prints the count only when it is not 0).
+prog_misses() {
+  bpftool prog show 2> /dev/null | awk '
+    /^[0-9]+: / {
+      name = ""
+      misses = 0
+      for (i = 1; i < NF; i++) {
+        if ($i == "name") name = $(i + 1)
+        if ($i == "recursion_misses") misses = $(i + 1)
+      }
+      print name, misses + 0
+    }'
+}
+
+# forced_skips CHECK: every other check runs where no program can be skipped
+# (RUNTIME_SCHED above); this one makes the kernel skip them, as on a user's
+# host. The tracepoint tier's agent, a driver's burst of creates and
+# destroys and two loops of syscalls run SCHED_OTHER on the one vCPU: a tick
+# preempts a task inside sys_enter's or sys_exit's program and the next task
+# to enter it is skipped. Then the agent is made FIFO again (no skip can
+# happen any more) and its gpuq_events_dropped_total{reason="prog_skipped"}
+# must equal the sum of the kernel's recursion_misses over the agent's
+# programs (the only programs loaded then: no other agent runs), exactly,
+# and be above 0. An agent that ignored a skip would
+# export less. A kernel that never preempts a program (6.1: voluntary)
+# cannot be made to skip one: the check is skipped there, naming the model.
+forced_skips() {
+  local check=$1 got want per i loops
+  if [ -z "$PREEMPTS" ] || [ -z "$RUNTIME_SCHED" ]; then
+    skip $check "no skip can be forced: this kernel never preempts a BPF program (sched/preempt: $(cat /sys/kernel/debug/sched/preempt 2> /dev/null)); the newest kernel's guest runs this check"
+    return
+  fi
+  : > /tmp/agent-skips.out
+  chrt -o 0 /bin/gpuq-agent --web.listen-address 127.0.0.1:$PORT --no-runtime-lookup \
+    --reconcile-interval 2s --probe-tier=tracepoint >> /tmp/agent-skips.out 2>&1 &
+  AG_PID=$!
+  ATTACH_MIN=2 await_agent
+  if [ -z "$AG_UP" ]; then
+    fail $check "the tracepoint tier's agent did not serve with its probes attached"
+    dump $check /tmp/agent-skips.out
+    stop_agent
+    return
+  fi
+  start_driver d9 $CG_B 9
+  chrt -o -p 0 "$PID_d9"
+  loops=""
+  for i in 1 2; do
+    chrt -o 0 sh -c 'i=0; while [ $i -lt 3000 ]; do i=$((i + 1)); : < /proc/uptime; done' &
+    loops="$loops $!"
+  done
+  drv d9 burst "$G_HWS" 300
+  wait $loops
+  exit_driver d9
+  chrt -f -a -p 1 "$AG_PID"
+  # the counts can no longer move; the agent reads the kernel's at each scrape
+  if [ "$(pidof gpuq-agent)" != "$AG_PID" ]; then
+    fail $check "another agent runs beside the tracepoint tier's ($(pidof gpuq-agent)): its programs' misses would be counted too"
+    stop_agent
+    return
+  fi
+  prog_misses > /tmp/skips-kernel.txt
+  want=$(awk '{ s += $2 } END { print s + 0 }' /tmp/skips-kernel.txt)
+  per=$(awk '$2 > 0 { printf "%s%s %d", sep, $1, $2; sep = ", " }' /tmp/skips-kernel.txt)
+  scrape /tmp/m.prom
+  got=$(awk 'index($0, "gpuq_events_dropped_total{reason=\"prog_skipped\"}") == 1 { print $NF + 0 }' /tmp/m.prom)
+  if [ "$want" -gt 0 ] && [ "${got:-none}" = "$want" ]; then
+    pass $check "the kernel skipped the agent's programs $want times (${per}); the agent exports prog_skipped $got; drops: $(dropped)"
+  elif [ "$want" = 0 ]; then
+    fail $check "no program was skipped under SCHED_OTHER load: nothing forced (programs: $(tr '\n' ';' < /tmp/skips-kernel.txt))"
+  else
+    fail $check "the kernel skipped the agent's programs $want times ($per), the agent exports prog_skipped ${got:-none}"
+    dump $check /tmp/skips-kernel.txt /tmp/m.prom /tmp/agent-skips.out
+  fi
+  stop_agent
+}
+
 if only nobtf || named tracepoint; then
 rmmod amdgpu > /tmp/nobtf.txt 2>&1 && insmod $SIM/nobtf/amdgpu.ko >> /tmp/nobtf.txt 2>&1
 rc=$?
@@ -2511,6 +2580,7 @@ if [ $rc = 0 ] && [ ! -e /sys/kernel/btf/amdgpu ] && [ -c /dev/kfd ] &&
     pass kprobes-off "kprobes disarmed (/sys/kernel/debug/kprobes/enabled = 0)"
     (MODE=tracepoint TIER=tracepoint PROBES="$TP_PROBE_NAMES" ATTACH_MIN=2 TIER_GIVES="" SEEDED_EXACT=0 \
       run_mode tracepoint)
+    (forced_skips skips:forced)
     echo 1 > /sys/kernel/debug/kprobes/enabled
   else
     fail kprobes-off "cannot disarm kprobes: $(cat /tmp/kp.txt)"
@@ -2893,6 +2963,7 @@ prog_doorbells() {
 }
 
 programs_checks() {
+  SKIPS_TOLERATED=${PREEMPTS:+1} # the runtime clients run SCHED_OTHER
   local t fd p pid alive st
   if [ -f /lib/nullgpu/missing ] || [ -f /lib/nullgpu/hip-missing ]; then
     prog_skip_all "$(cat /lib/nullgpu/missing /lib/nullgpu/hip-missing 2> /dev/null | head -n 1)"
