@@ -141,6 +141,7 @@ build_payload() {
   copy_with_libs /bin/busybox /bin/busybox "$r"
   copy_with_libs "$AGENT" /bin/gpuq-agent "$r"
   copy_with_libs "$(command -v bpftool)" /bin/bpftool "$r"
+  copy_with_libs "$(command -v chrt)" /bin/chrt "$r"
   # Debug info is most of the binary's size and useless in the guest.
   command -v strip > /dev/null && strip --strip-debug "$r/bin/gpuq-agent"
   cp "$HERE/guest-init.sh" "$r/init"
