@@ -2475,16 +2475,6 @@ if only partitions; then
   (partitions_checks partitions-dpx 2 8)
 fi
 
-# ---- the same simulator without BTF: what amdgpu-dkms hosts run -------------
-# nobtf/amdgpu.ko is the module with its .BTF section removed, so
-# /sys/kernel/btf/amdgpu is absent. The agent runs with no tier flag: its
-# planner must choose the argument-only kprobe tier by itself, and the
-# tracepoint tier once kprobes are disarmed. Both against the same truth
-# (docs/probe-tiers.md): the args bodies learn every identity from nested
-# calls, the tracepoint tier decodes the ioctls from sys_enter/sys_exit.
-ktime nobtf-start
-# GPUQ_KTEST_ONLY=tracepoint (a developer's knob): the tracepoint tier's
-# lifecycle checks alone, without the args-kprobe tier and the clients.
 # ---- skips: the one run that lets the kernel skip programs ---------------------
 # prog_misses: the kernel's recursion_misses of each BPF program loaded,
 # "NAME N" per line (bpftool prints the count only when it is not 0).
@@ -2563,6 +2553,16 @@ forced_skips() {
   stop_agent
 }
 
+# ---- the same simulator without BTF: what amdgpu-dkms hosts run -------------
+# nobtf/amdgpu.ko is the module with its .BTF section removed, so
+# /sys/kernel/btf/amdgpu is absent. The agent runs with no tier flag: its
+# planner must choose the argument-only kprobe tier by itself, and the
+# tracepoint tier once kprobes are disarmed. Both against the same truth
+# (docs/probe-tiers.md): the args bodies learn every identity from nested
+# calls, the tracepoint tier decodes the ioctls from sys_enter/sys_exit.
+ktime nobtf-start
+# GPUQ_KTEST_ONLY=tracepoint (a developer's knob): the tracepoint tier's
+# lifecycle checks alone, without the args-kprobe tier and the clients.
 if only nobtf || named tracepoint; then
 rmmod amdgpu > /tmp/nobtf.txt 2>&1 && insmod $SIM/nobtf/amdgpu.ko >> /tmp/nobtf.txt 2>&1
 rc=$?
