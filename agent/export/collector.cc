@@ -607,6 +607,21 @@ void AddSelfFamilies(const Snapshot& s, std::vector<MetricFamily>* out) {
   }
   out->push_back(dropped.Build());
 
+  // Live only: a capture keeps the sum (prog_skipped), not each program's.
+  if (!s.source_drops.prog_skipped_by_program.empty()) {
+    FamilyBuilder skipped_runs(
+        "gpuq_program_skipped_runs_total",
+        "Runs of each of the agent's kernel programs that the kernel skipped "
+        "(its recursion_misses); their sum is "
+        "gpuq_events_dropped_total{reason=\"prog_skipped\"}.",
+        MetricType::Counter);
+    for (const ProgramSkips& p : s.source_drops.prog_skipped_by_program) {
+      skipped_runs.Add({{"program", p.program}},
+                       static_cast<double>(p.skipped));
+    }
+    out->push_back(skipped_runs.Build());
+  }
+
   FamilyBuilder folded("gpuq_containers_folded",
                        "Containers whose series are folded into container=\"" +
                            std::string(kFoldedContainer) +

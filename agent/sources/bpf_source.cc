@@ -20,6 +20,14 @@ BpfEventSource::BpfEventSource(int events_fd, int drops_fd,
       prog_fds_(std::move(prog_fds)),
       last_prog_skipped_(
           std::make_unique<std::atomic<uint64_t>[]>(prog_fds_.size())) {
+  for (int fd : prog_fds_) {
+    bpf_prog_info info;
+    std::memset(&info, 0, sizeof(info));
+    __u32 len = sizeof(info);
+    prog_names_.push_back(bpf_obj_get_info_by_fd(fd, &info, &len) == 0
+                              ? std::string(info.name)
+                              : fmt::format("fd{}", fd));
+  }
   rb_ = ring_buffer__new(events_fd, &BpfEventSource::OnRecord, this, nullptr);
   if (rb_ == nullptr) {
     error_ = fmt::format("cannot open the events ring buffer: {}",
@@ -96,7 +104,9 @@ SourceDrops BpfEventSource::Drops() const {
                               std::strerror(errno)));
     }
     // A failed read keeps the program's last value: the sum never goes back.
-    drops.prog_skipped += last_prog_skipped_[i].load();
+    const uint64_t skipped = last_prog_skipped_[i].load();
+    drops.prog_skipped += skipped;
+    drops.prog_skipped_by_program.push_back({prog_names_[i], skipped});
   }
   return drops;
 }

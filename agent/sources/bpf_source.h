@@ -28,7 +28,8 @@ class BpfEventSource : public EventSource {
  public:
   /// `events_fd`: the ring buffer map; `drops_fd`: the per-CPU drop counters
   /// (indexed by enum gpuq_drop_reason); `prog_fds`: the programs whose
-  /// skipped runs Drops() counts. Maps and programs must outlive the source.
+  /// skipped runs Drops() counts, each under the kernel's name of it. Maps
+  /// and programs must outlive the source.
   BpfEventSource(int events_fd, int drops_fd, std::vector<int> prog_fds = {});
   ~BpfEventSource() override;
   BpfEventSource(const BpfEventSource&) = delete;
@@ -47,6 +48,8 @@ class BpfEventSource : public EventSource {
   ring_buffer* rb_ = nullptr;
   int drops_fd_;
   std::vector<int> prog_fds_;
+  /// The kernel's name of each program (prog_fds_'s order), read once.
+  std::vector<std::string> prog_names_;
   std::deque<Event> pending_;
   std::atomic<uint64_t> decode_errors_{0};
   /// The last sum read of each kernel drop counter: a failed read keeps it

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "sources/event.h"
 
@@ -16,6 +17,12 @@ enum class NextStatus {
   kError,    ///< unrecoverable; Error() says why
 };
 
+/// One kernel program's skipped runs (its bpf_prog_info.recursion_misses).
+struct ProgramSkips {
+  std::string program;  ///< the kernel's name of it (bpf_prog_info.name)
+  uint64_t skipped = 0;
+};
+
 /// Losses the source itself observed, by reason, monotonic.
 struct SourceDrops {
   uint64_t ringbuf_full = 0;  ///< kernel could not reserve ring space
@@ -26,6 +33,9 @@ struct SourceDrops {
   /// tracepoints; trampolines on preemptible kernels) makes the next task
   /// on that CPU miss it (bpf_prog_info.recursion_misses).
   uint64_t prog_skipped = 0;
+  /// prog_skipped program by program (their sum), live sources only: a
+  /// capture keeps the sum.
+  std::vector<ProgramSkips> prog_skipped_by_program;
   /// Tracepoint tier: KFD creates/destroys whose sys_exit program the kernel
   /// skipped (a subset of prog_skipped that lost a record for certain).
   uint64_t kfd_exit_skipped = 0;

@@ -157,6 +157,7 @@ std::vector<MetricFamily> LiveFamilies() {
   live.learned_cgroups = LearnedCgroupStats{};
   live.metadata_evicted = 0;
   live.queue_priority = QueuePriorityOfRelease("7.3.4+deb13-amd64");
+  live.source_drops.prog_skipped_by_program = {{"tp_sys_exit", 0}};
   return BuildFamilies(live);
 }
 
@@ -529,6 +530,31 @@ TEST(CollectorTest, EventsDroppedTotalHasEveryReason) {
   ASSERT_NE(q, nullptr);
   EXPECT_EQ(q->metric.size(), expected.size());
   for (const ClientMetric& m : q->metric) EXPECT_EQ(m.counter.value, 0);
+}
+
+// Each program's skipped runs under its kernel name; the family's sum is
+// prog_skipped. A source that counts none (a capture) has no such family.
+TEST(CollectorTest, ProgramSkippedRunsAreThePerProgramCounts) {
+  SourceDrops source_drops;
+  source_drops.prog_skipped = 9;
+  source_drops.prog_skipped_by_program = {
+      {"tp_sys_enter", 2}, {"tp_sys_exit", 7}, {"tp_sched_proces", 0}};
+  auto pipeline = OfflinePipeline(
+      std::make_unique<FakeEventSource>(std::vector<Event>{}, source_drops));
+  const auto families = BuildFamilies(pipeline->TakeSnapshot());
+  const MetricFamily* f = Find(families, "gpuq_program_skipped_runs_total");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->type, MetricType::Counter);
+  std::map<std::string, double> got;
+  for (const ClientMetric& m : f->metric) {
+    got[LabelsOf(m).at("program")] = m.counter.value;
+  }
+  const std::map<std::string, double> expected = {
+      {"tp_sys_enter", 2}, {"tp_sys_exit", 7}, {"tp_sched_proces", 0}};
+  EXPECT_EQ(got, expected);
+
+  const auto quiet = BuildFamilies(OfflinePipeline()->TakeSnapshot());
+  EXPECT_EQ(Find(quiet, "gpuq_program_skipped_runs_total"), nullptr);
 }
 
 bool HasReconcileFamily(const std::vector<MetricFamily>& families) {

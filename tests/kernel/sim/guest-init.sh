@@ -2500,11 +2500,11 @@ prog_misses() {
 # happen any more) and its gpuq_events_dropped_total{reason="prog_skipped"}
 # must equal the sum of the kernel's recursion_misses over the agent's
 # programs (the only programs loaded then: no other agent runs), exactly,
-# and be above 0. An agent that ignored a skip would
+# and be above 0, and gpuq_program_skipped_runs_total each program's. An agent that ignored a skip would
 # export less. A kernel that never preempts a program (6.1: voluntary)
 # cannot be made to skip one: the check is skipped there, naming the model.
 forced_skips() {
-  local check=$1 got want per i loops
+  local check=$1 got want per i loops bad name n a
   if [ -z "$PREEMPTS" ] || [ -z "$RUNTIME_SCHED" ]; then
     skip $check "no skip can be forced: this kernel never preempts a BPF program (sched/preempt: $(cat /sys/kernel/debug/sched/preempt 2> /dev/null)); the newest kernel's guest runs this check"
     return
@@ -2542,12 +2542,20 @@ forced_skips() {
   per=$(awk '$2 > 0 { printf "%s%s %d", sep, $1, $2; sep = ", " }' /tmp/skips-kernel.txt)
   scrape /tmp/m.prom
   got=$(awk 'index($0, "gpuq_events_dropped_total{reason=\"prog_skipped\"}") == 1 { print $NF + 0 }' /tmp/m.prom)
-  if [ "$want" -gt 0 ] && [ "${got:-none}" = "$want" ]; then
-    pass $check "the kernel skipped the agent's programs $want times (${per}); the agent exports prog_skipped $got; drops: $(dropped)"
+  # and program by program (a program the agent does not count, the cgroup
+  # watcher's, must have no skips: the sum above would miss them)
+  bad=""
+  while read -r name n; do
+    a=$(awk -v l="gpuq_program_skipped_runs_total{program=\"$name\"}" 'index($0, l) == 1 { print $NF + 0 }' /tmp/m.prom)
+    [ -z "$a" ] && [ "$n" = 0 ] && continue
+    [ "$a" = "$n" ] || bad="$bad $name:agent-${a:-none}-kernel-$n"
+  done < /tmp/skips-kernel.txt
+  if [ "$want" -gt 0 ] && [ "${got:-none}" = "$want" ] && [ -z "$bad" ]; then
+    pass $check "the kernel skipped the agent's programs $want times (${per}); the agent exports prog_skipped $got and each program's count in gpuq_program_skipped_runs_total; drops: $(dropped)"
   elif [ "$want" = 0 ]; then
     fail $check "no program was skipped under SCHED_OTHER load: nothing forced (programs: $(tr '\n' ';' < /tmp/skips-kernel.txt))"
   else
-    fail $check "the kernel skipped the agent's programs $want times ($per), the agent exports prog_skipped ${got:-none}"
+    fail $check "the kernel skipped the agent's programs $want times ($per), the agent exports prog_skipped ${got:-none}; per program:${bad:- equal}"
     dump $check /tmp/skips-kernel.txt /tmp/m.prom /tmp/agent-skips.out
   fi
   stop_agent
