@@ -66,10 +66,13 @@ ip link set lo up
 # one, so none sits preempted inside a program while another enters it and
 # the kernel skips no program (tests/kernel/sim/README.md, "Exact on a
 # kernel that preempts programs"). no-drops then holds every drop reason,
-# prog_skipped too, to 0.
-if grep -qE '\((full|lazy|rt)\)' /sys/kernel/debug/sched/preempt 2> /dev/null; then
-  chrt -f -p 1 $$ || echo "GPUQ-LOG $K init| chrt -f -p 1 failed: programs may be skipped"
-fi
+# prog_skipped too, to 0. PREEMPT_MODEL: debugfs sched/preempt, "mode" the
+# one in parentheses ("voluntary" on Debian's 6.1 and 6.12, "lazy" from 6.16).
+PREEMPT_MODEL=$(cat /sys/kernel/debug/sched/preempt 2> /dev/null)
+mode=$(echo "$PREEMPT_MODEL" | sed -n 's/.*(\([a-z]*\)).*/\1/p')
+case $mode in
+  full | lazy | rt) chrt -f -p 1 $$ || echo "GPUQ-LOG $K init| chrt -f -p 1 failed: programs may be skipped" ;;
+esac
 
 up() { cut -d' ' -f1 /proc/uptime; }
 ktime() { echo "GPUQ-KTIME $K $1 $(up)"; }
@@ -209,11 +212,9 @@ ktime check-start
 check_mode fentry fentry btf-fentry
 check_mode kprobe kprobe btf-kprobe --no-fentry
 check_mode args kprobe args-kprobe --probe-tier=args
-# The preemption model `check` reads equals the kernel's (debugfs
-# sched/preempt: "(voluntary)" on Debian's 6.1 and 6.12, "(lazy)" from 6.16),
-# and a model that preempts programs is named as a cause of skipped runs.
-PREEMPT_MODEL=$(cat /sys/kernel/debug/sched/preempt 2> /dev/null)
-mode=$(echo "$PREEMPT_MODEL" | sed -n 's/.*(\([a-z]*\)).*/\1/p')
+# The preemption model `check` reads equals the kernel's (PREEMPT_MODEL,
+# read at the top), and a model that preempts programs is named as a cause
+# of skipped runs.
 line=$(grep '^  preemption: ' /tmp/check-fentry.out | sed 's/^ *//')
 case $mode in
   full | lazy | rt) want="preemption: preempt=$mode (debugfs sched/preempt): programs can be preempted, *" ;;

@@ -455,6 +455,21 @@ lost_file() { echo "/tmp/lost-creates${TIER:+-$TIER}"; }
 # its 7 last packets with them, failed 18 checks of the runs after it.)
 lost_destroys_file() { echo "/tmp/lost-destroys${TIER:+-$TIER}"; }
 
+# prog_misses: the kernel's recursion_misses of each BPF program loaded,
+# "NAME N" per line (bpftool prints the count only when it is not 0).
+prog_misses() {
+  bpftool prog show 2> /dev/null | awk '
+    /^[0-9]+: / {
+      name = ""
+      misses = 0
+      for (i = 1; i < NF; i++) {
+        if ($i == "name") name = $(i + 1)
+        if ($i == "recursion_misses") misses = $(i + 1)
+      }
+      print name, misses + 0
+    }'
+}
+
 # within_skips [CMP]: false outside the runtime client groups
 # (SKIPS_TOLERATED: every other check is exact, see RUNTIME_SCHED above).
 # There: Debian's kernels from 6.16 boot with lazy preemption
@@ -490,7 +505,7 @@ tier_skips() {
     # sys_exit recovers). The kernel's own counts of the sched_process_exit
     # and sys_exit programs' skips ("name tp_sched_proces", "name
     # tp_sys_exit", recursion_misses) bound them.
-    misses=$(bpftool prog show 2> /dev/null | awk '/ name (tp_sched_proces|tp_sys_exit) / { for (i = 1; i < NF; i++) if ($i == "recursion_misses") s += $(i + 1) } END { print s + 0 }')
+    misses=$(prog_misses | awk '$1 == "tp_sched_proces" || $1 == "tp_sys_exit" { s += $2 } END { print s + 0 }')
     # and the calls whose args the programs could not read (counted)
     unreadable=$(awk 'index($0, "gpuq_events_dropped_total{reason=\"args_unreadable\"}") == 1 { print $NF + 0 }' "$1")
     SKIPPED=$((SKIPPED + ${misses:-0} + ${unreadable:-0}))
@@ -2476,21 +2491,6 @@ if only partitions; then
 fi
 
 # ---- skips: the one run that lets the kernel skip programs ---------------------
-# prog_misses: the kernel's recursion_misses of each BPF program loaded,
-# "NAME N" per line (bpftool prints the count only when it is not 0).
-prog_misses() {
-  bpftool prog show 2> /dev/null | awk '
-    /^[0-9]+: / {
-      name = ""
-      misses = 0
-      for (i = 1; i < NF; i++) {
-        if ($i == "name") name = $(i + 1)
-        if ($i == "recursion_misses") misses = $(i + 1)
-      }
-      print name, misses + 0
-    }'
-}
-
 # forced_skips CHECK: every other check runs where no program can be skipped
 # (RUNTIME_SCHED above); this one makes the kernel skip them, as on a user's
 # host. The tracepoint tier's agent, a driver's burst of creates and
@@ -2510,16 +2510,16 @@ forced_skips() {
     return
   fi
   : > /tmp/agent-skips.out
-  chrt -o 0 /bin/gpuq-agent --web.listen-address 127.0.0.1:$PORT --no-runtime-lookup \
-    --reconcile-interval 2s --probe-tier=tracepoint >> /tmp/agent-skips.out 2>&1 &
-  AG_PID=$!
-  ATTACH_MIN=2 await_agent
+  ATTACH_MIN=2 # (a subshell's: the tracepoint tier's two hooks)
+  start_agent skips --probe-tier=tracepoint
   if [ -z "$AG_UP" ]; then
     fail $check "the tracepoint tier's agent did not serve with its probes attached"
     dump $check /tmp/agent-skips.out
     stop_agent
     return
   fi
+  # every thread of it time-shared from now on, as on a user's host
+  chrt -o -a -p 0 "$AG_PID"
   start_driver d9 $CG_B 9
   chrt -o -p 0 "$PID_d9"
   loops=""
