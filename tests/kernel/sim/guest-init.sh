@@ -89,11 +89,12 @@ PREEMPTS=$(grep -E '\((full|lazy|rt)\)' /sys/kernel/debug/sched/preempt 2> /dev/
 # at a tick, never by a SCHED_OTHER task; kernel/sched/rt.c), so tasks that
 # share one FIFO priority never preempt one another inside a program. Every
 # process of this guest inherits FIFO priority 1 from init: the agents, the
-# drivers, the shell. Two kinds run otherwise:
-#  - kernel workers (SCHED_OTHER). The simulator's eviction and restore
-#    workers run hooked functions; one preempted inside such a program by a
-#    FIFO task that then enters it would cost that task's record, which the
-#    exact checks below would report as a difference.
+# drivers, the shell. Kernel workers are not init's children: the
+# simulator's process teardown and eviction workers run hooked functions
+# (destroys, runlist unmaps) while FIFO drivers run the same programs, so
+# the simulator's worker_fifo parameter (SIM_ARGS, every insmod) makes them
+# FIFO 1 for the length of their work; two jobs exiting at once lost their
+# teardown's destroys without it. One kind runs otherwise:
 #  - the runtime clients (ROCr, HIP, rocBLAS: RUNTIME_SCHED, SCHED_OTHER).
 #    ROCr busy-waits for completions and expects a time-shared CPU: as FIFO
 #    tasks of one priority on one vCPU its waiting threads starved the rest
@@ -105,11 +106,13 @@ PREEMPTS=$(grep -E '\((full|lazy|rt)\)' /sys/kernel/debug/sched/preempt 2> /dev/
 # The skips group forces skips on purpose (forced_skips).
 RUNTIME_SCHED=""
 CP_FIFO=""
+SIM_ARGS=""
 SKIPS_TOLERATED=""
 if [ -n "$PREEMPTS" ]; then
   if chrt -f -p 1 $$; then
     RUNTIME_SCHED="chrt -o 0"
     CP_FIFO="GPUQ_NULLGPU_CP_FIFO=1"
+    SIM_ARGS="worker_fifo=1"
   else
     echo "GPUQ-LOG $K init| chrt -f -p 1 failed: checks may see skipped programs"
   fi
@@ -177,13 +180,13 @@ echo "GPUQ-INFO $K uname $(uname -r)"
 
 # ---- the simulator ----------------------------------------------------------
 FLAVOR=$(cat $SIM/flavor)
-insmod $SIM/amdgpu.ko > /tmp/insmod.txt 2>&1
+insmod $SIM/amdgpu.ko $SIM_ARGS > /tmp/insmod.txt 2>&1
 rc=$?
 ktime insmod-done
 nodes=$(ls $KFD/topology/nodes 2> /dev/null | tr '\n' ' ')
 if [ $rc = 0 ] && [ -c /dev/kfd ] && [ -d $KFD/proc ] && [ -e /sys/kernel/btf/amdgpu ] &&
   grep -q "kfd_procfs_add_queue	\[amdgpu\]" /proc/kallsyms; then
-  pass insmod "rc=0, /dev/kfd, $KFD/proc, topology nodes: $nodes, /sys/kernel/btf/amdgpu, kallsyms [amdgpu]"
+  pass insmod "rc=0, /dev/kfd, $KFD/proc, topology nodes: $nodes, /sys/kernel/btf/amdgpu, kallsyms [amdgpu], workers FIFO while they work: $(cat /sys/module/amdgpu/parameters/worker_fifo)"
 else
   fail insmod "rc=$rc kfd=$(ls -l /dev/kfd 2>&1) nodes='$nodes' btf=$(ls /sys/kernel/btf/amdgpu 2>&1)"
   dump insmod /tmp/insmod.txt
@@ -2383,7 +2386,7 @@ part_phys() { # the sysfs node's physical GPU "pci partition", from its properti
 partitions_checks() {
   local G=$1 per=$2 nodes=$3 n first nd g i bad="" got want
   ktime $G-start
-  rmmod amdgpu > /tmp/part-mod.txt 2>&1 && insmod $SIM/amdgpu.ko extra_hws_gpus=$nodes extra_partitions=$per >> /tmp/part-mod.txt 2>&1
+  rmmod amdgpu > /tmp/part-mod.txt 2>&1 && insmod $SIM/amdgpu.ko $SIM_ARGS extra_hws_gpus=$nodes extra_partitions=$per >> /tmp/part-mod.txt 2>&1
   rc=$?
   n=$(($(ls -d $KFD/topology/nodes/* | wc -l) - 1))
   first=$((n - nodes + 1))
@@ -2481,7 +2484,7 @@ partitions_checks() {
   exit_driver pa
   exit_driver pb
   cp /tmp/static.saved /tmp/static.in
-  rmmod amdgpu > /tmp/part-mod.txt 2>&1 && insmod $SIM/amdgpu.ko >> /tmp/part-mod.txt 2>&1 ||
+  rmmod amdgpu > /tmp/part-mod.txt 2>&1 && insmod $SIM/amdgpu.ko $SIM_ARGS >> /tmp/part-mod.txt 2>&1 ||
     fail $G:reload "cannot load the simulator back: $(tr '\n' ' ' < /tmp/part-mod.txt)"
   ktime $G-done
 }
@@ -2572,7 +2575,7 @@ ktime nobtf-start
 # GPUQ_KTEST_ONLY=tracepoint (a developer's knob): the tracepoint tier's
 # lifecycle checks alone, without the args-kprobe tier and the clients.
 if only nobtf || named tracepoint; then
-rmmod amdgpu > /tmp/nobtf.txt 2>&1 && insmod $SIM/nobtf/amdgpu.ko >> /tmp/nobtf.txt 2>&1
+rmmod amdgpu > /tmp/nobtf.txt 2>&1 && insmod $SIM/nobtf/amdgpu.ko $SIM_ARGS >> /tmp/nobtf.txt 2>&1
 rc=$?
 if [ $rc = 0 ] && [ ! -e /sys/kernel/btf/amdgpu ] && [ -c /dev/kfd ] &&
   grep -q "kfd_procfs_add_queue	\[amdgpu\]" /proc/kallsyms; then
@@ -2982,7 +2985,7 @@ programs_checks() {
   # the inference run, the last for the pair, the one before for the pair
   # that fits, the one before that for the HIP 7.2 pair; 2 CP queue slots
   # per HWS GPU but the second pair's.
-  rmmod amdgpu > /tmp/prog-mod.txt 2>&1 && insmod $SIM/amdgpu.ko extra_hws_gpus=9 cp_queue_slots=2 >> /tmp/prog-mod.txt 2>&1
+  rmmod amdgpu > /tmp/prog-mod.txt 2>&1 && insmod $SIM/amdgpu.ko $SIM_ARGS extra_hws_gpus=9 cp_queue_slots=2 >> /tmp/prog-mod.txt 2>&1
   rc=$?
   n=$(($(ls -d $KFD/topology/nodes/* | wc -l) - 1))
   if [ $rc != 0 ] || [ ! -e /sys/kernel/btf/amdgpu ] || [ $n -lt 12 ]; then

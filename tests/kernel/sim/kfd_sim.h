@@ -410,6 +410,9 @@ void sim_victims_mes_removed(struct sim_gpu *g, struct queue *q);
 void sim_victims_mes_readded(struct sim_gpu *g, struct queue *q, u64 start_ns, u64 end_ns);
 void sim_gpus_init(void);
 void sim_set_current_trigger(uint32_t trigger);
+/* kfd_sim_main.c: a kworker running hooked paths at the guest's FIFO priority */
+void sim_worker_enter(void);
+void sim_worker_leave(void);
 /* Adds n to the ground-truth series (what, gpu_id, a, b, cgroup); kfd_sim_truth.c */
 void sim_truth_count(const char *what, uint32_t gpu_id, uint32_t a, uint32_t b, u64 cgroup, s64 n);
 

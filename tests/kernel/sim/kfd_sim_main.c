@@ -43,15 +43,46 @@ static int kfd_ioctl_get_version(struct file *filep, struct kfd_process *p, void
 
 /* ---- simulator controls ---------------------------------------------------------- */
 
+/*
+ * From 7.3 (sched_dynamic_mode accepts only full and lazy under
+ * ARCH_HAS_PREEMPT_LAZY) a BPF program's run is skipped when another task
+ * sits preempted inside that program on the CPU (bpf_prog_get_recursion_context).
+ * The simulator tier's guest keeps its checks exact by running every task
+ * SCHED_FIFO at priority 1, which no equal-priority task preempts; kworkers
+ * are not the guest's children, and the process teardown and eviction
+ * workers run hooked paths (destroys, runlist unmaps) while FIFO drivers
+ * run the same programs. With worker_fifo set, those workers join priority
+ * 1 for the length of the work and give it back after.
+ */
+static bool worker_fifo;
+module_param(worker_fifo, bool, 0644);
+MODULE_PARM_DESC(
+    worker_fifo,
+    "teardown and eviction workers run SCHED_FIFO 1 while they work (preempting kernels)");
+
+void sim_worker_enter(void)
+{
+	if (worker_fifo)
+		sched_set_fifo_low(current);
+}
+
+void sim_worker_leave(void)
+{
+	if (worker_fifo)
+		sched_set_normal(current, 0);
+}
+
 /* evict_process_worker / restore_process_worker: a kworker, not the owner */
 static void sim_evict_worker(struct work_struct *work)
 {
 	struct kfd_process *p = container_of(work, struct kfd_process, sim_evict_work);
 
+	sim_worker_enter();
 	if (p->sim_restore)
 		p->sim_evict_ret = kfd_process_restore_queues(p);
 	else
 		p->sim_evict_ret = kfd_process_evict_queues(p, p->sim_evict_trigger);
+	sim_worker_leave();
 }
 
 static int sim_evict_restore(struct kfd_process *caller, struct kfd_sim_evict_args *args,

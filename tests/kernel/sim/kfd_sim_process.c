@@ -584,8 +584,10 @@ static void kfd_process_wq_release(struct work_struct *work)
 	struct kfd_process *p = container_of(work, struct kfd_process, release_work);
 	uint32_t i;
 
+	sim_worker_enter();
 	kfd_process_dequeue_from_all_devices(p);
 	pqm_uninit(&p->pqm);
+	sim_worker_leave();
 	kfd_process_remove_sysfs(p);
 	for (i = 0; i < p->n_pdds; i++)
 		kfree(p->pdds[i]);
