@@ -167,7 +167,7 @@ void Model::On(const gpuq_queue_create_event& e) {
                                   e.queue_type};
   QueueSeries& s = series_.queue_series[series_key];
   ++s.live;
-  if (!seeded) ++s.creates;
+  if (q.CountedCreate()) ++s.creates;
   Touch(e.hdr.cgroup_id, e.hdr.tgid, +1, p.comm);
   Tell().QueueAdded(q);
 }
@@ -217,6 +217,10 @@ bool Model::Remove(const Key& key, QueueState* removed) {
 }
 
 void Model::On(const gpuq_queue_destroy_event& e) {
+  if ((e.flags & GPUQ_DESTROY_F_RECOVERED) != 0) {
+    Forget(e);
+    return;
+  }
   AdoptSeeded(e.hdr.process_key, e.hdr.tgid);
   QueueState q;
   bool found = Remove(Key{e.hdr.process_key, e.queue_id}, &q);
@@ -237,7 +241,7 @@ void Model::On(const gpuq_queue_destroy_event& e) {
   // Count under the labels the queue was created with, like its gauge.
   QueueSeries& s =
       series_.queue_series[{q.cgroup_id, q.tgid, q.gpu_id, q.queue_type}];
-  ++s.destroys[reason];
+  if (!q.destroy_counted) ++s.destroys[reason];
   // The owner's last word on a ROCr queue: what it wrote after the
   // sampler's last read (gone with the queue's memory otherwise).
   if ((e.flags & GPUQ_DESTROY_F_WRITE_INDEX) != 0 &&
@@ -446,11 +450,19 @@ void Model::RemoveReplaced(const Key& key, uint64_t ts_ns) {
   }
 }
 
-void Model::Forget(uint64_t process_key, uint32_t queue_id) {
-  const Key key{process_key, queue_id};
+void Model::Forget(const gpuq_queue_destroy_event& e) {
+  // The model's own key of the queue (what reconciliation writes), else the
+  // tgid's seeded key, as a kernel destroy finds a seeded queue.
+  Key key{e.hdr.process_key, e.queue_id};
   QueueState q;
-  if (!Remove(key, &q)) return;
-  Tell().QueueRemoved(q, now_ns_, {QueueEnd::How::kReconciled});
+  if (!Remove(key, &q)) {
+    key = Key{SeededProcessKey(e.hdr.tgid), e.queue_id};
+    if (!Remove(key, &q)) return;
+  }
+  Tell().QueueRemoved(q, e.hdr.ts_ns, {QueueEnd::How::kReconciled});
+  ++series_.queue_series[{q.cgroup_id, q.tgid, q.gpu_id, q.queue_type}]
+        .destroys[GPUQ_DESTROY_UNKNOWN];
+  q.destroy_counted = true;
   tombstones_[key] = q;
   tombstone_order_.push_back(key);
   while (tombstones_.size() > kMaxTombstones && !tombstone_order_.empty()) {

@@ -65,7 +65,15 @@ struct QueueState {
   /// The AMDKFD_IOC_SET_CU_MASK record that set cu_mask, as it came: a
   /// recording started later begins with it (Model::StateAsRecords).
   std::shared_ptr<const gpuq_queue_cu_mask_event> cu_mask_record;
-  uint32_t flags = 0;                  ///< GPUQ_CREATE_F_* of its create record
+  uint32_t flags = 0;  ///< GPUQ_CREATE_F_* of its create record
+  /// Reconciliation counted its destroy (a tombstone of Forget()).
+  bool destroy_counted = false;
+  /// Counted as a create: seen created, or found by reconciliation after
+  /// its create record was lost (GPUQ_CREATE_F_RECOVERED); not a queue live
+  /// before the agent started or the capture began.
+  bool CountedCreate() const {
+    return !seeded || (flags & GPUQ_CREATE_F_RECOVERED) != 0;
+  }
   uint64_t doorbell_handle = 0;        ///< 0: unknown
   uint64_t write_index_at_create = 0;  ///< baseline with ROCR_LAYOUT
 
@@ -368,17 +376,7 @@ class Model {
   /// Compares live queues with the sysfs inventory (matched by tgid and
   /// queue id; seeded queues are keyed by tgid).
   ReconcileDiff Diff(const std::vector<SysfsQueue>& sysfs) const;
-  /// Drops a live queue without counting a destroy (reconciliation), and
-  /// keeps it as a tombstone: its destroy event may still be in flight (on
-  /// 6.1 the sysfs entry goes before the HW destroy, and that destroy can
-  /// wait for the scheduler's preemption), and when it arrives it is counted
-  /// as the queue's destroy, by its reason, never as an unknown_queue drop.
-  /// A create of the same key retires the tombstone: amdkfd frees a queue id
-  /// only after uninit_queue(), so a destroy still to come always precedes
-  /// the id's reuse (a tombstone outliving the reuse means the destroy was
-  /// lost, which the source's drops already count). At most kMaxTombstones
-  /// are kept, oldest out first.
-  void Forget(uint64_t process_key, uint32_t queue_id);
+  /// Tombstones (see Forget()) kept at most, oldest out first.
   static constexpr size_t kMaxTombstones = 16384;
 
   /// The agent's steady clock (ns) used to stamp activity; set before
@@ -506,6 +504,16 @@ class Model {
   /// The tombstone of the queue `e` destroys (by kernel key, else the
   /// tgid's seeded key), taken out; false if none.
   bool TakeTombstone(const gpuq_queue_destroy_event& e, QueueState* removed);
+  /// A GPUQ_DESTROY_F_RECOVERED destroy (reconciliation: the queue left
+  /// sysfs, no destroy record came): removes the live queue, counts its
+  /// destroy (reason unknown) and keeps it as a tombstone. Its destroy record
+  /// may still be in flight (on 6.1 the sysfs entry goes before the HW
+  /// destroy, which can wait for the scheduler's preemption): when it
+  /// arrives it takes the tombstone, never an unknown_queue drop, and counts
+  /// no second destroy. A create of the same key retires the tombstone:
+  /// amdkfd frees a queue id only after uninit_queue(), so a destroy still
+  /// to come always precedes the id's reuse.
+  void Forget(const gpuq_queue_destroy_event& e);
   /// Moves the queues of a seeded process (keyed by tgid) under its real
   /// kernel key once an event names that key.
   void AdoptSeeded(uint64_t process_key, uint32_t tgid);

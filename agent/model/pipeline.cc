@@ -292,9 +292,9 @@ void Pipeline::ReconcileNow() {
   // 3. the other way round, a queue in the model but not in sysfs can still
   //    have its destroy in flight (on 6.1 kfd_procfs_del_queue() runs
   //    before the HW destroy and uninit_queue(), which may wait for the
-  //    scheduler's preemption): the model keeps what reconciliation forgets
-  //    as a tombstone, so that destroy is still counted as a destroy
-  //    (Model::Forget).
+  //    scheduler's preemption): the model keeps what reconciliation removes
+  //    as a tombstone, so that late destroy is no unknown queue and counts
+  //    no second destroy (Model::Forget).
   // A difference is corrected only when two consecutive passes see it. That
   // also covers the tiers whose create record is written at the create
   // ioctl's return, after the sysfs entry exists (create_ioctl without
@@ -317,9 +317,16 @@ void Pipeline::ReconcileNow() {
   std::lock_guard<std::mutex> lock(mu_);
   const Reconciler::Actions actions = reconciler_.Next(model_.Diff(sysfs));
   LogCorrections(actions);
-  for (const SysfsQueue& q : actions.add) HandleLocked(SeedEventLocked(q));
+  // Both as records, recorded too: a capture's replay counts the creates
+  // and destroys reconciliation learned of, as the live agent does.
+  for (const SysfsQueue& q : actions.add) {
+    gpuq_queue_create_event e = SeedEventLocked(q);
+    e.flags |= GPUQ_CREATE_F_RECOVERED;
+    HandleLocked(e);
+  }
+  // The queue's cgroup was attributed at its create: applied directly.
   for (const QueueState& q : actions.remove) {
-    model_.Forget(q.process_key, q.queue_id);
+    ApplyLocked(RecoveredDestroy(q, MonotonicNowNs()));
   }
   reconciler_.SetDrift(model_.Diff(sysfs).drift_per_gpu);
 }

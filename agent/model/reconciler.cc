@@ -66,8 +66,8 @@ void LogCorrections(const Reconciler::Actions& actions) {
         LogLevel::kInfo,
         fmt::format(
             "reconciliation: {} queue(s) in sysfs that no create record "
-            "announced, added without ring addresses (their submissions are "
-            "not sampled): {}",
+            "announced, added and counted as created, without ring addresses "
+            "(their submissions are not sampled): {}",
             actions.add.size(),
             FirstQueues(actions.add, [](const SysfsQueue& q) {
               return fmt::format("pid {} queue {} on GPU {}", q.pid, q.queue_id,
@@ -79,13 +79,29 @@ void LogCorrections(const Reconciler::Actions& actions) {
         LogLevel::kInfo,
         fmt::format(
             "reconciliation: {} queue(s) gone from sysfs with no destroy "
-            "record, removed: {}",
+            "record, removed and counted as destroyed (reason unknown): {}",
             actions.remove.size(),
             FirstQueues(actions.remove, [](const QueueState& q) {
               return fmt::format("pid {} queue {} on GPU {}", q.tgid,
                                  q.queue_id, q.gpu_id);
             })));
   }
+}
+
+gpuq_queue_destroy_event RecoveredDestroy(const QueueState& q, uint64_t ts_ns) {
+  gpuq_queue_destroy_event e{};
+  e.hdr.type = GPUQ_EV_QUEUE_DESTROY;
+  e.hdr.size = sizeof(e);
+  e.hdr.tgid = q.tgid;
+  e.hdr.ts_ns = ts_ns;
+  e.hdr.cgroup_id = q.cgroup_id;
+  e.hdr.process_key = q.process_key;
+  e.gpu_id = q.gpu_id;
+  e.queue_id = q.queue_id;
+  e.queue_type = q.queue_type;
+  e.reason = GPUQ_DESTROY_UNKNOWN;
+  e.flags = GPUQ_DESTROY_F_RECOVERED;
+  return e;
 }
 
 }  // namespace gpuq

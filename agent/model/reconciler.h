@@ -52,4 +52,9 @@ class Reconciler {
 /// first few by pid, queue and GPU.
 void LogCorrections(const Reconciler::Actions& actions);
 
+/// The destroy record of a queue a pass removes (GPUQ_DESTROY_F_RECOVERED,
+/// reason unknown, at `ts_ns`): applied and recorded like a kernel's, so a
+/// capture's replay counts what the live agent counted.
+gpuq_queue_destroy_event RecoveredDestroy(const QueueState& q, uint64_t ts_ns);
+
 }  // namespace gpuq

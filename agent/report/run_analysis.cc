@@ -477,6 +477,7 @@ class Analyzer::Impl : private ModelObserver {
     q.start_ns = state.created_ns;
     q.counted_until_ns = state.created_ns;
     q.seeded = state.seeded;
+    const bool created = state.CountedCreate();
     const bool compute = QueueColumnOf(q.type) == QueueColumn::kCompute;
     ProcInfo& p = Process(q.tgid, q.cgroup_id);
     ContainerInfo& c = Container(q.cgroup_id);
@@ -484,13 +485,13 @@ class Analyzer::Impl : private ModelObserver {
     c.pids.insert(q.tgid);
     for (Counts* counts : {&p.counts, &c.counts, &run_}) {
       counts->Inc(q.gpu_id, compute);
-      if (!q.seeded) ++counts->created;
+      if (created) ++counts->created;
     }
     PhysicalLive& phys = PhysicalOf(q.gpu_id);
     Raise(++phys.live, &phys.peak);
     GpuTypeInfo& gt = gpu_types_[{q.gpu_id, q.type}];
     Raise(++gt.live, &gt.peak);
-    if (q.seeded) ++gt.at_start;
+    if (!created) ++gt.at_start;
     queues_[state.serial] = q;
     // Their rate series, from their first queue on (FillRateSeries).
     process_series_.try_emplace(q.tgid);

@@ -79,6 +79,25 @@ inline constexpr std::array<RecordSizes, GPUQ_ABI_MINOR + 1>
             88,   // GPUQ_EV_SOURCE_DROPS
             424,  // GPUQ_EV_PROCESS_KNOBS
         },
+        // 4: creates and destroys may be _F_RECOVERED (sizes as in 3)
+        {
+            0,    // GPUQ_EV_INVALID
+            128,  // GPUQ_EV_QUEUE_CREATE
+            64,   // GPUQ_EV_QUEUE_DESTROY
+            48,   // GPUQ_EV_PROCESS_EXIT
+            64,   // GPUQ_EV_QUEUE_CREATE_FAILED
+            120,  // GPUQ_EV_GPU_INFO
+            40,   // GPUQ_EV_CGROUP_PATH, then the path
+            40,   // GPUQ_EV_CONTAINER_META, then the JSON
+            96,   // GPUQ_EV_RUNLIST
+            64,   // GPUQ_EV_EVICTION
+            80,   // GPUQ_EV_QUEUE_SAMPLE
+            104,  // GPUQ_EV_DOORBELL_COUNT
+            64,   // GPUQ_EV_QUEUE_UPDATE
+            176,  // GPUQ_EV_QUEUE_CU_MASK
+            88,   // GPUQ_EV_SOURCE_DROPS
+            424,  // GPUQ_EV_PROCESS_KNOBS
+        },
     }};
 
 }  // namespace gpuq

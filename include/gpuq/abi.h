@@ -38,8 +38,10 @@
  *      barrier_dispatches follows it.
  *   3  GPUQ_EV_PROCESS_KNOBS: the runtime variables that shape a process's
  *      queues, read from its environment.
+ *   4  creates and destroys flagged _F_RECOVERED: what reconciliation learned
+ *      of lost records, counted in the totals (sizes as in 3).
  */
-#define GPUQ_ABI_MINOR 3
+#define GPUQ_ABI_MINOR 4
 
 #define GPUQ_COMM_LEN 16
 #define GPUQ_GPU_NAME_LEN 32
@@ -123,6 +125,12 @@ enum gpuq_destroy_reason {
  * signal. Without it (SDMA, non-ROCr clients) the queue is opaque.
  */
 #define GPUQ_CREATE_F_ROCR_LAYOUT (1u << 2)
+/*
+ * agent (minor 4), with GPUQ_CREATE_F_SEEDED: reconciliation found the queue
+ * in KFD sysfs after the agent started and no create record announced it
+ * (a skipped program, a full ring buffer): counted as a create.
+ */
+#define GPUQ_CREATE_F_RECOVERED (1u << 3)
 
 /* The queue was not in the live-queue map: created before the agent started. */
 #define GPUQ_DESTROY_F_UNTRACKED (1u << 0)
@@ -134,6 +142,12 @@ enum gpuq_destroy_reason {
  * the agent ran, and never for exit teardown (the mm is gone by then).
  */
 #define GPUQ_DESTROY_F_WRITE_INDEX (1u << 1)
+/*
+ * agent (minor 4): reconciliation found the queue gone from KFD sysfs in two
+ * passes and no destroy record came (reason GPUQ_DESTROY_UNKNOWN): counted
+ * as its destroy; a destroy record arriving after it counts no second one.
+ */
+#define GPUQ_DESTROY_F_RECOVERED (1u << 2)
 
 /* Reasons the kernel side lost an event; indexes of the `drops` map. */
 enum gpuq_drop_reason {

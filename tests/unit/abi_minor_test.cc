@@ -32,6 +32,8 @@ const std::vector<std::array<uint16_t, 16>> kReleasedRows = {
     {0, 128, 64, 48, 64, 120, 40, 40, 96, 64, 80, 104, 64, 176, 88},
     // 3: process_knobs 424
     {0, 128, 64, 48, 64, 120, 40, 40, 96, 64, 80, 104, 64, 176, 88, 424},
+    // 4: creates and destroys may be _F_RECOVERED (sizes as in 3)
+    {0, 128, 64, 48, 64, 120, 40, 40, 96, 64, 80, 104, 64, 176, 88, 424},
 };
 
 const std::string kFixtures = std::string(GPUQ_SOURCE_DIR) + "/tests/fixtures";
@@ -133,6 +135,27 @@ TEST(AbiMinorTest, MinorTwoCaptureReadsWithoutKnobs) {
   for (const Event& e : capture.events) {
     EXPECT_FALSE(std::holds_alternative<gpuq_process_knobs_record>(e));
   }
+}
+
+// The bundled capture as minor 3 wrote it: knobs, and no create or destroy
+// of reconciliation's (_F_RECOVERED), which only minor 4 may hold.
+TEST(AbiMinorTest, MinorThreeCaptureHoldsNoRecoveredRecords) {
+  const std::string path = kFixtures + "/captures/abi-1.3-default.gpuqcap";
+  Capture capture;
+  std::string error;
+  ASSERT_EQ(ReadCapture(path, &capture, &error), CaptureError::kNone) << error;
+  EXPECT_EQ(capture.header.abi_minor, 3u);
+  size_t knobs = 0;
+  for (const Event& e : capture.events) {
+    if (std::holds_alternative<gpuq_process_knobs_record>(e)) ++knobs;
+    if (const auto* c = std::get_if<gpuq_queue_create_event>(&e)) {
+      EXPECT_EQ(c->flags & GPUQ_CREATE_F_RECOVERED, 0u);
+    }
+    if (const auto* d = std::get_if<gpuq_queue_destroy_event>(&e)) {
+      EXPECT_EQ(d->flags & GPUQ_DESTROY_F_RECOVERED, 0u);
+    }
+  }
+  EXPECT_GT(knobs, 0u);
 }
 
 TEST(AbiMinorTest, WriterStampsItsMinor) {

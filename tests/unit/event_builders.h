@@ -74,6 +74,15 @@ inline gpuq_queue_destroy_event Destroy(uint64_t pkey, uint32_t tgid,
   return e;
 }
 
+/// Reconciliation's destroy of a queue gone from sysfs whose destroy record
+/// never came (Pipeline::ReconcileNow, RecoveredDestroy).
+inline gpuq_queue_destroy_event Recovered(uint64_t pkey, uint32_t tgid,
+                                          uint32_t qid) {
+  gpuq_queue_destroy_event e = Destroy(
+      pkey, tgid, 0, 0, qid, 0, GPUQ_DESTROY_UNKNOWN, GPUQ_DESTROY_F_RECOVERED);
+  return e;
+}
+
 /// The owner's KFD process going away (kfd_process_notifier_release).
 inline gpuq_process_exit_event Exit(uint64_t pkey, uint32_t tgid,
                                     uint64_t cgroup) {

@@ -126,8 +126,9 @@ TEST_F(ModelObserverTest, ALostDestroyIsAReplacement) {
 
 TEST_F(ModelObserverTest, ReconciliationRemovesAndTheLateDestroyAddsItsWords) {
   Apply(RocrCreate(kPkey, 10, kCg, 1, 0, 0x100));
-  model_.SetNow(50);
-  model_.Forget(kPkey, 0);
+  gpuq_queue_destroy_event lost = Recovered(kPkey, 10, 0);
+  lost.hdr.ts_ns = 50;
+  Apply(lost);
   gpuq_queue_destroy_event d =
       Destroy(kPkey, 10, kCg, 1, 0, GPUQ_QUEUE_COMPUTE, GPUQ_DESTROY_IOCTL,
               GPUQ_DESTROY_F_WRITE_INDEX);

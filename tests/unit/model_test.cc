@@ -570,39 +570,58 @@ TEST(ModelTest, DiffOfAgreeingEmptyStatesIsEmpty) {
   EXPECT_TRUE(d.drift_per_gpu.empty());
 }
 
-TEST(ModelTest, ForgetRemovesWithoutCountingADestroy) {
+TEST(ModelTest, RecoveredDestroyRemovesAndCountsAnUnknownDestroy) {
   Model m;
   m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
   m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, 1, kCompute));
-  m.Forget(kKeyA, 0);
+  m.Apply(Recovered(kKeyA, 100, 0));
 
   EXPECT_EQ(LiveQueues(m).size(), 1u);
   const QueueSeries s = SeriesOf(m, kCgroupVllm, kGpu1, kCompute);
   EXPECT_EQ(s.live, 1u);
   EXPECT_EQ(s.creates, 2u);
-  for (uint64_t d : s.destroys) EXPECT_EQ(d, 0u);
+  // Counted under the queue's own labels (the record's are not read), as
+  // reason unknown.
+  EXPECT_EQ(s.destroys[GPUQ_DESTROY_UNKNOWN], 1u);
+  EXPECT_EQ(s.destroys[GPUQ_DESTROY_IOCTL], 0u);
+  EXPECT_EQ(s.destroys[GPUQ_DESTROY_PROCESS_EXIT], 0u);
   EXPECT_EQ(m.Series().model_drops.unknown_queue, 0u);
-  EXPECT_EQ(m.Series().events_by_type[GPUQ_EV_QUEUE_DESTROY], 0u);
   EXPECT_EQ(QueueIdsOf(m, kKeyA), (std::set<uint32_t>{1}));
 
-  m.Forget(kKeyA, 1);
+  m.Apply(Recovered(kKeyA, 100, 1));
   EXPECT_TRUE(ProcessRows(m).empty());
-  // Forgetting something absent is harmless.
-  m.Forget(kKeyA, 1);
+  // A second one of the same queue finds nothing and counts nothing.
+  m.Apply(Recovered(kKeyA, 100, 1));
   EXPECT_EQ(LiveQueues(m).size(), 0u);
+  EXPECT_EQ(
+      SeriesOf(m, kCgroupVllm, kGpu1, kCompute).destroys[GPUQ_DESTROY_UNKNOWN],
+      2u);
   EXPECT_EQ(m.Series().model_drops.unknown_queue, 0u);
 }
 
+TEST(ModelTest, RecoveredCreateIsCountedASeededOneIsNot) {
+  Model m;
+  m.Apply(Seeded(2817, kCgroupHost, kGpu2, 0, kCompute));
+  gpuq_queue_create_event lost = Seeded(2817, kCgroupHost, kGpu2, 1, kCompute);
+  lost.flags |= GPUQ_CREATE_F_RECOVERED;
+  m.Apply(lost);
+  const QueueSeries s = SeriesOf(m, kCgroupHost, kGpu2, kCompute);
+  EXPECT_EQ(s.live, 2u);
+  EXPECT_EQ(s.creates, 1u);
+}
+
 }  // namespace
-TEST(ModelTest, LateDestroyOfAForgottenQueueIsCountedOnceByReason) {
+TEST(ModelTest, LateDestroyOfARecoveredQueueCountsNoSecondDestroy) {
   Model m;
   m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
-  m.Forget(kKeyA, 0);  // reconciliation: gone from sysfs, destroy in flight
+  // reconciliation: gone from sysfs, destroy in flight
+  m.Apply(Recovered(kKeyA, 100, 0));
   m.Apply(Destroy(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute,
                   GPUQ_DESTROY_PROCESS_EXIT));
   QueueSeries s = SeriesOf(m, kCgroupVllm, kGpu1, kCompute);
   EXPECT_EQ(s.live, 0u);
-  EXPECT_EQ(s.destroys[GPUQ_DESTROY_PROCESS_EXIT], 1u);
+  EXPECT_EQ(s.destroys[GPUQ_DESTROY_UNKNOWN], 1u);
+  EXPECT_EQ(s.destroys[GPUQ_DESTROY_PROCESS_EXIT], 0u);
   EXPECT_EQ(s.destroys[GPUQ_DESTROY_IOCTL], 0u);
   EXPECT_EQ(m.Series().model_drops.unknown_queue, 0u);
   // The tombstone is used once: a repeated destroy is a real unknown.
@@ -612,14 +631,15 @@ TEST(ModelTest, LateDestroyOfAForgottenQueueIsCountedOnceByReason) {
   EXPECT_EQ(m.Series().model_drops.unknown_queue, 1u);
 }
 
-TEST(ModelTest, LateDestroyOfAForgottenSeededQueueIsADestroy) {
+TEST(ModelTest, LateDestroyOfARecoveredSeededQueueTakesItsTombstone) {
   Model m;
   m.Apply(Seeded(2817, kCgroupHost, kGpu2, 0, kCompute));
-  m.Forget(SeededProcessKey(2817), 0);
+  m.Apply(Recovered(SeededProcessKey(2817), 2817, 0));
   // The destroy names the kernel key the seeded queue never had.
   m.Apply(Destroy(kKeyHost, 2817, kCgroupHost, kGpu2, 0, kCompute));
   const QueueSeries s = SeriesOf(m, kCgroupHost, kGpu2, kCompute);
-  EXPECT_EQ(s.destroys[GPUQ_DESTROY_IOCTL], 1u);
+  EXPECT_EQ(s.destroys[GPUQ_DESTROY_UNKNOWN], 1u);
+  EXPECT_EQ(s.destroys[GPUQ_DESTROY_IOCTL], 0u);
   EXPECT_EQ(s.live, 0u);
   EXPECT_EQ(m.Series().model_drops.unknown_queue, 0u);
 }
@@ -627,12 +647,13 @@ TEST(ModelTest, LateDestroyOfAForgottenSeededQueueIsADestroy) {
 TEST(ModelTest, CreateOfTheSameKeyRetiresTheTombstone) {
   Model m;
   m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
-  m.Forget(kKeyA, 0);
+  m.Apply(Recovered(kKeyA, 100, 0));
   // amdkfd reuses the id only after uninit_queue(): the old destroy was lost.
   m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
   m.Apply(Destroy(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
   m.Apply(Destroy(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
   const QueueSeries s = SeriesOf(m, kCgroupVllm, kGpu1, kCompute);
+  EXPECT_EQ(s.destroys[GPUQ_DESTROY_UNKNOWN], 1u);
   EXPECT_EQ(s.destroys[GPUQ_DESTROY_IOCTL], 1u);
   EXPECT_EQ(s.live, 0u);
   EXPECT_EQ(m.Series().model_drops.unknown_queue, 1u);
@@ -643,20 +664,20 @@ TEST(ModelTest, TombstonesAreBounded) {
   const uint32_t n = static_cast<uint32_t>(Model::kMaxTombstones) + 10;
   for (uint32_t q = 0; q < n; ++q) {
     m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, q, kCompute));
-    m.Forget(kKeyA, q);
+    m.Apply(Recovered(kKeyA, 100, q));
   }
   // kMaxTombstones are kept, the oldest went first: the late destroys of
-  // the 10 oldest are unknown, those of the 11th oldest and the newest are
-  // destroys.
+  // the 10 oldest are unknown queues, those of the 11th oldest and the
+  // newest take their tombstones; none counts a second destroy.
   m.Apply(Destroy(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
   m.Apply(Destroy(kKeyA, 100, kCgroupVllm, kGpu1, 9, kCompute));
   EXPECT_EQ(m.Series().model_drops.unknown_queue, 2u);
   m.Apply(Destroy(kKeyA, 100, kCgroupVllm, kGpu1, 10, kCompute));
   m.Apply(Destroy(kKeyA, 100, kCgroupVllm, kGpu1, n - 1, kCompute));
   EXPECT_EQ(m.Series().model_drops.unknown_queue, 2u);
-  EXPECT_EQ(
-      SeriesOf(m, kCgroupVllm, kGpu1, kCompute).destroys[GPUQ_DESTROY_IOCTL],
-      2u);
+  const QueueSeries s = SeriesOf(m, kCgroupVllm, kGpu1, kCompute);
+  EXPECT_EQ(s.destroys[GPUQ_DESTROY_IOCTL], 0u);
+  EXPECT_EQ(s.destroys[GPUQ_DESTROY_UNKNOWN], n);
 }
 
 }  // namespace gpuq::model_test

@@ -470,11 +470,11 @@ PipelineOptions SysfsWithQueue(TempDir& root, uint32_t pid, uint32_t qid,
 
 // A destroy racing reconciliation: on 6.1, kfd_procfs_del_queue() removes a
 // queue's sysfs entry before the HW destroy and uninit_queue() emit its
-// destroy event. Two reconciliation passes see the queue gone and forget it
-// while the destroy is still in flight; when it arrives it is the queue's
-// destroy (by its reason), not an unknown_queue drop, and the gauge is not
-// decremented twice.
-TEST(PipelineReconcileTest, DestroyAfterTwoPassesForgotTheQueueIsADestroy) {
+// destroy event. Two reconciliation passes see the queue gone, remove it and
+// count its destroy (reason unknown); when the late destroy arrives it
+// takes the queue's tombstone: no unknown_queue drop, no second destroy, the
+// gauge not decremented twice.
+TEST(PipelineReconcileTest, LateDestroyOfARemovedQueueCountsNoSecond) {
   TempDir root;
   PipelineOptions options = SysfsWithQueue(root, 4242, 3, 11437);
   options.use_sysfs = true;
@@ -491,8 +491,11 @@ TEST(PipelineReconcileTest, DestroyAfterTwoPassesForgotTheQueueIsADestroy) {
   pipeline.ReconcileNow();  // queue 3's sysfs entry is gone, destroy pending
   pipeline.ReconcileNow();
   Snapshot s = pipeline.TakeSnapshot();
-  EXPECT_EQ(s.reconcile.removed, 2u) << "both queues forgotten after 2 passes";
+  EXPECT_EQ(s.reconcile.removed, 2u) << "both queues removed after 2 passes";
   EXPECT_EQ(s.queue_series.at({kCg, 4242, 11437, GPUQ_QUEUE_COMPUTE}).live, 0u);
+  EXPECT_EQ(s.queue_series.at({kCg, 4242, 11437, GPUQ_QUEUE_COMPUTE})
+                .destroys[GPUQ_DESTROY_UNKNOWN],
+            2u);
 
   events.push_back(Destroy(kKey, 4242, kCg, 11437, 3, GPUQ_QUEUE_COMPUTE,
                            GPUQ_DESTROY_IOCTL));
@@ -504,10 +507,12 @@ TEST(PipelineReconcileTest, DestroyAfterTwoPassesForgotTheQueueIsADestroy) {
       s.queue_series.at({kCg, 4242, 11437, GPUQ_QUEUE_COMPUTE});
   EXPECT_EQ(q.live, 0u);
   EXPECT_EQ(q.creates, 2u);
-  EXPECT_EQ(q.destroys[GPUQ_DESTROY_IOCTL], 1u);
-  EXPECT_EQ(q.destroys[GPUQ_DESTROY_PROCESS_EXIT], 1u);
+  EXPECT_EQ(q.destroys[GPUQ_DESTROY_UNKNOWN], 2u);
+  EXPECT_EQ(q.destroys[GPUQ_DESTROY_IOCTL], 0u);
+  EXPECT_EQ(q.destroys[GPUQ_DESTROY_PROCESS_EXIT], 0u);
   EXPECT_EQ(s.model_drops.unknown_queue, 0u);
-  EXPECT_EQ(s.events_by_type[GPUQ_EV_QUEUE_DESTROY], 2u);
+  // reconciliation's two and the kernel's two
+  EXPECT_EQ(s.events_by_type[GPUQ_EV_QUEUE_DESTROY], 4u);
   EXPECT_EQ(s.reconcile.removed, 2u);
   EXPECT_EQ(s.reconcile.added, 0u);
 
@@ -518,7 +523,7 @@ TEST(PipelineReconcileTest, DestroyAfterTwoPassesForgotTheQueueIsADestroy) {
   s = pipeline.TakeSnapshot();
   EXPECT_EQ(s.queue_series.at({kCg, 4242, 11437, GPUQ_QUEUE_COMPUTE})
                 .destroys[GPUQ_DESTROY_IOCTL],
-            1u);
+            0u);
   EXPECT_EQ(s.model_drops.unknown_queue, 1u);
 }
 
@@ -542,12 +547,62 @@ TEST(PipelineReconcileTest, CorrectionsAreSaidNamingTheirQueues) {
   EXPECT_EQ(log.Lines(),
             (std::vector<std::string>{
                 "gpuq-agent: info: reconciliation: 1 queue(s) in sysfs "
-                "that no create record announced, added without ring "
-                "addresses (their submissions are not sampled): pid "
-                "4244 queue 5 on GPU 11437",
+                "that no create record announced, added and counted as "
+                "created, without ring addresses (their submissions are not "
+                "sampled): pid 4244 queue 5 on GPU 11437",
                 "gpuq-agent: info: reconciliation: 1 queue(s) gone from "
-                "sysfs with no destroy record, removed: pid 4244 queue "
-                "6 on GPU 11437"}));
+                "sysfs with no destroy record, removed and counted as "
+                "destroyed (reason unknown): pid 4244 queue 6 on GPU 11437"}));
+}
+
+// What reconciliation learns is in the totals and in the recording: a
+// queue whose create record was lost is a create, one whose destroy record
+// was lost a destroy, and a replay of the capture counts both as the live
+// pipeline did.
+TEST(PipelineReconcileTest, CorrectionsAreCountedAndRecorded) {
+  TempDir root;
+  PipelineOptions options = SysfsWithQueue(root, 4245, 5, 11437);
+  std::deque<Event> events;
+  Pipeline pipeline(options, std::make_unique<ScriptedSource>(&events));
+  const std::string path = root.File("rec.gpuqcap");
+  std::string error;
+  auto writer = CaptureWriter::Create(path, &error, 1700000000000000000ull);
+  ASSERT_NE(writer, nullptr) << error;
+  pipeline.RecordTo(writer.get());
+  // queue 6's create arrived but it is not in sysfs (its destroy was lost);
+  // queue 5 is in sysfs and no create announced it (its create was lost)
+  events.push_back(Create(0xffff888100004245ull, 4245, 780, 11437, 6));
+  pipeline.ReconcileNow();
+  pipeline.ReconcileNow();
+  const Snapshot live = pipeline.TakeSnapshot();
+  pipeline.RecordTo(nullptr);
+  ASSERT_TRUE(writer->Close(&error)) << error;
+
+  ASSERT_EQ(live.reconcile.added, 1u);
+  ASSERT_EQ(live.reconcile.removed, 1u);
+  uint64_t creates = 0;
+  uint64_t unknown_destroys = 0;
+  uint64_t live_queues = 0;
+  for (const auto& [key, q] : live.queue_series) {
+    creates += q.creates;
+    unknown_destroys += q.destroys[GPUQ_DESTROY_UNKNOWN];
+    live_queues += q.live;
+  }
+  EXPECT_EQ(creates, 2u) << "the recorded create and the recovered one";
+  EXPECT_EQ(unknown_destroys, 1u);
+  EXPECT_EQ(live_queues, 1u);
+
+  Capture capture;
+  ASSERT_EQ(ReadCapture(path, &capture, &error), CaptureError::kNone) << error;
+  const Snapshot replayed = Replay(std::move(capture))->TakeSnapshot();
+  ASSERT_EQ(replayed.queue_series.size(), live.queue_series.size());
+  for (const auto& [key, q] : live.queue_series) {
+    const auto again = replayed.queue_series.find(key);
+    ASSERT_NE(again, replayed.queue_series.end());
+    EXPECT_EQ(again->second.creates, q.creates);
+    EXPECT_EQ(again->second.destroys, q.destroys);
+    EXPECT_EQ(again->second.live, q.live);
+  }
 }
 
 // The other direction: a create in flight when sysfs already shows its

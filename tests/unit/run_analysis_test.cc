@@ -324,6 +324,29 @@ TEST(AnalyzerTest, SeededQueueStartsAtZeroAndOpenOnesEndAtTheEnd) {
   EXPECT_EQ(r.queues_at_start, 1u);
 }
 
+// What reconciliation learned of lost records (capture minor 4): a queue it
+// found without its create is created in the run, not at its start, and one
+// gone without its destroy is destroyed, as the metrics count them.
+TEST(AnalyzerTest, RecoveredQueuesAreCreatedAndDestroyedInTheRun) {
+  auto lost_destroy = Destroy(10, 1, 7, kT0 + 4 * kS);
+  lost_destroy.reason = GPUQ_DESTROY_UNKNOWN;
+  lost_destroy.flags = GPUQ_DESTROY_F_RECOVERED;
+  const RunReport r =
+      Analyze({HostPath(kT0), Create(10, 0, 7, kT0, GPUQ_CREATE_F_SEEDED),
+               Create(10, 1, 7, kT0 + 2 * kS,
+                      GPUQ_CREATE_F_SEEDED | GPUQ_CREATE_F_RECOVERED),
+               lost_destroy});
+  ASSERT_EQ(r.gpu_queues.size(), 1u);
+  EXPECT_EQ(r.gpu_queues[0].at_start, 1u);
+  EXPECT_EQ(r.gpu_queues[0].created, 1u);
+  EXPECT_EQ(r.gpu_queues[0].destroyed, 1u);
+  EXPECT_EQ(r.gpu_queues[0].at_end, 1u);
+  EXPECT_EQ(r.queues_at_start, 1u);
+  EXPECT_EQ(r.queues_created, 1u);
+  ASSERT_EQ(r.processes.size(), 1u);
+  EXPECT_EQ(r.processes[0].queues_created, 1u);
+}
+
 // Queues at high priority, counted as the model classifies them and read at
 // bucket ends: one created and destroyed inside a bucket is no peak. A
 // cgroup's path record after its first queues moves its counts to the
