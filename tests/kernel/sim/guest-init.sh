@@ -100,14 +100,14 @@ PREEMPTS=$(grep -E '\((full|lazy|rt)\)' /sys/kernel/debug/sched/preempt 2> /dev/
 #    tasks of one priority on one vCPU its waiting threads starved the rest
 #    of the guest. Their null CP thread runs FIFO (GPUQ_NULLGPU_CP_FIFO=1),
 #    so it is never preempted inside a program and takes the CPU whenever it
-#    wakes. A client's own threads still preempt one another at ticks: the
-#    runtime client groups keep their rule for records lost to skipped
-#    programs (SKIPS_TOLERATED, within_skips); every other check is exact.
+#    wakes. A client's own threads can still preempt one another at ticks,
+#    but the KFD calls come from one of them: no run has lost a record
+#    there since the rest of the guest went FIFO, and its checks are exact
+#    like every other (a lost one fails, naming the drops).
 # The skips group forces skips on purpose (forced_skips).
 RUNTIME_SCHED=""
 CP_FIFO=""
 SIM_ARGS=""
-SKIPS_TOLERATED=""
 if [ -n "$PREEMPTS" ]; then
   if chrt -f -p 1 $$; then
     RUNTIME_SCHED="chrt -o 0"
@@ -418,45 +418,15 @@ compare_once() {
 
 # converge FAMILIES: scrapes until the families equal the truth (events are
 # in flight through the ring buffer) or 30 s pass; leaves /tmp/cmp.out.
-# SKIPPED_SHORT is set when they differ only by what the agent counts as
-# lost to skipped programs (within_skips) and nothing more is in flight: the
-# same differences for STABLE_S seconds (twice the agents' 2 s reconcile
-# interval), or 10 s in all. (Always 10 s cost the 7.3 guest about 80 s a
-# run, 13 such checks.)
-STABLE_S=4
 converge() {
-  local diffs last="" same_since
   t0=$(up)
-  same_since=$t0
-  SKIPPED_SHORT=""
   while :; do
     scrape /tmp/m.prom
     compare_once "$1" /tmp/m.prom && return 0
-    diffs=$(grep '^DIFF' /tmp/cmp.out | md5sum)
-    if [ "$diffs" != "$last" ]; then
-      last=$diffs
-      same_since=$(up)
-    fi
-    if { ! within 10 "$t0" || ! within $STABLE_S "$same_since"; } && within_skips; then
-      SKIPPED_SHORT=$WITHIN
-      return 0
-    fi
     within 30 "$t0" || return 1
     sleep 0.3
   done
 }
-
-# lost_file: the creates within_skips accepted as lost, per probe tier (the
-# programs group runs an agent per tier at once).
-lost_file() { echo "/tmp/lost-creates${TIER:+-$TIER}"; }
-# lost_destroys_file: the queues (series) whose destroy within_skips accepted
-# as lost, per probe tier: the packets written since the last sample of such
-# a queue are never counted, and a later check that compares submissions
-# without destroys (a later run's, whose truth keeps the earlier runs'
-# containers) must know why its submissions are short. (Seen on 7.3: an
-# exit teardown's destroys lost in the first run of the args-kprobe agent,
-# its 7 last packets with them, failed 18 checks of the runs after it.)
-lost_destroys_file() { echo "/tmp/lost-destroys${TIER:+-$TIER}"; }
 
 # prog_misses: the kernel's recursion_misses of each BPF program loaded,
 # "NAME N" per line (bpftool prints the count only when it is not 0).
@@ -473,179 +443,15 @@ prog_misses() {
     }'
 }
 
-# within_skips [CMP]: false outside the runtime client groups
-# (SKIPS_TOLERATED: every other check is exact, see RUNTIME_SCHED above).
-# There: Debian's kernels from 6.16 boot with lazy preemption
-# ("Dynamic Preempt: lazy"), so a trampoline (fentry), uprobe or, from 7.x,
-# tracepoint program can be preempted, and the kernel then skips that
-# program for the next task on the CPU (docs/probe-tiers.md). A skipped
-# program loses its record: a create (then its destroy too, and the
-# queue's submissions), a destroy or an exit. The agent counts the skips:
-# gpuq_events_dropped_total{reason="prog_skipped"} (the kernel's count), in
-# the tracepoint tier the KFD calls it lost, reason="kfd_exit_skipped" (a
-# skipped sys_enter is recovered at sys_exit). True when every difference
-# in CMP (/tmp/cmp.out) is a shortfall of creates, failed creates, destroys, exits or
-# runlist operations (then any victims and oversubscription figure) adding
-# up to no more than twice that count, or of submissions or pending packets
-# of a queue whose create or destroy was lost (on a series short of a create
-# or destroy in CMP; in lost_file or lost_destroys_file, where each accepted
-# shortfall of creates and destroys is noted for the group's later checks;
-# or where the agent says it holds a queue it learned from sysfs:
-# gpuq_unsampled_queues{reason="sysfs_only"}); WITHIN then says so.
-# tier_skips PROM: the records the TIER's agent lost to skipped programs, as
-# far as it and the kernel count them, in SKIPPED with SKIP_REASON.
-tier_skips() {
-  local misses unreadable
-  SKIP_REASON=prog_skipped
-  [ "$TIER" = tracepoint ] && SKIP_REASON=kfd_exit_skipped
-  SKIPPED=$(awk -v r="gpuq_events_dropped_total{reason=\"$SKIP_REASON\"}" 'index($0, r) == 1 { print $NF + 0 }' "$1")
-  SKIPPED=${SKIPPED:-0}
-  if [ "$TIER" = tracepoint ]; then
-    # Losses the agent cannot count: a process end when exit_group's
-    # sys_enter and its last thread's sched_process_exit were both skipped,
-    # and a KFD call whose sys_exit was skipped with no later ioctl on that
-    # thread to reveal it (its prog_skipped is mostly sys_enter skips that
-    # sys_exit recovers). The kernel's own counts of the sched_process_exit
-    # and sys_exit programs' skips ("name tp_sched_proces", "name
-    # tp_sys_exit", recursion_misses) bound them.
-    misses=$(prog_misses | awk '$1 == "tp_sched_proces" || $1 == "tp_sys_exit" { s += $2 } END { print s + 0 }')
-    # and the calls whose args the programs could not read (counted)
-    unreadable=$(awk 'index($0, "gpuq_events_dropped_total{reason=\"args_unreadable\"}") == 1 { print $NF + 0 }' "$1")
-    SKIPPED=$((SKIPPED + ${misses:-0} + ${unreadable:-0}))
-    SKIP_REASON="kfd_exit_skipped + args_unreadable + recursion_misses of tp_sys_exit and tp_sched_process_exit"
-  fi
-}
-
-within_skips() {
-  local reason skipped
-  [ -n "$SKIPS_TOLERATED" ] || return 1
-  tier_skips /tmp/m.prom
-  reason=$SKIP_REASON
-  skipped=$SKIPPED
-  [ "${skipped:-0}" -gt 0 ] 2> /dev/null || return 1
-  touch "$(lost_file)" "$(lost_destroys_file)"
-  WITHIN=$(awk -v skipped="$skipped" -v reason="$reason" -v lost="$(lost_file)" -v lostd="$(lost_destroys_file)" '
-    # {container="c",gpu_id="g",queue_type="t"} -> {container="c",gpu_id="g"}
-    function gpu_of(l) { sub(/,queue_type="[^"]*"/, "", l); return l }
-    # a destroy series -> its queues submission series (no reason label)
-    function queue_of(l) { sub(/,reason="[^"]*"/, "", l); return l }
-    # name="value" of the scraped series line l, or ""
-    function label(l, name) { return match(l, name "=\"[^\"]*\"") ? substr(l, RSTART, RLENGTH) : "" }
-    BEGIN {
-      while ((getline l < lost) > 0) { created[l] = 1; lost_gpu[gpu_of(l)] = 1 }
-      # busybox awk keeps one stream per file name: without the close, the
-      # notes printed to it at END go to the stream opened for reading
-      # and are lost (gawk, where this was tried, keeps them apart)
-      close(lost)
-      while ((getline l < lostd) > 0) destroyed[l] = 1
-      close(lostd)
-      # the (container, GPU)s where the agent says it holds a queue it
-      # learned from sysfs (gpuq_unsampled_queues{reason="sysfs_only"}): one
-      # whose create was lost after the last check that compared creates, so
-      # no lost_file note names it; its submissions cannot be sampled
-      while ((getline l < "/tmp/m.prom") > 0)
-        if (index(l, "gpuq_unsampled_queues{") == 1 && l ~ /reason="sysfs_only"/) {
-          n = split(l, f, " ")
-          if (f[n] + 0 > 0) {
-            g = "{" label(l, "container") "," label(l, "gpu_id") "}"
-            lost_gpu[g] = 1
-            sysfs_only[g] = 1
-          }
-        }
-    }
-    $1 == "DIFF" {
-      name = $2; labels = $2
-      sub(/\{.*/, "", name); sub(/^[^{]*/, "", labels)
-      if (name == "gpuq_queues" || name == "gpuq_processes" || name == "gpuq_queues_by_priority") {
-        # live gauges: a lost create leaves its queue (and maybe its
-        # process) out, a lost destroy or exit leaves them in; the priority
-        # gauge repeats the queues one, except for a queue whose create was
-        # lost but which the agent learned from KFD (reconciliation): it is
-        # there, of priority "unknown" instead of its class (END)
-        if (name != "gpuq_queues_by_priority") short += ($4 > $6) ? $4 - $6 : $6 - $4
-        else if (labels ~ /priority="unknown"/ && $6 + 0 > $4 + 0) unknown_over += $6 - $4
-        else if ($4 + 0 > $6 + 0) class_short += $4 - $6
-        next
-      }
-      # a lost ioctl destroy of a queue whose process exits later is seen
-      # as that exit teardown destroy instead: the process_exit series over
-      # by what the ioctl one of the same queues is short (END checks)
-      if (name == "gpuq_queue_destroys_total" && labels ~ /reason="process_exit"/ && $6 + 0 > $4 + 0) {
-        moved[queue_of(labels)] += $6 - $4
-        next
-      }
-      if (name == "gpuq_queue_destroys_total" && labels ~ /reason="ioctl"/) ioctl_short[queue_of(labels)] += $4 - $6
-      if (name == "gpuq_queue_preemptions_total" || name == "gpuq_queue_preempted_seconds_total" || name ~ /^gpuq_runlist_(oversubscribed|entries|entry_limit)/) {
-        # a lost create or destroy leaves the agent a wrong set of queues
-        # on the GPU for every later unmap there, a lost map a runlist
-        # read it never had: either way, any number
-        vic += ($4 > $6) ? $4 - $6 : $6 - $4
-        next
-      }
-      if ($6 + 0 > $4 + 0) bad = 1
-      if (name == "gpuq_submissions_total") {
-        subs[labels] = 1
-        packets += $4 - $6
-      } else if (name == "gpuq_queue_pending_packets") {
-        pend[labels] = 1
-        pending += $4 - $6
-      } else if (name == "gpuq_runlist_operations_total") {
-        # a lost runlist record: one operation series per record
-        short += $4 - $6
-      } else if (name ~ /^gpuq_runlist_(unmaps_total|unmap_duration_seconds_count|map_duration_seconds_count|failures_total)$/) {
-        # the same lost records, counted again by filter and scheduler
-        if ($6 + 0 > $4 + 0) bad = 1
-        next
-      } else if (name == "gpuq_queue_creates_total" || name == "gpuq_queue_destroys_total" || name == "gpuq_process_exits_total" || name == "gpuq_queue_create_failures_total") {
-        short += $4 - $6
-        if (name == "gpuq_queue_creates_total") { created[labels] = 1; lost_gpu[gpu_of(labels)] = 1; now[labels] = 1 }
-        # a lost destroy loses the packets since the last sample of its queue
-        if (name == "gpuq_queue_destroys_total") { destroyed[queue_of(labels)] = 1; dnow[queue_of(labels)] = 1 }
-        # a lost exit loses its teardown destroys with it: one skip, not one per queue
-        match(labels, /container="[^"]*"/)
-        ctr = substr(labels, RSTART, RLENGTH)
-        if (name == "gpuq_process_exits_total") exit_lost[ctr] = 1
-        if (labels ~ /reason="process_exit"/) teardown[ctr] += $4 - $6
-      } else {
-        bad = 1
-      }
-    }
-    END {
-      # queues learned without their create: one lost create each
-      short += unknown_over < class_short ? unknown_over : class_short
-      for (l in subs) if (!(l in created) && !(l in destroyed) && !(gpu_of(l) in sysfs_only)) bad = 1
-      for (c in teardown) if (c in exit_lost) short -= teardown[c]
-      for (l in moved) if (ioctl_short[l] + 0 < moved[l]) bad = 1
-      for (l in pend) if (!(l in lost_gpu)) bad = 1
-      if (vic && short == 0) bad = 1
-      if (bad || short + packets + pending == 0 || short > 2 * skipped) exit 1
-      for (l in now) print l >> lost
-      for (l in dnow) print l >> lostd
-      printf "short by %d creates, failed creates, destroys, exits and runlist operations (and %d submissions, %d pending packets of queues whose create or destroy was lost; %d preemptions off, counted on the queues those records left wrong), within the %d records %d skipped programs can lose (%s %d)", short, packets, pending, vic, 2 * skipped, skipped, reason, skipped
-    }' "${1:-/tmp/cmp.out}") || return 1
-}
-
 expect_truth() {
   if ! converge "$2"; then
     fail "$1" "$(grep '^DIFF' /tmp/cmp.out | head -n 8 | tr '\n' ';')"
     sed 's/^/truth: /' $TRUTH > /tmp/truth.txt
-    # what the check's rule for lost records knew, and the queues the
-    # kernel and the agent's programs hold
-    touch "$(lost_file)" "$(lost_destroys_file)"
-    {
-      sed 's/^/lost create: /' "$(lost_file)"
-      sed 's/^/lost destroy: /' "$(lost_destroys_file)"
-    } > /tmp/lost.txt
+    # the queues the kernel and the agent's programs hold
     find /sys/class/kfd/kfd/proc -path '*/queues/*' -name gpuid 2> /dev/null |
       while read -r f; do echo "sysfs queue: $f = $(cat "$f" 2> /dev/null)"; done > /tmp/sysfs-queues.txt
     bpftool map dump name live_queues 2> /dev/null | sed 's/^/live_queues: /' > /tmp/live-queues.txt
-    dump "$1" /tmp/cmp.out /tmp/truth.txt /tmp/lost.txt /tmp/sysfs-queues.txt /tmp/live-queues.txt /tmp/m.prom
-  elif [ -n "$SKIPPED_SHORT" ]; then
-    pass "$1" "$(tail -n 1 /tmp/cmp.out | awk '{ print $3 }') series compared with the simulator's truth ($2): $SKIPPED_SHORT; drops: $(dropped)"
-    # the differences accepted, for a later check's failure to be read by
-    # (the boot log keeps them; the report shows failures only)
-    grep '^DIFF' /tmp/cmp.out > /tmp/accepted.txt
-    dump "$1 accepted" /tmp/accepted.txt
+    dump "$1" /tmp/cmp.out /tmp/truth.txt /tmp/sysfs-queues.txt /tmp/live-queues.txt /tmp/m.prom
   else
     pass "$1" "$(tail -n 1 /tmp/cmp.out | awk '{ r = $3; for (i = 5; i <= NF; i++) r = r " " $i; print r }') series equal the simulator's truth ($2); drops: $(dropped)"
   fi
@@ -1346,18 +1152,12 @@ expect_both() {
     dump "$1" /tmp/cmp.out /tmp/truth.txt /tmp/ng.lines $NG_TRUTH /tmp/m.prom
     return
   fi
-  local short_sim=$SKIPPED_SHORT short_thunk=""
   if ! compare_thunk "$3"; then
-    if within_skips /tmp/cmpt.out; then
-      short_thunk=$WITHIN
-    else
-      fail "$1" "thunk truth: $(grep '^DIFF' /tmp/cmpt.out | head -n 8 | tr '\n' ';')"
-      dump "$1" /tmp/cmpt.out /tmp/ng.lines $NG_TRUTH /tmp/m.prom
-      return
-    fi
+    fail "$1" "thunk truth: $(grep '^DIFF' /tmp/cmpt.out | head -n 8 | tr '\n' ';')"
+    dump "$1" /tmp/cmpt.out /tmp/ng.lines $NG_TRUTH /tmp/m.prom
+    return
   fi
-  [ -n "$short_sim$short_thunk" ] && dump "$1" /tmp/cmp.out /tmp/cmpt.out
-  pass "$1" "$(tail -n 1 /tmp/cmp.out | awk '{ print $3 }') series = simulator truth ($2)${short_sim:+ but $short_sim}, $(tail -n 1 /tmp/cmpt.out | awk '{ print $3 }') = thunk truth ($3)${short_thunk:+ but $short_thunk}: $(awk -v fams=" $3 " '
+  pass "$1" "$(tail -n 1 /tmp/cmp.out | awk '{ print $3 }') series = simulator truth ($2), $(tail -n 1 /tmp/cmpt.out | awk '{ print $3 }') = thunk truth ($3): $(awk -v fams=" $3 " '
     { k = $1 == "queues" ? "gpuq_queues" : $1 == "processes" ? "gpuq_processes" : $1 == "create" ? "gpuq_queue_creates_total" : $1 == "destroy" ? "gpuq_queue_destroys_total" : $1 == "exit" ? "gpuq_process_exits_total" : $1 == "submit" ? "gpuq_submissions_total" : "gpuq_queue_pending_packets" }
     index(fams, " " k " ") { printf "%s%s%s gpu %s = %s", sep, $1, ($1 == "destroy" ? ($4 == 1 ? "(ioctl)" : "(exit)") : ""), $2, $6; sep = ", " }' /tmp/ng.lines); drops: $(dropped)"
 }
@@ -1984,8 +1784,7 @@ client_run_stops() {
 # client_doorbells NAME RUNTIME: the current agent's doorbell figures for
 # NAME's client against what it rang (its truth dumped: `drv NAME truth`).
 client_doorbells() {
-  local name=$1 runtime=$2 cid lost t0 ok detail gi g rings launches tw td tb to got pk kd kb ko
-  local sum_tw sum_got sum_pk sum_rings sum_kd sum_td unk unk_pk unk_kd
+  local name=$1 runtime=$2 cid t0 ok detail gi g rings launches tw td tb to te tbb got pk kd ke kbb kb ko
   # every ring of the client went through the exported
   # hsa_signal_store_screlease; per GPU the packets they published = the
   # write indexes of its queues in the thunk (rocr_client's batches publish
@@ -1996,17 +1795,12 @@ client_doorbells() {
   # least the launches) (ROCr's utility queues ring internally: no uprobe
   # sees them)
   scrape /tmp/m.prom
-  # A queue whose create a skipped program lost (within_skips) is unknown to
-  # the agent: its rings count under gpu_id="unknown". Then the GPUs' rings
-  # and the unknown ones together must equal the client's, each GPU at most.
   cid=$(echo $ID_A | cut -c1-12)
-  lost=$(grep -c "container=\"$cid\"" "$(lost_file)" 2> /dev/null)
   t0=$(up)
   ok=0
   while within 30 "$t0"; do
     ok=1
     detail=""
-    sum_tw=0 sum_got=0 sum_pk=0 sum_rings=0 sum_kd=0 sum_td=0
     for gi in $(client_gpus $name); do
       g=$(gpu_of_node $((gi + 1)))
       rings=$(client_rings $name $gi)
@@ -2028,27 +1822,11 @@ EOF
       detail="$detail, by type (kernel_dispatch, of which amd_ext, of which with the barrier bit, barrier, other) $kd $ke $kbb $kb $ko, the null CP's $td $te $tbb $tb $to"
       [ -n "$launches" ] && detail="$detail, launches $launches"
       detail="$detail;"
-      sum_tw=$((sum_tw + tw)) sum_got=$((sum_got + got)) sum_pk=$((sum_pk + pk))
-      sum_rings=$((sum_rings + ${rings:-0}))
-      sum_kd=$((sum_kd + kd)) sum_td=$((sum_td + td))
-      if [ "${lost:-0}" -gt 0 ]; then
-        [ "$tw" -gt 0 ] && [ "$pk" -le "$tw" ] || ok=0
-        continue
-      fi
       { [ "$pk" = "$tw" ] && [ "$tw" -gt 0 ]; } || ok=0
       [ -z "$rings" ] || [ "$rings" = "$got" ] || ok=0
       [ "$kd" = "$td" ] && [ "$ke" = "$te" ] && [ "$kbb" = "$tbb" ] && [ "$kb" = "$tb" ] && [ "$ko" = "$to" ] || ok=0
       [ -z "$launches" ] || [ "$launches" -le "$kd" ] || ok=0
     done
-    if [ "${lost:-0}" -gt 0 ]; then
-      unk=$(sum_for gpuq_doorbells_total "$cid" "gpu_id=unknown")
-      unk_pk=$(sum_for gpuq_doorbell_packets_total "$cid" "gpu_id=unknown")
-      unk_kd=$(sum_for gpuq_doorbell_packets_total "$cid" "gpu_id=unknown packet_type=kernel_dispatch")
-      detail="$detail unknown gpu (queues whose create was lost: $lost): rings $unk, packets $unk_pk, kernel-dispatch $unk_kd;"
-      [ $((sum_pk + unk_pk)) = "$sum_tw" ] || ok=0
-      [ "$sum_rings" = 0 ] || [ $((sum_got + unk)) = "$sum_rings" ] || ok=0
-      [ $((sum_kd + unk_kd)) = "$sum_td" ] || ok=0
-    fi
     [ $ok = 1 ] && break
     sleep 0.3
     scrape /tmp/m.prom
@@ -2069,7 +1847,6 @@ EOF
 # A subshell itself: the agents' PORT, URL, TIER... stay in it.
 # shellcheck disable=SC2046 # client_groups' words are the arguments
 client_runs() (
-  SKIPS_TOLERATED=${PREEMPTS:+1} # the runtime clients run SCHED_OTHER
   client_agents_start "$@"
   [ "$CA_N" = 0 ] && exit 0
   for c in $(client_list); do
@@ -2148,7 +1925,6 @@ max_hw_queues() {
     exec 7>&- # its stdin ends: it exits
     echo "$n $want_created $want_kd $want_bb" >> /tmp/mhq-report.want
   done
-  tier_skips /tmp/m.prom
   mhq_verdict live "$bad" "the agent equals the null thunk's truth exactly:$detail" \
     /tmp/mhq1.out /tmp/mhq8.out /tmp/mhq1.truth /tmp/mhq8.truth /tmp/mhq1.rec /tmp/mhq8.rec
   # report: the comparison's rows, one cell per run, against the truth
@@ -2169,15 +1945,12 @@ max_hw_queues() {
     /tmp/mhq-report.txt /tmp/mhq-report.err /tmp/mhq-report.want
 }
 # mhq_verdict CHECK BAD DETAIL FILES...: max-hw-queues:CHECK passes without
-# BAD, skips naming the kernel's skips of the agent's programs (SKIPPED,
-# tier_skips), else fails with FILES dumped.
+# BAD, else fails with FILES dumped.
 mhq_verdict() {
   local check=max-hw-queues:$1 bad=$2 detail=$3
   shift 3
   if [ -z "$bad" ]; then
     pass $check "$detail"
-  elif [ "$SKIPPED" -gt 0 ]; then
-    skip $check "the kernel skipped the btf-fentry agent's programs $SKIPPED times ($SKIP_REASON): not exact here ($bad; $detail)"
   else
     fail $check "$bad; $detail"
     dump $check "$@"
@@ -2695,9 +2468,7 @@ prog_gives() {
 # GPU's runlist was oversubscribed (2 CP queue slots); the same for the
 # second pair, whose GPU's runlist must never be oversubscribed (they fit);
 # each family TIER has equal to the simulator's truth, for every program.
-# A tier that lost records to skipped programs (7.x) passes within what
-# those can lose (within_skips: a lost create, destroy, exit or runlist
-# record, and then any victims and oversubscription figure), named. CHECK72:
+# CHECK72:
 # the HIP 7.2 pair's figures from the same comparison (prog_experiment_72).
 # pair_figures PROG GPU: from /tmp/m.prom, the latency program PROG's
 # high-priority queues (P_HI), the times its queues were taken off the GPU by
@@ -2738,19 +2509,19 @@ prog_experiment() {
   # the second run, where the pair fits
   pair_figures fitlat "$FITS_GPU"
   fhi=$P_HI fself=$P_SELF fother=$P_OTHER foff=$P_OFF fover=$P_OVER fentries=$P_QUEUES
-  detail="$(tail -n 1 /tmp/cmp.out | awk '{ r = $3; for (i = 5; i <= NF; i++) r = r " " $i; print r }') series equal the simulator's truth ($fams)${SKIPPED_SHORT:+ but $SKIPPED_SHORT}: the latency program's high-priority queues $hi, the batch program's CU-restricted queues $cm"
+  detail="$(tail -n 1 /tmp/cmp.out | awk '{ r = $3; for (i = 5; i <= NF; i++) r = r " " $i; print r }') series equal the simulator's truth ($fams): the latency program's high-priority queues $hi, the batch program's CU-restricted queues $cm"
   case " $g " in *" runlist "*) detail="$detail, taken off GPU $PAIR_GPU $self times by itself and $other by others, $off s off" ;; esac
   case " $g " in *" oversubscription "*) detail="$detail; that GPU's runlist oversubscribed $over times, $over_s s" ;; esac
   detail="$detail. Where they fit: high-priority queues $fhi"
   case " $g " in *" runlist "*) detail="$detail, taken off GPU $FITS_GPU $fself times by itself and $fother by others, $foff s off" ;; esac
   case " $g " in *" oversubscription "*) detail="$detail; that GPU's runlist oversubscribed $fover times, $fentries compute queues in it" ;; esac
-  if { [ "$hi" -lt 1 ] || [ "$fhi" -lt 1 ] || [ "$cm" != 1 ]; } && [ -z "$SKIPPED_SHORT" ]; then
+  if [ "$hi" -lt 1 ] || [ "$fhi" -lt 1 ] || [ "$cm" != 1 ]; then
     fail "$1" "the truth agrees but the experiment is not there: $detail (want >= 1 high-priority queue in each run, 1 CU-restricted batch queue)"
     dump "$1" /tmp/m.prom
-  elif case " $g " in *" oversubscription "*) [ "$over" -lt 1 ] && [ -z "$SKIPPED_SHORT" ] ;; *) false ;; esac; then
+  elif case " $g " in *" oversubscription "*) [ "$over" -lt 1 ] ;; *) false ;; esac; then
     fail "$1" "the truth agrees but the pair's runlist never oversubscribed: $detail"
     dump "$1" /tmp/m.prom
-  elif case " $g " in *" oversubscription "*) [ "$fover" != 0 ] || { [ "$fentries" -lt 2 ] && [ -z "$SKIPPED_SHORT" ]; } ;; *) false ;; esac; then
+  elif case " $g " in *" oversubscription "*) [ "$fover" != 0 ] || [ "$fentries" -lt 2 ] ;; *) false ;; esac; then
     fail "$1" "the truth agrees but the second pair did not fit on its GPU: $detail (want no oversubscription, >= 2 compute queues in its runlist)"
     dump "$1" /tmp/m.prom
   else
@@ -2780,12 +2551,10 @@ prog_experiment_72() {
   fi
   pair_figures lat72 "$PAIR72_GPU"
   cm=$(sum_for gpuq_queues_cu_masked "$(prog_id batch72)" cu_mask=restricted)
-  detail="$(tail -n 1 /tmp/cmp.out | awk '{ r = $3; for (i = 5; i <= NF; i++) r = r " " $i; print r }') series equal the simulator's truth${SKIPPED_SHORT:+ but $SKIPPED_SHORT}; on HIP $(cat /share/hip-7.2/mnt/hip-version 2> /dev/null) with ROCr $(cat /share/hip-7.2/mnt/rocr-version 2> /dev/null): the latency program's high-priority queues $P_HI, the batch program's CU-restricted queues $cm"
+  detail="$(tail -n 1 /tmp/cmp.out | awk '{ r = $3; for (i = 5; i <= NF; i++) r = r " " $i; print r }') series equal the simulator's truth; on HIP $(cat /share/hip-7.2/mnt/hip-version 2> /dev/null) with ROCr $(cat /share/hip-7.2/mnt/rocr-version 2> /dev/null): the latency program's high-priority queues $P_HI, the batch program's CU-restricted queues $cm"
   case " $g " in *" runlist "*) detail="$detail, taken off GPU $PAIR72_GPU $P_SELF times by itself and $P_OTHER by others, $P_OFF s off" ;; esac
   case " $g " in *" oversubscription "*) detail="$detail; that GPU's runlist oversubscribed $P_OVER times, $P_OVER_S s" ;; esac
-  if [ -n "$SKIPPED_SHORT" ]; then
-    pass "$1" "$detail"
-  elif [ "$P_HI" -lt 1 ] || [ "$cm" != 1 ]; then
+  if [ "$P_HI" -lt 1 ] || [ "$cm" != 1 ]; then
     fail "$1" "the truth agrees but the experiment is not there: $detail (want >= 1 high-priority queue, 1 CU-restricted batch queue)"
     dump "$1" /tmp/m.prom /tmp/ng-lat72.truth /tmp/ng-batch72.truth
   elif case " $g " in *" runlist "*) [ $((P_SELF + P_OTHER)) -lt 1 ] ;; *) false ;; esac; then
@@ -2806,10 +2575,9 @@ prog_experiment_72() {
 # the btf-fentry agent counted (held to the simulator's truth above), and
 # the capture's replay the same seconds within compare.awk's PREEMPT_SLACK
 # (0.02 s) per window: the recorder's programs stamp their own records, a
-# few microseconds from the agent's under TCG. A capture or agent that lost
-# records to skipped programs (7.x) cannot be held to that: a SKIP naming it.
+# few microseconds from the agent's under TCG.
 prog_report() {
-  local rc rrc lat row want_self want_other want_off got_self got_other got_off off lost
+  local rc rrc lat row want_self want_other want_off got_self got_other got_off off
   stop_recorder
   rc=$REC_RC
   dump programs-record /tmp/exp-rec.log
@@ -2820,8 +2588,6 @@ prog_report() {
   URL=http://127.0.0.1:$(tier_port btf-fentry)/metrics
   TIER=btf-fentry
   scrape /tmp/m.prom
-  tier_skips /tmp/m.prom
-  lost=$(awk 'index($0, "gpuq_events_dropped_total{reason=\"prog_skipped\"}") == 1 { print $NF + 0 }' /tmp/exp.prom)
   want_self=$(sum_for gpuq_queue_preemptions_total "$lat" caused_by=self)
   want_other=$(sum_for gpuq_queue_preemptions_total "$lat" caused_by=other)
   secs() { awk -v c="container=\"$lat\"" 'index($0, "gpuq_queue_preempted_seconds_total{") == 1 && index($0, c) { s += $NF } END { printf "%.6f", s }' "$1"; }
@@ -2836,8 +2602,6 @@ prog_report() {
     [ "$got_other" = "$want_other" ] && [ $((want_self + want_other)) -gt 0 ] &&
     awk -v a="$got_off" -v b="$want_off" -v n=$((want_self + want_other)) 'BEGIN { d = a - b; exit !(d <= 0.02 * n && -d <= 0.02 * n) }'; then
     pass "$1" "report on the experiment's capture ($(stat -c %s /tmp/exp.cap) bytes): $detail"
-  elif [ $rc = 0 ] && [ $rrc = 0 ] && { [ "${lost:-0}" -gt 0 ] || [ "${SKIPPED:-0}" -gt 0 ]; }; then
-    skip "$1" "the recorder lost ${lost:-0} records and the btf-fentry agent $SKIPPED to skipped programs (prog_skipped): $detail"
   else
     fail "$1" "record exit $rc, report exit $rrc: $detail"
     dump "$1" /tmp/exp.txt /tmp/exp.err /tmp/exp.prom
@@ -2886,13 +2650,8 @@ prog_truths() {
 # kernel-dispatch rings the dispatches the null CP consumed there, and per
 # program those dispatches its launches.
 prog_doorbells() {
-  local t0 ok detail p id want got kd g w d launches total lf
-  # Queues whose create a skipped program lost (within_skips, this tier):
-  # their rings count under gpu_id="unknown", so their GPU may fall short
-  # while the container's sums still equal HIP's.
-  lf=$(TIER=$2 lost_file)
+  local t0 ok detail p id want got kd g w d launches total
   t0=$(up)
-  local last="" same_since=$t0
   while :; do
     scrape /tmp/m.prom
     ok=1
@@ -2907,20 +2666,11 @@ prog_doorbells() {
       while read -r g w d _; do
         got=$(sum_for gpuq_doorbells_total $id "gpu_id=$g")
         kd=$(sum_for gpuq_doorbell_packets_total $id "gpu_id=$g packet_type=kernel_dispatch")
-        if grep -q "container=\"$id\",gpu_id=\"$g\"" "$lf" 2> /dev/null; then
-          rings_ok=0
-          { [ "$got" -le "$w" ] && [ "$kd" -le "$d" ] && [ "$w" -gt 0 ]; } || {
-            ok=0
-            detail="$detail $p gpu $g (a create lost): doorbells $got, at most $w, kernel-dispatch $kd, at most $d;"
-          }
-          detail="$detail $p gpu $g: a create lost to a skipped program, doorbells $got of $w here, the rest under gpu_id=unknown;"
-        else
-          { [ "$got" = "$w" ] && [ "$kd" = "$d" ] && [ "$w" -gt 0 ]; } || {
-            ok=0
-            [ "$got" = "$w" ] && [ "$w" -gt 0 ] || rings_ok=0
-            detail="$detail $p gpu $g: doorbells $got want $w, kernel-dispatch $kd want $d;"
-          }
-        fi
+        { [ "$got" = "$w" ] && [ "$kd" = "$d" ] && [ "$w" -gt 0 ]; } || {
+          ok=0
+          [ "$got" = "$w" ] && [ "$w" -gt 0 ] || rings_ok=0
+          detail="$detail $p gpu $g: doorbells $got want $w, kernel-dispatch $kd want $d;"
+        }
         total=$((total + d))
         gpus=$((gpus + 1))
       done < /tmp/want-$p
@@ -2934,33 +2684,14 @@ prog_doorbells() {
     done
     [ $ok = 1 ] && break
     within 30 "$t0" || break
-    # A tier that lost records to skipped programs (below) may never be
-    # exact: the same counts for STABLE_S seconds end the wait.
-    if [ "$detail" != "$last" ]; then
-      last=$detail
-      same_since=$(up)
-    elif ! within $STABLE_S "$same_since" && tier_skips /tmp/m.prom && [ "$SKIPPED" -gt 0 ]; then
-      break
-    fi
     sleep 0.3
   done
-  # A tier that lost lifecycle records (on a kernel that preempts programs,
-  # within_skips) can lose more than the GPU of a queue's rings: a lost
-  # create of a queue whose doorbell the runtime gives a user signal (HIP's
-  # intercept queues) leaves its rings uncounted, a lost destroy leaves its
-  # signal known, and ROCr reuses that memory for completion signals, whose
-  # stores then count. Such a run skips this check, naming the skips; a tier
-  # whose programs the kernel skipped not once is held to the exact counts,
-  # and so is every tier on a kernel that does not preempt programs (6.1).
-  # On 7.3 a run also showed every ring counted exactly in all four tiers,
-  # but one ring classed as a barrier where the null CP consumed a dispatch
-  # (the uprobe reads the rung slot's header; not understood yet, never
-  # seen on 6.1): such a run skips too, naming it.
-  [ $ok = 1 ] || tier_skips /tmp/m.prom
+  # On 7.3 a run showed every ring counted exactly in all four tiers, but
+  # one ring classed as a barrier where the null CP consumed a dispatch (the
+  # uprobe reads the rung slot's header; not understood yet, never seen on
+  # 6.1): such a run skips, naming it.
   if [ $ok = 1 ]; then
     pass "$1" "per container and GPU:$detail"
-  elif [ "$SKIPPED" -gt 0 ] && [ -n "$PREEMPTS" ]; then
-    skip "$1" "the kernel preempts programs (sched/preempt: $PREEMPTS) and skipped this tier's $SKIPPED times ($SKIP_REASON): doorbells of queues whose lifecycle records were lost are not exact here (6.1, which does not preempt programs, checks them exactly: GPUQ_KTEST_KERNELS='6.1 7.3' GPUQ_KTEST_PROGRAMS=6.1):$detail"
   elif [ $rings_ok = 1 ] && [ -n "$PREEMPTS" ]; then
     skip "$1" "the kernel preempts programs (sched/preempt: $PREEMPTS): every doorbell counted exactly, but the packet classes differ from what the null CP consumed (a known 7.3 difference, not understood yet; 6.1 checks them exactly: GPUQ_KTEST_KERNELS='6.1 7.3' GPUQ_KTEST_PROGRAMS=6.1):$detail"
   else
@@ -2974,7 +2705,6 @@ prog_doorbells() {
 }
 
 programs_checks() {
-  SKIPS_TOLERATED=${PREEMPTS:+1} # the runtime clients run SCHED_OTHER
   local t fd p pid alive st
   if [ -f /lib/nullgpu/missing ] || [ -f /lib/nullgpu/hip-missing ]; then
     prog_skip_all "$(cat /lib/nullgpu/missing /lib/nullgpu/hip-missing 2> /dev/null | head -n 1)"
