@@ -1468,13 +1468,13 @@ ca_gone() {
 # (--doorbells=uprobe and its --hsa-runtime files among them) and TIER's
 # own, started together (their programs load on the one vCPU at once), then
 # each up with its lifecycle probes and doorbell uprobes attached (GROUP:start)
-# or gone (ca_drop). BASE is now; no creates lost yet.
+# or gone (ca_drop). BASE is now.
 agents_start() {
   local a
   CA_FLAGS=$1
   shift
   CA_N=0
-  rm -f /tmp/ca-out-* /tmp/lost-creates* /tmp/lost-destroys*
+  rm -f /tmp/ca-out-*
   for a in "$@"; do
     CA_N=$((CA_N + 1))
     eval "CA_A_$CA_N=\${a%%:*} CA_T_$CA_N=\${a#*:} CA_IN_$CA_N=1"
@@ -1870,8 +1870,6 @@ client_runs() (
 #   report  `report hwq-1=... hwq-8=...` compares the two captures side by
 #           side: the queues created, the runtime knobs each process was
 #           started with, the kernel dispatches and the barrier-bit share.
-# A kernel that skipped the agent's programs (prog_skipped > 0, lazy
-# preemption) cannot be held to exact counts: a SKIP naming the count.
 # Its checks: MHQ_CHECKS (check_lists.sh).
 max_hw_queues() {
   local n id cg rec t0 bad="" detail="" q live kd bb want_q want_created want_kd want_bb knobs rrc
