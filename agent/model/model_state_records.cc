@@ -40,8 +40,9 @@ std::vector<Event> Model::StateAsRecords(uint64_t ts_ns) const {
     e.priority = q->priority;
     e.percentage = q->percentage;
     // Seeded: present when the capture starts, not created in it (no
-    // create is counted, as for a queue found in sysfs at start).
-    e.flags = q->flags | GPUQ_CREATE_F_SEEDED;
+    // create is counted, as for a queue found in sysfs at start), even one
+    // reconciliation recovered before it.
+    e.flags = (q->flags | GPUQ_CREATE_F_SEEDED) & ~GPUQ_CREATE_F_RECOVERED;
     if (auto p = processes_.find(q->process_key); p != processes_.end()) {
       std::strncpy(e.comm, p->second.comm.c_str(), sizeof(e.comm) - 1);
     }

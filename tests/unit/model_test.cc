@@ -611,6 +611,29 @@ TEST(ModelTest, RecoveredCreateIsCountedASeededOneIsNot) {
 }
 
 }  // namespace
+// A recording begun later (Model::StateAsRecords) starts with a recovered
+// queue as live, not as a create of the recording.
+TEST(ModelTest, StartStateOfARecoveredQueueIsNoCreate) {
+  Model m;
+  gpuq_queue_create_event lost = Seeded(2817, kCgroupHost, kGpu2, 1, kCompute);
+  lost.flags |= GPUQ_CREATE_F_RECOVERED;
+  m.Apply(lost);
+  Model replay;
+  size_t creates = 0;
+  for (const Event& e : m.StateAsRecords(100)) {
+    if (const auto* c = std::get_if<gpuq_queue_create_event>(&e)) {
+      ++creates;
+      EXPECT_NE(c->flags & GPUQ_CREATE_F_SEEDED, 0u);
+      EXPECT_EQ(c->flags & GPUQ_CREATE_F_RECOVERED, 0u);
+    }
+    replay.Apply(e);
+  }
+  EXPECT_EQ(creates, 1u);
+  const QueueSeries s = SeriesOf(replay, kCgroupHost, kGpu2, kCompute);
+  EXPECT_EQ(s.live, 1u);
+  EXPECT_EQ(s.creates, 0u);
+}
+
 TEST(ModelTest, LateDestroyOfARecoveredQueueCountsNoSecondDestroy) {
   Model m;
   m.Apply(Create(kKeyA, 100, kCgroupVllm, kGpu1, 0, kCompute));
