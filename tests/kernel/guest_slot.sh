@@ -15,10 +15,9 @@
 # host-side work (downloads, unpacking, initramfs and module builds, judging)
 # at nice 10 (run_qemu_tier.sh, run_sim_tier.sh), so with both tiers side by
 # side that work takes what the guests leave, not a guest's core. A TCG
-# guest's clock runs on while its vCPU thread waits for a core, and the
-# simulator tier's preemption windows allow 20 ms per window: a window once
-# grew 31 ms when the other tier's host work ran beside the guests at the
-# same priority.
+# guest's clock runs on while its vCPU thread waits for a core: a preemption
+# window once grew 31 ms when the other tier's host work ran beside the
+# guests at the same priority.
 #
 # Exits with CMD's status. A slot is an flock on slot.N, held by this shell's
 # descriptor and the ones CMD inherits, so it is freed however they end.

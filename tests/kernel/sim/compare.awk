@@ -114,7 +114,9 @@ function truth(sign, what, g, a, b, c, v) {
 		add("gpuq_queue_preemptions_total" vl, sign * v)
 		windows["gpuq_queue_preempted_seconds_total" vl] += sign * v
 	} else if (what == "victim_ns")
-		add("gpuq_queue_preempted_seconds_total" victim_labels(g, a, b, c), sign * v / 1e9)
+		lo["gpuq_queue_preempted_seconds_total" victim_labels(g, a, b, c)] += sign * v
+	else if (what == "victim_ns_out")
+		hi["gpuq_queue_preempted_seconds_total" victim_labels(g, a, b, c)] += sign * v
 	else if (what == "evict")
 		add("gpuq_evictions_total{container=\"" container(c) "\",gpu_id=\"" g "\",trigger=\"" trig(a) "\"}", sign * v)
 	else if (what == "restore")
@@ -131,8 +133,10 @@ function truth(sign, what, g, a, b, c, v) {
 		add("gpuq_runlist_oversubscribed_maps_total{gpu_id=\"" g "\",reason=\"" oreason(a) "\"}", sign * v)
 	} else if (what == "oversub_maps")
 		windows["gpuq_runlist_oversubscribed_seconds_total{gpu_id=\"" g "\"}"] += sign * v
+	else if (what == "oversub_ns_in")
+		lo["gpuq_runlist_oversubscribed_seconds_total{gpu_id=\"" g "\"}"] += sign * v
 	else if (what == "oversub_ns")
-		add("gpuq_runlist_oversubscribed_seconds_total{gpu_id=\"" g "\"}", sign * v / 1e9)
+		hi["gpuq_runlist_oversubscribed_seconds_total{gpu_id=\"" g "\"}"] += sign * v
 	else if (what == "oversubscribed" && sign > 0)
 		add("gpuq_runlist_oversubscribed{gpu_id=\"" g "\"}", v)
 	else if (what == "rl_entries" && sign > 0)
@@ -160,18 +164,14 @@ BEGIN {
 	keep["gpuq_runlist_operations_total"] = "container gpu_id scheduler op cause"
 	keep["gpuq_queue_preemptions_total"] = "container gpu_id scheduler cause caused_by"
 	keep["gpuq_queue_preempted_seconds_total"] = "container gpu_id scheduler cause caused_by"
-	# Seconds are measured on both sides, the simulator's inside the unmap
-	# and map functions, the agent's at their BPF entry and return: the
-	# agent's window holds the simulator's, plus the programs' own time
-	# (under TCG, up to a few ms each, and 10.2 ms seen for one window on
-	# 7.3 with a build running beside two guests; PREEMPT_SLACK seconds per
-	# window).
-	near["gpuq_queue_preempted_seconds_total"] = 1
-	# The other way round for an oversubscribed runlist's seconds: the
-	# simulator's window runs from inside its map to inside the unmap that
-	# ends it, the agent's from the map's return to the unmap's entry, so
-	# the simulator's holds the agent's (same slack per window).
-	below["gpuq_runlist_oversubscribed_seconds_total"] = 1
+	# Seconds: the agent's windows are timed by its programs at the unmap's
+	# and map's entry and return, the simulator's twice, inside the two
+	# functions and by their callers, and the agent's lie between the two
+	# (kfd_sim_victims.c, sim_oversub_end): each series must be within
+	# [lo, hi], the two sums of the simulator's, compared in nanoseconds
+	# (the agent's seconds are its integer nanoseconds / 1e9).
+	within["gpuq_queue_preempted_seconds_total"] = "seconds off the GPU"
+	within["gpuq_runlist_oversubscribed_seconds_total"] = "seconds oversubscribed"
 	keep["gpuq_runlist_oversubscribed"] = "gpu_id"
 	keep["gpuq_runlist_oversubscribed_maps_total"] = "gpu_id reason"
 	keep["gpuq_runlist_oversubscribed_seconds_total"] = "gpu_id"
@@ -183,7 +183,6 @@ BEGIN {
 	keep["gpuq_queues_evicted"] = "container gpu_id"
 	keep["gpuq_submissions_total"] = "container gpu_id queue_type"
 	keep["gpuq_queue_pending_packets"] = "container gpu_id"
-	PREEMPT_SLACK = 0.02
 	n = split(fams, f, " ")
 	for (i = 1; i <= n; i++)
 		check[f[i]] = 1
@@ -236,44 +235,51 @@ END {
 		if ((name in check) && (only == "" || index(key, "container=\"" only "\"")))
 			all[key] = 1
 	}
+	for (key in hi) {
+		name = key
+		sub(/\{.*/, "", name)
+		if ((name in check) && (only == "" || index(key, "container=\"" only "\"")))
+			all[key] = 1
+	}
 	for (key in got)
 		all[key] = 1
 	compared = diffs = 0
 	for (key in all) {
-		w = want[key] + 0
+		name = key
+		sub(/\{.*/, "", name)
 		g = got[key] + 0
+		if (name in within) {
+			l = lo[key] + 0
+			h = hi[key] + 0
+			gns = int(g * 1e9 + 0.5)
+			if (h == 0 && gns == 0)
+				continue
+			compared++
+			range = sprintf("want [%.9f, %.9f] got %.9f", l / 1e9, h / 1e9, g)
+			print "WITHIN " key " " range " windows " windows[key]
+			wl[name] += l / 1e9
+			wh[name] += h / 1e9
+			wg[name] += g
+			wn[name] += windows[key]
+			if (gns < l || gns > h) {
+				diffs++
+				print "DIFF " key " " range
+			}
+			continue
+		}
+		w = want[key] + 0
 		if (w == 0 && g == 0)
 			continue
 		compared++
-		name = key
-		sub(/\{.*/, "", name)
-		if (name in near) {
-			slack = windows[key] * PREEMPT_SLACK
-			print "NEAR " key " want " w " got " g " windows " windows[key]
-			near_w += w
-			near_g += g
-			near_n += windows[key]
-			if (g >= w - 1e-6 && g <= w + slack)
-				continue
-		}
-		if (name in below) {
-			slack = windows[key] * PREEMPT_SLACK
-			print "NEAR " key " want " w " got " g " windows " windows[key]
-			below_w += w
-			below_g += g
-			below_n += windows[key]
-			if (g <= w + 1e-6 && g >= w - slack)
-				continue
-		}
 		if (w != g) {
 			diffs++
 			print "DIFF " key " want " w " got " g
 		}
 	}
 	printf "RESULT %s %d %d", (diffs ? "diff" : "ok"), compared, diffs
-	if (near_n)
-		printf " (seconds off the GPU: the agent's %.6f, the simulator's %.6f, over %d windows)", near_g, near_w, near_n
-	if (below_n)
-		printf " (seconds oversubscribed: the agent's %.6f, the simulator's %.6f, over %d windows)", below_g, below_w, below_n
+	n = split("gpuq_queue_preempted_seconds_total gpuq_runlist_oversubscribed_seconds_total", wf, " ")
+	for (i = 1; i <= n; i++)
+		if (wf[i] in wn)
+			printf " (%s: the agent's %.6f, the simulator's between %.6f and %.6f, over %d windows)", within[wf[i]], wg[wf[i]], wl[wf[i]], wh[wf[i]], wn[wf[i]]
 	printf "\n"
 }

@@ -322,9 +322,12 @@ struct queue {
 struct amdgpu_mes {
 	void *adev;
 	uint32_t sched_version;
-	/* simulator only: when the last remove_hw_queue began, add_queue_mes ended */
+	/* simulator only: when the last remove_hw_queue began, add_queue_mes
+	 * ended (inside them), and when remove_queue_mes called remove_hw_queue
+	 * (outside it) */
 	u64 sim_removed_ns;
 	u64 sim_added_ns;
+	u64 sim_remove_called_ns;
 	/* simulator only: the remove_hw_queue of this MES generation */
 	int (*sim_remove_hw_queue)(struct amdgpu_mes *mes, struct mes_remove_queue_input *input);
 	int (*sim_add_hw_queue)(struct amdgpu_mes *mes, struct mes_add_queue_input *input);
@@ -383,18 +386,24 @@ struct sim_gpu {
 	unsigned long doorbell_bitmap[KFD_SIM_MAX_QUEUES_PER_PROCESS / BITS_PER_LONG];
 	/* victims (kfd_sim_victims.c), under the dqm lock */
 	u64 map_gen; /* bumped by every unmap that preempts */
+	/* when the last unmap_queues_cpsch was called, by its caller (sim_unmap) */
+	u64 unmap_called_ns;
 	/* oversubscription truth (kfd_sim_dqm.c, sim_calc_rlib): the open
-	 * window's start and the gauges last reported */
+	 * window's start inside the map that opened it, when that map had
+	 * returned to its caller (sim_map), and the gauges last reported */
 	u64 oversub_since_ns;
+	u64 oversub_returned_ns;
 	unsigned int truth_oversub;
 	unsigned int truth_entries[3];
 	unsigned int truth_limits[3];
 	unsigned int n_off;
+	bool off_closed; /* a map closed them; sim_map's return takes them out */
 	struct sim_off_window {
 		u64 cgroup;
 		uint32_t cause;
 		uint32_t self;
-		u64 start_ns;
+		u64 start_ns; /* inside the unmap */
+		u64 called_ns; /* before the unmap was called */
 	} off[KFD_SIM_MAX_VICTIMS];
 };
 
@@ -403,11 +412,14 @@ extern unsigned int sim_num_gpus;
 
 struct sim_gpu *sim_gpu_by_id(uint32_t gpu_id);
 /* kfd_sim_victims.c: preemption as the victims see it (truth "victim",
- * "victim_ns"; a = cause, b = 1 if the victim's own cgroup caused it, +2 MES) */
+ * "victim_ns", "victim_ns_out"; a = cause, b = 1 if the victim's own
+ * cgroup caused it, +2 MES) */
 void sim_victims_unmapped(struct sim_gpu *g, u64 start_ns);
 void sim_victims_mapped(struct sim_gpu *g);
+void sim_victims_map_returned(struct sim_gpu *g, u64 returned_ns);
 void sim_victims_mes_removed(struct sim_gpu *g, struct queue *q);
-void sim_victims_mes_readded(struct sim_gpu *g, struct queue *q, u64 start_ns, u64 end_ns);
+void sim_victims_mes_readded(struct sim_gpu *g, struct queue *q, u64 start_ns, u64 end_ns,
+			     u64 called_ns, u64 returned_ns);
 void sim_gpus_init(void);
 void sim_set_current_trigger(uint32_t trigger);
 /* kfd_sim_main.c: a kworker running hooked paths at the guest's FIFO priority */

@@ -24,9 +24,9 @@
 
 #ifdef SIM_KFD_NODE
 #define USE_DEFAULT_GRACE_PERIOD 0xffffffff
-#define UNMAP(dqm, f, p) unmap_queues_cpsch(dqm, f, p, USE_DEFAULT_GRACE_PERIOD, false)
+#define UNMAP_CALL(dqm, f, p) unmap_queues_cpsch(dqm, f, p, USE_DEFAULT_GRACE_PERIOD, false)
 #else
-#define UNMAP(dqm, f, p) unmap_queues_cpsch(dqm, f, p, false)
+#define UNMAP_CALL(dqm, f, p) unmap_queues_cpsch(dqm, f, p, false)
 #endif
 
 struct sim_gpu sim_gpus[KFD_SIM_MAX_GPUS];
@@ -276,13 +276,22 @@ static void sim_runlist_gauges(struct device_queue_manager *dqm, struct sim_gpu 
 	truth_gauge("rl_limit", dev->id, 2, &g->truth_limits[2], 1);
 }
 
-/* The oversubscribed runlist is off the GPU from `start_ns` (an unmap's). */
+/*
+ * The oversubscribed runlist is off the GPU from `start_ns` (an unmap's).
+ * gpuq's window runs from the map's return to the unmap's entry, so it holds
+ * the callers' ("oversub_ns_in": from sim_map's return to sim_unmap's
+ * call) and lies within the functions' ("oversub_ns": from inside the map
+ * to inside the unmap).
+ */
 static void sim_oversub_end(struct sim_gpu *g, u64 start_ns)
 {
 	if (!g->oversub_since_ns)
 		return;
 	sim_truth_count("oversub_ns", g->dqm.dev->id, 0, 0, 0, start_ns - g->oversub_since_ns);
+	sim_truth_count("oversub_ns_in", g->dqm.dev->id, 0, 0, 0,
+			g->unmap_called_ns - g->oversub_returned_ns);
 	g->oversub_since_ns = 0;
+	g->oversub_returned_ns = 0;
 }
 
 /*
@@ -353,6 +362,30 @@ out:
 	return retval;
 }
 
+/*
+ * Every call of the two hooked runlist functions goes through these: the
+ * time before the call and after the return, which bracket gpuq's from
+ * outside (kfd_sim_victims.c, sim_oversub_end).
+ */
+static int sim_unmap(struct device_queue_manager *dqm, enum kfd_unmap_queues_filter filter,
+		     uint32_t filter_param)
+{
+	gpu_of(dqm)->unmap_called_ns = ktime_get_ns();
+	return UNMAP_CALL(dqm, filter, filter_param);
+}
+
+static int sim_map(struct device_queue_manager *dqm)
+{
+	struct sim_gpu *g = gpu_of(dqm);
+	int retval = map_queues_cpsch(dqm);
+	u64 now = ktime_get_ns();
+
+	sim_victims_map_returned(g, now);
+	if (g->oversub_since_ns && !g->oversub_returned_ns)
+		g->oversub_returned_ns = now;
+	return retval;
+}
+
 /* Inlined into its callers on Debian 6.1, a .constprop clone on 6.12. */
 static int execute_queues_cpsch(struct device_queue_manager *dqm,
 				enum kfd_unmap_queues_filter filter, uint32_t filter_param)
@@ -361,10 +394,10 @@ static int execute_queues_cpsch(struct device_queue_manager *dqm,
 
 	if (dqm->is_hws_hang)
 		return -EIO;
-	retval = UNMAP(dqm, filter, filter_param);
+	retval = sim_unmap(dqm, filter, filter_param);
 	if (retval)
 		return retval;
-	return map_queues_cpsch(dqm);
+	return sim_map(dqm);
 }
 
 /* ---- MES ------------------------------------------------------------------ */
@@ -441,8 +474,10 @@ static __always_inline int remove_queue_mes(struct device_queue_manager *dqm, st
 		.doorbell_offset = q->properties.doorbell_off,
 		.gang_context_addr = q->gang_ctx_gpu_addr,
 	};
-	int r = g->mes.sim_remove_hw_queue(&g->mes, &in);
+	int r;
 
+	g->mes.sim_remove_called_ns = ktime_get_ns(); /* outside: gpuq's entry is after */
+	r = g->mes.sim_remove_hw_queue(&g->mes, &in);
 	count_op(dqm, "mes_remove", 0, r, 2);
 	return r;
 }
@@ -557,7 +592,7 @@ static int update_queue(struct device_queue_manager *dqm, struct queue *q,
 			struct mqd_update_info *minfo)
 {
 	struct kfd_process_device *pdd = sim_pdd_by_gpu(q->process, dqm->dev->id);
-	u64 removed_ns = 0;
+	u64 removed_ns = 0, remove_called_ns = 0;
 	bool prev_active;
 	int retval = 0;
 
@@ -566,11 +601,12 @@ static int update_queue(struct device_queue_manager *dqm, struct queue *q,
 	prev_active = q->properties.is_active;
 	if (dqm->sched_policy != KFD_SCHED_POLICY_NO_HWS) {
 		if (!SIM_ENABLE_MES(dqm->dev))
-			retval = UNMAP(dqm, KFD_UNMAP_QUEUES_FILTER_DYNAMIC_QUEUES, 0);
+			retval = sim_unmap(dqm, KFD_UNMAP_QUEUES_FILTER_DYNAMIC_QUEUES, 0);
 		else if (prev_active) {
 			retval = remove_queue_mes(dqm, q, &pdd->qpd);
 			if (!retval) {
 				removed_ns = gpu_of(dqm)->mes.sim_removed_ns;
+				remove_called_ns = gpu_of(dqm)->mes.sim_remove_called_ns;
 				sim_victims_mes_removed(gpu_of(dqm), q);
 			}
 		}
@@ -594,12 +630,13 @@ static int update_queue(struct device_queue_manager *dqm, struct queue *q,
 	}
 	if (dqm->sched_policy != KFD_SCHED_POLICY_NO_HWS) {
 		if (!SIM_ENABLE_MES(dqm->dev))
-			retval = map_queues_cpsch(dqm);
+			retval = sim_map(dqm);
 		else if (q->properties.is_active) {
 			retval = add_queue_mes(dqm, q, &pdd->qpd);
 			if (!retval && removed_ns)
 				sim_victims_mes_readded(gpu_of(dqm), q, removed_ns,
-							gpu_of(dqm)->mes.sim_added_ns);
+							gpu_of(dqm)->mes.sim_added_ns,
+							remove_called_ns, ktime_get_ns());
 		}
 	}
 out_unlock:

@@ -30,7 +30,13 @@
  * victim      cause              1 own cgroup caused it, +2 MES
  *                                             times the cgroup's queues were taken off
  * victim_ns   cause              as victim    nanoseconds off, unmap entry to the map
- *                                             that put them back (kfd_sim_victims.c)
+ *                                             that put them back (kfd_sim_victims.c),
+ *                                             timed inside the two functions
+ * victim_ns_out  cause           as victim    the same, timed by their callers
+ * oversub_ns  0                  0            nanoseconds oversubscribed, inside the
+ *                                             map that built it to inside the unmap
+ * oversub_ns_in  0               0            the same, from the map's return to the
+ *                                             unmap's call (kfd_sim_dqm.c)
  *
  * and /sys/kernel/debug/kfd_sim/queue_types, "<kfd_queue_type> <label>" per
  * line: the label gpuq must export for each value of the real module's enum

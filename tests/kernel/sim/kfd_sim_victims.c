@@ -10,12 +10,17 @@
  * off every such queue still on its process's list and active, and bumps
  * the generation. The window of a victim cgroup runs from the unmap's entry
  * to the return of the next map. MES: an update removes one queue and adds
- * it again, timed from inside mes_v1x_y_remove_hw_queue to the end of
- * add_queue_mes (gpuq's window is at their entry and return: it holds this).
+ * it again, from mes_v1x_y_remove_hw_queue to add_queue_mes.
  *
- * Truth lines: "victim" (count) and "victim_ns" (nanoseconds), a = cause
- * (GPUQ_CAUSE_* numbering), b = 1 if the victim's cgroup caused it, + 2 on
- * MES. All under the dqm lock.
+ * Each window is timed twice, to bracket gpuq's, which is taken by its
+ * programs at the hooked functions' entry and return: from inside the
+ * functions ("victim_ns": after the entry, before the return) and from
+ * their callers ("victim_ns_out": before the call, after the return,
+ * sim_unmap and sim_map in kfd_sim_dqm.c). gpuq's must lie between them.
+ *
+ * Truth lines: "victim" (count), "victim_ns" and "victim_ns_out"
+ * (nanoseconds), a = cause (GPUQ_CAUSE_* numbering), b = 1 if the victim's
+ * cgroup caused it, + 2 on MES. All under the dqm lock.
  */
 #include <linux/ktime.h>
 #include <linux/list.h>
@@ -56,6 +61,7 @@ void sim_victims_unmapped(struct sim_gpu *g, u64 start_ns)
 			.cause = g->sim_cause,
 			.self = victim_b(g, cg, false),
 			.start_ns = start_ns,
+			.called_ns = g->unmap_called_ns,
 		};
 		sim_truth_count("victim", g->dev.id, g->sim_cause, victim_b(g, cg, false), cg, 1);
 	}
@@ -71,7 +77,7 @@ void sim_victims_mapped(struct sim_gpu *g)
 	for (i = 0; i < g->n_off; i++)
 		sim_truth_count("victim_ns", g->dev.id, g->off[i].cause, g->off[i].self,
 				g->off[i].cgroup, now - g->off[i].start_ns);
-	g->n_off = 0;
+	g->off_closed = true;
 	list_for_each_entry(n, &g->dqm.queues, list)
 	{
 		struct queue *q;
@@ -81,6 +87,20 @@ void sim_victims_mapped(struct sim_gpu *g)
 	}
 }
 
+/* The map that closed the windows has returned to its caller (sim_map). */
+void sim_victims_map_returned(struct sim_gpu *g, u64 returned_ns)
+{
+	unsigned int i;
+
+	if (!g->off_closed)
+		return;
+	for (i = 0; i < g->n_off; i++)
+		sim_truth_count("victim_ns_out", g->dev.id, g->off[i].cause, g->off[i].self,
+				g->off[i].cgroup, returned_ns - g->off[i].called_ns);
+	g->n_off = 0;
+	g->off_closed = false;
+}
+
 void sim_victims_mes_removed(struct sim_gpu *g, struct queue *q)
 {
 	u64 cg = sim_process_cgroup(q->process);
@@ -88,10 +108,13 @@ void sim_victims_mes_removed(struct sim_gpu *g, struct queue *q)
 	sim_truth_count("victim", g->dev.id, g->sim_cause, victim_b(g, cg, true), cg, 1);
 }
 
-void sim_victims_mes_readded(struct sim_gpu *g, struct queue *q, u64 start_ns, u64 end_ns)
+void sim_victims_mes_readded(struct sim_gpu *g, struct queue *q, u64 start_ns, u64 end_ns,
+			     u64 called_ns, u64 returned_ns)
 {
 	u64 cg = sim_process_cgroup(q->process);
 
 	sim_truth_count("victim_ns", g->dev.id, g->sim_cause, victim_b(g, cg, true), cg,
 			end_ns - start_ns);
+	sim_truth_count("victim_ns_out", g->dev.id, g->sim_cause, victim_b(g, cg, true), cg,
+			returned_ns - called_ns);
 }
