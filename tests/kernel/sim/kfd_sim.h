@@ -402,7 +402,7 @@ struct sim_gpu {
 		u64 cgroup;
 		uint32_t cause;
 		uint32_t self;
-		u64 start_ns; /* inside the unmap */
+		u64 start_ns;  /* inside the unmap */
 		u64 called_ns; /* before the unmap was called */
 	} off[KFD_SIM_MAX_VICTIMS];
 };
