@@ -228,19 +228,18 @@ $1 == "MET" {
 	got[key] += value
 	next
 }
+# A truth series to compare: of a family asked for, and of `only` if set.
+function candidate(key,   name) {
+	name = key
+	sub(/\{.*/, "", name)
+	if ((name in check) && (only == "" || index(key, "container=\"" only "\"")))
+		all[key] = 1
+}
 END {
-	for (key in want) {
-		name = key
-		sub(/\{.*/, "", name)
-		if ((name in check) && (only == "" || index(key, "container=\"" only "\"")))
-			all[key] = 1
-	}
-	for (key in hi) {
-		name = key
-		sub(/\{.*/, "", name)
-		if ((name in check) && (only == "" || index(key, "container=\"" only "\"")))
-			all[key] = 1
-	}
+	for (key in want)
+		candidate(key)
+	for (key in hi)
+		candidate(key)
 	for (key in got)
 		all[key] = 1
 	compared = diffs = 0

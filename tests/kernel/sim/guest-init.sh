@@ -417,6 +417,12 @@ compare_once() {
   grep -q '^RESULT ok' /tmp/cmp.out
 }
 
+# cmp_compared: from the last comparison's RESULT line, the series compared
+# and the seconds' figures after them.
+cmp_compared() {
+  tail -n 1 /tmp/cmp.out | awk '{ r = $3; for (i = 5; i <= NF; i++) r = r " " $i; print r }'
+}
+
 # converge FAMILIES: scrapes until the families equal the truth (events are
 # in flight through the ring buffer) or 30 s pass; leaves /tmp/cmp.out.
 converge() {
@@ -454,7 +460,7 @@ expect_truth() {
     bpftool map dump name live_queues 2> /dev/null | sed 's/^/live_queues: /' > /tmp/live-queues.txt
     dump "$1" /tmp/cmp.out /tmp/truth.txt /tmp/sysfs-queues.txt /tmp/live-queues.txt /tmp/m.prom
   else
-    pass "$1" "$(tail -n 1 /tmp/cmp.out | awk '{ r = $3; for (i = 5; i <= NF; i++) r = r " " $i; print r }') series equal the simulator's truth ($2); drops: $(dropped)"
+    pass "$1" "$(cmp_compared) series equal the simulator's truth ($2); drops: $(dropped)"
   fi
 }
 
@@ -2508,7 +2514,7 @@ prog_experiment() {
   # the second run, where the pair fits
   pair_figures fitlat "$FITS_GPU"
   fhi=$P_HI fself=$P_SELF fother=$P_OTHER foff=$P_OFF fover=$P_OVER fentries=$P_QUEUES
-  detail="$(tail -n 1 /tmp/cmp.out | awk '{ r = $3; for (i = 5; i <= NF; i++) r = r " " $i; print r }') series equal the simulator's truth ($fams): the latency program's high-priority queues $hi, the batch program's CU-restricted queues $cm"
+  detail="$(cmp_compared) series equal the simulator's truth ($fams): the latency program's high-priority queues $hi, the batch program's CU-restricted queues $cm"
   case " $g " in *" runlist "*) detail="$detail, taken off GPU $PAIR_GPU $self times by itself and $other by others, $off s off" ;; esac
   case " $g " in *" oversubscription "*) detail="$detail; that GPU's runlist oversubscribed $over times, $over_s s" ;; esac
   detail="$detail. Where they fit: high-priority queues $fhi"
@@ -2550,7 +2556,7 @@ prog_experiment_72() {
   fi
   pair_figures lat72 "$PAIR72_GPU"
   cm=$(sum_for gpuq_queues_cu_masked "$(prog_id batch72)" cu_mask=restricted)
-  detail="$(tail -n 1 /tmp/cmp.out | awk '{ r = $3; for (i = 5; i <= NF; i++) r = r " " $i; print r }') series equal the simulator's truth; on HIP $(cat /share/hip-7.2/mnt/hip-version 2> /dev/null) with ROCr $(cat /share/hip-7.2/mnt/rocr-version 2> /dev/null): the latency program's high-priority queues $P_HI, the batch program's CU-restricted queues $cm"
+  detail="$(cmp_compared) series equal the simulator's truth; on HIP $(cat /share/hip-7.2/mnt/hip-version 2> /dev/null) with ROCr $(cat /share/hip-7.2/mnt/rocr-version 2> /dev/null): the latency program's high-priority queues $P_HI, the batch program's CU-restricted queues $cm"
   case " $g " in *" runlist "*) detail="$detail, taken off GPU $PAIR72_GPU $P_SELF times by itself and $P_OTHER by others, $P_OFF s off" ;; esac
   case " $g " in *" oversubscription "*) detail="$detail; that GPU's runlist oversubscribed $P_OVER times, $P_OVER_S s" ;; esac
   if [ "$P_HI" -lt 1 ] || [ "$cm" != 1 ]; then
@@ -2598,7 +2604,7 @@ prog_report() {
   off=$(echo "$row" | awk '{ $1 = $2 = $3 = $4 = ""; sub(/^ +/, ""); print }')
   ONLY=$lat compare_once "gpuq_queue_preemptions_total gpuq_queue_preempted_seconds_total" /tmp/exp.prom
   truth=$(grep '^DIFF' /tmp/cmp.out | head -n 4 | tr '\n' ';')
-  [ -n "$truth" ] || truth=$(tail -n 1 /tmp/cmp.out | awk '{ r = $3; for (i = 5; i <= NF; i++) r = r " " $i; print r }')
+  [ -n "$truth" ] || truth=$(cmp_compared)
   detail="the latency container $lat: $got_self times by itself, $got_other by others, $off off the GPU (the replay: $got_off s); the btf-fentry agent: $want_self, $want_other, $want_off s; the replay against the simulator's truth: $truth"
   if [ $rc = 0 ] && [ $rrc = 0 ] && [ -n "$row" ] && [ "$got_self" = "$want_self" ] &&
     [ "$got_other" = "$want_other" ] && [ $((want_self + want_other)) -gt 0 ] &&
