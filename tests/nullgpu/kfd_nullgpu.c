@@ -3,7 +3,8 @@
  *
  * It stands for amdkfd's /dev/kfd ioctl interface, the KFD sysfs topology
  * (/sys/devices/virtual/kfd/kfd/topology) and the render node's
- * libdrm_amdgpu queries, for gfx90a GPUs (MI210-like) on a machine with NO
+ * libdrm_amdgpu queries, for gfx90a GPUs (MI210-like) and gfx942 ones
+ * (MI300X-like, whole or in compute partitions) on a machine with NO
  * GPU and no /dev/kfd; and for the GPU's command processor behind them. With
  * it, ROCr >= 6.3 (Debian's 6.4.3 and 7.2.4), which links the thunk
  * (libhsakmt) statically so that the null thunk of nullgpu.c cannot stand
@@ -24,7 +25,9 @@
  *     doorbell page per GPU), events with amdkfd's semantics (a set wakes
  *     every waiter; event ages), queues;
  *   - the KFD sysfs paths (and /sys/module/amdgpu) are redirected to a tree
- *     written at first use in a fresh directory under $TMPDIR or /tmp;
+ *     written at first use (GPUQ_NULLGPU_SYSFS, below), with amdkfd's
+ *     per-process queue directories (proc/<pid>/queues/<id>/) while the
+ *     queues live;
  *   - amdgpu_device_initialize/_deinitialize/_get_fd,
  *     amdgpu_get_marketing_name and amdgpu_query_gpu_info are answered for
  *     the render node (no DRM ioctl is made);
@@ -45,8 +48,8 @@
  *     Other ROCclr blit kernels (hipMemset's fills, D2D, images) are not.
  *
  * Environment:
- *   GPUQ_NULLGPU_GPUS   the GPUs (null_gpus.h), gfx90a only here (default
- *                       1, at most 8)
+ *   GPUQ_NULLGPU_GPUS   the GPUs (null_gpus.h), gfx90a and gfx942 here
+ *                       (default 1 gfx90a, at most 64 nodes: 8xgfx942:cpx)
  *   GPUQ_NULLGPU_PAUSED, GPUQ_NULLGPU_CONTROL, GPUQ_NULLGPU_TRUTH
  *                       the command processor's (null_cp.h); the truth
  *                       (blits = ROCr's, rocclr_blits = HIP's copies) is
@@ -63,6 +66,15 @@
  *                       queues; the null CP still consumes the packets
  *   GPUQ_NULLGPU_KFD_NODES the KFD topology node of each null GPU, "1,2"
  *                       (default 1, 2, ...)
+ *   GPUQ_NULLGPU_SYSFS  a directory for the KFD sysfs tree, kept at exit
+ *                       (default: a fresh one under $TMPDIR or /tmp,
+ *                       removed at exit): written there unless it already
+ *                       holds a topology, so that processes run one after
+ *                       another share it and gpuq-agent can read it
+ *                       (--sysfs-root, beside links to /sys/bus and
+ *                       /sys/kernel); each process's queues appear under
+ *                       its proc/<pid>/queues/ while they live, as amdkfd
+ *                       publishes them
  *   GPUQ_NULLGPU_DEBUG  1: every redirected path and ioctl on stderr */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -89,7 +101,7 @@
 #include "null_gpus.h"
 
 #define EXPORT __attribute__((visibility("default")))
-#define MAX_GPUS 8
+#define MAX_GPUS 64     /* KFD nodes: 8 MI300X in CPX mode */
 #define MAX_EVENTS 4096 /* KFD_SIGNAL_EVENT_LIMIT */
 #define MAX_MEM 65536
 #define DOORBELL_PAGE 8192 /* 1024 64-bit doorbells (gfx9) */
@@ -99,11 +111,13 @@
 #define GPU_ID_BASE 0x4a10
 
 static int g_debug;
+static null_gpu g_gpus[MAX_GPUS];
 static unsigned g_ngpus;
 static int g_memfd = -1;
 static dev_t g_memfd_dev;
 static ino_t g_memfd_ino;
 static char g_sysfs[256]; /* the redirected tree */
+static int g_sysfs_kept;  /* GPUQ_NULLGPU_SYSFS: shared, left at exit */
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static _Atomic uint64_t* g_doorbell_page[MAX_GPUS];
 
@@ -197,12 +211,23 @@ static void put_file(const char* rel, const char* fmt, ...) {
   fclose(f);
 }
 
+/* The SIMD arrays of a node: as many per compute die as divide its CUs
+ * evenly (8 of 13 CUs on an MI210, 2 of 19 on each MI300X die). */
+static unsigned arrays_of(const null_gpu* g) {
+  unsigned xccs = null_gpu_xccs(g), cus = null_gpu_cus(g);
+  unsigned per = 8;
+  while (per > 1 && cus % (per * xccs)) per /= 2;
+  return per * xccs;
+}
+
 /* KFD sysfs as amdkfd prints it (kfd_topology.c), for node 0 a CPU and
- * nodes 1..N gfx90a. Capability: queue size pow2 + 32 bit, 2 watch-point
- * bits, doorbell type 2 (64-bit AQL), SRAM EDC (sramecc+). Not set: SVM
- * API (bit 27: ROCr would use SVM ioctls) and debug firmware (bit 29: with
- * KFD >= 1.13 ROCr would call RUNTIME_ENABLE). The CPU node has a cache of
- * its own here, so the host's CPU sysfs is not needed. */
+ * nodes 1..N the GPUs (a partitioned GPU's partitions each a node with its
+ * share of the CUs and compute dies, its partition in location_id and its
+ * GPU's unique_id: null_gpus.h). Capability: queue size pow2 + 32 bit, 2
+ * watch-point bits, doorbell type 2 (64-bit AQL), SRAM EDC (sramecc+). Not
+ * set: SVM API (bit 27: ROCr would use SVM ioctls) and debug firmware (bit
+ * 29: with KFD >= 1.13 ROCr would call RUNTIME_ENABLE). The CPU node has a
+ * cache of its own here, so the host's CPU sysfs is not needed. */
 static void write_topology(void) {
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   uint64_t ram = (uint64_t)sysconf(_SC_PHYS_PAGES) * 4096ull;
@@ -232,8 +257,10 @@ static void write_topology(void) {
            "cache_lines_per_tag 1\nassociation 8\nlatency 1\ntype 5\n"
            "sibling_map 1\n");
   for (unsigned g = 0; g < g_ngpus; g++) {
+    const null_gpu* gpu = &g_gpus[g];
+    const null_gpu_kind* k = gpu->kind;
     char dir[64], rel[128];
-    unsigned n = g + 1;
+    unsigned n = g + 1, arrays = arrays_of(gpu);
     snprintf(dir, sizeof(dir), "kfd/topology/nodes/%u", n);
     snprintf(rel, sizeof(rel), "kfd/topology/nodes/0/io_links/%u/properties",
              g);
@@ -246,26 +273,29 @@ static void write_topology(void) {
     snprintf(rel, sizeof(rel), "%s/gpu_id", dir);
     put_file(rel, "%u\n", gpu_id_of(g));
     snprintf(rel, sizeof(rel), "%s/name", dir);
-    put_file(rel, "aldebaran\n");
+    put_file(rel, "%s\n", k->kfd_name);
     snprintf(rel, sizeof(rel), "%s/properties", dir);
     put_file(rel,
-             "cpu_cores_count 0\nsimd_count 416\nmem_banks_count 1\n"
+             "cpu_cores_count 0\nsimd_count %u\nmem_banks_count 1\n"
              "caches_count 1\nio_links_count 1\np2p_links_count 0\n"
              "cpu_core_id_base 0\nsimd_id_base %u\n"
              "max_waves_per_simd 8\nlds_size_in_kb 64\ngds_size_in_kb 0\n"
-             "num_gws 0\nwave_front_size 64\narray_count 8\n"
-             "simd_arrays_per_engine 1\ncu_per_simd_array 13\n"
-             "simd_per_cu 4\nmax_slots_scratch_cu 32\n"
-             "gfx_target_version 90010\nvendor_id 4098\ndevice_id 29711\n"
+             "num_gws 0\nwave_front_size %u\narray_count %u\n"
+             "simd_arrays_per_engine 1\ncu_per_simd_array %u\n"
+             "simd_per_cu %u\nmax_slots_scratch_cu 32\n"
+             "gfx_target_version %u\nvendor_id 4098\ndevice_id %u\n"
              "location_id %u\ndomain 0\ndrm_render_minor %u\nhive_id 0\n"
              "num_sdma_engines 0\nnum_sdma_xgmi_engines 0\n"
              "num_sdma_queues_per_engine 8\nnum_cp_queues 24\n"
              "max_engine_clk_fcompute 1700\nlocal_mem_size 0\n"
              "fw_version 78\ncapability %u\ndebug_prop 0\n"
-             "sdma_fw_version 0\nunique_id %llu\nnum_xcc 1\n"
+             "sdma_fw_version 0\nunique_id %llu\nnum_xcc %u\n"
              "max_engine_clk_ccompute 2000\n",
-             0x80001000u + g * 0x1000u, (n & 0xff) << 8, RENDER_MINOR + g,
-             0x04002218u, 0x6e756c6c00000000ull + n);
+             null_gpu_cus(gpu) * k->simd_per_cu, 0x80001000u + g * 0x1000u,
+             k->wave_size, arrays, null_gpu_cus(gpu) / arrays, k->simd_per_cu,
+             k->major * 10000 + k->minor * 100 + k->stepping, k->device_id,
+             null_gpu_location_id(gpu), RENDER_MINOR + g, 0x04002218u,
+             (unsigned long long)null_gpu_unique_id(gpu), null_gpu_xccs(gpu));
     snprintf(rel, sizeof(rel), "%s/mem_banks/0/properties", dir);
     put_file(rel,
              "heap_type 1\nsize_in_bytes %llu\nflags 0\nwidth 4096\n"
@@ -286,6 +316,10 @@ static void write_topology(void) {
              n);
   }
   put_file("module/amdgpu/initstate", "live\n");
+  /* amdkfd makes proc/ at module init (kfd_procfs_init), GPU process or not */
+  char proc[300];
+  snprintf(proc, sizeof(proc), "%s/kfd/proc", g_sysfs);
+  mkdir(proc, 0755);
 }
 
 static int rm_entry(const char* p, const struct stat* st, int flag,
@@ -296,8 +330,20 @@ static int rm_entry(const char* p, const struct stat* st, int flag,
   return remove(p);
 }
 
+/* Removes the tree under the sysfs path REL (a file or a directory). */
+static void remove_tree(const char* rel) {
+  char path[512];
+  snprintf(path, sizeof(path), "%s/%s", g_sysfs, rel);
+  nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* At exit, as amdkfd's process teardown: this process's proc/<pid>/ goes;
+ * the whole tree too unless it is kept (GPUQ_NULLGPU_SYSFS). */
 __attribute__((destructor)) static void at_exit(void) {
-  if (g_sysfs[0]) nftw(g_sysfs, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+  if (!g_sysfs[0]) return;
+  char rel[64];
+  snprintf(rel, sizeof(rel), "kfd/proc/%d", (int)getpid());
+  remove_tree(g_sysfs_kept ? rel : "");
 }
 
 /* GPUQ_NULLGPU_KFD: opens the real /dev/kfd and learns the gpu_id of each
@@ -334,8 +380,7 @@ static void kfd_forward_open(void) {
 /* The command processor's view of this library (null_cp.h). */
 static uint32_t node_gpu_id(unsigned node) { return gpu_id_of(node - 1); }
 static const char* node_gfx(unsigned node) {
-  (void)node;
-  return "gfx90a";
+  return g_gpus[node - 1].kind->name;
 }
 static void event_wake_id(uint32_t id);
 static int run_rocclr_blit(const char* pkt);
@@ -351,27 +396,30 @@ static const null_cp_ops kCpOps = {
     .fopen = libc_fopen,
 };
 
-/* GPUQ_NULLGPU_GPUS (null_gpus.h): only gfx90a is presented here (the
- * topology below is an MI210's); any other kind is named and left out. */
-static unsigned gfx90a_gpus_from_env(void) {
-  const null_gpu_kind* kinds[MAX_GPUS];
-  unsigned n = null_gpus_from_env(kinds, MAX_GPUS, "kfdnull"), gfx90a = 0;
+/* GPUQ_NULLGPU_GPUS (null_gpus.h) into g_gpus: only the kinds whose
+ * topology and render node this library answers for (gfx90a: an MI210;
+ * gfx942: an MI300X, whole or partitioned) are presented; any other is named
+ * and left out. Returns how many nodes. */
+static unsigned gpus_from_env(void) {
+  null_gpu all[MAX_GPUS];
+  unsigned n = null_gpus_from_env(all, MAX_GPUS, "kfdnull"), kept = 0;
   for (unsigned i = 0; i < n; i++) {
-    if (strcmp(kinds[i]->name, "gfx90a") == 0)
-      gfx90a++;
-    else
+    const char* name = all[i].kind->name;
+    if (!strcmp(name, "gfx90a") || !strcmp(name, "gfx942"))
+      g_gpus[kept++] = all[i];
+    else if (all[i].partition == 0)
       fprintf(stderr,
               "kfdnull: GPUQ_NULLGPU_GPUS: %s is not presented at the KFD "
-              "interface (gfx90a only); left out\n",
-              kinds[i]->name);
+              "interface (gfx90a and gfx942 only); left out\n",
+              name);
   }
-  return gfx90a;
+  return kept;
 }
 
 static void init_once(void) {
   const char* d = getenv("GPUQ_NULLGPU_DEBUG");
   g_debug = d && *d == '1';
-  g_ngpus = gfx90a_gpus_from_env();
+  g_ngpus = gpus_from_env();
   null_cp_configure(&kCpOps, g_ngpus);
   const char* kfd = getenv("GPUQ_NULLGPU_KFD");
   if (kfd && *kfd == '1') {
@@ -394,14 +442,28 @@ static void init_once(void) {
     if (p == MAP_FAILED) abort();
     g_doorbell_page[g] = p;
   }
+  const char* kept = getenv("GPUQ_NULLGPU_SYSFS");
   const char* tmp = getenv("TMPDIR");
-  snprintf(g_sysfs, sizeof(g_sysfs), "%s/gpuq-kfdnull.XXXXXX",
-           tmp && *tmp ? tmp : "/tmp");
-  if (!mkdtemp(g_sysfs)) {
-    fprintf(stderr, "kfdnull: mkdtemp %s: %s\n", g_sysfs, strerror(errno));
-    abort();
+  if (kept && *kept) {
+    snprintf(g_sysfs, sizeof(g_sysfs), "%s", kept);
+    g_sysfs_kept = 1;
+    if (mkdir(g_sysfs, 0755) != 0 && errno != EEXIST) {
+      fprintf(stderr, "kfdnull: GPUQ_NULLGPU_SYSFS %s: %s\n", g_sysfs,
+              strerror(errno));
+      abort();
+    }
+  } else {
+    snprintf(g_sysfs, sizeof(g_sysfs), "%s/gpuq-kfdnull.XXXXXX",
+             tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(g_sysfs)) {
+      fprintf(stderr, "kfdnull: mkdtemp %s: %s\n", g_sysfs, strerror(errno));
+      abort();
+    }
   }
-  write_topology();
+  char generation[300];
+  snprintf(generation, sizeof(generation), "%s/kfd/topology/generation_id",
+           g_sysfs);
+  if (!g_sysfs_kept || access(generation, F_OK) != 0) write_topology();
 }
 
 static void init(void) { pthread_once(&g_once, init_once); }
@@ -439,6 +501,11 @@ static const char* redirect(const char* path, char* buf, size_t len) {
   return path;
 }
 
+/* The GPU each render node descriptor was opened for (-1: /dev/kfd), read
+ * by amdgpu_device_initialize: every descriptor is one memfd's. */
+#define MAX_RENDER_FDS 4096
+static int g_render_of_fd[MAX_RENDER_FDS];
+
 /* /dev/kfd and /dev/dri/renderD<128..>: a descriptor of the memfd. */
 static int device_fd(const char* path, int flags) {
   if (!path) return -2;
@@ -459,6 +526,8 @@ static int device_fd(const char* path, int flags) {
     return -1;
   }
   int fd = fcntl(g_memfd, (flags & O_CLOEXEC) ? F_DUPFD_CLOEXEC : F_DUPFD, 0);
+  if (fd >= 0 && fd < MAX_RENDER_FDS)
+    g_render_of_fd[fd] = render >= 0 ? render - RENDER_MINOR : -1;
   DBG("open %s = %d\n", path, fd);
   return fd;
 }
@@ -921,6 +990,26 @@ static int kfd_forward(unsigned long req, void* arg) {
   return -e;
 }
 
+/* amdkfd's sysfs of a live queue (kfd_procfs_add_queue): proc/<pid>/
+ * queues/<queue id>/ with size (bytes), type (enum kfd_queue_type: 0,
+ * compute) and gpuid, each printed without a newline
+ * (kfd_procfs_queue_show). pid: the thread-group leader's, as amdkfd's. */
+static void procfs_queue_add(uint32_t id, uint32_t gpu_id, uint64_t bytes) {
+  char rel[128];
+  snprintf(rel, sizeof(rel), "kfd/proc/%d/queues/%u/size", (int)getpid(), id);
+  put_file(rel, "%llu", (unsigned long long)bytes);
+  snprintf(rel, sizeof(rel), "kfd/proc/%d/queues/%u/type", (int)getpid(), id);
+  put_file(rel, "0");
+  snprintf(rel, sizeof(rel), "kfd/proc/%d/queues/%u/gpuid", (int)getpid(), id);
+  put_file(rel, "%u", gpu_id);
+}
+
+static void procfs_queue_del(uint32_t id) {
+  char rel[128];
+  snprintf(rel, sizeof(rel), "kfd/proc/%d/queues/%u", (int)getpid(), id);
+  remove_tree(rel);
+}
+
 static int queue_create(struct kfd_ioctl_create_queue_args* a) {
   int g = gpu_of_id(a->gpu_id);
   if (g < 0) return -EINVAL;
@@ -962,6 +1051,7 @@ static int queue_create(struct kfd_ioctl_create_queue_args* a) {
     q->kfd_queue_id = k.queue_id;
   }
   a->queue_id = q->id;
+  procfs_queue_add(q->id, a->gpu_id, bytes);
   /* SOC15: the doorbell page's mmap offset | the byte offset in it */
   a->doorbell_offset = (uint64_t)g * DOORBELL_PAGE | q->doorbell_slot * 8u;
   null_cp_start_locked();
@@ -980,6 +1070,7 @@ static int queue_destroy(uint32_t id) {
     return -EINVAL;
   }
   null_cp_queue_retire_locked(q);
+  procfs_queue_del(id);
   if (g_kfd_fd >= 0) {
     struct kfd_ioctl_destroy_queue_args k = {.queue_id =
                                                  (uint32_t)q->kfd_queue_id};
@@ -1142,7 +1233,8 @@ typedef struct {
   int pad;
   void* next;
   int fd;
-  char rest[4072];
+  int gpu; /* the render node's GPU, for its name and info */
+  char rest[4068];
 } fake_device;
 
 static fake_device* g_fake[MAX_GPUS * 4];
@@ -1174,6 +1266,9 @@ EXPORT int amdgpu_device_initialize(int fd, uint32_t* major, uint32_t* minor,
   if (!d) return -ENOMEM;
   d->refcount = 1;
   d->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  d->gpu = fd >= 0 && fd < MAX_RENDER_FDS && g_render_of_fd[fd] > 0
+               ? g_render_of_fd[fd]
+               : 0; /* -1: opened as /dev/kfd */
   pthread_mutex_lock(&g_drm_lock);
   size_t i = 0;
   while (i < sizeof(g_fake) / sizeof(g_fake[0]) && g_fake[i]) i++;
@@ -1217,24 +1312,27 @@ EXPORT int amdgpu_device_get_fd(void* dev) {
 }
 
 EXPORT const char* amdgpu_get_marketing_name(void* dev) {
-  if (!fake_of(dev)) {
+  fake_device* d = fake_of(dev);
+  if (!d) {
     drm_name_fn f = (drm_name_fn)real_opt("amdgpu_get_marketing_name");
     return f ? f(dev) : NULL;
   }
-  return "AMD Instinct MI210 (KFD null GPU)";
+  return g_gpus[d->gpu].kind->marketing;
 }
 
 /* struct amdgpu_gpu_info (amdgpu.h; 416 bytes in libdrm 2.4.134): only its
  * leading fields are written, whatever size the caller was built with:
- * asic_id, chip_rev, chip_external_rev, family_id (AMDGPU_FAMILY_AI),
- * ids_flags (not an APU), max_engine_clk, max_memory_clk (kHz). */
+ * asic_id (the kind's device id), chip_rev, chip_external_rev, family_id
+ * (AMDGPU_FAMILY_AI: both kinds presented here are GFX9), ids_flags (not an
+ * APU), max_engine_clk, max_memory_clk (kHz). */
 EXPORT int amdgpu_query_gpu_info(void* dev, void* info) {
-  if (!fake_of(dev)) {
+  fake_device* d = fake_of(dev);
+  if (!d) {
     drm_info_fn f = (drm_info_fn)real_opt("amdgpu_query_gpu_info");
     return f ? f(dev, info) : -EINVAL;
   }
   char* p = info;
-  uint32_t u32[4] = {0x740f, 1, 0x3d, 141};
+  uint32_t u32[4] = {g_gpus[d->gpu].kind->device_id, 1, 0x3d, 141};
   uint64_t u64[3] = {0, 1700000, 1600000};
   memcpy(p, u32, sizeof(u32));
   memcpy(p + 16, u64, sizeof(u64));

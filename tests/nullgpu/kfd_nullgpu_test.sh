@@ -34,10 +34,8 @@ SRC=$1 AGENT=$2 LIB=$3
 . "$SRC/tests/lib/doorbell_agent.sh"
 use_background_cleanup
 . "$SRC/tests/nullgpu/rocm_stacks.sh"
-. "$SRC/tests/nullgpu/nullgpu_env.sh" # kfdnull_require, truth_queues, sum
+. "$SRC/tests/nullgpu/nullgpu_env.sh" # kfdnull_require, kfdnull_rocr_stack, truth_queues, sum
 kfdnull_require "ROCm 6.4/7.2" "$LIB"
-CC=$(command -v cc || command -v gcc)
-[ -n "$CC" ] || { skip "no C compiler (cc) for rocr_client"; summary; exit 77; }
 
 # client_field OUT NAME KEY: KEY of the client's "QUEUE NAME gpu=..." line.
 client_field() { sed -n "s/^QUEUE $2 gpu=.* $3=\\([0-9]*\\).*/\\1/p" "$1"; }
@@ -60,22 +58,7 @@ shutdown
 exit'
 STACKS=0
 for stack in 6.4 7.2; do
-  if ! rocm_root "$stack"; then
-    skip "ROCm $stack: $ROCM_WHY"
-    continue
-  fi
-  STACKS=$((STACKS + 1))
-  R=$ROCM_ROOT
-  D=/tmp/gpuq-kfdnull-$$ # inside the root; the cached root keeps nothing
-  mkdir -p "$R$D"
-  on_exit "rm -rf '$R$D'; rm -rf '$R'/tmp/gpuq-kfdnull.*"
-  cp "$LIB" "$R$D/libgpuq_kfdnull.so"
-  if ! "$CC" -std=gnu11 -O2 -Wall -Wextra -Werror -I "$R/usr/include" "$SRC/tests/nullgpu/rocr_client.c" \
-    -o "$R$D/rocr_client" -L "$R/usr/lib/x86_64-linux-gnu" -l:libhsa-runtime64.so.1 \
-    -Wl,--allow-shlib-undefined > "$TMP/cc-$stack.log" 2>&1; then
-    fail "ROCm $stack: rocr_client does not build against the root's hsa.h" "$(head -20 "$TMP/cc-$stack.log")"
-    continue
-  fi
+  kfdnull_rocr_stack "$stack" kfdnull "$LIB" || continue
   PRE=(env "LD_PRELOAD=$D/libgpuq_kfdnull.so")
 
   # rocminfo: the CPU agent and the null gfx90a(s)

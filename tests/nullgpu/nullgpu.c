@@ -61,12 +61,12 @@
 #include "null_gpus.h"
 
 #define EXPORT __attribute__((visibility("default")))
-#define MAX_GPUS 16
+#define MAX_GPUS 64 /* 8 MI300X in CPX mode */
 #define MAX_EVENTS 4096
 
 /* ----------------------------------------------------------- topology ---- */
 
-static const null_gpu_kind* g_gpus[MAX_GPUS];
+static null_gpu g_gpus[MAX_GPUS];
 static unsigned g_ngpus;
 static pthread_once_t g_topo_once = PTHREAD_ONCE_INIT;
 
@@ -179,7 +179,7 @@ static void event_wake_id(uint32_t id) {
 /* The doorbells ROCr rings, one per queue id (null_cp.c serves them). */
 static _Atomic uint64_t* g_doorbells;
 
-static const char* gfx_of(unsigned node) { return g_gpus[node - 1]->name; }
+static const char* gfx_of(unsigned node) { return g_gpus[node - 1].kind->name; }
 
 static const null_cp_ops kCpOps = {
     .name = "nullgpu",
@@ -332,8 +332,9 @@ EXPORT HSAKMT_STATUS hsaKmtGetNodeProperties(HSAuint32 node,
     put_name(p->MarketingName, "null CPU");
     return HSAKMT_STATUS_SUCCESS;
   }
-  const null_gpu_kind* k = g_gpus[node - 1];
-  p->NumFComputeCores = k->cus * k->simd_per_cu;
+  const null_gpu* g = &g_gpus[node - 1];
+  const null_gpu_kind* k = g->kind;
+  p->NumFComputeCores = null_gpu_cus(g) * k->simd_per_cu;
   p->NumMemoryBanks = 2; /* VRAM, LDS */
   p->NumCaches = 2;
   p->NumIOLinks = 1;
@@ -348,7 +349,7 @@ EXPORT HSAKMT_STATUS hsaKmtGetNodeProperties(HSAuint32 node,
   p->WaveFrontSize = k->wave_size;
   p->NumShaderBanks = 4;
   p->NumArrays = 1;
-  p->NumCUPerArray = k->cus / 4;
+  p->NumCUPerArray = null_gpu_cus(g) / 4;
   p->NumSIMDPerCU = k->simd_per_cu;
   p->MaxSlotsScratchCU = 32;
   p->EngineId.ui32.uCode = 60;
@@ -357,7 +358,7 @@ EXPORT HSAKMT_STATUS hsaKmtGetNodeProperties(HSAuint32 node,
   p->EngineId.ui32.Stepping = k->stepping;
   p->VendorId = 0x1002;
   p->DeviceId = k->device_id;
-  p->LocationId = (node & 0xff) << 8; /* bus = node */
+  p->LocationId = null_gpu_location_id(g);
   p->LocalMemSize = 64ull << 30;
   p->MaxEngineClockMhzFCompute = 1700;
   p->DrmRenderMinor = 127 + (int)node;
@@ -366,7 +367,7 @@ EXPORT HSAKMT_STATUS hsaKmtGetNodeProperties(HSAuint32 node,
   p->NumSdmaEngines = 2;
   p->NumSdmaQueuesPerEngine = 8;
   p->NumCpQueues = 24;
-  p->UniqueID = 0x6e756c6c00000000ull + node; /* "null" */
+  p->UniqueID = null_gpu_unique_id(g);
   return HSAKMT_STATUS_SUCCESS;
 }
 

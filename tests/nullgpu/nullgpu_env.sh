@@ -84,6 +84,30 @@ kfdnull_workdir() {
   cp "$4" "$1$D/"
 }
 
+# kfdnull_rocr_stack STACK NAME LIB: the cached root of ROCm STACK
+# (rocm_root; sets R) with a run directory NAME in it (kfdnull_workdir; sets
+# D) and rocr_client built there by the host's C compiler against the root's
+# own hsa.h and libhsa-runtime64; counts the stack in STACKS. False, with a
+# skip or a fail said, when the root or the client is missing.
+kfdnull_rocr_stack() {
+  local cc log=$TMP/cc-$1-$2.log
+  if ! rocm_root "$1"; then
+    skip "ROCm $1: $ROCM_WHY"
+    return 1
+  fi
+  STACKS=$((STACKS + 1))
+  R=$ROCM_ROOT
+  kfdnull_workdir "$R" "$2" "$3" "$SRC/tests/nullgpu/rocr_client.c"
+  if cc=$(command -v cc || command -v gcc) &&
+    "$cc" -std=gnu11 -O2 -Wall -Wextra -Werror -I "$R/usr/include" "$SRC/tests/nullgpu/rocr_client.c" \
+      -o "$R$D/rocr_client" -L "$R/usr/lib/x86_64-linux-gnu" -l:libhsa-runtime64.so.1 \
+      -Wl,--allow-shlib-undefined > "$log" 2>&1; then
+    return 0
+  fi
+  fail "ROCm $1: rocr_client does not build against the root's hsa.h (cc: ${cc:-none})" "$(head -20 "$log" 2> /dev/null)"
+  return 1
+}
+
 # root_hipcc ROOT OUT LOG ARGS...: D/OUT built in ROOT by its own hipcc for
 # gfx90a from ARGS (sources in D, libraries), its output in LOG; true when
 # the program is there.

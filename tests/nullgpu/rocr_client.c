@@ -56,8 +56,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define MAX_AGENTS 16
-#define MAX_QUEUES 32
+#define MAX_AGENTS 64 /* 8 MI300X in CPX mode */
+#define MAX_QUEUES 80
 
 typedef struct {
   char name[32];
