@@ -714,6 +714,12 @@ build_payload() {
     fail "build capbound (gcc -static)" "$(cat "$WORK/capbound-build.log")"
     return 1
   fi
+  # the comparison of the agent's series with the truth (the tier's checks)
+  if ! g++ -std=c++17 -O2 -Wall -Wextra -Wpedantic -Wshadow -Werror -static -o "$r/bin/sim_compare" \
+    "$SIMSRC/sim_compare.cc" > "$WORK/sim-compare-build.log" 2>&1; then
+    fail "build sim_compare (g++ -static)" "$(cat "$WORK/sim-compare-build.log")"
+    return 1
+  fi
   build_rocr "$r"
   build_hip "$r"
   build_rocm_stacks "$r"
@@ -727,7 +733,7 @@ build_payload() {
   cp "$SIMSRC/guest-init.sh" "$r/init"
   chmod +x "$r/init"
   cp "$HOOKS" "$r/etc/gpuq-hooks.sh"
-  cp "$SIMSRC/compare.awk" "$SIMSRC/check_lists.sh" "$r/lib/kfd-sim/"
+  cp "$SIMSRC/check_lists.sh" "$r/lib/kfd-sim/"
   (cd "$r" && find . | cpio -o -H newc --quiet | gzip -1) > "$WORK/payload.cpio.gz"
   note "guest payload: $(du -sm "$r" | cut -f1) MB unpacked, $(($(stat -c %s "$WORK/payload.cpio.gz") / 1048576)) MB gz"
 }

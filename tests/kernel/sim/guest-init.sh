@@ -5,7 +5,7 @@
 # real gpuq-agent daemon against driver processes in three cgroups (two
 # docker-style containers and the host) and compares every metric family it
 # exports with the simulator's ground truth (/sys/kernel/debug/kfd_sim/truth,
-# through compare.awk): lifecycle, an agent killed and restarted mid-run
+# through sim_compare): lifecycle, an agent killed and restarted mid-run
 # (seeded from sysfs), `--once`, a burst of creates/destroys, and the
 # runlist / eviction / submission families when the agent exports them.
 #
@@ -400,7 +400,8 @@ stop_agent() {
   fi
 }
 
-# compare_once FAMILIES METRICS-FILE: compare.awk's output in /tmp/cmp.out.
+# compare_once FAMILIES METRICS-FILE: sim_compare's output (sim_compare.cc)
+# in /tmp/cmp.out.
 # Truth now: the simulator's, the drivers' (/tmp/drv.truth) and the
 # submissions of earlier client runs' containers (/tmp/drv.past, client_runs).
 # With ONLY set, that container's series alone.
@@ -412,8 +413,7 @@ compare_once() {
     sed 's/^/NOW /' $TRUTH /tmp/drv.truth /tmp/drv.past
     sed 's/^/MET /' "$2"
   } > /tmp/cmp.in
-  awk -v fams="$1" -v only="${ONLY:-}" -f $SIM/compare.awk \
-    /tmp/cmp.in > /tmp/cmp.out
+  sim_compare --fams "$1" --only "${ONLY:-}" /tmp/cmp.in > /tmp/cmp.out
   grep -q '^RESULT ok' /tmp/cmp.out
 }
 
@@ -628,7 +628,7 @@ labels_check() {
   ok=$?
   grep -v '^QTYPE ' /tmp/cmp.in > /tmp/cmp-other.in
   echo "$other" | tr ';' '\n' | sed 's/^/QTYPE /' | cat - /tmp/cmp-other.in > /tmp/cmp-other.in2
-  awk -v fams=gpuq_queue_creates_total -f $SIM/compare.awk /tmp/cmp-other.in2 > /tmp/cmp-other.out
+  sim_compare --fams gpuq_queue_creates_total /tmp/cmp-other.in2 > /tmp/cmp-other.out
   if [ "$xgmi" = "$want" ] && [ $ok = 0 ] &&
     grep -q 'queue_type="sdma_xgmi"' /tmp/m.prom && grep -q '^RESULT diff' /tmp/cmp-other.out; then
     pass "$1" "kernel enum: sdma_xgmi = $xgmi; the agent's creates by queue_type equal the truth's labels; with the other kernels' numbering ($other) they differ: $(grep -c '^DIFF' /tmp/cmp-other.out) series"
@@ -1107,7 +1107,7 @@ ng_dump() {
 }
 
 # thunk_lines EXITED [TRUTH CGROUP]: a thunk's truth (default: the client's
-# in container A) as truth lines of CGROUP (compare.awk's format), gpu by
+# in container A) as truth lines of CGROUP (sim_compare's format), gpu by
 # gpu: queues, processes, creates, destroys (ioctl for those ROCr destroyed;
 # process_exit for the rest once EXITED=1, with the process's exit),
 # submissions (write indexes: every queue starts at 0 under this agent) and
@@ -1145,7 +1145,7 @@ compare_thunk() {
     sed 's/^/NOW /' /tmp/ng.lines
     sed 's/^/MET /' /tmp/m.prom
   } > /tmp/cmpt.in
-  awk -v fams="$1" -v only="${THUNK_ONLY:-}" -f $SIM/compare.awk /tmp/cmpt.in > /tmp/cmpt.out
+  sim_compare --fams "$1" --only "${THUNK_ONLY:-}" /tmp/cmpt.in > /tmp/cmpt.out
   grep -q '^RESULT ok' /tmp/cmpt.out
 }
 
@@ -1391,7 +1391,7 @@ lp_checks() {
   while within 30 "$t0"; do
     timeout 10 wget -q -O /tmp/lp.prom http://127.0.0.1:9481/metrics 2> /dev/null || { sleep 0.3; continue; }
     { cat /tmp/static.in; sed 's/^/NOW /' /tmp/ng.lines; sed 's/^/MET /' /tmp/lp.prom; } > /tmp/lp.in
-    awk -v fams="gpuq_submissions_total gpuq_queue_pending_packets" -f $SIM/compare.awk /tmp/lp.in > /tmp/lp.out
+    sim_compare --fams "gpuq_submissions_total gpuq_queue_pending_packets" /tmp/lp.in > /tmp/lp.out
     grep -q '^RESULT ok' /tmp/lp.out && ok=1 && break
     sleep 0.3
   done
@@ -1621,7 +1621,7 @@ client_agents_start() {
 
 # run_container LEAD: container A for this run (runs are subshells): a
 # docker cgroup of its own, its id from the run's lead group, in
-# /tmp/static.in for compare.awk. It stays (no --container-grace expiry
+# /tmp/static.in for sim_compare. It stays (no --container-grace expiry
 # while the agents run).
 run_container() {
   ID_A=$(echo "run $1" | sha256sum | cut -c1-64)
