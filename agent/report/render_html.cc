@@ -189,11 +189,10 @@ std::string QueuesChart(const RunReport& r, size_t i) {
   for (const auto& s : r.timeline.queues_per_gpu) {
     svg::XySeries xs;
     double peak = 0;
-    for (size_t k = 0; k < s.values.size(); ++k) {
+    for (size_t k = 0; k < s.size(); ++k) {
       xs.points.push_back(
-          {std::min(step * static_cast<double>(k + 1), r.duration_s),
-           s.values[k]});
-      peak = std::max(peak, s.values[k]);
+          {std::min(step * static_cast<double>(k + 1), r.duration_s), s.at(k)});
+      peak = std::max(peak, s.at(k));
     }
     xs.name = fmt::format("{} (peak {})", s.name, FormatNumber(peak));
     if (peak > 0) c.series.push_back(std::move(xs));
@@ -214,14 +213,14 @@ std::string SubmissionsChart(const RunReport& r, size_t i) {
   for (const auto& s : r.timeline.submission_rate_per_container) {
     svg::XySeries xs;
     double peak = 0;
-    for (size_t k = 0; k < s.values.size(); ++k) {
-      xs.points.push_back({step * static_cast<double>(k), s.values[k]});
-      peak = std::max(peak, s.values[k]);
+    for (size_t k = 0; k < s.size(); ++k) {
+      xs.points.push_back({step * static_cast<double>(k), s.at(k)});
+      peak = std::max(peak, s.at(k));
     }
-    if (!s.values.empty()) {  // the last step's rate holds to its end
+    if (s.size() > 0) {  // the last step's rate holds to its end
       xs.points.push_back(
-          {std::min(step * static_cast<double>(s.values.size()), r.duration_s),
-           s.values.back()});
+          {std::min(step * static_cast<double>(s.size()), r.duration_s),
+           s.at(s.size() - 1)});
     }
     xs.name = fmt::format("{} (peak {}/s)", ContainerOrHost(s.name),
                           FormatNumber(std::round(peak)));

@@ -21,9 +21,14 @@ using Json = nlohmann::ordered_json;
   void to_json(Json& nlohmann_json_j, const Type& nlohmann_json_t) {         \
     NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(NLOHMANN_JSON_TO, __VA_ARGS__)) \
   }
-GPUQ_ORDERED_JSON_MEMBERS(Series, name, values)
 GPUQ_ORDERED_JSON_MEMBERS(Slice, track, name, start_s, duration_s, args)
 #undef GPUQ_ORDERED_JSON_MEMBERS
+
+// A series' every bucket, the zeros it does not store included.
+void to_json(Json& j, const Series& s) {
+  j["name"] = s.name;
+  j["values"] = s.Dense();
+}
 
 namespace {
 
@@ -178,7 +183,7 @@ void WriteTimeline(const Timeline& t, unsigned in, bool* first,
       [&](size_t i, unsigned indent) {
         const QueueLifetime& l = t.queue_lifetimes[i];
         json->SpanValue(
-            t.lifetime_tracks.at(l.track), LifetimeName(l), l.start_s,
+            t.lifetime_tracks.at(l.track), t.LifetimeName(l), l.start_s,
             l.duration_s,
             [&](const auto& emit) { t.ForEachLifetimeArg(l, emit); }, indent);
       },

@@ -197,11 +197,11 @@ void AddRun(Trace& trace, const RunReport& r, int base) {
   }
   // Live queues per GPU, as at the end of each step.
   for (const auto& s : t.queues_per_gpu) {
-    for (size_t k = 0; k < s.values.size(); ++k) {
+    for (size_t k = 0; k < s.size(); ++k) {
       trace.Counter(gpu_pid[s.name], "live queues",
                     std::min(t.step_s * static_cast<double>(k + 1),
                              std::max(r.duration_s, t.step_s)),
-                    "queues", s.values[k]);
+                    "queues", s.at(k));
     }
   }
   // OS processes: each queue's lifetime, a thread per queue name.
@@ -215,7 +215,7 @@ void AddRun(Trace& trace, const RunReport& r, int base) {
     trace.ProcessName(pid, prefix + track, pid - base);
     std::map<std::string, std::vector<const QueueLifetime*>> per_queue;
     for (const QueueLifetime* l : lifetimes) {
-      per_queue[LifetimeName(*l)].push_back(l);
+      per_queue[t.LifetimeName(*l)].push_back(l);
     }
     Lanes lanes(trace, pid);
     for (auto& [name, queue] : per_queue) {
@@ -232,9 +232,9 @@ void AddRun(Trace& trace, const RunReport& r, int base) {
     trace.ProcessName(base, prefix + "submission rate per container", 0);
     for (const auto& s : t.submission_rate_per_container) {
       const std::string name = "submissions/s " + ContainerOrHost(s.name);
-      for (size_t k = 0; k < s.values.size(); ++k) {
+      for (size_t k = 0; k < s.size(); ++k) {
         trace.Counter(base, name, t.step_s * static_cast<double>(k),
-                      "packets_per_s", s.values[k]);
+                      "packets_per_s", s.at(k));
       }
     }
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <deque>
 #include <optional>
 #include <set>
 #include <tuple>
@@ -141,7 +142,9 @@ struct GpuTypeInfo {
   uint64_t live = 0;
   uint64_t peak = 0;
   uint64_t at_start = 0;
-  std::vector<uint64_t> lifetimes_ns;
+  // A deque: hundreds of thousands grow in blocks, with no vector twice
+  // their size to copy into (the report's peak memory).
+  std::deque<uint64_t> lifetimes_ns;
 };
 
 // A bucketed series whose values are appended bucket by bucket; a series
@@ -150,6 +153,7 @@ struct GpuTypeInfo {
 // since the queue's previous reading).
 struct SeriesAcc {
   std::vector<double> values;
+  size_t buckets = 0;  // its length (Series::buckets): zeros after values
 };
 
 // Adds `value` to bucket `bucket` of `s`, growing it with zeros.
@@ -282,18 +286,16 @@ class Analyzer::Impl : private ModelObserver {
   }
 
   // Every rate series (one per owner of a queue, made at its first queue)
-  // reaches the last closed bucket, its buckets without samples zero.
+  // reaches the last closed bucket, its buckets without samples zero: its
+  // length says so, the zeros after its last sample are not stored.
   void FillRateSeries() {
     auto reach = [this](auto& series) {
-      for (auto& [key, acc] : series) {
-        if (acc.values.size() < bucket_) acc.values.resize(bucket_, 0.0);
-      }
+      for (auto& [key, acc] : series) acc.buckets = bucket_;
     };
     reach(container_series_);
     reach(process_series_);
     reach(gpu_rate_series_);
-    if (run_rate_.values.size() < bucket_)
-      run_rate_.values.resize(bucket_, 0.0);
+    run_rate_.buckets = bucket_;
   }
 
   // `packets` a queue wrote between `from_ns` and `to_ns`, spread over the
@@ -661,13 +663,11 @@ class Analyzer::Impl : private ModelObserver {
       return;
     }
     QueueLifetime l;
-    l.gpu_id = q.gpu_id;
     l.queue_id = q.queue_id;
-    l.queue_type = q.type;
-    l.seeded = q.seeded;
     l.start_s = Rel(q.start_ns);
     l.duration_s = std::max(0.0, Rel(end_ns) - l.start_s);
-    report_.timeline.AddLifetime(l, ProcessTrack(q.tgid, comm), how);
+    report_.timeline.AddLifetime(l, ProcessTrack(q.tgid, comm), q.gpu_id,
+                                 q.type, how, q.seeded);
   }
 
   // One window of an oversubscribed runlist on the timeline; `open`: still
@@ -887,7 +887,8 @@ RunReport Analyzer::Impl::Finish() {
     row.at_end = live_at_end[key];
     row.created = created_destroyed[key].first;
     row.destroyed = created_destroyed[key].second;
-    row.lifetime = ComputeDurationStats(gt.lifetimes_ns);
+    row.lifetime = ComputeDurationStats(
+        std::vector<uint64_t>(gt.lifetimes_ns.begin(), gt.lifetimes_ns.end()));
     r.gpu_queues.push_back(row);
   }
 
@@ -1179,31 +1180,31 @@ RunReport Analyzer::Impl::Finish() {
     AddLifetimeSlice(*q, processes_[q->tgid].comm, last_ns_, "open");
   }
   for (auto& [gpu, acc] : gpu_series_) {
-    r.timeline.queues_per_gpu.push_back({GpuTrack(gpu), std::move(acc.values)});
+    r.timeline.queues_per_gpu.push_back(
+        {GpuTrack(gpu), std::move(acc.values), acc.buckets});
   }
   // Containers whose labels coincide (folded, two keys) share one series.
-  std::map<std::string, std::vector<double>> by_name;
+  std::map<std::string, SeriesAcc> by_name;
   for (auto& [key, acc] : container_series_) {
     auto owner = owner_of_key.find(key);
     const std::string name = owner != owner_of_key.end()
                                  ? SeriesName(owner->second)
                                  : SeriesName(Owner{key, "", ""});
-    std::vector<double>& v = by_name[name];
-    if (v.empty()) {
-      v = std::move(acc.values);
-    } else {
-      for (size_t i = 0; i < v.size() && i < acc.values.size(); ++i) {
-        v[i] += acc.values[i];
-      }
-    }
+    SeriesAcc& sum = by_name[name];
+    sum.buckets = std::max(sum.buckets, acc.buckets);
+    if (sum.values.size() < acc.values.size())
+      sum.values.resize(acc.values.size(), 0.0);
+    for (size_t i = 0; i < acc.values.size(); ++i)
+      sum.values[i] += acc.values[i];
   }
-  for (auto& [name, values] : by_name) {
+  for (auto& [name, acc] : by_name) {
     r.timeline.submission_rate_per_container.push_back(
-        {name, std::move(values)});
+        {name, std::move(acc.values), acc.buckets});
   }
   for (auto& [pid, acc] : process_series_) {
     r.timeline.submission_rate_per_process.push_back(
-        {ProcessTrack(pid, processes_[pid].comm), std::move(acc.values)});
+        {ProcessTrack(pid, processes_[pid].comm), std::move(acc.values),
+         acc.buckets});
   }
   return std::move(report_);
 }

@@ -29,14 +29,33 @@ uint32_t Intern(const std::string& name, std::vector<std::string>* names,
 
 }  // namespace
 
-std::string LifetimeName(const QueueLifetime& l) {
-  return fmt::format("{} queue {}", QueueTypeLabel(l.queue_type), l.queue_id);
+std::vector<double> Series::Dense() const {
+  std::vector<double> dense = values;
+  dense.resize(size(), 0.0);
+  return dense;
+}
+
+bool LifetimeKind::operator<(const LifetimeKind& o) const {
+  return std::tie(gpu_id, queue_type, end, seeded) <
+         std::tie(o.gpu_id, o.queue_type, o.end, o.seeded);
+}
+
+std::string Timeline::LifetimeName(const QueueLifetime& l) const {
+  return fmt::format("{} queue {}",
+                     QueueTypeLabel(lifetime_kinds.at(l.kind).queue_type),
+                     l.queue_id);
 }
 
 void Timeline::AddLifetime(QueueLifetime l, const std::string& track,
-                           const std::string& end) {
+                           uint32_t gpu_id, uint32_t queue_type,
+                           const std::string& end, bool seeded) {
   l.track = Intern(track, &lifetime_tracks, &track_index_);
-  l.end = Intern(end, &lifetime_ends, &end_index_);
+  const LifetimeKind kind{gpu_id, queue_type,
+                          Intern(end, &lifetime_ends, &end_index_), seeded};
+  auto [it, fresh] = kind_index_.try_emplace(
+      kind, static_cast<uint32_t>(lifetime_kinds.size()));
+  if (fresh) lifetime_kinds.push_back(kind);
+  l.kind = it->second;
   queue_lifetimes.push_back(l);
 }
 
@@ -56,11 +75,12 @@ void Timeline::ForEachLifetimeArg(
     const QueueLifetime& l,
     const std::function<void(const std::string&, const std::string&)>& f)
     const {
-  f("end", lifetime_ends.at(l.end));
-  f("gpu_id", std::to_string(l.gpu_id));
+  const LifetimeKind& kind = lifetime_kinds.at(l.kind);
+  f("end", lifetime_ends.at(kind.end));
+  f("gpu_id", std::to_string(kind.gpu_id));
   f("queue_id", std::to_string(l.queue_id));
-  f("queue_type", QueueTypeLabel(l.queue_type));
-  if (l.seeded) f("seeded", "true");
+  f("queue_type", QueueTypeLabel(kind.queue_type));
+  if (kind.seeded) f("seeded", "true");
 }
 
 bool IsUnmap(const Slice& s) {

@@ -10,7 +10,9 @@
 // Renderers (text, markdown, json, html, perfetto) only read this struct.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <optional>
@@ -240,10 +242,19 @@ struct ContainerGpuEndRow {
 
 // ---- Time series and slices (HTML charts, Perfetto tracks) ----
 
-/// A value per time bucket (bucket i covers [i*step, (i+1)*step)).
+/// A value per time bucket (bucket i covers [i*step, (i+1)*step)), over
+/// size() buckets. The stored values may stop before the last bucket: the
+/// buckets after them are zero, so a rate series of an owner whose queues
+/// went unsampled (thousands on a busy node) costs no memory.
 struct Series {
-  std::string name;  ///< legend: "gpu 11437", "vllm", ...
-  std::vector<double> values;
+  std::string name;            ///< legend: "gpu 11437", "vllm", ...
+  std::vector<double> values;  ///< the first values.size() buckets
+  size_t buckets = 0;          ///< its length, when longer than values
+
+  size_t size() const { return std::max(buckets, values.size()); }
+  double at(size_t k) const { return k < values.size() ? values[k] : 0.0; }
+  /// Every bucket's value, the zeros after `values` included.
+  std::vector<double> Dense() const;
 };
 
 /// A span on a track (queue lifetime, unmap, map, eviction).
@@ -256,31 +267,42 @@ struct Slice {
   std::map<std::string, std::string> args;  ///< shown in Perfetto's details
 };
 
+/// What a queue's lifetime shares with many others: its GPU, queue type,
+/// how it ended and whether it was there at the capture's start. Interned
+/// in the Timeline (lifetime_kinds).
+struct LifetimeKind {
+  uint32_t gpu_id = 0;
+  uint32_t queue_type = 0;
+  uint32_t end = 0;     ///< Timeline::lifetime_ends ("ioctl", "open", ...)
+  bool seeded = false;  ///< found at the capture's start
+
+  bool operator<(const LifetimeKind& o) const;
+};
+
 /// A queue's lifetime on the timeline. A busy capture has hundreds of
-/// thousands, so each is a few words: its track ("pid 4242 (python3)") and
-/// how it ended ("ioctl", "replaced", "open") are indexes into the
-/// Timeline's interned names; Timeline::LifetimeSlice() draws it.
+/// thousands, so each is four words: its track ("pid 4242 (python3)") and
+/// its kind are indexes into the Timeline's interned ones;
+/// Timeline::LifetimeSlice() draws it.
 struct QueueLifetime {
   uint32_t track = 0;  ///< Timeline::lifetime_tracks
-  uint32_t end = 0;    ///< Timeline::lifetime_ends
-  uint32_t gpu_id = 0;
+  uint32_t kind = 0;   ///< Timeline::lifetime_kinds
   uint32_t queue_id = 0;
-  uint32_t queue_type = 0;
-  bool seeded = false;  ///< found at the capture's start
   double start_s = 0;
   double duration_s = 0;  ///< open ones end at the capture's end
 };
-
-/// A lifetime's slice name: "compute queue 3".
-std::string LifetimeName(const QueueLifetime& l);
+static_assert(sizeof(QueueLifetime) == 32,
+              "four words: the report keeps up to kMaxSlicesPerList of them");
 
 struct Timeline {
   double step_s = 1.0;                 ///< bucket width of every Series
   std::vector<Series> queues_per_gpu;  ///< live queues at the bucket's end
   std::vector<Series> submission_rate_per_container;  ///< packets/s in bucket
-  std::vector<QueueLifetime> queue_lifetimes;         ///< track: per process
+  /// track: per process. A deque: a busy capture's hundreds of thousands
+  /// grow in blocks, never copied to a vector twice their size.
+  std::deque<QueueLifetime> queue_lifetimes;
   std::vector<std::string> lifetime_tracks;  ///< QueueLifetime::track's names
-  std::vector<std::string> lifetime_ends;    ///< QueueLifetime::end's names
+  std::vector<LifetimeKind> lifetime_kinds;  ///< QueueLifetime::kind's
+  std::vector<std::string> lifetime_ends;    ///< LifetimeKind::end's names
   std::vector<Slice> runlist_ops;  ///< track: per GPU (unmaps and maps)
   std::vector<Slice> evictions;    ///< track: per GPU
   /// Windows a container's queues were off the GPU after a preemption
@@ -298,9 +320,13 @@ struct Timeline {
   /// (figures and percentiles still count them).
   uint64_t slices_omitted = 0;
 
-  /// Appends `l` on `track`, ended as `end` (both interned here).
-  void AddLifetime(QueueLifetime l, const std::string& track,
-                   const std::string& end);
+  /// Appends `l` on `track`, of GPU `gpu_id` and type `queue_type`, ended
+  /// as `end` (track, kind and end interned here).
+  void AddLifetime(QueueLifetime l, const std::string& track, uint32_t gpu_id,
+                   uint32_t queue_type, const std::string& end,
+                   bool seeded = false);
+  /// `l`'s slice name: "compute queue 3".
+  std::string LifetimeName(const QueueLifetime& l) const;
   /// `l` as the slice the outputs draw: "compute queue 3" on its track,
   /// with its args (ForEachLifetimeArg).
   Slice LifetimeSlice(const QueueLifetime& l) const;
@@ -315,6 +341,7 @@ struct Timeline {
  private:
   std::map<std::string, uint32_t> track_index_;
   std::map<std::string, uint32_t> end_index_;
+  std::map<LifetimeKind, uint32_t> kind_index_;
 };
 
 /// Everything about one capture.

@@ -78,9 +78,9 @@ TEST(ReportScenarioTest, CnnIsASingleQueue) {
   EXPECT_STREQ(QueueClassVerdict(r.classification), "design fits");
   // 122 buckets: 0 .. 121; the one queue lived from bucket 0 to 120.
   ASSERT_EQ(r.timeline.queues_per_gpu.size(), 1u);
-  EXPECT_EQ(r.timeline.queues_per_gpu[0].values.size(), 122u);
-  EXPECT_EQ(r.timeline.queues_per_gpu[0].values[120], 1);
-  EXPECT_EQ(r.timeline.queues_per_gpu[0].values[121], 0);
+  EXPECT_EQ(r.timeline.queues_per_gpu[0].size(), 122u);
+  EXPECT_EQ(r.timeline.queues_per_gpu[0].at(120), 1);
+  EXPECT_EQ(r.timeline.queues_per_gpu[0].at(121), 0);
   // The unmap began 200 us before its record at +121 s.
   ASSERT_EQ(r.timeline.runlist_ops.size(), 3u);
   EXPECT_NEAR(r.timeline.runlist_ops[1].start_s, 121 - 200e-6, 1e-9);
@@ -186,11 +186,11 @@ TEST(ReportScenarioTest, SharedGpuSplitsRatesAndPreemptions) {
   ASSERT_EQ(r.timeline.submission_rate_per_process.size(), 2u);
   const Series& s18 = r.timeline.submission_rate_per_process[0];
   EXPECT_EQ(s18.name, "pid 6401 (python3)");
-  ASSERT_EQ(s18.values.size(), 31u);
-  for (size_t i = 0; i + 1 < s18.values.size(); ++i) {
-    EXPECT_EQ(s18.values[i], 600) << "bucket " << i;
+  ASSERT_EQ(s18.size(), 31u);
+  for (size_t i = 0; i + 1 < s18.size(); ++i) {
+    EXPECT_EQ(s18.at(i), 600) << "bucket " << i;
   }
-  EXPECT_EQ(s18.values[30], 0);
+  EXPECT_EQ(s18.at(30), 0);
 }
 
 // The users' experiment: how often was the latency container preempted,

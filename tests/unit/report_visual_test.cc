@@ -113,12 +113,10 @@ RunReport SampleReport(const std::string& name = "run-a.gpuqcap") {
                              uint32_t queue_id, uint32_t gpu_id, double start,
                              double duration) {
     QueueLifetime l;
-    l.queue_type = type;
     l.queue_id = queue_id;
-    l.gpu_id = gpu_id;
     l.start_s = start;
     l.duration_s = duration;
-    t.AddLifetime(l, track, "ioctl");
+    t.AddLifetime(l, track, gpu_id, type, "ioctl");
   };
   lifetime(proc, GPUQ_QUEUE_COMPUTE, 0, 11437, 0.05, 19.95);
   lifetime(proc, GPUQ_QUEUE_COMPUTE, 1, 11437, 0.06, 5);

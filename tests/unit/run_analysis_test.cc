@@ -190,10 +190,27 @@ TEST(AnalyzerTest, BucketsSplitAtStepBoundaries) {
   ASSERT_EQ(r.timeline.queues_per_gpu.size(), 1u);
   EXPECT_EQ(r.timeline.queues_per_gpu[0].name, "gpu 7");
   // Live at each bucket's end: 2 after bucket 0, 1 after bucket 1, 0 at end.
-  EXPECT_EQ(r.timeline.queues_per_gpu[0].values,
+  EXPECT_EQ(r.timeline.queues_per_gpu[0].Dense(),
             (std::vector<double>{2, 1, 0}));
   EXPECT_EQ(r.queues_peak, 2u);
   EXPECT_EQ(r.classification, QueueClass::kMoreThanGpus);
+}
+
+// A queue never sampled: its owner's rate series spans the run in zeros it
+// does not store (a busy node has thousands of them), and the timeline's
+// writers still see every bucket.
+TEST(AnalyzerTest, UnsampledRateSeriesStoresNoZeros) {
+  const RunReport r = Analyze({HostPath(kT0), Create(10, 0, 7, kT0),
+                               Destroy(10, 0, 7, kT0 + 2 * kS + kS / 2)});
+  ASSERT_EQ(r.timeline.queues_per_gpu.size(), 1u);
+  ASSERT_EQ(r.timeline.submission_rate_per_container.size(), 1u);
+  const Series& rate = r.timeline.submission_rate_per_container[0];
+  EXPECT_TRUE(rate.values.empty());
+  EXPECT_EQ(rate.size(), r.timeline.queues_per_gpu[0].size());
+  EXPECT_EQ(rate.Dense(), std::vector<double>(rate.size(), 0.0));
+  ASSERT_EQ(r.timeline.submission_rate_per_process.size(), 1u);
+  EXPECT_TRUE(r.timeline.submission_rate_per_process[0].values.empty());
+  EXPECT_EQ(r.timeline.submission_rate_per_process[0].size(), rate.size());
 }
 
 TEST(AnalyzerTest, EmptyBucketsCarryLiveQueuesAndZeroRates) {
@@ -202,14 +219,14 @@ TEST(AnalyzerTest, EmptyBucketsCarryLiveQueuesAndZeroRates) {
                Sample(10, 0, 7, kT0 + kS / 2, 100, 90),
                Sample(10, 0, 7, kT0 + 3 * kS + kS / 2, 400, 400)});
   ASSERT_EQ(r.timeline.queues_per_gpu.size(), 1u);
-  EXPECT_EQ(r.timeline.queues_per_gpu[0].values,
+  EXPECT_EQ(r.timeline.queues_per_gpu[0].Dense(),
             (std::vector<double>{1, 1, 1, 1}));
   ASSERT_EQ(r.timeline.submission_rate_per_container.size(), 1u);
   EXPECT_EQ(r.timeline.submission_rate_per_container[0].name, "(host)");
   // Each sample's packets are spread over the time since the reading
   // before it: 100 over 0 .. 0.5 s, then 300 over 0.5 .. 3.5 s (100 a
   // second, half a second of it in buckets 0 and 3).
-  EXPECT_EQ(r.timeline.submission_rate_per_container[0].values,
+  EXPECT_EQ(r.timeline.submission_rate_per_container[0].Dense(),
             (std::vector<double>{150, 100, 100, 50}));
   EXPECT_EQ(r.submissions, 400u);
   EXPECT_DOUBLE_EQ(r.submissions_peak_per_s, 150);
@@ -261,7 +278,7 @@ TEST(AnalyzerTest, HalfSecondStepHalvesBucketsAndDoublesRates) {
                                Sample(10, 0, 7, kT0 + kS / 2, 100, 100),
                                Sample(10, 0, 7, kT0 + kS + kS / 2, 150, 150)},
                               0.5);
-  EXPECT_EQ(r.timeline.submission_rate_per_container[0].values,
+  EXPECT_EQ(r.timeline.submission_rate_per_container[0].Dense(),
             (std::vector<double>{200, 50, 50, 0}));
 }
 
@@ -273,8 +290,7 @@ TEST(AnalyzerTest, TimestampJumpOfCenturiesKeepsTheTimelineBounded) {
   const RunReport r =
       Analyze({HostPath(kT0), Create(10, 0, 7, kT0), Destroy(10, 0, 7, far)});
   ASSERT_EQ(r.timeline.queues_per_gpu.size(), 1u);
-  EXPECT_LE(r.timeline.queues_per_gpu[0].values.size(),
-            kMaxTimelineBuckets + 1);
+  EXPECT_LE(r.timeline.queues_per_gpu[0].size(), kMaxTimelineBuckets + 1);
   EXPECT_GE(r.timeline.step_s * kMaxTimelineBuckets,
             static_cast<double>(far - kT0) / kS);
   EXPECT_EQ(r.queues_peak, 1u);
@@ -584,7 +600,7 @@ TEST_F(DefaultCaptureTest, SpreadRatesAgreeWithOnce) {
   const RunReport& r = *report_;
   std::map<std::string, std::vector<double>> by_name;
   for (const Series& s : r.timeline.submission_rate_per_container) {
-    by_name[s.name] = s.values;
+    by_name[s.name] = s.Dense();
   }
   const std::vector<double>& vllm = by_name["vllm"];
   const std::vector<double>& host = by_name["(host)"];
@@ -599,7 +615,7 @@ TEST_F(DefaultCaptureTest, SpreadRatesAgreeWithOnce) {
   // its interval is 10 s exactly (the other workers' 10 us less each).
   std::vector<double> worker0;
   for (const Series& s : r.timeline.submission_rate_per_process) {
-    if (s.name == "pid 31200 (pt_main_thread)") worker0 = s.values;
+    if (s.name == "pid 31200 (pt_main_thread)") worker0 = s.Dense();
   }
   ASSERT_EQ(worker0.size(), 16u);
   for (size_t b = 2; b <= 10; ++b) {
