@@ -28,7 +28,17 @@ class Trace {
         serializer_(nlohmann::detail::output_adapter<char>(out), ' ',
                     // Names come from the kernel (comm) and runtimes:
                     // never trust them to be valid UTF-8.
-                    Json::error_handler_t::replace) {}
+                    Json::error_handler_t::replace),
+        quoter_(nlohmann::detail::output_adapter<char>(quoted_), ' ',
+                Json::error_handler_t::replace) {}
+
+  /// `s` as the serializer writes it, quoted and escaped: for a name
+  /// written thousands of times (a counter's), escaped once.
+  std::string Quote(const std::string& s) {
+    quoted_.clear();
+    quoter_.dump(Json(s), false, false, 0);
+    return quoted_;
+  }
 
   void Metadata(int pid, int tid, const char* what, const char* key,
                 Json value) {
@@ -78,16 +88,14 @@ class Trace {
     });
     out_ << "}}";
   }
-  void Counter(int pid, const std::string& name, double ts_s,
-               const char* series, double value) {
+  /// A C event; its name and series key as Quote() gives them.
+  void Counter(int pid, const std::string& quoted_name, double ts_s,
+               const std::string& quoted_series, double value) {
     Begin();
-    out_ << R"({"name":)";
-    String(name);
-    out_ << R"(,"ph":"C","ts":)";
+    out_ << R"({"name":)" << quoted_name << R"(,"ph":"C","ts":)";
     Number(ts_s * kUs);
-    out_ << R"(,"pid":)" << pid << R"(,"tid":0,"args":{)";
-    String(series);
-    out_ << ':';
+    out_ << R"(,"pid":)" << pid << R"(,"tid":0,"args":{)" << quoted_series
+         << ':';
     Number(value);
     out_ << "}}";
   }
@@ -106,6 +114,8 @@ class Trace {
   }
   std::ostream& out_;
   nlohmann::detail::serializer<Json> serializer_;
+  std::string quoted_;  // quoter_'s output
+  nlohmann::detail::serializer<Json> quoter_;
   uint64_t events_ = 0;
 };
 
@@ -196,12 +206,14 @@ void AddRun(Trace& trace, const RunReport& r, int base) {
     }
   }
   // Live queues per GPU, as at the end of each step.
+  const std::string live_queues = trace.Quote("live queues");
+  const std::string queues = trace.Quote("queues");
   for (const auto& s : t.queues_per_gpu) {
     for (size_t k = 0; k < s.size(); ++k) {
-      trace.Counter(gpu_pid[s.name], "live queues",
+      trace.Counter(gpu_pid[s.name], live_queues,
                     std::min(t.step_s * static_cast<double>(k + 1),
                              std::max(r.duration_s, t.step_s)),
-                    "queues", s.at(k));
+                    queues, s.at(k));
     }
   }
   // OS processes: each queue's lifetime, a thread per queue name.
@@ -230,11 +242,13 @@ void AddRun(Trace& trace, const RunReport& r, int base) {
   // Submission rate per container: counters of one process of their own.
   if (!t.submission_rate_per_container.empty()) {
     trace.ProcessName(base, prefix + "submission rate per container", 0);
+    const std::string packets_per_s = trace.Quote("packets_per_s");
     for (const auto& s : t.submission_rate_per_container) {
-      const std::string name = "submissions/s " + ContainerOrHost(s.name);
+      const std::string name =
+          trace.Quote("submissions/s " + ContainerOrHost(s.name));
       for (size_t k = 0; k < s.size(); ++k) {
         trace.Counter(base, name, t.step_s * static_cast<double>(k),
-                      "packets_per_s", s.at(k));
+                      packets_per_s, s.at(k));
       }
     }
   }
