@@ -101,7 +101,7 @@ std::string Family(const std::string &key)
 	return key.substr(0, key.find('{'));
 }
 
-const char *ErrName(long e, std::string *buf)
+std::string ErrName(long e)
 {
 	switch (e) {
 	case 22:
@@ -117,46 +117,41 @@ const char *ErrName(long e, std::string *buf)
 	case 524:
 		return "ENOTSUPP";
 	}
-	*buf = "E" + std::to_string(e);
-	return buf->c_str();
+	return "E" + std::to_string(e);
 }
 
-// A name from a 0-based table, or PREFIX followed by the number.
-std::string Named(long i, const std::vector<const char *> &names, const char *prefix)
+// NAMES[i], or OTHERWISE when i is not an index of NAMES.
+std::string Named(long i, const std::vector<const char *> &names, const std::string &otherwise)
 {
 	if (i >= 0 && i < static_cast<long>(names.size()))
 		return names[i];
-	return prefix + std::to_string(i);
+	return otherwise;
 }
 
 std::string Filter(long f)
 {
-	return f >= 1 && f <= 3 ? Named(f - 1, { "all_queues", "dynamic_queues", "by_pasid" }, "")
-				: "filter_" + std::to_string(f);
+	return Named(f - 1, { "all_queues", "dynamic_queues", "by_pasid" },
+		     "filter_" + std::to_string(f));
 }
 std::string Trigger(long t)
 {
-	return t >= 0 && t <= 5 ? Named(t,
-					{ "svm", "userptr", "ttm", "suspend", "criu_checkpoint",
-					  "criu_restore" },
-					"")
-				: "unknown";
+	return Named(t, { "svm", "userptr", "ttm", "suspend", "criu_checkpoint", "criu_restore" },
+		     "unknown");
 }
 std::string Cause(long c)
 {
-	return c >= 1 && c <= 6
-		   ? Named(c - 1,
-			   { "create", "destroy", "evict", "restore", "terminate", "update" }, "")
-		   : "unknown";
+	return Named(c - 1, { "create", "destroy", "evict", "restore", "terminate", "update" },
+		     "unknown");
 }
 std::string OversubReason(long r)
 {
 	return Named(r, { "processes", "compute_queues", "gws_queues", "xnack_conflict", "other" },
-		     "reason_");
+		     "reason_" + std::to_string(r));
 }
 std::string RunlistKind(long k)
 {
-	return Named(k, { "processes", "compute_queues", "gws_queues" }, "kind_");
+	return Named(k, { "processes", "compute_queues", "gws_queues" },
+		     "kind_" + std::to_string(k));
 }
 
 struct Compare {
@@ -200,9 +195,8 @@ struct Compare {
 		Add("gpuq_runlist_" + std::string(op) + "_duration_seconds_count{" + gs + "}",
 		    sign * v);
 		if (err) {
-			std::string buf;
 			Add("gpuq_runlist_failures_total{" + gs + ",op=\"" + op + "\",error=\"" +
-				ErrName(err, &buf) + "\"}",
+				ErrName(err) + "\"}",
 			    sign * v);
 		}
 	}
@@ -221,7 +215,6 @@ struct Compare {
 		const long a = std::strtol(as.c_str(), nullptr, 10);
 		const std::string ctr = "container=\"" + Container(c) + "\",gpu_id=\"" + g;
 		const bool now = sign > 0;
-		std::string buf;
 		if (what == "queues" && now)
 			Add("gpuq_queues{" + ctr + "\",queue_type=\"" + QueueType(as) + "\"}", v);
 		else if (what == "prio" && now)
@@ -316,7 +309,7 @@ struct Compare {
 			    v);
 		else if (what == "create_fail")
 			Add("gpuq_queue_create_failures_total{container=\"" + Container(c) +
-				"\",gpu_id=\"" + Gpu(g) + "\",error=\"" + ErrName(b, &buf) + "\"}",
+				"\",gpu_id=\"" + Gpu(g) + "\",error=\"" + ErrName(b) + "\"}",
 			    sign * v);
 	}
 
