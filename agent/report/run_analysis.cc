@@ -285,17 +285,17 @@ class Analyzer::Impl : private ModelObserver {
     ++bucket_;
   }
 
-  // Every rate series (one per owner of a queue, made at its first queue)
-  // reaches the last closed bucket, its buckets without samples zero: its
-  // length says so, the zeros after its last sample are not stored.
+  // Every rate series the timeline draws (one per container and process,
+  // made at its first queue) reaches the last closed bucket, its buckets
+  // without samples zero: its length says so, the zeros after its last
+  // sample are not stored. (The per-GPU and whole-run rates only give
+  // peaks: their length does not matter.)
   void FillRateSeries() {
     auto reach = [this](auto& series) {
       for (auto& [key, acc] : series) acc.buckets = bucket_;
     };
     reach(container_series_);
     reach(process_series_);
-    reach(gpu_rate_series_);
-    run_rate_.buckets = bucket_;
   }
 
   // `packets` a queue wrote between `from_ns` and `to_ns`, spread over the
