@@ -90,6 +90,13 @@ stop_bg() {
   return 0
 }
 
+# stop_bg_wait PID [SECONDS]: stop_bg once PID has ended by itself, or
+# after SECONDS (10).
+stop_bg_wait() {
+  for _ in $(seq $((${2:-10} * 10))); do kill -0 "$1" 2> /dev/null || break; sleep 0.1; done
+  stop_bg "$1"
+}
+
 run_group() {
   start_bg "$@"
   local pid=$BG_PID

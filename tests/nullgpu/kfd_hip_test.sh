@@ -42,12 +42,6 @@ per_gpu() {
   c=$(for n in 1 2; do truth_queues "$1" "owner=$2" | grep -c " node=$n "; done | sort -u | tr '\n' '/')
   echo "${c%/}"
 }
-# stop_bg_wait PID: stop_bg once PID has ended by itself (up to 10 s).
-stop_bg_wait() {
-  for _ in $(seq 100); do kill -0 "$1" 2> /dev/null || break; sleep 0.1; done
-  stop_bg "$1"
-}
-
 STREAMS="1 2 4 8"
 CONFIGS=("default" "GPU_MAX_HW_QUEUES=1" "GPU_MAX_HW_QUEUES=2" "GPU_MAX_HW_QUEUES=4" "GPU_MAX_HW_QUEUES=8")
 TABLE_HEAD="| HIP | configuration | 1 stream | 2 streams | 4 streams | 8 streams |

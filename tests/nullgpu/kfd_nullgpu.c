@@ -501,8 +501,8 @@ static const char* redirect(const char* path, char* buf, size_t len) {
   return path;
 }
 
-/* The GPU each render node descriptor was opened for (-1: /dev/kfd), read
- * by amdgpu_device_initialize: every descriptor is one memfd's. */
+/* The GPU each render node descriptor was opened for (0 for /dev/kfd's),
+ * read by amdgpu_device_initialize: every descriptor is one memfd's. */
 #define MAX_RENDER_FDS 4096
 static int g_render_of_fd[MAX_RENDER_FDS];
 
@@ -527,7 +527,7 @@ static int device_fd(const char* path, int flags) {
   }
   int fd = fcntl(g_memfd, (flags & O_CLOEXEC) ? F_DUPFD_CLOEXEC : F_DUPFD, 0);
   if (fd >= 0 && fd < MAX_RENDER_FDS)
-    g_render_of_fd[fd] = render >= 0 ? render - RENDER_MINOR : -1;
+    g_render_of_fd[fd] = render >= 0 ? render - RENDER_MINOR : 0;
   DBG("open %s = %d\n", path, fd);
   return fd;
 }
@@ -1266,9 +1266,7 @@ EXPORT int amdgpu_device_initialize(int fd, uint32_t* major, uint32_t* minor,
   if (!d) return -ENOMEM;
   d->refcount = 1;
   d->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-  d->gpu = fd >= 0 && fd < MAX_RENDER_FDS && g_render_of_fd[fd] > 0
-               ? g_render_of_fd[fd]
-               : 0; /* -1: opened as /dev/kfd */
+  d->gpu = fd >= 0 && fd < MAX_RENDER_FDS ? g_render_of_fd[fd] : 0;
   pthread_mutex_lock(&g_drm_lock);
   size_t i = 0;
   while (i < sizeof(g_fake) / sizeof(g_fake[0]) && g_fake[i]) i++;

@@ -27,6 +27,7 @@ set -u
 SRC=$1 AGENT=$2 LIB=$3
 . "$SRC/tests/lib/assert.sh"
 . "$SRC/tests/lib/net.sh"
+. "$SRC/tests/lib/doorbell_agent.sh" # metric_sum
 use_background_cleanup
 . "$SRC/tests/nullgpu/rocm_stacks.sh" # rocm_root, IN_ROOT
 . "$SRC/tests/nullgpu/nullgpu_env.sh" # kfdnull_require, kfdnull_rocr_stack, truth_queues, truth_of
@@ -181,13 +182,11 @@ for stack in 6.4 7.2; do
     for i in $(seq 0 $((nodes - 1))); do echo "destroy p$i" >&"$feed"; done
     printf 'shutdown\nexit\n' >&"$feed"
     exec {feed}>&-
-    for _ in $(seq 300); do kill -0 "$client" 2> /dev/null || break; sleep 0.1; done
-    stop_bg "$client"
-    left=$(curl -s "$URL" | grep '^gpuq_queues{' | awk '{ s += $NF } END { print s + 0 }')
+    stop_bg_wait "$client" 30
     for _ in $(seq 50); do
+      left=$(metric_sum 'gpuq_queues\{')
       [ "$left" = 0 ] && break
       sleep 0.2
-      left=$(curl -s "$URL" | grep '^gpuq_queues{' | awk '{ s += $NF } END { print s + 0 }')
     done
     [ "$STOP_RC" = 0 ] && grep -q '^OK hsa_shut_down' "$TMP/cl-$tag.out" && [ -n "$pid" ] &&
       [ ! -e "$sys/kfd/proc/$pid" ] && [ "$left" = 0 ] &&
