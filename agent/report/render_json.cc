@@ -5,42 +5,12 @@
 #include <string>
 
 #include "report/headline.h"
+#include "report/json_stream.h"
 #include "report/report_tables.h"
 
 namespace gpuq::report {
 
 using Json = nlohmann::ordered_json;
-
-// Rows written member by member under their own names, in this order, by
-// the expansion of nlohmann's NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE: bookworm's
-// 3.11.2 defines that macro for nlohmann::json only (keys sorted), and the
-// report keeps its keys in order (ordered_json). Found by ADL, so in the
-// rows' namespace: the timeline's. The headline (report/headline.h) and
-// the report's tables (report_tables.h) are written from their lists.
-#define GPUQ_ORDERED_JSON_MEMBERS(Type, ...)                                 \
-  void to_json(Json& nlohmann_json_j, const Type& nlohmann_json_t) {         \
-    NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(NLOHMANN_JSON_TO, __VA_ARGS__)) \
-  }
-GPUQ_ORDERED_JSON_MEMBERS(Slice, track, name, start_s, duration_s, args)
-#undef GPUQ_ORDERED_JSON_MEMBERS
-
-// A series' every bucket, the zeros it does not store included.
-void to_json(Json& j, const Series& s) {
-  j["name"] = s.name;
-  j["values"] = s.Dense();
-}
-
-namespace {
-
-// An array of rows (an empty one is [], not null).
-template <typename Row>
-Json Listed(const std::vector<Row>& rows) {
-  Json out = Json::array();
-  for (const Row& row : rows) out.push_back(row);
-  return out;
-}
-
-}  // namespace
 
 namespace {
 
@@ -49,25 +19,18 @@ namespace {
 // writes each value at the depth it has in the document.
 class PrettyJson {
  public:
-  explicit PrettyJson(std::ostream& out)
-      : out_(out),
-        serializer_(nlohmann::detail::output_adapter<char>(out), ' ',
-                    // Names come from the kernel (comm), cgroup paths and
-                    // captures: invalid UTF-8 is replaced (U+FFFD).
-                    Json::error_handler_t::replace) {}
+  explicit PrettyJson(std::ostream& out) : out_(out) {}
 
   /// `value` at indent `indent` (its first line is already placed).
   void Value(const Json& value, unsigned indent) {
-    serializer_.dump(value, true, false, 2, indent);
+    out_.Value(value, true, 2, indent);
   }
   /// `"key": ` of an object's member at `indent`, after a comma unless
   /// it is the first (*first).
   void Key(const std::string& key, unsigned indent, bool* first) {
     if (!*first) out_ << ",\n";
     *first = false;
-    out_ << std::string(indent, ' ');
-    Value(Json(key), indent);
-    out_ << ": ";
+    out_.Spaces(indent).String(key) << ": ";
   }
   /// An array whose elements `each` writes at `indent` + 2, one call per
   /// element until it returns false: `[]` when there is none.
@@ -77,72 +40,91 @@ class PrettyJson {
     for (size_t i = 0;; ++i) {
       Json element;
       if (!each(i, &element)) break;
-      out_ << (first ? "[\n" : ",\n") << std::string(indent + 2, ' ');
+      out_ << (first ? "[\n" : ",\n");
+      out_.Spaces(indent + 2);
       first = false;
       Value(element, indent + 2);
     }
-    out_ << (first ? "[]" : "\n" + std::string(indent, ' ') + "]");
+    Close(first, '[', indent);
   }
-  /// A slice as Value(Json(slice), indent) writes it
-  /// (GPUQ_ORDERED_JSON_MEMBERS' order), member by member: a busy capture
-  /// has 200,000 of them. `each_arg(emit)` calls emit(key, value) for each
-  /// of its args in key order.
+  /// A series as {"name", "values"}, every bucket (the zeros it does not
+  /// store included) written one by one: a long capture's row holds
+  /// thousands.
+  void SeriesValue(const Series& s, unsigned indent) {
+    const unsigned in = indent + 2;
+    out_ << "{\n";
+    out_.Spaces(in) << "\"name\": ";
+    out_.String(s.name) << ",\n";
+    out_.Spaces(in) << "\"values\": ";
+    for (size_t k = 0; k < s.size(); ++k) {
+      out_ << (k == 0 ? "[\n" : ",\n");
+      out_.Spaces(in + 2).Number(s.at(k));
+    }
+    Close(s.size() == 0, '[', in);
+    out_ << '\n';
+    out_.Spaces(indent) << '}';
+  }
+  /// A slice's members (track, name, start_s, duration_s, args), as
+  /// dump(2) writes an object of them: a busy capture has 200,000.
+  /// `each_arg(emit)` calls emit(key, value) for each of its args in key order.
   template <typename EachArg>
   void SpanValue(const std::string& track, const std::string& name,
                  double start_s, double duration_s, EachArg each_arg,
                  unsigned indent) {
-    const std::string pad(indent + 2, ' ');
-    const auto member = [&](const char* key, const Json& value) {
-      out_ << pad << '"' << key << "\": ";
-      Value(value, indent + 2);
-      out_ << ",\n";
-    };
+    const unsigned in = indent + 2;
     out_ << "{\n";
-    member("track", track);
-    member("name", name);
-    member("start_s", start_s);
-    member("duration_s", duration_s);
-    out_ << pad << "\"args\": ";
+    out_.Spaces(in) << "\"track\": ";
+    out_.String(track) << ",\n";
+    out_.Spaces(in) << "\"name\": ";
+    out_.String(name) << ",\n";
+    out_.Spaces(in) << "\"start_s\": ";
+    out_.Number(start_s) << ",\n";
+    out_.Spaces(in) << "\"duration_s\": ";
+    out_.Number(duration_s) << ",\n";
+    out_.Spaces(in) << "\"args\": ";
     bool first = true;
     each_arg([&](const std::string& key, const std::string& value) {
-      out_ << (first ? "{\n" : ",\n") << pad << "  ";
+      out_ << (first ? "{\n" : ",\n");
       first = false;
-      Value(Json(key), indent + 4);
-      out_ << ": ";
-      Value(Json(value), indent + 4);
+      out_.Spaces(in + 2).String(key) << ": ";
+      out_.String(value);
     });
-    out_ << (first ? std::string("{}") : "\n" + pad + "}");
-    out_ << "\n" << std::string(indent, ' ') << "}";
+    Close(first, '{', in);
+    out_ << '\n';
+    out_.Spaces(indent) << '}';
   }
-  /// An array of `n` spans, `write(i, indent)` the i-th at `indent`, as
-  /// Listed() would write it.
+  /// An array of `n` elements, `write(i, indent)` the i-th at `indent`,
+  /// as dump(2) writes an array.
   template <typename Write>
   void Spans(size_t n, Write write, unsigned indent) {
-    if (n == 0) {
-      out_ << "[]";
-      return;
-    }
-    out_ << "[\n";
     for (size_t i = 0; i < n; ++i) {
-      if (i > 0) out_ << ",\n";
-      out_ << std::string(indent + 2, ' ');
+      out_ << (i == 0 ? "[\n" : ",\n");
+      out_.Spaces(indent + 2);
       write(i, indent + 2);
     }
-    out_ << "\n" << std::string(indent, ' ') << "]";
+    Close(n == 0, '[', indent);
   }
-  template <typename Row>
-  void Listed(const std::vector<Row>& rows, unsigned indent) {
-    Array(indent, [&rows](size_t i, Json* out) {
-      if (i >= rows.size()) return false;
-      *out = rows[i];
-      return true;
-    });
+  void Series(const std::vector<gpuq::report::Series>& rows, unsigned indent) {
+    Spans(
+        rows.size(), [&](size_t i, unsigned in) { SeriesValue(rows[i], in); },
+        indent);
   }
-  std::ostream& out() { return out_; }
+  JsonStream& out() { return out_; }
 
  private:
-  std::ostream& out_;
-  nlohmann::detail::serializer<Json> serializer_;
+  /// The end of an array or object opened with `open` at `indent`: `[]` or
+  /// `{}` when it is empty, else its closing bracket on a line of its own.
+  void Close(bool empty, char open, unsigned indent) {
+    const char close = open == '[' ? ']' : '}';
+    if (empty) {
+      out_ << open << close;
+      return;
+    }
+    out_ << '\n';
+    out_.Spaces(indent) << close;
+  }
+
+  JsonStream out_;
 };
 
 // The timeline member, at `in`.
@@ -154,9 +136,9 @@ void WriteTimeline(const Timeline& t, unsigned in, bool* first,
   json->out() << "{\n";
   json->Key("step_s", tin, &tfirst);
   json->Value(Json(t.step_s), tin);
-  const auto list = [&](const char* key, const auto& rows) {
+  const auto list = [&](const char* key, const std::vector<Series>& rows) {
     json->Key(key, tin, &tfirst);
-    json->Listed(rows, tin);
+    json->Series(rows, tin);
   };
   list("queues_per_gpu", t.queues_per_gpu);
   list("submission_rate_per_container", t.submission_rate_per_container);
@@ -194,7 +176,8 @@ void WriteTimeline(const Timeline& t, unsigned in, bool* first,
   slices("oversubscribed", t.oversubscribed);
   json->Key("slices_omitted", tin, &tfirst);
   json->Value(Json(t.slices_omitted), tin);
-  json->out() << "\n" << std::string(in, ' ') << "}";
+  json->out() << '\n';
+  json->out().Spaces(in) << '}';
 }
 
 // One run's object, its members at `indent` + 2.
@@ -229,7 +212,8 @@ void WriteRun(const RunReport& r, unsigned indent, PrettyJson* json) {
     }
   };
   WalkLayout(kJsonLayout, r, table, own);
-  json->out() << "\n" << std::string(indent, ' ') << "}";
+  json->out() << '\n';
+  json->out().Spaces(indent) << '}';
 }
 
 }  // namespace
@@ -237,22 +221,14 @@ void WriteRun(const RunReport& r, unsigned indent, PrettyJson* json) {
 void WriteJson(const std::vector<RunReport>& runs, std::ostream& out) {
   PrettyJson json(out);
   bool first = true;
-  out << "{\n";
+  json.out() << "{\n";
   json.Key("schema", 2, &first);
   json.Value(Json(kReportSchema), 2);
   json.Key("runs", 2, &first);
-  if (runs.empty()) {
-    out << "[]";
-  } else {
-    out << "[\n";
-    for (size_t i = 0; i < runs.size(); ++i) {
-      if (i > 0) out << ",\n";
-      out << "    ";
-      WriteRun(runs[i], 4, &json);
-    }
-    out << "\n  ]";
-  }
-  out << "\n}\n";
+  json.Spans(
+      runs.size(),
+      [&](size_t i, unsigned indent) { WriteRun(runs[i], indent, &json); }, 2);
+  json.out() << "\n}\n";
 }
 
 std::string RenderJson(const std::vector<RunReport>& runs) {

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "model/container_rows.h"
+#include "report/json_stream.h"
 
 namespace gpuq::report {
 namespace {
@@ -18,27 +19,11 @@ constexpr double kUs = 1e6;  // trace-event times are microseconds
 
 // Writes each trace event as it is made, in the compact form one
 // document's dump() would give it: the trace is never held whole. The
-// frequent events (slices and counters) are written member by member, with
-// nlohmann's serializer for each string and number, so no document is
-// built per event.
+// frequent events (slices and counters) are written member by member, no
+// json value made per event.
 class Trace {
  public:
-  explicit Trace(std::ostream& out)
-      : out_(out),
-        serializer_(nlohmann::detail::output_adapter<char>(out), ' ',
-                    // Names come from the kernel (comm) and runtimes:
-                    // never trust them to be valid UTF-8.
-                    Json::error_handler_t::replace),
-        quoter_(nlohmann::detail::output_adapter<char>(quoted_), ' ',
-                Json::error_handler_t::replace) {}
-
-  /// `s` as the serializer writes it, quoted and escaped: for a name
-  /// written thousands of times (a counter's), escaped once.
-  std::string Quote(const std::string& s) {
-    quoted_.clear();
-    quoter_.dump(Json(s), false, false, 0);
-    return quoted_;
-  }
+  explicit Trace(std::ostream& out) : out_(out) {}
 
   void Metadata(int pid, int tid, const char* what, const char* key,
                 Json value) {
@@ -70,52 +55,43 @@ class Trace {
                 double start_s, double duration_s, EachArg each_arg) {
     Begin();
     out_ << R"({"name":)";
-    String(name);
-    out_ << R"(,"cat":)";
-    String(cat);
-    out_ << R"(,"ph":"X","ts":)";
-    Number(start_s * kUs);
-    out_ << R"(,"dur":)";
-    Number(duration_s * kUs);
-    out_ << R"(,"pid":)" << pid << R"(,"tid":)" << tid << R"(,"args":{)";
+    out_.String(name) << R"(,"cat":)";
+    out_.String(cat) << R"(,"ph":"X","ts":)";
+    out_.Number(start_s * kUs) << R"(,"dur":)";
+    out_.Number(duration_s * kUs) << R"(,"pid":)";
+    out_.Int(pid) << R"(,"tid":)";
+    out_.Int(tid) << R"(,"args":{)";
     bool first = true;
     each_arg([&](const std::string& key, const std::string& value) {
       if (!first) out_ << ',';
       first = false;
-      String(key);
-      out_ << ':';
-      String(value);
+      out_.String(key) << ':';
+      out_.String(value);
     });
     out_ << "}}";
   }
-  /// A C event; its name and series key as Quote() gives them.
+  /// A C event; its name and series key as JsonStream::Quoted() gives
+  /// them (a counter's are written thousands of times, escaped once).
   void Counter(int pid, const std::string& quoted_name, double ts_s,
                const std::string& quoted_series, double value) {
     Begin();
     out_ << R"({"name":)" << quoted_name << R"(,"ph":"C","ts":)";
-    Number(ts_s * kUs);
-    out_ << R"(,"pid":)" << pid << R"(,"tid":0,"args":{)" << quoted_series
-         << ':';
-    Number(value);
-    out_ << "}}";
+    out_.Number(ts_s * kUs) << R"(,"pid":)";
+    out_.Int(pid) << R"(,"tid":0,"args":{)" << quoted_series << ':';
+    out_.Number(value) << "}}";
   }
+  /// Text outside the events (the document's start and end).
+  JsonStream& out() { return out_; }
 
  private:
   void Begin() {
     if (events_++ > 0) out_ << ',';
   }
-  void String(const std::string& s) {
-    serializer_.dump(Json(s), false, false, 0);
-  }
-  void Number(double v) { serializer_.dump(Json(v), false, false, 0); }
   void Put(const Json& event) {
     Begin();
-    serializer_.dump(event, false, false, 0);
+    out_.Value(event);
   }
-  std::ostream& out_;
-  nlohmann::detail::serializer<Json> serializer_;
-  std::string quoted_;  // quoter_'s output
-  nlohmann::detail::serializer<Json> quoter_;
+  JsonStream out_;
   uint64_t events_ = 0;
 };
 
@@ -206,8 +182,8 @@ void AddRun(Trace& trace, const RunReport& r, int base) {
     }
   }
   // Live queues per GPU, as at the end of each step.
-  const std::string live_queues = trace.Quote("live queues");
-  const std::string queues = trace.Quote("queues");
+  const std::string live_queues = JsonStream::Quoted("live queues");
+  const std::string queues = JsonStream::Quoted("queues");
   for (const auto& s : t.queues_per_gpu) {
     for (size_t k = 0; k < s.size(); ++k) {
       trace.Counter(gpu_pid[s.name], live_queues,
@@ -242,10 +218,10 @@ void AddRun(Trace& trace, const RunReport& r, int base) {
   // Submission rate per container: counters of one process of their own.
   if (!t.submission_rate_per_container.empty()) {
     trace.ProcessName(base, prefix + "submission rate per container", 0);
-    const std::string packets_per_s = trace.Quote("packets_per_s");
+    const std::string packets_per_s = JsonStream::Quoted("packets_per_s");
     for (const auto& s : t.submission_rate_per_container) {
       const std::string name =
-          trace.Quote("submissions/s " + ContainerOrHost(s.name));
+          JsonStream::Quoted("submissions/s " + ContainerOrHost(s.name));
       for (size_t k = 0; k < s.size(); ++k) {
         trace.Counter(base, name, t.step_s * static_cast<double>(k),
                       packets_per_s, s.at(k));
@@ -259,13 +235,13 @@ void AddRun(Trace& trace, const RunReport& r, int base) {
 void WritePerfetto(const std::vector<RunReport>& runs, std::ostream& out) {
   // {"traceEvents":[...],"displayTimeUnit":"ms"}, as one document's
   // compact dump, its events written one by one.
-  out << R"({"traceEvents":[)";
   Trace trace(out);
+  trace.out() << R"({"traceEvents":[)";
   for (size_t i = 0; i < runs.size(); ++i) {
     AddRun(trace, runs[i], static_cast<int>(i + 1) * kPerfettoPidsPerRun);
   }
-  out << R"(],"displayTimeUnit":"ms"})"
-      << "\n";
+  trace.out() << R"(],"displayTimeUnit":"ms"})"
+              << "\n";
 }
 
 std::string RenderPerfetto(const std::vector<RunReport>& runs) {
