@@ -63,7 +63,8 @@ class ContainerLabeling {
   std::vector<std::string> label_allowlist_;
   MetadataResolver* metadata_;
   /// Container id -> true (own series) or false (folded), pinned.
-  std::map<std::string, bool> admitted_;
+  /// Hashed: every kernel event admits its container (Pipeline).
+  std::unordered_map<std::string, bool> admitted_;
   size_t admitted_count_ = 0;
   std::unordered_map<std::string, ContainerMetadata> carried_;
 };

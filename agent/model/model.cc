@@ -98,6 +98,8 @@ void Model::AdoptSeeded(uint64_t process_key, uint32_t tgid) {
     target.queues_per_gpu[gpu] += n;
   }
   target.queue_ids.insert(moved.queue_ids.begin(), moved.queue_ids.end());
+  target.queue_write_ptrs.insert(moved.queue_write_ptrs.begin(),
+                                 moved.queue_write_ptrs.end());
   if (target.comm.empty()) target.comm = moved.comm;
 }
 
@@ -161,6 +163,7 @@ void Model::On(const gpuq_queue_create_event& e) {
   ProcessState& p = ProcessFor(process_key, e.hdr.tgid, e.hdr.cgroup_id);
   ++p.queues_per_gpu[e.gpu_id];
   p.queue_ids.insert(e.queue_id);
+  p.queue_write_ptrs.emplace(e.write_ptr, e.queue_id);
   if (p.comm.empty()) p.comm = CommOf(e.comm);
 
   const QueueSeriesKey series_key{e.hdr.cgroup_id, e.hdr.tgid, e.gpu_id,
@@ -204,6 +207,7 @@ bool Model::Remove(const Key& key, QueueState* removed) {
       p->second.queues_per_gpu.erase(gpu);
     }
     p->second.queue_ids.erase(q.queue_id);
+    p->second.queue_write_ptrs.erase({q.write_ptr, q.queue_id});
     // A process is tracked while it holds queues; its exit marker may come
     // before the kworker frees them, so it stays until the last one goes.
     if (p->second.queue_ids.empty()) processes_.erase(p);
@@ -323,6 +327,9 @@ void Model::On(const gpuq_queue_create_failed_event& e) {
 
 size_t Model::RetireIdleOwners(uint64_t grace_ns) {
   size_t folded = 0;
+  // Each folded owner's last change, for its cgroup's remainder (tgid 0):
+  // stamped after the walk, as an insert may rehash owners_.
+  std::vector<std::pair<uint64_t, uint64_t>> remainders;
   for (auto it = owners_.begin(); it != owners_.end();) {
     const auto [cgroup, tgid] = it->first;
     const OwnerActivity& a = it->second;
@@ -344,11 +351,14 @@ size_t Model::RetireIdleOwners(uint64_t grace_ns) {
       }
       s = series_.queue_series.erase(s);
     }
-    OwnerActivity& remainder = owners_[{cgroup, 0}];
-    remainder.last_change_ns =
-        std::max(remainder.last_change_ns, a.last_change_ns);
+    remainders.emplace_back(cgroup, a.last_change_ns);
     it = owners_.erase(it);
     ++folded;
+  }
+  for (const auto& [cgroup, last_change_ns] : remainders) {
+    OwnerActivity& remainder = owners_[{cgroup, 0}];
+    remainder.last_change_ns =
+        std::max(remainder.last_change_ns, last_change_ns);
   }
   return folded;
 }
@@ -425,7 +435,10 @@ void Model::RemoveQueueAtSameAddress(uint64_t process_key,
   if ((e.flags & GPUQ_CREATE_F_ROCR_LAYOUT) == 0 || e.write_ptr == 0) return;
   auto p = processes_.find(process_key);
   if (p == processes_.end()) return;
-  for (uint32_t qid : p->second.queue_ids) {
+  const auto& at = p->second.queue_write_ptrs;
+  for (auto it = at.lower_bound({e.write_ptr, 0});
+       it != at.end() && it->first == e.write_ptr; ++it) {
+    const uint32_t qid = it->second;
     auto q = queues_.find(Key{process_key, qid});
     if (q == queues_.end() || qid == e.queue_id ||
         q->second.write_ptr != e.write_ptr) {
@@ -854,10 +867,14 @@ void Model::StepClasses(const QueueClasses& c, int delta) {
 }
 
 void Model::AddQueueClasses(ModelSeries* s) const {
-  s->queues_by_priority = classes_.by_priority;
-  s->queues_by_requested_priority = classes_.by_requested_priority;
-  s->queues_cu_masked = classes_.cu_masked;
-  s->unsampled_queues = classes_.unsampled;
+  const auto sorted = [](auto* to, const auto& from) {
+    to->clear();
+    to->insert(from.begin(), from.end());
+  };
+  sorted(&s->queues_by_priority, classes_.by_priority);
+  sorted(&s->queues_by_requested_priority, classes_.by_requested_priority);
+  sorted(&s->queues_cu_masked, classes_.cu_masked);
+  sorted(&s->unsampled_queues, classes_.unsampled);
 }
 
 ModelSeries Model::Series() const {

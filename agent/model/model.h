@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "common/doorbell_tally.h"
+#include "common/tuple_hash.h"
 #include "model/histogram.h"
 #include "model/model_observer.h"
 #include "model/oversubscription.h"
@@ -108,6 +109,9 @@ struct ProcessState {
   bool exited = false;  ///< its mm is gone; teardown pending
   std::map<uint32_t, uint32_t> queues_per_gpu;  ///< gpu_id -> live queues
   std::set<uint32_t> queue_ids;
+  /// (write_ptr, queue id) of its queues: each create looks for a live
+  /// queue at its amd_queue_t (Model::RemoveQueueAtSameAddress).
+  std::set<std::pair<uint64_t, uint32_t>> queue_write_ptrs;
   /// Its runtime knobs, once the sampler read them.
   std::optional<gpuq_process_knobs_record> knobs;
 };
@@ -391,9 +395,9 @@ class Model {
   /// Erases every series, failure and exit count of `cgroup_id` (its
   /// container is gone).
   void EraseCgroup(uint64_t cgroup_id);
-  /// Activity by (cgroup, tgid).
-  const std::map<std::pair<uint64_t, uint32_t>, OwnerActivity>& owners() const {
-    return owners_;
+  /// Activity by (cgroup, tgid), sorted.
+  std::map<std::pair<uint64_t, uint32_t>, OwnerActivity> owners() const {
+    return {owners_.begin(), owners_.end()};
   }
 
   // Submissions, doorbells, runlist and evictions.
@@ -527,11 +531,17 @@ class Model {
   /// The live queues by class (AddQueueClasses), counted as each queue is
   /// added, changed or removed: every change of a field Classify() reads
   /// takes the queue out of its classes first and counts it in after.
+  /// Hashed (each create and destroy steps two to four), sorted into
+  /// ModelSeries' maps by AddQueueClasses.
+  template <typename Sorted>
+  using Hashed = std::unordered_map<typename Sorted::key_type,
+                                    typename Sorted::mapped_type, TupleHash>;
   struct QueueClassCounts {
-    decltype(ModelSeries::queues_by_priority) by_priority;
-    decltype(ModelSeries::queues_by_requested_priority) by_requested_priority;
-    decltype(ModelSeries::queues_cu_masked) cu_masked;
-    decltype(ModelSeries::unsampled_queues) unsampled;
+    Hashed<decltype(ModelSeries::queues_by_priority)> by_priority;
+    Hashed<decltype(ModelSeries::queues_by_requested_priority)>
+        by_requested_priority;
+    Hashed<decltype(ModelSeries::queues_cu_masked)> cu_masked;
+    Hashed<decltype(ModelSeries::unsampled_queues)> unsampled;
   };
   QueueClassCounts classes_;
   /// Counts `q` in classes_ (`delta` +1) or takes it out (-1), and tells
@@ -560,7 +570,9 @@ class Model {
   std::map<uint32_t, gpuq_gpu_info_record> gpu_records_;
   /// The counted series (ModelSeries' derived part stays empty here).
   ModelSeries series_;
-  std::map<std::pair<uint64_t, uint32_t>, OwnerActivity> owners_;
+  /// Hashed: every create and destroy stamps its owner (Touch).
+  std::unordered_map<std::pair<uint64_t, uint32_t>, OwnerActivity, TupleHash>
+      owners_;
   uint64_t now_ns_ = 0;
 
   /// (tgid, doorbell handle): hashed, as every create, destroy and doorbell

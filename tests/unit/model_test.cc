@@ -238,6 +238,40 @@ TEST(ModelTest, DuplicateCreateCountsDropAndKeepsOneLive) {
   EXPECT_EQ(ProcessRowOf(m, 100).value().queues_per_gpu.at(kGpu1), 1u);
 }
 
+// One amd_queue_t holds one live ROCr queue: a ROCr create at the address
+// of live queues of its process replaces the lowest-numbered of them (its
+// destroy was lost), one per create, whatever their layout.
+TEST(ModelTest, ARocrCreateReplacesTheLowestLiveQueueAtItsAddress) {
+  constexpr uint64_t kAt = 0x7f0000000038, kElsewhere = 0x7f0000100038;
+  Model m;
+  const auto create = [&](uint32_t qid, uint64_t write_ptr, bool rocr) {
+    gpuq_queue_create_event e = Create(kKeyA, 100, kCgroupVllm, kGpu1, qid);
+    e.write_ptr = write_ptr;
+    if (rocr) e.flags = GPUQ_CREATE_F_ROCR_LAYOUT;
+    m.Apply(e);
+  };
+  create(5, kAt, false);
+  create(2, kAt, false);  // no layout: nothing replaced
+  create(7, kElsewhere, true);
+  create(4, kElsewhere - 8, false);
+  EXPECT_EQ(QueueIdsOf(m, kKeyA), (std::set<uint32_t>{2, 4, 5, 7}));
+  EXPECT_EQ(m.Series().model_drops.duplicate_create, 0u);
+  create(9, kAt, true);
+  EXPECT_EQ(QueueIdsOf(m, kKeyA), (std::set<uint32_t>{4, 5, 7, 9}));
+  create(11, kAt, true);
+  EXPECT_EQ(QueueIdsOf(m, kKeyA), (std::set<uint32_t>{4, 7, 9, 11}));
+  create(3, kAt, true);
+  EXPECT_EQ(QueueIdsOf(m, kKeyA), (std::set<uint32_t>{3, 4, 7, 11}));
+  EXPECT_EQ(m.Series().model_drops.duplicate_create, 3u);
+  // Gone, then made again at the address: nothing left there to replace.
+  m.Apply(Destroy(kKeyA, 100, kCgroupVllm, kGpu1, 3, kCompute));
+  m.Apply(Destroy(kKeyA, 100, kCgroupVllm, kGpu1, 11, kCompute));
+  create(12, kAt, true);
+  EXPECT_EQ(QueueIdsOf(m, kKeyA), (std::set<uint32_t>{4, 7, 12}));
+  EXPECT_EQ(m.Series().model_drops.duplicate_create, 3u);
+  EXPECT_EQ(SeriesOf(m, kCgroupVllm, kGpu1, kCompute).live, 3u);
+}
+
 TEST(ModelTest, DuplicateCreateOnOtherGpuMovesTheGauge) {
   // The stale entry's gauge must go down where it was counted.
   Model m;
