@@ -18,4 +18,11 @@ inline uint64_t ClockNowNs(clockid_t clock) {
 
 inline uint64_t MonotonicNowNs() { return ClockNowNs(CLOCK_MONOTONIC); }
 
+/// CLOCK_MONOTONIC as of the last timer tick (1-10 ms behind): read from
+/// memory the kernel updates, without the clock source a precise read
+/// needs. For times measured in seconds and taken per event.
+inline uint64_t MonotonicCoarseNowNs() {
+  return ClockNowNs(CLOCK_MONOTONIC_COARSE);
+}
+
 }  // namespace gpuq

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -175,6 +176,10 @@ class Pipeline {
   void HandleLocked(const Event& event);
   /// Applies the waiting reads made before `ts_ns` (CLOCK_MONOTONIC).
   void ApplyReadsBefore(uint64_t ts_ns);
+  void ApplyReadsBeforeLocked(uint64_t ts_ns);
+  /// Applies burst_[0] and up to kBurstMax - 1 more records the source has
+  /// ready now; returns what the source answered last (kOk at the cap).
+  NextStatus HandleBurst();
   /// Applies every event the source has ready, for at most 200 ms; false if
   /// it was not emptied (or failed).
   bool DrainSource();
@@ -203,6 +208,13 @@ class Pipeline {
   /// The steady clock's time_since_epoch() at the loop's last pass; 0: never.
   std::atomic<std::chrono::steady_clock::rep> last_pass_{0};
   std::deque<Event> reads_;  ///< HandleRead()'s, oldest first
+  /// cgroups AttributeLocked() resolved, admitted and asked the runtime
+  /// about since the last RetireNow().
+  std::unordered_set<uint64_t> settled_cgroups_;
+  uint64_t settled_learned_ = 0;  ///< attributor_.Learned() they hold for
+  /// Run()'s records taken from the source in one go (HandleBurst).
+  std::vector<Event> burst_;
+  static constexpr size_t kBurstMax = 256;
   ContainerLabeling labeling_;
   std::string error_;
 };

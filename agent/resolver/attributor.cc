@@ -54,6 +54,7 @@ void Attributor::Learn(uint64_t cgroup_id, const std::string& path) {
   resolver_->Learn(cgroup_id, path);
   // A capture file's mapping is authoritative, like the resolver's Learn.
   cache_[cgroup_id] = FromPath(path);
+  ++learned_;
 }
 
 }  // namespace gpuq

@@ -41,11 +41,14 @@ class Attributor {
 
   /// Distinct cgroup ids that failed to resolve when first seen.
   uint64_t UnresolvedTotal() const { return unresolved_total_; }
+  /// Learn() calls so far: an answer given before may have changed since.
+  uint64_t Learned() const { return learned_; }
 
  private:
   CgroupResolver* resolver_;
   std::unordered_map<uint64_t, Attribution> cache_;
   uint64_t unresolved_total_ = 0;
+  uint64_t learned_ = 0;
 };
 
 }  // namespace gpuq

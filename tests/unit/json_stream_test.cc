@@ -12,10 +12,8 @@
 namespace gpuq::report {
 namespace {
 
-using Json = nlohmann::ordered_json;
-
-std::string Dumped(const Json& value) {
-  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
+std::string Dumped(const JsonStream::Json& value) {
+  return value.dump(-1, ' ', false, JsonStream::Json::error_handler_t::replace);
 }
 
 std::string Streamed(const std::string& s) {
@@ -47,43 +45,44 @@ const std::vector<std::string> kStrings = {
 
 TEST(JsonStreamTest, StringsAreWrittenAsTheSerializerWritesThem) {
   for (const std::string& s : kStrings) {
-    EXPECT_EQ(Streamed(s), Dumped(Json(s))) << s;
-    EXPECT_EQ(JsonStream::Quoted(s), Dumped(Json(s))) << s;
+    EXPECT_EQ(Streamed(s), Dumped(JsonStream::Json(s))) << s;
+    EXPECT_EQ(JsonStream::Quoted(s), Dumped(JsonStream::Json(s))) << s;
   }
 }
 
 TEST(JsonStreamTest, NumbersAndIntegersAreWrittenAsTheSerializerWritesThem) {
-  for (const double v : {0.0, -0.0, 1.0, 0.1, 2.5e-7, 1e21, 123456789.125,
-                         -3.75, 1.0 / 3.0}) {
+  for (const double v :
+       {0.0, -0.0, 1.0, 0.1, 2.5e-7, 1e21, 123456789.125, -3.75, 1.0 / 3.0}) {
     std::ostringstream out;
     {
       JsonStream json(out);
       json.Number(v);
     }
-    EXPECT_EQ(out.str(), Dumped(Json(v))) << v;
+    EXPECT_EQ(out.str(), Dumped(JsonStream::Json(v))) << v;
   }
-  for (const int64_t v : {int64_t{0}, int64_t{-7}, int64_t{1} << 40,
-                          INT64_MIN, INT64_MAX}) {
+  for (const int64_t v :
+       {int64_t{0}, int64_t{-7}, int64_t{1} << 40, INT64_MIN, INT64_MAX}) {
     std::ostringstream out;
     {
       JsonStream json(out);
       json.Int(v);
     }
-    EXPECT_EQ(out.str(), Dumped(Json(v))) << v;
+    EXPECT_EQ(out.str(), Dumped(JsonStream::Json(v))) << v;
   }
 }
 
 TEST(JsonStreamTest, PrettyValuesKeepTheirIndent) {
-  const Json value = {{"b", {1, 2}}, {"a", Json::object()}, {"c", "x\"y"}};
+  const JsonStream::Json value = {
+      {"b", {1, 2}}, {"a", JsonStream::Json::object()}, {"c", "x\"y"}};
   std::ostringstream out;
   {
     JsonStream json(out);
     json.Value(value, true, 2, 4);
   }
   std::string want;
-  nlohmann::detail::serializer<Json> s(
+  nlohmann::detail::serializer<JsonStream::Json> s(
       nlohmann::detail::output_adapter<char>(want), ' ',
-      Json::error_handler_t::replace);
+      JsonStream::Json::error_handler_t::replace);
   s.dump(value, true, false, 2, 4);
   EXPECT_EQ(out.str(), want);
 }

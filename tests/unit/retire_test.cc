@@ -86,12 +86,17 @@ TEST(RetireTest, GoneContainerIsRemovedHostOnlyFolds) {
   EXPECT_EQ(host.creates, 1u) << "host totals survive";
 }
 
-TEST(RetireTest, RemovalFreesACapSlot) {
+// A replay's pipeline that admits one container and retires at once.
+PipelineOptions OneContainerNoGrace() {
   PipelineOptions options;
   options.use_sysfs = false;
   options.max_containers = 1;
   options.container_grace = std::chrono::milliseconds(0);
-  Pipeline pipeline(options, nullptr);
+  return options;
+}
+
+TEST(RetireTest, RemovalFreesACapSlot) {
+  Pipeline pipeline(OneContainerNoGrace(), nullptr);
   const std::string a(64, 'a'), b(64, 'b'), c(64, 'c');
   gpuq_event_header hdr{};
   uint64_t cgroup = 100;
@@ -109,6 +114,37 @@ TEST(RetireTest, RemovalFreesACapSlot) {
   const Snapshot s = pipeline.TakeSnapshot();
   EXPECT_EQ(s.labels.at(102).container, c.substr(0, 12));
   EXPECT_EQ(s.labels.at(101).container, kFoldedContainer) << "b stays folded";
+}
+
+// Admission is settled once per cgroup, then skipped per event: a retired
+// container is admitted again at its next event (under the cap as it is
+// then), and a path learned later for a cgroup admits the container it names.
+TEST(RetireTest, AContainerRetiredOrRenamedIsAdmittedAgain) {
+  Pipeline pipeline(OneContainerNoGrace(), nullptr);
+  const std::string a(64, 'a'), b(64, 'b'), c(64, 'c');
+  gpuq_event_header hdr{};
+  hdr.cgroup_id = 100;
+  pipeline.Handle(CgroupPathRecord{hdr, "/docker/" + a});
+  hdr.cgroup_id = 101;
+  pipeline.Handle(CgroupPathRecord{hdr, "/docker/" + b});
+  pipeline.Handle(Create(0xffff888100000001, 10, 100, 1, 0));  // a admitted
+  pipeline.Handle(
+      Destroy(0xffff888100000001, 10, 100, 1, 0, GPUQ_QUEUE_COMPUTE));
+  pipeline.RetireNow();                                        // a is gone
+  pipeline.Handle(Create(0xffff888100000002, 11, 101, 1, 0));  // b admitted
+  pipeline.Handle(Create(0xffff888100000003, 12, 100, 1, 0));  // a: cap full
+  Snapshot s = pipeline.TakeSnapshot();
+  EXPECT_EQ(s.labels.at(101).container, b.substr(0, 12));
+  EXPECT_EQ(s.labels.at(100).container, kFoldedContainer);
+  EXPECT_EQ(s.containers_folded, 1u);
+
+  // cgroup 101 now names c: c is admitted (folded: the cap holds b).
+  hdr.cgroup_id = 101;
+  pipeline.Handle(CgroupPathRecord{hdr, "/docker/" + c});
+  pipeline.Handle(Create(0xffff888100000002, 11, 101, 1, 1));
+  s = pipeline.TakeSnapshot();
+  EXPECT_EQ(s.labels.at(101).container, kFoldedContainer);
+  EXPECT_EQ(s.containers_folded, 2u);
 }
 
 }  // namespace
