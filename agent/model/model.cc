@@ -168,7 +168,7 @@ void Model::On(const gpuq_queue_create_event& e) {
 
   const QueueSeriesKey series_key{e.hdr.cgroup_id, e.hdr.tgid, e.gpu_id,
                                   e.queue_type};
-  QueueSeries& s = series_.queue_series[series_key];
+  QueueSeries& s = SeriesFor(series_key);
   ++s.live;
   if (q.CountedCreate()) ++s.creates;
   Touch(e.hdr.cgroup_id, e.hdr.tgid, +1, p.comm);
@@ -212,8 +212,7 @@ bool Model::Remove(const Key& key, QueueState* removed) {
     // before the kworker frees them, so it stays until the last one goes.
     if (p->second.queue_ids.empty()) processes_.erase(p);
   }
-  QueueSeries& s =
-      series_.queue_series[{q.cgroup_id, q.tgid, q.gpu_id, q.queue_type}];
+  QueueSeries& s = SeriesFor({q.cgroup_id, q.tgid, q.gpu_id, q.queue_type});
   if (s.live > 0) --s.live;
   Touch(q.cgroup_id, q.tgid, -1, "");
   if (removed != nullptr) *removed = q;
@@ -243,8 +242,7 @@ void Model::On(const gpuq_queue_destroy_event& e) {
                           &series_.preemptions);
   const uint32_t reason = e.reason < GPUQ_DESTROY__MAX ? e.reason : 0;
   // Count under the labels the queue was created with, like its gauge.
-  QueueSeries& s =
-      series_.queue_series[{q.cgroup_id, q.tgid, q.gpu_id, q.queue_type}];
+  QueueSeries& s = SeriesFor({q.cgroup_id, q.tgid, q.gpu_id, q.queue_type});
   if (!q.destroy_counted) ++s.destroys[reason];
   // The owner's last word on a ROCr queue: what it wrote after the
   // sampler's last read (gone with the queue's memory otherwise).
@@ -350,6 +348,7 @@ size_t Model::RetireIdleOwners(uint64_t grace_ns) {
         rest.destroys[r] += s->second.destroys[r];
       }
       s = series_.queue_series.erase(s);
+      series_index_.clear();
     }
     remainders.emplace_back(cgroup, a.last_change_ns);
     it = owners_.erase(it);
@@ -378,8 +377,15 @@ std::map<uint64_t, uint64_t> Model::IdleCgroups(uint64_t grace_ns) const {
   return idle;
 }
 
+QueueSeries& Model::SeriesFor(const QueueSeriesKey& key) {
+  auto [it, inserted] = series_index_.try_emplace(key, nullptr);
+  if (inserted) it->second = &series_.queue_series[key];
+  return *it->second;
+}
+
 void Model::EraseCgroup(uint64_t cgroup_id) {
   series_.EraseCgroup(cgroup_id);
+  series_index_.clear();
   preemption_.EraseCgroup(cgroup_id);
   EraseIf(&doorbell_last_,
           [&](const auto& kv) { return kv.second.cgroup_id == cgroup_id; });
@@ -473,7 +479,7 @@ void Model::Forget(const gpuq_queue_destroy_event& e) {
     if (!Remove(key, &q)) return;
   }
   Tell().QueueRemoved(q, e.hdr.ts_ns, {QueueEnd::How::kReconciled});
-  ++series_.queue_series[{q.cgroup_id, q.tgid, q.gpu_id, q.queue_type}]
+  ++SeriesFor({q.cgroup_id, q.tgid, q.gpu_id, q.queue_type})
         .destroys[GPUQ_DESTROY_UNKNOWN];
   q.destroy_counted = true;
   tombstones_[key] = q;
@@ -551,8 +557,8 @@ void Model::On(const gpuq_queue_sample_record& e) {
   q->write_index = e.write_index;
   q->read_index = e.read_index;
   q->sample_ns = e.hdr.ts_ns;
-  series_.queue_series[{q->cgroup_id, q->tgid, q->gpu_id, q->queue_type}]
-      .submissions += delta;
+  SeriesFor({q->cgroup_id, q->tgid, q->gpu_id, q->queue_type}).submissions +=
+      delta;
   Tell().QueueSampled(*q, delta);
 }
 

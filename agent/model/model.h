@@ -127,6 +127,10 @@ struct QueueSeriesKey {
     return std::tie(cgroup_id, tgid, gpu_id, queue_type) <
            std::tie(o.cgroup_id, o.tgid, o.gpu_id, o.queue_type);
   }
+  bool operator==(const QueueSeriesKey& o) const {
+    return std::tie(cgroup_id, tgid, gpu_id, queue_type) ==
+           std::tie(o.cgroup_id, o.tgid, o.gpu_id, o.queue_type);
+  }
 };
 
 /// When an owner (cgroup, tgid) last changed, and what it holds now.
@@ -373,6 +377,14 @@ struct ReconcileDiff {
 /// Thread-safety: not thread-safe; the pipeline serialises all access.
 class Model {
  public:
+  Model() = default;
+  // Moved, never copied: series_index_ points into series_'s own nodes
+  // (a move takes them along).
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+  Model(Model&&) = default;
+  Model& operator=(Model&&) = default;
+
   /// Applies one event. GPU_INFO records update the GPU table; CGROUP_PATH
   /// records are the attributor's business and are only counted here.
   void Apply(const Event& event);
@@ -570,6 +582,19 @@ class Model {
   std::map<uint32_t, gpuq_gpu_info_record> gpu_records_;
   /// The counted series (ModelSeries' derived part stays empty here).
   ModelSeries series_;
+  /// series_.queue_series[key], found through a hashed index of its nodes:
+  /// every create, destroy and sample counts in one.
+  QueueSeries& SeriesFor(const QueueSeriesKey& key);
+  struct QueueSeriesKeyHash {
+    size_t operator()(const QueueSeriesKey& k) const {
+      return TupleHash()(
+          std::make_tuple(k.cgroup_id, k.tgid, k.gpu_id, k.queue_type));
+    }
+  };
+  /// SeriesFor()'s index: cleared wherever a series is erased (std::map
+  /// nodes stay where they are otherwise).
+  std::unordered_map<QueueSeriesKey, QueueSeries*, QueueSeriesKeyHash>
+      series_index_;
   /// Hashed: every create and destroy stamps its owner (Touch).
   std::unordered_map<std::pair<uint64_t, uint32_t>, OwnerActivity, TupleHash>
       owners_;

@@ -43,6 +43,32 @@ TEST(RetireTest, IdleProcessFoldsIntoItsCgroupKeepingTotals) {
   EXPECT_EQ(m.Series().queue_series.count({5, 0, 1, GPUQ_QUEUE_COMPUTE}), 1u);
 }
 
+// A folded or erased series is made anew by the owner's next queue, not
+// counted where the old one was (the model finds series through an index).
+TEST(RetireTest, AnOwnerBackAfterRetirementCountsInANewSeries) {
+  Model m;
+  m.SetNow(1 * kSecond);
+  m.Apply(Create(0xffff888100000001, 10, 5, 1, 0));
+  m.Apply(Destroy(0xffff888100000001, 10, 5, 1, 0, GPUQ_QUEUE_COMPUTE));
+  m.SetNow(100 * kSecond);
+  EXPECT_EQ(m.RetireIdleOwners(60 * kSecond), 1u);
+  m.Apply(Create(0xffff888100000001, 10, 5, 1, 1));
+  const auto series = [&m](uint64_t cgroup, uint32_t tgid) {
+    return m.Series().queue_series.at({cgroup, tgid, 1, GPUQ_QUEUE_COMPUTE});
+  };
+  EXPECT_EQ(series(5, 10).live, 1u);
+  EXPECT_EQ(series(5, 10).creates, 1u);
+  EXPECT_EQ(series(5, 0).creates, 1u) << "the folded one keeps its own";
+  EXPECT_EQ(Total(m, 5).creates, 2u);
+
+  m.Apply(Destroy(0xffff888100000001, 10, 5, 1, 1, GPUQ_QUEUE_COMPUTE));
+  m.EraseCgroup(5);
+  m.Apply(Create(0xffff888100000001, 10, 5, 1, 2));
+  EXPECT_EQ(series(5, 10).creates, 1u);
+  EXPECT_EQ(series(5, 10).live, 1u);
+  EXPECT_EQ(m.Series().queue_series.count({5, 0, 1, GPUQ_QUEUE_COMPUTE}), 0u);
+}
+
 TEST(RetireTest, BusyOrRecentOwnersStay) {
   Model m;
   m.SetNow(1 * kSecond);
