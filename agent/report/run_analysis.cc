@@ -57,30 +57,44 @@ struct Counts {
   uint64_t compute_live = 0;
   uint64_t compute_peak = 0;
   uint64_t created = 0;
-  std::map<uint32_t, uint64_t> live_per_gpu;
-  std::map<uint32_t, uint64_t> peak_per_gpu;
-  std::map<uint32_t, uint64_t> compute_live_per_gpu;
-  std::map<uint32_t, uint64_t> compute_peak_per_gpu;
+  /// Every GPU a queue was on, one node each: a queue added or removed
+  /// steps one (three owners count each queue).
+  struct OnGpu {
+    uint64_t live = 0;
+    uint64_t peak = 0;
+    uint64_t compute_live = 0;
+    uint64_t compute_peak = 0;
+  };
+  std::map<uint32_t, OnGpu> per_gpu;
 
   void Inc(uint32_t gpu, bool compute) {
     Raise(++live, &peak);
-    Raise(++live_per_gpu[gpu], &peak_per_gpu[gpu]);
+    OnGpu& g = per_gpu[gpu];
+    Raise(++g.live, &g.peak);
     if (compute) {
       Raise(++compute_live, &compute_peak);
-      Raise(++compute_live_per_gpu[gpu], &compute_peak_per_gpu[gpu]);
+      Raise(++g.compute_live, &g.compute_peak);
     }
   }
   void Dec(uint32_t gpu, bool compute) {
     --live;
-    --live_per_gpu[gpu];
+    OnGpu& g = per_gpu[gpu];
+    --g.live;
     if (compute) {
       --compute_live;
-      --compute_live_per_gpu[gpu];
+      --g.compute_live;
     }
   }
-  QueueClass Class() const { return Classify(peak, peak_per_gpu); }
+  /// The most queues at once on each GPU used (`of`: of compute queues).
+  std::map<uint32_t, uint64_t> PeakPerGpu(
+      uint64_t OnGpu::*of = &OnGpu::peak) const {
+    std::map<uint32_t, uint64_t> out;
+    for (const auto& [gpu, g] : per_gpu) out.emplace(gpu, g.*of);
+    return out;
+  }
+  QueueClass Class() const { return Classify(peak, PeakPerGpu()); }
   QueueClass ComputeClass() const {
-    return Classify(compute_peak, compute_peak_per_gpu);
+    return Classify(compute_peak, PeakPerGpu(&OnGpu::compute_peak));
   }
 };
 
@@ -107,6 +121,10 @@ struct ProcInfo {
   bool exited = false;
   uint64_t create_failures = 0;
   std::optional<std::string> knobs;  // RuntimeKnobsLabel, once read
+  // Its queue lifetimes' track (Timeline::LifetimeTrack), named with
+  // track_comm.
+  std::optional<uint32_t> track;
+  std::string track_comm;
 };
 
 struct ContainerInfo {
@@ -279,8 +297,8 @@ class Analyzer::Impl : private ModelObserver {
   void CloseBucket() {
     RaiseQueueClassPeaks();
     const size_t b = bucket_;
-    for (const auto& [gpu, live] : run_.live_per_gpu) {
-      AppendAt(&gpu_series_[gpu], b, static_cast<double>(live));
+    for (const auto& [gpu, on] : run_.per_gpu) {
+      AppendAt(&gpu_series_[gpu], b, static_cast<double>(on.live));
     }
     ++bucket_;
   }
@@ -517,7 +535,7 @@ class Analyzer::Impl : private ModelObserver {
     // Seeded queues were created before the capture: no real lifetime.
     if (!q.seeded) gt.lifetimes_ns.push_back(ns);
     SetPending(&it->second, 0);
-    AddLifetimeSlice(q, p.comm, ts_ns, QueueEndLabel(end));
+    AddLifetimeSlice(q, &p, ts_ns, QueueEndLabel(end));
     queues_.erase(it);
   }
 
@@ -648,16 +666,16 @@ class Analyzer::Impl : private ModelObserver {
     PhysicalLive& to = physical_live_[pci];
     PhysicalLive& from = PhysicalOf(gpu_id);
     if (&from == &to) return;
-    const auto live = run_.live_per_gpu.find(gpu_id);
-    const uint64_t n = live != run_.live_per_gpu.end() ? live->second : 0;
+    const auto on = run_.per_gpu.find(gpu_id);
+    const uint64_t n = on != run_.per_gpu.end() ? on->second.live : 0;
     from.live -= n;
     to.live += n;
     Raise(to.live, &to.peak);
     physical_of_gpu_[gpu_id] = &to;
   }
 
-  void AddLifetimeSlice(const LiveQueue& q, const std::string& comm,
-                        uint64_t end_ns, const std::string& how) {
+  void AddLifetimeSlice(const LiveQueue& q, ProcInfo* p, uint64_t end_ns,
+                        const std::string& how) {
     if (report_.timeline.queue_lifetimes.size() >= kMaxSlicesPerList) {
       ++report_.timeline.slices_omitted;
       return;
@@ -666,8 +684,13 @@ class Analyzer::Impl : private ModelObserver {
     l.queue_id = q.queue_id;
     l.start_s = Rel(q.start_ns);
     l.duration_s = std::max(0.0, Rel(end_ns) - l.start_s);
-    report_.timeline.AddLifetime(l, ProcessTrack(q.tgid, comm), q.gpu_id,
-                                 q.type, how, q.seeded);
+    // The process's track, named again only if its name changed.
+    if (!p->track || p->track_comm != p->comm) {
+      p->track = report_.timeline.LifetimeTrack(ProcessTrack(q.tgid, p->comm));
+      p->track_comm = p->comm;
+    }
+    l.track = *p->track;
+    report_.timeline.AddLifetime(l, q.gpu_id, q.type, how, q.seeded);
   }
 
   // One window of an oversubscribed runlist on the timeline; `open`: still
@@ -755,7 +778,9 @@ class Analyzer::Impl : private ModelObserver {
   // By QueueState::serial; hashed, as each queue's add, sample and end finds
   // it (Finish orders the open ones).
   std::unordered_map<uint64_t, LiveQueue> queues_;
-  std::map<uint32_t, ProcInfo> processes_;
+  // Hashed: each queue added or removed finds its process; the rows are
+  // sorted by owner and pid.
+  std::unordered_map<uint32_t, ProcInfo> processes_;
   std::map<std::string, ContainerInfo> containers_;
   std::map<std::string, PhysicalLive> physical_live_;  // by PCI device
   std::unordered_map<uint32_t, PhysicalLive*> physical_of_gpu_;
@@ -852,17 +877,17 @@ RunReport Analyzer::Impl::Finish() {
   }
   r.queues_peak = run_.peak;
   r.compute_peak = run_.compute_peak;
-  r.gpus_used = run_.peak_per_gpu.size();
+  r.peak_per_gpu = run_.PeakPerGpu();
+  r.gpus_used = r.peak_per_gpu.size();
   const std::vector<PhysicalGpu> physical = PhysicalGpus(s.gpus);
   const std::map<uint32_t, uint32_t> physical_of = PhysicalGpuIndexes(physical);
   std::set<uint32_t> physical_used;
-  for (const auto& [gpu_id, peak] : run_.peak_per_gpu) {
+  for (const auto& [gpu_id, peak] : r.peak_per_gpu) {
     const auto p = physical_of.find(gpu_id);
     if (p != physical_of.end()) physical_used.insert(p->second);
   }
   r.physical_gpus_in_topology = physical.size();
   r.physical_gpus_used = physical_used.size();
-  r.peak_per_gpu = run_.peak_per_gpu;
   r.classification = run_.Class();
   r.compute_classification = run_.ComputeClass();
   r.high_priority_peak = run_class_peaks_.high_priority;
@@ -923,8 +948,8 @@ RunReport Analyzer::Impl::Finish() {
     row.processes = c.pids.size();
     row.queues_peak = c.counts.peak;
     row.queues_created = c.counts.created;
-    row.peak_per_gpu = c.counts.peak_per_gpu;
-    row.gpus_used = c.counts.peak_per_gpu.size();
+    row.peak_per_gpu = c.counts.PeakPerGpu();
+    row.gpus_used = row.peak_per_gpu.size();
     row.at_end = totals_of[key];
     row.submissions_mean_per_s = per_s(row.at_end.submissions);
     row.submissions_peak_per_s = BusiestBucket(container_series_, key);
@@ -981,8 +1006,8 @@ RunReport Analyzer::Impl::Finish() {
     row.comm = p.comm;
     row.queues_peak = p.counts.peak;
     row.queues_created = p.counts.created;
-    row.peak_per_gpu = p.counts.peak_per_gpu;
-    row.gpus_used = p.counts.peak_per_gpu.size();
+    row.peak_per_gpu = p.counts.PeakPerGpu();
+    row.gpus_used = row.peak_per_gpu.size();
     row.submissions = submissions_by_tgid[pid];
     row.submissions_mean_per_s = per_s(row.submissions);
     row.submissions_peak_per_s = BusiestBucket(process_series_, pid);
@@ -1177,7 +1202,7 @@ RunReport Analyzer::Impl::Finish() {
   for (const auto& [serial, q] : queues_) open.emplace_back(serial, &q);
   std::sort(open.begin(), open.end());  // in the order they were made
   for (const auto& [serial, q] : open) {
-    AddLifetimeSlice(*q, processes_[q->tgid].comm, last_ns_, "open");
+    AddLifetimeSlice(*q, &processes_[q->tgid], last_ns_, "open");
   }
   for (auto& [gpu, acc] : gpu_series_) {
     r.timeline.queues_per_gpu.push_back(

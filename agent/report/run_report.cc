@@ -49,7 +49,17 @@ std::string Timeline::LifetimeName(const QueueLifetime& l) const {
 void Timeline::AddLifetime(QueueLifetime l, const std::string& track,
                            uint32_t gpu_id, uint32_t queue_type,
                            const std::string& end, bool seeded) {
-  l.track = Intern(track, &lifetime_tracks, &track_index_);
+  l.track = LifetimeTrack(track);
+  AddLifetime(l, gpu_id, queue_type, end, seeded);
+}
+
+uint32_t Timeline::LifetimeTrack(const std::string& track) {
+  return Intern(track, &lifetime_tracks, &track_index_);
+}
+
+void Timeline::AddLifetime(QueueLifetime l, uint32_t gpu_id,
+                           uint32_t queue_type, const std::string& end,
+                           bool seeded) {
   const LifetimeKind kind{gpu_id, queue_type,
                           Intern(end, &lifetime_ends, &end_index_), seeded};
   auto [it, fresh] = kind_index_.try_emplace(

@@ -325,6 +325,12 @@ struct Timeline {
   void AddLifetime(QueueLifetime l, const std::string& track, uint32_t gpu_id,
                    uint32_t queue_type, const std::string& end,
                    bool seeded = false);
+  /// The same, `l.track` already set from LifetimeTrack(): a caller that
+  /// adds many lifetimes to one track interns its name once.
+  void AddLifetime(QueueLifetime l, uint32_t gpu_id, uint32_t queue_type,
+                   const std::string& end, bool seeded = false);
+  /// `track`'s index in lifetime_tracks (added at its first use).
+  uint32_t LifetimeTrack(const std::string& track);
   /// `l`'s slice name: "compute queue 3".
   std::string LifetimeName(const QueueLifetime& l) const;
   /// `l` as the slice the outputs draw: "compute queue 3" on its track,
