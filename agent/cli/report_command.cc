@@ -3,7 +3,6 @@
 #include <iostream>
 #include <vector>
 
-#include "common/block_ostream.h"
 #include "common/log.h"
 #include "report/render_html.h"
 #include "report/render_json.h"
@@ -37,21 +36,15 @@ int RunReportCommand(const Options& options) {
     case report::ReportFormat::kMarkdown:
       std::cout << report::RenderText(runs, true);
       break;
-    case report::ReportFormat::kJson: {
-      BlockOstream out(std::cout);  // written a member at a time
-      report::WriteJson(runs, out);
-      out.flush();
+    case report::ReportFormat::kJson:
+      report::WriteJson(runs, std::cout);  // in 64 KiB writes (JsonStream)
       break;
-    }
     case report::ReportFormat::kHtml:
       std::cout << report::RenderHtml(runs);
       break;
-    case report::ReportFormat::kPerfetto: {
-      BlockOstream out(std::cout);  // written a member at a time
-      report::WritePerfetto(runs, out);
-      out.flush();
+    case report::ReportFormat::kPerfetto:
+      report::WritePerfetto(runs, std::cout);
       break;
-    }
   }
   std::cout.flush();
   if (!std::cout) {

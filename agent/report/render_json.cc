@@ -160,13 +160,14 @@ void WriteTimeline(const Timeline& t, unsigned in, bool* first,
   };
   // Written from their words (Timeline keeps them compact): no Slice made.
   json->Key("queue_lifetimes", tin, &tfirst);
+  std::string name;
   json->Spans(
       t.queue_lifetimes.size(),
       [&](size_t i, unsigned indent) {
         const QueueLifetime& l = t.queue_lifetimes[i];
+        t.LifetimeName(l, &name);
         json->SpanValue(
-            t.lifetime_tracks.at(l.track), t.LifetimeName(l), l.start_s,
-            l.duration_s,
+            t.lifetime_tracks.at(l.track), name, l.start_s, l.duration_s,
             [&](const auto& emit) { t.ForEachLifetimeArg(l, emit); }, indent);
       },
       tin);

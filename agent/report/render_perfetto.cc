@@ -6,6 +6,7 @@
 #include <ostream>
 #include <set>
 #include <sstream>
+#include <unordered_map>
 
 #include "model/container_rows.h"
 #include "report/json_stream.h"
@@ -201,9 +202,16 @@ void AddRun(Trace& trace, const RunReport& r, int base) {
   for (const auto& [track, lifetimes] : per_process) {
     const int pid = next++;
     trace.ProcessName(pid, prefix + track, pid - base);
+    // Drawn in the order of their names; a name is made once per queue
+    // (its type and id), not per lifetime.
     std::map<std::string, std::vector<const QueueLifetime*>> per_queue;
+    std::unordered_map<uint64_t, std::vector<const QueueLifetime*>*> of_queue;
     for (const QueueLifetime* l : lifetimes) {
-      per_queue[t.LifetimeName(*l)].push_back(l);
+      const uint64_t queue =
+          uint64_t{t.lifetime_kinds.at(l->kind).queue_type} << 32 | l->queue_id;
+      auto [it, fresh] = of_queue.try_emplace(queue, nullptr);
+      if (fresh) it->second = &per_queue[t.LifetimeName(*l)];
+      it->second->push_back(l);
     }
     Lanes lanes(trace, pid);
     for (auto& [name, queue] : per_queue) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
 #include <tuple>
 
 #include "export/collector.h"
@@ -41,9 +42,16 @@ bool LifetimeKind::operator<(const LifetimeKind& o) const {
 }
 
 std::string Timeline::LifetimeName(const QueueLifetime& l) const {
-  return fmt::format("{} queue {}",
-                     QueueTypeLabel(lifetime_kinds.at(l.kind).queue_type),
-                     l.queue_id);
+  std::string name;
+  LifetimeName(l, &name);
+  return name;
+}
+
+void Timeline::LifetimeName(const QueueLifetime& l, std::string* name) const {
+  name->clear();
+  fmt::format_to(std::back_inserter(*name), "{} queue {}",
+                 QueueTypeLabel(lifetime_kinds.at(l.kind).queue_type),
+                 l.queue_id);
 }
 
 void Timeline::AddLifetime(QueueLifetime l, const std::string& track,

@@ -333,6 +333,8 @@ struct Timeline {
   uint32_t LifetimeTrack(const std::string& track);
   /// `l`'s slice name: "compute queue 3".
   std::string LifetimeName(const QueueLifetime& l) const;
+  /// The same into `*name` (its buffer reused: a writer names 200,000).
+  void LifetimeName(const QueueLifetime& l, std::string* name) const;
   /// `l` as the slice the outputs draw: "compute queue 3" on its track,
   /// with its args (ForEachLifetimeArg).
   Slice LifetimeSlice(const QueueLifetime& l) const;

@@ -52,7 +52,9 @@ TEST(JsonStreamTest, StringsAreWrittenAsTheSerializerWritesThem) {
 
 TEST(JsonStreamTest, NumbersAndIntegersAreWrittenAsTheSerializerWritesThem) {
   for (const double v :
-       {0.0, -0.0, 1.0, 0.1, 2.5e-7, 1e21, 123456789.125, -3.75, 1.0 / 3.0}) {
+       {0.0, -0.0, 1.0, 0.1, 2.5e-7, 1e21, 123456789.125, -3.75, 1.0 / 3.0,
+        12.0, -3.0, 2525.0, 123456789012345.0, 999999999999999.0, 1e15,
+        -999999999999999.0, -1e15, 1e16, 4503599627370496.0}) {
     std::ostringstream out;
     {
       JsonStream json(out);
@@ -106,6 +108,52 @@ TEST(JsonStreamTest, EverythingWrittenReachesTheStreamInOrder) {
     json << "end";
   }
   EXPECT_EQ(out.str(), want + "end");
+}
+
+// Records the size of each write that reaches it; fails them all when
+// `broken`.
+class WriteSizes : public std::stringbuf {
+ public:
+  std::vector<std::streamsize> sizes;
+  bool broken = false;
+
+ protected:
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    if (broken) return 0;
+    sizes.push_back(n);
+    return std::stringbuf::xsputn(s, n);
+  }
+};
+
+TEST(JsonStreamTest, TheSinkGetsFullBlocksNotOnePerPiece) {
+  WriteSizes buf;
+  std::ostream sink(&buf);
+  std::string want;
+  {
+    JsonStream json(sink);
+    for (int i = 0; i < 100000; ++i) {
+      json.Int(i) << ',';
+      want += std::to_string(i) + ",";
+    }
+  }  // the rest at destruction
+  EXPECT_EQ(buf.str(), want);
+  ASSERT_GE(buf.sizes.size(), 2u);
+  for (size_t k = 0; k + 1 < buf.sizes.size(); ++k) {
+    EXPECT_EQ(buf.sizes[k], 1 << 16) << "write " << k;
+  }
+}
+
+TEST(JsonStreamTest, AFailedWriteFailsTheSink) {
+  WriteSizes buf;
+  buf.broken = true;
+  std::ostream sink(&buf);
+  {
+    JsonStream json(sink);
+    json.String("queue");
+    EXPECT_TRUE(sink) << "nothing written yet";
+    json.Flush();
+  }
+  EXPECT_FALSE(sink) << "the caller (report's) sees the failure";
 }
 
 }  // namespace
