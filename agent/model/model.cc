@@ -348,12 +348,12 @@ size_t Model::RetireIdleOwners(uint64_t grace_ns) {
         rest.destroys[r] += s->second.destroys[r];
       }
       s = series_.queue_series.erase(s);
-      series_index_.clear();
     }
     remainders.emplace_back(cgroup, a.last_change_ns);
     it = owners_.erase(it);
     ++folded;
   }
+  if (folded > 0) series_index_.clear();  // it held the erased series
   for (const auto& [cgroup, last_change_ns] : remainders) {
     OwnerActivity& remainder = owners_[{cgroup, 0}];
     remainder.last_change_ns =

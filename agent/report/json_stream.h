@@ -8,6 +8,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <sstream>
 #include <string>
 #include <string_view>
 
@@ -54,11 +55,6 @@ class JsonStream {
   }
   /// `n` spaces: an indent.
   JsonStream& Spaces(size_t n) {
-    if (n <= static_cast<size_t>(End() - pos_)) {
-      std::memset(pos_, ' ', n);
-      pos_ += n;
-      return *this;
-    }
     while (n > 0) {
       const size_t k = std::min(Room(), n);
       std::memset(pos_, ' ', k);
@@ -98,13 +94,9 @@ class JsonStream {
   }
   /// `s` as String() writes it, kept for a name written many times.
   static std::string Quoted(std::string_view s) {
-    if (Plain(s)) return "\"" + std::string(s) + "\"";
-    std::string out;
-    nlohmann::detail::serializer<Json> quoter(
-        nlohmann::detail::output_adapter<char>(out), ' ',
-        Json::error_handler_t::replace);
-    quoter.dump(Json(std::string(s)), false, false, 0);
-    return out;
+    std::ostringstream out;
+    JsonStream(out).String(s);  // flushed as the temporary goes
+    return out.str();
   }
   /// Hands what is gathered to the stream (a full block at a time else).
   void Flush() {

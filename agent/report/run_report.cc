@@ -54,13 +54,6 @@ void Timeline::LifetimeName(const QueueLifetime& l, std::string* name) const {
                  l.queue_id);
 }
 
-void Timeline::AddLifetime(QueueLifetime l, const std::string& track,
-                           uint32_t gpu_id, uint32_t queue_type,
-                           const std::string& end, bool seeded) {
-  l.track = LifetimeTrack(track);
-  AddLifetime(l, gpu_id, queue_type, end, seeded);
-}
-
 uint32_t Timeline::LifetimeTrack(const std::string& track) {
   return Intern(track, &lifetime_tracks, &track_index_);
 }

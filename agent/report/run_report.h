@@ -320,13 +320,8 @@ struct Timeline {
   /// (figures and percentiles still count them).
   uint64_t slices_omitted = 0;
 
-  /// Appends `l` on `track`, of GPU `gpu_id` and type `queue_type`, ended
-  /// as `end` (track, kind and end interned here).
-  void AddLifetime(QueueLifetime l, const std::string& track, uint32_t gpu_id,
-                   uint32_t queue_type, const std::string& end,
-                   bool seeded = false);
-  /// The same, `l.track` already set from LifetimeTrack(): a caller that
-  /// adds many lifetimes to one track interns its name once.
+  /// Appends `l` (its track from LifetimeTrack()), of GPU `gpu_id` and
+  /// type `queue_type`, ended as `end` (kind and end interned here).
   void AddLifetime(QueueLifetime l, uint32_t gpu_id, uint32_t queue_type,
                    const std::string& end, bool seeded = false);
   /// `track`'s index in lifetime_tracks (added at its first use).

@@ -116,7 +116,8 @@ RunReport SampleReport(const std::string& name = "run-a.gpuqcap") {
     l.queue_id = queue_id;
     l.start_s = start;
     l.duration_s = duration;
-    t.AddLifetime(l, track, gpu_id, type, "ioctl");
+    l.track = t.LifetimeTrack(track);
+    t.AddLifetime(l, gpu_id, type, "ioctl");
   };
   lifetime(proc, GPUQ_QUEUE_COMPUTE, 0, 11437, 0.05, 19.95);
   lifetime(proc, GPUQ_QUEUE_COMPUTE, 1, 11437, 0.06, 5);
