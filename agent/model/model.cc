@@ -63,6 +63,7 @@ ProcessState& Model::ProcessFor(uint64_t process_key, uint32_t tgid,
                                 uint64_t cgroup_id) {
   auto [it, inserted] = processes_.try_emplace(process_key);
   if (inserted) {
+    if (!IsKernelKey(process_key)) ++seeded_processes_;
     it->second.process_key = process_key;
     it->second.tgid = tgid;
     it->second.cgroup_id = cgroup_id;
@@ -71,12 +72,12 @@ ProcessState& Model::ProcessFor(uint64_t process_key, uint32_t tgid,
 }
 
 void Model::AdoptSeeded(uint64_t process_key, uint32_t tgid) {
-  if (!IsKernelKey(process_key)) return;
+  if (!IsKernelKey(process_key) || seeded_processes_ == 0) return;
   auto seeded = processes_.find(SeededProcessKey(tgid));
   if (seeded == processes_.end()) return;
   ProcessState moved = std::move(seeded->second);
-  processes_.erase(seeded);
-  for (uint32_t qid : moved.queue_ids) {
+  EraseProcess(seeded);
+  for (const auto& [write_ptr, qid] : moved.queues) {
     auto node = queues_.extract(Key{SeededProcessKey(tgid), qid});
     if (node.empty()) continue;
     node.key() = Key{process_key, qid};
@@ -85,10 +86,10 @@ void Model::AdoptSeeded(uint64_t process_key, uint32_t tgid) {
     // never does): its owner entry follows the queue's new key.
     const QueueState& q = node.mapped();
     if (q.doorbell_handle != 0) {
-      auto owner = doorbell_owner_.find({tgid, q.doorbell_handle});
-      if (owner != doorbell_owner_.end() &&
-          owner->second == Key{SeededProcessKey(tgid), qid}) {
-        owner->second = node.key();
+      auto db = doorbells_.find({tgid, q.doorbell_handle});
+      if (db != doorbells_.end() &&
+          db->second.owner == Key{SeededProcessKey(tgid), qid}) {
+        db->second.owner = node.key();
       }
     }
     queues_.insert(std::move(node));
@@ -97,9 +98,9 @@ void Model::AdoptSeeded(uint64_t process_key, uint32_t tgid) {
   for (const auto& [gpu, n] : moved.queues_per_gpu) {
     target.queues_per_gpu[gpu] += n;
   }
-  target.queue_ids.insert(moved.queue_ids.begin(), moved.queue_ids.end());
-  target.queue_write_ptrs.insert(moved.queue_write_ptrs.begin(),
-                                 moved.queue_write_ptrs.end());
+  for (const auto& [write_ptr, qid] : moved.queues) {
+    target.AddQueue(write_ptr, qid);
+  }
   if (target.comm.empty()) target.comm = moved.comm;
 }
 
@@ -123,11 +124,17 @@ void Model::On(const gpuq_queue_create_event& e) {
   // can still come (see Forget()).
   tombstones_.erase(key);
   tombstones_.erase(Key{SeededProcessKey(e.hdr.tgid), e.queue_id});
-  if (queues_.count(key) != 0) {
+  // The new queue's node, filled below (a default QueueState until then; a
+  // reference to it outlives the removals, an iterator a rehash may not).
+  auto placed = queues_.try_emplace(key);
+  if (!placed.second) {
     // The kernel never reuses a live queue id within a process: a second
     // create means a lost destroy. Replace the stale entry, count it.
     RemoveReplaced(key, e.hdr.ts_ns);
+    placed = queues_.try_emplace(key);
   }
+  QueueState& q = placed.first->second;
+  // The new queue is in no process's list yet: only others are found.
   RemoveQueueAtSameAddress(process_key, e);
   if (!seeded) {
     auto mapped = created_unrecorded_.find({process_key, e.gpu_id});
@@ -135,7 +142,6 @@ void Model::On(const gpuq_queue_create_event& e) {
       created_unrecorded_.erase(mapped);
     }
   }
-  QueueState q;
   q.serial = ++queues_seen_;
   q.process_key = process_key;
   q.queue_id = e.queue_id;
@@ -155,20 +161,16 @@ void Model::On(const gpuq_queue_create_event& e) {
   q.flags = e.flags;
   q.doorbell_handle = e.doorbell_handle;
   q.write_index_at_create = e.write_index_at_create;
-  queues_.emplace(key, q);
   Classify(q, +1);
   if (e.doorbell_handle != 0)
-    doorbell_owner_[{e.hdr.tgid, e.doorbell_handle}] = key;
+    doorbells_[{e.hdr.tgid, e.doorbell_handle}].owner = key;
 
   ProcessState& p = ProcessFor(process_key, e.hdr.tgid, e.hdr.cgroup_id);
   ++p.queues_per_gpu[e.gpu_id];
-  p.queue_ids.insert(e.queue_id);
-  p.queue_write_ptrs.emplace(e.write_ptr, e.queue_id);
+  p.AddQueue(e.write_ptr, e.queue_id);
   if (p.comm.empty()) p.comm = CommOf(e.comm);
 
-  const QueueSeriesKey series_key{e.hdr.cgroup_id, e.hdr.tgid, e.gpu_id,
-                                  e.queue_type};
-  QueueSeries& s = SeriesFor(series_key);
+  QueueSeries& s = SeriesOf(&q);
   ++s.live;
   if (q.CountedCreate()) ++s.creates;
   Touch(e.hdr.cgroup_id, e.hdr.tgid, +1, p.comm);
@@ -184,20 +186,20 @@ void Model::Touch(uint64_t cgroup_id, uint32_t tgid, int live_delta,
   if (a.comm.empty()) a.comm = comm;
 }
 
-bool Model::Remove(const Key& key, QueueState* removed) {
-  auto it = queues_.find(key);
-  if (it == queues_.end()) return false;
-  const QueueState q = it->second;
+QueueSeries* Model::Remove(const Key& key, QueueState* removed) {
+  auto node = queues_.extract(key);
+  if (node.empty()) return nullptr;
+  QueueState& q = node.mapped();
   Classify(q, -1);
-  queues_.erase(it);
-  auto db = doorbell_owner_.find({q.tgid, q.doorbell_handle});
-  if (db != doorbell_owner_.end() && db->second == key) {
-    doorbell_owner_.erase(db);
+  auto db = doorbells_.find({q.tgid, q.doorbell_handle});
+  if (db != doorbells_.end() && db->second.owner == key) {
     // Rings between the last poll of the doorbell map and this destroy are
     // polled later: they still belong to this queue's GPU and container.
-    DoorbellLast& last = doorbell_last_[{q.tgid, q.doorbell_handle}];
-    last.gpu_id = q.gpu_id;
-    last.cgroup_id = q.cgroup_id;
+    Doorbell& d = db->second;
+    d.owner.reset();
+    d.kept = true;
+    d.gpu_id = q.gpu_id;
+    d.cgroup_id = q.cgroup_id;
   }
 
   auto p = processes_.find(q.process_key);
@@ -206,17 +208,22 @@ bool Model::Remove(const Key& key, QueueState* removed) {
     if (gpu != p->second.queues_per_gpu.end() && --gpu->second == 0) {
       p->second.queues_per_gpu.erase(gpu);
     }
-    p->second.queue_ids.erase(q.queue_id);
-    p->second.queue_write_ptrs.erase({q.write_ptr, q.queue_id});
+    p->second.RemoveQueue(q.write_ptr, q.queue_id);
     // A process is tracked while it holds queues; its exit marker may come
     // before the kworker frees them, so it stays until the last one goes.
-    if (p->second.queue_ids.empty()) processes_.erase(p);
+    if (p->second.queues.empty()) EraseProcess(p);
   }
-  QueueSeries& s = SeriesFor({q.cgroup_id, q.tgid, q.gpu_id, q.queue_type});
+  QueueSeries& s = SeriesOf(&q);
   if (s.live > 0) --s.live;
   Touch(q.cgroup_id, q.tgid, -1, "");
-  if (removed != nullptr) *removed = q;
-  return true;
+  if (removed != nullptr) *removed = std::move(node.mapped());
+  return &s;
+}
+
+void Model::EraseProcess(
+    std::unordered_map<uint64_t, ProcessState>::iterator it) {
+  if (!IsKernelKey(it->first)) --seeded_processes_;
+  processes_.erase(it);
 }
 
 void Model::On(const gpuq_queue_destroy_event& e) {
@@ -226,23 +233,25 @@ void Model::On(const gpuq_queue_destroy_event& e) {
   }
   AdoptSeeded(e.hdr.process_key, e.hdr.tgid);
   QueueState q;
-  bool found = Remove(Key{e.hdr.process_key, e.queue_id}, &q);
-  if (!found) {
+  QueueSeries* series = Remove(Key{e.hdr.process_key, e.queue_id}, &q);
+  if (series == nullptr) {
     // A queue seeded from sysfs whose owner we never saw by kernel key.
-    found = Remove(Key{SeededProcessKey(e.hdr.tgid), e.queue_id}, &q);
+    series = Remove(Key{SeededProcessKey(e.hdr.tgid), e.queue_id}, &q);
   }
   // Reconciliation removed it already (and said so).
-  const bool live = found;
-  if (!found) found = TakeTombstone(e, &q);
-  if (!found) {
-    ++series_.model_drops.unknown_queue;
-    return;
+  const bool live = series != nullptr;
+  if (!live) {
+    if (!TakeTombstone(e, &q)) {
+      ++series_.model_drops.unknown_queue;
+      return;
+    }
+    series = &SeriesFor({q.cgroup_id, q.tgid, q.gpu_id, q.queue_type});
   }
   preemption_.OnQueueGone(e.hdr.process_key, q.queue_id, e.hdr.ts_ns,
                           &series_.preemptions);
   const uint32_t reason = e.reason < GPUQ_DESTROY__MAX ? e.reason : 0;
-  // Count under the labels the queue was created with, like its gauge.
-  QueueSeries& s = SeriesFor({q.cgroup_id, q.tgid, q.gpu_id, q.queue_type});
+  // Counted under the labels the queue was created with, like its gauge.
+  QueueSeries& s = *series;
   if (!q.destroy_counted) ++s.destroys[reason];
   // The owner's last word on a ROCr queue: what it wrote after the
   // sampler's last read (gone with the queue's memory otherwise).
@@ -353,7 +362,7 @@ size_t Model::RetireIdleOwners(uint64_t grace_ns) {
     it = owners_.erase(it);
     ++folded;
   }
-  if (folded > 0) series_index_.clear();  // it held the erased series
+  if (folded > 0) ForgetSeriesIndex();  // it held the erased series
   for (const auto& [cgroup, last_change_ns] : remainders) {
     OwnerActivity& remainder = owners_[{cgroup, 0}];
     remainder.last_change_ns =
@@ -383,12 +392,37 @@ QueueSeries& Model::SeriesFor(const QueueSeriesKey& key) {
   return *it->second;
 }
 
+QueueSeries& Model::SeriesOf(QueueState* q) {
+  if (q->series_generation != series_generation_) {
+    q->series = &SeriesFor({q->cgroup_id, q->tgid, q->gpu_id, q->queue_type});
+    q->series_generation = series_generation_;
+  }
+  return *q->series;
+}
+
+void Model::ForgetSeriesIndex() {
+  series_index_.clear();
+  ++series_generation_;
+}
+
 void Model::EraseCgroup(uint64_t cgroup_id) {
   series_.EraseCgroup(cgroup_id);
-  series_index_.clear();
+  ForgetSeriesIndex();
   preemption_.EraseCgroup(cgroup_id);
-  EraseIf(&doorbell_last_,
-          [&](const auto& kv) { return kv.second.cgroup_id == cgroup_id; });
+  for (auto db = doorbells_.begin(); db != doorbells_.end();) {
+    Doorbell& d = db->second;
+    if (!d.kept || d.cgroup_id != cgroup_id) {
+      ++db;
+    } else if (d.owner) {
+      // A live queue's: only what was kept goes.
+      const Key owner = *d.owner;
+      d = Doorbell{};
+      d.owner = owner;
+      ++db;
+    } else {
+      db = doorbells_.erase(db);
+    }
+  }
   EraseIf(&pending_evictions_,
           [&](const auto& kv) { return kv.second.cgroup_id == cgroup_id; });
   EraseIf(&created_unrecorded_,
@@ -441,8 +475,9 @@ void Model::RemoveQueueAtSameAddress(uint64_t process_key,
   if ((e.flags & GPUQ_CREATE_F_ROCR_LAYOUT) == 0 || e.write_ptr == 0) return;
   auto p = processes_.find(process_key);
   if (p == processes_.end()) return;
-  const auto& at = p->second.queue_write_ptrs;
-  for (auto it = at.lower_bound({e.write_ptr, 0});
+  const auto& at = p->second.queues;
+  for (auto it = std::lower_bound(
+           at.begin(), at.end(), std::pair<uint64_t, uint32_t>{e.write_ptr, 0});
        it != at.end() && it->first == e.write_ptr; ++it) {
     const uint32_t qid = it->second;
     auto q = queues_.find(Key{process_key, qid});
@@ -464,7 +499,7 @@ void Model::RemoveQueueAtSameAddress(uint64_t process_key,
 void Model::RemoveReplaced(const Key& key, uint64_t ts_ns) {
   ++series_.model_drops.duplicate_create;
   QueueState stale;
-  if (Remove(key, &stale)) {
+  if (Remove(key, &stale) != nullptr) {
     Tell().QueueRemoved(stale, ts_ns, {QueueEnd::How::kReplaced});
   }
 }
@@ -474,13 +509,14 @@ void Model::Forget(const gpuq_queue_destroy_event& e) {
   // tgid's seeded key, as a kernel destroy finds a seeded queue.
   Key key{e.hdr.process_key, e.queue_id};
   QueueState q;
-  if (!Remove(key, &q)) {
+  QueueSeries* series = Remove(key, &q);
+  if (series == nullptr) {
     key = Key{SeededProcessKey(e.hdr.tgid), e.queue_id};
-    if (!Remove(key, &q)) return;
+    series = Remove(key, &q);
+    if (series == nullptr) return;
   }
   Tell().QueueRemoved(q, e.hdr.ts_ns, {QueueEnd::How::kReconciled});
-  ++SeriesFor({q.cgroup_id, q.tgid, q.gpu_id, q.queue_type})
-        .destroys[GPUQ_DESTROY_UNKNOWN];
+  ++series->destroys[GPUQ_DESTROY_UNKNOWN];
   q.destroy_counted = true;
   tombstones_[key] = q;
   tombstone_order_.push_back(key);
@@ -557,34 +593,35 @@ void Model::On(const gpuq_queue_sample_record& e) {
   q->write_index = e.write_index;
   q->read_index = e.read_index;
   q->sample_ns = e.hdr.ts_ns;
-  SeriesFor({q->cgroup_id, q->tgid, q->gpu_id, q->queue_type}).submissions +=
-      delta;
+  SeriesOf(q).submissions += delta;
   Tell().QueueSampled(*q, delta);
 }
 
 void Model::On(const gpuq_doorbell_count_record& e) {
   uint32_t gpu_id = e.gpu_id;
   uint64_t cgroup_id = e.hdr.cgroup_id;
-  auto owner = doorbell_owner_.find({e.hdr.tgid, e.doorbell_handle});
-  if (owner != doorbell_owner_.end()) {
-    const QueueState& q = queues_.at(owner->second);
+  auto db = doorbells_.find({e.hdr.tgid, e.doorbell_handle});
+  if (db != doorbells_.end() && db->second.owner) {
+    const QueueState& q = queues_.at(*db->second.owner);
     if (gpu_id == 0) gpu_id = q.gpu_id;
     if (cgroup_id == 0) cgroup_id = q.cgroup_id;
-  } else if (auto retired =
-                 doorbell_last_.find({e.hdr.tgid, e.doorbell_handle});
-             retired != doorbell_last_.end()) {
+  } else if (db != doorbells_.end() && db->second.kept) {
     // The queue is gone (Remove kept its GPU); these are its last rings.
-    if (gpu_id == 0) gpu_id = retired->second.gpu_id;
-    if (cgroup_id == 0) cgroup_id = retired->second.cgroup_id;
+    if (gpu_id == 0) gpu_id = db->second.gpu_id;
+    if (cgroup_id == 0) cgroup_id = db->second.cgroup_id;
   }
   if (cgroup_id == 0) {
     ++series_.model_drops.no_owner;
     return;
   }
-  DoorbellLast& last = doorbell_last_[{e.hdr.tgid, e.doorbell_handle}];
+  if (db == doorbells_.end()) {
+    db = doorbells_.try_emplace({e.hdr.tgid, e.doorbell_handle}).first;
+  }
+  Doorbell& last = db->second;
   const DoorbellTally now = DoorbellTally::Of(e);
   if (now.FellBelow(last.counts)) last.counts = DoorbellTally{};
   series_.doorbells[{cgroup_id, gpu_id}] += now.Since(last.counts);
+  last.kept = true;
   last.cgroup_id = cgroup_id;
   last.counts = now;
   Touch(cgroup_id, e.hdr.tgid, 0, "");
@@ -761,9 +798,9 @@ std::vector<SampleTarget> Model::SampleTargets() const {
 
 std::optional<DoorbellOwner> Model::FindDoorbell(uint32_t tgid,
                                                  uint64_t handle) const {
-  auto it = doorbell_owner_.find({tgid, handle});
-  if (it == doorbell_owner_.end()) return std::nullopt;
-  const QueueState& q = queues_.at(it->second);
+  auto it = doorbells_.find({tgid, handle});
+  if (it == doorbells_.end() || !it->second.owner) return std::nullopt;
+  const QueueState& q = queues_.at(*it->second.owner);
   DoorbellOwner o;
   o.owner.tgid = q.tgid;
   o.owner.cgroup_id = q.cgroup_id;
@@ -775,8 +812,9 @@ std::optional<DoorbellOwner> Model::FindDoorbell(uint32_t tgid,
 
 std::vector<std::pair<uint32_t, uint64_t>> Model::KnownDoorbells() const {
   std::vector<std::pair<uint32_t, uint64_t>> out;
-  out.reserve(doorbell_owner_.size());
-  for (const auto& [key, queue] : doorbell_owner_) out.push_back(key);
+  for (const auto& [key, doorbell] : doorbells_) {
+    if (doorbell.owner) out.push_back(key);
+  }
   std::sort(out.begin(), out.end());  // the map is hashed
   return out;
 }
@@ -817,16 +855,26 @@ std::map<std::pair<uint64_t, uint32_t>, uint64_t> Model::EvictedProcesses()
 
 namespace {
 
-// One more, or one fewer, of `key` in `counts` (none left: no entry, as a
-// walk over the queues would leave).
-template <class Map, class Key>
-void StepCount(Map* counts, const Key& key, int delta) {
+// One more, or one fewer, in `count`.
+void Step(uint64_t* count, int delta) {
   if (delta > 0) {
-    ++(*counts)[key];
-    return;
+    ++*count;
+  } else if (*count > 0) {
+    --*count;
   }
-  auto it = counts->find(key);
-  if (it != counts->end() && --it->second == 0) counts->erase(it);
+}
+
+// Sets sorted[{cgroup, gpu, class}] for each class counted in `counts`
+// (none left: no entry, as a walk over the queues would leave).
+template <class Sorted, size_t N>
+void AddCounts(Sorted* sorted, uint64_t cgroup_id, uint32_t gpu_id,
+               const std::array<uint64_t, N>& counts) {
+  using Class = std::tuple_element_t<2, typename Sorted::key_type>;
+  for (size_t i = 0; i < N; ++i) {
+    if (counts[i] != 0) {
+      (*sorted)[{cgroup_id, gpu_id, static_cast<Class>(i)}] = counts[i];
+    }
+  }
 }
 
 }  // namespace
@@ -856,31 +904,34 @@ void Model::Classify(const QueueState& q, int delta) {
 }
 
 void Model::StepClasses(const QueueClasses& c, int delta) {
-  StepCount(&classes_.by_priority,
-            std::make_tuple(c.cgroup_id, c.gpu_id, c.priority), delta);
-  StepCount(&classes_.by_requested_priority,
-            std::make_tuple(c.cgroup_id, c.gpu_id, c.requested_priority),
-            delta);
-  if (c.cu_mask) {
-    StepCount(&classes_.cu_masked,
-              std::make_tuple(c.cgroup_id, c.gpu_id, *c.cu_mask), delta);
-  }
+  const auto node = classes_.try_emplace({c.cgroup_id, c.gpu_id}).first;
+  ClassCounts& n = node->second;
+  Step(&n.queues, delta);
+  Step(&n.by_priority[static_cast<size_t>(c.priority)], delta);
+  Step(&n.by_requested_priority[std::min(c.requested_priority,
+                                         kUnknownQueuePriority)],
+       delta);
+  if (c.cu_mask) Step(&n.cu_masked[static_cast<size_t>(*c.cu_mask)], delta);
   if (c.unsampled) {
-    StepCount(&classes_.unsampled,
-              std::make_tuple(c.cgroup_id, c.gpu_id, *c.unsampled), delta);
+    Step(&n.unsampled[static_cast<size_t>(*c.unsampled)], delta);
   }
+  if (n.queues == 0) classes_.erase(node);
   Tell().QueueClassified(c, delta);
 }
 
 void Model::AddQueueClasses(ModelSeries* s) const {
-  const auto sorted = [](auto* to, const auto& from) {
-    to->clear();
-    to->insert(from.begin(), from.end());
-  };
-  sorted(&s->queues_by_priority, classes_.by_priority);
-  sorted(&s->queues_by_requested_priority, classes_.by_requested_priority);
-  sorted(&s->queues_cu_masked, classes_.cu_masked);
-  sorted(&s->unsampled_queues, classes_.unsampled);
+  s->queues_by_priority.clear();
+  s->queues_by_requested_priority.clear();
+  s->queues_cu_masked.clear();
+  s->unsampled_queues.clear();
+  for (const auto& [key, n] : classes_) {
+    const auto [cgroup_id, gpu_id] = key;
+    AddCounts(&s->queues_by_priority, cgroup_id, gpu_id, n.by_priority);
+    AddCounts(&s->queues_by_requested_priority, cgroup_id, gpu_id,
+              n.by_requested_priority);
+    AddCounts(&s->queues_cu_masked, cgroup_id, gpu_id, n.cu_masked);
+    AddCounts(&s->unsampled_queues, cgroup_id, gpu_id, n.unsampled);
+  }
 }
 
 ModelSeries Model::Series() const {

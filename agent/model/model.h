@@ -6,6 +6,7 @@
 
 #include <gpuq/abi.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <deque>
@@ -38,6 +39,8 @@
 namespace gpuq {
 
 /// A live queue. Keyed by (process key, KFD queue id).
+struct QueueSeries;
+
 struct QueueState {
   /// The model's number for this queue (1, 2, ...): stays when a seeded
   /// queue is re-keyed under its kfd_process.
@@ -98,6 +101,12 @@ struct QueueState {
   /// fewer than two since the baseline).
   uint64_t rate_packets = 0;
   uint64_t rate_ns = 0;
+
+  /// Model::SeriesOf's memo: the series this queue counts in, valid while
+  /// the model's series generation is still `series_generation` (a series
+  /// erased since could have been this one).
+  QueueSeries* series = nullptr;
+  uint64_t series_generation = 0;
 };
 
 /// A process holding at least one live queue.
@@ -108,10 +117,20 @@ struct ProcessState {
   std::string comm;
   bool exited = false;  ///< its mm is gone; teardown pending
   std::map<uint32_t, uint32_t> queues_per_gpu;  ///< gpu_id -> live queues
-  std::set<uint32_t> queue_ids;
-  /// (write_ptr, queue id) of its queues: each create looks for a live
-  /// queue at its amd_queue_t (Model::RemoveQueueAtSameAddress).
-  std::set<std::pair<uint64_t, uint32_t>> queue_write_ptrs;
+  /// (write_ptr, queue id) of its live queues, sorted: each create looks for
+  /// a live queue at its amd_queue_t (Model::RemoveQueueAtSameAddress). A
+  /// vector, as a process holds a handful: a tree node per queue cost a
+  /// malloc and a free per create and destroy.
+  std::vector<std::pair<uint64_t, uint32_t>> queues;
+  void AddQueue(uint64_t write_ptr, uint32_t queue_id) {
+    const std::pair<uint64_t, uint32_t> q{write_ptr, queue_id};
+    queues.insert(std::lower_bound(queues.begin(), queues.end(), q), q);
+  }
+  void RemoveQueue(uint64_t write_ptr, uint32_t queue_id) {
+    const std::pair<uint64_t, uint32_t> q{write_ptr, queue_id};
+    auto it = std::lower_bound(queues.begin(), queues.end(), q);
+    if (it != queues.end() && *it == q) queues.erase(it);
+  }
   /// Its runtime knobs, once the sampler read them.
   std::optional<gpuq_process_knobs_record> knobs;
 };
@@ -512,8 +531,9 @@ class Model {
   /// The live queue of (process key, queue id), or of the tgid's seeded
   /// process; null if none.
   QueueState* FindQueue(uint64_t process_key, uint32_t tgid, uint32_t queue_id);
-  /// Removes a live queue and updates gauges; false if it was not live.
-  bool Remove(const Key& key, QueueState* removed);
+  /// Removes a live queue and updates gauges; returns the series it counted
+  /// in (its destroy counts there too), null if it was not live.
+  QueueSeries* Remove(const Key& key, QueueState* removed);
   /// Removes the live queue `key` whose destroy was lost (a create showed
   /// it: the same key, or its amd_queue_t), counting a duplicate_create.
   void RemoveReplaced(const Key& key, uint64_t ts_ns);
@@ -533,6 +553,8 @@ class Model {
   /// Moves the queues of a seeded process (keyed by tgid) under its real
   /// kernel key once an event names that key.
   void AdoptSeeded(uint64_t process_key, uint32_t tgid);
+  /// Erases a process, keeping seeded_processes_.
+  void EraseProcess(std::unordered_map<uint64_t, ProcessState>::iterator it);
   ProcessState& ProcessFor(uint64_t process_key, uint32_t tgid,
                            uint64_t cgroup_id);
   /// Stamps activity of an owner; `live_delta` is +1/-1/0.
@@ -540,22 +562,24 @@ class Model {
              const std::string& comm);
 
   std::unordered_map<Key, QueueState, KeyHash> queues_;
-  /// The live queues by class (AddQueueClasses), counted as each queue is
-  /// added, changed or removed: every change of a field Classify() reads
-  /// takes the queue out of its classes first and counts it in after.
-  /// Hashed (each create and destroy steps two to four), sorted into
-  /// ModelSeries' maps by AddQueueClasses.
-  template <typename Sorted>
-  using Hashed = std::unordered_map<typename Sorted::key_type,
-                                    typename Sorted::mapped_type, TupleHash>;
-  struct QueueClassCounts {
-    Hashed<decltype(ModelSeries::queues_by_priority)> by_priority;
-    Hashed<decltype(ModelSeries::queues_by_requested_priority)>
-        by_requested_priority;
-    Hashed<decltype(ModelSeries::queues_cu_masked)> cu_masked;
-    Hashed<decltype(ModelSeries::unsampled_queues)> unsampled;
+  /// The live queues of one (cgroup, GPU) by class (AddQueueClasses),
+  /// counted as each queue is added, changed or removed: every change of a
+  /// field Classify() reads takes the queue out of its classes first and
+  /// counts it in after. One node per (cgroup, GPU), so a create or destroy
+  /// steps its two to four classes with one lookup (a map per class cost a
+  /// lookup each); AddQueueClasses sorts the counts into ModelSeries' maps.
+  struct ClassCounts {
+    uint64_t queues = 0;  ///< counted here: the node goes with the last
+    std::array<uint64_t, static_cast<size_t>(PriorityClass::kUnknown) + 1>
+        by_priority{};
+    std::array<uint64_t, kUnknownQueuePriority + 1> by_requested_priority{};
+    std::array<uint64_t, static_cast<size_t>(CuMaskClass::kUnknown) + 1>
+        cu_masked{};
+    std::array<uint64_t, static_cast<size_t>(UnsampledReason::kUnreadable) + 1>
+        unsampled{};
   };
-  QueueClassCounts classes_;
+  std::unordered_map<std::pair<uint64_t, uint32_t>, ClassCounts, TupleHash>
+      classes_;
   /// Counts `q` in classes_ (`delta` +1) or takes it out (-1), and tells
   /// the observer.
   void Classify(const QueueState& q, int delta);
@@ -578,6 +602,9 @@ class Model {
   std::unordered_map<Key, QueueState, KeyHash> tombstones_;
   std::deque<Key> tombstone_order_;
   std::unordered_map<uint64_t, ProcessState> processes_;
+  /// How many of processes_ are keyed by tgid (seeded, owner not yet seen
+  /// by kernel key): while none is, a kernel record has nothing to adopt.
+  size_t seeded_processes_ = 0;
   /// Each GPU's record as it came (StateAsRecords).
   std::map<uint32_t, gpuq_gpu_info_record> gpu_records_;
   /// The counted series (ModelSeries' derived part stays empty here).
@@ -585,6 +612,11 @@ class Model {
   /// series_.queue_series[key], found through a hashed index of its nodes:
   /// every create, destroy and sample counts in one.
   QueueSeries& SeriesFor(const QueueSeriesKey& key);
+  /// The series `q` counts in (cgroup, owner, GPU, type), memoized in `q`.
+  QueueSeries& SeriesOf(QueueState* q);
+  /// Empties series_index_ where a series of series_ is erased: its node
+  /// is gone, and every queue's memo of one with it.
+  void ForgetSeriesIndex();
   struct QueueSeriesKeyHash {
     size_t operator()(const QueueSeriesKey& k) const {
       return TupleHash()(
@@ -595,6 +627,9 @@ class Model {
   /// nodes stay where they are otherwise).
   std::unordered_map<QueueSeriesKey, QueueSeries*, QueueSeriesKeyHash>
       series_index_;
+  /// Counts ForgetSeriesIndex() calls: a QueueState's memoized series is
+  /// valid while this is what it was when memoized.
+  uint64_t series_generation_ = 1;
   /// Hashed: every create and destroy stamps its owner (Touch).
   std::unordered_map<std::pair<uint64_t, uint32_t>, OwnerActivity, TupleHash>
       owners_;
@@ -608,17 +643,24 @@ class Model {
       return std::hash<uint64_t>()(k.second * 31 + k.first);
     }
   };
-  /// (tgid, doorbell handle) -> the live queue that named it at create.
-  std::unordered_map<TgidHandle, Key, TgidHandleHash> doorbell_owner_;
-  /// Last cumulative DOORBELL_COUNT per (tgid, handle), with its cgroup.
-  struct DoorbellLast {
+  /// What the model knows of a doorbell (tgid, handle): one node, as a
+  /// queue's create and destroy and each poll of its count look it up (an
+  /// owner map and a count map cost a lookup each and a node per queue).
+  struct Doorbell {
+    /// The live queue that named it at create; none once that one is gone.
+    std::optional<Key> owner;
+    /// Whether the fields below say anything: a count was polled, or an
+    /// owner went (a doorbell only named at create has neither).
+    bool kept = false;
+    /// The cgroup of its last count, else of its queue that went.
     uint64_t cgroup_id = 0;
     /// The GPU of the doorbell's queue, kept when the queue goes: its last
     /// rings may be polled after its destroy.
     uint32_t gpu_id = 0;
+    /// Its last cumulative DOORBELL_COUNT.
     DoorbellSeries counts;
   };
-  std::unordered_map<TgidHandle, DoorbellLast, TgidHandleHash> doorbell_last_;
+  std::unordered_map<TgidHandle, Doorbell, TgidHandleHash> doorbells_;
   /// (process key, gpu) -> eviction waiting for its restore.
   std::map<std::pair<uint64_t, uint32_t>, EvictionNotice> pending_evictions_;
   uint64_t evictions_seen_ = 0;  ///< numbers EvictionNotice::serial

@@ -124,7 +124,9 @@ Model::Unrecorded Model::Unrecordable() const {
 std::map<std::pair<uint32_t, uint64_t>, DoorbellSeries> Model::DoorbellCounts()
     const {
   std::map<std::pair<uint32_t, uint64_t>, DoorbellSeries> out;
-  for (const auto& [key, last] : doorbell_last_) out[key] = last.counts;
+  for (const auto& [key, doorbell] : doorbells_) {
+    if (doorbell.kept) out[key] = doorbell.counts;
+  }
   return out;
 }
 

@@ -382,6 +382,42 @@ TEST(DoorbellTest, RingsPolledAfterTheDestroyKeepTheirGpu) {
   EXPECT_EQ(m.Series().doorbells.at({kCg, kGpu}).doorbells, 12u);
 }
 
+// What a recording started now begins with (DoorbellCounts): the last
+// count of each doorbell polled, and of none only named at a create.
+TEST(DoorbellTest, CountsToCarryAreThoseOfPolledDoorbells) {
+  Model m;
+  m.Apply(RocrCreate(kKey, kPid, kCg, kGpu, 0, kHandle));
+  EXPECT_TRUE(m.DoorbellCounts().empty());
+  m.Apply(DoorbellCount(kPid, kCg, kHandle, kGpu, 10));
+  m.Apply(Destroy(kKey, kPid, kCg, kGpu, 0, GPUQ_QUEUE_COMPUTE));
+  m.Apply(RocrCreate(kKey, kPid, kCg, kGpu, 1, kHandle + 64));
+  const auto counts = m.DoorbellCounts();
+  ASSERT_EQ(counts.size(), 1u);
+  EXPECT_EQ(counts.at({kPid, kHandle}).doorbells, 10u);
+}
+
+// A gone container's doorbells go with it; a live queue's doorbell keeps its
+// owner, and its counts start again from the next poll.
+TEST(DoorbellTest, EraseCgroupForgetsWhatItsDoorbellsKept) {
+  Model m;
+  m.Apply(RocrCreate(kKey, kPid, kCg, kGpu, 0, kHandle));
+  m.Apply(DoorbellCount(kPid, kCg, kHandle, kGpu, 10));
+  m.Apply(Destroy(kKey, kPid, kCg, kGpu, 0, GPUQ_QUEUE_COMPUTE));
+  m.Apply(RocrCreate(kKey2, kPid2, kCg2, kGpu2, 0, kHandle));
+  m.Apply(DoorbellCount(kPid2, kCg2, kHandle, kGpu2, 20));
+  m.EraseCgroup(kCg);
+  m.EraseCgroup(kCg2);
+  const auto counts = m.DoorbellCounts();
+  EXPECT_TRUE(counts.empty());
+  // The gone queue's last rings have no owner left to count for.
+  m.Apply(DoorbellCount(kPid, 0, kHandle, 0, 12));
+  EXPECT_EQ(m.Series().model_drops.no_owner, 1u);
+  // The live one still owns its doorbell: 25 rings since its counts went.
+  ASSERT_TRUE(m.FindDoorbell(kPid2, kHandle).has_value());
+  m.Apply(DoorbellCount(kPid2, 0, kHandle, 0, 25));
+  EXPECT_EQ(m.Series().doorbells.at({kCg2, kGpu2}).doorbells, 25u);
+}
+
 TEST(RunlistTest, HwsAndMesOperations) {
   Model m;
   m.Apply(Runlist(kKey, kPid, kCg, kGpu, GPUQ_RUNLIST_UNMAP, GPUQ_CAUSE_CREATE,

@@ -69,6 +69,19 @@ TEST(RetireTest, AnOwnerBackAfterRetirementCountsInANewSeries) {
   EXPECT_EQ(m.Series().queue_series.count({5, 0, 1, GPUQ_QUEUE_COMPUTE}), 0u);
 }
 
+// A queue keeps the series it counts in (Model::SeriesOf): one erased under
+// it (EraseCgroup is public; retirement only erases idle containers') must
+// be found again, not written through a stale memo.
+TEST(RetireTest, AQueueWhoseSeriesWasErasedCountsInANewOne) {
+  Model m;
+  m.Apply(Create(0xffff888100000001, 10, 5, 1, 0));
+  m.EraseCgroup(5);
+  m.Apply(Destroy(0xffff888100000001, 10, 5, 1, 0, GPUQ_QUEUE_COMPUTE));
+  ASSERT_EQ(m.Series().queue_series.count({5, 10, 1, GPUQ_QUEUE_COMPUTE}), 1u);
+  EXPECT_EQ(Total(m, 5).live, 0u);
+  EXPECT_EQ(Total(m, 5).destroys[GPUQ_DESTROY_IOCTL], 1u);
+}
+
 TEST(RetireTest, BusyOrRecentOwnersStay) {
   Model m;
   m.SetNow(1 * kSecond);
