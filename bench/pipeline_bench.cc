@@ -100,7 +100,7 @@ int main(int argc, char** argv) {
   params.queues_per_container = 10;
   params.churn = 500000;
   params.seed = 7;
-  int reps = 5;
+  int reps = 9;
   CLI::App app{"Replay throughput: pipeline vs decode-only floor."};
   app.add_option("--containers", params.containers);
   app.add_option("--queues-per-container", params.queues_per_container);

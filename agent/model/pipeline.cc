@@ -389,7 +389,6 @@ Pipeline::RunResult Pipeline::Run(const std::atomic<bool>& stop,
       std::this_thread::sleep_for(timeout);
       ApplyReadsBefore(polled_at);
     } else {
-      burst_.resize(1);
       switch (source_->Next(&burst_[0], timeout)) {
         case NextStatus::kOk:
           if (const NextStatus after = HandleBurst();
@@ -425,17 +424,18 @@ NextStatus Pipeline::HandleBurst() {
   // take time) and applied under one: a busy ring buffer or a replay hands
   // over records by the hundred, and a lock and the loop's clock reads per
   // record cost more than the model's work on it.
+  // The slots stay from burst to burst: a record is moved over one of its
+  // type, not into a fresh one (zeroed, then replaced).
   NextStatus after = NextStatus::kTimeout;
-  while (burst_.size() < kBurstMax) {
-    Event& next = burst_.emplace_back();
-    after = source_->Next(&next, std::chrono::milliseconds(0));
-    if (after != NextStatus::kOk) {
-      burst_.pop_back();
-      break;
-    }
+  size_t taken = 1;
+  while (taken < burst_.size()) {
+    after = source_->Next(&burst_[taken], std::chrono::milliseconds(0));
+    if (after != NextStatus::kOk) break;
+    ++taken;
   }
   std::lock_guard<std::mutex> lock(mu_);
-  for (const Event& event : burst_) {
+  for (size_t i = 0; i < taken; ++i) {
+    const Event& event = burst_[i];
     HandleLocked(event);
     // The ring buffer delivers in the order records were reserved: what
     // the kernel emitted before this one is in.

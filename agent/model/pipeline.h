@@ -213,8 +213,8 @@ class Pipeline {
   std::unordered_set<uint64_t> settled_cgroups_;
   uint64_t settled_learned_ = 0;  ///< attributor_.Learned() they hold for
   /// Run()'s records taken from the source in one go (HandleBurst).
-  std::vector<Event> burst_;
   static constexpr size_t kBurstMax = 256;
+  std::vector<Event> burst_ = std::vector<Event>(kBurstMax);
   ContainerLabeling labeling_;
   std::string error_;
 };
