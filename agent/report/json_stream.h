@@ -84,7 +84,18 @@ class JsonStream {
       Put(".0", 2);
       return *this;
     }
-    return Serialized(Json(v), false, 0, 0);
+    // The rest as the serializer's dump_float writes a double: null if not
+    // finite, else nlohmann's own shortest digits (Grisu2), without a json
+    // value made and its text copied through the serializer's adapter.
+    if (!std::isfinite(v)) {
+      Put("null", 4);
+      return *this;
+    }
+    char digits[64];  // the serializer's number_buffer
+    const char* end =
+        nlohmann::detail::to_chars(digits, digits + sizeof digits, v);
+    Put(digits, static_cast<size_t>(end - digits));
+    return *this;
   }
   /// `value` as dump() writes it: compact, or pretty with `indent_step`
   /// spaces per level, its first line at `current_indent`.

@@ -3,6 +3,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "report/headline.h"
 #include "report/json_stream.h"
@@ -77,13 +80,32 @@ class PrettyJson {
     out_.String(track) << ",\n";
     out_.Spaces(in) << "\"name\": ";
     out_.String(name) << ",\n";
+    SpanTimes(start_s, duration_s, in);
+    SpanTail(each_arg, indent);
+  }
+  /// SpanValue's text up to its args, its track and name quoted already.
+  void SpanHead(std::string_view quoted_track, std::string_view quoted_name,
+                double start_s, double duration_s, unsigned indent) {
+    const unsigned in = indent + 2;
+    out_ << "{\n";
+    out_.Spaces(in) << "\"track\": " << quoted_track << ",\n";
+    out_.Spaces(in) << "\"name\": " << quoted_name << ",\n";
+    SpanTimes(start_s, duration_s, in);
+  }
+  /// SpanValue's start_s and duration_s members, at `in`.
+  void SpanTimes(double start_s, double duration_s, unsigned in) {
     out_.Spaces(in) << "\"start_s\": ";
     out_.Number(start_s) << ",\n";
     out_.Spaces(in) << "\"duration_s\": ";
     out_.Number(duration_s) << ",\n";
+  }
+  /// SpanValue's text from its args to its end.
+  template <typename EachArg>
+  void SpanTail(EachArg each_arg, unsigned indent) {
+    const unsigned in = indent + 2;
     out_.Spaces(in) << "\"args\": ";
     bool first = true;
-    each_arg([&](const std::string& key, const std::string& value) {
+    each_arg([&](std::string_view key, std::string_view value) {
       out_ << (first ? "{\n" : ",\n");
       first = false;
       out_.Spaces(in + 2).String(key) << ": ";
@@ -159,16 +181,36 @@ void WriteTimeline(const Timeline& t, unsigned in, bool* first,
         tin);
   };
   // Written from their words (Timeline keeps them compact): no Slice made.
+  // Their tracks, names and args are a few hundred texts, each made once.
   json->Key("queue_lifetimes", tin, &tfirst);
+  std::vector<std::string> quoted_tracks;
+  for (const std::string& track : t.lifetime_tracks) {
+    quoted_tracks.push_back(JsonStream::Quoted(track));
+  }
+  std::unordered_map<uint64_t, std::pair<std::string, std::string>> texts;
   std::string name;
   json->Spans(
       t.queue_lifetimes.size(),
       [&](size_t i, unsigned indent) {
         const QueueLifetime& l = t.queue_lifetimes[i];
-        t.LifetimeName(l, &name);
-        json->SpanValue(
-            t.lifetime_tracks.at(l.track), name, l.start_s, l.duration_s,
-            [&](const auto& emit) { t.ForEachLifetimeArg(l, emit); }, indent);
+        auto [it, fresh] =
+            texts.try_emplace(uint64_t{l.kind} << 32 | l.queue_id);
+        auto& [quoted_name, tail] = it->second;
+        if (fresh) {
+          t.LifetimeName(l, &name);
+          quoted_name = JsonStream::Quoted(name);
+          std::ostringstream text;
+          {
+            PrettyJson writer(text);
+            writer.SpanTail(
+                [&](const auto& emit) { t.ForEachLifetimeArg(l, emit); },
+                indent);
+          }
+          tail = text.str();
+        }
+        json->SpanHead(quoted_tracks.at(l.track), quoted_name, l.start_s,
+                       l.duration_s, indent);
+        json->out() << tail;
       },
       tin);
   slices("runlist_ops", t.runlist_ops);

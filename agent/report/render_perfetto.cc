@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <ostream>
 #include <set>
 #include <sstream>
@@ -14,8 +13,6 @@
 namespace gpuq::report {
 namespace {
 
-using Json = nlohmann::ordered_json;
-
 constexpr double kUs = 1e6;  // trace-event times are microseconds
 
 // Writes each trace event as it is made, in the compact form one
@@ -26,22 +23,13 @@ class Trace {
  public:
   explicit Trace(std::ostream& out) : out_(out) {}
 
-  void Metadata(int pid, int tid, const char* what, const char* key,
-                Json value) {
-    Put({{"name", what},
-         {"ph", "M"},
-         {"ts", 0},
-         {"pid", pid},
-         {"tid", tid},
-         {"args", {{key, std::move(value)}}}});
-  }
   void ProcessName(int pid, const std::string& name, int sort) {
-    Metadata(pid, 0, "process_name", "name", name);
-    Metadata(pid, 0, "process_sort_index", "sort_index", sort);
+    Metadata(pid, 0, "process_name", "name").String(name) << "}}";
+    Metadata(pid, 0, "process_sort_index", "sort_index").Int(sort) << "}}";
   }
   void ThreadName(int pid, int tid, const std::string& name) {
-    Metadata(pid, tid, "thread_name", "name", name);
-    Metadata(pid, tid, "thread_sort_index", "sort_index", tid);
+    Metadata(pid, tid, "thread_name", "name").String(name) << "}}";
+    Metadata(pid, tid, "thread_sort_index", "sort_index").Int(tid) << "}}";
   }
   void Complete(int pid, int tid, const char* cat, const Slice& s) {
     Complete(pid, tid, cat, s.name, s.start_s, s.duration_s,
@@ -50,26 +38,37 @@ class Trace {
              });
   }
   /// An X event; `each_arg(emit)` calls emit(key, value) for each of its
-  /// args in key order (a queue lifetime's from its words: no Slice made).
+  /// args in key order.
   template <typename EachArg>
   void Complete(int pid, int tid, const char* cat, const std::string& name,
                 double start_s, double duration_s, EachArg each_arg) {
     Begin();
     out_ << R"({"name":)";
     out_.String(name) << R"(,"cat":)";
-    out_.String(cat) << R"(,"ph":"X","ts":)";
-    out_.Number(start_s * kUs) << R"(,"dur":)";
-    out_.Number(duration_s * kUs) << R"(,"pid":)";
-    out_.Int(pid) << R"(,"tid":)";
-    out_.Int(tid) << R"(,"args":{)";
-    bool first = true;
-    each_arg([&](const std::string& key, const std::string& value) {
-      if (!first) out_ << ',';
-      first = false;
-      out_.String(key) << ':';
-      out_.String(value);
-    });
-    out_ << "}}";
+    out_.String(cat);
+    Times(pid, tid, start_s, duration_s);
+    WriteArgs(out_, each_arg);
+    out_ << '}';
+  }
+  /// An X event whose name, category and args object are written already:
+  /// a queue lifetime's are the same few hundred texts, 200,000 times.
+  void Complete(int pid, int tid, std::string_view quoted_name,
+                std::string_view quoted_cat, double start_s, double duration_s,
+                std::string_view args) {
+    Begin();
+    out_ << R"({"name":)" << quoted_name << R"(,"cat":)" << quoted_cat;
+    Times(pid, tid, start_s, duration_s);
+    out_ << args << '}';
+  }
+  /// The args object WriteArgs() writes, as a text.
+  template <typename EachArg>
+  static std::string Args(EachArg each_arg) {
+    std::ostringstream text;
+    {
+      JsonStream out(text);
+      WriteArgs(out, each_arg);
+    }
+    return text.str();
   }
   /// A C event; its name and series key as JsonStream::Quoted() gives
   /// them (a counter's are written thousands of times, escaped once).
@@ -88,9 +87,36 @@ class Trace {
   void Begin() {
     if (events_++ > 0) out_ << ',';
   }
-  void Put(const Json& event) {
+  // An M event up to its one arg's value (`what` and `key` need no
+  // escape); the caller writes the value and closes it with "}}".
+  JsonStream& Metadata(int pid, int tid, const char* what, const char* key) {
     Begin();
-    out_.Value(event);
+    out_ << R"({"name":")" << what << R"(","ph":"M","ts":0,"pid":)";
+    out_.Int(pid) << R"(,"tid":)";
+    out_.Int(tid) << R"(,"args":{")" << key << R"(":)";
+    return out_;
+  }
+  // An X event's members from "ph" to "args":
+  void Times(int pid, int tid, double start_s, double duration_s) {
+    out_ << R"(,"ph":"X","ts":)";
+    out_.Number(start_s * kUs) << R"(,"dur":)";
+    out_.Number(duration_s * kUs) << R"(,"pid":)";
+    out_.Int(pid) << R"(,"tid":)";
+    out_.Int(tid) << R"(,"args":)";
+  }
+  // The args object: `each_arg(emit)` calls emit(key, value) for each in
+  // key order.
+  template <typename EachArg>
+  static void WriteArgs(JsonStream& out, EachArg each_arg) {
+    out << '{';
+    bool first = true;
+    each_arg([&](std::string_view key, std::string_view value) {
+      if (!first) out << ',';
+      first = false;
+      out.String(key) << ':';
+      out.String(value);
+    });
+    out << '}';
   }
   JsonStream out_;
   uint64_t events_ = 0;
@@ -186,8 +212,9 @@ void AddRun(Trace& trace, const RunReport& r, int base) {
   const std::string live_queues = JsonStream::Quoted("live queues");
   const std::string queues = JsonStream::Quoted("queues");
   for (const auto& s : t.queues_per_gpu) {
+    const int pid = gpu_pid[s.name];
     for (size_t k = 0; k < s.size(); ++k) {
-      trace.Counter(gpu_pid[s.name], live_queues,
+      trace.Counter(pid, live_queues,
                     std::min(t.step_s * static_cast<double>(k + 1),
                              std::max(r.duration_s, t.step_s)),
                     queues, s.at(k));
@@ -195,11 +222,33 @@ void AddRun(Trace& trace, const RunReport& r, int base) {
   }
   // OS processes: each queue's lifetime, a thread per queue name.
   // Their slices drawn one process at a time (Timeline keeps them compact).
-  std::map<std::string, std::vector<const QueueLifetime*>> per_process;
+  // A lifetime's args are its kind's and queue id's: written once each.
+  const std::string quoted_queue = JsonStream::Quoted("queue");
+  std::unordered_map<uint64_t, std::string> args_of;
+  const auto ArgsOf = [&](const QueueLifetime& l) -> const std::string& {
+    auto [it, fresh] = args_of.try_emplace(uint64_t{l.kind} << 32 | l.queue_id);
+    if (fresh) {
+      it->second =
+          Trace::Args([&](const auto& emit) { t.ForEachLifetimeArg(l, emit); });
+    }
+    return it->second;
+  };
+  // Grouped by track index, drawn in the order of the tracks' names.
+  std::vector<std::vector<const QueueLifetime*>> per_process(
+      t.lifetime_tracks.size());
   for (const auto& l : t.queue_lifetimes) {
-    per_process[t.lifetime_tracks.at(l.track)].push_back(&l);
+    per_process.at(l.track).push_back(&l);
   }
-  for (const auto& [track, lifetimes] : per_process) {
+  std::vector<uint32_t> tracks;
+  for (uint32_t i = 0; i < per_process.size(); ++i) {
+    if (!per_process[i].empty()) tracks.push_back(i);
+  }
+  std::sort(tracks.begin(), tracks.end(), [&t](uint32_t a, uint32_t b) {
+    return t.lifetime_tracks[a] < t.lifetime_tracks[b];
+  });
+  for (const uint32_t index : tracks) {
+    const std::string& track = t.lifetime_tracks[index];
+    const std::vector<const QueueLifetime*>& lifetimes = per_process[index];
     const int pid = next++;
     trace.ProcessName(pid, prefix + track, pid - base);
     // Drawn in the order of their names; a name is made once per queue
@@ -215,12 +264,11 @@ void AddRun(Trace& trace, const RunReport& r, int base) {
     }
     Lanes lanes(trace, pid);
     for (auto& [name, queue] : per_queue) {
-      lanes.Add(name, std::move(queue),
-                [&, &name = name](int tid, const QueueLifetime& l) {
-                  trace.Complete(
-                      pid, tid, "queue", name, l.start_s, l.duration_s,
-                      [&](const auto& emit) { t.ForEachLifetimeArg(l, emit); });
-                });
+      const std::string quoted_name = JsonStream::Quoted(name);
+      lanes.Add(name, std::move(queue), [&](int tid, const QueueLifetime& l) {
+        trace.Complete(pid, tid, quoted_name, quoted_queue, l.start_s,
+                       l.duration_s, ArgsOf(l));
+      });
     }
   }
   // Submission rate per container: counters of one process of their own.

@@ -17,6 +17,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -338,8 +339,7 @@ struct Timeline {
   /// JSON and Perfetto writers use to write a lifetime without a Slice.
   void ForEachLifetimeArg(
       const QueueLifetime& l,
-      const std::function<void(const std::string&, const std::string&)>& f)
-      const;
+      const std::function<void(std::string_view, std::string_view)>& f) const;
 
  private:
   std::map<std::string, uint32_t> track_index_;

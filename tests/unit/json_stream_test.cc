@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -51,10 +53,31 @@ TEST(JsonStreamTest, StringsAreWrittenAsTheSerializerWritesThem) {
 }
 
 TEST(JsonStreamTest, NumbersAndIntegersAreWrittenAsTheSerializerWritesThem) {
-  for (const double v :
-       {0.0, -0.0, 1.0, 0.1, 2.5e-7, 1e21, 123456789.125, -3.75, 1.0 / 3.0,
-        12.0, -3.0, 2525.0, 123456789012345.0, 999999999999999.0, 1e15,
-        -999999999999999.0, -1e15, 1e16, 4503599627370496.0}) {
+  for (const double v : {0.0,
+                         -0.0,
+                         1.0,
+                         0.1,
+                         2.5e-7,
+                         1e21,
+                         123456789.125,
+                         -3.75,
+                         1.0 / 3.0,
+                         12.0,
+                         -3.0,
+                         2525.0,
+                         123456789012345.0,
+                         999999999999999.0,
+                         1e15,
+                         -999999999999999.0,
+                         -1e15,
+                         1e16,
+                         4503599627370496.0,
+                         1234567.891,
+                         5e-324,
+                         -1.7976931348623157e308,
+                         std::nan(""),
+                         std::numeric_limits<double>::infinity(),
+                         -std::numeric_limits<double>::infinity()}) {
     std::ostringstream out;
     {
       JsonStream json(out);
