@@ -125,6 +125,7 @@ struct ProcInfo {
   // track_comm.
   std::optional<uint32_t> track;
   std::string track_comm;
+  bool rate_series = false;  // its process_series_ entry is made
 };
 
 struct ContainerInfo {
@@ -421,11 +422,17 @@ class Analyzer::Impl : private ModelObserver {
   }
 
   ProcInfo& Process(uint32_t tgid, uint64_t cgroup_id) {
+    // A queue's create names its process, then adds the queue: the same
+    // process twice in a row (processes_ keeps every one it made).
+    if (last_process_ != nullptr && last_process_->pid == tgid) {
+      return *last_process_;
+    }
     auto [it, inserted] = processes_.try_emplace(tgid);
     if (inserted) {
       it->second.pid = tgid;
       it->second.cgroup_id = cgroup_id;
     }
+    last_process_ = &it->second;
     return it->second;
   }
   // The process of a record that carries its name, named by the first.
@@ -514,7 +521,10 @@ class Analyzer::Impl : private ModelObserver {
     if (!created) ++gt.at_start;
     queues_[state.serial] = q;
     // Their rate series, from their first queue on (FillRateSeries).
-    process_series_.try_emplace(q.tgid);
+    if (!p.rate_series) {
+      process_series_.try_emplace(q.tgid);
+      p.rate_series = true;
+    }
     gpu_rate_series_.try_emplace(q.gpu_id);
   }
 
@@ -781,6 +791,7 @@ class Analyzer::Impl : private ModelObserver {
   // Hashed: each queue added or removed finds its process; the rows are
   // sorted by owner and pid.
   std::unordered_map<uint32_t, ProcInfo> processes_;
+  ProcInfo* last_process_ = nullptr;  // Process()'s last answer
   std::map<std::string, ContainerInfo> containers_;
   std::map<std::string, PhysicalLive> physical_live_;  // by PCI device
   std::unordered_map<uint32_t, PhysicalLive*> physical_of_gpu_;
