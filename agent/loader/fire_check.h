@@ -3,7 +3,7 @@
 // 6.16 Debian's kernels boot with lazy preemption, so a task can be
 // preempted inside a BPF program; while it is, the kernel skips that program
 // for every other task on that CPU (bpf_prog_inc_misses_counter). sys_enter
-// runs on every syscall: on a busy one-vCPU guest (7.3, 2026-11-29) the
+// runs on every syscall: on a busy one-vCPU guest running Debian's 7.3 the
 // tracepoint probe missed all three of an agent's getppid calls, and the
 // agent planned no tracepoint tier. A disarmed kprobe never fires at all.
 #pragma once
