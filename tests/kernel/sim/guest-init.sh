@@ -17,6 +17,8 @@
 /bin/busybox --install -s /bin
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 K=${GPUQ_KERNEL:-$(uname -r)}
+# (sim_check prints its verdicts with it)
+export GPUQ_KERNEL=$K
 # GPUQ_ONLY (GPUQ_KTEST_ONLY on the host, a developer's knob): run only the
 # named group of checks after the common setup; the host then reports every
 # other check missing, so such a run never passes.

@@ -1,0 +1,62 @@
+// sim_check: the simulator tier's checks in compiled code. The guest
+// (sim/guest-init.sh) boots, starts the agents, drivers and clients, and
+// gathers what they print into files; sim_check compares those files with
+// the simulator's truth and prints the verdicts the host parses:
+//   GPUQ-KTEST <kernel> <check> PASS|FAIL|SKIP <detail>
+// (verdict.h; <kernel> from GPUQ_KERNEL). Runs in the guest as a static
+// binary (run_sim_tier.sh builds it) and on the host for its cases
+// (tests/kernel/CMakeLists.txt).
+//
+//   sim_check <command> ARGS...    (sim_check with no command lists them)
+#include "command.h"
+
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace sim_check
+{
+namespace
+{
+
+struct Entry {
+	const char *usage;
+	Command command;
+};
+
+std::map<std::string, Entry> &Commands()
+{
+	static std::map<std::string, Entry> commands;
+	return commands;
+}
+
+} // namespace
+
+Registration::Registration(const char *name, const char *usage, Command command)
+{
+	Commands()[name] = Entry{ usage, command };
+}
+
+int UsageError(const std::string &message)
+{
+	std::fprintf(stderr, "sim_check: %s\n", message.c_str());
+	return 2;
+}
+
+} // namespace sim_check
+
+int main(int argc, char **argv)
+{
+	const auto &commands = sim_check::Commands();
+	auto it = argc > 1 ? commands.find(argv[1]) : commands.end();
+	if (it == commands.end()) {
+		std::fprintf(stderr, "sim_check: %s%s; commands:\n",
+			     argc > 1 ? "no command " : "no command given",
+			     argc > 1 ? argv[1] : "");
+		for (const auto &[name, entry] : commands)
+			std::fprintf(stderr, "  sim_check %s %s\n", name.c_str(), entry.usage);
+		return 2;
+	}
+	return it->second.command(std::vector<std::string>(argv + 2, argv + argc));
+}

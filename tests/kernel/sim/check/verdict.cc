@@ -1,0 +1,59 @@
+#include "verdict.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+namespace sim_check
+{
+namespace
+{
+
+void Result(const char *what, const std::string &check, const std::string &detail)
+{
+	const char *kernel = std::getenv("GPUQ_KERNEL");
+	std::string one;
+	for (char c : detail) {
+		if (c == '\n')
+			one += "; ";
+		else
+			one += c;
+	}
+	std::printf("GPUQ-KTEST %s %s %s %s\n", kernel && *kernel ? kernel : "unknown",
+		    check.c_str(), what, one.c_str());
+	std::fflush(stdout);
+}
+
+} // namespace
+
+void Pass(const std::string &check, const std::string &detail)
+{
+	Result("PASS", check, detail);
+}
+
+void Fail(const std::string &check, const std::string &detail)
+{
+	Result("FAIL", check, detail);
+}
+
+void Skip(const std::string &check, const std::string &detail)
+{
+	Result("SKIP", check, detail);
+}
+
+void Verdict(bool ok, const std::string &check, const std::string &detail)
+{
+	Result(ok ? "PASS" : "FAIL", check, detail);
+}
+
+std::string Number(double v)
+{
+	char text[64];
+	if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e15)
+		std::snprintf(text, sizeof(text), "%.0f", v);
+	else
+		std::snprintf(text, sizeof(text), "%.6g", v);
+	return text;
+}
+
+} // namespace sim_check

@@ -1,0 +1,25 @@
+// The lines the host (run_sim_tier.sh) parses, one per check:
+//   GPUQ-KTEST <kernel> <check> PASS|FAIL|SKIP <detail>
+// <kernel> is the guest's label for its kernel (GPUQ_KERNEL, exported by
+// sim/guest-init.sh). Newlines in DETAIL become "; " (one line per check).
+#ifndef GPUQ_SIM_CHECK_VERDICT_H
+#define GPUQ_SIM_CHECK_VERDICT_H
+
+#include <string>
+
+namespace sim_check
+{
+
+void Pass(const std::string &check, const std::string &detail);
+void Fail(const std::string &check, const std::string &detail);
+void Skip(const std::string &check, const std::string &detail);
+// PASS when OK, else FAIL.
+void Verdict(bool ok, const std::string &check, const std::string &detail);
+
+// V as awk prints a number: whole values without a fraction, others with six
+// significant digits.
+std::string Number(double v);
+
+} // namespace sim_check
+
+#endif
