@@ -49,8 +49,6 @@ case $K in
 esac
 is_missing() { case " $MISSING " in *" $1 "*) return 0 ;; esac; return 1; }
 is_not_needed() { case " $NOT_NEEDED " in *" $1 "*) return 0 ;; esac; return 1; }
-# fn_is WANT GOT: GOT is WANT's function, or one of its "a|b" names.
-fn_is() { case "|$1|" in *"|$2|"*) [ -n "$2" ] ;; *) return 1 ;; esac; }
 
 mount -t proc proc /proc
 mount -t sysfs sys /sys
@@ -145,87 +143,30 @@ with_process() {
 if v=$(/bin/gpuq-agent --version 2>&1); then pass agent-version "$v"; else fail agent-version "$v"; fi
 
 # ---- the expected-missing set is what this kernel really lacks -------------
-# A hook function is present when kallsyms has it as text (one pass: under
-# TCG each read of /proc/kallsyms costs seconds).
-absent=$(awk -v list="$PROBES" '
-  BEGIN { n = split(list, pairs, " ")
-    for (i = 1; i <= n; i++) {
-      split(pairs[i], pf, ":"); name[i] = pf[1]
-      m = split(pf[2], alt, "|"); for (j = 1; j <= m; j++) of[alt[j]] = i } }
-  ($2 == "t" || $2 == "T") && ($3 in of) { seen[of[$3]] = 1 }
-  END { for (i = 1; i <= n; i++) if (!(i in seen)) { printf "%s%s", sep, name[i]; sep = " " } }' /proc/kallsyms)
-if [ "$absent" = "$MISSING" ]; then
-  pass hook-presence "hooks whose function kallsyms lacks: ${absent:-none} (as expected for $K)"
-else
-  fail hook-presence "hooks whose function kallsyms lacks: ${absent:-none}; expected for $K: ${MISSING:-none}"
-fi
+# hooks_check COMMAND ARGS...: a check of sim_check (tests/kernel/sim/check,
+# each check's rules beside its code) against the hooks of this kernel.
+hooks_check() { sim_check "$@" --probes "$PROBES" --missing "$MISSING" --not-needed "$NOT_NEEDED"; }
+hooks_check hook-presence /proc/kallsyms
 
 # ---- 1. gpuq-agent check, per mode -----------------------------------------
-# check_mode LABEL MODE TIER FLAGS...: runs check, one result per hook plus
-# its exit code; every present hook must be attached in MODE and TIER.
-# Leaves MODE_<label>_<probe>=<mode reported> for the daemon's comparison.
+# check_mode LABEL MODE TIER FLAGS...: runs check; every present hook must be
+# attached in MODE and TIER (checks check-LABEL:<probe>, :exit-code).
 check_mode() {
-  m=$1
-  want_mode=$2
-  want_tier=$3
+  g=check-$1 want_mode=$2 want_tier=$3
   shift 3
-  g=check-$m
   t0=$(up)
   timeout 240 /bin/gpuq-agent check "$@" > "/tmp/$g.out" 2> "/tmp/$g.err"
   rc=$?
   echo "GPUQ-INFO $K $g took $(awk -v a="$t0" -v b="$(up)" 'BEGIN{printf "%.1f", b-a}')s rc=$rc"
   dump "$g" "/tmp/$g.out" "/tmp/$g.err"
-  for pf in $PROBES; do
-    p=${pf%%:*}
-    fn=${pf#*:}
-    line=$(awk -v p="$p" '$1 == p' "/tmp/$g.out")
-    got_fn=$(echo "$line" | awk '{print $2}')
-    got_mode=$(echo "$line" | awk '{print $3}')
-    got_att=$(echo "$line" | awk '{print $4}')
-    got_tier=$(echo "$line" | awk '{print $5}')
-    detail=$(echo "$line" | awk '{for (i = 6; i <= NF; i++) printf "%s%s", $i, (i < NF ? " " : "")}')
-    eval "MODE_${m}_$p=\$got_mode"
-    if is_missing "$p" || is_not_needed "$p"; then
-      # reported, not an error: mode none, not attached, the reason named
-      why="not in this kernel"
-      is_not_needed "$p" && why="no secondary contexts"
-      if fn_is "$fn" "$got_fn" && [ "$got_mode" = none ] && [ "$got_att" = no ] &&
-        echo "$detail" | grep -q "$why"; then
-        pass "$g:$p" "$got_fn on $K: mode=none attached=no ($detail)"
-      else
-        fail "$g:$p" "want $fn reported with mode=none attached=no, '$why', got function=${got_fn:-?} mode=${got_mode:-?} attached=${got_att:-?} detail: ${detail:-none}"
-      fi
-    elif fn_is "$fn" "$got_fn" && [ "$got_mode" = "$want_mode" ] && [ "$got_att" = yes ] && [ "$got_tier" = "$want_tier" ]; then
-      pass "$g:$p" "$got_fn mode=$got_mode tier=$got_tier attached=$got_att ($detail)"
-    else
-      fail "$g:$p" "want $fn mode=$want_mode tier=$want_tier attached=yes, got function=${got_fn:-?} mode=${got_mode:-?} tier=${got_tier:-?} attached=${got_att:-?} detail: ${detail:-none}; stderr: $(tr '\n' ' ' < "/tmp/$g.err")"
-    fi
-  done
-  if [ $rc = 0 ]; then
-    pass "$g:exit-code" "exit 0"
-  else
-    fail "$g:exit-code" "exit $rc: $(tr '\n' ' ' < "/tmp/$g.err")"
-  fi
+  hooks_check check-hooks "$g" "$want_mode" "$want_tier" $rc "/tmp/$g.out" "/tmp/$g.err"
 }
 
 ktime check-start
 check_mode fentry fentry btf-fentry
 check_mode kprobe kprobe btf-kprobe --no-fentry
 check_mode args kprobe args-kprobe --probe-tier=args
-# The preemption model `check` reads equals the kernel's (PREEMPT_MODEL,
-# read at the top), and a model that preempts programs is named as a cause
-# of skipped runs.
-line=$(grep '^  preemption: ' /tmp/check-fentry.out | sed 's/^ *//')
-case $mode in
-  full | lazy | rt) want="preemption: preempt=$mode (debugfs sched/preempt): programs can be preempted, *" ;;
-  *) want="preemption: preempt=$mode (debugfs sched/preempt)" ;;
-esac
-# shellcheck disable=SC2254
-case $line in
-  $want) [ -n "$mode" ] && pass check:preemption "sched/preempt '$PREEMPT_MODEL'; check: $line" ;;
-  *) fail check:preemption "sched/preempt '$PREEMPT_MODEL'; want '$want', check: ${line:-no preemption line}" ;;
-esac
-[ -z "$mode" ] && fail check:preemption "no mode in debugfs sched/preempt ('$PREEMPT_MODEL'); check: $line"
+sim_check check-preemption /tmp/check-fentry.out "$PREEMPT_MODEL"
 ktime check-done
 
 # check --verify: every fentry program of a function this kernel has, every
@@ -235,48 +176,7 @@ ktime check-done
 # "verifier" column).
 timeout 240 /bin/gpuq-agent check --verify > /tmp/check-verify.out 2> /tmp/check-verify.err
 dump check-verify /tmp/check-verify.out /tmp/check-verify.err
-want_absent=
-for pf in $PROBES; do
-  is_missing "${pf%%:*}" && want_absent="$want_absent ${pf#*:}"
-done
-for vt in fentry kprobe args-kprobe tracepoint doorbell; do
-  v=$(grep "^verifier, $vt programs: " /tmp/check-verify.out)
-  ok=0
-  if [ "$vt" = fentry ]; then
-    if [ -n "$want_absent" ]; then
-      echo "$v" | grep -q "^verifier, fentry programs: all accepted (not in this kernel: $(echo $want_absent | sed 's/ /, /g'))\$" && ok=1
-    else
-      [ "$v" = "verifier, fentry programs: all accepted" ] && ok=1
-    fi
-  else
-    [ "$v" = "verifier, $vt programs: all accepted" ] && ok=1
-  fi
-  if [ $ok = 1 ]; then
-    pass "check-verify:$vt" "$v"
-  else
-    fail "check-verify:$vt" "want all accepted${want_absent:+ (fentry: not in this kernel:$want_absent)}; got: ${v:-no line}; $(tr '\n' ' ' < /tmp/check-verify.err)"
-  fi
-done
-
-# The doorbell uprobe programs hold preemption off where the kernel has the
-# bpf_preempt_disable kfunc (6.10+; from 6.13 a preemptible uprobe program on
-# a per-CPU private stack oopsed without it): the pair is chosen from this
-# kernel's own BTF, which the release says what to expect of.
-rel=$(uname -r)
-rel_major=${rel%%.*}
-rel_minor=${rel#*.}
-rel_minor=${rel_minor%%[!0-9]*}
-if [ "$rel_major" -gt 6 ] || { [ "$rel_major" -eq 6 ] && [ "$rel_minor" -ge 10 ]; }; then
-  want="  doorbell programs hold preemption off: yes (the kernel has bpf_preempt_disable)"
-else
-  want="  doorbell programs hold preemption off: no (the kernel lacks bpf_preempt_disable, Linux 6.10, and private stacks)"
-fi
-v=$(grep "^  doorbell programs hold preemption off: " /tmp/check-verify.out)
-if [ "$v" = "$want" ]; then
-  pass check-verify:doorbell-preemption "$rel: $v"
-else
-  fail check-verify:doorbell-preemption "$rel: want '$want'; got '${v:-no line}'"
-fi
+hooks_check check-verify /tmp/check-verify.out /tmp/check-verify.err "$(uname -r)"
 
 # ---- 3. the daemon + kfdtest, per mode --------------------------------------
 # Not `wget -T`: Debian's busybox-static 1.35 wget segfaults with it.
@@ -300,16 +200,9 @@ stop_daemon() {
   fi
 }
 
-# sum_of FILE METRIC [FILTER-REGEX]: sum of a family's values (0 when absent).
-sum_of() {
-  awk -v name="$2" -v re="${3:-}" '
-    index($0, name "{") == 1 || index($0, name " ") == 1 {
-      if (re == "" || $0 ~ re) s += $NF
-    }
-    END { printf "%g", s + 0 }' "$1"
-}
-# series FILE METRIC: the family's sample lines.
-series() { grep -E "^$2(\{| )" "$1"; }
+# exits FILE: the process exits in the metrics FILE (0 while unreadable).
+exits() { sim_check sum "$1" gpuq_process_exits_total 2> /dev/null || echo 0; }
+failures() { sim_check sum "$1" gpuq_queue_create_failures_total 2> /dev/null || echo 0; }
 
 # daemon_mode LABEL MODE FLAGS...
 daemon_mode() {
@@ -355,8 +248,7 @@ daemon_mode() {
   [ -n "$KFD_REFUSES" ] && i=95 # nothing to wait for
   while [ $i -lt 100 ]; do
     scrape "$M"
-    if [ "$(sum_of "$M" gpuq_process_exits_total)" != 0 ] &&
-      [ "$(sum_of "$M" gpuq_queue_create_failures_total)" != 0 ]; then
+    if [ "$(exits "$M")" != 0 ] && [ "$(failures "$M")" != 0 ]; then
       break
     fi
     sleep 0.2
@@ -366,91 +258,7 @@ daemon_mode() {
   scrape "$M"
   dump "$g-metrics" "$M"
 
-  for pf in $PROBES; do
-    p=${pf%%:*}
-    want=""
-    eval "want=\$MODE_${m}_$p"
-    lines=$(series "$M" gpuq_probe_attached | grep "probe=\"$p\"")
-    n=$(echo "$lines" | grep -c .)
-    wm=$dmode wv=1
-    if is_missing "$p" || is_not_needed "$p"; then wm=none wv=0; fi
-    if [ "$n" = 1 ] && echo "$lines" | grep -q "mode=\"$wm\"" &&
-      [ "$(echo "$lines" | awk '{print $NF}')" = $wv ] && [ "$want" = "$wm" ]; then
-      pass "$g:attached:$p" "$lines (check said mode=$want)"
-    else
-      fail "$g:attached:$p" "want one series mode=\"$wm\" value $wv agreeing with check (mode=${want:-?}), got: $(echo "$lines" | tr '\n' ';')"
-    fi
-  done
-
-  lines=$(series "$M" gpuq_queue_create_failures_total)
-  n=$(echo "$lines" | grep -c .)
-  if ! with_process "$g:create-failure"; then
-    :
-  elif [ "$n" = 1 ] && echo "$lines" | grep -q 'gpu_id="unknown"' &&
-    echo "$lines" | grep -q 'error="EINVAL"' && [ "$(echo "$lines" | awk '{print $NF}')" = 1 ]; then
-    pass "$g:create-failure" "$lines"
-  else
-    fail "$g:create-failure" "want one series gpu_id=\"unknown\",error=\"EINVAL\" 1, got: $(echo "$lines" | tr '\n' ';')"
-  fi
-
-  # Whether this kernel's amdkfd applies a queue's own priority: what
-  # set_priority (kfd_mqd_manager.c) does in Debian's linux-source of each
-  # series this tier runs the daemon on: 6.1 and 6.12 write
-  # cp_hqd_queue_priority, 7.x does not ("drm/amdkfd: Disable MQD queue
-  # priority", mainline 7.0).
-  case $(uname -r) in
-    6.1.* | 6.12.*) want=programmed ;;
-    7.*) want=ignored ;;
-    *) want="" ;;
-  esac
-  lines=$(series "$M" gpuq_kernel_queue_priority_info)
-  if [ -z "$want" ]; then
-    skip "$g:queue-priority" "no reading of this kernel's set_priority ($(uname -r)): $lines"
-  elif [ "$(echo "$lines" | grep -c .)" = 1 ] && echo "$lines" | grep -q "queue_priority=\"$want\"" &&
-    echo "$lines" | grep -q "kernel_release=\"$(uname -r)\"" && [ "$(echo "$lines" | awk '{print $NF}')" = 1 ]; then
-    pass "$g:queue-priority" "$lines"
-  else
-    fail "$g:queue-priority" "want one series queue_priority=\"$want\",kernel_release=\"$(uname -r)\" 1, got: $(echo "$lines" | tr '\n' ';')"
-  fi
-
-  s=$(sum_of "$M" gpuq_process_exits_total)
-  if ! with_process "$g:process-exit"; then
-    :
-  elif [ "$s" = 1 ]; then
-    pass "$g:process-exit" "$(series "$M" gpuq_process_exits_total | tr '\n' ';')"
-  else
-    fail "$g:process-exit" "sum $s, want 1: $(series "$M" gpuq_process_exits_total | tr '\n' ';')"
-  fi
-
-  q=$(sum_of "$M" gpuq_queues)
-  c=$(awk 'index($0, "gpuq_queue_creates_total{") == 1 && $NF > 0' "$M" | tr '\n' ';')
-  d=$(awk 'index($0, "gpuq_queue_destroys_total{") == 1 && $NF > 0' "$M" | tr '\n' ';')
-  if ! with_process "$g:no-queues"; then
-    :
-  elif [ "$q" = 0 ] && [ -z "$c" ] && [ -z "$d" ]; then
-    pass "$g:no-queues" "sum(gpuq_queues)=0, no creates or destroys above 0"
-  else
-    fail "$g:no-queues" "sum(gpuq_queues)=$q creates>0: ${c:-none} destroys>0: ${d:-none}"
-  fi
-
-  # every reason, prog_skipped too: no program can be skipped here (init)
-  s=$(sum_of "$M" gpuq_events_dropped_total)
-  if [ "$s" = 0 ]; then
-    pass "$g:no-drops" "no event dropped, no program skipped"
-  else
-    fail "$g:no-drops" "$(awk 'index($0, "gpuq_events_dropped_total{") == 1 && $NF > 0' "$M" | tr '\n' ';')"
-  fi
-
-  # The test process runs in the root cgroup (cgroup2 mounted): host, container="".
-  a=$(series "$M" gpuq_queue_create_failures_total; series "$M" gpuq_process_exits_total)
-  if ! with_process "$g:attribution"; then
-    :
-  elif [ -n "$a" ] && ! echo "$a" | grep -qv 'container=""'; then
-    pass "$g:attribution" "failure and exit series carry container=\"\" (host)"
-  else
-    fail "$g:attribution" "want container=\"\" on every failure/exit series, got: $(echo "$a" | tr '\n' ';')"
-  fi
-
+  hooks_check daemon-metrics "$g" "$dmode" "/tmp/check-$m.out" "$M" "$(uname -r)" --no-process "$KFD_REFUSES"
   stop_daemon $pid
   case $STOP_RESULT in
     "exit 0") pass "$g:stops" "exit 0 after SIGTERM" ;;
@@ -461,32 +269,6 @@ daemon_mode() {
 }
 
 # ---- 2. what the kernel side reads: a capture of the same scenario ---------
-# decode_capture FILE: one line per record (abi.h layouts):
-#   HDR <magic> <abi> | FAILED tgid cgroup key gpu_id queue_type error comm |
-#   EXIT tgid cgroup key comm | REC type tgid cgroup key
-decode_capture() {
-  od -An -v -tu1 "$1" | awk '
-    { for (i = 1; i <= NF; i++) b[n++] = $i + 0 }
-    function u16(o) { return b[o] + 256 * b[o + 1] }
-    function u32(o) { return u16(o) + 65536 * u16(o + 2) }
-    function s32(o, v) { v = u32(o); return v >= 2147483648 ? v - 4294967296 : v }
-    function hex64(o, s, i) { s = ""; for (i = 7; i >= 0; i--) s = s sprintf("%02x", b[o + i]); return s }
-    function str(o, len, s, i) { s = ""; for (i = 0; i < len && b[o + i] != 0; i++) s = s sprintf("%c", b[o + i]); return s }
-    END {
-      print "HDR", str(0, 8), u32(8)
-      o = u32(12)
-      while (o + 32 <= n) {
-        type = u16(o); size = u16(o + 2)
-        if (size < 32) { print "BAD size", size, "at", o; break }
-        tgid = u32(o + 4); cg = hex64(o + 16); key = hex64(o + 24)
-        if (type == 4) print "FAILED", tgid, cg, key, u32(o + 32), u32(o + 36), s32(o + 40), str(o + 48, 16)
-        else if (type == 3) print "EXIT", tgid, cg, key, str(o + 32, 16)
-        else print "REC", type, tgid, cg, key
-        o += size
-      }
-    }'
-}
-
 # btf_off STRUCT FIELD: byte offset of FIELD in amdgpu's STRUCT (/tmp/amdgpu.btf).
 btf_off() {
   awk -v s="STRUCT '$1' " -v f="'$2'" '
@@ -566,43 +348,8 @@ record_run() {
   else
     fail "$g:runs" "links=$links (want $want_links), $STOP_RESULT after SIGTERM, capture $(wc -c < "$C" 2> /dev/null) bytes; stderr: $(tr '\n' ' ' < "/tmp/$g.err")"
   fi
-  decode_capture "$C" > "/tmp/$g.decoded"
+  sim_check capture-records "$C" "$kpid" "/tmp/$g.decoded" --no-process "$KFD_REFUSES"
   dump record-decoded "/tmp/$g.decoded"
-
-  f=$(grep '^FAILED ' "/tmp/$g.decoded")
-  # shellcheck disable=SC2086 # split the record into its fields
-  set -- $f
-  f_cg=${3:-} f_key=${4:-}
-  if ! with_process "$g:create-failed"; then
-    :
-  elif [ "$(echo "$f" | grep -c .)" = 1 ] && [ "$2" = "$kpid" ] && [ "$5" = 48879 ] &&
-    [ "$6" = 0 ] && [ "$7" = -22 ] && [ "$8" = kfdtest ]; then
-    pass "$g:create-failed" "one record: tgid=$2 (kfdtest pid $kpid) gpu_id=0xbeef queue_type=compute error=-22 comm=$8 kfd_process=0x$4"
-  else
-    fail "$g:create-failed" "want one FAILED tgid=$kpid gpu_id=48879 queue_type=0 error=-22 comm=kfdtest, got: $(echo "$f" | tr '\n' ';')"
-  fi
-
-  e=$(grep '^EXIT ' "/tmp/$g.decoded")
-  # shellcheck disable=SC2086
-  set -- $e
-  if ! with_process "$g:process-exit"; then
-    :
-  elif [ "$(echo "$e" | grep -c .)" = 1 ] && [ "$2" = "$kpid" ] && [ "$5" = kfdtest ] &&
-    [ "$4" = "$f_key" ] && [ "$4" != 0000000000000000 ] && [ "$3" = "$f_cg" ]; then
-    pass "$g:process-exit" "one record: tgid=$2 comm=$5 kfd_process=0x$4 (= the create ioctl's, so the mmu_notifier offset relocated) cgroup=0x$3 (= current's at the ioctl)"
-  else
-    fail "$g:process-exit" "want one EXIT tgid=$kpid comm=kfdtest kfd_process=0x$f_key cgroup=0x$f_cg, got: $(echo "$e" | tr '\n' ';')"
-  fi
-
-  o=$(grep -E '^(REC 1|REC 2|BAD) ' "/tmp/$g.decoded")
-  h=$(grep '^HDR ' "/tmp/$g.decoded")
-  if ! with_process "$g:no-queue-records"; then
-    :
-  elif [ -z "$o" ] && [ "$h" = "HDR GPUQCAP1 1" ]; then
-    pass "$g:no-queue-records" "$h, no queue create/destroy records"
-  else
-    fail "$g:no-queue-records" "header '$h', unexpected: $(echo "$o" | tr '\n' ';')"
-  fi
 }
 
 ktime record-start

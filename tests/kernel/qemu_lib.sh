@@ -565,3 +565,13 @@ judge_markers() {
     fi
   done < "$WORK/unexpected-$label"
 }
+
+# build_checker ROOT: the guests' checks (tests/kernel/sim/check, one
+# subcommand per file) as a static /bin/sim_check in ROOT; both tiers' guests
+# run it. Its log in $WORK/sim-check-build.log.
+build_checker() {
+  g++ -std=c++17 -O2 -Wall -Wextra -Wpedantic -Wshadow -Werror -static -I "$SRC/include" \
+    -o "$1/bin/sim_check" "$HERE"/sim/check/*.cc > "$WORK/sim-check-build.log" 2>&1 && return 0
+  fail "build sim_check (g++ -static)" "$(cat "$WORK/sim-check-build.log")"
+  return 1
+}

@@ -118,10 +118,10 @@ require_agent
 # ---- host packages ----------------------------------------------------------
 # busybox: any /bin/busybox will do (its libraries are copied if it is the
 # dynamic one); else busybox-static, which must not replace a `busybox`.
-PKGS=(qemu-system-x86 cpio kmod xz-utils zstd gcc libc6-dev linux-libc-dev binutils bpftool)
+PKGS=(qemu-system-x86 cpio kmod xz-utils zstd gcc g++ libc6-dev linux-libc-dev binutils bpftool)
 [ -x /bin/busybox ] || PKGS+=(busybox-static)
 need_packages "${PKGS[@]}"
-need_tools qemu-system-x86_64 cpio gzip depmod gcc dpkg-deb apt-get apt-cache timeout ldd bpftool objcopy
+need_tools qemu-system-x86_64 cpio gzip depmod gcc g++ dpkg-deb apt-get apt-cache timeout ldd bpftool objcopy
 [ -x /bin/busybox ] || skip_all "/bin/busybox is not available (package busybox-static)"
 [ -f /usr/include/linux/kfd_ioctl.h ] || skip_all "linux/kfd_ioctl.h is missing (package linux-libc-dev)"
 
@@ -138,6 +138,7 @@ build_payload() {
     fail "build kfdtest (gcc -static)" "$(cat "$WORK/kfdtest-build.log")"
     return 1
   fi
+  build_checker "$r" || return 1
   copy_with_libs /bin/busybox /bin/busybox "$r"
   copy_with_libs "$AGENT" /bin/gpuq-agent "$r"
   copy_with_libs "$(command -v bpftool)" /bin/bpftool "$r"

@@ -720,12 +720,7 @@ build_payload() {
     fail "build sim_compare (g++ -static)" "$(cat "$WORK/sim-compare-build.log")"
     return 1
   fi
-  # the guest's checks (sim/check: one subcommand per check)
-  if ! g++ -std=c++17 -O2 -Wall -Wextra -Wpedantic -Wshadow -Werror -static -o "$r/bin/sim_check" \
-    "$SIMSRC"/check/*.cc > "$WORK/sim-check-build.log" 2>&1; then
-    fail "build sim_check (g++ -static)" "$(cat "$WORK/sim-check-build.log")"
-    return 1
-  fi
+  build_checker "$r" || return 1
   build_rocr "$r"
   build_hip "$r"
   build_rocm_stacks "$r"

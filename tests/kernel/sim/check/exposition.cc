@@ -1,5 +1,7 @@
 #include "exposition.h"
 
+#include "verdict.h"
+
 #include <cerrno>
 #include <cstdlib>
 #include <fstream>
@@ -77,6 +79,27 @@ bool Sample::Matches(const Labels &match) const
 		if (Label(key) != text)
 			return false;
 	return true;
+}
+
+std::string Sample::Text() const
+{
+	std::string text = name;
+	if (!labels.empty()) {
+		text += '{';
+		for (size_t i = 0; i < labels.size(); i++)
+			text += (i ? "," : "") + labels[i].first + "=\"" + labels[i].second + "\"";
+		text += '}';
+	}
+	return text + " " + Number(value);
+}
+
+std::vector<const Sample *> Exposition::Series(const std::string &name, const Labels &match) const
+{
+	std::vector<const Sample *> out;
+	for (const Sample &s : samples)
+		if (s.name == name && s.Matches(match))
+			out.push_back(&s);
+	return out;
 }
 
 double Exposition::Sum(const std::string &name, const Labels &match) const

@@ -22,6 +22,8 @@ struct Sample {
 	std::string Label(const std::string &label) const;
 	// Every label of MATCH has its value here.
 	bool Matches(const Labels &match) const;
+	// The sample as an exposition line (the value as awk prints it).
+	std::string Text() const;
 };
 
 struct Exposition {
@@ -31,6 +33,8 @@ struct Exposition {
 	double Sum(const std::string &name, const Labels &match = {}) const;
 	// Family NAME has a sample that matches MATCH.
 	bool Has(const std::string &name, const Labels &match = {}) const;
+	// Family NAME's samples that match MATCH.
+	std::vector<const Sample *> Series(const std::string &name, const Labels &match = {}) const;
 };
 
 // Reads PATH into OUT. False, with ERROR saying which line, when PATH cannot

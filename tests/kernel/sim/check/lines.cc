@@ -1,0 +1,46 @@
+#include "lines.h"
+
+#include <fstream>
+
+namespace sim_check
+{
+
+bool ReadLines(const std::string &path, std::vector<std::string> &out)
+{
+	std::ifstream in(path);
+	if (!in)
+		return false;
+	for (std::string line; std::getline(in, line);)
+		out.push_back(line);
+	return true;
+}
+
+std::vector<std::string> StartingWith(const std::vector<std::string> &lines,
+				      const std::string &prefix)
+{
+	std::vector<std::string> out;
+	for (const std::string &l : lines)
+		if (l.compare(0, prefix.size(), prefix) == 0)
+			out.push_back(l);
+	return out;
+}
+
+std::string Join(const std::vector<std::string> &lines, const std::string &separator)
+{
+	std::string out;
+	for (size_t i = 0; i < lines.size(); i++)
+		out += (i ? separator : "") + lines[i];
+	return out;
+}
+
+std::string OneLine(const std::string &path)
+{
+	std::vector<std::string> lines;
+	ReadLines(path, lines);
+	std::string out;
+	for (const std::string &l : lines)
+		out += l + " ";
+	return out;
+}
+
+} // namespace sim_check

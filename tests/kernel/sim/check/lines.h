@@ -1,0 +1,28 @@
+// Reading a tool's text output in the checks: its lines, and the first word
+// of each.
+#ifndef GPUQ_SIM_CHECK_LINES_H
+#define GPUQ_SIM_CHECK_LINES_H
+
+#include <string>
+#include <vector>
+
+namespace sim_check
+{
+
+// PATH's lines; false (and no lines) when PATH cannot be read.
+bool ReadLines(const std::string &path, std::vector<std::string> &out);
+
+// The lines of LINES that start with PREFIX.
+std::vector<std::string> StartingWith(const std::vector<std::string> &lines,
+				      const std::string &prefix);
+
+// LINES joined with SEPARATOR.
+std::string Join(const std::vector<std::string> &lines, const std::string &separator);
+
+// PATH's text with every newline a space ("" when unreadable): a tool's
+// stderr in a verdict's detail.
+std::string OneLine(const std::string &path);
+
+} // namespace sim_check
+
+#endif
