@@ -269,21 +269,13 @@ daemon_mode() {
 }
 
 # ---- 2. what the kernel side reads: a capture of the same scenario ---------
-# btf_off STRUCT FIELD: byte offset of FIELD in amdgpu's STRUCT (/tmp/amdgpu.btf).
-btf_off() {
-  awk -v s="STRUCT '$1' " -v f="'$2'" '
-    index($0, s) { in_s = 1; next }
-    in_s && /^\[/ { exit }
-    in_s && $1 == f { sub("bits_offset=", "", $3); print $3 / 8; exit }' /tmp/amdgpu.btf
-}
-
 # record_run: `gpuq-agent record` (fentry mode) around one kfdtest; checks the
 # records field by field, and which kfd_node/kfd_dev flavor CO-RE chose.
 record_run() {
   [ "$SCOPE" = attach ] && return 0
   g=record
   C=/tmp/run.gpuqcap
-  # Raw, not zstd: decode_capture reads the abi.h layouts byte by byte.
+  # Raw, not zstd: sim_check capture-records reads the abi.h layouts.
   /bin/gpuq-agent record --compress none -o "$C" > "/tmp/$g.out" 2> "/tmp/$g.err" &
   pid=$!
   t0=$(up)
@@ -307,39 +299,11 @@ record_run() {
   kpid=$(awk '/^KFDTEST pid/ { print $3 }' "/tmp/$g.kfdtest")
   sleep 2
 
-  # Which flavor of kfd__queue_gpu_id survived in the loaded program: the
-  # offset it adds to queue->device must be the `id` of kfd_node when the
-  # kernel's BTF has kfd_node (6.5+), else of kfd_dev.
+  # what CO-RE relocated in the loaded programs (core-flavor, core-sched)
   bpftool btf dump file /sys/kernel/btf/amdgpu format raw > /tmp/amdgpu.btf 2> /dev/null
-  if grep -q "STRUCT 'kfd_node' " /tmp/amdgpu.btf; then flavor=kfd_node; else flavor=kfd_dev; fi
-  want_off=$(awk -v s="STRUCT '$flavor' " '
-    index($0, s) { f = 1; next }
-    f && /^\[/ { exit }
-    f && $1 == "'"'"'id'"'"'" { sub("bits_offset=", "", $3); print $3 / 8; exit }' /tmp/amdgpu.btf)
   bpftool prog dump xlated name fentry_kfd_procfs_add_queue > "/tmp/$g.xlated" 2>&1
-  consts=$(sed -n '/BPF_CORE_READ(q, device)/,/val.gpu_id = kfd__queue_gpu_id/p' "/tmp/$g.xlated" |
-    awk '$2 == "(b7)" { printf "%s ", $NF }')
-  if [ -n "$want_off" ] && echo " $consts" | grep -q " $want_off "; then
-    pass core-flavor "BTF has $flavor, $flavor.id at +$want_off; the loaded fentry_kfd_procfs_add_queue reads queue->device +$want_off (immediates after the device read: $consts)"
-  else
-    fail core-flavor "BTF has $flavor, $flavor.id at +${want_off:-?}; immediates after the device read in fentry_kfd_procfs_add_queue: ${consts:-none found} (see GPUQ-LOG record-xlated)"
-    dump record-xlated "/tmp/$g.xlated"
-  fi
-
-  # The runlist hook's reads relocated against this kernel's BTF: the loaded
-  # fentry_unmap_queues_cpsch adds device_queue_manager's dev and
-  # active_queue_count offsets (6.1: 304/368, 6.12: 312/376, Appendix A).
-  dev_off=$(btf_off device_queue_manager dev)
-  aqc_off=$(btf_off device_queue_manager active_queue_count)
   bpftool prog dump xlated name fentry_unmap_queues_cpsch > "/tmp/$g.xlated-unmap" 2>&1
-  imms=" $(awk '$2 ~ /^\(/ { printf "%s ", $NF }' "/tmp/$g.xlated-unmap") "
-  if [ -n "$dev_off" ] && [ -n "$aqc_off" ] && echo "$imms" | grep -q " $dev_off " &&
-    echo "$imms" | grep -q " $aqc_off "; then
-    pass core-sched "BTF: device_queue_manager.dev +$dev_off, .active_queue_count +$aqc_off; both in the loaded fentry_unmap_queues_cpsch"
-  else
-    fail core-sched "BTF: device_queue_manager.dev +${dev_off:-?}, .active_queue_count +${aqc_off:-?}; immediates of fentry_unmap_queues_cpsch:$imms"
-    dump record-xlated "/tmp/$g.xlated-unmap"
-  fi
+  sim_check core-relocations /tmp/amdgpu.btf "/tmp/$g.xlated" "/tmp/$g.xlated-unmap"
 
   stop_daemon $pid
   dump "$g" "/tmp/$g.out" "/tmp/$g.err" "/tmp/$g.kfdtest"

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 
 namespace sim_check
 {
@@ -25,6 +26,16 @@ void Result(const char *what, const std::string &check, const std::string &detai
 }
 
 } // namespace
+
+void Dump(const std::string &group, const std::string &path)
+{
+	const char *kernel = std::getenv("GPUQ_KERNEL");
+	std::ifstream in(path);
+	for (std::string line; std::getline(in, line);)
+		std::printf("GPUQ-LOG %s %s| %s\n", kernel && *kernel ? kernel : "unknown",
+			    group.c_str(), line.c_str());
+	std::fflush(stdout);
+}
 
 void Pass(const std::string &check, const std::string &detail)
 {

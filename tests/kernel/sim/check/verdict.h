@@ -16,6 +16,9 @@ void Skip(const std::string &check, const std::string &detail);
 // PASS when OK, else FAIL.
 void Verdict(bool ok, const std::string &check, const std::string &detail);
 
+// PATH's lines into the guest's log, each "GPUQ-LOG <kernel> GROUP| line".
+void Dump(const std::string &group, const std::string &path);
+
 // V as awk prints a number: whole values without a fraction, others with six
 // significant digits.
 std::string Number(double v);
