@@ -1115,10 +1115,10 @@ thunk_lines() { sim_check thunk-lines "$1" "${2:-$NG_TRUTH}" "$(stat -c %i "${3:
 # client_verdict COMMAND ARGS...: sim_check's verdicts, on the console; false
 # when one failed or it could not run (its error on the console too).
 client_verdict() {
-  sim_check "$@" > /tmp/verdict.out
+  sim_check "$@" > /tmp/client-verdict.out
   local rc=$?
-  cat /tmp/verdict.out
-  [ $rc = 0 ] && ! grep -q '^GPUQ-KTEST [^ ]* [^ ]* FAIL' /tmp/verdict.out
+  cat /tmp/client-verdict.out
+  [ $rc = 0 ] && ! grep -q '^GPUQ-KTEST [^ ]* [^ ]* FAIL' /tmp/client-verdict.out
 }
 
 # compare_thunk FAMILIES: the last scrape against the thunk's truth alone
@@ -1177,18 +1177,7 @@ rocr_steps() {
   # as CLR launches on gfx1250: AMD's extended kernel dispatch packets
   # (VENDOR_SPECIFIC, AmdFormat 3), every 4th a barrier (3 rings)
   drv rocr batch r3 60 20 ext
-  check_thunk queues "gpuq_queues gpuq_processes"
-  check_thunk creates gpuq_queue_creates_total
-  check_thunk submissions "gpuq_submissions_total gpuq_queue_pending_packets"
-  if paused_cp pending; then
-    drv rocr submit r1 30 nowait
-    drv rocr submit r2 12 barrier nowait
-    check_thunk pending "gpuq_submissions_total gpuq_queue_pending_packets"
-  fi
-  rm -f $NG_CTL/pause
-  drv rocr drain r1
-  drv rocr drain r2
-  check_thunk drained "gpuq_submissions_total gpuq_queue_pending_packets"
+  thunk_step_checks rocr "submit r1 30 nowait" "submit r2 12 barrier nowait" -- "drain r1" "drain r2"
 }
 
 # HIP 5.2.3 gives a device's first stream a hardware queue of its pool (and
@@ -1218,18 +1207,7 @@ hip_steps() {
   drv hip wait h1
   drv hip wait h2
   drv hip wait h3
-  check_thunk queues "gpuq_queues gpuq_processes"
-  check_thunk creates gpuq_queue_creates_total
-  check_thunk submissions "gpuq_submissions_total gpuq_queue_pending_packets"
-  if paused_cp pending; then
-    drv hip launch h1 30
-    drv hip launch h2 12
-    check_thunk pending "gpuq_submissions_total gpuq_queue_pending_packets"
-  fi
-  rm -f $NG_CTL/pause
-  drv hip wait h1
-  drv hip wait h2
-  check_thunk drained "gpuq_submissions_total gpuq_queue_pending_packets"
+  thunk_step_checks hip "launch h1 30" "launch h2 12" -- "wait h1" "wait h2"
 }
 
 # rocBLAS 6.4.4's sgemm on one stream of GPU 0 (its Tensile kernels loaded
@@ -1237,16 +1215,29 @@ hip_steps() {
 rocblas_steps() {
   drv rocblas sgemm 256 20
   drv rocblas wait
+  thunk_step_checks rocblas "sgemm 128 5" -- wait
+}
+
+# thunk_step_checks NAME PENDING-STEP... -- DRAIN-STEP...: after a client's
+# steps, its queues, creates and submissions; then the PENDING steps (each a
+# drv NAME command) with the null CP paused (their packets stay pending),
+# and the DRAIN steps once it runs again.
+thunk_step_checks() {
+  local cc_client=$1 cc_paused=0 cc_subs="gpuq_submissions_total gpuq_queue_pending_packets" cc_step
+  shift
   check_thunk queues "gpuq_queues gpuq_processes"
   check_thunk creates gpuq_queue_creates_total
-  check_thunk submissions "gpuq_submissions_total gpuq_queue_pending_packets"
-  if paused_cp pending; then
-    drv rocblas sgemm 128 5
-    check_thunk pending "gpuq_submissions_total gpuq_queue_pending_packets"
-  fi
+  check_thunk submissions "$cc_subs"
+  paused_cp pending && cc_paused=1
+  while [ "$1" != -- ]; do
+    [ $cc_paused = 1 ] && drv $cc_client $1
+    shift
+  done
+  shift
+  [ $cc_paused = 1 ] && check_thunk pending "$cc_subs"
   rm -f $NG_CTL/pause
-  drv rocblas wait
-  check_thunk drained "gpuq_submissions_total gpuq_queue_pending_packets"
+  for cc_step; do drv $cc_client $cc_step; done
+  check_thunk drained "$cc_subs"
 }
 
 # check_thunk CHECK FAMILIES: the thunk's truth now (container A alive), its
