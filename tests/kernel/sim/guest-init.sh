@@ -1265,22 +1265,11 @@ paused_cp() {
 # device 0 only).
 # client_rings NAME GPU-INDEX: what the client itself says it rang on that
 # GPU, or "" when it cannot know (HIP counts launches, not rings).
-client_gpus() { if [ $1 = rocblas ]; then echo 0; else echo 0 1; fi; }
-client_rings() {
-  case $1 in
-    rocr) awk -v gi="gpu=$2" '$1 == "QUEUE" && $3 == gi { sub("rings=", "", $6); s += $6 } END { print s + 0 }' /tmp/rocr.out ;;
-    hip | rocblas) echo "" ;;
-  esac
-}
-
 # client_launches NAME GPU-INDEX: the kernel launches the client made on
 # that GPU ("" for rocr_client, whose packets are not all dispatches).
-client_launches() {
-  case $1 in
-    rocr | rocblas) echo "" ;;
-    hip) awk -v gi="gpu=$2" '$1 == "STREAM" && $3 == gi { sub("launches=", "", $4); s += $4 } END { print s + 0 }' /tmp/hip.out ;;
-  esac
-}
+client_gpus() { if [ $1 = rocblas ]; then echo 0; else echo 0 1; fi; }
+client_rings() { [ $1 = rocr ] && sim_check client-total /tmp/rocr.out QUEUE "$2" rings || echo ""; }
+client_launches() { [ $1 = hip ] && sim_check client-total /tmp/hip.out STREAM "$2" launches || echo ""; }
 
 # ---- sampling with the deployment's capabilities ----------------------------------
 # Two more agents beside the rocr client's, as the least-privilege image runs
