@@ -1109,34 +1109,16 @@ ng_dump() {
 }
 
 # thunk_lines EXITED [TRUTH CGROUP]: a thunk's truth (default: the client's
-# in container A) as truth lines of CGROUP (sim_compare's format), gpu by
-# gpu: queues, processes, creates, destroys (ioctl for those ROCr destroyed;
-# process_exit for the rest once EXITED=1, with the process's exit),
-# submissions (write indexes: every queue starts at 0 under this agent) and
-# pending packets.
-thunk_lines() {
-  awk -v cg="$(stat -c %i "${3:-$CG_A}")" -v exited="$1" '
-    $1 == "queue" {
-      for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
-      g = f["gpu_id"]
-      gpus[g] = 1
-      create[g]++
-      submit[g] += f["write_index"]
-      if (f["live"] == 0) ioctl[g]++
-      else if (exited) gone[g]++
-      else { live[g]++; pend[g] += f["pending"] }
-    }
-    END {
-      if (exited) print "exit", 0, 0, 0, cg, 1
-      for (g in gpus) {
-        print "create", g, 0, 0, cg, create[g]
-        print "submit", g, 0, 0, cg, submit[g]
-        if (ioctl[g]) print "destroy", g, 0, 1, cg, ioctl[g]
-        if (gone[g]) print "destroy", g, 0, 2, cg, gone[g]
-        if (live[g]) { print "queues", g, 0, 0, cg, live[g]; print "processes", g, 0, 0, cg, 1 }
-        if (pend[g]) print "pending", g, 0, 0, cg, pend[g]
-      }
-    }' "${2:-$NG_TRUTH}"
+# in container A) as truth lines of CGROUP (sim_check thunk-lines).
+thunk_lines() { sim_check thunk-lines "$1" "${2:-$NG_TRUTH}" "$(stat -c %i "${3:-$CG_A}")"; }
+
+# client_verdict COMMAND ARGS...: sim_check's verdicts, on the console; false
+# when one failed or it could not run (its error on the console too).
+client_verdict() {
+  sim_check "$@" > /tmp/client-verdict.out
+  local rc=$?
+  cat /tmp/client-verdict.out
+  [ $rc = 0 ] && ! grep -q '^GPUQ-KTEST [^ ]* [^ ]* FAIL' /tmp/client-verdict.out
 }
 
 # compare_thunk FAMILIES: the last scrape against the thunk's truth alone
@@ -1152,59 +1134,31 @@ compare_thunk() {
 }
 
 # expect_both CHECK SIM-FAMILIES THUNK-FAMILIES: converges on the
-# simulator's truth (its submit/pending lines from the thunk), then the same
-# scrape against the thunk's truth.
+# simulator's truth (its submit/pending lines from the thunk), then compares
+# the same scrape with the thunk's truth (sim_check expect-both).
 expect_both() {
-  if ! converge "$2"; then
-    fail "$1" "simulator truth: $(grep '^DIFF' /tmp/cmp.out | head -n 8 | tr '\n' ';')"
+  rm -f /tmp/cmpt.out
+  converge "$2" && compare_thunk "$3"
+  client_verdict expect-both "$1" "$2" "$3" /tmp/cmp.out /tmp/cmpt.out /tmp/ng.lines "$(dropped)" && return
+  if [ -e /tmp/cmpt.out ]; then
+    dump "$1" /tmp/cmpt.out /tmp/ng.lines $NG_TRUTH /tmp/m.prom
+  else
     sed 's/^/truth: /' $TRUTH > /tmp/truth.txt
     dump "$1" /tmp/cmp.out /tmp/truth.txt /tmp/ng.lines $NG_TRUTH /tmp/m.prom
-    return
   fi
-  if ! compare_thunk "$3"; then
-    fail "$1" "thunk truth: $(grep '^DIFF' /tmp/cmpt.out | head -n 8 | tr '\n' ';')"
-    dump "$1" /tmp/cmpt.out /tmp/ng.lines $NG_TRUTH /tmp/m.prom
-    return
-  fi
-  pass "$1" "$(tail -n 1 /tmp/cmp.out | awk '{ print $3 }') series = simulator truth ($2), $(tail -n 1 /tmp/cmpt.out | awk '{ print $3 }') = thunk truth ($3): $(awk -v fams=" $3 " '
-    { k = $1 == "queues" ? "gpuq_queues" : $1 == "processes" ? "gpuq_processes" : $1 == "create" ? "gpuq_queue_creates_total" : $1 == "destroy" ? "gpuq_queue_destroys_total" : $1 == "exit" ? "gpuq_process_exits_total" : $1 == "submit" ? "gpuq_submissions_total" : "gpuq_queue_pending_packets" }
-    index(fams, " " k " ") { printf "%s%s%s gpu %s = %s", sep, $1, ($1 == "destroy" ? ($4 == 1 ? "(ioctl)" : "(exit)") : ""), $2, $6; sep = ", " }' /tmp/ng.lines); drops: $(dropped)"
 }
 
 # sum_for FAMILY CONTAINER ["LABEL=VALUE ..."]: the last scrape's FAMILY
 # summed over CONTAINER's series carrying every label given.
-sum_for() {
-  awk -v fam="$1{" -v c="container=\"$2\"" -v want="$3" '
-    index($0, fam) == 1 && index($0, c) {
-      n = split(want, w, " ")
-      for (i = 1; i <= n; i++) {
-        split(w[i], kv, "=")
-        if (!index($0, kv[1] "=\"" kv[2] "\"")) next
-      }
-      s += $NF
-    }
-    END { print s + 0 }' /tmp/m.prom
-}
+# shellcheck disable=SC2086 # the labels, a word each
+sum_for() { sim_check sum /tmp/m.prom "$1" "container=$2" $3; }
 
 # series_a FAMILY: the sum of the last scrape's FAMILY for container A.
 series_a() { sum_for "$1" "$(echo $ID_A | cut -c1-12)"; }
 
-# client_sums TRUTH: per GPU, "GPU WRITES DISPATCHES BARRIERS OTHER" of the
-# client's own queues in a thunk's truth (not ROCr's internal ones): the
-# packets it wrote, and of those the null CP consumed the kernel dispatches,
-# the barriers and the rest (vendor, agent, other), as the agent's
-# packet_type="kernel_dispatch", "barrier" and "other" (with "unreadable")
-# count them.
-client_sums() {
-  awk '$1 == "queue" && index($0, " owner=client ") {
-      split("", f)
-      for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
-      g = f["gpu_id"]
-      w[g] += f["write_index"]; d[g] += f["dispatches"]; b[g] += f["barriers"]
-      o[g] += f["vendor"] + f["agent"] + f["other"]; e[g] += f["ext_dispatches"]
-      bb[g] += f["barrier_dispatches"] }
-    END { for (g in w) print g, w[g], d[g], b[g], o[g], e[g] + 0, bb[g] + 0 }' "$1"
-}
+# client_sums TRUTH: per GPU, "GPU WRITES DISPATCHES BARRIERS OTHER EXT
+# BARRIER-DISPATCHES" of the client's own queues in a thunk's truth.
+client_sums() { sim_check client-sums "$1"; }
 
 # rocr_steps / hip_steps / rocblas_steps: the client's queues and packets,
 # checked by every agent of the run after each step (the CP paused on the
@@ -1223,18 +1177,7 @@ rocr_steps() {
   # as CLR launches on gfx1250: AMD's extended kernel dispatch packets
   # (VENDOR_SPECIFIC, AmdFormat 3), every 4th a barrier (3 rings)
   drv rocr batch r3 60 20 ext
-  check_thunk queues "gpuq_queues gpuq_processes"
-  check_thunk creates gpuq_queue_creates_total
-  check_thunk submissions "gpuq_submissions_total gpuq_queue_pending_packets"
-  if paused_cp pending; then
-    drv rocr submit r1 30 nowait
-    drv rocr submit r2 12 barrier nowait
-    check_thunk pending "gpuq_submissions_total gpuq_queue_pending_packets"
-  fi
-  rm -f $NG_CTL/pause
-  drv rocr drain r1
-  drv rocr drain r2
-  check_thunk drained "gpuq_submissions_total gpuq_queue_pending_packets"
+  thunk_step_checks rocr "submit r1 30 nowait" "submit r2 12 barrier nowait" -- "drain r1" "drain r2"
 }
 
 # HIP 5.2.3 gives a device's first stream a hardware queue of its pool (and
@@ -1264,18 +1207,7 @@ hip_steps() {
   drv hip wait h1
   drv hip wait h2
   drv hip wait h3
-  check_thunk queues "gpuq_queues gpuq_processes"
-  check_thunk creates gpuq_queue_creates_total
-  check_thunk submissions "gpuq_submissions_total gpuq_queue_pending_packets"
-  if paused_cp pending; then
-    drv hip launch h1 30
-    drv hip launch h2 12
-    check_thunk pending "gpuq_submissions_total gpuq_queue_pending_packets"
-  fi
-  rm -f $NG_CTL/pause
-  drv hip wait h1
-  drv hip wait h2
-  check_thunk drained "gpuq_submissions_total gpuq_queue_pending_packets"
+  thunk_step_checks hip "launch h1 30" "launch h2 12" -- "wait h1" "wait h2"
 }
 
 # rocBLAS 6.4.4's sgemm on one stream of GPU 0 (its Tensile kernels loaded
@@ -1283,16 +1215,29 @@ hip_steps() {
 rocblas_steps() {
   drv rocblas sgemm 256 20
   drv rocblas wait
+  thunk_step_checks rocblas "sgemm 128 5" -- wait
+}
+
+# thunk_step_checks NAME PENDING-STEP... -- DRAIN-STEP...: after a client's
+# steps, its queues, creates and submissions; then the PENDING steps (each a
+# drv NAME command) with the null CP paused (their packets stay pending),
+# and the DRAIN steps once it runs again.
+thunk_step_checks() {
+  local cc_client=$1 cc_paused=0 cc_subs="gpuq_submissions_total gpuq_queue_pending_packets" cc_step
+  shift
   check_thunk queues "gpuq_queues gpuq_processes"
   check_thunk creates gpuq_queue_creates_total
-  check_thunk submissions "gpuq_submissions_total gpuq_queue_pending_packets"
-  if paused_cp pending; then
-    drv rocblas sgemm 128 5
-    check_thunk pending "gpuq_submissions_total gpuq_queue_pending_packets"
-  fi
+  check_thunk submissions "$cc_subs"
+  paused_cp pending && cc_paused=1
+  while [ "$1" != -- ]; do
+    [ $cc_paused = 1 ] && drv $cc_client $1
+    shift
+  done
+  shift
+  [ $cc_paused = 1 ] && check_thunk pending "$cc_subs"
   rm -f $NG_CTL/pause
-  drv rocblas wait
-  check_thunk drained "gpuq_submissions_total gpuq_queue_pending_packets"
+  for cc_step; do drv $cc_client $cc_step; done
+  check_thunk drained "$cc_subs"
 }
 
 # check_thunk CHECK FAMILIES: the thunk's truth now (container A alive), its
@@ -1320,22 +1265,11 @@ paused_cp() {
 # device 0 only).
 # client_rings NAME GPU-INDEX: what the client itself says it rang on that
 # GPU, or "" when it cannot know (HIP counts launches, not rings).
-client_gpus() { if [ $1 = rocblas ]; then echo 0; else echo 0 1; fi; }
-client_rings() {
-  case $1 in
-    rocr) awk -v gi="gpu=$2" '$1 == "QUEUE" && $3 == gi { sub("rings=", "", $6); s += $6 } END { print s + 0 }' /tmp/rocr.out ;;
-    hip | rocblas) echo "" ;;
-  esac
-}
-
 # client_launches NAME GPU-INDEX: the kernel launches the client made on
 # that GPU ("" for rocr_client, whose packets are not all dispatches).
-client_launches() {
-  case $1 in
-    rocr | rocblas) echo "" ;;
-    hip) awk -v gi="gpu=$2" '$1 == "STREAM" && $3 == gi { sub("launches=", "", $4); s += $4 } END { print s + 0 }' /tmp/hip.out ;;
-  esac
-}
+client_gpus() { if [ $1 = rocblas ]; then echo 0; else echo 0 1; fi; }
+client_rings() { [ $1 = rocr ] && sim_check client-total /tmp/rocr.out QUEUE "$2" rings || echo ""; }
+client_launches() { [ $1 = hip ] && sim_check client-total /tmp/hip.out STREAM "$2" launches || echo ""; }
 
 # ---- sampling with the deployment's capabilities ----------------------------------
 # Two more agents beside the rocr client's, as the least-privilege image runs
@@ -1382,29 +1316,24 @@ lp_stop() {
     eval "LP_PID_$n="
   done
 }
-# lp_checks P: with /tmp/ng.lines the thunk's truth, "leastpriv" must count
-# container A's submissions and pending packets as the thunk says, with no
-# sample denied; "noptrace" must count none, every sample denied, said once
-# in its log naming CAP_SYS_PTRACE.
+# lp_checks P: with /tmp/ng.lines the thunk's truth, P:least-privilege
+# once "leastpriv" counts container A's submissions and pending packets as the
+# thunk says (or 30 s pass), P:no-ptrace once "noptrace" denies samples.
 lp_checks() {
-  local P=$1 t0 ok=0 url caps denied said sub
+  local P=$1 t0 ok=0 caps denied
   caps=$(awk '/^CapEff:/ { print $2 }' /proc/$LP_PID_leastpriv/status 2> /dev/null)
+  : > /tmp/lp.out
   t0=$(up)
   while within 30 "$t0"; do
     timeout 10 wget -q -O /tmp/lp.prom http://127.0.0.1:9481/metrics 2> /dev/null || { sleep 0.3; continue; }
     { cat /tmp/static.in; sed 's/^/NOW /' /tmp/ng.lines; sed 's/^/MET /' /tmp/lp.prom; } > /tmp/lp.in
     sim_compare --fams "gpuq_submissions_total gpuq_queue_pending_packets" /tmp/lp.in > /tmp/lp.out
-    grep -q '^RESULT ok' /tmp/lp.out && ok=1 && break
+    grep -q '^RESULT ok' /tmp/lp.out && break
     sleep 0.3
   done
-  denied=$(awk '/^gpuq_queue_samples_total\{result="denied"\}/ { print $2 }' /tmp/lp.prom)
-  if [ $ok = 1 ] && [ "$caps" = 000000c000280000 ] && [ "${denied:-x}" = 0 ]; then
-    pass $P:least-privilege "an agent with exactly CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN, CAP_SYS_PTRACE (CapEff $caps) samples the client (root, every capability): $(tail -n 1 /tmp/lp.out | awk '{ print $3 }') series = the thunk's truth, denied samples 0"
-  else
-    fail $P:least-privilege "CapEff '$caps' (want 000000c000280000), denied '$denied', thunk truth: $(grep '^DIFF' /tmp/lp.out | head -n 6 | tr '\n' ';') its KFD hooks: $(grep '^gpuq_probe_attached{probe="tp_' /tmp/lp.prom | tr '\n' ' ')"
+  touch /tmp/lp.prom
+  client_verdict least-privilege $P:least-privilege "$caps" /tmp/lp.out /tmp/lp.prom ||
     dump $P-leastpriv /tmp/lp.out /tmp/agent-leastpriv.out
-  fi
-  ok=0
   t0=$(up)
   while within 30 "$t0"; do
     timeout 10 wget -q -O /tmp/lp.prom http://127.0.0.1:9482/metrics 2> /dev/null || { sleep 0.3; continue; }
@@ -1412,14 +1341,9 @@ lp_checks() {
     [ "${denied:-0}" -gt 0 ] && ok=1 && break
     sleep 0.3
   done
-  sub=$(awk '/^gpuq_submissions_total\{/ { s += $NF } END { print s + 0 }' /tmp/lp.prom)
-  said=$(grep -c 'CAP_SYS_PTRACE' /tmp/agent-noptrace.out)
-  if [ $ok = 1 ] && [ "$sub" = 0 ] && [ "$said" = 1 ]; then
-    pass $P:no-ptrace "without CAP_SYS_PTRACE: $denied samples denied, no submissions made up, one log line: $(grep CAP_SYS_PTRACE /tmp/agent-noptrace.out | cut -c1-160)"
-  else
-    fail $P:no-ptrace "denied '$denied' (want > 0), submissions $sub (want 0), log lines naming CAP_SYS_PTRACE $said (want 1)"
+  touch /tmp/lp.prom
+  client_verdict no-ptrace $P:no-ptrace $ok /tmp/lp.prom /tmp/agent-noptrace.out ||
     dump $P-noptrace /tmp/agent-noptrace.out /tmp/lp.prom
-  fi
 }
 
 # ---- agents, one per probe tier at once (the client runs', the programs') ----
