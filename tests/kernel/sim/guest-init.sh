@@ -1644,7 +1644,7 @@ run_past() {
 # agent in TIER, those GPUQ_CLIENTS names; the first group leads (its timing
 # marks; rocr's adds the least-privilege agents).
 client_checks() {
-  local name=$1 lead="" a i pid runtime markers checks what c
+  local name=$1 lead="" a i pid runtime markers checks c
   shift
   runtime=$(rocr_runtime $name)
   eval "checks=\$$(echo "$name" | tr a-z A-Z)_CHECKS"
@@ -1678,32 +1678,20 @@ client_checks() {
   fi
   start_client $name
   eval "pid=\$PID_$name"
+  ca_each client_start $name "$pid" "$runtime" > /tmp/start.out
+  cat /tmp/start.out
   if [ -z "$pid" ]; then
-    ca_fail start "${name} client: no READY ($(head -n 3 /tmp/$name.out | tr '\n' ';'))"
     dump $lead /tmp/$name.out
     exec 8>&- # its stdin ends: it exits
     lp_stop
     return
   fi
-  # the doorbell uprobes sit on the --hsa-runtime files: the client must
-  # map this run's
-  maps=$(grep -o '/[^ ]*libhsa-runtime64[^ ]*' /proc/$pid/maps | sort -u | tr '\n' ' ')
-  if [ "$maps" != "$runtime " ]; then
-    ca_fail start "the $name client maps ROCr as '$maps', not the --hsa-runtime file $runtime"
+  if grep -q '^GPUQ-KTEST [^ ]* [^ ]* FAIL' /tmp/start.out; then
     exit_driver $name
     run_past
     lp_stop
     return
   fi
-  if [ -n "${STACK:-}" ] && [ $name != rocr ]; then
-    d=/rocm/$name-$STACK
-    what="(Debian's $([ -s $d/rocblas-version ] && echo "rocBLAS $(cat $d/rocblas-version), ")HIP $(cat $d/hip-version) and ROCr $(cat $d/rocr-version), chrooted in its root over 9p, on the KFD null GPU forwarding to /dev/kfd)"
-  elif [ -n "${STACK:-}" ]; then
-    what="(Debian's ROCr $(cat /rocm/$STACK/version) on the KFD null GPU forwarding to /dev/kfd)"
-  else
-    what="(on the null thunk with /dev/kfd)"
-  fi
-  ca_each ca_pass_start "$name client pid $pid in container $THUNK_ONLY: $(head -n 1 /tmp/$name.out) $what"
   ktime $lead-ready
   ${name}_steps
   if [ $lead = rocr ]; then
@@ -1756,12 +1744,13 @@ client_agent_serves() {
     ca_drop "lifecycle probes no longer attached in tier $TIER:$ABSENT (before the run of $G)"
   fi
 }
-# ca_pass_start WHAT: the current agent's start check of the run passes,
-# saying WHAT ran.
-ca_pass_start() {
+# client_start NAME PID RUNTIME: the current agent's start check of the run
+# (PID "": the client never said READY).
+client_start() {
   local up db
   eval "up=\$CA_UP_$CA_I db=\$CA_DB_$CA_I"
-  pass $G:start "the agent serves (up after ${up}s before the guest's first client run; lifecycle probes in tier $TIER, $db doorbell uprobes); $1"
+  sim_check client-start $G $TIER "$up" "$db" $1 "${STACK:--}" "${2:--}" $THUNK_ONLY "$3" /proc/$2/maps \
+    /tmp/$1.out /rocm
 }
 
 # client_teardown: after the client's exit (/tmp/ng.lines, /tmp/drv.truth
