@@ -1784,12 +1784,12 @@ client_doorbells() {
   show_verdicts $G-doorbells /tmp/db.out /tmp/db.txt /tmp/$1.out
 }
 # show_verdicts GROUP OUT FILES...: sim_check's verdicts in OUT, FILES dumped
-# under GROUP when one fails.
+# under GROUP when one fails or there are none (its input error on stderr).
 show_verdicts() {
   local group=$1 out=$2
   shift 2
   cat $out
-  if grep -q '^GPUQ-KTEST [^ ]* [^ ]* FAIL' $out; then dump $group "$@"; fi
+  if [ ! -s $out ] || grep -q '^GPUQ-KTEST [^ ]* [^ ]* FAIL' $out; then dump $group "$@"; fi
 }
 
 # client_runs SUFFIX:TIER...: every client run of this guest (client_list),
@@ -1839,7 +1839,7 @@ max_hw_queues() {
     while ! grep -q '^HOLD\|^BAD' /tmp/mhq$n.out 2> /dev/null && within 300 "$t0"; do sleep 0.2; done
     ng_dump /tmp/ngctl-mhq$n /tmp/mhq$n.truth
     # the truth while it holds its streams (it writes its own at exit)
-    cp /tmp/mhq$n.truth /tmp/mhq$n.held
+    cp /tmp/mhq$n.truth /tmp/mhq$n.held 2> /dev/null || : > /tmp/mhq$n.held
     t0=$(up)
     while scrape /tmp/mhq$n.prom
       [ "$(sim_check max-hw-queues-live --wait /tmp/mhq $n:$c)" != agrees ] && within 30 "$t0"; do sleep 0.3; done
