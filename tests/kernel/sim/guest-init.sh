@@ -1568,7 +1568,7 @@ run_past() {
 # agent in TIER, those GPUQ_CLIENTS names; the first group leads (its timing
 # marks; rocr's adds the least-privilege agents).
 client_checks() {
-  local name=$1 lead="" a i pid runtime markers checks what c
+  local name=$1 lead="" a i pid runtime markers checks c
   shift
   runtime=$(rocr_runtime $name)
   eval "checks=\$$(echo "$name" | tr a-z A-Z)_CHECKS"
@@ -1602,32 +1602,20 @@ client_checks() {
   fi
   start_client $name
   eval "pid=\$PID_$name"
+  ca_each client_start $name "$pid" "$runtime" > /tmp/start.out
+  cat /tmp/start.out
   if [ -z "$pid" ]; then
-    ca_fail start "${name} client: no READY ($(head -n 3 /tmp/$name.out | tr '\n' ';'))"
     dump $lead /tmp/$name.out
     exec 8>&- # its stdin ends: it exits
     lp_stop
     return
   fi
-  # the doorbell uprobes sit on the --hsa-runtime files: the client must
-  # map this run's
-  maps=$(grep -o '/[^ ]*libhsa-runtime64[^ ]*' /proc/$pid/maps | sort -u | tr '\n' ' ')
-  if [ "$maps" != "$runtime " ]; then
-    ca_fail start "the $name client maps ROCr as '$maps', not the --hsa-runtime file $runtime"
+  if grep -q '^GPUQ-KTEST [^ ]* [^ ]* FAIL' /tmp/start.out; then
     exit_driver $name
     run_past
     lp_stop
     return
   fi
-  if [ -n "${STACK:-}" ] && [ $name != rocr ]; then
-    d=/rocm/$name-$STACK
-    what="(Debian's $([ -s $d/rocblas-version ] && echo "rocBLAS $(cat $d/rocblas-version), ")HIP $(cat $d/hip-version) and ROCr $(cat $d/rocr-version), chrooted in its root over 9p, on the KFD null GPU forwarding to /dev/kfd)"
-  elif [ -n "${STACK:-}" ]; then
-    what="(Debian's ROCr $(cat /rocm/$STACK/version) on the KFD null GPU forwarding to /dev/kfd)"
-  else
-    what="(on the null thunk with /dev/kfd)"
-  fi
-  ca_each ca_pass_start "$name client pid $pid in container $THUNK_ONLY: $(head -n 1 /tmp/$name.out) $what"
   ktime $lead-ready
   ${name}_steps
   if [ $lead = rocr ]; then
@@ -1680,25 +1668,21 @@ client_agent_serves() {
     ca_drop "lifecycle probes no longer attached in tier $TIER:$ABSENT (before the run of $G)"
   fi
 }
-# ca_pass_start WHAT: the current agent's start check of the run passes,
-# saying WHAT ran.
-ca_pass_start() {
+# client_start NAME PID RUNTIME: the current agent's start check of the run
+# (PID "": the client never said READY).
+client_start() {
   local up db
   eval "up=\$CA_UP_$CA_I db=\$CA_DB_$CA_I"
-  pass $G:start "the agent serves (up after ${up}s before the guest's first client run; lifecycle probes in tier $TIER, $db doorbell uprobes); $1"
+  sim_check client-start $G $TIER "$up" "$db" $1 "${STACK:--}" "${2:--}" $THUNK_ONLY "$3" /proc/$2/maps \
+    /tmp/$1.out /rocm
 }
 
 # client_teardown: after the client's exit (/tmp/ng.lines, /tmp/drv.truth
 # its thunk's final truth), the current agent's families against both
 # truths, container A's gauges at zero.
 client_teardown() {
-  local q pp
   expect_both $G:teardown "$LIFECYCLE $SUBMISSION" "$LIFECYCLE $SUBMISSION"
-  q=$(series_a gpuq_queues)
-  pp=$(series_a gpuq_queue_pending_packets)
-  if [ "$q" != 0 ] || [ "$pp" != 0 ]; then
-    fail $G:teardown "after the exit container A still has $q queues, $pp pending packets"
-  fi
+  sim_check client-teardown $G /tmp/m.prom $THUNK_ONLY
   dump $G-metrics /tmp/m.prom
 }
 
@@ -1707,71 +1691,29 @@ client_teardown() {
 client_run_stops() {
   local serves=yes
   scrape /tmp/alive.prom || serves=no
-  if [ $serves = yes ] && ! grep -q '^BAD' /tmp/$1.out; then
-    pass $G:stops "the $1 client: every command as expected, exited; the agent serves on for the next run"
-  else
-    fail $G:stops "the agent serves /metrics: $serves; the $1 client: $(grep '^BAD' /tmp/$1.out | head -n 3 | tr '\n' ';')"
-  fi
+  sim_check client-stops $G $1 $serves /tmp/$1.out
 }
 
 # client_doorbells NAME RUNTIME: the current agent's doorbell figures for
-# NAME's client against what it rang (its truth dumped: `drv NAME truth`).
+# NAME's client against what it rang (its truth dumped: `drv NAME truth`),
+# scraped until they pass or 30 s pass.
 client_doorbells() {
-  local name=$1 runtime=$2 cid t0 ok detail gi g rings launches tw td tb to te tbb got pk kd ke kbb kb ko
-  # every ring of the client went through the exported
-  # hsa_signal_store_screlease; per GPU the packets they published = the
-  # write indexes of its queues in the thunk (rocr_client's batches publish
-  # up to 32 packets a ring; HIP 7 a graph's in batches), the rings = the
-  # client's own count where it has one, kernel-dispatch packets = the
-  # kernel dispatches the null CP consumed on them (HIP's launches, and
-  # from 6.4 on its copies' blit kernels, on the stream's own queue: at
-  # least the launches) (ROCr's utility queues ring internally: no uprobe
-  # sees them)
-  scrape /tmp/m.prom
-  cid=$(echo $ID_A | cut -c1-12)
+  local t0
   t0=$(up)
-  ok=0
-  while within 30 "$t0"; do
-    ok=1
-    detail=""
-    for gi in $(client_gpus $name); do
-      g=$(gpu_of_node $((gi + 1)))
-      rings=$(client_rings $name $gi)
-      launches=$(client_launches $name $gi)
-      read -r tw td tb to te tbb <<EOF
-$(client_sums $NG_TRUTH | awk -v g="$g" '$1 == g { print $2, $3, $4, $5, $6, $7 }')
-EOF
-      tw=${tw:-0} td=${td:-0} tb=${tb:-0} to=${to:-0} te=${te:-0} tbb=${tbb:-0}
-      got=$(sum_for gpuq_doorbells_total "$cid" "gpu_id=$g")
-      pk=$(sum_for gpuq_doorbell_packets_total "$cid" "gpu_id=$g")
-      kd=$(sum_for gpuq_doorbell_packets_total "$cid" "gpu_id=$g packet_type=kernel_dispatch")
-      ke=$(sum_for gpuq_doorbell_packets_total "$cid" "gpu_id=$g packet_type=kernel_dispatch format=amd_ext")
-      kbb=$(sum_for gpuq_doorbell_barrier_dispatches_total "$cid" "gpu_id=$g")
-      kb=$(sum_for gpuq_doorbell_packets_total "$cid" "gpu_id=$g packet_type=barrier")
-      ko=$(($(sum_for gpuq_doorbell_packets_total "$cid" "gpu_id=$g packet_type=other") + \
-        $(sum_for gpuq_doorbell_packets_total "$cid" "gpu_id=$g packet_type=unreadable")))
-      detail="$detail gpu $g: doorbell packets $pk, thunk client write indexes $tw, rings $got"
-      [ -n "$rings" ] && detail="$detail, client rings $rings"
-      detail="$detail, by type (kernel_dispatch, of which amd_ext, of which with the barrier bit, barrier, other) $kd $ke $kbb $kb $ko, the null CP's $td $te $tbb $tb $to"
-      [ -n "$launches" ] && detail="$detail, launches $launches"
-      detail="$detail;"
-      { [ "$pk" = "$tw" ] && [ "$tw" -gt 0 ]; } || ok=0
-      [ -z "$rings" ] || [ "$rings" = "$got" ] || ok=0
-      [ "$kd" = "$td" ] && [ "$ke" = "$te" ] && [ "$kbb" = "$tbb" ] && [ "$kb" = "$tb" ] && [ "$ko" = "$to" ] || ok=0
-      [ -z "$launches" ] || [ "$launches" -le "$kd" ] || ok=0
-    done
-    [ $ok = 1 ] && break
-    sleep 0.3
-    scrape /tmp/m.prom
-  done
-  if [ $ok = 1 ]; then
-    pass $G:doorbells "--doorbells=uprobe on $runtime:$detail"
-  else
-    fail $G:doorbells "$detail"
-    grep '^gpuq_doorbell\|^gpuq_probe_attached' /tmp/m.prom > /tmp/db.txt
-    dump $G-doorbells /tmp/db.txt /tmp/$name.out
-  fi
-
+  while scrape /tmp/m.prom
+    sim_check client-doorbells $G $1 "$2" $THUNK_ONLY /tmp/m.prom $NG_TRUTH /tmp/$1.out \
+      $KFD/topology/nodes > /tmp/db.out
+    ! grep -q "^GPUQ-KTEST $K $G:doorbells PASS" /tmp/db.out && within 30 "$t0"; do sleep 0.3; done
+  grep '^gpuq_doorbell\|^gpuq_probe_attached' /tmp/m.prom > /tmp/db.txt
+  show_verdicts $G-doorbells /tmp/db.out /tmp/db.txt /tmp/$1.out
+}
+# show_verdicts GROUP OUT FILES...: sim_check's verdicts in OUT, FILES dumped
+# under GROUP when one fails or there are none (its input error on stderr).
+show_verdicts() {
+  local group=$1 out=$2
+  shift 2
+  cat $out
+  if [ ! -s $out ] || grep -q '^GPUQ-KTEST [^ ]* [^ ]* FAIL' $out; then dump $group "$@"; fi
 }
 
 # client_runs SUFFIX:TIER...: every client run of this guest (client_list),
@@ -1795,97 +1737,51 @@ client_runs() (
 # kernel on each, one copy each way, held with its streams alive) at
 # GPU_MAX_HW_QUEUES=1 and at 8, each in a container of its own, recorded
 # through the btf-fentry agent's recording API (`record --from --container`)
-# while it runs. Checks, each against the null thunk's truth exactly:
-#   live    per run, the agent's live queues of that container (every KFD
-#           queue ROCr made: HIP's and its own), and its doorbells' kernel
-#           dispatches and those with the barrier bit (HIP's queues: the
-#           uprobes never see ROCr's internal ones);
-#   report  `report hwq-1=... hwq-8=...` compares the two captures side by
-#           side: the queues created, the runtime knobs each process was
-#           started with, the kernel dispatches and the barrier-bit share.
-# Its checks: MHQ_CHECKS (check_lists.sh).
+# while it runs; then `report hwq-1=... hwq-8=...` compares the captures.
+# sim_check max-hw-queues-live and -report check MHQ_CHECKS (check_lists.sh).
 max_hw_queues() {
-  local n id cg rec t0 bad="" detail="" q live kd bb want_q want_created want_kd want_bb knobs rrc
+  local n id c rec t0 runs="" rrc
   if [ -f /lib/nullgpu/missing ] || [ -f /lib/nullgpu/hip-missing ]; then
     for c in $MHQ_CHECKS; do skip max-hw-queues:$c "$(cat /lib/nullgpu/missing /lib/nullgpu/hip-missing 2> /dev/null | head -n 1)"; done
     return
   fi
   PORT=$(tier_port btf-fentry) URL=http://127.0.0.1:$(tier_port btf-fentry)/metrics TIER=btf-fentry
-  : > /tmp/mhq-report.want
   for n in 1 8; do
     id=$(echo "max-hw-queues $n" | sha256sum | cut -c1-64)
-    cg=/sys/fs/cgroup/system.slice/docker-$id.scope
-    mkdir -p $cg /tmp/ngctl-mhq$n
+    c=$(echo $id | cut -c1-12)
+    mkdir -p /sys/fs/cgroup/system.slice/docker-$id.scope /tmp/ngctl-mhq$n
     rm -f /tmp/mhq$n.* /tmp/ngctl-mhq$n/*
-    /bin/gpuq-agent record --from "http://127.0.0.1:$PORT" --container "$(echo $id | cut -c1-12)" \
-      -o /tmp/mhq$n.cap > /tmp/mhq$n.rec 2>&1 &
+    /bin/gpuq-agent record --from "http://127.0.0.1:$PORT" --container $c -o /tmp/mhq$n.cap > /tmp/mhq$n.rec 2>&1 &
     rec=$!
     t0=$(up)
     while ! grep -q 'until Ctrl-C' /tmp/mhq$n.rec && kill -0 $rec 2> /dev/null && within 30 "$t0"; do sleep 0.1; done
     mkfifo /tmp/mhq$n.in
     exec 7<> /tmp/mhq$n.in
-    ng_run $cg /tmp/ngctl-mhq$n /tmp/mhq$n.truth 1xgfx90a 1 GPU_MAX_HW_QUEUES=$n GPUQ_HIP_CLIENT_HOLD=1 \
-      /bin/hip_client queues 8 < /tmp/mhq$n.in > /tmp/mhq$n.out 2>&1 7>&- &
+    ng_run /sys/fs/cgroup/system.slice/docker-$id.scope /tmp/ngctl-mhq$n /tmp/mhq$n.truth 1xgfx90a 1 GPU_MAX_HW_QUEUES=$n \
+      GPUQ_HIP_CLIENT_HOLD=1 /bin/hip_client queues 8 < /tmp/mhq$n.in > /tmp/mhq$n.out 2>&1 7>&- &
     t0=$(up)
     while ! grep -q '^HOLD\|^BAD' /tmp/mhq$n.out 2> /dev/null && within 300 "$t0"; do sleep 0.2; done
     ng_dump /tmp/ngctl-mhq$n /tmp/mhq$n.truth
-    want_q=$(grep '^queue ' /tmp/mhq$n.truth | grep -c ' live=1 ')
-    want_created=$(grep -c '^queue ' /tmp/mhq$n.truth)
-    set -- $(client_sums /tmp/mhq$n.truth | awk '{ d += $3 + $6; b += $7 } END { print d + 0, b + 0 }')
-    want_kd=$1 want_bb=$2
-    # the agent has sampled every queue (and so read the knobs) and counted
-    # every doorbell
+    # the truth while it holds its streams (it writes its own at exit)
+    cp /tmp/mhq$n.truth /tmp/mhq$n.held 2> /dev/null || : > /tmp/mhq$n.held
     t0=$(up)
-    while :; do
-      scrape /tmp/m.prom
-      live=$(sum_for gpuq_queues "$(echo $id | cut -c1-12)")
-      kd=$(sum_for gpuq_doorbell_packets_total "$(echo $id | cut -c1-12)" packet_type=kernel_dispatch)
-      bb=$(sum_for gpuq_doorbell_barrier_dispatches_total "$(echo $id | cut -c1-12)")
-      q=$(sum_for gpuq_queue_samples_total "$(echo $id | cut -c1-12)" result=read)
-      [ "$live $kd $bb" = "$want_q $want_kd $want_bb" ] && [ "$q" -gt 0 ] && break
-      within 30 "$t0" || break
-      sleep 0.3
-    done
-    grep -q '^hip_client queues .* ok$' /tmp/mhq$n.out || bad="$bad run-$n:$(tail -n 2 /tmp/mhq$n.out | tr '\n' ';')"
-    [ "$live $kd $bb" = "$want_q $want_kd $want_bb" ] || bad="$bad GPU_MAX_HW_QUEUES=$n:queues-$live-want-$want_q,dispatches-$kd-want-$want_kd,barrier-bit-$bb-want-$want_bb"
-    detail="$detail GPU_MAX_HW_QUEUES=$n: $live queues, $kd kernel dispatches, $bb with the barrier bit ($(grep -c '^queue .* owner=client ' /tmp/mhq$n.truth) of the queues HIP's);"
+    while scrape /tmp/mhq$n.prom
+      [ "$(sim_check max-hw-queues-live --wait /tmp/mhq $n:$c)" != agrees ] && within 30 "$t0"; do sleep 0.3; done
     kill -INT $rec
     t0=$(up)
     while kill -0 $rec 2> /dev/null && within 60 "$t0"; do sleep 0.1; done
-    wait $rec || bad="$bad record-$n-exit-$?"
+    wait $rec
+    runs="$runs $n:$c:$?"
     exec 7>&- # its stdin ends: it exits
-    echo "$n $want_created $want_kd $want_bb" >> /tmp/mhq-report.want
   done
-  mhq_verdict live "$bad" "the agent equals the null thunk's truth exactly:$detail" \
-    /tmp/mhq1.out /tmp/mhq8.out /tmp/mhq1.truth /tmp/mhq8.truth /tmp/mhq1.rec /tmp/mhq8.rec
-  # report: the comparison's rows, one cell per run, against the truth
+  # shellcheck disable=SC2086
+  sim_check max-hw-queues-live /tmp/mhq $runs > /tmp/mhq-live.out
+  show_verdicts max-hw-queues:live /tmp/mhq-live.out /tmp/mhq1.out /tmp/mhq8.out /tmp/mhq1.truth /tmp/mhq8.truth \
+    /tmp/mhq1.held /tmp/mhq8.held /tmp/mhq1.rec /tmp/mhq8.rec
   timeout 120 /bin/gpuq-agent report hwq-1=/tmp/mhq1.cap hwq-8=/tmp/mhq8.cap > /tmp/mhq-report.txt 2> /tmp/mhq-report.err
   rrc=$?
-  mhq_row() { awk -v w="$1" 'index($0, w) == 1 { $0 = substr($0, length(w) + 1); sub(/^ +/, ""); gsub(/  +/, "|"); print; exit }' /tmp/mhq-report.txt; }
-  bad=""
-  knobs=$(mhq_row "runtime knobs")
-  # created, kernel dispatches, barrier-bit dispatches of run 1, then run 8
-  set -- $(awk '{ printf "%s %s %s ", $2, $3, $4 }' /tmp/mhq-report.want)
-  [ "$(mhq_row "queues created")" = "$1|$4" ] || bad="$bad queues-created:$(mhq_row "queues created")-want-$1|$4"
-  [ "$(mhq_row "kernel dispatches (doorbells)")" = "$2|$5" ] || bad="$bad dispatches:$(mhq_row "kernel dispatches (doorbells)")-want-$2|$5"
-  [ "$(mhq_row "  with the barrier bit" | sed 's/ ([0-9]*%)//g')" = "$3|$6" ] || bad="$bad barrier-bit:$(mhq_row "  with the barrier bit")-want-$3|$6"
-  [ "$knobs" = "GPU_MAX_HW_QUEUES=1 HSA_ENABLE_SDMA=0|GPU_MAX_HW_QUEUES=8 HSA_ENABLE_SDMA=0" ] || bad="$bad knobs:$knobs"
-  [ $rrc = 0 ] || bad="$bad report-exit-$rrc:$(head -n 1 /tmp/mhq-report.err)"
-  detail="queues created $(mhq_row "queues created"), kernel dispatches $(mhq_row "kernel dispatches (doorbells)"), with the barrier bit $(mhq_row "  with the barrier bit"), knobs $knobs"
-  mhq_verdict report "$bad" "report compares the two runs side by side, each column the truth's: $detail" \
-    /tmp/mhq-report.txt /tmp/mhq-report.err /tmp/mhq-report.want
-}
-# mhq_verdict CHECK BAD DETAIL FILES...: max-hw-queues:CHECK passes without
-# BAD, else fails with FILES dumped.
-mhq_verdict() {
-  local check=max-hw-queues:$1 bad=$2 detail=$3
-  shift 3
-  if [ -z "$bad" ]; then
-    pass $check "$detail"
-  else
-    fail $check "$bad; $detail"
-    dump $check "$@"
-  fi
+  sim_check max-hw-queues-report /tmp/mhq-report.txt /tmp/mhq-report.err $rrc /tmp/mhq 1 8 > /tmp/mhq-report.out
+  show_verdicts max-hw-queues:report /tmp/mhq-report.out /tmp/mhq-report.txt /tmp/mhq-report.err /tmp/mhq1.held /tmp/mhq8.held
 }
 
 # client_groups BASE SUFFIX:TIER...: BASE's GROUP:TIER arguments.
