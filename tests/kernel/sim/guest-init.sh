@@ -2028,14 +2028,14 @@ only record && (record_checks)
 # Two Kubernetes Job containers (containerd's CRI layout: a cri-containerd
 # scope under kubepods, the bundle's config.json with the CRI annotations,
 # both removed the moment the task ends, as containerd does) each create
-# queues and submit for about 2 s, then exit. Every series they produced
-# must carry their names, never a short id or "unresolved". The bundle
+# queues and submit for about 2 s, then exit, while `record --from` records
+# through the daemon's API (sim_check short-lived, api-record). The bundle
 # stands for containerd's; the host tier (tests/bpf/short_lived_podman_test.sh)
 # runs real podman containers for the doorbell series.
 short_lived_checks() {
   local pod_cg=/sys/fs/cgroup/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod7c0ffee0_1234_4abc_8def_0123456789ab.slice
   local tasks=/run/containerd/io.containerd.runtime.v2.task/k8s.io
-  local n id cg name bad="" detail=""
+  local n id cg rc report_rc
   : > /tmp/agent-short.out
   cp $TRUTH /tmp/base.truth
   /bin/gpuq-agent --web.listen-address 127.0.0.1:$PORT --runtime.run-dir /run \
@@ -2044,7 +2044,6 @@ short_lived_checks() {
   t0=$(up)
   while ! { scrape /tmp/m.prom && [ "$(grep -c '^gpuq_probe_attached{.*} 1$' /tmp/m.prom)" -ge 4 ]; } &&
     kill -0 $AG_PID 2> /dev/null && within 180 "$t0"; do sleep 0.2; done
-  # The jobs run while `record --from` records through the daemon's API.
   /bin/gpuq-agent record --from "http://127.0.0.1:$PORT" -o /tmp/api.cap > /tmp/api-rec.log 2>&1 &
   API_PID=$!
   t1=$(up)
@@ -2074,70 +2073,22 @@ short_lived_checks() {
   done
   sleep 3
   scrape /tmp/m.prom
-  # Each job: its series under its name, its 2 creates, its exit, and the
-  # exit's destroy of each of its queues, exactly (both drivers create at
-  # once, at one FIFO priority: neither preempts the other inside a program).
-  for n in 1 2; do
-    name="job-$n"
-    named=$(grep '^gpuq_' /tmp/m.prom | grep -c "container=\"$name\".*namespace=\"jobs\"")
-    creates=$(sum_for gpuq_queue_creates_total "$name" namespace=jobs)
-    destroys=$(sum_for gpuq_queue_destroys_total "$name" namespace=jobs)
-    exits=$(sum_for gpuq_process_exits_total "$name" namespace=jobs)
-    detail="$detail $name: $creates creates, $destroys destroys, $exits exit;"
-    [ "$named" -ge 1 ] || bad="$bad no-series-named-$name"
-    [ "$creates $destroys $exits" = "2 2 1" ] ||
-      bad="$bad $name:creates=$creates,destroys=$destroys,exits=$exits(want-2,2,1)"
-  done
-  # Nothing of theirs under an id or unresolved.
-  strays=$(grep '^gpuq_' /tmp/m.prom | grep -c 'container="b0000\|container="unresolved"')
-  [ "$strays" = 0 ] || bad="$bad $strays-series-under-id-or-unresolved"
-  if [ -z "$bad" ]; then
-    pass short-lived-named "two 2 s Job containers, bundle and cgroup removed at exit: every series named ($detail)"
-  else
-    fail short-lived-named "missing or misnamed:$bad"
+  if ! checked short-lived /tmp/m.prom; then
     grep 'job-\|container="b0000\|unresolved\|^gpuq_events_dropped_total' /tmp/m.prom > /tmp/short.prom
     dump short-lived /tmp/short.prom /tmp/agent-short.out /tmp/short1.out
   fi
-  api_record_check
-  cat /tmp/short1.out /tmp/short2.out >> /tmp/drivers.out
-  stop_agent
-}
-
-# api_record_check: the recording API end to end, live. `record --from`
-# recorded the two jobs through the daemon; stopped now, its capture's
-# replay and report must give every series of theirs the daemon exports
-# (/tmp/m.prom, scraped since they ended) exactly: the jobs ran entirely
-# inside the recording.
-api_record_check() {
-  local rc fams want got n created subs bad="" detail=""
   REC_PID=$API_PID
   stop_recorder
   rc=$REC_RC
   dump api-record /tmp/api-rec.log
   scrape /tmp/m-api.prom
   timeout 60 /bin/gpuq-agent --once -o prometheus --replay /tmp/api.cap > /tmp/api.prom 2> /tmp/api-once.err
-  fams='^gpuq_(queue_creates_total|queue_destroys_total|process_exits_total|submissions_total|queues|queue_pending_packets)\{'
-  want=$(grep -E "$fams" /tmp/m-api.prom | grep 'namespace="jobs"' | sort)
-  got=$(grep -E "$fams" /tmp/api.prom | grep 'namespace="jobs"' | sort)
-  [ "$rc" = 0 ] || bad="$bad record-from-exit-$rc"
-  [ -n "$want" ] || bad="$bad no-job-series-exported"
-  [ "$want" = "$got" ] || bad="$bad replay-differs"
-  timeout 60 /bin/gpuq-agent report /tmp/api.cap > /tmp/api-report.txt 2>&1 || bad="$bad report-failed"
-  for n in 1 2; do
-    # CONTAINER POD NAMESPACE ID PROCS GPUS QUEUES_PEAK COMPUTE_PEAK CREATED SUBMISSIONS
-    created=$(awk -v c="job-$n" '$1 == c && $3 == "jobs" { print $9 }' /tmp/api-report.txt)
-    subs=$(awk -v c="job-$n" '$1 == c && $3 == "jobs" { print $10 }' /tmp/api-report.txt)
-    [ "$created" = "$(sum_for gpuq_queue_creates_total "job-$n" namespace=jobs)" ] || bad="$bad job-$n-created-$created"
-    [ "$subs" = "$(sum_for gpuq_submissions_total "job-$n" namespace=jobs)" ] || bad="$bad job-$n-submissions-$subs"
-    detail="$detail job-$n: $created created, $subs submissions;"
-  done
-  if [ -z "$bad" ]; then
-    pass api-record "record --from through the daemon's API around two Job containers: its replay gives their $(echo "$want" | wc -l) series exactly, its report their creates and submissions ($detail)"
-  else
-    fail api-record "$bad"
-    { echo "$want" | sed 's/^/AGENT /'; echo "$got" | sed 's/^/REPLAY /'; } > /tmp/api-diff.txt
+  timeout 60 /bin/gpuq-agent report /tmp/api.cap > /tmp/api-report.txt 2>&1
+  report_rc=$?
+  checked api-record "$rc" $report_rc /tmp/m-api.prom /tmp/api.prom /tmp/api-report.txt /tmp/m.prom /tmp/api-diff.txt ||
     dump api-record-diff /tmp/api-diff.txt /tmp/api-report.txt /tmp/api-once.err /tmp/agent-short.out
-  fi
+  cat /tmp/short1.out /tmp/short2.out >> /tmp/drivers.out
+  stop_agent
 }
 only short-lived && (short_lived_checks)
 
