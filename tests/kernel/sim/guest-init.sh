@@ -2093,46 +2093,27 @@ short_lived_checks() {
 only short-lived && (short_lived_checks)
 
 # ---- partitioned GPUs: 8 MI300X in CPX mode, 64 KFD nodes ------------------------
-# The simulator reloaded with 64 more GPUs, 8 partitions of each of 8
-# physical GPUs (extra_partitions=8: the topology of an MI300X node in CPX
-# mode). A process in container A holds a compute queue on every partition,
-# one in container B an SDMA queue on each partition of the first physical
-# GPU. Every lifecycle family per partition equals the truth; gpuq_gpu_info
-# joins each node to the physical GPU and partition its topology says
-# (location_id: the bus and device, the partition in the function bits),
-# numbered as amd-smi numbers sockets (by PCI address); and /metrics joined
-# with it, and --once's PHYSICAL GPUS, sum the truth's queues per physical
-# GPU exactly.
-part_phys() { # the sysfs node's physical GPU "pci partition", from its properties
-  awk '$1 == "location_id" { l = $2 } $1 == "domain" { d = $2 }
-    END { printf "%04x:%02x:%02x %d\n", d, int(l / 256) % 256, int(l / 8) % 32, l % 8 }' "$1/properties"
-}
 # partitions_checks GROUP PER_GPU NODES: the simulator reloaded with NODES
-# extra GPUs, PER_GPU partitions of each physical GPU (CPX: 8, DPX: 2); the
-# checks are named GROUP:<check> (PART_CHECKS).
+# extra GPUs, PER_GPU partitions of each physical GPU (CPX: 8, DPX: 2). A
+# process in container A holds a compute queue on every partition, one in
+# container B an SDMA queue on each partition of the first physical GPU; the
+# checks are named GROUP:<check> (PART_CHECKS; sim_check partitions-*).
 partitions_checks() {
-  local G=$1 per=$2 nodes=$3 n first nd g i bad="" got want
+  local G=$1 per=$2 nodes=$3 n first nd g i topo=$KFD/topology/nodes
   ktime $G-start
   rmmod amdgpu > /tmp/part-mod.txt 2>&1 && insmod $SIM/amdgpu.ko $SIM_ARGS extra_hws_gpus=$nodes extra_partitions=$per >> /tmp/part-mod.txt 2>&1
   rc=$?
-  n=$(($(ls -d $KFD/topology/nodes/* | wc -l) - 1))
+  n=$(($(ls -d $topo/* | wc -l) - 1))
   first=$((n - nodes + 1))
   if [ $rc != 0 ] || [ ! -e /sys/kernel/btf/amdgpu ] || [ $first -lt 4 ]; then
     fail $G:reload "rc=$rc, $n GPU nodes, btf $(ls /sys/kernel/btf/amdgpu 2>&1): $(tr '\n' ' ' < /tmp/part-mod.txt)"
     return
   fi
-  # gpu_id, physical PCI device and partition of every GPU node, and the
-  # physical GPUs' amd-smi order (domain, bus, device: one width, so text order)
-  # (line k: node k; node 0 is the CPU)
-  for nd in $(seq 1 $n); do
-    echo "$(gpu_of_node $nd) $(part_phys $KFD/topology/nodes/$nd)"
-  done > /tmp/part-nodes.txt
-  awk '{ print $2 }' /tmp/part-nodes.txt | sort -u | awk '{ print $1, NR - 1 }' > /tmp/part-phys.txt
-  pass $G:reload "simulator reloaded with extra_hws_gpus=$nodes extra_partitions=$per: $n GPU nodes, $(wc -l < /tmp/part-phys.txt) physical GPUs, partitions on nodes $first-$n ($(awk -v f=$first 'NR == f { print $2 }' /tmp/part-nodes.txt) .. $(awk -v n=$n 'NR == n { print $2 }' /tmp/part-nodes.txt))"
+  sim_check partitions-reload $G $topo $n $first $nodes $per
   cp /tmp/static.in /tmp/static.saved
   {
     grep -v '^GPU ' /tmp/static.saved
-    awk '{ print "GPU", $1 }' /tmp/part-nodes.txt
+    for nd in $(seq 1 $n); do echo "GPU $(gpu_of_node $nd)"; done
   } > /tmp/static.in
   : > /tmp/drv.truth
   start_agent $G
@@ -2156,58 +2137,12 @@ partitions_checks() {
   drv pb version
   ktime $G-created
   expect_truth $G:queues "$LIFECYCLE"
-  # -- gpuq_gpu_info: each node's partition and physical GPU
   scrape /tmp/m.prom
-  bad=$(awk 'FNR == NR { phys[$1] = $2; next }
-    FILENAME ~ /part-nodes/ { want[$1] = "gpu_partition_id=\"" $3 "\",gpu_physical_index=\"" phys[$2] "\",gpu_physical_pci=\"" $2 "\""; next }
-    index($0, "gpuq_gpu_info{") == 1 {
-      match($0, /gpu_id="[0-9]*"/); g = substr($0, RSTART + 8, RLENGTH - 9)
-      seen[g] = 1
-      if (!(g in want) || !index($0, want[g])) print "gpu " g ": " $0
-    }
-    END { for (g in want) if (!(g in seen)) print "gpu " g ": no gpuq_gpu_info" }' \
-    /tmp/part-phys.txt /tmp/part-nodes.txt /tmp/m.prom)
-  if [ -z "$bad" ]; then
-    pass $G:gpu-info "$(wc -l < /tmp/part-nodes.txt) gpuq_gpu_info series, each with the partition and physical GPU (gpu_physical_pci, gpu_physical_index) its topology node says"
-  else
-    fail $G:gpu-info "$(echo "$bad" | head -n 3 | tr '\n' ';')"
-  fi
-  # -- per physical GPU: the truth's live queues (a queues line per GPU, type
-  #    and cgroup) summed by the physical GPU of each gpu_id, against
-  #    /metrics' gpuq_queues joined with gpuq_gpu_info's gpu_physical_index
-  awk '{ print $1, $2 }' /tmp/part-nodes.txt > /tmp/part-map.txt
-  want=$(awk 'FNR == NR { phys[$1] = $2; next } FILENAME ~ /part-map/ { idx[$1] = phys[$2]; next }
-    $1 == "queues" && ($2 in idx) { s[idx[$2]] += $6 }
-    END { for (p in s) if (s[p]) print p, s[p] }' /tmp/part-phys.txt /tmp/part-map.txt $TRUTH | sort -n | tr '\n' ' ')
-  got=$(awk 'index($0, "gpuq_gpu_info{") == 1 {
-      match($0, /gpu_id="[0-9]*"/); g = substr($0, RSTART, RLENGTH)
-      match($0, /gpu_physical_index="[0-9]*"/); idx[g] = substr($0, RSTART + 20, RLENGTH - 21)
-    }
-    index($0, "gpuq_queues{") == 1 { match($0, /gpu_id="[0-9]*"/); q[substr($0, RSTART, RLENGTH)] += $NF }
-    END { for (g in q) s[idx[g]] += q[g]; for (p in s) if (s[p]) print p, s[p] }' /tmp/m.prom | sort -n | tr '\n' ' ')
-  if [ -n "$want" ] && [ "$got" = "$want" ]; then
-    pass $G:physical "live queues per physical GPU (index queues), /metrics joined with gpuq_gpu_info = the truth summed by topology: $got"
-  else
-    fail $G:physical "per physical GPU: agent '$got', truth '$want'"
-  fi
+  cp $TRUTH /tmp/part.truth
+  sim_check partitions-metrics $G $topo $n /tmp/m.prom /tmp/part.truth
   stop_agent
-  # -- --once (seeded from sysfs): PHYSICAL GPUS, queues (COMPUTE + SDMA +
-  #    OTHER) and processes per physical GPU: the truth's queues, and 2
-  #    processes where container B's process also is (the first), else 1
   timeout 180 /bin/gpuq-agent --once --interval 1s --no-runtime-lookup > /tmp/part-once.txt 2>&1
-  got=$(sed -n '/^PHYSICAL GPUS/,/^$/p' /tmp/part-once.txt | awk 'NR > 2 && NF && $4 + $5 + $6 { print $1, $4 + $5 + $6, $7 }' | tr '\n' ' ')
-  # (B's process: the physical GPUs of nodes first .. first+7, where its
-  # SDMA queues are)
-  want=$(echo "$want" | awk -v both="$(awk -v f=$first 'FNR == NR { phys[$1] = $2; next }
-      FNR >= f && FNR < f + 8 { printf "%s ", phys[$2] }' /tmp/part-phys.txt /tmp/part-nodes.txt)" '
-    BEGIN { n = split(both, f, " "); for (i = 1; i <= n; i++) b[f[i]] = 1 }
-    { for (i = 1; i < NF; i += 2) printf "%s %s %d ", $i, $(i + 1), ($i in b) ? 2 : 1 }')
-  if [ -n "$want" ] && [ "$got" = "$want" ]; then
-    pass $G:once "--once's PHYSICAL GPUS (index queues processes): $got"
-  else
-    fail $G:once "got '$got', want '$want'"
-    dump $G-once /tmp/part-once.txt
-  fi
+  checked partitions-once $G $topo $n $first /tmp/part-once.txt /tmp/part.truth || dump $G-once /tmp/part-once.txt
   exit_driver pa
   exit_driver pb
   cp /tmp/static.saved /tmp/static.in
