@@ -437,21 +437,6 @@ converge() {
   done
 }
 
-# prog_misses: the kernel's recursion_misses of each BPF program loaded,
-# "NAME N" per line (bpftool prints the count only when it is not 0).
-prog_misses() {
-  bpftool prog show 2> /dev/null | awk '
-    /^[0-9]+: / {
-      name = ""
-      misses = 0
-      for (i = 1; i < NF; i++) {
-        if ($i == "name") name = $(i + 1)
-        if ($i == "recursion_misses") misses = $(i + 1)
-      }
-      print name, misses + 0
-    }'
-}
-
 expect_truth() {
   if ! converge "$2"; then
     fail "$1" "$(grep '^DIFF' /tmp/cmp.out | head -n 8 | tr '\n' ';')"
@@ -1801,11 +1786,19 @@ only clients && client_runs :btf-fentry kprobe:btf-kprobe
 only fentry && (run_mode fentry)
 only kprobe && (MODE=kprobe TIER=btf-kprobe run_mode kprobe --no-fentry)
 # ---- record -- COMMAND, --container, SIGINT -----------------------------------
+# checked COMMAND ARGS...: sim_check's verdicts; false when one is a FAIL or
+# sim_check could not check (its error on the console), for the logs to dump.
+checked() {
+  local rc
+  sim_check "$@" > /tmp/verdicts.txt
+  rc=$?
+  cat /tmp/verdicts.txt
+  [ $rc = 0 ] && ! grep -q '^GPUQ-KTEST [^ ]* [^ ]* FAIL ' /tmp/verdicts.txt
+}
 # record_checks: `record --container <A> -- sh -c ...` around a driver that the
 # command moves into container A, while a driver in container B creates a
-# queue during the recording; the command's status (7) comes back and the
-# capture replays to A's operations only. Then a bare `record` stopped by
-# SIGINT after a queue of B's was created: exit 0, and the create is in it.
+# queue during the recording; then a bare `record` stopped by SIGINT after a
+# queue of B's was created (sim_check record-container, record-sigint).
 record_checks() {
   local short_a short_b rc
   short_a=$(echo $ID_A | cut -c1-12)
@@ -1822,28 +1815,16 @@ record_checks() {
   dump record /tmp/rec.log
   cat /tmp/ra.out >> /tmp/drivers.out
   if [ $rc = 7 ]; then pass record-command "the command's exit status 7 came back"; else fail record-command "exit $rc, want 7"; fi
-  timeout 60 /bin/gpuq-agent --once -o prometheus --replay /tmp/rec.cap > /tmp/rec.prom 2>&1
-  a=$(grep "^gpuq_queue_creates_total{container=\"$short_a\"" /tmp/rec.prom | awk '{ s += $NF } END { print s + 0 }')
-  b=$(grep -c "container=\"$short_b\"" /tmp/rec.prom)
-  d=$(grep "^gpuq_queue_destroys_total{container=\"$short_a\".*reason=\"ioctl\"" /tmp/rec.prom | awk '{ s += $NF } END { print s + 0 }')
-  if [ "$a" = 2 ] && [ "$d" = 1 ] && [ "$b" = 0 ] && grep -q "rb1" /tmp/r2.out; then
-    pass record-container "capture of A: 2 creates, 1 ioctl destroy; B's create during the recording left out"
-  else
-    fail record-container "creates of A: $a (want 2), ioctl destroys: $d (want 1), series of B: $b (want 0)"
-    dump record-prom /tmp/rec.prom
-  fi
+  timeout 60 /bin/gpuq-agent --once -o prometheus --replay /tmp/rec.cap > /tmp/rec.prom 2> /tmp/rec-once.err
+  checked record-container /tmp/rec.prom "$short_a" "$short_b" /tmp/r2.out ||
+    dump record-prom /tmp/rec.prom /tmp/rec-once.err
   start_recorder /tmp/int.cap /tmp/int.log 180
   drv r2 create rb2 "$G_MES" sdma
   stop_recorder
   rc=$REC_RC
   dump record-int /tmp/int.log
-  timeout 60 /bin/gpuq-agent --once -o prometheus --replay /tmp/int.cap > /tmp/int.prom 2>&1
-  n=$(grep "^gpuq_queue_creates_total{container=\"$short_b\"" /tmp/int.prom | awk '{ s += $NF } END { print s + 0 }')
-  if [ $rc = 0 ] && [ "$n" = 1 ]; then
-    pass record-sigint "SIGINT: exit 0, the capture replays with the create before it"
-  else
-    fail record-sigint "exit $rc (want 0), creates of B in the capture: $n (want 1)"
-  fi
+  timeout 60 /bin/gpuq-agent --once -o prometheus --replay /tmp/int.cap > /tmp/int.prom 2> /tmp/int-once.err
+  checked record-sigint "$rc" /tmp/int.prom "$short_b" || dump record-int /tmp/int-once.err
   exit_driver r2
 }
 only record && (record_checks)
@@ -1852,14 +1833,14 @@ only record && (record_checks)
 # Two Kubernetes Job containers (containerd's CRI layout: a cri-containerd
 # scope under kubepods, the bundle's config.json with the CRI annotations,
 # both removed the moment the task ends, as containerd does) each create
-# queues and submit for about 2 s, then exit. Every series they produced
-# must carry their names, never a short id or "unresolved". The bundle
+# queues and submit for about 2 s, then exit, while `record --from` records
+# through the daemon's API (sim_check short-lived, api-record). The bundle
 # stands for containerd's; the host tier (tests/bpf/short_lived_podman_test.sh)
 # runs real podman containers for the doorbell series.
 short_lived_checks() {
   local pod_cg=/sys/fs/cgroup/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod7c0ffee0_1234_4abc_8def_0123456789ab.slice
   local tasks=/run/containerd/io.containerd.runtime.v2.task/k8s.io
-  local n id cg name bad="" detail=""
+  local n id cg rc report_rc
   : > /tmp/agent-short.out
   cp $TRUTH /tmp/base.truth
   /bin/gpuq-agent --web.listen-address 127.0.0.1:$PORT --runtime.run-dir /run \
@@ -1868,7 +1849,6 @@ short_lived_checks() {
   t0=$(up)
   while ! { scrape /tmp/m.prom && [ "$(grep -c '^gpuq_probe_attached{.*} 1$' /tmp/m.prom)" -ge 4 ]; } &&
     kill -0 $AG_PID 2> /dev/null && within 180 "$t0"; do sleep 0.2; done
-  # The jobs run while `record --from` records through the daemon's API.
   /bin/gpuq-agent record --from "http://127.0.0.1:$PORT" -o /tmp/api.cap > /tmp/api-rec.log 2>&1 &
   API_PID=$!
   t1=$(up)
@@ -1898,114 +1878,47 @@ short_lived_checks() {
   done
   sleep 3
   scrape /tmp/m.prom
-  # Each job: its series under its name, its 2 creates, its exit, and the
-  # exit's destroy of each of its queues, exactly (both drivers create at
-  # once, at one FIFO priority: neither preempts the other inside a program).
-  for n in 1 2; do
-    name="job-$n"
-    named=$(grep '^gpuq_' /tmp/m.prom | grep -c "container=\"$name\".*namespace=\"jobs\"")
-    creates=$(sum_for gpuq_queue_creates_total "$name" namespace=jobs)
-    destroys=$(sum_for gpuq_queue_destroys_total "$name" namespace=jobs)
-    exits=$(sum_for gpuq_process_exits_total "$name" namespace=jobs)
-    detail="$detail $name: $creates creates, $destroys destroys, $exits exit;"
-    [ "$named" -ge 1 ] || bad="$bad no-series-named-$name"
-    [ "$creates $destroys $exits" = "2 2 1" ] ||
-      bad="$bad $name:creates=$creates,destroys=$destroys,exits=$exits(want-2,2,1)"
-  done
-  # Nothing of theirs under an id or unresolved.
-  strays=$(grep '^gpuq_' /tmp/m.prom | grep -c 'container="b0000\|container="unresolved"')
-  [ "$strays" = 0 ] || bad="$bad $strays-series-under-id-or-unresolved"
-  if [ -z "$bad" ]; then
-    pass short-lived-named "two 2 s Job containers, bundle and cgroup removed at exit: every series named ($detail)"
-  else
-    fail short-lived-named "missing or misnamed:$bad"
+  if ! checked short-lived /tmp/m.prom; then
     grep 'job-\|container="b0000\|unresolved\|^gpuq_events_dropped_total' /tmp/m.prom > /tmp/short.prom
     dump short-lived /tmp/short.prom /tmp/agent-short.out /tmp/short1.out
   fi
-  api_record_check
-  cat /tmp/short1.out /tmp/short2.out >> /tmp/drivers.out
-  stop_agent
-}
-
-# api_record_check: the recording API end to end, live. `record --from`
-# recorded the two jobs through the daemon; stopped now, its capture's
-# replay and report must give every series of theirs the daemon exports
-# (/tmp/m.prom, scraped since they ended) exactly: the jobs ran entirely
-# inside the recording.
-api_record_check() {
-  local rc fams want got n created subs bad="" detail=""
   REC_PID=$API_PID
   stop_recorder
   rc=$REC_RC
   dump api-record /tmp/api-rec.log
   scrape /tmp/m-api.prom
   timeout 60 /bin/gpuq-agent --once -o prometheus --replay /tmp/api.cap > /tmp/api.prom 2> /tmp/api-once.err
-  fams='^gpuq_(queue_creates_total|queue_destroys_total|process_exits_total|submissions_total|queues|queue_pending_packets)\{'
-  want=$(grep -E "$fams" /tmp/m-api.prom | grep 'namespace="jobs"' | sort)
-  got=$(grep -E "$fams" /tmp/api.prom | grep 'namespace="jobs"' | sort)
-  [ "$rc" = 0 ] || bad="$bad record-from-exit-$rc"
-  [ -n "$want" ] || bad="$bad no-job-series-exported"
-  [ "$want" = "$got" ] || bad="$bad replay-differs"
-  timeout 60 /bin/gpuq-agent report /tmp/api.cap > /tmp/api-report.txt 2>&1 || bad="$bad report-failed"
-  for n in 1 2; do
-    # CONTAINER POD NAMESPACE ID PROCS GPUS QUEUES_PEAK COMPUTE_PEAK CREATED SUBMISSIONS
-    created=$(awk -v c="job-$n" '$1 == c && $3 == "jobs" { print $9 }' /tmp/api-report.txt)
-    subs=$(awk -v c="job-$n" '$1 == c && $3 == "jobs" { print $10 }' /tmp/api-report.txt)
-    [ "$created" = "$(sum_for gpuq_queue_creates_total "job-$n" namespace=jobs)" ] || bad="$bad job-$n-created-$created"
-    [ "$subs" = "$(sum_for gpuq_submissions_total "job-$n" namespace=jobs)" ] || bad="$bad job-$n-submissions-$subs"
-    detail="$detail job-$n: $created created, $subs submissions;"
-  done
-  if [ -z "$bad" ]; then
-    pass api-record "record --from through the daemon's API around two Job containers: its replay gives their $(echo "$want" | wc -l) series exactly, its report their creates and submissions ($detail)"
-  else
-    fail api-record "$bad"
-    { echo "$want" | sed 's/^/AGENT /'; echo "$got" | sed 's/^/REPLAY /'; } > /tmp/api-diff.txt
+  timeout 60 /bin/gpuq-agent report /tmp/api.cap > /tmp/api-report.txt 2>&1
+  report_rc=$?
+  checked api-record "$rc" $report_rc /tmp/m-api.prom /tmp/api.prom /tmp/api-report.txt /tmp/m.prom /tmp/api-diff.txt ||
     dump api-record-diff /tmp/api-diff.txt /tmp/api-report.txt /tmp/api-once.err /tmp/agent-short.out
-  fi
+  cat /tmp/short1.out /tmp/short2.out >> /tmp/drivers.out
+  stop_agent
 }
 only short-lived && (short_lived_checks)
 
 # ---- partitioned GPUs: 8 MI300X in CPX mode, 64 KFD nodes ------------------------
-# The simulator reloaded with 64 more GPUs, 8 partitions of each of 8
-# physical GPUs (extra_partitions=8: the topology of an MI300X node in CPX
-# mode). A process in container A holds a compute queue on every partition,
-# one in container B an SDMA queue on each partition of the first physical
-# GPU. Every lifecycle family per partition equals the truth; gpuq_gpu_info
-# joins each node to the physical GPU and partition its topology says
-# (location_id: the bus and device, the partition in the function bits),
-# numbered as amd-smi numbers sockets (by PCI address); and /metrics joined
-# with it, and --once's PHYSICAL GPUS, sum the truth's queues per physical
-# GPU exactly.
-part_phys() { # the sysfs node's physical GPU "pci partition", from its properties
-  awk '$1 == "location_id" { l = $2 } $1 == "domain" { d = $2 }
-    END { printf "%04x:%02x:%02x %d\n", d, int(l / 256) % 256, int(l / 8) % 32, l % 8 }' "$1/properties"
-}
 # partitions_checks GROUP PER_GPU NODES: the simulator reloaded with NODES
-# extra GPUs, PER_GPU partitions of each physical GPU (CPX: 8, DPX: 2); the
-# checks are named GROUP:<check> (PART_CHECKS).
+# extra GPUs, PER_GPU partitions of each physical GPU (CPX: 8, DPX: 2). A
+# process in container A holds a compute queue on every partition, one in
+# container B an SDMA queue on each partition of the first physical GPU; the
+# checks are named GROUP:<check> (PART_CHECKS; sim_check partitions-*).
 partitions_checks() {
-  local G=$1 per=$2 nodes=$3 n first nd g i bad="" got want
+  local G=$1 per=$2 nodes=$3 n first nd g i topo=$KFD/topology/nodes
   ktime $G-start
   rmmod amdgpu > /tmp/part-mod.txt 2>&1 && insmod $SIM/amdgpu.ko $SIM_ARGS extra_hws_gpus=$nodes extra_partitions=$per >> /tmp/part-mod.txt 2>&1
   rc=$?
-  n=$(($(ls -d $KFD/topology/nodes/* | wc -l) - 1))
+  n=$(($(ls -d $topo/* | wc -l) - 1))
   first=$((n - nodes + 1))
   if [ $rc != 0 ] || [ ! -e /sys/kernel/btf/amdgpu ] || [ $first -lt 4 ]; then
     fail $G:reload "rc=$rc, $n GPU nodes, btf $(ls /sys/kernel/btf/amdgpu 2>&1): $(tr '\n' ' ' < /tmp/part-mod.txt)"
     return
   fi
-  # gpu_id, physical PCI device and partition of every GPU node, and the
-  # physical GPUs' amd-smi order (domain, bus, device: one width, so text order)
-  # (line k: node k; node 0 is the CPU)
-  for nd in $(seq 1 $n); do
-    echo "$(gpu_of_node $nd) $(part_phys $KFD/topology/nodes/$nd)"
-  done > /tmp/part-nodes.txt
-  awk '{ print $2 }' /tmp/part-nodes.txt | sort -u | awk '{ print $1, NR - 1 }' > /tmp/part-phys.txt
-  pass $G:reload "simulator reloaded with extra_hws_gpus=$nodes extra_partitions=$per: $n GPU nodes, $(wc -l < /tmp/part-phys.txt) physical GPUs, partitions on nodes $first-$n ($(awk -v f=$first 'NR == f { print $2 }' /tmp/part-nodes.txt) .. $(awk -v n=$n 'NR == n { print $2 }' /tmp/part-nodes.txt))"
+  sim_check partitions-reload $G $topo $n $first $nodes $per
   cp /tmp/static.in /tmp/static.saved
   {
     grep -v '^GPU ' /tmp/static.saved
-    awk '{ print "GPU", $1 }' /tmp/part-nodes.txt
+    for nd in $(seq 1 $n); do echo "GPU $(gpu_of_node $nd)"; done
   } > /tmp/static.in
   : > /tmp/drv.truth
   start_agent $G
@@ -2029,58 +1942,12 @@ partitions_checks() {
   drv pb version
   ktime $G-created
   expect_truth $G:queues "$LIFECYCLE"
-  # -- gpuq_gpu_info: each node's partition and physical GPU
   scrape /tmp/m.prom
-  bad=$(awk 'FNR == NR { phys[$1] = $2; next }
-    FILENAME ~ /part-nodes/ { want[$1] = "gpu_partition_id=\"" $3 "\",gpu_physical_index=\"" phys[$2] "\",gpu_physical_pci=\"" $2 "\""; next }
-    index($0, "gpuq_gpu_info{") == 1 {
-      match($0, /gpu_id="[0-9]*"/); g = substr($0, RSTART + 8, RLENGTH - 9)
-      seen[g] = 1
-      if (!(g in want) || !index($0, want[g])) print "gpu " g ": " $0
-    }
-    END { for (g in want) if (!(g in seen)) print "gpu " g ": no gpuq_gpu_info" }' \
-    /tmp/part-phys.txt /tmp/part-nodes.txt /tmp/m.prom)
-  if [ -z "$bad" ]; then
-    pass $G:gpu-info "$(wc -l < /tmp/part-nodes.txt) gpuq_gpu_info series, each with the partition and physical GPU (gpu_physical_pci, gpu_physical_index) its topology node says"
-  else
-    fail $G:gpu-info "$(echo "$bad" | head -n 3 | tr '\n' ';')"
-  fi
-  # -- per physical GPU: the truth's live queues (a queues line per GPU, type
-  #    and cgroup) summed by the physical GPU of each gpu_id, against
-  #    /metrics' gpuq_queues joined with gpuq_gpu_info's gpu_physical_index
-  awk '{ print $1, $2 }' /tmp/part-nodes.txt > /tmp/part-map.txt
-  want=$(awk 'FNR == NR { phys[$1] = $2; next } FILENAME ~ /part-map/ { idx[$1] = phys[$2]; next }
-    $1 == "queues" && ($2 in idx) { s[idx[$2]] += $6 }
-    END { for (p in s) if (s[p]) print p, s[p] }' /tmp/part-phys.txt /tmp/part-map.txt $TRUTH | sort -n | tr '\n' ' ')
-  got=$(awk 'index($0, "gpuq_gpu_info{") == 1 {
-      match($0, /gpu_id="[0-9]*"/); g = substr($0, RSTART, RLENGTH)
-      match($0, /gpu_physical_index="[0-9]*"/); idx[g] = substr($0, RSTART + 20, RLENGTH - 21)
-    }
-    index($0, "gpuq_queues{") == 1 { match($0, /gpu_id="[0-9]*"/); q[substr($0, RSTART, RLENGTH)] += $NF }
-    END { for (g in q) s[idx[g]] += q[g]; for (p in s) if (s[p]) print p, s[p] }' /tmp/m.prom | sort -n | tr '\n' ' ')
-  if [ -n "$want" ] && [ "$got" = "$want" ]; then
-    pass $G:physical "live queues per physical GPU (index queues), /metrics joined with gpuq_gpu_info = the truth summed by topology: $got"
-  else
-    fail $G:physical "per physical GPU: agent '$got', truth '$want'"
-  fi
+  cp $TRUTH /tmp/part.truth
+  sim_check partitions-metrics $G $topo $n /tmp/m.prom /tmp/part.truth
   stop_agent
-  # -- --once (seeded from sysfs): PHYSICAL GPUS, queues (COMPUTE + SDMA +
-  #    OTHER) and processes per physical GPU: the truth's queues, and 2
-  #    processes where container B's process also is (the first), else 1
   timeout 180 /bin/gpuq-agent --once --interval 1s --no-runtime-lookup > /tmp/part-once.txt 2>&1
-  got=$(sed -n '/^PHYSICAL GPUS/,/^$/p' /tmp/part-once.txt | awk 'NR > 2 && NF && $4 + $5 + $6 { print $1, $4 + $5 + $6, $7 }' | tr '\n' ' ')
-  # (B's process: the physical GPUs of nodes first .. first+7, where its
-  # SDMA queues are)
-  want=$(echo "$want" | awk -v both="$(awk -v f=$first 'FNR == NR { phys[$1] = $2; next }
-      FNR >= f && FNR < f + 8 { printf "%s ", phys[$2] }' /tmp/part-phys.txt /tmp/part-nodes.txt)" '
-    BEGIN { n = split(both, f, " "); for (i = 1; i <= n; i++) b[f[i]] = 1 }
-    { for (i = 1; i < NF; i += 2) printf "%s %s %d ", $i, $(i + 1), ($i in b) ? 2 : 1 }')
-  if [ -n "$want" ] && [ "$got" = "$want" ]; then
-    pass $G:once "--once's PHYSICAL GPUS (index queues processes): $got"
-  else
-    fail $G:once "got '$got', want '$want'"
-    dump $G-once /tmp/part-once.txt
-  fi
+  checked partitions-once $G $topo $n $first /tmp/part-once.txt /tmp/part.truth || dump $G-once /tmp/part-once.txt
   exit_driver pa
   exit_driver pb
   cp /tmp/static.saved /tmp/static.in
@@ -2096,18 +1963,12 @@ fi
 # ---- skips: the one run that lets the kernel skip programs ---------------------
 # forced_skips CHECK: every other check runs where no program can be skipped
 # (RUNTIME_SCHED above); this one makes the kernel skip them, as on a user's
-# host. The tracepoint tier's agent, a driver's burst of creates and
-# destroys and two loops of syscalls run SCHED_OTHER on the one vCPU: a tick
-# preempts a task inside sys_enter's or sys_exit's program and the next task
-# to enter it is skipped. Then the agent is made FIFO again (no skip can
-# happen any more) and its gpuq_events_dropped_total{reason="prog_skipped"}
-# must equal the sum of the kernel's recursion_misses over the agent's
-# programs (the only programs loaded then: no other agent runs), exactly,
-# and be above 0, and gpuq_program_skipped_runs_total each program's. An agent that ignored a skip would
-# export less. A kernel that never preempts a program (6.1: voluntary)
-# cannot be made to skip one: the check is skipped there, naming the model.
+# host: the agent, a driver's burst and two loops of syscalls SCHED_OTHER,
+# then the agent FIFO again, no other agent running (sim_check forced-skips).
+# A kernel that never preempts a program (6.1: voluntary) cannot be made to
+# skip one: the check is skipped there, naming the model.
 forced_skips() {
-  local check=$1 got want per i loops bad name n a
+  local check=$1 i loops
   if [ -z "$PREEMPTS" ] || [ -z "$RUNTIME_SCHED" ]; then
     skip $check "no skip can be forced: this kernel never preempts a BPF program (sched/preempt: $(cat /sys/kernel/debug/sched/preempt 2> /dev/null)); the newest kernel's guest runs this check"
     return
@@ -2135,32 +1996,11 @@ forced_skips() {
   exit_driver d9
   chrt -f -a -p 1 "$AG_PID"
   # the counts can no longer move; the agent reads the kernel's at each scrape
-  if [ "$(pidof gpuq-agent)" != "$AG_PID" ]; then
-    fail $check "another agent runs beside the tracepoint tier's ($(pidof gpuq-agent)): its programs' misses would be counted too"
-    stop_agent
-    return
-  fi
-  prog_misses > /tmp/skips-kernel.txt
-  want=$(awk '{ s += $2 } END { print s + 0 }' /tmp/skips-kernel.txt)
-  per=$(awk '$2 > 0 { printf "%s%s %d", sep, $1, $2; sep = ", " }' /tmp/skips-kernel.txt)
+  bpftool prog show > /tmp/skips-bpftool.txt 2> /dev/null
   scrape /tmp/m.prom
-  got=$(awk 'index($0, "gpuq_events_dropped_total{reason=\"prog_skipped\"}") == 1 { print $NF + 0 }' /tmp/m.prom)
-  # and program by program (a program the agent does not count, the cgroup
-  # watcher's, must have no skips: the sum above would miss them)
-  bad=""
-  while read -r name n; do
-    a=$(awk -v l="gpuq_program_skipped_runs_total{program=\"$name\"}" 'index($0, l) == 1 { print $NF + 0 }' /tmp/m.prom)
-    [ -z "$a" ] && [ "$n" = 0 ] && continue
-    [ "$a" = "$n" ] || bad="$bad $name:agent-${a:-none}-kernel-$n"
-  done < /tmp/skips-kernel.txt
-  if [ "$want" -gt 0 ] && [ "${got:-none}" = "$want" ] && [ -z "$bad" ]; then
-    pass $check "the kernel skipped the agent's programs $want times (${per}); the agent exports prog_skipped $got and each program's count in gpuq_program_skipped_runs_total; drops: $(dropped)"
-  elif [ "$want" = 0 ]; then
-    fail $check "no program was skipped under SCHED_OTHER load: nothing forced (programs: $(tr '\n' ';' < /tmp/skips-kernel.txt))"
-  else
-    fail $check "the kernel skipped the agent's programs $want times ($per), the agent exports prog_skipped ${got:-none}; per program:${bad:- equal}"
-    dump $check /tmp/skips-kernel.txt /tmp/m.prom /tmp/agent-skips.out
-  fi
+  checked forced-skips $check "$AG_PID" "$(pidof gpuq-agent)" /tmp/skips-bpftool.txt /tmp/m.prom ||
+    grep -q 'nothing forced\|another agent' /tmp/verdicts.txt ||
+    dump $check /tmp/skips-bpftool.txt /tmp/m.prom /tmp/agent-skips.out
   stop_agent
 }
 
