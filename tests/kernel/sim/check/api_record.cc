@@ -9,6 +9,7 @@
 // REPORT_STATUS) gives each job the creates and submissions of the daemon's
 // scrape METRICS_PROM. On failure both sides go to DIFF_OUT (AGENT/REPLAY).
 #include "command.h"
+#include "lines.h"
 #include "text_file.h"
 #include "verdict.h"
 
@@ -67,8 +68,8 @@ int ApiRecord(const std::vector<std::string> &args)
 				  "REPORT METRICS_PROM DIFF_OUT");
 	std::vector<std::string> agent, replay, report, metrics;
 	std::string error;
-	if (!ReadTextLines(args[2], agent, error) || !ReadTextLines(args[3], replay, error) ||
-	    !ReadTextLines(args[4], report, error) || !ReadTextLines(args[5], metrics, error))
+	if (!ReadLines(args[2], agent, error) || !ReadLines(args[3], replay, error) ||
+	    !ReadLines(args[4], report, error) || !ReadLines(args[5], metrics, error))
 		return UsageError(error);
 	const std::vector<std::string> want = JobSeries(agent), got = JobSeries(replay);
 	std::string bad, detail;

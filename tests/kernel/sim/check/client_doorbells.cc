@@ -15,6 +15,7 @@
 // null CP consumed on them (HIP's launches, and from 6.4 on its copies' blit
 // kernels, on the stream's own queue: at least the launches). ROCr's utility
 // queues ring internally: no uprobe sees them.
+#include "lines.h"
 #include "client_runs.h"
 #include "command.h"
 #include "exposition.h"

@@ -5,33 +5,14 @@
 #ifndef GPUQ_SIM_CHECK_CLIENT_RUNS_H
 #define GPUQ_SIM_CHECK_CLIENT_RUNS_H
 
+#include "thunk_truth.h"
+
 #include <map>
 #include <string>
 #include <vector>
 
 namespace sim_check
 {
-
-// The lines of PATH; false with ERROR when it cannot be read.
-bool ReadLines(const std::string &path, std::vector<std::string> &out, std::string &error);
-
-// LINE split on blanks, as awk splits $0 into $1..$NF.
-std::vector<std::string> Fields(const std::string &line);
-
-// TEXT's leading number, as awk reads a string as a number (0 when none).
-double AwkNumber(const std::string &text);
-
-// One "queue" line of a thunk's truth: its key=value fields.
-struct ThunkQueue {
-	std::map<std::string, std::string> fields;
-
-	// Field KEY's value as a number (0 when absent).
-	double Get(const std::string &key) const;
-	bool Client() const; // owner=client: the client's own, not ROCr's internal
-};
-
-// The "queue" lines of the thunk truth at PATH.
-bool ReadThunkQueues(const std::string &path, std::vector<ThunkQueue> &out, std::string &error);
 
 // A GPU's sums over the client's own queues of a thunk's truth: the packets
 // it wrote (write indexes) and of those the null CP consumed the kernel

@@ -6,6 +6,7 @@
 // sit on. The agent came up UP seconds after the runs' agents started with
 // DOORBELLS doorbell uprobes attached in tier TIER; ROCM holds the stacks'
 // version files (the PASS says what ran). CLIENT-OUT is the client's output.
+#include "lines.h"
 #include "client_runs.h"
 #include "command.h"
 #include "verdict.h"

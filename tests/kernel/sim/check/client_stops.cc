@@ -2,6 +2,7 @@
 // NAME's client exited: it did every command as expected (no "BAD" line in
 // its output CLIENT-OUT) and the agent still serves /metrics (SERVES: yes or
 // no, the guest's last scrape) for the next run.
+#include "lines.h"
 #include "client_runs.h"
 #include "command.h"
 #include "verdict.h"

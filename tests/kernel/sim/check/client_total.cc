@@ -3,6 +3,7 @@
 // (tests/nullgpu: rocr_client's "QUEUE r1 gpu=0 ... rings=N ...",
 // hip_client's "STREAM h1 gpu=0 launches=N ..."), as awk prints a number:
 // what the client itself says it did on that GPU.
+#include "lines.h"
 #include "command.h"
 #include "compare_output.h"
 #include "verdict.h"

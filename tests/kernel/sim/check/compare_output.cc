@@ -6,19 +6,6 @@
 namespace sim_check
 {
 
-bool ReadLines(const std::string &path, std::vector<std::string> &out, std::string &error)
-{
-	std::ifstream in(path);
-	if (!in) {
-		error = "cannot read " + path;
-		return false;
-	}
-	std::string line;
-	while (std::getline(in, line))
-		out.push_back(line);
-	return true;
-}
-
 bool CompareOk(const std::vector<std::string> &lines)
 {
 	for (const std::string &l : lines)

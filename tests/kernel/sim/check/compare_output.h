@@ -10,9 +10,6 @@
 namespace sim_check
 {
 
-// PATH's lines into OUT; false with ERROR when PATH cannot be read.
-bool ReadLines(const std::string &path, std::vector<std::string> &out, std::string &error);
-
 // A line begins "RESULT ok": the comparison found no difference.
 bool CompareOk(const std::vector<std::string> &lines);
 

@@ -6,6 +6,7 @@
 // when CMP is ok: the guest compares it only then). LINES is the thunk's
 // truth as truth lines (thunk-lines), whose values of THUNK-FAMILIES the
 // PASS names; DROPS the agent's dropped events as the guest words them.
+#include "lines.h"
 #include "command.h"
 #include "compare_output.h"
 #include "truth.h"

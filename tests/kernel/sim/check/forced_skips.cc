@@ -11,6 +11,7 @@
 // cgroup watcher's) must have none, or the sum would miss them. An agent that ignored a skip would
 // export less.
 #include "command.h"
+#include "lines.h"
 #include "text_file.h"
 #include "verdict.h"
 
@@ -79,7 +80,7 @@ int ForcedSkips(const std::vector<std::string> &args)
 	}
 	std::vector<std::string> bpftool, metrics;
 	std::string error;
-	if (!ReadTextLines(args[3], bpftool, error) || !ReadTextLines(args[4], metrics, error))
+	if (!ReadLines(args[3], bpftool, error) || !ReadLines(args[4], metrics, error))
 		return UsageError(error);
 	const std::vector<std::string> kernel = ProgramMisses(bpftool);
 	double want = 0;

@@ -1,5 +1,7 @@
 #include "hook_list.h"
 
+#include "lines.h"
+
 #include <sstream>
 
 namespace sim_check
@@ -19,16 +21,6 @@ std::string Hook::Names() const
 	for (const std::string &f : functions)
 		names += (names.empty() ? "" : "|") + f;
 	return names;
-}
-
-std::vector<std::string> Words(const std::string &text)
-{
-	std::istringstream in(text);
-	std::vector<std::string> words;
-	std::string w;
-	while (in >> w)
-		words.push_back(w);
-	return words;
 }
 
 bool TakeOption(std::vector<std::string> &args, const std::string &name, std::string &value)
@@ -52,9 +44,9 @@ bool TakeHookList(std::vector<std::string> &args, HookList &out, std::string &er
 	}
 	TakeOption(args, "missing", missing);
 	TakeOption(args, "not-needed", not_needed);
-	const std::vector<std::string> miss = Words(missing), skip = Words(not_needed);
+	const std::vector<std::string> miss = Fields(missing), skip = Fields(not_needed);
 	out.missing.insert(miss.begin(), miss.end());
-	for (const std::string &pair : Words(probes)) {
+	for (const std::string &pair : Fields(probes)) {
 		const size_t colon = pair.find(':');
 		if (colon == std::string::npos || colon == 0 || colon + 1 == pair.size()) {
 			error = "not a probe:function pair: " + pair;

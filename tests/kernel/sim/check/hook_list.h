@@ -36,9 +36,6 @@ bool TakeHookList(std::vector<std::string> &args, HookList &out, std::string &er
 // Removes "--NAME VALUE" from ARGS into VALUE; false when absent.
 bool TakeOption(std::vector<std::string> &args, const std::string &name, std::string &value);
 
-// The words of TEXT, split on spaces.
-std::vector<std::string> Words(const std::string &text);
-
 } // namespace sim_check
 
 #endif

@@ -47,7 +47,7 @@ int HookPresence(const std::vector<std::string> &argv)
 		if (!seen)
 			absent.push_back(h.probe);
 	}
-	const std::string got = Join(absent, " "), want = Join(Words(missing), " ");
+	const std::string got = Join(absent, " "), want = Join(Fields(missing), " ");
 	const char *kernel = std::getenv("GPUQ_KERNEL");
 	if (got == want)
 		Pass("hook-presence",

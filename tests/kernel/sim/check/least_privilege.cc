@@ -5,6 +5,7 @@
 // every capability: CMP, sim_compare's output for its submissions and
 // pending packets against the thunk's truth, is ok, and METRICS, its last
 // scrape, counts no sample denied.
+#include "lines.h"
 #include "command.h"
 #include "compare_output.h"
 #include "verdict.h"

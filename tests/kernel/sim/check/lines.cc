@@ -1,6 +1,8 @@
 #include "lines.h"
 
+#include <cstdlib>
 #include <fstream>
+#include <sstream>
 
 namespace sim_check
 {
@@ -13,6 +15,30 @@ bool ReadLines(const std::string &path, std::vector<std::string> &out)
 	for (std::string line; std::getline(in, line);)
 		out.push_back(line);
 	return true;
+}
+
+bool ReadLines(const std::string &path, std::vector<std::string> &out, std::string &error)
+{
+	if (ReadLines(path, out))
+		return true;
+	error = "cannot read " + path;
+	return false;
+}
+
+std::vector<std::string> Fields(const std::string &line)
+{
+	std::istringstream in(line);
+	std::vector<std::string> fields;
+	for (std::string f; in >> f;)
+		fields.push_back(f);
+	return fields;
+}
+
+double AwkNumber(const std::string &text)
+{
+	char *end = nullptr;
+	const double v = std::strtod(text.c_str(), &end);
+	return end == text.c_str() ? 0 : v;
 }
 
 std::vector<std::string> StartingWith(const std::vector<std::string> &lines,

@@ -11,6 +11,14 @@ namespace sim_check
 
 // PATH's lines; false (and no lines) when PATH cannot be read.
 bool ReadLines(const std::string &path, std::vector<std::string> &out);
+// The same, with ERROR "cannot read PATH" when it cannot be read.
+bool ReadLines(const std::string &path, std::vector<std::string> &out, std::string &error);
+
+// LINE's whitespace-separated fields (awk's $1..$NF).
+std::vector<std::string> Fields(const std::string &line);
+
+// TEXT as awk reads a number: its leading numeric prefix, 0 when none.
+double AwkNumber(const std::string &text);
 
 // The lines of LINES that start with PREFIX.
 std::vector<std::string> StartingWith(const std::vector<std::string> &lines,

@@ -15,7 +15,7 @@ bool ReadHwQueuesTruth(const std::string &path, HwQueuesTruth &out, std::string 
 		auto live = q.fields.find("live");
 		if (live != q.fields.end() && live->second == "1")
 			out.live++;
-		if (q.Client())
+		if (q.Text("owner") == "client")
 			out.clients++;
 	}
 	for (const auto &[gpu, sums] : SumClientQueues(queues)) {

@@ -7,6 +7,7 @@
 // the truth and the agent has sampled a queue (and so read the program's
 // knobs), else "differs" (the guest scrapes again until it agrees or 30 s
 // pass).
+#include "lines.h"
 #include "client_runs.h"
 #include "command.h"
 #include "exposition.h"

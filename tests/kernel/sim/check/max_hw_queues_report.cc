@@ -4,6 +4,7 @@
 // by side: per run N (max_hw_queues.h) a column whose queues created, kernel
 // dispatches and barrier-bit dispatches are the truth's and whose runtime
 // knobs are those the program was started with.
+#include "lines.h"
 #include "command.h"
 #include "client_runs.h"
 #include "max_hw_queues.h"

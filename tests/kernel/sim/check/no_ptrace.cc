@@ -3,6 +3,7 @@
 // it counted samples denied (SEEN=1: the guest saw a denied count above 0 in
 // METRICS, its last scrape), made up no submissions, and said so once in its
 // LOG, naming the capability.
+#include "lines.h"
 #include "command.h"
 #include "compare_output.h"
 #include "verdict.h"

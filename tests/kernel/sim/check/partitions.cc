@@ -1,5 +1,6 @@
 #include "partitions.h"
 
+#include "lines.h"
 #include "text_file.h"
 #include "truth.h"
 #include "verdict.h"
@@ -45,8 +46,8 @@ bool ReadPartitionTopology(const std::string &nodes, const std::string &count,
 	for (unsigned long k = 1; k <= n; k++) {
 		const std::string dir = nodes + "/" + std::to_string(k);
 		std::vector<std::string> gpu, properties;
-		if (!ReadTextLines(dir + "/gpu_id", gpu, error) ||
-		    !ReadTextLines(dir + "/properties", properties, error))
+		if (!ReadLines(dir + "/gpu_id", gpu, error) ||
+		    !ReadLines(dir + "/properties", properties, error))
 			return false;
 		unsigned long long location = 0, domain = 0;
 		for (const std::string &line : properties) {

@@ -9,6 +9,7 @@
 // Both read the lines as the agent wrote them (labels in its order).
 #include "command.h"
 #include "partitions.h"
+#include "lines.h"
 #include "text_file.h"
 #include "verdict.h"
 
@@ -103,7 +104,7 @@ int PartitionsMetrics(const std::vector<std::string> &args)
 	std::vector<std::pair<std::string, std::string>> truth;
 	std::string error;
 	if (!ReadPartitionTopology(args[1], args[2], topology, error) ||
-	    !ReadTextLines(args[3], metrics, error) ||
+	    !ReadLines(args[3], metrics, error) ||
 	    !TruthQueuesPerPhysical(args[4], topology, truth, error))
 		return UsageError(error);
 	GpuInfo(args[0], topology, metrics);

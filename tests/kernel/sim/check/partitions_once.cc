@@ -6,6 +6,7 @@
 // FIRST+7, where its SDMA queues are), else 1. Prints GROUP:once.
 #include "command.h"
 #include "partitions.h"
+#include "lines.h"
 #include "text_file.h"
 #include "verdict.h"
 
@@ -53,7 +54,7 @@ int PartitionsOnce(const std::vector<std::string> &args)
 	std::vector<std::pair<std::string, std::string>> truth;
 	std::string error;
 	if (!ReadPartitionTopology(args[1], args[2], topology, error) ||
-	    !ReadTextLines(args[4], once, error) ||
+	    !ReadLines(args[4], once, error) ||
 	    !TruthQueuesPerPhysical(args[5], topology, truth, error))
 		return UsageError(error);
 	const unsigned long first = std::strtoul(args[3].c_str(), nullptr, 10);

@@ -6,6 +6,7 @@
 // The series are matched as grep matched them: container the first label,
 // its value beginning with the short id.
 #include "command.h"
+#include "lines.h"
 #include "text_file.h"
 #include "verdict.h"
 
@@ -20,7 +21,7 @@ int RecordContainer(const std::vector<std::string> &args)
 		return UsageError("record-container PROM SHORT_A SHORT_B DRIVER_B_OUT");
 	std::vector<std::string> replay, driver;
 	std::string error;
-	if (!ReadTextLines(args[0], replay, error) || !ReadTextLines(args[3], driver, error))
+	if (!ReadLines(args[0], replay, error) || !ReadLines(args[3], driver, error))
 		return UsageError(error);
 	const std::string a = "{container=\"" + args[1], b = "container=\"" + args[2];
 	const double creates = SumOfLines(replay, "gpuq_queue_creates_total" + a);

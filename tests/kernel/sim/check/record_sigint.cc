@@ -4,6 +4,7 @@
 // (matched as grep matched it: container the first label, its value
 // beginning with the short id).
 #include "command.h"
+#include "lines.h"
 #include "text_file.h"
 #include "verdict.h"
 
@@ -18,7 +19,7 @@ int RecordSigint(const std::vector<std::string> &args)
 		return UsageError("record-sigint STATUS PROM SHORT_B");
 	std::vector<std::string> replay;
 	std::string error;
-	if (!ReadTextLines(args[1], replay, error))
+	if (!ReadLines(args[1], replay, error))
 		return UsageError(error);
 	const double creates =
 	    SumOfLines(replay, "gpuq_queue_creates_total{container=\"" + args[2]);

@@ -6,6 +6,7 @@
 // exit's destroy of each of its queues, exactly (both drivers create at
 // once, at one FIFO priority: neither preempts the other inside a program).
 #include "command.h"
+#include "lines.h"
 #include "text_file.h"
 #include "verdict.h"
 
@@ -25,7 +26,7 @@ int ShortLived(const std::vector<std::string> &args)
 		return UsageError("short-lived PROM");
 	std::vector<std::string> metrics;
 	std::string error;
-	if (!ReadTextLines(args[0], metrics, error))
+	if (!ReadLines(args[0], metrics, error))
 		return UsageError(error);
 	std::string bad, detail;
 	for (const std::string name : { "job-1", "job-2" }) {

@@ -1,5 +1,7 @@
 #include "text_file.h"
 
+#include "lines.h"
+
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
@@ -7,36 +9,6 @@
 
 namespace sim_check
 {
-
-bool ReadTextLines(const std::string &path, std::vector<std::string> &out, std::string &error)
-{
-	std::ifstream in(path);
-	if (!in) {
-		error = "cannot read " + path;
-		return false;
-	}
-	std::string line;
-	while (std::getline(in, line))
-		out.push_back(line);
-	return true;
-}
-
-std::vector<std::string> Fields(const std::string &line)
-{
-	std::istringstream in(line);
-	std::vector<std::string> fields;
-	std::string f;
-	while (in >> f)
-		fields.push_back(f);
-	return fields;
-}
-
-double AwkNumber(const std::string &text)
-{
-	char *end = nullptr;
-	const double v = std::strtod(text.c_str(), &end);
-	return end == text.c_str() ? 0 : v;
-}
 
 double SumOfLines(const std::vector<std::string> &lines, const std::string &prefix,
 		  const std::vector<std::string> &containing)

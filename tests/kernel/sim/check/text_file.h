@@ -10,15 +10,6 @@
 namespace sim_check
 {
 
-// Reads PATH's lines into OUT; false with ERROR when PATH cannot be read.
-bool ReadTextLines(const std::string &path, std::vector<std::string> &out, std::string &error);
-
-// LINE's whitespace-separated fields (awk's $1..$NF).
-std::vector<std::string> Fields(const std::string &line);
-
-// TEXT as awk reads a number: its leading numeric prefix, 0 when none.
-double AwkNumber(const std::string &text);
-
 // The sum of the last fields of the LINES that begin with PREFIX and hold
 // every one of CONTAINING (grep PREFIX | awk '{ s += $NF }').
 double SumOfLines(const std::vector<std::string> &lines, const std::string &prefix,
