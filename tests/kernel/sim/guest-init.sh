@@ -795,10 +795,7 @@ run_mode() {
   expect_truth "$m:final" "$fams"
   dump "$m-metrics" /tmp/m.prom
   stop_agent
-  case $STOP_RESULT in
-    "exit 0") pass "$m:stops" "exit 0 after SIGTERM" ;;
-    *) fail "$m:stops" "$STOP_RESULT after SIGTERM" ;;
-  esac
+  sim_check agent-stop "$m:stops" "$STOP_RESULT"
   dump "$m" "/tmp/agent-$m.out"
 }
 

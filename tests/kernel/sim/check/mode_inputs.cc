@@ -2,24 +2,10 @@
 
 #include "verdict.h"
 
-#include <fstream>
 #include <sstream>
 
 namespace sim_check
 {
-
-bool ReadLines(const std::string &path, std::vector<std::string> &out, std::string &error)
-{
-	std::ifstream in(path);
-	if (!in) {
-		error = "cannot read " + path;
-		return false;
-	}
-	std::string line;
-	while (std::getline(in, line))
-		out.push_back(line);
-	return true;
-}
 
 std::vector<std::string> Fields(const std::string &line)
 {
@@ -79,7 +65,18 @@ std::string Comparison::Compared() const
 
 bool ReadComparison(const std::string &path, Comparison &out, std::string &error)
 {
-	return ReadLines(path, out.lines, error);
+	if (ReadLines(path, out.lines))
+		return true;
+	error = "cannot read " + path;
+	return false;
+}
+
+bool ReadText(const std::string &path, std::vector<std::string> &out, std::string &error)
+{
+	if (ReadLines(path, out))
+		return true;
+	error = "cannot read " + path;
+	return false;
 }
 
 std::string Dropped(const std::vector<std::string> &lines)

@@ -1,17 +1,16 @@
 // What the hook mode's checks (sim/guest-init.sh, run_mode and its agent
-// helpers) read besides the exposition and the truth: text files as lines,
-// sim_compare's output, and the verdict's exit status the guest acts on.
+// helpers) read besides the exposition and the truth: sim_compare's output,
+// fields of text lines, and the verdict's exit status the guest acts on.
 #ifndef GPUQ_SIM_CHECK_MODE_INPUTS_H
 #define GPUQ_SIM_CHECK_MODE_INPUTS_H
+
+#include "lines.h"
 
 #include <string>
 #include <vector>
 
 namespace sim_check
 {
-
-// Reads PATH's lines into OUT; false with ERROR when it cannot be read.
-bool ReadLines(const std::string &path, std::vector<std::string> &out, std::string &error);
 
 // LINE split at runs of blanks, as awk splits fields.
 std::vector<std::string> Fields(const std::string &line);
@@ -38,6 +37,9 @@ struct Comparison {
 };
 
 bool ReadComparison(const std::string &path, Comparison &out, std::string &error);
+
+// Reads PATH's lines into OUT; false with ERROR when it cannot be read.
+bool ReadText(const std::string &path, std::vector<std::string> &out, std::string &error);
 
 // The non-zero gpuq_events_dropped_total series of the exposition LINES,
 // their labels and value each followed by a space, or "none".
