@@ -456,7 +456,7 @@ prog_misses() {
 # FAIL the logs: the truth, the queues the kernel and the agent's programs hold.
 expect_truth() {
   converge "$2"
-  if ! sim_check truth-equal "$1" "$2" /tmp/cmp.out /tmp/m.prom; then
+  if ! sim_check expect-truth "$1" "$2" /tmp/cmp.out /tmp/m.prom; then
     sed 's/^/truth: /' $TRUTH > /tmp/truth.txt
     find /sys/class/kfd/kfd/proc -path '*/queues/*' -name gpuid 2> /dev/null |
       while read -r f; do echo "sysfs queue: $f = $(cat "$f" 2> /dev/null)"; done > /tmp/sysfs-queues.txt
@@ -489,7 +489,7 @@ gives() { case " $TIER_GIVES " in *" $1 "*) return 0 ;; esac; return 1; }
 expect_absent() {
   scrape /tmp/m.prom
   # shellcheck disable=SC2086
-  sim_check absent "$1" "$TIER" /tmp/m.prom $2 && return
+  sim_check families-absent "$1" "$TIER" /tmp/m.prom $2 && return
   grep -E "^($(echo "$2" | tr ' ' '|'))[{ ]" /tmp/m.prom > /tmp/absent.txt
   dump "$1" /tmp/absent.txt
 }
@@ -537,7 +537,7 @@ run_mode() {
   fi
   pass "$m:serves" "/metrics with probes attached after ${AG_UP}s"
   # shellcheck disable=SC2086
-  sim_check attached "$m:attached" /tmp/m.prom "$MODE" "$TIER" $PROBES
+  sim_check mode-attached "$m:attached" /tmp/m.prom "$MODE" "$TIER" $PROBES
 
   : > /tmp/drv.truth
   # -- lifecycle: three processes in three cgroups, one exits with its queues
@@ -626,7 +626,7 @@ run_mode() {
     fams=$LIFECYCLE
     gives runlist && fams="$fams $RUNLIST"
     expect_truth "$m:context-teardown" "$fams"
-    sim_check context "$m:context" /tmp/context.truth $TRUTH
+    sim_check context-close "$m:context" /tmp/context.truth $TRUTH
   fi
 
   # -- the agent is killed; the simulator goes on; --once and a new daemon
@@ -643,7 +643,7 @@ run_mode() {
     > /tmp/once.prom 2> /tmp/once.err
   rc=$?
   [ $rc != 0 ] || compare_once "gpuq_queues gpuq_processes" /tmp/once.prom
-  sim_check once "$m:once" $rc /tmp/cmp.out || dump "$m-once" /tmp/once.err /tmp/cmp.out /tmp/once.prom
+  sim_check once-seeded "$m:once" $rc /tmp/cmp.out || dump "$m-once" /tmp/once.err /tmp/cmp.out /tmp/once.prom
   ktime "$m-restart"
   # shellcheck disable=SC2086
   start_agent "$m" $FLAGS

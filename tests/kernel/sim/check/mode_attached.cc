@@ -1,4 +1,4 @@
-// sim_check attached CHECK METRICS MODE TIER PROBE...: every PROBE has a
+// sim_check mode-attached CHECK METRICS MODE TIER PROBE...: every PROBE has a
 // gpuq_probe_attached series with labels mode=MODE and tier=TIER at 1 in the
 // exposition METRICS; the detail lists every gpuq_probe_attached series.
 #include "command.h"
@@ -13,7 +13,7 @@ namespace
 int Attached(const std::vector<std::string> &args)
 {
 	if (args.size() < 4)
-		return UsageError("attached CHECK METRICS MODE TIER PROBE...");
+		return UsageError("mode-attached CHECK METRICS MODE TIER PROBE...");
 	const std::string &mode = args[2], &tier = args[3];
 	const std::string family = "gpuq_probe_attached";
 	Exposition metrics;
@@ -42,7 +42,7 @@ int Attached(const std::vector<std::string> &args)
 		      "not attached as " + mode + "/" + tier + ":" + bad + "; all: " + all);
 }
 
-const Registration kAttached("attached", "CHECK METRICS MODE TIER PROBE...", Attached);
+const Registration kAttached("mode-attached", "CHECK METRICS MODE TIER PROBE...", Attached);
 
 } // namespace
 } // namespace sim_check

@@ -1,4 +1,4 @@
-// sim_check context CHECK BEFORE NOW: closing a secondary KFD context's file
+// sim_check context-close CHECK BEFORE NOW: closing a secondary KFD context's file
 // (7.2+) ended one context with its two queues: between the truths BEFORE
 // and NOW, one more exit and two more exit-teardown destroys (destroy lines
 // with b = 2). The agent's side is compared by the check before this one.
@@ -24,7 +24,7 @@ double TeardownDestroys(const Truth &truth)
 int Context(const std::vector<std::string> &args)
 {
 	if (args.size() != 3)
-		return UsageError("context CHECK BEFORE NOW");
+		return UsageError("context-close CHECK BEFORE NOW");
 	Truth before, now;
 	std::string error;
 	if (!ReadTruth(args[1], before, error) || !ReadTruth(args[2], now, error))
@@ -41,7 +41,7 @@ int Context(const std::vector<std::string> &args)
 			  Number(exits) + " exits, " + Number(torn) + " exit-teardown destroys");
 }
 
-const Registration kContext("context", "CHECK BEFORE NOW", Context);
+const Registration kContext("context-close", "CHECK BEFORE NOW", Context);
 
 } // namespace
 } // namespace sim_check

@@ -1,4 +1,4 @@
-// sim_check absent CHECK TIER METRICS FAMILY...: the exposition METRICS has
+// sim_check families-absent CHECK TIER METRICS FAMILY...: the exposition METRICS has
 // no series of any FAMILY: a tier that cannot see them exports none, never a
 // zero standing in for a number (docs/probe-tiers.md "What each tier
 // gives"). Exit 1 on FAIL (the guest dumps the series).
@@ -14,7 +14,7 @@ namespace
 int Absent(const std::vector<std::string> &args)
 {
 	if (args.size() < 4)
-		return UsageError("absent CHECK TIER METRICS FAMILY...");
+		return UsageError("families-absent CHECK TIER METRICS FAMILY...");
 	Exposition metrics;
 	std::string error;
 	if (!ReadExposition(args[2], metrics, error))
@@ -35,7 +35,7 @@ int Absent(const std::vector<std::string> &args)
 			  families);
 }
 
-const Registration kAbsent("absent", "CHECK TIER METRICS FAMILY...", Absent);
+const Registration kAbsent("families-absent", "CHECK TIER METRICS FAMILY...", Absent);
 
 } // namespace
 } // namespace sim_check

@@ -1,4 +1,4 @@
-// sim_check once CHECK RC CMP_OUT: `gpuq-agent --once -o prometheus` exited
+// sim_check once-seeded CHECK RC CMP_OUT: `gpuq-agent --once -o prometheus` exited
 // RC and (when RC is 0) sim_compare compared its gpuq_queues and
 // gpuq_processes with the truth into CMP_OUT: both must hold. The agent was
 // killed before, so --once must seed what it missed from sysfs. Exit 1 on
@@ -14,7 +14,7 @@ namespace
 int Once(const std::vector<std::string> &args)
 {
 	if (args.size() != 3)
-		return UsageError("once CHECK RC CMP_OUT");
+		return UsageError("once-seeded CHECK RC CMP_OUT");
 	Comparison cmp;
 	std::string error;
 	if (!ReadComparison(args[2], cmp, error))
@@ -28,7 +28,7 @@ int Once(const std::vector<std::string> &args)
 	return Judged(false, args[0], "exit " + args[1] + "; " + cmp.Diffs());
 }
 
-const Registration kOnce("once", "CHECK RC CMP_OUT", Once);
+const Registration kOnce("once-seeded", "CHECK RC CMP_OUT", Once);
 
 } // namespace
 } // namespace sim_check

@@ -1,4 +1,4 @@
-// sim_check truth-equal CHECK FAMILIES CMP_OUT METRICS: the verdict of
+// sim_check expect-truth CHECK FAMILIES CMP_OUT METRICS: the verdict of
 // expect_truth (guest-init.sh), which scrapes METRICS and runs sim_compare
 // into CMP_OUT until FAMILIES equal the simulator's truth or 30 s pass. PASS
 // names the series compared and the agent's drops; FAIL the first DIFFs
@@ -11,10 +11,10 @@ namespace sim_check
 namespace
 {
 
-int TruthEqual(const std::vector<std::string> &args)
+int ExpectTruth(const std::vector<std::string> &args)
 {
 	if (args.size() != 4)
-		return UsageError("truth-equal CHECK FAMILIES CMP_OUT METRICS");
+		return UsageError("expect-truth CHECK FAMILIES CMP_OUT METRICS");
 	Comparison cmp;
 	std::vector<std::string> metrics;
 	std::string error;
@@ -27,7 +27,7 @@ int TruthEqual(const std::vector<std::string> &args)
 			  "); drops: " + Dropped(metrics));
 }
 
-const Registration kTruthEqual("truth-equal", "CHECK FAMILIES CMP_OUT METRICS", TruthEqual);
+const Registration kExpectTruth("expect-truth", "CHECK FAMILIES CMP_OUT METRICS", ExpectTruth);
 
 } // namespace
 } // namespace sim_check
