@@ -437,35 +437,16 @@ converge() {
   done
 }
 
+# expect_truth CHECK FAMILIES: converge, then the verdict (sim_check); on a
+# FAIL the logs: the truth, the queues the kernel and the agent's programs hold.
 expect_truth() {
-  if ! converge "$2"; then
-    fail "$1" "$(grep '^DIFF' /tmp/cmp.out | head -n 8 | tr '\n' ';')"
+  converge "$2"
+  if ! sim_check expect-truth "$1" "$2" /tmp/cmp.out /tmp/m.prom; then
     sed 's/^/truth: /' $TRUTH > /tmp/truth.txt
-    # the queues the kernel and the agent's programs hold
     find /sys/class/kfd/kfd/proc -path '*/queues/*' -name gpuid 2> /dev/null |
       while read -r f; do echo "sysfs queue: $f = $(cat "$f" 2> /dev/null)"; done > /tmp/sysfs-queues.txt
     bpftool map dump name live_queues 2> /dev/null | sed 's/^/live_queues: /' > /tmp/live-queues.txt
     dump "$1" /tmp/cmp.out /tmp/truth.txt /tmp/sysfs-queues.txt /tmp/live-queues.txt /tmp/m.prom
-  else
-    pass "$1" "$(cmp_compared) series equal the simulator's truth ($2); drops: $(dropped)"
-  fi
-}
-
-# xnack_conflicts CHECK: the runlists the simulator built oversubscribed
-# with an XNACK conflict since the mode began (truth "oversub", a = 3) are
-# the agent's maps under reason="xnack_conflict" (the last scrape), and
-# there are some where amdkfd chains on mixed modes (HAS_XNACK_CHAIN), none
-# where it has no such test.
-xnack_conflicts() {
-  local want got
-  want=$(($(truth_sum oversub a=3) - $(truth_sum oversub a=3 /tmp/base.truth)))
-  got=$(awk 'index($0, "gpuq_runlist_oversubscribed_maps_total{") == 1 && index($0, "reason=\"xnack_conflict\"") { s += $NF } END { print s + 0 }' /tmp/m.prom)
-  if [ $HAS_XNACK_CHAIN = 0 ]; then
-    [ "$want" = 0 ] && [ "$got" = 0 ] && pass "$1" "this kernel's amdkfd has no XNACK test (no gmc.xnack_flags): the runlist mixing XNACK modes fits (simulator 0, agent 0)" ||
-      fail "$1" "the runlist mixing XNACK modes where amdkfd has no such test: simulator $want, agent $got oversubscribed maps, want 0"
-  else
-    [ "$want" -gt 0 ] && [ "$got" = "$want" ] && pass "$1" "$got runlists oversubscribed with mixed XNACK modes, as the simulator's $want" ||
-      fail "$1" "runlists oversubscribed with mixed XNACK modes: simulator $want, agent $got (want equal, more than 0)"
   fi
 }
 
@@ -483,79 +464,19 @@ missing() {
 expect_exported() {
   scrape /tmp/m.prom
   miss=$(missing "$2")
-  if [ -n "$miss" ]; then
-    skip "$1" "not exported by this agent yet: $miss (pending: $3)"
-  else
-    expect_truth "$1" "$2"
-  fi
+  [ -z "$miss" ] || { skip "$1" "not exported by this agent yet: $miss (pending: $3)"; return; }
+  expect_truth "$1" "$2"
 }
 
 gives() { case " $TIER_GIVES " in *" $1 "*) return 0 ;; esac; return 1; }
 
-# expect_absent CHECK FAMILIES: the last scrape has no series of FAMILIES
-# (a tier that cannot see them exports none, not zeros).
+# expect_absent CHECK FAMILIES: the last scrape has no series of FAMILIES.
 expect_absent() {
   scrape /tmp/m.prom
-  n=0
-  for f in $2; do
-    n=$((n + $(grep -c "^${f}[{ ]" /tmp/m.prom)))
-  done
-  if [ "$n" = 0 ]; then
-    pass "$1" "tier $TIER: no series of $2 (the tier cannot see them)"
-  else
-    fail "$1" "tier $TIER exports $n series of $2"
-    grep -E "^($(echo "$2" | tr ' ' '|'))[{ ]" /tmp/m.prom > /tmp/absent.txt
-    dump "$1" /tmp/absent.txt
-  fi
-}
-
-# runlist_durations CHECK: the HWS GPU's unmap and map duration histograms
-# hold at least the time the simulator spent waiting in them (a lower bound:
-# an operation cannot take less than its wait).
-runlist_durations() {
-  miss=$(missing "gpuq_runlist_unmap_duration_seconds_count gpuq_runlist_map_duration_seconds_count")
-  if [ -n "$miss" ]; then
-    skip "$1" "not exported by this agent yet: $miss (pending: KERNEL runlist hooks, MODEL export)"
-    return
-  fi
-  detail=""
-  ok=1
-  for op in unmap map; do
-    want=$(awk -v w="${op}_wait_us" -v g="$G_HWS" '$1 == w && $2 == g { s += $6 } END { print s + 0 }' $TRUTH)
-    base=$(awk -v w="${op}_wait_us" -v g="$G_HWS" '$1 == w && $2 == g { s += $6 } END { print s + 0 }' /tmp/base.truth)
-    got=$(awk -v n="gpuq_runlist_${op}_duration_seconds_sum{" -v g="gpu_id=\"$G_HWS\"" \
-      'index($0, n) == 1 && index($0, g) && index($0, "scheduler=\"hws\"") { s += $NF } END { printf "%.6f", s + 0 }' /tmp/m.prom)
-    waited=$((want - base))
-    [ "$waited" -gt 0 ] || ok=0
-    awk -v got="$got" -v want="$waited" 'BEGIN { exit !(got * 1000000 >= want) }' || ok=0
-    detail="$detail $op: sum ${got}s >= waited ${waited}us;"
-  done
-  if [ $ok = 1 ]; then
-    pass "$1" "$detail"
-  else
-    fail "$1" "$detail (GPUQ-LOG $1)"
-    grep 'duration_seconds' /tmp/m.prom > /tmp/durations.txt
-    dump "$1" /tmp/durations.txt
-  fi
-}
-
-# driver_truth NAME CGROUP QUEUES: submit/pending truth lines of the named
-# queues (created while the agent ran) from the driver's own indexes.
-driver_truth() {
-  local name=$1 cgid
-  cgid=$(stat -c %i "$2")
-  drv "$name" truth
-  # a queue's last line wins; the queues of one (GPU, type) add up
-  grep " QUEUE " /tmp/$name.out | tail -n 20 | awk -v cg="$cgid" -v want=" $3 " '
-    { for (i = 4; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] } }
-    index(want, " " $4 " ") {
-      key[$4] = f["gpu"] " " f["type"]; gpu[$4] = f["gpu"]
-      sub_[$4] = f["submitted"]; pend_[$4] = f["pending"]
-    }
-    END {
-      for (q in key) { last["submit " key[q] " 0 " cg] += sub_[q]; pend["pending " gpu[q] " 0 0 " cg] += pend_[q] }
-      for (k in last) print k, last[k]; for (k in pend) print k, pend[k]
-    }' > /tmp/drv.truth
+  # shellcheck disable=SC2086
+  sim_check families-absent "$1" "$TIER" /tmp/m.prom $2 && return
+  grep -E "^($(echo "$2" | tr ' ' '|'))[{ ]" /tmp/m.prom > /tmp/absent.txt
+  dump "$1" /tmp/absent.txt
 }
 
 # dropped: the non-zero gpuq_events_dropped_total series of the last scrape.
@@ -564,65 +485,17 @@ dropped() {
   echo "${d:-none}"
 }
 
-sum_of() {
-  awk -v name="$2" 'index($0, name "{") == 1 || index($0, name " ") == 1 { s += $NF }
-    END { printf "%g", s + 0 }' "$1"
-}
-
-# sysfs_inventory CHECK: the simulator's own sysfs agrees with its truth.
-sysfs_inventory() {
-  n_sysfs=$(ls -d $KFD/proc/*/queues/* $KFD/proc/*/context_*/queues/* 2> /dev/null | wc -l)
-  n_truth=$(truth_sum queues)
-  if [ "$n_sysfs" = "$n_truth" ]; then
-    pass "$1" "$n_sysfs queue directories under $KFD/proc = live queues in the truth"
-  else
-    fail "$1" "$n_sysfs queue directories, truth says $n_truth"
-  fi
-}
-
-# truth_sum WHAT [a=A|b=B|-] [FILE]: the simulator's truth lines WHAT (with
-# their field a or b equal to the value given; - for any), summed, from FILE
-# (default: the live truth).
-truth_sum() {
-  local col=0 v=""
-  case ${2:--} in
-    a=*) col=3 v=${2#a=} ;;
-    b=*) col=4 v=${2#b=} ;;
-  esac
-  awk -v w="$1" -v c=$col -v v="$v" '$1 == w && (c == 0 || $c == v) { s += $6 } END { print s + 0 }' "${3:-$TRUTH}"
-}
-
-# labels_check CHECK: the agent's queue_type labels are the real module's
-# enumerator names (the truth's labels, /sys/kernel/debug/kfd_sim/queue_types,
-# from kfd_sim_btf.h), which put SDMA_XGMI at 4 up to 6.18 and at 3 from 7.2
-# (DIQ removed). Negative control: the same comparison with the other
-# numbering must find a difference (d2's b4 is an sdma_xgmi queue).
+# labels_check CHECK: the agent's queue_type labels (sim_check
+# queue-type-labels); the negative control compares again with the other
+# kernels' numbering.
 labels_check() {
-  local want other xgmi
-  case $SERIES in
-    6.* | 7.0 | 7.1)
-      want=4
-      other="0 compute;1 sdma;2 hiq;3 sdma_xgmi;4 sdma_by_eng_id"
-      ;;
-    *)
-      want=3
-      other="0 compute;1 sdma;2 hiq;3 diq;4 sdma_xgmi;5 sdma_by_eng_id"
-      ;;
-  esac
-  xgmi=$(awk '$2 == "sdma_xgmi" { print $1 }' /sys/kernel/debug/kfd_sim/queue_types)
   scrape /tmp/m.prom
   compare_once gpuq_queue_creates_total /tmp/m.prom
-  ok=$?
   grep -v '^QTYPE ' /tmp/cmp.in > /tmp/cmp-other.in
-  echo "$other" | tr ';' '\n' | sed 's/^/QTYPE /' | cat - /tmp/cmp-other.in > /tmp/cmp-other.in2
+  sim_check queue-types-other "$SERIES" | cat - /tmp/cmp-other.in > /tmp/cmp-other.in2
   sim_compare --fams gpuq_queue_creates_total /tmp/cmp-other.in2 > /tmp/cmp-other.out
-  if [ "$xgmi" = "$want" ] && [ $ok = 0 ] &&
-    grep -q 'queue_type="sdma_xgmi"' /tmp/m.prom && grep -q '^RESULT diff' /tmp/cmp-other.out; then
-    pass "$1" "kernel enum: sdma_xgmi = $xgmi; the agent's creates by queue_type equal the truth's labels; with the other kernels' numbering ($other) they differ: $(grep -c '^DIFF' /tmp/cmp-other.out) series"
-  else
-    fail "$1" "sdma_xgmi = ${xgmi:-none} (want $want on $SERIES); agent = truth: $([ $ok = 0 ] && echo yes || echo no); negative control: $(tail -n 1 /tmp/cmp-other.out)"
-    dump "$1" /tmp/cmp.out /tmp/cmp-other.out
-  fi
+  sim_check queue-type-labels "$1" "$SERIES" /sys/kernel/debug/kfd_sim/queue_types \
+    /tmp/cmp.out /tmp/cmp-other.out /tmp/m.prom || dump "$1" /tmp/cmp.out /tmp/cmp-other.out
 }
 
 # ---- one hook mode -------------------------------------------------------------
@@ -648,19 +521,8 @@ run_mode() {
     return
   fi
   pass "$m:serves" "/metrics with probes attached after ${AG_UP}s"
-  bad=""
-  for p in $PROBES; do
-    awk -v p="probe=\"$p\"" -v mo="mode=\"$MODE\"" -v t="tier=\"$TIER\"" '
-      index($0, "gpuq_probe_attached{") == 1 && index($0, p) && index($0, mo) &&
-        index($0, t) && $NF == 1 { found = 1 }
-      END { exit !found }' /tmp/m.prom || bad="$bad $p"
-  done
-  others=$(grep '^gpuq_probe_attached{' /tmp/m.prom | sed 's/^gpuq_probe_attached//' | tr '\n' ' ')
-  if [ -z "$bad" ]; then
-    pass "$m:attached" "lifecycle probes attached as $MODE, tier $TIER; all: $others"
-  else
-    fail "$m:attached" "not attached as $MODE/$TIER:$bad; all: $others"
-  fi
+  # shellcheck disable=SC2086
+  sim_check mode-attached "$m:attached" /tmp/m.prom "$MODE" "$TIER" $PROBES
 
   : > /tmp/drv.truth
   # -- lifecycle: three processes in three cgroups, one exits with its queues
@@ -692,7 +554,7 @@ run_mode() {
     drv d3 primary
   fi
   ktime "$m-lifecycle"
-  sysfs_inventory "$m:sysfs-inventory"
+  sim_check sysfs-inventory "$m:sysfs-inventory" $KFD $TRUTH
   expect_truth "$m:queues" "gpuq_queues gpuq_queues_by_priority gpuq_queues_by_requested_priority"
   # -- priority updates by AMDKFD_IOC_UPDATE_QUEUE: a3 (MES) from 7 (medium)
   #    to 15 (high), c1 (NO_HWS) from 0 (low) to 9 (medium); the gauge follows
@@ -744,19 +606,12 @@ run_mode() {
   labels_check "$m:queue-type-labels"
   if [ $HAS_CONTEXTS = 1 ]; then
     # the context's file is closed: amdkfd tears it down at once, in d3
-    exits_before=$(truth_sum exit)
-    torn_before=$(truth_sum destroy b=2)
+    cp $TRUTH /tmp/context.truth
     drv d3 closecontext
     fams=$LIFECYCLE
     gives runlist && fams="$fams $RUNLIST"
     expect_truth "$m:context-teardown" "$fams"
-    exits=$(($(truth_sum exit) - exits_before))
-    torn=$(($(truth_sum destroy b=2) - torn_before))
-    if [ "$exits" = 1 ] && [ "$torn" = 2 ]; then
-      pass "$m:context" "the simulator tore a secondary context down: 1 exit, 2 exit-teardown destroys (sysfs had proc/<pid>/context_<id>); the agent agreed above"
-    else
-      fail "$m:context" "the close should have ended 1 context with 2 queues; the truth moved by $exits exits, $torn exit-teardown destroys"
-    fi
+    sim_check context-close "$m:context" /tmp/context.truth $TRUTH
   fi
 
   # -- the agent is killed; the simulator goes on; --once and a new daemon
@@ -772,12 +627,8 @@ run_mode() {
   timeout 180 /bin/gpuq-agent --once -o prometheus --interval 1s --no-runtime-lookup $FLAGS \
     > /tmp/once.prom 2> /tmp/once.err
   rc=$?
-  if [ $rc = 0 ] && compare_once "gpuq_queues gpuq_processes" /tmp/once.prom; then
-    pass "$m:once" "--once -o prometheus: $(tail -n 1 /tmp/cmp.out | awk '{ print $3 }') queue/process series equal the truth"
-  else
-    fail "$m:once" "exit $rc; $(grep '^DIFF' /tmp/cmp.out | head -n 8 | tr '\n' ';')"
-    dump "$m-once" /tmp/once.err /tmp/cmp.out /tmp/once.prom
-  fi
+  [ $rc != 0 ] || compare_once "gpuq_queues gpuq_processes" /tmp/once.prom
+  sim_check once-seeded "$m:once" $rc /tmp/cmp.out || dump "$m-once" /tmp/once.err /tmp/cmp.out /tmp/once.prom
   ktime "$m-restart"
   # shellcheck disable=SC2086
   start_agent "$m" $FLAGS
@@ -842,7 +693,8 @@ run_mode() {
   if gives runlist; then
     expect_exported "$m:runlist" "$RUNLIST gpuq_queue_create_failures_total gpuq_queue_destroys_total" \
       "KERNEL runlist hooks, MODEL export"
-    runlist_durations "$m:runlist-durations"
+    sim_check runlist-durations "$m:runlist-durations" $TRUTH /tmp/base.truth /tmp/m.prom "$G_HWS" ||
+      { grep 'duration_seconds' /tmp/m.prom > /tmp/durations.txt && dump "$m:runlist-durations" /tmp/durations.txt; }
   else
     expect_absent "$m:runlist" "$RUNLIST"
     expect_truth "$m:runlist-lifecycle" "gpuq_queue_create_failures_total gpuq_queue_destroys_total"
@@ -874,7 +726,7 @@ run_mode() {
   echo 0 > $SIMPARAM/xnack_chain
   if gives oversubscription; then
     expect_truth "$m:oversubscription" "$OVERSUB"
-    xnack_conflicts "$m:oversubscription-xnack"
+    sim_check xnack-conflicts "$m:oversubscription-xnack" $TRUTH /tmp/base.truth /tmp/m.prom $HAS_XNACK_CHAIN
   else
     expect_absent "$m:oversubscription" "$OVERSUB"
   fi
@@ -891,14 +743,7 @@ run_mode() {
   exit_driver d5
   if gives eviction; then
     expect_exported "$m:evictions" "$EVICTION" "KERNEL eviction hooks, MODEL export"
-    # d1 is still evicted (d5's SVM eviction): its queues were compared
-    # above as evicted, not only as zeros
-    n=$(truth_sum evicted_queues)
-    if [ "${n:-0}" -gt 0 ]; then
-      pass "$m:evicted-queues" "$n queues of the evicted d1 held off the GPU, in gpuq_queues_evicted as in the simulator"
-    else
-      fail "$m:evicted-queues" "d1 should hold evicted queues now: the simulator counts ${n:-none}"
-    fi
+    sim_check evicted-queues "$m:evicted-queues" $TRUTH
   else
     expect_absent "$m:evictions" "$EVICTION"
   fi
@@ -914,18 +759,10 @@ run_mode() {
   drv d1 submit a7 50
   drv d1 submit g1 30
   drv d1 complete g1 12
-  driver_truth d1 $CG_A "a6 a7 g1"
+  drv d1 truth
+  sim_check driver-truth /tmp/d1.out "$(stat -c %i $CG_A)" a6 a7 g1 > /tmp/drv.truth
   expect_exported "$m:submissions" "$SUBMISSION" "SAMPLER (--sample-interval), MODEL export"
-  gtt_addr=$(sed -n 's/.* GTT addr=0x\([0-9a-f]*\) .*/\1/p' /tmp/d1.out | tail -n 1)
-  gtt_errno=$(sed -n 's/.* GTT addr=.* errno=\([0-9]*\)$/\1/p' /tmp/d1.out | tail -n 1)
-  gtt_flags=$(awk -v a="$gtt_addr" '$1 ~ /^[0-9a-f]+-[0-9a-f]+$/ { on = index($1, a "-") == 1 }
-    on && /^VmFlags:/ { print; exit }' /proc/$PID_d1/smaps 2> /dev/null)
-  g1_line=$(grep ' QUEUE g1 ' /tmp/d1.out | tail -n 1)
-  if [ "$gtt_errno" = 14 ] && echo "$gtt_flags" | grep -qw io && echo "$gtt_flags" | grep -qw pf; then
-    pass "$m:gtt-queue" "g1's amd_queue_t at 0x$gtt_addr is mapped$(echo "$gtt_flags" | sed 's/^VmFlags://'), process_vm_readv gives EFAULT there, and the submissions above count its ${g1_line#* submitted=}"
-  else
-    fail "$m:gtt-queue" "want EFAULT from process_vm_readv and VmFlags io pf: errno=$gtt_errno flags='$gtt_flags' addr=$gtt_addr"
-  fi
+  sim_check gtt-queue "$m:gtt-queue" /tmp/d1.out /proc/$PID_d1/smaps
 
   # -- the last process exits (evicted, with queues): nothing left, every
   #    exported family still equal; pending packets of dead queues are gone
@@ -943,10 +780,7 @@ run_mode() {
   expect_truth "$m:final" "$fams"
   dump "$m-metrics" /tmp/m.prom
   stop_agent
-  case $STOP_RESULT in
-    "exit 0") pass "$m:stops" "exit 0 after SIGTERM" ;;
-    *) fail "$m:stops" "$STOP_RESULT after SIGTERM" ;;
-  esac
+  sim_check agent-stop "$m:stops" "$STOP_RESULT"
   dump "$m" "/tmp/agent-$m.out"
 }
 

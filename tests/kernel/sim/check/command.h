@@ -10,8 +10,10 @@ namespace sim_check
 {
 
 // A subcommand: its arguments after its name. Returns the process's exit
-// status: 0 when it ran (whatever its verdicts), 2 on a usage or input error
-// (one line on stderr, through UsageError or InputError).
+// status: 0 when it ran (whatever its verdicts; the hook mode's checks return
+// 1 after a FAIL, for the guest to dump its logs: mode_inputs.h's Judged), 2
+// on a usage or input error (one line on stderr, through UsageError or
+// InputError).
 using Command = int (*)(const std::vector<std::string> &args);
 
 struct Registration {
