@@ -2657,37 +2657,26 @@ programs_checks() {
   done > /tmp/prog-cpu.txt
   awk '/^cpu / { printf "guest user %.1f s system %.1f s idle %.1f s\n", $2 / 100, $4 / 100, $5 / 100 }' /proc/stat >> /tmp/prog-cpu.txt
   dump programs-cpu /tmp/prog-cpu.txt
-  bad=""
-  detail=""
+  # Why a program never held (sim_check programs-run): where the threads
+  # of one still running wait, or how one that died ended.
   for p in $PROGS; do
-    if grep -q '^HOLD .* rc=0$' /tmp/p-$p.out && grep -q '^hip_client .* ok$' /tmp/p-$p.out; then
-      detail="$detail $(grep '^hip_client' /tmp/p-$p.out) in container $(prog_id $p);"
+    eval "pid=\$PROG_PID_$p"
+    rm -f /tmp/p-$p.threads /tmp/p-$p.status
+    if grep -q '^HOLD' /tmp/p-$p.out; then
+      :
+    elif kill -0 $pid 2> /dev/null; then
+      threads $pid > /tmp/p-$p.threads
+      dump programs-$p-threads /tmp/p-$p.threads
     else
-      bad="$bad $p: $(tail -n 3 /tmp/p-$p.out | tr '\n' ';')"
-      # A program that never held: where its threads wait says whether the
-      # kernel (state D, a kfd ioctl) or user space (futex, nanosleep) hung,
-      # in the one line CI shows; the kernel stacks go to the log.
-      eval "pid=\$PROG_PID_$p"
-      if ! grep -q '^HOLD' /tmp/p-$p.out && kill -0 $pid 2> /dev/null; then
-        threads $pid > /tmp/p-$p.threads
-        dump programs-$p-threads /tmp/p-$p.threads
-        bad="$bad (no HOLD after $(elapsed "$t0") s; threads by state, syscall and wchan: $(awk '/^thread / { for (i = 3; i < NF; i++) if ($i == "state") { print $(i + 1) "/" $(i + 3) "/" $(i + 5); break } }' /tmp/p-$p.threads | sort | uniq -c | awk '{ printf "%s%sx%s", (NR > 1 ? ", " : ""), $1, $2 }'))"
-      elif ! grep -q '^HOLD' /tmp/p-$p.out; then
-        # A program that died before its HOLD (its stdout, a file, is
-        # flushed only at exit): how it ended, and what the kernel said of
-        # its pid (a segfault line, an OOM kill), in the line CI shows.
-        wait $pid
-        st=$?
-        bad="$bad (died before its HOLD, exit status $st$([ $st -gt 128 ] && echo " = signal $((st - 128))"); dmesg on pid $pid: $(dmesg | grep -E "\[$pid\]|[Kk]illed process $pid " | tail -n 2 | tr '\n' ' '))"
-      fi
+      wait $pid
+      st=$?
+      echo "$st $pid $(dmesg | grep -E "\[$pid\]|[Kk]illed process $pid " | tail -n 2 | tr '\n' ' ')" > /tmp/p-$p.status
     fi
   done
-  if [ -n "$bad" ]; then
-    fail programs:run "$bad"
-    for p in $PROGS; do dump programs-$p /tmp/p-$p.out; done
-  else
-    pass programs:run "after $(elapsed "$t0")s, holding their queues:$detail"
-  fi
+  # shellcheck disable=SC2046
+  sim_check programs-run programs:run "$(elapsed "$t0")" $(for p in $PROGS; do
+    echo "$p $(prog_id $p) /tmp/p-$p.out /tmp/p-$p.threads /tmp/p-$p.status"
+  done) || for p in $PROGS; do dump programs-$p /tmp/p-$p.out; done
 
   # alive: every family against the simulator and the thunks, per tier
   prog_truths 0
