@@ -2437,28 +2437,14 @@ ID_F=f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0
 CG_F=/sys/fs/cgroup/system.slice/docker-$ID_F.scope
 ID_G=a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0
 CG_G=/sys/fs/cgroup/system.slice/docker-$ID_G.scope
-prog_cg() {
-  case $1 in
-    infer) echo $CG_A ;;
-    lat) echo $CG_B ;;
-    batch) echo $CG_C ;;
-    fitlat) echo $CG_D ;;
-    fitbatch) echo $CG_E ;;
-    lat72) echo $CG_F ;;
-    batch72) echo $CG_G ;;
-  esac
+# prog_cg / prog_id PROG: the cgroup of PROG's container, its id as the
+# agent labels it (prog_c: the container's letter).
+prog_c() {
+  case $1 in infer) echo A ;; lat) echo B ;; batch) echo C ;; fitlat) echo D ;;
+    fitbatch) echo E ;; lat72) echo F ;; batch72) echo G ;; esac
 }
-prog_id() {
-  case $1 in
-    infer) echo $ID_A ;;
-    lat) echo $ID_B ;;
-    batch) echo $ID_C ;;
-    fitlat) echo $ID_D ;;
-    fitbatch) echo $ID_E ;;
-    lat72) echo $ID_F ;;
-    batch72) echo $ID_G ;;
-  esac | cut -c1-12
-}
+prog_cg() { eval "echo \$CG_$(prog_c "$1")"; }
+prog_id() { eval "echo \$ID_$(prog_c "$1")" | cut -c1-12; }
 # prog_gives TIER: the optional family groups TIER exports (as TIER_GIVES).
 prog_gives() {
   case $1 in
@@ -2752,13 +2738,7 @@ bench_hooks() {
 named bench && (bench_hooks)
 
 dump drivers /tmp/drivers.out
-if [ -s /tmp/drv-errors.txt ]; then
-  fail drivers "a command went to a driver that was not running: $(head -n 3 /tmp/drv-errors.txt | tr '\n' ';')"
-elif grep -q ' BAD ' /tmp/drivers.out; then
-  fail drivers "a driver saw an unexpected result: $(grep ' BAD ' /tmp/drivers.out | head -n 3 | tr '\n' ';')"
-else
-  pass drivers "every driver command behaved as expected ($(grep -c '^DRV ' /tmp/drivers.out) lines)"
-fi
+sim_check drivers-behaved drivers /tmp/drivers.out /tmp/drv-errors.txt
 sed 's/^/truth: /' $TRUTH > /tmp/truth.txt
 dump truth /tmp/truth.txt
 finish
