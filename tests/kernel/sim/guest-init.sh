@@ -2383,43 +2383,31 @@ fi
 ktime nobtf-done
 
 # ---- programs: the users' workloads in three containers, every probe tier ------
-# Real HIP 5.2.3 programs (hip_client, GPUQ_HIP_CLIENT_HOLD=1: they hold
-# their queues after their work until stdin ends, then exit without HIP's
-# teardown) on the null thunk forwarding to /dev/kfd:
-#   container A (GPUQ_INFER=1 only): inference-like over 8 GPUs (infer 8 2
-#     2: 2 streams per GPU; per iteration an H2D copy, 3 kernels, a D2H copy
-#     and an event) on the HWS GPU, the MES GPU and 6 more HWS GPUs (the
-#     simulator reloaded with extra_hws_gpus=9, with its BTF)
-#   containers B and C: the users' experiment on an HWS GPU of its own, a
-#     latency-sensitive process (one kernel and a sync at 100 Hz on HIP's
-#     greatest-priority stream) beside a batch one (64 kernels, then a
-#     sync, on a stream fenced to CUs 0-15: AMDKFD_IOC_SET_CU_MASK); the simulator reloaded with cp_queue_slots=2, so a runlist with
-#     more than 2 compute queues is oversubscribed (HWS time-slices it)
-#   containers D and E: the experiment's second run, at the same time on
-#     another HWS GPU that keeps 24 CP queue slots (the simulator's
-#     fits_gpu_id), where the pair fits: shorter (0.3 s each)
-#   containers F and G: B and C again on HIP 7.2.4 (below), on a third HWS
-#     GPU held to 2 CP queue slots
-# Four agents watch them at once, one per probe tier (kprobes, fentry,
-# tracepoints and uprobes all take several consumers), each with
-# --doorbells=uprobe on Debian 12's libhsa-runtime64 and the HIP 7.2 root's:
-# the programs run once and every tier is compared with the same truths (the
-# simulator's and each thunk's), per container and GPU.
-# one agent per PROG_TIERS, each with PROG_CHECKS (check_lists.sh)
-# GPUQ_INFER=1 (GPUQ_KTEST_INFER on the host) adds container A's inference
-# program over 8 GPUs; without it the guest runs the experiment's pairs (B,
-# C, D, E and F, G below), what runs in every default suite. The inference
-# program is the longest (209 s of CPU in one run); on a fast machine the
-# guest took 143 s with it (114 s of CPU) and 86 s without (64 s).
+# Real HIP programs (hip_client, GPUQ_HIP_CLIENT_HOLD=1: they hold their
+# queues after their work until stdin ends, then exit without HIP's
+# teardown), HIP 5.2.3 on the null thunk forwarding to /dev/kfd, in
+# containers: A (GPUQ_INFER=1 only, GPUQ_KTEST_INFER on the host) an
+# inference-like run over 8 GPUs (infer 8 2 2: 2 streams per GPU; per
+# iteration an H2D copy, 3 kernels, a D2H copy and an event), the longest
+# (209 s of CPU; on a fast machine the guest took 143 s with it, 86 s
+# without); B and C the users' experiment (a latency-sensitive program at
+# 100 Hz on HIP's greatest-priority stream beside a batch one fenced to CUs
+# 0-15) on an HWS GPU held to 2 CP queue slots (a runlist of more than 2
+# compute queues is oversubscribed: HWS time-slices it); D and E its second
+# run, at the same time, where the pair fits (24 slots: the simulator's
+# fits_gpu_id; 0.3 s each); F and G B and C again on HIP 7.2.4 (below).
+# sim_check programs-experiment says what is checked. Four agents, one per
+# PROG_TIERS with PROG_CHECKS (check_lists.sh), watch them at once (every
+# probe tier takes several consumers), each with --doorbells=uprobe on
+# Debian 12's libhsa-runtime64 and the HIP 7.2 root's; every tier is
+# compared with the same truths (the simulator's and each thunk's).
 PROGS="lat batch fitlat fitbatch"
 [ "${GPUQ_INFER:-0}" = 1 ] && PROGS="infer $PROGS"
-# Containers F and G: the first pair again on the newest ROCm the guest has,
+# Containers F and G: the first pair on the newest ROCm the guest has,
 # Debian's HIP 7.2.4 with its ROCr (root_run: chrooted in its root, shared
-# over 9p, on the KFD null GPU), on an HWS GPU of their own held to 2 CP
-# queue slots. ROCr 6.4 and 7.2 ask KFD for priority 11 where 5.2.3 asks
-# for 15 (kfd_hip_test.sh), and set the CU mask through their own thunk:
-# the figures users of ROCm 7 get (programs-<tier>:experiment-7.2).
-# HIP72_MISSING says why the pair cannot run here (those checks skip).
+# over 9p, on the KFD null GPU), the figures users of ROCm 7 get
+# (programs-<tier>:experiment-7.2). HIP72_MISSING: why they cannot run here
+# (those checks skip).
 HIP72_MISSING=""
 for c in rocm-7.2-missing hip-7.2-missing; do
   [ -z "$HIP72_MISSING" ] && [ -f /lib/nullgpu/$c ] && HIP72_MISSING=$(cat /lib/nullgpu/$c)

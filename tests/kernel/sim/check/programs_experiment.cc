@@ -7,22 +7,23 @@
 // program's fenced to CUs 0-15 of the 104 (hipExtStreamCreateWithCUMask:
 // AMDKFD_IOC_SET_CU_MASK), whose queues were taken off the pair's GPU by whom
 // and for how long, and the seconds that GPU's runlist was oversubscribed (2
-// CP queue slots); the second pair's GPU (FITS-GPU, 24 slots) must never be
-// oversubscribed. Every family of F equal to the simulator's truth
-// first: CMP-OUT is sim_compare's output on METRICS (the guest's converge).
+// CP queue slots); the second pair's GPU (fits, 24 slots) must never be
+// oversubscribed. Every family of F equal to the simulator's truth first:
+// CMP-OUT is sim_compare's output on METRICS (the guest's converge).
 //
 // CHECK72: the first pair again on HIP 7.2.4 (VERSION) with its ROCr
-// (containers lat72 and batch72 on pair72, 2 CP queue slots), from the same comparison:
-// ROCr 7.2 asks KFD for priority 11 (amdkfd's pipe_priority_map makes 11-15
-// high), its own priority update unmaps the runlist it is in, so the
-// latency program's queues are taken off the GPU at least once. A SKIP with
-// missing72's reason when that is not empty.
+// (containers lat72 and batch72 on pair72, 2 CP queue slots), from the same
+// comparison. ROCr 6.4 and 7.2 ask KFD for priority 11 where 5.2.3 asks for
+// 15 (kfd_hip_test.sh; amdkfd's pipe_priority_map makes 11-15 high) and set
+// the CU mask through their own thunk; the latency program's own priority
+// update unmaps the runlist it is in, so its queues are taken off the GPU
+// at least once. A SKIP with missing72's reason when that is not empty.
 //
 // G: the optional family groups the tier exports ("runlist",
 // "oversubscription"); their figures are checked only where given. lat,
 // batch...: the containers' ids as the agent labels them; pair, fits: the
-// pairs' GPUs. Exit 1 when a
-// verdict failed (the guest then dumps its logs), 2 on bad input.
+// pairs' GPUs. Exit 1 when a verdict failed (the guest then dumps its
+// logs), 2 on bad input.
 #include "command.h"
 #include "programs.h"
 #include "verdict.h"
