@@ -36,7 +36,9 @@ struct Result {
 // it printed several).
 std::string Launches(const std::vector<std::string> &out)
 {
-	static const std::regex line("^hip_client .* launches=([0-9]*) .*ok$");
+	// POSIX ERE as sed reads it ('.' takes any character, '\r' too)
+	static const std::regex line("^hip_client .* launches=([0-9]*) .*ok$",
+				     std::regex::extended);
 	std::string launches;
 	std::smatch m;
 	for (const std::string &l : out)

@@ -107,8 +107,10 @@ int ProgramsRun(const std::vector<std::string> &a)
 {
 	if (a.size() < 2 || (a.size() - 2) % 5 != 0)
 		return UsageError("programs-run CHECK ELAPSED [NAME ID OUT THREADS STATUS]...");
-	static const std::regex held("^HOLD .* rc=0$"), ok("^hip_client .* ok$"), hold("^HOLD"),
-	    client("^hip_client");
+	// POSIX ERE as grep reads it ('.' takes any character, '\r' too)
+	const auto ere = std::regex::extended;
+	static const std::regex held("^HOLD .* rc=0$", ere), ok("^hip_client .* ok$", ere),
+	    hold("^HOLD", ere), client("^hip_client", ere);
 	std::string bad, detail, error;
 	for (size_t i = 2; i < a.size(); i += 5) {
 		const std::string *p = &a[i];
