@@ -1,21 +1,13 @@
 #include "mode_inputs.h"
 
+#include "lines.h"
+
 #include "verdict.h"
 
 #include <sstream>
 
 namespace sim_check
 {
-
-std::vector<std::string> Fields(const std::string &line)
-{
-	std::istringstream in(line);
-	std::vector<std::string> fields;
-	std::string field;
-	while (in >> field)
-		fields.push_back(field);
-	return fields;
-}
 
 bool StartsWith(const std::string &line, const std::string &prefix)
 {

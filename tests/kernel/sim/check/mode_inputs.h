@@ -12,9 +12,6 @@
 namespace sim_check
 {
 
-// LINE split at runs of blanks, as awk splits fields.
-std::vector<std::string> Fields(const std::string &line);
-
 // LINE begins with PREFIX.
 bool StartsWith(const std::string &line, const std::string &prefix);
 
