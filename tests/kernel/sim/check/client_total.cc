@@ -5,7 +5,6 @@
 // what the client itself says it did on that GPU.
 #include "lines.h"
 #include "command.h"
-#include "compare_output.h"
 #include "verdict.h"
 
 #include <cstdio>

@@ -12,15 +12,6 @@ namespace sim_check
 namespace
 {
 
-double TeardownDestroys(const Truth &truth)
-{
-	double sum = 0;
-	for (const TruthLine &l : truth.lines)
-		if (l.what == "destroy" && l.b == "2")
-			sum += l.value;
-	return sum;
-}
-
 int Context(const std::vector<std::string> &args)
 {
 	if (args.size() != 3)
@@ -30,7 +21,7 @@ int Context(const std::vector<std::string> &args)
 	if (!ReadTruth(args[1], before, error) || !ReadTruth(args[2], now, error))
 		return UsageError(error);
 	const double exits = now.Sum("exit") - before.Sum("exit");
-	const double torn = TeardownDestroys(now) - TeardownDestroys(before);
+	const double torn = now.Sum("destroy", "", "", "2") - before.Sum("destroy", "", "", "2");
 	if (exits == 1 && torn == 2)
 		return Judged(
 		    true, args[0],

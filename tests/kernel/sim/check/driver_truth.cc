@@ -29,7 +29,7 @@ int DriverTruth(const std::vector<std::string> &args)
 		return UsageError("driver-truth DRIVER_OUT CGROUP_ID QUEUE...");
 	std::vector<std::string> lines, queue_lines;
 	std::string error;
-	if (!ReadText(args[0], lines, error))
+	if (!ReadLines(args[0], lines, error))
 		return UsageError(error);
 	for (const std::string &line : lines)
 		if (line.find(" QUEUE ") != std::string::npos)

@@ -8,7 +8,7 @@
 // PASS names; DROPS the agent's dropped events as the guest words them.
 #include "lines.h"
 #include "command.h"
-#include "compare_output.h"
+#include "comparison.h"
 #include "truth.h"
 #include "verdict.h"
 
@@ -66,25 +66,25 @@ int ExpectBoth(const std::vector<std::string> &args)
 		return UsageError(
 		    "expect-both CHECK SIM-FAMILIES THUNK-FAMILIES CMP CMPT LINES DROPS");
 	const std::string &check = args[0];
-	std::vector<std::string> cmp, cmpt;
+	Comparison cmp, cmpt;
 	std::string error;
-	if (!ReadLines(args[3], cmp, error))
+	if (!ReadComparison(args[3], cmp, error))
 		return UsageError(error);
-	if (!CompareOk(cmp)) {
-		Fail(check, "simulator truth: " + FirstLines(cmp, "DIFF", 8));
+	if (!cmp.Equal()) {
+		Fail(check, "simulator truth: " + cmp.Diffs(8));
 		return 0;
 	}
-	if (!ReadLines(args[4], cmpt, error))
+	if (!ReadComparison(args[4], cmpt, error))
 		return UsageError(error);
-	if (!CompareOk(cmpt)) {
-		Fail(check, "thunk truth: " + FirstLines(cmpt, "DIFF", 8));
+	if (!cmpt.Equal()) {
+		Fail(check, "thunk truth: " + cmpt.Diffs(8));
 		return 0;
 	}
 	Truth lines;
 	if (!ReadTruth(args[5], lines, error))
 		return UsageError(error);
-	Pass(check, LastThirdWord(cmp) + " series = simulator truth (" + args[1] + "), " +
-			LastThirdWord(cmpt) + " = thunk truth (" + args[2] +
+	Pass(check, cmp.SeriesCompared() + " series = simulator truth (" + args[1] + "), " +
+			cmpt.SeriesCompared() + " = thunk truth (" + args[2] +
 			"): " + Values(lines, args[2]) + "; drops: " + args[6]);
 	return 0;
 }

@@ -18,7 +18,7 @@ int ExpectTruth(const std::vector<std::string> &args)
 	Comparison cmp;
 	std::vector<std::string> metrics;
 	std::string error;
-	if (!ReadComparison(args[2], cmp, error) || !ReadText(args[3], metrics, error))
+	if (!ReadComparison(args[2], cmp, error) || !ReadLines(args[3], metrics, error))
 		return UsageError(error);
 	if (!cmp.Equal())
 		return Judged(false, args[0], cmp.Diffs());

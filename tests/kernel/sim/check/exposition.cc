@@ -1,10 +1,10 @@
 #include "exposition.h"
 
+#include "lines.h"
 #include "verdict.h"
 
 #include <cerrno>
 #include <cstdlib>
-#include <fstream>
 
 namespace sim_check
 {
@@ -121,13 +121,12 @@ bool Exposition::Has(const std::string &name, const Labels &match) const
 
 bool ReadExposition(const std::string &path, Exposition &out, std::string &error)
 {
-	std::ifstream in(path);
-	if (!in) {
-		error = "cannot read " + path;
+	std::vector<std::string> lines;
+	if (!ReadLines(path, lines, error))
 		return false;
-	}
-	std::string line;
-	for (int n = 1; std::getline(in, line); n++) {
+	int n = 0;
+	for (const std::string &line : lines) {
+		n++;
 		if (line.empty() || line[0] == '#')
 			continue;
 		Sample sample;

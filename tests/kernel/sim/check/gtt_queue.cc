@@ -45,7 +45,7 @@ int GttQueue(const std::vector<std::string> &args)
 		return UsageError("gtt-queue CHECK DRIVER_OUT SMAPS");
 	std::vector<std::string> out, smaps;
 	std::string error;
-	if (!ReadText(args[1], out, error))
+	if (!ReadLines(args[1], out, error))
 		return UsageError(error);
 	ReadLines(args[2], smaps); // unreadable: the driver is gone (a FAIL)
 	static const std::regex addr_re(".* GTT addr=0x([0-9a-f]*) .*");

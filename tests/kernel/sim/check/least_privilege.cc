@@ -7,7 +7,8 @@
 // scrape, counts no sample denied.
 #include "lines.h"
 #include "command.h"
-#include "compare_output.h"
+#include "comparison.h"
+#include "denied_samples.h"
 #include "verdict.h"
 
 namespace sim_check
@@ -22,16 +23,17 @@ int LeastPrivilege(const std::vector<std::string> &args)
 	if (args.size() != 4)
 		return UsageError("least-privilege CHECK CAPEFF CMP METRICS");
 	const std::string &check = args[0], &caps = args[1];
-	std::vector<std::string> cmp, metrics;
+	Comparison cmp;
+	std::vector<std::string> metrics;
 	std::string error;
-	if (!ReadLines(args[2], cmp, error) || !ReadLines(args[3], metrics, error))
+	if (!ReadComparison(args[2], cmp, error) || !ReadLines(args[3], metrics, error))
 		return UsageError(error);
 	const std::string denied = DeniedSamples(metrics);
-	if (CompareOk(cmp) && caps == kWantCaps && denied == "0") {
+	if (cmp.Equal() && caps == kWantCaps && denied == "0") {
 		Pass(check, "an agent with exactly CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN, "
 			    "CAP_SYS_PTRACE (CapEff " +
 				caps + ") samples the client (root, every capability): " +
-				LastThirdWord(cmp) +
+				cmp.SeriesCompared() +
 				" series = the thunk's truth, denied samples 0");
 		return 0;
 	}
@@ -40,8 +42,7 @@ int LeastPrivilege(const std::vector<std::string> &args)
 		if (l.rfind("gpuq_probe_attached{probe=\"tp_", 0) == 0)
 			hooks += l + " ";
 	Fail(check, "CapEff '" + caps + "' (want " + kWantCaps + "), denied '" + denied +
-			"', thunk truth: " + FirstLines(cmp, "DIFF", 6) +
-			" its KFD hooks: " + hooks);
+			"', thunk truth: " + cmp.Diffs(6) + " its KFD hooks: " + hooks);
 	return 0;
 }
 

@@ -19,7 +19,7 @@ int Attached(const std::vector<std::string> &args)
 	Exposition metrics;
 	std::vector<std::string> lines;
 	std::string error;
-	if (!ReadExposition(args[1], metrics, error) || !ReadText(args[1], lines, error))
+	if (!ReadExposition(args[1], metrics, error) || !ReadLines(args[1], lines, error))
 		return UsageError(error);
 	std::string bad;
 	for (size_t i = 4; i < args.size(); i++) {

@@ -5,7 +5,7 @@
 // LOG, naming the capability.
 #include "lines.h"
 #include "command.h"
-#include "compare_output.h"
+#include "denied_samples.h"
 #include "verdict.h"
 
 #include <cstdlib>

@@ -10,62 +10,6 @@ namespace sim_check
 namespace programs
 {
 
-bool ReadLines(const std::string &path, std::vector<std::string> &lines, std::string &error)
-{
-	std::ifstream in(path);
-	if (!in) {
-		error = "cannot read " + path;
-		return false;
-	}
-	std::string line;
-	while (std::getline(in, line))
-		lines.push_back(line);
-	return true;
-}
-
-std::vector<std::string> Fields(const std::string &line)
-{
-	std::istringstream in(line);
-	std::vector<std::string> fields;
-	std::string field;
-	while (in >> field)
-		fields.push_back(field);
-	return fields;
-}
-
-std::string Comparison::Diffs(size_t n) const
-{
-	std::string text;
-	for (size_t i = 0; i < diffs.size() && i < n; i++)
-		text += diffs[i] + ";";
-	return text;
-}
-
-std::string Comparison::Compared() const
-{
-	const std::vector<std::string> f = Fields(last);
-	std::string text = f.size() > 2 ? f[2] : "";
-	for (size_t i = 4; i < f.size(); i++)
-		text += " " + f[i];
-	return text;
-}
-
-bool ReadComparison(const std::string &path, Comparison &out, std::string &error)
-{
-	std::vector<std::string> lines;
-	if (!ReadLines(path, lines, error))
-		return false;
-	for (const std::string &line : lines) {
-		if (line.rfind("DIFF", 0) == 0)
-			out.diffs.push_back(line);
-		if (line.rfind("RESULT ok", 0) == 0)
-			out.ok = true;
-	}
-	if (!lines.empty())
-		out.last = lines.back();
-	return true;
-}
-
 bool ReadOptions(const std::vector<std::string> &args, size_t from,
 		 const std::vector<std::string> &keys, std::map<std::string, std::string> &out,
 		 std::string &error)

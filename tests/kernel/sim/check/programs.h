@@ -5,7 +5,9 @@
 #ifndef GPUQ_SIM_CHECK_PROGRAMS_H
 #define GPUQ_SIM_CHECK_PROGRAMS_H
 
+#include "comparison.h"
 #include "exposition.h"
+#include "lines.h"
 
 #include <map>
 #include <string>
@@ -15,28 +17,6 @@ namespace sim_check
 {
 namespace programs
 {
-
-// PATH's lines; false with ERROR when PATH cannot be read.
-bool ReadLines(const std::string &path, std::vector<std::string> &lines, std::string &error);
-
-// LINE's fields split on blanks, as awk splits them.
-std::vector<std::string> Fields(const std::string &line);
-
-// sim_compare's output (cmp.out): its DIFF lines and its last line, the
-// RESULT line "RESULT <ok|diff> <compared> <diffs> [(within...)...]".
-struct Comparison {
-	bool ok = false; // a line starts with "RESULT ok"
-	std::vector<std::string> diffs;
-	std::string last;
-
-	// The first N DIFF lines, each followed by ';'.
-	std::string Diffs(size_t n) const;
-	// The RESULT line's count of series compared and its notes after the
-	// count of differences (the guest's cmp_compared).
-	std::string Compared() const;
-};
-
-bool ReadComparison(const std::string &path, Comparison &out, std::string &error);
 
 // ARGS from FROM on as KEY=VALUE (VALUE may be empty: such arguments are
 // never empty words) into OUT; false with ERROR on one not of that form, a

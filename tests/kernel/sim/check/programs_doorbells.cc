@@ -51,13 +51,13 @@ bool Program(const Exposition &metrics, const std::string *p, Result &r, std::st
 {
 	const std::string &name = p[0], &id = p[1];
 	std::vector<std::string> out, want;
-	if (!programs::ReadLines(p[2], out, error) || !programs::ReadLines(p[3], want, error))
+	if (!ReadLines(p[2], out, error) || !ReadLines(p[3], want, error))
 		return false;
 	const std::string launches = Launches(out);
 	double total = 0, wsum = 0;
 	int gpus = 0;
 	for (const std::string &line : want) {
-		const std::vector<std::string> f = programs::Fields(line);
+		const std::vector<std::string> f = Fields(line);
 		if (f.size() < 3) {
 			error = p[3] + ": not \"GPU WRITES DISPATCHES ...\": " + line;
 			return false;

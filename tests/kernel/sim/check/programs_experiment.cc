@@ -85,8 +85,8 @@ double CuRestricted(const Exposition &m, const std::string &batch)
 }
 
 // CHECK's verdict on the first and second pairs; true when it passed.
-bool Experiment(const std::string &check, Options &o, const Exposition &m,
-		const programs::Comparison &cmp, const Gives &g)
+bool Experiment(const std::string &check, Options &o, const Exposition &m, const Comparison &cmp,
+		const Gives &g)
 {
 	const std::string &fams = o["families"], &pair_gpu = o["pair"], &fits_gpu = o["fits"];
 	const Pair pair(m, o["lat"], pair_gpu), fits(m, o["fitlat"], fits_gpu);
@@ -123,8 +123,8 @@ bool Experiment(const std::string &check, Options &o, const Exposition &m,
 }
 
 // CHECK72's verdict on the HIP 7.2 pair; true when it did not fail.
-bool Experiment72(const std::string &check, Options &o, const Exposition &m,
-		  const programs::Comparison &cmp, const Gives &g)
+bool Experiment72(const std::string &check, Options &o, const Exposition &m, const Comparison &cmp,
+		  const Gives &g)
 {
 	const std::string &gpu = o["pair72"];
 	const Pair pair(m, o["lat72"], gpu);
@@ -164,17 +164,17 @@ int ProgramsExperiment(const std::vector<std::string> &a)
 						       "rocr72" };
 	Options o;
 	Exposition metrics;
-	programs::Comparison cmp;
+	Comparison cmp;
 	std::string error;
 	if (a.size() < 4)
 		return UsageError("programs-experiment CHECK CHECK72 METRICS CMP-OUT KEY=VALUE...");
 	if (!programs::ReadOptions(a, 4, keys, o, error) || !ReadExposition(a[2], metrics, error) ||
-	    !programs::ReadComparison(a[3], cmp, error))
+	    !ReadComparison(a[3], cmp, error))
 		return UsageError(error);
 	const Gives gives(o["gives"]);
 	const std::string &check = a[0], &check72 = a[1], &missing72 = o["missing72"];
 	bool ok;
-	if (!cmp.ok) {
+	if (!cmp.Equal()) {
 		// No figure means anything until every series equals the truth.
 		const std::string detail = "simulator truth: " + cmp.Diffs(8);
 		Fail(check, detail);

@@ -39,7 +39,7 @@ std::vector<std::string> Rows(const std::vector<std::string> &text, const std::s
 		}
 		if (in && line.empty())
 			break;
-		const std::vector<std::string> f = programs::Fields(line);
+		const std::vector<std::string> f = Fields(line);
 		if (in && !f.empty() && f[0] == container)
 			rows.push_back(line);
 	}
@@ -52,7 +52,7 @@ std::string Column(const std::vector<std::string> &rows, size_t field)
 {
 	std::string text;
 	for (size_t r = 0; r < rows.size(); r++) {
-		const std::vector<std::string> f = programs::Fields(rows[r]);
+		const std::vector<std::string> f = Fields(rows[r]);
 		std::string one;
 		for (size_t i = field; i < f.size() && (field >= 4 || i == field); i++)
 			one += (one.empty() ? "" : " ") + f[i];
@@ -75,10 +75,10 @@ int ProgramsReport(const std::vector<std::string> &a)
 	const std::string &check = a[0], &rc = a[1], &rrc = a[2], &lat = a[3];
 	Exposition metrics, replay;
 	std::vector<std::string> text;
-	programs::Comparison cmp;
+	Comparison cmp;
 	std::string error;
-	if (!ReadExposition(a[4], metrics, error) || !programs::ReadLines(a[6], text, error) ||
-	    !programs::ReadComparison(a[7], cmp, error))
+	if (!ReadExposition(a[4], metrics, error) || !ReadLines(a[6], text, error) ||
+	    !ReadComparison(a[7], cmp, error))
 		return UsageError(error);
 	// Only shown: sim_compare holds the replay to the truth.
 	std::string got_off =
@@ -102,7 +102,7 @@ int ProgramsReport(const std::vector<std::string> &a)
 	    " s); the btf-fentry agent: " + Number(want_self) + ", " + Number(want_other) + ", " +
 	    Fixed(want_off) + " s; the replay against the simulator's truth: " + truth;
 	if (rc == "0" && rrc == "0" && !rows.empty() && got_self == Number(want_self) &&
-	    got_other == Number(want_other) && want_self + want_other > 0 && cmp.ok) {
+	    got_other == Number(want_other) && want_self + want_other > 0 && cmp.Equal()) {
 		Pass(check,
 		     "report on the experiment's capture (" + Bytes(a[8]) + " bytes): " + detail);
 		return 0;

@@ -57,7 +57,7 @@ std::string ThreadStates(const std::vector<std::string> &threads)
 {
 	std::map<std::string, int> count;
 	for (const std::string &line : threads) {
-		const std::vector<std::string> f = programs::Fields(line);
+		const std::vector<std::string> f = Fields(line);
 		if (line.rfind("thread ", 0) != 0)
 			continue;
 		// the comm (from field 3) may hold blanks: from its "state"
@@ -79,13 +79,13 @@ std::string ThreadStates(const std::vector<std::string> &threads)
 bool NoHold(const std::string *p, const std::string &elapsed, std::string &why, std::string &error)
 {
 	std::vector<std::string> lines;
-	if (programs::ReadLines(p[3], lines, error)) {
+	if (ReadLines(p[3], lines, error)) {
 		why = " (no HOLD after " + elapsed +
 		      " s; threads by state, syscall and wchan: " + ThreadStates(lines) + ")";
 		return true;
 	}
 	lines.clear();
-	if (!programs::ReadLines(p[4], lines, error)) {
+	if (!ReadLines(p[4], lines, error)) {
 		error.clear();
 		return true;
 	}
@@ -115,7 +115,7 @@ int ProgramsRun(const std::vector<std::string> &a)
 	for (size_t i = 2; i < a.size(); i += 5) {
 		const std::string *p = &a[i];
 		std::vector<std::string> out;
-		if (!programs::ReadLines(p[2], out, error))
+		if (!ReadLines(p[2], out, error))
 			return UsageError(error);
 		if (Any(out, held) && Any(out, ok)) {
 			std::string lines;

@@ -51,8 +51,8 @@ int QueueTypeLabels(const std::vector<std::string> &args)
 	std::vector<std::string> types, metrics;
 	Comparison cmp, other;
 	std::string error;
-	if (!ReadText(args[2], types, error) || !ReadComparison(args[3], cmp, error) ||
-	    !ReadComparison(args[4], other, error) || !ReadText(args[5], metrics, error))
+	if (!ReadLines(args[2], types, error) || !ReadComparison(args[3], cmp, error) ||
+	    !ReadComparison(args[4], other, error) || !ReadLines(args[5], metrics, error))
 		return UsageError(error);
 	std::string xgmi;
 	for (const std::string &line : types) {

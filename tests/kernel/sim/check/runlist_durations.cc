@@ -28,7 +28,7 @@ int RunlistDurations(const std::vector<std::string> &args)
 	std::vector<std::string> lines;
 	std::string error;
 	if (!ReadTruth(args[1], now, error) || !ReadTruth(args[2], base, error) ||
-	    !ReadExposition(args[3], metrics, error) || !ReadText(args[3], lines, error))
+	    !ReadExposition(args[3], metrics, error) || !ReadLines(args[3], lines, error))
 		return UsageError(error);
 	std::string missing;
 	for (const char *op : { "unmap", "map" }) {

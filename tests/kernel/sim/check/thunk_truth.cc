@@ -1,7 +1,8 @@
 #include "thunk_truth.h"
 
+#include "lines.h"
+
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
 
 namespace sim_check
@@ -41,13 +42,12 @@ unsigned long long ThunkQueue::Count(const std::string &key) const
 
 bool ReadThunkQueues(const std::string &path, std::vector<ThunkQueue> &out, std::string &error)
 {
-	std::ifstream in(path);
-	if (!in) {
-		error = "cannot read " + path;
+	std::vector<std::string> lines;
+	if (!ReadLines(path, lines, error))
 		return false;
-	}
-	std::string line;
-	for (int n = 1; std::getline(in, line); n++) {
+	int n = 0;
+	for (const std::string &line : lines) {
+		n++;
 		std::istringstream words(line);
 		std::string word;
 		if (!(words >> word) || word != "queue")

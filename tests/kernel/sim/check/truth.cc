@@ -1,29 +1,31 @@
 #include "truth.h"
 
-#include <fstream>
+#include "lines.h"
+
 #include <sstream>
 
 namespace sim_check
 {
 
-double Truth::Sum(const std::string &what, const std::string &gpu) const
+double Truth::Sum(const std::string &what, const std::string &gpu, const std::string &a,
+		  const std::string &b) const
 {
 	double sum = 0;
 	for (const TruthLine &l : lines)
-		if (l.what == what && (gpu.empty() || l.gpu == gpu))
+		if (l.what == what && (gpu.empty() || l.gpu == gpu) && (a.empty() || l.a == a) &&
+		    (b.empty() || l.b == b))
 			sum += l.value;
 	return sum;
 }
 
 bool ReadTruth(const std::string &path, Truth &out, std::string &error)
 {
-	std::ifstream in(path);
-	if (!in) {
-		error = "cannot read " + path;
+	std::vector<std::string> lines;
+	if (!ReadLines(path, lines, error))
 		return false;
-	}
-	std::string line;
-	for (int n = 1; std::getline(in, line); n++) {
+	int n = 0;
+	for (const std::string &line : lines) {
+		n++;
 		if (line.empty())
 			continue;
 		std::istringstream fields(line);

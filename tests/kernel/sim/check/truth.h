@@ -17,8 +17,10 @@ struct TruthLine {
 struct Truth {
 	std::vector<TruthLine> lines;
 
-	// The sum of WHAT's values whose gpu_id is GPU ("" for any).
-	double Sum(const std::string &what, const std::string &gpu = "") const;
+	// The sum of WHAT's values whose gpu_id, a and b are GPU, A and B (""
+	// for any).
+	double Sum(const std::string &what, const std::string &gpu = "", const std::string &a = "",
+		   const std::string &b = "") const;
 };
 
 // Reads PATH into OUT; false with ERROR naming the line that is not a truth

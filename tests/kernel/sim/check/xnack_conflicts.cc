@@ -15,15 +15,6 @@ namespace sim_check
 namespace
 {
 
-double XnackOversubscribed(const Truth &truth)
-{
-	double sum = 0;
-	for (const TruthLine &l : truth.lines)
-		if (l.what == "oversub" && l.a == "3")
-			sum += l.value;
-	return sum;
-}
-
 int XnackConflicts(const std::vector<std::string> &args)
 {
 	if (args.size() != 5 || (args[4] != "0" && args[4] != "1"))
@@ -34,7 +25,7 @@ int XnackConflicts(const std::vector<std::string> &args)
 	if (!ReadTruth(args[1], now, error) || !ReadTruth(args[2], base, error) ||
 	    !ReadExposition(args[3], metrics, error))
 		return UsageError(error);
-	const double want = XnackOversubscribed(now) - XnackOversubscribed(base);
+	const double want = now.Sum("oversub", "", "3") - base.Sum("oversub", "", "3");
 	const double got = metrics.Sum("gpuq_runlist_oversubscribed_maps_total",
 				       { { "reason", "xnack_conflict" } });
 	const std::string w = Number(want), g = Number(got);
