@@ -74,16 +74,13 @@ guest_probes() {
   (. "$HOOKS" && echo $PROBES $SCHED_PROBES) | tr ' ' '\n' | cut -d: -f1
 }
 guest_tp_probes() { (. "$HOOKS" && echo $TP_PROBES) | tr ' ' '\n' | cut -d: -f1; }
-# guest_has CHECK: the guest script reports CHECK (checks added with hooks).
-guest_has() { grep -q "pass $1 " "$HERE/guest-init.sh"; }
-
 # The checks each guest reports (tests/kernel/guest-init.sh); one missing is
 # a failure. expected_checks attach: those of a GPUQ_SCOPE=attach guest (no
 # record, no daemon).
 expected_checks() {
   local scope=${1:-}
   echo modprobe-amdgpu agent-version
-  guest_has hook-presence && echo hook-presence
+  echo hook-presence
   local m c probes
   probes=$(guest_probes)
   for m in fentry kprobe args nobtf btf; do
@@ -101,8 +98,7 @@ expected_checks() {
     queue-priority process-exit no-queues no-drops attribution stops; do
     echo "daemon-tp:$c"
   done
-  echo core-flavor
-  guest_has core-sched && echo core-sched
+  echo core-flavor core-sched
   echo record:runs record:create-failed record:process-exit record:no-queue-records
   for m in fentry kprobe args nobtf btf; do
     for c in serves kfdtest $(for p in $probes; do echo "attached:$p"; done) create-failure \
