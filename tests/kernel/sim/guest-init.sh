@@ -127,6 +127,17 @@ result() { echo "GPUQ-KTEST $K $1 $2 $3"; }
 pass() { result "$1" PASS "${2:-}"; }
 fail() { result "$1" FAIL "${2:-}"; }
 skip() { result "$1" SKIP "${2:-}"; }
+# verdicts COMMAND ARGS...: a check of sim_check (tests/kernel/sim/check),
+# its verdicts on the console and in /tmp/verdicts.txt; false when one failed
+# or it could not read its input (its error on the console), for the logs to
+# dump.
+verdicts() {
+  local rc
+  sim_check "$@" > /tmp/verdicts.txt
+  rc=$?
+  cat /tmp/verdicts.txt
+  return $rc
+}
 dump() {
   local group="$1" f
   shift
@@ -931,14 +942,6 @@ ng_dump() {
 # in container A) as truth lines of CGROUP (sim_check thunk-lines).
 thunk_lines() { sim_check thunk-lines "$1" "${2:-$NG_TRUTH}" "$(stat -c %i "${3:-$CG_A}")"; }
 
-# client_verdict COMMAND ARGS...: sim_check's verdicts, on the console; false
-# when one failed or it could not run (its error on the console too).
-client_verdict() {
-  sim_check "$@" > /tmp/client-verdict.out
-  local rc=$?
-  cat /tmp/client-verdict.out
-  [ $rc = 0 ] && ! grep -q '^GPUQ-KTEST [^ ]* [^ ]* FAIL' /tmp/client-verdict.out
-}
 
 # compare_thunk FAMILIES: the last scrape against the thunk's truth alone
 # (with THUNK_ONLY, the series of that container alone: a client run's).
@@ -958,7 +961,7 @@ compare_thunk() {
 expect_both() {
   rm -f /tmp/cmpt.out
   converge "$2" && compare_thunk "$3"
-  client_verdict expect-both "$1" "$2" "$3" /tmp/cmp.out /tmp/cmpt.out /tmp/ng.lines "$(dropped)" && return
+  verdicts expect-both "$1" "$2" "$3" /tmp/cmp.out /tmp/cmpt.out /tmp/ng.lines "$(dropped)" && return
   if [ -e /tmp/cmpt.out ]; then
     dump "$1" /tmp/cmpt.out /tmp/ng.lines $NG_TRUTH /tmp/m.prom
   else
@@ -980,7 +983,7 @@ series_a() { sum_for "$1" "$(echo $ID_A | cut -c1-12)"; }
 client_sums() { sim_check client-sums "$1"; }
 
 # rocr_steps / hip_steps / rocblas_steps: the client's queues and packets,
-# checked by every agent of the run after each step (the CP paused on the
+# verdicts by every agent of the run after each step (the CP paused on the
 # way: the packets written stay pending).
 rocr_steps() {
   # two client queues on GPU 0 (HWS), one on GPU 1 (MES); ROCr adds its
@@ -1151,7 +1154,7 @@ lp_checks() {
     sleep 0.3
   done
   touch /tmp/lp.prom
-  client_verdict least-privilege $P:least-privilege "$caps" /tmp/lp.out /tmp/lp.prom ||
+  verdicts least-privilege $P:least-privilege "$caps" /tmp/lp.out /tmp/lp.prom ||
     dump $P-leastpriv /tmp/lp.out /tmp/agent-leastpriv.out
   t0=$(up)
   while within 30 "$t0"; do
@@ -1161,7 +1164,7 @@ lp_checks() {
     sleep 0.3
   done
   touch /tmp/lp.prom
-  client_verdict no-ptrace $P:no-ptrace $ok /tmp/lp.prom /tmp/agent-noptrace.out ||
+  verdicts no-ptrace $P:no-ptrace $ok /tmp/lp.prom /tmp/agent-noptrace.out ||
     dump $P-noptrace /tmp/agent-noptrace.out /tmp/lp.prom
 }
 
@@ -1620,15 +1623,6 @@ only clients && client_runs :btf-fentry kprobe:btf-kprobe
 only fentry && (run_mode fentry)
 only kprobe && (MODE=kprobe TIER=btf-kprobe run_mode kprobe --no-fentry)
 # ---- record -- COMMAND, --container, SIGINT -----------------------------------
-# checked COMMAND ARGS...: sim_check's verdicts; false when one is a FAIL or
-# sim_check could not check (its error on the console), for the logs to dump.
-checked() {
-  local rc
-  sim_check "$@" > /tmp/verdicts.txt
-  rc=$?
-  cat /tmp/verdicts.txt
-  [ $rc = 0 ] && ! grep -q '^GPUQ-KTEST [^ ]* [^ ]* FAIL ' /tmp/verdicts.txt
-}
 # record_checks: `record --container <A> -- sh -c ...` around a driver that the
 # command moves into container A, while a driver in container B creates a
 # queue during the recording; then a bare `record` stopped by SIGINT after a
@@ -1650,7 +1644,7 @@ record_checks() {
   cat /tmp/ra.out >> /tmp/drivers.out
   if [ $rc = 7 ]; then pass record-command "the command's exit status 7 came back"; else fail record-command "exit $rc, want 7"; fi
   timeout 60 /bin/gpuq-agent --once -o prometheus --replay /tmp/rec.cap > /tmp/rec.prom 2> /tmp/rec-once.err
-  checked record-container /tmp/rec.prom "$short_a" "$short_b" /tmp/r2.out ||
+  verdicts record-container /tmp/rec.prom "$short_a" "$short_b" /tmp/r2.out ||
     dump record-prom /tmp/rec.prom /tmp/rec-once.err
   start_recorder /tmp/int.cap /tmp/int.log 180
   drv r2 create rb2 "$G_MES" sdma
@@ -1658,7 +1652,7 @@ record_checks() {
   rc=$REC_RC
   dump record-int /tmp/int.log
   timeout 60 /bin/gpuq-agent --once -o prometheus --replay /tmp/int.cap > /tmp/int.prom 2> /tmp/int-once.err
-  checked record-sigint "$rc" /tmp/int.prom "$short_b" || dump record-int /tmp/int-once.err
+  verdicts record-sigint "$rc" /tmp/int.prom "$short_b" || dump record-int /tmp/int-once.err
   exit_driver r2
 }
 only record && (record_checks)
@@ -1712,7 +1706,7 @@ short_lived_checks() {
   done
   sleep 3
   scrape /tmp/m.prom
-  if ! checked short-lived /tmp/m.prom; then
+  if ! verdicts short-lived /tmp/m.prom; then
     grep 'job-\|container="b0000\|unresolved\|^gpuq_events_dropped_total' /tmp/m.prom > /tmp/short.prom
     dump short-lived /tmp/short.prom /tmp/agent-short.out /tmp/short1.out
   fi
@@ -1724,7 +1718,7 @@ short_lived_checks() {
   timeout 60 /bin/gpuq-agent --once -o prometheus --replay /tmp/api.cap > /tmp/api.prom 2> /tmp/api-once.err
   timeout 60 /bin/gpuq-agent report /tmp/api.cap > /tmp/api-report.txt 2>&1
   report_rc=$?
-  checked api-record "$rc" $report_rc /tmp/m-api.prom /tmp/api.prom /tmp/api-report.txt /tmp/m.prom /tmp/api-diff.txt ||
+  verdicts api-record "$rc" $report_rc /tmp/m-api.prom /tmp/api.prom /tmp/api-report.txt /tmp/m.prom /tmp/api-diff.txt ||
     dump api-record-diff /tmp/api-diff.txt /tmp/api-report.txt /tmp/api-once.err /tmp/agent-short.out
   cat /tmp/short1.out /tmp/short2.out >> /tmp/drivers.out
   stop_agent
@@ -1781,7 +1775,7 @@ partitions_checks() {
   sim_check partitions-metrics $G $topo $n /tmp/m.prom /tmp/part.truth
   stop_agent
   timeout 180 /bin/gpuq-agent --once --interval 1s --no-runtime-lookup > /tmp/part-once.txt 2>&1
-  checked partitions-once $G $topo $n $first /tmp/part-once.txt /tmp/part.truth || dump $G-once /tmp/part-once.txt
+  verdicts partitions-once $G $topo $n $first /tmp/part-once.txt /tmp/part.truth || dump $G-once /tmp/part-once.txt
   exit_driver pa
   exit_driver pb
   cp /tmp/static.saved /tmp/static.in
@@ -1832,7 +1826,7 @@ forced_skips() {
   # the counts can no longer move; the agent reads the kernel's at each scrape
   bpftool prog show > /tmp/skips-bpftool.txt 2> /dev/null
   scrape /tmp/m.prom
-  checked forced-skips $check "$AG_PID" "$(pidof gpuq-agent)" /tmp/skips-bpftool.txt /tmp/m.prom ||
+  verdicts forced-skips $check "$AG_PID" "$(pidof gpuq-agent)" /tmp/skips-bpftool.txt /tmp/m.prom ||
     grep -q 'nothing forced\|another agent' /tmp/verdicts.txt ||
     dump $check /tmp/skips-bpftool.txt /tmp/m.prom /tmp/agent-skips.out
   stop_agent

@@ -9,11 +9,10 @@
 namespace sim_check
 {
 
-// A subcommand: its arguments after its name. Returns the process's exit
-// status: 0 when it ran (whatever its verdicts; the hook mode's checks return
-// 1 after a FAIL, for the guest to dump its logs: mode_inputs.h's Judged), 2
-// on a usage or input error (one line on stderr, through UsageError or
-// InputError).
+// A subcommand: its arguments after its name. Returns 0 when it ran, 2 on a
+// usage or input error (one line on stderr, through UsageError). sim_check
+// then exits 1 instead of 0 when a verdict it printed was a FAIL (verdict.h),
+// for the guest to dump its logs (`sim_check ... || dump ...`).
 using Command = int (*)(const std::vector<std::string> &args);
 
 struct Registration {

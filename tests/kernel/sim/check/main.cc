@@ -9,6 +9,7 @@
 //
 //   sim_check <command> ARGS...    (sim_check with no command lists them)
 #include "command.h"
+#include "verdict.h"
 
 #include <cstdio>
 #include <map>
@@ -58,5 +59,6 @@ int main(int argc, char **argv)
 			std::fprintf(stderr, "  sim_check %s %s\n", name.c_str(), entry.usage);
 		return 2;
 	}
-	return it->second.command(std::vector<std::string>(argv + 2, argv + argc));
+	const int rc = it->second.command(std::vector<std::string>(argv + 2, argv + argc));
+	return rc == 0 && sim_check::AnyFailed() ? 1 : rc;
 }

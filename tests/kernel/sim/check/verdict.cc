@@ -10,6 +10,8 @@ namespace sim_check
 namespace
 {
 
+bool any_failed = false;
+
 void Result(const char *what, const std::string &check, const std::string &detail)
 {
 	const char *kernel = std::getenv("GPUQ_KERNEL");
@@ -44,7 +46,13 @@ void Pass(const std::string &check, const std::string &detail)
 
 void Fail(const std::string &check, const std::string &detail)
 {
+	any_failed = true;
 	Result("FAIL", check, detail);
+}
+
+bool AnyFailed()
+{
+	return any_failed;
 }
 
 void Skip(const std::string &check, const std::string &detail)
@@ -54,7 +62,10 @@ void Skip(const std::string &check, const std::string &detail)
 
 void Verdict(bool ok, const std::string &check, const std::string &detail)
 {
-	Result(ok ? "PASS" : "FAIL", check, detail);
+	if (ok)
+		Pass(check, detail);
+	else
+		Fail(check, detail);
 }
 
 std::string Number(double v)

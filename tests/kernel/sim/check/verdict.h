@@ -13,6 +13,8 @@ namespace sim_check
 void Pass(const std::string &check, const std::string &detail);
 void Fail(const std::string &check, const std::string &detail);
 void Skip(const std::string &check, const std::string &detail);
+// A FAIL was printed (sim_check then exits 1).
+bool AnyFailed();
 // PASS when OK, else FAIL.
 void Verdict(bool ok, const std::string &check, const std::string &detail);
 
