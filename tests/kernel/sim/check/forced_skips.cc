@@ -12,6 +12,7 @@
 // export less.
 #include "command.h"
 #include "lines.h"
+#include "mode_inputs.h"
 #include "text_file.h"
 #include "verdict.h"
 
@@ -54,18 +55,6 @@ std::string ValuesOf(const std::vector<std::string> &metrics, const std::string 
 		if (line.compare(0, prefix.size(), prefix) == 0)
 			out += (out.empty() ? "" : "\n") + Number(AwkNumber(Fields(line).back()));
 	return out;
-}
-
-// The scrape's non-zero gpuq_events_dropped_total series, "none" when none.
-std::string Dropped(const std::vector<std::string> &metrics)
-{
-	const std::string family = "gpuq_events_dropped_total";
-	std::string out;
-	for (const std::string &line : metrics)
-		if (line.compare(0, family.size() + 1, family + "{") == 0 &&
-		    !(line.size() >= 2 && line.compare(line.size() - 2, 2, " 0") == 0))
-			out += line.substr(family.size()) + " ";
-	return out.empty() ? "none" : out;
 }
 
 int ForcedSkips(const std::vector<std::string> &args)
