@@ -41,12 +41,17 @@ double AwkNumber(const std::string &text)
 	return end == text.c_str() ? 0 : v;
 }
 
+bool StartsWith(const std::string &line, const std::string &prefix)
+{
+	return line.compare(0, prefix.size(), prefix) == 0;
+}
+
 std::vector<std::string> StartingWith(const std::vector<std::string> &lines,
 				      const std::string &prefix)
 {
 	std::vector<std::string> out;
 	for (const std::string &l : lines)
-		if (l.compare(0, prefix.size(), prefix) == 0)
+		if (StartsWith(l, prefix))
 			out.push_back(l);
 	return out;
 }

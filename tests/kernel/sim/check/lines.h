@@ -20,6 +20,9 @@ std::vector<std::string> Fields(const std::string &line);
 // TEXT as awk reads a number: its leading numeric prefix, 0 when none.
 double AwkNumber(const std::string &text);
 
+// LINE begins with PREFIX.
+bool StartsWith(const std::string &line, const std::string &prefix);
+
 // The lines of LINES that start with PREFIX.
 std::vector<std::string> StartingWith(const std::vector<std::string> &lines,
 				      const std::string &prefix);

@@ -9,11 +9,6 @@
 namespace sim_check
 {
 
-bool StartsWith(const std::string &line, const std::string &prefix)
-{
-	return line.compare(0, prefix.size(), prefix) == 0;
-}
-
 std::string Dropped(const std::vector<std::string> &lines)
 {
 	const std::string family = "gpuq_events_dropped_total";

@@ -13,9 +13,6 @@
 namespace sim_check
 {
 
-// LINE begins with PREFIX.
-bool StartsWith(const std::string &line, const std::string &prefix);
-
 // The non-zero gpuq_events_dropped_total series of the exposition LINES,
 // their labels and value each followed by a space, or "none".
 std::string Dropped(const std::vector<std::string> &lines);

@@ -21,11 +21,6 @@ namespace sim_check
 namespace
 {
 
-bool StartsWith(const std::string &line, const char *prefix)
-{
-	return line.compare(0, std::string(prefix).size(), prefix) == 0;
-}
-
 std::string Joined(const std::vector<std::pair<std::string, std::string>> &pairs)
 {
 	std::string out;
