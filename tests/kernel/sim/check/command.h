@@ -19,6 +19,12 @@ struct Registration {
 	Registration(const char *name, const char *usage, Command command);
 };
 
+// Runs the subcommand NAME in this process, as `sim_check NAME ARGS...`
+// would, for the scenarios that run in compiled code (lifecycle.cc): true
+// when it returned 0 and printed no FAIL (where the guest's shell went on to
+// `|| dump ...`).
+bool Run(const std::string &name, const std::vector<std::string> &args);
+
 // Prints "sim_check: MESSAGE" on stderr and returns 2.
 int UsageError(const std::string &message);
 

@@ -39,6 +39,15 @@ Registration::Registration(const char *name, const char *usage, Command command)
 	Commands()[name] = Entry{ usage, command };
 }
 
+bool Run(const std::string &name, const std::vector<std::string> &args)
+{
+	const auto it = Commands().find(name);
+	if (it == Commands().end())
+		return UsageError("no command " + name) == 0;
+	const int failures = Failures();
+	return it->second.command(args) == 0 && Failures() == failures;
+}
+
 int UsageError(const std::string &message)
 {
 	std::fprintf(stderr, "sim_check: %s\n", message.c_str());

@@ -10,7 +10,7 @@ namespace sim_check
 namespace
 {
 
-bool any_failed = false;
+int failures = 0;
 
 void Result(const char *what, const std::string &check, const std::string &detail)
 {
@@ -46,13 +46,18 @@ void Pass(const std::string &check, const std::string &detail)
 
 void Fail(const std::string &check, const std::string &detail)
 {
-	any_failed = true;
+	++failures;
 	Result("FAIL", check, detail);
 }
 
 bool AnyFailed()
 {
-	return any_failed;
+	return failures > 0;
+}
+
+int Failures()
+{
+	return failures;
 }
 
 void Skip(const std::string &check, const std::string &detail)

@@ -15,6 +15,9 @@ void Fail(const std::string &check, const std::string &detail);
 void Skip(const std::string &check, const std::string &detail);
 // A FAIL was printed (sim_check then exits 1).
 bool AnyFailed();
+// How many FAILs were printed so far (a scenario's check failed when a call
+// added one: command.h's Run).
+int Failures();
 // PASS when OK, else FAIL.
 void Verdict(bool ok, const std::string &check, const std::string &detail);
 
