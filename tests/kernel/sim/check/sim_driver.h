@@ -1,0 +1,60 @@
+// One kfd_sim_driver process (tests/kernel/sim/kfd_sim_driver.c) in a
+// cgroup, driven command by command from a scenario: what the guest's
+// start_driver, drv and exit_driver (sim/guest-init.sh) do in shell.
+#ifndef GPUQ_SIM_CHECK_SIM_DRIVER_H
+#define GPUQ_SIM_CHECK_SIM_DRIVER_H
+
+#include <string>
+#include <sys/types.h>
+
+namespace sim_check
+{
+
+// What every driver wrote (for drivers-behaved), and the commands that
+// could not reach one.
+constexpr const char *kDriversOut = "/tmp/drivers.out";
+constexpr const char *kDriverErrors = "/tmp/drv-errors.txt";
+
+class SimDriver
+{
+      public:
+	// kfd_sim_driver in CGROUP, its output in /tmp/NAME.out, its commands
+	// through a pipe; waits up to 10 s for its READY.
+	SimDriver(const std::string &name, const std::string &cgroup);
+	// Exits it (Exit) if it is still running.
+	~SimDriver();
+	SimDriver(const SimDriver &) = delete;
+	SimDriver &operator=(const SimDriver &) = delete;
+
+	// COMMAND, then waits (up to 120 s) until the driver did it. A driver
+	// that has exited, or never started, is said at once in
+	// kDriverErrors (which the failing check dumps) instead.
+	bool Do(const std::string &command);
+	// Exits with its queues alive (LAST, a command, in the same write: the
+	// driver reads both at once) and returns once KFD tore the process down
+	// (its worker removes proc/<pid> last), up to 60 s; its output goes to
+	// the log and kDriversOut.
+	void Exit(const std::string &last = "");
+
+	pid_t Pid() const
+	{
+		return pid_;
+	}
+	// /tmp/NAME.out
+	const std::string &Output() const
+	{
+		return output_;
+	}
+
+      private:
+	bool Said(const std::string &line) const;
+
+	std::string name_;
+	std::string output_;
+	pid_t pid_ = -1;
+	int commands_ = -1; // the pipe's write end
+};
+
+} // namespace sim_check
+
+#endif
