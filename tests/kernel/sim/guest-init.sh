@@ -65,7 +65,6 @@ LIFECYCLE="gpuq_queues gpuq_processes gpuq_queue_creates_total gpuq_queue_destro
 unset PROBES SCHED_PROBES TP_PROBES # the QEMU guest's "probe:function" pairs
 LIFECYCLE_PROBES=$REQUIRED_PROBES
 RUNLIST="gpuq_runlist_unmaps_total gpuq_runlist_unmap_duration_seconds_count gpuq_runlist_map_duration_seconds_count gpuq_runlist_failures_total gpuq_runlist_operations_total gpuq_queue_preemptions_total gpuq_queue_preempted_seconds_total"
-EVICTION="gpuq_evictions_total gpuq_eviction_restores_total gpuq_evicted_processes gpuq_queues_evicted"
 # The BTF tiers read the runlist at each HWS map (docs/kfd-probe-points.md).
 OVERSUB="gpuq_runlist_oversubscribed gpuq_runlist_oversubscribed_maps_total gpuq_runlist_oversubscribed_seconds_total gpuq_runlist_entries gpuq_runlist_entry_limit"
 # The simulator's writable parameters (the limits a runlist is held to).
@@ -417,7 +416,7 @@ stop_agent() {
 # in /tmp/cmp.out.
 # Truth now: the simulator's, the drivers' (/tmp/drv.truth) and the
 # submissions of earlier client runs' containers (/tmp/drv.past, client_runs).
-# With ONLY set, that container's series alone.
+# With CMP_CONTAINER set, that container's series alone.
 : > /tmp/drv.past
 compare_once() {
   {
@@ -426,14 +425,8 @@ compare_once() {
     sed 's/^/NOW /' $TRUTH /tmp/drv.truth /tmp/drv.past
     sed 's/^/MET /' "$2"
   } > /tmp/cmp.in
-  sim_compare --fams "$1" --only "${ONLY:-}" /tmp/cmp.in > /tmp/cmp.out
+  sim_compare --fams "$1" --only "${CMP_CONTAINER:-}" /tmp/cmp.in > /tmp/cmp.out
   grep -q '^RESULT ok' /tmp/cmp.out
-}
-
-# cmp_compared: from the last comparison's RESULT line, the series compared
-# and the seconds' figures after them.
-cmp_compared() {
-  tail -n 1 /tmp/cmp.out | awk '{ r = $3; for (i = 5; i <= NF; i++) r = r " " $i; print r }'
 }
 
 # converge FAMILIES: scrapes until the families equal the truth (events are
@@ -470,329 +463,27 @@ missing() {
   echo $out
 }
 
-# expect_exported CHECK FAMILIES WHO: expect_truth, or SKIP while this
-# agent does not export the families yet (other owners' work in progress).
-expect_exported() {
-  scrape /tmp/m.prom
-  miss=$(missing "$2")
-  [ -z "$miss" ] || { skip "$1" "not exported by this agent yet: $miss (pending: $3)"; return; }
-  expect_truth "$1" "$2"
-}
-
-gives() { case " $TIER_GIVES " in *" $1 "*) return 0 ;; esac; return 1; }
-
-# expect_absent CHECK FAMILIES: the last scrape has no series of FAMILIES.
-expect_absent() {
-  scrape /tmp/m.prom
-  # shellcheck disable=SC2086
-  sim_check families-absent "$1" "$TIER" /tmp/m.prom $2 && return
-  grep -E "^($(echo "$2" | tr ' ' '|'))[{ ]" /tmp/m.prom > /tmp/absent.txt
-  dump "$1" /tmp/absent.txt
-}
-
 # dropped: the non-zero gpuq_events_dropped_total series of the last scrape.
 dropped() {
   d=$(grep '^gpuq_events_dropped_total{' /tmp/m.prom | grep -v ' 0$' | sed 's/^gpuq_events_dropped_total//' | tr '\n' ' ')
   echo "${d:-none}"
 }
 
-# labels_check CHECK: the agent's queue_type labels (sim_check
-# queue-type-labels); the negative control compares again with the other
-# kernels' numbering.
-labels_check() {
-  scrape /tmp/m.prom
-  compare_once gpuq_queue_creates_total /tmp/m.prom
-  grep -v '^QTYPE ' /tmp/cmp.in > /tmp/cmp-other.in
-  sim_check queue-types-other "$SERIES" | cat - /tmp/cmp-other.in > /tmp/cmp-other.in2
-  sim_compare --fams gpuq_queue_creates_total /tmp/cmp-other.in2 > /tmp/cmp-other.out
-  sim_check queue-type-labels "$1" "$SERIES" /sys/kernel/debug/kfd_sim/queue_types \
-    /tmp/cmp.out /tmp/cmp-other.out /tmp/m.prom || dump "$1" /tmp/cmp.out /tmp/cmp-other.out
-}
-
 # ---- one hook mode -------------------------------------------------------------
 # run_mode NAME FLAGS...: the whole scenario with the daemon started with
-# FLAGS. MODE and TIER are the labels gpuq_probe_attached must carry for
-# each of PROBES; TIER_GIVES lists the optional family groups this tier
-# exports (docs/probe-tiers.md "What each tier gives"): a group it does not
-# give must have no series at all, never a zero standing in for a number.
-# SEEDED_EXACT=0: the tier cannot see the destroys and exits of what was
-# seeded from sysfs, so the second half of the scenario starts fresh.
+# FLAGS (sim_check lifecycle, tests/kernel/sim/check/lifecycle.cc). MODE and
+# TIER are the labels gpuq_probe_attached must carry for each of PROBES;
+# TIER_GIVES lists the optional family groups this tier exports
+# (docs/probe-tiers.md "What each tier gives"); SEEDED_EXACT=0: the tier
+# cannot see the destroys and exits of what was seeded from sysfs.
 MODE=fentry TIER=btf-fentry PROBES=$LIFECYCLE_PROBES TIER_GIVES="runlist eviction oversubscription" SEEDED_EXACT=1
 run_mode() {
-  m=$1
+  local m=$1
   shift
-  FLAGS="$*"
-  ktime "$m-start"
-  # shellcheck disable=SC2086
-  start_agent "$m" $FLAGS
-  if [ -z "$AG_UP" ]; then
-    fail "$m:serves" "no /metrics with the lifecycle probes attached (alive: $(kill -0 $AG_PID 2> /dev/null && echo yes || echo no))"
-    dump "$m" "/tmp/agent-$m.out" /tmp/m.prom
-    stop_agent
-    return
-  fi
-  pass "$m:serves" "/metrics with probes attached after ${AG_UP}s"
-  # shellcheck disable=SC2086
-  sim_check mode-attached "$m:attached" /tmp/m.prom "$MODE" "$TIER" $PROBES
-
-  : > /tmp/drv.truth
-  # -- lifecycle: three processes in three cgroups, one exits with its queues
-  start_driver d1 $CG_A 3
-  start_driver d2 $CG_B 4
-  start_driver d3 $CG_HOST 5
-  # a1 at queue priority 15 (amdkfd's high pipe priority), b1 and c1 at 0 (low),
-  # the rest at ROCr's default 7 (medium)
-  drv d1 create a1 "$G_HWS" aql 100 0 15
-  drv d1 create a2 "$G_HWS" sdma
-  drv d1 create a3 "$G_MES" aql
-  drv d1 create a4 "$G_NOHWS" pm4
-  drv d1 createfail 4660
-  drv d2 create b1 "$G_HWS" aql 100 0 0
-  drv d2 create b2 "$G_MES" sdma
-  drv d2 create b3 "$G_MES12" aql
-  drv d2 create b4 "$G_NOHWS" sdma_xgmi
-  drv d3 create c1 "$G_NOHWS" aql 100 0 0
-  drv d3 create c2 "$G_HWS" sdma
-  drv d1 destroy a2
-  exit_driver d2
-  if [ $HAS_CONTEXTS = 1 ]; then
-    # 7.2+: d3 (the host) opens a secondary KFD context beside its primary
-    # one. Its queue ids start at 0 again (the primary's c1, c2 are 0 and 1),
-    # and its MES queue sits on GC 12.1's MES.
-    drv d3 context
-    drv d3 create x1 "$G_MES121" aql
-    drv d3 create x2 "$G_NOHWS" sdma_xgmi
-    drv d3 primary
-  fi
-  ktime "$m-lifecycle"
-  sim_check sysfs-inventory "$m:sysfs-inventory" $KFD $TRUTH
-  expect_truth "$m:queues" "gpuq_queues gpuq_queues_by_priority gpuq_queues_by_requested_priority"
-  # -- priority updates by AMDKFD_IOC_UPDATE_QUEUE: a3 (MES) from 7 (medium)
-  #    to 15 (high), c1 (NO_HWS) from 0 (low) to 9 (medium); the gauge follows
-  #    (before the restart below: queues found in sysfs have no priority to
-  #    compare; d2 has exited already)
-  drv d1 update a3 100 15
-  drv d3 update c1 100 9
-  expect_truth "$m:priority-update" "gpuq_queues_by_priority gpuq_queues_by_requested_priority"
-  # -- CU masks by AMDKFD_IOC_SET_CU_MASK, judged against the 104 active CUs
-  #    every simulated GPU has (simd_count 416 / simd_per_cu 4): a1 (HWS)
-  #    CUs 0-15 (restricted); c1 (NO_HWS) exactly CUs 0-103 (all_cus); a3
-  #    (MES, WGPs: CUs in pairs) all but CUs 48-49 (restricted), then 128
-  #    bits all set (all_cus: the set replaces the class). The set's HWS
-  #    unmap/map and MES remove/add are the update path's (cause update):
-  #    where the tier gives them, the runlist families are compared too.
-  #    Failing sets change nothing: num_cu_mask 0 on c1, CU 0 without CU 1
-  #    on a3 (EINVAL: its GPU has WGPs), a queue id d1 does not have (EFAULT,
-  #    as amdkfd's pqm_update_mqd). The masks are compared only here: a
-  #    restarted agent cannot know those of the queues it finds in sysfs.
-  drv d1 cumask a1 0x0000ffff
-  drv d3 cumask c1 0xffffffff 0xffffffff 0xffffffff 0x000000ff
-  drv d1 cumask a3 0xffffffff 0xfffcffff 0xffffffff 0x000000ff
-  drv d1 cumask a3 0xffffffff 0xffffffff 0xffffffff 0xffffffff
-  drv d3 cumaskfail c1 22
-  drv d1 cumaskfail a3 22 0x00000001
-  drv d1 cumaskfail 999 14 0x0000ffff
-  fams=gpuq_queues_cu_masked
-  gives runlist && fams="$fams $RUNLIST"
-  expect_truth "$m:cu-mask" "$fams"
-  # -- GWS by AMDKFD_IOC_ALLOC_QUEUE_GWS (ROCr's hsaKmtAllocQueueGWS, for
-  #    cooperative launches): a1 (HWS) and a3 (MES) are given the GWS (one
-  #    queue per process and GPU may hold it); each runs the dqm's
-  #    update_queue, whose HWS unmap/map and MES remove/add are cause update
-  #    (the op_gws hook: without it they would have no cause). The GWS
-  #    queues the HWS runlist holds are gpuq_runlist_entries' gws_queues
-  #    (BTF tiers).
-  if gives runlist; then
-    drv d1 gws a1 1
-    drv d1 gws a3 1
-    fams=$RUNLIST
-    gives oversubscription && fams="$fams gpuq_runlist_entries"
-    expect_truth "$m:gws" "$fams"
-  fi
-  expect_truth "$m:processes" gpuq_processes
-  expect_truth "$m:creates" gpuq_queue_creates_total
-  expect_truth "$m:destroys" gpuq_queue_destroys_total
-  expect_truth "$m:exits" gpuq_process_exits_total
-  expect_truth "$m:create-failures" gpuq_queue_create_failures_total
-  labels_check "$m:queue-type-labels"
-  if [ $HAS_CONTEXTS = 1 ]; then
-    # the context's file is closed: amdkfd tears it down at once, in d3
-    cp $TRUTH /tmp/context.truth
-    drv d3 closecontext
-    fams=$LIFECYCLE
-    gives runlist && fams="$fams $RUNLIST"
-    expect_truth "$m:context-teardown" "$fams"
-    sim_check context-close "$m:context" /tmp/context.truth $TRUTH
-  fi
-
-  # -- the agent is killed; the simulator goes on; --once and a new daemon
-  #    must seed what they missed from sysfs
-  kill -KILL "$AG_PID"
-  wait "$AG_PID" 2> /dev/null
-  drv d1 create a5 "$G_MES" sdma
-  drv d1 destroy a1
-  drv d3 create c3 "$G_HWS" aql
-  ktime "$m-once-start"
-  cp $TRUTH /tmp/base.truth
-  # shellcheck disable=SC2086
-  timeout 180 /bin/gpuq-agent --once -o prometheus --interval 1s --no-runtime-lookup $FLAGS \
-    > /tmp/once.prom 2> /tmp/once.err
-  rc=$?
-  [ $rc != 0 ] || compare_once "gpuq_queues gpuq_processes" /tmp/once.prom
-  sim_check once-seeded "$m:once" $rc /tmp/cmp.out || dump "$m-once" /tmp/once.err /tmp/cmp.out /tmp/once.prom
-  ktime "$m-restart"
-  # shellcheck disable=SC2086
-  start_agent "$m" $FLAGS
-  if [ -z "$AG_UP" ]; then
-    fail "$m:restart-seeded" "the restarted agent never served /metrics"
-  else
-    expect_truth "$m:restart-seeded" "$LIFECYCLE"
-  fi
-  # seeded queues leave by ioctl and by exit teardown; new ones arrive
-  drv d1 destroy a3
-  drv d1 create a6 "$G_HWS" aql
-  exit_driver d3
-  if [ "$SEEDED_EXACT" = 1 ]; then
-    expect_truth "$m:after-restart" "$LIFECYCLE"
-  else
-    # The BTF-free tiers see a seeded queue's destroy and a seeded
-    # process's exit only through reconciliation (docs/probe-tiers.md,
-    # "What differs"): the gauges, creates and failures stay exact.
-    expect_truth "$m:after-restart" "gpuq_queues gpuq_processes gpuq_queue_creates_total gpuq_queue_create_failures_total"
-    # From here on every process is one this agent saw create (the tiers
-    # learn a process's GPUs from its creates): d1 starts again, with a
-    # queue on each GPU, under a new agent.
-    stop_agent
-    exit_driver d1
-    # shellcheck disable=SC2086
-    start_agent "$m" $FLAGS
-    [ -n "$AG_UP" ] || fail "$m:fresh-start" "the agent started for the fresh half never served /metrics"
-    start_driver d1 $CG_A 3
-    drv d1 create a5 "$G_MES" sdma
-    drv d1 create a6 "$G_HWS" aql
-    drv d1 create a8 "$G_NOHWS" aql
-    [ "$G_MES12" != "$G_MES" ] && drv d1 create a9 "$G_MES12" aql
-    [ "$G_MES121" != "$G_MES12" ] && drv d1 create a10 "$G_MES121" aql
-    expect_truth "$m:fresh-start" "$LIFECYCLE"
-  fi
-
-  # -- a burst of creates/destroys: every series exact
-  start_driver d4 $CG_B 6
-  ktime "$m-burst-start"
-  drv d4 burst "$G_NOHWS" 2000
-  drv d4 burst "$G_MES" 1000
-  drv d4 burst "$G_HWS" 1000
-  ktime "$m-burst-done"
-  exit_driver d4
-  expect_truth "$m:burst" "$LIFECYCLE"
-
-  # -- runlist: slow unmaps and maps, one that times out (-ETIME: the HWS
-  #    hang), MES remove + add, all from update ioctls
-  drv d1 runlist "$G_HWS" 20000 10000 0
-  drv d1 update a6 50
-  drv d1 update a6 100
-  drv d1 runlist "$G_HWS" 0 0 1
-  drv d1 update a6 80
-  drv d1 runlist "$G_HWS" 0 0 0
-  drv d1 update a6 100
-  drv d1 update a5 50
-  # a create whose runlist update hangs fails with ETIME; its queue is freed
-  # in the creating thread, which is not a destroy
-  drv d1 runlist "$G_HWS" 0 0 1
-  drv d1 createfail "$G_HWS" 62
-  drv d1 runlist "$G_HWS" 0 0 0
-  if gives runlist; then
-    expect_exported "$m:runlist" "$RUNLIST gpuq_queue_create_failures_total gpuq_queue_destroys_total" \
-      "KERNEL runlist hooks, MODEL export"
-    sim_check runlist-durations "$m:runlist-durations" $TRUTH /tmp/base.truth /tmp/m.prom "$G_HWS" ||
-      { grep 'duration_seconds' /tmp/m.prom > /tmp/durations.txt && dump "$m:runlist-durations" /tmp/durations.txt; }
-  else
-    expect_absent "$m:runlist" "$RUNLIST"
-    expect_truth "$m:runlist-lifecycle" "gpuq_queue_create_failures_total gpuq_queue_destroys_total"
-  fi
-
-  # -- oversubscription: the HWS GPU's limits lowered (the simulator reads
-  #    its parameters at each map, amdkfd its device's at init): a second
-  #    compute queue of d1 beyond 1 CP queue slot, then a second process
-  #    beyond 1 process per quantum; d6's exit and a11's destroy bring the
-  #    runlist back within them; the defaults again at a6's update
-  echo 1 > $SIMPARAM/cp_queue_slots
-  drv d1 create a11 "$G_HWS" aql
-  echo 1 > $SIMPARAM/hws_max_conc_proc
-  start_driver d6 $CG_B 8
-  drv d6 create f1 "$G_HWS" aql
-  exit_driver d6
-  drv d1 destroy a11
-  echo 24 > $SIMPARAM/cp_queue_slots
-  echo 8 > $SIMPARAM/hws_max_conc_proc
-  drv d1 update a6 100
-  #    then XNACK modes mixed on a GPU that chains on them (6.16+): d7
-  #    turns XNACK on before its first queue, beside d1 (off) on the HWS
-  #    GPU, and exits; where amdkfd has no such test the runlist fits
-  echo 1 > $SIMPARAM/xnack_chain
-  start_driver d7 $CG_B 8
-  drv d7 xnack 1
-  drv d7 create x1 "$G_HWS" aql
-  exit_driver d7
-  echo 0 > $SIMPARAM/xnack_chain
-  if gives oversubscription; then
-    expect_truth "$m:oversubscription" "$OVERSUB"
-    sim_check xnack-conflicts "$m:oversubscription-xnack" $TRUTH /tmp/base.truth /tmp/m.prom $HAS_XNACK_CHAIN
-  else
-    expect_absent "$m:oversubscription" "$OVERSUB"
-  fi
-
-  # -- evictions: nested TTM + userptr then two restores (one transition
-  #    each way per GPU); then an SVM eviction from another process, left
-  #    in place until d1 exits
-  drv d1 evict 0 2
-  drv d1 evict 0 1
-  drv d1 restore 0
-  drv d1 restore 0
-  start_driver d5 $CG_HOST 7
-  drv d5 evict "$PID_d1" 0
-  exit_driver d5
-  if gives eviction; then
-    expect_exported "$m:evictions" "$EVICTION" "KERNEL eviction hooks, MODEL export"
-    sim_check evicted-queues "$m:evicted-queues" $TRUTH
-  else
-    expect_absent "$m:evictions" "$EVICTION"
-  fi
-
-  # -- submissions: AQL queues in ROCr's layout, one starting at index 1000,
-  #    one (g1) whose amd_queue_t is in simulated GTT mapped VM_IO | VM_PFNMAP,
-  #    as ROCr >= 6.2 places it on MES GPUs: process_vm_readv cannot read it
-  #    (EFAULT), the sampler reads it again from /proc/<pid>/mem
-  drv d1 create a7 "$G_MES" aql 100 1000
-  drv d1 create g1 "$G_MES" aql 100 0 7 gtt
-  drv d1 submit a6 100
-  drv d1 complete a6 60
-  drv d1 submit a7 50
-  drv d1 submit g1 30
-  drv d1 complete g1 12
-  drv d1 truth
-  sim_check driver-truth /tmp/d1.out "$(stat -c %i $CG_A)" a6 a7 g1 > /tmp/drv.truth
-  expect_exported "$m:submissions" "$SUBMISSION" "SAMPLER (--sample-interval), MODEL export"
-  sim_check gtt-queue "$m:gtt-queue" /tmp/d1.out /proc/$PID_d1/smaps
-
-  # -- the last process exits (evicted, with queues): nothing left, every
-  #    exported family still equal; pending packets of dead queues are gone
-  exit_driver d1
-  grep '^submit ' /tmp/drv.truth > /tmp/drv.truth.new
-  mv /tmp/drv.truth.new /tmp/drv.truth
-  scrape /tmp/m.prom
-  fams="$LIFECYCLE"
-  opt="$SUBMISSION"
-  gives runlist && opt="$opt $RUNLIST"
-  gives eviction && opt="$opt $EVICTION"
-  for f in $opt; do
-    [ -z "$(missing "$f")" ] && fams="$fams $f"
-  done
-  expect_truth "$m:final" "$fams"
-  dump "$m-metrics" /tmp/m.prom
-  stop_agent
-  sim_check agent-stop "$m:stops" "$STOP_RESULT"
-  dump "$m" "/tmp/agent-$m.out"
+  sim_check lifecycle "$m" mode=$MODE tier=$TIER probes="$PROBES" attach-min=$ATTACH_MIN \
+    gives="$TIER_GIVES" seeded-exact=$SEEDED_EXACT cgroups="$CG_A $CG_B $CG_HOST" \
+    gpus="$G_HWS $G_MES $G_NOHWS $G_MES12 $G_MES121" contexts=$HAS_CONTEXTS \
+    xnack-chain=$HAS_XNACK_CHAIN series=$SERIES -- "$@"
 }
 
 # ---- Debian's real ROCr and HIP on the null GPU -----------------------------------
@@ -1963,7 +1654,7 @@ prog_report() {
   URL=http://127.0.0.1:$(tier_port btf-fentry)/metrics
   TIER=btf-fentry
   scrape /tmp/m.prom
-  ONLY=$lat compare_once "gpuq_queue_preemptions_total gpuq_queue_preempted_seconds_total" /tmp/exp.prom
+  CMP_CONTAINER=$lat compare_once "gpuq_queue_preemptions_total gpuq_queue_preempted_seconds_total" /tmp/exp.prom
   sim_check programs-report "$1" "$rc" "$rrc" "$lat" /tmp/m.prom /tmp/exp.prom /tmp/exp.txt \
     /tmp/cmp.out /tmp/exp.cap || dump "$1" /tmp/exp.txt /tmp/exp.err /tmp/exp.prom /tmp/cmp.out
 }
