@@ -19,7 +19,9 @@ class GuestAgent
       public:
 	// PORT: where it serves; ATTACH_MIN: the probes attached before it
 	// counts as up (every lifecycle probe; the tracepoint tier has two).
-	GuestAgent(int port, int attach_min) : port_(port), attach_min_(attach_min)
+	// Without RUNTIME_LOOKUP it names containers by their short ids.
+	GuestAgent(int port, int attach_min, bool runtime_lookup = false)
+	    : port_(port), attach_min_(attach_min), runtime_lookup_(runtime_lookup)
 	{
 	}
 
@@ -49,6 +51,7 @@ class GuestAgent
       private:
 	int port_;
 	int attach_min_;
+	bool runtime_lookup_;
 	pid_t pid_ = -1;
 	std::string up_;
 };

@@ -25,12 +25,12 @@
 #include "guest_agent.h"
 #include "guest_process.h"
 #include "lines.h"
+#include "scenario_keys.h"
 #include "sim_driver.h"
 #include "truth_checks.h"
 #include "verdict.h"
 
 #include <csignal>
-#include <map>
 #include <memory>
 #include <sys/stat.h>
 
@@ -64,14 +64,14 @@ const std::string kKfd = "/sys/class/kfd/kfd";
 
 struct Mode {
 	std::string name;
-	std::map<std::string, std::string> keys;
+	ScenarioKeys keys;
 	std::vector<std::string> flags;
 	std::string g_hws, g_mes, g_nohws, g_mes12, g_mes121;
 	std::string cg_a, cg_b, cg_host;
 
 	const std::string &Key(const std::string &key) const
 	{
-		return keys.at(key);
+		return keys.Get(key);
 	}
 	bool Gives(const std::string &group) const
 	{
@@ -443,22 +443,16 @@ void RunScenario(const Mode &s, GuestAgent &agent)
 int LifecycleCommand(const std::vector<std::string> &args)
 {
 	Mode s;
-	size_t i = 1;
 	if (args.empty())
 		return UsageError(std::string("lifecycle ") + kUsage);
 	s.name = args[0];
-	for (; i < args.size() && args[i] != "--"; ++i) {
-		const size_t equals = args[i].find('=');
-		if (equals == std::string::npos)
-			return UsageError("lifecycle: " + args[i] + " is not KEY=VALUE");
-		s.keys[args[i].substr(0, equals)] = args[i].substr(equals + 1);
-	}
-	for (const char *key : { "mode", "tier", "probes", "attach-min", "gives", "seeded-exact",
-				 "gpus", "cgroups", "contexts", "xnack-chain", "series" })
-		if (!s.keys.count(key))
-			return UsageError(std::string("lifecycle: no ") + key + "=; " + kUsage);
-	if (i < args.size())
-		s.flags.assign(args.begin() + static_cast<long>(i) + 1, args.end());
+	std::string error;
+	if (!s.keys.Parse(args, 1,
+			  { "mode", "tier", "probes", "attach-min", "gives", "seeded-exact", "gpus",
+			    "cgroups", "contexts", "xnack-chain", "series" },
+			  error))
+		return UsageError("lifecycle: " + error + "; " + kUsage);
+	s.flags = s.keys.Flags();
 	const std::vector<std::string> gpus = Fields(s.Key("gpus"));
 	const std::vector<std::string> cgroups = Fields(s.Key("cgroups"));
 	const int attach_min = std::atoi(s.Key("attach-min").c_str());

@@ -48,8 +48,7 @@ SimDriver::SimDriver(const std::string &name, const std::string &cgroup)
 
 SimDriver::~SimDriver()
 {
-	if (commands_ >= 0)
-		Exit();
+	Exit();
 }
 
 bool SimDriver::Said(const std::string &line) const
@@ -87,7 +86,21 @@ bool SimDriver::Do(const std::string &command)
 	return true;
 }
 
+void SimDriver::Send(const std::string &command)
+{
+	const std::string text = command + "\n";
+	if (commands_ < 0 ||
+	    write(commands_, text.data(), text.size()) != static_cast<ssize_t>(text.size()))
+		DriverError("DRIVER " + name_ + " did not take '" + command + "'");
+}
+
 void SimDriver::Exit(const std::string &last)
+{
+	Leave(last);
+	AwaitGone();
+}
+
+void SimDriver::Leave(const std::string &last)
 {
 	if (commands_ < 0)
 		return;
@@ -96,6 +109,14 @@ void SimDriver::Exit(const std::string &last)
 		DriverError("DRIVER " + name_ + " did not take 'exit'");
 	close(commands_);
 	commands_ = -1;
+	leaving_ = true;
+}
+
+void SimDriver::AwaitGone()
+{
+	if (!leaving_)
+		return;
+	leaving_ = false;
 	const std::string kfd_proc = "/sys/class/kfd/kfd/proc/" + std::to_string(pid_);
 	const double t0 = Uptime();
 	struct stat st;

@@ -21,7 +21,7 @@ class SimDriver
 	// kfd_sim_driver in CGROUP, its output in /tmp/NAME.out, its commands
 	// through a pipe; waits up to 10 s for its READY.
 	SimDriver(const std::string &name, const std::string &cgroup);
-	// Exits it (Exit) if it is still running.
+	// Exits it (Exit) unless it was told to.
 	~SimDriver();
 	SimDriver(const SimDriver &) = delete;
 	SimDriver &operator=(const SimDriver &) = delete;
@@ -30,11 +30,18 @@ class SimDriver
 	// that has exited, or never started, is said at once in
 	// kDriverErrors (which the failing check dumps) instead.
 	bool Do(const std::string &command);
+	// COMMAND alone, without waiting: many at once, then Do's sync waits
+	// for them all.
+	void Send(const std::string &command);
 	// Exits with its queues alive (LAST, a command, in the same write: the
 	// driver reads both at once) and returns once KFD tore the process down
 	// (its worker removes proc/<pid> last), up to 60 s; its output goes to
 	// the log and kDriversOut.
 	void Exit(const std::string &last = "");
+	// Exit in two halves, for drivers that exit at once: the command
+	// (LAST, then exit), and the wait for the teardown.
+	void Leave(const std::string &last = "");
+	void AwaitGone();
 
 	pid_t Pid() const
 	{
@@ -52,7 +59,8 @@ class SimDriver
 	std::string name_;
 	std::string output_;
 	pid_t pid_ = -1;
-	int commands_ = -1; // the pipe's write end
+	int commands_ = -1;    // the pipe's write end
+	bool leaving_ = false; // told to exit, not yet awaited
 };
 
 } // namespace sim_check
