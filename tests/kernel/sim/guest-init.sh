@@ -105,7 +105,7 @@ PREEMPTS=$(grep -E '\((full|lazy|rt)\)' /sys/kernel/debug/sched/preempt 2> /dev/
 #    but the KFD calls come from one of them: no run has lost a record
 #    there since the rest of the guest went FIFO, and its checks are exact
 #    like every other (a lost one fails, naming the drops).
-# The skips group forces skips on purpose (forced_skips).
+# The skips group forces skips on purpose (sim_check skips-scenario).
 RUNTIME_SCHED=""
 CP_FIFO=""
 SIM_ARGS=""
@@ -439,28 +439,6 @@ converge() {
     within 30 "$t0" || return 1
     sleep 0.3
   done
-}
-
-# expect_truth CHECK FAMILIES: converge, then the verdict (sim_check); on a
-# FAIL the logs: the truth, the queues the kernel and the agent's programs hold.
-expect_truth() {
-  converge "$2"
-  if ! sim_check expect-truth "$1" "$2" /tmp/cmp.out /tmp/m.prom; then
-    sed 's/^/truth: /' $TRUTH > /tmp/truth.txt
-    find /sys/class/kfd/kfd/proc -path '*/queues/*' -name gpuid 2> /dev/null |
-      while read -r f; do echo "sysfs queue: $f = $(cat "$f" 2> /dev/null)"; done > /tmp/sysfs-queues.txt
-    bpftool map dump name live_queues 2> /dev/null | sed 's/^/live_queues: /' > /tmp/live-queues.txt
-    dump "$1" /tmp/cmp.out /tmp/truth.txt /tmp/sysfs-queues.txt /tmp/live-queues.txt /tmp/m.prom
-  fi
-}
-
-# missing FAMILIES: those of FAMILIES the last scrape has no TYPE line for.
-missing() {
-  local f out=""
-  for f in $1; do
-    grep -q "^# TYPE ${f%_count} " /tmp/m.prom || out="$out ${f%_count}"
-  done
-  echo $out
 }
 
 # dropped: the non-zero gpuq_events_dropped_total series of the last scrape.
@@ -1314,214 +1292,31 @@ only clients && client_runs :btf-fentry kprobe:btf-kprobe
 only fentry && (run_mode fentry)
 only kprobe && (MODE=kprobe TIER=btf-kprobe run_mode kprobe --no-fentry)
 # ---- record -- COMMAND, --container, SIGINT -----------------------------------
-# record_checks: `record --container <A> -- sh -c ...` around a driver that the
-# command moves into container A, while a driver in container B creates a
-# queue during the recording; then a bare `record` stopped by SIGINT after a
-# queue of B's was created (sim_check record-container, record-sigint).
-record_checks() {
-  local short_a short_b rc
-  short_a=$(echo $ID_A | cut -c1-12)
-  short_b=$(echo $ID_B | cut -c1-12)
-  start_driver r2 $CG_B 6
-  printf 'create ra1 %s aql\ncreate ra2 %s sdma\ndestroy ra1\nexit\n' "$G_HWS" "$G_MES" > /tmp/ra.cmds
-  SEQ=$((SEQ + 1))
-  timeout 300 /bin/gpuq-agent record -o /tmp/rec.cap --no-runtime-lookup --container "$short_a" -- \
-    sh -c "echo 'create rb1 $G_HWS aql' >&6; echo 'sync $SEQ' >&6
-      while ! grep -q 'SYNC $SEQ\$' /tmp/r2.out; do sleep 0.05; done
-      echo \$\$ > $CG_A/cgroup.procs && /bin/kfd_sim_driver < /tmp/ra.cmds > /tmp/ra.out 2>&1; exit 7" \
-    > /tmp/rec.log 2>&1
-  rc=$?
-  dump record /tmp/rec.log
-  cat /tmp/ra.out >> /tmp/drivers.out
-  if [ $rc = 7 ]; then pass record-command "the command's exit status 7 came back"; else fail record-command "exit $rc, want 7"; fi
-  timeout 60 /bin/gpuq-agent --once -o prometheus --replay /tmp/rec.cap > /tmp/rec.prom 2> /tmp/rec-once.err
-  verdicts record-container /tmp/rec.prom "$short_a" "$short_b" /tmp/r2.out ||
-    dump record-prom /tmp/rec.prom /tmp/rec-once.err
-  start_recorder /tmp/int.cap /tmp/int.log 180
-  drv r2 create rb2 "$G_MES" sdma
-  stop_recorder
-  rc=$REC_RC
-  dump record-int /tmp/int.log
-  timeout 60 /bin/gpuq-agent --once -o prometheus --replay /tmp/int.cap > /tmp/int.prom 2> /tmp/int-once.err
-  verdicts record-sigint "$rc" /tmp/int.prom "$short_b" || dump record-int /tmp/int-once.err
-  exit_driver r2
-}
-only record && (record_checks)
+# sim_check record-scenario (tests/kernel/sim/check/record_scenario.cc):
+# `record --container <A> -- COMMAND`, and a bare `record` until SIGINT.
+only record && sim_check record-scenario gpus="$G_HWS $G_MES" cgroups="$CG_A $CG_B" \
+  containers="$(echo $ID_A | cut -c1-12) $(echo $ID_B | cut -c1-12)"
 
 # ---- short-lived containers keep their names ----------------------------------
-# Two Kubernetes Job containers (containerd's CRI layout: a cri-containerd
-# scope under kubepods, the bundle's config.json with the CRI annotations,
-# both removed the moment the task ends, as containerd does) each create
-# queues and submit for about 2 s, then exit, while `record --from` records
-# through the daemon's API (sim_check short-lived, api-record). The bundle
-# stands for containerd's; the host tier (tests/bpf/short_lived_podman_test.sh)
-# runs real podman containers for the doorbell series.
-short_lived_checks() {
-  local pod_cg=/sys/fs/cgroup/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod7c0ffee0_1234_4abc_8def_0123456789ab.slice
-  local tasks=/run/containerd/io.containerd.runtime.v2.task/k8s.io
-  local n id cg rc report_rc
-  : > /tmp/agent-short.out
-  cp $TRUTH /tmp/base.truth
-  /bin/gpuq-agent --web.listen-address 127.0.0.1:$PORT --runtime.run-dir /run \
-    --reconcile-interval 2s --recording.dir /tmp/recs > /tmp/agent-short.out 2>&1 &
-  AG_PID=$!
-  t0=$(up)
-  while ! { scrape /tmp/m.prom && [ "$(grep -c '^gpuq_probe_attached{.*} 1$' /tmp/m.prom)" -ge 4 ]; } &&
-    kill -0 $AG_PID 2> /dev/null && within 180 "$t0"; do sleep 0.2; done
-  /bin/gpuq-agent record --from "http://127.0.0.1:$PORT" -o /tmp/api.cap > /tmp/api-rec.log 2>&1 &
-  API_PID=$!
-  t1=$(up)
-  while ! grep -q 'until Ctrl-C' /tmp/api-rec.log && kill -0 $API_PID 2> /dev/null && within 30 "$t1"; do
-    sleep 0.1
-  done
-  for n in 1 2; do
-    id=$(printf 'b%063d' "$n")
-    cg=$pod_cg/cri-containerd-$id.scope
-    mkdir -p "$cg" "$tasks/$id"
-    printf '{"ociVersion":"1.1.0","annotations":{"io.kubernetes.cri.container-name":"job-%s","io.kubernetes.cri.sandbox-name":"batch-%s-xk2p","io.kubernetes.cri.sandbox-namespace":"jobs"}}' \
-      "$n" "$n" > "$tasks/$id/config.json"
-    sh -c "echo \$\$ > $cg/cgroup.procs
-      { echo 'create s${n}a $G_HWS aql'; echo 'create s${n}b $G_MES sdma'; echo 'submit s${n}a 40'
-        sleep 2; echo exit; } | /bin/kfd_sim_driver > /tmp/short$n.out 2>&1" &
-  done
-  wait_short=$(up)
-  while [ "$(cat /tmp/short1.out /tmp/short2.out 2> /dev/null | grep -c EXIT)" -lt 2 ] && within 60 "$wait_short"; do
-    sleep 0.1
-  done
-  # containerd deletes the bundle and the cgroup as soon as the task exits
-  for n in 1 2; do
-    id=$(printf 'b%063d' "$n")
-    rm -rf "${tasks:?}/$id"
-    t1=$(up)
-    while ! rmdir "$pod_cg/cri-containerd-$id.scope" 2> /dev/null && within 30 "$t1"; do sleep 0.1; done
-  done
-  sleep 3
-  scrape /tmp/m.prom
-  if ! verdicts short-lived /tmp/m.prom; then
-    grep 'job-\|container="b0000\|unresolved\|^gpuq_events_dropped_total' /tmp/m.prom > /tmp/short.prom
-    dump short-lived /tmp/short.prom /tmp/agent-short.out /tmp/short1.out
-  fi
-  REC_PID=$API_PID
-  stop_recorder
-  rc=$REC_RC
-  dump api-record /tmp/api-rec.log
-  scrape /tmp/m-api.prom
-  timeout 60 /bin/gpuq-agent --once -o prometheus --replay /tmp/api.cap > /tmp/api.prom 2> /tmp/api-once.err
-  timeout 60 /bin/gpuq-agent report /tmp/api.cap > /tmp/api-report.txt 2>&1
-  report_rc=$?
-  verdicts api-record "$rc" $report_rc /tmp/m-api.prom /tmp/api.prom /tmp/api-report.txt /tmp/m.prom /tmp/api-diff.txt ||
-    dump api-record-diff /tmp/api-diff.txt /tmp/api-report.txt /tmp/api-once.err /tmp/agent-short.out
-  cat /tmp/short1.out /tmp/short2.out >> /tmp/drivers.out
-  stop_agent
-}
-only short-lived && (short_lived_checks)
+# sim_check short-lived-scenario (tests/kernel/sim/check/short_lived_scenario.cc):
+# two Kubernetes Job containers, recorded through the daemon's API.
+only short-lived && sim_check short-lived-scenario gpus="$G_HWS $G_MES"
 
 # ---- partitioned GPUs: 8 MI300X in CPX mode, 64 KFD nodes ------------------------
-# partitions_checks GROUP PER_GPU NODES: the simulator reloaded with NODES
-# extra GPUs, PER_GPU partitions of each physical GPU (CPX: 8, DPX: 2). A
-# process in container A holds a compute queue on every partition, one in
-# container B an SDMA queue on each partition of the first physical GPU; the
-# checks are named GROUP:<check> (PART_CHECKS; sim_check partitions-*).
-partitions_checks() {
-  local G=$1 per=$2 nodes=$3 n first nd g i topo=$KFD/topology/nodes
-  ktime $G-start
-  rmmod amdgpu > /tmp/part-mod.txt 2>&1 && insmod $SIM/amdgpu.ko $SIM_ARGS extra_hws_gpus=$nodes extra_partitions=$per >> /tmp/part-mod.txt 2>&1
-  rc=$?
-  n=$(($(ls -d $topo/* | wc -l) - 1))
-  first=$((n - nodes + 1))
-  if [ $rc != 0 ] || [ ! -e /sys/kernel/btf/amdgpu ] || [ $first -lt 4 ]; then
-    fail $G:reload "rc=$rc, $n GPU nodes, btf $(ls /sys/kernel/btf/amdgpu 2>&1): $(tr '\n' ' ' < /tmp/part-mod.txt)"
-    return
-  fi
-  sim_check partitions-reload $G $topo $n $first $nodes $per
-  cp /tmp/static.in /tmp/static.saved
-  {
-    grep -v '^GPU ' /tmp/static.saved
-    for nd in $(seq 1 $n); do echo "GPU $(gpu_of_node $nd)"; done
-  } > /tmp/static.in
-  : > /tmp/drv.truth
-  start_agent $G
-  if [ -z "$AG_UP" ]; then
-    fail $G:queues "no /metrics with the lifecycle probes attached"
-    dump $G /tmp/agent-$G.out
-    stop_agent
-    cp /tmp/static.saved /tmp/static.in
-    return
-  fi
-  start_driver pa $CG_A 3
-  start_driver pb $CG_B 4
-  i=0
-  for nd in $(seq $first $n); do
-    g=$(gpu_of_node $nd)
-    echo "create p$i $g aql" >&3
-    [ $nd -lt $((first + 8)) ] && echo "create s$i $g sdma" >&4
-    i=$((i + 1))
-  done
-  drv pa version
-  drv pb version
-  ktime $G-created
-  expect_truth $G:queues "$LIFECYCLE"
-  scrape /tmp/m.prom
-  cp $TRUTH /tmp/part.truth
-  sim_check partitions-metrics $G $topo $n /tmp/m.prom /tmp/part.truth
-  stop_agent
-  timeout 180 /bin/gpuq-agent --once --interval 1s --no-runtime-lookup > /tmp/part-once.txt 2>&1
-  verdicts partitions-once $G $topo $n $first /tmp/part-once.txt /tmp/part.truth || dump $G-once /tmp/part-once.txt
-  exit_driver pa
-  exit_driver pb
-  cp /tmp/static.saved /tmp/static.in
-  rmmod amdgpu > /tmp/part-mod.txt 2>&1 && insmod $SIM/amdgpu.ko $SIM_ARGS >> /tmp/part-mod.txt 2>&1 ||
-    fail $G:reload "cannot load the simulator back: $(tr '\n' ' ' < /tmp/part-mod.txt)"
-  ktime $G-done
-}
+# 8 MI300X in CPX mode (64 KFD nodes), then 4 in DPX mode (8 nodes): sim_check
+# partitions-scenario (tests/kernel/sim/check/partitions_scenario.cc) says
+# what runs and is checked (PART_CHECKS).
 if only partitions; then
-  (partitions_checks partitions 8 64)
-  (partitions_checks partitions-dpx 2 8)
+  for p in "partitions 8 64" "partitions-dpx 2 8"; do
+    # shellcheck disable=SC2086
+    sim_check partitions-scenario $p module=$SIM/amdgpu.ko sim-args="$SIM_ARGS" cgroups="$CG_A $CG_B"
+  done
 fi
 
 # ---- skips: the one run that lets the kernel skip programs ---------------------
-# forced_skips CHECK: every other check runs where no program can be skipped
-# (RUNTIME_SCHED above); this one makes the kernel skip them, as on a user's
-# host: the agent, a driver's burst and two loops of syscalls SCHED_OTHER,
-# then the agent FIFO again, no other agent running (sim_check forced-skips).
-# A kernel that never preempts a program (6.1: voluntary) cannot be made to
-# skip one: the check is skipped there, naming the model.
-forced_skips() {
-  local check=$1 i loops
-  if [ -z "$PREEMPTS" ] || [ -z "$RUNTIME_SCHED" ]; then
-    skip $check "no skip can be forced: this kernel never preempts a BPF program (sched/preempt: $(cat /sys/kernel/debug/sched/preempt 2> /dev/null)); the newest kernel's guest runs this check"
-    return
-  fi
-  : > /tmp/agent-skips.out
-  ATTACH_MIN=2 # (a subshell's: the tracepoint tier's two hooks)
-  start_agent skips --probe-tier=tracepoint
-  if [ -z "$AG_UP" ]; then
-    fail $check "the tracepoint tier's agent did not serve with its probes attached"
-    dump $check /tmp/agent-skips.out
-    stop_agent
-    return
-  fi
-  # every thread of it time-shared from now on, as on a user's host
-  chrt -o -a -p 0 "$AG_PID"
-  start_driver d9 $CG_B 9
-  chrt -o -p 0 "$PID_d9"
-  loops=""
-  for i in 1 2; do
-    chrt -o 0 sh -c 'i=0; while [ $i -lt 3000 ]; do i=$((i + 1)); : < /proc/uptime; done' &
-    loops="$loops $!"
-  done
-  drv d9 burst "$G_HWS" 300
-  wait $loops
-  exit_driver d9
-  chrt -f -a -p 1 "$AG_PID"
-  # the counts can no longer move; the agent reads the kernel's at each scrape
-  bpftool prog show > /tmp/skips-bpftool.txt 2> /dev/null
-  scrape /tmp/m.prom
-  verdicts forced-skips $check "$AG_PID" "$(pidof gpuq-agent)" /tmp/skips-bpftool.txt /tmp/m.prom ||
-    grep -q 'nothing forced\|another agent' /tmp/verdicts.txt ||
-    dump $check /tmp/skips-bpftool.txt /tmp/m.prom /tmp/agent-skips.out
-  stop_agent
-}
+# sim_check skips-scenario (tests/kernel/sim/check/skips_scenario.cc): every
+# other check runs where no program can be skipped (RUNTIME_SCHED above); this
+# one makes the kernel skip them, as on a user's host.
 
 # ---- the same simulator without BTF: what amdgpu-dkms hosts run -------------
 # nobtf/amdgpu.ko is the module with its .BTF section removed, so
@@ -1550,7 +1345,7 @@ if [ $rc = 0 ] && [ ! -e /sys/kernel/btf/amdgpu ] && [ -c /dev/kfd ] &&
     pass kprobes-off "kprobes disarmed (/sys/kernel/debug/kprobes/enabled = 0)"
     (MODE=tracepoint TIER=tracepoint PROBES="$TP_PROBE_NAMES" ATTACH_MIN=2 TIER_GIVES="" SEEDED_EXACT=0 \
       run_mode tracepoint)
-    (forced_skips skips:forced)
+    sim_check skips-scenario skips:forced gpu=$G_HWS cgroup=$CG_B
     echo 1 > /sys/kernel/debug/kprobes/enabled
   else
     fail kprobes-off "cannot disarm kprobes: $(cat /tmp/kp.txt)"
