@@ -1,5 +1,5 @@
 // sim_check expect-truth CHECK FAMILIES CMP_OUT METRICS: the verdict of
-// expect_truth (guest-init.sh), which scrapes METRICS and runs sim_compare
+// TruthChecks::ExpectTruth (truth_checks.h), which scrapes METRICS and runs sim_compare
 // into CMP_OUT until FAMILIES equal the simulator's truth or 30 s pass. PASS
 // names the series compared and the agent's drops; FAIL the first DIFFs
 // (exit 1: the guest then dumps the truth, sysfs and the agent's maps).

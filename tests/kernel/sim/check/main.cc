@@ -1,7 +1,9 @@
 // sim_check: the simulator tier's checks in compiled code. The guest
-// (sim/guest-init.sh) boots, starts the agents, drivers and clients, and
-// gathers what they print into files; sim_check compares those files with
-// the simulator's truth and prints the verdicts the host parses:
+// (sim/guest-init.sh) boots and runs the groups of checks: some it starts and
+// drives in shell, gathering what they print into files that sim_check
+// compares with the simulator's truth; the others are sim_check's scenarios
+// (lifecycle, *-scenario), which start and drive their processes themselves.
+// Every check prints a verdict the host parses:
 //   GPUQ-KTEST <kernel> <check> PASS|FAIL|SKIP <detail>
 // (verdict.h; <kernel> from GPUQ_KERNEL). Runs in the guest as a static
 // binary (run_sim_tier.sh builds it) and on the host for its cases

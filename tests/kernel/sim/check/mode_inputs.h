@@ -1,4 +1,4 @@
-// What the hook mode's checks (sim/guest-init.sh, run_mode and its agent
+// What the hook mode's checks (lifecycle.cc and its agent
 // helpers) read besides the exposition and the truth: sim_compare's output,
 // fields of text lines, and the verdict's exit status the guest acts on.
 #ifndef GPUQ_SIM_CHECK_MODE_INPUTS_H
