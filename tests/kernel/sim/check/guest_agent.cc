@@ -29,10 +29,11 @@ int Attached(const std::vector<std::string> &lines)
 void GuestAgent::Start(const std::string &mode, const std::vector<std::string> &flags)
 {
 	WriteText("/tmp/base.truth", ReadText(kTruth));
-	std::vector<std::string> argv = {
-		"/bin/gpuq-agent",     "--web.listen-address", "127.0.0.1:" + std::to_string(port_),
-		"--no-runtime-lookup", "--reconcile-interval", "2s"
-	};
+	std::vector<std::string> argv = { "/bin/gpuq-agent", "--web.listen-address",
+					  "127.0.0.1:" + std::to_string(port_),
+					  "--reconcile-interval", "2s" };
+	if (!runtime_lookup_)
+		argv.push_back("--no-runtime-lookup");
 	argv.insert(argv.end(), flags.begin(), flags.end());
 	SpawnOptions options;
 	options.output = "/tmp/agent-" + mode + ".out";

@@ -48,16 +48,19 @@ std::string JobCgroup(int n)
 	return kPod + "/cri-containerd-" + JobId(n) + ".scope";
 }
 
-// Makes the job's cgroup and containerd's bundle for it.
+// Makes containerd's bundle for job N, then its cgroup, in containerd's
+// order: the shim writes config.json before runc makes the cgroup, and the
+// agent looks the container up as soon as the cgroup appears (cgroup_mkdir).
 void CreateJob(int n)
 {
 	const std::string job = std::to_string(n);
-	RunFor({ "mkdir", "-p", JobCgroup(n), kTasks + "/" + JobId(n) }, "/dev/null", "", 10);
+	RunFor({ "mkdir", "-p", kTasks + "/" + JobId(n) }, "/dev/null", "", 10);
 	WriteText(kTasks + "/" + JobId(n) + "/config.json",
 		  "{\"ociVersion\":\"1.1.0\",\"annotations\":{\"io.kubernetes.cri.container-name\":"
 		  "\"job-" +
 		      job + "\",\"io.kubernetes.cri.sandbox-name\":\"batch-" + job +
 		      "-xk2p\",\"io.kubernetes.cri.sandbox-namespace\":\"jobs\"}}");
+	RunFor({ "mkdir", "-p", JobCgroup(n) }, "/dev/null", "", 10);
 }
 
 // What containerd does as soon as the task exits: the bundle goes, and the
