@@ -188,6 +188,19 @@ bool WriteText(const std::string &path, const std::string &text)
 	return static_cast<bool>(out);
 }
 
+std::vector<std::string> Entries(const std::string &dir)
+{
+	std::vector<std::string> names;
+	DIR *d = opendir(dir.c_str());
+	if (!d)
+		return names;
+	while (const dirent *e = readdir(d))
+		if (e->d_name[0] != '.')
+			names.push_back(e->d_name);
+	closedir(d);
+	return names;
+}
+
 std::string ReadText(const std::string &path)
 {
 	std::ifstream in(path, std::ios::binary);
@@ -206,13 +219,8 @@ std::string Threads(pid_t pid)
 {
 	const std::string dir = "/proc/" + std::to_string(pid) + "/task";
 	std::string out;
-	DIR *tasks = opendir(dir.c_str());
-	if (!tasks)
-		return out;
-	while (const dirent *entry = readdir(tasks)) {
-		if (entry->d_name[0] == '.')
-			continue;
-		const std::string t = dir + "/" + entry->d_name;
+	for (const std::string &task : Entries(dir)) {
+		const std::string t = dir + "/" + task;
 		auto first_line = [&](const std::string &file) {
 			std::string text = ReadText(t + "/" + file);
 			return text.substr(0, text.find('\n'));
@@ -224,14 +232,13 @@ std::string Threads(pid_t pid)
 					      ? stat.substr(close + 2, 1)
 					      : "";
 		const std::string syscall = first_line("syscall");
-		out += "thread " + std::string(entry->d_name) + " " + first_line("comm") +
-		       " state " + state + " syscall " + syscall.substr(0, syscall.find(' ')) +
-		       " wchan " + first_line("wchan") + "\n";
+		out += "thread " + task + " " + first_line("comm") + " state " + state +
+		       " syscall " + syscall.substr(0, syscall.find(' ')) + " wchan " +
+		       first_line("wchan") + "\n";
 		std::istringstream stack(ReadText(t + "/stack"));
 		for (std::string line; std::getline(stack, line);)
 			out += "  " + line + "\n";
 	}
-	closedir(tasks);
 	return out;
 }
 

@@ -51,6 +51,9 @@ void Nap(double seconds);
 // Writes TEXT to PATH (a sysfs parameter, a file the guest reads later);
 // false when it cannot.
 bool WriteText(const std::string &path, const std::string &text);
+// The names in DIR, as a shell's * matches them (no dot files); none when
+// DIR is not a directory.
+std::vector<std::string> Entries(const std::string &dir);
 // PATH's bytes ("" when unreadable).
 std::string ReadText(const std::string &path);
 // Appends FROM's bytes to TO.

@@ -22,7 +22,6 @@
 
 #include <csignal>
 #include <cstdlib>
-#include <dirent.h>
 #include <sys/stat.h>
 
 namespace sim_check
@@ -39,13 +38,7 @@ const std::string kLifecycleFamilies = "gpuq_queues gpuq_processes gpuq_queue_cr
 // The GPU nodes of the topology (every node but the CPU's, 0).
 int GpuNodes()
 {
-	int nodes = 0;
-	if (DIR *dir = opendir(kTopology.c_str())) {
-		while (const dirent *entry = readdir(dir))
-			nodes += entry->d_name[0] != '.';
-		closedir(dir);
-	}
-	return nodes - 1;
+	return static_cast<int>(Entries(kTopology).size()) - 1;
 }
 
 std::string GpuOfNode(int node)

@@ -18,7 +18,7 @@
 #include "verdict.h"
 
 #include <csignal>
-#include <dirent.h>
+#include <cstdlib>
 #include <sched.h>
 
 namespace sim_check
@@ -31,16 +31,10 @@ const char *const kUsage = "CHECK gpu=HWS cgroup=B";
 // Every thread of PID to POLICY (priority PRIORITY), as `chrt -a -p`.
 void Schedule(pid_t pid, int policy, int priority)
 {
-	const std::string dir = "/proc/" + std::to_string(pid) + "/task";
-	DIR *tasks = opendir(dir.c_str());
-	if (!tasks)
-		return;
 	sched_param param{};
 	param.sched_priority = priority;
-	while (const dirent *entry = readdir(tasks))
-		if (entry->d_name[0] != '.')
-			sched_setscheduler(std::atoi(entry->d_name), policy, &param);
-	closedir(tasks);
+	for (const std::string &task : Entries("/proc/" + std::to_string(pid) + "/task"))
+		sched_setscheduler(std::atoi(task.c_str()), policy, &param);
 }
 
 int SkipsScenario(const std::vector<std::string> &args)

@@ -4,31 +4,15 @@
 // proc/<pid>/context_<id>/queues/<id>, 7.2+) are the live queues of TRUTH
 // ("queues" lines).
 #include "command.h"
+#include "guest_process.h"
 #include "mode_inputs.h"
 #include "truth.h"
 #include "verdict.h"
-
-#include <dirent.h>
 
 namespace sim_check
 {
 namespace
 {
-
-// The names in DIR, as a shell's * matches them (no dot files); none when
-// DIR is not a directory.
-std::vector<std::string> Entries(const std::string &dir)
-{
-	std::vector<std::string> names;
-	DIR *d = opendir(dir.c_str());
-	if (!d)
-		return names;
-	while (const dirent *e = readdir(d))
-		if (e->d_name[0] != '.')
-			names.push_back(e->d_name);
-	closedir(d);
-	return names;
-}
 
 int SysfsInventory(const std::vector<std::string> &args)
 {

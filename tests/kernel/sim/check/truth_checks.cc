@@ -5,7 +5,6 @@
 #include "lines.h"
 #include "verdict.h"
 
-#include <dirent.h>
 #include <fstream>
 
 namespace sim_check
@@ -43,28 +42,16 @@ std::string SysfsQueues()
 {
 	std::string out;
 	const std::string root = "/sys/class/kfd/kfd/proc";
-	DIR *procs = opendir(root.c_str());
-	if (!procs)
-		return out;
-	while (const dirent *proc = readdir(procs)) {
-		if (proc->d_name[0] == '.')
-			continue;
-		const std::string queues = root + "/" + proc->d_name + "/queues";
-		DIR *dir = opendir(queues.c_str());
-		if (!dir)
-			continue;
-		while (const dirent *queue = readdir(dir)) {
-			if (queue->d_name[0] == '.')
-				continue;
-			const std::string file = queues + "/" + queue->d_name + "/gpuid";
+	for (const std::string &proc : Entries(root)) {
+		const std::string queues = root + "/" + proc + "/queues";
+		for (const std::string &queue : Entries(queues)) {
+			const std::string file = queues + "/" + queue + "/gpuid";
 			std::string gpu = ReadText(file);
 			if (!gpu.empty() && gpu.back() == '\n')
 				gpu.pop_back();
 			out += "sysfs queue: " + file + " = " + gpu + "\n";
 		}
-		closedir(dir);
 	}
-	closedir(procs);
 	return out;
 }
 
