@@ -43,9 +43,6 @@ const char *const kUsage = "NAME mode=M tier=T probes=P attach-min=N gives=G see
 			   "gpus=\"HWS MES NOHWS MES12 MES121\" cgroups=\"A B HOST\" "
 			   "contexts=0|1 xnack-chain=0|1 series=S -- FLAGS...";
 
-const std::string kLifecycleFamilies = "gpuq_queues gpuq_processes gpuq_queue_creates_total "
-				       "gpuq_queue_destroys_total gpuq_process_exits_total "
-				       "gpuq_queue_create_failures_total";
 const std::string kRunlist = "gpuq_runlist_unmaps_total gpuq_runlist_unmap_duration_seconds_count "
 			     "gpuq_runlist_map_duration_seconds_count gpuq_runlist_failures_total "
 			     "gpuq_runlist_operations_total gpuq_queue_preemptions_total "

@@ -31,9 +31,6 @@ namespace
 
 const char *const kUsage = "GROUP PER EXTRA module=KO sim-args=\"P=V...\" cgroups=\"A B\"";
 const std::string kTopology = "/sys/class/kfd/kfd/topology/nodes";
-const std::string kLifecycleFamilies = "gpuq_queues gpuq_processes gpuq_queue_creates_total "
-				       "gpuq_queue_destroys_total gpuq_process_exits_total "
-				       "gpuq_queue_create_failures_total";
 
 // The GPU nodes of the topology (every node but the CPU's, 0).
 int GpuNodes()

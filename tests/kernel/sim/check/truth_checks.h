@@ -15,6 +15,10 @@ namespace sim_check
 {
 
 constexpr const char *kSimTruth = "/sys/kernel/debug/kfd_sim/truth";
+// The lifecycle families every scenario compares (the guest's LIFECYCLE).
+constexpr const char *kLifecycleFamilies =
+    "gpuq_queues gpuq_processes gpuq_queue_creates_total gpuq_queue_destroys_total "
+    "gpuq_process_exits_total gpuq_queue_create_failures_total";
 
 class TruthChecks
 {
