@@ -139,6 +139,14 @@ bool WaitExit(pid_t pid, double seconds)
 	return true;
 }
 
+int Interrupt(pid_t pid)
+{
+	kill(pid, SIGINT);
+	if (!WaitExit(pid, 60))
+		kill(pid, SIGKILL);
+	return Reap(pid);
+}
+
 int RunFor(const std::vector<std::string> &argv, const std::string &output,
 	   const std::string &errors, double seconds)
 {
@@ -165,9 +173,7 @@ double Uptime()
 
 void Ktime(const std::string &step)
 {
-	const char *kernel = std::getenv("GPUQ_KERNEL");
-	std::printf("GPUQ-KTIME %s %s %.2f\n", kernel && *kernel ? kernel : "unknown", step.c_str(),
-		    Uptime());
+	std::printf("GPUQ-KTIME %s %s %.2f\n", KernelLabel(), step.c_str(), Uptime());
 	std::fflush(stdout);
 }
 

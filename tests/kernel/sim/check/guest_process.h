@@ -35,6 +35,10 @@ int Reap(pid_t pid);
 // True once PID has exited, waiting up to SECONDS.
 bool WaitExit(pid_t pid, double seconds);
 
+// Stops PID, a recorder, as Ctrl-C does: SIGINT, then SIGKILL after 60 s.
+// Its exit status (Reap).
+int Interrupt(pid_t pid);
+
 // ARGV with its stdout in OUTPUT (and stderr, unless ERRORS names a file),
 // killed after SECONDS: its exit status, 124 when it was killed (as
 // `timeout`), 127 when it could not be started.

@@ -92,10 +92,7 @@ int RecordUntilInterrupted(SimDriver &b, const std::string &mes)
 	while (!Exists("/tmp/int.cap") && Running(record) && Uptime() - t0 < 180)
 		Nap(0.1);
 	b.Do("create rb2 " + mes + " sdma");
-	kill(record, SIGINT);
-	if (!WaitExit(record, 60))
-		kill(record, SIGKILL);
-	return Reap(record);
+	return Interrupt(record);
 }
 
 int RecordScenario(const std::vector<std::string> &args)

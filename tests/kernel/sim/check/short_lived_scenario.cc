@@ -89,15 +89,6 @@ pid_t StartApiRecord()
 	return pid;
 }
 
-// SIGINT, SIGKILL after 60 s: its exit status.
-int Interrupt(pid_t pid)
-{
-	kill(pid, SIGINT);
-	if (!WaitExit(pid, 60))
-		kill(pid, SIGKILL);
-	return Reap(pid);
-}
-
 void Jobs(const std::vector<std::string> &gpus)
 {
 	std::unique_ptr<SimDriver> jobs[2];

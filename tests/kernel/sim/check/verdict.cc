@@ -14,7 +14,6 @@ int failures = 0;
 
 void Result(const char *what, const std::string &check, const std::string &detail)
 {
-	const char *kernel = std::getenv("GPUQ_KERNEL");
 	std::string one;
 	for (char c : detail) {
 		if (c == '\n')
@@ -22,20 +21,23 @@ void Result(const char *what, const std::string &check, const std::string &detai
 		else
 			one += c;
 	}
-	std::printf("GPUQ-KTEST %s %s %s %s\n", kernel && *kernel ? kernel : "unknown",
-		    check.c_str(), what, one.c_str());
+	std::printf("GPUQ-KTEST %s %s %s %s\n", KernelLabel(), check.c_str(), what, one.c_str());
 	std::fflush(stdout);
 }
 
 } // namespace
 
-void Dump(const std::string &group, const std::string &path)
+const char *KernelLabel()
 {
 	const char *kernel = std::getenv("GPUQ_KERNEL");
+	return kernel && *kernel ? kernel : "unknown";
+}
+
+void Dump(const std::string &group, const std::string &path)
+{
 	std::ifstream in(path);
 	for (std::string line; std::getline(in, line);)
-		std::printf("GPUQ-LOG %s %s| %s\n", kernel && *kernel ? kernel : "unknown",
-			    group.c_str(), line.c_str());
+		std::printf("GPUQ-LOG %s %s| %s\n", KernelLabel(), group.c_str(), line.c_str());
 	std::fflush(stdout);
 }
 

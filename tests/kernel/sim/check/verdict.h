@@ -10,6 +10,9 @@
 namespace sim_check
 {
 
+// The guest's label for its kernel (GPUQ_KERNEL), "unknown" without one.
+const char *KernelLabel();
+
 void Pass(const std::string &check, const std::string &detail);
 void Fail(const std::string &check, const std::string &detail);
 void Skip(const std::string &check, const std::string &detail);
