@@ -62,13 +62,17 @@ const std::string kKfd = "/sys/class/kfd/kfd";
 struct Mode {
 	std::string name;
 	ScenarioKeys keys;
-	std::vector<std::string> flags;
 	std::string g_hws, g_mes, g_nohws, g_mes12, g_mes121;
 	std::string cg_a, cg_b, cg_host;
 
 	const std::string &Key(const std::string &key) const
 	{
 		return keys.Get(key);
+	}
+	// the daemon's flags, after "--"
+	const std::vector<std::string> &Flags() const
+	{
+		return keys.Flags();
 	}
 	bool Gives(const std::string &group) const
 	{
@@ -211,7 +215,7 @@ void Restart(const Mode &s, GuestAgent &agent, const TruthChecks &truth, SimDriv
 	std::vector<std::string> once = { "/bin/gpuq-agent",	"--once",     "-o",
 					  "prometheus",		"--interval", "1s",
 					  "--no-runtime-lookup" };
-	once.insert(once.end(), s.flags.begin(), s.flags.end());
+	once.insert(once.end(), s.Flags().begin(), s.Flags().end());
 	const int rc = RunFor(once, "/tmp/once.prom", "/tmp/once.err", 180);
 	if (rc == 0)
 		truth.CompareOnce("gpuq_queues gpuq_processes", "/tmp/once.prom");
@@ -219,7 +223,7 @@ void Restart(const Mode &s, GuestAgent &agent, const TruthChecks &truth, SimDriv
 		for (const char *log : { "/tmp/once.err", "/tmp/cmp.out", "/tmp/once.prom" })
 			Dump(m + "-once", log);
 	Ktime(m + "-restart");
-	agent.Start(m, s.flags);
+	agent.Start(m, s.Flags());
 	if (agent.Up().empty()) {
 		Fail(s.Check("restart-seeded"), "the restarted agent never served /metrics");
 		return;
@@ -382,7 +386,7 @@ void RunScenario(const Mode &s, GuestAgent &agent)
 		// with a queue on each GPU, under a new agent.
 		agent.Stop();
 		d1->Exit();
-		agent.Start(m, s.flags);
+		agent.Start(m, s.Flags());
 		if (agent.Up().empty())
 			Fail(s.Check("fresh-start"),
 			     "the agent started for the fresh half never served /metrics");
@@ -449,7 +453,6 @@ int LifecycleCommand(const std::vector<std::string> &args)
 			    "cgroups", "contexts", "xnack-chain", "series" },
 			  error))
 		return UsageError("lifecycle: " + error + "; " + kUsage);
-	s.flags = s.keys.Flags();
 	const std::vector<std::string> gpus = Fields(s.Key("gpus"));
 	const std::vector<std::string> cgroups = Fields(s.Key("cgroups"));
 	const int attach_min = std::atoi(s.Key("attach-min").c_str());
@@ -464,7 +467,7 @@ int LifecycleCommand(const std::vector<std::string> &args)
 
 	Ktime(s.name + "-start");
 	GuestAgent agent(9464, attach_min);
-	agent.Start(s.name, s.flags);
+	agent.Start(s.name, s.Flags());
 	if (agent.Up().empty()) {
 		Fail(s.Check("serves"),
 		     std::string("no /metrics with the lifecycle probes attached "
