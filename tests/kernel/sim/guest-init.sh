@@ -64,11 +64,6 @@ LIFECYCLE="gpuq_queues gpuq_processes gpuq_queue_creates_total gpuq_queue_destro
 . /etc/gpuq-hooks.sh
 unset PROBES SCHED_PROBES TP_PROBES # the QEMU guest's "probe:function" pairs
 LIFECYCLE_PROBES=$REQUIRED_PROBES
-RUNLIST="gpuq_runlist_unmaps_total gpuq_runlist_unmap_duration_seconds_count gpuq_runlist_map_duration_seconds_count gpuq_runlist_failures_total gpuq_runlist_operations_total gpuq_queue_preemptions_total gpuq_queue_preempted_seconds_total"
-# The BTF tiers read the runlist at each HWS map (docs/kfd-probe-points.md).
-OVERSUB="gpuq_runlist_oversubscribed gpuq_runlist_oversubscribed_maps_total gpuq_runlist_oversubscribed_seconds_total gpuq_runlist_entries gpuq_runlist_entry_limit"
-# The simulator's writable parameters (the limits a runlist is held to).
-SIMPARAM=/sys/module/amdgpu/parameters
 SUBMISSION="gpuq_submissions_total gpuq_queue_pending_packets"
 
 mount -t proc proc /proc
@@ -147,30 +142,6 @@ dump() {
 elapsed() { awk -v a="$1" -v b="$(up)" 'BEGIN { printf "%.1f", b - a }'; }
 # within SECONDS T0: true while less than SECONDS have passed since T0.
 within() { awk -v s="$1" -v a="$2" -v b="$(up)" 'BEGIN { exit !(b - a < s) }'; }
-
-# start_recorder CAP LOG LIMIT: `gpuq-agent record -o CAP` in the
-# background (its pid in REC_PID), waiting up to LIMIT seconds for the
-# capture file, which exists once its programs are attached.
-start_recorder() {
-  rm -f "$1"
-  /bin/gpuq-agent record -o "$1" --no-runtime-lookup > "$2" 2>&1 &
-  REC_PID=$!
-  local t0
-  t0=$(up)
-  while [ ! -e "$1" ] && kill -0 $REC_PID 2> /dev/null && within "$3" "$t0"; do sleep 0.1; done
-}
-
-# stop_recorder: SIGINT to REC_PID, SIGKILL after 60 s; its exit status in
-# REC_RC.
-stop_recorder() {
-  local t0
-  kill -INT $REC_PID
-  t0=$(up)
-  while kill -0 $REC_PID 2> /dev/null && within 60 "$t0"; do sleep 0.1; done
-  kill -KILL $REC_PID 2> /dev/null
-  wait $REC_PID
-  REC_RC=$?
-}
 
 finish() {
   ktime finished
@@ -639,18 +610,6 @@ expect_both() {
   fi
 }
 
-# sum_for FAMILY CONTAINER ["LABEL=VALUE ..."]: the last scrape's FAMILY
-# summed over CONTAINER's series carrying every label given.
-# shellcheck disable=SC2086 # the labels, a word each
-sum_for() { sim_check sum /tmp/m.prom "$1" "container=$2" $3; }
-
-# series_a FAMILY: the sum of the last scrape's FAMILY for container A.
-series_a() { sum_for "$1" "$(echo $ID_A | cut -c1-12)"; }
-
-# client_sums TRUTH: per GPU, "GPU WRITES DISPATCHES BARRIERS OTHER EXT
-# BARRIER-DISPATCHES" of the client's own queues in a thunk's truth.
-client_sums() { sim_check client-sums "$1"; }
-
 # rocr_steps / hip_steps / rocblas_steps: the client's queues and packets,
 # verdicts by every agent of the run after each step (the CP paused on the
 # way: the packets written stay pending).
@@ -752,15 +711,6 @@ paused_cp() {
   return 1
 }
 
-# client_gpus NAME: the GPU indexes NAME's client submits to (rocblas_client:
-# device 0 only).
-# client_rings NAME GPU-INDEX: what the client itself says it rang on that
-# GPU, or "" when it cannot know (HIP counts launches, not rings).
-# client_launches NAME GPU-INDEX: the kernel launches the client made on
-# that GPU ("" for rocr_client, whose packets are not all dispatches).
-client_gpus() { if [ $1 = rocblas ]; then echo 0; else echo 0 1; fi; }
-client_rings() { [ $1 = rocr ] && sim_check client-total /tmp/rocr.out QUEUE "$2" rings || echo ""; }
-client_launches() { [ $1 = hip ] && sim_check client-total /tmp/hip.out STREAM "$2" launches || echo ""; }
 
 # ---- sampling with the deployment's capabilities ----------------------------------
 # Two more agents beside the rocr client's, as the least-privilege image runs
@@ -1356,312 +1306,14 @@ fi
 fi
 ktime nobtf-done
 
-# ---- programs: the users' workloads in three containers, every probe tier ------
-# Real HIP programs (hip_client, GPUQ_HIP_CLIENT_HOLD=1: they hold their
-# queues after their work until stdin ends, then exit without HIP's
-# teardown), HIP 5.2.3 on the null thunk forwarding to /dev/kfd, in
-# containers: A (GPUQ_INFER=1 only, GPUQ_KTEST_INFER on the host) an
-# inference-like run over 8 GPUs (infer 8 2 2: 2 streams per GPU; per
-# iteration an H2D copy, 3 kernels, a D2H copy and an event), the longest
-# (209 s of CPU; on a fast machine the guest took 143 s with it, 86 s
-# without); B and C the users' experiment (a latency-sensitive program at
-# 100 Hz on HIP's greatest-priority stream beside a batch one fenced to CUs
-# 0-15) on an HWS GPU held to 2 CP queue slots (a runlist of more than 2
-# compute queues is oversubscribed: HWS time-slices it); D and E its second
-# run, at the same time, where the pair fits (24 slots: the simulator's
-# fits_gpu_id; 0.3 s each); F and G B and C again on HIP 7.2.4 (below).
-# sim_check programs-experiment says what is checked. Four agents, one per
-# PROG_TIERS with PROG_CHECKS (check_lists.sh), watch them at once (every
-# probe tier takes several consumers), each with --doorbells=uprobe on
-# Debian 12's libhsa-runtime64 and the HIP 7.2 root's; every tier is
-# compared with the same truths (the simulator's and each thunk's).
-PROGS="lat batch fitlat fitbatch"
-[ "${GPUQ_INFER:-0}" = 1 ] && PROGS="infer $PROGS"
-# Containers F and G: the first pair on the newest ROCm the guest has,
-# Debian's HIP 7.2.4 with its ROCr (root_run: chrooted in its root, shared
-# over 9p, on the KFD null GPU), the figures users of ROCm 7 get
-# (programs-<tier>:experiment-7.2). HIP72_MISSING: why they cannot run here
-# (those checks skip).
-HIP72_MISSING=""
-for c in rocm-7.2-missing hip-7.2-missing; do
-  [ -z "$HIP72_MISSING" ] && [ -f /lib/nullgpu/$c ] && HIP72_MISSING=$(cat /lib/nullgpu/$c)
-done
-[ -z "$HIP72_MISSING" ] && [ ! -x /share/hip-7.2/mnt/hip_client ] &&
-  HIP72_MISSING="no HIP 7.2 root with hip_client at /share/hip-7.2 (run_sim_tier.sh's build_hip_stacks)"
-[ -z "$HIP72_MISSING" ] && PROGS="$PROGS lat72 batch72"
-ID_C=c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00
-CG_C=/sys/fs/cgroup/system.slice/docker-$ID_C.scope
-ID_D=d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0
-CG_D=/sys/fs/cgroup/system.slice/docker-$ID_D.scope
-ID_E=e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0
-CG_E=/sys/fs/cgroup/system.slice/docker-$ID_E.scope
-ID_F=f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0
-CG_F=/sys/fs/cgroup/system.slice/docker-$ID_F.scope
-ID_G=a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0
-CG_G=/sys/fs/cgroup/system.slice/docker-$ID_G.scope
-# prog_cg / prog_id PROG: the cgroup of PROG's container, its id as the
-# agent labels it (prog_c: the container's letter).
-prog_c() {
-  case $1 in infer) echo A ;; lat) echo B ;; batch) echo C ;; fitlat) echo D ;;
-    fitbatch) echo E ;; lat72) echo F ;; batch72) echo G ;; esac
-}
-prog_cg() { eval "echo \$CG_$(prog_c "$1")"; }
-prog_id() { eval "echo \$ID_$(prog_c "$1")" | cut -c1-12; }
-# prog_gives TIER: the optional family groups TIER exports (as TIER_GIVES).
-prog_gives() {
-  case $1 in
-    btf-fentry | btf-kprobe) echo "runlist oversubscription" ;;
-    args-kprobe) echo runlist ;;
-  esac
-}
-# prog_experiment CHECK CHECK72 TIER: the users' experiment as TIER's agent
-# sees it, the HIP 7.2 pair's too (sim_check programs-experiment), after one
-# comparison of every family TIER has (prog_gives; the lifecycle too: a
-# record lost to a skipped program shows there) with the simulator's truth.
-prog_experiment() {
-  local fams="$LIFECYCLE gpuq_queues_by_priority gpuq_queues_cu_masked" g
-  g=$(prog_gives "$3")
-  case " $g " in *" runlist "*) fams="$fams $RUNLIST" ;; esac
-  case " $g " in *" oversubscription "*) fams="$fams $OVERSUB" ;; esac
-  rm -f /tmp/truth.txt
-  converge "$fams" || sed 's/^/truth: /' $TRUTH > /tmp/truth.txt
-  sim_check programs-experiment "$1" "$2" /tmp/m.prom /tmp/cmp.out "families=$fams" "gives=$g" \
-    "pair=$PAIR_GPU" "fits=$FITS_GPU" "pair72=$PAIR72_GPU" "lat=$(prog_id lat)" \
-    "batch=$(prog_id batch)" "fitlat=$(prog_id fitlat)" "lat72=$(prog_id lat72)" \
-    "batch72=$(prog_id batch72)" "missing72=$HIP72_MISSING" \
-    "hip72=$(cat /share/hip-7.2/mnt/hip-version 2> /dev/null)" \
-    "rocr72=$(cat /share/hip-7.2/mnt/rocr-version 2> /dev/null)" ||
-    dump "$1" /tmp/cmp.out /tmp/truth.txt /tmp/m.prom /tmp/ng-lat72.truth /tmp/ng-batch72.truth
-}
-
-# prog_report CHECK: the experiment's capture (`record`, stopped while the
-# programs hold) through `report` and replayed, against the btf-fentry
-# agent and the simulator's truth (sim_check programs-report).
-prog_report() {
-  local rc rrc lat
-  stop_recorder
-  rc=$REC_RC
-  dump programs-record /tmp/exp-rec.log
-  timeout 120 /bin/gpuq-agent report /tmp/exp.cap > /tmp/exp.txt 2> /tmp/exp.err
-  rrc=$?
-  timeout 120 /bin/gpuq-agent --once -o prometheus --replay /tmp/exp.cap > /tmp/exp.prom 2>> /tmp/exp.err
-  lat=$(prog_id lat)
-  URL=http://127.0.0.1:$(tier_port btf-fentry)/metrics
-  TIER=btf-fentry
-  scrape /tmp/m.prom
-  CMP_CONTAINER=$lat compare_once "gpuq_queue_preemptions_total gpuq_queue_preempted_seconds_total" /tmp/exp.prom
-  sim_check programs-report "$1" "$rc" "$rrc" "$lat" /tmp/m.prom /tmp/exp.prom /tmp/exp.txt \
-    /tmp/cmp.out /tmp/exp.cap || dump "$1" /tmp/exp.txt /tmp/exp.err /tmp/exp.prom /tmp/cmp.out
-}
-
-# prog_skip_all REASON: every programs check skipped with REASON.
-prog_skip_all() {
-  for c in reload run report; do skip programs:$c "$1"; done
-  for t in $PROG_TIERS; do for c in $PROG_CHECKS; do skip programs-$t:$c "$1"; done; done
-}
-
-# start_prog NAME FD GPUS KFD-NODES ARGS...: hip_client ARGS in NAME's
-# container, stdin a fifo held open on FD (closing FD ends its hold); the
-# children close every program fd so only this shell holds them. HIP 5.2.3
-# on the null thunk (ng_run), or for NAME *72 HIP 7.2.4 in its root on the
-# KFD null GPU (root_run).
-start_prog() {
-  local name=$1 fd=$2 gpus=$3 nodes=$4
-  shift 4
-  rm -rf /tmp/p-$name.in /tmp/p-$name.out /tmp/ng-$name.truth /tmp/ngctl-$name
-  mkdir -p /tmp/ngctl-$name
-  mkfifo /tmp/p-$name.in
-  eval "exec $fd<> /tmp/p-$name.in"
-  local run="ng_run" client=/bin/hip_client
-  case $name in *72) run="root_run hip-7.2" client=/mnt/hip_client ;; esac
-  $run "$(prog_cg $name)" /tmp/ngctl-$name /tmp/ng-$name.truth $gpus $nodes \
-    GPUQ_HIP_CLIENT_HOLD=1 $client "$@" < /tmp/p-$name.in > /tmp/p-$name.out 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
-  eval "PROG_PID_$name=$!"
-}
-
-# prog_truths EXITED: every program's thunk truth as truth lines
-# (/tmp/ng.lines), its submissions and pending packets as the simulator
-# side's driver truth (/tmp/drv.truth).
-prog_truths() {
-  : > /tmp/ng.lines
-  for p in $PROGS; do
-    [ "$1" = 0 ] && ng_dump /tmp/ngctl-$p /tmp/ng-$p.truth
-    thunk_lines "$1" /tmp/ng-$p.truth "$(prog_cg $p)" >> /tmp/ng.lines
-  done
-  if [ "$1" = 0 ]; then grep '^submit\|^pending' /tmp/ng.lines; else grep '^submit' /tmp/ng.lines; fi > /tmp/drv.truth
-}
-
-# prog_doorbells CHECK: each program's doorbells and dispatches per container
-# and GPU against its thunk (sim_check programs-doorbells), scraped again for
-# up to 30 s until exact.
-prog_doorbells() {
-  local t0 p args=""
-  for p in $PROGS; do
-    client_sums /tmp/ng-$p.truth > /tmp/want-$p
-    args="$args $p $(prog_id $p) /tmp/p-$p.out /tmp/want-$p"
-  done
-  t0=$(up)
-  # shellcheck disable=SC2086
-  while scrape /tmp/m.prom; ! sim_check programs-doorbells --quiet "$1" /tmp/m.prom "preempts=$PREEMPTS" $args; do
-    within 30 "$t0" || break
-    sleep 0.3
-  done
-  # shellcheck disable=SC2086
-  sim_check programs-doorbells "$1" /tmp/m.prom "preempts=$PREEMPTS" $args && return
-  grep '^gpuq_doorbell\|^gpuq_events_dropped' /tmp/m.prom > /tmp/db.txt
-  threads "$AG_PID" > /tmp/db-threads.txt
-  dump "$1" /tmp/db.txt $(for p in $PROGS; do echo /tmp/want-$p; done) /tmp/db-threads.txt
-}
-
-programs_checks() {
-  local t fd p pid alive st
-  if [ -f /lib/nullgpu/missing ] || [ -f /lib/nullgpu/hip-missing ]; then
-    prog_skip_all "$(cat /lib/nullgpu/missing /lib/nullgpu/hip-missing 2> /dev/null | head -n 1)"
-    return
-  fi
-  ktime programs-start
-  # The BTF module with 9 more HWS GPUs: 6 of them and the first two for
-  # the inference run, the last for the pair, the one before for the pair
-  # that fits, the one before that for the HIP 7.2 pair; 2 CP queue slots
-  # per HWS GPU but the second pair's.
-  rmmod amdgpu > /tmp/prog-mod.txt 2>&1 && insmod $SIM/amdgpu.ko $SIM_ARGS extra_hws_gpus=9 cp_queue_slots=2 >> /tmp/prog-mod.txt 2>&1
-  rc=$?
-  n=$(($(ls -d $KFD/topology/nodes/* | wc -l) - 1))
-  if [ $rc != 0 ] || [ ! -e /sys/kernel/btf/amdgpu ] || [ $n -lt 12 ]; then
-    fail programs:reload "rc=$rc, $n GPU nodes, btf $(ls /sys/kernel/btf/amdgpu 2>&1): $(tr '\n' ' ' < /tmp/prog-mod.txt)"
-    return
-  fi
-  # node 1 (HWS), node 2 (MES) and 6 of the 8 added last; the pair on the last
-  nodes=1,2
-  for i in $(seq $((n - 8)) $((n - 3))); do nodes="$nodes,$i"; done
-  PAIR_NODE=$n
-  PAIR_GPU=$(cat $KFD/topology/nodes/$n/gpu_id)
-  FITS_NODE=$((n - 1))
-  FITS_GPU=$(cat $KFD/topology/nodes/$FITS_NODE/gpu_id)
-  PAIR72_NODE=$((n - 2))
-  PAIR72_GPU=$(cat $KFD/topology/nodes/$PAIR72_NODE/gpu_id)
-  if ! echo "$FITS_GPU" > $SIMPARAM/fits_gpu_id; then
-    fail programs:reload "cannot set the simulator's fits_gpu_id to $FITS_GPU"
-    return
-  fi
-  pass programs:reload "simulator reloaded with BTF, extra_hws_gpus=9 and cp_queue_slots=2: $n GPUs;$(case " $PROGS " in *" infer "*) echo " inference on nodes $nodes (HWS and MES)," ;; esac) the pair on node $n (HWS, gpu_id $PAIR_GPU), the pair that fits on node $FITS_NODE (gpu_id $FITS_GPU, 24 CP queue slots)$(case " $PROGS " in *" lat72 "*) echo ", the HIP 7.2 pair on node $PAIR72_NODE (gpu_id $PAIR72_GPU)" ;; esac)"
-  mkdir -p $CG_C $CG_D $CG_E $CG_F $CG_G
-  {
-    qtypes
-    echo "CG $(stat -c %i $CG_HOST) -"
-    for p in $PROGS; do echo "CG $(stat -c %i "$(prog_cg $p)") $(prog_id $p)"; done
-    for d in $KFD/topology/nodes/*; do
-      g=$(cat $d/gpu_id)
-      [ "$g" != 0 ] && echo "GPU $g"
-    done
-  } > /tmp/static.in
-  # Sampling every 500 ms: the programs hold before anything is compared, so
-  # a faster rate would only take the one vCPU from the programs' start
-  # (four agents read every live queue at each tick). Four agents load at
-  # once: up to 240 s.
-  # shellcheck disable=SC2046
-  AWAIT_S=240 agents_start "--sample-interval 500ms --doorbells=uprobe --hsa-runtime /usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1$(
-    case " $PROGS " in *" lat72 "*) echo " --hsa-runtime $(readlink -f /share/hip-7.2/usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1)" ;; esac)" \
-    $(for t in $PROG_TIERS; do echo "programs-$t:$t"; done)
-  ktime programs-agents-up
-  # The experiment recorded as a user would, for `report` (prog_report).
-  start_recorder /tmp/exp.cap /tmp/exp-rec.log 240
-  case " $PROGS " in *" infer "*) start_prog infer 5 8xgfx90a "$nodes" infer 8 2 2 ;; esac
-  start_prog lat 6 1xgfx90a $PAIR_NODE latency 0 100 1500 high
-  start_prog batch 7 1xgfx90a $PAIR_NODE batch 0 1500 0x0000ffff
-  start_prog fitlat 8 1xgfx90a $FITS_NODE latency 0 100 300 high
-  start_prog fitbatch 9 1xgfx90a $FITS_NODE batch 0 300
-  case " $PROGS " in
-    *" lat72 "*)
-      start_prog lat72 3 1xgfx90a $PAIR72_NODE latency 0 100 1500 high
-      start_prog batch72 4 1xgfx90a $PAIR72_NODE batch 0 1500 0x0000ffff
-      ;;
-  esac
-  t0=$(up)
-  # 174 s (6.1) and 244 s (7.3) with the null CP's idle back-off
-  # (tests/nullgpu/cp_idle.h); the limit is for a hung program, not a slow
-  # host. 849 s on 7.3 from a clean clone (about 40 s of system time per
-  # program, much of it its null CP's polling; a khugepaged RCU stall in
-  # the same guest): 1200 s, which with the agents' start and the checks
-  # after it stays within the guest's 1800 s.
-  while within 1200 "$t0"; do
-    alive=0
-    for p in $PROGS; do
-      eval "pid=\$PROG_PID_$p"
-      grep -q '^HOLD' /tmp/p-$p.out || { kill -0 $pid 2> /dev/null && alive=1; }
-    done
-    [ $alive = 0 ] && break
-    sleep 0.2
-  done
-  ktime programs-held
-  # Where the guest's one CPU went while the programs ran (the phase is the
-  # tier's longest): CPU seconds of each agent and program, and the kernel's.
-  {
-    for i in $(seq "$CA_N"); do eval "echo agent-\$CA_T_$i \$CA_PID_$i"; done
-    for p in $PROGS; do eval "echo prog-$p \$PROG_PID_$p"; done
-  } | while read -r who pid; do
-    awk -v w="$who" -v hz=100 \
-      '{ sub(/^.*\) /, ""); printf "%s %.1f s user %.1f s system\n", w, $12 / hz, $13 / hz }' /proc/$pid/stat 2> /dev/null
-  done > /tmp/prog-cpu.txt
-  awk '/^cpu / { printf "guest user %.1f s system %.1f s idle %.1f s\n", $2 / 100, $4 / 100, $5 / 100 }' /proc/stat >> /tmp/prog-cpu.txt
-  dump programs-cpu /tmp/prog-cpu.txt
-  # Why a program never held (sim_check programs-run): where the threads
-  # of one still running wait, or how one that died ended.
-  for p in $PROGS; do
-    eval "pid=\$PROG_PID_$p"
-    rm -f /tmp/p-$p.threads /tmp/p-$p.status
-    if grep -q '^HOLD' /tmp/p-$p.out; then
-      :
-    elif kill -0 $pid 2> /dev/null; then
-      threads $pid > /tmp/p-$p.threads
-      dump programs-$p-threads /tmp/p-$p.threads
-    else
-      wait $pid
-      st=$?
-      echo "$st $pid $(dmesg | grep -E "\[$pid\]|[Kk]illed process $pid " | tail -n 2 | tr '\n' ' ')" > /tmp/p-$p.status
-    fi
-  done
-  # shellcheck disable=SC2046
-  sim_check programs-run programs:run "$(elapsed "$t0")" $(for p in $PROGS; do
-    echo "$p $(prog_id $p) /tmp/p-$p.out /tmp/p-$p.threads /tmp/p-$p.status"
-  done) || for p in $PROGS; do dump programs-$p /tmp/p-$p.out; done
-
-  # alive: every family against the simulator and the thunks, per tier
-  prog_truths 0
-  ca_each prog_live
-  prog_report programs:report
-  ktime programs-reported
-
-  # the hold ends: each program exits with its queues, KFD tears them down
-  for fd in 3 4 5 6 7 8 9; do eval "exec $fd>&-"; done
-  t0=$(up)
-  for p in $PROGS; do
-    eval "pid=\$PROG_PID_$p"
-    while { kill -0 "$pid" 2> /dev/null || [ -d $KFD/proc/$pid ]; } && within 60 "$t0"; do sleep 0.05; done
-  done
-  ktime programs-exited
-  prog_truths 1
-  ca_each prog_teardown
-  for p in $PROGS; do
-    sed 's/^/thunk: /' /tmp/ng-$p.truth > /tmp/ng.txt
-    dump programs-$p /tmp/p-$p.out /tmp/ng.txt
-  done
-  agents_stop
-  ktime programs-done
-}
-# prog_live / prog_teardown: the current agent's (ca_use) checks while the
-# programs hold their queues, and after they exited.
-prog_live() {
-  expect_both $G:live "$LIFECYCLE $SUBMISSION" "$LIFECYCLE $SUBMISSION"
-  prog_experiment $G:experiment $G:experiment-7.2 $TIER
-  prog_doorbells $G:doorbells
-  ktime checked-$G
-}
-prog_teardown() {
-  expect_both $G:teardown "$LIFECYCLE $SUBMISSION" "$LIFECYCLE $SUBMISSION"
-  dump $G-metrics /tmp/m.prom
-}
-only programs && (programs_checks)
+# ---- programs: the users' workloads in containers, every probe tier ------------
+# sim_check programs-scenario (tests/kernel/sim/check/programs_scenario.cc):
+# real HIP programs (the users' latency/batch experiment on HIP 5.2.3 and
+# 7.2.4, GPUQ_INFER=1 an inference run over 8 GPUs) under one agent per
+# probe tier at once (PROG_TIERS, PROG_CHECKS: check_lists.sh).
+only programs && sim_check programs-scenario module=$SIM/amdgpu.ko sim-args="$SIM_ARGS" \
+  fifo="$([ -n "$CP_FIFO" ] && echo 1 || echo 0)" infer="${GPUQ_INFER:-0}" preempts="$PREEMPTS" \
+  tiers="$PROG_TIERS" checks="$PROG_CHECKS" probes="$LIFECYCLE_PROBES" tp-probes="$TP_PROBE_NAMES"
 
 # ---- bench: what the agent's kernel hooks cost an ioctl --------------------------
 # bench/kfd_hooks.sh (never a test run: a group that runs only when named).

@@ -29,6 +29,12 @@ int Attached(const std::vector<std::string> &lines)
 void GuestAgent::Start(const std::string &mode, const std::vector<std::string> &flags)
 {
 	WriteText("/tmp/base.truth", ReadText(kTruth));
+	Launch(mode, flags);
+	Await();
+}
+
+void GuestAgent::Launch(const std::string &mode, const std::vector<std::string> &flags)
+{
 	std::vector<std::string> argv = { "/bin/gpuq-agent", "--web.listen-address",
 					  "127.0.0.1:" + std::to_string(port_),
 					  "--reconcile-interval", "2s" };
@@ -39,7 +45,7 @@ void GuestAgent::Start(const std::string &mode, const std::vector<std::string> &
 	options.output = "/tmp/agent-" + mode + ".out";
 	options.append = true;
 	pid_ = Spawn(argv, options);
-	Await();
+	launched_ = Uptime();
 }
 
 bool GuestAgent::Scrape() const
@@ -47,15 +53,14 @@ bool GuestAgent::Scrape() const
 	return sim_check::Scrape(port_, kMetrics);
 }
 
-void GuestAgent::Await()
+void GuestAgent::Await(double limit)
 {
-	const double t0 = Uptime();
 	up_.clear();
-	while (Uptime() - t0 < 180) {
+	while (Uptime() - launched_ < limit) {
 		std::vector<std::string> lines;
 		if (Scrape() && ReadLines(kMetrics, lines) && Attached(lines) >= attach_min_) {
 			char seconds[32];
-			std::snprintf(seconds, sizeof(seconds), "%.1f", Uptime() - t0);
+			std::snprintf(seconds, sizeof(seconds), "%.1f", Uptime() - launched_);
 			up_ = seconds;
 			return;
 		}

@@ -29,9 +29,13 @@ class GuestAgent
 	// after the guest's own; the simulator's truth now becomes
 	// /tmp/base.truth, what it starts from. Then Await.
 	void Start(const std::string &mode, const std::vector<std::string> &flags);
+	// The daemon started as Start does, without the base truth or the
+	// wait: several load their programs at once, then each is awaited.
+	void Launch(const std::string &mode, const std::vector<std::string> &flags);
 	// Scrapes kMetrics until ATTACH_MIN probes are attached (Up() is then
-	// the seconds it took, "%.1f") or 180 s pass or it died (Up() "").
-	void Await();
+	// the seconds since it was launched, "%.1f") or LIMIT seconds since
+	// then pass or it died (Up() "").
+	void Await(double limit = 180);
 	// SIGTERM, then SIGKILL after 10 s: "exit N" (its status), or "hung"
 	// (where its threads waited goes to the log).
 	std::string Stop();
@@ -53,6 +57,7 @@ class GuestAgent
 	int attach_min_;
 	bool runtime_lookup_;
 	pid_t pid_ = -1;
+	double launched_ = 0; // Uptime()
 	std::string up_;
 };
 

@@ -141,6 +141,8 @@ bool WaitExit(pid_t pid, double seconds)
 
 int Interrupt(pid_t pid)
 {
+	if (pid <= 0)
+		return -1;
 	kill(pid, SIGINT);
 	if (!WaitExit(pid, 60))
 		kill(pid, SIGKILL);

@@ -43,18 +43,12 @@ const char *const kUsage = "NAME mode=M tier=T probes=P attach-min=N gives=G see
 			   "gpus=\"HWS MES NOHWS MES12 MES121\" cgroups=\"A B HOST\" "
 			   "contexts=0|1 xnack-chain=0|1 series=S -- FLAGS...";
 
-const std::string kRunlist = "gpuq_runlist_unmaps_total gpuq_runlist_unmap_duration_seconds_count "
-			     "gpuq_runlist_map_duration_seconds_count gpuq_runlist_failures_total "
-			     "gpuq_runlist_operations_total gpuq_queue_preemptions_total "
-			     "gpuq_queue_preempted_seconds_total";
+const std::string kRunlist = kRunlistFamilies;
 const std::string kEviction =
     "gpuq_evictions_total gpuq_eviction_restores_total gpuq_evicted_processes "
     "gpuq_queues_evicted";
-// The BTF tiers read the runlist at each HWS map (docs/kfd-probe-points.md).
-const std::string kOversubscription =
-    "gpuq_runlist_oversubscribed gpuq_runlist_oversubscribed_maps_total "
-    "gpuq_runlist_oversubscribed_seconds_total gpuq_runlist_entries gpuq_runlist_entry_limit";
-const std::string kSubmission = "gpuq_submissions_total gpuq_queue_pending_packets";
+const std::string kOversubscription = kOversubscriptionFamilies;
+const std::string kSubmission = kSubmissionFamilies;
 // The simulator's writable parameters (the limits a runlist is held to).
 const std::string kSimParameters = "/sys/module/amdgpu/parameters/";
 const std::string kKfd = "/sys/class/kfd/kfd";

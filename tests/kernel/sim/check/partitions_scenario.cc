@@ -17,12 +17,12 @@
 #include "lines.h"
 #include "scenario_keys.h"
 #include "sim_driver.h"
+#include "sim_module.h"
 #include "truth_checks.h"
 #include "verdict.h"
 
 #include <csignal>
 #include <cstdlib>
-#include <sys/stat.h>
 
 namespace sim_check
 {
@@ -30,36 +30,10 @@ namespace
 {
 
 const char *const kUsage = "GROUP PER EXTRA module=KO sim-args=\"P=V...\" cgroups=\"A B\"";
-const std::string kTopology = "/sys/class/kfd/kfd/topology/nodes";
-
-// The GPU nodes of the topology (every node but the CPU's, 0).
-int GpuNodes()
-{
-	return static_cast<int>(Entries(kTopology).size()) - 1;
-}
-
-std::string GpuOfNode(int node)
-{
-	std::string id = ReadText(kTopology + "/" + std::to_string(node) + "/gpu_id");
-	return id.substr(0, id.find('\n'));
-}
-
-// rmmod amdgpu, then insmod MODULE PARAMETERS: true when both worked; what
-// they said in /tmp/part-mod.txt.
-bool Reload(const std::string &module, const std::vector<std::string> &parameters)
-{
-	if (RunFor({ "rmmod", "amdgpu" }, "/tmp/part-mod.txt", "", 120) != 0)
-		return false;
-	std::vector<std::string> insmod = { "insmod", module };
-	insmod.insert(insmod.end(), parameters.begin(), parameters.end());
-	const int rc = RunFor(insmod, "/tmp/part-insmod.txt", "", 120);
-	AppendFile("/tmp/part-insmod.txt", "/tmp/part-mod.txt");
-	return rc == 0;
-}
 
 // The static input of the comparisons (/tmp/static.in) with every GPU of
 // the topology now: the saved one comes back at the end.
-void StaticWithGpus(int nodes)
+void StaticWithGpus()
 {
 	std::vector<std::string> lines;
 	ReadLines("/tmp/static.saved", lines);
@@ -67,9 +41,7 @@ void StaticWithGpus(int nodes)
 	for (const std::string &line : lines)
 		if (!StartsWith(line, "GPU "))
 			text += line + "\n";
-	for (int node = 1; node <= nodes; ++node)
-		text += "GPU " + GpuOfNode(node) + "\n";
-	WriteText("/tmp/static.in", text);
+	WriteText("/tmp/static.in", text + GpuLines());
 }
 
 void Partitioned(const std::string &group, const std::string &count, int first,
@@ -130,27 +102,25 @@ int PartitionsScenario(const std::vector<std::string> &args)
 	std::vector<std::string> parameters = sim_args;
 	parameters.push_back("extra_hws_gpus=" + args[2]);
 	parameters.push_back("extra_partitions=" + args[1]);
-	const bool loaded = Reload(keys.Get("module"), parameters);
+	const bool loaded = Reload(keys.Get("module"), parameters, "/tmp/part-mod.txt");
 	const int nodes = GpuNodes();
 	const int first = nodes - extra + 1;
-	struct stat st;
-	if (!loaded || stat("/sys/kernel/btf/amdgpu", &st) != 0 || first < 4) {
-		Fail(group + ":reload",
-		     "rc=" + std::string(loaded ? "0" : "non-zero") + ", " + std::to_string(nodes) +
-			 " GPU nodes, btf " +
-			 (stat("/sys/kernel/btf/amdgpu", &st) == 0 ? "present" : "absent") + ": " +
-			 OneLine("/tmp/part-mod.txt"));
+	if (!loaded || !HasModuleBtf() || first < 4) {
+		Fail(group + ":reload", "rc=" + std::string(loaded ? "0" : "non-zero") + ", " +
+					    std::to_string(nodes) + " GPU nodes, btf " +
+					    (HasModuleBtf() ? "present" : "absent") + ": " +
+					    OneLine("/tmp/part-mod.txt"));
 		return 0;
 	}
 	const std::string count = std::to_string(nodes);
 	Run("partitions-reload",
 	    { group, kTopology, count, std::to_string(first), args[2], args[1] });
 	WriteText("/tmp/static.saved", ReadText("/tmp/static.in"));
-	StaticWithGpus(nodes);
+	StaticWithGpus();
 	WriteText("/tmp/drv.truth", "");
 	Partitioned(group, count, first, cgroups);
 	WriteText("/tmp/static.in", ReadText("/tmp/static.saved"));
-	if (!Reload(keys.Get("module"), sim_args))
+	if (!Reload(keys.Get("module"), sim_args, "/tmp/part-mod.txt"))
 		Fail(group + ":reload",
 		     "cannot load the simulator back: " + OneLine("/tmp/part-mod.txt"));
 	Ktime(group + "-done");

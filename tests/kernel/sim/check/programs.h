@@ -1,6 +1,6 @@
 // Readers shared by the programs group's subcommands (programs-experiment,
-// programs-doorbells, programs-report): the guest's programs_checks runs real
-// HIP programs in containers and gathers what the agents, sim_compare and the
+// programs-doorbells, programs-report): programs-scenario runs real HIP
+// programs in containers and gathers what the agents, sim_compare and the
 // programs print into files under /tmp; these read them.
 #ifndef GPUQ_SIM_CHECK_PROGRAMS_H
 #define GPUQ_SIM_CHECK_PROGRAMS_H

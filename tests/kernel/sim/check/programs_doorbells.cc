@@ -3,7 +3,7 @@
 // Per container and GPU, the agent's doorbells (METRICS) equal the write
 // indexes of the program's own (HIP's) queues in its thunk, its
 // kernel-dispatch rings the dispatches the null CP consumed there (WANT: the
-// guest's client_sums of the program's thunk truth, "GPU WRITES DISPATCHES
+// client-sums of the program's thunk truth, "GPU WRITES DISPATCHES
 // ..." per line), and per program those dispatches its launches (CLIENT-OUT:
 // hip_client's "hip_client ... launches=N ... ok" line). NAME: the program,
 // ID: its container as the agent labels it. MODEL: the kernel's preemption

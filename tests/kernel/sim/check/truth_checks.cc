@@ -6,6 +6,7 @@
 #include "verdict.h"
 
 #include <fstream>
+#include <unistd.h>
 
 namespace sim_check
 {
@@ -14,6 +15,8 @@ namespace
 
 constexpr const char *kCompareIn = "/tmp/cmp.in";
 constexpr const char *kCompareOut = "/tmp/cmp.out";
+constexpr const char *kThunkIn = "/tmp/cmpt.in";
+constexpr const char *kThunkOut = "/tmp/cmpt.out";
 
 // PATH's lines, each after PREFIX, onto OUT.
 void Prefixed(std::ofstream &out, const std::string &prefix, const std::string &path)
@@ -31,9 +34,10 @@ bool ResultOk(const std::string &path)
 	return !StartingWith(lines, "RESULT ok").empty();
 }
 
-int Compare(const std::string &families, const std::string &input, const std::string &output)
+int Compare(const std::string &families, const std::string &input, const std::string &output,
+	    const std::string &only = "")
 {
-	return RunFor({ "/bin/sim_compare", "--fams", families, input }, output,
+	return RunFor({ "/bin/sim_compare", "--fams", families, "--only", only, input }, output,
 		      "/tmp/sim_compare.err", 120);
 }
 
@@ -64,7 +68,8 @@ void PrefixFile(const std::string &prefix, const std::string &from, const std::s
 
 } // namespace
 
-bool TruthChecks::CompareOnce(const std::string &families, const std::string &metrics) const
+bool TruthChecks::CompareOnce(const std::string &families, const std::string &metrics,
+			      const std::string &only) const
 {
 	{
 		std::ofstream in(kCompareIn);
@@ -74,8 +79,46 @@ bool TruthChecks::CompareOnce(const std::string &families, const std::string &me
 			Prefixed(in, "NOW ", now);
 		Prefixed(in, "MET ", metrics);
 	}
-	Compare(families, kCompareIn, kCompareOut);
+	Compare(families, kCompareIn, kCompareOut, only);
 	return ResultOk(kCompareOut);
+}
+
+bool TruthChecks::CompareThunk(const std::string &families, const std::string &only) const
+{
+	{
+		std::ofstream in(kThunkIn);
+		Prefixed(in, "", "/tmp/static.in");
+		Prefixed(in, "NOW ", kThunkLines);
+		Prefixed(in, "MET ", kMetrics);
+	}
+	Compare(families, kThunkIn, kThunkOut, only);
+	return ResultOk(kThunkOut);
+}
+
+void TruthChecks::ExpectBoth(const std::string &check, const std::string &sim_families,
+			     const std::string &thunk_families, const std::string &only) const
+{
+	unlink(kThunkOut);
+	if (Converge(sim_families))
+		CompareThunk(thunk_families, only);
+	if (Run("expect-both", { check, sim_families, thunk_families, kCompareOut, kThunkOut,
+				 kThunkLines, Dropped() }))
+		return;
+	PrefixFile("truth: ", kSimTruth, "/tmp/truth.txt");
+	for (const char *log : { kCompareOut, kThunkOut, "/tmp/truth.txt", kThunkLines, kMetrics })
+		Dump(check, log);
+}
+
+std::string TruthChecks::Dropped() const
+{
+	const std::string family = "gpuq_events_dropped_total";
+	std::vector<std::string> lines;
+	ReadLines(kMetrics, lines);
+	std::string dropped;
+	for (const std::string &line : StartingWith(lines, family + "{"))
+		if (line.size() < 2 || line.compare(line.size() - 2, 2, " 0") != 0)
+			dropped += line.substr(family.size()) + " ";
+	return dropped.empty() ? "none" : dropped;
 }
 
 bool TruthChecks::Converge(const std::string &families) const

@@ -16,6 +16,21 @@ namespace sim_check
 
 constexpr const char *kSimTruth = "/sys/kernel/debug/kfd_sim/truth";
 // The lifecycle families every scenario compares (the guest's LIFECYCLE).
+// The null GPUs' thunk truths as truth lines (thunk-lines): what the
+// runtime clients' checks compare with.
+constexpr const char *kThunkLines = "/tmp/ng.lines";
+// The runlist families.
+constexpr const char *kRunlistFamilies =
+    "gpuq_runlist_unmaps_total gpuq_runlist_unmap_duration_seconds_count "
+    "gpuq_runlist_map_duration_seconds_count gpuq_runlist_failures_total "
+    "gpuq_runlist_operations_total gpuq_queue_preemptions_total "
+    "gpuq_queue_preempted_seconds_total";
+// The BTF tiers read the runlist at each HWS map (docs/kfd-probe-points.md).
+constexpr const char *kOversubscriptionFamilies =
+    "gpuq_runlist_oversubscribed gpuq_runlist_oversubscribed_maps_total "
+    "gpuq_runlist_oversubscribed_seconds_total gpuq_runlist_entries gpuq_runlist_entry_limit";
+// The submission families.
+constexpr const char *kSubmissionFamilies = "gpuq_submissions_total gpuq_queue_pending_packets";
 constexpr const char *kLifecycleFamilies =
     "gpuq_queues gpuq_processes gpuq_queue_creates_total gpuq_queue_destroys_total "
     "gpuq_process_exits_total gpuq_queue_create_failures_total";
@@ -32,8 +47,21 @@ class TruthChecks
 	// sim_compare of FAMILIES in METRICS with the truth now (the
 	// simulator's, the drivers' /tmp/drv.truth and earlier client runs'
 	// /tmp/drv.past) from /tmp/base.truth, into /tmp/cmp.out; true when
-	// equal.
-	bool CompareOnce(const std::string &families, const std::string &metrics) const;
+	// equal. With ONLY (a container label) that container's series alone.
+	bool CompareOnce(const std::string &families, const std::string &metrics,
+			 const std::string &only = "") const;
+	// The last scrape's FAMILIES against the null GPUs' thunk truths alone
+	// (kThunkLines), into /tmp/cmpt.out; ONLY as CompareOnce.
+	bool CompareThunk(const std::string &families, const std::string &only) const;
+	// A runtime client's families: Converge on SIM_FAMILIES (the thunk's
+	// submissions and pending packets in /tmp/drv.truth), then the same
+	// scrape's THUNK_FAMILIES against the thunks' truth (CompareThunk with
+	// ONLY); the verdict (expect-both), the comparisons in the log on a FAIL.
+	void ExpectBoth(const std::string &check, const std::string &sim_families,
+			const std::string &thunk_families, const std::string &only) const;
+	// The last scrape's non-zero gpuq_events_dropped_total series, their
+	// labels space-separated, or "none".
+	std::string Dropped() const;
 	// Scrapes until FAMILIES equal the truth (events are in flight through
 	// the ring buffer) or 30 s pass.
 	bool Converge(const std::string &families) const;

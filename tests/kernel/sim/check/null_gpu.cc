@@ -1,0 +1,70 @@
+#include "null_gpu.h"
+
+#include "guest_process.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace sim_check
+{
+
+pid_t StartOnNullGpu(const NullGpuRun &run, const std::vector<std::string> &env,
+		     const std::vector<std::string> &argv, int input, const std::string &output)
+{
+	mkdir(run.control.c_str(), 0755);
+	for (const std::string &name : Entries(run.control))
+		unlink((run.control + "/" + name).c_str());
+	unlink(run.truth.c_str());
+	std::vector<std::string> command;
+	if (run.fifo)
+		command = { "chrt", "-o", "0" };
+	if (run.root.empty()) {
+		command.insert(command.end(), { "env", "LD_LIBRARY_PATH=/lib/nullgpu" });
+	} else {
+		command.insert(command.end(),
+			       { "chroot", "/share/" + run.root, "env",
+				 "LD_PRELOAD=/mnt/libgpuq_kfdnull.so", "HOME=/tmp" });
+	}
+	command.insert(command.end(),
+		       { "GPUQ_NULLGPU_KFD=1", "GPUQ_NULLGPU_KFD_NODES=" + run.nodes,
+			 "GPUQ_NULLGPU_GPUS=" + run.gpus, "GPUQ_NULLGPU_CONTROL=" + run.control,
+			 "GPUQ_NULLGPU_TRUTH=" + run.truth, "HSA_ENABLE_SDMA=0" });
+	if (run.fifo)
+		command.push_back("GPUQ_NULLGPU_CP_FIFO=1");
+	command.insert(command.end(), env.begin(), env.end());
+	command.insert(command.end(), argv.begin(), argv.end());
+	SpawnOptions options;
+	options.cgroup = run.cgroup;
+	options.output = output;
+	options.input = input;
+	return Spawn(command, options);
+}
+
+bool DumpThunk(const NullGpuRun &run)
+{
+	unlink(run.truth.c_str());
+	const std::string request = run.control + "/dump";
+	WriteText(request, "");
+	const double t0 = Uptime();
+	struct stat st;
+	while (stat(request.c_str(), &st) == 0) {
+		if (Uptime() - t0 >= 60)
+			return false;
+		Nap(0.05);
+	}
+	return true;
+}
+
+void AppendThunkLines(const NullGpuRun &run, bool exited, const std::string &path)
+{
+	struct stat st;
+	const std::string inode =
+	    stat(run.cgroup.c_str(), &st) == 0 ? std::to_string(st.st_ino) : "0";
+	const std::string lines = path + ".part";
+	RunFor({ "/proc/self/exe", "thunk-lines", exited ? "1" : "0", run.truth, inode }, lines,
+	       "/dev/null", 60);
+	AppendFile(lines, path);
+	unlink(lines.c_str());
+}
+
+} // namespace sim_check
