@@ -6,8 +6,9 @@
 # only in QEMU guests here, so this boots the simulator tier's guest
 # (tests/kernel/run_sim_tier.sh) with its `bench` group alone: per round, one
 # driver process times 500 of each ioctl with no agent, then with each
-# tier's agent alone (tests/kernel/sim/guest-init.sh, bench_hooks). Prints
-# the medians of three rounds and each tier's ratio to no agent.
+# tier's agent alone (sim_check bench-hooks,
+# tests/kernel/sim/check/bench_hooks.cc). Prints the medians of three rounds
+# and each tier's ratio to no agent.
 #
 # TCG emulates every instruction, so the absolute times mean little; the
 # ratios, measured side by side in one guest, are the figures to read.

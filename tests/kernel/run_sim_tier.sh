@@ -129,7 +129,7 @@ nobtf_checks() {
 # the guest with (NAME[-STACK] in btf-fentry, ...-kprobe) or without BTF
 # (...-args, ...-tp) runs, and the start and stops checks of the agents
 # watching them, one per tier (clients, clients-kprobe; clients-args,
-# clients-tp: sim/guest-init.sh's client_runs).
+# clients-tp: sim_check clients-scenario).
 client_checks_of() {
   local m c
   for m in $([ "$1" = btf ] && echo clients clients-kprobe || echo clients-args clients-tp); do

@@ -17,8 +17,8 @@ ROCR_CHECKS="start queues creates submissions pending drained doorbells destroys
 HIP_CHECKS="start queues creates submissions pending drained doorbells teardown stops"
 # shellcheck disable=SC2034
 ROCBLAS_CHECKS=$HIP_CHECKS
-# The users' GPU_MAX_HW_QUEUES experiment (max_hw_queues, beside the btf
-# client runs).
+# The users' GPU_MAX_HW_QUEUES experiment (sim_check's
+# max_hw_queues_scenario, beside the btf client runs).
 # shellcheck disable=SC2034
 MHQ_CHECKS="live report"
 # The partitioned GPUs, each group with these checks (partitions: 8 MI300X

@@ -1,5 +1,5 @@
 // sim_check agent-stop CHECK RESULT: the agent exited 0 after SIGTERM. RESULT is
-// what stopping it gave (GuestAgent::Stop, the guest's stop_agent): "exit N", or "hung" when it was
+// what stopping it gave (GuestAgent::Stop): "exit N", or "hung" when it was
 // still running 10 s after SIGTERM (the guest then dumped its threads and killed it).
 #include "command.h"
 #include "mode_inputs.h"

@@ -3,7 +3,7 @@
 // NAME's client (rocr, hip, rocblas) in CONTAINER (12 hex digits) against
 // what it rang, once. METRICS is the agent's last scrape, THUNK-TRUTH the
 // null thunk's truth file, CLIENT-OUT the client's output with its truth
-// dumped (`drv NAME truth`), NODES the KFD topology's nodes folder (node
+// dumped (its `truth` command), NODES the KFD topology's nodes folder (node
 // I+1's gpu_id is GPU index I's). The guest scrapes again until it passes
 // or 30 s pass.
 //

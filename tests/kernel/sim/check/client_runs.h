@@ -1,4 +1,4 @@
-// What the client runs (guest-init.sh's client_runs and max_hw_queues) read
+// What the client runs (clients-scenario, max_hw_queues_scenario.h) read
 // besides the agent's exposition: the null thunk's truth file (its "queue
 // key=value ..." lines, tests/nullgpu/null_cp.c) and the clients' own output
 // (rocr_client's "QUEUE", hip_client's "STREAM" lines).

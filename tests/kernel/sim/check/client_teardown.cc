@@ -1,8 +1,8 @@
 // sim_check client-teardown GROUP METRICS CONTAINER: after the client's exit
 // KFD tore its process down, so CONTAINER's gauges in the agent's scrape
 // METRICS are back at zero (its counters stay: the families against both
-// truths are the guest's expect_both). Prints GROUP:teardown FAIL when they
-// are not, nothing when they are (expect_both says PASS).
+// truths are TruthChecks::ExpectBoth's). Prints GROUP:teardown FAIL when
+// they are not, nothing when they are (ExpectBoth says PASS).
 #include "command.h"
 #include "exposition.h"
 #include "verdict.h"

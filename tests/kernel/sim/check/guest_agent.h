@@ -1,6 +1,5 @@
 // The agent's daemon in the guest, started, awaited and stopped from a
-// scenario: what the guest's start_agent, await_agent and stop_agent
-// (sim/guest-init.sh) do in shell.
+// scenario.
 #ifndef GPUQ_SIM_CHECK_GUEST_AGENT_H
 #define GPUQ_SIM_CHECK_GUEST_AGENT_H
 

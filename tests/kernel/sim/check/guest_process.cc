@@ -217,6 +217,11 @@ std::string ReadText(const std::string &path)
 	return text.str();
 }
 
+void AppendText(const std::string &path, const std::string &text)
+{
+	std::ofstream(path, std::ios::app) << text;
+}
+
 void AppendFile(const std::string &from, const std::string &to)
 {
 	std::ofstream out(to, std::ios::app | std::ios::binary);

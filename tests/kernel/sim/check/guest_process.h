@@ -60,6 +60,8 @@ bool WriteText(const std::string &path, const std::string &text);
 std::vector<std::string> Entries(const std::string &dir);
 // PATH's bytes ("" when unreadable).
 std::string ReadText(const std::string &path);
+// Appends TEXT to PATH.
+void AppendText(const std::string &path, const std::string &text);
 // Appends FROM's bytes to TO.
 void AppendFile(const std::string &from, const std::string &to);
 

@@ -1,6 +1,6 @@
-// The users' GPU_MAX_HW_QUEUES experiment (guest-init.sh's max_hw_queues):
-// one HIP program per run, each in a container of its own; per run N the
-// guest leaves PREFIX<N>.held (the null thunk's truth while the program held
+// The users' GPU_MAX_HW_QUEUES experiment (max_hw_queues_scenario.h): one
+// HIP program per run, each in a container of its own; per run N the
+// scenario leaves PREFIX<N>.held (the null thunk's truth while the program held
 // its streams), PREFIX<N>.prom (the btf-fentry agent's last scrape) and
 // PREFIX<N>.out (hip_client's output).
 #ifndef GPUQ_SIM_CHECK_MAX_HW_QUEUES_H

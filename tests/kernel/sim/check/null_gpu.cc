@@ -18,7 +18,11 @@ pid_t StartOnNullGpu(const NullGpuRun &run, const std::vector<std::string> &env,
 	std::vector<std::string> command;
 	if (run.fifo)
 		command = { "chrt", "-o", "0" };
-	if (run.root.empty()) {
+	const std::string stack = "/rocm/" + run.stack + "/lib";
+	if (run.root.empty() && !run.stack.empty()) {
+		command.insert(command.end(),
+			       { "env", "LD_PRELOAD=" + stack + "/libgpuq_kfdnull.so" });
+	} else if (run.root.empty()) {
 		command.insert(command.end(), { "env", "LD_LIBRARY_PATH=/lib/nullgpu" });
 	} else {
 		command.insert(command.end(),
@@ -32,6 +36,9 @@ pid_t StartOnNullGpu(const NullGpuRun &run, const std::vector<std::string> &env,
 	if (run.fifo)
 		command.push_back("GPUQ_NULLGPU_CP_FIFO=1");
 	command.insert(command.end(), env.begin(), env.end());
+	if (run.root.empty() && !run.stack.empty())
+		command.insert(command.end(),
+			       { stack + "/ld-linux-x86-64.so.2", "--library-path", stack });
 	command.insert(command.end(), argv.begin(), argv.end());
 	SpawnOptions options;
 	options.cgroup = run.cgroup;

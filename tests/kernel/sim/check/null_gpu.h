@@ -1,8 +1,6 @@
 // Runtime clients (Debian's real ROCr and HIP) started on a null GPU
 // (tests/nullgpu) that forwards their queue creates and destroys to the
-// simulator's /dev/kfd, and what the null GPU's thunk says of them: what
-// the guest's ng_run, ng_env, root_run, ng_dump and thunk_lines
-// (sim/guest-init.sh) did in shell.
+// simulator's /dev/kfd, and what the null GPU's thunk says of them.
 #ifndef GPUQ_SIM_CHECK_NULL_GPU_H
 #define GPUQ_SIM_CHECK_NULL_GPU_H
 
@@ -23,6 +21,11 @@ struct NullGpuRun {
 	// of a root run_sim_tier.sh shares at /share/TAG (its build_hip_stacks),
 	// chrooted in with the KFD null GPU preloaded from its /mnt.
 	std::string root;
+	// Else, with STACK set: a ROCm stack of /rocm (run_sim_tier.sh's
+	// build_rocm_stacks: ROCr 6.4 or 7.2, which link the thunk in) through
+	// its own loader and libraries (a container with its own ROCm), the
+	// KFD null GPU preloaded.
+	std::string stack;
 	// The guest runs its processes SCHED_FIFO (no program can be skipped):
 	// the client then time-shares (ROCr busy-waits and expects a
 	// time-shared CPU) and its null CP thread runs FIFO.

@@ -9,7 +9,7 @@
 // and for how long, and the seconds that GPU's runlist was oversubscribed (2
 // CP queue slots); the second pair's GPU (fits, 24 slots) must never be
 // oversubscribed. Every family of F equal to the simulator's truth first:
-// CMP-OUT is sim_compare's output on METRICS (the guest's converge).
+// CMP-OUT is sim_compare's output on METRICS (TruthChecks::Converge).
 //
 // CHECK72: the first pair again on HIP 7.2.4 (VERSION) with its ROCr
 // (containers lat72 and batch72 on pair72, 2 CP queue slots), from the same

@@ -41,9 +41,15 @@ SimDriver::SimDriver(const std::string &name, const std::string &cgroup)
 	pid_ = Spawn({ "/bin/kfd_sim_driver" }, options);
 	close(ends[0]);
 	commands_ = ends[1];
+	prefix_ = "DRV " + std::to_string(pid_) + " ";
 	const double t0 = Uptime();
 	while (!Said("READY") && Running(pid_) && Uptime() - t0 < 10)
 		Nap(0.05);
+}
+
+SimDriver::SimDriver(const std::string &name, pid_t pid, int commands)
+    : name_(name), output_("/tmp/" + name + ".out"), pid_(pid), commands_(commands)
+{
 }
 
 SimDriver::~SimDriver()
@@ -55,7 +61,7 @@ bool SimDriver::Said(const std::string &line) const
 {
 	std::vector<std::string> lines;
 	ReadLines(output_, lines);
-	const std::string want = "DRV " + std::to_string(pid_) + " " + line;
+	const std::string want = prefix_ + line;
 	for (const std::string &said : lines)
 		if (said == want)
 			return true;

@@ -1,6 +1,6 @@
 // One kfd_sim_driver process (tests/kernel/sim/kfd_sim_driver.c) in a
-// cgroup, driven command by command from a scenario: what the guest's
-// start_driver, drv and exit_driver (sim/guest-init.sh) do in shell.
+// cgroup, driven command by command from a scenario; and the runtime
+// clients that speak its commands.
 #ifndef GPUQ_SIM_CHECK_SIM_DRIVER_H
 #define GPUQ_SIM_CHECK_SIM_DRIVER_H
 
@@ -21,6 +21,11 @@ class SimDriver
 	// kfd_sim_driver in CGROUP, its output in /tmp/NAME.out, its commands
 	// through a pipe; waits up to 10 s for its READY.
 	SimDriver(const std::string &name, const std::string &cgroup);
+	// A runtime client that speaks the drivers' commands (rocr_client,
+	// hip_client serve, rocblas_client serve: "sync N" answered "SYNC N"),
+	// started as PID with its output in /tmp/NAME.out and its commands
+	// through COMMANDS (the write end of its stdin, which this takes).
+	SimDriver(const std::string &name, pid_t pid, int commands);
 	// Exits it (Exit) unless it was told to.
 	~SimDriver();
 	SimDriver(const SimDriver &) = delete;
@@ -61,6 +66,7 @@ class SimDriver
 	pid_t pid_ = -1;
 	int commands_ = -1;    // the pipe's write end
 	bool leaving_ = false; // told to exit, not yet awaited
+	std::string prefix_;   // before each of its lines ("DRV <pid> ")
 };
 
 } // namespace sim_check

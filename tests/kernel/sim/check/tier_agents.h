@@ -1,8 +1,7 @@
 // The probe tiers' agents when several run at once (the programs group runs
 // one per tier: kprobes, fentry, tracepoints and uprobes all take several
-// consumers), each on its tier's port with its tier's flags: what the
-// guest's agents_start, agent_up and agents_stop (sim/guest-init.sh) did in
-// shell. Each agent has a group of its own (its start and stops checks).
+// consumers), each on its tier's port with its tier's flags. Each agent has
+// a group of its own (its start and stops checks).
 #ifndef GPUQ_SIM_CHECK_TIER_AGENTS_H
 #define GPUQ_SIM_CHECK_TIER_AGENTS_H
 
@@ -56,12 +55,14 @@ class TierAgents
 	// Each agent stops on SIGTERM (its GROUP:stops check); those that left
 	// are reaped.
 	void Stop();
+	// TIER's lifecycle probes not attached in TIER in the last scrape
+	// (kMetrics), each after a space; "" when all are.
+	std::string Absent(const std::string &tier) const;
+	// MEMBER leaves the runs for WHY, stopped (Stop reaps it).
+	void Drop(TierAgent &member, const std::string &why);
 
       private:
-	// TIER's lifecycle probes not attached in TIER in the last scrape.
-	std::string Absent(const std::string &tier) const;
 	void Up(TierAgent &member, const std::string &runtimes);
-	void Drop(TierAgent &member, const std::string &why);
 
 	std::vector<std::string> probes_;
 	std::vector<std::string> tp_probes_;

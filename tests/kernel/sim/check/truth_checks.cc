@@ -15,7 +15,6 @@ namespace
 
 constexpr const char *kCompareIn = "/tmp/cmp.in";
 constexpr const char *kCompareOut = "/tmp/cmp.out";
-constexpr const char *kThunkIn = "/tmp/cmpt.in";
 constexpr const char *kThunkOut = "/tmp/cmpt.out";
 
 // PATH's lines, each after PREFIX, onto OUT.
@@ -83,16 +82,23 @@ bool TruthChecks::CompareOnce(const std::string &families, const std::string &me
 	return ResultOk(kCompareOut);
 }
 
-bool TruthChecks::CompareThunk(const std::string &families, const std::string &only) const
+bool CompareWithThunks(const std::string &families, const std::string &only,
+		       const std::string &metrics, const std::string &output)
 {
+	const std::string input = output + ".in";
 	{
-		std::ofstream in(kThunkIn);
+		std::ofstream in(input);
 		Prefixed(in, "", "/tmp/static.in");
 		Prefixed(in, "NOW ", kThunkLines);
-		Prefixed(in, "MET ", kMetrics);
+		Prefixed(in, "MET ", metrics);
 	}
-	Compare(families, kThunkIn, kThunkOut, only);
-	return ResultOk(kThunkOut);
+	Compare(families, input, output, only);
+	return ResultOk(output);
+}
+
+bool TruthChecks::CompareThunk(const std::string &families, const std::string &only) const
+{
+	return CompareWithThunks(families, only, kMetrics, kThunkOut);
 }
 
 void TruthChecks::ExpectBoth(const std::string &check, const std::string &sim_families,

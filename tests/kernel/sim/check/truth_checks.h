@@ -1,8 +1,7 @@
 // A scenario's comparisons of an agent's families with the simulator's
-// truth (through sim_compare, tests/kernel/sim/sim_compare.cc) and their
-// verdicts: what the guest's compare_once, converge, expect_truth,
-// expect_exported, expect_absent and labels_check (sim/guest-init.sh) do
-// in shell. Families are given space-separated, as the guest lists them.
+// truth (through sim_compare, tests/kernel/sim/sim_compare.cc) and with the
+// null GPUs' thunks, and their verdicts. Families are given space-separated,
+// as sim_compare reads them.
 #ifndef GPUQ_SIM_CHECK_TRUTH_CHECKS_H
 #define GPUQ_SIM_CHECK_TRUTH_CHECKS_H
 
@@ -34,6 +33,12 @@ constexpr const char *kSubmissionFamilies = "gpuq_submissions_total gpuq_queue_p
 constexpr const char *kLifecycleFamilies =
     "gpuq_queues gpuq_processes gpuq_queue_creates_total gpuq_queue_destroys_total "
     "gpuq_process_exits_total gpuq_queue_create_failures_total";
+
+// METRICS' FAMILIES against the null GPUs' thunk truths alone (kThunkLines),
+// into OUTPUT; true when equal. With ONLY (a container label) that
+// container's series alone.
+bool CompareWithThunks(const std::string &families, const std::string &only,
+		       const std::string &metrics, const std::string &output);
 
 class TruthChecks
 {
