@@ -1,6 +1,6 @@
-// The guest's processes, started and waited for from compiled code: what
-// sim/guest-init.sh does with `&`, `kill -0`, `wait`, `timeout` and
-// redirections, for the scenarios sim_check runs itself (lifecycle.cc).
+// The guest's processes, started and waited for from compiled code (as a
+// shell's `&`, `kill -0`, `wait`, `timeout` and redirections), for the
+// scenarios sim_check runs itself.
 // Every child is this process's own, so its exit is reaped and kept here.
 #ifndef GPUQ_SIM_CHECK_GUEST_PROCESS_H
 #define GPUQ_SIM_CHECK_GUEST_PROCESS_H

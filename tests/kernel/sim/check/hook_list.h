@@ -1,5 +1,5 @@
 // The hooks a QEMU guest judges `gpuq-agent check` and /metrics by
-// (tests/kernel/guest-init.sh): "probe:function" pairs generated from the
+// (qemu_guest.cc): "probe:function" pairs generated from the
 // agent's hook table (tests/kernel/guest_hooks.cc), "probe:a|b" where a
 // kernel renamed the function, and which of them this kernel lacks
 // (missing) or does not need (not needed: context_exit before 7.2).

@@ -1,8 +1,8 @@
-// sim_check: the simulator tier's checks in compiled code. The guest
-// (sim/guest-init.sh) boots and runs the groups of checks: some it starts and
-// drives in shell, gathering what they print into files that sim_check
-// compares with the simulator's truth; the others are sim_check's scenarios
-// (lifecycle, *-scenario), which start and drive their processes themselves.
+// sim_check: the kernel tiers' checks in compiled code. The guests
+// (sim/guest-init.sh, guest-init.sh) boot, load the module and call
+// sim_check's scenarios (lifecycle, *-scenario, qemu-guest), which start and
+// drive their processes themselves and judge what they print with the
+// other subcommands, one per check.
 // Every check prints a verdict the host parses:
 //   GPUQ-KTEST <kernel> <check> PASS|FAIL|SKIP <detail>
 // (verdict.h; <kernel> from GPUQ_KERNEL). Runs in the guest as a static
