@@ -4,8 +4,8 @@
 # The caller sets SRC (repository), WORK (logs, scratch), CACHE (kernel
 # cache), BOOT_TIMEOUT (seconds per boot), KERNELS (labels), N_CHECKS (checks
 # per kernel), AGENT, sources tests/lib/assert.sh, and defines:
-#   expected_checks     the checks each guest must report (judge_markers;
-#                       JUDGED is the kernel's label meanwhile)
+#   expected_checks SCOPE LABEL   the checks a guest must report
+#                                 (judge_markers), from CHECKER
 # shellcheck shell=bash
 
 # qemu runs in a process group of its own that the one EXIT trap of
@@ -527,51 +527,29 @@ run_guests() {
   done
 }
 
-# judge_markers LABEL LOG: one ok/FAIL per expected check from the guest's
-# "GPUQ-KTEST <label> <check> PASS|FAIL|SKIP <detail>" lines; a missing
-# marker and any check the host does not expect are failures too (a guest
-# check missing from the host's list would otherwise never be counted, even
-# when it passes: seen with two new checks).
+# judge_markers LABEL LOG: one ok/FAIL/skip per expected check from the
+# guest's "GPUQ-KTEST <label> <check> PASS|FAIL|SKIP <detail>" lines
+# (sim_check judge-guest: a missing one, and one the host does not expect,
+# fail).
 judge_markers() {
-  local label=$1 log=$2 check line status detail group
-  JUDGED=$label
-  for check in $(expected_checks "${GUEST_SCOPE[$label]:-}"); do
-    line=$(grep -F "GPUQ-KTEST $label $check " "$log" | tail -n 1)
-    if [ -z "$line" ]; then
-      fail "$label $check: no result from the guest (qemu exit $BOOT_RC; see $log)"
-      continue
-    fi
-    status=$(echo "$line" | awk '{ print $4 }')
-    detail=$(echo "$line" | cut -d' ' -f5-)
-    if [ "$status" = PASS ]; then
-      pass "$label $check: $detail"
-    elif [ "$status" = SKIP ]; then
-      skip "$label $check: $detail"
-    else
-      group=${check%%:*}
-      fail "$label $check: $detail" "$( (grep -F "GPUQ-LOG $label $group| " "$log" | head -n 60) ; echo "full log: $log")"
-    fi
-  done
-  local expected
-  expected=$(expected_checks "${GUEST_SCOPE[$label]:-}" | tr ' ' '\n')
-  grep -E "^GPUQ-KTEST $label [^ ]+ (PASS|FAIL|SKIP)" "$log" | while read -r _ _ check status _; do
-    grep -qxF "$check" <<< "$expected" || echo "$check $status"
-  done | sort -u > "$WORK/unexpected-$label"
-  while read -r check status; do
-    if [ "$status" = FAIL ]; then
-      fail "$label $check: $(grep -F "GPUQ-KTEST $label $check " "$log" | cut -d' ' -f5- | tail -n 1)"
-    else
-      fail "$label $check: the guest reported $status for a check the host does not expect (add it to the host's list of checks, or it is never counted)"
-    fi
-  done < "$WORK/unexpected-$label"
+  local out
+  expected_checks "${GUEST_SCOPE[$1]:-}" "$1" > "$WORK/expected-$1"
+  out=$("$CHECKER" judge-guest "$1" "$2" "$WORK/expected-$1" "$BOOT_RC")
+  printf '%s\n' "$out"
+  PASSED=$((PASSED + $(grep -c '^ok   - ' <<< "$out")))
+  FAILED=$((FAILED + $(grep -c '^FAIL - ' <<< "$out")))
+  SKIPPED=$((SKIPPED + $(grep -c '^skip - ' <<< "$out")))
 }
 
-# build_checker ROOT: the guests' checks (tests/kernel/sim/check, one
-# subcommand per file) as a static /bin/sim_check in ROOT; both tiers' guests
-# run it. Its log in $WORK/sim-check-build.log.
+# build_checker: the guests' checks (tests/kernel/sim/check, one subcommand
+# per file) as a static CHECKER, $WORK/sim_check: both tiers' guests run it
+# as /bin/sim_check, and the host judges their logs with it. A failed build
+# ends the tier. Its log in $WORK/sim-check-build.log.
+CHECKER=$WORK/sim_check
 build_checker() {
   g++ -std=c++17 -O2 -Wall -Wextra -Wpedantic -Wshadow -Werror -static -I "$SRC/include" \
-    -o "$1/bin/sim_check" "$HERE"/sim/check/*.cc > "$WORK/sim-check-build.log" 2>&1 && return 0
+    -o "$CHECKER" "$HERE"/sim/check/*.cc > "$WORK/sim-check-build.log" 2>&1 && return 0
   fail "build sim_check (g++ -static)" "$(cat "$WORK/sim-check-build.log")"
-  return 1
+  summary
+  exit 1
 }

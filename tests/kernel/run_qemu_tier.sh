@@ -68,45 +68,14 @@ else
   fi
 fi
 
-# The hooks the guest checks: the probe names of PROBES and SCHED_PROBES
-# ("probe:function" pairs) in the lists the guest sources.
-guest_probes() {
-  (. "$HOOKS" && echo $PROBES $SCHED_PROBES) | tr ' ' '\n' | cut -d: -f1
-}
-guest_tp_probes() { (. "$HOOKS" && echo $TP_PROBES) | tr ' ' '\n' | cut -d: -f1; }
-# The checks each guest reports (tests/kernel/guest-init.sh); one missing is
-# a failure. expected_checks attach: those of a GPUQ_SCOPE=attach guest (no
-# record, no daemon).
+# expected_checks [SCOPE]: the checks each guest reports (sim_check's
+# check_plan.cc); one missing is a failure. SCOPE attach: those of a
+# GPUQ_SCOPE=attach guest (no record, no daemon).
 expected_checks() {
-  local scope=${1:-}
-  echo modprobe-amdgpu agent-version
-  echo hook-presence
-  local m c probes
-  probes=$(guest_probes)
-  for m in fentry kprobe args nobtf btf; do
-    for c in $probes exit-code; do
-      echo "check-$m:$c"
-    done
-  done
-  echo check:preemption kprobes-off
-  for c in $(guest_tp_probes) exit-code; do echo "check-tp:$c"; done
-  for c in fentry kprobe args-kprobe tracepoint doorbell doorbell-preemption; do echo "check-verify:$c"; done
-  echo nobtf-reload
-  echo kernel-clean
-  [ "$scope" = attach ] && return 0
-  for c in serves kfdtest attached:tp_ioctl attached:tp_exit create-failure \
-    queue-priority process-exit no-queues no-drops attribution stops; do
-    echo "daemon-tp:$c"
-  done
-  echo core-flavor core-sched
-  echo record:runs record:create-failed record:process-exit record:no-queue-records
-  for m in fentry kprobe args nobtf btf; do
-    for c in serves kfdtest $(for p in $probes; do echo "attached:$p"; done) create-failure \
-      queue-priority process-exit no-queues no-drops attribution stops; do
-      echo "daemon-$m:$c"
-    done
-  done
+  (. "$HOOKS" && "$CHECKER" expected-checks qemu scope="${1:-full}" probes="$PROBES $SCHED_PROBES" \
+    tp-probes="$TP_PROBES")
 }
+build_checker
 N_CHECKS=$(expected_checks | wc -w)
 
 require_agent
@@ -134,7 +103,7 @@ build_payload() {
     fail "build kfdtest (gcc -static)" "$(cat "$WORK/kfdtest-build.log")"
     return 1
   fi
-  build_checker "$r" || return 1
+  cp "$CHECKER" "$r/bin/sim_check"
   copy_with_libs /bin/busybox /bin/busybox "$r"
   copy_with_libs "$AGENT" /bin/gpuq-agent "$r"
   copy_with_libs "$(command -v bpftool)" /bin/bpftool "$r"

@@ -78,10 +78,6 @@ KFD_BTF=${GPUQ_KTEST_KFD_BTF:-$(dirname "$AGENT")/tests/kernel/kfd_btf}
 HOOKS=${GPUQ_KTEST_HOOKS:-$(dirname "$AGENT")/tests/kernel/guest-hooks.sh}
 BPF_OBJECT=${GPUQ_KTEST_BPF_OBJECT:-$(dirname "$AGENT")/bpf/gpuq.bpf.o}
 
-# The checks each guest reports (sim/guest-init.sh); one missing is a failure.
-# Each group's list (ROCR_CHECKS, HIP_CHECKS, PROG_CHECKS...) is the guest's
-# own (sim/check_lists.sh, which the payload carries).
-. "$SIMSRC/check_lists.sh"
 # rocr-6.4:*, rocr-7.2:*: Debian's ROCr 6.4.3 (sid) and 7.2.4 (experimental)
 # on the KFD null GPU forwarding to the simulator (build_rocm_stacks).
 ROCM_STACKS="6.4 7.2"
@@ -90,111 +86,21 @@ ROCM_STACKS="6.4 7.2"
 has_contexts() { grep -qx contexts "$WORK/mod-$(series_of "$1")/root/lib/kfd-sim/features" 2> /dev/null; }
 # series_of LABEL: the kernel series a guest's label names ("7.3-nobtf": 7.3).
 series_of() { echo "${1%%-*}"; }
-# expected_checks [SCOPE]: the checks of a guest of that GPUQ_SCOPE ("btf",
-# "nobtf", "programs": sim/guest-init.sh's only() says which groups each
-# runs; "": all).
-expected_checks() {
-  local scope=${1:-} m c
-  echo insmod btf-flavor agent-version
-  case $scope in btf | "") btf_checks ;; esac
-  case $scope in nobtf | "") nobtf_checks ;; esac
-  if [ -z "$scope" ] || [ "$scope" = programs ]; then
-    echo programs:reload programs:run programs:report
-    for m in $PROG_TIERS; do
-      for c in $PROG_CHECKS; do echo "programs-$m:$c"; done
-    done
-  fi
-  echo drivers kernel-clean
-}
-# btf_checks: the simulator with its BTF: the fentry and kprobe tiers, the
-# runtime clients in btf-fentry, record and short-lived containers.
-btf_checks() {
-  tier_checks fentry kprobe
-  client_checks_of btf
-  # beside the rocr client's agent: the deployment's capabilities, and without CAP_SYS_PTRACE
-  echo rocr:least-privilege rocr:no-ptrace
-  echo record-command record-container record-sigint short-lived-named api-record
-  for c in $MHQ_CHECKS; do echo "max-hw-queues:$c"; done
-  for c in $PART_CHECKS; do echo "partitions:$c"; echo "partitions-dpx:$c"; done
-}
-# nobtf_checks: the simulator reloaded without BTF: the args-kprobe and
-# tracepoint tiers and their runtime clients.
-nobtf_checks() {
-  echo nobtf-reload kprobes-off
-  tier_checks args tracepoint
-  echo skips:forced
-  client_checks_of nobtf
-}
-# client_checks_of btf|nobtf: the checks of JUDGED's runtime client groups
-# the guest with (NAME[-STACK] in btf-fentry, ...-kprobe) or without BTF
-# (...-args, ...-tp) runs, and the start and stops checks of the agents
-# watching them, one per tier (clients, clients-kprobe; clients-args,
-# clients-tp: sim_check clients-scenario).
-client_checks_of() {
-  local m c
-  for m in $([ "$1" = btf ] && echo clients clients-kprobe || echo clients-args clients-tp); do
-    echo "$m:start $m:stops"
-  done
-  for m in $(client_plan "$JUDGED"); do
-    case $m in
-      *-args | *-tp) [ "$1" = nobtf ] || continue ;;
-      *) [ "$1" = btf ] || continue ;;
-    esac
-    case $m in
-      hip*) for c in $HIP_CHECKS; do echo "$m:$c"; done ;;
-      rocblas*) for c in $ROCBLAS_CHECKS; do echo "$m:$c"; done ;;
-      *) for c in $ROCR_CHECKS; do echo "$m:$c"; done ;;
-    esac
-  done
-}
-# tier_checks GROUP...: the lifecycle checks of each probe tier's group.
-tier_checks() {
-  local m c extra
-  for m in "$@"; do
-    case $m in
-      fentry | kprobe) extra="gws restart-seeded after-restart runlist runlist-durations oversubscription-xnack evicted-queues" ;;
-      # the BTF-free tiers restart fresh (docs/probe-tiers.md "What differs")
-      args) extra="gws restart-seeded after-restart fresh-start runlist runlist-durations evicted-queues" ;;
-      tracepoint) extra="restart-seeded after-restart fresh-start runlist runlist-lifecycle" ;;
-    esac
-    # 7.2+: a secondary KFD context's queues and teardown
-    has_contexts "$JUDGED" && extra="context-teardown context $extra"
-    for c in serves attached sysfs-inventory queues processes creates destroys exits \
-      create-failures queue-type-labels once $extra burst oversubscription evictions submissions gtt-queue priority-update cu-mask final stops; do
-      echo "$m:$c"
-    done
-  done
-}
-# client_plan LABEL: the runtime client groups LABEL's main pair runs
-# (sim/guest-init.sh's GPUQ_CLIENTS; each guest of the pair runs those of
-# its scope): every client (rocr, hip: Debian 12's ROCr and HIP 5.2.3;
-# rocr-6.4, hip-7.2...: ROCr and HIP 6.4.3 and 7.2.4, build_rocm_stacks and
-# build_hip_stacks; rocblas-6.4: rocBLAS 6.4.4) in every probe tier: the
-# group's name alone is btf-fentry, -kprobe btf-kprobe, -args args-kprobe,
-# -tp tracepoint. One main pair (the default) runs every group. With two
-# (GPUQ_KTEST_MAINS), every client in btf-fentry runs on each, the other
-# tiers of the 5.2.3 clients on the older kernel and of the 2026 stacks on
-# the newer (every client in every tier took 696 s of the 7.3 guest's 1312 s,
-# one run per tier). N_CHECKS (no guests yet): every group.
+# expected_checks [SCOPE [LABEL]]: the checks a guest of that GPUQ_SCOPE
+# ("btf", "nobtf", "programs"; "": all) of LABEL's kernel reports
+# (sim_check's check_plan.cc); one missing is a failure. client_plan LABEL:
+# the runtime client groups LABEL's main pair runs (split_guests).
 NEWEST_MAIN=""
 SPLIT_CLIENTS=0
-client_plan() {
-  local label s c
-  label=$(series_of "$1")
-  echo rocr hip
-  for s in $ROCM_STACKS; do echo "rocr-$s hip-$s"; done
-  echo rocblas-6.4
-  if [ "$SPLIT_CLIENTS" = 0 ] || [ "$label" != "$NEWEST_MAIN" ]; then
-    for c in rocr hip; do echo "$c-kprobe $c-args $c-tp"; done
-  fi
-  if [ "$SPLIT_CLIENTS" = 0 ] || [ "$label" = "$NEWEST_MAIN" ]; then
-    for s in $ROCM_STACKS; do
-      for c in rocr-$s hip-$s; do echo "$c-kprobe $c-args $c-tp"; done
-    done
-    echo rocblas-6.4-kprobe rocblas-6.4-args rocblas-6.4-tp
-  fi
+expected_checks() {
+  "$CHECKER" expected-checks sim scope="${1:-}" contexts="$(has_contexts "${2:-}" && echo 1 || echo 0)" \
+    series="$(series_of "${2:-}")" newest="$NEWEST_MAIN" split="$SPLIT_CLIENTS" stacks="$ROCM_STACKS"
 }
-JUDGED=""
+client_plan() {
+  "$CHECKER" client-plan series="$(series_of "$1")" newest="$NEWEST_MAIN" split="$SPLIT_CLIENTS" \
+    stacks="$ROCM_STACKS"
+}
+build_checker
 N_CHECKS=$(expected_checks | wc -w)
 
 require_agent
@@ -720,7 +626,7 @@ build_payload() {
     fail "build sim_compare (g++ -static)" "$(cat "$WORK/sim-compare-build.log")"
     return 1
   fi
-  build_checker "$r" || return 1
+  cp "$CHECKER" "$r/bin/sim_check"
   build_rocr "$r"
   build_hip "$r"
   build_rocm_stacks "$r"
@@ -734,7 +640,6 @@ build_payload() {
   cp "$SIMSRC/guest-init.sh" "$r/init"
   chmod +x "$r/init"
   cp "$HOOKS" "$r/etc/gpuq-hooks.sh"
-  cp "$SIMSRC/check_lists.sh" "$r/lib/kfd-sim/"
   (cd "$r" && find . | cpio -o -H newc --quiet | gzip -1) > "$WORK/payload.cpio.gz"
   note "guest payload: $(du -sm "$r" | cut -f1) MB unpacked, $(($(stat -c %s "$WORK/payload.cpio.gz") / 1048576)) MB gz"
 }
@@ -835,7 +740,7 @@ split_guests() {
   for e in "${mains[@]}"; do
     read -r label rest <<< "$e"
     [ -n "${GPUQ_KTEST_ONLY:-}" ] ||
-      GUEST_APPEND[$label]="GPUQ_CLIENTS=$(client_plan "$label" | tr -s ' \n' ',' | sed 's/,$//')"
+      GUEST_APPEND[$label]="GPUQ_CLIENTS=$(client_plan "$label")"
   done
   GUESTS=("${mains[@]}" "${progs[@]}")
 }

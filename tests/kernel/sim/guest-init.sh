@@ -50,8 +50,6 @@ named() { case ",$ONLY," in *",$1,"*) true ;; *) false ;; esac; }
 # every one.
 CLIENTS=${GPUQ_CLIENTS:-}
 SIM=/lib/kfd-sim
-# the check lists the host expects (run_sim_tier.sh reads the same file)
-. $SIM/check_lists.sh
 TRUTH=/sys/kernel/debug/kfd_sim/truth
 KFD=/sys/class/kfd/kfd
 # The hooks every function tier must attach, and the tracepoint tier's
@@ -263,12 +261,11 @@ mount_shares
 # every runtime client run of this guest (Debian 12's ROCr and HIP 5.2.3,
 # the ROCm 6.4 and 7.2 stacks, rocBLAS 6.4) in a container of its own under
 # one agent per probe tier the guest checks (SUFFIX:TIER), each compared
-# with the simulator's truth and with the null GPU's thunk; the checks:
-# check_lists.sh's.
+# with the simulator's truth and with the null GPU's thunk (the checks:
+# check_plan.cc).
 client_runs() {
   sim_check clients-scenario tiers="$*" clients="$CLIENTS" fifo="$FIFO" \
-    probes="$LIFECYCLE_PROBES" tp-probes="$TP_PROBE_NAMES" rocr-checks="$ROCR_CHECKS" \
-    hip-checks="$HIP_CHECKS" rocblas-checks="$ROCBLAS_CHECKS" mhq-checks="$MHQ_CHECKS"
+    probes="$LIFECYCLE_PROBES" tp-probes="$TP_PROBE_NAMES"
 }
 only clients && client_runs :btf-fentry kprobe:btf-kprobe
 
@@ -289,7 +286,7 @@ only short-lived && sim_check short-lived-scenario gpus="$G_HWS $G_MES"
 # ---- partitioned GPUs: 8 MI300X in CPX mode, 64 KFD nodes ------------------------
 # 8 MI300X in CPX mode (64 KFD nodes), then 4 in DPX mode (8 nodes): sim_check
 # partitions-scenario (tests/kernel/sim/check/partitions_scenario.cc) says
-# what runs and is checked (PART_CHECKS).
+# what runs and is checked.
 if only partitions; then
   for p in "partitions 8 64" "partitions-dpx 2 8"; do
     # shellcheck disable=SC2086
@@ -344,10 +341,10 @@ ktime nobtf-done
 # sim_check programs-scenario (tests/kernel/sim/check/programs_scenario.cc):
 # real HIP programs (the users' latency/batch experiment on HIP 5.2.3 and
 # 7.2.4, GPUQ_INFER=1 an inference run over 8 GPUs) under one agent per
-# probe tier at once (PROG_TIERS, PROG_CHECKS: check_lists.sh).
+# probe tier at once.
 only programs && sim_check programs-scenario module=$SIM/amdgpu.ko sim-args="$SIM_ARGS" \
-  fifo="$FIFO" infer="${GPUQ_INFER:-0}" preempts="$PREEMPTS" \
-  tiers="$PROG_TIERS" checks="$PROG_CHECKS" probes="$LIFECYCLE_PROBES" tp-probes="$TP_PROBE_NAMES"
+  fifo="$FIFO" infer="${GPUQ_INFER:-0}" preempts="$PREEMPTS" probes="$LIFECYCLE_PROBES" \
+  tp-probes="$TP_PROBE_NAMES"
 
 # ---- bench: what the agent's kernel hooks cost an ioctl --------------------------
 # bench/kfd_hooks.sh (never a test run: a group that runs only when named):

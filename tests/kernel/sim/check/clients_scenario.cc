@@ -37,7 +37,7 @@
 //   fifo       1: the guest runs its processes SCHED_FIFO (null_gpu.h)
 //   probes     the lifecycle probes every function tier attaches;
 //              tp-probes the tracepoint tier's
-//   rocr-checks, hip-checks, rocblas-checks, mhq-checks: check_lists.sh's
+#include "check_plan.h"
 #include "command.h"
 #include "guest_process.h"
 #include "least_privilege_agents.h"
@@ -67,8 +67,7 @@ namespace
 {
 
 const char *const kUsage = "tiers=\"SUFFIX:TIER...\" clients=\"G,...\" fifo=0|1 probes=\"P...\" "
-			   "tp-probes=\"P...\" rocr-checks=C hip-checks=C rocblas-checks=C "
-			   "mhq-checks=C";
+			   "tp-probes=\"P...\"";
 const std::string kNullGpu = "/lib/nullgpu/";
 const std::string kDebianRocr = "/usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1";
 const std::string kClientTruth = "/tmp/ng.truth";
@@ -266,7 +265,7 @@ bool Scenario::Skipped(const ClientRun &run, const std::vector<Member> &members)
 			continue;
 		const std::string why = OneLine(kNullGpu + marker);
 		for (const Member &m : Present(members)) {
-			std::vector<std::string> checks = keys_.Words(run.name + "-checks");
+			std::vector<std::string> checks = ClientChecks(run.name);
 			if (m.group == "rocr")
 				checks.insert(checks.end(), { "least-privilege", "no-ptrace" });
 			for (const std::string &check : checks)
@@ -636,8 +635,7 @@ void Scenario::Run()
 	// through the btf-fentry agent, where it watched the runs
 	for (const TierAgent *agent : agents_.Present())
 		if (agent->tier == "btf-fentry")
-			MaxHwQueues(TierPort("btf-fentry"), client_.fifo,
-				    keys_.Words("mhq-checks"));
+			MaxHwQueues(TierPort("btf-fentry"), client_.fifo);
 	agents_.Stop();
 	WriteText("/tmp/drv.past", "");
 }
@@ -646,10 +644,7 @@ int ClientsScenario(const std::vector<std::string> &args)
 {
 	ScenarioKeys keys;
 	std::string error;
-	if (!keys.Parse(args, 0,
-			{ "tiers", "clients", "fifo", "probes", "tp-probes", "rocr-checks",
-			  "hip-checks", "rocblas-checks", "mhq-checks" },
-			error))
+	if (!keys.Parse(args, 0, { "tiers", "clients", "fifo", "probes", "tp-probes" }, error))
 		return UsageError("clients-scenario: " + error + "; " + kUsage);
 	if (keys.Words("tiers").empty() || keys.Words("probes").empty() ||
 	    keys.Words("tp-probes").empty())

@@ -1,5 +1,6 @@
 #include "max_hw_queues_scenario.h"
 
+#include "check_plan.h"
 #include "command.h"
 #include "guest_process.h"
 #include "lines.h"
@@ -89,13 +90,13 @@ std::string HwQueuesRun(int port, bool fifo, const std::string &n)
 
 } // namespace
 
-void MaxHwQueues(int port, bool fifo, const std::vector<std::string> &checks)
+void MaxHwQueues(int port, bool fifo)
 {
 	for (const char *marker : { "/lib/nullgpu/missing", "/lib/nullgpu/hip-missing" }) {
 		if (access(marker, F_OK) != 0)
 			continue;
 		const std::string why = OneLine(marker);
-		for (const std::string &check : checks)
+		for (const std::string &check : kMaxHwQueuesChecks)
 			Skip("max-hw-queues:" + check, why);
 		return;
 	}

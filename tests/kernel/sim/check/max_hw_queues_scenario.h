@@ -9,15 +9,12 @@
 #ifndef GPUQ_SIM_CHECK_MAX_HW_QUEUES_SCENARIO_H
 #define GPUQ_SIM_CHECK_MAX_HW_QUEUES_SCENARIO_H
 
-#include <string>
-#include <vector>
-
 namespace sim_check
 {
 
-// The runs through the agent serving on PORT; FIFO as NullGpuRun's. CHECKS
-// (check_lists.sh's MHQ_CHECKS) skip when Debian's HIP is missing.
-void MaxHwQueues(int port, bool fifo, const std::vector<std::string> &checks);
+// The runs through the agent serving on PORT; FIFO as NullGpuRun's. Its
+// checks (check_plan.h) skip when Debian's HIP is missing.
+void MaxHwQueues(int port, bool fifo);
 
 } // namespace sim_check
 

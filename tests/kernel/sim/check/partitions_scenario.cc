@@ -6,7 +6,7 @@
 // families equal the truth, its GPU labels name each partition and its
 // physical GPU (partitions-metrics), and so does `--once`
 // (partitions-once); then the simulator is loaded back as it was. The
-// verdicts are GROUP:<check> (check_lists.sh's PART_CHECKS).
+// verdicts are GROUP:<check> (check_plan.cc's kPartitionChecks).
 //
 //   module     the simulator's amdgpu.ko
 //   sim-args   its parameters at every load (space-separated)

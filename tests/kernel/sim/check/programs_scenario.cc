@@ -23,17 +23,18 @@
 // compared with the same truths (the simulator's and each thunk's), and the
 // experiment is recorded as a user would (`record`, then `report` and a
 // replay). The verdicts: programs:reload, programs:run, programs:report and
-// programs-<tier>:<check> for each of check_lists.sh's PROG_TIERS and
-// PROG_CHECKS.
+// programs-<tier>:<check> for each of check_plan.h's kProgramTiers and
+// kProgramChecks.
 //
 //   module     the simulator's amdgpu.ko (reloaded with 9 more HWS GPUs)
 //   sim-args   its parameters at every load (space-separated)
 //   fifo       1: the guest runs its processes SCHED_FIFO (null_gpu.h)
 //   infer      1: the inference run too
 //   preempts   the kernel's preemption model where it preempts programs
-//   tiers      PROG_TIERS; checks: PROG_CHECKS
+
 //   probes     the lifecycle probes every function tier attaches;
 //              tp-probes the tracepoint tier's
+#include "check_plan.h"
 #include "command.h"
 #include "guest_process.h"
 #include "lines.h"
@@ -59,7 +60,7 @@ namespace
 {
 
 const char *const kUsage = "module=KO sim-args=\"P=V...\" fifo=0|1 infer=0|1 preempts=MODEL "
-			   "tiers=\"T...\" checks=\"C...\" probes=\"P...\" tp-probes=\"P...\"";
+			   "probes=\"P...\" tp-probes=\"P...\"";
 const std::string kNullGpu = "/lib/nullgpu/";
 const std::string kHip72 = "/share/hip-7.2";
 const std::string kDebianRocr = "/usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1";
@@ -513,10 +514,9 @@ void Scenario::Run()
 	if (missing72_.empty() && realpath((kHip72 + kDebianRocr).c_str(), root_rocr) != nullptr)
 		flags.insert(flags.end(), { "--hsa-runtime", root_rocr });
 	std::vector<std::string> groups;
-	const std::vector<std::string> tiers = keys_.Words("tiers");
-	for (const std::string &tier : tiers)
+	for (const std::string &tier : kProgramTiers)
 		groups.push_back("programs-" + tier);
-	agents_.Start(flags, groups, tiers, 240);
+	agents_.Start(flags, groups, kProgramTiers, 240);
 	Ktime("programs-agents-up");
 
 	// The experiment recorded as a user would, for Report.
@@ -563,13 +563,13 @@ int ProgramsScenario(const std::vector<std::string> &args)
 {
 	ScenarioKeys keys;
 	std::string error;
-	if (!keys.Parse(args, 0,
-			{ "module", "sim-args", "fifo", "infer", "preempts", "tiers", "checks",
-			  "probes", "tp-probes" },
-			error))
+	if (!keys.Parse(
+		args, 0,
+		{ "module", "sim-args", "fifo", "infer", "preempts", "probes", "tp-probes" },
+		error))
 		return UsageError("programs-scenario: " + error + "; " + kUsage);
-	if (keys.Get("module").empty() || keys.Words("tiers").empty() ||
-	    keys.Words("probes").empty() || keys.Words("tp-probes").empty())
+	if (keys.Get("module").empty() || keys.Words("probes").empty() ||
+	    keys.Words("tp-probes").empty())
 		return UsageError(std::string("programs-scenario ") + kUsage);
 	std::signal(SIGPIPE, SIG_IGN);
 	for (const char *marker : { "missing", "hip-missing" }) {
@@ -578,8 +578,8 @@ int ProgramsScenario(const std::vector<std::string> &args)
 		const std::string why = FirstLine(kNullGpu + marker);
 		for (const char *check : { "reload", "run", "report" })
 			Skip(std::string("programs:") + check, why);
-		for (const std::string &tier : keys.Words("tiers"))
-			for (const std::string &check : keys.Words("checks"))
+		for (const std::string &tier : kProgramTiers)
+			for (const std::string &check : kProgramChecks)
 				Skip("programs-" + tier + ":" + check, why);
 		return 0;
 	}
