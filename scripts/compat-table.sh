@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The kernel compatibility table of docs/kernels.md, from the kernel tiers' own output:
 # merges the rows the QEMU tier and the simulator tier wrote in their last
-# run (tests/kernel/compat.sh) into docs/compat-kernels.tsv and rewrites the
+# run (sim_check compat-rows) into docs/compat-kernels.tsv and rewrites the
 # docs/kernels.md's table between its markers. Run after the kernel tiers:
 #   bash scripts/compat-table.sh [BUILD_DIR]
 # Per tier and cell (series, probe tier, aspect): a cell the last run checked
@@ -41,7 +41,7 @@ run_qemu=$QEMU run_sim=$SIM
   merge 1 "$run_sim"
 } | sort -t$'\t' -k1,1V -k3,3 -k4,4 -u > "$new"
 cp "$new" "$TSV"
-tests/kernel/compat.sh table "$TSV" > "$new"
+"$BUILD/tests/kernel/sim_check" compat-table "$TSV" > "$new"
 awk -v table="$new" '
   /<!-- compat-table:begin -->/ { print; while ((getline line < table) > 0) print line; skip = 1; next }
   /<!-- compat-table:end -->/ { skip = 0 }

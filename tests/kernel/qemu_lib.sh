@@ -489,7 +489,7 @@ qemu_finish() {
 }
 
 # compat_skipped LABEL REASON: LABEL's row of the compatibility table
-# (tests/kernel/compat.sh) when its kernel could not be had.
+# (sim_check compat-rows) when its kernel could not be had.
 declare -A KDIR_OF
 compat_skipped() {
   printf '%s\tnot tested: %s\t-\t-\tskip\t%s\n' "$1" "$2" "$(date -u +%F)" >> "$WORK/compat.tsv"

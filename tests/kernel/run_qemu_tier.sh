@@ -157,14 +157,14 @@ if [ ${#READY[@]} = 0 ]; then
   exit 0
 fi
 # run_guests: start_guest "label kdir" boots one, judge_guest LABEL judges it
-# (and adds its rows to the compatibility table, compat.sh).
+# (and adds its rows to the compatibility table, sim_check compat-rows).
 start_guest() {
   KDIR_OF[${1%% *}]=${1#* }
   run_kernel "${1%% *}" "${1#* }"
 }
 judge_guest() {
   judge_markers "$1" "$WORK/boot-$1.log"
-  "$HERE/compat.sh" rows qemu "$1" "$(cat "${KDIR_OF[$1]}/package")" "$WORK/boot-$1.log" >> "$WORK/compat.tsv"
+  "$CHECKER" compat-rows qemu "$1" "$(cat "${KDIR_OF[$1]}/package")" "$WORK/boot-$1.log" >> "$WORK/compat.tsv"
 }
 # longest_first ENTRY...: the guests in the order they are started, the
 # longest first, so that no long guest runs alone on the two cores at the
@@ -191,7 +191,7 @@ if build_payload; then
 fi
 if [ -s "$WORK/compat.tsv" ]; then
   note "compatibility, as this run found it ($WORK/compat.tsv; scripts/compat-table.sh puts it in the README):"
-  "$HERE/compat.sh" table "$WORK/compat.tsv" | sed 's/^/#   /'
+  "$CHECKER" compat-table "$WORK/compat.tsv" | sed 's/^/#   /'
 fi
 rm -rf "$WORK/rootfs" "$WORK/payload.cpio.gz" "$WORK/shim"
 note "kernel tier took $(($(date +%s) - T_START)) s in all; logs in $WORK"

@@ -682,8 +682,8 @@ judge_guest() {
   # the compatibility rows come from the tiers' lifecycle checks (the btf
   # and nobtf scopes), one row per kernel series
   [ "${GUEST_SCOPE[$1]:-}" = programs ] ||
-    "$HERE/compat.sh" rows sim "$1" "$(cat "${KDIR_OF[$1]}/package")" "$WORK/boot-$1.log" |
-    awk -F'\t' -v OFS='\t' -v series="$(series_of "$1")" '{ $1 = series; print }' >> "$WORK/compat.tsv"
+    "$CHECKER" compat-rows sim "$1" "$(cat "${KDIR_OF[$1]}/package")" "$WORK/boot-$1.log" \
+      "$(series_of "$1")" >> "$WORK/compat.tsv"
 }
 # split_guests ENTRY... (oldest first): GUESTS, the guests to boot. A main
 # pair for each kernel of GPUQ_KTEST_MAINS (default: the newest): "K"
@@ -753,7 +753,7 @@ if build_payload; then
 fi
 if [ -s "$WORK/compat.tsv" ]; then
   note "compatibility, as this run found it ($WORK/compat.tsv; scripts/compat-table.sh puts it in the README):"
-  "$HERE/compat.sh" table "$WORK/compat.tsv" | sed 's/^/#   /'
+  "$CHECKER" compat-table "$WORK/compat.tsv" | sed 's/^/#   /'
 fi
 rm -rf "$WORK/rootfs" "$WORK/payload.cpio.gz" "$WORK/shim"
 note "simulator tier took $(($(date +%s) - T_START)) s in all; logs in $WORK"

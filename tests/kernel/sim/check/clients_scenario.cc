@@ -73,12 +73,6 @@ const std::string kDebianRocr = "/usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1
 const std::string kClientTruth = "/tmp/ng.truth";
 const std::string kClientControl = "/tmp/ngctl";
 
-bool Exists(const std::string &path)
-{
-	struct stat st;
-	return stat(path.c_str(), &st) == 0;
-}
-
 // A container id of 64 hex digits for NAME: FNV-1a, four times seeded.
 std::string ContainerId(const std::string &name)
 {

@@ -10,6 +10,7 @@
 #include <ctime>
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -215,6 +216,12 @@ std::string ReadText(const std::string &path)
 	std::ostringstream text;
 	text << in.rdbuf();
 	return text.str();
+}
+
+bool Exists(const std::string &path)
+{
+	struct stat st;
+	return stat(path.c_str(), &st) == 0;
 }
 
 void AppendText(const std::string &path, const std::string &text)

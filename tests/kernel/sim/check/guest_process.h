@@ -58,6 +58,8 @@ bool WriteText(const std::string &path, const std::string &text);
 // The names in DIR, as a shell's * matches them (no dot files); none when
 // DIR is not a directory.
 std::vector<std::string> Entries(const std::string &dir);
+// PATH exists (any kind of file).
+bool Exists(const std::string &path);
 // PATH's bytes ("" when unreadable).
 std::string ReadText(const std::string &path);
 // Appends TEXT to PATH.

@@ -27,6 +27,7 @@
 #include "lines.h"
 #include "scenario_keys.h"
 #include "sim_driver.h"
+#include "sim_module.h"
 #include "truth_checks.h"
 #include "verdict.h"
 
@@ -80,13 +81,6 @@ struct Mode {
 		return name + ":" + what;
 	}
 };
-
-// The inode number of cgroup directory DIR: its cgroup v2 id.
-std::string CgroupId(const std::string &dir)
-{
-	struct stat st;
-	return stat(dir.c_str(), &st) == 0 ? std::to_string(st.st_ino) : "0";
-}
 
 void SetParameter(const std::string &name, const std::string &value)
 {

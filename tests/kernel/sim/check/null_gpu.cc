@@ -1,6 +1,7 @@
 #include "null_gpu.h"
 
 #include "guest_process.h"
+#include "sim_module.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -53,8 +54,7 @@ bool DumpThunk(const NullGpuRun &run)
 	const std::string request = run.control + "/dump";
 	WriteText(request, "");
 	const double t0 = Uptime();
-	struct stat st;
-	while (stat(request.c_str(), &st) == 0) {
+	while (Exists(request)) {
 		if (Uptime() - t0 >= 60)
 			return false;
 		Nap(0.05);
@@ -64,9 +64,7 @@ bool DumpThunk(const NullGpuRun &run)
 
 void AppendThunkLines(const NullGpuRun &run, bool exited, const std::string &path)
 {
-	struct stat st;
-	const std::string inode =
-	    stat(run.cgroup.c_str(), &st) == 0 ? std::to_string(st.st_ino) : "0";
+	const std::string inode = CgroupId(run.cgroup);
 	const std::string lines = path + ".part";
 	RunFor({ "/proc/self/exe", "thunk-lines", exited ? "1" : "0", run.truth, inode }, lines,
 	       "/dev/null", 60);

@@ -97,12 +97,6 @@ std::string Repeat(const std::string &pair)
 	return id;
 }
 
-bool Exists(const std::string &path)
-{
-	struct stat st;
-	return stat(path.c_str(), &st) == 0;
-}
-
 std::string FirstLine(const std::string &path)
 {
 	const std::string text = ReadText(path);

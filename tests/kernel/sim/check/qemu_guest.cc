@@ -1,6 +1,6 @@
 // sim_check qemu-guest KEY=VALUE...: the QEMU kernel tier's checks
 // (tests/kernel/run_qemu_tier.sh boots Debian's kernel with the real
-// amdgpu.ko, loaded by the guest's /init without a GPU: /dev/kfd and a
+// amdgpu.ko, loaded here without a GPU: /dev/kfd and a
 // CPU-only topology), with the real gpuq-agent:
 //   1. `gpuq-agent check` in the fentry, kprobe and args tiers: every hook
 //      this kernel has attached in that tier (check-<tier>:<probe>), and
@@ -27,9 +27,9 @@
 //                  "probe:a|b" where a kernel renamed it), generated from the
 //                  agent's hook table; sched-probes the scheduler's alone;
 //                  tp-probes the tracepoint tier's
-//   preempt-model  debugfs sched/preempt
 #include "command.h"
 #include "guest_process.h"
+#include "guest_schedule.h"
 #include "lines.h"
 #include "scenario_keys.h"
 #include "scrape.h"
@@ -50,15 +50,9 @@ namespace
 {
 
 const char *const kUsage = "scope=full|attach probes=\"P:F...\" sched-probes=\"P:F...\" "
-			   "tp-probes=\"P:F...\" preempt-model=MODEL";
+			   "tp-probes=\"P:F...\"";
 constexpr int kPort = 9464;
 const std::string kAgent = "/bin/gpuq-agent";
-
-bool Exists(const std::string &path)
-{
-	struct stat st;
-	return stat(path.c_str(), &st) == 0;
-}
 
 std::string Release()
 {
@@ -104,6 +98,7 @@ class Guest
 {
       public:
 	explicit Guest(const ScenarioKeys &keys);
+	bool Load();
 	void Run();
 
       private:
@@ -123,6 +118,7 @@ class Guest
 	bool full_;
 	std::string probes_, missing_, not_needed_;
 	std::string refuses_; // why no KFD process can be created here ("": it can)
+	std::string model_;   // the kernel's preemption model (debugfs sched/preempt)
 };
 
 // The hooks this Debian build lacks (nm and BTF of amdgpu.ko,
@@ -139,6 +135,10 @@ Guest::Guest(const ScenarioKeys &keys)
 		missing_ = "mes_remove_v12_1";
 	if (StartsWith(k, "6.") || k == "7.0" || k == "7.1")
 		not_needed_ = "context_exit";
+	// on a kernel that preempts programs none is skipped then (no-drops
+	// holds every drop reason, prog_skipped too, to 0)
+	model_ = PreemptModel();
+	RunFifoWherePreempted(model_);
 }
 
 // From 7.2, amdkfd refuses to create a KFD process on a machine without a
@@ -439,6 +439,29 @@ void Guest::WithoutKprobes()
 	WriteText(enabled, "1");
 }
 
+// amdgpu without a GPU: /dev/kfd and a CPU-only topology.
+bool Guest::Load()
+{
+	const int rc = RunFor({ "modprobe", "amdgpu" }, "/tmp/modprobe.txt", "", 240);
+	Ktime("modprobe-done");
+	std::string nodes;
+	for (const std::string &node : Entries("/sys/class/kfd/kfd/topology/nodes"))
+		nodes += node + " ";
+	struct stat st;
+	const bool kfd = stat("/dev/kfd", &st) == 0 && S_ISCHR(st.st_mode);
+	const bool btf = Exists("/sys/kernel/btf/amdgpu");
+	if (rc == 0 && kfd && !nodes.empty() && btf) {
+		Pass("modprobe-amdgpu", "rc=0 /dev/kfd present, topology nodes: " + nodes +
+					    "/sys/kernel/btf/amdgpu present");
+		return true;
+	}
+	Fail("modprobe-amdgpu", "rc=" + std::to_string(rc) + " kfd " +
+				    (kfd ? "present" : "absent") + " nodes '" + nodes + "' btf " +
+				    (btf ? "present" : "absent"));
+	Dump("modprobe", "/tmp/modprobe.txt");
+	return false;
+}
+
 void Guest::Run()
 {
 	KfdRefuses();
@@ -452,7 +475,7 @@ void Guest::Run()
 	CheckMode("fentry", "fentry", "btf-fentry", {});
 	CheckMode("kprobe", "kprobe", "btf-kprobe", { "--no-fentry" });
 	CheckMode("args", "kprobe", "args-kprobe", { "--probe-tier=args" });
-	sim_check::Run("check-preemption", { "/tmp/check-fentry.out", keys_.Get("preempt-model") });
+	sim_check::Run("check-preemption", { "/tmp/check-fentry.out", model_ });
 	Ktime("check-done");
 	Verify();
 
@@ -479,14 +502,16 @@ int QemuGuest(const std::vector<std::string> &args)
 {
 	ScenarioKeys keys;
 	std::string error;
-	if (!keys.Parse(args, 0,
-			{ "scope", "probes", "sched-probes", "tp-probes", "preempt-model" }, error))
+	if (!keys.Parse(args, 0, { "scope", "probes", "sched-probes", "tp-probes" }, error))
 		return UsageError("qemu-guest: " + error + "; " + kUsage);
 	if ((keys.Get("scope") != "full" && keys.Get("scope") != "attach") ||
 	    keys.Words("probes").empty() || keys.Words("tp-probes").empty())
 		return UsageError(std::string("qemu-guest ") + kUsage);
 	std::signal(SIGPIPE, SIG_IGN);
-	Guest(keys).Run();
+	Guest guest(keys);
+	if (!guest.Load())
+		return 1;
+	guest.Run();
 	return 0;
 }
 

@@ -26,12 +26,6 @@ namespace
 
 const char *const kUsage = "gpus=\"HWS MES\" cgroups=\"A B\" containers=\"A B\"";
 
-bool Exists(const std::string &path)
-{
-	struct stat st;
-	return stat(path.c_str(), &st) == 0;
-}
-
 // `--once -o prometheus --replay CAPTURE` into PROM (its stderr in ERRORS).
 void Replay(const std::string &capture, const std::string &prom, const std::string &errors)
 {

@@ -125,8 +125,7 @@ void SimDriver::AwaitGone()
 	leaving_ = false;
 	const std::string kfd_proc = "/sys/class/kfd/kfd/proc/" + std::to_string(pid_);
 	const double t0 = Uptime();
-	struct stat st;
-	while ((Running(pid_) || stat(kfd_proc.c_str(), &st) == 0) && Uptime() - t0 < 60)
+	while ((Running(pid_) || Exists(kfd_proc)) && Uptime() - t0 < 60)
 		Nap(0.05);
 	Dump("driver-" + name_, output_);
 	AppendFile(output_, kDriversOut);

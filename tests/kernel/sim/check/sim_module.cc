@@ -34,8 +34,13 @@ bool Reload(const std::string &module, const std::vector<std::string> &parameter
 
 bool HasModuleBtf()
 {
+	return Exists("/sys/kernel/btf/amdgpu");
+}
+
+std::string CgroupId(const std::string &dir)
+{
 	struct stat st;
-	return stat("/sys/kernel/btf/amdgpu", &st) == 0;
+	return stat(dir.c_str(), &st) == 0 ? std::to_string(st.st_ino) : "0";
 }
 
 std::string QueueTypeLines()

@@ -27,6 +27,8 @@ bool HasModuleBtf();
 std::string QueueTypeLines();
 // "GPU <gpu_id>" for each GPU node of the topology.
 std::string GpuLines();
+// Cgroup directory DIR's cgroup v2 id (its inode number), "0" without it.
+std::string CgroupId(const std::string &dir);
 // "CG <inode> <label>": cgroup DIR (its cgroup v2 id is its inode) as
 // sim_compare names it ("-" for the host).
 std::string CgroupLine(const std::string &dir, const std::string &label);
