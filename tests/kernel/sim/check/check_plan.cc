@@ -145,12 +145,7 @@ void ClientGroupChecks(std::vector<std::string> &out, const ScenarioKeys &keys, 
 				      : std::vector<const char *>{ "clients-args", "clients-tp" })
 		Add(out, agents, { "start", "stops" });
 	for (const std::string &group : ClientPlan(keys)) {
-		auto ends = [&group](const std::string &suffix) {
-			return group.size() > suffix.size() &&
-			       group.compare(group.size() - suffix.size(), suffix.size(), suffix) ==
-				   0;
-		};
-		const bool nobtf_group = ends("-args") || ends("-tp");
+		const bool nobtf_group = EndsWith(group, "-args") || EndsWith(group, "-tp");
 		if (nobtf_group != !btf)
 			continue;
 		Add(out, group, ClientChecks(group));

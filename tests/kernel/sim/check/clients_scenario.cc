@@ -68,8 +68,7 @@ namespace
 
 const char *const kUsage = "tiers=\"SUFFIX:TIER...\" clients=\"G,...\" fifo=0|1 probes=\"P...\" "
 			   "tp-probes=\"P...\"";
-const std::string kNullGpu = "/lib/nullgpu/";
-const std::string kDebianRocr = "/usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1";
+
 const std::string kClientTruth = "/tmp/ng.truth";
 const std::string kClientControl = "/tmp/ngctl";
 
@@ -161,7 +160,7 @@ Scenario::Scenario(const ScenarioKeys &keys)
 	}
 	std::vector<std::string> stacks;
 	std::vector<std::string> lines;
-	if (ReadLines(kNullGpu + "rocm-stacks", lines))
+	if (ReadLines(kNullGpuDir + "rocm-stacks", lines))
 		for (const std::string &line : lines)
 			for (const std::string &stack : Fields(line))
 				stacks.push_back(stack);
@@ -254,20 +253,17 @@ bool Scenario::Skipped(const ClientRun &run, const std::vector<Member> &members)
 		if (run.name != "rocr")
 			markers.push_back(run.Base() + "-missing");
 	}
-	for (const std::string &marker : markers) {
-		if (!Exists(kNullGpu + marker))
-			continue;
-		const std::string why = OneLine(kNullGpu + marker);
-		for (const Member &m : Present(members)) {
-			std::vector<std::string> checks = ClientChecks(run.name);
-			if (m.group == "rocr")
-				checks.insert(checks.end(), { "least-privilege", "no-ptrace" });
-			for (const std::string &check : checks)
-				Skip(m.group + ":" + check, why);
-		}
-		return true;
+	const std::string why = MissingReason(markers);
+	if (why.empty())
+		return false;
+	for (const Member &m : Present(members)) {
+		std::vector<std::string> checks = ClientChecks(run.name);
+		if (m.group == "rocr")
+			checks.insert(checks.end(), { "least-privilege", "no-ptrace" });
+		for (const std::string &check : checks)
+			Skip(m.group + ":" + check, why);
 	}
-	return false;
+	return true;
 }
 
 // Container A for this run: a docker cgroup of its own, its id from the

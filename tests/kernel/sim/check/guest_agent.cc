@@ -20,7 +20,7 @@ int Attached(const std::vector<std::string> &lines)
 {
 	int attached = 0;
 	for (const std::string &line : StartingWith(lines, "gpuq_probe_attached{"))
-		attached += line.size() > 3 && line.compare(line.size() - 3, 3, "} 1") == 0;
+		attached += EndsWith(line, "} 1");
 	return attached;
 }
 

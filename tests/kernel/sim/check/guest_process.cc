@@ -218,6 +218,24 @@ std::string ReadText(const std::string &path)
 	return text.str();
 }
 
+std::string FirstLine(const std::string &path)
+{
+	const std::string text = ReadText(path);
+	return text.substr(0, text.find('\n'));
+}
+
+std::string Terminate(pid_t pid)
+{
+	if (pid <= 0)
+		return "exit -1";
+	kill(pid, SIGTERM);
+	if (WaitExit(pid, 10))
+		return "exit " + std::to_string(Reap(pid));
+	kill(pid, SIGKILL);
+	Reap(pid);
+	return "hung";
+}
+
 bool Exists(const std::string &path)
 {
 	struct stat st;

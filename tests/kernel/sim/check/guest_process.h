@@ -62,6 +62,11 @@ std::vector<std::string> Entries(const std::string &dir);
 bool Exists(const std::string &path);
 // PATH's bytes ("" when unreadable).
 std::string ReadText(const std::string &path);
+// PATH's first line, without its newline ("" when unreadable).
+std::string FirstLine(const std::string &path);
+// Stops PID, a daemon, as systemd does: SIGTERM, then SIGKILL after 10 s.
+// "exit N" (its status, as Reap gives it), or "hung" when it was killed.
+std::string Terminate(pid_t pid);
 // Appends TEXT to PATH.
 void AppendText(const std::string &path, const std::string &text);
 // Appends FROM's bytes to TO.

@@ -55,16 +55,6 @@ void AwaitHooks(pid_t pid, int port, const std::vector<std::string> &tp_probes)
 	}
 }
 
-void Stop(pid_t pid)
-{
-	if (pid <= 0)
-		return;
-	kill(pid, SIGTERM);
-	if (!WaitExit(pid, 10))
-		kill(pid, SIGKILL);
-	Reap(pid);
-}
-
 } // namespace
 
 LeastPrivilegeAgents::LeastPrivilegeAgents(const std::vector<std::string> &tp_probes)
@@ -77,8 +67,8 @@ LeastPrivilegeAgents::LeastPrivilegeAgents(const std::vector<std::string> &tp_pr
 
 LeastPrivilegeAgents::~LeastPrivilegeAgents()
 {
-	Stop(leastpriv_);
-	Stop(noptrace_);
+	Terminate(leastpriv_);
+	Terminate(noptrace_);
 }
 
 void LeastPrivilegeAgents::Check(const std::string &prefix)

@@ -41,6 +41,12 @@ double AwkNumber(const std::string &text)
 	return end == text.c_str() ? 0 : v;
 }
 
+bool EndsWith(const std::string &line, const std::string &suffix)
+{
+	return line.size() >= suffix.size() &&
+	       line.compare(line.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
 bool StartsWith(const std::string &line, const std::string &prefix)
 {
 	return line.compare(0, prefix.size(), prefix) == 0;

@@ -22,6 +22,8 @@ double AwkNumber(const std::string &text);
 
 // LINE begins with PREFIX.
 bool StartsWith(const std::string &line, const std::string &prefix);
+// LINE ends with SUFFIX.
+bool EndsWith(const std::string &line, const std::string &suffix);
 
 // The lines of LINES that start with PREFIX.
 std::vector<std::string> StartingWith(const std::vector<std::string> &lines,

@@ -92,10 +92,8 @@ std::string HwQueuesRun(int port, bool fifo, const std::string &n)
 
 void MaxHwQueues(int port, bool fifo)
 {
-	for (const char *marker : { "/lib/nullgpu/missing", "/lib/nullgpu/hip-missing" }) {
-		if (access(marker, F_OK) != 0)
-			continue;
-		const std::string why = OneLine(marker);
+	const std::string why = MissingReason({ "missing", "hip-missing" });
+	if (!why.empty()) {
 		for (const std::string &check : kMaxHwQueuesChecks)
 			Skip("max-hw-queues:" + check, why);
 		return;

@@ -14,7 +14,7 @@ std::string Dropped(const std::vector<std::string> &lines)
 	const std::string family = "gpuq_events_dropped_total";
 	std::string out;
 	for (const std::string &line : lines) {
-		const bool zero = line.size() >= 2 && line.compare(line.size() - 2, 2, " 0") == 0;
+		const bool zero = EndsWith(line, " 0");
 		if (StartsWith(line, family + "{") && !zero)
 			out += line.substr(family.size()) + " ";
 	}

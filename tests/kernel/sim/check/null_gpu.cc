@@ -9,6 +9,14 @@
 namespace sim_check
 {
 
+std::string MissingReason(const std::vector<std::string> &markers)
+{
+	for (const std::string &marker : markers)
+		if (Exists(kNullGpuDir + marker))
+			return FirstLine(kNullGpuDir + marker);
+	return "";
+}
+
 pid_t StartOnNullGpu(const NullGpuRun &run, const std::vector<std::string> &env,
 		     const std::vector<std::string> &argv, int input, const std::string &output)
 {

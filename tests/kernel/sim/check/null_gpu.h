@@ -11,6 +11,17 @@
 namespace sim_check
 {
 
+// Where the guest's null GPU libraries lie, with a TAG-missing file for each
+// part the host could not build or share (its first line says why).
+const std::string kNullGpuDir = "/lib/nullgpu/";
+// Debian 12's ROCr, the one the null thunk serves (and, under a shared
+// root, the root's).
+const std::string kDebianRocr = "/usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1";
+
+// Why a part of MARKERS (TAG-missing names in kNullGpuDir) is missing: the
+// first marker's first line, "" when none is there.
+std::string MissingReason(const std::vector<std::string> &markers);
+
 struct NullGpuRun {
 	std::string cgroup;  // the container's cgroup directory
 	std::string control; // the null GPU's control directory (pause, dump)

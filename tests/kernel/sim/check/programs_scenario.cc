@@ -61,9 +61,8 @@ namespace
 
 const char *const kUsage = "module=KO sim-args=\"P=V...\" fifo=0|1 infer=0|1 preempts=MODEL "
 			   "probes=\"P...\" tp-probes=\"P...\"";
-const std::string kNullGpu = "/lib/nullgpu/";
+
 const std::string kHip72 = "/share/hip-7.2";
-const std::string kDebianRocr = "/usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1";
 
 struct Program {
 	std::string name;
@@ -97,18 +96,12 @@ std::string Repeat(const std::string &pair)
 	return id;
 }
 
-std::string FirstLine(const std::string &path)
-{
-	const std::string text = ReadText(path);
-	return text.substr(0, text.find('\n'));
-}
-
 // Why the HIP 7.2 pair cannot run here ("" when it can).
 std::string Hip72Missing()
 {
-	for (const char *marker : { "rocm-7.2-missing", "hip-7.2-missing" })
-		if (Exists(kNullGpu + marker))
-			return FirstLine(kNullGpu + marker);
+	const std::string missing = MissingReason({ "rocm-7.2-missing", "hip-7.2-missing" });
+	if (!missing.empty())
+		return missing;
 	if (access((kHip72 + "/mnt/hip_client").c_str(), X_OK) != 0)
 		return "no HIP 7.2 root with hip_client at " + kHip72 +
 		       " (run_sim_tier.sh's build_hip_stacks)";
@@ -566,10 +559,8 @@ int ProgramsScenario(const std::vector<std::string> &args)
 	    keys.Words("tp-probes").empty())
 		return UsageError(std::string("programs-scenario ") + kUsage);
 	std::signal(SIGPIPE, SIG_IGN);
-	for (const char *marker : { "missing", "hip-missing" }) {
-		if (!Exists(kNullGpu + marker))
-			continue;
-		const std::string why = FirstLine(kNullGpu + marker);
+	const std::string why = MissingReason({ "missing", "hip-missing" });
+	if (!why.empty()) {
 		for (const char *check : { "reload", "run", "report" })
 			Skip(std::string("programs:") + check, why);
 		for (const std::string &tier : kProgramTiers)

@@ -28,11 +28,13 @@
 //                  agent's hook table; sched-probes the scheduler's alone;
 //                  tp-probes the tracepoint tier's
 #include "command.h"
+#include "exposition.h"
 #include "guest_process.h"
 #include "guest_schedule.h"
 #include "lines.h"
 #include "scenario_keys.h"
 #include "scrape.h"
+#include "sim_module.h"
 #include "verdict.h"
 
 #include <cerrno>
@@ -40,7 +42,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -67,31 +68,15 @@ std::string Seconds(double seconds)
 	return text;
 }
 
-// The sum of FAMILY's series in the exposition at PATH.
-double Sum(const std::string &path, const std::string &family)
+// The failing create and the exit are both counted in the exposition at
+// PATH (0 while it is unreadable).
+bool FailureAndExitSeen(const std::string &path)
 {
-	std::vector<std::string> lines;
-	ReadLines(path, lines);
-	double sum = 0;
-	for (const std::string &line : lines)
-		if (StartsWith(line, family + "{") || StartsWith(line, family + " ")) {
-			const size_t space = line.rfind(' ');
-			sum += std::atof(line.c_str() + space + 1);
-		}
-	return sum;
-}
-
-// SIGTERM, then SIGKILL after 10 s: "exit N", or "hung".
-std::string Stop(pid_t pid)
-{
-	if (pid <= 0)
-		return "exit -1";
-	kill(pid, SIGTERM);
-	if (WaitExit(pid, 10))
-		return "exit " + std::to_string(Reap(pid));
-	kill(pid, SIGKILL);
-	Reap(pid);
-	return "hung";
+	Exposition metrics;
+	std::string error;
+	return ReadExposition(path, metrics, error) &&
+	       metrics.Sum("gpuq_process_exits_total") != 0 &&
+	       metrics.Sum("gpuq_queue_create_failures_total") != 0;
 }
 
 class Guest
@@ -289,7 +274,7 @@ void Guest::Record() const
 	sim_check::Run("core-relocations",
 		       { "/tmp/amdgpu.btf", "/tmp/record.xlated", "/tmp/record.xlated-unmap" });
 
-	const std::string stopped = Stop(pid);
+	const std::string stopped = Terminate(pid);
 	for (const char *log : { "/tmp/record.out", "/tmp/record.err", "/tmp/record.kfdtest" })
 		Dump("record", log);
 	const std::string size = std::to_string(ReadText(capture).size());
@@ -336,7 +321,7 @@ void Guest::DaemonMode(const std::string &label, const std::string &mode,
 		Fail(g + ":serves", std::string("no /metrics (agent alive: ") +
 					(Running(pid) ? "yes" : "no") +
 					"); stderr: " + OneLine(err));
-		Stop(pid);
+		Terminate(pid);
 		Dump(g, out);
 		Dump(g, err);
 		return;
@@ -367,8 +352,7 @@ void Guest::DaemonMode(const std::string &label, const std::string &mode,
 	// the exit are in, then once more so a late duplicate would show.
 	for (int i = refuses_.empty() ? 0 : 95; i < 100; ++i) {
 		Scrape(kPort, metrics);
-		if (Sum(metrics, "gpuq_process_exits_total") != 0 &&
-		    Sum(metrics, "gpuq_queue_create_failures_total") != 0)
+		if (FailureAndExitSeen(metrics))
 			break;
 		Nap(0.2);
 	}
@@ -377,7 +361,7 @@ void Guest::DaemonMode(const std::string &label, const std::string &mode,
 	Dump(g + "-metrics", metrics);
 	HookCheck("daemon-metrics", { g, mode, "/tmp/check-" + label + ".out", metrics, Release(),
 				      "--no-process", refuses_ });
-	const std::string stopped = Stop(pid);
+	const std::string stopped = Terminate(pid);
 	if (stopped == "hung")
 		Fail(g + ":stops", "still running 10s after SIGTERM (killed)");
 	else
@@ -395,16 +379,12 @@ void Guest::DaemonMode(const std::string &label, const std::string &mode,
 void Guest::WithoutBtf() const
 {
 	const std::string log = "/tmp/nobtf.txt";
-	int rc = RunFor({ "rmmod", "amdgpu" }, log, "", 120);
-	if (rc == 0) {
-		rc = RunFor({ "insmod", "/nobtf/amdgpu.ko" }, "/tmp/nobtf-insmod.txt", "", 120);
-		AppendFile("/tmp/nobtf-insmod.txt", log);
-	}
-	struct stat st;
-	const bool kfd = stat("/dev/kfd", &st) == 0 && S_ISCHR(st.st_mode);
-	const bool btf = Exists("/sys/kernel/btf/amdgpu");
-	if (rc != 0 || !kfd || btf || !Exists("/sys/class/kfd/kfd/topology/nodes")) {
-		Fail("nobtf-reload", "rc=" + std::to_string(rc) + " btf " +
+	const bool loaded = Reload("/nobtf/amdgpu.ko", {}, log);
+	const bool kfd = KfdPresent();
+	const bool btf = HasModuleBtf();
+	if (!loaded || !kfd || btf || !Exists(std::string(kTopology))) {
+		Fail("nobtf-reload", std::string("rmmod and insmod ") +
+					 (loaded ? "worked" : "failed") + ", btf " +
 					 (btf ? "present" : "absent") + " kfd " +
 					 (kfd ? "present" : "absent") + ": " + OneLine(log));
 		return;
@@ -445,11 +425,10 @@ bool Guest::Load()
 	const int rc = RunFor({ "modprobe", "amdgpu" }, "/tmp/modprobe.txt", "", 240);
 	Ktime("modprobe-done");
 	std::string nodes;
-	for (const std::string &node : Entries("/sys/class/kfd/kfd/topology/nodes"))
+	for (const std::string &node : Entries(kTopology))
 		nodes += node + " ";
-	struct stat st;
-	const bool kfd = stat("/dev/kfd", &st) == 0 && S_ISCHR(st.st_mode);
-	const bool btf = Exists("/sys/kernel/btf/amdgpu");
+	const bool kfd = KfdPresent();
+	const bool btf = HasModuleBtf();
 	if (rc == 0 && kfd && !nodes.empty() && btf) {
 		Pass("modprobe-amdgpu", "rc=0 /dev/kfd present, topology nodes: " + nodes +
 					    "/sys/kernel/btf/amdgpu present");

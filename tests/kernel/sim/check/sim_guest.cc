@@ -59,16 +59,11 @@ std::string Cgroup(const std::string &id)
 	return "/sys/fs/cgroup/system.slice/docker-" + id + ".scope";
 }
 
-// PATH's first line.
-std::string Word(const std::string &path)
+// The module's symbols are in kallsyms, under [amdgpu].
+bool AmdgpuInKallsyms()
 {
-	const std::string text = ReadText(path);
-	return text.substr(0, text.find('\n'));
-}
-
-bool Contains(const std::string &path, const std::string &text)
-{
-	return ReadText(path).find(text) != std::string::npos;
+	return ReadText("/proc/kallsyms").find("kfd_procfs_add_queue\t[amdgpu]") !=
+	       std::string::npos;
 }
 
 // sim_check ARGS in a process of its own, its verdicts on the console.
@@ -179,10 +174,8 @@ bool Guest::Load()
 	std::string nodes;
 	for (const std::string &node : Entries(kTopology))
 		nodes += node + " ";
-	struct stat st;
-	const bool kfd = stat("/dev/kfd", &st) == 0 && S_ISCHR(st.st_mode);
-	if (rc != 0 || !kfd || !Exists(kKfd + "/proc") || !HasModuleBtf() ||
-	    !Contains("/proc/kallsyms", "kfd_procfs_add_queue\t[amdgpu]")) {
+	const bool kfd = KfdPresent();
+	if (rc != 0 || !kfd || !Exists(kKfd + "/proc") || !HasModuleBtf() || !AmdgpuInKallsyms()) {
 		Fail("insmod", "rc=" + std::to_string(rc) + " kfd " + (kfd ? "present" : "absent") +
 				   " nodes '" + nodes + "' btf " +
 				   (HasModuleBtf() ? "present" : "absent"));
@@ -192,9 +185,9 @@ bool Guest::Load()
 	Pass("insmod", "rc=0, /dev/kfd, " + kKfd + "/proc, topology nodes: " + nodes +
 			   ", /sys/kernel/btf/amdgpu, kallsyms [amdgpu], workers FIFO while they "
 			   "work: " +
-			   Word("/sys/module/amdgpu/parameters/worker_fifo"));
+			   FirstLine("/sys/module/amdgpu/parameters/worker_fifo"));
 	// The BTF names the struct of the flavor built: kfd_node only in that one.
-	const std::string flavor = Word(kSim + "/flavor");
+	const std::string flavor = FirstLine(kSim + "/flavor");
 	const std::string btf = ReadText("/sys/kernel/btf/amdgpu");
 	const std::string got = btf.find("kfd_node") != std::string::npos ? "kfd_node" : "kfd_dev";
 	Verdict(got == flavor, "btf-flavor",
@@ -271,22 +264,13 @@ void Guest::Clients(const std::string &tiers) const
 // skipped; that one makes the kernel skip them, as on a user's host.
 void Guest::WithoutBtf()
 {
-	std::vector<std::string> insmod = { "insmod", kSim + "/nobtf/amdgpu.ko" };
-	const std::vector<std::string> parameters = Fields(sim_args_);
-	insmod.insert(insmod.end(), parameters.begin(), parameters.end());
-	int rc = RunFor({ "rmmod", "amdgpu" }, "/tmp/nobtf.txt", "", 120);
-	if (rc == 0) {
-		rc = RunFor(insmod, "/tmp/nobtf-insmod.txt", "", 120);
-		AppendFile("/tmp/nobtf-insmod.txt", "/tmp/nobtf.txt");
-	}
-	struct stat st;
-	const bool kfd = stat("/dev/kfd", &st) == 0 && S_ISCHR(st.st_mode);
-	if (rc != 0 || HasModuleBtf() || !kfd ||
-	    !Contains("/proc/kallsyms", "kfd_procfs_add_queue\t[amdgpu]")) {
-		Fail("nobtf-reload", "rc=" + std::to_string(rc) + " btf " +
-					 (HasModuleBtf() ? "present" : "absent") + " kfd " +
-					 (kfd ? "present" : "absent") + ": " +
-					 OneLine("/tmp/nobtf.txt"));
+	const bool loaded = Reload(kSim + "/nobtf/amdgpu.ko", Fields(sim_args_), "/tmp/nobtf.txt");
+	const bool kfd = KfdPresent();
+	if (!loaded || HasModuleBtf() || !kfd || !AmdgpuInKallsyms()) {
+		Fail("nobtf-reload",
+		     std::string("rmmod and insmod ") + (loaded ? "worked" : "failed") + ", btf " +
+			 (HasModuleBtf() ? "present" : "absent") + " kfd " +
+			 (kfd ? "present" : "absent") + ": " + OneLine("/tmp/nobtf.txt"));
 		return;
 	}
 	Pass("nobtf-reload", "simulator reloaded without .BTF: /sys/kernel/btf/amdgpu absent, "

@@ -32,6 +32,12 @@ bool Reload(const std::string &module, const std::vector<std::string> &parameter
 	return rc == 0;
 }
 
+bool KfdPresent()
+{
+	struct stat st;
+	return stat("/dev/kfd", &st) == 0 && S_ISCHR(st.st_mode);
+}
+
 bool HasModuleBtf()
 {
 	return Exists("/sys/kernel/btf/amdgpu");

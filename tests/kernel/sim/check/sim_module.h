@@ -20,6 +20,8 @@ std::string GpuOfNode(int node);
 // they said in LOG.
 bool Reload(const std::string &module, const std::vector<std::string> &parameters,
 	    const std::string &log);
+// /dev/kfd is there, a character device.
+bool KfdPresent();
 // The module's BTF is loaded (/sys/kernel/btf/amdgpu).
 bool HasModuleBtf();
 // "QTYPE <number> <name>" for each queue type of the simulator (the real

@@ -11,12 +11,6 @@ namespace sim_check
 namespace
 {
 
-bool EndsWith(const std::string &line, const std::string &suffix)
-{
-	return line.size() >= suffix.size() &&
-	       line.compare(line.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 // The doorbell uprobes the exposition LINES says are attached.
 int DoorbellUprobes(const std::vector<std::string> &lines)
 {

@@ -122,7 +122,7 @@ std::string TruthChecks::Dropped() const
 	ReadLines(kMetrics, lines);
 	std::string dropped;
 	for (const std::string &line : StartingWith(lines, family + "{"))
-		if (line.size() < 2 || line.compare(line.size() - 2, 2, " 0") != 0)
+		if (!EndsWith(line, " 0"))
 			dropped += line.substr(family.size()) + " ";
 	return dropped.empty() ? "none" : dropped;
 }
