@@ -19,11 +19,12 @@ SRC=$1
 OUT=$2
 CACHE=${3:-${XDG_CACHE_HOME:-/var/cache}/gpuq-kernels}
 KFD_BTF=${4:-}
-WORK=$(mktemp -d /tmp/gpuq-debian-btf.XXXXXX)
-trap 'rm -rf "$WORK"' EXIT
 KERNELS="6.1 6.12 7.3"
 N_CHECKS=1
 . "$SRC/tests/lib/assert.sh"
+. "$SRC/tests/lib/procs.sh"
+procs_init       # TMP, removed at exit
+WORK=$TMP        # qemu_lib's logs
 . "$SRC/tests/kernel/qemu_lib.sh"
 skip_all() { # qemu_lib's helpers call this when a kernel cannot be had
   echo "skip: $1"

@@ -41,7 +41,9 @@ REPLAY_WANT=$("$AGENT" --once --replay "$SRC/examples/default.gpuqcap" 2>&1)
 
 # --- 1. the Debian package ---------------------------------------------------------
 if command -v lintian > /dev/null; then
-  run lintian --tag-display-limit 0 "$DEB"
+  # TMPDIR: lintian (2.116) leaves its mldbm-elf-* databases in the temp
+  # directory; TMP goes at exit.
+  TMPDIR=$TMP run lintian --tag-display-limit 0 "$DEB"
   errors=$(printf '%s\n' "$OUT" | grep -c '^E: ')
   if [ "$errors" = 0 ]; then
     pass "lintian: no errors ($(printf '%s\n' "$OUT" | grep -c '^W: ') warnings)"
