@@ -3,7 +3,8 @@
 #
 # The caller sets SRC (repository), WORK (logs, scratch), CACHE (kernel
 # cache), BOOT_TIMEOUT (seconds per boot), KERNELS (labels), N_CHECKS (checks
-# per kernel), AGENT, sources tests/lib/assert.sh, and defines:
+# per kernel), AGENT, CHECKER (require_checker), sources tests/lib/assert.sh,
+# and defines:
 #   expected_checks SCOPE LABEL   the checks a guest must report
 #                                 (judge_markers), from CHECKER
 # shellcheck shell=bash
@@ -541,15 +542,19 @@ judge_markers() {
   SKIPPED=$((SKIPPED + $(grep -c '^skip - ' <<< "$out")))
 }
 
-# build_checker: the guests' checks (tests/kernel/sim/check, one subcommand
-# per file) as a static CHECKER, $WORK/sim_check: both tiers' guests run it
-# as /bin/sim_check, and the host judges their logs with it. A failed build
-# ends the tier. Its log in $WORK/sim-check-build.log.
-CHECKER=$WORK/sim_check
-build_checker() {
-  g++ -std=c++17 -O2 -Wall -Wextra -Wpedantic -Wshadow -Werror -static -I "$SRC/include" \
-    -o "$CHECKER" "$HERE"/sim/check/*.cc > "$WORK/sim-check-build.log" 2>&1 && return 0
-  fail "build sim_check (g++ -static)" "$(cat "$WORK/sim-check-build.log")"
-  summary
-  exit 1
+# require_checker: CHECKER (the caller's: the build tree's sim_check beside
+# AGENT, or GPUQ_KTEST_CHECKER) is the guests' checks (tests/kernel/sim/check,
+# one subcommand per file), linked statically: both tiers' guests run it as
+# /bin/sim_check, and the host judges their logs with it. Built with the
+# agent (tests/kernel/CMakeLists.txt), not here: the tiers each spent about a
+# minute of one core on it.
+require_checker() {
+  if [ ! -x "$CHECKER" ]; then
+    echo "$0: no sim_check at $CHECKER (build the sim_check target, or set GPUQ_KTEST_CHECKER)" >&2
+    exit 2
+  fi
+  if LC_ALL=C readelf -l "$CHECKER" 2> /dev/null | grep -q 'INTERP'; then
+    echo "$0: $CHECKER is linked dynamically; the guests need it static (the sim_check target is)" >&2
+    exit 2
+  fi
 }
