@@ -69,7 +69,7 @@ std::string Seconds(double seconds)
 }
 
 // The failing create and the exit are both counted in the exposition at
-// PATH (0 while it is unreadable).
+// PATH (false while it is unreadable).
 bool FailureAndExitSeen(const std::string &path)
 {
 	Exposition metrics;

@@ -3,6 +3,7 @@
 #include "command.h"
 #include "guest_process.h"
 #include "lines.h"
+#include "mode_inputs.h"
 #include "verdict.h"
 
 #include <fstream>
@@ -117,13 +118,9 @@ void TruthChecks::ExpectBoth(const std::string &check, const std::string &sim_fa
 
 std::string TruthChecks::Dropped() const
 {
-	const std::string family = "gpuq_events_dropped_total";
 	std::vector<std::string> lines;
 	ReadLines(kMetrics, lines);
-	std::string dropped;
-	for (const std::string &line : StartingWith(lines, family + "{"))
-		if (!EndsWith(line, " 0"))
-			dropped += line.substr(family.size()) + " ";
+	const std::string dropped = sim_check::Dropped(lines);
 	return dropped.empty() ? "none" : dropped;
 }
 
