@@ -56,19 +56,13 @@ run_tier() {
   failed_checks .
 }
 # kernel_tier NAME DIR: that kernel tier's ctest in the background, in a
-# process group of its own (set -m; stopped at exit), run in the build
-# directory DIR that registers it (its own Testing/ logs: two ctests at once
-# in one directory write the same files), output to KLOGS/NAME. Not in a
-# session of its own (setsid): with autogroup scheduling on (Debian's
-# kernels), a session is a group that gets its share of the cores whatever
-# its processes' nice values, and the tiers' nice-10 preparation took half
-# of them from the host tiers (sanitize_build 464 s instead of 324 s).
+# process group of its own (stopped at exit), run in the build directory
+# DIR that registers it (its own Testing/ logs: two ctests at once in one
+# directory write the same files), output to KLOGS/NAME.
 kernel_tier() {
-  set -m
-  GPUQ_GUEST_GATE=$GPUQ_GUEST_GATE bash -c 'cd "$1" && exec ctest --output-on-failure --timeout 600 -R "^$2\$"' \
-    kernel_tier "$2" "$1" > "$KLOGS/$1" 2>&1 < /dev/null &
+  GPUQ_GUEST_GATE=$GPUQ_GUEST_GATE setsid bash -c 'cd "$1" && exec ctest --output-on-failure --timeout 600 -R "^$2\$"' \
+    kernel_tier "$2" "$1" > "$KLOGS/$1" 2>&1 &
   KPIDS+=("$!")
-  set +m
   KNAMES+=("$1")
   KDIRS+=("$2")
 }

@@ -57,10 +57,8 @@ renice -n 10 -p $$ > /dev/null
 # kernel apt lists and downloads and unpacks into the shared CACHE:
 # prepare() replaces a series' directory and removes older ones, and apt
 # runs without its locks there (kernel_apt). Held from the tier's start
-# until its last use of the cache (the QEMU tier: its kernels prepared; the
-# simulator tier: its modules built, which prepare another series' kernel
-# for a negative control); a tier that exits early frees it with its
-# descriptor.
+# until its guests are about to boot; a tier that exits early frees it with
+# its descriptor.
 PREPARE_LOCK_FD=""
 prepare_lock() {
   local t0

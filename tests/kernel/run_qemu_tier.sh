@@ -185,8 +185,8 @@ longest_first() {
   done
   GUESTS=("${full[@]}" "${attach[@]}")
 }
-prepare_unlock # the rest is in WORK
 if build_payload; then
+  prepare_unlock
   t_k=$(now)
   longest_first "${READY[@]}"
   run_guests start_guest judge_guest "${GUESTS[@]}"
