@@ -34,23 +34,17 @@ for tool in objcopy cpio xz zstd grep; do
   command -v $tool > /dev/null || skip_all "$tool is not installed"
 done
 mkdir -p "$CACHE" "$OUT"
-# The kernel tiers prepare beside the host tiers (scripts/test.sh), and
-# prepare() updates the cache's apt lists without apt's locks: one at a
-# time (qemu_lib.sh prepare_lock).
-locked=0
 for label in $KERNELS; do
   dest=$OUT/$label
   [ -s "$dest/vmlinux.btf" ] && [ -s "$dest/amdgpu.btf" ] && continue
   rm -f "$dest/vmlinux.btf" "$dest/amdgpu.btf"
   [ "$(id -u)" = 0 ] || skip_all "needs root to download Debian's $label kernel into $CACHE"
-  [ $locked = 1 ] || { prepare_lock; locked=1; }
   prepare "$label" || skip_all "kernel $label: $KERR"
   real_btf "$KDIR" || skip_all "kernel $label: no .BTF in its vmlinux or amdgpu.ko"
   mkdir -p "$dest"
   cp "$KDIR/vmlinux.btf" "$KDIR/amdgpu.btf" "$dest/"
   echo "kernel $label: $(stat -c %s "$dest/vmlinux.btf") bytes of vmlinux BTF, $(stat -c %s "$dest/amdgpu.btf") of amdgpu"
 done
-prepare_unlock
 # standalone LABEL NAME [STRUCT.FIELD]: OUT/LABEL/NAME.btf, made again each
 # run (a fraction of a second) so it follows kfd_btf.
 standalone() {

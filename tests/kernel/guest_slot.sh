@@ -19,12 +19,6 @@
 # window once grew 31 ms when the other tier's host work ran beside the
 # guests at the same priority.
 #
-# GPUQ_GUEST_GATE (a file holding a pid): CMD waits, before it asks for a
-# slot, while that file exists and names a live process. scripts/test.sh
-# holds it while the host tiers run, so the kernel tiers prepare beside them
-# (at nice 10) and boot their guests once the host tiers are done; a gate
-# left by a killed holder opens.
-#
 # Exits with CMD's status. A slot is an flock on slot.N, held by this shell's
 # descriptor and the ones CMD inherits, so it is freed however they end.
 set -u
@@ -56,15 +50,6 @@ first_waiting() {
   done
   return 1
 }
-
-# gate_closed: GPUQ_GUEST_GATE exists and names a live process.
-gate_closed() {
-  local pid
-  [ -n "${GPUQ_GUEST_GATE:-}" ] || return 1
-  pid=$(cat "$GPUQ_GUEST_GATE" 2> /dev/null) || return 1
-  [ -n "$pid" ] && kill -0 "$pid" 2> /dev/null
-}
-while gate_closed; do sleep 1; done
 
 while :; do
   if [ "$first" = 1 ] || ! first_waiting; then

@@ -13,7 +13,6 @@ SLOT=$SRC/tests/kernel/guest_slot.sh
 procs_init # every command started below is stopped at exit; TMP removed
 T=$TMP
 export GPUQ_GUEST_SLOTS=$T/slots GPUQ_KTEST_JOBS=2
-unset GPUQ_GUEST_GATE # set below where a check wants it
 
 # job NAME SECONDS RC: appends "start NAME", sleeps, appends "end NAME".
 job() { echo "sh -c 'echo start $1 >> $T/log; sleep $2; echo end $1 >> $T/log; exit $3'"; }
@@ -63,39 +62,6 @@ if [ "$leftover" = 0 ]; then
   pass "no waiting mark is left behind"
 else
   fail "no waiting mark is left behind" "$(ls "$T/slots")"
-fi
-
-# The gate (GPUQ_GUEST_GATE): no command starts while the file names a
-# live process; removing it opens the gate, and so does its holder's end.
-: > "$T/log"
-start_bg sleep 30
-holder=$BG_PID
-echo "$holder" > "$T/gate"
-start_bg env GPUQ_GUEST_GATE="$T/gate" bash -c "$SLOT $(job gated 0 0)"
-gated=$BG_PID
-sleep 1.5
-before=$(grep -c '^start gated$' "$T/log")
-rm -f "$T/gate"
-wait "$gated"
-after=$(grep -c '^start gated$' "$T/log")
-if [ "$before" = 0 ] && [ "$after" = 1 ]; then
-  pass "a command waits while the gate is held and starts once it is removed"
-else
-  fail "the gate holds a command back until it is removed" "started before: $before, after: $after"
-fi
-echo "$holder" > "$T/gate"
-start_bg env GPUQ_GUEST_GATE="$T/gate" bash -c "$SLOT $(job orphan 0 0)"
-orphan=$BG_PID
-sleep 1.5
-before=$(grep -c '^start orphan$' "$T/log")
-kill "$holder"
-wait "$holder" 2> /dev/null
-wait "$orphan"
-after=$(grep -c '^start orphan$' "$T/log")
-if [ "$before" = 0 ] && [ "$after" = 1 ]; then
-  pass "a gate whose holder ended opens"
-else
-  fail "a gate whose holder ended opens" "started before: $before, after: $after"
 fi
 
 # A guest runs at nice 0 though its tier's host work runs at nice 10.

@@ -45,20 +45,18 @@ since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 
 # The tier's host-side work (downloads, unpacking, initramfs and module
 # builds, judging) runs at nice 10 from here on, its guests at nice 0
-# (guest_slot.sh): beside the host tiers and the other kernel tier
-# (scripts/test.sh runs all three at once, the guests behind a gate until
-# the host tiers are done) that work takes what the tests and guests leave,
-# not their cores.
+# (guest_slot.sh): beside the other kernel tier (ctest -j2 -L kernel; the
+# suite runs them one after the other) that work takes what the guests
+# leave, not a guest's core.
 renice -n 10 -p $$ > /dev/null
 
-# prepare_lock / prepare_unlock: the kernel tiers and the host tiers'
-# debian_btf_setup run side by side (the tiers' guests share the cores
-# through guest_slot.sh), but one at a time installs packages, updates the
-# kernel apt lists and downloads and unpacks into the shared CACHE:
-# prepare() replaces a series' directory and removes older ones, and apt
-# runs without its locks there (kernel_apt). Held from the tier's start
-# until its guests are about to boot; a tier that exits early frees it with
-# its descriptor.
+# prepare_lock / prepare_unlock: the kernel tiers run side by side (their
+# guests share the cores through guest_slot.sh), but one at a time installs
+# packages, updates the kernel apt lists and downloads and unpacks into the
+# shared CACHE: prepare() replaces a series' directory and removes older
+# ones, and apt runs without its locks there (kernel_apt). Held from the
+# tier's start until its guests are about to boot; a tier that exits early
+# frees it with its descriptor.
 PREPARE_LOCK_FD=""
 prepare_lock() {
   local t0
