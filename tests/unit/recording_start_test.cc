@@ -34,12 +34,12 @@ PipelineOptions WithoutSysfs() {
 }
 
 /// A series, keyed as the exposition format names it (family{name="value",
-/// ...}, labels sorted): one string compare per lookup, where a family and
-/// a map of labels took one per label (this test checks thousands of cuts,
-/// under ASan too).
+/// ...}, labels in the order BuildFamilies gives them): one string compare
+/// per lookup, where a family and a map of labels took one per label (this
+/// test checks thousands of cuts, under ASan too).
 struct Series {
   std::string family;
-  std::string container;  // its container label, "" without one
+  std::optional<std::string> container;  // its container label, if it has one
   double value = 0;
 };
 using SeriesMap = std::map<std::string, Series>;
@@ -88,7 +88,8 @@ Values ValuesOf(Pipeline* pipeline) {
     for (const prometheus::ClientMetric& m : f.metric) {
       // The labels in the order BuildFamilies gives them: the same for the
       // agent and the replay, as the same code builds both.
-      std::string key = "{", container;
+      std::string key = "{";
+      std::optional<std::string> container;
       for (const auto& l : m.label) {
         key += l.name + "=\"" + l.value + "\",";
         if (l.name == "container") container = l.value;
@@ -177,16 +178,17 @@ void CheckCut(const std::vector<Event>& events, size_t cut,
   // the agent still names it (gpuq_container_info) until its grace ends.
   std::set<std::string> in_capture, with_queues;
   for (const auto& [k, g] : replayed.gauges) {
-    if (g.family == "gpuq_container_info") in_capture.insert(g.container);
+    if (g.family == "gpuq_container_info" && g.container)
+      in_capture.insert(*g.container);
   }
   for (const auto& [k, g] : at_stop.gauges) {
-    if (g.family == "gpuq_queues" && !g.container.empty() && g.value != 0)
-      with_queues.insert(g.container);
+    if (g.family == "gpuq_queues" && g.container && g.value != 0)
+      with_queues.insert(*g.container);
   }
   auto idle_elsewhere = [&](const Series& s) {
-    return s.family == "gpuq_container_info" &&
-           in_capture.count(s.container) == 0 &&
-           with_queues.count(s.container) == 0;
+    return s.family == "gpuq_container_info" && s.container &&
+           in_capture.count(*s.container) == 0 &&
+           with_queues.count(*s.container) == 0;
   };
   // Durations are counted in whole nanoseconds and exported as seconds:
   // compared in the unit they are counted in, so that the subtraction of
