@@ -56,7 +56,8 @@ function(gpuq_agent_layer folder)
 
   if(L_SOURCES)
     add_library(gpuq_${folder} STATIC ${L_SOURCES})
-    target_compile_options(gpuq_${folder} PRIVATE ${GPUQ_WARNINGS})
+    target_compile_options(gpuq_${folder} PRIVATE ${GPUQ_WARNINGS}
+      ${GPUQ_FUZZ_COVERAGE})
     set_target_properties(gpuq_${folder} PROPERTIES
       UNITY_BUILD ${GPUQ_UNITY_BUILD} UNITY_BUILD_BATCH_SIZE 8)
     gpuq_unity_sources(gpuq_${folder} ${dir} ${L_SOURCES})
