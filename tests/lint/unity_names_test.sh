@@ -36,4 +36,5 @@ echo "ok: the negative control fails with its four clashes (the same alias in tw
 
 python3 "$lint/unity_names.py" "$build/unity_sources.txt" --root "$src" \
   --tests "$src/tests" --headers "$src/agent" "$src/include/gpuq" \
-  --test-headers "$src/tests/unit" "$src/tests/lib" "$src/tests/bpf"
+  --test-headers "$src/tests/unit" "$src/tests/lib" "$src/tests/bpf" \
+  "$src/tests/kernel/sim/check"

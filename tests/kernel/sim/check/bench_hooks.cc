@@ -25,7 +25,7 @@ namespace sim_check
 namespace
 {
 
-const char *const kUsage = "gpu=HWS cgroup=DIR";
+const char *const kBenchHooksUsage = "gpu=HWS cgroup=DIR";
 
 // The driver's last TIMED line's figures, "error=bad" without one that
 // says bad=0.
@@ -46,7 +46,7 @@ std::string Timed(const std::string &output)
 	return figures;
 }
 
-void Line(const std::string &text)
+void BenchLine(const std::string &text)
 {
 	std::printf("GPUQ-BENCH %s %s\n", KernelLabel(), text.c_str());
 	std::fflush(stdout);
@@ -57,9 +57,9 @@ int BenchHooks(const std::vector<std::string> &args)
 	ScenarioKeys keys;
 	std::string error;
 	if (!keys.Parse(args, 0, { "gpu", "cgroup" }, error))
-		return UsageError("bench-hooks: " + error + "; " + kUsage);
+		return UsageError("bench-hooks: " + error + "; " + kBenchHooksUsage);
 	if (keys.Get("gpu").empty() || keys.Get("cgroup").empty())
-		return UsageError(std::string("bench-hooks ") + kUsage);
+		return UsageError(std::string("bench-hooks ") + kBenchHooksUsage);
 	std::signal(SIGPIPE, SIG_IGN);
 	SimDriver driver("bd", keys.Get("cgroup"));
 	driver.Do("create bq " + keys.Get("gpu") + " aql");
@@ -73,7 +73,7 @@ int BenchHooks(const std::vector<std::string> &args)
 								     tier == "tracepoint" ? 2 : 4);
 				agent->Start("bench-" + tier, TierFlags(tier));
 				if (agent->Up().empty()) {
-					Line(at + " error=not-attached");
+					BenchLine(at + " error=not-attached");
 					agent->Stop();
 					continue;
 				}
@@ -83,8 +83,8 @@ int BenchHooks(const std::vector<std::string> &args)
 							       "burst " + keys.Get("gpu") + " 1" };
 			for (const std::string &op : ops) {
 				driver.Do("timed 500 " + op);
-				Line(at + " op=" + op.substr(0, op.find(' ')) + " " +
-				     Timed(driver.Output()));
+				BenchLine(at + " op=" + op.substr(0, op.find(' ')) + " " +
+					  Timed(driver.Output()));
 			}
 			if (agent)
 				agent->Stop();
@@ -94,7 +94,7 @@ int BenchHooks(const std::vector<std::string> &args)
 	return 0;
 }
 
-const Registration kBenchHooks("bench-hooks", kUsage, BenchHooks);
+const Registration kBenchHooks("bench-hooks", kBenchHooksUsage, BenchHooks);
 
 } // namespace
 } // namespace sim_check

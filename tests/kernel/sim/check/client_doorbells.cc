@@ -57,7 +57,7 @@ double ClientCount(const std::vector<std::string> &lines, const char *tag, int i
 	return sum;
 }
 
-std::string GpuOfNode(const std::string &nodes, int node)
+std::string GpuOfNodeIn(const std::string &nodes, int node)
 {
 	std::ifstream in(nodes + "/" + std::to_string(node) + "/gpu_id");
 	std::string id;
@@ -86,7 +86,7 @@ int ClientDoorbells(const std::vector<std::string> &args)
 	bool ok = true;
 	std::string detail;
 	for (int gi : ClientGpus(name)) {
-		const std::string g = GpuOfNode(args[7], gi + 1);
+		const std::string g = GpuOfNodeIn(args[7], gi + 1);
 		ClientSums t;
 		if (truth.count(g))
 			t = truth.at(g);

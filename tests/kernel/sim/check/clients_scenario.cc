@@ -66,8 +66,9 @@ namespace sim_check
 namespace
 {
 
-const char *const kUsage = "tiers=\"SUFFIX:TIER...\" clients=\"G,...\" fifo=0|1 probes=\"P...\" "
-			   "tp-probes=\"P...\"";
+const char *const kClientsUsage =
+    "tiers=\"SUFFIX:TIER...\" clients=\"G,...\" fifo=0|1 probes=\"P...\" "
+    "tp-probes=\"P...\"";
 
 const std::string kClientTruth = "/tmp/ng.truth";
 const std::string kClientControl = "/tmp/ngctl";
@@ -117,10 +118,10 @@ struct Member {
 	TierAgent *agent;
 };
 
-class Scenario
+class ClientsRun
 {
       public:
-	explicit Scenario(const ScenarioKeys &keys);
+	explicit ClientsRun(const ScenarioKeys &keys);
 	void Run();
 
       private:
@@ -150,7 +151,7 @@ class Scenario
 	std::string container_; // its container, as the agent labels it
 };
 
-Scenario::Scenario(const ScenarioKeys &keys)
+ClientsRun::ClientsRun(const ScenarioKeys &keys)
     : keys_(keys), agents_(keys.Words("probes"), keys.Words("tp-probes"))
 {
 	for (const std::string &pair : keys.Words("tiers")) {
@@ -177,14 +178,14 @@ Scenario::Scenario(const ScenarioKeys &keys)
 	client_.fifo = keys.Get("fifo") == "1";
 }
 
-bool Scenario::On(const std::string &group) const
+bool ClientsRun::On(const std::string &group) const
 {
 	const std::string clients = keys_.Get("clients");
 	return clients.empty() ||
 	       ("," + clients + ",").find("," + group + ",") != std::string::npos;
 }
 
-std::string Scenario::Group(const std::string &base, const std::string &suffix) const
+std::string ClientsRun::Group(const std::string &base, const std::string &suffix) const
 {
 	return suffix.empty() ? base : base + "-" + suffix;
 }
@@ -192,7 +193,7 @@ std::string Scenario::Group(const std::string &base, const std::string &suffix) 
 // The runs' agents, in the tiers where any client group runs, with
 // --hsa-runtime on the ROCr file of each run that has one: false when none
 // runs.
-bool Scenario::StartAgents()
+bool ClientsRun::StartAgents()
 {
 	std::vector<std::string> runtimes;
 	for (const ClientRun &run : runs_) {
@@ -234,7 +235,7 @@ bool Scenario::StartAgents()
 	return true;
 }
 
-std::vector<Member> Scenario::Present(const std::vector<Member> &members) const
+std::vector<Member> ClientsRun::Present(const std::vector<Member> &members) const
 {
 	std::vector<Member> present;
 	for (const Member &m : members)
@@ -245,7 +246,7 @@ std::vector<Member> Scenario::Present(const std::vector<Member> &members) const
 
 // The run's checks skipped with the reason a missing part left
 // (/lib/nullgpu/*-missing): true when one did.
-bool Scenario::Skipped(const ClientRun &run, const std::vector<Member> &members) const
+bool ClientsRun::Skipped(const ClientRun &run, const std::vector<Member> &members) const
 {
 	std::vector<std::string> markers = { "missing", run.name + "-missing" };
 	if (!run.stack.empty()) {
@@ -269,7 +270,7 @@ bool Scenario::Skipped(const ClientRun &run, const std::vector<Member> &members)
 // Container A for this run: a docker cgroup of its own, its id from the
 // run's lead group, in /tmp/static.in for sim_compare. It stays (no
 // --container-grace expiry while the agents run).
-void Scenario::Container(const std::string &lead)
+void ClientsRun::Container(const std::string &lead)
 {
 	const std::string id = ContainerId("run " + lead);
 	client_.cgroup = "/sys/fs/cgroup/system.slice/docker-" + id + ".scope";
@@ -281,7 +282,7 @@ void Scenario::Container(const std::string &lead)
 // NAME's client in the run's container, its stdin INPUT: Debian 12's on the
 // null thunk, a ROCm stack's ROCr through the stack's loader, or a stack's
 // HIP or rocBLAS chrooted in its root.
-pid_t Scenario::StartClient(const ClientRun &run, int input)
+pid_t ClientsRun::StartClient(const ClientRun &run, int input)
 {
 	client_.root.clear();
 	client_.stack.clear();
@@ -306,8 +307,8 @@ pid_t Scenario::StartClient(const ClientRun &run, int input)
 // The thunk's truth now (the container alive), its submissions and pending
 // packets as the simulator's driver truth; FAMILIES against both, for each
 // agent of the run (its group's CHECK).
-void Scenario::CheckThunk(const std::string &check, const std::string &families,
-			  const std::vector<Member> &members)
+void ClientsRun::CheckThunk(const std::string &check, const std::string &families,
+			    const std::vector<Member> &members)
 {
 	DumpThunk(client_);
 	WriteText(kThunkLines, "");
@@ -325,7 +326,7 @@ void Scenario::CheckThunk(const std::string &check, const std::string &families,
 
 // Pauses the null CP: false (CHECK pending failed for every agent of the
 // run) unless the thunk's next dump says paused=1.
-bool Scenario::PausedCp(const std::vector<Member> &members)
+bool ClientsRun::PausedCp(const std::vector<Member> &members)
 {
 	WriteText(client_.control + "/pause", "");
 	DumpThunk(client_);
@@ -340,9 +341,9 @@ bool Scenario::PausedCp(const std::vector<Member> &members)
 // After a client's steps, its queues, creates and submissions; then the
 // PENDING steps with the null CP paused (their packets stay pending), and
 // the DRAIN steps once it runs again.
-void Scenario::StepChecks(SimDriver &client, const std::vector<Member> &members,
-			  const std::vector<std::string> &pending,
-			  const std::vector<std::string> &drain)
+void ClientsRun::StepChecks(SimDriver &client, const std::vector<Member> &members,
+			    const std::vector<std::string> &pending,
+			    const std::vector<std::string> &drain)
 {
 	CheckThunk("queues", "gpuq_queues gpuq_processes", members);
 	CheckThunk("creates", "gpuq_queue_creates_total", members);
@@ -360,7 +361,7 @@ void Scenario::StepChecks(SimDriver &client, const std::vector<Member> &members,
 
 // The client's queues and packets, verdicts by every agent of the run after
 // each step (the CP paused on the way: the packets written stay pending).
-void Scenario::Steps(const ClientRun &run, SimDriver &client, const std::vector<Member> &members)
+void ClientsRun::Steps(const ClientRun &run, SimDriver &client, const std::vector<Member> &members)
 {
 	if (run.name == "rocr") {
 		// two client queues on GPU 0 (HWS), one on GPU 1 (MES); ROCr adds
@@ -412,7 +413,7 @@ void Scenario::Steps(const ClientRun &run, SimDriver &client, const std::vector<
 
 // Each agent's doorbell figures for the client against what it rang (its
 // truth dumped), scraped again until they pass or 30 s pass.
-void Scenario::Doorbells(const ClientRun &run, const std::vector<Member> &members)
+void ClientsRun::Doorbells(const ClientRun &run, const std::vector<Member> &members)
 {
 	const std::string out = "/tmp/" + run.name + ".out";
 	for (const Member &m : Present(members)) {
@@ -449,7 +450,7 @@ void Scenario::Doorbells(const ClientRun &run, const std::vector<Member> &member
 
 // The submissions of the run's container, its client gone (the thunk's
 // final truth), move to /tmp/drv.past for the runs after.
-void Scenario::Past()
+void ClientsRun::Past()
 {
 	if (!ReadText(client_.truth).empty()) {
 		const std::string lines = "/tmp/past.lines";
@@ -470,7 +471,7 @@ void Scenario::Past()
 // runs' agents: each group's checks for the agent in its tier, those the
 // guest runs; the first group leads (its timing marks; rocr's adds the
 // least-privilege agents).
-void Scenario::RunClient(const ClientRun &run)
+void ClientsRun::RunClient(const ClientRun &run)
 {
 	std::vector<Member> members;
 	std::string lead;
@@ -615,7 +616,7 @@ void Scenario::RunClient(const ClientRun &run)
 	Ktime(lead + "-done");
 }
 
-void Scenario::Run()
+void ClientsRun::Run()
 {
 	WriteText("/tmp/drv.past", "");
 	if (!StartAgents())
@@ -635,19 +636,19 @@ int ClientsScenario(const std::vector<std::string> &args)
 	ScenarioKeys keys;
 	std::string error;
 	if (!keys.Parse(args, 0, { "tiers", "clients", "fifo", "probes", "tp-probes" }, error))
-		return UsageError("clients-scenario: " + error + "; " + kUsage);
+		return UsageError("clients-scenario: " + error + "; " + kClientsUsage);
 	if (keys.Words("tiers").empty() || keys.Words("probes").empty() ||
 	    keys.Words("tp-probes").empty())
-		return UsageError(std::string("clients-scenario ") + kUsage);
+		return UsageError(std::string("clients-scenario ") + kClientsUsage);
 	for (const std::string &pair : keys.Words("tiers"))
 		if (pair.find(':') == std::string::npos)
 			return UsageError("clients-scenario: " + pair + " is no SUFFIX:TIER");
 	std::signal(SIGPIPE, SIG_IGN);
-	Scenario(keys).Run();
+	ClientsRun(keys).Run();
 	return 0;
 }
 
-const Registration kClientsScenario("clients-scenario", kUsage, ClientsScenario);
+const Registration kClientsScenario("clients-scenario", kClientsUsage, ClientsScenario);
 
 } // namespace
 } // namespace sim_check

@@ -16,7 +16,7 @@ namespace
 constexpr const char *kTruth = "/sys/kernel/debug/kfd_sim/truth";
 
 // The probes the exposition LINES say are attached.
-int Attached(const std::vector<std::string> &lines)
+int AttachedLines(const std::vector<std::string> &lines)
 {
 	int attached = 0;
 	for (const std::string &line : StartingWith(lines, "gpuq_probe_attached{"))
@@ -58,7 +58,7 @@ void GuestAgent::Await(double limit)
 	up_.clear();
 	while (Uptime() - launched_ < limit) {
 		std::vector<std::string> lines;
-		if (Scrape() && ReadLines(kMetrics, lines) && Attached(lines) >= attach_min_) {
+		if (Scrape() && ReadLines(kMetrics, lines) && AttachedLines(lines) >= attach_min_) {
 			char seconds[32];
 			std::snprintf(seconds, sizeof(seconds), "%.1f", Uptime() - launched_);
 			up_ = seconds;

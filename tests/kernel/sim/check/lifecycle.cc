@@ -40,9 +40,10 @@ namespace sim_check
 namespace
 {
 
-const char *const kUsage = "NAME mode=M tier=T probes=P attach-min=N gives=G seeded-exact=0|1 "
-			   "gpus=\"HWS MES NOHWS MES12 MES121\" cgroups=\"A B HOST\" "
-			   "contexts=0|1 xnack-chain=0|1 series=S -- FLAGS...";
+const char *const kLifecycleUsage =
+    "NAME mode=M tier=T probes=P attach-min=N gives=G seeded-exact=0|1 "
+    "gpus=\"HWS MES NOHWS MES12 MES121\" cgroups=\"A B HOST\" "
+    "contexts=0|1 xnack-chain=0|1 series=S -- FLAGS...";
 
 const std::string kRunlist = kRunlistFamilies;
 const std::string kEviction =
@@ -52,7 +53,7 @@ const std::string kOversubscription = kOversubscriptionFamilies;
 const std::string kSubmission = kSubmissionFamilies;
 // The simulator's writable parameters (the limits a runlist is held to).
 const std::string kSimParameters = "/sys/module/amdgpu/parameters/";
-const std::string kKfd = "/sys/class/kfd/kfd";
+const std::string kKfdSysfs = "/sys/class/kfd/kfd";
 
 struct Mode {
 	std::string name;
@@ -88,7 +89,7 @@ void SetParameter(const std::string &name, const std::string &value)
 }
 
 // The drivers' submissions (driver-truth) into /tmp/drv.truth.
-void DriverTruth(const SimDriver &driver, const std::string &cgroup)
+void CheckDriverTruth(const SimDriver &driver, const std::string &cgroup)
 {
 	RunFor({ "/proc/self/exe", "driver-truth", driver.Output(), CgroupId(cgroup), "a6", "a7",
 		 "g1" },
@@ -126,7 +127,7 @@ void Queues(const Mode &s, const TruthChecks &truth, SimDriver &d1, SimDriver &d
 		d3.Do("primary");
 	}
 	Ktime(m + "-lifecycle");
-	Run("sysfs-inventory", { s.Check("sysfs-inventory"), kKfd, kSimTruth });
+	Run("sysfs-inventory", { s.Check("sysfs-inventory"), kKfdSysfs, kSimTruth });
 	truth.ExpectTruth(s.Check("queues"),
 			  "gpuq_queues gpuq_queues_by_priority gpuq_queues_by_requested_priority");
 	// Priority updates by AMDKFD_IOC_UPDATE_QUEUE: a3 (MES) from 7 (medium)
@@ -334,7 +335,7 @@ void Submissions(const Mode &s, const TruthChecks &truth, SimDriver &d1)
 	d1.Do("submit g1 30");
 	d1.Do("complete g1 12");
 	d1.Do("truth");
-	DriverTruth(d1, s.cg_a);
+	CheckDriverTruth(d1, s.cg_a);
 	truth.ExpectExported(s.Check("submissions"), kSubmission,
 			     "SAMPLER (--sample-interval), MODEL export");
 	Run("gtt-queue",
@@ -433,14 +434,14 @@ int LifecycleCommand(const std::vector<std::string> &args)
 {
 	Mode s;
 	if (args.empty())
-		return UsageError(std::string("lifecycle ") + kUsage);
+		return UsageError(std::string("lifecycle ") + kLifecycleUsage);
 	s.name = args[0];
 	std::string error;
 	if (!s.keys.Parse(args, 1,
 			  { "mode", "tier", "probes", "attach-min", "gives", "seeded-exact", "gpus",
 			    "cgroups", "contexts", "xnack-chain", "series" },
 			  error))
-		return UsageError("lifecycle: " + error + "; " + kUsage);
+		return UsageError("lifecycle: " + error + "; " + kLifecycleUsage);
 	const std::vector<std::string> gpus = Fields(s.Key("gpus"));
 	const std::vector<std::string> cgroups = Fields(s.Key("cgroups"));
 	const int attach_min = std::atoi(s.Key("attach-min").c_str());
@@ -473,7 +474,7 @@ int LifecycleCommand(const std::vector<std::string> &args)
 	return 0;
 }
 
-const Registration kLifecycle("lifecycle", kUsage, LifecycleCommand);
+const Registration kLifecycle("lifecycle", kLifecycleUsage, LifecycleCommand);
 
 } // namespace
 } // namespace sim_check

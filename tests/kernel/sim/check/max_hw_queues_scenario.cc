@@ -35,7 +35,7 @@ bool SaidFirst(const std::string &path, const std::string &prefix)
 }
 
 // One run at GPU_MAX_HW_QUEUES=N: "N:CONTAINER:RECORD-EXIT".
-std::string HwQueuesRun(int port, bool fifo, const std::string &n)
+std::string HwQueuesRunArg(int port, bool fifo, const std::string &n)
 {
 	const std::string id = std::string(32, n[0]) + std::string(32, 'f');
 	const std::string container = id.substr(0, 12);
@@ -100,7 +100,7 @@ void MaxHwQueues(int port, bool fifo)
 	}
 	std::vector<std::string> live = { "/tmp/mhq" };
 	for (const char *n : { "1", "8" })
-		live.push_back(HwQueuesRun(port, fifo, n));
+		live.push_back(HwQueuesRunArg(port, fifo, n));
 	if (!Run("max-hw-queues-live", live))
 		for (const char *log :
 		     { "/tmp/mhq1.out", "/tmp/mhq8.out", "/tmp/mhq1.truth", "/tmp/mhq8.truth",

@@ -29,7 +29,8 @@ namespace sim_check
 namespace
 {
 
-const char *const kUsage = "GROUP PER EXTRA module=KO sim-args=\"P=V...\" cgroups=\"A B\"";
+const char *const kPartitionsUsage =
+    "GROUP PER EXTRA module=KO sim-args=\"P=V...\" cgroups=\"A B\"";
 
 // The static input of the comparisons (/tmp/static.in) with every GPU of
 // the topology now: the saved one comes back at the end.
@@ -85,17 +86,17 @@ void Partitioned(const std::string &group, const std::string &count, int first,
 int PartitionsScenario(const std::vector<std::string> &args)
 {
 	if (args.size() < 3)
-		return UsageError(std::string("partitions-scenario ") + kUsage);
+		return UsageError(std::string("partitions-scenario ") + kPartitionsUsage);
 	const std::string &group = args[0];
 	ScenarioKeys keys;
 	std::string error;
 	if (!keys.Parse(args, 3, { "module", "sim-args", "cgroups" }, error))
-		return UsageError("partitions-scenario: " + error + "; " + kUsage);
+		return UsageError("partitions-scenario: " + error + "; " + kPartitionsUsage);
 	const std::vector<std::string> cgroups = keys.Words("cgroups");
 	const int extra = std::atoi(args[2].c_str());
 	if (keys.Get("module").empty() || cgroups.size() != 2 || extra <= 0 ||
 	    std::atoi(args[1].c_str()) <= 0)
-		return UsageError(std::string("partitions-scenario ") + kUsage);
+		return UsageError(std::string("partitions-scenario ") + kPartitionsUsage);
 	std::signal(SIGPIPE, SIG_IGN);
 	Ktime(group + "-start");
 	const std::vector<std::string> sim_args = keys.Words("sim-args");
@@ -127,7 +128,7 @@ int PartitionsScenario(const std::vector<std::string> &args)
 	return 0;
 }
 
-const Registration kPartitionsScenario("partitions-scenario", kUsage, PartitionsScenario);
+const Registration kPartitionsScenario("partitions-scenario", kPartitionsUsage, PartitionsScenario);
 
 } // namespace
 } // namespace sim_check

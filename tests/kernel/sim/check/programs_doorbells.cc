@@ -25,7 +25,7 @@ namespace
 
 using programs::ContainerSum;
 
-struct Result {
+struct DoorbellResult {
 	bool ok = true;
 	// every doorbell count exact; only the packet classes may differ
 	bool rings_ok = true;
@@ -47,7 +47,8 @@ std::string Launches(const std::vector<std::string> &out)
 	return launches;
 }
 
-bool Program(const Exposition &metrics, const std::string *p, Result &r, std::string &error)
+bool ProgramDoorbells(const Exposition &metrics, const std::string *p, DoorbellResult &r,
+		      std::string &error)
 {
 	const std::string &name = p[0], &id = p[1];
 	std::vector<std::string> out, want;
@@ -118,9 +119,9 @@ int ProgramsDoorbells(const std::vector<std::string> &args)
 	std::string error;
 	if (!ReadExposition(a[1], metrics, error))
 		return UsageError(error);
-	Result r;
+	DoorbellResult r;
 	for (size_t i = 3; i < a.size(); i += 4)
-		if (!Program(metrics, &a[i], r, error))
+		if (!ProgramDoorbells(metrics, &a[i], r, error))
 			return UsageError(error);
 	if (quiet)
 		return r.ok ? 0 : 1;

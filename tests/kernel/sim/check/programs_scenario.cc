@@ -59,8 +59,9 @@ namespace sim_check
 namespace
 {
 
-const char *const kUsage = "module=KO sim-args=\"P=V...\" fifo=0|1 infer=0|1 preempts=MODEL "
-			   "probes=\"P...\" tp-probes=\"P...\"";
+const char *const kProgramsUsage =
+    "module=KO sim-args=\"P=V...\" fifo=0|1 infer=0|1 preempts=MODEL "
+    "probes=\"P...\" tp-probes=\"P...\"";
 
 const std::string kHip72 = "/share/hip-7.2";
 
@@ -108,10 +109,10 @@ std::string Hip72Missing()
 	return "";
 }
 
-class Scenario
+class ProgramsScenarioRun
 {
       public:
-	explicit Scenario(const ScenarioKeys &keys)
+	explicit ProgramsScenarioRun(const ScenarioKeys &keys)
 	    : keys_(keys), agents_(keys.Words("probes"), keys.Words("tp-probes"))
 	{
 	}
@@ -142,7 +143,7 @@ class Scenario
 	pid_t recorder_ = -1;
 };
 
-std::string Scenario::Id(const std::string &name) const
+std::string ProgramsScenarioRun::Id(const std::string &name) const
 {
 	for (const Program &p : programs_)
 		if (p.name == name)
@@ -150,8 +151,8 @@ std::string Scenario::Id(const std::string &name) const
 	return "-";
 }
 
-void Scenario::Add(const std::string &name, const std::string &pair, int node,
-		   std::vector<std::string> args, const std::string &root)
+void ProgramsScenarioRun::Add(const std::string &name, const std::string &pair, int node,
+			      std::vector<std::string> args, const std::string &root)
 {
 	Program p;
 	p.name = name;
@@ -178,7 +179,7 @@ void Scenario::Add(const std::string &name, const std::string &pair, int node,
 // inference run, the last for the pair, the one before for the pair that
 // fits, the one before that for the HIP 7.2 pair; 2 CP queue slots per HWS
 // GPU but the second pair's.
-bool Scenario::ReloadWithMoreGpus()
+bool ProgramsScenarioRun::ReloadWithMoreGpus()
 {
 	std::vector<std::string> parameters = keys_.Words("sim-args");
 	parameters.insert(parameters.end(), { "extra_hws_gpus=9", "cp_queue_slots=2" });
@@ -201,7 +202,7 @@ bool Scenario::ReloadWithMoreGpus()
 	return true;
 }
 
-void Scenario::StartPrograms()
+void ProgramsScenarioRun::StartPrograms()
 {
 	// The programs' stdin pipes are close-on-exec: only this process holds
 	// their write ends, so each hold ends when its own is closed.
@@ -226,7 +227,7 @@ void Scenario::StartPrograms()
 // program, much of it its null CP's polling; a khugepaged RCU stall in the
 // same guest): 1200 s, which with the agents' start and the checks after it
 // stays within the guest's 1800 s.
-double Scenario::AwaitHolds()
+double ProgramsScenarioRun::AwaitHolds()
 {
 	const double t0 = Uptime();
 	while (Uptime() - t0 < 1200) {
@@ -242,7 +243,7 @@ double Scenario::AwaitHolds()
 
 // Where the guest's one CPU went while the programs ran (the phase is the
 // tier's longest): CPU seconds of each agent and program, and the kernel's.
-void Scenario::AccountCpu()
+void ProgramsScenarioRun::AccountCpu()
 {
 	std::string text;
 	auto account = [&text](const std::string &who, pid_t pid) {
@@ -278,7 +279,7 @@ void Scenario::AccountCpu()
 
 // Why a program never held (programs-run): where the threads of one still
 // running wait, or how one that died ended and what the kernel said of it.
-void Scenario::RunVerdict(double elapsed)
+void ProgramsScenarioRun::RunVerdict(double elapsed)
 {
 	std::vector<std::string> args = { "programs:run", Number(elapsed) };
 	RunFor({ "dmesg" }, "/tmp/prog-dmesg.txt", "/dev/null", 30);
@@ -315,7 +316,7 @@ void Scenario::RunVerdict(double elapsed)
 // Every program's thunk truth as truth lines (kThunkLines), its
 // submissions (and while they run their pending packets) as the simulator
 // side's driver truth (/tmp/drv.truth).
-void Scenario::Truths(bool exited)
+void ProgramsScenarioRun::Truths(bool exited)
 {
 	WriteText(kThunkLines, "");
 	for (const Program &p : programs_) {
@@ -335,7 +336,7 @@ void Scenario::Truths(bool exited)
 // (programs-experiment), after one comparison of every family the tier has
 // (the lifecycle too: a record lost to a skipped program shows there) with
 // the simulator's truth.
-void Scenario::Experiment(TierAgent &member, TruthChecks &truth)
+void ProgramsScenarioRun::Experiment(TierAgent &member, TruthChecks &truth)
 {
 	const bool runlist = member.tier != "tracepoint";
 	const bool oversubscription = member.tier == "btf-fentry" || member.tier == "btf-kprobe";
@@ -369,7 +370,7 @@ void Scenario::Experiment(TierAgent &member, TruthChecks &truth)
 
 // Each program's doorbells and dispatches per container and GPU against its
 // thunk (programs-doorbells), scraped again for up to 30 s until exact.
-void Scenario::Doorbells(TierAgent &member)
+void ProgramsScenarioRun::Doorbells(TierAgent &member)
 {
 	const std::string check = member.group + ":doorbells";
 	std::vector<std::string> args = { check, kMetrics, "preempts=" + keys_.Get("preempts") };
@@ -402,7 +403,7 @@ void Scenario::Doorbells(TierAgent &member)
 }
 
 // One agent's checks while the programs hold their queues.
-void Scenario::Live(TierAgent &member)
+void ProgramsScenarioRun::Live(TierAgent &member)
 {
 	TruthChecks truth(*member.agent, member.tier);
 	const std::string families = std::string(kLifecycleFamilies) + " " + kSubmissionFamilies;
@@ -415,7 +416,7 @@ void Scenario::Live(TierAgent &member)
 // The experiment's capture (`record`, stopped while the programs hold)
 // through `report` and replayed, against the btf-fentry agent and the
 // simulator's truth (programs-report).
-void Scenario::Report()
+void ProgramsScenarioRun::Report()
 {
 	const int rc = Interrupt(recorder_);
 	Dump("programs-record", "/tmp/exp-rec.log");
@@ -441,7 +442,7 @@ void Scenario::Report()
 
 // The hold ends: each program exits with its queues, and KFD tears them
 // down (its worker removes proc/<pid> last), up to 60 s for them all.
-void Scenario::EndHolds()
+void ProgramsScenarioRun::EndHolds()
 {
 	for (Program &p : programs_)
 		if (p.hold >= 0)
@@ -454,7 +455,7 @@ void Scenario::EndHolds()
 			Nap(0.05);
 }
 
-void Scenario::Run()
+void ProgramsScenarioRun::Run()
 {
 	Ktime("programs-start");
 	if (!ReloadWithMoreGpus())
@@ -554,10 +555,10 @@ int ProgramsScenario(const std::vector<std::string> &args)
 		args, 0,
 		{ "module", "sim-args", "fifo", "infer", "preempts", "probes", "tp-probes" },
 		error))
-		return UsageError("programs-scenario: " + error + "; " + kUsage);
+		return UsageError("programs-scenario: " + error + "; " + kProgramsUsage);
 	if (keys.Get("module").empty() || keys.Words("probes").empty() ||
 	    keys.Words("tp-probes").empty())
-		return UsageError(std::string("programs-scenario ") + kUsage);
+		return UsageError(std::string("programs-scenario ") + kProgramsUsage);
 	std::signal(SIGPIPE, SIG_IGN);
 	const std::string why = MissingReason({ "missing", "hip-missing" });
 	if (!why.empty()) {
@@ -568,11 +569,11 @@ int ProgramsScenario(const std::vector<std::string> &args)
 				Skip("programs-" + tier + ":" + check, why);
 		return 0;
 	}
-	Scenario(keys).Run();
+	ProgramsScenarioRun(keys).Run();
 	return 0;
 }
 
-const Registration kProgramsScenario("programs-scenario", kUsage, ProgramsScenario);
+const Registration kProgramsScenario("programs-scenario", kProgramsUsage, ProgramsScenario);
 
 } // namespace
 } // namespace sim_check

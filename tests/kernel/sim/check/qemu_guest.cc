@@ -50,8 +50,8 @@ namespace sim_check
 namespace
 {
 
-const char *const kUsage = "scope=full|attach probes=\"P:F...\" sched-probes=\"P:F...\" "
-			   "tp-probes=\"P:F...\"";
+const char *const kQemuGuestUsage = "scope=full|attach probes=\"P:F...\" sched-probes=\"P:F...\" "
+				    "tp-probes=\"P:F...\"";
 constexpr int kPort = 9464;
 const std::string kAgent = "/bin/gpuq-agent";
 
@@ -79,10 +79,10 @@ bool FailureAndExitSeen(const std::string &path)
 	       metrics.Sum("gpuq_queue_create_failures_total") != 0;
 }
 
-class Guest
+class QemuGuestRun
 {
       public:
-	explicit Guest(const ScenarioKeys &keys);
+	explicit QemuGuestRun(const ScenarioKeys &keys);
 	bool Load();
 	void Run();
 
@@ -110,7 +110,7 @@ class Guest
 // docs/kfd-probe-points.md 1a): `check` must report them missing. The hooks
 // of secondary KFD contexts, which amdkfd has from 7.2 on: `check` must
 // report them not needed before.
-Guest::Guest(const ScenarioKeys &keys)
+QemuGuestRun::QemuGuestRun(const ScenarioKeys &keys)
     : keys_(keys), full_(keys.Get("scope") != "attach"), probes_(keys.Get("probes"))
 {
 	const std::string k = KernelLabel();
@@ -129,7 +129,7 @@ Guest::Guest(const ScenarioKeys &keys)
 // From 7.2, amdkfd refuses to create a KFD process on a machine without a
 // GPU node: open("/dev/kfd") fails with EINVAL and dmesg says "no gpu node!
 // Cannot create KFD process".
-void Guest::KfdRefuses()
+void QemuGuestRun::KfdRefuses()
 {
 	int gpus = 0;
 	const std::string nodes = "/sys/class/kfd/kfd/topology/nodes";
@@ -168,7 +168,7 @@ void Guest::KfdRefuses()
 }
 
 // False, and CHECK skipped naming why, where no KFD process can be made.
-bool Guest::WithProcess(const std::string &check) const
+bool QemuGuestRun::WithProcess(const std::string &check) const
 {
 	if (refuses_.empty())
 		return true;
@@ -177,7 +177,7 @@ bool Guest::WithProcess(const std::string &check) const
 }
 
 // The check NAME with ARGS against this kernel's hooks.
-void Guest::HookCheck(const std::string &name, std::vector<std::string> args) const
+void QemuGuestRun::HookCheck(const std::string &name, std::vector<std::string> args) const
 {
 	args.insert(args.end(),
 		    { "--probes", probes_, "--missing", missing_, "--not-needed", not_needed_ });
@@ -186,8 +186,8 @@ void Guest::HookCheck(const std::string &name, std::vector<std::string> args) co
 
 // `check` with FLAGS: every present hook attached in MODE and TIER
 // (check-LABEL:<probe>, :exit-code).
-void Guest::CheckMode(const std::string &label, const std::string &mode, const std::string &tier,
-		      const std::vector<std::string> &flags) const
+void QemuGuestRun::CheckMode(const std::string &label, const std::string &mode,
+			     const std::string &tier, const std::vector<std::string> &flags) const
 {
 	const std::string g = "check-" + label;
 	const std::string out = "/tmp/" + g + ".out", err = "/tmp/" + g + ".err";
@@ -208,7 +208,7 @@ void Guest::CheckMode(const std::string &label, const std::string &mode, const s
 // kernel's verifier against the real amdgpu BTF (a function the kernel
 // lacks is named, not refused). One result per tier (the compatibility
 // table's "verifier" column).
-void Guest::Verify() const
+void QemuGuestRun::Verify() const
 {
 	const std::string out = "/tmp/check-verify.out", err = "/tmp/check-verify.err";
 	RunFor({ kAgent, "check", "--verify" }, out, err, 240);
@@ -219,7 +219,7 @@ void Guest::Verify() const
 
 // `record` (fentry mode) around one kfdtest: the records field by field,
 // and which kfd_node/kfd_dev flavor CO-RE chose.
-void Guest::Record() const
+void QemuGuestRun::Record() const
 {
 	const std::string capture = "/tmp/run.gpuqcap";
 	SpawnOptions options;
@@ -292,8 +292,8 @@ void Guest::Record() const
 }
 
 // The daemon with FLAGS around one kfdtest (daemon-LABEL:<check>).
-void Guest::DaemonMode(const std::string &label, const std::string &mode,
-		       const std::vector<std::string> &flags) const
+void QemuGuestRun::DaemonMode(const std::string &label, const std::string &mode,
+			      const std::vector<std::string> &flags) const
 {
 	if (!full_)
 		return;
@@ -376,7 +376,7 @@ void Guest::DaemonMode(const std::string &label, const std::string &mode,
 // types the module lacks, from a file (the section the host removed, as
 // split BTF over vmlinux): every hook back on its BTF body, on kprobes
 // (libbpf's btf_custom_path serves CO-RE, not trampolines).
-void Guest::WithoutBtf() const
+void QemuGuestRun::WithoutBtf() const
 {
 	const std::string log = "/tmp/nobtf.txt";
 	const bool loaded = Reload("/nobtf/amdgpu.ko", {}, log);
@@ -401,7 +401,7 @@ void Guest::WithoutBtf() const
 // kprobe that attaches but never fires, so nothing carries creates but the
 // raw syscall tracepoints; they must attach, and the failing create and the
 // exit must be seen through them.
-void Guest::WithoutKprobes()
+void QemuGuestRun::WithoutKprobes()
 {
 	const std::string enabled = "/sys/kernel/debug/kprobes/enabled";
 	if (!WriteText(enabled, "0")) {
@@ -420,7 +420,7 @@ void Guest::WithoutKprobes()
 }
 
 // amdgpu without a GPU: /dev/kfd and a CPU-only topology.
-bool Guest::Load()
+bool QemuGuestRun::Load()
 {
 	const int rc = RunFor({ "modprobe", "amdgpu" }, "/tmp/modprobe.txt", "", 240);
 	Ktime("modprobe-done");
@@ -441,7 +441,7 @@ bool Guest::Load()
 	return false;
 }
 
-void Guest::Run()
+void QemuGuestRun::Run()
 {
 	KfdRefuses();
 	RunFor({ kAgent, "--version" }, "/tmp/agent-version.txt", "", 60) == 0
@@ -482,19 +482,19 @@ int QemuGuest(const std::vector<std::string> &args)
 	ScenarioKeys keys;
 	std::string error;
 	if (!keys.Parse(args, 0, { "scope", "probes", "sched-probes", "tp-probes" }, error))
-		return UsageError("qemu-guest: " + error + "; " + kUsage);
+		return UsageError("qemu-guest: " + error + "; " + kQemuGuestUsage);
 	if ((keys.Get("scope") != "full" && keys.Get("scope") != "attach") ||
 	    keys.Words("probes").empty() || keys.Words("tp-probes").empty())
-		return UsageError(std::string("qemu-guest ") + kUsage);
+		return UsageError(std::string("qemu-guest ") + kQemuGuestUsage);
 	std::signal(SIGPIPE, SIG_IGN);
-	Guest guest(keys);
+	QemuGuestRun guest(keys);
 	if (!guest.Load())
 		return 1;
 	guest.Run();
 	return 0;
 }
 
-const Registration kQemuGuest("qemu-guest", kUsage, QemuGuest);
+const Registration kQemuGuest("qemu-guest", kQemuGuestUsage, QemuGuest);
 
 } // namespace
 } // namespace sim_check

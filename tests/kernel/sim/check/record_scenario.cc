@@ -24,7 +24,7 @@ namespace sim_check
 namespace
 {
 
-const char *const kUsage = "gpus=\"HWS MES\" cgroups=\"A B\" containers=\"A B\"";
+const char *const kRecordUsage = "gpus=\"HWS MES\" cgroups=\"A B\" containers=\"A B\"";
 
 // `--once -o prometheus --replay CAPTURE` into PROM (its stderr in ERRORS).
 void Replay(const std::string &capture, const std::string &prom, const std::string &errors)
@@ -94,12 +94,12 @@ int RecordScenario(const std::vector<std::string> &args)
 	ScenarioKeys keys;
 	std::string error;
 	if (!keys.Parse(args, 0, { "gpus", "cgroups", "containers" }, error))
-		return UsageError("record-scenario: " + error + "; " + kUsage);
+		return UsageError("record-scenario: " + error + "; " + kRecordUsage);
 	const std::vector<std::string> gpus = keys.Words("gpus");
 	const std::vector<std::string> cgroups = keys.Words("cgroups");
 	const std::vector<std::string> containers = keys.Words("containers");
 	if (gpus.size() != 2 || cgroups.size() != 2 || containers.size() != 2)
-		return UsageError(std::string("record-scenario ") + kUsage);
+		return UsageError(std::string("record-scenario ") + kRecordUsage);
 	std::signal(SIGPIPE, SIG_IGN);
 	SimDriver b("r2", cgroups[1]);
 	RecordCommand(gpus, cgroups, containers[0], b);
@@ -118,7 +118,7 @@ int RecordScenario(const std::vector<std::string> &args)
 	return 0;
 }
 
-const Registration kRecordScenario("record-scenario", kUsage, RecordScenario);
+const Registration kRecordScenario("record-scenario", kRecordUsage, RecordScenario);
 
 } // namespace
 } // namespace sim_check

@@ -29,11 +29,11 @@ namespace sim_check
 namespace
 {
 
-const char *const kUsage = "gpus=\"HWS MES\"";
+const char *const kShortLivedUsage = "gpus=\"HWS MES\"";
 const std::string kPod = "/sys/fs/cgroup/kubepods.slice/kubepods-besteffort.slice/"
 			 "kubepods-besteffort-pod7c0ffee0_1234_4abc_8def_0123456789ab.slice";
 const std::string kTasks = "/run/containerd/io.containerd.runtime.v2.task/k8s.io";
-constexpr int kPort = 9464;
+constexpr int kShortLivedPort = 9464;
 
 // Job N's container id: b, then N in 63 digits.
 std::string JobId(int n)
@@ -80,7 +80,7 @@ pid_t StartApiRecord()
 	options.output = "/tmp/api-rec.log";
 	const pid_t pid =
 	    Spawn({ "/bin/gpuq-agent", "record", "--from",
-		    "http://127.0.0.1:" + std::to_string(kPort), "-o", "/tmp/api.cap" },
+		    "http://127.0.0.1:" + std::to_string(kShortLivedPort), "-o", "/tmp/api.cap" },
 		  options);
 	const double t0 = Uptime();
 	while (ReadText("/tmp/api-rec.log").find("until Ctrl-C") == std::string::npos &&
@@ -115,13 +115,13 @@ int ShortLivedScenario(const std::vector<std::string> &args)
 	ScenarioKeys keys;
 	std::string error;
 	if (!keys.Parse(args, 0, { "gpus" }, error))
-		return UsageError("short-lived-scenario: " + error + "; " + kUsage);
+		return UsageError("short-lived-scenario: " + error + "; " + kShortLivedUsage);
 	const std::vector<std::string> gpus = keys.Words("gpus");
 	if (gpus.size() != 2)
-		return UsageError(std::string("short-lived-scenario ") + kUsage);
+		return UsageError(std::string("short-lived-scenario ") + kShortLivedUsage);
 	std::signal(SIGPIPE, SIG_IGN);
 	WriteText("/tmp/agent-short.out", "");
-	GuestAgent agent(kPort, 4, true);
+	GuestAgent agent(kShortLivedPort, 4, true);
 	agent.Start("short", { "--runtime.run-dir", "/run", "--recording.dir", "/tmp/recs" });
 	const pid_t record = StartApiRecord();
 	Jobs(gpus);
@@ -143,7 +143,7 @@ int ShortLivedScenario(const std::vector<std::string> &args)
 	}
 	const int rc = Interrupt(record);
 	Dump("api-record", "/tmp/api-rec.log");
-	Scrape(kPort, "/tmp/m-api.prom");
+	Scrape(kShortLivedPort, "/tmp/m-api.prom");
 	RunFor({ "/bin/gpuq-agent", "--once", "-o", "prometheus", "--replay", "/tmp/api.cap" },
 	       "/tmp/api.prom", "/tmp/api-once.err", 60);
 	const int report_rc =
@@ -158,7 +158,8 @@ int ShortLivedScenario(const std::vector<std::string> &args)
 	return 0;
 }
 
-const Registration kShortLivedScenario("short-lived-scenario", kUsage, ShortLivedScenario);
+const Registration kShortLivedScenario("short-lived-scenario", kShortLivedUsage,
+				       ShortLivedScenario);
 
 } // namespace
 } // namespace sim_check

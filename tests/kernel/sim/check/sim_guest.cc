@@ -46,7 +46,7 @@ namespace sim_check
 namespace
 {
 
-const char *const kUsage =
+const char *const kSimGuestUsage =
     "scope=S only=G,... clients=G,... infer=0|1 probes=\"P...\" "
     "context-probes=\"P...\" args-context-probes=\"P...\" tp-probes=\"P...\"";
 const std::string kSim = "/lib/kfd-sim";
@@ -74,10 +74,10 @@ void Scenario(const std::vector<std::string> &args)
 	Reap(Spawn(argv, SpawnOptions()));
 }
 
-class Guest
+class SimGuestRun
 {
       public:
-	explicit Guest(const ScenarioKeys &keys);
+	explicit SimGuestRun(const ScenarioKeys &keys);
 	bool Load();
 	void Run();
 
@@ -102,7 +102,7 @@ class Guest
 	std::string hws_, mes_, nohws_, mes12_, mes121_;
 };
 
-Guest::Guest(const ScenarioKeys &keys)
+SimGuestRun::SimGuestRun(const ScenarioKeys &keys)
     : keys_(keys), scope_(keys.Get("scope")), probes_(keys.Get("probes"))
 {
 	const std::string label = KernelLabel();
@@ -128,7 +128,7 @@ Guest::Guest(const ScenarioKeys &keys)
 }
 
 // GROUP is in this guest's scope, and `only` is empty or names it.
-bool Guest::Only(const std::string &group) const
+bool SimGuestRun::Only(const std::string &group) const
 {
 	if ((scope_ == "programs" || scope_ == "nobtf") && group != scope_)
 		return false;
@@ -138,14 +138,14 @@ bool Guest::Only(const std::string &group) const
 }
 
 // `only` names GROUP (a group that runs only when asked for).
-bool Guest::Named(const std::string &group) const
+bool SimGuestRun::Named(const std::string &group) const
 {
 	return ("," + keys_.Get("only") + ",").find("," + group + ",") != std::string::npos;
 }
 
 // GPUs by topology node: 1 HWS, 2 MES (v11), 3 NO_HWS, 4 MES v12 (6.5+), 5
 // GC 12.1's MES (7.2+); extra GPUs come after these.
-void Guest::Gpus()
+void SimGuestRun::Gpus()
 {
 	hws_ = GpuOfNode(1);
 	mes_ = GpuOfNode(2);
@@ -164,7 +164,7 @@ void Guest::Gpus()
 	std::fflush(stdout);
 }
 
-bool Guest::Load()
+bool SimGuestRun::Load()
 {
 	std::vector<std::string> insmod = { "insmod", kSim + "/amdgpu.ko" };
 	const std::vector<std::string> parameters = Fields(sim_args_);
@@ -206,7 +206,7 @@ bool Guest::Load()
 // comparison (/tmp/static.in: cgroup v2 id = the kernfs inode number of the
 // cgroup's directory; queue-type labels: the real module's enumerator
 // names, kfd_sim_btf.h).
-void Guest::Containers()
+void SimGuestRun::Containers()
 {
 	mkdir("/sys/fs/cgroup/system.slice", 0755);
 	mkdir(Cgroup(kIdA).c_str(), 0755);
@@ -223,10 +223,11 @@ void Guest::Containers()
 // family groups the tier exports (docs/probe-tiers.md "What each tier
 // gives"); SEEDED_EXACT 0: the tier cannot see the destroys and exits of
 // what was seeded from sysfs.
-void Guest::Lifecycle(const std::string &name, const std::string &mode, const std::string &tier,
-		      const std::string &probes, const std::string &attach_min,
-		      const std::string &gives, const std::string &seeded_exact,
-		      const std::vector<std::string> &flags) const
+void SimGuestRun::Lifecycle(const std::string &name, const std::string &mode,
+			    const std::string &tier, const std::string &probes,
+			    const std::string &attach_min, const std::string &gives,
+			    const std::string &seeded_exact,
+			    const std::vector<std::string> &flags) const
 {
 	std::vector<std::string> args = {
 		"lifecycle",
@@ -248,7 +249,7 @@ void Guest::Lifecycle(const std::string &name, const std::string &mode, const st
 	Scenario(args);
 }
 
-void Guest::Clients(const std::string &tiers) const
+void SimGuestRun::Clients(const std::string &tiers) const
 {
 	Scenario({ "clients-scenario", "tiers=" + tiers, "clients=" + keys_.Get("clients"),
 		   "fifo=" + fifo_, "probes=" + probes_, "tp-probes=" + keys_.Get("tp-probes") });
@@ -262,7 +263,7 @@ void Guest::Clients(const std::string &tiers) const
 // calls, the tracepoint tier decodes the ioctls from sys_enter/sys_exit.
 // Then the forced skips: every other check runs where no program can be
 // skipped; that one makes the kernel skip them, as on a user's host.
-void Guest::WithoutBtf()
+void SimGuestRun::WithoutBtf()
 {
 	const bool loaded = Reload(kSim + "/nobtf/amdgpu.ko", Fields(sim_args_), "/tmp/nobtf.txt");
 	const bool kfd = KfdPresent();
@@ -296,7 +297,7 @@ void Guest::WithoutBtf()
 	WriteText(enabled, "1");
 }
 
-void Guest::Run()
+void SimGuestRun::Run()
 {
 	const std::string gpus2 = "gpus=" + hws_ + " " + mes_;
 	const std::string cgroups = "cgroups=" + Cgroup(kIdA) + " " + Cgroup(kIdB);
@@ -353,20 +354,20 @@ int SimGuest(const std::vector<std::string> &args)
 			{ "scope", "only", "clients", "infer", "probes", "context-probes",
 			  "args-context-probes", "tp-probes" },
 			error))
-		return UsageError("sim-guest: " + error + "; " + kUsage);
+		return UsageError("sim-guest: " + error + "; " + kSimGuestUsage);
 	const std::string scope = keys.Get("scope");
 	if ((scope != "" && scope != "btf" && scope != "nobtf" && scope != "programs") ||
 	    keys.Words("probes").empty() || keys.Words("tp-probes").empty())
-		return UsageError(std::string("sim-guest ") + kUsage);
+		return UsageError(std::string("sim-guest ") + kSimGuestUsage);
 	std::signal(SIGPIPE, SIG_IGN);
-	Guest guest(keys);
+	SimGuestRun guest(keys);
 	if (!guest.Load())
 		return 1;
 	guest.Run();
 	return 0;
 }
 
-const Registration kSimGuest("sim-guest", kUsage, SimGuest);
+const Registration kSimGuest("sim-guest", kSimGuestUsage, SimGuest);
 
 } // namespace
 } // namespace sim_check

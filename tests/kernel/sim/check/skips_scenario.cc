@@ -26,7 +26,7 @@ namespace sim_check
 namespace
 {
 
-const char *const kUsage = "CHECK gpu=HWS cgroup=B";
+const char *const kSkipsUsage = "CHECK gpu=HWS cgroup=B";
 
 // Every thread of PID to POLICY (priority PRIORITY), as `chrt -a -p`.
 void Schedule(pid_t pid, int policy, int priority)
@@ -43,7 +43,7 @@ int SkipsScenario(const std::vector<std::string> &args)
 	std::string error;
 	if (args.empty() || !keys.Parse(args, 1, { "gpu", "cgroup" }, error))
 		return UsageError("skips-scenario: " + (error.empty() ? "no CHECK" : error) + "; " +
-				  kUsage);
+				  kSkipsUsage);
 	const std::string &check = args[0];
 	std::string model = ReadText("/sys/kernel/debug/sched/preempt");
 	model = model.substr(0, model.find('\n'));
@@ -100,7 +100,7 @@ int SkipsScenario(const std::vector<std::string> &args)
 	return 0;
 }
 
-const Registration kSkipsScenario("skips-scenario", kUsage, SkipsScenario);
+const Registration kSkipsScenario("skips-scenario", kSkipsUsage, SkipsScenario);
 
 } // namespace
 } // namespace sim_check

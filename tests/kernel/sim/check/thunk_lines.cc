@@ -69,7 +69,7 @@ int ThunkLines(const std::vector<std::string> &args)
 	return 0;
 }
 
-const Registration kThunkLines("thunk-lines", "EXITED(0|1) TRUTH CGROUP-INODE", ThunkLines);
+const Registration kThunkLinesCommand("thunk-lines", "EXITED(0|1) TRUTH CGROUP-INODE", ThunkLines);
 
 } // namespace
 } // namespace sim_check
