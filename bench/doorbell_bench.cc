@@ -32,7 +32,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -52,6 +51,7 @@
 #else
 #include "amd_hsa_layout.h"
 #endif
+#include "bench_args.h"
 #include "bench_stats.h"
 #include "doorbell_bench.skel.h"
 #include "loader/kernel_features.h"
@@ -218,24 +218,23 @@ class Bpftrace {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Doorbell uprobe cost (see bench/README.md)"};
+  gpuq::bench::Args args{"Doorbell uprobe cost (see bench/README.md)"};
   long calls = 100000;
   int reps = 7;
   bool no_bpftrace = false;
   std::string library = GPUQ_BENCH_HSA_LIBRARY;
-  app.add_option("--calls", calls, "doorbells per measurement");
-  app.add_option("--reps", reps, "interleaved repetitions (medians)");
-  app.add_flag("--no-bpftrace", no_bpftrace, "skip the bpftrace one-liner");
+  args.Add("--calls", calls, "doorbells per measurement");
+  args.Add("--reps", reps, "interleaved repetitions (medians)");
+  args.Flag("--no-bpftrace", no_bpftrace, "skip the bpftrace one-liner");
   bool per_rep = false;
-  app.add_flag("--per-rep", per_rep, "print each rep's ns per call");
+  args.Flag("--per-rep", per_rep, "print each rep's ns per call");
   int cpu = -2;  // the CPU the bench starts on
-  app.add_option("--cpu", cpu,
-                 "the CPU to pin the bench to (default: the one it starts "
-                 "on; -1: not pinned)")
-      ->check(CLI::Range(-1, CPU_SETSIZE - 1));
-  app.add_option("--library", library,
-                 "the libhsa-runtime64.so.1 the loop calls (for the probes)");
-  CLI11_PARSE(app, argc, argv);
+  args.Add("--cpu", cpu, -1, CPU_SETSIZE - 1,
+           "the CPU to pin the bench to (default: the one it starts on; -1: "
+           "not pinned)");
+  args.Add("--library", library,
+           "the libhsa-runtime64.so.1 the loop calls (for the probes)");
+  if (const auto status = args.Parse(argc, argv)) return *status;
   if (!gpuq::HasBpfPrivileges()) {
     std::printf("needs root to attach uprobes\n");
     return 0;

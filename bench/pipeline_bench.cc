@@ -4,7 +4,6 @@
 // noisy machine shifts both sides alike. See bench/README.md.
 #include <fmt/format.h>
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -14,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench_args.h"
 #include "bench_stats.h"
 #include "model/pipeline.h"
 #include "scenario.h"
@@ -101,12 +101,12 @@ int main(int argc, char** argv) {
   params.churn = 500000;
   params.seed = 7;
   int reps = 9;
-  CLI::App app{"Replay throughput: pipeline vs decode-only floor."};
-  app.add_option("--containers", params.containers);
-  app.add_option("--queues-per-container", params.queues_per_container);
-  app.add_option("--churn", params.churn);
-  app.add_option("--reps", reps)->check(CLI::Range(1, 100));
-  CLI11_PARSE(app, argc, argv);
+  gpuq::bench::Args args{"Replay throughput: pipeline vs decode-only floor."};
+  args.Add("--containers", params.containers);
+  args.Add("--queues-per-container", params.queues_per_container);
+  args.Add("--churn", params.churn);
+  args.Add("--reps", reps, 1, 100);
+  if (const auto status = args.Parse(argc, argv)) return *status;
   const std::string invalid = gpuq::ValidateScaleParams(params);
   if (!invalid.empty()) {
     std::fprintf(stderr, "%s\n", invalid.c_str());

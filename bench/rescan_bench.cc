@@ -20,13 +20,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdint>
 #include <fstream>
 #include <string>
 #include <vector>
 
+#include "bench_args.h"
 #include "bench_stats.h"
 #include "submissions/runtime_scanner.h"
 
@@ -74,16 +74,13 @@ size_t MapsLines(pid_t pid) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{
+  gpuq::bench::Args args{
       "Doorbell library rescan cost: every process's maps vs new ones"};
   int processes = 20, regions = 3000, reps = 7;
-  app.add_option("--processes", processes, "holder processes")
-      ->check(CLI::Range(1, 500));
-  app.add_option("--regions", regions, "mappings per holder")
-      ->check(CLI::Range(1, 60000));
-  app.add_option("--reps", reps, "interleaved repetitions")
-      ->check(CLI::Range(1, 100));
-  CLI11_PARSE(app, argc, argv);
+  args.Add("--processes", processes, 1, 500, "holder processes");
+  args.Add("--regions", regions, 1, 60000, "mappings per holder");
+  args.Add("--reps", reps, 1, 100, "interleaved repetitions");
+  if (const auto status = args.Parse(argc, argv)) return *status;
 
   std::vector<pid_t> holders;
   for (int i = 0; i < processes; ++i) {

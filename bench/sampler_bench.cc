@@ -16,13 +16,13 @@
 #include <fmt/format.h>
 #include <time.h>
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "bench_args.h"
 #include "bench_stats.h"
 #include "cli/source_setup.h"
 #include "model/pipeline.h"
@@ -108,20 +108,17 @@ double CpuPerRound(int rounds, Fn&& fn) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"CPU cost of write-index sampling (bench/README.md)"};
+  gpuq::bench::Args args{"CPU cost of write-index sampling (bench/README.md)"};
   std::vector<size_t> sizes = {10, 1000, 10000};
   size_t per_process = 100;
   int reps = 5, rounds = 20;
-  app.add_option("--queues", sizes, "Live queue counts to measure.");
-  app.add_option("--queues-per-process", per_process,
-                 "Queues per writer process (ROCr processes hold a few to a "
-                 "few hundred).")
-      ->check(CLI::Range(size_t{1}, size_t{100000}));
-  app.add_option("--reps", reps, "Repetitions; medians are reported.")
-      ->check(CLI::Range(1, 1000));
-  app.add_option("--rounds", rounds, "Sampling rounds per repetition.")
-      ->check(CLI::Range(1, 100000));
-  CLI11_PARSE(app, argc, argv);
+  args.Add("--queues", sizes, "Live queue counts to measure.");
+  args.Add("--queues-per-process", per_process, size_t{1}, size_t{100000},
+           "Queues per writer process (ROCr processes hold a few to a few "
+           "hundred).");
+  args.Add("--reps", reps, 1, 1000, "Repetitions; medians are reported.");
+  args.Add("--rounds", rounds, 1, 100000, "Sampling rounds per repetition.");
+  if (const auto status = args.Parse(argc, argv)) return *status;
 
   std::vector<Size> all(sizes.size());
   for (size_t i = 0; i < sizes.size(); ++i) {

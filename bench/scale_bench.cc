@@ -17,7 +17,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -29,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_args.h"
 #include "bench_stats.h"
 #include "export/collector.h"
 #include "export/metrics_server.h"
@@ -309,13 +309,14 @@ int main(int argc, char** argv) {
   gpuq::ScaleParams params;
   int node_port = 0;
   int iterations = 30;
-  CLI::App app{"/metrics render cost and RSS at scale, vs node_exporter."};
-  app.add_flag("--child", child, "internal: measure one size");
-  app.add_option("--containers", params.containers);
-  app.add_option("--queues-per-container", params.queues_per_container);
-  app.add_option("--node-port", node_port);
-  app.add_option("--iterations", iterations)->check(CLI::Range(1, 1000));
-  CLI11_PARSE(app, argc, argv);
+  gpuq::bench::Args args{
+      "/metrics render cost and RSS at scale, vs node_exporter."};
+  args.Flag("--child", child, "internal: measure one size");
+  args.Add("--containers", params.containers);
+  args.Add("--queues-per-container", params.queues_per_container);
+  args.Add("--node-port", node_port);
+  args.Add("--iterations", iterations, 1, 1000);
+  if (const auto status = args.Parse(argc, argv)) return *status;
   curl_global_init(CURL_GLOBAL_DEFAULT);
   if (child) return RunChild(params, node_port, iterations);
 

@@ -14,12 +14,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <string>
 #include <vector>
 
+#include "bench_args.h"
 #include "bench_stats.h"
 #include "feature_probe.skel.h"
 #include "gpuq.skel.h"
@@ -50,11 +50,11 @@ double NsPerCall(int n, int fd, bool ioctl_call) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app("gpuq tracepoint-tier overhead per syscall");
+  gpuq::bench::Args args("gpuq tracepoint-tier overhead per syscall");
   int calls = 200000, reps = 7;
-  app.add_option("--calls", calls, "syscalls per measurement");
-  app.add_option("--reps", reps, "rounds (medians reported)");
-  CLI11_PARSE(app, argc, argv);
+  args.Add("--calls", calls, "syscalls per measurement");
+  args.Add("--reps", reps, "rounds (medians reported)");
+  if (const auto status = args.Parse(argc, argv)) return *status;
   if (!gpuq::HasBpfPrivileges()) {
     fmt::print("SKIP: needs root to load BPF programs\n");
     return 0;
