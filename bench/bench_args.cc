@@ -9,43 +9,26 @@ Args::Args(const std::string& description)
 
 Args::~Args() = default;
 
-void Args::Add(const std::string& name, int& value, const std::string& help) {
+template <typename T>
+void Args::Add(const std::string& name, T& value, const std::string& help) {
   app_->add_option(name, value, help);
 }
+template void Args::Add(const std::string&, int&, const std::string&);
+template void Args::Add(const std::string&, long&, const std::string&);
+template void Args::Add(const std::string&, uint32_t&, const std::string&);
+template void Args::Add(const std::string&, size_t&, const std::string&);
+template void Args::Add(const std::string&, std::string&, const std::string&);
+template void Args::Add(const std::string&, std::vector<size_t>&,
+                        const std::string&);
 
-void Args::Add(const std::string& name, long& value, const std::string& help) {
-  app_->add_option(name, value, help);
-}
-
-void Args::Add(const std::string& name, uint32_t& value,
-               const std::string& help) {
-  app_->add_option(name, value, help);
-}
-
-void Args::Add(const std::string& name, size_t& value,
-               const std::string& help) {
-  app_->add_option(name, value, help);
-}
-
-void Args::Add(const std::string& name, std::string& value,
-               const std::string& help) {
-  app_->add_option(name, value, help);
-}
-
-void Args::Add(const std::string& name, std::vector<size_t>& values,
-               const std::string& help) {
-  app_->add_option(name, values, help);
-}
-
-void Args::Add(const std::string& name, int& value, int min, int max,
+template <typename T>
+void Args::Add(const std::string& name, T& value, T min, T max,
                const std::string& help) {
   app_->add_option(name, value, help)->check(CLI::Range(min, max));
 }
-
-void Args::Add(const std::string& name, size_t& value, size_t min, size_t max,
-               const std::string& help) {
-  app_->add_option(name, value, help)->check(CLI::Range(min, max));
-}
+template void Args::Add(const std::string&, int&, int, int, const std::string&);
+template void Args::Add(const std::string&, size_t&, size_t, size_t,
+                        const std::string&);
 
 void Args::Flag(const std::string& name, bool& value, const std::string& help) {
   app_->add_flag(name, value, help);

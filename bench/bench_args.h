@@ -25,21 +25,13 @@ class Args {
   Args& operator=(const Args&) = delete;
 
   /// An option NAME ("--reps") that sets VALUE; its default is VALUE's value.
-  void Add(const std::string& name, int& value, const std::string& help = "");
-  void Add(const std::string& name, long& value, const std::string& help = "");
-  void Add(const std::string& name, uint32_t& value,
-           const std::string& help = "");
-  /// size_t: uint64_t too (LP64).
-  void Add(const std::string& name, size_t& value,
-           const std::string& help = "");
-  void Add(const std::string& name, std::string& value,
-           const std::string& help = "");
-  void Add(const std::string& name, std::vector<size_t>& values,
-           const std::string& help = "");
-  /// The same, refusing a value outside [MIN, MAX].
-  void Add(const std::string& name, int& value, int min, int max,
-           const std::string& help = "");
-  void Add(const std::string& name, size_t& value, size_t min, size_t max,
+  /// For int, long, uint32_t, size_t (uint64_t too, LP64), std::string and
+  /// std::vector<size_t>: bench_args.cc instantiates those.
+  template <typename T>
+  void Add(const std::string& name, T& value, const std::string& help = "");
+  /// The same, refusing a value outside [MIN, MAX] (int and size_t).
+  template <typename T>
+  void Add(const std::string& name, T& value, T min, T max,
            const std::string& help = "");
   /// A flag NAME that sets VALUE to true.
   void Flag(const std::string& name, bool& value, const std::string& help);
