@@ -9,7 +9,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 
 if [ ! -f "$build/CMakeCache.txt" ]; then
-  cmake -S "$root" -B "$build" -DGPUQ_BUILD_TESTS=ON
+  CMAKE_GENERATOR=${CMAKE_GENERATOR:-Ninja} cmake -S "$root" -B "$build" -DGPUQ_BUILD_TESTS=ON
 fi
 cmake --build "$build" -j"$(nproc)" \
   --target gpuq-bench-pipeline gpuq-bench-scale gpuq-bench-doorbell \

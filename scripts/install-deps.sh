@@ -2,7 +2,7 @@
 # Installs the Debian 12 packages gpuq-agent needs. `--test` adds what the
 # test tiers use. Idempotent; needs root (apt-get).
 set -euo pipefail
-BUILD=(build-essential cmake pkg-config git clang clang-format llvm bpftool libbpf-dev
+BUILD=(build-essential cmake ninja-build pkg-config git clang clang-format llvm bpftool libbpf-dev
   libelf-dev zlib1g-dev libzstd-dev prometheus-cpp-dev libcli11-dev libfmt-dev
   nlohmann-json3-dev libcurl4-openssl-dev libssl-dev libncurses-dev libcrypt-dev
   libyaml-dev libcap-dev help2man)
