@@ -37,11 +37,11 @@ run_tier() {
 }
 # Every tier but the kernel ones, as many tests at a time as there are cores:
 # most wait on processes, servers and containers more than they compute.
-# Then the two kernel tiers, one after the other: each runs its QEMU guests
-# on every core itself (tests/kernel/guest_slot.sh). Measured on 2 cores:
+# Then the two kernel tiers side by side, their QEMU guests sharing the
+# cores (tests/kernel/guest_slot.sh). Measured on 2 cores:
 # docs/test-suite-time.md.
 run_tier -j"$(nproc)" -L 'unit|replay|bpf|e2e|lint|deploy|browser|rocm|sanitize|fuzz' -LE kernel
-run_tier -L kernel
+run_tier -j2 -L kernel
 cat "$failed"
 "$ROOT/tests/lib/survivors.sh" "$GPUQ_TEST_RUN" || status=1
 exit "$status"

@@ -64,6 +64,33 @@ else
   fail "no waiting mark is left behind" "$(ls "$T/slots")"
 fi
 
+# A tier whose guests go first (the simulator's) holds the cores from its
+# start (qemu_lib.sh slots_first_hold): a plain waiter finds both slots free
+# yet waits until the tier releases its mark, as run_guests does once the
+# tier's last guest is started.
+: > "$T/log"
+start_bg env GPUQ_GUEST_SLOT_FIRST=1 bash -c "SRC=$SRC WORK=$T CACHE=$T; . $SRC/tests/lib/assert.sh; \
+  . $SRC/tests/kernel/qemu_lib.sh; slots_first_hold; echo held >> $T/log; sleep 1.5; \
+  echo released >> $T/log; slots_first_release; sleep 0.5"
+tier=$BG_PID
+sleep 0.5
+start_bg bash -c "$SLOT $(job plain 0 0)"
+plain=$BG_PID
+wait "$plain"
+wait "$tier"
+order=$(tr '\n' ' ' < "$T/log")
+if [ "$order" = "held released start plain end plain " ]; then
+  pass "a plain waiter leaves free slots to a tier holding them first until it releases them"
+else
+  fail "a plain waiter leaves free slots to a tier holding them first" "log: $order"
+fi
+leftover=$(find "$T/slots" -name 'first.*' | wc -l)
+if [ "$leftover" = 0 ]; then
+  pass "the tier's mark is gone once released"
+else
+  fail "the tier's mark is gone once released" "$(ls "$T/slots")"
+fi
+
 # A guest runs at nice 0 though its tier's host work runs at nice 10.
 nice -n 10 "$SLOT" sh -c "nice > $T/niceness" 2> "$T/nice.err"
 if [ "$(id -u)" != 0 ]; then

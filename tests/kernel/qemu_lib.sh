@@ -45,10 +45,30 @@ since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 
 # The tier's host-side work (downloads, unpacking, initramfs and module
 # builds, judging) runs at nice 10 from here on, its guests at nice 0
-# (guest_slot.sh): beside the other kernel tier (ctest -j2 -L kernel; the
-# suite runs them one after the other) that work takes what the guests
-# leave, not a guest's core.
+# (guest_slot.sh): beside the other kernel tier (ctest -j2 -L kernel, as
+# scripts/test.sh runs them) that work takes what the guests leave, not a
+# guest's core.
 renice -n 10 -p $$ > /dev/null
+
+# slots_first_hold / slots_first_release: a tier whose guests go first
+# (GPUQ_GUEST_SLOT_FIRST=1, the simulator's) marks itself waiting from its
+# start, so that while it prepares the other tier's guests leave the cores to
+# the guests it is about to start (guest_slot.sh honours the mark of a live
+# process); run_guests releases it once the tier's last guest is started,
+# and the tier's exit if it never got there.
+SLOT_MARK=""
+slots_first_hold() {
+  [ "${GPUQ_GUEST_SLOT_FIRST:-0}" = 1 ] || return 0
+  local dir=${GPUQ_GUEST_SLOTS:-/run/lock/gpuq-guest-slots}
+  mkdir -p "$dir" || return 0
+  SLOT_MARK=$dir/first.$$
+  : > "$SLOT_MARK"
+  trap slots_first_release EXIT
+}
+slots_first_release() {
+  [ -z "$SLOT_MARK" ] || rm -f "$SLOT_MARK"
+  SLOT_MARK=""
+}
 
 # prepare_lock / prepare_unlock: the kernel tiers run side by side (their
 # guests share the cores through guest_slot.sh), but one at a time installs
@@ -531,6 +551,7 @@ run_guests() {
       "$start" "$entry" || continue
       label_of[${QEMU_PID[$label]}]=$label
     done
+    [ ${#queue[@]} -gt 0 ] || slots_first_release
     [ ${#label_of[@]} -gt 0 ] || break
     pids=("${!label_of[@]}")
     pid=""

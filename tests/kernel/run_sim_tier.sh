@@ -51,14 +51,16 @@ HERE=$SRC/tests/kernel
 SIMSRC=$HERE/sim
 KERNELS=${GPUQ_KTEST_KERNELS:-}
 BOOT_TIMEOUT=${GPUQ_KTEST_BOOT_TIMEOUT:-2400}
-# This tier's guests are the longest (14-20 min): they take a free core
-# before the QEMU tier's when both wait (guest_slot.sh).
+# This tier's guests are the longest (its 7.3 pair 200-600 s each): they
+# take a free core before the QEMU tier's when both wait (guest_slot.sh),
+# and from the tier's start, while it prepares (slots_first_hold).
 export GPUQ_GUEST_SLOT_FIRST=${GPUQ_GUEST_SLOT_FIRST:-1}
 WORK=${GPUQ_KTEST_WORKDIR:-$(mktemp -d /tmp/gpuq-simtest.XXXXXX)}
 mkdir -p "$WORK" "$CACHE"
 rm -f "$WORK/compat.tsv"
 T_START=$(date +%s)
 . "$HERE/qemu_lib.sh"
+slots_first_hold
 prepare_lock
 # The simulator tier runs on the newest series apt serves (7.3 when this
 # was written), the end of what users run where amdkfd's shape changes most
