@@ -21,18 +21,28 @@
 #
 # Exits with CMD's status. A slot is an flock on slot.N, held by this shell's
 # descriptor and the ones CMD inherits, so it is freed however they end.
+#
+# guest_slot.sh --mark PID: prints the path of PID's waiting mark (the
+# directory made), for a tier that holds the slots first from its start
+# (qemu_lib.sh slots_first_hold): while a file there names a live PID,
+# guests without GPUQ_GUEST_SLOT_FIRST wait.
 set -u
 dir=${GPUQ_GUEST_SLOTS:-/run/lock/gpuq-guest-slots}
 jobs=${GPUQ_KTEST_JOBS:-$(nproc)}
 first=${GPUQ_GUEST_SLOT_FIRST:-0}
-if [ $# -eq 0 ]; then
-  echo "usage: $0 CMD..." >&2
+if [ $# -eq 0 ] || { [ "$1" = --mark ] && [ $# != 2 ]; }; then
+  echo "usage: $0 CMD... | $0 --mark PID" >&2
   exit 2
 fi
 mkdir -p "$dir" || exit 2
+mark_of() { echo "$dir/first.$1"; }
+if [ "$1" = --mark ]; then
+  mark_of "$2"
+  exit 0
+fi
 wants=""
 if [ "$first" = 1 ]; then
-  wants=$dir/first.$$
+  wants=$(mark_of $$)
   : > "$wants" || exit 2
   trap 'rm -f "$wants"' EXIT
 fi

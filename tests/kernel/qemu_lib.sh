@@ -53,16 +53,15 @@ renice -n 10 -p $$ > /dev/null
 # slots_first_hold / slots_first_release: a tier whose guests go first
 # (GPUQ_GUEST_SLOT_FIRST=1, the simulator's) marks itself waiting from its
 # start, so that while it prepares the other tier's guests leave the cores to
-# the guests it is about to start (guest_slot.sh honours the mark of a live
-# process); run_guests releases it once the tier's last guest is started,
-# and the tier's exit if it never got there.
+# the guests it is about to start (guest_slot.sh --mark: the mark it honours,
+# of a live process); run_guests releases it once the tier's last guest is
+# started, and the tier's exit if it never got there.
 SLOT_MARK=""
 slots_first_hold() {
   [ "${GPUQ_GUEST_SLOT_FIRST:-0}" = 1 ] || return 0
-  local dir=${GPUQ_GUEST_SLOTS:-/run/lock/gpuq-guest-slots}
-  mkdir -p "$dir" || return 0
-  SLOT_MARK=$dir/first.$$
-  : > "$SLOT_MARK"
+  local mark
+  mark=$("$SRC/tests/kernel/guest_slot.sh" --mark $$) && : > "$mark" || return 0
+  SLOT_MARK=$mark
   trap slots_first_release EXIT
 }
 slots_first_release() {
