@@ -48,10 +48,9 @@ fi
 export CONTAINERS_CONF=$SRC/tests/lib/containers.conf
 
 # A pod's infra container is podman's pause image, which podman 4.3 builds
-# locally from catatonit (no registry to pull one from).
-if ! command -v catatonit > /dev/null; then
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends catatonit > /dev/null 2>&1
-fi
+# locally from catatonit (no registry to pull one from); a test package
+# (scripts/install-deps.sh), not installed here: apt beside the other tests
+# would take the dpkg lock from under them.
 if ! command -v catatonit > /dev/null; then
   skip "podman kube play: missing catatonit, which podman builds the pod's pause image from (Debian: catatonit)"
   summary
