@@ -572,10 +572,7 @@ judge_markers() {
   local out
   expected_checks "${GUEST_SCOPE[$1]:-}" "$1" > "$WORK/expected-$1"
   out=$("$CHECKER" judge-guest "$1" "$2" "$WORK/expected-$1" "$BOOT_RC")
-  printf '%s\n' "$out"
-  PASSED=$((PASSED + $(grep -c '^ok   - ' <<< "$out")))
-  FAILED=$((FAILED + $(grep -c '^FAIL - ' <<< "$out")))
-  SKIPPED=$((SKIPPED + $(grep -c '^skip - ' <<< "$out")))
+  tally "$out"
 }
 
 # require_checker: CHECKER (the caller's: the build tree's sim_check beside

@@ -7,6 +7,14 @@ SKIPPED=0
 pass() { PASSED=$((PASSED + 1)); echo "ok   - $1"; }
 fail() { FAILED=$((FAILED + 1)); echo "FAIL - $1"; [ -n "${2:-}" ] && printf '%s\n' "$2" | sed 's/^/       /'; }
 skip() { SKIPPED=$((SKIPPED + 1)); echo "skip - $1"; }
+# tally TEXT: TEXT's check lines (another process's ok/FAIL/skip lines),
+# printed and counted as this script's own.
+tally() {
+  printf '%s\n' "$1"
+  PASSED=$((PASSED + $(grep -c '^ok   - ' <<< "$1")))
+  FAILED=$((FAILED + $(grep -c '^FAIL - ' <<< "$1")))
+  SKIPPED=$((SKIPPED + $(grep -c '^skip - ' <<< "$1")))
+}
 
 # run CMD...: runs with a timeout, sets RC, OUT (stdout) and ERR (stderr).
 run() {
