@@ -8,8 +8,9 @@ set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 
+# A new build directory is made as scripts/build.sh makes one (its generator).
 if [ ! -f "$build/CMakeCache.txt" ]; then
-  CMAKE_GENERATOR=${CMAKE_GENERATOR:-Ninja} cmake -S "$root" -B "$build" -DGPUQ_BUILD_TESTS=ON
+  GPUQ_BUILD_DIR=$build "$root/scripts/build.sh" >/dev/null
 fi
 cmake --build "$build" -j"$(nproc)" \
   --target gpuq-bench-pipeline gpuq-bench-scale gpuq-bench-doorbell \
