@@ -254,7 +254,7 @@ int RunCheck(const Options& options) {
   const PlanOptions plan_options{options.allow_fentry, options.probe_tier};
   if (privileged) {
     loader = BpfLoader::Load({options.paths, options.allow_fentry,
-                              options.probe_tier, options.btf_path},
+                              options.probe_tier, options.btf_path, &f},
                              &status, &error, &summary);
   } else {
     const std::vector<HookPlan> plans = PlanHooks(f, plan_options);

@@ -210,7 +210,9 @@ std::unique_ptr<BpfLoader> BpfLoader::Load(const Options& options,
                                            std::string* error,
                                            std::string* summary) {
   InstallLogger();
-  KernelFeatures features = ProbeKernel(options.paths, HookFunctions());
+  KernelFeatures features = options.probed != nullptr
+                                ? *options.probed
+                                : ProbeKernel(options.paths, HookFunctions());
   CustomBtf custom;
   if (!options.btf_path.empty()) {
     if (!PrepareCustomBtf(options.btf_path,

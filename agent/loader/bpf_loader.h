@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "loader/hooks.h"
+#include "loader/kernel_features.h"
 #include "loader/probe_status.h"
 
 struct gpuq_bpf;
@@ -27,6 +28,10 @@ class BpfLoader {
     TierRequest request = TierRequest::kAuto;
     /// --btf FILE: amdgpu's types from this BTF (loader/custom_btf.h).
     std::string btf_path{};
+    /// What ProbeKernel found for `paths` and HookFunctions(), where the
+    /// caller probed already (`check` prints it): else Load probes. Under
+    /// QEMU's TCG one probe is seconds (kallsyms, BTF, feature probes).
+    const KernelFeatures* probed = nullptr;
   };
 
   /// Plans, loads and attaches. Returns nullptr when nothing could be

@@ -9,74 +9,41 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
 #include "common/sysfs_read.h"
+#include "loader/kallsyms_scan.h"
 
 namespace gpuq {
 namespace {
 
-// "name.constprop.0" / "name.isra.0": a copy GCC made with some arguments
-// removed or changed, which callers call instead of `name` (".cold" and
-// ".part" parts are entered through `name` itself). `name` if so, else "".
-std::string CloneOf(const std::string& symbol) {
-  for (const char* kind : {".constprop.", ".isra."}) {
-    const size_t at = symbol.find(kind);
-    if (at != std::string::npos && at > 0) return symbol.substr(0, at);
-  }
-  return "";
-}
-
-void ScanKallsyms(const std::string& path,
-                  const std::vector<std::string>& wanted, KernelFeatures* out) {
-  const std::set<std::string> want(wanted.begin(), wanted.end());
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    // "ffffffffc0a01230 t kfd_procfs_add_queue\t[amdgpu]"
-    std::istringstream fields(line);
-    std::string addr, type, name, module;
-    fields >> addr >> type >> name >> module;
-    if (module == "[amdgpu]") out->amdgpu_loaded = true;
-    if (type != "t" && type != "T") continue;
-    if (want.count(name) != 0) out->kallsyms.insert(name);
-    if (module == "[amdgpu]" && name == "kfd_ioctl_create_process") {
-      out->kfd_contexts = true;
-    }
-    const std::string cloned = CloneOf(name);
-    if (!cloned.empty() && want.count(cloned) != 0) out->clones[cloned] = name;
-  }
-}
-
-// Whether struct `type` of `b` has member `member`.
-bool HasMember(const btf* b, const char* type, const char* member) {
-  const int id = btf__find_by_name_kind(b, type, BTF_KIND_STRUCT);
+// Whether struct `id` of `b` has member `member`.
+bool HasMember(const btf* b, int id, std::string_view member) {
   if (id <= 0) return false;
   const btf_type* t = btf__type_by_id(b, id);
   const btf_member* m = btf_members(t);
   for (int i = 0; i < btf_vlen(t); ++i, ++m) {
     const char* name = btf__name_by_offset(b, m->name_off);
-    if (name != nullptr && std::string(name) == member) return true;
+    if (name != nullptr && name == member) return true;
   }
   return false;
 }
 
-// Parameters of FUNC `fn` in `b` (-1: no such FUNC).
-int ParamCount(const btf* b, const char* fn) {
-  const int id = btf__find_by_name_kind(b, fn, BTF_KIND_FUNC);
+// Parameters of FUNC `id` in `b` (-1: no such FUNC).
+int ParamCount(const btf* b, int id) {
   if (id <= 0) return -1;
   const btf_type* proto = btf__type_by_id(b, btf__type_by_id(b, id)->type);
   return proto == nullptr ? -1 : btf_vlen(proto);
 }
 
-// Whether enum `type` of `b` has enumerator `name`.
-bool HasEnumerator(const btf* b, const char* type, const char* name) {
-  const int id = btf__find_by_name_kind(b, type, BTF_KIND_ENUM);
+// Whether enum `id` of `b` has enumerator `name`.
+bool HasEnumerator(const btf* b, int id, std::string_view name) {
   if (id <= 0) return false;
   const btf_type* t = btf__type_by_id(b, id);
   const struct btf_enum* e = btf_enum(t);
   for (int i = 0; i < btf_vlen(t); ++i, ++e) {
     const char* n = btf__name_by_offset(b, e->name_off);
-    if (n != nullptr && std::string(n) == name) return true;
+    if (n != nullptr && n == name) return true;
   }
   return false;
 }
@@ -98,21 +65,43 @@ void ScanBtf(const std::string& btf_dir, const std::vector<std::string>& wanted,
     amdgpu = btf__parse_split((btf_dir + "/amdgpu").c_str(), vmlinux);
     if (libbpf_get_error(amdgpu) != 0) amdgpu = nullptr;
   }
-  // Split BTF resolves base types too, so one lookup covers both.
+  // Split BTF resolves base types too, so one pass covers both. One pass
+  // over every type (about 150k) rather than a linear
+  // btf__find_by_name_kind per name: every agent start does this. Each id
+  // is the first of its name and kind, as btf__find_by_name_kind's.
   const btf* search = amdgpu != nullptr ? amdgpu : vmlinux;
-  for (const std::string& fn : wanted) {
-    if (btf__find_by_name_kind(search, fn.c_str(), BTF_KIND_FUNC) > 0) {
-      out->btf_funcs.insert(fn);
+  const std::set<std::string, std::less<>> want(wanted.begin(), wanted.end());
+  int kfd_process = 0, queue = 0, evict_queues = 0, bpf_func_id = 0;
+  const auto first = [](int* id, unsigned found) {
+    if (*id == 0) *id = static_cast<int>(found);
+  };
+  const unsigned count = btf__type_cnt(search);
+  const unsigned vmlinux_count = btf__type_cnt(vmlinux);
+  for (unsigned id = 1; id < count; ++id) {
+    const btf_type* t = btf__type_by_id(search, id);
+    const unsigned kind = btf_kind(t);
+    if (kind != BTF_KIND_FUNC && kind != BTF_KIND_STRUCT &&
+        kind != BTF_KIND_ENUM) {
+      continue;
+    }
+    const char* text = btf__name_by_offset(search, t->name_off);
+    if (text == nullptr || *text == '\0') continue;
+    const std::string_view name(text);
+    if (kind == BTF_KIND_FUNC) {
+      if (want.find(name) != want.end()) out->btf_funcs.emplace(name);
+      if (name == "kfd_process_evict_queues") first(&evict_queues, id);
+    } else if (kind == BTF_KIND_STRUCT) {
+      if (name == "kfd_process") first(&kfd_process, id);
+      if (name == "queue") first(&queue, id);
+    } else if (id < vmlinux_count && name == "bpf_func_id") {
+      first(&bpf_func_id, id);
     }
   }
-  out->kfd_types =
-      btf__find_by_name_kind(search, "kfd_process", BTF_KIND_STRUCT) > 0 &&
-      btf__find_by_name_kind(search, "queue", BTF_KIND_STRUCT) > 0;
-  out->func_ret =
-      HasEnumerator(vmlinux, "bpf_func_id", "BPF_FUNC_get_func_ret");
+  out->kfd_types = kfd_process > 0 && queue > 0;
+  out->func_ret = HasEnumerator(search, bpf_func_id, "BPF_FUNC_get_func_ret");
   if (out->kfd_types) {
-    out->kfd_contexts = HasMember(search, "kfd_process", "context_id");
-    const int params = ParamCount(search, "kfd_process_evict_queues");
+    out->kfd_contexts = HasMember(search, kfd_process, "context_id");
+    const int params = ParamCount(search, evict_queues);
     if (params >= 0) out->evict_trigger = params >= 2;
   }
   if (amdgpu != nullptr) btf__free(amdgpu);
@@ -220,7 +209,11 @@ KernelFeatures ProbeKernel(const HostPaths& paths,
   ReadPreemptModel(Slurp(paths.sysfs + "/kernel/debug/sched/preempt"),
                    Slurp(paths.procfs + "/cmdline"),
                    Slurp(paths.procfs + "/sys/kernel/version"), &f);
-  ScanKallsyms(paths.procfs + "/kallsyms", functions, &f);
+  KallsymsScan symbols = ScanKallsyms(paths.procfs + "/kallsyms", functions);
+  f.kallsyms = std::move(symbols.present);
+  f.clones = std::move(symbols.clones);
+  f.amdgpu_loaded = symbols.amdgpu_loaded;
+  f.kfd_contexts = symbols.kfd_create_process;
   ScanBtf(paths.KernelBtf(), functions, &f);
   // Guesses, replaced by what the feature probes see when they can run.
   f.fentry = f.vmlinux_btf;
