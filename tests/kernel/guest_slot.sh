@@ -25,7 +25,10 @@
 # guest_slot.sh --mark PID: prints the path of PID's waiting mark (the
 # directory made), for a tier that holds the slots first from its start
 # (qemu_lib.sh slots_first_hold): while a file there names a live PID,
-# guests without GPUQ_GUEST_SLOT_FIRST wait.
+# guests without GPUQ_GUEST_SLOT_FIRST wait. GPUQ_GUEST_SLOT_HANDOFF=MARK
+# (with GPUQ_GUEST_SLOT_FIRST=1): the tier's mark, removed once this
+# guest's own is in place, so that no other guest can take a slot between
+# the two (qemu_lib.sh run_guests hands it to the tier's last guest).
 set -u
 dir=${GPUQ_GUEST_SLOTS:-/run/lock/gpuq-guest-slots}
 jobs=${GPUQ_KTEST_JOBS:-$(nproc)}
@@ -45,6 +48,7 @@ if [ "$first" = 1 ]; then
   wants=$(mark_of $$)
   : > "$wants" || exit 2
   trap 'rm -f "$wants"' EXIT
+  [ -z "${GPUQ_GUEST_SLOT_HANDOFF:-}" ] || rm -f "$GPUQ_GUEST_SLOT_HANDOFF"
 fi
 
 # Another live guest marked first is waiting (a stale mark of a killed

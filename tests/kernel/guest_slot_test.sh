@@ -2,7 +2,8 @@
 # guest_slot.sh: never more commands at once than slots, every command runs
 # and gets its exit status back, and a waiter marked first
 # (GPUQ_GUEST_SLOT_FIRST=1, the simulator tier's long guests) takes the next
-# free slot before one that waited longer, and every command runs at nice 0
+# free slot before one that waited longer, a tier's last guest takes the
+# tier's mark over (run_guests), and every command runs at nice 0
 # (the tiers' host work runs at nice 10). Commands here are sleeps standing
 # in for TCG guests; the kernel tiers run the real ones through it.
 set -u
@@ -16,6 +17,20 @@ export GPUQ_GUEST_SLOTS=$T/slots GPUQ_KTEST_JOBS=2
 
 # job NAME SECONDS RC: appends "start NAME", sleeps, appends "end NAME".
 job() { echo "sh -c 'echo start $1 >> $T/log; sleep $2; echo end $1 >> $T/log; exit $3'"; }
+
+# order_with_plain_waiter DELAY [VAR=VALUE...]: the tier just started
+# (BG_PID); DELAY s later a plain waiter (job "plain", with the VARs); once
+# both ended, ORDER is the log.
+order_with_plain_waiter() {
+  local tier=$BG_PID plain
+  sleep "$1"
+  shift
+  start_bg env "$@" bash -c "$SLOT $(job plain 0 0)"
+  plain=$BG_PID
+  wait "$plain"
+  wait "$tier"
+  order=$(tr '\n' ' ' < "$T/log")
+}
 
 # Three commands on two slots: at most two at once, each one's status kept.
 pids=()
@@ -72,13 +87,7 @@ fi
 start_bg env GPUQ_GUEST_SLOT_FIRST=1 bash -c "SRC=$SRC WORK=$T CACHE=$T; . $SRC/tests/lib/assert.sh; \
   . $SRC/tests/kernel/qemu_lib.sh; slots_first_hold; echo held >> $T/log; sleep 1.5; \
   echo released >> $T/log; slots_first_release; sleep 0.5"
-tier=$BG_PID
-sleep 0.5
-start_bg bash -c "$SLOT $(job plain 0 0)"
-plain=$BG_PID
-wait "$plain"
-wait "$tier"
-order=$(tr '\n' ' ' < "$T/log")
+order_with_plain_waiter 0.5
 if [ "$order" = "held released start plain end plain " ]; then
   pass "a plain waiter leaves free slots to a tier holding them first until it releases them"
 else
@@ -89,6 +98,43 @@ if [ "$leftover" = 0 ]; then
   pass "the tier's mark is gone once released"
 else
   fail "the tier's mark is gone once released" "$(ls "$T/slots")"
+fi
+
+# The tier's last guest takes its mark over (qemu_lib.sh run_guests,
+# GPUQ_GUEST_SLOT_HANDOFF). One slot, the tier's two guests and a plain
+# waiter waiting from the start: the last guest's guest_slot.sh starts 0.7 s
+# after run_guests started it (at nice 10 beside two busy guests it can),
+# yet the plain waiter does not take the slot meant for it, and the tier's
+# mark is gone once that guest holds the slot, while the tier still runs.
+: > "$T/log"
+cat > "$T/tier.sh" << 'EOF'
+WORK=$T CACHE=$T
+. "$SRC/tests/lib/assert.sh"
+. "$SRC/tests/kernel/qemu_lib.sh"
+declare -A QEMU_PID QEMU_LOG QEMU_T0 QEMU_INITRD
+late_start() {
+  local label=$1
+  QEMU_LOG[$label]=$T/$label.log QEMU_T0[$label]=$(now) QEMU_INITRD[$label]=$T/$label.none
+  : > "$T/$label.log.raw"
+  start_bg sh -c "sleep 0.7; exec $SLOT sh -c 'echo start $label >> $T/log; sleep 0.5; echo end $label >> $T/log'"
+  QEMU_PID[$label]=$BG_PID
+}
+marks_after() { find "$T/slots" -name 'first.*' | wc -l > "$T/marks-after-$1"; }
+slots_first_hold
+run_guests late_start marks_after g1 g2
+EOF
+start_bg env SRC="$SRC" T="$T" SLOT="$SLOT" GPUQ_GUEST_SLOT_FIRST=1 GPUQ_KTEST_JOBS=1 \
+  bash "$T/tier.sh" > "$T/tier.out" 2>&1
+order_with_plain_waiter 0.3 GPUQ_KTEST_JOBS=1
+if [ "$order" = "start g1 end g1 start g2 end g2 start plain end plain " ]; then
+  pass "the tier's last guest takes the slot meant for it though its guest_slot.sh starts late"
+else
+  fail "the tier's last guest takes the slot meant for it" "log: $order; tier: $(tr '\n' ' ' < "$T/tier.out")"
+fi
+if [ "$(cat "$T/marks-after-g2" 2> /dev/null)" = 0 ]; then
+  pass "the tier's mark is gone once its last guest holds a slot"
+else
+  fail "the tier's mark is gone once its last guest holds a slot" "marks while the tier judged g2: $(cat "$T/marks-after-g2" 2> /dev/null)"
 fi
 
 # A guest runs at nice 0 though its tier's host work runs at nice 10.
