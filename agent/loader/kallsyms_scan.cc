@@ -92,9 +92,9 @@ KallsymsScan ScanKallsyms(const std::string& path,
     }
     if (rest.size() == kBuffer) {
       scanner.Line(rest);
-      rest = {};
+      rest.remove_prefix(rest.size());
     }
-    std::memmove(buffer.data(), rest.data(), rest.size());
+    if (!rest.empty()) std::memmove(buffer.data(), rest.data(), rest.size());
     filled = rest.size();
   }
   close(fd);
