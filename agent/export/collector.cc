@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <map>
 #include <utility>
 
@@ -846,8 +847,11 @@ PacketClassLabels PacketClassLabelsOf(uint32_t packet_class) {
 }
 
 std::string ErrnoLabel(int32_t error) {
-  const int code = error < 0 ? -error : error;
-  const char* name = strerrorname_np(code);
+  // The magnitude in 64 bits: a capture's or the kernel's value can be
+  // INT32_MIN, whose negation overflows an int32 (found by fuzz_capture).
+  const int64_t code = error < 0 ? -static_cast<int64_t>(error) : error;
+  const char* name =
+      code <= INT32_MAX ? strerrorname_np(static_cast<int>(code)) : nullptr;
   return name != nullptr ? name : fmt::format("errno_{}", code);
 }
 

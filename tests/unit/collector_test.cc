@@ -163,6 +163,17 @@ std::vector<MetricFamily> LiveFamilies() {
 
 // Whether the kernel applies queue priorities: one series, live only (a
 // replay's capture does not say which kernel recorded it).
+// The errno label of a failure: the kernel returns -errno, a capture may
+// hold any int32, INT32_MIN included (whose negation overflows an int32).
+TEST(CollectorTest, ErrnoLabelOfAnyInt32) {
+  EXPECT_EQ(ErrnoLabel(-22), "EINVAL");
+  EXPECT_EQ(ErrnoLabel(22), "EINVAL");
+  EXPECT_EQ(ErrnoLabel(0), "0");
+  EXPECT_EQ(ErrnoLabel(-100000), "errno_100000");
+  EXPECT_EQ(ErrnoLabel(INT32_MIN), "errno_2147483648");
+  EXPECT_EQ(ErrnoLabel(INT32_MAX), "errno_2147483647");
+}
+
 TEST(CollectorTest, KernelQueuePriorityInfoIsLiveOnly) {
   Snapshot live;
   live.queue_priority = QueuePriorityOfRelease("7.3.4+deb13-amd64");
