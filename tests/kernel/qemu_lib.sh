@@ -539,7 +539,7 @@ compat_skipped() {
 # (and a slowed guest may hit BOOT_TIMEOUT).
 KTEST_JOBS=${GPUQ_KTEST_JOBS:-$(nproc)}
 run_guests() {
-  local start=$1 judge=$2 entry label pid rc pids=()
+  local start=$1 judge=$2 entry label pid rc handoff pids=()
   shift 2
   local queue=("$@")
   declare -A label_of=()
@@ -548,16 +548,14 @@ run_guests() {
       entry=${queue[0]}
       queue=("${queue[@]:1}")
       label=${entry%% *}
-      if [ ${#queue[@]} = 0 ] && [ -n "$SLOT_MARK" ]; then
-        # The last guest takes the tier's mark over: released here, before
-        # that guest's guest_slot.sh (at nice 10 beside two busy guests) has
-        # marked itself, the other tier's waiting guest could take the slot
-        # meant for it (the simulator's programs guest once waited 175 s).
-        GPUQ_GUEST_SLOT_HANDOFF=$SLOT_MARK "$start" "$entry" || continue
-        SLOT_MARK=""
-      else
-        "$start" "$entry" || continue
-      fi
+      # The last guest takes the tier's mark over: released here, before
+      # that guest's guest_slot.sh (at nice 10 beside two busy guests) has
+      # marked itself, the other tier's waiting guest could take the slot
+      # meant for it, and the last guest would wait for that whole guest.
+      handoff=""
+      [ ${#queue[@]} -gt 0 ] || handoff=$SLOT_MARK
+      GPUQ_GUEST_SLOT_HANDOFF=$handoff "$start" "$entry" || continue
+      [ -z "$handoff" ] || SLOT_MARK=""
       label_of[${QEMU_PID[$label]}]=$label
     done
     [ ${#queue[@]} -gt 0 ] || slots_first_release
