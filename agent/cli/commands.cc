@@ -289,7 +289,7 @@ int RunCheck(const Options& options) {
                    "function has BTF here)\n";
     } else {
       const std::string err =
-          BpfLoader::VerifyPrograms(ProbeTier::kBtfFentry, "", &present);
+          BpfLoader::VerifyPrograms(ProbeTier::kBtfFentry, "", &f);
       std::cout << fmt::format("verifier, fentry programs: {}{}\n",
                                err.empty() ? "all accepted" : "refused: " + err,
                                absent.empty()

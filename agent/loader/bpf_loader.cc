@@ -10,11 +10,13 @@
 #include <cstdarg>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <mutex>
 
 #include "common/log.h"
 #include "gpuq.skel.h"
 #include "loader/custom_btf.h"
+#include "loader/trace_targets.h"
 
 namespace gpuq {
 namespace {
@@ -69,10 +71,15 @@ bpf_program* Program(gpuq_bpf* skel, const std::string& name) {
   return bpf_object__find_program_by_name(skel->obj, name.c_str());
 }
 
-// Opens the skeleton with exactly the programs of `plans` set to load.
+// Opens the skeleton with exactly the programs of `plans` set to load;
+// `targets` gets their fentry and fexit programs' attach targets, for the
+// TraceTargetScope of their load.
 gpuq_bpf* OpenFor(const std::vector<HookPlan>& plans, std::string* error,
+                  std::map<std::string, TraceTarget>* targets,
                   const std::string& btf_custom_path = "",
-                  const KernelFeatures* features = nullptr) {
+                  const KernelFeatures* features = nullptr,
+                  const std::map<std::string, BtfFunc>* btf_ids = nullptr) {
+  const bool by_id = InstallTraceHandlers();  // before the open
   // LIBBPF_OPTS spelled out: its statement expression is a GNU extension
   // clang -Wpedantic refuses (the sanitizer build, tests/fuzz).
   bpf_object_open_opts opts;
@@ -108,14 +115,29 @@ gpuq_bpf* OpenFor(const std::vector<HookPlan>& plans, std::string* error,
         return nullptr;
       }
       bpf_program__set_autoload(program, true);
-      // A trampoline is bound to its function at load: where this kernel
-      // renamed it, to the new name (libbpf resolves that name now).
+      // A trampoline is bound to its function at load: plan.target, the
+      // name this kernel has (its section may give an earlier one).
+      const bpf_attach_type attach = bpf_program__expected_attach_type(program);
+      if (plan.tier != ProbeTier::kBtfFentry ||
+          bpf_program__type(program) != BPF_PROG_TYPE_TRACING ||
+          (attach != BPF_TRACE_FENTRY && attach != BPF_TRACE_FEXIT)) {
+        continue;
+      }
+      if (by_id) {
+        BtfFunc btf;
+        if (btf_ids != nullptr) {
+          const auto it = btf_ids->find(plan.target);
+          if (it != btf_ids->end()) btf = it->second;
+        }
+        (*targets)[name] = {plan.target, btf};
+        continue;
+      }
+      // libbpf's handlers: the section's name, unless renamed (libbpf
+      // resolves the new name now).
       const std::string section = bpf_program__section_name(program);
       const bool renamed = section.substr(section.find('/') + 1) != plan.target;
-      if (bpf_program__type(program) == BPF_PROG_TYPE_TRACING && renamed &&
-          plan.tier == ProbeTier::kBtfFentry &&
-          bpf_program__set_attach_target(program, 0, plan.target.c_str()) !=
-              0) {
+      if (renamed && bpf_program__set_attach_target(program, 0,
+                                                    plan.target.c_str()) != 0) {
         *error =
             fmt::format("cannot set {}'s attach target {}", name, plan.target);
         gpuq_bpf__destroy(skel);
@@ -184,9 +206,12 @@ bool LoadsWith(const std::vector<HookPlan>& plans,
                const KernelFeatures& features, gpuq_bpf** skel, int* err,
                std::string* error) {
   if (*skel != nullptr) gpuq_bpf__destroy(*skel);
-  *skel = OpenFor(plans, error, load_btf_path, &features);
+  std::map<std::string, TraceTarget> targets;
+  *skel = OpenFor(plans, error, &targets, load_btf_path, &features,
+                  &features.btf_func_ids);
   if (*skel == nullptr) return false;
   ClearLibbpfLog();
+  const TraceTargetScope scope((*skel)->obj, targets);
   *err = gpuq_bpf__load(*skel);
   return *err == 0;
 }
@@ -364,7 +389,8 @@ std::string BpfLoader::FindEveryProgram() {
   for (ProbeTier tier : {ProbeTier::kBtfFentry, ProbeTier::kBtfKprobe,
                          ProbeTier::kArgsKprobe, ProbeTier::kTracepoint}) {
     std::string error;
-    gpuq_bpf* skel = OpenFor(EveryHookAt(tier, nullptr), &error);
+    std::map<std::string, TraceTarget> targets;
+    gpuq_bpf* skel = OpenFor(EveryHookAt(tier, nullptr), &error, &targets);
     if (skel == nullptr) return error;
     gpuq_bpf__destroy(skel);
   }
@@ -373,12 +399,22 @@ std::string BpfLoader::FindEveryProgram() {
 
 std::string BpfLoader::VerifyPrograms(ProbeTier tier,
                                       const std::string& btf_custom_path,
-                                      const std::set<std::string>* present) {
+                                      const KernelFeatures* features) {
   InstallLogger();
   std::string error;
-  gpuq_bpf* skel = OpenFor(EveryHookAt(tier, present), &error, btf_custom_path);
+  std::map<std::string, TraceTarget> targets;
+  // The kernel's ids only: every program is verified with the BPF object's
+  // own constants (rodata), as before any probe.
+  gpuq_bpf* skel = OpenFor(
+      EveryHookAt(tier, features != nullptr ? &features->btf_funcs : nullptr),
+      &error, &targets, btf_custom_path, nullptr,
+      features != nullptr ? &features->btf_func_ids : nullptr);
   if (skel == nullptr) return error;
-  const int err = gpuq_bpf__load(skel);
+  int err = 0;
+  {
+    const TraceTargetScope scope(skel->obj, targets);
+    err = gpuq_bpf__load(skel);
+  }
   gpuq_bpf__destroy(skel);
   if (err != 0) {
     return fmt::format("{} ({})", std::strerror(-err), LibbpfLogTail());

@@ -48,12 +48,13 @@ class BpfLoader {
   /// `check --verify`. `btf_custom_path`, if set, replaces the kernel's BTF
   /// for CO-RE relocation (tests use it to relocate against amdkfd layouts
   /// on a host without amdgpu).
-  /// `present`, if set, limits it to hooks whose function is in the set
-  /// (fentry needs the function's BTF: `check --verify` passes what this
-  /// kernel has, so 6.1 does not fail on mes_v12_0_remove_hw_queue).
-  static std::string VerifyPrograms(
-      ProbeTier tier, const std::string& btf_custom_path = "",
-      const std::set<std::string>* present = nullptr);
+  /// `features`, if set, limits it to hooks whose function has BTF there
+  /// (btf_funcs; fentry needs it: `check --verify` passes what this kernel
+  /// has, so 6.1 does not fail on mes_v12_0_remove_hw_queue) and gives the
+  /// trampolines their targets' ids (btf_func_ids).
+  static std::string VerifyPrograms(ProbeTier tier,
+                                    const std::string& btf_custom_path = "",
+                                    const KernelFeatures* features = nullptr);
 
   /// Opens (never loads) the object once per tier with every hook at that
   /// tier: "" if every program the hook table names is in the object, else

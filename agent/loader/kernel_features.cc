@@ -55,6 +55,8 @@ bool EvictTakesTriggerByRelease(const std::string& release) {
   return major == 0 || major >= 6;  // unknown release: the common case
 }
 
+}  // namespace
+
 void ScanBtf(const std::string& btf_dir, const std::vector<std::string>& wanted,
              KernelFeatures* out) {
   btf* vmlinux = btf__parse((btf_dir + "/vmlinux").c_str(), nullptr);
@@ -88,7 +90,10 @@ void ScanBtf(const std::string& btf_dir, const std::vector<std::string>& wanted,
     if (text == nullptr || *text == '\0') continue;
     const std::string_view name(text);
     if (kind == BTF_KIND_FUNC) {
-      if (want.find(name) != want.end()) out->btf_funcs.emplace(name);
+      if (want.find(name) != want.end() &&
+          out->btf_funcs.emplace(name).second) {
+        out->btf_func_ids[std::string(name)] = {id, id >= vmlinux_count};
+      }
       if (name == "kfd_process_evict_queues") first(&evict_queues, id);
     } else if (kind == BTF_KIND_STRUCT) {
       if (name == "kfd_process") first(&kfd_process, id);
@@ -107,6 +112,8 @@ void ScanBtf(const std::string& btf_dir, const std::vector<std::string>& wanted,
   if (amdgpu != nullptr) btf__free(amdgpu);
   btf__free(vmlinux);
 }
+
+namespace {
 
 // "Character devices:" section of /proc/devices: "<major> kfd".
 unsigned KfdMajor(const std::string& path) {

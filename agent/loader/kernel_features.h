@@ -12,6 +12,14 @@
 
 namespace gpuq {
 
+/// A function's BTF FUNC record: the first of its name, as
+/// btf__find_by_name_kind would find it, in vmlinux's BTF or in amdgpu's
+/// (split BTF: its ids follow vmlinux's).
+struct BtfFunc {
+  unsigned id = 0;
+  bool amdgpu = false;
+};
+
 struct KernelFeatures {
   bool vmlinux_btf = false;  ///< <sysfs>/kernel/btf/vmlinux
   bool amdgpu_btf = false;   ///< <sysfs>/kernel/btf/amdgpu (module BTF)
@@ -47,6 +55,9 @@ struct KernelFeatures {
   unsigned kfd_major = 0;
   std::set<std::string> kallsyms;   ///< asked-for functions present in kallsyms
   std::set<std::string> btf_funcs;  ///< asked-for functions with a BTF FUNC
+  /// Where each of btf_funcs has its FUNC: what libbpf's search by name
+  /// finds (loader/trace_targets.h hands it to libbpf instead).
+  std::map<std::string, BtfFunc> btf_func_ids;
   /// Asked-for functions the compiler also emitted as a .constprop/.isra
   /// clone (kallsyms), by name: callers of the clone bypass the function.
   std::map<std::string, std::string> clones;
@@ -92,6 +103,14 @@ void ReadPreemptModel(const std::string& sched_preempt,
 /// any hook is planned (libbpf-tools' fentry_can_attach, made functional).
 KernelFeatures ProbeKernel(const HostPaths& paths,
                            const std::vector<std::string>& functions);
+
+/// The BTF part of ProbeKernel: reads `btf_dir`/vmlinux and, where
+/// out->amdgpu_btf, `btf_dir`/amdgpu (split over vmlinux's), as
+/// /sys/kernel/btf has them, in one pass: vmlinux_btf, btf_funcs and
+/// btf_func_ids for `wanted`, kfd_types, func_ret, kfd_contexts,
+/// evict_trigger.
+void ScanBtf(const std::string& btf_dir, const std::vector<std::string>& wanted,
+             KernelFeatures* out);
 
 /// The attach probes alone (sets fentry, kprobes, tracepoints, the notes and
 /// attach_probed). Needs BPF privileges; without them it leaves `f` as is.

@@ -3,17 +3,20 @@
 // and the real ring buffer -> BpfEventSource path. Needs root; this host has
 // no kprobes, no fentry and no amdgpu, so attaching the KFD hooks for real is
 // the QEMU tier's job (tests/kernel).
+#include <bpf/btf.h>
 #include <gtest/gtest.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <set>
 #include <string>
 
 #include "loader/bpf_loader.h"
 #include "loader/kernel_features.h"
 #include "ringbuf_probe.skel.h"
 #include "sources/bpf_source.h"
+#include "test_support.h"
 
 namespace gpuq {
 namespace {
@@ -137,6 +140,59 @@ TEST(VerifierTest, EveryHookHasItsProgramsInTheObject) {
   // Every tier's programs, fentry twins included (they may not load on
   // this kernel, but they must be in the object): opening needs no root.
   EXPECT_EQ(BpfLoader::FindEveryProgram(), "");
+}
+
+// The ids the fentry tier hands libbpf at load (loader/trace_targets.h) are
+// the ones libbpf's own search by name would find (find_kernel_btf_id:
+// vmlinux's BTF first, then amdgpu's own types), for every hooked function
+// of Debian's 6.1, 6.12 and 7.3 kernels; the QEMU tier attaches by them.
+TEST(BtfFuncIdsTest, AreWhatLibbpfsSearchFinds) {
+  for (const std::string label : {"6.1", "6.12", "7.3"}) {
+    const std::string dir = std::string(GPUQ_DEBIAN_BTF_DIR) + "/" + label;
+    if (::access((dir + "/amdgpu.btf").c_str(), R_OK) != 0) {
+      GTEST_SKIP() << "no " << dir << "/amdgpu.btf: Debian's amdgpu BTF "
+                   << "could not be had (debian_btf_setup says why); the "
+                      "QEMU tier attaches by these ids";
+    }
+    // As /sys/kernel/btf names them.
+    TempDir sysfs_btf;
+    ASSERT_EQ(::symlink((dir + "/vmlinux.btf").c_str(),
+                        sysfs_btf.File("vmlinux").c_str()),
+              0);
+    ASSERT_EQ(::symlink((dir + "/amdgpu.btf").c_str(),
+                        sysfs_btf.File("amdgpu").c_str()),
+              0);
+    KernelFeatures f;
+    f.amdgpu_btf = true;
+    ScanBtf(sysfs_btf.path(), HookFunctions(), &f);
+    ASSERT_GE(f.btf_funcs.size(), 20u) << label;
+    std::set<std::string> with_ids;
+    for (const auto& entry : f.btf_func_ids) with_ids.insert(entry.first);
+    EXPECT_EQ(with_ids, f.btf_funcs) << label;
+
+    btf* vmlinux = btf__parse((dir + "/vmlinux.btf").c_str(), nullptr);
+    ASSERT_EQ(libbpf_get_error(vmlinux), 0) << label;
+    btf* amdgpu = btf__parse_split((dir + "/amdgpu.btf").c_str(), vmlinux);
+    ASSERT_EQ(libbpf_get_error(amdgpu), 0) << label;
+    size_t in_vmlinux = 0;
+    for (const auto& [name, got] : f.btf_func_ids) {
+      const int core =
+          btf__find_by_name_kind(vmlinux, name.c_str(), BTF_KIND_FUNC);
+      // Over the split BTF, from vmlinux's first type: amdgpu's own where
+      // vmlinux has none.
+      const int split =
+          btf__find_by_name_kind(amdgpu, name.c_str(), BTF_KIND_FUNC);
+      const unsigned want = static_cast<unsigned>(core > 0 ? core : split);
+      EXPECT_EQ(got.id, want) << label << " " << name;
+      EXPECT_EQ(got.amdgpu, core <= 0) << label << " " << name;
+      in_vmlinux += core > 0 ? 1 : 0;
+    }
+    // Both kinds of target are covered: core kernel hooks and amdkfd's.
+    EXPECT_GE(in_vmlinux, 1u) << label;
+    EXPECT_LT(in_vmlinux, f.btf_func_ids.size()) << label;
+    btf__free(amdgpu);
+    btf__free(vmlinux);
+  }
 }
 
 TEST(VerifierTest, FentryPrograms) {
