@@ -185,8 +185,11 @@ longest_first() {
   done
   GUESTS=("${full[@]}" "${attach[@]}")
 }
+# The payload needs nothing of the kernel cache: built after the prepare
+# lock is freed, so the simulator tier's preparation, which the stage waits
+# for, does not wait for it too.
+prepare_unlock
 if build_payload; then
-  prepare_unlock
   t_k=$(now)
   longest_first "${READY[@]}"
   run_guests start_guest judge_guest "${GUESTS[@]}"
