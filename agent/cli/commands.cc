@@ -271,7 +271,7 @@ int RunCheck(const Options& options) {
     // fentry programs need their function's BTF: verify those this kernel
     // has (6.1 lacks mes_v12_0_remove_hw_queue). kprobe programs load
     // whether or not the function exists, so all of them are verified.
-    const std::set<std::string>& present = f.btf_funcs;
+    const std::set<std::string> present = BtfFuncNames(f);
     std::vector<std::string> absent;
     size_t functions_hooked = 0;  // the tracepoint tier hooks no function
     for (const HookSpec& spec : Hooks()) {

@@ -208,7 +208,7 @@ bool LoadsWith(const std::vector<HookPlan>& plans,
   if (*skel != nullptr) gpuq_bpf__destroy(*skel);
   std::map<std::string, TraceTarget> targets;
   *skel = OpenFor(plans, error, &targets, load_btf_path, &features,
-                  &features.btf_func_ids);
+                  &features.btf_funcs);
   if (*skel == nullptr) return false;
   ClearLibbpfLog();
   const TraceTargetScope scope((*skel)->obj, targets);
@@ -405,10 +405,12 @@ std::string BpfLoader::VerifyPrograms(ProbeTier tier,
   std::map<std::string, TraceTarget> targets;
   // The kernel's ids only: every program is verified with the BPF object's
   // own constants (rodata), as before any probe.
-  gpuq_bpf* skel = OpenFor(
-      EveryHookAt(tier, features != nullptr ? &features->btf_funcs : nullptr),
-      &error, &targets, btf_custom_path, nullptr,
-      features != nullptr ? &features->btf_func_ids : nullptr);
+  const std::set<std::string> present =
+      features != nullptr ? BtfFuncNames(*features) : std::set<std::string>();
+  gpuq_bpf* skel =
+      OpenFor(EveryHookAt(tier, features != nullptr ? &present : nullptr),
+              &error, &targets, btf_custom_path, nullptr,
+              features != nullptr ? &features->btf_funcs : nullptr);
   if (skel == nullptr) return error;
   int err = 0;
   {

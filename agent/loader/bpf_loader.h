@@ -51,7 +51,7 @@ class BpfLoader {
   /// `features`, if set, limits it to hooks whose function has BTF there
   /// (btf_funcs; fentry needs it: `check --verify` passes what this kernel
   /// has, so 6.1 does not fail on mes_v12_0_remove_hw_queue) and gives the
-  /// trampolines their targets' ids (btf_func_ids).
+  /// trampolines their targets' ids.
   static std::string VerifyPrograms(ProbeTier tier,
                                     const std::string& btf_custom_path = "",
                                     const KernelFeatures* features = nullptr);

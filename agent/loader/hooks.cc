@@ -601,7 +601,7 @@ std::string NoHookReason(const std::vector<HookPlan>& plans,
 std::vector<HookPlan> PlanHooks(const KernelFeatures& f, const PlanOptions& o) {
   std::vector<HookPlan> plans;
   std::set<std::string> present = f.kallsyms;
-  present.insert(f.btf_funcs.begin(), f.btf_funcs.end());
+  for (const auto& entry : f.btf_funcs) present.insert(entry.first);
   const std::string unusable = KfdTypesUnusable(f);
   // One body for all hooks: the BTF and args bodies key processes and queues
   // differently (struct reads vs learned pointers), so they never mix.

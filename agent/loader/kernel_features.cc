@@ -90,9 +90,8 @@ void ScanBtf(const std::string& btf_dir, const std::vector<std::string>& wanted,
     if (text == nullptr || *text == '\0') continue;
     const std::string_view name(text);
     if (kind == BTF_KIND_FUNC) {
-      if (want.find(name) != want.end() &&
-          out->btf_funcs.emplace(name).second) {
-        out->btf_func_ids[std::string(name)] = {id, id >= vmlinux_count};
+      if (want.find(name) != want.end()) {  // the first of its name stays
+        out->btf_funcs.emplace(name, BtfFunc{id, id >= vmlinux_count});
       }
       if (name == "kfd_process_evict_queues") first(&evict_queues, id);
     } else if (kind == BTF_KIND_STRUCT) {
@@ -247,6 +246,12 @@ bool Effective(cap_value_t cap) {
 }
 
 }  // namespace
+
+std::set<std::string> BtfFuncNames(const KernelFeatures& f) {
+  std::set<std::string> names;
+  for (const auto& entry : f.btf_funcs) names.insert(entry.first);
+  return names;
+}
 
 bool HasBpfPrivileges() {
   // CAP_BPF and CAP_PERFMON since Linux 5.8 (a17b53c4a4b5); CAP_SYS_ADMIN

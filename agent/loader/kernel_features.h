@@ -53,11 +53,11 @@ struct KernelFeatures {
   /// /dev/kfd's character major from <procfs>/devices (0: none); the
   /// tracepoint tier's filter.
   unsigned kfd_major = 0;
-  std::set<std::string> kallsyms;   ///< asked-for functions present in kallsyms
-  std::set<std::string> btf_funcs;  ///< asked-for functions with a BTF FUNC
-  /// Where each of btf_funcs has its FUNC: what libbpf's search by name
-  /// finds (loader/trace_targets.h hands it to libbpf instead).
-  std::map<std::string, BtfFunc> btf_func_ids;
+  std::set<std::string> kallsyms;  ///< asked-for functions present in kallsyms
+  /// Asked-for functions with a BTF FUNC, and where it is: what libbpf's
+  /// search by name finds (loader/trace_targets.h hands it to libbpf
+  /// instead).
+  std::map<std::string, BtfFunc> btf_funcs;
   /// Asked-for functions the compiler also emitted as a .constprop/.isra
   /// clone (kallsyms), by name: callers of the clone bypass the function.
   std::map<std::string, std::string> clones;
@@ -106,11 +106,14 @@ KernelFeatures ProbeKernel(const HostPaths& paths,
 
 /// The BTF part of ProbeKernel: reads `btf_dir`/vmlinux and, where
 /// out->amdgpu_btf, `btf_dir`/amdgpu (split over vmlinux's), as
-/// /sys/kernel/btf has them, in one pass: vmlinux_btf, btf_funcs and
-/// btf_func_ids for `wanted`, kfd_types, func_ret, kfd_contexts,
+/// /sys/kernel/btf has them, in one pass: vmlinux_btf, btf_funcs for
+/// `wanted`, kfd_types, func_ret, kfd_contexts,
 /// evict_trigger.
 void ScanBtf(const std::string& btf_dir, const std::vector<std::string>& wanted,
              KernelFeatures* out);
+
+/// The names of f.btf_funcs.
+std::set<std::string> BtfFuncNames(const KernelFeatures& f);
 
 /// The attach probes alone (sets fentry, kprobes, tracepoints, the notes and
 /// attach_probed). Needs BPF privileges; without them it leaves `f` as is.

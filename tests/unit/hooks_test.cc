@@ -67,7 +67,7 @@ KernelFeatures AmdgpuKernel() {
   f.kfd_contexts = true;
   for (const HookSpec& spec : Hooks()) {
     f.kallsyms.insert(spec.function);
-    f.btf_funcs.insert(spec.function);
+    f.btf_funcs.emplace(spec.function, BtfFunc{});
   }
   return f;
 }
@@ -246,7 +246,7 @@ TEST(HooksTest, NoAmdgpuAtAll) {
   KernelFeatures f;  // this CI host: BTF, no kprobes, no amdgpu
   f.vmlinux_btf = true;
   f.kallsyms.insert("exit_mm_release");  // vmlinux has it, BTF too
-  f.btf_funcs.insert("exit_mm_release");
+  f.btf_funcs.emplace("exit_mm_release", BtfFunc{});
   for (const HookPlan& p : FunctionPlans(f, kAuto)) {
     EXPECT_EQ(p.mode(), HookMode::kNone) << p.spec->probe;
     // the exit read serves the KFD hooks: not needed, for the same reason
@@ -707,14 +707,14 @@ TEST(HooksTest, ARenamedFunctionIsAttachedByItsNewName) {
   f.kallsyms.erase("exit_mm_release");
   f.btf_funcs.erase("exit_mm_release");
   f.kallsyms.insert("mm_exit_exec_release");
-  f.btf_funcs.insert("mm_exit_exec_release");
+  f.btf_funcs.emplace("mm_exit_exec_release", BtfFunc{});
   auto plans = ByProbe(FunctionPlans(f, kAuto));
   EXPECT_EQ(plans.at("exit_read").tier, ProbeTier::kBtfFentry);
   EXPECT_EQ(plans.at("exit_read").target, "mm_exit_exec_release");
   EXPECT_EQ(plans.at("queue_create").target, "kfd_procfs_add_queue");
   // Both present (6.1-7.2): the original name.
   f.kallsyms.insert("exit_mm_release");
-  f.btf_funcs.insert("exit_mm_release");
+  f.btf_funcs.emplace("exit_mm_release", BtfFunc{});
   EXPECT_EQ(ByProbe(FunctionPlans(f, kAuto)).at("exit_read").target,
             "exit_mm_release");
   const std::vector<std::string> asked = HookFunctions();
