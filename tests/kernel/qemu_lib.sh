@@ -271,9 +271,32 @@ better_kernel() {
 # (`apt-cache depends` takes about a second a call whatever it is given, and
 # a series has 18 or more image packages: 22 s for 6.1 when each was read).
 resolve() {
-  local label=$1 pkgs pkg ver src suite c deps why best_why="" why_ver="" rejected=" " cands=()
+  local label=$1 memo
   KPKG="" KVERSION="" KDEPS="" KNOTE="" KERR=""
   kernel_apt
+  # Within one suite run the kernel apt lists stay as kernel_apt left them,
+  # so a series resolves the same each time: debian_btf.sh, newest_series
+  # and both tiers' preparation (under the prepare lock, which the stage's
+  # critical path waits for) ask for the same series, each at 1-3 s.
+  memo=$CACHE/apt/resolved/$label
+  if [ -n "${GPUQ_TEST_RUN:-}" ] && [ "$KAPT_STATE" = ok ] &&
+    [ "$(head -n 1 "$memo" 2> /dev/null)" = "$GPUQ_TEST_RUN" ]; then
+    { read -r _ && read -r KPKG && read -r KVERSION && read -r KDEPS && read -r KNOTE && read -r KERR; } < "$memo"
+    [ -n "$KPKG" ]
+    return
+  fi
+  resolve_now "$label"
+  local rc=$?
+  if [ -n "${GPUQ_TEST_RUN:-}" ] && [ "$KAPT_STATE" = ok ] &&
+    [ "$(cat "$CACHE/apt/updated-by" 2> /dev/null)" = "$GPUQ_TEST_RUN" ]; then
+    mkdir -p "${memo%/*}"
+    printf '%s\n' "$GPUQ_TEST_RUN" "$KPKG" "$KVERSION" "$KDEPS" "$KNOTE" "$KERR" > "$memo.$$" && mv "$memo.$$" "$memo"
+  fi
+  return $rc
+}
+# resolve_now LABEL: resolve, asking apt.
+resolve_now() {
+  local label=$1 pkgs pkg ver src suite c deps why best_why="" why_ver="" rejected=" " cands=()
   pkgs=$(image_packages "$label")
   # madison: "PKG | VERSION | URI SUITE/COMPONENT ARCH Packages" per version
   [ -z "$pkgs" ] || while IFS='|' read -r pkg ver src; do
