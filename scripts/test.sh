@@ -35,13 +35,13 @@ run_tier() {
       sed 's/^/failed check: /' >> "$failed" || true
   fi
 }
-# Every tier but the kernel ones, one test more at a time than there are
-# cores: most wait on processes, servers and containers more than they
-# compute, and with one per core the last few minutes (the deploy tests
-# waiting on their containers and Prometheus) left a core idle. Then the
-# two kernel tiers side by side, their QEMU guests sharing the cores
-# (tests/kernel/guest_slot.sh). Measured on 2 cores: docs/test-suite-time.md.
-run_tier -j"$(($(nproc) + 1))" -L 'unit|replay|bpf|e2e|lint|deploy|browser|rocm|sanitize|fuzz' -LE kernel
+# Every tier but the kernel ones, as many tests at a time as there are cores:
+# most wait on processes, servers and containers more than they compute
+# (one more than cores filled the idle minutes at their end, but the tests
+# then took more CPU time than that gave). Then the two kernel tiers side by
+# side, their QEMU guests sharing the cores (tests/kernel/guest_slot.sh).
+# Measured on 2 cores: docs/test-suite-time.md.
+run_tier -j"$(nproc)" -L 'unit|replay|bpf|e2e|lint|deploy|browser|rocm|sanitize|fuzz' -LE kernel
 run_tier -j2 -L kernel
 cat "$failed"
 "$ROOT/tests/lib/survivors.sh" "$GPUQ_TEST_RUN" || status=1
