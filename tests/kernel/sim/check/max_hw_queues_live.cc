@@ -4,9 +4,10 @@
 // bit, each equal to the null thunk's truth exactly; the program said ok and
 // its `record` exited 0.
 // --wait PREFIX N:CONTAINER: prints "agrees" once that run's scrape equals
-// the truth and the agent has sampled a queue (and so read the program's
-// knobs), else "differs" (the guest scrapes again until it agrees or 30 s
-// pass).
+// the truth and the agent's sampler has read the container's queues (its
+// gpuq_submissions_total above 0: the round that first reads a process's
+// queues reads its knobs too), else "differs" (the guest scrapes again
+// until it agrees or 30 s pass).
 #include "lines.h"
 #include "client_runs.h"
 #include "command.h"
@@ -22,7 +23,7 @@ namespace
 {
 
 struct Figures {
-	double live = 0, dispatches = 0, barrier_bit = 0, samples = 0;
+	double live = 0, dispatches = 0, barrier_bit = 0, submissions = 0;
 };
 
 Figures AgentFigures(const Exposition &metrics, const std::string &container)
@@ -34,8 +35,7 @@ Figures AgentFigures(const Exposition &metrics, const std::string &container)
 	    metrics.Sum("gpuq_doorbell_packets_total",
 			{ { "container", container }, { "packet_type", "kernel_dispatch" } });
 	f.barrier_bit = metrics.Sum("gpuq_doorbell_barrier_dispatches_total", c);
-	f.samples = metrics.Sum("gpuq_queue_samples_total",
-				{ { "container", container }, { "result", "read" } });
+	f.submissions = metrics.Sum("gpuq_submissions_total", c);
 	return f;
 }
 
@@ -87,8 +87,8 @@ int MaxHwQueuesLive(const std::vector<std::string> &all)
 			return UsageError(error);
 		const Figures got = AgentFigures(metrics, run.container);
 		if (wait) {
-			std::printf("%s\n",
-				    Agrees(got, want) && got.samples > 0 ? "agrees" : "differs");
+			std::printf("%s\n", Agrees(got, want) && got.submissions > 0 ? "agrees"
+										     : "differs");
 			return 0;
 		}
 		if (run.record_exit.empty())

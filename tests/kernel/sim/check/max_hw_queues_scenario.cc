@@ -59,6 +59,7 @@ std::string HwQueuesRunArg(int port, bool fifo, const std::string &n)
 	double t0 = Uptime();
 	while (!Said(prefix + ".rec", "until Ctrl-C") && Running(record) && Uptime() - t0 < 30)
 		Nap(0.1);
+	Ktime("mhq" + n + "-recording");
 	int ends[2];
 	pid_t program = -1;
 	if (pipe2(ends, O_CLOEXEC) == 0) {
@@ -71,6 +72,7 @@ std::string HwQueuesRunArg(int port, bool fifo, const std::string &n)
 	while (!SaidFirst(prefix + ".out", "HOLD") && !SaidFirst(prefix + ".out", "BAD") &&
 	       Running(program) && Uptime() - t0 < 300)
 		Nap(0.2);
+	Ktime("mhq" + n + "-held");
 	DumpThunk(run);
 	// the truth while it holds its streams (it writes its own at exit)
 	WriteText(prefix + ".held", ReadText(run.truth));
@@ -81,10 +83,13 @@ std::string HwQueuesRunArg(int port, bool fifo, const std::string &n)
 		      prefix + ".agrees", "/dev/null", 60),
 	       ReadText(prefix + ".agrees") != "agrees\n" && Uptime() - t0 < 30)
 		Nap(0.3);
+	Ktime("mhq" + n + "-agreed");
 	const int recorded = Interrupt(record);
+	Ktime("mhq" + n + "-recorded");
 	// its stdin ends: it exits
 	close(ends[1]);
 	WaitExit(program, 60);
+	Ktime("mhq" + n + "-exited");
 	return n + ":" + container + ":" + std::to_string(recorded);
 }
 
