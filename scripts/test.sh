@@ -38,10 +38,11 @@ run_tier() {
 # Every tier but the kernel ones, as many tests at a time as there are cores:
 # most wait on processes, servers and containers more than they compute
 # (one more than cores filled the idle minutes at their end, but the tests
-# then took more CPU time than that gave). Then the two kernel tiers side by
-# side, their QEMU guests sharing the cores (tests/kernel/guest_slot.sh).
-# Measured on 2 cores: docs/test-suite-time.md.
-run_tier -j"$(nproc)" -L 'unit|replay|bpf|e2e|lint|deploy|browser|rocm|sanitize|fuzz' -LE kernel
+# then took more CPU time than that gave), and the kernel tiers' preparation
+# (prepare: kernels, modules, initramfs). Then the two kernel tiers side by
+# side, their QEMU guests sharing the cores (tests/kernel/guest_slot.sh)
+# from the start. Measured on 2 cores: docs/test-suite-time.md.
+run_tier -j"$(nproc)" -L 'unit|replay|bpf|e2e|lint|deploy|browser|rocm|sanitize|fuzz|prepare' -LE kernel
 run_tier -j2 -L kernel
 cat "$failed"
 "$ROOT/tests/lib/survivors.sh" "$GPUQ_TEST_RUN" || status=1

@@ -47,8 +47,52 @@ since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 # builds, judging) runs at nice 10 from here on, its guests at nice 0
 # (guest_slot.sh): beside the other kernel tier (ctest -j2 -L kernel, as
 # scripts/test.sh runs them) that work takes what the guests leave, not a
-# guest's core.
-renice -n 10 -p $$ > /dev/null
+# guest's core. A tier's preparation on its own (KTIER_PHASE=prepare, below)
+# runs among the host tiers, as any of their tests.
+[ "${KTIER_PHASE:-}" = prepare ] || renice -n 10 -p $$ > /dev/null
+
+# ---- the preparation apart from the guests --------------------------------------
+# Each kernel tier is two ctest tests: kernel_<tier>_prepare (the tier's
+# script with --prepare, KTIER_PHASE=prepare; label `prepare`) downloads,
+# unpacks, builds and packs everything its guests need, and kernel_<tier>
+# boots them. scripts/test.sh runs the first among the host tiers, where it
+# takes cores they leave idle at their end, and the second after them, so
+# the kernel stage starts with its guests instead of a minute or more of one
+# tier's preparation while the other tier's guests wait (docs/
+# test-suite-time.md). PREPARED holds the stamp of what the preparation
+# read and the state it leaves (bash declarations); a tier finds it with
+# prepared_fresh and prepares itself where it is missing or another build's
+# (a tier run on its own, or after a rebuild).
+PREPARED=$WORK/prepared.sh
+# prepared_stamp FILE...: a digest of the FILEs (the binaries the guests
+# run), the tiers' and the null GPU's sources, the GPUQ_KTEST_ knobs, the
+# cache and the suite run (GPUQ_TEST_RUN: a series resolves once per run).
+prepared_stamp() {
+  {
+    printf '%s\n' "$0" "$CACHE" "${GPUQ_TEST_RUN:-}"
+    env | grep '^GPUQ_KTEST_' | sort
+    cat "$@"
+    find "$SRC/tests/kernel" "$SRC/tests/nullgpu" "$SRC/tests/lib" -type f | sort | xargs cat
+  } 2> /dev/null | md5sum | cut -d' ' -f1
+}
+# prepared_fresh FILE...: PREPARED is there and its stamp is this build's.
+prepared_fresh() {
+  [ -f "$PREPARED" ] && [ "$(head -n 1 "$PREPARED")" = "# stamp $(prepared_stamp "$@")" ]
+}
+# prepared_save VAR... -- FILE...: PREPARED with the stamp and VARs.
+prepared_save() {
+  local vars=()
+  while [ "$1" != -- ]; do
+    vars+=("$1")
+    shift
+  done
+  shift
+  {
+    echo "# stamp $(prepared_stamp "$@")"
+    declare -p "${vars[@]}" | sed 's/^declare /declare -g /'
+    echo "PREPARED_AT=$(date +%s)"
+  } > "$PREPARED.tmp" && mv "$PREPARED.tmp" "$PREPARED"
+}
 
 # slots_first_hold / slots_first_release: a tier whose guests go first
 # (GPUQ_GUEST_SLOT_FIRST=1, the simulator's) marks itself waiting from its

@@ -4,7 +4,10 @@
 # booted under QEMU (TCG; no GPU, so KFD has a CPU-only topology). See
 # tests/kernel/README.md for what it proves and what it does not.
 #
-#   run_qemu_tier.sh AGENT SRC [CACHE]
+#   run_qemu_tier.sh [--prepare] AGENT SRC [CACHE]
+#     --prepare  only prepare (kernel_qemu_prepare): the kernels and each
+#            guest's initramfs, left in the work directory for the tier's
+#            run (qemu_lib.sh PREPARED), which otherwise prepares first
 #     AGENT  the gpuq-agent binary to test (dynamically linked: its ldd
 #            closure is copied into the guest)
 #     SRC    the repository (for tests/lib/assert.sh and tests/kernel/*)
@@ -29,8 +32,13 @@
 # on any failure. When QEMU or a kernel cannot be had it says what is missing,
 # counts those checks as skipped (never passed) and exits 0.
 set -u
+KTIER_PHASE=all
+if [ "${1:-}" = --prepare ]; then
+  KTIER_PHASE=prepare
+  shift
+fi
 if [ $# -lt 2 ]; then
-  echo "usage: $0 AGENT SRC [CACHE]" >&2
+  echo "usage: $0 [--prepare] AGENT SRC [CACHE]" >&2
   exit 2
 fi
 AGENT=$1
@@ -48,11 +56,22 @@ KERNELS=${GPUQ_KTEST_KERNELS:-}
 BOOT_TIMEOUT=${GPUQ_KTEST_BOOT_TIMEOUT:-900}
 WORK=${GPUQ_KTEST_WORKDIR:-$(mktemp -d /tmp/gpuq-ktest.XXXXXX)}
 mkdir -p "$WORK" "$CACHE"
-rm -f "$WORK/compat.tsv"
 T_START=$(date +%s)
 . "$HERE/qemu_lib.sh"
-prepare_lock
-if [ -z "$KERNELS" ]; then
+# What kernel_qemu_prepare left, where it is this build's (qemu_lib.sh
+# PREPARED): the guests boot at once.
+PREPARED_INPUTS=("$AGENT" "$CHECKER" "$HOOKS")
+REUSED=0
+if [ "$KTIER_PHASE" = all ] && prepared_fresh "${PREPARED_INPUTS[@]}"; then
+  . "$PREPARED"
+  REUSED=1
+else
+  rm -f "$WORK/compat.tsv" "$PREPARED"
+  prepare_lock
+fi
+if [ "$REUSED" = 1 ]; then
+  : # KERNELS and GUEST_SCOPE as prepared
+elif [ -z "$KERNELS" ]; then
   # The full checks (record, the daemon against real KFD calls in every
   # tier) take 5-10 min per TCG guest, so only the default series and the
   # newest get them; KERNEL_SERIES_ATTACH boot for the attach and verifier
@@ -121,9 +140,9 @@ build_payload() {
   note "guest payload: $(du -sm "$r" | cut -f1) MB unpacked, $(($(stat -c %s "$WORK/payload.cpio.gz") / 1048576)) MB gz (busybox, gpuq-agent and bpftool + $(find "$r" -name '*.so*' | wc -l) libraries, kfdtest)"
 }
 
-# ---- start one kernel's guest (judged once every guest is done) -------------
-run_kernel() {
-  local label=$1 kdir=$2 initrd=$WORK/initrd-$1.gz ko
+# ---- each kernel's initramfs: the payload, its modules, amdgpu.ko without BTF ----
+build_initrd() {
+  local label=$1 kdir=$2 ko
   # amdgpu.ko without its .BTF section (an amdgpu-dkms build has none), at
   # /nobtf/amdgpu.ko for the guest's BTF-free phase.
   rm -rf "$WORK/nobtf"
@@ -138,32 +157,66 @@ run_kernel() {
   fi
   (cd "$WORK/nobtf/root" && find . | cpio -o -H newc --quiet | gzip -1) > "$WORK/nobtf.cpio.gz"
   rm -rf "$WORK/nobtf"
-  cat "$WORK/payload.cpio.gz" "$kdir/modules.cpio.gz" "$WORK/nobtf.cpio.gz" > "$initrd"
+  cat "$WORK/payload.cpio.gz" "$kdir/modules.cpio.gz" "$WORK/nobtf.cpio.gz" > "$WORK/initrd-$label.gz"
   rm -f "$WORK/nobtf.cpio.gz"
-  qemu_start "$label" "$kdir" "$initrd" "$WORK/boot-$label.log"
+}
+
+# prepare_tier: every kernel that could be had (READY: "label dir"), the
+# payload (PAYLOAD_RC) and each one's initramfs.
+prepare_tier() {
+  local k e
+  note "kernel tier: agent $AGENT, cache $CACHE, logs $WORK"
+  READY=()
+  for k in $KERNELS; do
+    if prepare "$k"; then
+      READY+=("$k $KDIR")
+    else
+      skip_kernel "$k" "$KERR"
+      compat_skipped "$k" "$KERR"
+    fi
+  done
+  # The payload and the initramfs need nothing of the cache but what
+  # prepare() has unpacked: built after the prepare lock is freed, so that
+  # the other tier's preparation does not wait for them too.
+  prepare_unlock
+  build_payload
+  PAYLOAD_RC=$?
+  if [ "$PAYLOAD_RC" = 0 ]; then
+    for e in "${READY[@]}"; do
+      build_initrd "${e%% *}" "${e#* }"
+    done
+  fi
+  rm -rf "$WORK/rootfs" "$WORK/payload.cpio.gz" "$WORK/shim"
 }
 
 # ---- main ---------------------------------------------------------------------
-note "kernel tier: agent $AGENT, cache $CACHE, logs $WORK"
-READY=() # "label dir" of every kernel that could be had
-for k in $KERNELS; do
-  if prepare "$k"; then
-    READY+=("$k $KDIR")
-  else
-    skip_kernel "$k" "$KERR"
-    compat_skipped "$k" "$KERR"
+if [ "$REUSED" = 1 ]; then
+  note "kernel tier: agent $AGENT, logs $WORK; kernels and initramfs as kernel_qemu_prepare left them $(($(date +%s) - PREPARED_AT)) s ago"
+else
+  prepare_tier
+  if [ "$KTIER_PHASE" = prepare ] && [ ${#READY[@]} -gt 0 ]; then
+    prepared_save KERNELS READY GUEST_SCOPE PAYLOAD_RC -- "${PREPARED_INPUTS[@]}"
   fi
-done
+fi
 if [ ${#READY[@]} = 0 ]; then
   echo "GPUQ-KTIER SKIPPED: no kernel could be had"
   summary
   exit 0
 fi
+if [ "$KTIER_PHASE" = prepare ]; then
+  note "kernel tier prepared in $(($(date +%s) - T_START)) s: ${#READY[@]} kernels, the guest payload $([ "$PAYLOAD_RC" = 0 ] && echo built || echo failed); logs in $WORK"
+  summary
+  exit
+fi
+# What kernel_qemu_prepare reported failing it does not report again: the
+# guests that cannot boot without a payload fail here too.
+[ "$REUSED$PAYLOAD_RC" != 11 ] || fail "the guest payload did not build (kernel_qemu_prepare's output says why)"
 # run_guests: start_guest "label kdir" boots one, judge_guest LABEL judges it
 # (and adds its rows to the compatibility table, sim_check compat-rows).
 start_guest() {
-  KDIR_OF[${1%% *}]=${1#* }
-  run_kernel "${1%% *}" "${1#* }"
+  local label=${1%% *} kdir=${1#* }
+  KDIR_OF[$label]=$kdir
+  qemu_start "$label" "$kdir" "$WORK/initrd-$label.gz" "$WORK/boot-$label.log"
 }
 judge_guest() {
   judge_markers "$1" "$WORK/boot-$1.log"
@@ -185,11 +238,7 @@ longest_first() {
   done
   GUESTS=("${full[@]}" "${attach[@]}")
 }
-# The payload needs nothing of the kernel cache: built after the prepare
-# lock is freed, so the simulator tier's preparation, which the stage waits
-# for, does not wait for it too.
-prepare_unlock
-if build_payload; then
+if [ "$PAYLOAD_RC" = 0 ]; then
   t_k=$(now)
   longest_first "${READY[@]}"
   run_guests start_guest judge_guest "${GUESTS[@]}"
@@ -199,6 +248,6 @@ if [ -s "$WORK/compat.tsv" ]; then
   note "compatibility, as this run found it ($WORK/compat.tsv; scripts/compat-table.sh puts it in the README):"
   "$CHECKER" compat-table "$WORK/compat.tsv" | sed 's/^/#   /'
 fi
-rm -rf "$WORK/rootfs" "$WORK/payload.cpio.gz" "$WORK/shim"
+rm -f "$WORK"/initrd-*.gz "$PREPARED"
 note "kernel tier took $(($(date +%s) - T_START)) s in all; logs in $WORK"
 summary

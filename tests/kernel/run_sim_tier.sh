@@ -9,7 +9,11 @@
 # amdkfd type the agent reads with the real module's. See
 # tests/kernel/sim/README.md.
 #
-#   run_sim_tier.sh AGENT SRC [CACHE]
+#   run_sim_tier.sh [--prepare] AGENT SRC [CACHE]
+#     --prepare  only prepare (kernel_sim_prepare): the kernels, headers and
+#            build roots, the simulator modules and their host checks, the
+#            guest payload, left in the work directory for the tier's run
+#            (qemu_lib.sh PREPARED), which otherwise prepares first
 #     AGENT  the gpuq-agent binary to test (its ldd closure goes into the guest)
 #     SRC    the repository
 #     CACHE  kernels and headers, downloaded and unpacked once
@@ -39,8 +43,13 @@
 # non-zero on any failure. Without QEMU or the kernel/header packages it says
 # what is missing, counts the checks as skipped and exits 0.
 set -u
+KTIER_PHASE=all
+if [ "${1:-}" = --prepare ]; then
+  KTIER_PHASE=prepare
+  shift
+fi
 if [ $# -lt 2 ]; then
-  echo "usage: $0 AGENT SRC [CACHE]" >&2
+  echo "usage: $0 [--prepare] AGENT SRC [CACHE]" >&2
   exit 2
 fi
 AGENT=$1
@@ -57,11 +66,9 @@ BOOT_TIMEOUT=${GPUQ_KTEST_BOOT_TIMEOUT:-2400}
 export GPUQ_GUEST_SLOT_FIRST=${GPUQ_GUEST_SLOT_FIRST:-1}
 WORK=${GPUQ_KTEST_WORKDIR:-$(mktemp -d /tmp/gpuq-simtest.XXXXXX)}
 mkdir -p "$WORK" "$CACHE"
-rm -f "$WORK/compat.tsv"
 T_START=$(date +%s)
 . "$HERE/qemu_lib.sh"
-slots_first_hold
-prepare_lock
+[ "$KTIER_PHASE" = prepare ] || slots_first_hold
 # The simulator tier runs on the newest series apt serves (7.3 when this
 # was written), the end of what users run where amdkfd's shape changes most
 # (secondary contexts, mm_exit_exec_release, preemptible BPF programs): its
@@ -73,7 +80,6 @@ prepare_lock
 # series get the real module's attach and verifier checks, and 6.1 and the
 # newest its daemon against real KFD calls.
 PROGRAMS_DEFAULT=6.1
-KERNELS=$(kernels_to_boot "$KERNELS" "$PROGRAMS_DEFAULT")
 # kfd_btf (sim/kfd_btf.cc) and the BPF object it reads, from AGENT's build.
 KFD_BTF=${GPUQ_KTEST_KFD_BTF:-$(dirname "$AGENT")/tests/kernel/kfd_btf}
 # The hooks the guest waits for (REQUIRED_PROBES, TP_PROBE_NAMES...),
@@ -82,6 +88,19 @@ KFD_BTF=${GPUQ_KTEST_KFD_BTF:-$(dirname "$AGENT")/tests/kernel/kfd_btf}
 HOOKS=${GPUQ_KTEST_HOOKS:-$(dirname "$AGENT")/tests/kernel/guest-hooks.sh}
 CHECKER=${GPUQ_KTEST_CHECKER:-$(dirname "$AGENT")/tests/kernel/sim_check}
 BPF_OBJECT=${GPUQ_KTEST_BPF_OBJECT:-$(dirname "$AGENT")/bpf/gpuq.bpf.o}
+HIP_CLIENT=${GPUQ_KTEST_HIP_CLIENT:-$(dirname "$AGENT")/tests/nullgpu/hip_client}
+# What kernel_sim_prepare left, where it is this build's (qemu_lib.sh
+# PREPARED): the guests boot at once.
+PREPARED_INPUTS=("$AGENT" "$CHECKER" "$HOOKS" "$KFD_BTF" "$BPF_OBJECT" "$HIP_CLIENT")
+REUSED=0
+if [ "$KTIER_PHASE" = all ] && prepared_fresh "${PREPARED_INPUTS[@]}"; then
+  . "$PREPARED"
+  REUSED=1
+else
+  rm -f "$WORK/compat.tsv" "$PREPARED"
+  prepare_lock
+  KERNELS=$(kernels_to_boot "$KERNELS" "$PROGRAMS_DEFAULT")
+fi
 
 # rocr-6.4:*, rocr-7.2:*: Debian's ROCr 6.4.3 (sid) and 7.2.4 (experimental)
 # on the KFD null GPU forwarding to the simulator (build_rocm_stacks).
@@ -484,7 +503,6 @@ build_rocr() {
 # included (about 240 MB unpacked: the guest's initramfs grows by that).
 # After build_rocr, whose thunk and ROCr it shares. What is missing goes to
 # ROOT/lib/nullgpu/hip-missing: the guest skips the hip: checks naming it.
-HIP_CLIENT=${GPUQ_KTEST_HIP_CLIENT:-$(dirname "$AGENT")/tests/nullgpu/hip_client}
 COMGR_LIB=/usr/lib/x86_64-linux-gnu/libamd_comgr.so.2
 build_hip() {
   local r=$1 why=""
@@ -653,12 +671,34 @@ build_payload() {
 }
 
 # ---- main ---------------------------------------------------------------------
-# Debian's linux-libc-dev has no drm/ headers; kfd_ioctl.h only needs these
-# (the uapi checks, the driver and the null GPU's builds use the shim).
-rm -rf "$WORK/shim"
-mkdir -p "$WORK/shim/drm"
-printf '#include <linux/types.h>\n#include <linux/ioctl.h>\n' > "$WORK/shim/drm/drm.h"
-note "simulator tier: agent $AGENT, cache $CACHE, logs $WORK"
+# prepare_tier: every kernel ready (READY: "label kdir modcpio") and the
+# guest payload built (PAYLOAD_RC), with the host checks on the way.
+prepare_tier() {
+  local k t_k
+  # Debian's linux-libc-dev has no drm/ headers; kfd_ioctl.h only needs these
+  # (the uapi checks, the driver and the null GPU's builds use the shim).
+  rm -rf "$WORK/shim"
+  mkdir -p "$WORK/shim/drm"
+  printf '#include <linux/types.h>\n#include <linux/ioctl.h>\n' > "$WORK/shim/drm/drm.h"
+  note "simulator tier: agent $AGENT, cache $CACHE, logs $WORK"
+  rm -f "$WORK/payload.out" "$WORK/payload.env"
+  payload_job &
+  PAYLOAD_PID=$!
+  READY=()
+  for k in $KERNELS; do
+    t_k=$(now)
+    if prepare "$k" && prepare_buildenv "$k" "$KDIR" && build_module "$k" "$KDIR"; then
+      READY+=("$k $KDIR $MODCPIO")
+      note "kernel $k: ready in $(since "$t_k") s"
+    else
+      skip_kernel "$k" "$KERR"
+      compat_skipped "$k" "$KERR"
+    fi
+  done
+  wait "$PAYLOAD_PID"
+  PAYLOAD_RC=$?
+  tally "$(cat "$WORK/payload.out" 2> /dev/null)"
+}
 # The guest payload is the same for every kernel and needs none of them
 # (nor the kernel cache): built beside their preparation, on the other core,
 # its lines shown after theirs and GUEST_SHARES handed back in a file.
@@ -668,29 +708,29 @@ payload_job() {
   declare -p GUEST_SHARES > "$WORK/payload.env"
   return $rc
 }
-rm -f "$WORK/payload.out" "$WORK/payload.env"
-payload_job &
-PAYLOAD_PID=$!
-READY=()
-for k in $KERNELS; do
-  t_k=$(now)
-  if prepare "$k" && prepare_buildenv "$k" "$KDIR" && build_module "$k" "$KDIR"; then
-    READY+=("$k $KDIR $MODCPIO")
-    note "kernel $k: ready in $(since "$t_k") s"
-  else
-    skip_kernel "$k" "$KERR"
-    compat_skipped "$k" "$KERR"
+if [ "$REUSED" = 1 ]; then
+  note "simulator tier: agent $AGENT, logs $WORK; kernels, modules and payload as kernel_sim_prepare left them $(($(date +%s) - PREPARED_AT)) s ago"
+else
+  prepare_tier
+  [ ! -f "$WORK/payload.env" ] || . "$WORK/payload.env"
+  rm -rf "$WORK/rootfs"
+  if [ "$KTIER_PHASE" = prepare ] && [ ${#READY[@]} -gt 0 ]; then
+    prepared_save KERNELS READY GUEST_SHARES PAYLOAD_RC -- "${PREPARED_INPUTS[@]}"
   fi
-done
-wait "$PAYLOAD_PID"
-PAYLOAD_RC=$?
-tally "$(cat "$WORK/payload.out" 2> /dev/null)"
-[ ! -f "$WORK/payload.env" ] || . "$WORK/payload.env"
+fi
 if [ ${#READY[@]} = 0 ]; then
   echo "GPUQ-KTIER SKIPPED: no kernel could be had"
   summary
   exit 0
 fi
+if [ "$KTIER_PHASE" = prepare ]; then
+  note "simulator tier prepared in $(($(date +%s) - T_START)) s: ${#READY[@]} kernels, the guest payload $([ "$PAYLOAD_RC" = 0 ] && echo built || echo failed); logs in $WORK"
+  summary
+  exit
+fi
+# What kernel_sim_prepare reported failing it does not report again: the
+# guests that cannot boot without a payload fail here too.
+[ "$REUSED$PAYLOAD_RC" != 11 ] || fail "the guest payload did not build (kernel_sim_prepare's output says why)"
 # run_guests: start_guest "label kdir modcpio" boots one, judge_guest LABEL
 # judges it.
 start_guest() {
@@ -779,6 +819,6 @@ if [ -s "$WORK/compat.tsv" ]; then
   note "compatibility, as this run found it ($WORK/compat.tsv; scripts/compat-table.sh puts it in the README):"
   "$CHECKER" compat-table "$WORK/compat.tsv" | sed 's/^/#   /'
 fi
-rm -rf "$WORK/rootfs" "$WORK/payload.cpio" "$WORK/shim"
+rm -rf "$WORK/rootfs" "$WORK/payload.cpio" "$WORK/shim" "$PREPARED"
 note "simulator tier took $(($(date +%s) - T_START)) s in all; logs in $WORK"
 summary
