@@ -7,9 +7,11 @@
 #
 # Environment: GPUQ_KTEST_JOBS (slots; default nproc), GPUQ_GUEST_SLOTS
 # (their lock directory; default /run/lock/gpuq-guest-slots),
-# GPUQ_GUEST_SLOT_FIRST=1: this guest is long (the simulator tier's), so
-# guests without it wait while one with it waits, and the longest work
-# starts first.
+# GPUQ_GUEST_SLOT_RANK=N (default 0): how long this guest is expected to run
+# (the tiers give each guest its seconds of a measured run). While a live
+# waiter of a higher rank waits, this one does: of the guests waiting, the
+# longest takes the next free slot, across both tiers, so that no long guest
+# is left to run alone at the end.
 #
 # CMD runs at nice 0 whatever this script was started at: the tiers run their
 # host-side work (downloads, unpacking, initramfs and module builds, judging)
@@ -21,52 +23,64 @@
 #
 # Exits with CMD's status. A slot is an flock on slot.N, held by this shell's
 # descriptor and the ones CMD inherits, so it is freed however they end.
+# A waiter of rank N > 0 marks itself with rank.PID holding N.
 #
-# guest_slot.sh --mark PID: prints the path of PID's waiting mark (the
-# directory made), for a tier that holds the slots first from its start
-# (qemu_lib.sh slots_first_hold): while a file there names a live PID,
-# guests without GPUQ_GUEST_SLOT_FIRST wait. GPUQ_GUEST_SLOT_HANDOFF=MARK
-# (with GPUQ_GUEST_SLOT_FIRST=1): the tier's mark, removed once this
-# guest's own is in place, so that no other guest can take a slot between
-# the two (qemu_lib.sh run_guests hands it to the tier's last guest).
+# guest_slot.sh --mark PID: prints the path of PID's mark, for a tier that
+# holds the slots for its next guest from its start (qemu_lib.sh
+# slots_hold: the mark of a live PID, honoured as a waiter's).
+# GPUQ_GUEST_SLOT_HANDOFF=MARK: the tier's mark, handed on once this guest's
+# own is in place, so that no other guest can take a slot between the two:
+# set to GPUQ_GUEST_SLOT_NEXT (the rank of the tier's next guest), or
+# removed where that is empty (the tier's last guest; qemu_lib.sh
+# run_guests).
 set -u
 dir=${GPUQ_GUEST_SLOTS:-/run/lock/gpuq-guest-slots}
 jobs=${GPUQ_KTEST_JOBS:-$(nproc)}
-first=${GPUQ_GUEST_SLOT_FIRST:-0}
-if [ $# -eq 0 ] || { [ "$1" = --mark ] && [ $# != 2 ]; }; then
-  echo "usage: $0 CMD... | $0 --mark PID" >&2
+rank=${GPUQ_GUEST_SLOT_RANK:-0}
+if [ $# -eq 0 ] || { [ "$1" = --mark ] && [ $# != 2 ]; } || ! [[ $rank =~ ^[0-9]+$ ]]; then
+  echo "usage: [GPUQ_GUEST_SLOT_RANK=N] $0 CMD... | $0 --mark PID" >&2
   exit 2
 fi
 mkdir -p "$dir" || exit 2
-mark_of() { echo "$dir/first.$1"; }
+mark_of() { echo "$dir/rank.$1"; }
 if [ "$1" = --mark ]; then
   mark_of "$2"
   exit 0
 fi
 wants=""
-if [ "$first" = 1 ]; then
+if [ "$rank" -gt 0 ]; then
   wants=$(mark_of $$)
-  : > "$wants" || exit 2
+  echo "$rank" > "$wants" || exit 2
   trap 'rm -f "$wants"' EXIT
-  [ -z "${GPUQ_GUEST_SLOT_HANDOFF:-}" ] || rm -f "$GPUQ_GUEST_SLOT_HANDOFF"
+fi
+if [ -n "${GPUQ_GUEST_SLOT_HANDOFF:-}" ]; then
+  if [ -n "${GPUQ_GUEST_SLOT_NEXT:-}" ]; then
+    echo "$GPUQ_GUEST_SLOT_NEXT" > "$GPUQ_GUEST_SLOT_HANDOFF"
+  else
+    rm -f "$GPUQ_GUEST_SLOT_HANDOFF"
+  fi
 fi
 
-# Another live guest marked first is waiting (a stale mark of a killed
-# waiter is removed).
-first_waiting() {
-  local f pid
-  for f in "$dir"/first.*; do
+# A live waiter of a higher rank than this one's (the stale mark of a
+# killed waiter is removed).
+higher_waiting() {
+  local f pid r
+  for f in "$dir"/rank.*; do
     [ -e "$f" ] || continue
-    pid=${f##*.}
     [ "$f" = "$wants" ] && continue
-    if kill -0 "$pid" 2> /dev/null; then return 0; fi
-    rm -f "$f"
+    pid=${f##*.}
+    if ! kill -0 "$pid" 2> /dev/null; then
+      rm -f "$f"
+      continue
+    fi
+    r=$(cat "$f" 2> /dev/null)
+    [[ $r =~ ^[0-9]+$ ]] && [ "$r" -gt "$rank" ] && return 0
   done
   return 1
 }
 
 while :; do
-  if [ "$first" = 1 ] || ! first_waiting; then
+  if ! higher_waiting; then
     for ((i = 0; i < jobs; i++)); do
       exec {fd}> "$dir/slot.$i" || exit 2
       if flock -n "$fd"; then

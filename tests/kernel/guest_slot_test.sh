@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # guest_slot.sh: never more commands at once than slots, every command runs
-# and gets its exit status back, and a waiter marked first
-# (GPUQ_GUEST_SLOT_FIRST=1, the simulator tier's long guests) takes the next
-# free slot before one that waited longer, a tier's last guest takes the
-# tier's mark over (run_guests), and every command runs at nice 0
-# (the tiers' host work runs at nice 10). Commands here are sleeps standing
+# and gets its exit status back, of the waiters the one of the highest rank
+# (GPUQ_GUEST_SLOT_RANK, a guest's expected seconds) takes the next free
+# slot whenever it started waiting, a tier's mark (qemu_lib.sh slots_hold)
+# stands for its next guest and its last guest takes it over (run_guests),
+# and every command runs at nice 0 (the tiers' host work runs at nice 10). Commands here are sleeps standing
 # in for TCG guests; the kernel tiers run the real ones through it.
 set -u
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
@@ -53,47 +53,51 @@ else
   fail "3 commands on 2 slots" "at most $most at once, $ran ran, statuses$rcs; log: $(tr '\n' ';' < "$T/log")"
 fi
 
-# Both slots busy; a plain waiter, then one marked first: the first one
-# starts before the plain one.
+# Both slots busy; a plain waiter, then one of rank 50, then one of rank
+# 100: they start in the order of their ranks, not of their waits.
 : > "$T/log"
 start_bg bash -c "$SLOT $(job x 2 0)"
 start_bg bash -c "$SLOT $(job y 2 0)"
 sleep 0.5
 start_bg bash -c "$SLOT $(job plain 0 0)"
 plain=$BG_PID
-sleep 0.7
-start_bg env GPUQ_GUEST_SLOT_FIRST=1 bash -c "$SLOT $(job first 0 0)"
-first=$BG_PID
+sleep 0.4
+start_bg env GPUQ_GUEST_SLOT_RANK=50 bash -c "$SLOT $(job fifty 0 0)"
+fifty=$BG_PID
+sleep 0.4
+start_bg env GPUQ_GUEST_SLOT_RANK=100 bash -c "$SLOT $(job hundred 0 0)"
+hundred=$BG_PID
 wait "$plain"
-wait "$first"
-order=$(sed -n 's/^start \(plain\|first\)$/\1/p' "$T/log" | tr '\n' ' ')
-if [ "$order" = "first plain " ]; then
-  pass "a waiter marked first takes the next free slot before an earlier plain one"
+wait "$fifty"
+wait "$hundred"
+order=$(sed -n 's/^start \(plain\|fifty\|hundred\)$/\1/p' "$T/log" | tr '\n' ' ')
+if [ "$order" = "hundred fifty plain " ]; then
+  pass "waiters take the free slots by rank, the highest first, whenever they began to wait"
 else
-  fail "a waiter marked first goes first" "started in the order: $order; log: $(tr '\n' ';' < "$T/log")"
+  fail "waiters take the free slots by rank" "started in the order: $order; log: $(tr '\n' ';' < "$T/log")"
 fi
-leftover=$(find "$T/slots" -name 'first.*' | wc -l)
+leftover=$(find "$T/slots" -name 'rank.*' | wc -l)
 if [ "$leftover" = 0 ]; then
   pass "no waiting mark is left behind"
 else
   fail "no waiting mark is left behind" "$(ls "$T/slots")"
 fi
 
-# A tier whose guests go first (the simulator's) holds the cores from its
-# start (qemu_lib.sh slots_first_hold): a plain waiter finds both slots free
-# yet waits until the tier releases its mark, as run_guests does once the
-# tier's last guest is started.
+# A tier whose guests are the longest (the simulator's) holds the cores from
+# its start (qemu_lib.sh slots_hold): a waiter of a lower rank finds both
+# slots free yet waits until the tier releases its mark, as its last guest
+# does once it holds a slot.
 : > "$T/log"
-start_bg env GPUQ_GUEST_SLOT_FIRST=1 bash -c "SRC=$SRC WORK=$T CACHE=$T; . $SRC/tests/lib/assert.sh; \
-  . $SRC/tests/kernel/qemu_lib.sh; slots_first_hold; echo held >> $T/log; sleep 1.5; \
-  echo released >> $T/log; slots_first_release; sleep 0.5"
-order_with_plain_waiter 0.5
+start_bg bash -c "SRC=$SRC WORK=$T CACHE=$T; . $SRC/tests/lib/assert.sh; \
+  . $SRC/tests/kernel/qemu_lib.sh; slots_hold 100; echo held >> $T/log; sleep 1.5; \
+  echo released >> $T/log; slots_release; sleep 0.5"
+order_with_plain_waiter 0.5 GPUQ_GUEST_SLOT_RANK=99
 if [ "$order" = "held released start plain end plain " ]; then
   pass "a plain waiter leaves free slots to a tier holding them first until it releases them"
 else
   fail "a plain waiter leaves free slots to a tier holding them first" "log: $order"
 fi
-leftover=$(find "$T/slots" -name 'first.*' | wc -l)
+leftover=$(find "$T/slots" -name 'rank.*' | wc -l)
 if [ "$leftover" = 0 ]; then
   pass "the tier's mark is gone once released"
 else
@@ -119,11 +123,12 @@ late_start() {
   start_bg sh -c "sleep 0.7; exec $SLOT sh -c 'echo start $label >> $T/log; sleep 0.5; echo end $label >> $T/log'"
   QEMU_PID[$label]=$BG_PID
 }
-marks_after() { find "$T/slots" -name 'first.*' | wc -l > "$T/marks-after-$1"; }
-slots_first_hold
+marks_after() { find "$T/slots" -name 'rank.*' | wc -l > "$T/marks-after-$1"; }
+GUEST_RANK[g1]=100 GUEST_RANK[g2]=${G2_RANK:-100}
+slots_hold 100
 run_guests late_start marks_after g1 g2
 EOF
-start_bg env SRC="$SRC" T="$T" SLOT="$SLOT" GPUQ_GUEST_SLOT_FIRST=1 GPUQ_KTEST_JOBS=1 \
+start_bg env SRC="$SRC" T="$T" SLOT="$SLOT" GPUQ_KTEST_JOBS=1 \
   bash "$T/tier.sh" > "$T/tier.out" 2>&1
 order_with_plain_waiter 0.3 GPUQ_KTEST_JOBS=1
 if [ "$order" = "start g1 end g1 start g2 end g2 start plain end plain " ]; then
@@ -135,6 +140,19 @@ if [ "$(cat "$T/marks-after-g2" 2> /dev/null)" = 0 ]; then
   pass "the tier's mark is gone once its last guest holds a slot"
 else
   fail "the tier's mark is gone once its last guest holds a slot" "marks while the tier judged g2: $(cat "$T/marks-after-g2" 2> /dev/null)"
+fi
+
+# The tier's mark stands for its next guest: the tier's second guest (rank
+# 10) is shorter than a waiter of the other tier (rank 50), which takes the
+# slot the first guest frees.
+: > "$T/log"
+start_bg env SRC="$SRC" T="$T" SLOT="$SLOT" GPUQ_KTEST_JOBS=1 G2_RANK=10 \
+  bash "$T/tier.sh" > "$T/tier.out" 2>&1
+order_with_plain_waiter 0.3 GPUQ_KTEST_JOBS=1 GPUQ_GUEST_SLOT_RANK=50
+if [ "$order" = "start g1 end g1 start plain end plain start g2 end g2 " ]; then
+  pass "a longer waiter of the other tier goes before the tier's next, shorter guest"
+else
+  fail "a longer waiter of the other tier goes before the tier's next, shorter guest" "log: $order; tier: $(tr '\n' ' ' < "$T/tier.out")"
 fi
 
 # A guest runs at nice 0 though its tier's host work runs at nice 10.

@@ -94,22 +94,26 @@ prepared_save() {
   } > "$PREPARED.tmp" && mv "$PREPARED.tmp" "$PREPARED"
 }
 
-# slots_first_hold / slots_first_release: a tier whose guests go first
-# (GPUQ_GUEST_SLOT_FIRST=1, the simulator's) marks itself waiting from its
-# start, so that while it prepares the other tier's guests leave the cores to
-# the guests it is about to start (guest_slot.sh --mark: the mark it honours,
-# of a live process). run_guests hands the mark to the tier's last guest
-# (GPUQ_GUEST_SLOT_HANDOFF: its guest_slot.sh removes it once its own mark
-# is in place), and the tier's exit removes it if it never got there.
+# Each guest waits for a slot with its rank (GUEST_RANK[label], guest_slot.sh
+# GPUQ_GUEST_SLOT_RANK: the seconds it took in a measured run), so that of the
+# guests waiting, across both tiers, the longest goes first.
+# slots_hold RANK / slots_release: a tier marks itself waiting with RANK
+# from its start (the simulator's, whose guests are the longest), so that
+# while it prepares and starts its guests the other tier's shorter ones
+# leave the cores to them (guest_slot.sh --mark: the mark it honours, of a
+# live process). Each guest run_guests starts hands the mark on once its own
+# is in place (GPUQ_GUEST_SLOT_HANDOFF, GPUQ_GUEST_SLOT_NEXT): at the rank of
+# the tier's next guest, or removed by the last; the tier's exit removes it
+# if it never got there.
+declare -A GUEST_RANK
 SLOT_MARK=""
-slots_first_hold() {
-  [ "${GPUQ_GUEST_SLOT_FIRST:-0}" = 1 ] || return 0
+slots_hold() {
   local mark
-  mark=$("$SRC/tests/kernel/guest_slot.sh" --mark $$) && : > "$mark" || return 0
+  mark=$("$SRC/tests/kernel/guest_slot.sh" --mark $$) && echo "$1" > "$mark" || return 0
   SLOT_MARK=$mark
   trap "rm -f '$mark'" EXIT
 }
-slots_first_release() {
+slots_release() {
   [ -z "$SLOT_MARK" ] || rm -f "$SLOT_MARK"
   SLOT_MARK=""
 }
@@ -606,7 +610,7 @@ compat_skipped() {
 # (and a slowed guest may hit BOOT_TIMEOUT).
 KTEST_JOBS=${GPUQ_KTEST_JOBS:-$(nproc)}
 run_guests() {
-  local start=$1 judge=$2 entry label pid rc handoff pids=()
+  local start=$1 judge=$2 entry label pid rc next pids=()
   shift 2
   local queue=("$@")
   declare -A label_of=()
@@ -615,17 +619,20 @@ run_guests() {
       entry=${queue[0]}
       queue=("${queue[@]:1}")
       label=${entry%% *}
-      # The last guest takes the tier's mark over: released here, before
-      # that guest's guest_slot.sh (at nice 10 beside two busy guests) has
-      # marked itself, the other tier's waiting guest could take the slot
-      # meant for it, and the last guest would wait for that whole guest.
-      handoff=""
-      [ ${#queue[@]} -gt 0 ] || handoff=$SLOT_MARK
-      GPUQ_GUEST_SLOT_HANDOFF=$handoff "$start" "$entry" || continue
-      [ -z "$handoff" ] || SLOT_MARK=""
+      # Changed here, before that guest's guest_slot.sh (at nice 10 beside
+      # two busy guests) has marked itself, the tier's mark would let the
+      # other tier's waiting guest take the slot meant for it, and this
+      # guest would wait for that whole guest.
+      # Each guest hands the tier's mark on once its own is in place: at
+      # the rank of the tier's next guest, or removed by the last.
+      next=""
+      [ ${#queue[@]} = 0 ] || next=${GUEST_RANK[${queue[0]%% *}]:-0}
+      GPUQ_GUEST_SLOT_HANDOFF=$SLOT_MARK GPUQ_GUEST_SLOT_NEXT=$next \
+        GPUQ_GUEST_SLOT_RANK=${GUEST_RANK[$label]:-0} "$start" "$entry" || continue
+      [ -n "$next" ] || SLOT_MARK=""
       label_of[${QEMU_PID[$label]}]=$label
     done
-    [ ${#queue[@]} -gt 0 ] || slots_first_release
+    [ ${#queue[@]} -gt 0 ] || slots_release
     [ ${#label_of[@]} -gt 0 ] || break
     pids=("${!label_of[@]}")
     pid=""

@@ -222,21 +222,36 @@ judge_guest() {
   judge_markers "$1" "$WORK/boot-$1.log"
   "$CHECKER" compat-rows qemu "$1" "$(cat "${KDIR_OF[$1]}/package")" "$WORK/boot-$1.log" >> "$WORK/compat.tsv"
 }
-# longest_first ENTRY...: the guests in the order they are started, the
-# longest first, so that no long guest runs alone on the two cores at the
-# end: the full guests, then the attach ones, newest series first within
-# each (under TCG a newer kernel's guest took longer: 7.3 623 s, 6.1 291 s
-# in full; 7.2 296 s, 6.17 241 s attach-only).
+# Each guest's rank for the slots (qemu_lib.sh GUEST_RANK): its seconds in
+# 517ff68's clean-clone run and a kernel stage of its build (fast days; `qemu exit ...
+# guest uptime`), by series where measured: 7.3 121-125 s and 6.1 83-85 s in
+# full, 6.12 78-81 s, 6.18 76-79 s and 6.17 62-65 s attach-only (6.12 loads
+# amdgpu slowest of them: 20-22 s each time). A series not measured: 125 if
+# it is the newest in full, else 85 in full, 70 attach-only. The
+# simulator's 7.3 pair (190, 140) goes before them, its programs guest (95)
+# after the newest. Only the order counts: a guest never waits on its rank
+# but for a longer one.
+declare -A MEASURED_FULL=([7.3]=125 [6.1]=85) MEASURED_ATTACH=([6.12]=80 [6.18]=78 [6.17]=64)
+# longest_first ENTRY...: GUESTS, the guests in the order they are started,
+# the highest rank first, so that no long guest runs alone on the two cores
+# at the end.
 longest_first() {
-  local e full=() attach=()
+  local e label newest=""
   for e in "$@"; do
-    if [ "${GUEST_SCOPE[${e%% *}]:-}" = attach ]; then
-      attach=("$e" "${attach[@]}")
+    label=${e%% *}
+    [ "${GUEST_SCOPE[$label]:-}" = attach ] || newest=$label
+  done
+  for e in "$@"; do
+    label=${e%% *}
+    if [ "${GUEST_SCOPE[$label]:-}" = attach ]; then
+      GUEST_RANK[$label]=${MEASURED_ATTACH[$label]:-70}
+    elif [ "$label" = "$newest" ]; then
+      GUEST_RANK[$label]=${MEASURED_FULL[$label]:-125}
     else
-      full=("$e" "${full[@]}")
+      GUEST_RANK[$label]=${MEASURED_FULL[$label]:-85}
     fi
   done
-  GUESTS=("${full[@]}" "${attach[@]}")
+  mapfile -t GUESTS < <(for e in "$@"; do echo "${GUEST_RANK[${e%% *}]} $e"; done | sort -s -k1,1nr | cut -d' ' -f2-)
 }
 if [ "$PAYLOAD_RC" = 0 ]; then
   t_k=$(now)

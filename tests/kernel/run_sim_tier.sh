@@ -60,15 +60,17 @@ HERE=$SRC/tests/kernel
 SIMSRC=$HERE/sim
 KERNELS=${GPUQ_KTEST_KERNELS:-}
 BOOT_TIMEOUT=${GPUQ_KTEST_BOOT_TIMEOUT:-2400}
-# This tier's guests are the longest (its 7.3 pair 200-600 s each): they
-# take a free core before the QEMU tier's when both wait (guest_slot.sh),
-# and from the tier's start, while it prepares (slots_first_hold).
-export GPUQ_GUEST_SLOT_FIRST=${GPUQ_GUEST_SLOT_FIRST:-1}
+# Each guest's rank for the slots (qemu_lib.sh GUEST_RANK): its seconds in
+# 517ff68's clean-clone run (7.3 191 s, 7.3-nobtf 140 s, 6.1-programs 100 s;
+# the QEMU tier's 62-125 s). The main pair is the longest work: it takes a
+# free core before the QEMU tier's guests, and from the tier's start, while
+# it prepares (slots_hold); the programs guest after the QEMU tier's 7.3.
+RANK_BTF=190 RANK_NOBTF=140 RANK_PROGRAMS=95
 WORK=${GPUQ_KTEST_WORKDIR:-$(mktemp -d /tmp/gpuq-simtest.XXXXXX)}
 mkdir -p "$WORK" "$CACHE"
 T_START=$(date +%s)
 . "$HERE/qemu_lib.sh"
-[ "$KTIER_PHASE" = prepare ] || slots_first_hold
+[ "$KTIER_PHASE" = prepare ] || slots_hold "$RANK_BTF"
 # The simulator tier runs on the newest series apt serves (7.3 when this
 # was written), the end of what users run where amdkfd's shape changes most
 # (secondary contexts, mm_exit_exec_release, preemptible BPF programs): its
@@ -788,6 +790,8 @@ split_guests() {
         mains=("$e" "$label-nobtf $rest" "${mains[@]}")
         GUEST_SCOPE[$label]=btf
         GUEST_SCOPE[$label-nobtf]=nobtf
+        GUEST_RANK[$label]=$RANK_BTF
+        GUEST_RANK[$label-nobtf]=$RANK_NOBTF
         NEWEST_MAIN=$label
         n=$((n + 1))
         ;;
@@ -796,6 +800,7 @@ split_guests() {
       *" $label "*)
         progs=("$label-programs $rest" "${progs[@]}")
         GUEST_SCOPE[$label-programs]=programs
+        GUEST_RANK[$label-programs]=$RANK_PROGRAMS
         [ "${GPUQ_KTEST_INFER:-0}" = 1 ] && GUEST_APPEND[$label-programs]=GPUQ_INFER=1
         ;;
     esac
