@@ -79,6 +79,19 @@ prepared_stamp() {
 prepared_fresh() {
   [ -f "$PREPARED" ] && [ "$(head -n 1 "$PREPARED")" = "# stamp $(prepared_stamp "$@")" ]
 }
+# prepared_or_lock FILE...: REUSED=1 and PREPARED's state where it is this
+# build's (the tier's run after its preparation test), else REUSED=0, no
+# PREPARED nor compatibility rows of an earlier run, and the prepare lock.
+prepared_or_lock() {
+  REUSED=0
+  if [ "$KTIER_PHASE" = all ] && prepared_fresh "$@"; then
+    . "$PREPARED"
+    REUSED=1
+    return 0
+  fi
+  rm -f "$WORK/compat.tsv" "$PREPARED"
+  prepare_lock
+}
 # prepared_save VAR... -- FILE...: PREPARED with the stamp and VARs.
 prepared_save() {
   local vars=()

@@ -61,14 +61,7 @@ T_START=$(date +%s)
 # What kernel_qemu_prepare left, where it is this build's (qemu_lib.sh
 # PREPARED): the guests boot at once.
 PREPARED_INPUTS=("$AGENT" "$CHECKER" "$HOOKS")
-REUSED=0
-if [ "$KTIER_PHASE" = all ] && prepared_fresh "${PREPARED_INPUTS[@]}"; then
-  . "$PREPARED"
-  REUSED=1
-else
-  rm -f "$WORK/compat.tsv" "$PREPARED"
-  prepare_lock
-fi
+prepared_or_lock "${PREPARED_INPUTS[@]}"
 if [ "$REUSED" = 1 ]; then
   : # KERNELS and GUEST_SCOPE as prepared
 elif [ -z "$KERNELS" ]; then

@@ -94,15 +94,8 @@ HIP_CLIENT=${GPUQ_KTEST_HIP_CLIENT:-$(dirname "$AGENT")/tests/nullgpu/hip_client
 # What kernel_sim_prepare left, where it is this build's (qemu_lib.sh
 # PREPARED): the guests boot at once.
 PREPARED_INPUTS=("$AGENT" "$CHECKER" "$HOOKS" "$KFD_BTF" "$BPF_OBJECT" "$HIP_CLIENT")
-REUSED=0
-if [ "$KTIER_PHASE" = all ] && prepared_fresh "${PREPARED_INPUTS[@]}"; then
-  . "$PREPARED"
-  REUSED=1
-else
-  rm -f "$WORK/compat.tsv" "$PREPARED"
-  prepare_lock
-  KERNELS=$(kernels_to_boot "$KERNELS" "$PROGRAMS_DEFAULT")
-fi
+prepared_or_lock "${PREPARED_INPUTS[@]}"
+[ "$REUSED" = 1 ] || KERNELS=$(kernels_to_boot "$KERNELS" "$PROGRAMS_DEFAULT")
 
 # rocr-6.4:*, rocr-7.2:*: Debian's ROCr 6.4.3 (sid) and 7.2.4 (experimental)
 # on the KFD null GPU forwarding to the simulator (build_rocm_stacks).
