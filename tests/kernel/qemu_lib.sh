@@ -92,6 +92,30 @@ prepared_or_lock() {
   rm -f "$WORK/compat.tsv" "$PREPARED"
   prepare_lock
 }
+# prepared_end NAME VAR...: after the tier's preparation (or what its
+# preparation test left, REUSED): --prepare saves the VARs in PREPARED
+# (stamped with PREPARED_INPUTS) and exits with the preparation's checks; a
+# tier with no kernel ready is skipped; a reused preparation whose payload
+# failed (PAYLOAD_RC) fails here too, the guests that need it not booting.
+# NAME: the tier's preparation test (kernel_qemu_prepare, kernel_sim_prepare).
+prepared_end() {
+  local name=$1
+  shift
+  if [ "$REUSED" = 0 ] && [ "$KTIER_PHASE" = prepare ] && [ ${#READY[@]} -gt 0 ]; then
+    prepared_save "$@" -- "${PREPARED_INPUTS[@]}"
+  fi
+  if [ ${#READY[@]} = 0 ]; then
+    echo "GPUQ-KTIER SKIPPED: no kernel could be had"
+    summary
+    exit 0
+  fi
+  if [ "$KTIER_PHASE" = prepare ]; then
+    note "$name: prepared in $(($(date +%s) - T_START)) s: ${#READY[@]} kernels, the guest payload $([ "$PAYLOAD_RC" = 0 ] && echo built || echo failed); logs in $WORK"
+    summary
+    exit
+  fi
+  [ "$REUSED$PAYLOAD_RC" != 11 ] || fail "the guest payload did not build ($name's output says why)"
+}
 # prepared_save VAR... -- FILE...: PREPARED with the stamp and VARs.
 prepared_save() {
   local vars=()
@@ -632,12 +656,12 @@ run_guests() {
       entry=${queue[0]}
       queue=("${queue[@]:1}")
       label=${entry%% *}
-      # Changed here, before that guest's guest_slot.sh (at nice 10 beside
-      # two busy guests) has marked itself, the tier's mark would let the
-      # other tier's waiting guest take the slot meant for it, and this
-      # guest would wait for that whole guest.
-      # Each guest hands the tier's mark on once its own is in place: at
-      # the rank of the tier's next guest, or removed by the last.
+      # The guest hands the tier's mark on once its own is in place (at
+      # the rank of the tier's next guest, or removed by the last): changed
+      # here, before that guest's guest_slot.sh (at nice 10 beside two busy
+      # guests) has marked itself, the mark would let the other tier's
+      # waiting guest take the slot meant for it, and this guest would wait
+      # for that whole guest.
       next=""
       [ ${#queue[@]} = 0 ] || next=${GUEST_RANK[${queue[0]%% *}]:-0}
       GPUQ_GUEST_SLOT_HANDOFF=$SLOT_MARK GPUQ_GUEST_SLOT_NEXT=$next \

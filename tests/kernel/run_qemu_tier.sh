@@ -187,23 +187,8 @@ if [ "$REUSED" = 1 ]; then
   note "kernel tier: agent $AGENT, logs $WORK; kernels and initramfs as kernel_qemu_prepare left them $(($(date +%s) - PREPARED_AT)) s ago"
 else
   prepare_tier
-  if [ "$KTIER_PHASE" = prepare ] && [ ${#READY[@]} -gt 0 ]; then
-    prepared_save KERNELS READY GUEST_SCOPE PAYLOAD_RC -- "${PREPARED_INPUTS[@]}"
-  fi
 fi
-if [ ${#READY[@]} = 0 ]; then
-  echo "GPUQ-KTIER SKIPPED: no kernel could be had"
-  summary
-  exit 0
-fi
-if [ "$KTIER_PHASE" = prepare ]; then
-  note "kernel tier prepared in $(($(date +%s) - T_START)) s: ${#READY[@]} kernels, the guest payload $([ "$PAYLOAD_RC" = 0 ] && echo built || echo failed); logs in $WORK"
-  summary
-  exit
-fi
-# What kernel_qemu_prepare reported failing it does not report again: the
-# guests that cannot boot without a payload fail here too.
-[ "$REUSED$PAYLOAD_RC" != 11 ] || fail "the guest payload did not build (kernel_qemu_prepare's output says why)"
+prepared_end kernel_qemu_prepare KERNELS READY GUEST_SCOPE PAYLOAD_RC
 # run_guests: start_guest "label kdir" boots one, judge_guest LABEL judges it
 # (and adds its rows to the compatibility table, sim_check compat-rows).
 start_guest() {

@@ -709,23 +709,8 @@ else
   prepare_tier
   [ ! -f "$WORK/payload.env" ] || . "$WORK/payload.env"
   rm -rf "$WORK/rootfs"
-  if [ "$KTIER_PHASE" = prepare ] && [ ${#READY[@]} -gt 0 ]; then
-    prepared_save KERNELS READY GUEST_SHARES PAYLOAD_RC -- "${PREPARED_INPUTS[@]}"
-  fi
 fi
-if [ ${#READY[@]} = 0 ]; then
-  echo "GPUQ-KTIER SKIPPED: no kernel could be had"
-  summary
-  exit 0
-fi
-if [ "$KTIER_PHASE" = prepare ]; then
-  note "simulator tier prepared in $(($(date +%s) - T_START)) s: ${#READY[@]} kernels, the guest payload $([ "$PAYLOAD_RC" = 0 ] && echo built || echo failed); logs in $WORK"
-  summary
-  exit
-fi
-# What kernel_sim_prepare reported failing it does not report again: the
-# guests that cannot boot without a payload fail here too.
-[ "$REUSED$PAYLOAD_RC" != 11 ] || fail "the guest payload did not build (kernel_sim_prepare's output says why)"
+prepared_end kernel_sim_prepare KERNELS READY GUEST_SHARES PAYLOAD_RC
 # run_guests: start_guest "label kdir modcpio" boots one, judge_guest LABEL
 # judges it.
 start_guest() {
